@@ -1,0 +1,30 @@
+import { z } from 'zod';
+
+/** Session budgets, enforced by the session machine's guards. */
+export const Budgets = z.object({
+  maxTurns: z.number().int().positive(),
+  maxToolCalls: z.number().int().nonnegative(),
+  maxTokens: z.number().int().positive(),
+  maxWallTimeMs: z.number().int().positive(),
+});
+export type Budgets = z.infer<typeof Budgets>;
+
+/** The budgets a session gets when nothing else is configured. */
+export const defaultBudgets: Budgets = Object.freeze({
+  maxTurns: 100,
+  maxToolCalls: 500,
+  maxTokens: 2_000_000,
+  maxWallTimeMs: 30 * 60 * 1000,
+});
+
+/** What a session has consumed so far; compared with `Budgets` by the guards. */
+export const Usage = z.object({
+  turns: z.number().int().nonnegative(),
+  toolCalls: z.number().int().nonnegative(),
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+  elapsedMs: z.number().nonnegative(),
+});
+export type Usage = z.infer<typeof Usage>;
+
+export const emptyUsage: Usage = Object.freeze({ turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0, elapsedMs: 0 });

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+
+/** Why a model turn stopped, in core terms (adapters map vendor reasons onto these). */
+export const StopReason = z.enum(['end_turn', 'tool_use', 'max_tokens', 'pause_turn', 'stop_sequence', 'content_filter', 'error']);
+export type StopReason = z.infer<typeof StopReason>;
+
+/** The provider error taxonomy; `retryable` says whether another attempt may succeed. */
+export const ProviderErrorCode = z.enum([
+  'rate_limit',
+  'overloaded',
+  'server_error',
+  'network',
+  'timeout',
+  'auth',
+  'bad_request',
+  'context_length',
+  'malformed_tool_call',
+  'content_filter',
+  'script_exhausted',
+  'cancelled',
+  'unknown',
+]);
+export type ProviderErrorCode = z.infer<typeof ProviderErrorCode>;
+
+export const ProviderErrorInfo = z.object({
+  code: ProviderErrorCode,
+  message: z.string(),
+  retryable: z.boolean(),
+  retryAfterMs: z.number().nonnegative().optional(),
+});
+export type ProviderErrorInfo = z.infer<typeof ProviderErrorInfo>;
+
+/** A complete tool call proposed by the model. `callId` is the core's id; the vendor's id is provenance only. */
+export const ToolCall = z.object({
+  callId: z.string().min(1),
+  name: z.string(),
+  arguments: z.record(z.string(), z.unknown()),
+  providerCallId: z.string().optional(),
+});
+export type ToolCall = z.infer<typeof ToolCall>;
+
+export const TokenUsage = z.object({
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+});
+export type TokenUsage = z.infer<typeof TokenUsage>;
+
+/** input · the settled outcome of one `callModel` effect: the assembled reply and its tool calls. */
+export const ModelResponded = z.object({
+  effectId: z.string().min(1),
+  turn: z.number().int().positive(),
+  text: z.string(),
+  reasoning: z.string().optional(),
+  toolCalls: z.array(ToolCall),
+  stopReason: StopReason,
+  usage: TokenUsage,
+  elapsedMs: z.number().nonnegative(),
+});
+export type ModelResponded = z.infer<typeof ModelResponded>;
+
+/** input · a `callModel` effect failed after its retry budget; the session fails (never a tool error). */
+export const ModelFailed = z.object({
+  effectId: z.string().min(1),
+  turn: z.number().int().positive(),
+  error: ProviderErrorInfo,
+  elapsedMs: z.number().nonnegative(),
+});
+export type ModelFailed = z.infer<typeof ModelFailed>;

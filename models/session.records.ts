@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { Budgets } from './budgets.js';
+
+/** How a session ended; the four final states of the session machine. */
+export const SessionOutcome = z.enum(['completed', 'failed', 'cancelled', 'budget-exhausted']);
+export type SessionOutcome = z.infer<typeof SessionOutcome>;
+
+/** input · the first record of every session: who runs, where, with what budgets and which tools are visible. */
+export const SessionCreated = z.object({
+  sessionId: z.string().min(1),
+  task: z.string(),
+  workspace: z.string().min(1),
+  provider: z.object({ name: z.string().min(1), model: z.string().optional(), source: z.string().optional() }),
+  budgets: Budgets,
+  tools: z.array(z.string()),
+  machine: z.object({ name: z.string(), version: z.string() }),
+});
+export type SessionCreated = z.infer<typeof SessionCreated>;
+
+/** input · text from the user (the task itself, or a later message). */
+export const UserMessage = z.object({ text: z.string() });
+export type UserMessage = z.infer<typeof UserMessage>;
+
+/** input · the user or host cancelled the session; running effects are aborted. */
+export const SessionCancelled = z.object({ reason: z.string() });
+export type SessionCancelled = z.infer<typeof SessionCancelled>;
+
+/** effect (derived) · the session machine reached a final state. */
+export const SessionEnded = z.object({ status: SessionOutcome, reason: z.string().optional() });
+export type SessionEnded = z.infer<typeof SessionEnded>;
+
+/** effect (fact) · this stream was forked from `parent` after copying its records 1..atSeq. */
+export const SessionForked = z.object({ parent: z.string(), atSeq: z.number().int().positive() });
+export type SessionForked = z.infer<typeof SessionForked>;
+
+/** effect (fact) · a process resumed the session after rebuilding it from the log. */
+export const SessionResumed = z.object({
+  fromSeq: z.number().int().nonnegative(),
+  inDoubt: z.array(z.string()),
+  snapshotSeq: z.number().int().nonnegative().optional(),
+});
+export type SessionResumed = z.infer<typeof SessionResumed>;
+
+/** effect (fact) · a stored snapshot could not be used; the rebuild fell back to a full replay. */
+export const SnapshotRejected = z.object({ seq: z.number().int().positive(), reason: z.string() });
+export type SnapshotRejected = z.infer<typeof SnapshotRejected>;
+
+/** effect (fact) · the process was interrupted (Ctrl-C, host shutdown): running effects were aborted unsettled. */
+export const SessionInterrupted = z.object({ reason: z.string(), running: z.array(z.string()) });
+export type SessionInterrupted = z.infer<typeof SessionInterrupted>;
