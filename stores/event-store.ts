@@ -1,0 +1,78 @@
+import type { Observable } from 'rxjs';
+import type { RecordDraft, RecordEnvelope } from '../models/envelope.js';
+import type { BlobStore } from './blob-store.js';
+
+/** Options of `EventStore.append`. */
+export interface AppendOptions {
+  /** The head seq the writer believes the stream has (0 for a new stream). A mismatch writes nothing. */
+  expectedSeq: number;
+  /** Override the store's durability for this batch: `true` fsyncs before resolving. */
+  sync?: boolean;
+}
+
+/** Options of `EventStore.read`: an inclusive seq range, an optional count limit, and the direction. */
+export interface ReadOptions {
+  from?: number;
+  to?: number;
+  limit?: number;
+  reverse?: boolean;
+}
+
+/** What the store knows about one stream without reading its records. */
+export interface StreamInfo {
+  stream: string;
+  head: number;
+  createdAt: number;
+  /** Set on streams made by `fork`: the parent stream and the seq the fork copied up to. */
+  forkedFrom?: { stream: string; seq: number };
+}
+
+/** A persisted snapshot: an optimisation only, keyed by the seq it reflects and the version of what produced it. */
+export interface StoredSnapshot {
+  seq: number;
+  version: string;
+  at: number;
+  data: unknown;
+}
+
+/** Options of `EventStore.fork`. */
+export interface ForkOptions {
+  /** Name of the new stream; the store picks one when absent. */
+  newStream?: string;
+}
+
+/** Declares what a backend supports, so the shared conformance suite can adapt without special-casing. */
+export interface StoreCapabilities {
+  /** Values survive a process restart. */
+  persistent: boolean;
+  /** `append` with `sync` really reaches stable storage before resolving. */
+  durableSync: boolean;
+  /** Another process may read streams this process is writing. */
+  crossProcessReads: boolean;
+}
+
+/**
+ * The event log contract (DESIGN §3). Every backend runs the same conformance suite (tests/stores).
+ *
+ * - `append` is atomic: every record of the batch is stored or none is. Seqs start at 1 and rise by 1 with no gaps.
+ *   When the head differs from `expectedSeq` it rejects with `ConcurrencyConflictError` and writes nothing.
+ * - `read` returns records in seq order (or reverse), bounded by `from`/`to` (inclusive) and `limit`; an unknown
+ *   stream reads as empty. A record whose checksum fails raises `CorruptRecordError` instead of being returned.
+ * - `tail` emits every record from `from` on, history first and then live appends, with no gap and no duplicate.
+ */
+export interface EventStore {
+  readonly capabilities: StoreCapabilities;
+  readonly blobs: BlobStore;
+  append(stream: string, records: readonly RecordDraft[], options: AppendOptions): Promise<RecordEnvelope[]>;
+  read(stream: string, options?: ReadOptions): Promise<RecordEnvelope[]>;
+  tail(stream: string, from?: number): Observable<RecordEnvelope>;
+  head(stream: string): Promise<number>;
+  info(stream: string): Promise<StreamInfo | undefined>;
+  streams(): Promise<StreamInfo[]>;
+  /** Copy records 1..atSeq of `stream` into a new stream; the parent is untouched. */
+  fork(stream: string, atSeq: number, options?: ForkOptions): Promise<StreamInfo>;
+  saveSnapshot(stream: string, snapshot: StoredSnapshot): Promise<void>;
+  /** The latest snapshot, or the latest at or before `atOrBefore`. */
+  loadSnapshot(stream: string, options?: { atOrBefore?: number }): Promise<StoredSnapshot | undefined>;
+  close(): Promise<void>;
+}

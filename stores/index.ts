@@ -1,0 +1,36 @@
+/** The store layer's public surface: the EventStore contract, its two backends, the record codec and the errors. */
+export type {
+  AppendOptions,
+  EventStore,
+  ForkOptions,
+  ReadOptions,
+  StoreCapabilities,
+  StoredSnapshot,
+  StreamInfo,
+} from './event-store.js';
+export type { ArtifactRef, BlobStore } from './blob-store.js';
+export {
+  BlobError,
+  CodecMismatchError,
+  ConcurrencyConflictError,
+  CorruptRecordError,
+  StoreError,
+  StreamLockedError,
+} from './store-errors.js';
+export type { StoreErrorCode } from './store-errors.js';
+export {
+  RECORD_CODEC_DESCRIPTOR,
+  RECORD_CODEC_ID,
+  RECORD_CODEC_OPTIONS,
+  RECORD_FORMAT_BYTE,
+  decodeValue,
+  encodeValue,
+} from './record-codec.js';
+export type { PinnedCodecOptions, ValueLocation } from './record-codec.js';
+export { MemoryEventStore, createMemoryEventStore } from './memory-event-store.js';
+export type { MemoryEventStoreOptions } from './memory-event-store.js';
+export { LevelEventStore, openLevelEventStore } from './level-event-store.js';
+export type { LevelEventStoreOptions } from './level-event-store.js';
+export { MemoryBlobStore } from './memory-blob-store.js';
+export { FileBlobStore } from './file-blob-store.js';
+export type { FileBlobStoreOptions } from './file-blob-store.js';

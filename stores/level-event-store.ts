@@ -1,0 +1,286 @@
+import { join } from 'node:path';
+import type { Observable } from 'rxjs';
+import type { RecordDraft, RecordEnvelope } from '../models/envelope.js';
+import type {
+  AppendOptions,
+  EventStore,
+  ForkOptions,
+  ReadOptions,
+  StoreCapabilities,
+  StoredSnapshot,
+  StreamInfo,
+} from './event-store.js';
+import { FileBlobStore } from './file-blob-store.js';
+import { GroupCommitter } from './level-group-commit.js';
+import { META_KEY, recordKey, snapshotKey } from './level-keys.js';
+import { readLockedStream } from './level-locked-read.js';
+import { listStreamNames, streamDirectory } from './level-stream-files.js';
+import { createStreamMeta, encodeStreamMeta } from './level-stream-meta.js';
+import type { StreamMeta } from './level-stream-meta.js';
+import { LevelStreamPool } from './level-stream-pool.js';
+import type { PooledStream } from './level-stream-pool.js';
+import type { LevelStream, StreamWrite } from './level-stream.js';
+import { resolveReadRange } from './read-range.js';
+import { prepareBatch } from './record-drafts.js';
+import { encodeValue } from './record-codec.js';
+import { KeyedSerialQueue, mapWithLimit } from './task-queues.js';
+import { assertExpectedSeq, assertForkPoint, assertSnapshot, assertSnapshotBound } from './store-arguments.js';
+import { ConcurrencyConflictError, StoreError, StreamLockedError } from './store-errors.js';
+import { assertStreamName, forkStreamName } from './stream-names.js';
+import { TailHub } from './tail-hub.js';
+
+/** How many stream databases `streams()` opens at a time. */
+const LISTING_CONCURRENCY = 8;
+
+/** Options of `openLevelEventStore`. */
+export interface LevelEventStoreOptions {
+  /**
+   * `'sync'` (default): every append is fsynced before it resolves; an acknowledged append survives a power loss.
+   * `'relaxed'`: appends are handed to the OS without fsync and a synced write per stream every
+   * `groupCommitIntervalMs` (and on `flush` / `close`) makes them durable. A process crash loses nothing; an OS crash
+   * or power loss can lose the appends acknowledged in the last interval, always as a suffix of the stream (should a
+   * loss ever leave a hole, reads report `STORE_CORRUPT_RECORD` rather than skip it). `append(..., { sync: true })`
+   * still fsyncs that batch. Blobs are fsynced in both modes, so a durable record never points at a lost blob.
+   */
+  durability?: 'sync' | 'relaxed';
+  /** Group-commit period of the relaxed mode, in ms (default 50). */
+  groupCommitIntervalMs?: number;
+  /** How many stream databases stay open before idle ones are closed (default 64; each may hold ~2 MiB of write buffer and cache). */
+  maxOpenStreams?: number;
+  /** Wall clock for `createdAt` (epoch ms); defaults to `Date.now`. */
+  clock?: () => number;
+}
+
+/**
+ * The LevelDB EventStore (DESIGN §3): `<root>/streams/<stream>/` is one LevelDB database per stream and
+ * `<root>/blobs/` the blob files. Appends to a stream are serialized in-process, so the `expectedSeq` check and the
+ * single atomic batch that follows cannot interleave. A stream held by another process is still readable (through a
+ * temporary copy) but appending to it raises `STORE_LOCKED`.
+ */
+export class LevelEventStore implements EventStore {
+  readonly capabilities: StoreCapabilities = { persistent: true, durableSync: true, crossProcessReads: true };
+  readonly blobs: FileBlobStore;
+  readonly #root: string;
+  readonly #sync: boolean;
+  readonly #clock: () => number;
+  readonly #pool: LevelStreamPool;
+  readonly #queue = new KeyedSerialQueue();
+  readonly #tails = new TailHub((stream, options) => this.#readRecords(stream, options));
+  readonly #committer: GroupCommitter;
+  #state: 'open' | 'closing' | 'closed' = 'open';
+
+  constructor(root: string, options: LevelEventStoreOptions = {}) {
+    this.#root = root;
+    this.#sync = (options.durability ?? 'sync') === 'sync';
+    this.#clock = options.clock ?? Date.now;
+    this.#pool = new LevelStreamPool({ root, maxOpenStreams: options.maxOpenStreams ?? 64 });
+    this.blobs = new FileBlobStore({ directory: join(root, 'blobs'), sync: true });
+    this.#committer = new GroupCommitter({
+      intervalMs: options.groupCommitIntervalMs ?? 50,
+      commit: () => this.#pool.syncAll(),
+    });
+  }
+
+  async append(stream: string, records: readonly RecordDraft[], options: AppendOptions): Promise<RecordEnvelope[]> {
+    this.#assertOpen();
+    assertStreamName(stream);
+    assertExpectedSeq(options?.expectedSeq);
+    this.#committer.takeFailure();
+    const expectedSeq = options.expectedSeq;
+    const batch = prepareBatch(stream, expectedSeq + 1, records);
+    return this.#queue.run(stream, () =>
+      this.#pool.with(stream, batch.values.length > 0, async (opened) => {
+        const target = this.#writable(stream, opened);
+        const head = target?.head ?? 0;
+        if (head !== expectedSeq) throw new ConcurrencyConflictError(stream, expectedSeq, head);
+        if (target === undefined || batch.values.length === 0) return [];
+        const writes: StreamWrite[] = batch.values.map((value, index) => ({ type: 'put', key: recordKey(expectedSeq + index + 1), value }));
+        const meta = target.meta ?? createStreamMeta(this.#clock());
+        if (target.meta === undefined) writes.push({ type: 'put', key: META_KEY, value: encodeStreamMeta(meta) });
+        await this.#write(target, writes, options.sync);
+        target.meta = meta;
+        target.head = expectedSeq + batch.values.length;
+        this.#tails.notify(stream);
+        return batch.envelopes;
+      }),
+    );
+  }
+
+  async read(stream: string, options?: ReadOptions): Promise<RecordEnvelope[]> {
+    this.#assertNotClosed();
+    return this.#readRecords(stream, options);
+  }
+
+  tail(stream: string, from?: number): Observable<RecordEnvelope> {
+    assertStreamName(stream);
+    return this.#tails.tail(stream, from);
+  }
+
+  async head(stream: string): Promise<number> {
+    return (await this.info(stream))?.head ?? 0;
+  }
+
+  async info(stream: string): Promise<StreamInfo | undefined> {
+    this.#assertNotClosed();
+    assertStreamName(stream);
+    return this.#withReadable(stream, async (opened) => describe(opened), undefined);
+  }
+
+  async streams(): Promise<StreamInfo[]> {
+    this.#assertNotClosed();
+    const names = await listStreamNames(this.#root);
+    const found = await mapWithLimit(names, LISTING_CONCURRENCY, (stream) => this.info(stream));
+    return found
+      .filter((info): info is StreamInfo => info !== undefined)
+      .sort((left, right) => left.createdAt - right.createdAt || (left.stream < right.stream ? -1 : 1));
+  }
+
+  async fork(stream: string, atSeq: number, options?: ForkOptions): Promise<StreamInfo> {
+    this.#assertOpen();
+    assertStreamName(stream);
+    const name = options?.newStream ?? forkStreamName(stream, typeof atSeq === 'number' ? atSeq : 0);
+    assertStreamName(name);
+    const copied = await this.#withReadable(
+      stream,
+      async (opened) => {
+        if (opened.meta === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
+        assertForkPoint(stream, atSeq, opened.head);
+        return opened.read({ low: 1, high: atSeq, reverse: false });
+      },
+      undefined,
+    );
+    if (copied === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
+    return this.#queue.run(name, () =>
+      this.#pool.with(name, true, async (opened) => {
+        if (opened === 'locked' || (opened !== 'missing' && opened.meta !== undefined)) {
+          throw new StoreError('STORE_STREAM_EXISTS', `stream ${name} already exists`);
+        }
+        const target = this.#writable(name, opened)!;
+        const meta = createStreamMeta(this.#clock(), { stream, seq: atSeq });
+        const writes: StreamWrite[] = copied.map((record) => ({
+          type: 'put',
+          key: recordKey(record.seq),
+          value: encodeValue({ ...record, stream: name }),
+        }));
+        writes.push({ type: 'put', key: META_KEY, value: encodeStreamMeta(meta) });
+        await this.#write(target, writes, undefined);
+        target.meta = meta;
+        target.head = atSeq;
+        this.#tails.notify(name);
+        return describe(target)!;
+      }),
+    );
+  }
+
+  async saveSnapshot(stream: string, snapshot: StoredSnapshot): Promise<void> {
+    this.#assertOpen();
+    assertStreamName(stream);
+    await this.#queue.run(stream, () =>
+      this.#pool.with(stream, false, async (opened) => {
+        const target = this.#writable(stream, opened);
+        if (target?.meta === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
+        assertSnapshot(snapshot, target.head);
+        const { seq, version, at, data } = snapshot;
+        await this.#write(target, [{ type: 'put', key: snapshotKey(seq), value: encodeValue({ seq, version, at, data }) }], undefined);
+      }),
+    );
+  }
+
+  async loadSnapshot(stream: string, options?: { atOrBefore?: number }): Promise<StoredSnapshot | undefined> {
+    this.#assertNotClosed();
+    assertStreamName(stream);
+    assertSnapshotBound(options?.atOrBefore);
+    return this.#withReadable(stream, (opened) => opened.loadSnapshot(options?.atOrBefore), undefined);
+  }
+
+  /** Makes every unsynced append durable now (relaxed mode); resolves when the fsyncs are done. */
+  async flush(): Promise<void> {
+    this.#assertNotClosed();
+    await this.#committer.flush();
+  }
+
+  /** Waits for queued appends, completes every tail after it drained, then syncs and closes every stream database. */
+  async close(): Promise<void> {
+    if (this.#state !== 'open') return;
+    this.#state = 'closing';
+    try {
+      await this.#queue.idle();
+      await this.#tails.close();
+      this.#committer.stop();
+      await this.#pool.closeAll();
+    } finally {
+      this.#state = 'closed';
+    }
+  }
+
+  /** Test hook: flips one payload bit of a stored record so reads must report `STORE_CORRUPT_RECORD`. */
+  async corruptRecordForTesting(stream: string, seq: number): Promise<void> {
+    await this.#pool.with(stream, false, async (opened) => {
+      const target = this.#writable(stream, opened);
+      const stored = await target?.rawValue(recordKey(seq));
+      if (target === undefined || stored === undefined) throw new StoreError('STORE_INVALID_ARGUMENT', `no record ${seq} in ${stream}`);
+      const damaged = Uint8Array.from(stored);
+      damaged[damaged.length - 1] = damaged[damaged.length - 1]! ^ 0x01;
+      await target.write([{ type: 'put', key: recordKey(seq), value: damaged }], true);
+    });
+  }
+
+  async #readRecords(stream: string, options: ReadOptions | undefined): Promise<RecordEnvelope[]> {
+    this.#assertNotClosed();
+    assertStreamName(stream);
+    resolveReadRange(options, 0);
+    const records = await this.#withReadable(
+      stream,
+      async (opened) => {
+        const range = resolveReadRange(options, opened.head);
+        return range === undefined ? [] : opened.read(range);
+      },
+      undefined,
+    );
+    return records ?? [];
+  }
+
+  /** Runs a read on the stream's database, on a temporary copy when another process holds it, or returns `missing`. */
+  async #withReadable<T, M>(stream: string, use: (opened: LevelStream) => Promise<T>, missing: M): Promise<T | M> {
+    return this.#pool.with(stream, false, async (opened) => {
+      if (opened === 'missing') return missing;
+      if (opened === 'locked') return readLockedStream(streamDirectory(this.#root, stream), stream, use);
+      return use(opened);
+    });
+  }
+
+  #writable(stream: string, opened: PooledStream): LevelStream | undefined {
+    if (opened === 'locked') throw new StreamLockedError(stream);
+    return opened === 'missing' ? undefined : opened;
+  }
+
+  async #write(target: LevelStream, writes: readonly StreamWrite[], sync: boolean | undefined): Promise<void> {
+    const durable = sync ?? this.#sync;
+    await target.write(writes, durable);
+    if (!durable) this.#committer.schedule();
+  }
+
+  #assertOpen(): void {
+    if (this.#state !== 'open') throw new StoreError('STORE_CLOSED', 'the store is closed');
+  }
+
+  #assertNotClosed(): void {
+    if (this.#state === 'closed') throw new StoreError('STORE_CLOSED', 'the store is closed');
+  }
+}
+
+function describe(opened: LevelStream): StreamInfo | undefined {
+  const meta: StreamMeta | undefined = opened.meta;
+  if (meta === undefined) return undefined;
+  const info: StreamInfo = { stream: opened.stream, head: opened.head, createdAt: meta.createdAt };
+  if (meta.forkedFrom !== undefined) info.forkedFrom = { ...meta.forkedFrom };
+  return info;
+}
+
+/**
+ * Opens a LevelDB event store rooted at `root`. Nothing is created until the first write (reading an empty or
+ * missing root lists no streams), and stream databases open lazily.
+ */
+export async function openLevelEventStore(root: string, options: LevelEventStoreOptions = {}): Promise<LevelEventStore> {
+  return new LevelEventStore(root, options);
+}

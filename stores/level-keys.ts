@@ -1,0 +1,37 @@
+/**
+ * Key layout of a stream database (one LevelDB per stream). Seqs are 16 fixed-width lower-case hex digits, so
+ * lexicographic key order is seq order:
+ * - `e!<seq>` a record, `s!<seq>` a snapshot, `m!meta` the stream meta (JSON), `m!sync` the group-commit marker.
+ */
+const SEQ_WIDTH = 16;
+
+/** The stream meta (JSON, see level-stream-meta.ts). */
+export const META_KEY = 'm!meta';
+/** Target of the group commit's tiny synced write; its value is empty and never read. */
+export const SYNC_KEY = 'm!sync';
+
+/** Bounds covering every record key. */
+export const RECORD_KEYS = Object.freeze({ gte: 'e!', lt: 'e"' });
+/** Bounds covering every snapshot key. */
+export const SNAPSHOT_KEYS = Object.freeze({ gte: 's!', lt: 's"' });
+
+function seqHex(seq: number): string {
+  return seq.toString(16).padStart(SEQ_WIDTH, '0');
+}
+
+/** `e!<16 hex>`: where record `seq` is stored. */
+export function recordKey(seq: number): string {
+  return `e!${seqHex(seq)}`;
+}
+
+/** `s!<16 hex>`: where the snapshot taken at `seq` is stored. */
+export function snapshotKey(seq: number): string {
+  return `s!${seqHex(seq)}`;
+}
+
+/** The seq inside a record or snapshot key, or `undefined` when the key is not one. */
+export function keySeq(key: string): number | undefined {
+  if (key.length !== SEQ_WIDTH + 2 || key[1] !== '!') return undefined;
+  const seq = Number.parseInt(key.slice(2), 16);
+  return Number.isSafeInteger(seq) ? seq : undefined;
+}

@@ -1,0 +1,84 @@
+import { copyFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { StreamName } from '../models/envelope.js';
+import { WATERMARK_FILE } from './level-stream-integrity.js';
+
+/**
+ * Directory layout of the LevelDB store: `<root>/streams/<stream>/` is one LevelDB database per stream, so another
+ * process can own one session's database while this one owns another's; `<root>/blobs/` holds the blob files.
+ */
+export function streamsDirectory(root: string): string {
+  return join(root, 'streams');
+}
+
+/** `<root>/streams/<stream>`: the stream's LevelDB directory. */
+export function streamDirectory(root: string, stream: string): string {
+  return join(streamsDirectory(root), stream);
+}
+
+/** True when `directory` holds a LevelDB database (its `CURRENT` file exists). Never creates anything. */
+export async function databaseExists(directory: string): Promise<boolean> {
+  try {
+    return (await stat(join(directory, 'CURRENT'))).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Names of the stream directories under `<root>/streams`, sorted; invalid names are ignored. */
+export async function listStreamNames(root: string): Promise<string[]> {
+  try {
+    const entries = await readdir(streamsDirectory(root), { withFileTypes: true });
+    return entries
+      .filter((entry) => entry.isDirectory() && StreamName.safeParse(entry.name).success)
+      .map((entry) => entry.name)
+      .sort();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+}
+
+/**
+ * Copy order that keeps a copy consistent while its owner writes and compacts: the watermark first (heads only grow,
+ * so it never claims more than the data copied after it), then the manifest, the logs, and the tables.
+ */
+function copyRank(name: string): number {
+  if (name === WATERMARK_FILE) return 0;
+  if (name.startsWith('MANIFEST-')) return 1;
+  if (name.endsWith('.log')) return 2;
+  return 3;
+}
+
+const SKIPPED = new Set(['CURRENT', 'LOCK', 'LOG', 'LOG.old']);
+
+/**
+ * Copies a LevelDB database that another process may be writing into a fresh temp directory, skipping its `LOCK`
+ * and info logs, and returns the copy's path. `CURRENT` is read once and the other files follow in `copyRank` order,
+ * which keeps the copy consistent; a file that vanishes mid-copy (compaction) rejects with `ENOENT` and the caller
+ * retries. The caller removes the copy with `removeCopy`.
+ */
+export async function copyDatabase(directory: string): Promise<string> {
+  const current = await readFile(join(directory, 'CURRENT'), 'utf8');
+  const manifest = current.trim();
+  const names = (await readdir(directory)).filter((name) => !SKIPPED.has(name) && !/\.(db)?tmp$/.test(name));
+  if (!names.includes(manifest)) {
+    throw Object.assign(new Error(`manifest ${manifest} appeared after the listing`), { code: 'ENOENT' });
+  }
+  names.sort((left, right) => copyRank(left) - copyRank(right));
+  const copy = await mkdtemp(join(tmpdir(), 'rein-stream-copy-'));
+  try {
+    await writeFile(join(copy, 'CURRENT'), current);
+    for (const name of names) await copyFile(join(directory, name), join(copy, name));
+  } catch (error) {
+    await removeCopy(copy);
+    throw error;
+  }
+  return copy;
+}
+
+/** Deletes a copy made by `copyDatabase`. */
+export async function removeCopy(copy: string): Promise<void> {
+  await rm(copy, { recursive: true, force: true });
+}

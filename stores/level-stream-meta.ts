@@ -1,0 +1,56 @@
+import { RECORD_CODEC_DESCRIPTOR } from './record-codec.js';
+import { CodecMismatchError, CorruptRecordError } from './store-errors.js';
+
+/**
+ * What a stream database records about itself under `m!meta`, as JSON so it stays readable whatever the record
+ * codec becomes: when it was created, the codec (id and pinned options) its values were written with, and its
+ * fork parent. It is written in the same batch as the stream's first records.
+ */
+export interface StreamMeta {
+  createdAt: number;
+  codec: typeof RECORD_CODEC_DESCRIPTOR;
+  forkedFrom?: { stream: string; seq: number };
+}
+
+/** JSON with object keys sorted, so two descriptions compare equal whatever their key order. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value).sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+const CURRENT_CODEC = canonicalJson(RECORD_CODEC_DESCRIPTOR);
+
+/** Meta for a new stream: created now, with this build's codec, and its fork parent if any. */
+export function createStreamMeta(createdAt: number, forkedFrom?: { stream: string; seq: number }): StreamMeta {
+  const meta: StreamMeta = { createdAt, codec: RECORD_CODEC_DESCRIPTOR };
+  if (forkedFrom !== undefined) meta.forkedFrom = forkedFrom;
+  return meta;
+}
+
+/** Meta as stored: UTF-8 JSON. */
+export function encodeStreamMeta(meta: StreamMeta): Uint8Array {
+  return Buffer.from(JSON.stringify(meta), 'utf8');
+}
+
+/**
+ * Parses stored meta and checks its codec against this build's: a different id or different pinned options is a
+ * `CodecMismatchError` (`STORE_CODEC_MISMATCH`); unparseable meta is a `CorruptRecordError`.
+ */
+export function decodeStreamMeta(stream: string, stored: Uint8Array): StreamMeta {
+  let meta: StreamMeta;
+  try {
+    meta = JSON.parse(Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength).toString('utf8')) as StreamMeta;
+  } catch (error) {
+    throw new CorruptRecordError(stream, undefined, 'stream meta is not JSON', { cause: error });
+  }
+  if (typeof meta !== 'object' || meta === null || typeof meta.createdAt !== 'number' || typeof meta.codec !== 'object') {
+    throw new CorruptRecordError(stream, undefined, 'stream meta has the wrong shape');
+  }
+  const storedCodec = canonicalJson(meta.codec);
+  if (storedCodec !== CURRENT_CODEC) throw new CodecMismatchError(stream, storedCodec, CURRENT_CODEC);
+  return meta;
+}

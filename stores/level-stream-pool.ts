@@ -1,0 +1,153 @@
+import { streamDirectory } from './level-stream-files.js';
+import { LevelStream, openLevelStream } from './level-stream.js';
+import { StoreError } from './store-errors.js';
+
+/** What a pooled stream resolves to: the open database, or why there is none. */
+export type PooledStream = LevelStream | 'missing' | 'locked';
+
+interface PoolEntry {
+  opening: Promise<PooledStream>;
+  handle?: LevelStream;
+  leases: number;
+  lastUsed: number;
+}
+
+/**
+ * The stream databases this store has open, opened lazily and shared by every caller. Each database holds the
+ * LevelDB lock of its directory, so the pool guarantees one open per stream per process. When more than
+ * `maxOpenStreams` are open, the least recently used idle ones are closed (flushed and watermarked first).
+ */
+export class LevelStreamPool {
+  readonly #root: string;
+  readonly #maxOpenStreams: number;
+  readonly #entries = new Map<string, PoolEntry>();
+  readonly #closing = new Map<string, Promise<void>>();
+  #inFlight = 0;
+  #drained: (() => void) | undefined;
+  #clock = 0;
+  #evictionError: unknown;
+  #closed = false;
+
+  constructor(options: { root: string; maxOpenStreams: number }) {
+    this.#root = options.root;
+    this.#maxOpenStreams = options.maxOpenStreams;
+  }
+
+  /**
+   * Runs `use` with the stream's open database (or `'missing'` / `'locked'`), keeping it from being evicted
+   * meanwhile. With `create`, a missing stream database is created first.
+   */
+  async with<T>(stream: string, create: boolean, use: (stream: PooledStream) => Promise<T>): Promise<T> {
+    if (this.#closed) throw new StoreError('STORE_CLOSED', 'the store is closed');
+    this.#inFlight += 1;
+    try {
+      const open = this.#entries.get(stream);
+      const entry = open?.handle !== undefined ? this.#leaseOpen(open) : await this.#lease(stream, create);
+      if (typeof entry === 'string') return await use(entry);
+      try {
+        return await use(entry.handle!);
+      } finally {
+        entry.leases -= 1;
+        entry.lastUsed = ++this.#clock;
+        this.#evictIdle();
+      }
+    } finally {
+      this.#inFlight -= 1;
+      if (this.#inFlight === 0) this.#drained?.();
+    }
+  }
+
+  /** Group commit: one synced write per open database with unsynced writes, each leased so it cannot be evicted. */
+  async syncAll(): Promise<void> {
+    const dirty = [...this.#entries.values()].filter((entry) => entry.handle?.unsynced === true);
+    await Promise.all(
+      dirty.map(async (entry) => {
+        entry.leases += 1;
+        try {
+          await entry.handle!.sync();
+        } finally {
+          entry.leases -= 1;
+        }
+      }),
+    );
+  }
+
+  /**
+   * Refuses new operations (`STORE_CLOSED`), waits for those in progress, then closes every database (each syncs and
+   * writes its watermark first).
+   */
+  async closeAll(): Promise<void> {
+    this.#closed = true;
+    if (this.#inFlight > 0) await new Promise<void>((resolve) => (this.#drained = resolve));
+    const handles = [...this.#entries.values()].map((entry) => entry.opening);
+    this.#entries.clear();
+    const results = await Promise.allSettled([
+      ...handles.map(async (opening) => {
+        const handle = await opening.catch(() => undefined);
+        if (handle instanceof LevelStream) await handle.close();
+      }),
+      ...this.#closing.values(),
+    ]);
+    const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    if (this.#evictionError !== undefined) throw this.#evictionError;
+  }
+
+  /** Leases an entry whose database is already open (the common case): no await. */
+  #leaseOpen(entry: PoolEntry): PoolEntry {
+    entry.leases += 1;
+    return entry;
+  }
+
+  async #lease(stream: string, create: boolean): Promise<PoolEntry | 'missing' | 'locked'> {
+    for (;;) {
+      const closing = this.#closing.get(stream);
+      if (closing !== undefined) {
+        await closing.catch(() => undefined);
+        continue;
+      }
+      const entry = this.#entries.get(stream) ?? this.#open(stream, create);
+      entry.leases += 1;
+      let result: PooledStream;
+      try {
+        result = await entry.opening;
+      } catch (error) {
+        entry.leases -= 1;
+        throw error;
+      }
+      if (typeof result !== 'string') return entry;
+      entry.leases -= 1;
+      if (result === 'missing' && create) continue;
+      return result;
+    }
+  }
+
+  #open(stream: string, create: boolean): PoolEntry {
+    const directory = streamDirectory(this.#root, stream);
+    const entry: PoolEntry = { opening: openLevelStream({ directory, stream, create, copy: false }), leases: 0, lastUsed: 0 };
+    this.#entries.set(stream, entry);
+    const forget = (): void => {
+      if (this.#entries.get(stream) === entry) this.#entries.delete(stream);
+    };
+    entry.opening.then((result) => {
+      if (typeof result === 'string') forget();
+      else entry.handle = result;
+    }, forget);
+    return entry;
+  }
+
+  #evictIdle(): void {
+    if (this.#entries.size <= this.#maxOpenStreams) return;
+    const idle = [...this.#entries]
+      .filter(([, entry]) => entry.leases === 0 && entry.handle !== undefined)
+      .sort(([, left], [, right]) => left.lastUsed - right.lastUsed);
+    for (const [stream, entry] of idle.slice(0, this.#entries.size - this.#maxOpenStreams)) {
+      this.#entries.delete(stream);
+      const closing = entry.handle!.close().catch((error: unknown) => {
+        this.#evictionError ??= error;
+      });
+      this.#closing.set(stream, closing);
+      void closing.finally(() => this.#closing.delete(stream));
+    }
+  }
+}

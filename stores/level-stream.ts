@@ -1,0 +1,200 @@
+import { ClassicLevel } from 'classic-level';
+import type { RecordEnvelope } from '../models/envelope.js';
+import type { StoredSnapshot } from './event-store.js';
+import { META_KEY, RECORD_KEYS, SNAPSHOT_KEYS, SYNC_KEY, keySeq, recordKey, snapshotKey } from './level-keys.js';
+import { databaseExists } from './level-stream-files.js';
+import { checkIntegrity, writeWatermark } from './level-stream-integrity.js';
+import { decodeStreamMeta } from './level-stream-meta.js';
+import type { StreamMeta } from './level-stream-meta.js';
+import { rangeLength, seqAt, verifyPosition } from './read-range.js';
+import type { SeqRange } from './read-range.js';
+import { decodeRecord } from './record-drafts.js';
+import { decodeValue } from './record-codec.js';
+import { CorruptRecordError } from './store-errors.js';
+
+type Database = ClassicLevel<string, Uint8Array>;
+
+/** One write of a batch: a put of stored bytes under a key (the shape classic-level takes as is). */
+export interface StreamWrite {
+  type: 'put';
+  key: string;
+  value: Uint8Array;
+}
+
+const PAGE_SIZE = 1000;
+const PAGE_BYTES = 1024 * 1024;
+const EMPTY = new Uint8Array(0);
+
+/** Every `code` along an error's chain of causes (classic-level wraps the native error in a not-open error). */
+function levelErrorCodes(error: unknown): string[] {
+  const codes: string[] = [];
+  for (let current = error; typeof current === 'object' && current !== null; current = (current as Error).cause) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') codes.push(code);
+  }
+  return codes;
+}
+
+/**
+ * classic-level options of every stream database: a 1 MiB write buffer and block cache and a modest file budget, so
+ * hundreds of streams can be open at once. Exported so benchmarks open their baseline databases the same way.
+ */
+export const STREAM_DATABASE_OPTIONS = Object.freeze({
+  keyEncoding: 'utf8',
+  valueEncoding: 'view',
+  writeBufferSize: 1024 * 1024,
+  cacheSize: 1024 * 1024,
+  maxOpenFiles: 64,
+} as const);
+
+/** What `openLevelStream` needs. */
+export interface OpenLevelStreamOptions {
+  directory: string;
+  stream: string;
+  /** Create the database when it does not exist (only appends and forks do). */
+  create: boolean;
+  /** The directory is a throwaway copy of a database another process owns. */
+  copy: boolean;
+}
+
+/**
+ * One open stream database with its head and meta cached. It holds the LevelDB lock until `close`, which makes any
+ * unsynced write durable and records the head in the watermark before closing the database.
+ */
+export class LevelStream {
+  readonly stream: string;
+  readonly directory: string;
+  readonly copy: boolean;
+  head: number;
+  meta: StreamMeta | undefined;
+  /** A batch was written without sync since the last synced write. */
+  unsynced = false;
+  readonly #database: Database;
+  #watermark: number;
+  #syncing: Promise<void> | undefined;
+
+  constructor(options: OpenLevelStreamOptions & { database: Database; head: number; meta: StreamMeta | undefined; watermark: number }) {
+    this.stream = options.stream;
+    this.directory = options.directory;
+    this.copy = options.copy;
+    this.head = options.head;
+    this.meta = options.meta;
+    this.#database = options.database;
+    this.#watermark = options.watermark;
+  }
+
+  /** Writes the puts as one atomic LevelDB batch. */
+  async write(writes: readonly StreamWrite[], sync: boolean): Promise<void> {
+    await this.#database.batch(writes as StreamWrite[], { sync });
+    this.unsynced = !sync;
+  }
+
+  /** The stored bytes under `key`, unchecked (for test hooks that damage a value). */
+  async rawValue(key: string): Promise<Uint8Array | undefined> {
+    return this.#database.get(key);
+  }
+
+  /**
+   * A tiny synced write: LevelDB fsyncs its log, making every earlier unsynced batch durable (group commit).
+   * Waits for a sync already in flight, so when it resolves every write made before the call is durable.
+   */
+  async sync(): Promise<void> {
+    while (this.#syncing !== undefined) await this.#syncing.catch(() => undefined);
+    if (!this.unsynced) return;
+    this.unsynced = false;
+    const syncing = this.#database.put(SYNC_KEY, EMPTY, { sync: true }).catch((error: unknown) => {
+      this.unsynced = true;
+      throw error;
+    });
+    this.#syncing = syncing;
+    try {
+      await syncing;
+    } finally {
+      this.#syncing = undefined;
+    }
+  }
+
+  /** Reads exactly the seqs of `range`, in bulk; a missing or misplaced record is `CorruptRecordError`. */
+  async read(range: SeqRange): Promise<RecordEnvelope[]> {
+    const records: RecordEnvelope[] = [];
+    const iterator = this.#database.values({
+      gte: recordKey(range.low),
+      lte: recordKey(range.high),
+      reverse: range.reverse,
+      highWaterMarkBytes: PAGE_BYTES,
+    });
+    try {
+      for (let page = await iterator.nextv(PAGE_SIZE); page.length > 0; page = await iterator.nextv(PAGE_SIZE)) {
+        for (const stored of page) {
+          const seq = seqAt(range, records.length);
+          const record = decodeRecord(stored, this.stream, seq);
+          verifyPosition(this.stream, record, seq);
+          records.push(record);
+        }
+      }
+    } finally {
+      await iterator.close();
+    }
+    if (records.length !== rangeLength(range)) {
+      throw new CorruptRecordError(this.stream, seqAt(range, records.length), 'record is missing');
+    }
+    return records;
+  }
+
+  /** The latest snapshot with seq at or before `atOrBefore` (any seq when absent). */
+  async loadSnapshot(atOrBefore: number | undefined): Promise<StoredSnapshot | undefined> {
+    const upper = atOrBefore === undefined ? { lt: SNAPSHOT_KEYS.lt } : { lte: snapshotKey(atOrBefore) };
+    const entries = await this.#database.iterator({ gte: SNAPSHOT_KEYS.gte, ...upper, reverse: true, limit: 1 }).all();
+    const [entry] = entries;
+    if (entry === undefined) return undefined;
+    return decodeValue(entry[1], { stream: this.stream, seq: keySeq(entry[0]) }) as StoredSnapshot;
+  }
+
+  /** Makes unsynced writes durable, records the head as the watermark (not in copies), and closes the database. */
+  async close(): Promise<void> {
+    try {
+      if (!this.copy) {
+        await this.sync();
+        if (this.head > this.#watermark) {
+          await writeWatermark(this.directory, { head: this.head });
+          this.#watermark = this.head;
+        }
+      }
+    } finally {
+      await this.#database.close();
+    }
+  }
+}
+
+/**
+ * Opens a stream database: reads its meta (checking the codec), derives the head with one reverse key read, and
+ * checks integrity. Resolves `'missing'` when it does not exist and `create` is false (nothing is created), and
+ * `'locked'` when another process or store instance holds it.
+ */
+export async function openLevelStream(options: OpenLevelStreamOptions): Promise<LevelStream | 'missing' | 'locked'> {
+  if (!options.create && !(await databaseExists(options.directory))) return 'missing';
+  const database: Database = new ClassicLevel<string, Uint8Array>(options.directory, {
+    ...STREAM_DATABASE_OPTIONS,
+    createIfMissing: options.create,
+  });
+  try {
+    await database.open();
+  } catch (error) {
+    const codes = levelErrorCodes(error);
+    if (codes.includes('LEVEL_LOCKED')) return 'locked';
+    if (codes.includes('LEVEL_CORRUPTION')) throw new CorruptRecordError(options.stream, undefined, 'LevelDB cannot open the database', { cause: error });
+    throw error;
+  }
+  try {
+    const storedMeta = await database.get(META_KEY);
+    const meta = storedMeta === undefined ? undefined : decodeStreamMeta(options.stream, storedMeta);
+    const [lastKey] = await database.keys({ ...RECORD_KEYS, reverse: true, limit: 1 }).all();
+    const head = lastKey === undefined ? 0 : keySeq(lastKey);
+    if (head === undefined) throw new CorruptRecordError(options.stream, undefined, `unreadable record key ${String(lastKey)}`);
+    const watermark = await checkIntegrity({ directory: options.directory, stream: options.stream, head, copy: options.copy });
+    return new LevelStream({ ...options, database, head, meta, watermark });
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}

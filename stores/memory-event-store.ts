@@ -1,0 +1,193 @@
+import type { Observable } from 'rxjs';
+import type { RecordDraft, RecordEnvelope } from '../models/envelope.js';
+import type {
+  AppendOptions,
+  EventStore,
+  ForkOptions,
+  ReadOptions,
+  StoreCapabilities,
+  StoredSnapshot,
+  StreamInfo,
+} from './event-store.js';
+import { MemoryBlobStore } from './memory-blob-store.js';
+import { decodeRecord, prepareBatch } from './record-drafts.js';
+import { decodeValue, encodeValue } from './record-codec.js';
+import { rangeLength, resolveReadRange, seqAt, verifyPosition } from './read-range.js';
+import { ConcurrencyConflictError, CorruptRecordError, StoreError } from './store-errors.js';
+import { assertExpectedSeq, assertForkPoint, assertSnapshot, assertSnapshotBound } from './store-arguments.js';
+import { assertStreamName, forkStreamName } from './stream-names.js';
+import { TailHub } from './tail-hub.js';
+
+/** Options of `createMemoryEventStore`. */
+export interface MemoryEventStoreOptions {
+  /** Wall clock for `createdAt` (epoch ms); defaults to `Date.now`. */
+  clock?: () => number;
+}
+
+interface MemoryStream {
+  records: Uint8Array[];
+  snapshots: Map<number, Uint8Array>;
+  createdAt: number;
+  forkedFrom?: { stream: string; seq: number };
+}
+
+/**
+ * The in-memory EventStore: same contract and conformance suite as the LevelDB store, nothing persisted.
+ * Records are kept encoded (with their checksum), so every read returns an isolated copy.
+ */
+export class MemoryEventStore implements EventStore {
+  readonly capabilities: StoreCapabilities = { persistent: false, durableSync: false, crossProcessReads: false };
+  readonly blobs = new MemoryBlobStore();
+  readonly #streams = new Map<string, MemoryStream>();
+  readonly #clock: () => number;
+  readonly #tails = new TailHub((stream, options) => this.#readRecords(stream, options));
+  #state: 'open' | 'closing' | 'closed' = 'open';
+
+  constructor(options: MemoryEventStoreOptions = {}) {
+    this.#clock = options.clock ?? Date.now;
+  }
+
+  async append(stream: string, records: readonly RecordDraft[], options: AppendOptions): Promise<RecordEnvelope[]> {
+    this.#assertOpen();
+    assertStreamName(stream);
+    assertExpectedSeq(options?.expectedSeq);
+    const batch = prepareBatch(stream, options.expectedSeq + 1, records);
+    const existing = this.#streams.get(stream);
+    const head = existing?.records.length ?? 0;
+    if (head !== options.expectedSeq) throw new ConcurrencyConflictError(stream, options.expectedSeq, head);
+    if (batch.values.length === 0) return [];
+    const target = existing ?? this.#create(stream);
+    target.records.push(...batch.values);
+    this.#tails.notify(stream);
+    return batch.envelopes;
+  }
+
+  async read(stream: string, options?: ReadOptions): Promise<RecordEnvelope[]> {
+    this.#assertNotClosed();
+    return this.#readRecords(stream, options);
+  }
+
+  tail(stream: string, from?: number): Observable<RecordEnvelope> {
+    assertStreamName(stream);
+    return this.#tails.tail(stream, from);
+  }
+
+  async head(stream: string): Promise<number> {
+    this.#assertNotClosed();
+    assertStreamName(stream);
+    return this.#streams.get(stream)?.records.length ?? 0;
+  }
+
+  async info(stream: string): Promise<StreamInfo | undefined> {
+    this.#assertNotClosed();
+    assertStreamName(stream);
+    const found = this.#streams.get(stream);
+    return found === undefined ? undefined : describe(stream, found);
+  }
+
+  async streams(): Promise<StreamInfo[]> {
+    this.#assertNotClosed();
+    return [...this.#streams].map(([name, found]) => describe(name, found));
+  }
+
+  async fork(stream: string, atSeq: number, options?: ForkOptions): Promise<StreamInfo> {
+    this.#assertOpen();
+    assertStreamName(stream);
+    const parent = this.#streams.get(stream);
+    if (parent === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
+    assertForkPoint(stream, atSeq, parent.records.length);
+    const name = options?.newStream ?? forkStreamName(stream, atSeq);
+    assertStreamName(name);
+    if (this.#streams.has(name)) throw new StoreError('STORE_STREAM_EXISTS', `stream ${name} already exists`);
+    const copies = parent.records.slice(0, atSeq).map((stored, index) => {
+      const record = decodeRecord(stored, stream, index + 1);
+      return encodeValue({ ...record, stream: name });
+    });
+    const child = this.#create(name, { stream, seq: atSeq });
+    child.records.push(...copies);
+    this.#tails.notify(name);
+    return describe(name, child);
+  }
+
+  async saveSnapshot(stream: string, snapshot: StoredSnapshot): Promise<void> {
+    this.#assertOpen();
+    assertStreamName(stream);
+    const found = this.#streams.get(stream);
+    if (found === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
+    assertSnapshot(snapshot, found.records.length);
+    const { seq, version, at, data } = snapshot;
+    found.snapshots.set(seq, encodeValue({ seq, version, at, data }));
+  }
+
+  async loadSnapshot(stream: string, options?: { atOrBefore?: number }): Promise<StoredSnapshot | undefined> {
+    this.#assertNotClosed();
+    assertStreamName(stream);
+    assertSnapshotBound(options?.atOrBefore);
+    const found = this.#streams.get(stream);
+    if (found === undefined) return undefined;
+    const limit = options?.atOrBefore ?? Number.POSITIVE_INFINITY;
+    let best: number | undefined;
+    for (const seq of found.snapshots.keys()) if (seq <= limit && (best === undefined || seq > best)) best = seq;
+    if (best === undefined) return undefined;
+    return decodeValue(found.snapshots.get(best)!, { stream, seq: best }) as StoredSnapshot;
+  }
+
+  async close(): Promise<void> {
+    if (this.#state !== 'open') return;
+    this.#state = 'closing';
+    await this.#tails.close();
+    this.#state = 'closed';
+  }
+
+  /** Test hook: flips one payload bit of a stored record so reads must report `STORE_CORRUPT_RECORD`. */
+  corruptRecordForTesting(stream: string, seq: number): void {
+    const stored = this.#streams.get(stream)?.records[seq - 1];
+    if (stored === undefined) throw new StoreError('STORE_INVALID_ARGUMENT', `no record ${seq} in ${stream}`);
+    const index = stored.length - 1;
+    stored[index] = stored[index]! ^ 0x01;
+  }
+
+  async #readRecords(stream: string, options: ReadOptions | undefined): Promise<RecordEnvelope[]> {
+    this.#assertNotClosed();
+    assertStreamName(stream);
+    const found = this.#streams.get(stream);
+    const range = resolveReadRange(options, found?.records.length ?? 0);
+    if (found === undefined || range === undefined) return [];
+    const records: RecordEnvelope[] = [];
+    for (let index = 0; index < rangeLength(range); index++) {
+      const seq = seqAt(range, index);
+      const stored = found.records[seq - 1];
+      if (stored === undefined) throw new CorruptRecordError(stream, seq, 'record is missing');
+      const record = decodeRecord(stored, stream, seq);
+      verifyPosition(stream, record, seq);
+      records.push(record);
+    }
+    return records;
+  }
+
+  #create(stream: string, forkedFrom?: { stream: string; seq: number }): MemoryStream {
+    const created: MemoryStream = { records: [], snapshots: new Map(), createdAt: this.#clock() };
+    if (forkedFrom !== undefined) created.forkedFrom = forkedFrom;
+    this.#streams.set(stream, created);
+    return created;
+  }
+
+  #assertOpen(): void {
+    if (this.#state !== 'open') throw new StoreError('STORE_CLOSED', 'the store is closed');
+  }
+
+  #assertNotClosed(): void {
+    if (this.#state === 'closed') throw new StoreError('STORE_CLOSED', 'the store is closed');
+  }
+}
+
+function describe(stream: string, found: MemoryStream): StreamInfo {
+  const info: StreamInfo = { stream, head: found.records.length, createdAt: found.createdAt };
+  if (found.forkedFrom !== undefined) info.forkedFrom = { ...found.forkedFrom };
+  return info;
+}
+
+/** Creates an empty in-memory event store. */
+export function createMemoryEventStore(options: MemoryEventStoreOptions = {}): MemoryEventStore {
+  return new MemoryEventStore(options);
+}

@@ -1,0 +1,117 @@
+import { crc32 } from 'node:zlib';
+import { Packr } from 'msgpackr';
+import type { Options as PackrOptions } from 'msgpackr';
+import { CorruptRecordError, StoreError } from './store-errors.js';
+
+/**
+ * Identifies the stored value format: one format byte, a big-endian crc32 of the payload, then a msgpack payload
+ * written with `RECORD_CODEC_OPTIONS`. Streams record it in their meta; a different id on open is a codec mismatch.
+ */
+export const RECORD_CODEC_ID = 'rein.msgpackr2-plain.crc32/1';
+
+/** The first byte of every stored value; bump it together with `RECORD_CODEC_ID` when the layout changes. */
+export const RECORD_FORMAT_BYTE = 0x01;
+
+const HEADER_LENGTH = 5;
+
+/** msgpackr options plus `skipValues`, which msgpackr 2 honours but does not declare. */
+export type PinnedCodecOptions = PackrOptions & { skipValues: readonly undefined[] };
+
+function refuseFunction(): never {
+  throw new TypeError('functions cannot be stored');
+}
+
+/**
+ * The pinned msgpackr options. Plain MessagePack maps (`useRecords: false`, no shared structures), so every value
+ * decodes on its own and a msgpackr upgrade cannot strand stored data. Keys whose value is `undefined` are skipped so
+ * `decode(encode(x))` is canonical for plain data; functions are refused; 64-bit integers decode as numbers and -0 as 0.
+ * Maps decode as plain objects (an `undefined` Map value survives the first trip only), Sets as arrays, and a key named
+ * `__proto__` decodes as `__proto_` (msgpackr's prototype-pollution guard). Records should carry JSON-like data.
+ */
+export const RECORD_CODEC_OPTIONS: Readonly<PinnedCodecOptions> = Object.freeze({
+  useRecords: false,
+  maxSharedStructures: 0,
+  mapsAsObjects: true,
+  moreTypes: false,
+  structuredClone: false,
+  bundleStrings: false,
+  useFloat32: 0,
+  useTimestamp32: false,
+  useToJSON: false,
+  int64AsType: 'number',
+  largeBigIntToFloat: false,
+  largeBigIntToString: false,
+  useBigIntExtension: false,
+  encodeUndefinedAsNil: false,
+  variableMapSize: false,
+  coercibleKeyAsNumber: false,
+  mapAsEmptyObject: false,
+  setAsEmptyObject: false,
+  allowArraysInMapKeys: false,
+  copyBuffers: true,
+  sequential: false,
+  skipValues: Object.freeze([undefined]),
+  writeFunction: refuseFunction,
+});
+
+/** A JSON-safe description of the codec (id plus pinned options), recorded in each stream's meta and compared on open. */
+export const RECORD_CODEC_DESCRIPTOR: Readonly<{ id: string; library: string; options: Record<string, unknown> }> = Object.freeze({
+  id: RECORD_CODEC_ID,
+  library: 'msgpackr@2',
+  options: Object.freeze(describeOptions(RECORD_CODEC_OPTIONS)),
+});
+
+function describeOptions(options: Readonly<PinnedCodecOptions>): Record<string, unknown> {
+  const described: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(options)) {
+    if (key === 'skipValues') described[key] = ['undefined'];
+    else if (typeof value === 'function') described[key] = 'throws';
+    else described[key] = value;
+  }
+  return described;
+}
+
+const packr = new Packr({ ...RECORD_CODEC_OPTIONS });
+
+/** Where a value lives, so a decoding failure can name it. */
+export interface ValueLocation {
+  stream: string;
+  seq?: number;
+}
+
+/**
+ * Encodes a value into the stored layout. Rejects a value msgpack cannot carry (a symbol, a function, a cyclic
+ * object, a bigint beyond 64 bits) with `STORE_INVALID_ARGUMENT`; nothing is partially written.
+ */
+export function encodeValue(value: unknown): Uint8Array {
+  let payload: Uint8Array;
+  try {
+    payload = packr.pack(value);
+  } catch (error) {
+    throw new StoreError('STORE_INVALID_ARGUMENT', `value cannot be encoded: ${String(error)}`, { cause: error });
+  }
+  const stored = Buffer.allocUnsafe(HEADER_LENGTH + payload.length);
+  stored[0] = RECORD_FORMAT_BYTE;
+  stored.writeUInt32BE(crc32(payload), 1);
+  stored.set(payload, HEADER_LENGTH);
+  return stored;
+}
+
+/**
+ * Decodes a stored value after checking its format byte and checksum.
+ * Raises `CorruptRecordError` (`STORE_CORRUPT_RECORD`) rather than ever returning altered data.
+ */
+export function decodeValue(stored: Uint8Array, location: ValueLocation): unknown {
+  if (stored.length < HEADER_LENGTH) throw new CorruptRecordError(location.stream, location.seq, 'value is shorter than its header');
+  if (stored[0] !== RECORD_FORMAT_BYTE) {
+    throw new CorruptRecordError(location.stream, location.seq, `unknown format byte ${String(stored[0])}`);
+  }
+  const payload = stored.subarray(HEADER_LENGTH);
+  const expected = ((stored[1]! << 24) | (stored[2]! << 16) | (stored[3]! << 8) | stored[4]!) >>> 0;
+  if (crc32(payload) !== expected) throw new CorruptRecordError(location.stream, location.seq, 'checksum mismatch');
+  try {
+    return packr.unpack(payload);
+  } catch (error) {
+    throw new CorruptRecordError(location.stream, location.seq, 'payload does not decode', { cause: error });
+  }
+}

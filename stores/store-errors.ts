@@ -1,0 +1,85 @@
+/** Stable codes for every error the store layer raises; tests assert these, never messages. */
+export type StoreErrorCode =
+  | 'STORE_CONFLICT'
+  | 'STORE_CORRUPT_RECORD'
+  | 'STORE_STREAM_NOT_FOUND'
+  | 'STORE_STREAM_EXISTS'
+  | 'STORE_INVALID_ARGUMENT'
+  | 'STORE_CODEC_MISMATCH'
+  | 'STORE_LOCKED'
+  | 'STORE_CLOSED'
+  | 'BLOB_NOT_FOUND'
+  | 'BLOB_CORRUPT';
+
+/** Base class of store errors: a stable `code` plus the underlying `cause` when there is one. */
+export class StoreError extends Error {
+  readonly code: StoreErrorCode;
+  constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreError';
+    this.code = code;
+  }
+}
+
+/** The stream head moved since the writer read it: nothing from this append was written. */
+export class ConcurrencyConflictError extends StoreError {
+  readonly stream: string;
+  readonly expectedSeq: number;
+  readonly actualSeq: number;
+  constructor(stream: string, expectedSeq: number, actualSeq: number) {
+    super('STORE_CONFLICT', `append to ${stream} expected head ${expectedSeq} but the head is ${actualSeq}`);
+    this.name = 'ConcurrencyConflictError';
+    this.stream = stream;
+    this.expectedSeq = expectedSeq;
+    this.actualSeq = actualSeq;
+  }
+}
+
+/**
+ * A stored value failed its checksum or could not be decoded, or records the store had acknowledged are missing
+ * (a seq gap, or LevelDB dropped damaged log data on recovery): damaged data is never returned as data.
+ */
+export class CorruptRecordError extends StoreError {
+  readonly stream: string;
+  readonly seq: number | undefined;
+  constructor(stream: string, seq: number | undefined, detail: string, options?: { cause?: unknown }) {
+    super('STORE_CORRUPT_RECORD', `corrupt record in ${stream}${seq === undefined ? '' : ` at seq ${seq}`}: ${detail}`, options);
+    this.name = 'CorruptRecordError';
+    this.stream = stream;
+    this.seq = seq;
+  }
+}
+
+/** Another process (or another store instance) holds the stream's database: it can be read but not written. */
+export class StreamLockedError extends StoreError {
+  readonly stream: string;
+  constructor(stream: string, options?: { cause?: unknown }) {
+    super('STORE_LOCKED', `stream ${stream} is locked by another process`, options);
+    this.name = 'StreamLockedError';
+    this.stream = stream;
+  }
+}
+
+/** The stream was written with a different codec (id or pinned options) than this build uses. */
+export class CodecMismatchError extends StoreError {
+  readonly stream: string;
+  readonly storedCodec: string;
+  readonly currentCodec: string;
+  constructor(stream: string, storedCodec: string, currentCodec: string) {
+    super('STORE_CODEC_MISMATCH', `stream ${stream} was written with codec ${storedCodec}, this build uses ${currentCodec}`);
+    this.name = 'CodecMismatchError';
+    this.stream = stream;
+    this.storedCodec = storedCodec;
+    this.currentCodec = currentCodec;
+  }
+}
+
+/** A blob is unknown (`BLOB_NOT_FOUND`) or its bytes no longer match its content hash (`BLOB_CORRUPT`). */
+export class BlobError extends StoreError {
+  readonly ref: string;
+  constructor(code: 'BLOB_NOT_FOUND' | 'BLOB_CORRUPT', ref: string, options?: { cause?: unknown }) {
+    super(code, code === 'BLOB_NOT_FOUND' ? `no blob ${ref}` : `blob ${ref} does not match its content hash`, options);
+    this.name = 'BlobError';
+    this.ref = ref;
+  }
+}

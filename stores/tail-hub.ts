@@ -1,0 +1,100 @@
+import { Observable } from 'rxjs';
+import type { RecordEnvelope } from '../models/envelope.js';
+import type { ReadOptions } from './event-store.js';
+
+/** How a tail reads history: the store's own `read`, still usable while the store is closing. */
+export type TailRead = (stream: string, options: ReadOptions) => Promise<RecordEnvelope[]>;
+
+const PAGE_SIZE = 1000;
+
+/**
+ * Serves `EventStore.tail` for one store. A tail reads history page by page from `from`, then re-reads from its
+ * next seq whenever the store reports an append to its stream, so it emits every record once, in seq order, with no
+ * gap and no duplicate. `close` lets every tail drain what was appended and then completes it.
+ */
+export class TailHub {
+  readonly #read: TailRead;
+  readonly #wakers = new Map<string, Set<() => void>>();
+  readonly #closers = new Set<() => Promise<void>>();
+  #closed = false;
+
+  constructor(read: TailRead) {
+    this.#read = read;
+  }
+
+  /** Tells the tails of `stream` that records were appended. */
+  notify(stream: string): void {
+    for (const wake of this.#wakers.get(stream) ?? []) wake();
+  }
+
+  /** Drains every tail, completes them, and refuses new ones (they complete right after their history). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.all([...this.#closers].map((finish) => finish()));
+  }
+
+  tail(stream: string, from = 1): Observable<RecordEnvelope> {
+    return new Observable<RecordEnvelope>((subscriber) => {
+      let next = Math.max(from, 1);
+      let stopped = false;
+      let again = false;
+      let closing = false;
+      let pumping: Promise<void> | undefined;
+
+      const drain = async (): Promise<void> => {
+        for (;;) {
+          const page = await this.#read(stream, { from: next, limit: PAGE_SIZE });
+          for (const record of page) {
+            if (stopped) return;
+            next = record.seq + 1;
+            subscriber.next(record);
+          }
+          if (page.length < PAGE_SIZE) return;
+        }
+      };
+      const run = async (): Promise<void> => {
+        try {
+          do {
+            again = false;
+            await drain();
+          } while (again && !stopped);
+        } catch (error) {
+          if (!stopped) subscriber.error(error);
+          stopped = true;
+        }
+        pumping = undefined;
+        if (closing && !stopped) {
+          stopped = true;
+          subscriber.complete();
+        }
+      };
+      const pump = (): Promise<void> => {
+        if (stopped) return Promise.resolve();
+        if (pumping) {
+          again = true;
+          return pumping;
+        }
+        pumping = run();
+        return pumping;
+      };
+      const finish = (): Promise<void> => {
+        closing = true;
+        return pump();
+      };
+
+      const wakers = this.#wakers.get(stream) ?? new Set<() => void>();
+      this.#wakers.set(stream, wakers);
+      wakers.add(pump);
+      this.#closers.add(finish);
+      if (this.#closed) void finish();
+      else void pump();
+
+      return () => {
+        stopped = true;
+        wakers.delete(pump);
+        if (wakers.size === 0 && this.#wakers.get(stream) === wakers) this.#wakers.delete(stream);
+        this.#closers.delete(finish);
+      };
+    });
+  }
+}

@@ -1,0 +1,375 @@
+import { firstValueFrom, lastValueFrom, take, toArray } from 'rxjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RecordDraft, RecordEnvelope } from '../../models/envelope.js';
+import type { ArtifactRef } from '../../stores/blob-store.js';
+import type { EventStore } from '../../stores/event-store.js';
+import { draft, drafts, expectCode } from './store-test-support.js';
+
+/** One fresh store plus the backend-specific hooks the suite needs. */
+export interface ConformanceSubject {
+  store: EventStore;
+  /** Damages the stored bytes of one record so its checksum fails. */
+  corrupt(stream: string, seq: number): Promise<void>;
+  /** Damages the stored bytes of one blob. */
+  corruptBlob(ref: ArtifactRef): Promise<void>;
+  /** Closes the store and opens it again on the same storage (persistent backends only). */
+  reopen?(): Promise<EventStore>;
+}
+
+/** A backend under test: its name and how to open a fresh, empty store. */
+export interface ConformanceHarness {
+  name: string;
+  open(): Promise<ConformanceSubject>;
+}
+
+const withoutStream = (records: RecordEnvelope[]): Omit<RecordEnvelope, 'stream'>[] =>
+  records.map(({ stream: _stream, ...rest }) => rest);
+
+const seqs = (records: RecordEnvelope[]): number[] => records.map((record) => record.seq);
+
+/**
+ * The EventStore conformance suite, modelled on Akka's JournalSpec and SnapshotStoreSpec. Every backend runs it
+ * unchanged; it asserts error codes, never messages.
+ */
+export function describeEventStoreConformance(harness: ConformanceHarness): void {
+  describe(`EventStore conformance: ${harness.name}`, () => {
+    const opened: EventStore[] = [];
+    const subject = async (): Promise<ConformanceSubject> => {
+      const fresh = await harness.open();
+      opened.push(fresh.store);
+      const reopen = fresh.reopen;
+      if (reopen === undefined) return fresh;
+      return {
+        ...fresh,
+        reopen: async () => {
+          const again = await reopen();
+          opened.push(again);
+          return again;
+        },
+      };
+    };
+    /** A store whose stream `s` holds records 1..5 (appended as 2 + 3). */
+    const withFive = async (): Promise<{ store: EventStore; subject: ConformanceSubject }> => {
+      const current = await subject();
+      await current.store.append('s', drafts(1, 2), { expectedSeq: 0 });
+      await current.store.append('s', drafts(3, 3), { expectedSeq: 2 });
+      return { store: current.store, subject: current };
+    };
+
+    afterEach(async () => {
+      await Promise.all(opened.splice(0).map((store) => store.close()));
+    });
+
+    describe('read', () => {
+      it('replays every record in seq order', async () => {
+        const { store } = await withFive();
+        const records = await store.read('s');
+        expect(seqs(records)).toEqual([1, 2, 3, 4, 5]);
+        expect(records.map((record) => record.id)).toEqual(['r-1', 'r-2', 'r-3', 'r-4', 'r-5']);
+        expect(records.every((record) => record.stream === 's')).toBe(true);
+      });
+      it('honours from, to, limit and their combination', async () => {
+        const { store } = await withFive();
+        expect(seqs(await store.read('s', { from: 3 }))).toEqual([3, 4, 5]);
+        expect(seqs(await store.read('s', { to: 2 }))).toEqual([1, 2]);
+        expect(seqs(await store.read('s', { limit: 3 }))).toEqual([1, 2, 3]);
+        expect(seqs(await store.read('s', { from: 2, to: 4, limit: 2 }))).toEqual([2, 3]);
+        expect(seqs(await store.read('s', { from: 2, to: 4, limit: 10 }))).toEqual([2, 3, 4]);
+        expect(seqs(await store.read('s', { from: 4, to: 99 }))).toEqual([4, 5]);
+      });
+      it('returns one record when from equals to', async () => {
+        const { store } = await withFive();
+        expect(seqs(await store.read('s', { from: 3, to: 3 }))).toEqual([3]);
+      });
+      it('returns nothing for limit 0, from > to, or from past the head', async () => {
+        const { store } = await withFive();
+        expect(await store.read('s', { limit: 0 })).toEqual([]);
+        expect(await store.read('s', { from: 4, to: 3 })).toEqual([]);
+        expect(await store.read('s', { from: 6 })).toEqual([]);
+      });
+      it('reads in reverse within the bounds, the limit counting from the top', async () => {
+        const { store } = await withFive();
+        expect(seqs(await store.read('s', { reverse: true }))).toEqual([5, 4, 3, 2, 1]);
+        expect(seqs(await store.read('s', { reverse: true, limit: 2 }))).toEqual([5, 4]);
+        expect(seqs(await store.read('s', { reverse: true, from: 2, to: 4 }))).toEqual([4, 3, 2]);
+        expect(seqs(await store.read('s', { reverse: true, from: 2, to: 4, limit: 2 }))).toEqual([4, 3]);
+        expect(await store.read('s', { reverse: true, limit: 0 })).toEqual([]);
+      });
+      it('reads an unknown stream as empty with head 0 and no info', async () => {
+        const { store } = await subject();
+        expect(await store.read('nobody')).toEqual([]);
+        expect(await store.head('nobody')).toBe(0);
+        expect(await store.info('nobody')).toBeUndefined();
+        expect(await store.loadSnapshot('nobody')).toBeUndefined();
+      });
+      it('rejects invalid read options and stream names', async () => {
+        const { store } = await withFive();
+        await expectCode(store.read('s', { from: -1 }), 'STORE_INVALID_ARGUMENT');
+        await expectCode(store.read('s', { limit: 1.5 }), 'STORE_INVALID_ARGUMENT');
+        await expectCode(store.read('../escape'), 'STORE_INVALID_ARGUMENT');
+        await expectCode(store.head(''), 'STORE_INVALID_ARGUMENT');
+      });
+      it('returns isolated copies', async () => {
+        const { store } = await withFive();
+        const [first] = await store.read('s', { to: 1 });
+        (first!.data as { index: number }).index = 999;
+        const [again] = await store.read('s', { to: 1 });
+        expect(again!.data).toEqual({ index: 1 });
+      });
+    });
+
+    describe('append', () => {
+      it('assigns gap-free seqs from 1 across appends and returns the stored envelopes', async () => {
+        const { store } = await subject();
+        const first = await store.append('s', drafts(1, 1), { expectedSeq: 0 });
+        const second = await store.append('s', drafts(2, 3), { expectedSeq: 1 });
+        const third = await store.append('s', drafts(5, 2), { expectedSeq: 4 });
+        expect([...first, ...second, ...third].map((record) => [record.stream, record.seq])).toEqual(
+          [1, 2, 3, 4, 5, 6].map((seq) => ['s', seq]),
+        );
+        expect(await store.head('s')).toBe(6);
+        expect(await store.read('s')).toEqual([...first, ...second, ...third]);
+      });
+      it('rejects a stale expectedSeq with STORE_CONFLICT and writes nothing', async () => {
+        const { store } = await withFive();
+        await expectCode(store.append('s', drafts(6, 1), { expectedSeq: 4 }), 'STORE_CONFLICT');
+        await expectCode(store.append('s', drafts(6, 1), { expectedSeq: 6 }), 'STORE_CONFLICT');
+        await expectCode(store.append('new', drafts(1, 1), { expectedSeq: 1 }), 'STORE_CONFLICT');
+        expect(await store.head('s')).toBe(5);
+        expect(await store.info('new')).toBeUndefined();
+      });
+      it('lets exactly one of two concurrent writers with the same expectedSeq win', async () => {
+        const { store } = await withFive();
+        const results = await Promise.allSettled([
+          store.append('s', [draft(100), draft(101)], { expectedSeq: 5 }),
+          store.append('s', [draft(200)], { expectedSeq: 5 }),
+        ]);
+        const won = results.filter((result) => result.status === 'fulfilled');
+        const lost = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
+        expect(won).toHaveLength(1);
+        expect(lost).toHaveLength(1);
+        expect((lost[0]!.reason as { code: string }).code).toBe('STORE_CONFLICT');
+        const tail = await store.read('s', { from: 6 });
+        const winner = results[0]!.status === 'fulfilled' ? ['r-100', 'r-101'] : ['r-200'];
+        expect(tail.map((record) => record.id)).toEqual(winner);
+      });
+      it('keeps concurrent writers on different streams apart', async () => {
+        const { store } = await subject();
+        await Promise.all(
+          ['a', 'b', 'c'].map(async (stream) => {
+            for (let seq = 0; seq < 10; seq++) await store.append(stream, [draft(seq, { data: { stream } })], { expectedSeq: seq });
+          }),
+        );
+        for (const stream of ['a', 'b', 'c']) {
+          const records = await store.read(stream);
+          expect(seqs(records)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+          expect(records.every((record) => (record.data as { stream: string }).stream === stream)).toBe(true);
+        }
+      });
+      it('rejects a whole batch with an invalid draft and leaves the head where it was', async () => {
+        const { store } = await withFive();
+        const badType = [draft(6), draft(7, { type: 'Not A Type' }), draft(8)];
+        await expectCode(store.append('s', badType, { expectedSeq: 5 }), 'STORE_INVALID_ARGUMENT');
+        const unencodable = [draft(6), draft(7, { data: { huge: 2n ** 70n } })];
+        await expectCode(store.append('s', unencodable, { expectedSeq: 5 }), 'STORE_INVALID_ARGUMENT');
+        const missingId = [draft(6), { ...draft(7), id: '' }];
+        await expectCode(store.append('s', missingId, { expectedSeq: 5 }), 'STORE_INVALID_ARGUMENT');
+        await expectCode(store.append('fresh', [draft(1, { v: 0 })], { expectedSeq: 0 }), 'STORE_INVALID_ARGUMENT');
+        expect(await store.head('s')).toBe(5);
+        expect(seqs(await store.read('s'))).toEqual([1, 2, 3, 4, 5]);
+        expect(await store.info('fresh')).toBeUndefined();
+      });
+      it('makes a multi-record batch visible all at once', async () => {
+        const { store } = await withFive();
+        const appending = store.append('s', drafts(6, 50), { expectedSeq: 5 });
+        const seen = await store.read('s');
+        expect([5, 55]).toContain(seen.length);
+        await appending;
+        expect(await store.head('s')).toBe(55);
+      });
+      it('treats an empty batch as a no-op that still checks expectedSeq', async () => {
+        const { store } = await withFive();
+        expect(await store.append('s', [], { expectedSeq: 5 })).toEqual([]);
+        await expectCode(store.append('s', [], { expectedSeq: 3 }), 'STORE_CONFLICT');
+        expect(await store.append('empty', [], { expectedSeq: 0 })).toEqual([]);
+        expect(await store.info('empty')).toBeUndefined();
+      });
+      it('rejects invalid arguments', async () => {
+        const { store } = await subject();
+        await expectCode(store.append('bad name!', drafts(1, 1), { expectedSeq: 0 }), 'STORE_INVALID_ARGUMENT');
+        await expectCode(store.append('s', drafts(1, 1), { expectedSeq: -1 }), 'STORE_INVALID_ARGUMENT');
+      });
+      it('stores canonical values: undefined-valued keys are dropped', async () => {
+        const { store } = await subject();
+        const written: RecordDraft = { ...draft(1), cause: undefined, data: { kept: 1, dropped: undefined, nested: { gone: undefined } } };
+        await store.append('s', [written], { expectedSeq: 0 });
+        const [stored] = await store.read('s');
+        expect(Object.keys(stored!)).not.toContain('cause');
+        expect(stored!.data).toStrictEqual({ kept: 1, nested: {} });
+      });
+    });
+
+    describe('tail', () => {
+      it('emits history, then live appends, with no gap and no duplicate', async () => {
+        const { store } = await withFive();
+        const collected = lastValueFrom(store.tail('s').pipe(take(9), toArray()));
+        await store.append('s', drafts(6, 2), { expectedSeq: 5 });
+        await store.append('s', drafts(8, 2), { expectedSeq: 7 });
+        expect(seqs(await collected)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      });
+      it('starts at from in the middle of the history', async () => {
+        const { store } = await withFive();
+        const collected = lastValueFrom(store.tail('s', 4).pipe(take(3), toArray()));
+        await store.append('s', drafts(6, 1), { expectedSeq: 5 });
+        expect(seqs(await collected)).toEqual([4, 5, 6]);
+      });
+      it('stays gap-free while appends race the history read', async () => {
+        const { store } = await withFive();
+        const collected = lastValueFrom(store.tail('s', 2).pipe(take(44), toArray()));
+        for (let head = 5; head < 45; head += 4) await store.append('s', drafts(head + 1, 4), { expectedSeq: head });
+        expect(seqs(await collected)).toEqual(Array.from({ length: 44 }, (_, index) => index + 2));
+      });
+      it('waits on an unknown stream and completes when the store closes', async () => {
+        const current = await subject();
+        const collected = lastValueFrom(current.store.tail('later').pipe(toArray()));
+        await current.store.append('later', drafts(1, 3), { expectedSeq: 0 });
+        await current.store.close();
+        expect(seqs(await collected)).toEqual([1, 2, 3]);
+      });
+    });
+
+    describe('streams and fork', () => {
+      it('lists streams with their head, creation time and fork parent', async () => {
+        const { store } = await withFive();
+        await store.append('t', drafts(1, 2), { expectedSeq: 0 });
+        await store.fork('s', 3, { newStream: 's-branch' });
+        const listed = await store.streams();
+        expect(listed.map((info) => info.stream).sort()).toEqual(['s', 's-branch', 't']);
+        const byName = new Map(listed.map((info) => [info.stream, info]));
+        expect(byName.get('s')!.head).toBe(5);
+        expect(byName.get('t')!.head).toBe(2);
+        expect(byName.get('s-branch')!.forkedFrom).toEqual({ stream: 's', seq: 3 });
+        expect(byName.get('s')!.forkedFrom).toBeUndefined();
+        expect(typeof byName.get('s')!.createdAt).toBe('number');
+        expect(await store.info('t')).toEqual(byName.get('t'));
+      });
+      it('forks a stream whose records 1..atSeq equal the parent, leaving the parent untouched', async () => {
+        const { store } = await withFive();
+        const parentBefore = await store.read('s');
+        const info = await store.fork('s', 3, { newStream: 'branch' });
+        expect(info).toMatchObject({ stream: 'branch', head: 3, forkedFrom: { stream: 's', seq: 3 } });
+        const branch = await store.read('branch');
+        expect(branch.every((record) => record.stream === 'branch')).toBe(true);
+        expect(withoutStream(branch)).toEqual(withoutStream(parentBefore.slice(0, 3)));
+        expect(await store.read('s')).toEqual(parentBefore);
+        await store.append('branch', [draft(40)], { expectedSeq: 3 });
+        await store.append('s', [draft(60)], { expectedSeq: 5 });
+        expect((await store.read('branch')).map((record) => record.id)).toEqual(['r-1', 'r-2', 'r-3', 'r-40']);
+        expect((await store.read('s')).map((record) => record.id)).toEqual(['r-1', 'r-2', 'r-3', 'r-4', 'r-5', 'r-60']);
+      });
+      it('names the fork itself when no name is given', async () => {
+        const { store } = await withFive();
+        const info = await store.fork('s', 5);
+        expect(info.stream).not.toBe('s');
+        expect(await store.head(info.stream)).toBe(5);
+      });
+      it('rejects bad fork points, unknown parents and taken names', async () => {
+        const { store } = await withFive();
+        await store.append('taken', drafts(1, 1), { expectedSeq: 0 });
+        await expectCode(store.fork('s', 0, { newStream: 'x' }), 'STORE_INVALID_ARGUMENT');
+        await expectCode(store.fork('s', 6, { newStream: 'x' }), 'STORE_INVALID_ARGUMENT');
+        await expectCode(store.fork('missing', 1, { newStream: 'x' }), 'STORE_STREAM_NOT_FOUND');
+        await expectCode(store.fork('s', 2, { newStream: 'taken' }), 'STORE_STREAM_EXISTS');
+        await expectCode(store.fork('s', 2, { newStream: 's' }), 'STORE_STREAM_EXISTS');
+        await expectCode(store.fork('s', 2, { newStream: 'no/slash' }), 'STORE_INVALID_ARGUMENT');
+        expect(await store.info('x')).toBeUndefined();
+        expect(await store.head('taken')).toBe(1);
+      });
+    });
+
+    describe('snapshots', () => {
+      it('loads the latest snapshot, or the latest at or before a seq', async () => {
+        const { store } = await withFive();
+        await store.saveSnapshot('s', { seq: 2, version: 'm@1', at: 10, data: { state: 'two' } });
+        await store.saveSnapshot('s', { seq: 4, version: 'm@1', at: 20, data: { state: 'four' } });
+        expect(await store.loadSnapshot('s')).toEqual({ seq: 4, version: 'm@1', at: 20, data: { state: 'four' } });
+        expect((await store.loadSnapshot('s', { atOrBefore: 4 }))?.seq).toBe(4);
+        expect((await store.loadSnapshot('s', { atOrBefore: 3 }))?.seq).toBe(2);
+        expect(await store.loadSnapshot('s', { atOrBefore: 1 })).toBeUndefined();
+      });
+      it('has no snapshot before the first one is saved', async () => {
+        const { store } = await withFive();
+        expect(await store.loadSnapshot('s')).toBeUndefined();
+      });
+      it('rejects snapshots past the head or of unknown streams', async () => {
+        const { store } = await withFive();
+        await expectCode(store.saveSnapshot('s', { seq: 6, version: 'm@1', at: 1, data: null }), 'STORE_INVALID_ARGUMENT');
+        await expectCode(store.saveSnapshot('nobody', { seq: 1, version: 'm@1', at: 1, data: null }), 'STORE_STREAM_NOT_FOUND');
+      });
+    });
+
+    describe('blobs', () => {
+      it('round-trips bytes and strings under a content address, idempotently', async () => {
+        const { store } = await subject();
+        const bytes = Uint8Array.from([0, 1, 2, 250, 255]);
+        const ref = await store.blobs.put(bytes);
+        expect(ref).toMatch(/^artifact:\/\/blake3\/[0-9a-f]{64}$/);
+        expect(await store.blobs.put(Uint8Array.from(bytes))).toBe(ref);
+        expect(Uint8Array.from(await store.blobs.get(ref))).toEqual(bytes);
+        const text = await store.blobs.put('héllo');
+        expect(Buffer.from(await store.blobs.get(text)).toString('utf8')).toBe('héllo');
+        expect(await store.blobs.put(Buffer.from('héllo', 'utf8'))).toBe(text);
+        expect(await store.blobs.has(ref)).toBe(true);
+      });
+      it('reports unknown and malformed refs', async () => {
+        const { store } = await subject();
+        const unknown: ArtifactRef = `artifact://blake3/${'0'.repeat(64)}`;
+        expect(await store.blobs.has(unknown)).toBe(false);
+        await expectCode(store.blobs.get(unknown), 'BLOB_NOT_FOUND');
+        await expectCode(store.blobs.get('artifact://sha1/abc'), 'STORE_INVALID_ARGUMENT');
+      });
+      it('detects a corrupted blob', async () => {
+        const current = await subject();
+        const ref = await current.store.blobs.put('a blob that will be damaged');
+        await current.corruptBlob(ref);
+        await expectCode(current.store.blobs.get(ref), 'BLOB_CORRUPT');
+      });
+    });
+
+    describe('corruption and lifecycle', () => {
+      it('detects a corrupted record instead of returning it', async () => {
+        const { store, subject: current } = await withFive();
+        await current.corrupt('s', 3);
+        await expectCode(store.read('s'), 'STORE_CORRUPT_RECORD');
+        await expectCode(store.read('s', { from: 3, to: 3 }), 'STORE_CORRUPT_RECORD');
+        expect(seqs(await store.read('s', { to: 2 }))).toEqual([1, 2]);
+        await expectCode(firstValueFrom(store.tail('s', 3)), 'STORE_CORRUPT_RECORD');
+      });
+      it('refuses operations after close', async () => {
+        const { store } = await withFive();
+        await store.close();
+        await store.close();
+        await expectCode(store.read('s'), 'STORE_CLOSED');
+        await expectCode(store.append('s', drafts(6, 1), { expectedSeq: 5 }), 'STORE_CLOSED');
+        await expectCode(store.streams(), 'STORE_CLOSED');
+        await expectCode(firstValueFrom(store.tail('s')), 'STORE_CLOSED');
+      });
+      it('keeps records, heads, meta and snapshots across a reopen', async (context) => {
+        const { store, subject: current } = await withFive();
+        if (current.reopen === undefined) return context.skip();
+        await store.fork('s', 2, { newStream: 'kid' });
+        await store.saveSnapshot('s', { seq: 5, version: 'm@1', at: 5, data: { n: 5 } });
+        const records = await store.read('s');
+        const listed = await store.streams();
+        const again = await current.reopen();
+        expect(await again.read('s')).toEqual(records);
+        expect(await again.head('s')).toBe(5);
+        expect(await again.streams()).toEqual(listed);
+        expect((await again.loadSnapshot('s'))?.data).toEqual({ n: 5 });
+        await again.append('s', drafts(6, 1), { expectedSeq: 5 });
+        await expectCode(again.append('s', drafts(6, 1), { expectedSeq: 5 }), 'STORE_CONFLICT');
+        expect(await again.head('s')).toBe(6);
+      });
+    });
+  });
+}

@@ -1,0 +1,219 @@
+import { existsSync } from 'node:fs';
+import { readdir, readFile, stat, truncate, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ClassicLevel } from 'classic-level';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeValue, openLevelEventStore } from '../../stores/index.js';
+import type { LevelEventStore, LevelEventStoreOptions } from '../../stores/index.js';
+import { describeEventStoreConformance } from './event-store.conformance.js';
+import { holdStreamInAnotherProcess, runBuiltStoreInChild } from './level-child-process.js';
+import type { RawWrite } from './level-child-process.js';
+import { drafts, expectCode, temporaryDirectory } from './store-test-support.js';
+
+let parent: { path: string; remove(): Promise<void> };
+let counter = 0;
+const freshRoot = (): string => join(parent.path, `store-${++counter}`);
+
+beforeAll(async () => {
+  parent = await temporaryDirectory('rein-level-store-');
+});
+afterAll(async () => {
+  await parent.remove();
+});
+
+describeEventStoreConformance({
+  name: 'level',
+  async open() {
+    const root = freshRoot();
+    let store = await openLevelEventStore(root);
+    return {
+      store,
+      corrupt: (stream, seq) => store.corruptRecordForTesting(stream, seq),
+      corruptBlob: async (ref) => {
+        const path = store.blobs.pathOf(ref);
+        const bytes = await readFile(path);
+        bytes[0] = bytes[0]! ^ 0x01;
+        await writeFile(path, bytes);
+      },
+      reopen: async () => {
+        await store.close();
+        store = await openLevelEventStore(root);
+        return store;
+      },
+    };
+  },
+});
+
+/** The `.log` files (write-ahead logs) of a stream database, largest first. */
+async function writeAheadLogs(root: string, stream: string): Promise<string[]> {
+  const directory = join(root, 'streams', stream);
+  const logs = (await readdir(directory)).filter((name) => name.endsWith('.log')).map((name) => join(directory, name));
+  const sized = await Promise.all(logs.map(async (path) => ({ path, size: (await stat(path)).size })));
+  return sized.filter((log) => log.size > 0).sort((left, right) => right.size - left.size).map((log) => log.path);
+}
+
+/** Stored records `first..first + count - 1` of stream `s`, as raw LevelDB writes another process can apply. */
+function rawRecords(first: number, count: number, padding = 0): RawWrite[] {
+  return drafts(first, count).map((draft, index) => {
+    const seq = first + index;
+    const record = { stream: 's', seq, ...draft, data: { index: seq, padding: 'p'.repeat(padding) } };
+    return { key: `e!${seq.toString(16).padStart(16, '0')}`, value: encodeValue(record) };
+  });
+}
+
+async function storeWithRecords(count: number, options: LevelEventStoreOptions = {}): Promise<{ root: string; store: LevelEventStore }> {
+  const root = freshRoot();
+  const store = await openLevelEventStore(root, options);
+  for (let head = 0; head < count; head += 10) await store.append('s', drafts(head + 1, 10), { expectedSeq: head });
+  return { root, store };
+}
+
+describe('LevelEventStore', () => {
+  it('never creates directories when reading streams that do not exist', async () => {
+    const root = freshRoot();
+    const store = await openLevelEventStore(root);
+    expect(await store.read('ghost')).toEqual([]);
+    expect(await store.head('ghost')).toBe(0);
+    expect(await store.info('ghost')).toBeUndefined();
+    expect(await store.streams()).toEqual([]);
+    await expectCode(store.fork('ghost', 1), 'STORE_STREAM_NOT_FOUND');
+    await store.close();
+    expect(existsSync(root)).toBe(false);
+  });
+
+  it('reads a stream another process holds, and refuses to write it with STORE_LOCKED', async () => {
+    const { root, store } = await storeWithRecords(20);
+    await store.saveSnapshot('s', { seq: 20, version: 'm@1', at: 1, data: 'snap' });
+    await store.close();
+    const holder = await holdStreamInAnotherProcess({
+      directory: join(root, 'streams', 's'),
+      configFile: join(root, 'holder.json'),
+      before: rawRecords(21, 1),
+    });
+    const reader = await openLevelEventStore(root);
+    try {
+      expect((await reader.read('s')).map((record) => record.seq)).toEqual(Array.from({ length: 21 }, (_, index) => index + 1));
+      expect(await reader.head('s')).toBe(21);
+      expect((await reader.info('s'))?.head).toBe(21);
+      expect((await reader.streams()).map((info) => [info.stream, info.head])).toEqual([['s', 21]]);
+      expect((await reader.loadSnapshot('s'))?.data).toBe('snap');
+      await expectCode(reader.append('s', drafts(22, 1), { expectedSeq: 21 }), 'STORE_LOCKED');
+      await expectCode(reader.saveSnapshot('s', { seq: 21, version: 'm@1', at: 1, data: null }), 'STORE_LOCKED');
+      expect((await reader.fork('s', 21, { newStream: 'copy' })).head).toBe(21);
+    } finally {
+      await holder.release();
+    }
+    await reader.append('s', drafts(22, 1), { expectedSeq: 21 });
+    expect(await reader.head('s')).toBe(22);
+    await reader.close();
+  });
+
+  it('reads gap-free prefixes of a stream another process is writing and compacting', async () => {
+    const { root, store } = await storeWithRecords(10);
+    await store.close();
+    const total = 6000;
+    const holder = await holdStreamInAnotherProcess({
+      directory: join(root, 'streams', 's'),
+      configFile: join(root, 'holder.json'),
+      before: [],
+      after: rawRecords(11, total - 10, 600),
+    });
+    const reader = await openLevelEventStore(root);
+    const heads: number[] = [];
+    try {
+      let finished = false;
+      void holder.done.then(() => (finished = true));
+      while (!finished || heads.at(-1) !== total) {
+        const records = await reader.read('s');
+        expect(records.every((record, index) => record.seq === index + 1)).toBe(true);
+        heads.push(records.length);
+      }
+    } finally {
+      await holder.release();
+      await reader.close();
+    }
+    expect(heads).toEqual([...heads].sort((left, right) => left - right));
+    expect(heads.at(-1)).toBe(total);
+  }, 60_000);
+
+  it('raises STORE_CODEC_MISMATCH when a stream was written with another codec', async () => {
+    const { root, store } = await storeWithRecords(10);
+    await store.close();
+    const database = new ClassicLevel<string, string>(join(root, 'streams', 's'));
+    const meta = JSON.parse((await database.get('m!meta'))!) as { codec: { id: string } };
+    meta.codec.id = 'someone-else/9';
+    await database.put('m!meta', JSON.stringify(meta));
+    await database.close();
+    const reopened = await openLevelEventStore(root);
+    await expectCode(reopened.read('s'), 'STORE_CODEC_MISMATCH');
+    await expectCode(reopened.append('s', drafts(11, 1), { expectedSeq: 10 }), 'STORE_CODEC_MISMATCH');
+    await reopened.close();
+  });
+
+  it('reports a truncated write-ahead log instead of returning a shorter stream', async () => {
+    const { root, store } = await storeWithRecords(40);
+    await store.close();
+    const [log] = await writeAheadLogs(root, 's');
+    await truncate(log!, Math.floor((await stat(log!)).size / 2));
+    const reopened = await openLevelEventStore(root);
+    await expectCode(reopened.read('s'), 'STORE_CORRUPT_RECORD');
+    await expectCode(reopened.head('s'), 'STORE_CORRUPT_RECORD');
+    await reopened.close();
+  });
+
+  it('reports a bit-flipped write-ahead log, on this open and every later one', async () => {
+    const { root, store } = await storeWithRecords(40);
+    await store.close();
+    const [log] = await writeAheadLogs(root, 's');
+    const bytes = await readFile(log!);
+    const middle = Math.floor(bytes.length / 2);
+    bytes[middle] = bytes[middle]! ^ 0x10;
+    await writeFile(log!, bytes);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const reopened = await openLevelEventStore(root);
+      await expectCode(reopened.read('s'), 'STORE_CORRUPT_RECORD');
+      await reopened.close();
+    }
+  });
+
+  it('keeps appending and reading when more streams are used than may stay open', async () => {
+    const root = freshRoot();
+    const store = await openLevelEventStore(root, { maxOpenStreams: 2 });
+    const names = ['a', 'b', 'c', 'd', 'e'];
+    for (const round of [0, 1, 2]) {
+      await Promise.all(names.map((name) => store.append(name, drafts(round * 2 + 1, 2), { expectedSeq: round * 2 })));
+    }
+    for (const name of names) expect((await store.read(name)).map((record) => record.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect((await store.streams()).map((info) => info.head)).toEqual([6, 6, 6, 6, 6]);
+    await store.close();
+  });
+
+  describe('relaxed durability', () => {
+    it('acknowledges appends, group-commits them, and keeps them across a reopen', async () => {
+      const { root, store } = await storeWithRecords(30, { durability: 'relaxed', groupCommitIntervalMs: 5 });
+      expect(await store.head('s')).toBe(30);
+      await store.append('s', drafts(31, 1), { expectedSeq: 30, sync: true });
+      await store.append('s', drafts(32, 1), { expectedSeq: 31 });
+      await store.flush();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await store.close();
+      const reopened = await openLevelEventStore(root);
+      expect(await reopened.head('s')).toBe(32);
+      await reopened.close();
+    });
+
+    it.skipIf(!existsSync(new URL('../../dist/stores/index.js', import.meta.url)))(
+      'loses no acknowledged append when the writing process is killed (built store in a child process)',
+      async () => {
+        const root = freshRoot();
+        const acknowledged = await runBuiltStoreInChild(root, 200);
+        const reopened = await openLevelEventStore(root);
+        expect(await reopened.head('s')).toBeGreaterThanOrEqual(acknowledged);
+        expect((await reopened.read('s')).map((record) => record.seq)).toEqual(
+          Array.from({ length: await reopened.head('s') }, (_, index) => index + 1),
+        );
+        await reopened.close();
+      },
+    );
+  });
+});
