@@ -1,0 +1,104 @@
+import { createActor, type Actor } from 'xstate';
+import type { StateValue } from '../../models/actor.records.js';
+import type { RecordEnvelope } from '../../models/envelope.js';
+import type { SessionCreated } from '../../models/session.records.js';
+import { sessionMachine, type SessionContext, type SessionEvent } from '../../machines/session.machine.js';
+import { ReinError } from './host-errors.js';
+import { StepCollector, type DerivedDraft } from './step-collector.js';
+
+/** The actor path of a session's root agent. */
+export const rootPath = 'root';
+
+type RootActor = Actor<typeof sessionMachine>;
+
+const eventOf = (record: Pick<RecordEnvelope, 'type' | 'data'>): SessionEvent =>
+  ({ ...(record.data as Record<string, unknown>), type: record.type }) as SessionEvent;
+
+/**
+ * A session's actor tree plus the collector that turns its transitions into records. Deterministic: the same
+ * input records always produce the same derived drafts, which is what lets replay verify a log.
+ */
+export class ActorTree {
+  private constructor(
+    private readonly root: RootActor,
+    private readonly collector: StepCollector,
+  ) {}
+
+  /** Build the tree for `session.created` and return it with the records its initial transition produced. */
+  static create(created: SessionCreated, options: { inspect?: (event: unknown) => void } = {}): { tree: ActorTree; drafts: DerivedDraft[] } {
+    const collector = new StepCollector();
+    const root = createActor(sessionMachine, {
+      id: rootPath,
+      systemId: rootPath,
+      input: { path: rootPath, sessionId: created.sessionId, budgets: created.budgets },
+      inspect: ActorTree.inspector(collector, options.inspect),
+    });
+    root.start();
+    const tree = new ActorTree(root, collector);
+    tree.assertHealthy();
+    return { tree, drafts: collector.drain() };
+  }
+
+  /** Rebuild the tree from a persisted snapshot; nothing is recorded while restoring. */
+  static restore(persisted: unknown, options: { inspect?: (event: unknown) => void } = {}): ActorTree {
+    const collector = new StepCollector();
+    collector.muted = true;
+    const root = createActor(sessionMachine, {
+      id: rootPath,
+      systemId: rootPath,
+      snapshot: persisted as never,
+      input: undefined as never,
+      inspect: ActorTree.inspector(collector, options.inspect),
+    });
+    root.start();
+    collector.drain();
+    collector.muted = false;
+    const tree = new ActorTree(root, collector);
+    tree.assertHealthy();
+    return tree;
+  }
+
+  private static inspector(collector: StepCollector, extra?: (event: unknown) => void) {
+    if (!extra) return collector.inspect;
+    return (event: Parameters<StepCollector['inspect']>[0]) => {
+      collector.inspect(event);
+      extra(event);
+    };
+  }
+
+  /** Deliver one input record to the actor its envelope names and return the derived drafts of that step. */
+  apply(record: Pick<RecordEnvelope, 'type' | 'data' | 'actor'>): DerivedDraft[] {
+    const target = record.actor === rootPath ? this.root : this.root.system.get(record.actor);
+    if (target) target.send(eventOf(record));
+    this.assertHealthy();
+    return this.collector.drain();
+  }
+
+  get done(): boolean {
+    return this.root.getSnapshot().status === 'done';
+  }
+
+  get value(): StateValue {
+    return this.root.getSnapshot().value as StateValue;
+  }
+
+  get context(): SessionContext {
+    return this.root.getSnapshot().context;
+  }
+
+  /** The XState persisted snapshot of the whole tree (children included). */
+  persisted(): unknown {
+    return this.root.getPersistedSnapshot();
+  }
+
+  stop(): void {
+    this.root.stop();
+  }
+
+  private assertHealthy(): void {
+    const snapshot = this.root.getSnapshot();
+    if (snapshot.status === 'error') {
+      throw new ReinError('MACHINE_ERROR', `the session machine failed: ${String(snapshot.error)}`, { cause: snapshot.error });
+    }
+  }
+}

@@ -1,0 +1,38 @@
+/** Stable codes of errors the runtime raises; README lists each one. */
+export type HostErrorCode =
+  | 'REPLAY_DIVERGENCE'
+  | 'MACHINE_ERROR'
+  | 'SESSION_NOT_FOUND'
+  | 'SESSION_INVALID'
+  | 'SESSION_ENDED'
+  | 'SCRIPT_INVALID'
+  | 'INPUT_INVALID'
+  | 'RESUME_BLOCKED'
+  | 'FORK_NOT_AT_BOUNDARY'
+  | 'USAGE';
+
+/** Base class for runtime errors that cross a boundary: a stable `code` and the underlying `cause`. */
+export class ReinError extends Error {
+  readonly code: HostErrorCode;
+  constructor(code: HostErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ReinError';
+    this.code = code;
+  }
+}
+
+/** Replay regenerated records that differ from the stored ones: the first differing seq is named. */
+export class DivergenceError extends ReinError {
+  readonly stream: string;
+  readonly seq: number;
+  readonly expected: unknown;
+  readonly actual: unknown;
+  constructor(options: { stream: string; seq: number; expected: unknown; actual: unknown; detail: string }) {
+    super('REPLAY_DIVERGENCE', `replay of ${options.stream} diverged at seq ${options.seq}: ${options.detail}`);
+    this.name = 'DivergenceError';
+    this.stream = options.stream;
+    this.seq = options.seq;
+    this.expected = options.expected;
+    this.actual = options.actual;
+  }
+}

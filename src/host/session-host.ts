@@ -1,0 +1,318 @@
+import { Subject } from 'rxjs';
+import type { RecordDraft, RecordEnvelope } from '../../models/envelope.js';
+import type { EffectKind } from '../../models/effect.records.js';
+import { isRecordType, recordTypes, recordVersion as versionOf } from '../../models/records.js';
+import type { SessionOutcome } from '../../models/session.records.js';
+import type { Usage } from '../../models/budgets.js';
+import type { StateValue } from '../../models/actor.records.js';
+import type { EventStore } from '../../stores/event-store.js';
+import type { EffectExecutors, EffectRequest, FactDraft, Settlement } from '../effects/effect.js';
+import { rootPath, type ActorTree } from './actor-tree.js';
+import { ReinError } from './host-errors.js';
+import type { LiveEvent } from './live-events.js';
+import { createIdGenerator } from './record-ids.js';
+
+/** An input for one step: the host stamps ids, time and seq. `actor` defaults to the root agent. */
+export interface InputDraft {
+  type: string;
+  data: Record<string, unknown>;
+  actor?: string;
+  cause?: string;
+  corr?: string;
+  /** Facts written in the same batch, before the input (e.g. `tool.started` of a read-only tool). */
+  facts?: readonly FactDraft[];
+}
+
+/** How a session run stopped: one of the final outcomes, or `paused` (waiting for a person, resumable). */
+export interface SessionResult {
+  sessionId: string;
+  status: SessionOutcome | 'paused' | 'interrupted';
+  reason?: string;
+  head: number;
+  usage: Usage;
+}
+
+export interface SessionHostOptions {
+  store: EventStore;
+  stream: string;
+  tree: ActorTree;
+  head: number;
+  /** The host clock at `session.created` (epoch ms); `elapsedMs` counts from it. */
+  createdAt: number;
+  executors: EffectExecutors;
+  machineVersion: string;
+  clock?: () => number;
+  newId?: () => string;
+  /** Save a snapshot whenever this many records were appended since the last one; 0 disables. */
+  snapshotEvery?: number;
+  lastSnapshotSeq?: number;
+}
+
+interface RunningEffect {
+  controller: AbortController;
+  kind: EffectKind;
+}
+
+/**
+ * Runs one session: the step loop (apply one input → collect every derived record → append them as one atomic,
+ * synced batch → only then start the requested effects), the effect runner, and the live subjects hosts subscribe
+ * to. All appends go through one queue, so the stream has exactly one writer and seqs never interleave.
+ */
+export class SessionHost {
+  /** Every record as soon as it is durable, in seq order. */
+  readonly records$ = new Subject<RecordEnvelope>();
+  /** Ephemeral progress (model deltas, effect start/finish) that is never persisted. */
+  readonly live$ = new Subject<LiveEvent>();
+  readonly stream: string;
+
+  private readonly store: EventStore;
+  private readonly tree: ActorTree;
+  private readonly executors: EffectExecutors;
+  private readonly clock: () => number;
+  private readonly newId: () => string;
+  private readonly createdAt: number;
+  private readonly snapshotEvery: number;
+  private readonly machineVersion: string;
+  private head: number;
+  private lastSnapshotSeq: number;
+  private chain: Promise<unknown> = Promise.resolve();
+  private queued = 0;
+  private readonly running = new Map<string, RunningEffect>();
+  private readonly toolLanes = new Map<string, Promise<unknown>>();
+  private broken: Error | undefined;
+  private interrupted = false;
+  private endedRecord: RecordEnvelope | undefined;
+  private quietWaiters: Array<() => void> = [];
+
+  constructor(options: SessionHostOptions) {
+    this.store = options.store;
+    this.stream = options.stream;
+    this.tree = options.tree;
+    this.head = options.head;
+    this.createdAt = options.createdAt;
+    this.executors = options.executors;
+    this.machineVersion = options.machineVersion;
+    this.clock = options.clock ?? Date.now;
+    this.newId = options.newId ?? createIdGenerator();
+    this.snapshotEvery = options.snapshotEvery ?? 0;
+    this.lastSnapshotSeq = options.lastSnapshotSeq ?? 0;
+  }
+
+  get headSeq(): number {
+    return this.head;
+  }
+
+  get isDone(): boolean {
+    return this.tree.done;
+  }
+
+  /** The root agent's current state value and context. */
+  snapshot(): { value: StateValue; usage: Usage; head: number } {
+    return { value: this.tree.value, usage: this.tree.context.usage, head: this.head };
+  }
+
+  /** The XState persisted snapshot of the whole actor tree. */
+  persisted(): unknown {
+    return this.tree.persisted();
+  }
+
+  /** The effects running right now, by id. */
+  runningEffects(): string[] {
+    return [...this.running.keys()];
+  }
+
+  /**
+   * Apply one input: validate it, deliver it to its actor, append it with every derived record as one batch, then
+   * start the effects that batch requested. Rejects with `INPUT_INVALID` (nothing written) for malformed data.
+   */
+  step(input: InputDraft): Promise<RecordEnvelope[]> {
+    const schema = isRecordType(input.type) ? recordTypes[input.type] : undefined;
+    if (!schema || schema.class !== 'input') return Promise.reject(new ReinError('INPUT_INVALID', `${input.type} is not an input record type`));
+    const parsed = schema.data.safeParse(input.data);
+    if (!parsed.success) return Promise.reject(new ReinError('INPUT_INVALID', `${input.type}: ${parsed.error.message}`, { cause: parsed.error }));
+    return this.enqueue(async () => {
+      if (this.tree.done) return [];
+      if (this.interrupted) throw new ReinError('SESSION_ENDED', 'the session was interrupted; resume it to continue');
+      const at = this.clock();
+      const record: RecordDraft = { id: this.newId(), type: input.type, v: versionOf(input.type), at, actor: input.actor ?? rootPath, data: parsed.data, ...(input.cause ? { cause: input.cause } : {}), ...(input.corr ? { corr: input.corr } : {}) };
+      const derived = this.tree.apply(record);
+      const drafts: RecordDraft[] = input.facts ? this.factDrafts(input.facts, at, input.actor, input.cause) : [];
+      drafts.push(record);
+      for (const draft of derived) drafts.push({ id: this.newId(), v: versionOf(draft.type), at, cause: record.id, ...draft });
+      const stored = await this.append(drafts, true);
+      await this.maybeSnapshot();
+      for (const entry of stored) if (entry.type === 'effect.requested') this.startEffect(entry);
+      if (this.tree.done) this.finish(stored);
+      return stored;
+    });
+  }
+
+  /** Append runtime facts (not machine output) as one batch in the same queue as steps. */
+  recordFacts(facts: readonly FactDraft[], options: { actor?: string; cause?: string; sync?: boolean } = {}): Promise<RecordEnvelope[]> {
+    return this.enqueue(async () => this.append(this.factDrafts(facts, this.clock(), options.actor, options.cause), options.sync ?? true));
+  }
+
+  private factDrafts(facts: readonly FactDraft[], at: number, actor: string | undefined, cause: string | undefined): RecordDraft[] {
+    return facts.map((fact): RecordDraft => ({ id: this.newId(), v: versionOf(fact.type), at, actor: actor ?? rootPath, ...(cause ? { cause } : {}), ...fact }));
+  }
+
+  /** Start an effect whose `effect.requested` record is already durable (after a step, or on resume). */
+  startEffect(record: RecordEnvelope): void {
+    const data = record.data as { effectId: string; kind: EffectKind; args: Record<string, unknown> };
+    if (this.running.has(data.effectId)) return;
+    const request: EffectRequest = { effectId: data.effectId, kind: data.kind, actor: record.actor, args: data.args, recordId: record.id, ...(record.corr ? { corr: record.corr } : {}) };
+    const controller = new AbortController();
+    this.running.set(request.effectId, { controller, kind: request.kind });
+    const run = () => this.execute(request, controller);
+    if (request.kind === 'executeTool') {
+      const lane = (this.toolLanes.get(request.actor) ?? Promise.resolve()).then(run);
+      this.toolLanes.set(request.actor, lane);
+    } else {
+      void run();
+    }
+  }
+
+  /** Cancel the session: the machine moves to `cancelled` and every running effect is aborted. */
+  async cancel(reason: string): Promise<void> {
+    if (this.tree.done) return;
+    await this.step({ type: 'session.cancelled', data: { reason } });
+  }
+
+  /**
+   * Stop without ending the session: abort running effects and drop their settlements, so they stay in doubt and
+   * `resume` resolves them by policy. Records `session.interrupted`.
+   */
+  async interrupt(reason: string): Promise<void> {
+    if (this.interrupted || this.tree.done) return;
+    this.interrupted = true;
+    const running = [...this.running.keys()];
+    for (const effect of this.running.values()) effect.controller.abort(new ReinError('SESSION_ENDED', `interrupted: ${reason}`));
+    await this.recordFacts([{ type: 'session.interrupted', data: { reason, running } }]);
+  }
+
+  /**
+   * Resolves when nothing is queued and no effect is running: the session either ended (`done`) or waits for
+   * someone (`paused`: an approval, a confirmation, or a new message).
+   */
+  whenQuiet(): Promise<SessionResult> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (this.broken) return reject(this.broken);
+        if (this.queued > 0 || this.running.size > 0) return this.quietWaiters.push(check);
+        resolve(this.result());
+      };
+      check();
+    });
+  }
+
+  /** The session's result as of now. */
+  result(): SessionResult {
+    const context = this.tree.context;
+    const ended = this.endedRecord?.data as { status: SessionOutcome; reason?: string } | undefined;
+    return {
+      sessionId: this.stream,
+      status: ended?.status ?? (this.interrupted ? 'interrupted' : 'paused'),
+      ...(ended?.reason ?? context.endReason ? { reason: ended?.reason ?? context.endReason ?? undefined } : {}),
+      head: this.head,
+      usage: context.usage,
+    };
+  }
+
+  private async execute(request: EffectRequest, controller: AbortController): Promise<void> {
+    const executor = this.executors[request.kind];
+    const started = this.clock();
+    const label = request.kind === 'executeTool' && typeof request.args.name === 'string' ? request.args.name : request.kind;
+    this.live$.next({ type: 'effect.started', actor: request.actor, effectId: request.effectId, kind: request.kind, label });
+    let settlement: Settlement;
+    try {
+      if (!executor) throw new ReinError('MACHINE_ERROR', `no executor for effect kind ${request.kind}`);
+      settlement = await executor.execute(request, {
+        sessionId: this.stream,
+        signal: controller.signal,
+        recordFacts: async (facts, options) => {
+          await this.recordFacts(facts, { actor: request.actor, cause: request.recordId, ...(options?.sync === undefined ? {} : { sync: options.sync }) });
+        },
+        live: (event) => this.live$.next(event),
+        now: () => this.clock(),
+        elapsedMs: () => this.clock() - this.createdAt,
+      });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const code = (error as { code?: unknown }).code;
+      settlement = { type: 'effect.failed', data: { effectId: request.effectId, error: { code: typeof code === 'string' ? code : 'EFFECT_FAILED', message }, elapsedMs: this.clock() - this.createdAt } };
+    }
+    const ok = settlement.type !== 'effect.failed' && settlement.type !== 'model.failed' && settlement.data.status !== 'error';
+    this.live$.next({ type: 'effect.finished', actor: request.actor, effectId: request.effectId, kind: request.kind, label, ok, durationMs: this.clock() - started });
+    try {
+      if (!this.broken && !this.tree.done && !this.interrupted) {
+        await this.step({
+          type: settlement.type,
+          data: settlement.data,
+          actor: request.actor,
+          cause: request.recordId,
+          ...(settlement.corr ?? request.corr ? { corr: settlement.corr ?? request.corr } : {}),
+          ...(settlement.facts ? { facts: settlement.facts } : {}),
+        });
+      }
+    } catch (error) {
+      this.fail(error);
+    } finally {
+      this.running.delete(request.effectId);
+      this.wakeQuietWaiters();
+    }
+  }
+
+  private enqueue<T>(work: () => Promise<T>): Promise<T> {
+    if (this.broken) return Promise.reject(this.broken);
+    this.queued++;
+    const next = this.chain.then(async () => {
+      if (this.broken) throw this.broken;
+      return work();
+    });
+    this.chain = next.then(
+      () => this.settleQueued(),
+      (error: unknown) => {
+        this.fail(error);
+        this.settleQueued();
+      },
+    );
+    return next;
+  }
+
+  private settleQueued(): void {
+    this.queued--;
+    this.wakeQuietWaiters();
+  }
+
+  private async append(drafts: RecordDraft[], sync: boolean): Promise<RecordEnvelope[]> {
+    const stored = await this.store.append(this.stream, drafts, { expectedSeq: this.head, sync });
+    this.head = stored[stored.length - 1]?.seq ?? this.head;
+    for (const record of stored) this.records$.next(record);
+    return stored;
+  }
+
+  private async maybeSnapshot(): Promise<void> {
+    if (this.snapshotEvery <= 0 || this.head - this.lastSnapshotSeq < this.snapshotEvery) return;
+    await this.store.saveSnapshot(this.stream, { seq: this.head, version: this.machineVersion, at: this.clock(), data: this.tree.persisted() });
+    this.lastSnapshotSeq = this.head;
+  }
+
+  private finish(stored: readonly RecordEnvelope[]): void {
+    this.endedRecord = stored.find((record) => record.type === 'session.ended' && record.actor === rootPath) ?? this.endedRecord;
+    for (const effect of this.running.values()) effect.controller.abort(new ReinError('SESSION_ENDED', 'the session ended'));
+  }
+
+  private fail(error: unknown): void {
+    if (this.broken) return;
+    this.broken = error instanceof Error ? error : new Error(String(error));
+    for (const effect of this.running.values()) effect.controller.abort(this.broken);
+    this.wakeQuietWaiters();
+  }
+
+  private wakeQuietWaiters(): void {
+    if (this.queued > 0 || (this.running.size > 0 && !this.broken)) return;
+    const waiters = this.quietWaiters;
+    this.quietWaiters = [];
+    for (const waiter of waiters) waiter();
+  }
+}

@@ -1,0 +1,97 @@
+import type { ActorRefLike, InspectionEvent } from 'xstate';
+import type { StateValue } from '../../models/actor.records.js';
+import type { EmitRecordParams, RequestEffectParams } from '../../machines/session.machine.js';
+
+/** A record a machine produced during a step, before the host stamps `id`, `at`, `cause` and `seq`. */
+export interface DerivedDraft {
+  type: string;
+  actor: string;
+  data: Record<string, unknown>;
+  corr?: string;
+}
+
+interface ActorState {
+  path: string;
+  value: StateValue | null;
+  valueKey: string;
+  context: unknown;
+  pending: DerivedDraft[];
+}
+
+const pathOf = (ref: ActorRefLike): string => {
+  const context = (ref.getSnapshot() as { context?: { path?: unknown } } | undefined)?.context;
+  if (typeof context?.path === 'string') return context.path;
+  return (ref as { id?: string }).id ?? 'unknown';
+};
+
+const draftOfAction = (path: string, action: { type: string; params?: unknown }): DerivedDraft | undefined => {
+  if (action.type === 'requestEffect') {
+    const params = action.params as RequestEffectParams;
+    const callId = typeof params.args.callId === 'string' ? params.args.callId : undefined;
+    return { type: 'effect.requested', actor: path, data: { effectId: params.effectId, kind: params.kind, args: params.args }, ...(callId ? { corr: callId } : {}) };
+  }
+  if (action.type === 'emitRecord') {
+    const params = action.params as EmitRecordParams & { corr?: string };
+    return { type: params.type, actor: path, data: params.data, ...(params.corr ? { corr: params.corr } : {}) };
+  }
+  return undefined;
+};
+
+/**
+ * Turns XState's inspection stream into derived records. An actor's requested effects and emitted records are held
+ * until its next snapshot, so each step lists `actor.transitioned` first and then what that transition asked for.
+ * Output order depends only on the order XState processes events, so replay regenerates it exactly.
+ */
+export class StepCollector {
+  private readonly actors = new Map<ActorRefLike, ActorState>();
+  private drafts: DerivedDraft[] = [];
+  /** While muted (restoring from a snapshot) the collector learns state values but records nothing. */
+  muted = false;
+
+  readonly inspect = (event: InspectionEvent): void => {
+    if (event.type === '@xstate.action') {
+      const state = this.stateOf(event.actorRef);
+      const draft = draftOfAction(state.path, event.action);
+      if (draft && !this.muted) state.pending.push(draft);
+      return;
+    }
+    if (event.type !== '@xstate.snapshot') return;
+    const snapshot = event.snapshot as { value?: StateValue; context?: unknown; status?: string };
+    if (snapshot.value === undefined) return;
+    const state = this.stateOf(event.actorRef);
+    const valueKey = typeof snapshot.value === 'string' ? snapshot.value : JSON.stringify(snapshot.value);
+    const changed = valueKey !== state.valueKey || snapshot.context !== state.context;
+    if (changed && !this.muted) {
+      this.drafts.push({ type: 'actor.transitioned', actor: state.path, data: { actor: state.path, event: event.event.type, from: state.value, to: snapshot.value } });
+    }
+    state.value = snapshot.value;
+    state.valueKey = valueKey;
+    state.context = snapshot.context;
+    if (state.pending.length > 0) {
+      for (const draft of state.pending) this.drafts.push(draft);
+      state.pending = [];
+    }
+    if (snapshot.status === 'done' || snapshot.status === 'stopped') this.actors.delete(event.actorRef);
+  };
+
+  /** Take everything collected since the last drain, including actions of actors that emitted no snapshot. */
+  drain(): DerivedDraft[] {
+    for (const state of this.actors.values()) {
+      if (state.pending.length === 0) continue;
+      for (const draft of state.pending) this.drafts.push(draft);
+      state.pending = [];
+    }
+    const drafts = this.drafts;
+    this.drafts = [];
+    return drafts;
+  }
+
+  private stateOf(ref: ActorRefLike): ActorState {
+    let state = this.actors.get(ref);
+    if (!state) {
+      state = { path: pathOf(ref), value: null, valueKey: '', context: undefined, pending: [] };
+      this.actors.set(ref, state);
+    }
+    return state;
+  }
+}

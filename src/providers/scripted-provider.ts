@@ -1,0 +1,67 @@
+import { readFile } from 'node:fs/promises';
+import type { ModelEvent, ModelRequest } from '../../models/model-contract.js';
+import { Script, type ScriptTurn } from '../../models/script.js';
+import { ReinError } from '../host/host-errors.js';
+import type { ModelProvider } from './provider.js';
+
+/** Rough token estimate for scripted usage: one token per four characters, at least one. */
+const estimateTokens = (text: string): number => Math.max(1, Math.ceil(text.length / 4));
+
+const turnFor = (script: Script, request: ModelRequest): ScriptTurn | undefined => {
+  const turns = request.role === undefined ? script.turns : script.agents[request.role]?.turns;
+  return turns?.[request.turn - 1];
+};
+
+/** Parse and validate a script object; a malformed script is a `SCRIPT_INVALID` error naming the problem. */
+export const parseScript = (value: unknown, source = 'script'): Script => {
+  const parsed = Script.safeParse(value);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
+    throw new ReinError('SCRIPT_INVALID', `${source} is not a valid script: ${problems}`);
+  }
+  return parsed.data;
+};
+
+/** Read a JSON script file from disk and validate it. */
+export const loadScript = async (path: string): Promise<Script> => {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new ReinError('SCRIPT_INVALID', `cannot read script ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    return parseScript(JSON.parse(text), path);
+  } catch (error) {
+    if (error instanceof ReinError) throw error;
+    throw new ReinError('SCRIPT_INVALID', `${path} is not valid JSON: ${(error as Error).message}`, { cause: error });
+  }
+};
+
+/**
+ * The embedded default model: plays a script's turns in order (`agents.<role>.turns` for child agents), streaming
+ * text in a few chunks like a real model would. Running out of turns is a `script_exhausted` provider error.
+ */
+export const createScriptedProvider = (script: Script, options: { source?: string } = {}): ModelProvider => ({
+  name: 'scripted',
+  model: 'script',
+  ...(options.source === undefined ? {} : { source: options.source }),
+  async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
+    yield { type: 'started', model: 'script' };
+    const turn = turnFor(script, request);
+    if (!turn) {
+      const who = request.role === undefined ? 'the script' : `agents.${request.role}`;
+      yield { type: 'error', error: { code: 'script_exhausted', message: `${who} has no turn ${request.turn}`, retryable: false } };
+      return;
+    }
+    if (turn.reasoning) yield { type: 'reasoning-delta', text: turn.reasoning };
+    for (let index = 0; index < turn.text.length; index += 64) yield { type: 'text-delta', text: turn.text.slice(index, index + 64) };
+    for (const [index, call] of turn.toolCalls.entries()) {
+      yield { type: 'tool-intent', providerCallId: `script-${request.turn}-${index}`, name: call.name, arguments: call.arguments };
+    }
+    const last = request.messages[request.messages.length - 1];
+    const input = estimateTokens(last ? last.content : '');
+    yield { type: 'usage', usage: turn.usage ?? { inputTokens: input, outputTokens: estimateTokens(turn.text + JSON.stringify(turn.toolCalls)) } };
+    yield { type: 'finished', stopReason: turn.toolCalls.length > 0 ? 'tool_use' : 'end_turn' };
+  },
+});
