@@ -1,0 +1,30 @@
+import type { Budgets } from '../../models/budgets.js';
+import { ReinError } from '../host/host-errors.js';
+
+export interface BudgetOptions {
+  maxTurns?: string;
+  maxToolCalls?: string;
+  maxTokens?: string;
+  maxWallTime?: string;
+}
+
+const positive = (flag: string, value: string | undefined): number | undefined => {
+  if (value === undefined) return undefined;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed <= 0) throw new ReinError('USAGE', `${flag} must be a positive integer, got ${JSON.stringify(value)}`);
+  return parsed;
+};
+
+/** Budgets given on the command line; absent flags keep the defaults. */
+export const budgetsOf = (options: BudgetOptions): Partial<Budgets> => {
+  const budgets: Partial<Budgets> = {};
+  const turns = positive('--max-turns', options.maxTurns);
+  const toolCalls = positive('--max-tool-calls', options.maxToolCalls);
+  const tokens = positive('--max-tokens', options.maxTokens);
+  const wallTime = positive('--max-wall-time', options.maxWallTime);
+  if (turns !== undefined) budgets.maxTurns = turns;
+  if (toolCalls !== undefined) budgets.maxToolCalls = toolCalls;
+  if (tokens !== undefined) budgets.maxTokens = tokens;
+  if (wallTime !== undefined) budgets.maxWallTimeMs = wallTime;
+  return budgets;
+};

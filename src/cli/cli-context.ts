@@ -1,0 +1,39 @@
+import { resolve } from 'node:path';
+import { mkdir, stat } from 'node:fs/promises';
+import type { EventStore } from '../../stores/event-store.js';
+import { openLevelEventStore } from '../../stores/index.js';
+import { ReinError } from '../host/host-errors.js';
+
+/** Options every command shares. */
+export interface CommonOptions {
+  workspace?: string;
+  store?: string;
+  json?: boolean;
+  relaxed?: boolean;
+}
+
+/** Resolve the workspace (default: the current directory); it must be an existing directory. */
+export const workspaceOf = async (options: CommonOptions): Promise<string> => {
+  const workspace = resolve(options.workspace ?? process.cwd());
+  const info = await stat(workspace).catch(() => undefined);
+  if (!info?.isDirectory()) throw new ReinError('USAGE', `workspace ${workspace} is not a directory`);
+  return workspace;
+};
+
+/** The store directory: `--store`, or `<workspace>/.rein`. */
+export const storeRootOf = (options: CommonOptions, workspace: string): string => resolve(options.store ?? resolve(workspace, '.rein'));
+
+/** Paths tools must never touch: the default store location and the store actually in use. */
+export const protectedPathsOf = (options: CommonOptions, workspace: string): string[] => [resolve(workspace, '.rein'), storeRootOf(options, workspace)];
+
+/** Open the store (default `<workspace>/.rein`), creating its directory for writers. */
+export const openStore = async (options: CommonOptions, workspace: string, mode: 'read' | 'write'): Promise<EventStore> => {
+  const root = storeRootOf(options, workspace);
+  if (mode === 'write') await mkdir(root, { recursive: true });
+  return openLevelEventStore(root, { durability: options.relaxed ? 'relaxed' : 'sync' });
+};
+
+/** Print one value as a JSON line. */
+export const printJson = (value: unknown): void => {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+};

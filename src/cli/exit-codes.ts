@@ -1,0 +1,15 @@
+/** Process exit codes of the `rein` CLI (README lists them). */
+export const ExitCode = {
+  /** The session completed, or the command succeeded. */
+  ok: 0,
+  /** The session failed, ran out of budget or was cancelled; replay diverged; a runtime error. */
+  failed: 1,
+  /** Bad command-line usage or configuration. */
+  usage: 2,
+  /** The session is paused waiting for a person (an approval or a confirmation); `rein resume` continues it. */
+  paused: 3,
+  /** Interrupted with Ctrl-C; the session is resumable. */
+  interrupted: 130,
+} as const;
+
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -1,0 +1,50 @@
+import type { Subscription } from 'rxjs';
+import type { SessionResult } from '../host/session-host.js';
+import type { ReinSession } from '../session/session-handle.js';
+import { ExitCode } from './exit-codes.js';
+import { LiveRenderer } from './live-renderer.js';
+
+/** The exit code a finished (or paused) session maps to. */
+export const exitCodeOf = (result: SessionResult): number => {
+  if (result.status === 'completed') return ExitCode.ok;
+  if (result.status === 'paused') return ExitCode.paused;
+  if (result.status === 'interrupted') return ExitCode.interrupted;
+  return ExitCode.failed;
+};
+
+/**
+ * Drive a session to quiet for the CLI: render it (or print NDJSON records), make Ctrl-C interrupt it cleanly
+ * (running effects aborted, session resumable), and return the result once nothing is running.
+ */
+export const runToQuiet = async (session: ReinSession, options: { json: boolean; begin?: () => Promise<void> }): Promise<SessionResult> => {
+  const startedAt = Date.now();
+  const renderer = new LiveRenderer(process.stdout);
+  let lastPrinted = 0;
+  const subscription: Subscription = options.json
+    ? session.records(1).subscribe((record) => {
+        lastPrinted = record.seq;
+        process.stdout.write(`${JSON.stringify(record)}\n`);
+      })
+    : renderer.attach(session);
+  let interrupted = false;
+  const onInterrupt = () => {
+    if (interrupted) process.exit(ExitCode.interrupted);
+    interrupted = true;
+    process.stderr.write('\ninterrupting… (press Ctrl-C again to force)\n');
+    void session.interrupt('interrupted by the user (Ctrl-C)');
+  };
+  process.on('SIGINT', onInterrupt);
+  try {
+    await options.begin?.();
+    const result = await session.whenQuiet();
+    if (options.json) {
+      while (lastPrinted < session.snapshot().head) await new Promise((resolve) => setTimeout(resolve, 5));
+    } else {
+      process.stdout.write(renderer.summary(result, startedAt));
+    }
+    return result;
+  } finally {
+    process.off('SIGINT', onInterrupt);
+    subscription.unsubscribe();
+  }
+};

@@ -1,0 +1,50 @@
+import type { RecordEnvelope } from '../../models/envelope.js';
+
+const clip = (text: string, length = 100): string => {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > length ? `${flat.slice(0, length - 1)}…` : flat;
+};
+
+/** A short, readable summary of a tool call's arguments (`path`, `command` or the first few fields). */
+export const summarizeArguments = (args: Record<string, unknown>): string => {
+  for (const key of ['path', 'command', 'pattern', 'query']) if (typeof args[key] === 'string') return clip(String(args[key]), 80);
+  return clip(JSON.stringify(args), 80);
+};
+
+/** One transcript line per record that matters to a person reading the session; other records return undefined. */
+export const transcriptLine = (record: RecordEnvelope): string | undefined => {
+  const data = record.data as Record<string, any>;
+  const who = record.actor === 'root' ? '' : `[${record.actor}] `;
+  const at = `#${record.seq}`.padEnd(6);
+  switch (record.type) {
+    case 'session.created':
+      return `${at}${who}session ${data.sessionId} in ${data.workspace} (provider ${data.provider.name})`;
+    case 'user.message':
+      return `${at}${who}user: ${clip(data.text, 200)}`;
+    case 'model.responded': {
+      const calls = (data.toolCalls as Array<{ name: string; arguments: Record<string, unknown> }>).map((call) => `${call.name}(${summarizeArguments(call.arguments)})`);
+      const text = data.text ? `assistant: ${clip(data.text, 200)}` : 'assistant:';
+      return `${at}${who}${text}${calls.length > 0 ? ` → ${calls.join(', ')}` : ''}`;
+    }
+    case 'model.failed':
+      return `${at}${who}model failed: ${data.error.code}: ${clip(data.error.message)}`;
+    case 'tool.settled':
+      return `${at}${who}${data.status === 'ok' ? '✓' : '✗'} ${data.name}${data.errorCode ? ` ${data.errorCode}` : ''}: ${clip(data.observation)}`;
+    case 'effect.failed':
+      return `${at}${who}effect ${data.effectId} failed: ${data.error.code}: ${clip(data.error.message)}`;
+    case 'session.cancelled':
+      return `${at}${who}cancelled: ${data.reason}`;
+    case 'session.ended':
+      return `${at}${who}session ended: ${data.status}${data.reason ? ` (${data.reason})` : ''}`;
+    case 'session.forked':
+      return `${at}${who}forked from ${data.parent} at seq ${data.atSeq}`;
+    case 'session.resumed':
+      return `${at}${who}resumed at seq ${data.fromSeq}${data.inDoubt.length > 0 ? `; in doubt: ${data.inDoubt.join(', ')}` : ''}`;
+    case 'session.interrupted':
+      return `${at}${who}interrupted: ${data.reason}`;
+    case 'effect.resolved':
+      return `${at}${who}in-doubt ${data.effectId} (${data.kind}) → ${data.resolution}: ${data.reason}`;
+    default:
+      return undefined;
+  }
+};

@@ -1,0 +1,28 @@
+/** rein's public door: the harness, its sessions, stores, providers, tools, records and errors. */
+export { createRein } from './rein.js';
+export type { Rein, ReinOptions } from './rein.js';
+export { ReinSession } from './session/session-handle.js';
+export type { CreateSessionOptions } from './session/start-session.js';
+export type { ResumeOptions, ResumeReport } from './session/resume-session.js';
+export type { SessionSummary } from './session/session-catalog.js';
+export type { ForkOptions as ForkSessionOptions } from './session/fork-session.js';
+export type { SessionResult, InputDraft } from './host/session-host.js';
+export type { LiveEvent } from './host/live-events.js';
+export type { ReplayResult } from './host/replay.js';
+export { verifyRecords } from './host/replay.js';
+export { ReinError, DivergenceError } from './host/host-errors.js';
+export type { HostErrorCode } from './host/host-errors.js';
+export { openLevelEventStore, createMemoryEventStore, StoreError, ConcurrencyConflictError, CorruptRecordError } from '../stores/index.js';
+export type { EventStore, StreamInfo, ReadOptions, AppendOptions, BlobStore, ArtifactRef, StoreErrorCode } from '../stores/index.js';
+export { createScriptedProvider, loadScript, parseScript } from './providers/scripted-provider.js';
+export type { ModelProvider } from './providers/provider.js';
+export { defineTool } from './tools/tool.js';
+export type { ToolDefinition, ToolAnnotations, ToolResult, ToolContext, SideEffectClass, ToolRisk } from './tools/tool.js';
+export { builtinTools } from './tools/builtin-tools.js';
+export { sessionMachine } from '../machines/session.machine.js';
+export { recordTypes, ReinRecordSchema } from '../models/records.js';
+export type { ReinRecord, RecordOf, RecordType, RecordClass } from '../models/records.js';
+export type { RecordEnvelope } from '../models/envelope.js';
+export type { ModelRequest, ModelEvent, ModelMessage, ModelToolDescription } from '../models/model-contract.js';
+export type { Script, ScriptTurn } from '../models/script.js';
+export type { Budgets } from '../models/budgets.js';

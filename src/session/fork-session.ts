@@ -1,0 +1,35 @@
+import { isDerivedType, recordVersion } from '../../models/records.js';
+import type { EventStore } from '../../stores/event-store.js';
+import { rootPath } from '../host/actor-tree.js';
+import { ReinError } from '../host/host-errors.js';
+import { createIdGenerator } from '../host/record-ids.js';
+import { newSessionId } from './start-session.js';
+
+export interface ForkOptions {
+  newSessionId?: string;
+  clock?: () => number;
+}
+
+/**
+ * Fork a session at `atSeq`: a new stream holding records 1..atSeq followed by `session.forked`. The parent is
+ * untouched. `atSeq` must end a step (the next record may not be one that replay regenerates), so replaying the
+ * fork to `atSeq` equals the parent's state there; otherwise `FORK_NOT_AT_BOUNDARY` names the step's bounds.
+ */
+export const forkSession = async (store: EventStore, sessionId: string, atSeq: number, options: ForkOptions = {}): Promise<string> => {
+  const head = await store.head(sessionId);
+  if (head === 0) throw new ReinError('SESSION_NOT_FOUND', `no session ${sessionId} in this store`);
+  if (!Number.isInteger(atSeq) || atSeq < 1 || atSeq > head) throw new ReinError('USAGE', `--at must be a seq between 1 and ${head}`);
+  const [next] = await store.read(sessionId, { from: atSeq + 1, limit: 1 });
+  if (next && isDerivedType(next.type)) {
+    const before = await store.read(sessionId, { to: atSeq, reverse: true, limit: 1000 });
+    const start = before.find((record) => !isDerivedType(record.type))?.seq ?? 1;
+    const after = await store.read(sessionId, { from: atSeq + 1, limit: 1000 });
+    const end = (after.find((record) => !isDerivedType(record.type))?.seq ?? head + 1) - 1;
+    throw new ReinError('FORK_NOT_AT_BOUNDARY', `seq ${atSeq} is inside the step ${start}..${end}; fork at ${start - 1 > 0 ? `${start - 1} or ` : ''}${end}`);
+  }
+  const clock = options.clock ?? Date.now;
+  const forkId = options.newSessionId ?? newSessionId(clock());
+  await store.fork(sessionId, atSeq, { newStream: forkId });
+  await store.append(forkId, [{ id: createIdGenerator()(), type: 'session.forked', v: recordVersion('session.forked'), at: clock(), actor: rootPath, data: { parent: sessionId, atSeq } }], { expectedSeq: atSeq });
+  return forkId;
+};

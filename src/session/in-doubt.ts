@@ -1,0 +1,34 @@
+import type { RecordEnvelope } from '../../models/envelope.js';
+import type { EffectKind } from '../../models/effect.records.js';
+import { recordClassOf } from '../../models/records.js';
+import { rootPath, type ActorTree } from '../host/actor-tree.js';
+
+/** An effect that was requested (durably) but never settled: its outcome is unknown to the log. */
+export interface InDoubtEffect {
+  effectId: string;
+  kind: EffectKind;
+  record: RecordEnvelope;
+}
+
+/**
+ * Find every effect whose `effect.requested` record has no settling input record (any input carrying its
+ * `effectId`), limited to effects the root actor still considers outstanding.
+ */
+export const findInDoubt = (records: readonly RecordEnvelope[], tree: ActorTree): InDoubtEffect[] => {
+  const requested = new Map<string, RecordEnvelope>();
+  for (const record of records) {
+    if (record.type === 'effect.requested') {
+      requested.set((record.data as { effectId: string }).effectId, record);
+    } else if (recordClassOf(record.type) === 'input') {
+      const effectId = (record.data as { effectId?: unknown }).effectId;
+      if (typeof effectId === 'string') requested.delete(effectId);
+    }
+  }
+  const outstanding = tree.context.outstanding;
+  return [...requested.values()]
+    .filter((record) => record.actor !== rootPath || Object.hasOwn(outstanding, (record.data as { effectId: string }).effectId))
+    .map((record) => {
+      const data = record.data as { effectId: string; kind: EffectKind };
+      return { effectId: data.effectId, kind: data.kind, record };
+    });
+};

@@ -1,0 +1,128 @@
+import type { RecordEnvelope } from '../../models/envelope.js';
+import type { EffectKind, EffectResolution, ResumePolicy } from '../../models/effect.records.js';
+import { SessionCreated } from '../../models/session.records.js';
+import type { EffectExecutors, FactDraft } from '../effects/effect.js';
+import { ActorTree, rootPath } from '../host/actor-tree.js';
+import { ReinError } from '../host/host-errors.js';
+import { machineVersion } from '../host/machine-version.js';
+import { createIdGenerator } from '../host/record-ids.js';
+import { verifyRecords } from '../host/replay.js';
+import { SessionHost } from '../host/session-host.js';
+import { findInDoubt, type InDoubtEffect } from './in-doubt.js';
+import { ReinSession } from './session-handle.js';
+import { wireSession, type SessionServices } from './session-services.js';
+
+export interface ResumeOptions {
+  /** Rerun in-doubt effects whose policy is `require-user-confirmation` (the CLI's `--yes`). */
+  confirmInDoubt?: boolean;
+  /** Allow continuing in a workspace other than the one the session was created in. */
+  allowWorkspaceChange?: boolean;
+}
+
+/** What resume found and decided, for the CLI and the host app. */
+export interface ResumeReport {
+  verified: number;
+  snapshotSeq: number | undefined;
+  snapshotRejected: string | undefined;
+  resolutions: Array<{ effectId: string; kind: EffectKind; policy: ResumePolicy; resolution: EffectResolution }>;
+  alreadyEnded: boolean;
+}
+
+const resolve = (policy: ResumePolicy, confirmed: boolean): { resolution: EffectResolution; reason: string } => {
+  if (policy === 'rerun-after-check') return { resolution: 'rerun', reason: 'safe to run again once the session is rebuilt' };
+  if (policy === 'require-user-confirmation') {
+    return confirmed ? { resolution: 'rerun', reason: 'rerun confirmed by the user' } : { resolution: 'awaiting-confirmation', reason: 'its outcome is unknown and rerunning it needs confirmation (resume with --yes)' };
+  }
+  if (policy === 'replay-from-event') return { resolution: 'failed-in-doubt', reason: 'no recorded result to replay' };
+  return { resolution: 'failed-in-doubt', reason: 'this effect is never rerun automatically' };
+};
+
+const rebuild = async (services: SessionServices, sessionId: string, records: readonly RecordEnvelope[]) => {
+  const snapshot = await services.store.loadSnapshot(sessionId);
+  let rejected: string | undefined;
+  if (snapshot && snapshot.version !== machineVersion) rejected = `snapshot version ${snapshot.version} differs from ${machineVersion}`;
+  else if (snapshot) {
+    try {
+      const tree = ActorTree.restore(snapshot.data);
+      const tail = records.filter((record) => record.seq > snapshot.seq);
+      const result = verifyRecords(sessionId, tail, { tree });
+      return { tree: result.tree ?? tree, verified: result.verified, snapshotSeq: snapshot.seq as number | undefined, rejected, snapshotRejectedSeq: undefined as number | undefined };
+    } catch (error) {
+      if ((error as ReinError).code === 'REPLAY_DIVERGENCE') throw error;
+      rejected = `snapshot at seq ${snapshot.seq} could not be restored: ${(error as Error).message}`;
+    }
+  }
+  const result = verifyRecords(sessionId, records);
+  if (!result.tree) throw new ReinError('SESSION_INVALID', `${sessionId} has no session.created record`);
+  return { tree: result.tree, verified: result.verified, snapshotSeq: undefined, rejected, snapshotRejectedSeq: snapshot?.seq };
+};
+
+const settleInDoubt = (effect: InDoubtEffect, reason: string) => {
+  const args = effect.record.data as { effectId: string; args: Record<string, unknown> };
+  if (effect.kind === 'executeTool') {
+    return {
+      type: 'tool.settled',
+      data: { effectId: effect.effectId, callId: String(args.args.callId), name: String(args.args.name), status: 'error', errorCode: 'InDoubt', observation: `InDoubt: this call was interrupted and its outcome is unknown (${reason}). Check the workspace before trying again.`, elapsedMs: 0 },
+      corr: String(args.args.callId),
+    };
+  }
+  return { type: 'effect.failed', data: { effectId: effect.effectId, error: { code: 'IN_DOUBT', message: reason }, elapsedMs: 0 } };
+};
+
+const policyOf = (executors: EffectExecutors, effect: InDoubtEffect): ResumePolicy => {
+  const executor = executors[effect.kind];
+  if (!executor) return 'never-rerun';
+  const data = effect.record.data as { args: Record<string, unknown> };
+  return executor.resumePolicy({ effectId: effect.effectId, kind: effect.kind, actor: effect.record.actor, args: data.args, recordId: effect.record.id });
+};
+
+/**
+ * Resume a session in this process: rebuild it from the log (snapshot + verified tail, or a full verified replay),
+ * pass the resume gate, resolve every in-doubt effect by its kind's resume policy (logging `session.resumed` and
+ * one `effect.resolved` each), and continue.
+ */
+export const resumeSession = async (services: SessionServices, sessionId: string, options: ResumeOptions = {}): Promise<{ session: ReinSession; report: ResumeReport }> => {
+  const records = await services.store.read(sessionId);
+  const first = records[0];
+  if (!first) throw new ReinError('SESSION_NOT_FOUND', `no session ${sessionId} in this store`);
+  if (first.type !== 'session.created') throw new ReinError('SESSION_INVALID', `${sessionId} does not start with session.created`);
+  const created = SessionCreated.parse(first.data);
+  if (!options.allowWorkspaceChange && created.workspace !== services.workspace.root) {
+    throw new ReinError('RESUME_BLOCKED', `session ${sessionId} ran in ${created.workspace}, not ${services.workspace.root}`);
+  }
+  const rebuilt = await rebuild(services, sessionId, records);
+  const wiring = wireSession(services, created.tools);
+  for (const record of records) wiring.observe(record);
+  const head = records[records.length - 1]?.seq ?? 0;
+  const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, executors: wiring.executors, machineVersion, clock: services.clock, newId: createIdGenerator(), snapshotEvery: services.snapshotEvery, lastSnapshotSeq: rebuilt.snapshotSeq ?? 0 });
+  host.records$.subscribe(wiring.observe);
+  const session = new ReinSession(host, services.store);
+  const report: ResumeReport = { verified: rebuilt.verified, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: rebuilt.tree.done };
+  if (rebuilt.tree.done) return { session, report };
+
+  const inDoubt = findInDoubt(records, rebuilt.tree);
+  const decided = inDoubt.map((effect) => {
+    const policy = policyOf(wiring.executors, effect);
+    return { effect, policy, ...resolve(policy, options.confirmInDoubt ?? false) };
+  });
+  const facts: FactDraft[] = [];
+  if (rebuilt.rejected && rebuilt.snapshotRejectedSeq) facts.push({ type: 'snapshot.rejected', data: { seq: rebuilt.snapshotRejectedSeq, reason: rebuilt.rejected } });
+  facts.push({ type: 'session.resumed', data: { fromSeq: head, inDoubt: inDoubt.map((effect) => effect.effectId), ...(rebuilt.snapshotSeq ? { snapshotSeq: rebuilt.snapshotSeq } : {}) } });
+  for (const { effect, policy, resolution, reason } of decided) {
+    facts.push({ type: 'effect.resolved', data: { effectId: effect.effectId, kind: effect.kind, policy, resolution, reason }, ...(effect.record.corr ? { corr: effect.record.corr } : {}) });
+  }
+  await host.recordFacts(facts);
+  report.resolutions = decided.map(({ effect, policy, resolution }) => ({ effectId: effect.effectId, kind: effect.kind, policy, resolution }));
+
+  for (const { effect, resolution, reason } of decided) {
+    if (resolution === 'rerun') host.startEffect(effect.record);
+    else if (resolution === 'failed-in-doubt') {
+      const settlement = settleInDoubt(effect, reason);
+      await host.step({ ...settlement, actor: effect.record.actor, cause: effect.record.id });
+    }
+  }
+  if (rebuilt.tree.value === 'idle' && !records.some((record) => record.type === 'user.message' && record.actor === rootPath)) {
+    await session.send(created.task);
+  }
+  return { session, report };
+};

@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto';
+import type { RecordDraft } from '../../models/envelope.js';
+import type { Budgets } from '../../models/budgets.js';
+import { recordVersion } from '../../models/records.js';
+import type { SessionCreated } from '../../models/session.records.js';
+import { ActorTree, rootPath } from '../host/actor-tree.js';
+import { ReinError } from '../host/host-errors.js';
+import { machineVersion } from '../host/machine-version.js';
+import { createIdGenerator } from '../host/record-ids.js';
+import { SessionHost } from '../host/session-host.js';
+import { ReinSession } from './session-handle.js';
+import { wireSession, type SessionServices } from './session-services.js';
+
+export interface CreateSessionOptions {
+  /** The task; recorded in `session.created` and sent as the first user message by `startSession`. */
+  task: string;
+  sessionId?: string;
+  budgets?: Partial<Budgets>;
+  /** Names of the tools visible to the model; defaults to every registered tool. */
+  tools?: readonly string[];
+}
+
+const pad = (value: number): string => String(value).padStart(2, '0');
+
+/** A readable, sortable, unique session id such as `s-20261125-214655-3f9a1c`. */
+export const newSessionId = (now: number): string => {
+  const date = new Date(now);
+  const stamp = `${date.getUTCFullYear()}${pad(date.getUTCMonth() + 1)}${pad(date.getUTCDate())}-${pad(date.getUTCHours())}${pad(date.getUTCMinutes())}${pad(date.getUTCSeconds())}`;
+  return `s-${stamp}-${randomBytes(3).toString('hex')}`;
+};
+
+/**
+ * Create a session: build its actor tree, append `session.created` with the initial transition as the stream's
+ * first batch, and return a handle. Nothing runs until a message is sent.
+ */
+export const createSession = async (services: SessionServices, options: CreateSessionOptions): Promise<ReinSession> => {
+  const sessionId = options.sessionId ?? newSessionId(services.clock());
+  if ((await services.store.head(sessionId)) > 0) throw new ReinError('SESSION_INVALID', `session ${sessionId} already exists`);
+  const created: SessionCreated = {
+    sessionId,
+    task: options.task,
+    workspace: services.workspace.root,
+    provider: { name: services.provider.name, ...(services.provider.model === undefined ? {} : { model: services.provider.model }), ...(services.provider.source === undefined ? {} : { source: services.provider.source }) },
+    budgets: { ...services.budgets, ...options.budgets },
+    tools: [...(options.tools ?? services.registry.names())],
+    machine: { name: 'session', version: machineVersion },
+  };
+  const newId = createIdGenerator();
+  const at = services.clock();
+  const { tree, drafts } = ActorTree.create(created);
+  const createdDraft: RecordDraft = { id: newId(), type: 'session.created', v: recordVersion('session.created'), at, actor: rootPath, data: created };
+  const batch: RecordDraft[] = [createdDraft, ...drafts.map((draft) => ({ id: newId(), v: recordVersion(draft.type), at, cause: createdDraft.id, ...draft }))];
+  const stored = await services.store.append(sessionId, batch, { expectedSeq: 0 });
+  const wiring = wireSession(services, created.tools);
+  for (const record of stored) wiring.observe(record);
+  const host = new SessionHost({
+    store: services.store,
+    stream: sessionId,
+    tree,
+    head: stored[stored.length - 1]?.seq ?? 0,
+    createdAt: at,
+    executors: wiring.executors,
+    machineVersion,
+    clock: services.clock,
+    newId,
+    snapshotEvery: services.snapshotEvery,
+  });
+  host.records$.subscribe(wiring.observe);
+  return new ReinSession(host, services.store);
+};
+
+/** Create a session and send its task as the first user message. */
+export const startSession = async (services: SessionServices, options: CreateSessionOptions): Promise<ReinSession> => {
+  const session = await createSession(services, options);
+  await session.send(options.task);
+  return session;
+};

@@ -1,0 +1,13 @@
+/**
+ * `rein/testing`: helpers for testing agents and statecharts — model-check any machine over `xstate/graph`, drive
+ * sessions with a scripted model on an in-memory store, and verify logs by replay.
+ */
+export { checkMachine } from './model-check.js';
+export type { ModelCheckOptions, ModelCheckResult, ModelStep, ModelViolation } from './model-check.js';
+export { runScriptedSession } from './run-scripted.js';
+export type { ScriptedRun, ScriptedRunOptions } from './run-scripted.js';
+export { createMemoryEventStore } from '../../stores/memory-event-store.js';
+export { createScriptedProvider, loadScript, parseScript } from '../providers/scripted-provider.js';
+export { verifyRecords } from '../host/replay.js';
+export type { ReplayResult } from '../host/replay.js';
+export { canonicalEqual } from '../host/canonical-equal.js';

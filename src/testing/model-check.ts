@@ -1,0 +1,88 @@
+import { getAdjacencyMap, getShortestPaths } from 'xstate/graph';
+import { transition, type AnyStateMachine, type EventFromLogic, type InputFrom, type SnapshotFrom } from 'xstate';
+
+/** One edge of the state graph, with the actions the transition would execute (nothing is executed). */
+export interface ModelStep<TMachine extends AnyStateMachine> {
+  from: SnapshotFrom<TMachine>;
+  event: EventFromLogic<TMachine>;
+  to: SnapshotFrom<TMachine>;
+  actions: ReadonlyArray<{ type: string; params?: unknown }>;
+}
+
+/** An invariant that failed, with the shortest event path from the initial state that reaches the offending state. */
+export interface ModelViolation {
+  invariant: string;
+  path: string[];
+  event?: string;
+  state: unknown;
+}
+
+export interface ModelCheckOptions<TMachine extends AnyStateMachine> {
+  machine: TMachine;
+  input?: InputFrom<TMachine>;
+  /** The events to try in each state: include adversarial ones (duplicates, unknown ids, stale replies). */
+  events: (snapshot: SnapshotFrom<TMachine>) => ReadonlyArray<EventFromLogic<TMachine>>;
+  /** State identity for the traversal (default: value plus context as JSON). */
+  serializeState?: (snapshot: SnapshotFrom<TMachine>) => string;
+  /** Checked on every reachable state; return false (or a message) to report a violation. */
+  stateInvariants?: Record<string, (snapshot: SnapshotFrom<TMachine>) => boolean | string>;
+  /** Checked on every edge of the reachable graph. */
+  transitionInvariants?: Record<string, (step: ModelStep<TMachine>) => boolean | string>;
+  /** Stop after this many states (a guard against unbounded context). */
+  limit?: number;
+}
+
+export interface ModelCheckResult {
+  states: number;
+  transitions: number;
+  /** Distinct state values reached, as JSON. */
+  stateValues: string[];
+  violations: ModelViolation[];
+}
+
+const defaultSerialize = (snapshot: { value: unknown; context: unknown; status?: string }): string =>
+  JSON.stringify({ value: snapshot.value, context: snapshot.context, status: snapshot.status });
+
+const eventName = (event: { type: string }): string => {
+  const details = Object.entries(event).filter(([key]) => key !== 'type');
+  return details.length === 0 ? event.type : `${event.type} ${JSON.stringify(Object.fromEntries(details))}`;
+};
+
+/**
+ * Model-check a statechart: enumerate every state reachable under `events` with `xstate/graph`, check the state
+ * invariants on each one and the transition invariants on every edge, and report each violation with the shortest
+ * path that reaches it. Pure: no actor is started and no action runs.
+ */
+export const checkMachine = <TMachine extends AnyStateMachine>(options: ModelCheckOptions<TMachine>): ModelCheckResult => {
+  const serializeState = (options.serializeState ?? defaultSerialize) as (snapshot: SnapshotFrom<TMachine>) => string;
+  const traversal = {
+    events: options.events,
+    serializeState: (snapshot: SnapshotFrom<TMachine>) => serializeState(snapshot),
+    ...(options.input === undefined ? {} : { input: options.input }),
+    ...(options.limit === undefined ? {} : { limit: options.limit }),
+  } as never;
+  const adjacency = getAdjacencyMap(options.machine, traversal) as Record<string, { state: SnapshotFrom<TMachine>; transitions: Record<string, { event: EventFromLogic<TMachine>; state: SnapshotFrom<TMachine> }> }>;
+  const paths = new Map<string, string[]>();
+  for (const path of getShortestPaths(options.machine, traversal)) {
+    paths.set(serializeState(path.state as SnapshotFrom<TMachine>), path.steps.slice(1).map((step) => eventName(step.event as { type: string })));
+  }
+  const violations: ModelViolation[] = [];
+  const values = new Set<string>();
+  let transitions = 0;
+  const report = (invariant: string, outcome: boolean | string, key: string, state: unknown, event?: string) => {
+    if (outcome === true) return;
+    violations.push({ invariant: typeof outcome === 'string' ? `${invariant}: ${outcome}` : invariant, path: paths.get(key) ?? [], state, ...(event ? { event } : {}) });
+  };
+  for (const [key, node] of Object.entries(adjacency)) {
+    values.add(JSON.stringify((node.state as { value: unknown }).value));
+    for (const [name, invariant] of Object.entries(options.stateInvariants ?? {})) report(name, invariant(node.state), key, (node.state as { value: unknown }).value);
+    for (const edge of Object.values(node.transitions)) {
+      transitions++;
+      if (!options.transitionInvariants) continue;
+      const [to, actions] = transition(options.machine, node.state, edge.event);
+      const step: ModelStep<TMachine> = { from: node.state, event: edge.event, to: to as SnapshotFrom<TMachine>, actions: actions as ModelStep<TMachine>['actions'] };
+      for (const [name, invariant] of Object.entries(options.transitionInvariants)) report(name, invariant(step), key, (node.state as { value: unknown }).value, eventName(edge.event as { type: string }));
+    }
+  }
+  return { states: Object.keys(adjacency).length, transitions, stateValues: [...values].sort(), violations };
+};
