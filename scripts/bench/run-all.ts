@@ -1,0 +1,10 @@
+import { main as append } from './append.bench.js';
+import { main as replay } from './replay.bench.js';
+import { main as step } from './step.bench.js';
+
+/** `npm run bench`: every benchmark in turn; each prints its figures and the ratio against its same-run baseline. */
+await append();
+process.stdout.write('\n');
+await step();
+process.stdout.write('\n');
+await replay();

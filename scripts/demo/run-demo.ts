@@ -1,0 +1,57 @@
+import { spawnSync } from 'node:child_process';
+import { cp, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openLevelEventStore } from '../../stores/index.js';
+import { LiveRenderer } from '../../src/cli/live-renderer.js';
+import { createScriptedProvider, loadScript } from '../../src/providers/scripted-provider.js';
+import { createRein } from '../../src/rein.js';
+
+const demoDirectory = fileURLToPath(new URL('../../../scripts/demo/', import.meta.url));
+
+const runTests = (workspace: string): boolean => {
+  const result = spawnSync(process.execPath, ['--test'], { cwd: workspace, encoding: 'utf8' });
+  const summary = `${result.stdout}`.split('\n').filter((line) => /^# (pass|fail)/.test(line));
+  process.stdout.write(`  ${summary.join(' · ') || 'no test summary'}\n`);
+  return result.status === 0;
+};
+
+/**
+ * `npm start`: copy the sample project, show its failing test, let a scripted agent read the test, fix the code
+ * and finish, show the test passing, then verify the session by replay.
+ */
+const main = async (): Promise<void> => {
+  const workspace = await mkdtemp(join(tmpdir(), 'rein-demo-'));
+  await cp(join(demoDirectory, 'sample-project'), workspace, { recursive: true });
+  process.stdout.write(`rein demo — workspace ${workspace}\n\nbefore the agent, node --test:\n`);
+  runTests(workspace);
+
+  const scriptPath = join(demoDirectory, 'fix-failing-test.script.json');
+  const store = await openLevelEventStore(join(workspace, '.rein'));
+  try {
+    const rein = await createRein({ store, workspace, provider: createScriptedProvider(await loadScript(scriptPath), { source: scriptPath }) });
+    const task = 'The tests fail. Find out why and fix the code.';
+    const session = await rein.createSession({ task });
+    const renderer = new LiveRenderer(process.stdout);
+    const subscription = renderer.attach(session);
+    const startedAt = Date.now();
+    process.stdout.write(`\nagent (scripted model), task: ${task}\n\n`);
+    await session.send(task);
+    const result = await session.whenQuiet();
+    subscription.unsubscribe();
+    process.stdout.write(renderer.summary(result, startedAt));
+
+    process.stdout.write('\nafter the agent, node --test:\n');
+    const passing = runTests(workspace);
+
+    const replay = await rein.replaySession(session.id);
+    process.stdout.write(`\nreplay: verified ${replay.records} records (${replay.inputs} inputs re-applied, ${replay.verified} derived records regenerated and equal)\n`);
+    process.stdout.write(`\ninspect it: npx rein show ${session.id} --workspace ${workspace}\n`);
+    if (result.status !== 'completed' || !passing) process.exitCode = 1;
+  } finally {
+    await store.close();
+  }
+};
+
+await main();

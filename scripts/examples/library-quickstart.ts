@@ -1,0 +1,19 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createRein, openLevelEventStore, createScriptedProvider, parseScript } from '../../src/index.js';
+
+const workspace = await mkdtemp(join(tmpdir(), 'rein-example-'));
+const store = await openLevelEventStore(join(workspace, '.rein'));
+const rein = await createRein({
+  store,
+  workspace,
+  provider: createScriptedProvider(parseScript({ turns: [{ text: 'Done.' }] })),
+});
+const session = await rein.createSession({ task: 'say hello' });
+session.records$.subscribe((record) => console.log(record.seq, record.type));
+await session.send('say hello');
+const result = await session.whenQuiet();
+await rein.replaySession(session.id);
+console.log(result.status);
+await store.close();

@@ -1,0 +1,151 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openLevelEventStore } from '../../stores/index.js';
+import { jsonLines, runCli, startCli } from '../support/cli.js';
+import { makeTempDir } from '../support/temp-dir.js';
+
+const script = {
+  turns: [
+    { text: 'Looking around.', toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] },
+    { text: 'Reading.', toolCalls: [{ name: 'read', arguments: { path: 'hello.txt' } }] },
+    { text: 'Writing.', toolCalls: [{ name: 'write', arguments: { path: 'out.txt', content: 'HELLO\n' } }] },
+    { text: 'Done: out.txt holds the greeting in capitals.' },
+  ],
+};
+
+describe('rein CLI', () => {
+  let workspace: { path: string; remove: () => Promise<void> };
+  let sessionId: string;
+
+  beforeAll(async () => {
+    workspace = await makeTempDir('rein-cli-');
+    await writeFile(join(workspace.path, 'hello.txt'), 'hello\n');
+    await writeFile(join(workspace.path, 'script.json'), JSON.stringify(script));
+    await writeFile(join(workspace.path, 'short.json'), JSON.stringify({ turns: [{ text: 'one', toolCalls: [{ name: 'read', arguments: { path: 'hello.txt' } }] }] }));
+    await writeFile(join(workspace.path, 'broken.json'), '{ "turns": [ { "toolCalls": "nope" } ] }');
+  });
+  afterAll(() => workspace.remove());
+
+  it('prints help listing every command', async () => {
+    const help = await runCli(['--help'], { cwd: workspace.path });
+    expect(help.code).toBe(0);
+    for (const command of ['run', 'resume', 'sessions', 'show', 'replay', 'fork']) expect(help.stdout).toContain(command);
+  });
+
+  it('runs a scripted session to completion with a live display and a summary', async () => {
+    const run = await runCli(['run', 'shout the greeting', '--script', 'script.json'], { cwd: workspace.path });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('✓ read hello.txt');
+    expect(run.stdout).toContain('✓ write out.txt');
+    expect(run.stdout).toMatch(/completed\n4 turns · 3 tool calls/);
+    sessionId = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
+  });
+
+  it('lists sessions with status and head, as text and JSON', async () => {
+    const text = await runCli(['sessions'], { cwd: workspace.path });
+    expect(text.stdout).toContain(sessionId);
+    const [summary] = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path })).stdout);
+    expect(summary).toMatchObject({ id: sessionId, status: 'completed', task: 'shout the greeting' });
+    expect(summary!.head).toBeGreaterThan(10);
+  });
+
+  it('shows the transcript, and every record with --json', async () => {
+    const text = await runCli(['show', sessionId], { cwd: workspace.path });
+    expect(text.stdout).toContain('user: shout the greeting');
+    expect(text.stdout).toContain('session ended: completed');
+    const records = jsonLines((await runCli(['show', sessionId, '--json'], { cwd: workspace.path })).stdout);
+    expect(records.map((record) => record.seq)).toEqual(records.map((_, index) => index + 1));
+    expect(records[0]).toMatchObject({ type: 'session.created', actor: 'root', v: 1 });
+  });
+
+  it('replays and verifies', async () => {
+    const replay = await runCli(['replay', sessionId], { cwd: workspace.path });
+    expect(replay.code).toBe(0);
+    expect(replay.stdout).toMatch(/^verified \d+ records/);
+  });
+
+  it('forks at a step boundary, refuses a fork inside a step, and the fork resumes to completion', async () => {
+    const records = jsonLines((await runCli(['show', sessionId, '--json'], { cwd: workspace.path })).stdout);
+    const secondReply = records.filter((record) => record.type === 'model.responded')[1]!;
+    const inside = await runCli(['fork', sessionId, '--at', String(secondReply.seq)], { cwd: workspace.path });
+    expect(inside.code).toBe(2);
+    expect(inside.stderr).toContain('FORK_NOT_AT_BOUNDARY');
+    const boundary = secondReply.seq - 1;
+    const fork = await runCli(['fork', sessionId, '--at', String(boundary)], { cwd: workspace.path });
+    expect(fork.code).toBe(0);
+    const forkId = fork.stdout.trim();
+    const resumed = await runCli(['resume', forkId], { cwd: workspace.path });
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain('completed');
+    const [forkSummary] = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path })).stdout).filter((summary) => summary.id === forkId);
+    expect(forkSummary).toMatchObject({ status: 'completed', forkedFrom: { stream: sessionId, seq: boundary } });
+    expect((await runCli(['replay', forkId], { cwd: workspace.path })).code).toBe(0);
+  });
+
+  it('exits 1 when the session fails (the script runs out)', async () => {
+    const run = await runCli(['run', 'too short', '--script', 'short.json'], { cwd: workspace.path });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('script_exhausted');
+  });
+
+  it('exits 2 on usage errors with a typed message', async () => {
+    const noScript = await runCli(['run', 'x'], { cwd: workspace.path });
+    expect(noScript.code).toBe(2);
+    expect(noScript.stderr).toContain('USAGE');
+    const broken = await runCli(['run', 'x', '--script', 'broken.json'], { cwd: workspace.path });
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toContain('SCRIPT_INVALID');
+    const unknown = await runCli(['show', 's-nope'], { cwd: workspace.path });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('SESSION_NOT_FOUND');
+    const badBudget = await runCli(['run', 'x', '--script', 'script.json', '--max-turns', 'many'], { cwd: workspace.path });
+    expect(badBudget.code).toBe(2);
+  });
+
+  it('prints NDJSON records with --json', async () => {
+    const run = await runCli(['run', 'again', '--script', 'script.json', '--json'], { cwd: workspace.path });
+    const records = jsonLines(run.stdout);
+    expect(run.stdout.trim().split('\n')).toHaveLength(records.length);
+    expect(records.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
+  });
+
+  it('names the first divergent seq of a tampered log', async () => {
+    const store = await openLevelEventStore(join(workspace.path, '.rein'));
+    const records = await store.read(sessionId);
+    const tamperedId = 's-tampered';
+    await store.append(
+      tamperedId,
+      records.map(({ stream: _stream, seq: _seq, ...record }) => (record.type === 'effect.requested' && (record.data as { kind: string }).kind === 'executeTool' ? { ...record, data: { ...(record.data as object), args: { name: 'write' } } } : record)),
+      { expectedSeq: 0 },
+    );
+    await store.close();
+    const firstTool = records.find((record) => record.type === 'effect.requested' && (record.data as { kind: string }).kind === 'executeTool')!;
+    const replay = await runCli(['replay', tamperedId], { cwd: workspace.path });
+    expect(replay.code).toBe(1);
+    expect(replay.stderr).toContain(`REPLAY_DIVERGENCE`);
+    expect(replay.stderr).toContain(`at seq ${firstTool.seq}`);
+  });
+
+  it('reads other sessions while another process is running one in the same workspace', async () => {
+    const long = { turns: [...Array.from({ length: 3000 }, () => ({ text: '', toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] })), { text: 'done' }] };
+    await writeFile(join(workspace.path, 'long.json'), JSON.stringify(long));
+    const child = startCli(['run', 'long', '--script', 'long.json', '--max-turns', '5000', '--max-tool-calls', '5000'], { cwd: workspace.path });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(child.exitCode).toBeNull();
+      const sessions = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path })).stdout);
+      const running = sessions.find((summary) => summary.task === 'long');
+      expect(running).toMatchObject({ status: 'active' });
+      expect((await runCli(['show', sessionId], { cwd: workspace.path })).code).toBe(0);
+      expect((await runCli(['replay', sessionId], { cwd: workspace.path })).code).toBe(0);
+      const live = await runCli(['show', running!.id, '--json'], { cwd: workspace.path });
+      expect(live.code).toBe(0);
+      expect(jsonLines(live.stdout).length).toBeGreaterThan(0);
+      expect(child.exitCode).toBeNull();
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});

@@ -1,0 +1,107 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { runScriptedSession, verifyRecords, createMemoryEventStore } from 'rein/testing';
+import { isDerivedType } from '../../models/records.js';
+import { makeTempDir, propertyRuns } from '../support/temp-dir.js';
+
+const files = ['a.txt', 'b.txt', 'notes/c.md'];
+
+/** Tool calls that succeed, fail in every model-visible way, or are malformed. */
+const toolCall = fc.oneof(
+  fc.record({ name: fc.constant('read'), arguments: fc.record({ path: fc.constantFrom(...files, 'missing.txt', '../outside.txt') }) }),
+  fc.record({ name: fc.constant('write'), arguments: fc.record({ path: fc.constantFrom(...files, 'new.txt', 'nodir/x.txt'), content: fc.string({ maxLength: 40 }) }) }),
+  fc.record({ name: fc.constant('list_dir'), arguments: fc.record({ path: fc.constantFrom('.', 'notes', 'a.txt', 'nowhere') }) }),
+  fc.record({ name: fc.constant('read'), arguments: fc.constant({}) }),
+  fc.record({ name: fc.constant('no_such_tool'), arguments: fc.constant({ x: 1 }) }),
+);
+
+const turn = fc.record({ text: fc.string({ maxLength: 30 }), toolCalls: fc.array(toolCall, { maxLength: 3 }) });
+
+/** A script: some tool turns, then either a final answer or nothing (the script runs out → the session fails). */
+const script = fc.record({
+  turns: fc.tuple(fc.array(turn, { maxLength: 6 }), fc.boolean()).map(([turns, finish]) => (finish ? [...turns, { text: 'Done.', toolCalls: [] }] : turns)),
+});
+
+const budgets = fc.record({ maxTurns: fc.integer({ min: 1, max: 8 }), maxToolCalls: fc.integer({ min: 0, max: 12 }) });
+
+const seedWorkspace = async (root: string) => {
+  await writeFile(join(root, 'a.txt'), 'alpha\nbeta\n');
+  await writeFile(join(root, 'b.txt'), 'bravo\n');
+  const { mkdir } = await import('node:fs/promises');
+  await mkdir(join(root, 'notes'));
+  await writeFile(join(root, 'notes', 'c.md'), '# c\n');
+};
+
+describe('replay reproduces live runs', () => {
+  it('rebuilds the same final snapshot and regenerates exactly the stored records', async () => {
+    await fc.assert(
+      fc.asyncProperty(script, budgets, async (generated, limits) => {
+        const workspace = await makeTempDir();
+        try {
+          await seedWorkspace(workspace.path);
+          const run = await runScriptedSession({ script: generated, workspace: workspace.path, budgets: limits });
+          expect(['completed', 'failed', 'budget-exhausted']).toContain(run.result.status);
+          const seqs = run.records.map((record) => record.seq);
+          expect(seqs).toEqual(seqs.map((_, index) => index + 1));
+          const replay = verifyRecords(run.session.id, run.records);
+          expect(replay.tree?.persisted()).toEqual(run.session.persistedSnapshot());
+          expect(replay.verified).toBe(run.records.filter((record) => isDerivedType(record.type)).length);
+        } finally {
+          await workspace.remove();
+        }
+      }),
+      { numRuns: propertyRuns(40) },
+    );
+  });
+
+  it('names the first tampered seq', async () => {
+    await fc.assert(
+      fc.asyncProperty(script, fc.nat(), async (generated, pick) => {
+        const workspace = await makeTempDir();
+        try {
+          await seedWorkspace(workspace.path);
+          const run = await runScriptedSession({ script: generated, workspace: workspace.path });
+          const derived = run.records.filter((record) => isDerivedType(record.type));
+          const victim = derived[pick % derived.length]!;
+          const tampered = run.records.map((record) => (record.seq === victim.seq ? { ...record, data: { ...(record.data as object), tampered: true } } : record));
+          expect(() => verifyRecords(run.session.id, tampered)).toThrow(expect.objectContaining({ code: 'REPLAY_DIVERGENCE', seq: victim.seq }));
+          const dropped = run.records.filter((record) => record.seq !== victim.seq);
+          expect(() => verifyRecords(run.session.id, dropped)).toThrow(expect.objectContaining({ code: 'REPLAY_DIVERGENCE' }));
+        } finally {
+          await workspace.remove();
+        }
+      }),
+      { numRuns: propertyRuns(25) },
+    );
+  });
+
+  it('a fork at any step boundary replays to the parent state at that seq', async () => {
+    await fc.assert(
+      fc.asyncProperty(script, fc.nat(), async (generated, pick) => {
+        const workspace = await makeTempDir();
+        const store = createMemoryEventStore();
+        try {
+          await seedWorkspace(workspace.path);
+          const run = await runScriptedSession({ script: generated, workspace: workspace.path, store });
+          const boundaries = run.records.filter((record, index) => {
+            const next = run.records[index + 1];
+            return next === undefined || !isDerivedType(next.type);
+          });
+          const at = boundaries[pick % boundaries.length]!.seq;
+          const forkId = await run.rein.forkSession(run.session.id, at);
+          const forked = await store.read(forkId);
+          expect(forked[at]?.type).toBe('session.forked');
+          const parentPrefix = verifyRecords(run.session.id, run.records.slice(0, at));
+          const forkReplay = verifyRecords(forkId, forked);
+          expect(forkReplay.tree?.persisted()).toEqual(parentPrefix.tree?.persisted());
+          expect(await store.read(run.session.id)).toEqual(run.records);
+        } finally {
+          await workspace.remove();
+        }
+      }),
+      { numRuns: propertyRuns(25) },
+    );
+  });
+});

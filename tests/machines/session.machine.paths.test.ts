@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { checkMachine } from 'rein/testing';
+import { sessionMachine, type SessionEvent } from '../../machines/session.machine.js';
+import type { SnapshotFrom } from 'xstate';
+
+type Snapshot = SnapshotFrom<typeof sessionMachine>;
+
+const budgets = { maxTurns: 3, maxToolCalls: 3, maxTokens: 1_000, maxWallTimeMs: 1_000 };
+const input = { path: 'root', sessionId: 's-test', budgets };
+
+const call = (index: number) => ({ callId: `c${index}`, name: 'read', arguments: { path: 'a.txt' } });
+const usage = { inputTokens: 10, outputTokens: 10 };
+
+/** Every event a session can meet in a state, including adversarial ones: stale ids, unknown ids, budget overruns. */
+const events = (snapshot: Snapshot): SessionEvent[] => {
+  const { awaitingModel, outstanding } = snapshot.context;
+  const list: SessionEvent[] = [
+    { type: 'user.message', text: 'go' },
+    { type: 'session.cancelled', reason: 'stop' },
+    { type: 'tool.settled', effectId: 'root:e999', callId: 'c9', name: 'read', status: 'ok', observation: 'stray', elapsedMs: 1 },
+    { type: 'model.responded', effectId: 'root:e999', turn: 1, text: 'stale', toolCalls: [], stopReason: 'end_turn', usage, elapsedMs: 1 },
+  ];
+  if (awaitingModel) {
+    const reply = { effectId: awaitingModel, turn: snapshot.context.usage.turns, text: 'ok', stopReason: 'end_turn' as const, usage, elapsedMs: 1 };
+    list.push(
+      { type: 'model.responded', ...reply, toolCalls: [] },
+      { type: 'model.responded', ...reply, toolCalls: [call(1)], stopReason: 'tool_use' },
+      { type: 'model.responded', ...reply, toolCalls: [call(1), call(2)], stopReason: 'tool_use' },
+      { type: 'model.responded', ...reply, toolCalls: [], usage: { inputTokens: 900, outputTokens: 900 } },
+      { type: 'model.failed', effectId: awaitingModel, turn: 1, error: { code: 'overloaded', message: 'busy', retryable: true }, elapsedMs: 1 },
+      { type: 'effect.failed', effectId: awaitingModel, error: { code: 'X', message: 'boom' }, elapsedMs: 1 },
+    );
+  }
+  for (const [effectId, effect] of Object.entries(outstanding)) {
+    if (effect.kind !== 'executeTool') continue;
+    const callId = effect.callId ?? 'c?';
+    list.push(
+      { type: 'tool.settled', effectId, callId, name: 'read', status: 'ok', observation: 'fine', elapsedMs: 2 },
+      { type: 'tool.settled', effectId, callId, name: 'read', status: 'error', errorCode: 'NotFound', observation: 'NotFound: x', elapsedMs: 5_000 },
+    );
+  }
+  return list;
+};
+
+const isFinal = (snapshot: Snapshot) => snapshot.status === 'done';
+
+describe('session.machine model check', () => {
+  const result = checkMachine({
+    machine: sessionMachine,
+    input,
+    events,
+    stateInvariants: {
+      'completed has nothing outstanding': (snapshot) => !snapshot.matches('completed') || Object.keys(snapshot.context.outstanding).length === 0,
+      'awaiting the model means exactly that call is outstanding': (snapshot) =>
+        !snapshot.matches({ running: 'awaitingModel' }) || (snapshot.context.awaitingModel !== null && snapshot.context.outstanding[snapshot.context.awaitingModel]?.kind === 'callModel'),
+      'running tools means only tool calls are outstanding': (snapshot) =>
+        !snapshot.matches({ running: 'runningTools' }) || (Object.keys(snapshot.context.outstanding).length > 0 && Object.values(snapshot.context.outstanding).every((effect) => effect.kind === 'executeTool')),
+      'idle has nothing outstanding': (snapshot) => !snapshot.matches('idle') || Object.keys(snapshot.context.outstanding).length === 0,
+      'turns stay within budget': (snapshot) => snapshot.context.usage.turns <= budgets.maxTurns,
+      'tool calls stay within budget': (snapshot) => snapshot.context.usage.toolCalls <= budgets.maxToolCalls,
+      'every final state says why it ended unless completed': (snapshot) => !isFinal(snapshot) || snapshot.matches('completed') || snapshot.context.endReason !== null,
+    },
+    transitionInvariants: {
+      'final states request no effects': ({ to, actions }) => !isFinal(to) || actions.every((action) => action.type !== 'requestEffect'),
+      'every requested effect is new and tracked': ({ from, to, actions }) =>
+        actions
+          .filter((action) => action.type === 'requestEffect')
+          .every((action) => {
+            const effectId = (action.params as { effectId: string }).effectId;
+            return !Object.hasOwn(from.context.outstanding, effectId) && Object.hasOwn(to.context.outstanding, effectId);
+          }),
+      'entering a final state records session.ended once': ({ from, to, actions }) =>
+        isFinal(from) || !isFinal(to) || actions.filter((action) => action.type === 'emitRecord' && (action.params as { type: string }).type === 'session.ended').length === 1,
+      'unknown effect ids change nothing': ({ from, to, event }) =>
+        !('effectId' in event) || event.effectId !== 'root:e999' || JSON.stringify(from.value) === JSON.stringify(to.value),
+    },
+  });
+
+  it('holds every invariant on every reachable state and edge', () => {
+    expect(result.violations).toEqual([]);
+  });
+
+  it('reaches every state of the lifecycle', () => {
+    expect(result.stateValues).toEqual(
+      ['"budgetExhausted"', '"cancelled"', '"completed"', '"failed"', '"idle"', '{"running":"awaitingModel"}', '{"running":"runningTools"}'].sort(),
+    );
+  });
+
+  it('keeps the size of the state graph under review', () => {
+    expect({ states: result.states, transitions: result.transitions }).toMatchSnapshot();
+  });
+});
