@@ -16,7 +16,7 @@ describe('checkMachine', () => {
   it('reports a violated state invariant with the shortest path to it', () => {
     const result = checkMachine({
       machine: door,
-      events: () => [{ type: 'lock' }, { type: 'unlock' }, { type: 'open' }, { type: 'close' }],
+      events: () => [{ type: 'lock' as const }, { type: 'unlock' as const }, { type: 'open' as const }, { type: 'close' as const }],
       stateInvariants: { 'a locked door stays closed': (snapshot) => !(snapshot.matches('opened') && snapshot.context.locked) },
     });
     expect(result.states).toBe(4);
@@ -27,14 +27,14 @@ describe('checkMachine', () => {
   it('reports a violated transition invariant with the event that broke it', () => {
     const result = checkMachine({
       machine: door,
-      events: () => [{ type: 'lock' }, { type: 'open' }],
+      events: () => [{ type: 'lock' as const }, { type: 'open' as const }],
       transitionInvariants: { 'open is refused when locked': ({ from, event, to }) => !(event.type === 'open' && from.matches('closed') && from.context.locked && to.matches('opened')) },
     });
     expect(result.violations.map((violation) => violation.event)).toEqual(['open']);
   });
 
   it('passes a machine that holds its invariants', () => {
-    const result = checkMachine({ machine: door, events: () => [{ type: 'open' }, { type: 'close' }], stateInvariants: { 'never locked': (snapshot) => !snapshot.context.locked } });
+    const result = checkMachine({ machine: door, events: () => [{ type: 'open' as const }, { type: 'close' as const }], stateInvariants: { 'never locked': (snapshot) => !snapshot.context.locked } });
     expect(result.violations).toEqual([]);
     expect(result.stateValues).toEqual(['"closed"', '"opened"']);
   });

@@ -1,0 +1,231 @@
+import { assign, enqueueActions, setup } from 'xstate';
+import type { FailClosedFinding } from '../models/fail-closed.js';
+import type { ToolCall } from '../models/model.records.js';
+import type { CallSpec, Provenance, RequestRow, ResultRow, UseRow } from '../models/turn.records.js';
+import { detectRequestFindings, detectResultFindings } from './typestate/detectors.js';
+import { digestOf, multisetDigest } from './typestate/digest.js';
+import { closeJoin, joinDigestOf, type JoinClosed } from './typestate/join.js';
+import { checkMutationReady } from './typestate/mutation.js';
+
+/** Bumped whenever a change would make old snapshots of this machine restore into the wrong state. */
+export const turnMachineVersion = '1';
+
+/** Model-visible failure codes whose retry might succeed (`retryable` in the failure envelope). */
+const retryableCodes = new Set(['Timeout', 'InDoubt']);
+
+export interface TurnInput {
+  path: string;
+  turnId: string;
+  callSpec: CallSpec;
+  stopReason: string;
+  toolCalls: ToolCall[];
+  /** The mutation policy digest active in the session when the turn started. */
+  activeMutationPolicyDigest: string;
+  /** Claims the mutation this turn may enable (e.g. completing the session) requires. */
+  requiredClaims: string[];
+  /** Tools whose results must carry shell boundary evidence. */
+  shellTools: string[];
+}
+
+export interface TurnContext extends TurnInput {
+  requests: RequestRow[];
+  results: ResultRow[];
+  uses: UseRow[];
+  findings: FailClosedFinding[];
+  nextEffect: number;
+  /** Effect id → call id for tool effects not yet settled. */
+  outstanding: Record<string, string>;
+  /** The branded join evidence once `closeJoin` accepted it. */
+  join: JoinClosed | null;
+  blockedStage: string | null;
+  status: TurnOutput['status'] | null;
+}
+
+/** A settled tool result as the turn receives it (the `tool.settled` input record). */
+export interface TurnToolSettled {
+  type: 'tool.settled';
+  effectId: string;
+  callId: string;
+  name: string;
+  status: 'ok' | 'error';
+  errorCode?: string;
+  observation: string;
+  truncated?: { omittedBytes: number; artifact: string };
+  provenance?: Provenance;
+}
+
+export type TurnEvent =
+  | TurnToolSettled
+  | { type: 'turn.uses'; uses: UseRow[] }
+  | { type: 'effect.failed'; effectId: string; error: { code: string; message: string } };
+
+/** What the parent learns when the turn ends. */
+export interface TurnOutput {
+  turnId: string;
+  status: 'mutation-ready' | 'blocked' | 'failed';
+  joinClosed: boolean;
+  joinDigest: string | null;
+  findings: FailClosedFinding[];
+}
+
+const rowOf = (event: TurnToolSettled): ResultRow => ({
+  callId: event.callId,
+  name: event.name,
+  status: event.status,
+  ...(event.errorCode ? { errorCode: event.errorCode, retryable: retryableCodes.has(event.errorCode), errorMessageDigest: digestOf(event.observation) } : {}),
+  outputDigest: digestOf(event.observation),
+  ...(event.provenance ? { provenance: event.provenance } : {}),
+  ...(event.truncated ? { truncation: event.truncated } : {}),
+  observationChars: event.observation.length,
+});
+
+const witness = (type: string, data: (context: TurnContext) => Record<string, unknown>) =>
+  ({ type: 'emitRecord', params: ({ context }: { context: TurnContext }) => ({ type, data: data(context) }) }) as const;
+
+
+/**
+ * The typestate of one model turn with tool calls (harness-typestate §4): callSpec → toolRequests → toolResults →
+ * toolUse → joinClosed → mutationReady, or `blocked` carrying the fail-closed classes found. Every stage emits a
+ * witness record. The turn requests its tool effects itself; the parent declares how the results were used
+ * (`turn.uses`) and learns the outcome from the turn's output. Pure: digests are computed with a synchronous BLAKE3.
+ */
+export const turnMachine = setup({
+  types: { context: {} as TurnContext, events: {} as TurnEvent, input: {} as TurnInput, output: {} as TurnOutput },
+  actions: {
+    /** Observed by the host through inspection; deliberately does nothing here. */
+    requestEffect: (_: unknown, _params: { effectId: string; kind: 'executeTool'; args: Record<string, unknown> }) => {},
+    /** Observed by the host through inspection; deliberately does nothing here. */
+    emitRecord: (_: unknown, _params: { type: string; data: Record<string, unknown> }) => {},
+    requestTools: enqueueActions(({ context, enqueue }) => {
+      let next = context.nextEffect;
+      const outstanding: Record<string, string> = {};
+      for (const call of context.toolCalls) {
+        const effectId = `${context.path}:e${next++}`;
+        outstanding[effectId] = call.callId;
+        enqueue({ type: 'requestEffect', params: { effectId, kind: 'executeTool', args: { callId: call.callId, name: call.name, arguments: call.arguments } } });
+      }
+      enqueue.assign({ nextEffect: next, outstanding });
+    }),
+    recordResult: assign(({ context, event }) => {
+      if (event.type !== 'tool.settled') return {};
+      const row = rowOf(event);
+      const requestIndex = context.requests.findIndex((request) => request.callId === event.callId);
+      const known = Object.hasOwn(context.outstanding, event.effectId) && context.outstanding[event.effectId] === event.callId;
+      const { [event.effectId]: _settled, ...outstanding } = context.outstanding;
+      const findings = known
+        ? detectResultFindings({ callSpec: context.callSpec, row, requestIndex, arrivedBefore: context.results.filter((result) => context.requests.some((request) => request.callId === result.callId)).length, shellTools: context.shellTools })
+        : [{ class: 'tool.result_orphan' as const, detail: requestIndex < 0 ? `result for unknown call ${event.callId}` : `second result for call ${event.callId}`, callId: event.callId }];
+      return { results: [...context.results, row], outstanding: known ? outstanding : context.outstanding, findings: [...context.findings, ...findings] };
+    }),
+    recordUses: assign(({ context, event }) => (event.type === 'turn.uses' ? { uses: [...context.uses, ...event.uses] } : {})),
+    closeJoin: assign(({ context }) => {
+      const outcome = closeJoin({ turnId: context.turnId, callSpec: context.callSpec, stopReason: context.stopReason, requests: context.requests, results: context.results, uses: context.uses });
+      if (outcome.ok) return { join: outcome.value };
+      return { findings: [...context.findings, ...outcome.findings], blockedStage: 'join' };
+    }),
+    checkMutation: assign(({ context }) => {
+      if (!context.join) return { blockedStage: 'mutation' };
+      const outcome = checkMutationReady({ join: context.join, callSpec: context.callSpec, activeMutationPolicyDigest: context.activeMutationPolicyDigest, requiredClaims: context.requiredClaims, rows: context.results, findings: context.findings });
+      return outcome.ok ? {} : { findings: outcome.findings, blockedStage: 'mutation' };
+    }),
+    /**
+     * Tell the parent (found in the actor system by its path) that every result is in, so it can declare uses.
+     * Resolved through the system rather than `sendParent` so the machine also runs parentless under model checking.
+     */
+    announceResults: ({ context, system }) => {
+      const parentPath = context.path.slice(0, context.path.lastIndexOf('/'));
+      system.get(parentPath)?.send({ type: 'turn.results-ready', turnId: context.turnId, rows: context.results });
+    },
+  },
+  guards: {
+    observeOnly: ({ context }) => context.callSpec.actionMode === 'text' && !context.callSpec.normalizerId,
+    allResultsIn: ({ context }) => Object.keys(context.outstanding).length === 0,
+    isOwnEffect: ({ context, event }) => 'effectId' in event && Object.hasOwn(context.outstanding, event.effectId),
+    joinClosed: ({ context }) => context.join !== null,
+    mutationClear: ({ context }) => context.blockedStage === null && context.findings.length === 0,
+  },
+}).createMachine({
+  id: 'turn',
+  context: ({ input }) => {
+    const requests = input.toolCalls.map((call) => ({ callId: call.callId, name: call.name, argumentsDigest: digestOf(call.arguments) }));
+    return {
+      ...input,
+      requests,
+      results: [],
+      uses: [],
+      findings: detectRequestFindings(input.callSpec, requests),
+      nextEffect: 1,
+      outstanding: {},
+      join: null,
+      blockedStage: null,
+      status: null,
+    };
+  },
+  initial: 'callSpec',
+  on: {
+    'effect.failed': { guard: 'isOwnEffect', target: '.failed', actions: assign({ status: 'failed' }) },
+  },
+  states: {
+    callSpec: {
+      entry: witness('turn.call-spec', (context) => ({ turnId: context.turnId, callSpec: context.callSpec, digest: digestOf(context.callSpec) })),
+      always: 'toolRequests',
+    },
+    toolRequests: {
+      entry: witness('turn.requests', (context) => ({ turnId: context.turnId, requests: context.requests, multisetDigest: multisetDigest(context.requests) })),
+      always: [
+        { guard: 'observeOnly', target: 'blocked', actions: assign({ blockedStage: 'requests', status: 'blocked' }) },
+        { target: 'toolResults', actions: 'requestTools' },
+      ],
+    },
+    toolResults: {
+      always: { guard: 'allResultsIn', target: 'toolUse' },
+      on: {
+        'tool.settled': { actions: 'recordResult' },
+        'turn.uses': {
+          target: 'blocked',
+          actions: assign(({ context }) => ({
+            findings: [...context.findings, { class: 'tool.join_incomplete' as const, detail: `uses declared with ${Object.keys(context.outstanding).length} result(s) still outstanding` }],
+            blockedStage: 'join',
+            status: 'blocked' as const,
+          })),
+        },
+      },
+    },
+    toolUse: {
+      entry: [witness('turn.results', (context) => ({ turnId: context.turnId, rows: context.results, digest: multisetDigest(context.results) })), 'announceResults'],
+      on: {
+        'tool.settled': { actions: 'recordResult' },
+        'turn.uses': { target: 'closingJoin', actions: 'recordUses' },
+      },
+    },
+    closingJoin: {
+      entry: [witness('turn.uses', (context) => ({ turnId: context.turnId, uses: context.uses, digest: multisetDigest(context.uses) })), 'closeJoin'],
+      always: [{ guard: 'joinClosed', target: 'joinClosed' }, { target: 'blocked', actions: assign({ status: 'blocked' }) }],
+    },
+    joinClosed: {
+      entry: [witness('turn.join-closed', (context) => ({ turnId: context.turnId, joinDigest: context.join?.joinDigest ?? joinDigestOf(context) })), 'checkMutation'],
+      always: [
+        { guard: 'mutationClear', target: 'mutationReady', actions: assign({ status: 'mutation-ready' }) },
+        { target: 'blocked', actions: assign({ status: 'blocked' }) },
+      ],
+    },
+    mutationReady: {
+      type: 'final',
+      entry: witness('turn.mutation-ready', (context) => ({ turnId: context.turnId, joinDigest: context.join?.joinDigest, mutationPolicyDigest: context.activeMutationPolicyDigest })),
+    },
+    blocked: {
+      type: 'final',
+      entry: witness('turn.blocked', (context) => ({ turnId: context.turnId, stage: context.blockedStage ?? 'mutation', joinClosed: context.join !== null, findings: context.findings })),
+    },
+    failed: { type: 'final' },
+  },
+  output: ({ context }) => ({
+    turnId: context.turnId,
+    status: context.status ?? 'blocked',
+    joinClosed: context.join !== null,
+    joinDigest: context.join?.joinDigest ?? null,
+    findings: context.findings,
+  }),
+});
+
+export type TurnMachine = typeof turnMachine;
