@@ -34,3 +34,5 @@ export type { LevelEventStoreOptions } from './level-event-store.js';
 export { MemoryBlobStore } from './memory-blob-store.js';
 export { FileBlobStore } from './file-blob-store.js';
 export type { FileBlobStoreOptions } from './file-blob-store.js';
+export { createUpcaster, upcastRecords, upcastSteps, UnsupportedVersionError } from './upcasters.js';
+export type { UpcastStep } from './upcasters.js';

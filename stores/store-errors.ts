@@ -9,7 +9,8 @@ export type StoreErrorCode =
   | 'STORE_LOCKED'
   | 'STORE_CLOSED'
   | 'BLOB_NOT_FOUND'
-  | 'BLOB_CORRUPT';
+  | 'BLOB_CORRUPT'
+  | 'STORE_VERSION_UNSUPPORTED';
 
 /** Base class of store errors: a stable `code` plus the underlying `cause` when there is one. */
 export class StoreError extends Error {

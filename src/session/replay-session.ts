@@ -1,5 +1,6 @@
 import type { EventStore } from '../../stores/event-store.js';
 import { ReinError } from '../host/host-errors.js';
+import { readSessionRecords } from './read-session.js';
 import { verifyRecords, type ReplayResult } from '../host/replay.js';
 
 /**
@@ -7,7 +8,7 @@ import { verifyRecords, type ReplayResult } from '../host/replay.js';
  * or rejects with `DivergenceError` naming the first differing seq.
  */
 export const replaySession = async (store: EventStore, sessionId: string, options: { inspect?: (event: unknown) => void } = {}): Promise<ReplayResult> => {
-  const records = await store.read(sessionId);
+  const records = await readSessionRecords(store, sessionId);
   if (records.length === 0) throw new ReinError('SESSION_NOT_FOUND', `no session ${sessionId} in this store`);
   const result = verifyRecords(sessionId, records, options);
   result.tree?.stop();

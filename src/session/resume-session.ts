@@ -4,6 +4,7 @@ import { SessionCreated } from '../../models/session.records.js';
 import type { EffectExecutors, FactDraft } from '../effects/effect.js';
 import { ActorTree, rootPath } from '../host/actor-tree.js';
 import { ReinError } from '../host/host-errors.js';
+import { readSessionRecords } from './read-session.js';
 import { machineVersion } from '../host/machine-version.js';
 import { createIdGenerator } from '../host/record-ids.js';
 import { verifyRecords } from '../host/replay.js';
@@ -82,7 +83,7 @@ const policyOf = (executors: EffectExecutors, effect: InDoubtEffect): ResumePoli
  * one `effect.resolved` each), and continue.
  */
 export const resumeSession = async (services: SessionServices, sessionId: string, options: ResumeOptions = {}): Promise<{ session: ReinSession; report: ResumeReport }> => {
-  const records = await services.store.read(sessionId);
+  const records = await readSessionRecords(services.store, sessionId);
   const first = records[0];
   if (!first) throw new ReinError('SESSION_NOT_FOUND', `no session ${sessionId} in this store`);
   if (first.type !== 'session.created') throw new ReinError('SESSION_INVALID', `${sessionId} does not start with session.created`);

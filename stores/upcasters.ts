@@ -1,0 +1,47 @@
+import type { RecordEnvelope } from '../models/envelope.js';
+import { isRecordType, recordVersion } from '../models/records.js';
+import { StoreError } from './store-errors.js';
+
+/** Turns the data of one record type from `from` to `from + 1`. Pure; never edits the stored bytes. */
+export interface UpcastStep {
+  type: string;
+  from: number;
+  up(data: unknown): unknown;
+}
+
+/**
+ * Every schema change ever made to a stored record type, oldest first. A type whose `v` rises gets a step here,
+ * so logs written by any earlier release stay readable forever. (Empty while every type is at version 1.)
+ */
+export const upcastSteps: readonly UpcastStep[] = [];
+
+/** Raised for a record newer than this build understands (written by a later release). */
+export class UnsupportedVersionError extends StoreError {
+  constructor(record: Pick<RecordEnvelope, 'stream' | 'seq' | 'type' | 'v'>, current: number) {
+    super('STORE_VERSION_UNSUPPORTED', `${record.type} v${record.v} at ${record.stream}#${record.seq} is newer than this build (v${current})`);
+    this.name = 'UnsupportedVersionError';
+  }
+}
+
+/**
+ * Build an upcaster: records are lifted step by step to the current version of their type; known types from a
+ * future version are refused with `STORE_VERSION_UNSUPPORTED`; unknown types pass through untouched.
+ */
+export const createUpcaster = (steps: readonly UpcastStep[] = upcastSteps, currentVersion: (type: string) => number = recordVersion) => {
+  const byKey = new Map(steps.map((step) => [`${step.type}@${step.from}`, step]));
+  return (record: RecordEnvelope): RecordEnvelope => {
+    if (!isRecordType(record.type) && !steps.some((step) => step.type === record.type)) return record;
+    const current = currentVersion(record.type);
+    if (record.v > current) throw new UnsupportedVersionError(record, current);
+    let lifted = record;
+    while (lifted.v < current) {
+      const step = byKey.get(`${lifted.type}@${lifted.v}`);
+      if (!step) throw new UnsupportedVersionError({ ...lifted, v: lifted.v }, current);
+      lifted = { ...lifted, v: lifted.v + 1, data: step.up(lifted.data) };
+    }
+    return lifted;
+  };
+};
+
+/** Lift every record read from a store to the current schema versions. */
+export const upcastRecords = (records: readonly RecordEnvelope[], upcast = createUpcaster()): RecordEnvelope[] => records.map(upcast);
