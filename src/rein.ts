@@ -32,6 +32,8 @@ export interface ReinOptions {
   clock?: () => number;
   /** Save a machine snapshot every this many records (default 500; 0 disables). */
   snapshotEvery?: number;
+  /** Read-only tool calls of one turn that may run at once (default 4); writes always run alone. */
+  parallelTools?: number;
   /** Observations longer than this many characters are truncated into an artifact. */
   observationLimit?: number;
   /** Paths no tool may touch (default: `<workspace>/.rein`); pass the store directory when it lives elsewhere inside. */
@@ -71,6 +73,7 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     systemPrompt: options.systemPrompt ?? defaultSystemPrompt(workspace.root),
     modelOptions: options.modelOptions ?? {},
     snapshotEvery: options.snapshotEvery ?? 500,
+    parallelTools: options.parallelTools ?? 4,
     ...(options.observationLimit === undefined ? {} : { observationLimit: options.observationLimit }),
   };
   return {

@@ -46,6 +46,8 @@ export interface EffectExecutor {
   execute(request: EffectRequest, context: EffectContext): Promise<Settlement>;
   /** The resume policy for an effect of this kind that was requested but never settled. */
   resumePolicy(request: EffectRequest): ResumePolicy;
+  /** Whether this effect must run alone in its actor's tool lane (default true); read-only tools share it. */
+  isExclusive?(request: EffectRequest): boolean;
 }
 
 /** Executors by effect kind. */

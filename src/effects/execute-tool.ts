@@ -20,6 +20,7 @@ export const createExecuteToolExecutor = ({ registry, workspace, blobs, observat
   const readBaselines = new Map<string, string>();
   return {
     resumePolicy: (request) => registry.get(String(request.args.name))?.resumePolicy ?? 'never-rerun',
+    isExclusive: (request) => !(registry.get(String(request.args.name))?.annotations.readOnly ?? false),
     async execute(request, context) {
       const callId = String(request.args.callId);
       const name = String(request.args.name);

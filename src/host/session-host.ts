@@ -11,6 +11,7 @@ import { rootPath, type ActorTree } from './actor-tree.js';
 import { ReinError } from './host-errors.js';
 import type { LiveEvent } from './live-events.js';
 import { createIdGenerator } from './record-ids.js';
+import { ToolLane } from './tool-lane.js';
 
 /** An input for one step: the host stamps ids, time and seq. `actor` defaults to the root agent. */
 export interface InputDraft {
@@ -45,6 +46,8 @@ export interface SessionHostOptions {
   newId?: () => string;
   /** Save a snapshot whenever this many records were appended since the last one; 0 disables. */
   snapshotEvery?: number;
+  /** How many read-only tool calls of one actor may run at once (writes always run alone). Default 4. */
+  parallelTools?: number;
   lastSnapshotSeq?: number;
 }
 
@@ -78,7 +81,8 @@ export class SessionHost {
   private chain: Promise<unknown> = Promise.resolve();
   private queued = 0;
   private readonly running = new Map<string, RunningEffect>();
-  private readonly toolLanes = new Map<string, Promise<unknown>>();
+  private readonly toolLanes = new Map<string, ToolLane<{ request: EffectRequest; settlement: Settlement }>>();
+  private readonly parallelTools: number;
   private broken: Error | undefined;
   private interrupted = false;
   private endedRecord: RecordEnvelope | undefined;
@@ -96,6 +100,7 @@ export class SessionHost {
     this.newId = options.newId ?? createIdGenerator();
     this.snapshotEvery = options.snapshotEvery ?? 0;
     this.lastSnapshotSeq = options.lastSnapshotSeq ?? 0;
+    this.parallelTools = options.parallelTools ?? 4;
   }
 
   get headSeq(): number {
@@ -163,13 +168,19 @@ export class SessionHost {
     const request: EffectRequest = { effectId: data.effectId, kind: data.kind, actor: record.actor, args: data.args, recordId: record.id, ...(record.corr ? { corr: record.corr } : {}) };
     const controller = new AbortController();
     this.running.set(request.effectId, { controller, kind: request.kind });
-    const run = () => this.execute(request, controller);
-    if (request.kind === 'executeTool') {
-      const lane = (this.toolLanes.get(request.actor) ?? Promise.resolve()).then(run);
-      this.toolLanes.set(request.actor, lane);
-    } else {
-      void run();
+    if (request.kind !== 'executeTool') {
+      void this.execute(request, controller).then((settlement) => this.settle(request, settlement));
+      return;
     }
+    let lane = this.toolLanes.get(request.actor);
+    if (!lane || lane.idle) {
+      lane = new ToolLane<{ request: EffectRequest; settlement: Settlement }>(this.parallelTools, async (outcome) => {
+        if (outcome.ok) await this.settle(outcome.value.request, outcome.value.settlement);
+      });
+      this.toolLanes.set(request.actor, lane);
+    }
+    const exclusive = this.executors.executeTool?.isExclusive?.(request) ?? true;
+    lane.add(exclusive, async () => ({ request, settlement: await this.execute(request, controller) }));
   }
 
   /** Cancel the session: the machine moves to `cancelled` and every running effect is aborted. */
@@ -218,7 +229,8 @@ export class SessionHost {
     };
   }
 
-  private async execute(request: EffectRequest, controller: AbortController): Promise<void> {
+  /** Run an effect's executor; an executor that throws settles as `effect.failed`. Never rejects. */
+  private async execute(request: EffectRequest, controller: AbortController): Promise<Settlement> {
     const executor = this.executors[request.kind];
     const started = this.clock();
     const label = request.kind === 'executeTool' && typeof request.args.name === 'string' ? request.args.name : request.kind;
@@ -243,6 +255,11 @@ export class SessionHost {
     }
     const ok = settlement.type !== 'effect.failed' && settlement.type !== 'model.failed' && settlement.data.status !== 'error';
     this.live$.next({ type: 'effect.finished', actor: request.actor, effectId: request.effectId, kind: request.kind, label, ok, durationMs: this.clock() - started });
+    return settlement;
+  }
+
+  /** Apply an effect's settlement as the next step (unless the session ended or was interrupted meanwhile). */
+  private async settle(request: EffectRequest, settlement: Settlement): Promise<void> {
     try {
       if (!this.broken && !this.tree.done && !this.interrupted) {
         await this.step({

@@ -22,6 +22,7 @@ export interface SessionServices {
   systemPrompt: string;
   modelOptions: ModelOptions;
   snapshotEvery: number;
+  parallelTools: number;
   observationLimit?: number;
 }
 

@@ -64,6 +64,7 @@ export const createSession = async (services: SessionServices, options: CreateSe
     clock: services.clock,
     newId,
     snapshotEvery: services.snapshotEvery,
+    parallelTools: services.parallelTools,
   });
   host.records$.subscribe(wiring.observe);
   return new ReinSession(host, services.store);
