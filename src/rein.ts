@@ -1,6 +1,7 @@
 import { defaultBudgets, type Budgets } from '../models/budgets.js';
 import type { ModelOptions } from '../models/model-contract.js';
 import type { EventStore } from '../stores/event-store.js';
+import type { RetryPolicy } from './effects/model-retry.js';
 import type { ReplayResult } from './host/replay.js';
 import type { ModelProvider } from './providers/provider.js';
 import { createSession, startSession, type CreateSessionOptions } from './session/start-session.js';
@@ -30,6 +31,10 @@ export interface ReinOptions {
   modelOptions?: ModelOptions;
   /** Epoch-milliseconds clock used for record times and elapsed time (default `Date.now`). */
   clock?: () => number;
+  /** Retry budget for model calls: attempts, backoff and total time (see `defaultRetryPolicy`). */
+  retry?: Partial<RetryPolicy>;
+  /** Randomness for backoff jitter (default `Math.random`); inject a seeded one for reproducible timing. */
+  random?: () => number;
   /** Save a machine snapshot every this many records (default 500; 0 disables). */
   snapshotEvery?: number;
   /** Observations longer than this many characters are truncated into an artifact. */
@@ -70,6 +75,8 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     clock,
     systemPrompt: options.systemPrompt ?? defaultSystemPrompt(workspace.root),
     modelOptions: options.modelOptions ?? {},
+    retry: options.retry ?? {},
+    random: options.random ?? Math.random,
     snapshotEvery: options.snapshotEvery ?? 500,
     ...(options.observationLimit === undefined ? {} : { observationLimit: options.observationLimit }),
   };
