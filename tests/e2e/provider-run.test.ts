@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { modelExchange, shoutingModel } from '../support/loopback-model.js';
+import { anthropicConversation, anthropicReplyChunks, modelExchange, shoutingModel, shoutingPolicy } from '../support/loopback-model.js';
 import { jsonError, startLoopbackServer, type LoopbackServer } from '../support/loopback-server.js';
 import { jsonLines, runCli, type CliResult } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
@@ -139,6 +139,29 @@ describe('rein run against a loopback OpenAI-compatible endpoint', () => {
     expect((await cli(['run', 'x', '--provider', 'openai', '--base-url', baseUrl])).code).toBe(2);
     expect((await cli(['run', 'x', '--provider', 'recorded'])).code).toBe(2);
     expect((await cli(['run', 'x', '--provider', 'recorded', '--from', 's-missing'])).code).toBe(1);
+  });
+
+  it('runs the same task against a loopback Anthropic Messages endpoint and replays', async () => {
+    await writeFile(join(workspace.path, 'greeting.txt'), 'hello, world');
+    const anthropic = await startLoopbackServer((request) =>
+      request.headers['x-api-key'] === apiKey && request.path === '/v1/messages'
+        ? { chunks: anthropicReplyChunks(shoutingPolicy('greeting.txt')(anthropicConversation(request.body))) }
+        : jsonError(401, { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }),
+    );
+    try {
+      const run = await cli(['run', 'shout greeting.txt', '--provider', 'anthropic', '--base-url', anthropic.url, '--model', 'claude-loopback'], { ANTHROPIC_API_KEY: apiKey });
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain('✓ write greeting.txt');
+      expect(run.stdout).toContain('Verified: greeting.txt now reads "HELLO, WORLD".');
+      expect(anthropic.requests).toHaveLength(4);
+      expect(anthropic.requests[3]!.body.messages.at(-1).content[0]).toMatchObject({ type: 'tool_result', tool_use_id: 'root_e5_0' });
+      const id = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
+      expect(jsonLines((await cli(['show', id, '--json'])).stdout)[0]!.data.provider).toEqual({ name: 'anthropic', model: 'claude-loopback', source: anthropic.url });
+      expect((await cli(['replay', id])).code).toBe(0);
+    } finally {
+      await anthropic.close();
+    }
   });
 
   it('never writes the key anywhere: not in the store, the output, or --json', async () => {
