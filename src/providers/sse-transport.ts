@@ -52,14 +52,45 @@ const readErrorBody = async (response: Response): Promise<unknown> => {
 };
 
 /**
+ * Iterate the events of each batch. A buffered event costs one resolved promise rather than a generator resumption,
+ * which matters at tens of thousands of deltas; `return` reaches the batch generator, so its cleanup runs.
+ */
+const flatten = <T>(batches: AsyncGenerator<T[]>): AsyncIterableIterator<T> => {
+  let buffer: T[] = [];
+  let index = 0;
+  const pull = async (): Promise<IteratorResult<T>> => {
+    for (;;) {
+      const result = await batches.next();
+      if (result.done) return { value: undefined, done: true };
+      if (result.value.length === 0) continue;
+      buffer = result.value;
+      index = 1;
+      return { value: buffer[0]!, done: false };
+    }
+  };
+  const iterator: AsyncIterableIterator<T> = {
+    [Symbol.asyncIterator]: () => iterator,
+    next: () => (index < buffer.length ? Promise.resolve({ value: buffer[index++]!, done: false }) : pull()),
+    return: async () => {
+      buffer = [];
+      await batches.return(undefined);
+      return { value: undefined, done: true };
+    },
+  };
+  return iterator;
+};
+
+/**
  * POST `call.body` as JSON and stream the answer as model events: non-2xx answers, error bodies, network failures,
  * idle timeouts and aborts all become one `error` event (never an exception). Bytes are decoded with a streaming
  * UTF-8 decoder and parsed incrementally, so chunk boundaries never matter. Ending early (the consumer stops, the
  * normalizer closes, the signal fires) aborts the request so the connection is released.
  */
-export async function* streamSse(call: SseCall): AsyncGenerator<ModelEvent> {
+export const streamSse = (call: SseCall): AsyncIterableIterator<ModelEvent> => flatten(streamBatches(call));
+
+async function* streamBatches(call: SseCall): AsyncGenerator<ModelEvent[]> {
   if (call.signal?.aborted) {
-    yield { type: 'error', error: providerError('cancelled', 'the model call was cancelled before it started') };
+    yield [{ type: 'error', error: providerError('cancelled', 'the model call was cancelled before it started') }];
     return;
   }
   const controller = new AbortController();
@@ -72,10 +103,10 @@ export async function* streamSse(call: SseCall): AsyncGenerator<ModelEvent> {
   }, call.idleTimeoutMs);
   timer.unref();
   let settled = false;
-  const failure = (error: unknown, during: string): ModelEvent => {
-    if (call.signal?.aborted) return { type: 'error', error: providerError('cancelled', 'the model call was cancelled') };
-    if (timedOut) return { type: 'error', error: providerError('timeout', `no data from ${call.endpoint} for ${call.idleTimeoutMs} ms ${during}`) };
-    return { type: 'error', error: providerError('network', redact(`the connection to ${call.endpoint} failed ${during}: ${causeOf(error)}`, call.secrets)) };
+  const failure = (error: unknown, during: string): ModelEvent[] => {
+    if (call.signal?.aborted) return [{ type: 'error', error: providerError('cancelled', 'the model call was cancelled') }];
+    if (timedOut) return [{ type: 'error', error: providerError('timeout', `no data from ${call.endpoint} for ${call.idleTimeoutMs} ms ${during}`) }];
+    return [{ type: 'error', error: providerError('network', redact(`the connection to ${call.endpoint} failed ${during}: ${causeOf(error)}`, call.secrets)) }];
   };
   try {
     let response: Response;
@@ -96,20 +127,20 @@ export async function* streamSse(call: SseCall): AsyncGenerator<ModelEvent> {
         return;
       }
       settled = true;
-      if (!response.ok) yield { type: 'error', error: errorFromResponse({ status: response.status, headers: response.headers, body, endpoint: call.endpoint, keyHint: call.keyHint, secrets: call.secrets }) };
-      else if (typeof body === 'object' && body !== null && 'error' in body) yield { type: 'error', error: errorFromStreamEvent(body, call.endpoint, call.secrets) };
-      else yield { type: 'error', error: providerError('bad_request', `${call.endpoint} answered with JSON instead of an event stream; does it support streaming?`) };
+      if (!response.ok) yield [{ type: 'error', error: errorFromResponse({ status: response.status, headers: response.headers, body, endpoint: call.endpoint, keyHint: call.keyHint, secrets: call.secrets }) }];
+      else if (typeof body === 'object' && body !== null && 'error' in body) yield [{ type: 'error', error: errorFromStreamEvent(body, call.endpoint, call.secrets) }];
+      else yield [{ type: 'error', error: providerError('bad_request', `${call.endpoint} answered with JSON instead of an event stream; does it support streaming?`) }];
       return;
     }
     const normalizer = call.normalizer({ requestId: response.headers.get(call.requestIdHeader) ?? undefined });
     const reader = response.body?.getReader();
     if (!reader) {
-      yield { type: 'error', error: providerError('network', `${call.endpoint} sent no body`) };
+      yield [{ type: 'error', error: providerError('network', `${call.endpoint} sent no body`) }];
       return;
     }
     const decoder = new TextDecoder('utf-8');
     const parser = new SseParser();
-    const out: ModelEvent[] = [];
+    let out: ModelEvent[] = [];
     const feed = (events: readonly SseEvent[]) => {
       for (const event of events) {
         normalizer.accept(event, out);
@@ -127,15 +158,16 @@ export async function* streamSse(call: SseCall): AsyncGenerator<ModelEvent> {
       if (chunk.done) break;
       timer.refresh();
       feed(parser.push(decoder.decode(chunk.value, { stream: true })));
-      for (const event of out) yield event;
-      out.length = 0;
+      const batch = out;
+      out = [];
+      yield batch;
       if (normalizer.closed) return;
     }
     feed(parser.push(decoder.decode()));
     if (!normalizer.closed) feed(parser.end());
     if (!normalizer.closed) normalizer.end(out);
     settled = true;
-    for (const event of out) yield event;
+    yield out;
   } finally {
     clearTimeout(timer);
     call.signal?.removeEventListener('abort', onAbort);

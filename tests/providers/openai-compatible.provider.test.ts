@@ -241,6 +241,17 @@ describe('OpenAI-compatible adapter over a loopback server', () => {
     expect(await collect(provider, sampleRequest())).toEqual([{ type: 'error', error: expect.objectContaining({ code: 'network', retryable: true }) }]);
   });
 
+  it('a consumer that stops reading early releases the connection', async () => {
+    server = await startLoopbackServer(() => ({ chunks: transcript('openai/text.sse').split(/(?<=\n\n)/), delayMs: 50, hang: true }));
+    const provider = createOpenAICompatibleProvider({ model: 'm', baseUrl: `${server.url}/v1` });
+    for await (const event of provider.stream(sampleRequest())) {
+      expect(event.type).toBe('started');
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(server.abandoned).toBe(1);
+  });
+
   it('a stalled stream times out; an aborted request is cancelled and releases the connection', async () => {
     server = await startLoopbackServer(() => ({ chunks: [transcript('openai/text.sse').split('\n\n')[0] + '\n\n'], hang: true }));
     const stalled = createOpenAICompatibleProvider({ model: 'm', baseUrl: `${server.url}/v1`, idleTimeoutMs: 150 });
