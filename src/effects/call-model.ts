@@ -90,71 +90,69 @@ const attemptOnce = async (provider: ModelProvider, modelRequest: ModelRequest, 
  */
 export const createCallModelExecutor = ({ provider, source, options = {}, retry = {}, random = Math.random, sleep = defaultSleep }: CallModelOptions): EffectExecutor => {
   const policy: RetryPolicy = { ...defaultRetryPolicy, ...retry };
+  const requestFor = (request: EffectRequest, context: EffectContext, attempt: number): ModelRequest => {
+    const role = source.role(request.actor);
+    return {
+      runId: context.sessionId,
+      turnId: request.effectId,
+      turn: Number(request.args.turn),
+      actor: request.actor,
+      attempt,
+      ...(role === undefined ? {} : { role }),
+      ...(provider.model === undefined ? {} : { model: provider.model }),
+      messages: source.messages(request.actor).slice(),
+      tools: source.tools(request.actor),
+      options,
+      signal: context.signal,
+    };
+  };
+  const factOf = (request: EffectRequest, attempt: number, result: Attempt, durationMs: number, failure?: { error: ProviderErrorInfo; next: RetryDecision }): ModelAttempted => {
+    const model = result.model ?? provider.model;
+    return {
+      effectId: request.effectId,
+      attempt,
+      provider: provider.name,
+      ...(model ? { model } : {}),
+      ...(result.requestId ? { requestId: result.requestId } : {}),
+      outcome: failure ? 'error' : 'ok',
+      ...(failure ? { errorCode: failure.error.code, message: failure.error.message } : {}),
+      ...(failure?.error.retryAfterMs === undefined ? {} : { retryAfterMs: failure.error.retryAfterMs }),
+      decision: failure?.next.decision ?? 'done',
+      ...(failure?.next.decision === 'retry' ? { delayMs: failure.next.delayMs } : {}),
+      durationMs,
+    };
+  };
   return {
     resumePolicy: () => 'rerun-after-check',
     async execute(request, context) {
       const turn = Number(request.args.turn);
-      const role = source.role(request.actor);
       const firstStarted = context.now();
+      const settle = (type: 'model.responded' | 'model.failed', data: Settlement['data'], fact: ModelAttempted): Settlement => ({ type, data, facts: [{ type: 'model.attempted', data: fact, at: context.now() }] });
       let compacted = false;
-      const settle = (settlement: Settlement['data'], type: 'model.responded' | 'model.failed', fact: ModelAttempted): Settlement => ({ type, data: settlement, facts: [{ type: 'model.attempted', data: fact, at: context.now() }] });
       for (let attempt = 1; ; attempt++) {
-        const modelRequest: ModelRequest = {
-          runId: context.sessionId,
-          turnId: request.effectId,
-          turn,
-          actor: request.actor,
-          attempt,
-          ...(role === undefined ? {} : { role }),
-          ...(provider.model === undefined ? {} : { model: provider.model }),
-          messages: source.messages(request.actor).slice(),
-          tools: source.tools(request.actor),
-          options,
-          signal: context.signal,
-        };
         const started = context.now();
-        const result = await attemptOnce(provider, modelRequest, request, context);
-        const fact: ModelAttempted = {
-          effectId: request.effectId,
-          attempt,
-          provider: provider.name,
-          ...(result.model ?? provider.model ? { model: result.model ?? provider.model } : {}),
-          ...(result.requestId ? { requestId: result.requestId } : {}),
-          outcome: result.error ? 'error' : 'ok',
-          decision: 'done',
-          durationMs: context.now() - started,
-        };
+        const result = await attemptOnce(provider, requestFor(request, context, attempt), request, context);
+        const durationMs = context.now() - started;
         if (!result.error) {
-          const data = {
-            effectId: request.effectId,
-            turn,
-            text: result.text,
-            ...(result.reasoning ? { reasoning: result.reasoning } : {}),
-            toolCalls: result.toolCalls,
-            stopReason: result.stopReason as StopReason,
-            usage: result.usage,
-            elapsedMs: context.elapsedMs(),
-          };
-          return settle(data, 'model.responded', fact);
+          const { text, reasoning, toolCalls, usage } = result;
+          const data = { effectId: request.effectId, turn, text, ...(reasoning ? { reasoning } : {}), toolCalls, stopReason: result.stopReason as StopReason, usage, elapsedMs: context.elapsedMs() };
+          return settle('model.responded', data, factOf(request, attempt, result, durationMs));
         }
         const error = context.signal.aborted ? cancelled : result.error;
         let next: RetryDecision = error.code === 'cancelled' ? { decision: 'fail' } : decideAfterFailure({ error, attempt, elapsedMs: context.now() - firstStarted, policy, random, canCompact: !compacted && source.compact !== undefined });
         if (next.decision === 'compact') {
           compacted = true;
-          const compactedNow = await source.compact!(request.actor, context.signal).catch(() => false);
-          if (!compactedNow) next = { decision: 'fail' };
+          if (!(await source.compact!(request.actor, context.signal).catch(() => false))) next = { decision: 'fail' };
         }
-        Object.assign(fact, { errorCode: error.code, message: error.message, decision: next.decision }, error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }, next.decision === 'retry' ? { delayMs: next.delayMs } : {});
+        const fact = factOf(request, attempt, result, durationMs, { error, next });
         if (next.decision === 'fail') {
           const finalError = attempt > 1 ? { ...error, message: `${error.message} (gave up after ${attempt} attempts)` } : error;
-          return settle({ effectId: request.effectId, turn, error: finalError, elapsedMs: context.elapsedMs() }, 'model.failed', fact);
+          return settle('model.failed', { effectId: request.effectId, turn, error: finalError, elapsedMs: context.elapsedMs() }, fact);
         }
         await context.recordFacts([{ type: 'model.attempted', data: fact } satisfies FactDraft], { sync: false });
         if (next.decision === 'retry') {
           context.live({ type: 'model.retrying', actor: request.actor, effectId: request.effectId, attempt, code: error.code, message: error.message, delayMs: next.delayMs });
-          if (!(await sleep(next.delayMs, context.signal))) {
-            return { type: 'model.failed', data: { effectId: request.effectId, turn, error: cancelled, elapsedMs: context.elapsedMs() } };
-          }
+          if (!(await sleep(next.delayMs, context.signal))) return { type: 'model.failed', data: { effectId: request.effectId, turn, error: cancelled, elapsedMs: context.elapsedMs() } };
         }
       }
     },
