@@ -130,6 +130,8 @@ export const sessionMachine = setup({
     isLastOutstanding: ({ context, event }) =>
       'effectId' in event && Object.keys(context.outstanding).length === 1 && Object.hasOwn(context.outstanding, event.effectId),
     hasToolCalls: ({ event }) => event.type === 'model.responded' && event.toolCalls.length > 0,
+    /** The provider paused a long turn (`pause_turn`): the model continues it in another call. */
+    isPausedTurn: ({ event }) => event.type === 'model.responded' && event.stopReason === 'pause_turn',
     toolCallBudgetLeft: ({ context, event }) =>
       event.type === 'model.responded' && context.usage.toolCalls + event.toolCalls.length <= context.budgets.maxToolCalls,
     tokenBudgetLeft: ({ context, event }) =>
@@ -187,6 +189,7 @@ export const sessionMachine = setup({
                 actions: ['settleModelCall', assign({ endReason: 'tool-call budget exhausted' })],
               },
               { guard: and(['isAwaitedModelCall', 'hasToolCalls']), target: 'runningTools', actions: ['settleModelCall', 'requestToolCalls'] },
+              { guard: and(['isAwaitedModelCall', 'isPausedTurn']), target: 'nextTurn', actions: 'settleModelCall' },
               { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding']), target: '#session.completed', actions: 'settleModelCall' },
             ],
             'model.failed': { guard: 'isAwaitedModelCall', target: '#session.failed', actions: ['settleModelCall', 'noteEventReason'] },

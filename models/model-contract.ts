@@ -34,13 +34,20 @@ export const ModelOptions = z.object({
 });
 export type ModelOptions = z.infer<typeof ModelOptions>;
 
-/** Everything a provider needs for one model call. `turn` counts this actor's model calls from 1. */
+/**
+ * Everything a provider needs for one model call. `turn` counts this actor's model calls from 1. `signal` aborts
+ * the call: an adapter must stop reading and release the connection promptly when it fires.
+ */
 export interface ModelRequest {
   runId: string;
   turnId: string;
   turn: number;
+  /** The actor path that asked (`root`, `root/child-2`); a recorded provider keys its outputs by it. */
+  actor?: string;
   /** The agent role for child agents (`explorer`, `tester`…); absent for the root agent. */
   role?: string;
+  /** Which attempt of this model call this is (1 for the first; retries count up). */
+  attempt?: number;
   model?: string;
   messages: ModelMessage[];
   tools: ModelToolDescription[];

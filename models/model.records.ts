@@ -4,7 +4,11 @@ import { z } from 'zod';
 export const StopReason = z.enum(['end_turn', 'tool_use', 'max_tokens', 'pause_turn', 'stop_sequence', 'content_filter', 'error']);
 export type StopReason = z.infer<typeof StopReason>;
 
-/** The provider error taxonomy; `retryable` says whether another attempt may succeed. */
+/**
+ * The provider error taxonomy; `retryable` says whether another attempt may succeed. `context_length` is not
+ * retryable as is, but the model-call executor may compact the context once and try again. `script_exhausted` also
+ * covers a recorded provider with no output for the requested actor and turn.
+ */
 export const ProviderErrorCode = z.enum([
   'rate_limit',
   'overloaded',
@@ -16,6 +20,7 @@ export const ProviderErrorCode = z.enum([
   'context_length',
   'malformed_tool_call',
   'content_filter',
+  'quota',
   'script_exhausted',
   'cancelled',
   'unknown',
@@ -66,3 +71,28 @@ export const ModelFailed = z.object({
   elapsedMs: z.number().nonnegative(),
 });
 export type ModelFailed = z.infer<typeof ModelFailed>;
+
+/** What the model-call executor decided after one attempt. */
+export const AttemptDecision = z.enum(['done', 'retry', 'compact', 'fail']);
+export type AttemptDecision = z.infer<typeof AttemptDecision>;
+
+/**
+ * effect (fact) · one attempt of a `callModel` effect: which provider and model answered, how it ended, and what
+ * the executor did next (`retry` after `delayMs`, `compact` the context then retry, `fail`, or `done`). Replay skips
+ * it; only the final `model.responded` / `model.failed` is an input.
+ */
+export const ModelAttempted = z.object({
+  effectId: z.string().min(1),
+  attempt: z.number().int().positive(),
+  provider: z.string().min(1),
+  model: z.string().optional(),
+  requestId: z.string().optional(),
+  outcome: z.enum(['ok', 'error']),
+  errorCode: ProviderErrorCode.optional(),
+  message: z.string().optional(),
+  retryAfterMs: z.number().nonnegative().optional(),
+  decision: AttemptDecision,
+  delayMs: z.number().nonnegative().optional(),
+  durationMs: z.number().nonnegative(),
+});
+export type ModelAttempted = z.infer<typeof ModelAttempted>;

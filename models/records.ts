@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { RecordEnvelope } from './envelope.js';
 import { ActorTransitioned } from './actor.records.js';
 import { EffectFailed, EffectRequested, EffectResolved } from './effect.records.js';
-import { ModelFailed, ModelResponded } from './model.records.js';
+import { ModelAttempted, ModelFailed, ModelResponded } from './model.records.js';
 import {
   SessionCancelled,
   SessionCreated,
@@ -50,6 +50,7 @@ export const recordTypes = {
   'effect.requested': derived(EffectRequested),
   'session.ended': derived(SessionEnded),
   'tool.started': fact(ToolStarted),
+  'model.attempted': fact(ModelAttempted),
   'effect.resolved': fact(EffectResolved),
   'session.forked': fact(SessionForked),
   'session.resumed': fact(SessionResumed),

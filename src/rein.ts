@@ -1,14 +1,18 @@
+import type { Observable } from 'rxjs';
 import { defaultBudgets, type Budgets } from '../models/budgets.js';
+import type { RecordEnvelope } from '../models/envelope.js';
 import type { ModelOptions } from '../models/model-contract.js';
 import type { EventStore } from '../stores/event-store.js';
+import type { RetryPolicy } from './effects/model-retry.js';
 import type { ReplayResult } from './host/replay.js';
 import type { ModelProvider } from './providers/provider.js';
-import { createSession, startSession, type CreateSessionOptions } from './session/start-session.js';
+import { createSession, type CreateSessionOptions } from './session/start-session.js';
 import { forkSession, type ForkOptions } from './session/fork-session.js';
 import { replaySession } from './session/replay-session.js';
 import { resumeSession, type ResumeOptions, type ResumeReport } from './session/resume-session.js';
 import { listSessions, summarizeSession, type SessionSummary } from './session/session-catalog.js';
 import type { ReinSession } from './session/session-handle.js';
+import { SessionRegistry } from './session/session-registry.js';
 import type { SessionServices } from './session/session-services.js';
 import { defaultSystemPrompt } from './session/system-prompt.js';
 import { builtinTools } from './tools/builtin-tools.js';
@@ -30,6 +34,10 @@ export interface ReinOptions {
   modelOptions?: ModelOptions;
   /** Epoch-milliseconds clock used for record times and elapsed time (default `Date.now`). */
   clock?: () => number;
+  /** Retry budget for model calls: attempts, backoff and total time (see `defaultRetryPolicy`). */
+  retry?: Partial<RetryPolicy>;
+  /** Randomness for backoff jitter (default `Math.random`); inject a seeded one for reproducible timing. */
+  random?: () => number;
   /** Save a machine snapshot every this many records (default 500; 0 disables). */
   snapshotEvery?: number;
   /** Read-only tool calls of one turn that may run at once (default 4); writes always run alone. */
@@ -40,10 +48,15 @@ export interface ReinOptions {
   protectedPaths?: readonly string[];
 }
 
-/** A harness over one store, workspace and provider; it can run many sessions at once. */
+/**
+ * A harness over one store, workspace, provider and policy (tools, budgets, retry budget); it runs many sessions
+ * at once in one process, each with its own step loop and single writer.
+ */
 export interface Rein {
   readonly store: EventStore;
   readonly workspace: string;
+  /** The provider's name, model and endpoint as sessions record them (never a key). */
+  readonly provider: { name: string; model?: string; source?: string };
   /** Create a session without starting it (subscribe first, then `send` the task). */
   createSession(options: CreateSessionOptions): Promise<ReinSession>;
   /** Create a session and send its task. */
@@ -56,6 +69,17 @@ export interface Rein {
   forkSession(sessionId: string, atSeq: number, options?: ForkOptions): Promise<string>;
   listSessions(): Promise<SessionSummary[]>;
   getSession(sessionId: string): Promise<SessionSummary | undefined>;
+  /** The handle of a session this harness is running now (created, started or resumed here and not yet ended). */
+  session(sessionId: string): ReinSession | undefined;
+  /** Every session this harness is running now. */
+  runningSessions(): ReinSession[];
+  /** Any stored session's records from `from` on: history first, then live appends (RxJS; never completes). */
+  records(sessionId: string, from?: number): Observable<RecordEnvelope>;
+  /**
+   * Interrupt every running session (effects aborted, each one resumable) and wait until they are quiet. The store
+   * stays open: the host that opened it closes it.
+   */
+  close(reason?: string): Promise<void>;
 }
 
 /** Compose a harness from a store, a workspace and a provider. */
@@ -72,19 +96,36 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     clock,
     systemPrompt: options.systemPrompt ?? defaultSystemPrompt(workspace.root),
     modelOptions: options.modelOptions ?? {},
+    retry: options.retry ?? {},
+    random: options.random ?? Math.random,
     snapshotEvery: options.snapshotEvery ?? 500,
     parallelTools: options.parallelTools ?? 4,
     ...(options.observationLimit === undefined ? {} : { observationLimit: options.observationLimit }),
   };
+  const registry = new SessionRegistry();
+  const { name, model, source } = options.provider;
   return {
     store: options.store,
     workspace: workspace.root,
-    createSession: (sessionOptions) => createSession(services, sessionOptions),
-    startSession: (sessionOptions) => startSession(services, sessionOptions),
-    resumeSession: (sessionId, resumeOptions) => resumeSession(services, sessionId, resumeOptions),
+    provider: { name, ...(model === undefined ? {} : { model }), ...(source === undefined ? {} : { source }) },
+    createSession: async (sessionOptions) => registry.add(await createSession(services, sessionOptions)),
+    startSession: async (sessionOptions) => {
+      const session = registry.add(await createSession(services, sessionOptions));
+      await session.send(sessionOptions.task);
+      return session;
+    },
+    resumeSession: async (sessionId, resumeOptions) => {
+      const resumed = await resumeSession(services, sessionId, resumeOptions);
+      registry.add(resumed.session);
+      return resumed;
+    },
     replaySession: (sessionId) => replaySession(options.store, sessionId),
     forkSession: (sessionId, atSeq, forkOptions) => forkSession(options.store, sessionId, atSeq, { clock, ...forkOptions }),
     listSessions: () => listSessions(options.store),
     getSession: (sessionId) => summarizeSession(options.store, sessionId),
+    session: (sessionId) => registry.get(sessionId),
+    runningSessions: () => registry.list(),
+    records: (sessionId, from = 1) => options.store.tail(sessionId, from),
+    close: (reason = 'the host is shutting down') => registry.interruptAll(reason),
   };
 };

@@ -1,4 +1,5 @@
 import { main as append } from './append.bench.js';
+import { main as provider } from './provider.bench.js';
 import { main as replay } from './replay.bench.js';
 import { main as step } from './step.bench.js';
 
@@ -8,3 +9,5 @@ process.stdout.write('\n');
 await step();
 process.stdout.write('\n');
 await replay();
+process.stdout.write('\n');
+await provider();

@@ -3,6 +3,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import type { EventStore } from '../../stores/event-store.js';
 import { openLevelEventStore } from '../../stores/index.js';
 import { ReinError } from '../host/host-errors.js';
+import { configFileName } from '../providers/provider-settings.js';
 
 /** Options every command shares. */
 export interface CommonOptions {
@@ -23,8 +24,11 @@ export const workspaceOf = async (options: CommonOptions): Promise<string> => {
 /** The store directory: `--store`, or `<workspace>/.rein`. */
 export const storeRootOf = (options: CommonOptions, workspace: string): string => resolve(options.store ?? resolve(workspace, '.rein'));
 
-/** Paths tools must never touch: the default store location and the store actually in use. */
-export const protectedPathsOf = (options: CommonOptions, workspace: string): string[] => [resolve(workspace, '.rein'), storeRootOf(options, workspace)];
+/**
+ * Paths tools must never touch: the default store location, the store actually in use, and the workspace config
+ * file (a model that could rewrite `rein.config.json` could point the next run's API key at another server).
+ */
+export const protectedPathsOf = (options: CommonOptions, workspace: string): string[] => [resolve(workspace, '.rein'), storeRootOf(options, workspace), resolve(workspace, configFileName)];
 
 /** Open the store (default `<workspace>/.rein`), creating its directory for writers. */
 export const openStore = async (options: CommonOptions, workspace: string, mode: 'read' | 'write'): Promise<EventStore> => {

@@ -1,80 +1,124 @@
-import type { Subscription } from 'rxjs';
+import type { Observable, Subscription } from 'rxjs';
+import type { RecordEnvelope } from '../../models/envelope.js';
 import type { ToolSettled } from '../../models/tool.records.js';
+import type { LiveEvent } from '../host/live-events.js';
 import type { SessionResult } from '../host/session-host.js';
-import type { ReinSession } from '../session/session-handle.js';
+import { StatusLine } from './status-line.js';
 import { summarizeArguments } from './transcript.js';
 
-const paint = (tty: boolean, code: number, text: string): string => (tty ? `\u001b[${code}m${text}\u001b[0m` : text);
+/** What the renderer reads from a session: its durable records and its live progress. */
+export interface RenderedSession {
+  readonly records$: Observable<RecordEnvelope>;
+  readonly live$: Observable<LiveEvent>;
+}
+
+export interface RendererOptions {
+  /** Animate a status line (default: the stream is a TTY). */
+  tty?: boolean;
+  /** Use colour (default: a TTY and no `NO_COLOR` in the environment). */
+  colour?: boolean;
+}
 
 /**
- * Renders a running session for a person: assistant text as it streams, a progress line while a tool runs (on a
- * TTY), one line per finished tool call with its status and duration, and a final summary. Colour only on a TTY.
+ * Renders a running session for a person: assistant text as it streams, a spinner line while the model thinks or a
+ * tool runs (TTY only), a notice per retried model attempt, one line per finished tool call with its status and
+ * duration, and a final summary. Colour only on a TTY, and never with `NO_COLOR`.
  */
 export class LiveRenderer {
   private readonly argsByEffect = new Map<string, string>();
   private readonly startedAt = new Map<string, number>();
+  private readonly status: StatusLine;
+  private readonly colour: boolean;
   private midLine = false;
-  private progressShown = false;
 
   constructor(
     private readonly out: NodeJS.WritableStream & { isTTY?: boolean },
-    private readonly tty = Boolean(out.isTTY),
-  ) {}
+    options: RendererOptions = {},
+  ) {
+    const tty = options.tty ?? Boolean(out.isTTY);
+    this.colour = options.colour ?? (tty && process.env.NO_COLOR === undefined);
+    this.status = new StatusLine(out, tty, (text) => this.paint(2, text));
+  }
 
-  attach(session: ReinSession): Subscription {
-    const subscription = session.live$.subscribe((event) => {
-      if (event.type === 'model.delta' && event.channel === 'text') {
-        this.clearProgress();
-        this.out.write(event.actor === 'root' ? event.text : paint(this.tty, 2, event.text));
-        this.midLine = !event.text.endsWith('\n');
-      } else if (event.type === 'effect.started') {
-        this.startedAt.set(event.effectId, Date.now());
-        if (event.kind === 'executeTool' && this.tty) {
-          this.endLine();
-          this.out.write(paint(this.tty, 2, `  … ${event.label} ${this.argsByEffect.get(event.effectId) ?? ''}`));
-          this.progressShown = true;
-        }
-      }
-    });
-    subscription.add(
-      session.records$.subscribe((record) => {
-        if (record.type === 'effect.requested') {
-          const data = record.data as { effectId: string; kind: string; args: { arguments?: Record<string, unknown> } };
-          if (data.kind === 'executeTool') this.argsByEffect.set(data.effectId, summarizeArguments(data.args.arguments ?? {}));
-        } else if (record.type === 'tool.settled') {
-          const data = record.data as ToolSettled;
-          const started = this.startedAt.get(data.effectId);
-          const duration = started === undefined ? '' : ` (${Date.now() - started} ms)`;
-          const mark = data.status === 'ok' ? paint(this.tty, 32, '✓') : paint(this.tty, 31, '✗');
-          const code = data.errorCode ? ` ${paint(this.tty, 31, data.errorCode)}` : '';
-          this.clearProgress();
-          this.endLine();
-          this.out.write(`  ${mark} ${data.name} ${this.argsByEffect.get(data.effectId) ?? ''}${code}${paint(this.tty, 2, duration)}\n`);
-        }
-      }),
-    );
+  attach(session: RenderedSession): Subscription {
+    const subscription = session.live$.subscribe((event) => this.onLive(event));
+    subscription.add(session.records$.subscribe((record) => this.onRecord(record)));
+    subscription.add(() => this.status.clear());
     return subscription;
   }
 
   /** The closing lines: outcome, turns, tool calls, tokens, time, and how to replay or inspect the session. */
   summary(result: SessionResult, startedAt: number): string {
-    this.clearProgress();
+    this.status.clear();
     this.endLine();
     const tokens = result.usage.inputTokens + result.usage.outputTokens;
     const seconds = ((Date.now() - startedAt) / 1000).toFixed(1);
     const color = result.status === 'completed' ? 32 : result.status === 'paused' || result.status === 'interrupted' ? 33 : 31;
+    const id = result.sessionId;
     const lines = [
-      `${paint(this.tty, color, result.status)}${result.reason ? ` — ${result.reason}` : ''}`,
+      `${this.paint(color, result.status)}${result.reason ? ` — ${result.reason}` : ''}`,
       `${result.usage.turns} turns · ${result.usage.toolCalls} tool calls · ${tokens} tokens · ${seconds} s · ${result.head} records`,
-      `session ${result.sessionId}: rein show ${result.sessionId} · rein replay ${result.sessionId}${result.status === 'paused' || result.status === 'interrupted' ? ` · rein resume ${result.sessionId}` : ''}`,
+      `session ${id}: rein show ${id} · rein replay ${id}${result.status === 'paused' || result.status === 'interrupted' ? ` · rein resume ${id}` : ''}`,
+      this.paint(2, `rerun its model outputs against this code: rein run --provider recorded --from ${id}`),
     ];
     return `\n${lines.join('\n')}\n`;
   }
 
-  private clearProgress(): void {
-    if (!this.progressShown) return;
-    this.out.write('\r\u001b[2K');
-    this.progressShown = false;
+  private onLive(event: LiveEvent): void {
+    switch (event.type) {
+      case 'model.delta':
+        if (event.channel === 'text') {
+          this.status.clear();
+          this.out.write(event.actor === 'root' ? event.text : this.paint(2, event.text));
+          this.midLine = !event.text.endsWith('\n');
+        } else if (!this.midLine) {
+          this.status.show('thinking', false);
+        }
+        return;
+      case 'model.intent':
+        this.endLine();
+        this.status.show(`preparing ${event.name ?? 'a tool call'} (${event.argumentsLength} chars)`, false);
+        return;
+      case 'model.retrying':
+        this.status.clear();
+        this.endLine();
+        this.out.write(this.paint(33, `  ↻ ${event.code}: retrying in ${(event.delayMs / 1000).toFixed(1)} s (attempt ${event.attempt + 1})\n`));
+        return;
+      case 'effect.started':
+        this.startedAt.set(event.effectId, Date.now());
+        if (event.kind === 'executeTool') {
+          this.endLine();
+          this.status.show(`${event.label} ${this.argsByEffect.get(event.effectId) ?? ''}`.trim());
+        } else if (!this.midLine) {
+          this.status.show(event.kind === 'callModel' ? 'thinking' : event.label);
+        }
+        return;
+      case 'effect.finished':
+        if (event.kind === 'callModel') this.status.clear();
+        return;
+      default:
+        return;
+    }
+  }
+
+  private onRecord(record: RecordEnvelope): void {
+    if (record.type === 'effect.requested') {
+      const data = record.data as { effectId: string; kind: string; args: { arguments?: Record<string, unknown> } };
+      if (data.kind === 'executeTool') this.argsByEffect.set(data.effectId, summarizeArguments(data.args.arguments ?? {}));
+    } else if (record.type === 'tool.settled') {
+      const data = record.data as ToolSettled;
+      const started = this.startedAt.get(data.effectId);
+      const duration = started === undefined ? '' : ` (${Date.now() - started} ms)`;
+      const mark = data.status === 'ok' ? this.paint(32, '✓') : this.paint(31, '✗');
+      const code = data.errorCode ? ` ${this.paint(31, data.errorCode)}` : '';
+      this.status.clear();
+      this.endLine();
+      this.out.write(`  ${mark} ${data.name} ${this.argsByEffect.get(data.effectId) ?? ''}${code}${this.paint(2, duration)}\n`);
+    }
+  }
+
+  private paint(code: number, text: string): string {
+    return this.colour ? `\u001b[${code}m${text}\u001b[0m` : text;
   }
 
   private endLine(): void {

@@ -5,7 +5,7 @@ import { registerResume } from './commands/resume.command.js';
 import { registerReadCommands } from './commands/read-commands.js';
 import { ExitCode } from './exit-codes.js';
 
-const usageCodes = new Set(['USAGE', 'SCRIPT_INVALID', 'STORE_INVALID_ARGUMENT', 'FORK_NOT_AT_BOUNDARY']);
+const usageCodes = new Set(['USAGE', 'SCRIPT_INVALID', 'CONFIG_INVALID', 'STORE_INVALID_ARGUMENT', 'FORK_NOT_AT_BOUNDARY']);
 
 /** Build the `rein` command line. Exported so tests can drive it in-process. */
 export const buildProgram = (setExit: (code: number) => void): Command => {

@@ -28,6 +28,9 @@ export const transcriptLine = (record: RecordEnvelope): string | undefined => {
     }
     case 'model.failed':
       return `${at}${who}model failed: ${data.error.code}: ${clip(data.error.message)}`;
+    case 'model.attempted':
+      if (data.outcome === 'ok') return undefined;
+      return `${at}${who}model attempt ${data.attempt} (${data.provider}${data.model ? ` ${data.model}` : ''}) failed: ${data.errorCode} → ${data.decision}${data.decision === 'retry' ? ` in ${((data.delayMs ?? 0) / 1000).toFixed(1)} s` : ''}`;
     case 'tool.settled':
       return `${at}${who}${data.status === 'ok' ? '✓' : '✗'} ${data.name}${data.errorCode ? ` ${data.errorCode}` : ''}: ${clip(data.observation)}`;
     case 'effect.failed':

@@ -1,73 +1,103 @@
 import type { ModelMessage, ModelOptions, ModelRequest, ModelToolDescription } from '../../models/model-contract.js';
-import type { ProviderErrorInfo, StopReason, TokenUsage, ToolCall } from '../../models/model.records.js';
+import type { ModelAttempted, ProviderErrorInfo, StopReason, TokenUsage, ToolCall } from '../../models/model.records.js';
 import type { ModelProvider } from '../providers/provider.js';
-import type { EffectContext, EffectExecutor, EffectRequest, Settlement } from './effect.js';
+import type { EffectContext, EffectExecutor, EffectRequest, FactDraft, Settlement } from './effect.js';
+import { decideAfterFailure, defaultRetryPolicy, sleep as defaultSleep, type RetryDecision, type RetryPolicy } from './model-retry.js';
 
 /** What the model-call executor needs to know about the actor that asked: its messages, tools and role. */
 export interface ModelCallSource {
   messages(actor: string): readonly ModelMessage[];
   tools(actor: string): ModelToolDescription[];
   role(actor: string): string | undefined;
+  /**
+   * Optional compaction hook, called once per model call after a `context_length` error: shrink what `messages`
+   * returns for `actor` and resolve true to have the call tried again, false (or throw) to let it fail.
+   */
+  compact?(actor: string, signal: AbortSignal): Promise<boolean>;
 }
 
 export interface CallModelOptions {
   provider: ModelProvider;
   source: ModelCallSource;
   options?: ModelOptions;
+  /** Retry budget (defaults: `defaultRetryPolicy`). */
+  retry?: Partial<RetryPolicy>;
+  /** The runtime's randomness for backoff jitter (default `Math.random`); never the machine's. */
+  random?: () => number;
+  /** Waits between attempts; resolves false when the signal fired first (default: a timer). */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<boolean>;
 }
 
-interface Assembled {
+interface Attempt {
   text: string;
   reasoning: string;
   toolCalls: ToolCall[];
   usage: TokenUsage;
   stopReason: StopReason | undefined;
   error: ProviderErrorInfo | undefined;
+  model: string | undefined;
+  requestId: string | undefined;
 }
 
-const failed = (request: EffectRequest, turn: number, error: ProviderErrorInfo, context: EffectContext): Settlement => ({
-  type: 'model.failed',
-  data: { effectId: request.effectId, turn, error, elapsedMs: context.elapsedMs() },
-});
+const cancelled: ProviderErrorInfo = { code: 'cancelled', message: 'the model call was cancelled', retryable: false };
 
-const assemble = async (provider: ModelProvider, modelRequest: ModelRequest, request: EffectRequest, context: EffectContext): Promise<Assembled> => {
-  const state: Assembled = { text: '', reasoning: '', toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, stopReason: undefined, error: undefined };
-  for await (const event of provider.stream(modelRequest)) {
-    if (event.type === 'text-delta') {
-      state.text += event.text;
-      context.live({ type: 'model.delta', actor: request.actor, effectId: request.effectId, channel: 'text', text: event.text });
-    } else if (event.type === 'reasoning-delta') {
-      state.reasoning += event.text;
-      context.live({ type: 'model.delta', actor: request.actor, effectId: request.effectId, channel: 'reasoning', text: event.text });
-    } else if (event.type === 'tool-intent') {
-      const callId = `${request.effectId}.${state.toolCalls.length}`;
-      state.toolCalls.push({ callId, name: event.name, arguments: event.arguments, ...(event.providerCallId ? { providerCallId: event.providerCallId } : {}) });
-    } else if (event.type === 'usage') {
-      state.usage = event.usage;
-    } else if (event.type === 'finished') {
-      state.stopReason = event.stopReason;
-    } else if (event.type === 'error') {
-      state.error = event.error;
-      break;
+/** Stream one attempt, forwarding deltas live; a thrown provider error becomes an `unknown` error, never a tool error. */
+const attemptOnce = async (provider: ModelProvider, modelRequest: ModelRequest, request: EffectRequest, context: EffectContext): Promise<Attempt> => {
+  const state: Attempt = { text: '', reasoning: '', toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, stopReason: undefined, error: undefined, model: undefined, requestId: undefined };
+  const argumentsLength = new Map<number, number>();
+  try {
+    for await (const event of provider.stream(modelRequest)) {
+      if (event.type === 'text-delta') {
+        state.text += event.text;
+        context.live({ type: 'model.delta', actor: request.actor, effectId: request.effectId, channel: 'text', text: event.text });
+      } else if (event.type === 'reasoning-delta') {
+        state.reasoning += event.text;
+        context.live({ type: 'model.delta', actor: request.actor, effectId: request.effectId, channel: 'reasoning', text: event.text });
+      } else if (event.type === 'tool-intent-delta') {
+        const length = (argumentsLength.get(event.index) ?? 0) + event.argumentsDelta.length;
+        argumentsLength.set(event.index, length);
+        context.live({ type: 'model.intent', actor: request.actor, effectId: request.effectId, index: event.index, ...(event.name ? { name: event.name } : {}), argumentsLength: length });
+      } else if (event.type === 'tool-intent') {
+        const callId = `${request.effectId}.${state.toolCalls.length}`;
+        state.toolCalls.push({ callId, name: event.name, arguments: event.arguments, ...(event.providerCallId ? { providerCallId: event.providerCallId } : {}) });
+      } else if (event.type === 'started') {
+        state.model = event.model;
+        state.requestId = event.requestId;
+      } else if (event.type === 'usage') {
+        state.usage = event.usage;
+      } else if (event.type === 'finished') {
+        state.stopReason = event.stopReason;
+      } else if (event.type === 'error') {
+        state.error = event.error;
+        break;
+      }
     }
+  } catch (error) {
+    state.error = context.signal.aborted ? cancelled : { code: 'unknown', message: `the ${provider.name} provider threw: ${(error as Error).message ?? String(error)}`, retryable: false };
   }
+  if (!state.error && context.signal.aborted) state.error = cancelled;
+  if (!state.error && !state.stopReason) state.error = { code: 'network', message: 'the stream ended without a finish event', retryable: true };
   return state;
 };
 
 /**
  * Executes `callModel`: builds the `ModelRequest` from the actor's conversation, streams the provider (forwarding
- * deltas live), assigns core call ids to complete tool intents, and settles with `model.responded` or
- * `model.failed`. A provider failure never becomes a tool error.
+ * deltas live), assigns core call ids (`<effectId>.<n>`) to complete tool intents, keeping the vendor's id as
+ * `providerCallId`, and settles with `model.responded` or `model.failed`. Failed attempts are retried by
+ * `decideAfterFailure` (jittered backoff, `retry-after`, one compaction for `context_length`); every attempt is a
+ * `model.attempted` fact (a retried one is appended before the wait, the last one in the settling batch). Retry
+ * delays are runtime facts, not inputs, so replay stays exact. A provider failure never becomes a tool error.
  */
-export const createCallModelExecutor = ({ provider, source, options = {} }: CallModelOptions): EffectExecutor => ({
-  resumePolicy: () => 'rerun-after-check',
-  async execute(request, context) {
-    const turn = Number(request.args.turn);
+export const createCallModelExecutor = ({ provider, source, options = {}, retry = {}, random = Math.random, sleep = defaultSleep }: CallModelOptions): EffectExecutor => {
+  const policy: RetryPolicy = { ...defaultRetryPolicy, ...retry };
+  const requestFor = (request: EffectRequest, context: EffectContext, attempt: number): ModelRequest => {
     const role = source.role(request.actor);
-    const modelRequest: ModelRequest = {
+    return {
       runId: context.sessionId,
       turnId: request.effectId,
-      turn,
+      turn: Number(request.args.turn),
+      actor: request.actor,
+      attempt,
       ...(role === undefined ? {} : { role }),
       ...(provider.model === undefined ? {} : { model: provider.model }),
       messages: source.messages(request.actor).slice(),
@@ -75,28 +105,56 @@ export const createCallModelExecutor = ({ provider, source, options = {} }: Call
       options,
       signal: context.signal,
     };
-    let assembled: Assembled;
-    try {
-      assembled = await assemble(provider, modelRequest, request, context);
-    } catch (error) {
-      if (context.signal.aborted) return failed(request, turn, { code: 'cancelled', message: 'the model call was cancelled', retryable: false }, context);
-      return failed(request, turn, { code: 'unknown', message: (error as Error).message ?? String(error), retryable: false }, context);
-    }
-    if (assembled.error) return failed(request, turn, assembled.error, context);
-    if (context.signal.aborted) return failed(request, turn, { code: 'cancelled', message: 'the model call was cancelled', retryable: false }, context);
-    if (!assembled.stopReason) return failed(request, turn, { code: 'network', message: 'the stream ended without a finish event', retryable: true }, context);
+  };
+  const factOf = (request: EffectRequest, attempt: number, result: Attempt, durationMs: number, failure?: { error: ProviderErrorInfo; next: RetryDecision }): ModelAttempted => {
+    const model = result.model ?? provider.model;
     return {
-      type: 'model.responded',
-      data: {
-        effectId: request.effectId,
-        turn,
-        text: assembled.text,
-        ...(assembled.reasoning ? { reasoning: assembled.reasoning } : {}),
-        toolCalls: assembled.toolCalls,
-        stopReason: assembled.stopReason,
-        usage: assembled.usage,
-        elapsedMs: context.elapsedMs(),
-      },
+      effectId: request.effectId,
+      attempt,
+      provider: provider.name,
+      ...(model ? { model } : {}),
+      ...(result.requestId ? { requestId: result.requestId } : {}),
+      outcome: failure ? 'error' : 'ok',
+      ...(failure ? { errorCode: failure.error.code, message: failure.error.message } : {}),
+      ...(failure?.error.retryAfterMs === undefined ? {} : { retryAfterMs: failure.error.retryAfterMs }),
+      decision: failure?.next.decision ?? 'done',
+      ...(failure?.next.decision === 'retry' ? { delayMs: failure.next.delayMs } : {}),
+      durationMs,
     };
-  },
-});
+  };
+  return {
+    resumePolicy: () => 'rerun-after-check',
+    async execute(request, context) {
+      const turn = Number(request.args.turn);
+      const firstStarted = context.now();
+      const settle = (type: 'model.responded' | 'model.failed', data: Settlement['data'], fact: ModelAttempted): Settlement => ({ type, data, facts: [{ type: 'model.attempted', data: fact, at: context.now() }] });
+      let compacted = false;
+      for (let attempt = 1; ; attempt++) {
+        const started = context.now();
+        const result = await attemptOnce(provider, requestFor(request, context, attempt), request, context);
+        const durationMs = context.now() - started;
+        if (!result.error) {
+          const { text, reasoning, toolCalls, usage } = result;
+          const data = { effectId: request.effectId, turn, text, ...(reasoning ? { reasoning } : {}), toolCalls, stopReason: result.stopReason as StopReason, usage, elapsedMs: context.elapsedMs() };
+          return settle('model.responded', data, factOf(request, attempt, result, durationMs));
+        }
+        const error = context.signal.aborted ? cancelled : result.error;
+        let next: RetryDecision = error.code === 'cancelled' ? { decision: 'fail' } : decideAfterFailure({ error, attempt, elapsedMs: context.now() - firstStarted, policy, random, canCompact: !compacted && source.compact !== undefined });
+        if (next.decision === 'compact') {
+          compacted = true;
+          if (!(await source.compact!(request.actor, context.signal).catch(() => false))) next = { decision: 'fail' };
+        }
+        const fact = factOf(request, attempt, result, durationMs, { error, next });
+        if (next.decision === 'fail') {
+          const finalError = attempt > 1 ? { ...error, message: `${error.message} (gave up after ${attempt} attempts)` } : error;
+          return settle('model.failed', { effectId: request.effectId, turn, error: finalError, elapsedMs: context.elapsedMs() }, fact);
+        }
+        await context.recordFacts([{ type: 'model.attempted', data: fact } satisfies FactDraft], { sync: false });
+        if (next.decision === 'retry') {
+          context.live({ type: 'model.retrying', actor: request.actor, effectId: request.effectId, attempt, code: error.code, message: error.message, delayMs: next.delayMs });
+          if (!(await sleep(next.delayMs, context.signal))) return { type: 'model.failed', data: { effectId: request.effectId, turn, error: cancelled, elapsedMs: context.elapsedMs() } };
+        }
+      }
+    },
+  };
+};

@@ -6,6 +6,7 @@ export type HostErrorCode =
   | 'SESSION_INVALID'
   | 'SESSION_ENDED'
   | 'SCRIPT_INVALID'
+  | 'CONFIG_INVALID'
   | 'INPUT_INVALID'
   | 'RESUME_BLOCKED'
   | 'FORK_NOT_AT_BOUNDARY'

@@ -3,6 +3,7 @@ import type { ModelOptions } from '../../models/model-contract.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EventStore } from '../../stores/event-store.js';
 import { createCallModelExecutor } from '../effects/call-model.js';
+import type { RetryPolicy } from '../effects/model-retry.js';
 import type { EffectExecutors } from '../effects/effect.js';
 import { createExecuteToolExecutor } from '../effects/execute-tool.js';
 import { ConversationView } from '../projections/conversation.js';
@@ -21,6 +22,10 @@ export interface SessionServices {
   clock: () => number;
   systemPrompt: string;
   modelOptions: ModelOptions;
+  /** Retry budget for model calls (defaults: `defaultRetryPolicy`). */
+  retry: Partial<RetryPolicy>;
+  /** The runtime's randomness (backoff jitter); machines never see it. */
+  random: () => number;
   snapshotEvery: number;
   parallelTools: number;
   observationLimit?: number;
@@ -50,6 +55,8 @@ export const wireSession = (services: SessionServices, tools: readonly string[])
       callModel: createCallModelExecutor({
         provider: services.provider,
         options: services.modelOptions,
+        retry: services.retry,
+        random: services.random,
         source: {
           messages: (actor) => viewOf(actor).messages,
           tools: () => descriptions,

@@ -8,6 +8,7 @@ export { runScriptedSession } from './run-scripted.js';
 export type { ScriptedRun, ScriptedRunOptions } from './run-scripted.js';
 export { createMemoryEventStore } from '../../stores/memory-event-store.js';
 export { createScriptedProvider, loadScript, parseScript } from '../providers/scripted-provider.js';
+export { createRecordedProvider, loadRecordedProvider, recordedOutputsOf } from '../providers/recorded.provider.js';
 export { verifyRecords } from '../host/replay.js';
 export type { ReplayResult } from '../host/replay.js';
 export { canonicalEqual } from '../host/canonical-equal.js';

@@ -105,3 +105,63 @@ describe('replay reproduces live runs', () => {
     );
   });
 });
+
+/** One model call's plan: failed attempts, then (maybe) a reply whose stop reason may pause the turn. */
+const attemptError = fc.constantFrom(
+  { code: 'overloaded' as const, retryable: true },
+  { code: 'rate_limit' as const, retryable: true, retryAfterMs: 1 },
+  { code: 'network' as const, retryable: true },
+  { code: 'malformed_tool_call' as const, retryable: true },
+  { code: 'auth' as const, retryable: false },
+  { code: 'context_length' as const, retryable: false },
+);
+const callPlan = fc.record({
+  errors: fc.array(attemptError, { maxLength: 3 }),
+  stopReason: fc.constantFrom('end_turn' as const, 'pause_turn' as const, 'max_tokens' as const, 'tool_use' as const),
+  text: fc.string({ maxLength: 12 }),
+});
+
+describe('replay with retried, failed and paused model calls', () => {
+  it('regenerates exactly the stored records; model.attempted facts are skipped and count every attempt', async () => {
+    const { createRein } = await import('../../src/rein.js');
+    await fc.assert(
+      fc.asyncProperty(fc.array(callPlan, { minLength: 1, maxLength: 5 }), async (plans) => {
+        const workspace = await makeTempDir();
+        const store = createMemoryEventStore();
+        let attempts = 0;
+        const provider = {
+          name: 'planned',
+          async *stream(request: { turn: number; attempt?: number }) {
+            attempts++;
+            const plan = plans[request.turn - 1];
+            const error = plan?.errors[(request.attempt ?? 1) - 1];
+            yield { type: 'started' as const };
+            if (!plan || error) {
+              yield { type: 'error' as const, error: { message: 'planned', ...(error ?? { code: 'script_exhausted' as const, retryable: false }) } };
+              return;
+            }
+            const calls = plan.stopReason === 'tool_use' ? [{ type: 'tool-intent' as const, name: 'list_dir', arguments: {} }] : [];
+            yield { type: 'text-delta' as const, text: plan.text };
+            yield* calls;
+            yield { type: 'usage' as const, usage: { inputTokens: 5, outputTokens: 3 } };
+            yield { type: 'finished' as const, stopReason: plan.stopReason };
+          },
+        };
+        try {
+          const rein = await createRein({ store, workspace: workspace.path, provider, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 }, budgets: { maxTurns: 6 } });
+          const session = await rein.startSession({ task: 'plan' });
+          const result = await session.whenQuiet();
+          expect(['completed', 'failed', 'budget-exhausted']).toContain(result.status);
+          const records = await store.read(session.id);
+          expect(records.filter((record) => record.type === 'model.attempted')).toHaveLength(attempts);
+          const replay = verifyRecords(session.id, records);
+          expect(replay.tree?.persisted()).toEqual(session.persistedSnapshot());
+          expect(replay.verified).toBe(records.filter((record) => isDerivedType(record.type)).length);
+        } finally {
+          await workspace.remove();
+        }
+      }),
+      { numRuns: propertyRuns(30) },
+    );
+  });
+});

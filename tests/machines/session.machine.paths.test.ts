@@ -27,6 +27,7 @@ const events = (snapshot: Snapshot): SessionEvent[] => {
       { type: 'model.responded', ...reply, toolCalls: [call(1)], stopReason: 'tool_use' },
       { type: 'model.responded', ...reply, toolCalls: [call(1), call(2)], stopReason: 'tool_use' },
       { type: 'model.responded', ...reply, toolCalls: [], usage: { inputTokens: 900, outputTokens: 900 } },
+      { type: 'model.responded', ...reply, toolCalls: [], stopReason: 'pause_turn' },
       { type: 'model.failed', effectId: awaitingModel, turn: 1, error: { code: 'overloaded', message: 'busy', retryable: true }, elapsedMs: 1 },
       { type: 'effect.failed', effectId: awaitingModel, error: { code: 'X', message: 'boom' }, elapsedMs: 1 },
     );

@@ -25,8 +25,8 @@ export const runCli = (args: readonly string[], options: { cwd: string; env?: No
   });
 
 /** Start `rein <args>` without waiting for it. */
-export const startCli = (args: readonly string[], options: { cwd: string }): ChildProcess =>
-  spawn(process.execPath, [cliPath, ...args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export const startCli = (args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): ChildProcess =>
+  spawn(process.execPath, [cliPath, ...args], { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
 
 /** Parse the JSON lines a `--json` command printed (a torn last line is ignored). */
 export const jsonLines = (text: string): Array<Record<string, any>> =>

@@ -1,37 +1,38 @@
 import type { Command } from 'commander';
 import { SessionCreated } from '../../../models/session.records.js';
 import { ReinError } from '../../host/host-errors.js';
-import { createScriptedProvider, loadScript } from '../../providers/scripted-provider.js';
 import { createRein } from '../../rein.js';
 import { openStore, protectedPathsOf, workspaceOf, type CommonOptions } from '../cli-context.js';
 import { ExitCode } from '../exit-codes.js';
 import { exitCodeOf, runToQuiet } from '../session-runner.js';
+import { addProviderOptions, buildProvider, providerSettingsFor, type ProviderFlags } from '../provider-options.js';
 import { addCommonOptions } from './run.command.js';
 
-interface ResumeCommandOptions extends CommonOptions {
-  script?: string;
+interface ResumeCommandOptions extends CommonOptions, ProviderFlags {
   yes?: boolean;
 }
 
-/** `rein resume <id>`: rebuild a session from its log, resolve in-doubt effects by policy, and continue it. */
+/**
+ * `rein resume <id>`: rebuild a session from its log, resolve in-doubt effects by policy, and continue it with the
+ * provider it was created with (name, model, endpoint or script; the key from the environment) unless flags say
+ * otherwise.
+ */
 export const registerResume = (program: Command, setExit: (code: number) => void): void => {
   const command = program
     .command('resume')
     .description('continue a paused, interrupted or crashed session from its log')
     .argument('<id>', 'session id')
-    .option('--script <file>', 'scripted model (default: the script the session was started with)')
     .option('--yes', 'rerun in-doubt effects that need confirmation');
-  addCommonOptions(command).action(async (id: string, options: ResumeCommandOptions) => {
+  addCommonOptions(addProviderOptions(command, 'scripted model (default: the script the session was started with)')).action(async (id: string, options: ResumeCommandOptions) => {
     const workspace = await workspaceOf(options);
     const store = await openStore(options, workspace, 'write');
     try {
       const [first] = await store.read(id, { limit: 1 });
       if (!first) throw new ReinError('SESSION_NOT_FOUND', `no session ${id} in this store`);
       const created = SessionCreated.parse(first.data);
-      const scriptPath = options.script ?? created.provider.source;
-      if (!scriptPath) throw new ReinError('USAGE', `session ${id} has no recorded script; pass --script <file>`);
-      const provider = createScriptedProvider(await loadScript(scriptPath), { source: scriptPath });
-      const rein = await createRein({ store, workspace, protectedPaths: protectedPathsOf(options, workspace), provider });
+      const settings = await providerSettingsFor(options, workspace, created.provider);
+      const { provider } = await buildProvider(settings, store);
+      const rein = await createRein({ store, workspace, protectedPaths: protectedPathsOf(options, workspace), provider, modelOptions: settings.modelOptions });
       const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes) });
       if (!options.json) {
         process.stdout.write(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` from the snapshot at seq ${report.snapshotSeq}` : ''}\n`);

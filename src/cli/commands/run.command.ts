@@ -1,32 +1,33 @@
 import type { Command } from 'commander';
-import { createScriptedProvider, loadScript } from '../../providers/scripted-provider.js';
 import { createRein } from '../../rein.js';
-import { ReinError } from '../../host/host-errors.js';
 import { openStore, protectedPathsOf, workspaceOf, type CommonOptions } from '../cli-context.js';
 import { exitCodeOf, runToQuiet } from '../session-runner.js';
 import { budgetsOf, type BudgetOptions } from '../budget-options.js';
+import { addProviderOptions, buildProvider, providerSettingsFor, type ProviderFlags } from '../provider-options.js';
 
-interface RunOptions extends CommonOptions, BudgetOptions {
-  script?: string;
-}
+interface RunOptions extends CommonOptions, BudgetOptions, ProviderFlags {}
 
-/** `rein run [task]`: start a session in the workspace and drive it until it ends or needs a person. */
+/**
+ * `rein run [task]`: start a session in the workspace with the configured provider and drive it until it ends or
+ * needs a person. With `--provider recorded --from <id>` the task and budgets default to the replayed session's.
+ */
 export const registerRun = (program: Command, setExit: (code: number) => void): void => {
   const command = program
     .command('run')
     .description('run an agent session on a task in the workspace')
-    .argument('[task]', 'what the agent should do', '')
-    .option('--script <file>', 'scripted model: play this JSON script (the embedded default provider)');
-  addBudgetOptions(addCommonOptions(command))
+    .argument('[task]', 'what the agent should do', '');
+  addBudgetOptions(addCommonOptions(addProviderOptions(command, 'scripted provider: play this JSON script (selects --provider scripted)')))
     .action(async (task: string, options: RunOptions) => {
-      if (!options.script) throw new ReinError('USAGE', 'rein run needs --script <file> (the scripted provider is the embedded default)');
       const workspace = await workspaceOf(options);
-      const script = await loadScript(options.script);
+      const settings = await providerSettingsFor(options, workspace);
       const store = await openStore(options, workspace, 'write');
       try {
-        const rein = await createRein({ store, workspace, protectedPaths: protectedPathsOf(options, workspace), provider: createScriptedProvider(script, { source: options.script }), budgets: budgetsOf(options) });
-        const session = await rein.createSession({ task: task || 'Follow the script.' });
-        const result = await runToQuiet(session, { json: Boolean(options.json), begin: () => session.send(task || 'Follow the script.') });
+        const { provider, replaying } = await buildProvider(settings, store);
+        const budgets = { ...replaying?.budgets, ...budgetsOf(options) };
+        const rein = await createRein({ store, workspace, protectedPaths: protectedPathsOf(options, workspace), provider, budgets, modelOptions: settings.modelOptions });
+        const text = task || replaying?.task || 'Follow the script.';
+        const session = await rein.createSession({ task: text });
+        const result = await runToQuiet(session, { json: Boolean(options.json), begin: () => session.send(text) });
         setExit(exitCodeOf(result));
       } finally {
         await store.close();

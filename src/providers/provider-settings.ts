@@ -1,0 +1,165 @@
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, resolve } from 'node:path';
+import { z } from 'zod';
+import type { ModelOptions } from '../../models/model-contract.js';
+import { ReinError } from '../host/host-errors.js';
+import { defaultAnthropicBaseUrl } from './anthropic.provider.js';
+import { defaultOpenAIBaseUrl } from './openai-compatible.provider.js';
+
+/** The providers rein can run: `openai` means any OpenAI-compatible endpoint. */
+export const ProviderName = z.enum(['openai', 'anthropic', 'scripted', 'recorded']);
+export type ProviderName = z.infer<typeof ProviderName>;
+
+/** The workspace config file, `<workspace>/rein.config.json`. It never holds a key: name the variable instead. */
+export const configFileName = 'rein.config.json';
+
+/** What `rein.config.json` may say. Unknown fields are refused, and so is an `apiKey` (keys live in the environment). */
+export const WorkspaceConfig = z
+  .object({
+    provider: ProviderName.optional(),
+    model: z.string().min(1).optional(),
+    baseUrl: z.string().min(1).optional(),
+    /** The environment variable holding the key (default `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`). */
+    apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
+    /** A script file for the scripted provider, relative to the workspace. */
+    script: z.string().min(1).optional(),
+    temperature: z.number().min(0).max(2).optional(),
+    maxOutputTokens: z.number().int().positive().optional(),
+    /** No byte from the endpoint for this long is a `timeout` (ms). */
+    idleTimeoutMs: z.number().int().positive().optional(),
+  })
+  .strict();
+export type WorkspaceConfig = z.infer<typeof WorkspaceConfig>;
+
+/** Read `<workspace>/rein.config.json`; absent is undefined, unreadable or invalid is `CONFIG_INVALID`. */
+export const loadWorkspaceConfig = async (workspace: string): Promise<WorkspaceConfig | undefined> => {
+  const path = resolve(workspace, configFileName);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new ReinError('CONFIG_INVALID', `cannot read ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ReinError('CONFIG_INVALID', `${path} is not valid JSON: ${(error as Error).message}`, { cause: error });
+  }
+  if (typeof value === 'object' && value !== null && 'apiKey' in value) {
+    throw new ReinError('CONFIG_INVALID', `${path} must not hold an API key: set it in the environment and name the variable with "apiKeyEnv"`);
+  }
+  const parsed = WorkspaceConfig.safeParse(value);
+  if (!parsed.success) throw new ReinError('CONFIG_INVALID', `${path}: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}`);
+  return parsed.data;
+};
+
+/** Provider choices from one source; the CLI's flags, a session's first record, the environment or the file. */
+export interface ProviderLayer {
+  provider?: string | undefined;
+  model?: string | undefined;
+  baseUrl?: string | undefined;
+  script?: string | undefined;
+  from?: string | undefined;
+}
+
+/** Everything needed to build a provider. `apiKey` is read from the environment and must never be recorded. */
+export interface ProviderSettings {
+  provider: ProviderName;
+  model?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  /** The variable the key was (or would be) read from, named in errors. */
+  apiKeyEnv?: string;
+  script?: string;
+  from?: string;
+  modelOptions: ModelOptions;
+  idleTimeoutMs?: number;
+}
+
+export interface ProviderSources {
+  /** Command-line flags (highest precedence). Relative script paths are resolved against `cwd`. */
+  flags?: ProviderLayer;
+  /** The provider a resumed session was created with, `{ name, model, source }` (between flags and environment). */
+  session?: { name: string; model?: string | undefined; source?: string | undefined };
+  env?: Record<string, string | undefined>;
+  /** The workspace config file; relative script paths are resolved against `workspace`. */
+  file?: WorkspaceConfig | undefined;
+  workspace: string;
+  cwd?: string;
+}
+
+const sessionLayer = (session: NonNullable<ProviderSources['session']>): ProviderLayer => ({
+  provider: session.name,
+  model: session.model,
+  ...(session.name === 'openai' || session.name === 'anthropic' ? { baseUrl: session.source } : {}),
+  ...(session.name === 'scripted' ? { script: session.source } : {}),
+  ...(session.name === 'recorded' ? { from: session.source } : {}),
+});
+
+const pick = <K extends keyof ProviderLayer>(layers: readonly ProviderLayer[], key: K): string | undefined => {
+  for (const layer of layers) {
+    const value = layer[key];
+    if (value !== undefined && value !== '') return value;
+  }
+  return undefined;
+};
+
+const needsKey = (baseUrl: string, official: string): boolean => new URL(baseUrl).host === new URL(official).host;
+
+/**
+ * Resolve which provider to run and how, with the precedence flags > session (resume) > environment (`REIN_PROVIDER`,
+ * `REIN_MODEL`, `REIN_BASE_URL`) > workspace file > defaults (the vendor's base URL). `--script` alone selects the
+ * scripted provider. A missing or unknown provider, a missing model, script or source session, a bad base URL, or a
+ * missing key for the vendor's own endpoint is a `USAGE` error that names the fix; the key itself is never shown.
+ */
+export const resolveProviderSettings = (sources: ProviderSources): ProviderSettings => {
+  const env = sources.env ?? {};
+  const flags = { ...sources.flags };
+  if (flags.script && !flags.provider) flags.provider = 'scripted';
+  if (flags.from && !flags.provider) flags.provider = 'recorded';
+  const session = sources.session && (!flags.provider || flags.provider === sources.session.name) ? sessionLayer(sources.session) : {};
+  const file: ProviderLayer = sources.file ?? {};
+  const environment: ProviderLayer = { provider: env.REIN_PROVIDER, model: env.REIN_MODEL, baseUrl: env.REIN_BASE_URL };
+  const layers = [flags, session, environment, file];
+  const name = pick(layers, 'provider');
+  if (!name) throw new ReinError('USAGE', `no model provider configured: pass --provider openai|anthropic|scripted|recorded (or --script <file>), set REIN_PROVIDER, or add "provider" to ${configFileName}`);
+  const parsed = ProviderName.safeParse(name);
+  if (!parsed.success) throw new ReinError('USAGE', `unknown provider ${JSON.stringify(name)}: expected openai, anthropic, scripted or recorded`);
+  const provider = parsed.data;
+  const modelOptions: ModelOptions = {
+    ...(sources.file?.temperature === undefined ? {} : { temperature: sources.file.temperature }),
+    ...(sources.file?.maxOutputTokens === undefined ? {} : { maxOutputTokens: sources.file.maxOutputTokens }),
+  };
+  const base = { provider, modelOptions, ...(sources.file?.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: sources.file.idleTimeoutMs }) };
+  if (flags.script && provider !== 'scripted') throw new ReinError('USAGE', `--script belongs to the scripted provider, not ${provider}`);
+  if (flags.from && provider !== 'recorded') throw new ReinError('USAGE', `--from belongs to the recorded provider, not ${provider}`);
+
+  if (provider === 'scripted') {
+    const fromFlags = pick([flags, session], 'script');
+    const script = fromFlags ? resolve(sources.cwd ?? process.cwd(), fromFlags) : file.script ? (isAbsolute(file.script) ? file.script : resolve(sources.workspace, file.script)) : undefined;
+    if (!script) throw new ReinError('USAGE', `the scripted provider needs a script: pass --script <file> or add "script" to ${configFileName}`);
+    return { ...base, script };
+  }
+  if (provider === 'recorded') {
+    const from = pick([flags, session], 'from');
+    if (!from) throw new ReinError('USAGE', 'the recorded provider needs the session to replay: pass --from <sessionId>');
+    return { ...base, from };
+  }
+  const model = pick(layers, 'model');
+  if (!model) throw new ReinError('USAGE', `the ${provider} provider needs a model: pass --model <id>, set REIN_MODEL, or add "model" to ${configFileName}`);
+  const official = provider === 'openai' ? defaultOpenAIBaseUrl : defaultAnthropicBaseUrl;
+  const baseUrl = pick(layers, 'baseUrl') ?? official;
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new ReinError('USAGE', `the base URL ${JSON.stringify(baseUrl)} is not a URL (expected e.g. ${official})`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ReinError('USAGE', `the base URL must be http or https, got ${url.protocol}`);
+  const apiKeyEnv = sources.file?.apiKeyEnv ?? (provider === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY');
+  const apiKey = env[apiKeyEnv] || undefined;
+  if (!apiKey && needsKey(baseUrl, official)) throw new ReinError('USAGE', `the ${provider} provider needs an API key for ${official}: set ${apiKeyEnv}`);
+  return { ...base, model, baseUrl, apiKeyEnv, ...(apiKey ? { apiKey } : {}) };
+};

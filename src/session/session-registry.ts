@@ -1,0 +1,37 @@
+import { rootPath } from '../host/actor-tree.js';
+import type { ReinSession } from './session-handle.js';
+
+/**
+ * The sessions one harness is running in this process, by id. A session leaves when its root agent ends or the
+ * process interrupts it (its log stays in the store; `resumeSession` brings it back).
+ */
+export class SessionRegistry {
+  private readonly running = new Map<string, ReinSession>();
+
+  /** Hold `session` until it ends or is interrupted; returns it for chaining. */
+  add(session: ReinSession): ReinSession {
+    this.running.set(session.id, session);
+    const subscription = session.records$.subscribe((record) => {
+      if (record.actor !== rootPath || (record.type !== 'session.ended' && record.type !== 'session.interrupted')) return;
+      if (this.running.get(session.id) === session) this.running.delete(session.id);
+      queueMicrotask(() => subscription.unsubscribe());
+    });
+    if (session.result().status !== 'paused') this.running.delete(session.id);
+    return session;
+  }
+
+  get(sessionId: string): ReinSession | undefined {
+    return this.running.get(sessionId);
+  }
+
+  list(): ReinSession[] {
+    return [...this.running.values()];
+  }
+
+  /** Interrupt every held session (running effects aborted, each one resumable) and wait until all are quiet. */
+  async interruptAll(reason: string): Promise<void> {
+    const sessions = this.list();
+    await Promise.all(sessions.map((session) => session.interrupt(reason)));
+    await Promise.all(sessions.map((session) => session.whenQuiet().catch(() => undefined)));
+  }
+}

@@ -1,0 +1,57 @@
+import { PassThrough } from 'node:stream';
+import { Subject } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import type { RecordEnvelope } from '../../models/envelope.js';
+import { LiveRenderer } from '../../src/cli/live-renderer.js';
+import type { LiveEvent } from '../../src/host/live-events.js';
+
+const record = (type: string, data: Record<string, unknown>, seq = 1): RecordEnvelope => ({ stream: 's', seq, id: `r${seq}`, type, v: 1, at: 0, actor: 'root', data });
+
+const render = async (options: { tty: boolean; colour?: boolean }) => {
+  const out = new PassThrough();
+  let text = '';
+  out.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  const live$ = new Subject<LiveEvent>();
+  const records$ = new Subject<RecordEnvelope>();
+  const renderer = new LiveRenderer(out, options);
+  const subscription = renderer.attach({ live$, records$ });
+  live$.next({ type: 'effect.started', actor: 'root', effectId: 'root:e1', kind: 'callModel', label: 'callModel' });
+  await new Promise((resolve) => setTimeout(resolve, 250));
+  live$.next({ type: 'model.retrying', actor: 'root', effectId: 'root:e1', attempt: 1, code: 'overloaded', message: 'busy', delayMs: 1500 });
+  live$.next({ type: 'model.delta', actor: 'root', effectId: 'root:e1', channel: 'text', text: 'Reading it.' });
+  live$.next({ type: 'model.intent', actor: 'root', effectId: 'root:e1', index: 0, name: 'read', argumentsLength: 12 });
+  live$.next({ type: 'effect.finished', actor: 'root', effectId: 'root:e1', kind: 'callModel', label: 'callModel', ok: true, durationMs: 5 });
+  records$.next(record('effect.requested', { effectId: 'root:e2', kind: 'executeTool', args: { callId: 'root:e1.0', name: 'read', arguments: { path: 'a.txt' } } }));
+  live$.next({ type: 'effect.started', actor: 'root', effectId: 'root:e2', kind: 'executeTool', label: 'read' });
+  records$.next(record('tool.settled', { effectId: 'root:e2', callId: 'root:e1.0', name: 'read', status: 'error', errorCode: 'NotFound', observation: 'x', elapsedMs: 1 }, 2));
+  out.write(renderer.summary({ sessionId: 's-1', status: 'completed', head: 9, usage: { turns: 2, toolCalls: 1, inputTokens: 10, outputTokens: 5, elapsedMs: 3 } }, Date.now()));
+  subscription.unsubscribe();
+  return text;
+};
+
+describe('the live renderer', () => {
+  it('on a TTY: animates a status line, erases it before output, and colours marks', async () => {
+    const text = await render({ tty: true, colour: true });
+    expect(text).toMatch(/\r\u001b\[2K.*⠙ thinking · 0\.\d s/);
+    expect(text).toContain('preparing read (12 chars)');
+    expect(text).toContain('\u001b[31m✗\u001b[0m read a.txt');
+    expect(text).toContain('↻ overloaded: retrying in 1.5 s (attempt 2)');
+    expect(text).toContain('Reading it.\n');
+    expect(text).toContain('rein run --provider recorded --from s-1');
+  });
+
+  it('elsewhere: plain lines only, no control sequences at all', async () => {
+    const text = await render({ tty: false });
+    expect(text).not.toContain('\u001b');
+    expect(text).not.toContain('\r');
+    expect(text).toContain('  ✗ read a.txt NotFound');
+    expect(text).toContain('  ↻ overloaded: retrying in 1.5 s (attempt 2)\nReading it.\n');
+    expect(text).toMatch(/completed\n2 turns · 1 tool calls · 15 tokens/);
+  });
+
+  it('on a TTY with colour off (NO_COLOR): the spinner stays, colours go', async () => {
+    const text = await render({ tty: true, colour: false });
+    expect(text).toContain('thinking');
+    expect(text).not.toMatch(/\u001b\[(2|31|32|33)m/);
+  });
+});

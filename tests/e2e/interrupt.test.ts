@@ -1,0 +1,69 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openLevelEventStore } from '../../stores/index.js';
+import { jsonLines, runCli, startCli } from '../support/cli.js';
+import { modelExchange, openAIReplyChunks, shoutingModel } from '../support/loopback-model.js';
+import { startLoopbackServer, type LoopbackServer } from '../support/loopback-server.js';
+import { makeTempDir } from '../support/temp-dir.js';
+
+describe('Ctrl-C during a slow model call', () => {
+  let workspace: { path: string; remove: () => Promise<void> };
+  let server: LoopbackServer;
+  let slow = true;
+
+  beforeAll(async () => {
+    workspace = await makeTempDir('rein-sigint-');
+    await writeFile(join(workspace.path, 'greeting.txt'), 'hello, world');
+    const answer = modelExchange(shoutingModel('greeting.txt'));
+    // Slow: a long reply, one small piece every 100 ms (about a minute in all).
+    server = await startLoopbackServer((request) => (slow ? { chunks: openAIReplyChunks({ text: 'Thinking about it. '.repeat(40) }, 1), delayMs: 100 } : answer(request)));
+  });
+  afterAll(async () => {
+    await server.close();
+    await workspace.remove();
+  });
+
+  it('cancels the running call cleanly (exit 130), leaving a session that resumes to completion', async () => {
+    const env = { OPENAI_API_KEY: '', REIN_PROVIDER: '', REIN_MODEL: '', REIN_BASE_URL: '' };
+    const child = startCli(['run', 'shout greeting.txt', '--provider', 'openai', '--base-url', `${server.url}/v1`, '--model', 'loopback-1'], { cwd: workspace.path, env });
+    let stdout = '';
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    await new Promise<void>((resolve) => {
+      child.stdout!.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        if (stdout.includes('Thinking about it.')) resolve();
+      });
+    });
+    const signalledAt = Date.now();
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(Date.now() - signalledAt).toBeLessThan(5_000);
+    expect(stderr).toContain('interrupting');
+    expect(stdout).toContain('interrupted');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(server.abandoned).toBe(1);
+
+    const sessionId = /session (s-[\w-]+):/.exec(stdout)![1]!;
+    const store = await openLevelEventStore(join(workspace.path, '.rein'));
+    try {
+      const records = await store.read(sessionId);
+      expect(records.at(-1)).toMatchObject({ type: 'session.interrupted', data: { running: ['root:e1'] } });
+      expect(records.some((record) => record.type === 'model.responded' || record.type === 'model.failed')).toBe(false);
+    } finally {
+      await store.close();
+    }
+    const listed = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path })).stdout);
+    expect(listed.find((summary) => summary.id === sessionId)).toMatchObject({ status: 'interrupted' });
+
+    slow = false;
+    const resumed = await runCli(['resume', sessionId], { cwd: workspace.path, env });
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain('in doubt: root:e1 (callModel) → rerun');
+    expect(resumed.stdout).toContain('completed');
+    expect(await readFile(join(workspace.path, 'greeting.txt'), 'utf8')).toBe('HELLO, WORLD\n');
+    expect((await runCli(['replay', sessionId], { cwd: workspace.path })).code).toBe(0);
+  });
+});

@@ -1,0 +1,106 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createProviderFromSettings } from '../../src/providers/provider-factory.js';
+import { loadWorkspaceConfig, resolveProviderSettings, type ProviderSources } from '../../src/providers/provider-settings.js';
+import { makeTempDir } from '../support/temp-dir.js';
+
+const workspace = '/work/space';
+const resolveWith = (sources: Partial<ProviderSources>) => resolveProviderSettings({ workspace, cwd: '/cwd', ...sources });
+const usage = (sources: Partial<ProviderSources>) => {
+  try {
+    resolveWith(sources);
+  } catch (error) {
+    return (error as { code?: string }).code;
+  }
+  return 'no error';
+};
+
+describe('provider settings precedence: flags > session > environment > file > defaults', () => {
+  it('takes each field from the highest layer that sets it', () => {
+    const file = { provider: 'anthropic' as const, model: 'file-model', baseUrl: 'http://file:1' };
+    const env = { REIN_PROVIDER: 'openai', REIN_MODEL: 'env-model', REIN_BASE_URL: 'http://env:2/v1' };
+    expect(resolveWith({ file })).toMatchObject({ provider: 'anthropic', model: 'file-model', baseUrl: 'http://file:1' });
+    expect(resolveWith({ file, env })).toMatchObject({ provider: 'openai', model: 'env-model', baseUrl: 'http://env:2/v1' });
+    expect(resolveWith({ file, env, flags: { model: 'flag-model' } })).toMatchObject({ provider: 'openai', model: 'flag-model', baseUrl: 'http://env:2/v1' });
+    expect(resolveWith({ file, env, flags: { provider: 'anthropic', baseUrl: 'http://flag:3' } })).toMatchObject({ provider: 'anthropic', model: 'env-model', baseUrl: 'http://flag:3' });
+  });
+
+  it('defaults the base URL to the vendor endpoint, which then needs the key from the environment', () => {
+    expect(usage({ flags: { provider: 'openai', model: 'gpt-4.1' } })).toBe('USAGE');
+    expect(resolveWith({ flags: { provider: 'openai', model: 'gpt-4.1' }, env: { OPENAI_API_KEY: 'sk-1' } })).toEqual({ provider: 'openai', model: 'gpt-4.1', baseUrl: 'https://api.openai.com/v1', apiKey: 'sk-1', apiKeyEnv: 'OPENAI_API_KEY', modelOptions: {} });
+    expect(resolveWith({ flags: { provider: 'anthropic', model: 'claude' }, env: { ANTHROPIC_API_KEY: 'k' } })).toMatchObject({ baseUrl: 'https://api.anthropic.com', apiKeyEnv: 'ANTHROPIC_API_KEY' });
+    expect(resolveWith({ flags: { provider: 'openai', model: 'qwen', baseUrl: 'http://127.0.0.1:11434/v1' } })).not.toHaveProperty('apiKey');
+    expect(resolveWith({ flags: { provider: 'openai', model: 'm', baseUrl: 'http://x/v1' }, env: { MY_KEY: 'k2' }, file: { apiKeyEnv: 'MY_KEY' } })).toMatchObject({ apiKey: 'k2', apiKeyEnv: 'MY_KEY' });
+  });
+
+  it('refuses a missing or unknown provider, a missing model, a bad URL, misplaced --script or --from', () => {
+    expect(usage({})).toBe('USAGE');
+    expect(usage({ flags: { provider: 'gemini' } })).toBe('USAGE');
+    expect(usage({ env: { REIN_PROVIDER: 'nope' } })).toBe('USAGE');
+    expect(usage({ flags: { provider: 'openai', baseUrl: 'http://x/v1' } })).toBe('USAGE');
+    expect(usage({ flags: { provider: 'openai', model: 'm', baseUrl: 'not a url' } })).toBe('USAGE');
+    expect(usage({ flags: { provider: 'openai', model: 'm', baseUrl: 'ftp://x' } })).toBe('USAGE');
+    expect(usage({ flags: { provider: 'openai', model: 'm', baseUrl: 'http://x/v1', script: 's.json' } })).toBe('USAGE');
+    expect(usage({ flags: { provider: 'recorded' } })).toBe('USAGE');
+    expect(usage({ flags: { provider: 'scripted' } })).toBe('USAGE');
+  });
+
+  it('--script selects the scripted provider (relative to cwd); the file\'s script is relative to the workspace', () => {
+    expect(resolveWith({ flags: { script: 'plan.json' }, env: { REIN_PROVIDER: 'openai' } })).toMatchObject({ provider: 'scripted', script: '/cwd/plan.json' });
+    expect(resolveWith({ file: { provider: 'scripted', script: 'plan.json' } })).toMatchObject({ script: '/work/space/plan.json' });
+    expect(resolveWith({ flags: { from: 's-1' } })).toMatchObject({ provider: 'recorded', from: 's-1' });
+  });
+
+  it('on resume the session\'s own provider beats the environment, and flags beat the session', () => {
+    const session = { name: 'openai', model: 'session-model', source: 'http://127.0.0.1:9/v1' };
+    const env = { REIN_PROVIDER: 'anthropic', REIN_MODEL: 'env-model', ANTHROPIC_API_KEY: 'k' };
+    expect(resolveWith({ session, env })).toMatchObject({ provider: 'openai', model: 'session-model', baseUrl: 'http://127.0.0.1:9/v1' });
+    expect(resolveWith({ session, env, flags: { model: 'flag-model' } })).toMatchObject({ provider: 'openai', model: 'flag-model' });
+    expect(resolveWith({ session, env, flags: { provider: 'anthropic', baseUrl: 'http://a:1' } })).toMatchObject({ provider: 'anthropic', model: 'env-model' });
+    expect(resolveWith({ session: { name: 'scripted', model: 'script', source: 'rel.json' } })).toMatchObject({ provider: 'scripted', script: '/cwd/rel.json' });
+  });
+
+  it('reads file options into model options', () => {
+    expect(resolveWith({ file: { provider: 'openai', model: 'm', baseUrl: 'http://x/v1', temperature: 0.2, maxOutputTokens: 900, idleTimeoutMs: 5000 } })).toMatchObject({ modelOptions: { temperature: 0.2, maxOutputTokens: 900 }, idleTimeoutMs: 5000 });
+  });
+});
+
+describe('rein.config.json', () => {
+  let directory: { path: string; remove: () => Promise<void> };
+  beforeEach(async () => {
+    directory = await makeTempDir('rein-config-');
+  });
+  afterEach(() => directory.remove());
+
+  const write = (value: string) => writeFile(join(directory.path, 'rein.config.json'), value);
+  const codeOf = async () => loadWorkspaceConfig(directory.path).then(() => 'ok', (error: { code?: string }) => error.code);
+
+  it('is optional, and parsed when present', async () => {
+    expect(await loadWorkspaceConfig(directory.path)).toBeUndefined();
+    await write('{ "provider": "openai", "model": "qwen2.5-coder", "baseUrl": "http://127.0.0.1:11434/v1" }');
+    expect(await loadWorkspaceConfig(directory.path)).toEqual({ provider: 'openai', model: 'qwen2.5-coder', baseUrl: 'http://127.0.0.1:11434/v1' });
+  });
+
+  it('refuses broken JSON, unknown fields and API keys', async () => {
+    await write('{ nope');
+    expect(await codeOf()).toBe('CONFIG_INVALID');
+    await write('{ "provider": "openai", "colour": "blue" }');
+    expect(await codeOf()).toBe('CONFIG_INVALID');
+    await write('{ "apiKey": "sk-live" }');
+    expect(await codeOf()).toBe('CONFIG_INVALID');
+    await write('{ "provider": "mistral" }');
+    expect(await codeOf()).toBe('CONFIG_INVALID');
+  });
+});
+
+describe('createProviderFromSettings', () => {
+  it('builds each provider; the endpoint it records carries no credentials', async () => {
+    const openai = await createProviderFromSettings({ provider: 'openai', model: 'm', baseUrl: 'https://user:pw@host.example/v1?key=1', apiKey: 'sk-x', modelOptions: {} });
+    expect(openai.provider).toMatchObject({ name: 'openai', model: 'm', source: 'https://host.example/v1' });
+    const anthropic = await createProviderFromSettings({ provider: 'anthropic', model: 'c', baseUrl: 'https://api.anthropic.com', modelOptions: {} });
+    expect(anthropic.provider).toMatchObject({ name: 'anthropic', model: 'c', source: 'https://api.anthropic.com' });
+    await expect(createProviderFromSettings({ provider: 'scripted', script: '/no/such/script.json', modelOptions: {} })).rejects.toMatchObject({ code: 'SCRIPT_INVALID' });
+    await expect(createProviderFromSettings({ provider: 'recorded', from: 's-1', modelOptions: {} })).rejects.toMatchObject({ code: 'USAGE' });
+  });
+});
