@@ -3,6 +3,9 @@ import type { ModelOptions } from '../models/model-contract.js';
 import type { EventStore } from '../stores/event-store.js';
 import type { ReplayResult } from './host/replay.js';
 import type { ModelProvider } from './providers/provider.js';
+import type { ContextPolicyOptions } from './projections/context-policy.js';
+import type { ContextViewOptions } from './projections/context.view.js';
+import type { VerificationClassifier } from './effects/verification.js';
 import { createSession, startSession, type CreateSessionOptions } from './session/start-session.js';
 import { forkSession, type ForkOptions } from './session/fork-session.js';
 import { replaySession } from './session/replay-session.js';
@@ -36,6 +39,14 @@ export interface ReinOptions {
   observationLimit?: number;
   /** Paths no tool may touch (default: `<workspace>/.rein`); pass the store directory when it lives elsewhere inside. */
   protectedPaths?: readonly string[];
+  /** The context policy: window, reserved output, tail length, phase shares, memory scope (README: *The context policy*). */
+  context?: ContextPolicyOptions;
+  /** Which tools read and change files, for the context view's evidence and freshness (default read / write, edit…). */
+  contextView?: ContextViewOptions;
+  /** Which tool calls are verifications (default: test commands and tools named like `run_tests`). */
+  classifyVerification?: VerificationClassifier;
+  /** Receives every XState inspection event of every session's actors (e.g. a Stately inspector's `inspect.next`). */
+  inspect?: (event: unknown) => void;
 }
 
 /** A harness over one store, workspace and provider; it can run many sessions at once. */
@@ -72,6 +83,10 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     modelOptions: options.modelOptions ?? {},
     snapshotEvery: options.snapshotEvery ?? 500,
     ...(options.observationLimit === undefined ? {} : { observationLimit: options.observationLimit }),
+    ...(options.context ? { context: options.context } : {}),
+    ...(options.contextView ? { contextView: options.contextView } : {}),
+    ...(options.classifyVerification ? { classifyVerification: options.classifyVerification } : {}),
+    ...(options.inspect ? { inspect: options.inspect } : {}),
   };
   return {
     store: options.store,

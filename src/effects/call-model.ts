@@ -1,14 +1,42 @@
 import type { ModelMessage, ModelOptions, ModelRequest, ModelToolDescription } from '../../models/model-contract.js';
 import type { ProviderErrorInfo, StopReason, TokenUsage, ToolCall } from '../../models/model.records.js';
 import type { ModelProvider } from '../providers/provider.js';
-import type { EffectContext, EffectExecutor, EffectRequest, Settlement } from './effect.js';
+import type { EffectContext, EffectExecutor, EffectRequest, FactDraft, Settlement } from './effect.js';
 
-/** What the model-call executor needs to know about the actor that asked: its messages, tools and role. */
+/** One attempt at one model call: which actor, which turn, which effect, and which try (from 1). */
+export interface ModelCallAttempt {
+  actor: string;
+  turn: number;
+  effectId: string;
+  attempt: number;
+}
+
+/** The model input for one attempt and the facts that record how it was built (e.g. `context.projected`). */
+export interface PreparedModelInput {
+  messages: ModelMessage[];
+  tools: ModelToolDescription[];
+  facts: FactDraft[];
+}
+
+/**
+ * What the model-call executor needs to know about the actor that asked: its messages, tools and role. A source
+ * with `prepare` builds (and records) the input per attempt; `compact` is called after the provider reported a
+ * context-length error and makes the next `prepare` smaller, resolving false when nothing more can be compacted.
+ */
 export interface ModelCallSource {
   messages(actor: string): readonly ModelMessage[];
   tools(actor: string): ModelToolDescription[];
   role(actor: string): string | undefined;
+  prepare?(attempt: ModelCallAttempt): Promise<PreparedModelInput>;
+  compact?(actor: string): Promise<boolean>;
 }
+
+/**
+ * The input for one attempt: `source.prepare` when the source has it, else its plain messages and tools with no
+ * facts. A retry loop calls this once per attempt so every attempt's projection is recorded.
+ */
+export const prepareModelInput = async (source: ModelCallSource, attempt: ModelCallAttempt): Promise<PreparedModelInput> =>
+  source.prepare ? source.prepare(attempt) : { messages: source.messages(attempt.actor).slice(), tools: source.tools(attempt.actor), facts: [] };
 
 export interface CallModelOptions {
   provider: ModelProvider;
@@ -29,6 +57,8 @@ const failed = (request: EffectRequest, turn: number, error: ProviderErrorInfo, 
   type: 'model.failed',
   data: { effectId: request.effectId, turn, error, elapsedMs: context.elapsedMs() },
 });
+
+const withFacts = (settlement: Settlement, facts: readonly FactDraft[]): Settlement => (facts.length > 0 ? { ...settlement, facts: [...(settlement.facts ?? []), ...facts] } : settlement);
 
 const assemble = async (provider: ModelProvider, modelRequest: ModelRequest, request: EffectRequest, context: EffectContext): Promise<Assembled> => {
   const state: Assembled = { text: '', reasoning: '', toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, stopReason: undefined, error: undefined };
@@ -55,23 +85,26 @@ const assemble = async (provider: ModelProvider, modelRequest: ModelRequest, req
 };
 
 /**
- * Executes `callModel`: builds the `ModelRequest` from the actor's conversation, streams the provider (forwarding
- * deltas live), assigns core call ids to complete tool intents, and settles with `model.responded` or
- * `model.failed`. A provider failure never becomes a tool error.
+ * Executes `callModel`: prepares the input through the source (the context policy records a `context.projected`
+ * fact, written in the settling batch), streams the provider (forwarding deltas live), assigns core call ids to
+ * complete tool intents, and settles with `model.responded` or `model.failed`. A provider failure never becomes a
+ * tool error.
  */
 export const createCallModelExecutor = ({ provider, source, options = {} }: CallModelOptions): EffectExecutor => ({
   resumePolicy: () => 'rerun-after-check',
   async execute(request, context) {
     const turn = Number(request.args.turn);
     const role = source.role(request.actor);
+    const prepared = await prepareModelInput(source, { actor: request.actor, turn, effectId: request.effectId, attempt: 1 });
+    const facts = prepared.facts.map((fact) => ({ at: context.now(), ...fact }));
     const modelRequest: ModelRequest = {
       runId: context.sessionId,
       turnId: request.effectId,
       turn,
       ...(role === undefined ? {} : { role }),
       ...(provider.model === undefined ? {} : { model: provider.model }),
-      messages: source.messages(request.actor).slice(),
-      tools: source.tools(request.actor),
+      messages: prepared.messages,
+      tools: prepared.tools,
       options,
       signal: context.signal,
     };
@@ -79,13 +112,13 @@ export const createCallModelExecutor = ({ provider, source, options = {} }: Call
     try {
       assembled = await assemble(provider, modelRequest, request, context);
     } catch (error) {
-      if (context.signal.aborted) return failed(request, turn, { code: 'cancelled', message: 'the model call was cancelled', retryable: false }, context);
-      return failed(request, turn, { code: 'unknown', message: (error as Error).message ?? String(error), retryable: false }, context);
+      if (context.signal.aborted) return withFacts(failed(request, turn, { code: 'cancelled', message: 'the model call was cancelled', retryable: false }, context), facts);
+      return withFacts(failed(request, turn, { code: 'unknown', message: (error as Error).message ?? String(error), retryable: false }, context), facts);
     }
-    if (assembled.error) return failed(request, turn, assembled.error, context);
-    if (context.signal.aborted) return failed(request, turn, { code: 'cancelled', message: 'the model call was cancelled', retryable: false }, context);
-    if (!assembled.stopReason) return failed(request, turn, { code: 'network', message: 'the stream ended without a finish event', retryable: true }, context);
-    return {
+    if (assembled.error) return withFacts(failed(request, turn, assembled.error, context), facts);
+    if (context.signal.aborted) return withFacts(failed(request, turn, { code: 'cancelled', message: 'the model call was cancelled', retryable: false }, context), facts);
+    if (!assembled.stopReason) return withFacts(failed(request, turn, { code: 'network', message: 'the stream ended without a finish event', retryable: true }, context), facts);
+    return withFacts({
       type: 'model.responded',
       data: {
         effectId: request.effectId,
@@ -97,6 +130,6 @@ export const createCallModelExecutor = ({ provider, source, options = {} }: Call
         usage: assembled.usage,
         elapsedMs: context.elapsedMs(),
       },
-    };
+    }, facts);
   },
 });

@@ -43,7 +43,7 @@ const rebuild = async (services: SessionServices, sessionId: string, records: re
   if (snapshot && snapshot.version !== machineVersion) rejected = `snapshot version ${snapshot.version} differs from ${machineVersion}`;
   else if (snapshot) {
     try {
-      const tree = ActorTree.restore(snapshot.data);
+      const tree = ActorTree.restore(snapshot.data, services.inspect ? { inspect: services.inspect } : {});
       const tail = records.filter((record) => record.seq > snapshot.seq);
       const result = verifyRecords(sessionId, tail, { tree });
       return { tree: result.tree ?? tree, verified: result.verified, snapshotSeq: snapshot.seq as number | undefined, rejected, snapshotRejectedSeq: undefined as number | undefined };
@@ -52,7 +52,7 @@ const rebuild = async (services: SessionServices, sessionId: string, records: re
       rejected = `snapshot at seq ${snapshot.seq} could not be restored: ${(error as Error).message}`;
     }
   }
-  const result = verifyRecords(sessionId, records);
+  const result = verifyRecords(sessionId, records, services.inspect ? { inspect: services.inspect } : {});
   if (!result.tree) throw new ReinError('SESSION_INVALID', `${sessionId} has no session.created record`);
   return { tree: result.tree, verified: result.verified, snapshotSeq: undefined, rejected, snapshotRejectedSeq: snapshot?.seq };
 };
