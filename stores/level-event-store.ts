@@ -14,7 +14,7 @@ import { FileBlobStore } from './file-blob-store.js';
 import { GroupCommitter } from './level-group-commit.js';
 import { META_KEY, recordKey, snapshotKey } from './level-keys.js';
 import { readLockedStream } from './level-locked-read.js';
-import { listStreamNames, streamDirectory } from './level-stream-files.js';
+import { databaseExists, listStreamNames, streamDirectory } from './level-stream-files.js';
 import { createStreamMeta, encodeStreamMeta } from './level-stream-meta.js';
 import type { StreamMeta } from './level-stream-meta.js';
 import { LevelStreamPool } from './level-stream-pool.js';
@@ -49,6 +49,12 @@ export interface LevelEventStoreOptions {
   maxOpenStreams?: number;
   /** Wall clock for `createdAt` (epoch ms); defaults to `Date.now`. */
   clock?: () => number;
+  /**
+   * Never open a database in place: every read goes through a temporary copy (as for a stream another process
+   * holds) and every write raises `STORE_READ_ONLY`, so the store directory is byte-identical afterwards. For
+   * strictly read-only commands (`rein trace`, `rein context`, `rein inspect`, `rein replay --dry-run`).
+   */
+  readOnly?: boolean;
 }
 
 /**
@@ -67,12 +73,14 @@ export class LevelEventStore implements EventStore {
   readonly #queue = new KeyedSerialQueue();
   readonly #tails = new TailHub((stream, options) => this.#readRecords(stream, options));
   readonly #committer: GroupCommitter;
+  readonly #readOnly: boolean;
   #state: 'open' | 'closing' | 'closed' = 'open';
 
   constructor(root: string, options: LevelEventStoreOptions = {}) {
     this.#root = root;
     this.#sync = (options.durability ?? 'sync') === 'sync';
     this.#clock = options.clock ?? Date.now;
+    this.#readOnly = options.readOnly ?? false;
     this.#pool = new LevelStreamPool({ root, maxOpenStreams: options.maxOpenStreams ?? 64 });
     this.blobs = new FileBlobStore({ directory: join(root, 'blobs'), sync: true });
     this.#committer = new GroupCommitter({
@@ -242,6 +250,10 @@ export class LevelEventStore implements EventStore {
 
   /** Runs a read on the stream's database, on a temporary copy when another process holds it, or returns `missing`. */
   async #withReadable<T, M>(stream: string, use: (opened: LevelStream) => Promise<T>, missing: M): Promise<T | M> {
+    if (this.#readOnly) {
+      const directory = streamDirectory(this.#root, stream);
+      return (await databaseExists(directory)) ? readLockedStream(directory, stream, use) : missing;
+    }
     return this.#pool.with(stream, false, async (opened) => {
       if (opened === 'missing') return missing;
       if (opened === 'locked') return readLockedStream(streamDirectory(this.#root, stream), stream, use);
@@ -262,6 +274,7 @@ export class LevelEventStore implements EventStore {
 
   #assertOpen(): void {
     if (this.#state !== 'open') throw new StoreError('STORE_CLOSED', 'the store is closed');
+    if (this.#readOnly) throw new StoreError('STORE_READ_ONLY', 'the store was opened read-only');
   }
 
   #assertNotClosed(): void {
