@@ -96,7 +96,7 @@ export const resumeSession = async (services: SessionServices, sessionId: string
   const head = records[records.length - 1]?.seq ?? 0;
   const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, executors: wiring.executors, machineVersion, clock: services.clock, newId: createIdGenerator(), snapshotEvery: services.snapshotEvery, lastSnapshotSeq: rebuilt.snapshotSeq ?? 0 });
   host.records$.subscribe(wiring.observe);
-  const session = new ReinSession(host, services.store);
+  const session = new ReinSession(host, services.store, services.contextView ? { contextView: services.contextView } : {});
   const report: ResumeReport = { verified: rebuilt.verified, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: rebuilt.tree.done };
   if (rebuilt.tree.done) return { session, report };
 

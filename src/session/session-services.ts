@@ -3,7 +3,7 @@ import type { ContextProjected } from '../../models/context.records.js';
 import type { ModelOptions } from '../../models/model-contract.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EventStore } from '../../stores/event-store.js';
-import { createCallModelExecutor } from '../effects/call-model.js';
+import { createCallModelExecutor, type ModelCallSource } from '../effects/call-model.js';
 import type { EffectExecutors } from '../effects/effect.js';
 import { createExecuteToolExecutor } from '../effects/execute-tool.js';
 import type { VerificationClassifier } from '../effects/verification.js';
@@ -42,6 +42,8 @@ export interface SessionServices {
 /** The per-session wiring: effect executors and the views the model call reads. */
 export interface SessionWiring {
   executors: EffectExecutors;
+  /** What the model call reads: the context policy over this session's views (`prepare`, `compact`). */
+  source: ModelCallSource;
   /** Fold a durable record into the views (called for every record, in seq order). */
   observe(record: RecordEnvelope): void;
 }
@@ -67,30 +69,28 @@ export const wireSession = (services: SessionServices, tools: readonly string[])
   const levelOf = (actor: string): number => Math.max(compaction.get(actor) ?? 0, context.actors[actor]?.compactionLevel ?? 0);
   const project = (actor: string) =>
     projectModelInput({ view: context, actor, memory, systemPrompt: services.systemPrompt, tools: descriptions, counter, ...(services.context ? { options: services.context } : {}), ...(model === undefined ? {} : { model }), now: services.clock(), compactionLevel: levelOf(actor) });
+  const source: ModelCallSource = {
+    messages: (actor) => project(actor).messages,
+    tools: () => descriptions,
+    role: (actor) => (actor === rootPath ? undefined : actor.split('/').pop()),
+    async prepare({ actor, turn, effectId, attempt }) {
+      await counterReady;
+      const { messages, ...ledger } = project(actor);
+      const input = await services.store.blobs.put(JSON.stringify({ messages, tools: descriptions }));
+      const data: ContextProjected = { effectId, turn, attempt, ...(model === undefined ? {} : { model }), ...ledger, input };
+      return { messages, tools: descriptions, facts: [{ type: 'context.projected', data }] };
+    },
+    async compact(actor) {
+      const level = levelOf(actor);
+      if (level >= maxCompactionLevel) return false;
+      compaction.set(actor, level + 1);
+      return true;
+    },
+  };
   return {
+    source,
     executors: {
-      callModel: createCallModelExecutor({
-        provider: services.provider,
-        options: services.modelOptions,
-        source: {
-          messages: (actor) => project(actor).messages,
-          tools: () => descriptions,
-          role: (actor) => (actor === rootPath ? undefined : actor.split('/').pop()),
-          async prepare({ actor, turn, effectId, attempt }) {
-            await counterReady;
-            const { messages, ...ledger } = project(actor);
-            const input = await services.store.blobs.put(JSON.stringify({ messages, tools: descriptions }));
-            const data: ContextProjected = { effectId, turn, attempt, ...(model === undefined ? {} : { model }), ...ledger, input };
-            return { messages, tools: descriptions, facts: [{ type: 'context.projected', data }] };
-          },
-          async compact(actor) {
-            const level = levelOf(actor);
-            if (level >= maxCompactionLevel) return false;
-            compaction.set(actor, level + 1);
-            return true;
-          },
-        },
-      }),
+      callModel: createCallModelExecutor({ provider: services.provider, options: services.modelOptions, source }),
       executeTool: createExecuteToolExecutor({
         registry: services.registry,
         workspace: services.workspace,

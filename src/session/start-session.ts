@@ -66,7 +66,7 @@ export const createSession = async (services: SessionServices, options: CreateSe
     snapshotEvery: services.snapshotEvery,
   });
   host.records$.subscribe(wiring.observe);
-  return new ReinSession(host, services.store);
+  return new ReinSession(host, services.store, services.contextView ? { contextView: services.contextView } : {});
 };
 
 /** Create a session and send its task as the first user message. */
