@@ -1,7 +1,7 @@
 import { canonicalEqual } from '../host/canonical-equal.js';
 import { keyLines, normalizeSpace } from '../projections/key-lines.js';
 import type { TraceAction, TraceTurn, TraceVerification } from '../projections/trace.view.js';
-import { ContextReader, fullOutput, nextTurnAfter } from './trace-evidence.js';
+import { ContextReader, fullOutput, mutatingTools, nextTurnAfter } from './trace-evidence.js';
 import { repairRoutes, type FailureCategory, type ReadText, type TraceFinding } from './trace-types.js';
 
 /** What every rule reads: the linked turns, a reader for recorded model inputs and blobs, and the final message. */
@@ -111,16 +111,21 @@ const failedWith = (action: TraceAction): string | undefined => {
   return undefined;
 };
 
-/** A failed (or denied) call proposed again unchanged in a later turn (TA-10, "agent should not repeat the same fix"). */
+/**
+ * A failed (or denied) call proposed again unchanged in a later turn with no change to the workspace in between
+ * (TA-10, "agent should not repeat the same fix"); re-running a test after a fix is not a repeat.
+ */
 export const repetitionRules = async (input: RuleInput): Promise<TraceFinding[]> => {
   const findings: TraceFinding[] = [];
   const actions = input.turns.flatMap((turn) => turn.actions.map((action) => ({ turn, action })));
+  const mutations = actions.filter(({ action }) => mutatingTools.has(action.name) && action.settled?.status === 'ok').map(({ action }) => action.settled!.seq);
   const reported = new Set<string>();
   for (const [index, { turn, action }] of actions.entries()) {
     const failure = failedWith(action);
     if (!failure || reported.has(action.callId)) continue;
+    const failedAt = (action.settled ?? action.permission ?? action.requested).seq;
     const repeat = actions.slice(index + 1).find(({ turn: later, action: candidate }) => later.actor === turn.actor && later.requested.seq > turn.requested.seq && candidate.name === action.name && canonicalEqual(candidate.arguments, action.arguments));
-    if (!repeat) continue;
+    if (!repeat || mutations.some((seq) => seq > failedAt && seq < repeat.action.requested.seq)) continue;
     reported.add(action.callId);
     const denial = failure === 'Denied' || failure === 'denied by permission';
     const evidenceLine = (action.permission?.reason ?? action.settled?.observation ?? '').split('\n')[0]!.trim();
