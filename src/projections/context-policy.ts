@@ -84,41 +84,50 @@ export const projectModelInput = (input: PolicyInput): ModelInputProjection => {
 
   const split = splitConversation(actor, tailEvents);
   const fixed = fixedBlocks({ view: input.view, actor, systemPrompt: input.systemPrompt, tools: input.tools, counter, phase, level });
-  const flexible = Math.max(0, total - fixed.tokens);
-  const cap = (share: number) => Math.floor(share * flexible);
   const hints = input.memory ? memoryHints(input.memory, { workspace: input.view.workspace ?? '', ...options.memory, now: input.now }) : { hints: [], excluded: [] };
 
-  // Pass 1: priority order, each source up to its cap; the first unit of a source may use all that is left.
-  let remaining = flexible;
-  const latest = latestObservationFill(split, Math.min(remaining, cap(shares.latest_observation)), counter);
-  remaining = Math.max(0, remaining - latest.tokens);
-  let tail = tailFill(actor, split, Math.min(remaining, cap(shares.recent_tail + shares.history_summary)), remaining, counter, summaryLines);
-  const tailStarved = tail.units === 0 && tail.candidates > 0;
-  remaining = Math.max(0, remaining - tail.tokens);
-  const shownSeqs = () => shownResultSeqs(split, new Set([...tail.shownSeqs, ...latest.shownSeqs]));
-  let evidence = evidenceFill(actor, shownSeqs(), Math.min(remaining, cap(shares.evidence)), remaining, counter);
-  if (tailStarved) evidence = evidence.dropAll('the recent tail did not fit');
-  const evidenceStarved = tailStarved || (evidence.units === 0 && evidence.candidates > 0);
-  remaining = Math.max(0, remaining - evidence.tokens);
-  let memory = memoryFill(hints, Math.min(remaining, cap(shares.memory)), remaining, counter);
-  if (evidenceStarved) memory = memory.dropAll(tailStarved ? 'the recent tail did not fit' : 'the evidence did not fit');
-  remaining = Math.max(0, remaining - memory.tokens);
+  const allocate = (flexible: number) => {
+    const cap = (share: number) => Math.floor(share * flexible);
+    // Pass 1: priority order, each source up to its cap; the first unit of a source may use all that is left.
+    let remaining = flexible;
+    const latest = latestObservationFill(split, Math.min(remaining, cap(shares.latest_observation)), counter);
+    remaining = Math.max(0, remaining - latest.tokens);
+    let tail = tailFill(actor, split, Math.min(remaining, cap(shares.recent_tail + shares.history_summary)), remaining, counter, summaryLines);
+    const tailStarved = tail.units === 0 && tail.candidates > 0;
+    remaining = Math.max(0, remaining - tail.tokens);
+    const shownSeqs = () => shownResultSeqs(split, new Set([...tail.shownSeqs, ...latest.shownSeqs]));
+    let evidence = evidenceFill(actor, shownSeqs(), Math.min(remaining, cap(shares.evidence)), remaining, counter);
+    if (tailStarved) evidence = evidence.dropAll('the recent tail did not fit');
+    const evidenceStarved = tailStarved || (evidence.units === 0 && evidence.candidates > 0);
+    remaining = Math.max(0, remaining - evidence.tokens);
+    let memory = memoryFill(hints, Math.min(remaining, cap(shares.memory)), remaining, counter);
+    if (evidenceStarved) memory = memory.dropAll(tailStarved ? 'the recent tail did not fit' : 'the evidence did not fit');
+    remaining = Math.max(0, remaining - memory.tokens);
 
-  // Pass 2: leftover budget grows what was trimmed, again in priority order.
-  const grow = (fill: Fill, refill: (allowance: number) => Fill): Fill => {
-    if (remaining <= 0 || fill.complete || fill.dropped) return fill;
-    const grown = refill(fill.tokens + remaining);
-    if (grown.tokens <= fill.tokens || grown.tokens - fill.tokens > remaining) return fill;
-    remaining -= grown.tokens - fill.tokens;
-    return grown;
+    // Pass 2: leftover budget grows what was trimmed, again in priority order.
+    const grow = (fill: Fill, refill: (allowance: number) => Fill): Fill => {
+      if (remaining <= 0 || fill.complete || fill.dropped) return fill;
+      const grown = refill(fill.tokens + remaining);
+      if (grown.tokens <= fill.tokens || grown.tokens - fill.tokens > remaining) return fill;
+      remaining -= grown.tokens - fill.tokens;
+      return grown;
+    };
+    if (!tailStarved) tail = grow(tail, (allowance) => tailFill(actor, split, allowance, allowance, counter, summaryLines));
+    if (!evidenceStarved) evidence = grow(evidence, (allowance) => evidenceFill(actor, shownSeqs(), allowance, allowance, counter));
+    if (!evidenceStarved) memory = grow(memory, (allowance) => memoryFill(hints, allowance, allowance, counter));
+    const messages = assembleMessages({ fixed, latest, tail, sections: [tail, evidence, memory] });
+    return { latest, tail, evidence, memory, messages, estimatedTokens: countInput(messages, input.tools, counter) };
   };
-  if (!tailStarved) tail = grow(tail, (allowance) => tailFill(actor, split, allowance, allowance, counter, summaryLines));
-  if (!evidenceStarved) evidence = grow(evidence, (allowance) => evidenceFill(actor, shownSeqs(), allowance, allowance, counter));
-  if (!evidenceStarved) memory = grow(memory, (allowance) => memoryFill(hints, allowance, allowance, counter));
 
+  // Message framing is only known once rendered: shrink the flexible budget by any overshoot (twice at most).
+  let flexible = Math.max(0, total - fixed.tokens);
+  let result = allocate(flexible);
+  for (let attempt = 0; attempt < 2 && result.estimatedTokens > total && flexible > 0; attempt++) {
+    flexible = Math.max(0, flexible - (result.estimatedTokens - total));
+    result = allocate(flexible);
+  }
+  const { latest, tail, evidence, memory, messages, estimatedTokens } = result;
   const fills = [latest, tail, evidence, memory];
-  const messages = assembleMessages({ fixed, latest, tail, sections: [tail, evidence, memory] });
-  const estimatedTokens = countInput(messages, input.tools, counter);
   const bySource: Record<string, number> = { ...fixed.bySource, latest_observation: latest.tokens, recent_tail: 0, history_summary: 0, evidence: evidence.tokens, memory: memory.tokens };
   for (const entry of tail.included) bySource[entry.source] = (bySource[entry.source] ?? 0) + entry.tokens;
   return {
