@@ -16,6 +16,11 @@ export interface PreparedModelInput {
   messages: ModelMessage[];
   tools: ModelToolDescription[];
   facts: FactDraft[];
+  /**
+   * Resolves once everything the facts reference (the input blob) is durable. It runs alongside the model call;
+   * the executor awaits it before settling, so no durable record ever points at a blob that is not.
+   */
+  ready?: Promise<void>;
 }
 
 /**
@@ -112,9 +117,11 @@ export const createCallModelExecutor = ({ provider, source, options = {} }: Call
     try {
       assembled = await assemble(provider, modelRequest, request, context);
     } catch (error) {
+      await prepared.ready;
       if (context.signal.aborted) return withFacts(failed(request, turn, { code: 'cancelled', message: 'the model call was cancelled', retryable: false }, context), facts);
       return withFacts(failed(request, turn, { code: 'unknown', message: (error as Error).message ?? String(error), retryable: false }, context), facts);
     }
+    await prepared.ready;
     if (assembled.error) return withFacts(failed(request, turn, assembled.error, context), facts);
     if (context.signal.aborted) return withFacts(failed(request, turn, { code: 'cancelled', message: 'the model call was cancelled', retryable: false }, context), facts);
     if (!assembled.stopReason) return withFacts(failed(request, turn, { code: 'network', message: 'the stream ended without a finish event', retryable: true }, context), facts);

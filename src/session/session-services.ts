@@ -3,6 +3,7 @@ import type { ContextProjected } from '../../models/context.records.js';
 import type { ModelOptions } from '../../models/model-contract.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EventStore } from '../../stores/event-store.js';
+import { artifactRef, blake3Hex, blobBytes } from '../../stores/blob-hash.js';
 import { createCallModelExecutor, type ModelCallSource } from '../effects/call-model.js';
 import type { EffectExecutors } from '../effects/effect.js';
 import { createExecuteToolExecutor } from '../effects/execute-tool.js';
@@ -76,9 +77,13 @@ export const wireSession = (services: SessionServices, tools: readonly string[])
     async prepare({ actor, turn, effectId, attempt }) {
       await counterReady;
       const { messages, ...ledger } = project(actor);
-      const input = await services.store.blobs.put(JSON.stringify({ messages, tools: descriptions }));
+      const bytes = blobBytes(JSON.stringify({ messages, tools: descriptions }));
+      const input = artifactRef(await blake3Hex(bytes));
+      // The blob is written (and synced) while the model runs; the executor awaits `ready` before settling.
+      const ready = services.store.blobs.put(bytes).then(() => undefined);
+      ready.catch(() => undefined);
       const data: ContextProjected = { effectId, turn, attempt, ...(model === undefined ? {} : { model }), ...ledger, input };
-      return { messages, tools: descriptions, facts: [{ type: 'context.projected', data }] };
+      return { messages, tools: descriptions, facts: [{ type: 'context.projected', data }], ready };
     },
     async compact(actor) {
       const level = levelOf(actor);
