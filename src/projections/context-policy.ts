@@ -4,7 +4,9 @@ import { defaultContextWindow, defaultPhaseShares, phaseOf, type PhaseShares } f
 import { emptyActorContext, type ActorContext, type ContextView } from './context.view.js';
 import { assembleMessages } from './context-assembly.js';
 import { fixedBlocks } from './context-fixed.js';
-import { evidenceFill, latestObservationFill, memoryFill, shownResultSeqs, splitConversation, tailFill, type Fill } from './context-sources.js';
+import { evidenceFill, memoryFill } from './context-extras.js';
+import { latestObservationFill, shownResultSeqs, splitConversation, type Fill } from './context-sources.js';
+import { tailFill } from './context-tail.js';
 import { memoryHints, type MemoryQuery } from './memory-hints.js';
 import type { MemoryView } from './memory.view.js';
 import type { TokenCounter } from './token-counter.js';
