@@ -66,7 +66,7 @@ export class LiveRenderer {
     const lines = [
       `${paint(this.tty, color, result.status)}${result.reason ? ` — ${result.reason}` : ''}`,
       `${result.usage.turns} turns · ${result.usage.toolCalls} tool calls · ${tokens} tokens · ${seconds} s · ${result.head} records`,
-      `session ${result.sessionId}: rein show ${result.sessionId} · rein replay ${result.sessionId}${result.status === 'paused' || result.status === 'interrupted' ? ` · rein resume ${result.sessionId}` : ''}`,
+      `session ${result.sessionId}: rein show ${result.sessionId} · rein trace ${result.sessionId} · rein replay ${result.sessionId}${result.status === 'paused' || result.status === 'interrupted' ? ` · rein resume ${result.sessionId}` : ''}`,
     ];
     return `\n${lines.join('\n')}\n`;
   }
