@@ -72,6 +72,7 @@ export const startInspectorRelay = async (options: { port?: number; inspectorUrl
       new Promise<void>((resolve) => {
         for (const client of sockets.clients) client.terminate();
         sockets.close(() => http.close(() => resolve()));
+        http.closeAllConnections();
       }),
   };
 };
