@@ -1,3 +1,4 @@
+import { posix } from 'node:path';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { ContextProjected } from '../../models/context.records.js';
 import type { ModelMessageToolCall } from '../../models/model-contract.js';
@@ -123,7 +124,8 @@ const countOlder = (older: OlderItems, item: ConversationItem): OlderItems => {
   };
 };
 
-const pathArgument = (call: ModelMessageToolCall | undefined): string | undefined => (typeof call?.arguments.path === 'string' ? call.arguments.path : undefined);
+/** The file a call names, normalised (`./src/a.ts` and `src/a.ts` are the same file for freshness). */
+const pathArgument = (call: ModelMessageToolCall | undefined): string | undefined => (typeof call?.arguments.path === 'string' ? posix.normalize(call.arguments.path.replace(/\\/g, '/')) : undefined);
 
 /** Build the context projection; the options are part of the view's definition (live and rebuilt must match). */
 export const contextProjection = (options: ContextViewOptions = {}): Projection<ContextView> => {

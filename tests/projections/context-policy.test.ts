@@ -119,3 +119,13 @@ describe('the context policy', () => {
     expect(project(builder, { contextWindow: 5_000 })).toEqual(project(builder, { contextWindow: 5_000 }));
   });
 });
+
+describe('freshness', () => {
+  it('a write through another spelling of the same path still makes the earlier read stale', () => {
+    const builder = new LogBuilder().user('Edit a.txt.');
+    builder.turn('Reading.', [{ name: 'read', arguments: { path: './src/a.txt' }, observation: 'OLD CONTENT' }]);
+    builder.turn('Writing.', [{ name: 'write', arguments: { path: 'src/a.txt', content: 'new' }, observation: 'wrote 3 bytes' }]);
+    for (let index = 0; index < 6; index++) builder.turn(`Step ${index}.`, [{ name: 'list_dir', arguments: { path: '.' }, observation: '[]' }]);
+    expect(project(builder).excluded).toContainEqual(expect.objectContaining({ source: 'evidence', reason: 'stale' }));
+  });
+});
