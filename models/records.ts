@@ -14,6 +14,9 @@ import {
   UserMessage,
 } from './session.records.js';
 import { ToolSettled, ToolStarted } from './tool.records.js';
+import { ContextProjected } from './context.records.js';
+import { VerificationRecorded } from './verification.records.js';
+import { MemoryExpired, MemoryPromoted, MemoryProposed, MemoryRejected, MemoryReviewed, MemoryRevoked } from './memory.records.js';
 
 /**
  * The three classes of record (DESIGN §3):
@@ -56,6 +59,14 @@ export const recordTypes = {
   'session.resumed': fact(SessionResumed),
   'session.interrupted': fact(SessionInterrupted),
   'snapshot.rejected': fact(SnapshotRejected),
+  'context.projected': fact(ContextProjected),
+  'verification.recorded': fact(VerificationRecorded),
+  'memory.proposed': fact(MemoryProposed),
+  'memory.reviewed': fact(MemoryReviewed),
+  'memory.promoted': fact(MemoryPromoted),
+  'memory.rejected': fact(MemoryRejected),
+  'memory.revoked': fact(MemoryRevoked),
+  'memory.expired': fact(MemoryExpired),
 } as const satisfies Record<string, RecordTypeInfo>;
 
 export type RecordType = keyof typeof recordTypes;

@@ -6,6 +6,9 @@ import type { EventStore } from '../stores/event-store.js';
 import type { RetryPolicy } from './effects/model-retry.js';
 import type { ReplayResult } from './host/replay.js';
 import type { ModelProvider } from './providers/provider.js';
+import type { ContextPolicyOptions } from './projections/context-policy.js';
+import type { ContextViewOptions } from './projections/context.view.js';
+import type { VerificationClassifier } from './effects/verification.js';
 import { createSession, type CreateSessionOptions } from './session/start-session.js';
 import { forkSession, type ForkOptions } from './session/fork-session.js';
 import { replaySession } from './session/replay-session.js';
@@ -46,6 +49,14 @@ export interface ReinOptions {
   observationLimit?: number;
   /** Paths no tool may touch (default: `<workspace>/.rein`); pass the store directory when it lives elsewhere inside. */
   protectedPaths?: readonly string[];
+  /** The context policy: window, reserved output, tail length, phase shares, memory scope (README: *The context policy*). */
+  context?: ContextPolicyOptions;
+  /** Which tools read and change files, for the context view's evidence and freshness (default read / write, edit…). */
+  contextView?: ContextViewOptions;
+  /** Which tool calls are verifications (default: test commands and tools named like `run_tests`). */
+  classifyVerification?: VerificationClassifier;
+  /** Receives every XState inspection event of every session's actors (e.g. a Stately inspector's `inspect.next`). */
+  inspect?: (event: unknown) => void;
 }
 
 /**
@@ -101,6 +112,10 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     snapshotEvery: options.snapshotEvery ?? 500,
     parallelTools: options.parallelTools ?? 4,
     ...(options.observationLimit === undefined ? {} : { observationLimit: options.observationLimit }),
+    ...(options.context ? { context: options.context } : {}),
+    ...(options.contextView ? { contextView: options.contextView } : {}),
+    ...(options.classifyVerification ? { classifyVerification: options.classifyVerification } : {}),
+    ...(options.inspect ? { inspect: options.inspect } : {}),
   };
   const registry = new SessionRegistry();
   const { name, model, source } = options.provider;

@@ -7,7 +7,11 @@ export type ArtifactRef = `artifact://${string}`;
  * `BLOB_CORRUPT` rather than returning altered bytes, and `BLOB_NOT_FOUND` for an unknown ref.
  */
 export interface BlobStore {
-  put(content: Uint8Array | string): Promise<ArtifactRef>;
+  /**
+   * Store bytes; resolves once they are readable (and, unless `durable: false`, on stable storage). Pass
+   * `durable: false` for content the log can re-derive (a model input), where a loss after an OS crash is tolerable.
+   */
+  put(content: Uint8Array | string, options?: { durable?: boolean }): Promise<ArtifactRef>;
   get(ref: ArtifactRef): Promise<Uint8Array>;
   has(ref: ArtifactRef): Promise<boolean>;
 }

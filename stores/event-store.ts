@@ -8,6 +8,11 @@ export interface AppendOptions {
   expectedSeq: number;
   /** Override the store's durability for this batch: `true` fsyncs before resolving. */
   sync?: boolean;
+  /**
+   * Blobs written into this stream in the same atomic batch as the records (so a record can reference one and never
+   * dangle), addressed like every blob as `artifact://blake3/<hex>`; read them back with `readBlob`.
+   */
+  blobs?: ReadonlyArray<Uint8Array | string>;
 }
 
 /** Options of `EventStore.read`: an inclusive seq range, an optional count limit, and the direction. */
@@ -71,6 +76,11 @@ export interface EventStore {
   streams(): Promise<StreamInfo[]>;
   /** Copy records 1..atSeq of `stream` into a new stream; the parent is untouched. */
   fork(stream: string, atSeq: number, options?: ForkOptions): Promise<StreamInfo>;
+  /**
+   * A blob a record of `stream` references: one appended with the stream (`AppendOptions.blobs`, carried by forks),
+   * else one in the shared blob store. Verifies the hash: `BLOB_CORRUPT` on a mismatch, `BLOB_NOT_FOUND` when absent.
+   */
+  readBlob(stream: string, ref: string): Promise<Uint8Array>;
   saveSnapshot(stream: string, snapshot: StoredSnapshot): Promise<void>;
   /** The latest snapshot, or the latest at or before `atOrBefore`. */
   loadSnapshot(stream: string, options?: { atOrBefore?: number }): Promise<StoredSnapshot | undefined>;

@@ -12,9 +12,11 @@ import type {
 } from './event-store.js';
 import { FileBlobStore } from './file-blob-store.js';
 import { GroupCommitter } from './level-group-commit.js';
-import { META_KEY, recordKey, snapshotKey } from './level-keys.js';
+import { BLOB_KEYS, META_KEY, blobKey, recordKey, snapshotKey } from './level-keys.js';
+import { refDigest } from './blob-hash.js';
+import { prepareStreamBlobs, verifiedBlob } from './stream-blobs.js';
 import { readLockedStream } from './level-locked-read.js';
-import { listStreamNames, streamDirectory } from './level-stream-files.js';
+import { databaseExists, listStreamNames, streamDirectory } from './level-stream-files.js';
 import { createStreamMeta, encodeStreamMeta } from './level-stream-meta.js';
 import type { StreamMeta } from './level-stream-meta.js';
 import { LevelStreamPool } from './level-stream-pool.js';
@@ -49,6 +51,12 @@ export interface LevelEventStoreOptions {
   maxOpenStreams?: number;
   /** Wall clock for `createdAt` (epoch ms); defaults to `Date.now`. */
   clock?: () => number;
+  /**
+   * Never open a database in place: every read goes through a temporary copy (as for a stream another process
+   * holds) and every write raises `STORE_READ_ONLY`, so the store directory is byte-identical afterwards. For
+   * strictly read-only commands (`rein trace`, `rein context`, `rein inspect`, `rein replay --dry-run`).
+   */
+  readOnly?: boolean;
 }
 
 /**
@@ -67,12 +75,14 @@ export class LevelEventStore implements EventStore {
   readonly #queue = new KeyedSerialQueue();
   readonly #tails = new TailHub((stream, options) => this.#readRecords(stream, options));
   readonly #committer: GroupCommitter;
+  readonly #readOnly: boolean;
   #state: 'open' | 'closing' | 'closed' = 'open';
 
   constructor(root: string, options: LevelEventStoreOptions = {}) {
     this.#root = root;
     this.#sync = (options.durability ?? 'sync') === 'sync';
     this.#clock = options.clock ?? Date.now;
+    this.#readOnly = options.readOnly ?? false;
     this.#pool = new LevelStreamPool({ root, maxOpenStreams: options.maxOpenStreams ?? 64 });
     this.blobs = new FileBlobStore({ directory: join(root, 'blobs'), sync: true });
     this.#committer = new GroupCommitter({
@@ -88,6 +98,7 @@ export class LevelEventStore implements EventStore {
     this.#committer.takeFailure();
     const expectedSeq = options.expectedSeq;
     const batch = prepareBatch(stream, expectedSeq + 1, records);
+    const blobs = await prepareStreamBlobs(options.blobs);
     return this.#queue.run(stream, () =>
       this.#pool.with(stream, batch.values.length > 0, async (opened) => {
         const target = this.#writable(stream, opened);
@@ -95,6 +106,7 @@ export class LevelEventStore implements EventStore {
         if (head !== expectedSeq) throw new ConcurrencyConflictError(stream, expectedSeq, head);
         if (target === undefined || batch.values.length === 0) return [];
         const writes: StreamWrite[] = batch.values.map((value, index) => ({ type: 'put', key: recordKey(expectedSeq + index + 1), value }));
+        for (const blob of blobs) writes.push({ type: 'put', key: blobKey(blob.hex), value: blob.bytes });
         const meta = target.meta ?? createStreamMeta(this.#clock());
         if (target.meta === undefined) writes.push({ type: 'put', key: META_KEY, value: encodeStreamMeta(meta) });
         await this.#write(target, writes, options.sync);
@@ -145,7 +157,7 @@ export class LevelEventStore implements EventStore {
       async (opened) => {
         if (opened.meta === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
         assertForkPoint(stream, atSeq, opened.head);
-        return opened.read({ low: 1, high: atSeq, reverse: false });
+        return { records: await opened.read({ low: 1, high: atSeq, reverse: false }), blobs: await opened.rawEntries(BLOB_KEYS) };
       },
       undefined,
     );
@@ -157,11 +169,12 @@ export class LevelEventStore implements EventStore {
         }
         const target = this.#writable(name, opened)!;
         const meta = createStreamMeta(this.#clock(), { stream, seq: atSeq });
-        const writes: StreamWrite[] = copied.map((record) => ({
+        const writes: StreamWrite[] = copied.records.map((record) => ({
           type: 'put',
           key: recordKey(record.seq),
           value: encodeValue({ ...record, stream: name }),
         }));
+        for (const [key, value] of copied.blobs) writes.push({ type: 'put', key, value });
         writes.push({ type: 'put', key: META_KEY, value: encodeStreamMeta(meta) });
         await this.#write(target, writes, undefined);
         target.meta = meta;
@@ -170,6 +183,14 @@ export class LevelEventStore implements EventStore {
         return describe(target)!;
       }),
     );
+  }
+
+  async readBlob(stream: string, ref: string): Promise<Uint8Array> {
+    this.#assertNotClosed();
+    assertStreamName(stream);
+    const key = blobKey(refDigest(ref));
+    const stored = await this.#withReadable(stream, (opened) => opened.rawValue(key), undefined);
+    return stored === undefined ? this.blobs.get(ref as `artifact://${string}`) : verifiedBlob(ref, stored);
   }
 
   async saveSnapshot(stream: string, snapshot: StoredSnapshot): Promise<void> {
@@ -225,6 +246,19 @@ export class LevelEventStore implements EventStore {
     });
   }
 
+  /** Test hook: flips one bit of a blob appended with the stream so `readBlob` must report `BLOB_CORRUPT`. */
+  async corruptStreamBlobForTesting(stream: string, ref: string): Promise<void> {
+    await this.#pool.with(stream, false, async (opened) => {
+      const target = this.#writable(stream, opened);
+      const key = blobKey(refDigest(ref));
+      const stored = await target?.rawValue(key);
+      if (target === undefined || stored === undefined) throw new StoreError('STORE_INVALID_ARGUMENT', `no blob ${ref} in ${stream}`);
+      const damaged = Uint8Array.from(stored);
+      damaged[0] = damaged[0]! ^ 0x01;
+      await target.write([{ type: 'put', key, value: damaged }], true);
+    });
+  }
+
   async #readRecords(stream: string, options: ReadOptions | undefined): Promise<RecordEnvelope[]> {
     this.#assertNotClosed();
     assertStreamName(stream);
@@ -242,6 +276,10 @@ export class LevelEventStore implements EventStore {
 
   /** Runs a read on the stream's database, on a temporary copy when another process holds it, or returns `missing`. */
   async #withReadable<T, M>(stream: string, use: (opened: LevelStream) => Promise<T>, missing: M): Promise<T | M> {
+    if (this.#readOnly) {
+      const directory = streamDirectory(this.#root, stream);
+      return (await databaseExists(directory)) ? readLockedStream(directory, stream, use) : missing;
+    }
     return this.#pool.with(stream, false, async (opened) => {
       if (opened === 'missing') return missing;
       if (opened === 'locked') return readLockedStream(streamDirectory(this.#root, stream), stream, use);
@@ -262,6 +300,7 @@ export class LevelEventStore implements EventStore {
 
   #assertOpen(): void {
     if (this.#state !== 'open') throw new StoreError('STORE_CLOSED', 'the store is closed');
+    if (this.#readOnly) throw new StoreError('STORE_READ_ONLY', 'the store was opened read-only');
   }
 
   #assertNotClosed(): void {

@@ -1,7 +1,8 @@
 /**
  * Key layout of a stream database (one LevelDB per stream). Seqs are 16 fixed-width lower-case hex digits, so
  * lexicographic key order is seq order:
- * - `e!<seq>` a record, `s!<seq>` a snapshot, `m!meta` the stream meta (JSON), `m!sync` the group-commit marker.
+ * - `e!<seq>` a record, `s!<seq>` a snapshot, `b!<64 hex>` a blob appended with the stream, `m!meta` the stream
+ *   meta (JSON), `m!sync` the group-commit marker.
  */
 const SEQ_WIDTH = 16;
 
@@ -12,6 +13,14 @@ export const SYNC_KEY = 'm!sync';
 
 /** Bounds covering every record key. */
 export const RECORD_KEYS = Object.freeze({ gte: 'e!', lt: 'e"' });
+/** Bounds covering every stream blob key. */
+export const BLOB_KEYS = Object.freeze({ gte: 'b!', lt: 'b"' });
+
+/** `b!<64 hex>`: where a blob appended with the stream is stored, by its BLAKE3. */
+export function blobKey(hex: string): string {
+  return `b!${hex}`;
+}
+
 /** Bounds covering every snapshot key. */
 export const SNAPSHOT_KEYS = Object.freeze({ gte: 's!', lt: 's"' });
 

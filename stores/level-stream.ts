@@ -89,6 +89,11 @@ export class LevelStream {
     this.unsynced = !sync;
   }
 
+  /** Every key and stored value in `[gte, lt)`, unchecked (fork copies stream blobs with it). */
+  async rawEntries(bounds: { gte: string; lt: string }): Promise<Array<[string, Uint8Array]>> {
+    return this.#database.iterator(bounds).all();
+  }
+
   /** The stored bytes under `key`, unchecked (for test hooks that damage a value). */
   async rawValue(key: string): Promise<Uint8Array | undefined> {
     return this.#database.get(key);

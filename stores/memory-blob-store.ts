@@ -6,7 +6,7 @@ import { BlobError } from './store-errors.js';
 export class MemoryBlobStore implements BlobStore {
   readonly #blobs = new Map<string, Uint8Array>();
 
-  async put(content: Uint8Array | string): Promise<ArtifactRef> {
+  async put(content: Uint8Array | string, _options?: { durable?: boolean }): Promise<ArtifactRef> {
     const bytes = blobBytes(content);
     const digest = await blake3Hex(bytes);
     if (!this.#blobs.has(digest)) this.#blobs.set(digest, Uint8Array.from(bytes));

@@ -16,6 +16,8 @@ import { rangeLength, resolveReadRange, seqAt, verifyPosition } from './read-ran
 import { ConcurrencyConflictError, CorruptRecordError, StoreError } from './store-errors.js';
 import { assertExpectedSeq, assertForkPoint, assertSnapshot, assertSnapshotBound } from './store-arguments.js';
 import { assertStreamName, forkStreamName } from './stream-names.js';
+import { refDigest } from './blob-hash.js';
+import { prepareStreamBlobs, verifiedBlob } from './stream-blobs.js';
 import { TailHub } from './tail-hub.js';
 
 /** Options of `createMemoryEventStore`. */
@@ -26,6 +28,8 @@ export interface MemoryEventStoreOptions {
 
 interface MemoryStream {
   records: Uint8Array[];
+  /** Blobs appended with the stream, by BLAKE3 hex. */
+  blobs: Map<string, Uint8Array>;
   snapshots: Map<number, Uint8Array>;
   createdAt: number;
   forkedFrom?: { stream: string; seq: number };
@@ -52,12 +56,14 @@ export class MemoryEventStore implements EventStore {
     assertStreamName(stream);
     assertExpectedSeq(options?.expectedSeq);
     const batch = prepareBatch(stream, options.expectedSeq + 1, records);
+    const blobs = await prepareStreamBlobs(options.blobs);
     const existing = this.#streams.get(stream);
     const head = existing?.records.length ?? 0;
     if (head !== options.expectedSeq) throw new ConcurrencyConflictError(stream, options.expectedSeq, head);
     if (batch.values.length === 0) return [];
     const target = existing ?? this.#create(stream);
     target.records.push(...batch.values);
+    for (const blob of blobs) target.blobs.set(blob.hex, Uint8Array.from(blob.bytes));
     this.#tails.notify(stream);
     return batch.envelopes;
   }
@@ -105,8 +111,23 @@ export class MemoryEventStore implements EventStore {
     });
     const child = this.#create(name, { stream, seq: atSeq });
     child.records.push(...copies);
+    for (const [hex, bytes] of parent.blobs) child.blobs.set(hex, bytes);
     this.#tails.notify(name);
     return describe(name, child);
+  }
+
+  async readBlob(stream: string, ref: string): Promise<Uint8Array> {
+    this.#assertNotClosed();
+    assertStreamName(stream);
+    const stored = this.#streams.get(stream)?.blobs.get(refDigest(ref));
+    return stored === undefined ? this.blobs.get(ref as `artifact://${string}`) : verifiedBlob(ref, Uint8Array.from(stored));
+  }
+
+  /** Test hook: flips one bit of a blob appended with the stream. */
+  corruptStreamBlobForTesting(stream: string, ref: string): void {
+    const stored = this.#streams.get(stream)?.blobs.get(refDigest(ref));
+    if (stored === undefined) throw new StoreError('STORE_INVALID_ARGUMENT', `no blob ${ref} in ${stream}`);
+    stored[0] = stored[0]! ^ 0x01;
   }
 
   async saveSnapshot(stream: string, snapshot: StoredSnapshot): Promise<void> {
@@ -166,7 +187,7 @@ export class MemoryEventStore implements EventStore {
   }
 
   #create(stream: string, forkedFrom?: { stream: string; seq: number }): MemoryStream {
-    const created: MemoryStream = { records: [], snapshots: new Map(), createdAt: this.#clock() };
+    const created: MemoryStream = { records: [], blobs: new Map(), snapshots: new Map(), createdAt: this.#clock() };
     if (forkedFrom !== undefined) created.forkedFrom = forkedFrom;
     this.#streams.set(stream, created);
     return created;

@@ -8,6 +8,7 @@ export type StoreErrorCode =
   | 'STORE_CODEC_MISMATCH'
   | 'STORE_LOCKED'
   | 'STORE_CLOSED'
+  | 'STORE_READ_ONLY'
   | 'BLOB_NOT_FOUND'
   | 'BLOB_CORRUPT'
   | 'STORE_VERSION_UNSUPPORTED';

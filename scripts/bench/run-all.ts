@@ -2,6 +2,7 @@ import { main as append } from './append.bench.js';
 import { main as provider } from './provider.bench.js';
 import { main as replay } from './replay.bench.js';
 import { main as step } from './step.bench.js';
+import { main as projections } from './projections.bench.js';
 
 /** `npm run bench`: every benchmark in turn; each prints its figures and the ratio against its same-run baseline. */
 await append();
@@ -11,3 +12,5 @@ process.stdout.write('\n');
 await replay();
 process.stdout.write('\n');
 await provider();
+process.stdout.write('\n');
+await projections();

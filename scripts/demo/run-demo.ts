@@ -7,6 +7,9 @@ import { openLevelEventStore } from '../../stores/index.js';
 import { LiveRenderer } from '../../src/cli/live-renderer.js';
 import { createScriptedProvider, loadScript } from '../../src/providers/scripted-provider.js';
 import { createRein } from '../../src/rein.js';
+import { rebuildTraceView } from '../../src/projections/rebuild.js';
+import { blobText } from '../../src/session/session-records.js';
+import { analyzeTrace } from '../../src/trace/trace-analyzer.js';
 
 const demoDirectory = fileURLToPath(new URL('../../../scripts/demo/', import.meta.url));
 
@@ -47,7 +50,9 @@ const main = async (): Promise<void> => {
 
     const replay = await rein.replaySession(session.id);
     process.stdout.write(`\nreplay: verified ${replay.records} records (${replay.inputs} inputs re-applied, ${replay.verified} derived records regenerated and equal)\n`);
-    process.stdout.write(`\ninspect it: npx rein show ${session.id} --workspace ${workspace}\n`);
+    const trace = await analyzeTrace(rebuildTraceView(await store.read(session.id)), blobText(store, session.id));
+    process.stdout.write(`trace: outcome ${trace.outcome}${trace.primary ? ` — ${trace.primary.type} at the ${trace.primary.boundary} boundary${trace.primary.type === 'missing_verification' ? ' (the agent claimed success without running the tests)' : ''}` : ''}\n`);
+    process.stdout.write(`\ninspect it: npx rein show ${session.id} --workspace ${workspace} (also: trace, context --turn 2, inspect --serve)\n`);
     if (result.status !== 'completed' || !passing) process.exitCode = 1;
   } finally {
     await store.close();

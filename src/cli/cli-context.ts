@@ -30,11 +30,14 @@ export const storeRootOf = (options: CommonOptions, workspace: string): string =
  */
 export const protectedPathsOf = (options: CommonOptions, workspace: string): string[] => [resolve(workspace, '.rein'), storeRootOf(options, workspace), resolve(workspace, configFileName)];
 
-/** Open the store (default `<workspace>/.rein`), creating its directory for writers. */
-export const openStore = async (options: CommonOptions, workspace: string, mode: 'read' | 'write'): Promise<EventStore> => {
+/**
+ * Open the store (default `<workspace>/.rein`), creating its directory for writers. `read-only` never opens a
+ * database in place (reads go through temporary copies), so the store stays byte-identical.
+ */
+export const openStore = async (options: CommonOptions, workspace: string, mode: 'read' | 'write' | 'read-only'): Promise<EventStore> => {
   const root = storeRootOf(options, workspace);
   if (mode === 'write') await mkdir(root, { recursive: true });
-  return openLevelEventStore(root, { durability: options.relaxed ? 'relaxed' : 'sync' });
+  return openLevelEventStore(root, { durability: options.relaxed ? 'relaxed' : 'sync', readOnly: mode === 'read-only' });
 };
 
 /** Print one value as a JSON line. */

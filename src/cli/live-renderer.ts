@@ -58,7 +58,7 @@ export class LiveRenderer {
     const lines = [
       `${this.paint(color, result.status)}${result.reason ? ` — ${result.reason}` : ''}`,
       `${result.usage.turns} turns · ${result.usage.toolCalls} tool calls · ${tokens} tokens · ${seconds} s · ${result.head} records`,
-      `session ${id}: rein show ${id} · rein replay ${id}${result.status === 'paused' || result.status === 'interrupted' ? ` · rein resume ${id}` : ''}`,
+      `session ${id}: rein show ${id} · rein trace ${id} · rein replay ${id}${result.status === 'paused' || result.status === 'interrupted' ? ` · rein resume ${id}` : ''}`,
       this.paint(2, `rerun its model outputs against this code: rein run --provider recorded --from ${id}`),
     ];
     return `\n${lines.join('\n')}\n`;

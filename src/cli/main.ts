@@ -3,9 +3,12 @@ import { Command, CommanderError } from 'commander';
 import { registerRun } from './commands/run.command.js';
 import { registerResume } from './commands/resume.command.js';
 import { registerReadCommands } from './commands/read-commands.js';
+import { registerTrace } from './commands/trace.command.js';
+import { registerContext } from './commands/context.command.js';
+import { registerInspect } from './commands/inspect.command.js';
 import { ExitCode } from './exit-codes.js';
 
-const usageCodes = new Set(['USAGE', 'SCRIPT_INVALID', 'CONFIG_INVALID', 'STORE_INVALID_ARGUMENT', 'FORK_NOT_AT_BOUNDARY']);
+const usageCodes = new Set(['USAGE', 'SCRIPT_INVALID', 'CONFIG_INVALID', 'STORE_INVALID_ARGUMENT', 'FORK_NOT_AT_BOUNDARY', 'TURN_NOT_FOUND', 'INSPECTOR_NOT_LOCAL']);
 
 /** Build the `rein` command line. Exported so tests can drive it in-process. */
 export const buildProgram = (setExit: (code: number) => void): Command => {
@@ -19,6 +22,9 @@ export const buildProgram = (setExit: (code: number) => void): Command => {
   registerRun(program, setExit);
   registerResume(program, setExit);
   registerReadCommands(program);
+  registerTrace(program);
+  registerContext(program);
+  registerInspect(program);
   return program;
 };
 

@@ -4,17 +4,47 @@ import type { ModelProvider } from '../providers/provider.js';
 import type { EffectContext, EffectExecutor, EffectRequest, FactDraft, Settlement } from './effect.js';
 import { decideAfterFailure, defaultRetryPolicy, sleep as defaultSleep, type RetryDecision, type RetryPolicy } from './model-retry.js';
 
-/** What the model-call executor needs to know about the actor that asked: its messages, tools and role. */
+/** One attempt at one model call: which actor, which turn, which effect, and which try (from 1). */
+export interface ModelCallAttempt {
+  actor: string;
+  turn: number;
+  effectId: string;
+  attempt: number;
+}
+
+/** The model input for one attempt and the facts that record how it was built (e.g. `context.projected`). */
+export interface PreparedModelInput {
+  messages: ModelMessage[];
+  tools: ModelToolDescription[];
+  facts: FactDraft[];
+  /** Blobs the facts reference (the exact input): written in the same batch as the facts, so never dangling. */
+  blobs?: Uint8Array[];
+}
+
+/**
+ * What the model-call executor needs to know about the actor that asked: its messages, tools and role. A source
+ * with `prepare` builds (and records) the input per attempt; `compact` is called after the provider reported a
+ * context-length error and makes the next `prepare` smaller, resolving false when nothing more can be compacted.
+ */
 export interface ModelCallSource {
   messages(actor: string): readonly ModelMessage[];
   tools(actor: string): ModelToolDescription[];
   role(actor: string): string | undefined;
+  /** Build (and record) the input of one attempt; without it the executor sends `messages` and `tools` as they are. */
+  prepare?(attempt: ModelCallAttempt): Promise<PreparedModelInput>;
   /**
-   * Optional compaction hook, called once per model call after a `context_length` error: shrink what `messages`
-   * returns for `actor` and resolve true to have the call tried again, false (or throw) to let it fail.
+   * Optional compaction hook, called once per model call after a `context_length` error: make the next input for
+   * `actor` smaller and resolve true to have the call tried again, false (or throw) to let it fail.
    */
   compact?(actor: string, signal: AbortSignal): Promise<boolean>;
 }
+
+/**
+ * The input for one attempt: `source.prepare` when the source has it, else its plain messages and tools with no
+ * facts. A retry loop calls this once per attempt so every attempt's projection is recorded.
+ */
+export const prepareModelInput = async (source: ModelCallSource, attempt: ModelCallAttempt): Promise<PreparedModelInput> =>
+  source.prepare ? source.prepare(attempt) : { messages: source.messages(attempt.actor).slice(), tools: source.tools(attempt.actor), facts: [] };
 
 export interface CallModelOptions {
   provider: ModelProvider;
@@ -38,6 +68,8 @@ interface Attempt {
   model: string | undefined;
   requestId: string | undefined;
 }
+
+const blobsOf = (prepared: PreparedModelInput): { blobs?: Uint8Array[] } => (prepared.blobs && prepared.blobs.length > 0 ? { blobs: prepared.blobs } : {});
 
 const cancelled: ProviderErrorInfo = { code: 'cancelled', message: 'the model call was cancelled', retryable: false };
 
@@ -81,30 +113,34 @@ const attemptOnce = async (provider: ModelProvider, modelRequest: ModelRequest, 
 };
 
 /**
- * Executes `callModel`: builds the `ModelRequest` from the actor's conversation, streams the provider (forwarding
- * deltas live), assigns core call ids (`<effectId>.<n>`) to complete tool intents, keeping the vendor's id as
- * `providerCallId`, and settles with `model.responded` or `model.failed`. Failed attempts are retried by
- * `decideAfterFailure` (jittered backoff, `retry-after`, one compaction for `context_length`); every attempt is a
- * `model.attempted` fact (a retried one is appended before the wait, the last one in the settling batch). Retry
- * delays are runtime facts, not inputs, so replay stays exact. A provider failure never becomes a tool error.
+ * Executes `callModel`: prepares each attempt's input through the source (the context policy records a
+ * `context.projected` fact per attempt), streams the provider (forwarding deltas live), assigns core call ids
+ * (`<effectId>.<n>`) to complete tool intents, keeping the vendor's id as `providerCallId`, and settles with
+ * `model.responded` or `model.failed`. Failed attempts are retried by `decideAfterFailure` (jittered backoff,
+ * `retry-after`, one compaction for `context_length`); every attempt is a `model.attempted` fact (a retried one is
+ * appended before the wait, the last one in the settling batch). Retry delays are runtime facts, not inputs, so
+ * replay stays exact. A provider failure never becomes a tool error.
  */
 export const createCallModelExecutor = ({ provider, source, options = {}, retry = {}, random = Math.random, sleep = defaultSleep }: CallModelOptions): EffectExecutor => {
   const policy: RetryPolicy = { ...defaultRetryPolicy, ...retry };
-  const requestFor = (request: EffectRequest, context: EffectContext, attempt: number): ModelRequest => {
+  const requestFor = async (request: EffectRequest, context: EffectContext, attempt: number): Promise<{ modelRequest: ModelRequest; prepared: PreparedModelInput }> => {
     const role = source.role(request.actor);
-    return {
+    const turn = Number(request.args.turn);
+    const prepared = await prepareModelInput(source, { actor: request.actor, turn, effectId: request.effectId, attempt });
+    const modelRequest: ModelRequest = {
       runId: context.sessionId,
       turnId: request.effectId,
-      turn: Number(request.args.turn),
+      turn,
       actor: request.actor,
       attempt,
       ...(role === undefined ? {} : { role }),
       ...(provider.model === undefined ? {} : { model: provider.model }),
-      messages: source.messages(request.actor).slice(),
-      tools: source.tools(request.actor),
+      messages: prepared.messages,
+      tools: prepared.tools,
       options,
       signal: context.signal,
     };
+    return { modelRequest, prepared };
   };
   const factOf = (request: EffectRequest, attempt: number, result: Attempt, durationMs: number, failure?: { error: ProviderErrorInfo; next: RetryDecision }): ModelAttempted => {
     const model = result.model ?? provider.model;
@@ -127,16 +163,21 @@ export const createCallModelExecutor = ({ provider, source, options = {}, retry 
     async execute(request, context) {
       const turn = Number(request.args.turn);
       const firstStarted = context.now();
-      const settle = (type: 'model.responded' | 'model.failed', data: Settlement['data'], fact: ModelAttempted): Settlement => ({ type, data, facts: [{ type: 'model.attempted', data: fact, at: context.now() }] });
+      /** The facts of one attempt: how its input was built, then how it ended. */
+      const attemptFacts = (prepared: PreparedModelInput, fact: ModelAttempted): FactDraft[] => [
+        ...prepared.facts.map((projected) => ({ at: context.now(), ...projected })),
+        { type: 'model.attempted', data: fact, at: context.now() },
+      ];
       let compacted = false;
       for (let attempt = 1; ; attempt++) {
         const started = context.now();
-        const result = await attemptOnce(provider, requestFor(request, context, attempt), request, context);
+        const { modelRequest, prepared } = await requestFor(request, context, attempt);
+        const result = await attemptOnce(provider, modelRequest, request, context);
         const durationMs = context.now() - started;
         if (!result.error) {
           const { text, reasoning, toolCalls, usage } = result;
           const data = { effectId: request.effectId, turn, text, ...(reasoning ? { reasoning } : {}), toolCalls, stopReason: result.stopReason as StopReason, usage, elapsedMs: context.elapsedMs() };
-          return settle('model.responded', data, factOf(request, attempt, result, durationMs));
+          return { type: 'model.responded', data, facts: attemptFacts(prepared, factOf(request, attempt, result, durationMs)), ...blobsOf(prepared) };
         }
         const error = context.signal.aborted ? cancelled : result.error;
         let next: RetryDecision = error.code === 'cancelled' ? { decision: 'fail' } : decideAfterFailure({ error, attempt, elapsedMs: context.now() - firstStarted, policy, random, canCompact: !compacted && source.compact !== undefined });
@@ -144,12 +185,12 @@ export const createCallModelExecutor = ({ provider, source, options = {}, retry 
           compacted = true;
           if (!(await source.compact!(request.actor, context.signal).catch(() => false))) next = { decision: 'fail' };
         }
-        const fact = factOf(request, attempt, result, durationMs, { error, next });
+        const facts = attemptFacts(prepared, factOf(request, attempt, result, durationMs, { error, next }));
         if (next.decision === 'fail') {
           const finalError = attempt > 1 ? { ...error, message: `${error.message} (gave up after ${attempt} attempts)` } : error;
-          return settle('model.failed', { effectId: request.effectId, turn, error: finalError, elapsedMs: context.elapsedMs() }, fact);
+          return { type: 'model.failed', data: { effectId: request.effectId, turn, error: finalError, elapsedMs: context.elapsedMs() }, facts, ...blobsOf(prepared) };
         }
-        await context.recordFacts([{ type: 'model.attempted', data: fact } satisfies FactDraft], { sync: false });
+        await context.recordFacts(facts, { sync: false, ...blobsOf(prepared) });
         if (next.decision === 'retry') {
           context.live({ type: 'model.retrying', actor: request.actor, effectId: request.effectId, attempt, code: error.code, message: error.message, delayMs: next.delayMs });
           if (!(await sleep(next.delayMs, context.signal))) return { type: 'model.failed', data: { effectId: request.effectId, turn, error: cancelled, elapsedMs: context.elapsedMs() } };

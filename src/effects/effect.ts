@@ -23,6 +23,8 @@ export interface Settlement {
   corr?: string;
   /** Facts that did not need to be durable before the effect ran; they are written in the settling step's batch. */
   facts?: FactDraft[];
+  /** Blobs those facts reference, written into the stream in the same batch (see `AppendOptions.blobs`). */
+  blobs?: Uint8Array[];
 }
 
 /** What the host gives an executor: cancellation, fact recording, live streaming, and the session clock. */
@@ -30,7 +32,7 @@ export interface EffectContext {
   sessionId: string;
   signal: AbortSignal;
   /** Append facts as one batch (durable when `sync` is true) and wait for them to be stored. */
-  recordFacts(facts: readonly FactDraft[], options?: { sync?: boolean }): Promise<void>;
+  recordFacts(facts: readonly FactDraft[], options?: { sync?: boolean; blobs?: Uint8Array[] }): Promise<void>;
   live(event: LiveEvent): void;
   /** The host clock (epoch ms), for stamping deferred facts. */
   now(): number;

@@ -22,6 +22,8 @@ export interface InputDraft {
   corr?: string;
   /** Facts written in the same batch, before the input (e.g. `tool.started` of a read-only tool). */
   facts?: readonly FactDraft[];
+  /** Blobs those facts reference, written into the stream in the same atomic batch. */
+  blobs?: readonly Uint8Array[];
 }
 
 /** How a session run stopped: one of the final outcomes, or `paused` (waiting for a person, resumable). */
@@ -144,7 +146,7 @@ export class SessionHost {
       const drafts: RecordDraft[] = input.facts ? this.factDrafts(input.facts, at, input.actor, input.cause) : [];
       drafts.push(record);
       for (const draft of derived) drafts.push({ id: this.newId(), v: versionOf(draft.type), at, cause: record.id, ...draft });
-      const stored = await this.append(drafts, true);
+      const stored = await this.append(drafts, true, input.blobs);
       await this.maybeSnapshot();
       for (const entry of stored) if (entry.type === 'effect.requested') this.startEffect(entry);
       if (this.tree.done) this.finish(stored);
@@ -153,8 +155,8 @@ export class SessionHost {
   }
 
   /** Append runtime facts (not machine output) as one batch in the same queue as steps. */
-  recordFacts(facts: readonly FactDraft[], options: { actor?: string; cause?: string; sync?: boolean } = {}): Promise<RecordEnvelope[]> {
-    return this.enqueue(async () => this.append(this.factDrafts(facts, this.clock(), options.actor, options.cause), options.sync ?? true));
+  recordFacts(facts: readonly FactDraft[], options: { actor?: string; cause?: string; sync?: boolean; blobs?: readonly Uint8Array[] } = {}): Promise<RecordEnvelope[]> {
+    return this.enqueue(async () => this.append(this.factDrafts(facts, this.clock(), options.actor, options.cause), options.sync ?? true, options.blobs));
   }
 
   private factDrafts(facts: readonly FactDraft[], at: number, actor: string | undefined, cause: string | undefined): RecordDraft[] {
@@ -242,7 +244,7 @@ export class SessionHost {
         sessionId: this.stream,
         signal: controller.signal,
         recordFacts: async (facts, options) => {
-          await this.recordFacts(facts, { actor: request.actor, cause: request.recordId, ...(options?.sync === undefined ? {} : { sync: options.sync }) });
+          await this.recordFacts(facts, { actor: request.actor, cause: request.recordId, ...(options?.sync === undefined ? {} : { sync: options.sync }), ...(options?.blobs ? { blobs: options.blobs } : {}) });
         },
         live: (event) => this.live$.next(event),
         now: () => this.clock(),
@@ -269,6 +271,7 @@ export class SessionHost {
           cause: request.recordId,
           ...(settlement.corr ?? request.corr ? { corr: settlement.corr ?? request.corr } : {}),
           ...(settlement.facts ? { facts: settlement.facts } : {}),
+          ...(settlement.blobs ? { blobs: settlement.blobs } : {}),
         });
       }
     } catch (error) {
@@ -301,8 +304,8 @@ export class SessionHost {
     this.wakeQuietWaiters();
   }
 
-  private async append(drafts: RecordDraft[], sync: boolean): Promise<RecordEnvelope[]> {
-    const stored = await this.store.append(this.stream, drafts, { expectedSeq: this.head, sync });
+  private async append(drafts: RecordDraft[], sync: boolean, blobs?: readonly Uint8Array[]): Promise<RecordEnvelope[]> {
+    const stored = await this.store.append(this.stream, drafts, { expectedSeq: this.head, sync, ...(blobs && blobs.length > 0 ? { blobs } : {}) });
     this.head = stored[stored.length - 1]?.seq ?? this.head;
     for (const record of stored) this.records$.next(record);
     return stored;

@@ -44,7 +44,7 @@ const rebuild = async (services: SessionServices, sessionId: string, records: re
   if (snapshot && snapshot.version !== machineVersion) rejected = `snapshot version ${snapshot.version} differs from ${machineVersion}`;
   else if (snapshot) {
     try {
-      const tree = ActorTree.restore(snapshot.data);
+      const tree = ActorTree.restore(snapshot.data, services.inspect ? { inspect: services.inspect } : {});
       const tail = records.filter((record) => record.seq > snapshot.seq);
       const result = verifyRecords(sessionId, tail, { tree });
       return { tree: result.tree ?? tree, verified: result.verified, snapshotSeq: snapshot.seq as number | undefined, rejected, snapshotRejectedSeq: undefined as number | undefined };
@@ -53,7 +53,7 @@ const rebuild = async (services: SessionServices, sessionId: string, records: re
       rejected = `snapshot at seq ${snapshot.seq} could not be restored: ${(error as Error).message}`;
     }
   }
-  const result = verifyRecords(sessionId, records);
+  const result = verifyRecords(sessionId, records, services.inspect ? { inspect: services.inspect } : {});
   if (!result.tree) throw new ReinError('SESSION_INVALID', `${sessionId} has no session.created record`);
   return { tree: result.tree, verified: result.verified, snapshotSeq: undefined, rejected, snapshotRejectedSeq: snapshot?.seq };
 };
@@ -97,7 +97,7 @@ export const resumeSession = async (services: SessionServices, sessionId: string
   const head = records[records.length - 1]?.seq ?? 0;
   const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, executors: wiring.executors, machineVersion, clock: services.clock, newId: createIdGenerator(), snapshotEvery: services.snapshotEvery, parallelTools: services.parallelTools, lastSnapshotSeq: rebuilt.snapshotSeq ?? 0 });
   host.records$.subscribe(wiring.observe);
-  const session = new ReinSession(host, services.store);
+  const session = new ReinSession(host, services.store, services.contextView ? { contextView: services.contextView } : {});
   const report: ResumeReport = { verified: rebuilt.verified, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: rebuilt.tree.done };
   if (rebuilt.tree.done) return { session, report };
 

@@ -5,15 +5,22 @@ import type { Usage } from '../../models/budgets.js';
 import type { EventStore } from '../../stores/event-store.js';
 import type { LiveEvent } from '../host/live-events.js';
 import type { SessionHost, SessionResult } from '../host/session-host.js';
+import { contextProjection, type ContextView, type ContextViewOptions } from '../projections/context.view.js';
+import { memoryProjection, type MemoryView } from '../projections/memory.view.js';
+import { tailView } from '../projections/projection.js';
+import { traceProjection, type TraceView } from '../projections/trace.view.js';
 
 /**
  * A running session as a host app or the CLI holds it. Every method goes through the step loop, so whatever it
  * changes is in the log before anything acts on it.
  */
 export class ReinSession {
+  private views: { context?: Observable<ContextView>; trace?: Observable<TraceView>; memory?: Observable<MemoryView> } = {};
+
   constructor(
     private readonly host: SessionHost,
     private readonly store: EventStore,
+    private readonly viewOptions: { contextView?: ContextViewOptions } = {},
   ) {}
 
   get id(): string {
@@ -28,6 +35,24 @@ export class ReinSession {
   /** Ephemeral progress: model text deltas, effect start and finish. Never persisted. */
   get live$(): Observable<LiveEvent> {
     return this.host.live$.asObservable();
+  }
+
+  /**
+   * The context view (per actor: goal, user messages and constraints, recent turns, evidence, state), folded live
+   * from the whole log and shared: `projectModelInput` renders it into what the model sees next.
+   */
+  get context$(): Observable<ContextView> {
+    return (this.views.context ??= tailView(this.store, this.id, contextProjection(this.viewOptions.contextView)));
+  }
+
+  /** The trace view (turns linked to their context, reply, tool calls, permissions, results, verifications), live. */
+  get trace$(): Observable<TraceView> {
+    return (this.views.trace ??= tailView(this.store, this.id, traceProjection));
+  }
+
+  /** The memory view (candidate ledger and governance store) folded from this session's `memory.*` records, live. */
+  get memory$(): Observable<MemoryView> {
+    return (this.views.memory ??= tailView(this.store, this.id, memoryProjection));
   }
 
   /** Every record from `from` on: history first, then live appends, with no gap and no duplicate. */

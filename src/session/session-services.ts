@@ -1,12 +1,20 @@
 import type { Budgets } from '../../models/budgets.js';
+import type { ContextProjected } from '../../models/context.records.js';
 import type { ModelOptions } from '../../models/model-contract.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EventStore } from '../../stores/event-store.js';
-import { createCallModelExecutor } from '../effects/call-model.js';
+import { artifactRef, blake3Hex, blobBytes } from '../../stores/blob-hash.js';
+import { createCallModelExecutor, type ModelCallSource } from '../effects/call-model.js';
 import type { RetryPolicy } from '../effects/model-retry.js';
 import type { EffectExecutors } from '../effects/effect.js';
 import { createExecuteToolExecutor } from '../effects/execute-tool.js';
-import { ConversationView } from '../projections/conversation.js';
+import type { VerificationClassifier } from '../effects/verification.js';
+import { maxCompactionLevel } from '../projections/context-budget.js';
+import { projectModelInput, type ContextPolicyOptions } from '../projections/context-policy.js';
+import { contextProjection, type ContextViewOptions } from '../projections/context.view.js';
+import { memoryProjection } from '../projections/memory.view.js';
+import { reducerOf } from '../projections/projection.js';
+import { estimateTokenCounter, tokenCounterFor, type TokenCounter } from '../projections/token-counter.js';
 import type { ModelProvider } from '../providers/provider.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { Workspace } from '../tools/workspace.js';
@@ -29,47 +37,80 @@ export interface SessionServices {
   snapshotEvery: number;
   parallelTools: number;
   observationLimit?: number;
+  /** The context policy's options (window, tail length, phase shares, memory scope). */
+  context?: ContextPolicyOptions;
+  /** The context view's options (which tools read and change files, capacities). */
+  contextView?: ContextViewOptions;
+  classifyVerification?: VerificationClassifier;
+  /** Receives every XState inspection event of the session's actors (the Stately inspector, live). */
+  inspect?: (event: unknown) => void;
 }
 
-/** The per-session wiring: effect executors and the conversation views they read. */
+/** The per-session wiring: effect executors and the views the model call reads. */
 export interface SessionWiring {
   executors: EffectExecutors;
+  /** What the model call reads: the context policy over this session's views (`prepare`, `compact`). */
+  source: ModelCallSource;
   /** Fold a durable record into the views (called for every record, in seq order). */
   observe(record: RecordEnvelope): void;
 }
 
-/** Build the executors for one session whose visible tools are `tools`. */
+/**
+ * Build the executors for one session whose visible tools are `tools`. The model call's input is projected each
+ * round by the context policy from the context and memory views (folded from this session's records with the same
+ * reducers a rebuild uses); each projection's exact input is stored as a blob and recorded as `context.projected`.
+ */
 export const wireSession = (services: SessionServices, tools: readonly string[]): SessionWiring => {
-  const views = new Map<string, ConversationView>();
-  const viewOf = (actor: string): ConversationView => {
-    let view = views.get(actor);
-    if (!view) {
-      view = new ConversationView(actor, services.systemPrompt);
-      views.set(actor, view);
-    }
-    return view;
-  };
+  const projection = contextProjection(services.contextView);
+  const reduceContext = reducerOf(projection);
+  const reduceMemory = reducerOf(memoryProjection);
+  let context = projection.initial();
+  let memory = memoryProjection.initial();
+  const compaction = new Map<string, number>();
   const descriptions = services.registry.describe(tools);
+  const model = services.provider.model;
+  let counter: TokenCounter = estimateTokenCounter;
+  const counterReady = tokenCounterFor(model).then((resolved) => {
+    counter = resolved;
+  });
+  const levelOf = (actor: string): number => Math.max(compaction.get(actor) ?? 0, context.actors[actor]?.compactionLevel ?? 0);
+  const project = (actor: string) =>
+    projectModelInput({ view: context, actor, memory, systemPrompt: services.systemPrompt, tools: descriptions, counter, ...(services.context ? { options: services.context } : {}), ...(model === undefined ? {} : { model }), now: services.clock(), compactionLevel: levelOf(actor) });
+  const source: ModelCallSource = {
+    messages: (actor) => project(actor).messages,
+    tools: () => descriptions,
+    role: (actor) => (actor === rootPath ? undefined : actor.split('/').pop()),
+    async prepare({ actor, turn, effectId, attempt }) {
+      await counterReady;
+      const { messages, ...ledger } = project(actor);
+      const bytes = blobBytes(JSON.stringify({ messages, tools: descriptions }));
+      const input = artifactRef(await blake3Hex(bytes));
+      const data: ContextProjected = { effectId, turn, attempt, ...(model === undefined ? {} : { model }), ...ledger, input };
+      // The exact input travels with the fact into the settling step's batch: durable exactly when the step is.
+      return { messages, tools: descriptions, facts: [{ type: 'context.projected', data }], blobs: [bytes] };
+    },
+    async compact(actor) {
+      const level = levelOf(actor);
+      if (level >= maxCompactionLevel) return false;
+      compaction.set(actor, level + 1);
+      return true;
+    },
+  };
   return {
+    source,
     executors: {
-      callModel: createCallModelExecutor({
-        provider: services.provider,
-        options: services.modelOptions,
-        retry: services.retry,
-        random: services.random,
-        source: {
-          messages: (actor) => viewOf(actor).messages,
-          tools: () => descriptions,
-          role: (actor) => (actor === rootPath ? undefined : actor.split('/').pop()),
-        },
-      }),
+      callModel: createCallModelExecutor({ provider: services.provider, options: services.modelOptions, retry: services.retry, random: services.random, source }),
       executeTool: createExecuteToolExecutor({
         registry: services.registry,
         workspace: services.workspace,
         blobs: services.store.blobs,
         ...(services.observationLimit === undefined ? {} : { observationLimit: services.observationLimit }),
+        ...(services.classifyVerification ? { classifyVerification: services.classifyVerification } : {}),
       }),
     },
-    observe: (record) => viewOf(record.actor).add(record),
+    observe: (record) => {
+      context = reduceContext(context, record);
+      memory = reduceMemory(memory, record);
+    },
   };
 };

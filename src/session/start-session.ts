@@ -47,7 +47,7 @@ export const createSession = async (services: SessionServices, options: CreateSe
   };
   const newId = createIdGenerator();
   const at = services.clock();
-  const { tree, drafts } = ActorTree.create(created);
+  const { tree, drafts } = ActorTree.create(created, services.inspect ? { inspect: services.inspect } : {});
   const createdDraft: RecordDraft = { id: newId(), type: 'session.created', v: recordVersion('session.created'), at, actor: rootPath, data: created };
   const batch: RecordDraft[] = [createdDraft, ...drafts.map((draft) => ({ id: newId(), v: recordVersion(draft.type), at, cause: createdDraft.id, ...draft }))];
   const stored = await services.store.append(sessionId, batch, { expectedSeq: 0 });
@@ -67,7 +67,7 @@ export const createSession = async (services: SessionServices, options: CreateSe
     parallelTools: services.parallelTools,
   });
   host.records$.subscribe(wiring.observe);
-  return new ReinSession(host, services.store);
+  return new ReinSession(host, services.store, services.contextView ? { contextView: services.contextView } : {});
 };
 
 /** Create a session and send its task as the first user message. */

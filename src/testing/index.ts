@@ -12,3 +12,6 @@ export { createRecordedProvider, loadRecordedProvider, recordedOutputsOf } from 
 export { verifyRecords } from '../host/replay.js';
 export type { ReplayResult } from '../host/replay.js';
 export { canonicalEqual } from '../host/canonical-equal.js';
+export { rebuildView, liveView, reducerOf } from '../projections/projection.js';
+export { checkEvalCase, exportEvalCase } from '../trace/eval-case.js';
+export { analyzeTrace } from '../trace/trace-analyzer.js';

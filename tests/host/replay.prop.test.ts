@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { runScriptedSession, verifyRecords, createMemoryEventStore } from 'rein/testing';
 import { isDerivedType } from '../../models/records.js';
+import { ContextProjected } from '../../models/context.records.js';
 import { makeTempDir, propertyRuns } from '../support/temp-dir.js';
 
 const files = ['a.txt', 'b.txt', 'notes/c.md'];
@@ -48,6 +49,11 @@ describe('replay reproduces live runs', () => {
           const replay = verifyRecords(run.session.id, run.records);
           expect(replay.tree?.persisted()).toEqual(run.session.persistedSnapshot());
           expect(replay.verified).toBe(run.records.filter((record) => isDerivedType(record.type)).length);
+          // Every settled model call recorded the context it was given, caused by its own request.
+          const settledCalls = run.records.filter((record) => record.type === 'model.responded' || record.type === 'model.failed');
+          const projected = run.records.filter((record) => record.type === 'context.projected');
+          expect(projected.map((record) => record.cause)).toEqual(settledCalls.map((record) => record.cause));
+          for (const record of projected) expect((await run.store.readBlob(run.session.id, ContextProjected.parse(record.data).input)).length).toBeGreaterThan(0);
         } finally {
           await workspace.remove();
         }

@@ -205,13 +205,14 @@ describe('Anthropic adapter over a loopback server', () => {
     expect(JSON.stringify(session.records)).not.toContain(apiKey);
   });
 
-  it('"prompt is too long" is context_length', async () => {
+  it('"prompt is too long" is context_length; the session compacts its context once and the retry succeeds', async () => {
     const tooLong = jsonError(400, { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 208310 tokens > 200000 maximum' } });
     const provider = await serve(tooLong);
     expect(await collect(provider, sampleRequest())).toEqual([{ type: 'error', error: expect.objectContaining({ code: 'context_length', retryable: false }) }]);
     await server!.close();
     const session = await runProviderSession(await serve(tooLong));
-    expect(session.result.status).toBe('failed');
-    expect(session.of('model.failed')[0].error.code).toBe('context_length');
+    expect(session.result.status).toBe('completed');
+    expect(session.of('model.attempted').map((fact) => fact.decision)).toEqual(['compact', 'done']);
+    expect(session.of('context.projected').map((fact) => fact.compactionLevel)).toEqual([0, 1]);
   });
 });

@@ -222,14 +222,15 @@ describe('OpenAI-compatible adapter over a loopback server', () => {
     expect(server!.requests).toHaveLength(1);
   });
 
-  it('context length exceeded fails without a retry when nothing can compact', async () => {
+  it('context length exceeded compacts the context once, then fails when the provider still refuses', async () => {
     const tooLong = jsonError(400, { error: { message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages.", type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' } });
-    const provider = await serve(tooLong, tooLong);
+    const provider = await serve(tooLong, tooLong, tooLong);
     expect((await collect(provider, sampleRequest()))[0]).toMatchObject({ type: 'error', error: { code: 'context_length', retryable: false } });
     const session = await runProviderSession(provider);
     expect(session.result.status).toBe('failed');
     expect(session.of('model.failed')[0].error.code).toBe('context_length');
-    expect(session.of('model.attempted')).toEqual([expect.objectContaining({ attempt: 1, decision: 'fail' })]);
+    expect(session.of('model.attempted')).toEqual([expect.objectContaining({ attempt: 1, decision: 'compact' }), expect.objectContaining({ attempt: 2, decision: 'fail' })]);
+    expect(session.of('context.projected').map((fact) => fact.compactionLevel)).toEqual([0, 1]);
   });
 
   it('a connection refused is a retryable network error', async () => {

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordDraft, RecordEnvelope } from '../../models/envelope.js';
 import type { ArtifactRef } from '../../stores/blob-store.js';
 import type { EventStore } from '../../stores/event-store.js';
+import { createBLAKE3 } from 'hash-wasm';
 import { draft, drafts, expectCode } from './store-test-support.js';
 
 /** One fresh store plus the backend-specific hooks the suite needs. */
@@ -12,6 +13,8 @@ export interface ConformanceSubject {
   corrupt(stream: string, seq: number): Promise<void>;
   /** Damages the stored bytes of one blob. */
   corruptBlob(ref: ArtifactRef): Promise<void>;
+  /** Damages the stored bytes of one blob appended with a stream. */
+  corruptStreamBlob(stream: string, ref: ArtifactRef): Promise<void>;
   /** Closes the store and opens it again on the same storage (persistent backends only). */
   reopen?(): Promise<EventStore>;
 }
@@ -333,6 +336,53 @@ export function describeEventStoreConformance(harness: ConformanceHarness): void
         const ref = await current.store.blobs.put('a blob that will be damaged');
         await current.corruptBlob(ref);
         await expectCode(current.store.blobs.get(ref), 'BLOB_CORRUPT');
+      });
+    });
+
+    describe('stream blobs', () => {
+      const refOf = (bytes: Uint8Array | string): Promise<ArtifactRef> => createBLAKE3().then((hasher) => `artifact://blake3/${hasher.init().update(bytes).digest('hex')}` as ArtifactRef);
+
+      it('writes blobs in the same batch as the records and reads them back by ref', async () => {
+        const { store } = await subject();
+        const ref = await refOf('the exact model input');
+        await store.append('s', [draft(1, { data: { input: ref } })], { expectedSeq: 0, blobs: ['the exact model input', Uint8Array.from([1, 2, 3])] });
+        expect(Buffer.from(await store.readBlob('s', ref)).toString('utf8')).toBe('the exact model input');
+        expect(Uint8Array.from(await store.readBlob('s', await refOf(Uint8Array.from([1, 2, 3]))))).toEqual(Uint8Array.from([1, 2, 3]));
+        expect(await store.blobs.has(ref)).toBe(false);
+      });
+
+      it('writes no blob when the append conflicts', async () => {
+        const { store } = await withFive();
+        const ref = await refOf('lost with the batch');
+        await expectCode(store.append('s', [draft(6)], { expectedSeq: 4, blobs: ['lost with the batch'] }), 'STORE_CONFLICT');
+        await expectCode(store.readBlob('s', ref), 'BLOB_NOT_FOUND');
+      });
+
+      it('falls back to the shared blob store, and keeps streams apart', async () => {
+        const { store } = await withFive();
+        const shared = await store.blobs.put('shared bytes');
+        expect(Buffer.from(await store.readBlob('s', shared)).toString('utf8')).toBe('shared bytes');
+        const own = await refOf('only in s');
+        await store.append('s', [draft(6)], { expectedSeq: 5, blobs: ['only in s'] });
+        await store.append('other', [draft(1)], { expectedSeq: 0 });
+        await expectCode(store.readBlob('other', own), 'BLOB_NOT_FOUND');
+        await expectCode(store.readBlob('s', 'artifact://sha1/x'), 'STORE_INVALID_ARGUMENT');
+      });
+
+      it('carries stream blobs into a fork', async () => {
+        const { store } = await withFive();
+        const ref = await refOf('evidence');
+        await store.append('s', [draft(6)], { expectedSeq: 5, blobs: ['evidence'] });
+        await store.fork('s', 6, { newStream: 'kid' });
+        expect(Buffer.from(await store.readBlob('kid', ref)).toString('utf8')).toBe('evidence');
+      });
+
+      it('detects a damaged stream blob', async () => {
+        const current = await subject();
+        const ref = await refOf('will be damaged');
+        await current.store.append('s', [draft(1)], { expectedSeq: 0, blobs: ['will be damaged'] });
+        await current.corruptStreamBlob('s', ref);
+        await expectCode(current.store.readBlob('s', ref), 'BLOB_CORRUPT');
       });
     });
 

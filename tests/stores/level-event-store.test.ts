@@ -29,6 +29,7 @@ describeEventStoreConformance({
     return {
       store,
       corrupt: (stream, seq) => store.corruptRecordForTesting(stream, seq),
+      corruptStreamBlob: (stream, ref) => store.corruptStreamBlobForTesting(stream, ref),
       corruptBlob: async (ref) => {
         const path = store.blobs.pathOf(ref);
         const bytes = await readFile(path);

@@ -9,6 +9,7 @@ describeEventStoreConformance({
       store,
       corrupt: async (stream, seq) => store.corruptRecordForTesting(stream, seq),
       corruptBlob: async (ref) => store.blobs.corruptBlobForTesting(ref),
+      corruptStreamBlob: async (stream, ref) => store.corruptStreamBlobForTesting(stream, ref),
     };
   },
 });

@@ -3,11 +3,15 @@ import { ReinError } from '../../host/host-errors.js';
 import { listSessions } from '../../session/session-catalog.js';
 import { replaySession } from '../../session/replay-session.js';
 import { forkSession } from '../../session/fork-session.js';
+import { dryRunSession } from '../../session/dry-run.js';
+import { readSession } from '../../session/session-records.js';
+import { builtinTools } from '../../tools/builtin-tools.js';
+import { ToolRegistry } from '../../tools/tool-registry.js';
 import { openStore, printJson, workspaceOf, type CommonOptions } from '../cli-context.js';
 import { transcriptLine } from '../transcript.js';
 import { addCommonOptions } from './run.command.js';
 
-const withStore = async <T>(options: CommonOptions, mode: 'read' | 'write', work: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>): Promise<T> => {
+const withStore = async <T>(options: CommonOptions, mode: 'read' | 'write' | 'read-only', work: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>): Promise<T> => {
   const store = await openStore(options, await workspaceOf(options), mode);
   try {
     return await work(store);
@@ -44,8 +48,25 @@ export const registerReadCommands = (program: Command): void => {
     }),
   );
 
-  addCommonOptions(program.command('replay').description('verify a session by replaying its log (runs no tools and no model)').argument('<id>', 'session id')).action((id: string, options: CommonOptions) =>
-    withStore(options, 'read', async (store) => {
+  addCommonOptions(
+    program
+      .command('replay')
+      .description('verify a session by replaying its log (runs no tools and no model)')
+      .argument('<id>', 'session id')
+      .option('--dry-run', "re-evaluate every recorded tool call under today's tools and policy; execute nothing"),
+  ).action((id: string, options: CommonOptions & { dryRun?: boolean }) =>
+    withStore(options, options.dryRun ? 'read-only' : 'read', async (store) => {
+      if (options.dryRun) {
+        const report = dryRunSession(await readSession(store, id), { registry: new ToolRegistry(builtinTools()) });
+        if (options.json) return report.calls.forEach(printJson);
+        for (const call of report.calls) {
+          const then = `${call.then.validation}${call.then.permission ? `/${call.then.permission}` : ''}${call.then.status ? ` → ${call.then.status}${call.then.errorCode ? ` ${call.then.errorCode}` : ''}` : ''}`;
+          const now = `${call.now.validation}${call.now.permission ? `/${call.now.permission}` : ''}`;
+          process.stdout.write(`#${call.seq} ${call.name} ${call.callId}: then ${then} · now ${now}${call.changed ? ` · CHANGED: ${call.reasons.join('; ')}` : ''}\n`);
+        }
+        process.stdout.write(`${report.calls.length} recorded tool calls, ${report.changed} would now be decided differently${report.permissionEvaluated ? '' : ' (validation only: no permission policy in this build)'}; nothing was executed\n`);
+        return;
+      }
       const result = await replaySession(store, id);
       if (options.json) printJson({ sessionId: id, verified: result.records, regenerated: result.verified, inputs: result.inputs, head: result.head });
       else process.stdout.write(`verified ${result.records} records (${result.inputs} inputs re-applied, ${result.verified} derived records regenerated and equal)\n`);

@@ -4,8 +4,11 @@ import { openStore, protectedPathsOf, workspaceOf, type CommonOptions } from '..
 import { exitCodeOf, runToQuiet } from '../session-runner.js';
 import { budgetsOf, type BudgetOptions } from '../budget-options.js';
 import { addProviderOptions, buildProvider, providerSettingsFor, type ProviderFlags } from '../provider-options.js';
+import { connectInspector, type InspectorConnection } from '../../inspect/stately-inspector.js';
 
-interface RunOptions extends CommonOptions, BudgetOptions, ProviderFlags {}
+interface RunOptions extends CommonOptions, BudgetOptions, ProviderFlags {
+  inspect?: string | boolean;
+}
 
 /**
  * `rein run [task]`: start a session in the workspace with the configured provider and drive it until it ends or
@@ -15,22 +18,26 @@ export const registerRun = (program: Command, setExit: (code: number) => void): 
   const command = program
     .command('run')
     .description('run an agent session on a task in the workspace')
-    .argument('[task]', 'what the agent should do', '');
+    .argument('[task]', 'what the agent should do', '')
+    .option('--inspect [ws-url]', 'stream the live actors to a Stately inspector on this machine (default ws://127.0.0.1:8080)');
   addBudgetOptions(addCommonOptions(addProviderOptions(command, 'scripted provider: play this JSON script (selects --provider scripted)')))
     .action(async (task: string, options: RunOptions) => {
       const workspace = await workspaceOf(options);
       const settings = await providerSettingsFor(options, workspace);
+      const inspector: InspectorConnection | undefined = options.inspect === undefined || options.inspect === false ? undefined : await connectInspector(options.inspect === true ? 'ws://127.0.0.1:8080' : options.inspect);
       const store = await openStore(options, workspace, 'write');
       try {
         const { provider, replaying } = await buildProvider(settings, store);
         const budgets = { ...replaying?.budgets, ...budgetsOf(options) };
-        const rein = await createRein({ store, workspace, protectedPaths: protectedPathsOf(options, workspace), provider, budgets, modelOptions: settings.modelOptions });
+        const rein = await createRein({ store, workspace, protectedPaths: protectedPathsOf(options, workspace), provider, budgets, modelOptions: settings.modelOptions, ...(inspector ? { inspect: inspector.inspect } : {}) });
         const text = task || replaying?.task || 'Follow the script.';
         const session = await rein.createSession({ task: text });
         const result = await runToQuiet(session, { json: Boolean(options.json), begin: () => session.send(text) });
         setExit(exitCodeOf(result));
       } finally {
         await store.close();
+        await inspector?.flush();
+        await inspector?.close();
       }
     });
 };

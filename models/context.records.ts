@@ -1,0 +1,90 @@
+import { z } from 'zod';
+
+/** The sources a model input is assembled from, in priority order (the first is never trimmed). */
+export const ContextSource = z.enum([
+  'system_rules',
+  'goal_constraints',
+  'state',
+  'tools',
+  'latest_observation',
+  'recent_tail',
+  'history_summary',
+  'evidence',
+  'memory',
+]);
+export type ContextSource = z.infer<typeof ContextSource>;
+
+/** The task phase the budget shares follow; derived from the log (mutations and verification results). */
+export const ContextPhase = z.enum(['diagnosing', 'editing', 'verifying', 'summarizing']);
+export type ContextPhase = z.infer<typeof ContextPhase>;
+
+/** How much of a source went in: all of it, a cut with a reference to the rest, a summary, or only a reference. */
+export const ContextMode = z.enum(['full', 'excerpt', 'summary', 'reference']);
+export type ContextMode = z.infer<typeof ContextMode>;
+
+/** `trusted`: instructions (rules, the user); `fact`: harness-derived state; `untrusted`: tool output, evidence, memory. */
+export const TrustLevel = z.enum(['trusted', 'fact', 'untrusted']);
+export type TrustLevel = z.infer<typeof TrustLevel>;
+
+/**
+ * A reference to what a decision is about: `#<seq>` (a record of this stream), `#<from>..#<to>` (a range of them),
+ * `artifact://…` (a blob) or `memory:<recordId>`.
+ */
+export const ContextRef = z.string().min(1);
+
+/** One source (or one item of it) that reached the model input. */
+export const ContextInclusion = z.object({
+  source: ContextSource,
+  refs: z.array(ContextRef),
+  mode: ContextMode,
+  trust: TrustLevel,
+  tokens: z.number().int().nonnegative(),
+  reason: z.string(),
+});
+export type ContextInclusion = z.infer<typeof ContextInclusion>;
+
+/** Candidates that did not reach the model input (grouped: `count` of them, `refs` bounded). */
+export const ContextExclusion = z.object({
+  source: ContextSource,
+  refs: z.array(ContextRef),
+  count: z.number().int().positive(),
+  reason: z.enum(['budget', 'beyond-tail', 'stale', 'in-tail', 'expired', 'out-of-scope', 'low-confidence', 'inactive', 'priority']),
+  detail: z.string().optional(),
+});
+export type ContextExclusion = z.infer<typeof ContextExclusion>;
+
+/** A summary that stands in for records it replaces; the records themselves stay in the log untouched. */
+export const ContextCompaction = z.object({
+  summaryId: z.string(),
+  replaces: z.array(ContextRef),
+  count: z.number().int().nonnegative(),
+  /** User constraints and prohibitions that stay in force verbatim (never summarised away). */
+  keeps: z.array(z.object({ ref: ContextRef, text: z.string(), prohibition: z.boolean() })),
+  reason: z.string(),
+});
+export type ContextCompaction = z.infer<typeof ContextCompaction>;
+
+/**
+ * effect (fact) · the context policy projected the model input for one model call attempt. `input` is the blob
+ * with the exact `{ messages, tools }` the provider received; the ledger says what was included, excluded and
+ * compacted, and why. Written in the settling step's batch (before `model.responded` / `model.failed`).
+ */
+export const ContextProjected = z.object({
+  effectId: z.string().min(1),
+  turn: z.number().int().positive(),
+  attempt: z.number().int().positive(),
+  model: z.string().optional(),
+  tokenizer: z.string(),
+  phase: ContextPhase,
+  compactionLevel: z.number().int().nonnegative(),
+  budget: z.object({ total: z.number().int().nonnegative(), bySource: z.record(z.string(), z.number().int().nonnegative()) }),
+  estimatedTokens: z.number().int().nonnegative(),
+  overBudget: z.boolean(),
+  /** The last seq of the log the projection was built from. */
+  throughSeq: z.number().int().nonnegative(),
+  input: z.string(),
+  included: z.array(ContextInclusion),
+  excluded: z.array(ContextExclusion),
+  compacted: z.array(ContextCompaction),
+});
+export type ContextProjected = z.infer<typeof ContextProjected>;

@@ -1,0 +1,78 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, WebSocket } from 'ws';
+
+/** A local inspector relay: `ws://127.0.0.1:<port>` for producers and browsers, and the bridge page over HTTP. */
+export interface InspectorRelay {
+  readonly port: number;
+  readonly wsUrl: string;
+  readonly pageUrl: string;
+  /** Messages relayed so far (kept for browsers that connect later). */
+  relayed(): number;
+  close(): Promise<void>;
+}
+
+const bridgePage = (port: number, inspectorUrl: string): string => `<!doctype html>
+<html><head><meta charset="utf-8"><title>rein · Stately inspector</title>
+<style>html,body,iframe{margin:0;width:100%;height:100%;border:0}</style></head>
+<body><iframe id="inspector" src="${inspectorUrl}"></iframe>
+<script>
+const frame = document.getElementById('inspector');
+const queue = [];
+let ready = false;
+window.addEventListener('message', (event) => {
+  if (event.data && event.data.type === '@statelyai.connected') {
+    ready = true;
+    for (const item of queue.splice(0)) frame.contentWindow.postMessage(item, '*');
+  }
+});
+const socket = new WebSocket('ws://127.0.0.1:${port}');
+socket.onmessage = (event) => {
+  const data = JSON.parse(event.data);
+  if (ready) frame.contentWindow.postMessage(data, '*');
+  else queue.push(data);
+};
+</script></body></html>`;
+
+/**
+ * Start a relay bound to 127.0.0.1 only (never another interface): every message a client sends is kept (up to
+ * `maxMessages`) and forwarded to every other client, and each new client first receives what was kept, so a
+ * browser opened after a replay still sees the whole session. The page embeds the Stately inspector UI, which the
+ * browser (not rein) loads from `inspectorUrl`.
+ */
+export const startInspectorRelay = async (options: { port?: number; inspectorUrl?: string; maxMessages?: number } = {}): Promise<InspectorRelay> => {
+  const kept: string[] = [];
+  const maxMessages = options.maxMessages ?? 200_000;
+  let port = options.port ?? 0;
+  const http: Server = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    response.end(bridgePage(port, options.inspectorUrl ?? 'https://stately.ai/inspect'));
+  });
+  const sockets = new WebSocketServer({ server: http });
+  sockets.on('connection', (client) => {
+    for (const message of kept) client.send(message);
+    client.on('message', (data) => {
+      const message = data.toString();
+      kept.push(message);
+      if (kept.length > maxMessages) kept.shift();
+      for (const other of sockets.clients) if (other !== client && other.readyState === WebSocket.OPEN) other.send(message);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(port, '127.0.0.1', () => resolve());
+  });
+  port = (http.address() as AddressInfo).port;
+  return {
+    port,
+    wsUrl: `ws://127.0.0.1:${port}`,
+    pageUrl: `http://127.0.0.1:${port}`,
+    relayed: () => kept.length,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const client of sockets.clients) client.terminate();
+        sockets.close(() => http.close(() => resolve()));
+        http.closeAllConnections();
+      }),
+  };
+};

@@ -1,0 +1,207 @@
+import { posix } from 'node:path';
+import type { RecordEnvelope } from '../../models/envelope.js';
+import type { ContextProjected } from '../../models/context.records.js';
+import type { ModelMessageToolCall } from '../../models/model-contract.js';
+import type { ModelResponded } from '../../models/model.records.js';
+import type { SessionCreated, UserMessage } from '../../models/session.records.js';
+import type { ToolSettled, Truncation } from '../../models/tool.records.js';
+import type { VerificationRecorded } from '../../models/verification.records.js';
+import { extractConstraints, type Constraint } from './constraints.js';
+import { prepend, type PersistentList } from './persistent-list.js';
+import type { Projection, ViewState } from './projection.js';
+
+export interface UserItem {
+  kind: 'user';
+  seq: number;
+  text: string;
+}
+
+export interface ToolResultItem {
+  callId: string;
+  name: string;
+  seq: number;
+  status: 'ok' | 'error';
+  errorCode?: string;
+  observation: string;
+  truncated?: Truncation;
+}
+
+/** One model reply with its tool calls and, as they settle, their results (kept together: providers need pairs). */
+export interface TurnItem {
+  kind: 'turn';
+  seq: number;
+  turn: number;
+  text: string;
+  toolCalls: readonly ModelMessageToolCall[];
+  results: readonly ToolResultItem[];
+}
+
+export type ConversationItem = UserItem | TurnItem;
+
+/** The last successful read of a file: evidence the policy may show again once it left the tail, until it is stale. */
+export interface EvidenceItem {
+  path: string;
+  seq: number;
+  callId: string;
+  observation: string;
+  truncated?: Truncation;
+}
+
+/** Counts of the conversation items that fell out of `recent` (the policy summarises them in one line). */
+export interface OlderItems {
+  items: number;
+  turns: number;
+  users: number;
+  firstSeq: number;
+  lastSeq: number;
+  calls: Readonly<Record<string, { ok: number; error: number }>>;
+}
+
+/** What one actor's model needs next, folded from its records with bounded structures only. */
+export interface ActorContext {
+  actor: string;
+  users: PersistentList<UserItem> | undefined;
+  constraints: PersistentList<Constraint> | undefined;
+  recent: readonly ConversationItem[];
+  older: OlderItems;
+  reads: readonly EvidenceItem[];
+  modified: ReadonlyArray<{ path: string; seq: number }>;
+  lastMutationSeq: number;
+  verification?: { seq: number; status: 'passed' | 'failed'; name: string; summary: string };
+  compactionLevel: number;
+  turns: number;
+}
+
+/** The context view of a session: the goal and, per actor path, what its next model input is built from. */
+export interface ContextView extends ViewState {
+  goal?: { text: string; seq: number };
+  workspace?: string;
+  actors: Readonly<Record<string, ActorContext>>;
+}
+
+export interface ContextViewOptions {
+  /** Conversation items kept in full for the tail and the summary (default 48); older ones are only counted. */
+  recentCapacity?: number;
+  /** Distinct files whose last read is kept as evidence (default 16). */
+  evidenceCapacity?: number;
+  /** Tools whose successful call with a `path` argument changes that file (default write, edit, edit_lines, apply_patch, delete). */
+  mutatingTools?: readonly string[];
+  /** Tools whose successful call with a `path` argument is a read of that file (default read). */
+  readTools?: readonly string[];
+}
+
+const emptyOlder: OlderItems = { items: 0, turns: 0, users: 0, firstSeq: 0, lastSeq: 0, calls: {} };
+
+/** The context of an actor that has no records yet. */
+export const emptyActorContext = (actor: string): ActorContext => ({
+  actor,
+  users: undefined,
+  constraints: undefined,
+  recent: [],
+  older: emptyOlder,
+  reads: [],
+  modified: [],
+  lastMutationSeq: 0,
+  compactionLevel: 0,
+  turns: 0,
+});
+
+const countOlder = (older: OlderItems, item: ConversationItem): OlderItems => {
+  const calls = { ...older.calls };
+  if (item.kind === 'turn') {
+    for (const result of item.results) {
+      const counts = calls[result.name] ?? { ok: 0, error: 0 };
+      calls[result.name] = result.status === 'ok' ? { ok: counts.ok + 1, error: counts.error } : { ok: counts.ok, error: counts.error + 1 };
+    }
+  }
+  return {
+    items: older.items + 1,
+    turns: older.turns + (item.kind === 'turn' ? 1 : 0),
+    users: older.users + (item.kind === 'user' ? 1 : 0),
+    firstSeq: older.firstSeq === 0 ? item.seq : older.firstSeq,
+    lastSeq: item.seq,
+    calls,
+  };
+};
+
+/** The file a call names, normalised (`./src/a.ts` and `src/a.ts` are the same file for freshness). */
+const pathArgument = (call: ModelMessageToolCall | undefined): string | undefined => (typeof call?.arguments.path === 'string' ? posix.normalize(call.arguments.path.replace(/\\/g, '/')) : undefined);
+
+/** Build the context projection; the options are part of the view's definition (live and rebuilt must match). */
+export const contextProjection = (options: ContextViewOptions = {}): Projection<ContextView> => {
+  const capacity = options.recentCapacity ?? 48;
+  const evidenceCapacity = options.evidenceCapacity ?? 16;
+  const mutating = new Set(options.mutatingTools ?? ['write', 'edit', 'edit_lines', 'apply_patch', 'delete']);
+  const reading = new Set(options.readTools ?? ['read']);
+
+  const push = (actor: ActorContext, item: ConversationItem): ActorContext => {
+    const recent = [...actor.recent, item];
+    if (recent.length <= capacity) return { ...actor, recent };
+    const evicted = recent.shift()!;
+    return { ...actor, recent, older: countOlder(actor.older, evicted) };
+  };
+
+  const settle = (actor: ActorContext, settled: ToolSettled, seq: number): ActorContext => {
+    const index = actor.recent.findLastIndex((item) => item.kind === 'turn' && item.toolCalls.some((call) => call.callId === settled.callId));
+    const turn = actor.recent[index] as TurnItem | undefined;
+    if (!turn) return actor;
+    const result: ToolResultItem = { callId: settled.callId, name: settled.name, seq, status: settled.status, observation: settled.observation, ...(settled.errorCode ? { errorCode: settled.errorCode } : {}), ...(settled.truncated ? { truncated: settled.truncated } : {}) };
+    const recent = actor.recent.slice();
+    recent[index] = { ...turn, results: [...turn.results, result] };
+    let next: ActorContext = { ...actor, recent };
+    const path = pathArgument(turn.toolCalls.find((call) => call.callId === settled.callId));
+    if (settled.status !== 'ok' || path === undefined) return next;
+    if (reading.has(settled.name)) {
+      const reads = [...actor.reads.filter((read) => read.path !== path), { path, seq, callId: settled.callId, observation: settled.observation, ...(settled.truncated ? { truncated: settled.truncated } : {}) }];
+      next = { ...next, reads: reads.length > evidenceCapacity ? reads.slice(reads.length - evidenceCapacity) : reads };
+    } else if (mutating.has(settled.name)) {
+      const modified = [...actor.modified.filter((entry) => entry.path !== path), { path, seq }];
+      next = { ...next, modified: modified.length > 64 ? modified.slice(modified.length - 64) : modified, lastMutationSeq: seq };
+    }
+    return next;
+  };
+
+  const applyToActor = (actor: ActorContext, record: RecordEnvelope): ActorContext => {
+    switch (record.type) {
+      case 'user.message': {
+        const text = (record.data as UserMessage).text;
+        const item: UserItem = { kind: 'user', seq: record.seq, text };
+        let constraints = actor.constraints;
+        for (const constraint of extractConstraints(record.seq, text)) constraints = prepend(constraints, constraint);
+        return push({ ...actor, users: prepend(actor.users, item), constraints }, item);
+      }
+      case 'model.responded': {
+        const reply = record.data as ModelResponded;
+        const toolCalls = reply.toolCalls.map(({ callId, name, arguments: args }) => ({ callId, name, arguments: args }));
+        return push({ ...actor, turns: actor.turns + 1 }, { kind: 'turn', seq: record.seq, turn: reply.turn, text: reply.text, toolCalls, results: [] });
+      }
+      case 'tool.settled':
+        return settle(actor, record.data as ToolSettled, record.seq);
+      case 'verification.recorded': {
+        const data = record.data as VerificationRecorded;
+        return { ...actor, verification: { seq: record.seq, status: data.status, name: data.name, summary: data.summary } };
+      }
+      case 'context.projected':
+        return { ...actor, compactionLevel: (record.data as ContextProjected).compactionLevel };
+      default:
+        return actor;
+    }
+  };
+
+  const relevant = new Set(['user.message', 'model.responded', 'tool.settled', 'verification.recorded', 'context.projected']);
+
+  return {
+    name: 'context',
+    initial: () => ({ seq: 0, actors: {} }),
+    apply(view, record) {
+      if (record.type === 'session.created') {
+        const created = record.data as SessionCreated;
+        return { ...view, goal: { text: created.task, seq: record.seq }, workspace: created.workspace };
+      }
+      if (!relevant.has(record.type)) return view;
+      const actor = view.actors[record.actor] ?? emptyActorContext(record.actor);
+      const next = applyToActor(actor, record);
+      return next === actor ? view : { ...view, actors: { ...view.actors, [record.actor]: next } };
+    },
+  };
+};

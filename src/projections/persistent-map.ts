@@ -1,0 +1,100 @@
+/**
+ * An immutable string-keyed map (a hash array mapped trie, 32-way, path copying): `set` copies one path of at most
+ * seven 32-slot nodes and shares everything else, so updating a view's map costs the same at 10 entries and at a
+ * million. Iteration order follows the key hashes (deterministic for the same history).
+ */
+type Slot<V> = Branch<V> | Leaf<V> | undefined;
+interface Branch<V> {
+  readonly kind: 'branch';
+  readonly slots: readonly Slot<V>[];
+}
+interface Leaf<V> {
+  readonly kind: 'leaf';
+  readonly hash: number;
+  readonly entries: ReadonlyArray<readonly [string, V]>;
+}
+
+export interface PersistentMap<V> {
+  readonly size: number;
+  readonly root: Branch<V>;
+}
+
+const BITS = 5;
+const WIDTH = 1 << BITS;
+const MASK = WIDTH - 1;
+const MAX_SHIFT = 30;
+
+/** FNV-1a over UTF-16 code units, as an unsigned 32-bit integer. */
+const hashOf = (key: string): number => {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < key.length; index++) hash = Math.imul(hash ^ key.charCodeAt(index), 0x01000193);
+  return hash >>> 0;
+};
+
+const emptyBranch: Branch<never> = { kind: 'branch', slots: new Array(WIDTH).fill(undefined) };
+
+/** The empty map. */
+export const emptyMap = <V>(): PersistentMap<V> => ({ size: 0, root: emptyBranch });
+
+/** The value stored under `key`, if any. */
+export const getIn = <V>(map: PersistentMap<V>, key: string): V | undefined => {
+  const hash = hashOf(key);
+  let node: Slot<V> = map.root;
+  for (let shift = 0; node; shift += BITS) {
+    if (node.kind === 'leaf') return node.hash === hash ? node.entries.find(([entryKey]) => entryKey === key)?.[1] : undefined;
+    node = node.slots[(hash >>> shift) & MASK];
+  }
+  return undefined;
+};
+
+const withSlot = <V>(branch: Branch<V>, index: number, slot: Slot<V>): Branch<V> => {
+  const slots = branch.slots.slice();
+  slots[index] = slot;
+  return { kind: 'branch', slots };
+};
+
+const split = <V>(existing: Leaf<V>, added: Leaf<V>, shift: number): Slot<V> => {
+  if (shift > MAX_SHIFT) return { kind: 'leaf', hash: existing.hash, entries: [...existing.entries, ...added.entries] };
+  const left = (existing.hash >>> shift) & MASK;
+  const right = (added.hash >>> shift) & MASK;
+  if (left === right) return withSlot(emptyBranch as Branch<V>, left, split(existing, added, shift + BITS));
+  return withSlot(withSlot(emptyBranch as Branch<V>, left, existing), right, added);
+};
+
+const insert = <V>(node: Branch<V>, hash: number, key: string, value: V, shift: number): { node: Branch<V>; added: boolean } => {
+  const index = (hash >>> shift) & MASK;
+  const slot = node.slots[index];
+  if (slot === undefined) return { node: withSlot(node, index, { kind: 'leaf', hash, entries: [[key, value]] }), added: true };
+  if (slot.kind === 'branch') {
+    const inner = insert(slot, hash, key, value, shift + BITS);
+    return { node: withSlot(node, index, inner.node), added: inner.added };
+  }
+  if (slot.hash === hash) {
+    const at = slot.entries.findIndex(([entryKey]) => entryKey === key);
+    const entries = slot.entries.slice();
+    if (at >= 0) entries[at] = [key, value];
+    else entries.push([key, value]);
+    return { node: withSlot(node, index, { kind: 'leaf', hash, entries }), added: at < 0 };
+  }
+  return { node: withSlot(node, index, split(slot, { kind: 'leaf', hash, entries: [[key, value]] }, shift + BITS)), added: true };
+};
+
+/** A new map with `key` set to `value`; `map` is unchanged and shares every untouched node. */
+export const setIn = <V>(map: PersistentMap<V>, key: string, value: V): PersistentMap<V> => {
+  const { node, added } = insert(map.root, hashOf(key), key, value, 0);
+  return { size: map.size + (added ? 1 : 0), root: node };
+};
+
+/** Every `[key, value]` (O(n)); for reading a finished view, not for per-record work. */
+export function* entriesOf<V>(map: PersistentMap<V>): Generator<readonly [string, V]> {
+  const stack: Slot<V>[] = [map.root];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (!node) continue;
+    if (node.kind === 'leaf') yield* node.entries;
+    else for (let index = WIDTH - 1; index >= 0; index--) stack.push(node.slots[index]);
+  }
+}
+
+/** Every value, in `entriesOf` order. */
+export const valuesOf = <V>(map: PersistentMap<V>): V[] => [...entriesOf(map)].map(([, value]) => value);

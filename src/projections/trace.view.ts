@@ -1,0 +1,212 @@
+import type { RecordEnvelope } from '../../models/envelope.js';
+import type { ContextProjected } from '../../models/context.records.js';
+import type { EffectFailed, EffectRequested } from '../../models/effect.records.js';
+import type { ModelFailed, ModelResponded } from '../../models/model.records.js';
+import type { SessionCreated, SessionEnded } from '../../models/session.records.js';
+import type { ToolSettled, Truncation } from '../../models/tool.records.js';
+import type { VerificationRecorded } from '../../models/verification.records.js';
+import { prepend, type PersistentList } from './persistent-list.js';
+import type { Projection, ViewState } from './projection.js';
+
+/** Where a record sits in the log: enough to cite it as evidence. */
+export interface TraceRef {
+  seq: number;
+  id: string;
+}
+
+export interface TraceContext extends TraceRef {
+  attempt: number;
+  input: string;
+  estimatedTokens: number;
+  phase: string;
+  excluded: number;
+  compacted: number;
+}
+
+export interface TraceVerification extends TraceRef {
+  actor: string;
+  name: string;
+  status: 'passed' | 'failed';
+  summary: string;
+  callId?: string;
+  command?: string;
+  artifact?: string;
+}
+
+/** One tool call, linked by its `corr` (the call id): request → permission → start → result → verification. */
+export interface TraceAction {
+  callId: string;
+  effectId: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  requested: TraceRef & { cause?: string };
+  permission?: TraceRef & { decision: string; reason?: string };
+  started?: TraceRef;
+  settled?: TraceRef & { status: 'ok' | 'error'; errorCode?: string; observation: string; truncated?: Truncation };
+  verification?: TraceVerification;
+  failed?: TraceRef & { code: string; message: string };
+}
+
+/** One model call of one actor, linked by `cause`: the context it got, its reply or failure, and its tool calls. */
+export interface TraceTurn {
+  actor: string;
+  turn: number;
+  effectId: string;
+  requested: TraceRef;
+  contexts: TraceContext[];
+  response?: TraceRef & { text: string; toolCalls: number; stopReason: string };
+  failure?: TraceRef & { type: 'model.failed' | 'effect.failed'; code: string; message: string };
+  actions: TraceAction[];
+}
+
+/** A record worth a line in the timeline that belongs to no turn (resume, interruption, cancellation, fork). */
+export interface TraceNote extends TraceRef {
+  type: string;
+  actor: string;
+  text: string;
+}
+
+/** The trace view: the session's facts linked into turns and tool calls (DESIGN's responsibility chain). */
+export interface TraceView extends ViewState {
+  sessionId?: string;
+  task?: string;
+  workspace?: string;
+  tools: readonly string[];
+  users: PersistentList<TraceRef & { actor: string; text: string }> | undefined;
+  /** Closed turns, newest first; each actor's current turn is in `open`. */
+  closed: PersistentList<TraceTurn> | undefined;
+  open: Readonly<Record<string, TraceTurn>>;
+  verifications: PersistentList<TraceVerification> | undefined;
+  notes: PersistentList<TraceNote> | undefined;
+  ended?: TraceRef & { status: string; reason?: string };
+  /** Records whose `cause` / `corr` named nothing the view knew: a broken link in the chain. */
+  unlinked: number;
+}
+
+const ref = (record: RecordEnvelope): TraceRef => ({ seq: record.seq, id: record.id });
+
+const corrOf = (record: RecordEnvelope): string | undefined => record.corr ?? ((record.data as { callId?: unknown }).callId as string | undefined);
+
+const withTurn = (view: TraceView, turn: TraceTurn): TraceView => ({ ...view, open: { ...view.open, [turn.actor]: turn } });
+
+const updateAction = (view: TraceView, record: RecordEnvelope, match: (action: TraceAction) => boolean, change: (action: TraceAction) => TraceAction): TraceView => {
+  const turn = view.open[record.actor];
+  const index = turn ? turn.actions.findIndex(match) : -1;
+  if (!turn || index < 0) return { ...view, unlinked: view.unlinked + 1 };
+  const actions = turn.actions.slice();
+  actions[index] = change(actions[index]!);
+  return withTurn(view, { ...turn, actions });
+};
+
+const byCall = (record: RecordEnvelope) => {
+  const callId = corrOf(record);
+  return (action: TraceAction) => action.callId === callId;
+};
+
+const noteTypes: Record<string, (data: Record<string, unknown>) => string> = {
+  'session.cancelled': (data) => `cancelled: ${String(data.reason)}`,
+  'session.resumed': (data) => `resumed at #${String(data.fromSeq)}${Array.isArray(data.inDoubt) && data.inDoubt.length > 0 ? `; in doubt: ${data.inDoubt.join(', ')}` : ''}`,
+  'session.interrupted': (data) => `interrupted: ${String(data.reason)}`,
+  'session.forked': (data) => `forked from ${String(data.parent)} at #${String(data.atSeq)}`,
+  'effect.resolved': (data) => `in-doubt ${String(data.effectId)} → ${String(data.resolution)} (${String(data.reason)})`,
+  'snapshot.rejected': (data) => `snapshot rejected: ${String(data.reason)}`,
+};
+
+const applyEffectRequested = (view: TraceView, record: RecordEnvelope): TraceView => {
+  const data = record.data as EffectRequested;
+  if (data.kind === 'callModel') {
+    const previous = view.open[record.actor];
+    const turn: TraceTurn = { actor: record.actor, turn: Number(data.args.turn), effectId: data.effectId, requested: ref(record), contexts: [], actions: [] };
+    return { ...withTurn(view, turn), closed: previous ? prepend(view.closed, previous) : view.closed };
+  }
+  if (data.kind !== 'executeTool') return view;
+  const turn = view.open[record.actor];
+  if (!turn) return { ...view, unlinked: view.unlinked + 1 };
+  const action: TraceAction = {
+    callId: String(data.args.callId),
+    effectId: data.effectId,
+    name: String(data.args.name),
+    arguments: (data.args.arguments ?? {}) as Record<string, unknown>,
+    requested: { ...ref(record), ...(record.cause ? { cause: record.cause } : {}) },
+  };
+  return withTurn(view, { ...turn, actions: [...turn.actions, action] });
+};
+
+const applyToTurn = (view: TraceView, record: RecordEnvelope, change: (turn: TraceTurn) => TraceTurn | undefined): TraceView => {
+  const turn = view.open[record.actor];
+  const next = turn && turn.requested.id === record.cause ? change(turn) : undefined;
+  return next ? withTurn(view, next) : { ...view, unlinked: view.unlinked + 1 };
+};
+
+/**
+ * The trace projection. Per record it touches the current turn of one actor (bounded by the calls of one turn)
+ * and prepends to persistent lists, so its cost does not grow with the session. Linking uses the log's own ids:
+ * `context.projected`, `model.responded` / `model.failed` are caused by their turn's `effect.requested`; tool
+ * records share their call's `corr`; `effect.failed` names its effect.
+ */
+export const traceProjection: Projection<TraceView> = {
+  name: 'trace',
+  initial: () => ({ seq: 0, tools: [], users: undefined, closed: undefined, open: {}, verifications: undefined, notes: undefined, unlinked: 0 }),
+  apply(view, record) {
+    const data = record.data as Record<string, unknown>;
+    switch (record.type) {
+      case 'session.created': {
+        const created = record.data as SessionCreated;
+        return { ...view, sessionId: created.sessionId, task: created.task, workspace: created.workspace, tools: created.tools };
+      }
+      case 'user.message':
+        return { ...view, users: prepend(view.users, { ...ref(record), actor: record.actor, text: String(data.text) }) };
+      case 'effect.requested':
+        return applyEffectRequested(view, record);
+      case 'context.projected': {
+        const projected = record.data as ContextProjected;
+        return applyToTurn(view, record, (turn) => ({
+          ...turn,
+          contexts: [...turn.contexts, { ...ref(record), attempt: projected.attempt, input: projected.input, estimatedTokens: projected.estimatedTokens, phase: projected.phase, excluded: projected.excluded.reduce((sum, entry) => sum + entry.count, 0), compacted: projected.compacted.length }],
+        }));
+      }
+      case 'model.responded': {
+        const reply = record.data as ModelResponded;
+        return applyToTurn(view, record, (turn) => ({ ...turn, response: { ...ref(record), text: reply.text, toolCalls: reply.toolCalls.length, stopReason: reply.stopReason } }));
+      }
+      case 'model.failed': {
+        const failure = record.data as ModelFailed;
+        return applyToTurn(view, record, (turn) => ({ ...turn, failure: { ...ref(record), type: 'model.failed', code: failure.error.code, message: failure.error.message } }));
+      }
+      case 'effect.failed': {
+        const failure = record.data as EffectFailed;
+        const turn = view.open[record.actor];
+        if (turn?.effectId === failure.effectId) return withTurn(view, { ...turn, failure: { ...ref(record), type: 'effect.failed', code: failure.error.code, message: failure.error.message } });
+        return updateAction(view, record, (action) => action.effectId === failure.effectId, (action) => ({ ...action, failed: { ...ref(record), code: failure.error.code, message: failure.error.message } }));
+      }
+      case 'permission.decided':
+        return updateAction(view, record, byCall(record), (action) => ({ ...action, permission: { ...ref(record), decision: String(data.decision ?? data.outcome ?? 'unknown'), ...(typeof data.reason === 'string' ? { reason: data.reason } : {}) } }));
+      case 'tool.started':
+        return updateAction(view, record, byCall(record), (action) => ({ ...action, started: ref(record) }));
+      case 'tool.settled': {
+        const settled = record.data as ToolSettled;
+        return updateAction(view, record, byCall(record), (action) => ({
+          ...action,
+          settled: { ...ref(record), status: settled.status, observation: settled.observation, ...(settled.errorCode ? { errorCode: settled.errorCode } : {}), ...(settled.truncated ? { truncated: settled.truncated } : {}) },
+        }));
+      }
+      case 'verification.recorded': {
+        const verified = record.data as VerificationRecorded;
+        const entry: TraceVerification = { ...ref(record), actor: record.actor, name: verified.name, status: verified.status, summary: verified.summary, ...(verified.callId ? { callId: verified.callId } : {}), ...(verified.command ? { command: verified.command } : {}), ...(verified.artifact ? { artifact: verified.artifact } : {}) };
+        const next = { ...view, verifications: prepend(view.verifications, entry) };
+        if (!verified.callId) return next;
+        return updateAction(next, record, (action) => action.callId === verified.callId, (action) => ({ ...action, verification: entry }));
+      }
+      case 'session.ended': {
+        if (record.actor !== 'root') return view;
+        const ended = record.data as SessionEnded;
+        return { ...view, ended: { ...ref(record), status: ended.status, ...(ended.reason ? { reason: ended.reason } : {}) } };
+      }
+      default: {
+        const describe = noteTypes[record.type];
+        if (!describe) return view;
+        return { ...view, notes: prepend(view.notes, { ...ref(record), type: record.type, actor: record.actor, text: describe(data) }) };
+      }
+    }
+  },
+};

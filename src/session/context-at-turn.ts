@@ -1,0 +1,68 @@
+import type { RecordEnvelope } from '../../models/envelope.js';
+import { ContextProjected } from '../../models/context.records.js';
+import type { EffectRequested } from '../../models/effect.records.js';
+import type { ModelMessage, ModelToolDescription } from '../../models/model-contract.js';
+import { SessionCreated } from '../../models/session.records.js';
+import type { EventStore } from '../../stores/event-store.js';
+import { projectModelInput, type ContextPolicyOptions } from '../projections/context-policy.js';
+import { contextProjection } from '../projections/context.view.js';
+import { memoryProjection } from '../projections/memory.view.js';
+import { ProjectionError } from '../projections/projection-errors.js';
+import { rebuildView } from '../projections/projection.js';
+import { tokenCounterFor } from '../projections/token-counter.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
+import { defaultSystemPrompt } from './system-prompt.js';
+import { blobText } from './session-records.js';
+
+/** What the model saw at one turn: the recorded ledger and exact input, or a reconstruction for old logs. */
+export interface ContextAtTurn {
+  turn: number;
+  seq: number | undefined;
+  reconstructed: boolean;
+  ledger: Omit<ContextProjected, 'input'> & { input?: string };
+  input: { messages: ModelMessage[]; tools: ModelToolDescription[] };
+}
+
+/**
+ * Find what the model of `actor` saw at `turn` (default: its last turn): the `context.projected` record of the
+ * turn's last attempt (or `attempt`) and the exact input blob it references. A turn recorded before rein wrote
+ * `context.projected` is reconstructed from the log prefix with today's policy and default system prompt, and
+ * says so. Read-only. `TURN_NOT_FOUND` when the actor had no such turn; `CONTEXT_NOT_RECORDED` when the input blob
+ * is gone.
+ */
+export const contextAtTurn = async (
+  store: Pick<EventStore, 'readBlob'>,
+  records: readonly RecordEnvelope[],
+  options: { turn?: number; actor?: string; attempt?: number; registry: ToolRegistry; policy?: ContextPolicyOptions },
+): Promise<ContextAtTurn> => {
+  const actor = options.actor ?? 'root';
+  const requests = records.filter((record) => record.type === 'effect.requested' && record.actor === actor && (record.data as EffectRequested).kind === 'callModel');
+  const turns = requests.map((record) => Number((record.data as EffectRequested).args.turn));
+  const turn = options.turn ?? turns[turns.length - 1];
+  const request = requests.find((record) => Number((record.data as EffectRequested).args.turn) === turn);
+  if (turn === undefined || !request) throw new ProjectionError('TURN_NOT_FOUND', `${actor} has no model turn ${turn ?? ''}; turns: ${turns.join(', ') || 'none'}`);
+  const projected = records.filter((record) => record.type === 'context.projected' && record.cause === request.id).map((record) => ({ record, data: ContextProjected.parse(record.data) }));
+  const chosen = options.attempt === undefined ? projected[projected.length - 1] : projected.find((entry) => entry.data.attempt === options.attempt);
+  if (chosen) {
+    const raw = await blobText(store, chosen.record.stream)(chosen.data.input);
+    if (raw === undefined) throw new ProjectionError('CONTEXT_NOT_RECORDED', `the model input ${chosen.data.input} of turn ${turn} is missing from the blob store`);
+    return { turn, seq: chosen.record.seq, reconstructed: false, ledger: chosen.data, input: JSON.parse(raw) as ContextAtTurn['input'] };
+  }
+  if (options.attempt !== undefined) throw new ProjectionError('TURN_NOT_FOUND', `turn ${turn} has no attempt ${options.attempt}`);
+  const created = SessionCreated.parse(records[0]?.data);
+  const prefix = records.filter((record) => record.seq <= request.seq);
+  const tools = options.registry.describe(created.tools);
+  const projection = projectModelInput({
+    view: rebuildView(contextProjection(), prefix),
+    actor,
+    memory: rebuildView(memoryProjection, prefix),
+    systemPrompt: defaultSystemPrompt(created.workspace),
+    tools,
+    counter: await tokenCounterFor(created.provider.model),
+    ...(options.policy ? { options: options.policy } : {}),
+    ...(created.provider.model ? { model: created.provider.model } : {}),
+    now: request.at,
+  });
+  const { messages, ...ledger } = projection;
+  return { turn, seq: undefined, reconstructed: true, ledger: { effectId: String((request.data as EffectRequested).effectId), turn, attempt: 1, ...(created.provider.model ? { model: created.provider.model } : {}), ...ledger }, input: { messages, tools } };
+};

@@ -1,0 +1,95 @@
+import type { RecordEnvelope } from '../../models/envelope.js';
+import type { EffectRequested } from '../../models/effect.records.js';
+import type { ToolSettled } from '../../models/tool.records.js';
+import type { AnyToolDefinition } from '../tools/tool.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
+
+/** A permission decision as a pluggable policy returns it. */
+export interface PermissionVerdict {
+  decision: 'allow' | 'ask' | 'deny';
+  reason?: string;
+}
+
+/** Today's permission policy for one recorded call; undefined means "not evaluated" (no policy plugged in). */
+export type DecidePermission = (call: { actor: string; name: string; arguments: Record<string, unknown>; tool: AnyToolDefinition | undefined }) => PermissionVerdict | undefined;
+
+/** How the schema stage treats a call: valid, invalid arguments, an unknown tool, or never reached (`not-run`). */
+export type ValidationVerdict = 'valid' | 'invalid' | 'unknown-tool' | 'not-run';
+
+/** One recorded tool call, as decided then (from the log) and now (re-evaluated, nothing executed). */
+export interface DryRunCall {
+  seq: number;
+  actor: string;
+  callId: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  then: { validation: ValidationVerdict; permission?: string; status?: 'ok' | 'error'; errorCode?: string };
+  now: { validation: Exclude<ValidationVerdict, 'not-run'>; issues?: string; permission?: string; permissionReason?: string };
+  changed: boolean;
+  reasons: string[];
+}
+
+export interface DryRunReport {
+  calls: DryRunCall[];
+  changed: number;
+  /** False when no permission policy was plugged in: only validation was re-evaluated. */
+  permissionEvaluated: boolean;
+}
+
+const thenValidation = (started: boolean, settled: ToolSettled | undefined, validated: boolean | undefined): ValidationVerdict => {
+  if (validated !== undefined) return validated ? 'valid' : 'invalid';
+  if (started) return 'valid';
+  if (settled?.errorCode === 'InvalidInput') return /^InvalidInput: unknown tool/.test(settled.observation) ? 'unknown-tool' : 'invalid';
+  return 'not-run';
+};
+
+/**
+ * Re-evaluate every recorded tool call under today's registry (lookup and schema validation) and, when `decide` is
+ * given, today's permission policy — executing nothing, calling no model, writing nothing — and list the calls
+ * that would now be decided differently. "Then" comes from the log: `tool.started` (it passed validation),
+ * `tool.settled` (`InvalidInput` without a start means validation refused it), and `tool.validated` /
+ * `permission.decided` records when the log has them.
+ */
+export const dryRunSession = (records: readonly RecordEnvelope[], options: { registry: ToolRegistry; decide?: DecidePermission }): DryRunReport => {
+  const started = new Set<string>();
+  const settled = new Map<string, ToolSettled>();
+  const permissions = new Map<string, string>();
+  const validated = new Map<string, boolean>();
+  const requests: Array<{ record: RecordEnvelope; data: EffectRequested }> = [];
+  for (const record of records) {
+    const data = record.data as Record<string, unknown>;
+    const callId = record.corr ?? (typeof data.callId === 'string' ? data.callId : undefined);
+    if (record.type === 'effect.requested' && (data as EffectRequested).kind === 'executeTool') requests.push({ record, data: data as EffectRequested });
+    else if (!callId) continue;
+    else if (record.type === 'tool.started') started.add(callId);
+    else if (record.type === 'tool.settled') settled.set(callId, data as ToolSettled);
+    else if (record.type === 'permission.decided') permissions.set(callId, String(data.decision ?? data.outcome ?? 'unknown'));
+    else if (record.type === 'tool.validated') validated.set(callId, data.ok !== false && data.valid !== false);
+  }
+  const calls = requests.map(({ record, data }): DryRunCall => {
+    const callId = String(data.args.callId);
+    const name = String(data.args.name);
+    const args = (data.args.arguments ?? {}) as Record<string, unknown>;
+    const outcome = settled.get(callId);
+    const then: DryRunCall['then'] = {
+      validation: thenValidation(started.has(callId), outcome, validated.get(callId)),
+      ...(permissions.has(callId) ? { permission: permissions.get(callId)! } : {}),
+      ...(outcome ? { status: outcome.status } : {}),
+      ...(outcome?.errorCode ? { errorCode: outcome.errorCode } : {}),
+    };
+    const tool = options.registry.get(name);
+    const parsed = tool?.parameters.safeParse(args);
+    const verdict = options.decide?.({ actor: record.actor, name, arguments: args, tool });
+    const now: DryRunCall['now'] = {
+      validation: !tool ? 'unknown-tool' : parsed?.success ? 'valid' : 'invalid',
+      ...(parsed && !parsed.success ? { issues: parsed.error.issues.map((issue) => `${issue.path.map(String).join('.') || '(arguments)'}: ${issue.message}`).join('; ') } : {}),
+      ...(verdict ? { permission: verdict.decision, ...(verdict.reason ? { permissionReason: verdict.reason } : {}) } : {}),
+    };
+    const reasons: string[] = [];
+    if (then.validation !== 'not-run' && then.validation !== now.validation) reasons.push(`validation: ${then.validation} then, ${now.validation} now${now.issues ? ` (${now.issues})` : ''}`);
+    if (now.permission !== undefined && now.validation === 'valid' && then.permission !== undefined && then.permission !== now.permission) reasons.push(`permission: ${then.permission} then, ${now.permission} now`);
+    if (now.permission !== undefined && now.validation === 'valid' && then.permission === undefined && then.validation === 'valid' && now.permission !== 'allow') reasons.push(`permission: ran without a permission decision then, ${now.permission} now`);
+    return { seq: record.seq, actor: record.actor, callId, name, arguments: args, then, now, changed: reasons.length > 0, reasons };
+  });
+  return { calls, changed: calls.filter((call) => call.changed).length, permissionEvaluated: options.decide !== undefined };
+};

@@ -1,0 +1,25 @@
+import type { RecordEnvelope } from '../../models/envelope.js';
+import type { EventStore } from '../../stores/event-store.js';
+import { ReinError } from '../host/host-errors.js';
+
+/** Every record of a session, or `SESSION_NOT_FOUND`. */
+export const readSession = async (store: Pick<EventStore, 'read'>, sessionId: string): Promise<RecordEnvelope[]> => {
+  const records = await store.read(sessionId);
+  if (records.length === 0) throw new ReinError('SESSION_NOT_FOUND', `no session ${sessionId} in this store`);
+  return records;
+};
+
+/**
+ * A reader of the text of blobs a session references (its own stream blobs first, then the shared store) for
+ * read-only analysis: undefined (never a throw) for a missing or damaged blob.
+ */
+export const blobText =
+  (store: Pick<EventStore, 'readBlob'>, sessionId: string) =>
+  async (ref: string): Promise<string | undefined> => {
+    if (!ref.startsWith('artifact://')) return undefined;
+    try {
+      return Buffer.from(await store.readBlob(sessionId, ref)).toString('utf8');
+    } catch {
+      return undefined;
+    }
+  };

@@ -1,0 +1,81 @@
+import type { TraceAction, TraceTurn } from '../projections/trace.view.js';
+import type { TraceFinding, TraceReport } from './trace-types.js';
+
+const clip = (text: string, length = 100): string => {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > length ? `${flat.slice(0, length - 1)}…` : flat;
+};
+
+const argumentsOf = (action: TraceAction): string => {
+  for (const key of ['path', 'command', 'pattern']) if (typeof action.arguments[key] === 'string') return clip(String(action.arguments[key]), 60);
+  const json = JSON.stringify(action.arguments);
+  return json === '{}' ? '' : clip(json, 60);
+};
+
+const actionLine = (action: TraceAction): string => {
+  const parts = [`${action.name}(${argumentsOf(action)}) #${action.requested.seq}`];
+  parts.push(action.permission ? `permission ${action.permission.decision}${action.permission.reason ? ` (${clip(action.permission.reason, 40)})` : ''} #${action.permission.seq}` : 'permission —');
+  if (action.started) parts.push(`started #${action.started.seq}`);
+  if (action.settled) parts.push(`${action.settled.status === 'ok' ? 'ok' : `error ${action.settled.errorCode ?? ''}`.trim()} #${action.settled.seq}${action.settled.truncated ? ` (cut, ${action.settled.truncated.omittedBytes} bytes in ${action.settled.truncated.artifact})` : ''}`);
+  if (action.failed) parts.push(`runtime failure ${action.failed.code} #${action.failed.seq}`);
+  if (action.verification) parts.push(`verification ${action.verification.status} #${action.verification.seq}`);
+  return parts.join(' → ');
+};
+
+const turnLines = (turn: TraceTurn): string[] => {
+  const context = turn.contexts[turn.contexts.length - 1];
+  const head = `turn ${turn.turn}${turn.actor === 'root' ? '' : ` [${turn.actor}]`} #${turn.requested.seq}`;
+  const contextText = context ? `context #${context.seq}: ${context.estimatedTokens} tokens, ${context.phase}, ${context.excluded} excluded, ${context.compacted} compacted${turn.contexts.length > 1 ? `, ${turn.contexts.length} attempts` : ''}` : 'context: not recorded';
+  const reply = turn.response ? `model #${turn.response.seq}: "${clip(turn.response.text, 90)}"` : turn.failure ? `model failed #${turn.failure.seq}: ${turn.failure.code}` : 'model: no reply';
+  return [`${head} · ${contextText}`, `  ${reply}`, ...turn.actions.map((action) => `  ${actionLine(action)}`)];
+};
+
+const findingLine = (finding: TraceFinding): string => `[${finding.category} @ ${finding.boundary}] ${finding.type}: ${finding.claim}`;
+
+/** The timeline and findings as plain text lines (what `rein trace` prints). */
+export const renderTraceText = (report: TraceReport, users: ReadonlyArray<{ seq: number; text: string }>): string => {
+  const lines = [`session ${report.sessionId} · outcome: ${report.outcome}${report.claimedSuccess ? ' (the agent claimed success)' : ''}`, `goal: ${clip(report.task, 160)}`, ''];
+  const events = [...users.map((user) => ({ seq: user.seq, lines: [`user #${user.seq}: ${clip(user.text, 120)}`] })), ...report.turns.map((turn) => ({ seq: turn.requested.seq, lines: turnLines(turn) }))].sort((left, right) => left.seq - right.seq);
+  for (const event of events) lines.push(...event.lines);
+  if (report.ended) lines.push(`ended #${report.ended.seq}: ${report.ended.status}${report.ended.reason ? ` (${report.ended.reason})` : ''}`);
+  lines.push('', report.findings.length === 0 ? 'findings: none' : 'findings:');
+  for (const finding of report.findings) {
+    lines.push(`  ${findingLine(finding)}`, `    evidence: ${finding.evidence.join(' ')} · confidence ${finding.confidence}`, `    repair: ${finding.suggestedFixArea}`);
+  }
+  if (report.unknowns.length > 0) lines.push('', 'unknowns:', ...report.unknowns.map((unknown) => `  ${unknown}`));
+  return `${lines.join('\n')}\n`;
+};
+
+/**
+ * The Markdown report: Conclusion, Classification, Evidence, Impact, Repair suggestions, Eval candidate, Unknowns,
+ * then the timeline (goal → context → model → intent → permission → execution → observation → verification).
+ */
+export const renderTraceMarkdown = (report: TraceReport, users: ReadonlyArray<{ seq: number; text: string }>): string => {
+  const primary = report.primary;
+  const out: string[] = [`# Trace report: ${report.sessionId}`, '', `**Goal:** ${clip(report.task, 300)}`, ''];
+  out.push('## Conclusion', '', `Outcome: **${report.outcome}**${report.claimedSuccess ? ' — the final message claims success' : ''}.`, '');
+  out.push(primary ? `${primary.claim}.` : 'No failure was found by the deterministic rules.', '');
+  out.push('## Classification', '');
+  if (report.findings.length === 0) out.push('None.', '');
+  else {
+    out.push('| # | class | boundary | finding | confidence |', '| --- | --- | --- | --- | --- |');
+    report.findings.forEach((finding, index) => out.push(`| ${index + 1}${index === 0 ? ' (primary)' : ''} | \`${finding.category}\` | ${finding.boundary} | \`${finding.type}\` | ${finding.confidence} |`));
+    out.push('');
+  }
+  out.push('## Evidence', '');
+  for (const finding of report.findings) {
+    out.push(`- \`${finding.type}\`: ${finding.evidence.map((ref) => `\`${ref}\``).join(', ')}${finding.fact ? ` — key fact: \`${finding.fact.replace(/`/g, "'")}\`` : ''}${finding.discoveredAt ? ` (discovered at \`${finding.discoveredAt}\`${finding.missingFrom ? `, missing from \`${finding.missingFrom}\`` : ''})` : ''}`);
+  }
+  if (report.findings.length === 0) out.push('Nothing to cite.');
+  out.push('', '## Impact', '');
+  out.push(primary ? `The break at the **${primary.boundary}** boundary (#${primary.seq}) ${report.outcome === 'succeeded' ? 'did not change the outcome' : `left the session ${report.outcome}`}.` : `The session is ${report.outcome}.`, '');
+  out.push('## Repair suggestions', '');
+  for (const category of [...new Set(report.findings.map((finding) => finding.category))]) out.push(`- \`${category}\`: ${report.findings.find((finding) => finding.category === category)!.suggestedFixArea}`);
+  if (report.findings.length === 0) out.push('None needed.');
+  out.push('', '## Eval candidate', '', report.evalCandidate ? `Yes: \`rein trace ${report.sessionId} --eval\` exports a case that checks the agent's steps.` : 'No.', '');
+  out.push('## Unknowns', '');
+  const unknowns = [...report.unknowns, ...report.findings.flatMap((finding) => finding.unknowns)];
+  out.push(...(unknowns.length > 0 ? unknowns.map((unknown) => `- ${unknown}`) : ['None.']), '');
+  out.push('## Timeline', '', '```', renderTraceText(report, users).trimEnd(), '```', '');
+  return out.join('\n');
+};

@@ -1,0 +1,26 @@
+import { blake3Hex, blobBytes, refDigest } from './blob-hash.js';
+import { BlobError } from './store-errors.js';
+
+/** A blob ready to be written with a stream's batch: its BLAKE3 and its bytes. */
+export interface StreamBlob {
+  hex: string;
+  bytes: Uint8Array;
+}
+
+/** Hash the blobs an append carries (strings are UTF-8), dropping duplicates. */
+export const prepareStreamBlobs = async (blobs: ReadonlyArray<Uint8Array | string> | undefined): Promise<StreamBlob[]> => {
+  if (!blobs || blobs.length === 0) return [];
+  const prepared = new Map<string, StreamBlob>();
+  for (const content of blobs) {
+    const bytes = blobBytes(content);
+    const hex = await blake3Hex(bytes);
+    prepared.set(hex, { hex, bytes });
+  }
+  return [...prepared.values()];
+};
+
+/** Check that stored bytes still hash to `ref`; `BLOB_CORRUPT` otherwise. */
+export const verifiedBlob = async (ref: string, bytes: Uint8Array): Promise<Uint8Array> => {
+  if ((await blake3Hex(bytes)) !== refDigest(ref)) throw new BlobError('BLOB_CORRUPT', ref);
+  return bytes;
+};

@@ -1,0 +1,145 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openLevelEventStore } from '../../stores/index.js';
+import { jsonLines, runCli } from '../support/cli.js';
+import { seenByInspector, seenInLog, startReceiver } from '../support/inspector-receiver.js';
+import { makeTempDir } from '../support/temp-dir.js';
+import { hashTree } from '../support/tree-hash.js';
+
+const script = {
+  turns: [
+    { text: 'Looking around.', toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] },
+    { text: 'Reading.', toolCalls: [{ name: 'read', arguments: { path: 'hello.txt' } }] },
+    { text: 'Writing.', toolCalls: [{ name: 'write', arguments: { path: 'out.txt', content: 'HELLO\n' } }] },
+    { text: 'Done: out.txt holds the greeting in capitals.' },
+  ],
+};
+
+describe('rein trace, context, inspect and replay --dry-run', () => {
+  let workspace: { path: string; remove: () => Promise<void> };
+  let elsewhere: { path: string; remove: () => Promise<void> };
+  let sessionId: string;
+  const cwd = () => ({ cwd: workspace.path });
+  const fingerprint = () => hashTree(workspace.path);
+
+  beforeAll(async () => {
+    workspace = await makeTempDir('rein-trace-cli-');
+    elsewhere = await makeTempDir('rein-trace-out-');
+    await writeFile(join(workspace.path, 'hello.txt'), 'hello\n');
+    await writeFile(join(workspace.path, 'script.json'), JSON.stringify(script));
+    const run = await runCli(['run', "shout the greeting. Don't touch hello.txt.", '--script', 'script.json'], cwd());
+    expect(run.code).toBe(0);
+    sessionId = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
+  });
+  afterAll(async () => {
+    await workspace.remove();
+    await elsewhere.remove();
+  });
+
+  it('lists the new commands in --help', async () => {
+    const help = await runCli(['--help'], cwd());
+    for (const command of ['trace', 'context', 'inspect']) expect(help.stdout).toContain(command);
+  });
+
+  it('rein trace prints the timeline and findings, writes the Markdown report and changes nothing else', async () => {
+    const before = await fingerprint();
+    const report = join(elsewhere.path, 'report.md');
+    const trace = await runCli(['trace', sessionId, '--out', report], cwd());
+    expect(trace.stderr).toBe('');
+    expect(trace.code).toBe(0);
+    expect(trace.stdout).toContain('outcome: unverified (the agent claimed success)');
+    expect(trace.stdout).toMatch(/read\(hello\.txt\) #\d+ → permission — → started #\d+ → ok #\d+/);
+    expect(trace.stdout).toContain('[verification_missing @ verification] missing_verification');
+    const markdown = await readFile(report, 'utf8');
+    for (const section of ['## Conclusion', '## Classification', '## Evidence', '## Timeline']) expect(markdown).toContain(section);
+    const evalCase = JSON.parse((await runCli(['trace', sessionId, '--eval'], cwd())).stdout);
+    expect(evalCase.assertions).toEqual(expect.arrayContaining([{ type: 'final_success_requires_verification_passed' }, { type: 'verification_after_last_change' }]));
+    expect(evalCase.steps).toHaveLength(4);
+    const [summary] = jsonLines((await runCli(['trace', sessionId, '--json'], cwd())).stdout);
+    expect(summary).toMatchObject({ outcome: 'unverified', primary: { type: 'missing_verification', boundary: 'verification' } });
+    expect(await fingerprint()).toEqual(before);
+  });
+
+  it('rein context shows the exact model input of a turn and the ledger behind it', async () => {
+    const before = await fingerprint();
+    const shown = await runCli(['context', sessionId, '--turn', '3'], cwd());
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(/^turn 3 · recorded at #\d+ \(root:e5, attempt 1\)/);
+    expect(shown.stdout).toContain('== model input ==');
+    expect(shown.stdout).toContain('--- tool read root:e3.0 ---');
+    expect(shown.stdout).toContain("(prohibition) Don't touch hello.txt.");
+    expect(shown.stdout).toContain('== decision ledger ==');
+    expect(shown.stdout).toMatch(/\+ latest_observation #\d+ #\d+ · full · untrusted/);
+    const [json] = jsonLines((await runCli(['context', sessionId, '--json'], cwd())).stdout);
+    expect(json).toMatchObject({ turn: 4, reconstructed: false, ledger: { turn: 4 } });
+    expect(json!.input.messages[0].role).toBe('system');
+    const missing = await runCli(['context', sessionId, '--turn', '99'], cwd());
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('TURN_NOT_FOUND');
+    expect(await fingerprint()).toEqual(before);
+  });
+
+  it('rein context reconstructs a turn of a session recorded without context.projected, and says so', async () => {
+    const store = await openLevelEventStore(join(workspace.path, '.rein'));
+    const records = await store.read(sessionId);
+    const drafts = records.filter((record) => record.type !== 'context.projected').map(({ stream: _stream, seq: _seq, ...draft }) => draft);
+    await store.append('old-session', drafts, { expectedSeq: 0 });
+    await store.close();
+    const shown = await runCli(['context', 'old-session', '--turn', '2'], cwd());
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('RECONSTRUCTED');
+    expect(shown.stdout).toContain('--- tool list_dir root:e1.0 ---');
+    const trace = await runCli(['trace', 'old-session'], cwd());
+    expect(trace.stdout).toContain('has no recorded context snapshot');
+  });
+
+  it('rein replay --dry-run re-evaluates every call and executes nothing', async () => {
+    const before = await fingerprint();
+    const dry = await runCli(['replay', sessionId, '--dry-run'], cwd());
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toMatch(/#\d+ write root:e5\.0: then valid → ok · now valid/);
+    expect(dry.stdout).toContain('3 recorded tool calls, 0 would now be decided differently');
+    expect(jsonLines((await runCli(['replay', sessionId, '--dry-run', '--json'], cwd())).stdout)).toHaveLength(3);
+    expect(await fingerprint()).toEqual(before);
+  });
+
+  it('rein inspect streams the recorded session to a local inspector: same actors and transitions as the log', async () => {
+    const receiver = await startReceiver();
+    try {
+      const before = await fingerprint();
+      const inspected = await runCli(['inspect', sessionId, '--url', receiver.url, '--json'], cwd());
+      expect(inspected.stderr).toBe('');
+      const [summary] = jsonLines(inspected.stdout);
+      await receiver.waitFor(summary!.events);
+      const store = await openLevelEventStore(join(workspace.path, '.rein'), { readOnly: true });
+      const records = await store.read(sessionId);
+      await store.close();
+      expect(seenByInspector(receiver.events).actors).toEqual(seenInLog(records).actors);
+      expect(seenByInspector(receiver.events).transitions).toEqual(seenInLog(records).transitions);
+      expect(await fingerprint()).toEqual(before);
+    } finally {
+      await receiver.close();
+    }
+    const outside = await runCli(['inspect', sessionId, '--url', 'ws://example.com:8080'], cwd());
+    expect(outside.code).toBe(2);
+    expect(outside.stderr).toContain('INSPECTOR_NOT_LOCAL');
+  });
+
+  it('rein run --inspect streams a live session', async () => {
+    const receiver = await startReceiver();
+    try {
+      const run = await runCli(['run', 'again', '--script', 'script.json', '--inspect', receiver.url], cwd());
+      expect(run.code).toBe(0);
+      const id = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
+      const store = await openLevelEventStore(join(workspace.path, '.rein'), { readOnly: true });
+      const records = await store.read(id);
+      await store.close();
+      const expected = seenInLog(records).transitions;
+      await receiver.waitUntil((events) => seenByInspector(events).transitions.length >= expected.length);
+      expect(seenByInspector(receiver.events).transitions).toEqual(expected);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
