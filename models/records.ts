@@ -13,7 +13,8 @@ import {
   SnapshotRejected,
   UserMessage,
 } from './session.records.js';
-import { ToolSettled, ToolStarted } from './tool.records.js';
+import { ApprovalReplied, ApprovalRequested, PermissionDecided } from './permission.records.js';
+import { FileRead, FileWritten, ToolRejected, ToolRepaired, ToolSettled, ToolStarted, ToolValidated } from './tool.records.js';
 
 /**
  * The three classes of record (DESIGN §3):
@@ -45,11 +46,19 @@ export const recordTypes = {
   'model.failed': input(ModelFailed),
   'tool.settled': input(ToolSettled),
   'effect.failed': input(EffectFailed),
+  'approval.requested': input(ApprovalRequested),
+  'approval.replied': input(ApprovalReplied),
   'session.cancelled': input(SessionCancelled),
   'actor.transitioned': { class: 'transition', derived: true, version: 1, data: ActorTransitioned },
   'effect.requested': derived(EffectRequested),
   'session.ended': derived(SessionEnded),
   'tool.started': fact(ToolStarted),
+  'tool.rejected': fact(ToolRejected),
+  'tool.repaired': fact(ToolRepaired),
+  'tool.validated': fact(ToolValidated),
+  'permission.decided': fact(PermissionDecided),
+  'file.read': fact(FileRead),
+  'file.written': fact(FileWritten),
   'effect.resolved': fact(EffectResolved),
   'session.forked': fact(SessionForked),
   'session.resumed': fact(SessionResumed),

@@ -11,6 +11,8 @@ import { listSessions, summarizeSession, type SessionSummary } from './session/s
 import type { ReinSession } from './session/session-handle.js';
 import type { SessionServices } from './session/session-services.js';
 import { defaultSystemPrompt } from './session/system-prompt.js';
+import { PermissionPolicy, type PermissionsConfig } from './policy/permission-policy.js';
+import { defaultSandboxPolicy, type SandboxPolicy } from './policy/sandbox-policy.js';
 import { builtinTools } from './tools/builtin-tools.js';
 import type { AnyToolDefinition } from './tools/tool.js';
 import { ToolRegistry } from './tools/tool-registry.js';
@@ -36,6 +38,10 @@ export interface ReinOptions {
   observationLimit?: number;
   /** Paths no tool may touch (default: `<workspace>/.rein`); pass the store directory when it lives elsewhere inside. */
   protectedPaths?: readonly string[];
+  /** Permission mode and rules (default: mode `default`, no rules: read-only tools run, edits and commands ask). */
+  permissions?: PermissionsConfig;
+  /** Sandbox limits for `bash` (default: network disabled, 120 s timeout, env allow-list, output caps). */
+  sandbox?: Partial<SandboxPolicy>;
 }
 
 /** A harness over one store, workspace and provider; it can run many sessions at once. */
@@ -72,6 +78,8 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     modelOptions: options.modelOptions ?? {},
     snapshotEvery: options.snapshotEvery ?? 500,
     ...(options.observationLimit === undefined ? {} : { observationLimit: options.observationLimit }),
+    permissions: new PermissionPolicy(options.permissions),
+    sandbox: { ...defaultSandboxPolicy, ...options.sandbox },
   };
   return {
     store: options.store,

@@ -7,6 +7,10 @@ import type { EffectExecutors } from '../effects/effect.js';
 import { createExecuteToolExecutor } from '../effects/execute-tool.js';
 import { ConversationView } from '../projections/conversation.js';
 import type { ModelProvider } from '../providers/provider.js';
+import type { PermissionPolicy } from '../policy/permission-policy.js';
+import type { SandboxPolicy } from '../policy/sandbox-policy.js';
+import { SessionToolState } from '../tools/session-tool-state.js';
+import type { AnyToolDefinition } from '../tools/tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { Workspace } from '../tools/workspace.js';
 import { rootPath } from '../host/actor-tree.js';
@@ -23,11 +27,15 @@ export interface SessionServices {
   modelOptions: ModelOptions;
   snapshotEvery: number;
   observationLimit?: number;
+  permissions: PermissionPolicy;
+  sandbox: SandboxPolicy;
 }
 
-/** The per-session wiring: effect executors and the conversation views they read. */
+/** The per-session wiring: effect executors, the conversation views they read and the tool state. */
 export interface SessionWiring {
   executors: EffectExecutors;
+  /** Baselines, shown artifacts and session grants, folded from the log. */
+  toolState: SessionToolState;
   /** Fold a durable record into the views (called for every record, in seq order). */
   observe(record: RecordEnvelope): void;
 }
@@ -43,8 +51,15 @@ export const wireSession = (services: SessionServices, tools: readonly string[])
     }
     return view;
   };
-  const descriptions = services.registry.describe(tools);
+  const toolState = new SessionToolState();
+  const sessionTools = new Set(tools);
+  const visibility = (tool: AnyToolDefinition) => (sessionTools.has(tool.name) ? services.permissions.visibility(tool) : { visible: false as const, reason: 'it is not one of this session\'s tools' });
+  const descriptions = services.registry.describe(tools.filter((name) => {
+    const tool = services.registry.get(name);
+    return tool !== undefined && visibility(tool).visible;
+  }));
   return {
+    toolState,
     executors: {
       callModel: createCallModelExecutor({
         provider: services.provider,
@@ -57,11 +72,18 @@ export const wireSession = (services: SessionServices, tools: readonly string[])
       }),
       executeTool: createExecuteToolExecutor({
         registry: services.registry,
+        policy: services.permissions,
+        visibility,
+        state: toolState,
         workspace: services.workspace,
         blobs: services.store.blobs,
+        sandbox: services.sandbox,
         ...(services.observationLimit === undefined ? {} : { observationLimit: services.observationLimit }),
       }),
     },
-    observe: (record) => viewOf(record.actor).add(record),
+    observe: (record) => {
+      viewOf(record.actor).add(record);
+      toolState.observe(record);
+    },
   };
 };
