@@ -6,6 +6,11 @@ export type NetworkPolicy = 'disabled' | 'allow-all' | 'allow-list';
 
 /** Limits for processes the `bash` tool starts. Sizes are bytes, times milliseconds. */
 export interface SandboxPolicy {
+  /**
+   * Run commands as `<shell> -lc` (a login shell: the user's profile sets PATH and friends), or `-c`. Login shells
+   * are the default; note that a profile can re-export variables the allow-list cleared, and costs time per call.
+   */
+  loginShell: boolean;
   network: NetworkPolicy;
   /** Hosts reachable under `allow-list`. */
   allowedHosts: readonly string[];
@@ -27,6 +32,7 @@ export interface SandboxPolicy {
 }
 
 export const defaultSandboxPolicy: SandboxPolicy = Object.freeze({
+  loginShell: true,
   network: 'disabled',
   allowedHosts: [],
   envAllowList: ['PATH', 'HOME', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'LC_MESSAGES', 'TERM', 'TZ', 'USER', 'LOGNAME', 'SHELL', 'TMPDIR', 'COLUMNS', 'LINES'],

@@ -72,7 +72,7 @@ const capture = (limit: number) => {
 };
 
 /**
- * Run `command` with `<shell> -lc` in its own process group under the sandbox policy: the environment cleared to
+ * Run `command` with `<shell> -lc` (or `-c` when the policy turns login shells off) in its own process group under the sandbox policy: the environment cleared to
  * the allow-list, prlimit process and memory limits and network isolation where this machine supports them, a soft
  * timeout (SIGTERM to the group) and then a hard one (SIGKILL to the group), and each stream captured up to the
  * policy's cap. When the command exits, whatever it left running in its group is killed. Never rejects.
@@ -83,7 +83,7 @@ export const runCommand = (run: CommandRun): Promise<CommandOutcome> =>
     const { prefix, ...enforcement } = sandboxPrefix(run.policy, support);
     const env: NodeJS.ProcessEnv = {};
     for (const name of run.policy.envAllowList) if (process.env[name] !== undefined) env[name] = process.env[name];
-    const argv = [...prefix, support.shell, '-lc', run.command];
+    const argv = [...prefix, support.shell, run.policy.loginShell ? '-lc' : '-c', run.command];
     const started = Date.now();
     const stdout = capture(run.policy.maxCaptureBytes);
     const stderr = capture(run.policy.maxCaptureBytes);

@@ -59,7 +59,7 @@ describe('replay reproduces live runs', () => {
         const workspace = await makeTempDir();
         try {
           await seedWorkspace(workspace.path);
-          const run = await runScriptedSession({ script: generated, workspace: workspace.path, budgets: limits, rein: { permissions: { mode: person.mode } }, answer: answering(person.answers) });
+          const run = await runScriptedSession({ script: generated, workspace: workspace.path, budgets: limits, rein: { permissions: { mode: person.mode }, sandbox: { loginShell: false } }, answer: answering(person.answers) });
           expect(['completed', 'failed', 'budget-exhausted']).toContain(run.result.status);
           const seqs = run.records.map((record) => record.seq);
           expect(seqs).toEqual(seqs.map((_, index) => index + 1));
