@@ -6,11 +6,11 @@ import { createRein } from '../../rein.js';
 import { openStore, protectedPathsOf, workspaceOf, type CommonOptions } from '../cli-context.js';
 import { ExitCode } from '../exit-codes.js';
 import { exitCodeOf, runToQuiet } from '../session-runner.js';
-import { addCommonOptions } from './run.command.js';
+import { addCommonOptions, answeringOf } from './run.command.js';
+import { addPermissionOptions, permissionsOf, sandboxOf, type PermissionOptions } from '../permission-options.js';
 
-interface ResumeCommandOptions extends CommonOptions {
+interface ResumeCommandOptions extends CommonOptions, PermissionOptions {
   script?: string;
-  yes?: boolean;
 }
 
 /** `rein resume <id>`: rebuild a session from its log, resolve in-doubt effects by policy, and continue it. */
@@ -20,8 +20,8 @@ export const registerResume = (program: Command, setExit: (code: number) => void
     .description('continue a paused, interrupted or crashed session from its log')
     .argument('<id>', 'session id')
     .option('--script <file>', 'scripted model (default: the script the session was started with)')
-    .option('--yes', 'rerun in-doubt effects that need confirmation');
-  addCommonOptions(command).action(async (id: string, options: ResumeCommandOptions) => {
+    .option('--yes', 'rerun in-doubt effects that need confirmation, and answer every approval request with yes');
+  addPermissionOptions(addCommonOptions(command)).action(async (id: string, options: ResumeCommandOptions) => {
     const workspace = await workspaceOf(options);
     const store = await openStore(options, workspace, 'write');
     try {
@@ -31,7 +31,7 @@ export const registerResume = (program: Command, setExit: (code: number) => void
       const scriptPath = options.script ?? created.provider.source;
       if (!scriptPath) throw new ReinError('USAGE', `session ${id} has no recorded script; pass --script <file>`);
       const provider = createScriptedProvider(await loadScript(scriptPath), { source: scriptPath });
-      const rein = await createRein({ store, workspace, protectedPaths: protectedPathsOf(options, workspace), provider });
+      const rein = await createRein({ store, workspace, protectedPaths: protectedPathsOf(options, workspace), provider, permissions: permissionsOf(options), sandbox: sandboxOf(options) });
       const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes) });
       if (!options.json) {
         process.stdout.write(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` from the snapshot at seq ${report.snapshotSeq}` : ''}\n`);
@@ -44,7 +44,7 @@ export const registerResume = (program: Command, setExit: (code: number) => void
         setExit(result.status === 'completed' ? ExitCode.ok : ExitCode.failed);
         return;
       }
-      setExit(exitCodeOf(await runToQuiet(session, { json: Boolean(options.json) })));
+      setExit(exitCodeOf(await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options) })));
     } finally {
       await store.close();
     }
