@@ -1,6 +1,7 @@
 import { main as append } from './append.bench.js';
 import { main as replay } from './replay.bench.js';
 import { main as step } from './step.bench.js';
+import { main as tools } from './tools.bench.js';
 
 /** `npm run bench`: every benchmark in turn; each prints its figures and the ratio against its same-run baseline. */
 await append();
@@ -8,3 +9,5 @@ process.stdout.write('\n');
 await step();
 process.stdout.write('\n');
 await replay();
+process.stdout.write('\n');
+await tools();

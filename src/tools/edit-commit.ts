@@ -22,7 +22,7 @@ export const loadForEdit = async (context: ToolContext, path: string, requireBas
   if (!('content' in file)) return file;
   const writable = await context.workspace.resolveWritable(file.relative);
   if (!writable.ok) return writable;
-  const hash = blake3Hex(file.content);
+  const hash = blake3Hex(file.bytes);
   if (requireBaseline) {
     const baseline = context.baselines.get(file.relative);
     if (baseline === undefined) return toolFailure('InvalidInput', `${file.relative} has not been read in this session; read it first, then edit`, 'runtime_precondition_failed');

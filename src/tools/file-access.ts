@@ -13,6 +13,7 @@ export interface WorkspaceFile {
   path: string;
   relative: string;
   content: string;
+  bytes: Uint8Array;
 }
 
 const escaped = (requested: string): ToolFailure => toolFailure('Denied', `${requested} is outside the workspace or protected`, 'outside_workspace');
@@ -41,7 +42,7 @@ export const readWorkspaceFile = async (workspace: Workspace, requested: string)
     if (info.size > maxReadableBytes) return toolFailure('InvalidInput', `${requested} is ${info.size} bytes, more than ${maxReadableBytes}; use grep to find the part you need`, 'too_large');
     const bytes = await handle.readFile();
     if (bytes.subarray(0, 8192).includes(0)) return toolFailure('InvalidInput', `${requested} is a binary file`, 'binary_file');
-    return { path: resolved.path, relative: resolved.relative, content: bytes.toString('utf8') };
+    return { path: resolved.path, relative: resolved.relative, content: bytes.toString('utf8'), bytes };
   } finally {
     await handle.close();
   }

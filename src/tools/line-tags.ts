@@ -1,7 +1,7 @@
-import { blake3Prefix8 } from '../util/line-hash.js';
+import { blake3LineTag } from '../util/line-hash.js';
 
 /** The 8-hex-character tag of a line: BLAKE3 of `"<line_no>:<text>"`. Edits quote it to anchor a line. */
-export const lineTag = (lineNumber: number, text: string): string => blake3Prefix8(`${lineNumber}:${text}`);
+export const lineTag = (lineNumber: number, text: string): string => blake3LineTag(lineNumber, text);
 
 /** A file's content as lines, remembering whether it ended with a newline (which `read` does not show as a line). */
 export interface FileLines {
@@ -21,10 +21,11 @@ export const joinLines = ({ lines, trailingNewline }: FileLines): string => (lin
 
 /** Render lines as `<line_no> <tag> | <text>`, numbering from `firstLine`. */
 export const renderTaggedLines = (lines: readonly string[], firstLine: number): string => {
-  const rendered = new Array<string>(lines.length);
+  let rendered = '';
   for (let index = 0; index < lines.length; index++) {
     const lineNumber = firstLine + index;
-    rendered[index] = `${lineNumber} ${lineTag(lineNumber, lines[index]!)} | ${lines[index]!}`;
+    const text = lines[index]!;
+    rendered += `${index === 0 ? '' : '\n'}${lineNumber} ${lineTag(lineNumber, text)} | ${text}`;
   }
-  return rendered.join('\n');
+  return rendered;
 };

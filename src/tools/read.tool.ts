@@ -47,7 +47,7 @@ export const readTool = defineTool({
       ok: true,
       output: renderTaggedLines(shown, first) + note,
       data: { path: file.relative, lines: lines.length, shown: shown.length },
-      files: [{ path: file.relative, hash: blake3Hex(file.content), access: 'read' }],
+      files: [{ path: file.relative, hash: blake3Hex(file.bytes), access: 'read' }],
     };
   },
 });

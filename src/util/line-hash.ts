@@ -13,8 +13,13 @@ const ROOT = 8;
 const CHUNK_LEN = 1024;
 
 const block = new Uint32Array(16);
+/** On little-endian machines the encoded bytes are read as message words directly; otherwise each block is assembled into `block`. */
+const littleEndian = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 const chaining = new Uint32Array(8);
 const bytes = new Uint8Array(CHUNK_LEN + 64);
+const words = new Uint32Array(bytes.buffer);
+let message: Uint32Array = block;
+let messageOffset = 0;
 const encoder = new TextEncoder();
 
 /**
@@ -23,8 +28,10 @@ const encoder = new TextEncoder();
  * `chaining` and returns nothing.
  */
 const compress = (blockLength: number, flags: number): void => {
-  let m0 = block[0]!, m1 = block[1]!, m2 = block[2]!, m3 = block[3]!, m4 = block[4]!, m5 = block[5]!, m6 = block[6]!, m7 = block[7]!;
-  let m8 = block[8]!, m9 = block[9]!, m10 = block[10]!, m11 = block[11]!, m12 = block[12]!, m13 = block[13]!, m14 = block[14]!, m15 = block[15]!;
+  const b = message;
+  const o = messageOffset;
+  let m0 = b[o]!, m1 = b[o + 1]!, m2 = b[o + 2]!, m3 = b[o + 3]!, m4 = b[o + 4]!, m5 = b[o + 5]!, m6 = b[o + 6]!, m7 = b[o + 7]!;
+  let m8 = b[o + 8]!, m9 = b[o + 9]!, m10 = b[o + 10]!, m11 = b[o + 11]!, m12 = b[o + 12]!, m13 = b[o + 13]!, m14 = b[o + 14]!, m15 = b[o + 15]!;
   let v0 = chaining[0]!, v1 = chaining[1]!, v2 = chaining[2]!, v3 = chaining[3]!, v4 = chaining[4]!, v5 = chaining[5]!, v6 = chaining[6]!, v7 = chaining[7]!;
   let v8 = IV[0]!, v9 = IV[1]!, v10 = IV[2]!, v11 = IV[3]!, v12 = 0, v13 = 0, v14 = blockLength, v15 = flags;
   for (let round = 0; round < 7; round++) {
@@ -54,25 +61,42 @@ const compress = (blockLength: number, flags: number): void => {
   chaining[4] = v4 ^ v12; chaining[5] = v5 ^ v13; chaining[6] = v6 ^ v14; chaining[7] = v7 ^ v15;
 };
 
-/** Encode `text` as UTF-8 into the shared buffer; returns its byte length, or -1 when it exceeds one chunk. */
-const encode = (text: string): number => {
-  if (text.length > CHUNK_LEN) return -1;
+/**
+ * Encode `prefix` (ASCII) then `text` as UTF-8 into the shared buffer without building the joined string; returns
+ * the byte length, or -1 when it exceeds one chunk.
+ */
+const encode = (prefix: string | number, text: string): number => {
   let length = 0;
+  if (typeof prefix === 'number') {
+    // `<n>:` written digit by digit, so no prefix string is built per line.
+    let divisor = 1;
+    while (divisor * 10 <= prefix) divisor *= 10;
+    for (let rest = prefix; divisor >= 1; divisor = Math.floor(divisor / 10)) {
+      const digit = Math.floor(rest / divisor);
+      bytes[length++] = 48 + digit;
+      rest -= digit * divisor;
+    }
+    bytes[length++] = 58;
+  } else {
+    for (let index = 0; index < prefix.length; index++) bytes[length++] = prefix.charCodeAt(index);
+  }
+  if (length + text.length > CHUNK_LEN) return -1;
+  const start = length;
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index);
     if (code >= 0x80) {
-      const { read, written } = encoder.encodeInto(text, bytes.subarray(0, CHUNK_LEN + 1));
-      return read === text.length && written <= CHUNK_LEN ? written : -1;
+      const { read, written } = encoder.encodeInto(text, bytes.subarray(start, CHUNK_LEN + 1));
+      return read === text.length && start + written <= CHUNK_LEN ? start + written : -1;
     }
     bytes[length++] = code;
   }
   return length;
 };
 
-const hex8 = (word: number): string => {
-  const swapped = ((word & 0xff) << 24) | ((word & 0xff00) << 8) | ((word >>> 8) & 0xff00) | (word >>> 24);
-  return (swapped >>> 0).toString(16).padStart(8, '0');
-};
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+
+/** The first four output bytes (the little-endian word `word`) as 8 hex characters. */
+const hex8 = (word: number): string => HEX[word & 0xff]! + HEX[(word >>> 8) & 0xff]! + HEX[(word >>> 16) & 0xff]! + HEX[word >>> 24]!;
 
 /** Load 64-byte block `index` of the shared buffer (zero-padded past `length`) into `block`. */
 const loadBlock = (index: number, length: number): void => {
@@ -85,16 +109,35 @@ const loadBlock = (index: number, length: number): void => {
   }
 };
 
-/** The first 8 hex characters of BLAKE3(`text`) (UTF-8), exactly as `blake3Hex(text).slice(0, 8)`. */
-export const blake3Prefix8 = (text: string): string => {
-  const length = encode(text);
-  if (length < 0) return blake3Hex(text).slice(0, 8);
+const hashEncoded = (length: number): string => {
   const blocks = Math.max(1, Math.ceil(length / 64));
   chaining.set(IV);
+  if (littleEndian) {
+    bytes.fill(0, length, blocks * 64);
+    message = words;
+  } else {
+    message = block;
+  }
   for (let index = 0; index < blocks; index++) {
-    loadBlock(index, length);
+    if (littleEndian) messageOffset = index * 16;
+    else {
+      messageOffset = 0;
+      loadBlock(index, length);
+    }
     const last = index === blocks - 1;
     compress(last ? length - index * 64 : 64, (index === 0 ? CHUNK_START : 0) | (last ? CHUNK_END | ROOT : 0));
   }
   return hex8(chaining[0]!);
+};
+
+/** The first 8 hex characters of BLAKE3(`prefix` + `text`) (UTF-8), exactly as `blake3Hex(prefix + text).slice(0, 8)`. */
+export const blake3Prefix8 = (text: string, prefix = ''): string => {
+  const length = encode(prefix, text);
+  return length < 0 ? blake3Hex(prefix + text).slice(0, 8) : hashEncoded(length);
+};
+
+/** The line tag hash: the first 8 hex characters of BLAKE3(`"<lineNumber>:<text>"`), without building that string. */
+export const blake3LineTag = (lineNumber: number, text: string): string => {
+  const length = Number.isSafeInteger(lineNumber) && lineNumber >= 0 ? encode(lineNumber, text) : -1;
+  return length < 0 ? blake3Hex(`${lineNumber}:${text}`).slice(0, 8) : hashEncoded(length);
 };
