@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ResumePolicy } from '../../models/effect.records.js';
+import type { EffectResumeCheck } from '../effects/effect.js';
 import type { InputRepair, ToolErrorCode } from '../../models/tool.records.js';
 import type { ArtifactRef, BlobStore } from '../../stores/blob-store.js';
 import type { PermissionSubject } from '../policy/permission-policy.js';
@@ -65,10 +66,7 @@ export interface ToolContext {
 }
 
 /** What resume does with an in-doubt call of a `rerun-after-check` tool, decided from its recorded intent. */
-export type ResumeCheck =
-  | { resolution: 'rerun'; reason: string }
-  | { resolution: 'settled-from-log'; reason: string; observation: string }
-  | { resolution: 'awaiting-confirmation'; reason: string };
+export type ResumeCheck = EffectResumeCheck;
 
 /**
  * One way to define a tool: name, description, zod parameters (advertised as JSON Schema), annotations, risk and
@@ -93,7 +91,6 @@ export interface ToolDefinition<Parameters = Record<string, unknown>, Plan = und
 }
 
 /** A tool definition with its parameter and plan types erased, as the registry holds it. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyToolDefinition = ToolDefinition<any, any>;
 
 /** Identity helper that checks a tool definition against its parameter schema. */
