@@ -20,12 +20,21 @@ export const splitLines = (content: string): FileLines => {
 export const joinLines = ({ lines, trailingNewline }: FileLines): string => (lines.length === 0 ? '' : lines.join('\n') + (trailingNewline ? '\n' : ''));
 
 /** Render lines as `<line_no> <tag> | <text>`, numbering from `firstLine`. */
-export const renderTaggedLines = (lines: readonly string[], firstLine: number): string => {
+export const renderTaggedLines = (lines: readonly string[], firstLine: number): string => renderTaggedPage(lines, firstLine, Number.POSITIVE_INFINITY).text;
+
+/**
+ * Render as many lines as fit in `budget` characters (always at least one), tagging only those: returns the text
+ * and how many lines it holds.
+ */
+export const renderTaggedPage = (lines: readonly string[], firstLine: number, budget: number): { text: string; count: number } => {
   let rendered = '';
-  for (let index = 0; index < lines.length; index++) {
+  let index = 0;
+  for (; index < lines.length; index++) {
     const lineNumber = firstLine + index;
     const text = lines[index]!;
-    rendered += `${index === 0 ? '' : '\n'}${lineNumber} ${lineTag(lineNumber, text)} | ${text}`;
+    const line = `${index === 0 ? '' : '\n'}${lineNumber} ${lineTag(lineNumber, text)} | ${text}`;
+    if (index > 0 && rendered.length + line.length > budget) break;
+    rendered += line;
   }
-  return rendered;
+  return { text: rendered, count: index };
 };

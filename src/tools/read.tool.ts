@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { blake3Hex } from '../util/blake3.js';
 import { readWorkspaceFile } from './file-access.js';
-import { renderTaggedLines, splitLines } from './line-tags.js';
+import { renderTaggedPage, splitLines } from './line-tags.js';
 import { defineTool, readOnlyAnnotations } from './tool.js';
 
 /** Lines shown when the model gives no `limit`. */
@@ -18,7 +18,9 @@ export type ReadParameters = z.infer<typeof ReadParameters>;
 
 /**
  * Read a text file as tagged lines `<line_no> <tag> | <text>` and record the whole content's hash as the session's
- * baseline for later edits (`file.read`). An empty file, a range past the end and a cut-off listing each say so.
+ * baseline for later edits (`file.read`). It shows the requested range, or as much of it as fits in the
+ * observation budget, and tags only what it shows; an empty file, a range past the end and a shortened listing each
+ * say so (with the offset to continue from), so a read is never cut into an artifact.
  */
 export const readTool = defineTool({
   name: 'read',
@@ -38,15 +40,17 @@ export const readTool = defineTool({
     if (!('content' in file)) return file;
     const { lines } = splitLines(file.content);
     const first = args.offset ?? 1;
-    const shown = lines.slice(first - 1, first - 1 + (args.limit ?? defaultReadLimit));
+    const requested = lines.slice(first - 1, first - 1 + (args.limit ?? defaultReadLimit));
+    // Room for the footer; a single line longer than the budget is still shown (and then cut by the pipeline).
+    const page = renderTaggedPage(requested, first, context.outputBudget - 120);
     let note = '';
     if (lines.length === 0) note = `(${file.relative} is empty)`;
-    else if (shown.length === 0) note = `(${file.relative} has ${lines.length} lines; offset ${first} is past the end)`;
-    else if (first - 1 + shown.length < lines.length) note = `\n… ${lines.length - (first - 1 + shown.length)} more lines (use offset ${first + shown.length})`;
+    else if (requested.length === 0) note = `(${file.relative} has ${lines.length} lines; offset ${first} is past the end)`;
+    else if (first - 1 + page.count < lines.length) note = `\n… ${lines.length - (first - 1 + page.count)} more lines (use offset ${first + page.count})${page.count < requested.length ? '; the listing stopped at the observation budget' : ''}`;
     return {
       ok: true,
-      output: renderTaggedLines(shown, first) + note,
-      data: { path: file.relative, lines: lines.length, shown: shown.length },
+      output: page.text + note,
+      data: { path: file.relative, lines: lines.length, shown: page.count },
       files: [{ path: file.relative, hash: blake3Hex(file.bytes), access: 'read' }],
     };
   },

@@ -61,6 +61,8 @@ export interface ToolContext {
   /** Artifact refs this session has been shown; `read_artifact` reads only these. */
   artifacts: ReadonlySet<string>;
   sandbox: SandboxPolicy;
+  /** Characters an observation may have before it is cut into an artifact; tools that can page (read) stay within it. */
+  outputBudget: number;
   /** Stream a progress line to live subscribers (never persisted). */
   progress(message: string): void;
 }

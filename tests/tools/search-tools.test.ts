@@ -68,13 +68,28 @@ describe('read, list_dir, glob, grep and read_artifact', () => {
   it('cuts a long observation, says so, and read_artifact pages through the whole', async () => {
     const small = await toolHarness(dir.path, {});
     small.environment.observationLimit = 500;
-    const outcome = await small.call('read', { path: 'long.txt' });
-    if (outcome.kind !== 'settled') throw new Error('expected a settled read');
+    const outcome = await small.call('grep', { pattern: '^line \\d+$', max_matches: 3000 });
+    if (outcome.kind !== 'settled') throw new Error('expected a settled grep');
     expect(outcome.outcome.truncated?.omittedBytes).toBeGreaterThan(0);
     expect(outcome.outcome.observation).toContain(`truncated: ${outcome.outcome.truncated!.omittedBytes} bytes omitted; full output in ${outcome.outcome.truncated!.artifact}`);
-    const page = await small.run('read_artifact', { artifact: outcome.outcome.truncated!.artifact, offset: 2000, limit: 1 });
-    expect(page.observation).toMatch(/^2000 \| 2000 [0-9a-f]{8} \| line 2000/);
+    const whole = JSON.parse(Buffer.from(await small.environment.blobs.get(outcome.outcome.truncated!.artifact as never)).toString('utf8')) as unknown[];
+    expect(whole).toHaveLength(3000);
+    const page = await small.run('read_artifact', { artifact: outcome.outcome.truncated!.artifact, limit: 1 });
+    expect(page.observation).toMatch(/^1 \| \[\{"file":"long.txt","line":1,/);
     expect((await small.run('read_artifact', { artifact: `artifact://blake3/${'1'.repeat(64)}` })).errorCode).toBe('NotFound');
+  });
+
+  it('read stays within the observation budget and says where to continue', async () => {
+    const small = await toolHarness(dir.path, {});
+    small.environment.observationLimit = 500;
+    const outcome = await small.call('read', { path: 'long.txt' });
+    if (outcome.kind !== 'settled') throw new Error('expected a settled read');
+    expect(outcome.outcome.truncated).toBeUndefined();
+    expect(outcome.outcome.observation.length).toBeLessThanOrEqual(500);
+    const next = /use offset (\d+)\); the listing stopped at the observation budget/.exec(outcome.outcome.observation);
+    expect(Number(next![1])).toBeGreaterThan(5);
+    const following = await small.run('read', { path: 'long.txt', offset: Number(next![1]), limit: 1 });
+    expect(following.observation).toMatch(new RegExp(`^${next![1]} [0-9a-f]{8} \\| line ${next![1]}\\n`));
   });
 
   it('a short observation is not marked truncated', async () => {
