@@ -1,4 +1,6 @@
 import { and, assign, enqueueActions, not, setup } from 'xstate';
+import { approvalIdOf, type ApprovalRequested } from '../models/permission.records.js';
+import { permissionMachine, type ApprovalOutcome } from './permission.machine.js';
 import type { Budgets, Usage } from '../models/budgets.js';
 import { emptyUsage } from '../models/budgets.js';
 import type { EffectFailed, EffectKind } from '../models/effect.records.js';
@@ -7,7 +9,14 @@ import type { SessionCancelled, SessionOutcome, UserMessage } from '../models/se
 import type { ToolSettled } from '../models/tool.records.js';
 
 /** Bumped whenever a change to this machine would make old snapshots restore into the wrong state. */
-export const sessionMachineVersion = '1';
+export const sessionMachineVersion = '2';
+
+/** A tool call waiting for a person's answer; re-requested as a fresh `executeTool` effect once answered. */
+export interface PendingApproval {
+  callId: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
 
 /** An effect the session has requested and not yet seen settle. */
 export interface OutstandingEffect {
@@ -31,8 +40,13 @@ export interface SessionContext {
   outstanding: Record<string, OutstandingEffect>;
   /** The effect id of the model call the session is waiting for, if any. */
   awaitingModel: string | null;
+  /** Calls waiting for approval, by approval id (= the permission actor's path and id). */
+  approvals: Record<string, PendingApproval>;
   endReason: string | null;
 }
+
+/** The event a permission actor's parent receives when it reaches a final state. */
+export type ApprovalDoneEvent = { type: `xstate.done.actor.${string}`; output: ApprovalOutcome };
 
 /** Machine events are input records: `{ type, ...data }`. */
 export type SessionEvent =
@@ -41,6 +55,8 @@ export type SessionEvent =
   | ({ type: 'model.failed' } & ModelFailed)
   | ({ type: 'tool.settled' } & ToolSettled)
   | ({ type: 'effect.failed' } & EffectFailed)
+  | ({ type: 'approval.requested' } & ApprovalRequested)
+  | ApprovalDoneEvent
   | ({ type: 'session.cancelled' } & SessionCancelled);
 
 /** Params of the `requestEffect` action: the host turns each into an `effect.requested` record. */
@@ -58,14 +74,19 @@ export interface EmitRecordParams {
 
 const effectIdOf = (context: SessionContext): string => `${context.path}:e${context.nextEffect}`;
 
+const isApprovalDone = (event: SessionEvent): event is ApprovalDoneEvent =>
+  event.type.startsWith('xstate.done.actor.') && typeof (event as Partial<ApprovalDoneEvent>).output?.approvalId === 'string';
+
 const tokensUsed = (usage: Usage): number => usage.inputTokens + usage.outputTokens;
 
 const ended = (status: SessionOutcome) =>
   ({ type: 'emitRecord', params: ({ context }: { context: SessionContext }) => ({ type: 'session.ended', data: context.endReason ? { status, reason: context.endReason } : { status } }) }) as const;
 
 /**
- * The agent lifecycle (DESIGN §4): idle → running (awaiting model ⇄ running tools) → completed · failed ·
- * cancelled · budget-exhausted. Pure: it requests effects through `requestEffect` and learns their outcomes from
+ * The agent lifecycle (DESIGN §4): idle → running (awaiting model ⇄ running tools ⇄ awaiting approval) →
+ * completed · failed · cancelled · budget-exhausted. A call that needs approval settles its effect with
+ * `approval.requested`, which spawns a permission actor (`<path>/approval-<n>`); when that actor finishes, the
+ * call is requested again as a fresh `executeTool` effect carrying the answer. Pure: it requests effects through `requestEffect` and learns their outcomes from
  * input events; the runtime executes them only after the step's records are durable.
  */
 export const sessionMachine = setup({
@@ -73,6 +94,9 @@ export const sessionMachine = setup({
     context: {} as SessionContext,
     events: {} as SessionEvent,
     input: {} as SessionInput,
+  },
+  actors: {
+    permission: permissionMachine,
   },
   actions: {
     /** Observed by the host through inspection; deliberately does nothing here (machines perform no I/O). */
@@ -114,6 +138,28 @@ export const sessionMachine = setup({
       const { [event.effectId]: _settled, ...outstanding } = context.outstanding;
       return { outstanding, usage: { ...context.usage, elapsedMs: Math.max(context.usage.elapsedMs, event.elapsedMs) } };
     }),
+    openApproval: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'approval.requested') return;
+      const { [event.effectId]: _settled, ...outstanding } = context.outstanding;
+      const { type: _type, elapsedMs, arguments: args, ...question } = event;
+      enqueue.assign({
+        outstanding,
+        approvals: { ...context.approvals, [event.approvalId]: { callId: event.callId, name: event.tool, arguments: args } },
+        usage: { ...context.usage, elapsedMs: Math.max(context.usage.elapsedMs, elapsedMs) },
+      });
+      enqueue.spawnChild('permission', { id: event.approvalId, systemId: event.approvalId, input: { path: event.approvalId, question } });
+    }),
+    closeApproval: enqueueActions(({ context, event, enqueue }) => {
+      if (!isApprovalDone(event)) return;
+      const approvalId = event.output.approvalId;
+      const pending = context.approvals[approvalId];
+      if (!pending) return;
+      const { [approvalId]: _closed, ...approvals } = context.approvals;
+      const effectId = effectIdOf(context);
+      enqueue.stopChild(approvalId);
+      enqueue.assign({ approvals, nextEffect: context.nextEffect + 1, outstanding: { ...context.outstanding, [effectId]: { kind: 'executeTool', callId: pending.callId } } });
+      enqueue({ type: 'requestEffect', params: { effectId, kind: 'executeTool', args: { callId: pending.callId, name: pending.name, arguments: pending.arguments, approval: { ...event.output } } } });
+    }),
     noteEventReason: assign(({ event }) => {
       if (event.type === 'model.failed') return { endReason: `model call failed: ${event.error.code}: ${event.error.message}` };
       if (event.type === 'effect.failed') return { endReason: `effect ${event.effectId} failed: ${event.error.code}: ${event.error.message}` };
@@ -129,6 +175,15 @@ export const sessionMachine = setup({
       event.type === 'tool.settled' && context.outstanding[event.effectId]?.kind === 'executeTool',
     isLastOutstanding: ({ context, event }) =>
       'effectId' in event && Object.keys(context.outstanding).length === 1 && Object.hasOwn(context.outstanding, event.effectId),
+    isOutstandingApprovalRequest: ({ context, event }) =>
+      event.type === 'approval.requested' &&
+      context.outstanding[event.effectId]?.kind === 'executeTool' &&
+      context.outstanding[event.effectId]?.callId === event.callId &&
+      event.approvalId === approvalIdOf(context.path, event.effectId) &&
+      !Object.hasOwn(context.approvals, event.approvalId),
+    isPendingApprovalOutcome: ({ context, event }) =>
+      isApprovalDone(event) && Object.hasOwn(context.approvals, event.output.approvalId) && event.type === `xstate.done.actor.${event.output.approvalId}`,
+    hasPendingApprovals: ({ context }) => Object.keys(context.approvals).length > 0,
     hasToolCalls: ({ event }) => event.type === 'model.responded' && event.toolCalls.length > 0,
     /** The provider paused a long turn (`pause_turn`): the model continues it in another call. */
     isPausedTurn: ({ event }) => event.type === 'model.responded' && event.stopReason === 'pause_turn',
@@ -151,6 +206,7 @@ export const sessionMachine = setup({
     nextEffect: 1,
     outstanding: {},
     awaitingModel: null,
+    approvals: {},
     endReason: null,
   }),
   initial: 'idle',
@@ -198,9 +254,20 @@ export const sessionMachine = setup({
         runningTools: {
           on: {
             'tool.settled': [
-              { guard: and(['isOutstandingTool', 'isLastOutstanding']), target: 'nextTurn', actions: 'settleToolCall' },
+              { guard: and(['isOutstandingTool', 'isLastOutstanding', not('hasPendingApprovals')]), target: 'nextTurn', actions: 'settleToolCall' },
+              { guard: and(['isOutstandingTool', 'isLastOutstanding']), target: 'awaitingApproval', actions: 'settleToolCall' },
               { guard: 'isOutstandingTool', actions: 'settleToolCall' },
             ],
+            'approval.requested': [
+              { guard: and(['isOutstandingApprovalRequest', 'isLastOutstanding']), target: 'awaitingApproval', actions: 'openApproval' },
+              { guard: 'isOutstandingApprovalRequest', actions: 'openApproval' },
+            ],
+            'xstate.done.actor.*': { guard: 'isPendingApprovalOutcome', actions: 'closeApproval' },
+          },
+        },
+        awaitingApproval: {
+          on: {
+            'xstate.done.actor.*': { guard: 'isPendingApprovalOutcome', target: 'runningTools', actions: 'closeApproval' },
           },
         },
       },

@@ -13,10 +13,11 @@ import {
   SnapshotRejected,
   UserMessage,
 } from './session.records.js';
-import { ToolSettled, ToolStarted } from './tool.records.js';
 import { ContextProjected } from './context.records.js';
 import { VerificationRecorded } from './verification.records.js';
 import { MemoryExpired, MemoryPromoted, MemoryProposed, MemoryRejected, MemoryReviewed, MemoryRevoked } from './memory.records.js';
+import { ApprovalReplied, ApprovalRequested, PermissionDecided } from './permission.records.js';
+import { FileRead, FileWritten, ToolRejected, ToolRepaired, ToolSettled, ToolStarted, ToolValidated } from './tool.records.js';
 
 /**
  * The three classes of record (DESIGN §3):
@@ -48,12 +49,20 @@ export const recordTypes = {
   'model.failed': input(ModelFailed),
   'tool.settled': input(ToolSettled),
   'effect.failed': input(EffectFailed),
+  'approval.requested': input(ApprovalRequested),
+  'approval.replied': input(ApprovalReplied),
   'session.cancelled': input(SessionCancelled),
   'actor.transitioned': { class: 'transition', derived: true, version: 1, data: ActorTransitioned },
   'effect.requested': derived(EffectRequested),
   'session.ended': derived(SessionEnded),
   'tool.started': fact(ToolStarted),
   'model.attempted': fact(ModelAttempted),
+  'tool.rejected': fact(ToolRejected),
+  'tool.repaired': fact(ToolRepaired),
+  'tool.validated': fact(ToolValidated),
+  'permission.decided': fact(PermissionDecided),
+  'file.read': fact(FileRead),
+  'file.written': fact(FileWritten),
   'effect.resolved': fact(EffectResolved),
   'session.forked': fact(SessionForked),
   'session.resumed': fact(SessionResumed),

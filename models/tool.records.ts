@@ -11,23 +11,82 @@ export const Truncation = z.object({
 });
 export type Truncation = z.infer<typeof Truncation>;
 
-/** effect (fact) · the executor is about to run a tool (written before it runs). */
-export const ToolStarted = z.object({
+const callFields = {
   effectId: z.string().min(1),
   callId: z.string().min(1),
   name: z.string(),
+};
+
+/** effect (fact) · the executor is about to run a tool (written before it runs); `intent` lets resume check it. */
+export const ToolStarted = z.object({
+  ...callFields,
+  intent: z.record(z.string(), z.unknown()).optional(),
 });
 export type ToolStarted = z.infer<typeof ToolStarted>;
 
+/** The pipeline stages that can reject a call before it is validated or executed. */
+export const RejectionStage = z.enum(['lookup', 'visibility', 'runtime-validation']);
+export type RejectionStage = z.infer<typeof RejectionStage>;
+
+/**
+ * effect (fact) · a pipeline stage refused the call: `code` is the validation code (`unknown_tool`,
+ * `tool_not_visible`, `outside_workspace`, `stale_file_baseline`, `ambiguous_target`, …) and `errorCode` what the
+ * model was told.
+ */
+export const ToolRejected = z.object({
+  ...callFields,
+  stage: RejectionStage,
+  code: z.string().min(1),
+  errorCode: ToolErrorCode,
+  message: z.string(),
+});
+export type ToolRejected = z.infer<typeof ToolRejected>;
+
+/** The repair kinds of the whitelist that change a value rather than a field name. */
+export const RepairKind = z.enum(['string-to-boolean', 'string-to-integer', 'markdown-autolink', 'json-unescape']);
+export type RepairKind = z.infer<typeof RepairKind>;
+
+/** One repair: a field renamed (`from` → `to`) or a field's value reshaped (`field`, `kind`). */
+export const InputRepair = z.union([
+  z.object({ from: z.string().min(1), to: z.string().min(1) }).strict(),
+  z.object({ field: z.string().min(1), kind: RepairKind }).strict(),
+]);
+export type InputRepair = z.infer<typeof InputRepair>;
+
+/** effect (fact) · the input-repair stage (or an edit's JSON-unescape) changed the model's arguments. */
+export const ToolRepaired = z.object({ ...callFields, repairs: z.array(InputRepair).min(1) });
+export type ToolRepaired = z.infer<typeof ToolRepaired>;
+
+/** One schema problem, with its field path and zod issue code (never the field's value). */
+export const ValidationIssue = z.object({ path: z.string(), code: z.string(), message: z.string() });
+export type ValidationIssue = z.infer<typeof ValidationIssue>;
+
+/** effect (fact) · the schema-validation stage's verdict on the (repaired) arguments. */
+export const ToolValidated = z.object({ ...callFields, ok: z.boolean(), issues: z.array(ValidationIssue).optional() });
+export type ToolValidated = z.infer<typeof ToolValidated>;
+
+/** effect (fact) · a tool read a file: its workspace-relative path and the BLAKE3 of its whole content (the baseline). */
+export const FileRead = z.object({ callId: z.string().min(1), path: z.string().min(1), hash: z.string().min(1) });
+export type FileRead = z.infer<typeof FileRead>;
+
+/** effect (fact) · a tool wrote a file: the new content's hash becomes the baseline for later edits. */
+export const FileWritten = z.object({
+  callId: z.string().min(1),
+  path: z.string().min(1),
+  hash: z.string().min(1),
+  before: z.string().nullable(),
+});
+export type FileWritten = z.infer<typeof FileWritten>;
+
 /** input · the terminal result of one `executeTool` effect, including the observation the model will read. */
 export const ToolSettled = z.object({
-  effectId: z.string().min(1),
-  callId: z.string().min(1),
-  name: z.string(),
+  ...callFields,
   status: z.enum(['ok', 'error']),
   errorCode: ToolErrorCode.optional(),
   observation: z.string(),
   truncated: Truncation.optional(),
+  /** Blob refs the result points to (full outputs); `read_artifact` may read only refs its session has seen. */
+  artifacts: z.array(z.string()).optional(),
   elapsedMs: z.number().nonnegative(),
 });
 export type ToolSettled = z.infer<typeof ToolSettled>;

@@ -2,6 +2,15 @@
 export { createRein } from './rein.js';
 export type { Rein, ReinOptions } from './rein.js';
 export { ReinSession } from './session/session-handle.js';
+export type { ApprovalRequest, ApprovalAnswer } from './session/session-handle.js';
+export { PermissionPolicy } from './policy/permission-policy.js';
+export type { PermissionsConfig, PermissionSubject, PermissionVerdict } from './policy/permission-policy.js';
+export { parseRule } from './policy/permission-rules.js';
+export type { PermissionRule } from './policy/permission-rules.js';
+export { classifyShellCommand, neverAutoAllowed } from './policy/shell-classify.js';
+export type { ShellClassification } from './policy/shell-classify.js';
+export { defaultSandboxPolicy } from './policy/sandbox-policy.js';
+export type { SandboxPolicy, NetworkPolicy } from './policy/sandbox-policy.js';
 export type { CreateSessionOptions } from './session/start-session.js';
 export type { ResumeOptions, ResumeReport } from './session/resume-session.js';
 export type { SessionSummary } from './session/session-catalog.js';
@@ -32,10 +41,12 @@ export { ToolCallAssembler } from './providers/tool-call-assembler.js';
 export { providerError } from './providers/provider-errors.js';
 export { defaultRetryPolicy } from './effects/model-retry.js';
 export type { RetryPolicy } from './effects/model-retry.js';
-export { defineTool } from './tools/tool.js';
-export type { ToolDefinition, ToolAnnotations, ToolResult, ToolContext, SideEffectClass, ToolRisk } from './tools/tool.js';
+export { defineTool, toolFailure } from './tools/tool.js';
+export type { ToolDefinition, ToolAnnotations, ToolResult, ToolFailure, ToolContext, Prepared, ResumeCheck, FileAccess, SideEffectClass, ToolRisk } from './tools/tool.js';
 export { builtinTools } from './tools/builtin-tools.js';
 export { sessionMachine } from '../machines/session.machine.js';
+export { permissionMachine } from '../machines/permission.machine.js';
+export type { ApprovalOutcome, ApprovalQuestion } from '../machines/permission.machine.js';
 export { recordTypes, ReinRecordSchema } from '../models/records.js';
 export type { ReinRecord, RecordOf, RecordType, RecordClass } from '../models/records.js';
 export type { RecordEnvelope } from '../models/envelope.js';
@@ -79,7 +90,8 @@ export type { TraceReport, TraceFinding, TraceOutcome, FailureCategory, Boundary
 
 // Replay modes and the inspector.
 export { dryRunSession } from './session/dry-run.js';
-export type { DryRunReport, DryRunCall, DecidePermission, PermissionVerdict } from './session/dry-run.js';
+export type { DryRunReport, DryRunCall, DecidePermission, DryRunVerdict } from './session/dry-run.js';
+export { decideWithPolicy } from './session/dry-run-permission.js';
 export { contextAtTurn } from './session/context-at-turn.js';
 export type { ContextAtTurn } from './session/context-at-turn.js';
 export { blobText } from './session/session-records.js';
@@ -93,3 +105,4 @@ export { inspectRecords } from './inspect/inspect-session.js';
 export { InspectError } from './inspect/inspect-errors.js';
 export type { InspectErrorCode } from './inspect/inspect-errors.js';
 export type { ModelCallSource, ModelCallAttempt, PreparedModelInput } from './effects/call-model.js';
+export type { PermissionMode, PermissionAction, ShellClass, ApprovalDecision } from '../models/permission.records.js';

@@ -18,6 +18,8 @@ import type { ReinSession } from './session/session-handle.js';
 import { SessionRegistry } from './session/session-registry.js';
 import type { SessionServices } from './session/session-services.js';
 import { defaultSystemPrompt } from './session/system-prompt.js';
+import { PermissionPolicy, type PermissionsConfig } from './policy/permission-policy.js';
+import { defaultSandboxPolicy, type SandboxPolicy } from './policy/sandbox-policy.js';
 import { builtinTools } from './tools/builtin-tools.js';
 import type { AnyToolDefinition } from './tools/tool.js';
 import { ToolRegistry } from './tools/tool-registry.js';
@@ -57,6 +59,10 @@ export interface ReinOptions {
   classifyVerification?: VerificationClassifier;
   /** Receives every XState inspection event of every session's actors (e.g. a Stately inspector's `inspect.next`). */
   inspect?: (event: unknown) => void;
+  /** Permission mode and rules (default: mode `default`, no rules: read-only tools run, edits and commands ask). */
+  permissions?: PermissionsConfig;
+  /** Sandbox limits for `bash` (default: network disabled, 120 s timeout, env allow-list, output caps). */
+  sandbox?: Partial<SandboxPolicy>;
 }
 
 /**
@@ -116,6 +122,8 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     ...(options.contextView ? { contextView: options.contextView } : {}),
     ...(options.classifyVerification ? { classifyVerification: options.classifyVerification } : {}),
     ...(options.inspect ? { inspect: options.inspect } : {}),
+    permissions: new PermissionPolicy(options.permissions),
+    sandbox: { ...defaultSandboxPolicy, ...options.sandbox },
   };
   const registry = new SessionRegistry();
   const { name, model, source } = options.provider;

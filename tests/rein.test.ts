@@ -27,7 +27,7 @@ describe('the embedding API', () => {
     const answer = modelExchange(shoutAny, { delayMs: 5 });
     server = await startLoopbackServer((request) => answer(request));
     const store = createMemoryEventStore();
-    const rein = await createRein({ store, workspace: workspace.path, provider: createOpenAICompatibleProvider({ model: 'loopback-1', baseUrl: `${server.url}/v1` }) });
+    const rein = await createRein({ store, workspace: workspace.path, provider: createOpenAICompatibleProvider({ model: 'loopback-1', baseUrl: `${server.url}/v1` }), permissions: { mode: 'accept-edits' } });
     expect(rein.provider).toEqual({ name: 'openai', model: 'loopback-1', source: `${server.url}/v1` });
 
     const sessions = await Promise.all(files.map((file) => rein.startSession({ task: `shout ${file}` })));
@@ -57,7 +57,7 @@ describe('the embedding API', () => {
     server = await startLoopbackServer((request) => (slow ? { chunks: answer(request).chunks.slice(0, 2), hang: true } : answer(request)));
     const store = createMemoryEventStore();
     const provider = createOpenAICompatibleProvider({ model: 'loopback-1', baseUrl: `${server.url}/v1` });
-    const rein = await createRein({ store, workspace: workspace.path, provider });
+    const rein = await createRein({ store, workspace: workspace.path, provider, permissions: { mode: 'accept-edits' } });
 
     const doomed = await rein.startSession({ task: 'shout a.txt' });
     const live = firstValueFrom(doomed.live$.pipe(takeWhile((event) => event.type !== 'model.delta', true), toArray()));
@@ -74,7 +74,7 @@ describe('the embedding API', () => {
     expect(server.abandoned).toBe(2);
 
     slow = false;
-    const again = await createRein({ store, workspace: workspace.path, provider });
+    const again = await createRein({ store, workspace: workspace.path, provider, permissions: { mode: 'accept-edits' } });
     const { session, report } = await again.resumeSession(paused.id);
     expect(report.resolutions).toEqual([expect.objectContaining({ kind: 'callModel', resolution: 'rerun' })]);
     expect((await session.whenQuiet()).status).toBe('completed');

@@ -3,6 +3,7 @@ import { main as provider } from './provider.bench.js';
 import { main as replay } from './replay.bench.js';
 import { main as step } from './step.bench.js';
 import { main as projections } from './projections.bench.js';
+import { main as tools } from './tools.bench.js';
 
 /** `npm run bench`: every benchmark in turn; each prints its figures and the ratio against its same-run baseline. */
 await append();
@@ -14,3 +15,5 @@ process.stdout.write('\n');
 await provider();
 process.stdout.write('\n');
 await projections();
+process.stdout.write('\n');
+await tools();

@@ -21,8 +21,9 @@ const runTests = (workspace: string): boolean => {
 };
 
 /**
- * `npm start`: copy the sample project, show its failing test, let a scripted agent read the test, fix the code
- * and finish, show the test passing, then verify the session by replay.
+ * `npm start`: copy the sample project, show its failing test, let a scripted agent run the tests, read the test
+ * and the code, fix it with an exact edit and run the tests again (the demo answers the approval requests as a host
+ * app would), show the test passing, then verify the session by replay.
  */
 const main = async (): Promise<void> => {
   const workspace = await mkdtemp(join(tmpdir(), 'rein-demo-'));
@@ -38,10 +39,13 @@ const main = async (): Promise<void> => {
     const session = await rein.createSession({ task });
     const renderer = new LiveRenderer(process.stdout);
     const subscription = renderer.attach(session);
+    // The demo plays the host app: it answers each approval request (edits and commands ask in default mode).
+    subscription.add(session.approvals$.subscribe((request) => void session.approve(request.approvalId, { decision: 'allow-once' })));
     const startedAt = Date.now();
     process.stdout.write(`\nagent (scripted model), task: ${task}\n\n`);
     await session.send(task);
-    const result = await session.whenQuiet();
+    let result = await session.whenQuiet();
+    while (result.status === 'paused' && session.pendingApprovals().length > 0) result = await session.whenQuiet();
     subscription.unsubscribe();
     process.stdout.write(renderer.summary(result, startedAt));
 

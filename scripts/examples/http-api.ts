@@ -99,10 +99,12 @@ const streamRecords = (rein: Rein) => async ({ request, response, params, url }:
   );
 };
 
+const decisions = new Set(['allow-once', 'allow-session', 'deny']);
+
 /**
- * The routes of the example API. Approvals (issue 3) slot in as two more entries:
- * `GET /sessions/:id/approvals` → `session.pendingApprovals()`, and
- * `POST /sessions/:id/approvals/:approvalId` `{ decision }` → `session.approve(approvalId, { decision })`.
+ * The routes of the example API: start, list, inspect, stream, send, cancel, and answer approvals —
+ * `GET /sessions/:id/approvals` lists the pending questions, `POST /sessions/:id/approvals/:approvalId`
+ * `{ decision, feedback? }` answers one (the session continues; deny rules and the workspace boundary still hold).
  */
 export const reinRoutes = (rein: Rein): Route[] => [
   route('POST', '/sessions', async ({ request, response }) => {
@@ -124,6 +126,15 @@ export const reinRoutes = (rein: Rein): Route[] => [
     await running(rein, params.id!).send(body.text);
     sendJson(response, 202, { accepted: true });
   }),
+  route('GET', '/sessions/:id/approvals', async ({ response, params }) => sendJson(response, 200, running(rein, params.id!).pendingApprovals())),
+  route('POST', '/sessions/:id/approvals/:approvalId', async ({ request, response, params }) => {
+    const body = await readJson(request);
+    if (typeof body.decision !== 'string' || !decisions.has(body.decision)) throw new HttpError(400, 'BAD_REQUEST', 'answer with { "decision": "allow-once" | "allow-session" | "deny", "feedback"?: "…" }');
+    const session = running(rein, params.id!);
+    await session.approve(params.approvalId!, { decision: body.decision as 'allow-once' | 'allow-session' | 'deny', ...(typeof body.feedback === 'string' ? { feedback: body.feedback } : {}) });
+    session.whenQuiet().catch((error: unknown) => process.stderr.write(`session ${session.id} stopped: ${String(error)}\n`));
+    sendJson(response, 202, { accepted: true });
+  }),
   route('POST', '/sessions/:id/cancel', async ({ request, response, params }) => {
     const body = await readJson(request);
     await running(rein, params.id!).cancel(typeof body.reason === 'string' ? body.reason : 'cancelled over HTTP');
@@ -138,10 +149,12 @@ export const createReinHttpHandler = (routes: readonly Route[]) => async (reques
     const candidates = routes.filter((candidate) => candidate.pattern.test(url.pathname));
     const match = candidates.find((candidate) => candidate.method === request.method);
     if (!match) throw candidates.length > 0 ? new HttpError(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${url.pathname}`) : new HttpError(404, 'NOT_FOUND', `no route ${url.pathname}`);
-    const params = { ...match.pattern.exec(url.pathname)?.groups };
+    // Path parameters arrive percent-encoded (approval ids are actor paths such as `root/approval-3`).
+    const params = Object.fromEntries(Object.entries({ ...match.pattern.exec(url.pathname)?.groups }).map(([key, value]) => [key, decodeURIComponent(value ?? '')]));
     await match.handle({ request, response, params, url });
   } catch (error) {
-    const status = error instanceof HttpError ? error.status : (error as { code?: string }).code === 'SESSION_NOT_FOUND' ? 404 : (error as { code?: string }).code === 'INPUT_INVALID' ? 400 : 500;
+    const errorCode = (error as { code?: string }).code;
+    const status = error instanceof HttpError ? error.status : errorCode === 'SESSION_NOT_FOUND' || errorCode === 'APPROVAL_NOT_FOUND' ? 404 : errorCode === 'INPUT_INVALID' ? 400 : 500;
     const code = error instanceof HttpError ? error.code : String((error as { code?: unknown }).code ?? 'INTERNAL');
     if (response.headersSent) response.end();
     else sendJson(response, status, { error: { code, message: (error as Error).message } });

@@ -105,6 +105,14 @@ export class LiveRenderer {
     if (record.type === 'effect.requested') {
       const data = record.data as { effectId: string; kind: string; args: { arguments?: Record<string, unknown> } };
       if (data.kind === 'executeTool') this.argsByEffect.set(data.effectId, summarizeArguments(data.args.arguments ?? {}));
+    } else if (record.type === 'approval.requested') {
+      const data = record.data as { summary: string; reason: string };
+      this.status.clear();
+      this.endLine();
+      this.out.write(`  ${this.paint(33, '?')} ${data.summary} ${this.paint(2, `— needs approval: ${data.reason}`)}\n`);
+    } else if (record.type === 'approval.replied') {
+      const data = record.data as { decision: string; feedback?: string };
+      this.out.write(`  ${this.paint(2, `→ ${data.decision}${data.feedback ? `: ${data.feedback}` : ''}`)}\n`);
     } else if (record.type === 'tool.settled') {
       const data = record.data as ToolSettled;
       const started = this.startedAt.get(data.effectId);

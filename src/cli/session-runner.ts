@@ -1,6 +1,7 @@
 import type { Subscription } from 'rxjs';
 import type { SessionResult } from '../host/session-host.js';
 import type { ReinSession } from '../session/session-handle.js';
+import { answerPending, type ApprovalAnswering } from './approval-prompt.js';
 import { ExitCode } from './exit-codes.js';
 import { LiveRenderer } from './live-renderer.js';
 
@@ -13,10 +14,11 @@ export const exitCodeOf = (result: SessionResult): number => {
 };
 
 /**
- * Drive a session to quiet for the CLI: render it (or print NDJSON records), make Ctrl-C interrupt it cleanly
- * (running effects aborted, session resumable), and return the result once nothing is running.
+ * Drive a session to quiet for the CLI: render it (or print NDJSON records), answer approval requests (in advance
+ * from the flags, or at the terminal), make Ctrl-C interrupt it cleanly (running effects aborted, session
+ * resumable), and return the result once nothing is running and nobody here can answer what it waits for.
  */
-export const runToQuiet = async (session: ReinSession, options: { json: boolean; begin?: () => Promise<void> }): Promise<SessionResult> => {
+export const runToQuiet = async (session: ReinSession, options: { json: boolean; begin?: () => Promise<void>; approvals?: ApprovalAnswering }): Promise<SessionResult> => {
   const startedAt = Date.now();
   const renderer = new LiveRenderer(process.stdout);
   let lastPrinted = 0;
@@ -36,11 +38,15 @@ export const runToQuiet = async (session: ReinSession, options: { json: boolean;
   process.on('SIGINT', onInterrupt);
   try {
     await options.begin?.();
-    const result = await session.whenQuiet();
+    let result = await session.whenQuiet();
+    while (options.approvals && result.status === 'paused' && !interrupted && (await answerPending(session, options.approvals)) > 0) result = await session.whenQuiet();
     if (options.json) {
       while (lastPrinted < session.snapshot().head) await new Promise((resolve) => setTimeout(resolve, 5));
     } else {
       process.stdout.write(renderer.summary(result, startedAt));
+      for (const request of result.status === 'paused' ? session.pendingApprovals() : []) {
+        process.stdout.write(`waiting for approval ${request.approvalId}: ${request.summary}\n  answer with: rein resume ${result.sessionId} --approve ${JSON.stringify(request.suggestedRule ?? request.tool)} (or --yes)\n`);
+      }
     }
     return result;
   } finally {

@@ -33,6 +33,12 @@ export const transcriptLine = (record: RecordEnvelope): string | undefined => {
       return `${at}${who}model attempt ${data.attempt} (${data.provider}${data.model ? ` ${data.model}` : ''}) failed: ${data.errorCode} → ${data.decision}${data.decision === 'retry' ? ` in ${((data.delayMs ?? 0) / 1000).toFixed(1)} s` : ''}`;
     case 'tool.settled':
       return `${at}${who}${data.status === 'ok' ? '✓' : '✗'} ${data.name}${data.errorCode ? ` ${data.errorCode}` : ''}: ${clip(data.observation)}`;
+    case 'approval.requested':
+      return `${at}${who}? ${clip(data.summary)} — needs approval (${data.approvalId}): ${clip(data.reason)}`;
+    case 'approval.replied':
+      return `${at}${who}→ ${data.approvalId}: ${data.decision}${data.feedback ? ` (${clip(data.feedback)})` : ''}`;
+    case 'permission.decided':
+      return data.decision === 'allow' && data.source === 'mode' ? undefined : `${at}${who}permission ${data.decision} for ${data.tool}${data.target ? ` ${clip(data.target, 60)}` : ''} (${data.source}${data.rule ? `: ${data.rule}` : ''})`;
     case 'effect.failed':
       return `${at}${who}effect ${data.effectId} failed: ${data.error.code}: ${clip(data.error.message)}`;
     case 'session.cancelled':

@@ -1,4 +1,4 @@
-import type { RecordDraft } from '../../models/envelope.js';
+import type { RecordDraft, RecordEnvelope } from '../../models/envelope.js';
 import type { EffectKind, ResumePolicy } from '../../models/effect.records.js';
 import type { LiveEvent } from '../host/live-events.js';
 
@@ -50,7 +50,19 @@ export interface EffectExecutor {
   resumePolicy(request: EffectRequest): ResumePolicy;
   /** Whether this effect must run alone in its actor's tool lane (default true); read-only tools share it. */
   isExclusive?(request: EffectRequest): boolean;
+  /**
+   * For `rerun-after-check`: the check itself. Given the in-doubt request and its `tool.started` record (absent when
+   * it never started), say whether to rerun it, settle it from what the world shows, or ask for confirmation.
+   * Undefined (or no hook) means rerun.
+   */
+  checkResume?(request: EffectRequest, started: RecordEnvelope | undefined): Promise<EffectResumeCheck | undefined>;
 }
+
+/** The outcome of a resume check (see `EffectExecutor.checkResume`). */
+export type EffectResumeCheck =
+  | { resolution: 'rerun'; reason: string }
+  | { resolution: 'settled-from-log'; reason: string; observation: string }
+  | { resolution: 'awaiting-confirmation'; reason: string };
 
 /** Executors by effect kind. */
 export type EffectExecutors = Partial<Record<EffectKind, EffectExecutor>>;

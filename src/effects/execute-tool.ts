@@ -1,60 +1,72 @@
-import type { BlobStore } from '../../stores/blob-store.js';
-import type { ToolRegistry } from '../tools/tool-registry.js';
-import { runToolCall } from '../tools/tool-runtime.js';
-import type { Workspace } from '../tools/workspace.js';
-import type { EffectExecutor, FactDraft } from './effect.js';
+import type { RecordEnvelope } from '../../models/envelope.js';
+import type { ApprovalOutcome } from '../../machines/permission.machine.js';
+import { runToolPipeline, type PipelineEnvironment } from '../tools/tool-pipeline.js';
+import type { ResumeCheck } from '../tools/tool.js';
+import type { EffectExecutor, EffectRequest, FactDraft } from './effect.js';
 import { defaultVerificationClassifier, verificationOf, type VerificationClassifier } from './verification.js';
 
+const approvalOf = (value: unknown): ApprovalOutcome | undefined => {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const approval = value as Partial<ApprovalOutcome>;
+  if (typeof approval.approvalId !== 'string' || (approval.decision !== 'allow-once' && approval.decision !== 'allow-session' && approval.decision !== 'deny')) return undefined;
+  return {
+    approvalId: approval.approvalId,
+    decision: approval.decision,
+    ...(typeof approval.feedback === 'string' ? { feedback: approval.feedback } : {}),
+    ...(typeof approval.rule === 'string' ? { rule: approval.rule } : {}),
+  };
+};
+
 export interface ExecuteToolOptions {
-  registry: ToolRegistry;
-  workspace: Workspace;
-  blobs: BlobStore;
-  observationLimit?: number;
   /** Which calls are verifications (default: test commands and tools named like `run_tests`). */
   classifyVerification?: VerificationClassifier;
 }
 
 /**
- * Executes `executeTool` through the tool pipeline. For tools that change anything, `tool.started` is appended
- * (synced) right before the tool runs, so a crash mid-tool leaves evidence that it may have run; for read-only
- * tools it is written with the settling step, stamped with the time the tool actually started. A call the
- * classifier marks as a verification that actually ran also gets a `verification.recorded` fact in that batch.
+ * Executes `executeTool` through the tool pipeline (src/tools/tool-pipeline.ts). It settles with `tool.settled`,
+ * or with `approval.requested` when the permission stage asks a person (the tool does not run; the session waits and
+ * requests the call again with the answer). Facts that must be durable before a tool changes anything are appended
+ * synced by the pipeline; the rest are written with the settling input. A call the classifier marks as a
+ * verification that actually ran also gets a `verification.recorded` fact in that batch. Read-only tools may share
+ * their actor's tool lane; anything else runs alone.
  */
-export const createExecuteToolExecutor = ({ registry, workspace, blobs, observationLimit, classifyVerification = defaultVerificationClassifier }: ExecuteToolOptions): EffectExecutor => {
-  const readBaselines = new Map<string, string>();
+export const createExecuteToolExecutor = (environment: PipelineEnvironment, options: ExecuteToolOptions = {}): EffectExecutor => {
+  const classifyVerification = options.classifyVerification ?? defaultVerificationClassifier;
   return {
-    resumePolicy: (request) => registry.get(String(request.args.name))?.resumePolicy ?? 'never-rerun',
-    isExclusive: (request) => !(registry.get(String(request.args.name))?.annotations.readOnly ?? false),
+    resumePolicy: (request) => environment.registry.get(String(request.args.name))?.resumePolicy ?? 'never-rerun',
+    isExclusive: (request) => !(environment.registry.get(String(request.args.name))?.annotations.readOnly ?? false),
+    async checkResume(request: EffectRequest, started: RecordEnvelope | undefined): Promise<ResumeCheck | undefined> {
+      const tool = environment.registry.get(String(request.args.name));
+      if (!tool?.checkResume) return undefined;
+      const intent = (started?.data as { intent?: Record<string, unknown> } | undefined)?.intent;
+      return tool.checkResume(started ? (intent ?? {}) : undefined, { workspace: environment.workspace });
+    },
     async execute(request, context) {
       const callId = String(request.args.callId);
       const name = String(request.args.name);
-      const args = (request.args.arguments ?? {}) as Record<string, unknown>;
-      const readOnly = registry.get(name)?.annotations.readOnly ?? false;
-      const deferred: FactDraft[] = [];
-      const started: FactDraft = { type: 'tool.started', data: { effectId: request.effectId, callId, name }, corr: callId };
+      const args = (typeof request.args.arguments === 'object' && request.args.arguments !== null ? request.args.arguments : {}) as Record<string, unknown>;
+      const approval = approvalOf(request.args.approval);
       let ran = false;
-      const outcome = await runToolCall(
-        registry,
-        { name, arguments: args },
-        { sessionId: context.sessionId, callId, workspace, blobs, signal: context.signal, readBaselines },
+      const result = await runToolPipeline(
+        environment,
+        { effectId: request.effectId, callId, actor: request.actor, name, arguments: args, ...(approval ? { approval } : {}) },
         {
-          ...(observationLimit === undefined ? {} : { observationLimit }),
-          // A tool that changes something leaves durable evidence before it runs; a read-only one needs none.
-          beforeExecute: async () => {
-            ran = true;
-            if (readOnly) deferred.push({ ...started, at: context.now() });
-            else await context.recordFacts([started], { sync: true });
+          sessionId: context.sessionId,
+          signal: context.signal,
+          now: context.now,
+          persist: (facts) => {
+            ran ||= facts.some((fact) => fact.type === 'tool.started');
+            return context.recordFacts(facts, { sync: true });
           },
+          progress: (message) => context.live({ type: 'effect.progress', actor: request.actor, effectId: request.effectId, message }),
         },
       );
+      const facts: FactDraft[] = [...result.facts];
+      if (result.kind === 'ask') return { type: 'approval.requested', corr: callId, data: { ...result.request, elapsedMs: context.elapsedMs() }, ...(facts.length > 0 ? { facts } : {}) };
+      ran ||= facts.some((fact) => fact.type === 'tool.started');
       const verification = ran ? classifyVerification({ name, arguments: args }) : undefined;
-      if (verification) deferred.push({ type: 'verification.recorded', data: verificationOf({ name, arguments: args, callId }, request.effectId, outcome, verification), corr: callId, at: context.now() });
-      return {
-        type: 'tool.settled',
-        corr: callId,
-        data: { effectId: request.effectId, callId, name, ...outcome, elapsedMs: context.elapsedMs() },
-        ...(deferred.length > 0 ? { facts: deferred } : {}),
-      };
+      if (verification) facts.push({ type: 'verification.recorded', data: verificationOf({ name, arguments: args, callId }, request.effectId, result.outcome, verification), corr: callId, at: context.now() });
+      return { type: 'tool.settled', corr: callId, data: { effectId: request.effectId, callId, name, ...result.outcome, elapsedMs: context.elapsedMs() }, ...(facts.length > 0 ? { facts } : {}) };
     },
   };
 };

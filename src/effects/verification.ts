@@ -1,7 +1,7 @@
 import type { ToolCall } from '../../models/model.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
 import { keyLines } from '../projections/key-lines.js';
-import type { ToolOutcome } from '../tools/tool-runtime.js';
+import type { ToolOutcome } from '../tools/observation.js';
 
 /** Decides whether a tool call is a verification (a test run); returns the command it ran, if any, or undefined. */
 export type VerificationClassifier = (call: Pick<ToolCall, 'name' | 'arguments'>) => { command?: string } | undefined;

@@ -3,6 +3,7 @@ import type { StateValue } from '../../models/actor.records.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { SessionCreated } from '../../models/session.records.js';
 import { sessionMachine, type SessionContext, type SessionEvent } from '../../machines/session.machine.js';
+import type { ApprovalQuestion, PermissionContext } from '../../machines/permission.machine.js';
 import { ReinError } from './host-errors.js';
 import { StepCollector, type DerivedDraft } from './step-collector.js';
 
@@ -84,6 +85,18 @@ export class ActorTree {
 
   get context(): SessionContext {
     return this.root.getSnapshot().context;
+  }
+
+  /** The questions the root agent's permission actors are waiting on, oldest first, with the calls' arguments. */
+  pendingApprovals(): Array<ApprovalQuestion & { arguments: Record<string, unknown> }> {
+    const snapshot = this.root.getSnapshot();
+    const pending: Array<ApprovalQuestion & { arguments: Record<string, unknown> }> = [];
+    for (const [id, child] of Object.entries(snapshot.children as Record<string, { getSnapshot(): { status: string; value: unknown; context?: PermissionContext } }>)) {
+      const state = child.getSnapshot();
+      if (state.status !== 'active' || state.value !== 'awaitingReply' || !state.context) continue;
+      pending.push({ ...state.context.question, arguments: snapshot.context.approvals[id]?.arguments ?? {} });
+    }
+    return pending;
   }
 
   /** The XState persisted snapshot of the whole tree (children included). */

@@ -10,6 +10,7 @@ export type HostErrorCode =
   | 'INPUT_INVALID'
   | 'RESUME_BLOCKED'
   | 'FORK_NOT_AT_BOUNDARY'
+  | 'APPROVAL_NOT_FOUND'
   | 'USAGE';
 
 /** Base class for runtime errors that cross a boundary: a stable `code` and the underlying `cause`. */

@@ -24,6 +24,8 @@ export interface InputDraft {
   facts?: readonly FactDraft[];
   /** Blobs those facts reference, written into the stream in the same atomic batch. */
   blobs?: readonly Uint8Array[];
+  /** Checked in the queue right before the input is applied; an error rejects the step and writes nothing. */
+  precondition?: () => Error | undefined;
 }
 
 /** How a session run stopped: one of the final outcomes, or `paused` (waiting for a person, resumable). */
@@ -118,6 +120,11 @@ export class SessionHost {
     return { value: this.tree.value, usage: this.tree.context.usage, head: this.head };
   }
 
+  /** The approval questions the session is waiting on. */
+  pendingApprovals(): ReturnType<ActorTree['pendingApprovals']> {
+    return this.tree.pendingApprovals();
+  }
+
   /** The XState persisted snapshot of the whole actor tree. */
   persisted(): unknown {
     return this.tree.persisted();
@@ -137,9 +144,11 @@ export class SessionHost {
     if (!schema || schema.class !== 'input') return Promise.reject(new ReinError('INPUT_INVALID', `${input.type} is not an input record type`));
     const parsed = schema.data.safeParse(input.data);
     if (!parsed.success) return Promise.reject(new ReinError('INPUT_INVALID', `${input.type}: ${parsed.error.message}`, { cause: parsed.error }));
-    return this.enqueue(async () => {
+    const outcome = this.enqueue(async (): Promise<RecordEnvelope[] | { refused: Error }> => {
       if (this.tree.done) return [];
       if (this.interrupted) throw new ReinError('SESSION_ENDED', 'the session was interrupted; resume it to continue');
+      const refused = input.precondition?.();
+      if (refused) return { refused };
       const at = this.clock();
       const record: RecordDraft = { id: this.newId(), type: input.type, v: versionOf(input.type), at, actor: input.actor ?? rootPath, data: parsed.data, ...(input.cause ? { cause: input.cause } : {}), ...(input.corr ? { corr: input.corr } : {}) };
       const derived = this.tree.apply(record);
@@ -151,6 +160,10 @@ export class SessionHost {
       for (const entry of stored) if (entry.type === 'effect.requested') this.startEffect(entry);
       if (this.tree.done) this.finish(stored);
       return stored;
+    });
+    return outcome.then((result) => {
+      if ('refused' in result) throw result.refused;
+      return result;
     });
   }
 

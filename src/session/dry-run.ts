@@ -5,13 +5,13 @@ import type { AnyToolDefinition } from '../tools/tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 
 /** A permission decision as a pluggable policy returns it. */
-export interface PermissionVerdict {
+export interface DryRunVerdict {
   decision: 'allow' | 'ask' | 'deny';
   reason?: string;
 }
 
 /** Today's permission policy for one recorded call; undefined means "not evaluated" (no policy plugged in). */
-export type DecidePermission = (call: { actor: string; name: string; arguments: Record<string, unknown>; tool: AnyToolDefinition | undefined }) => PermissionVerdict | undefined;
+export type DecidePermission = (call: { actor: string; name: string; arguments: Record<string, unknown>; tool: AnyToolDefinition | undefined }) => DryRunVerdict | undefined;
 
 /** How the schema stage treats a call: valid, invalid arguments, an unknown tool, or never reached (`not-run`). */
 export type ValidationVerdict = 'valid' | 'invalid' | 'unknown-tool' | 'not-run';

@@ -1,7 +1,7 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EffectKind, EffectResolution, ResumePolicy } from '../../models/effect.records.js';
 import { SessionCreated } from '../../models/session.records.js';
-import type { EffectExecutors, FactDraft } from '../effects/effect.js';
+import type { EffectExecutors, EffectRequest, EffectResumeCheck, FactDraft } from '../effects/effect.js';
 import { ActorTree, rootPath } from '../host/actor-tree.js';
 import { ReinError } from '../host/host-errors.js';
 import { readSessionRecords } from './read-session.js';
@@ -29,8 +29,12 @@ export interface ResumeReport {
   alreadyEnded: boolean;
 }
 
-const resolve = (policy: ResumePolicy, confirmed: boolean): { resolution: EffectResolution; reason: string } => {
-  if (policy === 'rerun-after-check') return { resolution: 'rerun', reason: 'safe to run again once the session is rebuilt' };
+const resolve = (policy: ResumePolicy, confirmed: boolean, check: EffectResumeCheck | undefined): { resolution: EffectResolution; reason: string; observation?: string } => {
+  if (policy === 'rerun-after-check') {
+    if (!check) return { resolution: 'rerun', reason: 'safe to run again once the session is rebuilt' };
+    if (check.resolution === 'awaiting-confirmation') return confirmed ? { resolution: 'rerun', reason: `rerun confirmed by the user (${check.reason})` } : { resolution: 'awaiting-confirmation', reason: `${check.reason}; rerunning it needs confirmation (resume with --yes)` };
+    return check;
+  }
   if (policy === 'require-user-confirmation') {
     return confirmed ? { resolution: 'rerun', reason: 'rerun confirmed by the user' } : { resolution: 'awaiting-confirmation', reason: 'its outcome is unknown and rerunning it needs confirmation (resume with --yes)' };
   }
@@ -58,6 +62,34 @@ const rebuild = async (services: SessionServices, sessionId: string, records: re
   return { tree: result.tree, verified: result.verified, snapshotSeq: undefined, rejected, snapshotRejectedSeq: snapshot?.seq };
 };
 
+/** Settle an in-doubt call whose effect the world already shows; a recorded file intent becomes the new baseline. */
+const settleFromLog = (effect: InDoubtEffect, observation: string, records: readonly RecordEnvelope[]) => {
+  const args = (effect.record.data as { args: Record<string, unknown> }).args;
+  const callId = String(args.callId);
+  const intent = (startedOf(effect, records)?.data as { intent?: { path?: unknown; before?: unknown; after?: unknown } } | undefined)?.intent;
+  const written = typeof intent?.path === 'string' && typeof intent.after === 'string' ? [{ type: 'file.written', corr: callId, data: { callId, path: intent.path, hash: intent.after, before: typeof intent.before === 'string' ? intent.before : null } }] : [];
+  return {
+    type: 'tool.settled',
+    data: { effectId: effect.effectId, callId, name: String(args.name), status: 'ok', observation, elapsedMs: 0 },
+    corr: callId,
+    ...(written.length > 0 ? { facts: written } : {}),
+  };
+};
+
+const startedOf = (effect: InDoubtEffect, records: readonly RecordEnvelope[]): RecordEnvelope | undefined =>
+  records.find((record) => record.type === 'tool.started' && (record.data as { effectId?: unknown }).effectId === effect.effectId);
+
+const requestOf = (effect: InDoubtEffect): EffectRequest => {
+  const data = effect.record.data as { args: Record<string, unknown> };
+  return { effectId: effect.effectId, kind: effect.kind, actor: effect.record.actor, args: data.args, recordId: effect.record.id };
+};
+
+const checkOf = async (executors: EffectExecutors, effect: InDoubtEffect, records: readonly RecordEnvelope[]): Promise<EffectResumeCheck | undefined> => {
+  const executor = executors[effect.kind];
+  if (!executor?.checkResume) return undefined;
+  return executor.checkResume(requestOf(effect), startedOf(effect, records));
+};
+
 const settleInDoubt = (effect: InDoubtEffect, reason: string) => {
   const args = effect.record.data as { effectId: string; args: Record<string, unknown> };
   if (effect.kind === 'executeTool') {
@@ -72,9 +104,7 @@ const settleInDoubt = (effect: InDoubtEffect, reason: string) => {
 
 const policyOf = (executors: EffectExecutors, effect: InDoubtEffect): ResumePolicy => {
   const executor = executors[effect.kind];
-  if (!executor) return 'never-rerun';
-  const data = effect.record.data as { args: Record<string, unknown> };
-  return executor.resumePolicy({ effectId: effect.effectId, kind: effect.kind, actor: effect.record.actor, args: data.args, recordId: effect.record.id });
+  return executor ? executor.resumePolicy(requestOf(effect)) : 'never-rerun';
 };
 
 /**
@@ -102,10 +132,13 @@ export const resumeSession = async (services: SessionServices, sessionId: string
   if (rebuilt.tree.done) return { session, report };
 
   const inDoubt = findInDoubt(records, rebuilt.tree);
-  const decided = inDoubt.map((effect) => {
-    const policy = policyOf(wiring.executors, effect);
-    return { effect, policy, ...resolve(policy, options.confirmInDoubt ?? false) };
-  });
+  const decided = await Promise.all(
+    inDoubt.map(async (effect) => {
+      const policy = policyOf(wiring.executors, effect);
+      const check = policy === 'rerun-after-check' ? await checkOf(wiring.executors, effect, records) : undefined;
+      return { effect, policy, ...resolve(policy, options.confirmInDoubt ?? false, check) };
+    }),
+  );
   const facts: FactDraft[] = [];
   if (rebuilt.rejected && rebuilt.snapshotRejectedSeq) facts.push({ type: 'snapshot.rejected', data: { seq: rebuilt.snapshotRejectedSeq, reason: rebuilt.rejected } });
   facts.push({ type: 'session.resumed', data: { fromSeq: head, inDoubt: inDoubt.map((effect) => effect.effectId), ...(rebuilt.snapshotSeq ? { snapshotSeq: rebuilt.snapshotSeq } : {}) } });
@@ -115,9 +148,11 @@ export const resumeSession = async (services: SessionServices, sessionId: string
   await host.recordFacts(facts);
   report.resolutions = decided.map(({ effect, policy, resolution }) => ({ effectId: effect.effectId, kind: effect.kind, policy, resolution }));
 
-  for (const { effect, resolution, reason } of decided) {
+  for (const { effect, resolution, reason, observation } of decided) {
     if (resolution === 'rerun') host.startEffect(effect.record);
-    else if (resolution === 'failed-in-doubt') {
+    else if (resolution === 'settled-from-log' && effect.kind === 'executeTool') {
+      await host.step({ ...settleFromLog(effect, observation ?? reason, records), actor: effect.record.actor, cause: effect.record.id });
+    } else if (resolution === 'failed-in-doubt' || resolution === 'settled-from-log') {
       const settlement = settleInDoubt(effect, reason);
       await host.step({ ...settlement, actor: effect.record.actor, cause: effect.record.id });
     }

@@ -2,7 +2,7 @@ import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EventStore } from '../../stores/event-store.js';
 import { rootPath } from '../host/actor-tree.js';
 
-/** One line of `rein sessions`. `status` is a final outcome, or `active` for a session that has not ended. */
+/** One line of `rein sessions`. `status` is a final outcome, `awaiting-approval`, `interrupted`, `idle`, or `active` for a session that has not ended. */
 export interface SessionSummary {
   id: string;
   status: string;
@@ -17,7 +17,11 @@ const statusOf = (tail: readonly RecordEnvelope[]): string => {
     if (record.actor !== rootPath) continue;
     if (record.type === 'session.ended') return (record.data as { status: string }).status;
     if (record.type === 'session.interrupted') return 'interrupted';
-    if (record.type === 'actor.transitioned') return (record.data as { to: unknown }).to === 'idle' ? 'idle' : 'active';
+    if (record.type === 'actor.transitioned') {
+      const to = (record.data as { to: unknown }).to;
+      if (to === 'idle') return 'idle';
+      return typeof to === 'object' && to !== null && (to as { running?: unknown }).running === 'awaitingApproval' ? 'awaiting-approval' : 'active';
+    }
   }
   return 'active';
 };

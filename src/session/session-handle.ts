@@ -1,14 +1,26 @@
-import type { Observable } from 'rxjs';
+import { filter, map, type Observable } from 'rxjs';
+import { ApprovalDecision, type ApprovalRequested } from '../../models/permission.records.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { StateValue } from '../../models/actor.records.js';
 import type { Usage } from '../../models/budgets.js';
 import type { EventStore } from '../../stores/event-store.js';
 import type { LiveEvent } from '../host/live-events.js';
+import { ReinError } from '../host/host-errors.js';
 import type { SessionHost, SessionResult } from '../host/session-host.js';
 import { contextProjection, type ContextView, type ContextViewOptions } from '../projections/context.view.js';
 import { memoryProjection, type MemoryView } from '../projections/memory.view.js';
 import { tailView } from '../projections/projection.js';
 import { traceProjection, type TraceView } from '../projections/trace.view.js';
+
+/** A call waiting for a person: what it is, why it needs approval, and the rule `allow for session` would grant. */
+export type ApprovalRequest = Omit<ApprovalRequested, 'elapsedMs'>;
+
+/** A person's answer to an approval request. */
+export interface ApprovalAnswer {
+  decision: ApprovalDecision;
+  /** For a denial: why, or what to do instead — the model reads it. */
+  feedback?: string;
+}
 
 /**
  * A running session as a host app or the CLI holds it. Every method goes through the step loop, so whatever it
@@ -58,6 +70,43 @@ export class ReinSession {
   /** Every record from `from` on: history first, then live appends, with no gap and no duplicate. */
   records(from = 1): Observable<RecordEnvelope> {
     return this.store.tail(this.id, from);
+  }
+
+  /** The approval requests the session is waiting on right now (restored from the log after a restart). */
+  pendingApprovals(): ApprovalRequest[] {
+    return this.host.pendingApprovals().map((pending) => ({ ...pending }));
+  }
+
+  /** New approval requests as they become durable (use `pendingApprovals()` for those already waiting). */
+  get approvals$(): Observable<ApprovalRequest> {
+    return this.host.records$.pipe(
+      filter((record) => record.type === 'approval.requested'),
+      map((record) => {
+        const { elapsedMs: _elapsed, ...request } = record.data as ApprovalRequested;
+        return request;
+      }),
+    );
+  }
+
+  /**
+   * Answer an approval request: `allow-once` runs the call, `allow-session` also grants its suggested rule for the
+   * rest of the session, `deny` gives the model a `Denied` observation (with `feedback`). Deny rules and the
+   * workspace boundary still hold after an allow. Rejects with `APPROVAL_NOT_FOUND` (nothing written) when the
+   * request is not pending, and `INPUT_INVALID` for a bad decision.
+   */
+  async approve(approvalId: string, answer: ApprovalAnswer): Promise<void> {
+    const decision = ApprovalDecision.safeParse(answer?.decision);
+    if (!decision.success) throw new ReinError('INPUT_INVALID', `decision must be allow-once, allow-session or deny, got ${JSON.stringify(answer?.decision)}`);
+    const pending = () => this.host.pendingApprovals().find((request) => request.approvalId === approvalId);
+    const request = pending();
+    if (!request) throw new ReinError('APPROVAL_NOT_FOUND', `no pending approval ${approvalId} in session ${this.id}`);
+    const feedback = typeof answer.feedback === 'string' && answer.feedback.trim() !== '' ? answer.feedback.trim().slice(0, 2_000) : undefined;
+    await this.host.step({
+      type: 'approval.replied',
+      actor: approvalId,
+      data: { approvalId, decision: decision.data, ...(feedback ? { feedback } : {}), ...(decision.data === 'allow-session' ? { rule: request.suggestedRule ?? request.tool } : {}) },
+      precondition: () => (pending() ? undefined : new ReinError('APPROVAL_NOT_FOUND', `approval ${approvalId} was already answered`)),
+    });
   }
 
   /** Send a user message (the task, or a follow-up while the session runs). */

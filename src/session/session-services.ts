@@ -16,6 +16,10 @@ import { memoryProjection } from '../projections/memory.view.js';
 import { reducerOf } from '../projections/projection.js';
 import { estimateTokenCounter, tokenCounterFor, type TokenCounter } from '../projections/token-counter.js';
 import type { ModelProvider } from '../providers/provider.js';
+import type { PermissionPolicy } from '../policy/permission-policy.js';
+import type { SandboxPolicy } from '../policy/sandbox-policy.js';
+import { SessionToolState } from '../tools/session-tool-state.js';
+import type { AnyToolDefinition } from '../tools/tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { Workspace } from '../tools/workspace.js';
 import { rootPath } from '../host/actor-tree.js';
@@ -44,13 +48,17 @@ export interface SessionServices {
   classifyVerification?: VerificationClassifier;
   /** Receives every XState inspection event of the session's actors (the Stately inspector, live). */
   inspect?: (event: unknown) => void;
+  permissions: PermissionPolicy;
+  sandbox: SandboxPolicy;
 }
 
-/** The per-session wiring: effect executors and the views the model call reads. */
+/** The per-session wiring: effect executors, the views the model call reads, and the tool state. */
 export interface SessionWiring {
   executors: EffectExecutors;
   /** What the model call reads: the context policy over this session's views (`prepare`, `compact`). */
   source: ModelCallSource;
+  /** Baselines, shown artifacts and session grants, folded from the log. */
+  toolState: SessionToolState;
   /** Fold a durable record into the views (called for every record, in seq order). */
   observe(record: RecordEnvelope): void;
 }
@@ -61,13 +69,19 @@ export interface SessionWiring {
  * reducers a rebuild uses); each projection's exact input is stored as a blob and recorded as `context.projected`.
  */
 export const wireSession = (services: SessionServices, tools: readonly string[]): SessionWiring => {
+  const toolState = new SessionToolState();
+  const sessionTools = new Set(tools);
+  const visibility = (tool: AnyToolDefinition) => (sessionTools.has(tool.name) ? services.permissions.visibility(tool) : { visible: false as const, reason: 'it is not one of this session\'s tools' });
   const projection = contextProjection(services.contextView);
   const reduceContext = reducerOf(projection);
   const reduceMemory = reducerOf(memoryProjection);
   let context = projection.initial();
   let memory = memoryProjection.initial();
   const compaction = new Map<string, number>();
-  const descriptions = services.registry.describe(tools);
+  const descriptions = services.registry.describe(tools.filter((name) => {
+    const tool = services.registry.get(name);
+    return tool !== undefined && visibility(tool).visible;
+  }));
   const model = services.provider.model;
   let counter: TokenCounter = estimateTokenCounter;
   const counterReady = tokenCounterFor(model).then((resolved) => {
@@ -98,19 +112,27 @@ export const wireSession = (services: SessionServices, tools: readonly string[])
   };
   return {
     source,
+    toolState,
     executors: {
       callModel: createCallModelExecutor({ provider: services.provider, options: services.modelOptions, retry: services.retry, random: services.random, source }),
-      executeTool: createExecuteToolExecutor({
-        registry: services.registry,
-        workspace: services.workspace,
-        blobs: services.store.blobs,
-        ...(services.observationLimit === undefined ? {} : { observationLimit: services.observationLimit }),
-        ...(services.classifyVerification ? { classifyVerification: services.classifyVerification } : {}),
-      }),
+      executeTool: createExecuteToolExecutor(
+        {
+          registry: services.registry,
+          policy: services.permissions,
+          visibility,
+          state: toolState,
+          workspace: services.workspace,
+          blobs: services.store.blobs,
+          sandbox: services.sandbox,
+          ...(services.observationLimit === undefined ? {} : { observationLimit: services.observationLimit }),
+        },
+        services.classifyVerification ? { classifyVerification: services.classifyVerification } : {},
+      ),
     },
     observe: (record) => {
       context = reduceContext(context, record);
       memory = reduceMemory(memory, record);
+      toolState.observe(record);
     },
   };
 };

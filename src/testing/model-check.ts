@@ -49,6 +49,19 @@ const eventName = (event: { type: string }): string => {
 };
 
 /**
+ * The machine as `xstate/graph` should see it: every transition runs in a fresh actor system (through xstate's pure
+ * `transition`), so exploring two branches that spawn a child with the same `systemId` does not collide.
+ */
+const isolateSystems = <TMachine extends AnyStateMachine>(machine: TMachine): TMachine =>
+  new Proxy(machine, {
+    get(target, property, receiver) {
+      if (property === 'transition') return (snapshot: SnapshotFrom<TMachine>, event: EventFromLogic<TMachine>) => transition(target, snapshot, event)[0];
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+
+/**
  * Model-check a statechart: enumerate every state reachable under `events` with `xstate/graph`, check the state
  * invariants on each one and the transition invariants on every edge, and report each violation with the shortest
  * path that reaches it. Pure: no actor is started and no action runs.
@@ -61,9 +74,10 @@ export const checkMachine = <TMachine extends AnyStateMachine>(options: ModelChe
     ...(options.input === undefined ? {} : { input: options.input }),
     ...(options.limit === undefined ? {} : { limit: options.limit }),
   } as never;
-  const adjacency = getAdjacencyMap(options.machine, traversal) as Record<string, { state: SnapshotFrom<TMachine>; transitions: Record<string, { event: EventFromLogic<TMachine>; state: SnapshotFrom<TMachine> }> }>;
+  const machine = isolateSystems(options.machine);
+  const adjacency = getAdjacencyMap(machine, traversal) as Record<string, { state: SnapshotFrom<TMachine>; transitions: Record<string, { event: EventFromLogic<TMachine>; state: SnapshotFrom<TMachine> }> }>;
   const paths = new Map<string, string[]>();
-  for (const path of getShortestPaths(options.machine, traversal)) {
+  for (const path of getShortestPaths(machine, traversal)) {
     paths.set(serializeState(path.state as SnapshotFrom<TMachine>), path.steps.slice(1).map((step) => eventName(step.event as { type: string })));
   }
   const violations: ModelViolation[] = [];

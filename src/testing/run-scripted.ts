@@ -5,7 +5,7 @@ import { createMemoryEventStore } from '../../stores/memory-event-store.js';
 import type { SessionResult } from '../host/session-host.js';
 import { createScriptedProvider, parseScript } from '../providers/scripted-provider.js';
 import { createRein, type Rein, type ReinOptions } from '../rein.js';
-import type { ReinSession } from '../session/session-handle.js';
+import type { ApprovalAnswer, ApprovalRequest, ReinSession } from '../session/session-handle.js';
 
 export interface ScriptedRunOptions {
   /** A script object in the scripted provider's format (validated). */
@@ -17,8 +17,10 @@ export interface ScriptedRunOptions {
   task?: string;
   budgets?: Partial<Budgets>;
   clock?: () => number;
-  /** Any other harness option (tools, system prompt, snapshot cadence…). */
+  /** Any other harness option (tools, system prompt, snapshot cadence, permissions…). */
   rein?: Partial<Omit<ReinOptions, 'store' | 'workspace' | 'provider'>>;
+  /** Answer approval requests as a host would; without it a session that asks stops `paused`. */
+  answer?: (request: ApprovalRequest) => ApprovalAnswer;
 }
 
 export interface ScriptedRun {
@@ -29,7 +31,7 @@ export interface ScriptedRun {
   store: EventStore;
 }
 
-/** Run a scripted session to quiet and return its result and every stored record. */
+/** Run a scripted session to quiet (answering approvals with `answer`, if given) and return its result and every stored record. */
 export const runScriptedSession = async (options: ScriptedRunOptions): Promise<ScriptedRun> => {
   const store = options.store ?? createMemoryEventStore();
   const rein = await createRein({
@@ -41,7 +43,13 @@ export const runScriptedSession = async (options: ScriptedRunOptions): Promise<S
     ...(options.clock ? { clock: options.clock } : {}),
   });
   const session = await rein.startSession({ task: options.task ?? 'Follow the script.' });
-  const result = await session.whenQuiet();
+  let result = await session.whenQuiet();
+  while (options.answer && result.status === 'paused') {
+    const pending = session.pendingApprovals();
+    if (pending.length === 0) break;
+    for (const request of pending) await session.approve(request.approvalId, options.answer(request));
+    result = await session.whenQuiet();
+  }
   const records = await store.read(session.id);
   return { rein, session, result, records, store };
 };

@@ -1,7 +1,13 @@
+import { bashTool } from './bash.tool.js';
+import { editLinesTool } from './edit-lines.tool.js';
+import { editTool } from './edit.tool.js';
+import { globTool } from './glob.tool.js';
+import { grepTool } from './grep.tool.js';
 import { listDirTool } from './list-dir.tool.js';
+import { readArtifactTool } from './read-artifact.tool.js';
 import { readTool } from './read.tool.js';
 import type { AnyToolDefinition } from './tool.js';
 import { writeTool } from './write.tool.js';
 
-/** The local tools every session gets unless the host passes its own list. */
-export const builtinTools = (): AnyToolDefinition[] => [readTool, writeTool, listDirTool];
+/** The local tool bundle every session gets unless the host passes its own list. */
+export const builtinTools = (): AnyToolDefinition[] => [readTool, writeTool, editTool, editLinesTool, listDirTool, globTool, grepTool, readArtifactTool, bashTool];

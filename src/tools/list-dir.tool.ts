@@ -1,16 +1,17 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { defineTool, readOnlyAnnotations } from './tool.js';
+import { defineTool, readOnlyAnnotations, toolFailure } from './tool.js';
 
 export const ListDirParameters = z
   .object({ path: z.string().min(1).default('.').describe('Directory path, relative to the workspace root') })
   .strict();
+export type ListDirParameters = z.infer<typeof ListDirParameters>;
 
 type EntryKind = 'file' | 'directory' | 'symlink' | 'other';
 
-/** List a directory as JSON `[{ name, kind }]`, sorted by name. */
-export const listDirTool = defineTool({
+/** List a directory as JSON `[{ name, kind }]`, sorted by name; protected paths (the store) are left out. */
+export const listDirTool = defineTool<ListDirParameters, { directory: string }>({
   name: 'list_dir',
   description: 'List the entries of a directory in the workspace as JSON [{"name","kind"}].',
   parameters: ListDirParameters,
@@ -18,19 +19,22 @@ export const listDirTool = defineTool({
   risk: 'read',
   sideEffect: 'read',
   resumePolicy: 'rerun-after-check',
-  async execute(args, context) {
+  async prepare(args, context) {
     const resolved = await context.workspace.resolveExisting(args.path);
-    if (!resolved.ok) return { ok: false, code: resolved.code, message: resolved.message };
+    if (!resolved.ok) return resolved;
+    return { ok: true, plan: { directory: resolved.path }, subject: { target: resolved.relative } };
+  },
+  async execute(args, context, plan) {
     let entries;
     try {
-      entries = await readdir(resolved.path, { withFileTypes: true });
+      entries = await readdir(plan.directory, { withFileTypes: true });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOTDIR') return { ok: false, code: 'InvalidInput', message: `${args.path} is a file; use read` };
-      return { ok: false, code: 'NotFound', message: `${args.path} could not be listed (${code ?? 'error'})` };
+      if (code === 'ENOTDIR') return toolFailure('InvalidInput', `${args.path} is a file; use read`, 'not_a_directory');
+      return toolFailure('NotFound', `${args.path} could not be listed (${code ?? 'error'})`, 'not_found');
     }
     const listed = entries
-      .filter((entry) => !context.workspace.isProtected(join(resolved.path, entry.name)))
+      .filter((entry) => !context.workspace.isProtected(join(plan.directory, entry.name)))
       .map((entry) => ({ name: entry.name, kind: (entry.isFile() ? 'file' : entry.isDirectory() ? 'directory' : entry.isSymbolicLink() ? 'symlink' : 'other') as EntryKind }))
       .sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0));
     return { ok: true, output: JSON.stringify(listed), data: listed };

@@ -1,49 +1,57 @@
-import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { blake3Hex } from '../util/blake3.js';
+import { readWorkspaceFile } from './file-access.js';
+import { renderTaggedPage, splitLines } from './line-tags.js';
 import { defineTool, readOnlyAnnotations } from './tool.js';
 
-/** The 8-hex-character tag of a line: BLAKE3 of `"<line_no>:<text>"`. Edits quote it to anchor a line. */
-export const lineTag = (lineNumber: number, text: string): string => blake3Hex(`${lineNumber}:${text}`).slice(0, 8);
-
-/** Render lines as `<line_no> <tag> | <text>`, numbering from `firstLine`. */
-export const renderTaggedLines = (lines: readonly string[], firstLine: number): string =>
-  lines.map((text, index) => `${firstLine + index} ${lineTag(firstLine + index, text)} | ${text}`).join('\n');
+/** Lines shown when the model gives no `limit`. */
+export const defaultReadLimit = 2_000;
 
 export const ReadParameters = z
   .object({
     path: z.string().min(1).describe('File path, relative to the workspace root'),
-    offset: z.number().int().min(1).optional().describe('First line to show (1-based)'),
-    limit: z.number().int().min(1).optional().describe('Number of lines to show'),
+    offset: z.number().int().min(1).optional().describe('First line to show (1-based, default 1)'),
+    limit: z.number().int().min(1).optional().describe(`Number of lines to show (default ${defaultReadLimit})`),
   })
   .strict();
+export type ReadParameters = z.infer<typeof ReadParameters>;
 
-/** Read a text file as tagged lines and remember its content hash as the baseline for later edits. */
+/**
+ * Read a text file as tagged lines `<line_no> <tag> | <text>` and record the whole content's hash as the session's
+ * baseline for later edits (`file.read`). It shows the requested range, or as much of it as fits in the
+ * observation budget, and tags only what it shows; an empty file, a range past the end and a shortened listing each
+ * say so (with the offset to continue from), so a read is never cut into an artifact.
+ */
 export const readTool = defineTool({
   name: 'read',
-  description: 'Read a text file in the workspace. Each line is shown as `<line_no> <tag> | <text>`; edit_lines uses the tags.',
+  description: 'Read a text file in the workspace. Each line is shown as `<line_no> <tag> | <text>`; edit_lines quotes the tags. Use offset/limit for long files.',
   parameters: ReadParameters,
   annotations: readOnlyAnnotations,
   risk: 'read',
   sideEffect: 'read',
   resumePolicy: 'rerun-after-check',
-  async execute(args, context) {
+  async prepare(args, context) {
     const resolved = await context.workspace.resolveExisting(args.path);
-    if (!resolved.ok) return { ok: false, code: resolved.code, message: resolved.message };
-    let content: string;
-    try {
-      content = await readFile(resolved.path, 'utf8');
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EISDIR') return { ok: false, code: 'InvalidInput', message: `${args.path} is a directory; use list_dir` };
-      return { ok: false, code: 'NotFound', message: `${args.path} could not be read (${code ?? 'error'})` };
-    }
-    context.readBaselines.set(resolved.path, blake3Hex(content));
-    const lines = content.length === 0 ? [] : content.replace(/\n$/, '').split('\n');
+    if (!resolved.ok) return resolved;
+    return { ok: true, plan: undefined, subject: { target: resolved.relative } };
+  },
+  async execute(args, context) {
+    const file = await readWorkspaceFile(context.workspace, args.path);
+    if (!('content' in file)) return file;
+    const { lines } = splitLines(file.content);
     const first = args.offset ?? 1;
-    const shown = lines.slice(first - 1, args.limit === undefined ? undefined : first - 1 + args.limit);
-    const rest = lines.length - (first - 1 + shown.length);
-    const footer = rest > 0 ? `\n… ${rest} more lines (use offset ${first + shown.length})` : '';
-    return { ok: true, output: renderTaggedLines(shown, first) + footer, data: { path: resolved.relative, lines: lines.length } };
+    const requested = lines.slice(first - 1, first - 1 + (args.limit ?? defaultReadLimit));
+    // Room for the footer; a single line longer than the budget is still shown (and then cut by the pipeline).
+    const page = renderTaggedPage(requested, first, context.outputBudget - 120);
+    let note = '';
+    if (lines.length === 0) note = `(${file.relative} is empty)`;
+    else if (requested.length === 0) note = `(${file.relative} has ${lines.length} lines; offset ${first} is past the end)`;
+    else if (first - 1 + page.count < lines.length) note = `\n… ${lines.length - (first - 1 + page.count)} more lines (use offset ${first + page.count})${page.count < requested.length ? '; the listing stopped at the observation budget' : ''}`;
+    return {
+      ok: true,
+      output: page.text + note,
+      data: { path: file.relative, lines: lines.length, shown: page.count },
+      files: [{ path: file.relative, hash: blake3Hex(file.bytes), access: 'read' }],
+    };
   },
 });

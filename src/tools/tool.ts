@@ -1,7 +1,10 @@
 import type { z } from 'zod';
 import type { ResumePolicy } from '../../models/effect.records.js';
-import type { ToolErrorCode } from '../../models/tool.records.js';
-import type { BlobStore } from '../../stores/blob-store.js';
+import type { EffectResumeCheck } from '../effects/effect.js';
+import type { InputRepair, ToolErrorCode } from '../../models/tool.records.js';
+import type { ArtifactRef, BlobStore } from '../../stores/blob-store.js';
+import type { PermissionSubject } from '../policy/permission-policy.js';
+import type { SandboxPolicy } from '../policy/sandbox-policy.js';
 import type { Workspace } from './workspace.js';
 
 /** MCP-style hints about a tool's behaviour; permission rules and the scheduler read them. */
@@ -19,10 +22,32 @@ export type SideEffectClass = 'none' | 'read' | 'workspace-write' | 'process' | 
 /** The broad capability a tool exercises; permission modes group tools by it. */
 export type ToolRisk = 'read' | 'write' | 'execute' | 'network' | 'delegate';
 
+/** A model-visible failure. `reason` is the validation code the pipeline records (`stale_file_baseline`, …). */
+export interface ToolFailure {
+  ok: false;
+  code: ToolErrorCode;
+  message: string;
+  reason?: string;
+  artifacts?: ArtifactRef[];
+}
+
+/** A file a tool read or wrote: its workspace-relative path and content hash become the session's baseline. */
+export interface FileAccess {
+  path: string;
+  hash: string;
+  access: 'read' | 'write';
+  /** For writes: the hash the file had before, or null for a new file. */
+  before?: string | null;
+}
+
 /** A tool's terminal result: success text (what the model reads) or a model-visible failure. */
-export type ToolResult =
-  | { ok: true; output: string; data?: unknown }
-  | { ok: false; code: ToolErrorCode; message: string };
+export type ToolResult = { ok: true; output: string; data?: unknown; files?: FileAccess[]; artifacts?: ArtifactRef[] } | ToolFailure;
+
+/**
+ * The outcome of runtime validation: the plan `execute` will carry out, the subject permission rules match, the
+ * intent recorded in `tool.started` (resume checks read it), and repairs made while validating — or a failure.
+ */
+export type Prepared<Plan> = { ok: true; plan: Plan; subject?: PermissionSubject; intent?: Record<string, unknown>; repairs?: InputRepair[] } | ToolFailure;
 
 /** Everything a tool may touch while it runs. Tools never reach the store or the machines directly. */
 export interface ToolContext {
@@ -31,12 +56,25 @@ export interface ToolContext {
   workspace: Workspace;
   blobs: BlobStore;
   signal: AbortSignal;
-  /** Per-session memory of what the model has read (content hashes), used by edits to refuse stale baselines. */
-  readBaselines: Map<string, string>;
+  /** The session's file baselines: workspace-relative path → BLAKE3 of the content last read or written. */
+  baselines: ReadonlyMap<string, string>;
+  /** Artifact refs this session has been shown; `read_artifact` reads only these. */
+  artifacts: ReadonlySet<string>;
+  sandbox: SandboxPolicy;
+  /** Characters an observation may have before it is cut into an artifact; tools that can page (read) stay within it. */
+  outputBudget: number;
+  /** Stream a progress line to live subscribers (never persisted). */
+  progress(message: string): void;
 }
 
-/** One way to define a tool: name, description, zod parameters (advertised as JSON Schema), classes, execute. */
-export interface ToolDefinition<Parameters = Record<string, unknown>> {
+/** What resume does with an in-doubt call of a `rerun-after-check` tool, decided from its recorded intent. */
+export type ResumeCheck = EffectResumeCheck;
+
+/**
+ * One way to define a tool: name, description, zod parameters (advertised as JSON Schema), annotations, risk and
+ * side-effect class, resume policy, an optional runtime validation (`prepare`) and `execute`.
+ */
+export interface ToolDefinition<Parameters = Record<string, unknown>, Plan = undefined> {
   name: string;
   description: string;
   parameters: z.ZodType<Parameters>;
@@ -44,14 +82,23 @@ export interface ToolDefinition<Parameters = Record<string, unknown>> {
   risk: ToolRisk;
   sideEffect: SideEffectClass;
   resumePolicy: ResumePolicy;
+  /** The pipeline stops a call still running after this long with a `Timeout` observation. */
+  timeoutMs?: number;
+  /** Runtime validation against the current workspace, before permission is decided. Must not change anything. */
+  prepare?(args: Parameters, context: ToolContext): Promise<Prepared<Plan>>;
   /** Must not throw for bad input or a missing file: return a model-visible failure instead. */
-  execute(args: Parameters, context: ToolContext): Promise<ToolResult>;
+  execute(args: Parameters, context: ToolContext, plan: Plan): Promise<ToolResult>;
+  /** For `rerun-after-check`: decide an in-doubt call from the intent its `tool.started` recorded (if any). */
+  checkResume?(intent: Record<string, unknown> | undefined, context: { workspace: Workspace }): Promise<ResumeCheck>;
 }
 
-/** A tool definition with its parameter type erased, as the registry holds it. */
-export type AnyToolDefinition = ToolDefinition<any>;
+/** A tool definition with its parameter and plan types erased, as the registry holds it. */
+export type AnyToolDefinition = ToolDefinition<any, any>;
 
 /** Identity helper that checks a tool definition against its parameter schema. */
-export const defineTool = <Parameters>(definition: ToolDefinition<Parameters>): ToolDefinition<Parameters> => definition;
+export const defineTool = <Parameters, Plan = undefined>(definition: ToolDefinition<Parameters, Plan>): ToolDefinition<Parameters, Plan> => definition;
+
+/** A model-visible failure value. */
+export const toolFailure = (code: ToolErrorCode, message: string, reason?: string): ToolFailure => ({ ok: false, code, message, ...(reason ? { reason } : {}) });
 
 export const readOnlyAnnotations: ToolAnnotations = Object.freeze({ readOnly: true, destructive: false, idempotent: true, openWorld: false, requiresConfirmation: false });

@@ -1,8 +1,10 @@
-import { realpath, stat } from 'node:fs/promises';
+import { readlink, realpath, stat } from 'node:fs/promises';
 import { dirname, relative, resolve, sep } from 'node:path';
 
 /** Where a path resolution ended: inside the workspace, or a model-visible failure. */
-export type Resolved = { ok: true; path: string; relative: string } | { ok: false; code: 'Denied' | 'NotFound'; message: string };
+export type Resolved =
+  | { ok: true; path: string; relative: string }
+  | { ok: false; code: 'Denied' | 'NotFound'; message: string; reason: 'outside_workspace' | 'not_found' | 'is_directory' };
 
 const inside = (root: string, candidate: string): boolean => candidate === root || candidate.startsWith(root + sep);
 
@@ -32,6 +34,11 @@ export class Workspace {
     return this.protectedPaths.some((path) => inside(path, absolute));
   }
 
+  /** The protected paths (canonical). */
+  protectedList(): readonly string[] {
+    return this.protectedPaths;
+  }
+
   /** Show a path relative to the workspace root (`.` for the root itself). */
   display(absolute: string): string {
     return relative(this.root, absolute) || '.';
@@ -45,7 +52,7 @@ export class Workspace {
       canonical = await realpath(lexical);
     } catch {
       if (!inside(this.root, lexical)) return this.denied(requested);
-      return { ok: false, code: 'NotFound', message: `${requested} does not exist` };
+      return { ok: false, code: 'NotFound', message: `${requested} does not exist`, reason: 'not_found' };
     }
     if (!inside(this.root, canonical) || this.isProtected(canonical) || this.isProtected(lexical)) return this.denied(requested);
     return { ok: true, path: canonical, relative: this.display(canonical) };
@@ -59,7 +66,7 @@ export class Workspace {
     try {
       parent = await realpath(dirname(lexical));
     } catch {
-      return { ok: false, code: 'NotFound', message: `the parent directory of ${requested} does not exist` };
+      return { ok: false, code: 'NotFound', message: `the parent directory of ${requested} does not exist`, reason: 'not_found' };
     }
     if (!inside(this.root, parent)) return this.denied(requested);
     const target = resolve(parent, lexical.slice(dirname(lexical).length + 1));
@@ -67,14 +74,28 @@ export class Workspace {
     try {
       const existing = await realpath(target);
       if (!inside(this.root, existing)) return this.denied(requested);
-      if ((await stat(existing)).isDirectory()) return { ok: false, code: 'Denied', message: `${requested} is a directory` };
+      if ((await stat(existing)).isDirectory()) return { ok: false, code: 'Denied', message: `${requested} is a directory`, reason: 'is_directory' };
     } catch {
       // A new file: its canonical parent is inside, which is all a write needs.
     }
     return { ok: true, path: target, relative: this.display(target) };
   }
 
+  /**
+   * After opening a resolved path, check where the descriptor really points (Linux `/proc/self/fd`), so a symlink
+   * swapped in between the check and the open is caught. Where `/proc` is missing the path is resolved again.
+   */
+  async verifyOpened(descriptor: number, path: string): Promise<boolean> {
+    let real: string;
+    try {
+      real = await readlink(`/proc/self/fd/${descriptor}`);
+    } catch {
+      real = await realpath(path).catch(() => '');
+    }
+    return real !== '' && inside(this.root, real) && !this.isProtected(real);
+  }
+
   private denied(requested: string): Resolved {
-    return { ok: false, code: 'Denied', message: `${requested} is outside the workspace or protected` };
+    return { ok: false, code: 'Denied', message: `${requested} is outside the workspace or protected`, reason: 'outside_workspace' };
   }
 }

@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { blake3Hex } from '../util/blake3.js';
-import { defineTool } from './tool.js';
+import { writeWorkspaceFile } from './file-access.js';
+import { defineTool, toolFailure } from './tool.js';
 
 export const WriteParameters = z
   .object({
@@ -10,29 +10,38 @@ export const WriteParameters = z
     content: z.string().describe('The complete new content of the file'),
   })
   .strict();
+export type WriteParameters = z.infer<typeof WriteParameters>;
 
-/** Write a whole file atomically (temp file + rename) inside the workspace. */
-export const writeTool = defineTool({
+const currentHash = async (path: string): Promise<string | null> => readFile(path).then((bytes) => blake3Hex(bytes), () => null);
+
+/** Write a whole file atomically (temp file + rename) inside the workspace; the parent directory must exist there. */
+export const writeTool = defineTool<WriteParameters, { target: string; relative: string }>({
   name: 'write',
-  description: 'Create or overwrite a file in the workspace with the given content. The parent directory must exist.',
+  description: 'Create or overwrite a file in the workspace with the given content. The parent directory must exist. Prefer edit or edit_lines for changes to existing files.',
   parameters: WriteParameters,
   annotations: { readOnly: false, destructive: true, idempotent: true, openWorld: false, requiresConfirmation: false },
   risk: 'write',
   sideEffect: 'workspace-write',
   resumePolicy: 'rerun-after-check',
-  async execute(args, context) {
+  async prepare(args, context) {
     const resolved = await context.workspace.resolveWritable(args.path);
-    if (!resolved.ok) return { ok: false, code: resolved.code, message: resolved.message };
-    const temporary = `${resolved.path}.rein-${randomBytes(6).toString('hex')}.tmp`;
-    try {
-      await writeFile(temporary, args.content, { flag: 'wx' });
-      await rename(temporary, resolved.path);
-    } catch (error) {
-      await rm(temporary, { force: true });
-      throw error;
-    }
-    context.readBaselines.set(resolved.path, blake3Hex(args.content));
+    if (!resolved.ok) return resolved;
+    return { ok: true, plan: { target: resolved.path, relative: resolved.relative }, subject: { target: resolved.relative }, intent: { path: resolved.relative, after: blake3Hex(args.content) } };
+  },
+  async execute(args, context, plan) {
+    const again = await context.workspace.resolveWritable(args.path);
+    if (!again.ok || again.path !== plan.target) return toolFailure('Denied', `${args.path} changed while the call was checked; it is outside the workspace or protected now`, 'outside_workspace');
+    const before = await currentHash(plan.target);
+    const refused = await writeWorkspaceFile(context.workspace, plan.target, args.content);
+    if (refused) return refused;
     const bytes = Buffer.byteLength(args.content);
-    return { ok: true, output: `wrote ${bytes} bytes to ${resolved.relative}`, data: { path: resolved.relative, bytes } };
+    return { ok: true, output: `wrote ${bytes} bytes to ${plan.relative}`, data: { path: plan.relative, bytes }, files: [{ path: plan.relative, hash: blake3Hex(args.content), access: 'write', before }] };
+  },
+  async checkResume(intent, { workspace }) {
+    const path = typeof intent?.path === 'string' ? intent.path : undefined;
+    if (!path) return { resolution: 'rerun', reason: 'it never started' };
+    const resolved = await workspace.resolveExisting(path);
+    if (resolved.ok && (await currentHash(resolved.path)) === intent?.after) return { resolution: 'settled-from-log', reason: 'the file already has the written content', observation: `wrote ${path} (confirmed after a restart: the file has the new content)` };
+    return { resolution: 'rerun', reason: 'writing the same content again is idempotent' };
   },
 });

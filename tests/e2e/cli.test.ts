@@ -34,7 +34,7 @@ describe('rein CLI', () => {
   });
 
   it('runs a scripted session to completion with a live display and a summary', async () => {
-    const run = await runCli(['run', 'shout the greeting', '--script', 'script.json'], { cwd: workspace.path });
+    const run = await runCli(['run', 'shout the greeting', '--script', 'script.json', '--approve', 'write'], { cwd: workspace.path });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('✓ read hello.txt');
@@ -76,7 +76,7 @@ describe('rein CLI', () => {
     const fork = await runCli(['fork', sessionId, '--at', String(boundary)], { cwd: workspace.path });
     expect(fork.code).toBe(0);
     const forkId = fork.stdout.trim();
-    const resumed = await runCli(['resume', forkId], { cwd: workspace.path });
+    const resumed = await runCli(['resume', forkId, '--approve', 'write'], { cwd: workspace.path });
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toContain('completed');
     const [forkSummary] = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path })).stdout).filter((summary) => summary.id === forkId);
@@ -105,7 +105,7 @@ describe('rein CLI', () => {
   });
 
   it('prints NDJSON records with --json', async () => {
-    const run = await runCli(['run', 'again', '--script', 'script.json', '--json'], { cwd: workspace.path });
+    const run = await runCli(['run', 'again', '--script', 'script.json', '--json', '--mode', 'accept-edits'], { cwd: workspace.path });
     const records = jsonLines(run.stdout);
     expect(run.stdout.trim().split('\n')).toHaveLength(records.length);
     expect(records.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });

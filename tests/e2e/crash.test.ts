@@ -52,7 +52,7 @@ describe('crash safety', () => {
       while (kills < 22 && attempts < 60) {
         attempts++;
         const killAfter = 5 + Math.floor(Math.random() * 400);
-        const args = sessionId ? ['resume', sessionId, '--json'] : ['run', 'crash test', '--script', 'script.json', '--json', '--max-turns', '1000', '--max-tool-calls', '5000'];
+        const args = sessionId ? ['resume', sessionId, '--json', '--mode', 'accept-edits'] : ['run', 'crash test', '--script', 'script.json', '--json', '--max-turns', '1000', '--max-tool-calls', '5000', '--mode', 'accept-edits'];
         const outcome = await runAndKill(args, workspace.path, killAfter);
         for (const record of outcome.acknowledged) {
           if (typeof record.seq === 'number' && typeof record.id === 'string') acknowledged.set(record.seq, record.id);
@@ -72,7 +72,7 @@ describe('crash safety', () => {
         }
       }
       expect(kills).toBeGreaterThanOrEqual(20);
-      const finished = await runCli(['resume', sessionId!], { cwd: workspace.path });
+      const finished = await runCli(['resume', sessionId!, '--mode', 'accept-edits'], { cwd: workspace.path });
       expect(finished.stderr).toBe('');
       expect(finished.stdout).toMatch(/completed/);
       expect(finished.code).toBe(0);

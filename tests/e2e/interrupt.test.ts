@@ -26,7 +26,7 @@ describe('Ctrl-C during a slow model call', () => {
 
   it('cancels the running call cleanly (exit 130), leaving a session that resumes to completion', async () => {
     const env = { OPENAI_API_KEY: '', REIN_PROVIDER: '', REIN_MODEL: '', REIN_BASE_URL: '' };
-    const child = startCli(['run', 'shout greeting.txt', '--provider', 'openai', '--base-url', `${server.url}/v1`, '--model', 'loopback-1'], { cwd: workspace.path, env });
+    const child = startCli(['run', 'shout greeting.txt', '--provider', 'openai', '--base-url', `${server.url}/v1`, '--model', 'loopback-1', '--mode', 'accept-edits'], { cwd: workspace.path, env });
     let stdout = '';
     let stderr = '';
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -59,7 +59,7 @@ describe('Ctrl-C during a slow model call', () => {
     expect(listed.find((summary) => summary.id === sessionId)).toMatchObject({ status: 'interrupted' });
 
     slow = false;
-    const resumed = await runCli(['resume', sessionId], { cwd: workspace.path, env });
+    const resumed = await runCli(['resume', sessionId, '--mode', 'accept-edits'], { cwd: workspace.path, env });
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toContain('in doubt: root:e1 (callModel) → rerun');
     expect(resumed.stdout).toContain('completed');

@@ -48,7 +48,7 @@ describe('rein run against a loopback OpenAI-compatible endpoint', () => {
   });
 
   it('completes a read → write → verify task with a live display and a summary', async () => {
-    const run = await cli(['run', `shout greeting.txt (${marker})`, '--provider', 'openai', '--base-url', baseUrl, '--model', 'loopback-1'], { OPENAI_API_KEY: apiKey });
+    const run = await cli(['run', `shout greeting.txt (${marker})`, '--provider', 'openai', '--base-url', baseUrl, '--model', 'loopback-1', '--mode', 'accept-edits'], { OPENAI_API_KEY: apiKey });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('Reading greeting.txt first.');
@@ -75,7 +75,7 @@ describe('rein run against a loopback OpenAI-compatible endpoint', () => {
   it('--provider recorded reproduces the session from its log without calling the endpoint', async () => {
     await writeFile(join(workspace.path, 'greeting.txt'), 'hello, world');
     const before = server.requests.length;
-    const run = await cli(['run', '--provider', 'recorded', '--from', sessionId]);
+    const run = await cli(['run', '--provider', 'recorded', '--from', sessionId, '--mode', 'accept-edits']);
     expect(run.code).toBe(0);
     expect(server.requests).toHaveLength(before);
     expect(await readFile(join(workspace.path, 'greeting.txt'), 'utf8')).toBe('HELLO, WORLD\n');
@@ -92,7 +92,7 @@ describe('rein run against a loopback OpenAI-compatible endpoint', () => {
 
   it('takes the provider from the environment, and from rein.config.json, which tools may not touch', async () => {
     await writeFile(join(workspace.path, 'greeting.txt'), 'hello, world');
-    const fromEnv = await cli(['run', 'shout greeting.txt', '--json'], { REIN_PROVIDER: 'openai', REIN_MODEL: 'loopback-1', REIN_BASE_URL: baseUrl, OPENAI_API_KEY: apiKey });
+    const fromEnv = await cli(['run', 'shout greeting.txt', '--json', '--mode', 'accept-edits'], { REIN_PROVIDER: 'openai', REIN_MODEL: 'loopback-1', REIN_BASE_URL: baseUrl, OPENAI_API_KEY: apiKey });
     expect(fromEnv.code).toBe(0);
     expect(jsonLines(fromEnv.stdout).at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
 
@@ -105,7 +105,7 @@ describe('rein run against a loopback OpenAI-compatible endpoint', () => {
       await protectedModel.close();
     }
     await writeFile(join(workspace.path, 'greeting.txt'), 'hello, world');
-    const fromFile = await cli(['run', 'shout greeting.txt'], { LOOPBACK_KEY: apiKey });
+    const fromFile = await cli(['run', 'shout greeting.txt', '--mode', 'accept-edits'], { LOOPBACK_KEY: apiKey });
     expect(fromFile.code).toBe(0);
     expect(await readFile(join(workspace.path, 'greeting.txt'), 'utf8')).toBe('HELLO, WORLD\n');
     await writeFile(join(workspace.path, 'rein.config.json'), '{ "provider": "openai", "apiKey": "sk-nope" }');
@@ -149,7 +149,7 @@ describe('rein run against a loopback OpenAI-compatible endpoint', () => {
         : jsonError(401, { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }),
     );
     try {
-      const run = await cli(['run', 'shout greeting.txt', '--provider', 'anthropic', '--base-url', anthropic.url, '--model', 'claude-loopback'], { ANTHROPIC_API_KEY: apiKey });
+      const run = await cli(['run', 'shout greeting.txt', '--provider', 'anthropic', '--base-url', anthropic.url, '--model', 'claude-loopback', '--mode', 'accept-edits'], { ANTHROPIC_API_KEY: apiKey });
       expect(run.stderr).toBe('');
       expect(run.code).toBe(0);
       expect(run.stdout).toContain('✓ write greeting.txt');

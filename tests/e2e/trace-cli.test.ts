@@ -28,7 +28,7 @@ describe('rein trace, context, inspect and replay --dry-run', () => {
     elsewhere = await makeTempDir('rein-trace-out-');
     await writeFile(join(workspace.path, 'hello.txt'), 'hello\n');
     await writeFile(join(workspace.path, 'script.json'), JSON.stringify(script));
-    const run = await runCli(['run', "shout the greeting. Don't touch hello.txt.", '--script', 'script.json'], cwd());
+    const run = await runCli(['run', "shout the greeting. Don't touch hello.txt.", '--script', 'script.json', '--approve', 'write'], cwd());
     expect(run.code).toBe(0);
     sessionId = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
   });
@@ -49,7 +49,7 @@ describe('rein trace, context, inspect and replay --dry-run', () => {
     expect(trace.stderr).toBe('');
     expect(trace.code).toBe(0);
     expect(trace.stdout).toContain('outcome: unverified (the agent claimed success)');
-    expect(trace.stdout).toMatch(/read\(hello\.txt\) #\d+ → permission — → started #\d+ → ok #\d+/);
+    expect(trace.stdout).toMatch(/read\(hello\.txt\) #\d+ → permission allow \(read-only tool\) #\d+ → started #\d+ → ok #\d+/);
     expect(trace.stdout).toContain('[verification_missing @ verification] missing_verification');
     const markdown = await readFile(report, 'utf8');
     for (const section of ['## Conclusion', '## Classification', '## Evidence', '## Timeline']) expect(markdown).toContain(section);
@@ -98,8 +98,11 @@ describe('rein trace, context, inspect and replay --dry-run', () => {
     const before = await fingerprint();
     const dry = await runCli(['replay', sessionId, '--dry-run'], cwd());
     expect(dry.code).toBe(0);
-    expect(dry.stdout).toMatch(/#\d+ write root:e5\.0: then valid → ok · now valid/);
-    expect(dry.stdout).toContain('3 recorded tool calls, 0 would now be decided differently');
+    expect(dry.stdout).toMatch(/#\d+ write root:e5\.0: then valid\/allow → ok · now valid\/ask · CHANGED: permission: allow then, ask now/);
+    expect(dry.stdout).toContain('3 recorded tool calls, 1 would now be decided differently');
+    const sameRules = await runCli(['replay', sessionId, '--dry-run', '--approve', 'write'], cwd());
+    expect(sameRules.stdout).toMatch(/#\d+ write root:e5\.0: then valid\/allow → ok · now valid\/allow/);
+    expect(sameRules.stdout).toContain('3 recorded tool calls, 0 would now be decided differently');
     expect(jsonLines((await runCli(['replay', sessionId, '--dry-run', '--json'], cwd())).stdout)).toHaveLength(3);
     expect(await fingerprint()).toEqual(before);
   });
@@ -129,7 +132,7 @@ describe('rein trace, context, inspect and replay --dry-run', () => {
   it('rein run --inspect streams a live session', async () => {
     const receiver = await startReceiver();
     try {
-      const run = await runCli(['run', 'again', '--script', 'script.json', '--inspect', receiver.url], cwd());
+      const run = await runCli(['run', 'again', '--script', 'script.json', '--approve', 'write', '--inspect', receiver.url], cwd());
       expect(run.code).toBe(0);
       const id = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
       const store = await openLevelEventStore(join(workspace.path, '.rein'), { readOnly: true });

@@ -13,7 +13,7 @@ import { makeTempDir } from '../support/temp-dir.js';
 const example = fileURLToPath(new URL('../../dist/scripts/examples/http-server.js', import.meta.url));
 
 /** Read a records stream to its end; returns the records and the SSE ids. */
-const readRecords = async (url: string, headers: Record<string, string> = {}) => {
+const readRecords = async (url: string, headers: Record<string, string> = {}, onRecord?: (record: Record<string, any>) => Promise<void>) => {
   const response = await fetch(url, { headers });
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toBe('text/event-stream');
@@ -21,8 +21,10 @@ const readRecords = async (url: string, headers: Record<string, string> = {}) =>
   const ids: string[] = [];
   for await (const event of readSse(response.body as unknown as AsyncIterable<Uint8Array>)) {
     if (event.event !== 'record') continue;
-    records.push(JSON.parse(event.data));
+    const record = JSON.parse(event.data) as Record<string, any>;
+    records.push(record);
     ids.push(event.id ?? '');
+    await onRecord?.(record);
   }
   return { records, ids };
 };
@@ -68,14 +70,25 @@ describe('the HTTP embedding example', () => {
 
   let sessionId: string;
 
-  it('starts a session over POST and streams its records as server-sent events until it ends', async () => {
+  it('starts a session over POST, streams its records as server-sent events, and takes the approval over HTTP', async () => {
     const created = await post(`${base}/sessions`, { task: 'shout greeting.txt' });
     expect(created.status).toBe(201);
     sessionId = created.body.sessionId;
-    const { records, ids } = await readRecords(`${base}/sessions/${sessionId}/records`);
+    const answered: string[] = [];
+    const { records, ids } = await readRecords(`${base}/sessions/${sessionId}/records`, {}, async (record) => {
+      if (record.type !== 'approval.requested') return;
+      const pending = (await fetch(`${base}/sessions/${sessionId}/approvals`).then((response) => response.json())) as Array<{ approvalId: string; tool: string }>;
+      expect(pending).toEqual([expect.objectContaining({ approvalId: record.data.approvalId, tool: 'write' })]);
+      expect((await post(`${base}/sessions/${sessionId}/approvals/${encodeURIComponent(record.data.approvalId)}`, { decision: 'maybe' })).body.error.code).toBe('BAD_REQUEST');
+      expect((await post(`${base}/sessions/${sessionId}/approvals/approval-nope`, { decision: 'allow-once' })).status).toBe(404);
+      expect((await post(`${base}/sessions/${sessionId}/approvals/${encodeURIComponent(record.data.approvalId)}`, { decision: 'allow-once' })).status).toBe(202);
+      answered.push(record.data.approvalId);
+    });
+    expect(answered).toHaveLength(1);
     expect(records.map((record) => record.seq)).toEqual(records.map((_, index) => index + 1));
     expect(ids).toEqual(records.map((record) => String(record.seq)));
     expect(records[0]).toMatchObject({ type: 'session.created', data: { provider: { name: 'openai', model: 'loopback-1' } } });
+    expect(records.find((record) => record.type === 'approval.replied')).toMatchObject({ data: { approvalId: answered[0], decision: 'allow-once' } });
     expect(records.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
     expect(records.filter((record) => record.type === 'tool.settled').map((record) => record.data.name)).toEqual(['read', 'write', 'read']);
     expect(await readFile(join(workspace.path, 'greeting.txt'), 'utf8')).toBe('HELLO, WORLD\n');

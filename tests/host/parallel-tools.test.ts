@@ -48,7 +48,7 @@ describe('parallel tool calls', () => {
           { text: 'done' },
         ],
       };
-      const run = await runScriptedSession({ script, workspace: workspace.path, rein: { tools: [slowTool('slow_read', true), slowTool('slow_write', false)], parallelTools: 3 } });
+      const run = await runScriptedSession({ script, workspace: workspace.path, rein: { tools: [slowTool('slow_read', true), slowTool('slow_write', false)], parallelTools: 3, permissions: { mode: 'accept-edits' } } });
       expect(run.result.status).toBe('completed');
       expect(overlaps('r1', 'r2') && overlaps('r1', 'r3')).toBe(true);
       for (const other of ['r1', 'r2', 'r3', 'r4']) expect(overlaps('w1', other)).toBe(false);

@@ -16,6 +16,10 @@ const toolCall = fc.oneof(
   fc.record({ name: fc.constant('list_dir'), arguments: fc.record({ path: fc.constantFrom('.', 'notes', 'a.txt', 'nowhere') }) }),
   fc.record({ name: fc.constant('read'), arguments: fc.constant({}) }),
   fc.record({ name: fc.constant('no_such_tool'), arguments: fc.constant({ x: 1 }) }),
+  fc.record({ name: fc.constant('edit'), arguments: fc.record({ path: fc.constantFrom(...files), old_string: fc.constantFrom('alpha', 'b', '# c'), new_string: fc.string({ maxLength: 10 }) }) }),
+  fc.record({ name: fc.constant('edit_lines'), arguments: fc.record({ path: fc.constant('a.txt'), ops: fc.constant([{ op: 'replace_line', tag: '00000000', new_text: 'x' }]) }) }),
+  fc.record({ name: fc.constant('glob'), arguments: fc.record({ pattern: fc.constantFrom('**/*.txt', '*.md', '../*') }) }),
+  fc.record({ name: fc.constant('bash'), arguments: fc.record({ command: fc.constantFrom('true', 'ls', 'echo hi > out.txt', 'rm -f b.txt') }) }),
 );
 
 const turn = fc.record({ text: fc.string({ maxLength: 30 }), toolCalls: fc.array(toolCall, { maxLength: 3 }) });
@@ -26,6 +30,20 @@ const script = fc.record({
 });
 
 const budgets = fc.record({ maxTurns: fc.integer({ min: 1, max: 8 }), maxToolCalls: fc.integer({ min: 0, max: 12 }) });
+
+/** How a host answers: a permission mode, and a cycle of answers given to approval requests in order. */
+const host = fc.record({
+  mode: fc.constantFrom('default' as const, 'accept-edits' as const, 'plan' as const),
+  answers: fc.array(fc.constantFrom('allow-once' as const, 'allow-session' as const, 'deny' as const), { minLength: 1, maxLength: 4 }),
+});
+
+const answering = (answers: ReadonlyArray<'allow-once' | 'allow-session' | 'deny'>) => {
+  let next = 0;
+  return () => {
+    const decision = answers[next++ % answers.length]!;
+    return decision === 'deny' ? { decision, feedback: 'not that' } : { decision };
+  };
+};
 
 const seedWorkspace = async (root: string) => {
   await writeFile(join(root, 'a.txt'), 'alpha\nbeta\n');
@@ -38,11 +56,11 @@ const seedWorkspace = async (root: string) => {
 describe('replay reproduces live runs', () => {
   it('rebuilds the same final snapshot and regenerates exactly the stored records', async () => {
     await fc.assert(
-      fc.asyncProperty(script, budgets, async (generated, limits) => {
+      fc.asyncProperty(script, budgets, host, async (generated, limits, person) => {
         const workspace = await makeTempDir();
         try {
           await seedWorkspace(workspace.path);
-          const run = await runScriptedSession({ script: generated, workspace: workspace.path, budgets: limits });
+          const run = await runScriptedSession({ script: generated, workspace: workspace.path, budgets: limits, rein: { permissions: { mode: person.mode }, sandbox: { loginShell: false } }, answer: answering(person.answers) });
           expect(['completed', 'failed', 'budget-exhausted']).toContain(run.result.status);
           const seqs = run.records.map((record) => record.seq);
           expect(seqs).toEqual(seqs.map((_, index) => index + 1));
@@ -68,7 +86,7 @@ describe('replay reproduces live runs', () => {
         const workspace = await makeTempDir();
         try {
           await seedWorkspace(workspace.path);
-          const run = await runScriptedSession({ script: generated, workspace: workspace.path });
+          const run = await runScriptedSession({ script: generated, workspace: workspace.path, answer: answering(['allow-once', 'deny']) });
           const derived = run.records.filter((record) => isDerivedType(record.type));
           const victim = derived[pick % derived.length]!;
           const tampered = run.records.map((record) => (record.seq === victim.seq ? { ...record, data: { ...(record.data as object), tampered: true } } : record));
@@ -90,7 +108,7 @@ describe('replay reproduces live runs', () => {
         const store = createMemoryEventStore();
         try {
           await seedWorkspace(workspace.path);
-          const run = await runScriptedSession({ script: generated, workspace: workspace.path, store });
+          const run = await runScriptedSession({ script: generated, workspace: workspace.path, store, answer: answering(['allow-session', 'deny']) });
           const boundaries = run.records.filter((record, index) => {
             const next = run.records[index + 1];
             return next === undefined || !isDerivedType(next.type);

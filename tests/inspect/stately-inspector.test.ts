@@ -1,3 +1,4 @@
+import { recordClassOf } from '../../models/records.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -29,7 +30,8 @@ afterEach(() => workspace.remove());
 
 describe('the Stately inspector stream', () => {
   it('a recorded session replayed to a local receiver shows the same actors and transitions as the log', async () => {
-    const run = await runScriptedSession({ script, workspace: workspace.path });
+    const run = await runScriptedSession({ script, workspace: workspace.path, rein: { permissions: { mode: 'accept-edits' } } });
+    expect(run.result.status).toBe('completed');
     const receiver = await startReceiver();
     try {
       const connection = await connectInspector(receiver.url);
@@ -43,7 +45,8 @@ describe('the Stately inspector stream', () => {
       expect(seen.actors).toEqual(logged.actors);
       expect(seen.transitions).toEqual(logged.transitions);
       expect(isSubsequence(logged.all, seen.steps, same)).toBe(true);
-      expect(receiver.events.filter((event) => event.type === '@xstate.event').map((event) => event.event!.type)).toEqual(run.records.filter((record) => ['user.message', 'model.responded', 'tool.settled'].includes(record.type)).reduce<string[]>((types, record) => [...types, record.type], ['xstate.init']));
+      const inputs = run.records.filter((record) => recordClassOf(record.type) === 'input' && record.type !== 'session.created').map((record) => record.type);
+      expect(receiver.events.filter((event) => event.type === '@xstate.event').map((event) => event.event!.type)).toEqual(['xstate.init', ...inputs]);
     } finally {
       await receiver.close();
     }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkMachine } from 'rein/testing';
 import { sessionMachine, type SessionEvent } from '../../machines/session.machine.js';
+import { approvalIdOf } from '../../models/permission.records.js';
 import type { SnapshotFrom } from 'xstate';
 
 type Snapshot = SnapshotFrom<typeof sessionMachine>;
@@ -35,13 +36,26 @@ const events = (snapshot: Snapshot): SessionEvent[] => {
   for (const [effectId, effect] of Object.entries(outstanding)) {
     if (effect.kind !== 'executeTool') continue;
     const callId = effect.callId ?? 'c?';
+    const ask = { effectId, callId, tool: 'write', arguments: { path: 'a.txt' }, summary: 'write a.txt', risk: 'write', reason: 'edits need approval', suggestedRule: 'write', elapsedMs: 3 };
     list.push(
       { type: 'tool.settled', effectId, callId, name: 'read', status: 'ok', observation: 'fine', elapsedMs: 2 },
       { type: 'tool.settled', effectId, callId, name: 'read', status: 'error', errorCode: 'NotFound', observation: 'NotFound: x', elapsedMs: 5_000 },
     );
+    // A call may ask again after an answer (new effect id each time); bound the effect counter so the graph is finite.
+    if (snapshot.context.nextEffect <= 8) list.push({ type: 'approval.requested', ...ask, approvalId: approvalIdOf('root', effectId) }, { type: 'approval.requested', ...ask, approvalId: 'root/approval-999' });
   }
+  for (const approvalId of Object.keys(snapshot.context.approvals)) {
+    list.push(
+      { type: `xstate.done.actor.${approvalId}`, output: { approvalId, decision: 'allow-once' } },
+      { type: `xstate.done.actor.${approvalId}`, output: { approvalId, decision: 'deny', feedback: 'no' } },
+    );
+  }
+  list.push({ type: 'xstate.done.actor.root/approval-999', output: { approvalId: 'root/approval-999', decision: 'allow-once' } });
   return list;
 };
+
+const pendingCallIds = (snapshot: Snapshot): string[] => Object.values(snapshot.context.approvals).map((approval) => approval.callId);
+const outstandingCallIds = (snapshot: Snapshot): string[] => Object.values(snapshot.context.outstanding).flatMap((effect) => (effect.callId ? [effect.callId] : []));
 
 const isFinal = (snapshot: Snapshot) => snapshot.status === 'done';
 
@@ -60,6 +74,13 @@ describe('session.machine model check', () => {
       'turns stay within budget': (snapshot) => snapshot.context.usage.turns <= budgets.maxTurns,
       'tool calls stay within budget': (snapshot) => snapshot.context.usage.toolCalls <= budgets.maxToolCalls,
       'every final state says why it ended unless completed': (snapshot) => !isFinal(snapshot) || snapshot.matches('completed') || snapshot.context.endReason !== null,
+      'awaiting approval means questions pending and no effect outstanding': (snapshot) =>
+        !snapshot.matches({ running: 'awaitingApproval' }) || (Object.keys(snapshot.context.approvals).length > 0 && Object.keys(snapshot.context.outstanding).length === 0),
+      'approvals are pending only while tools run or wait': (snapshot) =>
+        Object.keys(snapshot.context.approvals).length === 0 || isFinal(snapshot) || snapshot.matches({ running: 'runningTools' }) || snapshot.matches({ running: 'awaitingApproval' }),
+      'completed has no pending approvals': (snapshot) => !snapshot.matches('completed') || Object.keys(snapshot.context.approvals).length === 0,
+      'a call waiting for approval is not also running': (snapshot) => pendingCallIds(snapshot).every((callId) => !outstandingCallIds(snapshot).includes(callId)),
+      'every pending approval has its permission actor': (snapshot) => isFinal(snapshot) || Object.keys(snapshot.context.approvals).every((approvalId) => Object.hasOwn(snapshot.children, approvalId)),
     },
     transitionInvariants: {
       'final states request no effects': ({ to, actions }) => !isFinal(to) || actions.every((action) => action.type !== 'requestEffect'),
@@ -74,6 +95,18 @@ describe('session.machine model check', () => {
         isFinal(from) || !isFinal(to) || actions.filter((action) => action.type === 'emitRecord' && (action.params as { type: string }).type === 'session.ended').length === 1,
       'unknown effect ids change nothing': ({ from, to, event }) =>
         !('effectId' in event) || event.effectId !== 'root:e999' || JSON.stringify(from.value) === JSON.stringify(to.value),
+      'a forged approval id changes nothing': ({ from, to, event }) =>
+        !(event.type === 'approval.requested' || event.type.startsWith('xstate.done.actor.')) || !JSON.stringify(event).includes('approval-999') || JSON.stringify(from.context) === JSON.stringify(to.context),
+      'an answered approval requests its call again, once, with the answer': ({ from, to, event, actions }) => {
+        if (!event.type.startsWith('xstate.done.actor.')) return true;
+        const answered = Object.keys(from.context.approvals).filter((approvalId) => !Object.hasOwn(to.context.approvals, approvalId));
+        const requests = actions.filter((action) => action.type === 'requestEffect');
+        if (answered.length === 0) return requests.length === 0;
+        const args = (requests[0]?.params as { args?: { callId?: string; approval?: { decision?: string } } } | undefined)?.args;
+        return answered.length === 1 && requests.length === 1 && args?.callId === from.context.approvals[answered[0]!]!.callId && args.approval?.decision !== undefined;
+      },
+      'asking spawns exactly one permission actor': ({ from, to, event }) =>
+        event.type !== 'approval.requested' || Object.keys(to.children).length - Object.keys(from.children).length === (Object.keys(to.context.approvals).length - Object.keys(from.context.approvals).length),
     },
   });
 
@@ -83,7 +116,7 @@ describe('session.machine model check', () => {
 
   it('reaches every state of the lifecycle', () => {
     expect(result.stateValues).toEqual(
-      ['"budgetExhausted"', '"cancelled"', '"completed"', '"failed"', '"idle"', '{"running":"awaitingModel"}', '{"running":"runningTools"}'].sort(),
+      ['"budgetExhausted"', '"cancelled"', '"completed"', '"failed"', '"idle"', '{"running":"awaitingApproval"}', '{"running":"awaitingModel"}', '{"running":"runningTools"}'].sort(),
     );
   });
 

@@ -27,14 +27,14 @@ describe('the recorded provider', () => {
     try {
       await writeFile(join(workspace.path, 'a.txt'), 'alpha\n');
       const store = createMemoryEventStore();
-      const original = await runScriptedSession({ script, workspace: workspace.path, store });
+      const original = await runScriptedSession({ script, workspace: workspace.path, store, rein: { permissions: { mode: 'accept-edits' } } });
       expect(original.result.status).toBe('completed');
       await rm(join(workspace.path, 'b.txt'));
 
       const { provider, recorded } = await loadRecordedProvider(store, original.session.id);
       expect(provider).toMatchObject({ name: 'recorded', model: 'script', source: original.session.id });
       expect(recorded.created.task).toBe('Follow the script.');
-      const rein = await createRein({ store, workspace: workspace.path, provider });
+      const rein = await createRein({ store, workspace: workspace.path, provider, permissions: { mode: 'accept-edits' } });
       const replayed = await rein.startSession({ task: recorded.created.task });
       const result = await replayed.whenQuiet();
       expect(result.status).toBe('completed');

@@ -1,3 +1,5 @@
+import { PermissionPolicy } from '../../src/policy/permission-policy.js';
+import { defaultSandboxPolicy } from '../../src/policy/sandbox-policy.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -61,6 +63,8 @@ describe('the context policy wired into the model call', () => {
       random: () => 0.5,
       snapshotEvery: 0,
       parallelTools: 4,
+      permissions: new PermissionPolicy(),
+      sandbox: defaultSandboxPolicy,
     };
     const wiring = wireSession(services, ['read']);
     for (const record of run.records) wiring.observe(record);

@@ -43,7 +43,7 @@ describe('rein replay --dry-run (dryRunSession)', () => {
     expect(then.calls).toBe(1);
     const before = await run.store.read(run.session.id);
     const now = { calls: 0 };
-    const { execute: _execute, ...base } = greet(z.object({ name: z.string() }), now);
+    const { execute: _execute, prepare: _prepare, checkResume: _checkResume, ...base } = greet(z.object({ name: z.string() }), now);
     const shout = defineTool({ ...base, name: 'shout', parameters: z.object({ text: z.string() }).strict(), execute: async () => ({ ok: true as const, output: 'HI' }) });
     const registry = new ToolRegistry([...builtinTools(), greet(z.object({ name: z.string().min(3) }).strict(), now), shout]);
     const report = dryRunSession(before, { registry, decide: ({ name }) => (name === 'write' ? { decision: 'deny', reason: 'writes need approval now' } : { decision: 'allow' }) });

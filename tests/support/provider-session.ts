@@ -46,7 +46,7 @@ export const runProviderSession = async (provider: ModelProvider, options: { ret
   try {
     await writeFile(join(workspace.path, 'notes.txt'), 'remember the milk\n');
     const store = createMemoryEventStore();
-    const rein = await createRein({ store, workspace: workspace.path, provider, retry: { baseDelayMs: 5, maxDelayMs: 20, maxAttempts: 3, ...options.retry } });
+    const rein = await createRein({ store, workspace: workspace.path, provider, retry: { baseDelayMs: 5, maxDelayMs: 20, maxAttempts: 3, ...options.retry }, permissions: { mode: 'accept-edits' } });
     const session = await rein.startSession({ task: options.task ?? 'Read notes.txt' });
     const result = await session.whenQuiet();
     const records = await store.read(session.id);

@@ -19,7 +19,7 @@ beforeEach(async () => {
 afterEach(() => workspace.remove());
 
 const run = (turns: Turn[], rein: Record<string, unknown> = {}): Promise<ScriptedRun> =>
-  runScriptedSession({ workspace: workspace.path, task: 'Fix the failing test in test/stats.test.js', script: { turns }, rein: { tools: fixtureTools(), ...rein } });
+  runScriptedSession({ workspace: workspace.path, task: 'Fix the failing test in test/stats.test.js', script: { turns }, rein: { tools: fixtureTools(), permissions: { approveAll: true }, ...rein } });
 
 const analyze = (records: readonly RecordEnvelope[], store: ScriptedRun['store']) => analyzeTrace(rebuildTraceView(records), blobText(store, records[0]!.stream));
 
@@ -125,13 +125,14 @@ describe('trace analyzer on scripted failure sessions', () => {
 
   it('an allow without rationale (a permission.decided record) is a permission misclassification', async () => {
     const session = await run([{ text: 'Fixing.', toolCalls: [fix] }, { text: 'Testing.', toolCalls: [tests] }, { text: 'Fixed and verified.' }]);
-    const request = session.records.find((record) => record.type === 'effect.requested' && (record.data as { kind: string }).kind === 'executeTool')!;
-    const index = session.records.indexOf(request);
-    const permission: RecordEnvelope = { ...request, id: 'perm-1', type: 'permission.decided', cause: request.id, data: { callId: request.corr, decision: 'allow' } };
-    const records = renumber([...session.records.slice(0, index + 1), permission, ...session.records.slice(index + 1)]);
+    const decided = session.records.find((record) => record.type === 'permission.decided' && (record.data as { tool: string }).tool === 'write')!;
+    expect(decided.data).toMatchObject({ decision: 'allow', reason: expect.any(String) });
+    const { reason: _reason, rule: _rule, ...bare } = decided.data as Record<string, unknown>;
+    const records = session.records.map((record) => (record === decided ? { ...record, data: bare } : record));
     const report = await analyze(records, session.store);
     expect(report.outcome).toBe('succeeded');
     expect(report.primary).toMatchObject({ type: 'permission_allow_without_rationale', category: 'permission_misclassification', boundary: 'permission' });
+    expect((await analyze(session.records, session.store)).findings.filter((finding) => finding.category === 'permission_misclassification')).toEqual([]);
   });
 
   it('writes a Markdown report with every section', async () => {

@@ -4,6 +4,9 @@ import { listSessions } from '../../session/session-catalog.js';
 import { replaySession } from '../../session/replay-session.js';
 import { forkSession } from '../../session/fork-session.js';
 import { dryRunSession } from '../../session/dry-run.js';
+import { decideWithPolicy } from '../../session/dry-run-permission.js';
+import { PermissionPolicy } from '../../policy/permission-policy.js';
+import { addPermissionOptions, permissionsOf, type PermissionOptions } from '../permission-options.js';
 import { readSession } from '../../session/session-records.js';
 import { builtinTools } from '../../tools/builtin-tools.js';
 import { ToolRegistry } from '../../tools/tool-registry.js';
@@ -48,16 +51,20 @@ export const registerReadCommands = (program: Command): void => {
     }),
   );
 
-  addCommonOptions(
-    program
-      .command('replay')
-      .description('verify a session by replaying its log (runs no tools and no model)')
-      .argument('<id>', 'session id')
-      .option('--dry-run', "re-evaluate every recorded tool call under today's tools and policy; execute nothing"),
-  ).action((id: string, options: CommonOptions & { dryRun?: boolean }) =>
+  addPermissionOptions(
+    addCommonOptions(
+      program
+        .command('replay')
+        .description('verify a session by replaying its log (runs no tools and no model)')
+        .argument('<id>', 'session id')
+        .option('--dry-run', "re-evaluate every recorded tool call under today's tools and policy (the permission flags say which); execute nothing"),
+    ),
+  ).action((id: string, options: CommonOptions & PermissionOptions & { dryRun?: boolean }) =>
     withStore(options, options.dryRun ? 'read-only' : 'read', async (store) => {
       if (options.dryRun) {
-        const report = dryRunSession(await readSession(store, id), { registry: new ToolRegistry(builtinTools()) });
+        const workspace = await workspaceOf(options);
+        const decide = decideWithPolicy(new PermissionPolicy(permissionsOf(options)), workspace);
+        const report = dryRunSession(await readSession(store, id), { registry: new ToolRegistry(builtinTools()), decide });
         if (options.json) return report.calls.forEach(printJson);
         for (const call of report.calls) {
           const then = `${call.then.validation}${call.then.permission ? `/${call.then.permission}` : ''}${call.then.status ? ` → ${call.then.status}${call.then.errorCode ? ` ${call.then.errorCode}` : ''}` : ''}`;

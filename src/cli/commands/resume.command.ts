@@ -6,9 +6,10 @@ import { openStore, protectedPathsOf, workspaceOf, type CommonOptions } from '..
 import { ExitCode } from '../exit-codes.js';
 import { exitCodeOf, runToQuiet } from '../session-runner.js';
 import { addProviderOptions, buildProvider, providerSettingsFor, type ProviderFlags } from '../provider-options.js';
-import { addCommonOptions } from './run.command.js';
+import { addCommonOptions, answeringOf } from './run.command.js';
+import { addPermissionOptions, permissionsOf, sandboxOf, type PermissionOptions } from '../permission-options.js';
 
-interface ResumeCommandOptions extends CommonOptions, ProviderFlags {
+interface ResumeCommandOptions extends CommonOptions, ProviderFlags, PermissionOptions {
   yes?: boolean;
 }
 
@@ -22,8 +23,8 @@ export const registerResume = (program: Command, setExit: (code: number) => void
     .command('resume')
     .description('continue a paused, interrupted or crashed session from its log')
     .argument('<id>', 'session id')
-    .option('--yes', 'rerun in-doubt effects that need confirmation');
-  addCommonOptions(addProviderOptions(command, 'scripted model (default: the script the session was started with)')).action(async (id: string, options: ResumeCommandOptions) => {
+    .option('--yes', 'rerun in-doubt effects that need confirmation, and answer every approval request with yes');
+  addPermissionOptions(addCommonOptions(addProviderOptions(command, 'scripted model (default: the script the session was started with)'))).action(async (id: string, options: ResumeCommandOptions) => {
     const workspace = await workspaceOf(options);
     const store = await openStore(options, workspace, 'write');
     try {
@@ -32,7 +33,7 @@ export const registerResume = (program: Command, setExit: (code: number) => void
       const created = SessionCreated.parse(first.data);
       const settings = await providerSettingsFor(options, workspace, created.provider);
       const { provider } = await buildProvider(settings, store);
-      const rein = await createRein({ store, workspace, protectedPaths: protectedPathsOf(options, workspace), provider, modelOptions: settings.modelOptions });
+      const rein = await createRein({ store, workspace, protectedPaths: protectedPathsOf(options, workspace), provider, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options) });
       const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes) });
       if (!options.json) {
         process.stdout.write(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` from the snapshot at seq ${report.snapshotSeq}` : ''}\n`);
@@ -45,7 +46,7 @@ export const registerResume = (program: Command, setExit: (code: number) => void
         setExit(result.status === 'completed' ? ExitCode.ok : ExitCode.failed);
         return;
       }
-      setExit(exitCodeOf(await runToQuiet(session, { json: Boolean(options.json) })));
+      setExit(exitCodeOf(await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options) })));
     } finally {
       await store.close();
     }

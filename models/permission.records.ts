@@ -1,0 +1,72 @@
+import { z } from 'zod';
+
+/** Permission modes: `default` asks before edits and non-read-only commands; `plan` shows read-only tools only; `accept-edits` allows workspace edits. */
+export const PermissionMode = z.enum(['default', 'plan', 'accept-edits']);
+export type PermissionMode = z.infer<typeof PermissionMode>;
+
+/** What a rule or a decision says about one call. */
+export const PermissionAction = z.enum(['allow', 'ask', 'deny']);
+export type PermissionAction = z.infer<typeof PermissionAction>;
+
+/** Where a decision came from: a configured rule, the mode's default, a session grant, a person's answer, or an answer given in advance. */
+export const PermissionSource = z.enum(['rule', 'mode', 'session', 'user', 'pre-approved']);
+export type PermissionSource = z.infer<typeof PermissionSource>;
+
+/**
+ * Shell command classes. `delete`, `network`, `install`, `outside-workspace`, `chained`, `unparseable` and
+ * `privileged` are never allowed by a mode default or a wildcard rule.
+ */
+export const ShellClass = z.enum(['read-only', 'write', 'delete', 'network', 'install', 'outside-workspace', 'chained', 'unparseable', 'privileged']);
+export type ShellClass = z.infer<typeof ShellClass>;
+
+/** effect (fact) · the permission stage's decision for one call, with the rule (or mode) that decided and why. */
+export const PermissionDecided = z.object({
+  effectId: z.string().min(1),
+  callId: z.string().min(1),
+  tool: z.string(),
+  target: z.string().optional(),
+  decision: PermissionAction,
+  rule: z.string().nullable(),
+  reason: z.string(),
+  mode: PermissionMode,
+  source: PermissionSource,
+  classes: z.array(ShellClass).optional(),
+});
+export type PermissionDecided = z.infer<typeof PermissionDecided>;
+
+/** How a person answered an approval request. */
+export const ApprovalDecision = z.enum(['allow-once', 'allow-session', 'deny']);
+export type ApprovalDecision = z.infer<typeof ApprovalDecision>;
+
+/**
+ * input · a call needs a person's approval: it settles the call's effect without running the tool and moves the
+ * session to awaiting approval. `approvalId` is the actor path of the permission actor that waits for the reply.
+ */
+export const ApprovalRequested = z.object({
+  effectId: z.string().min(1),
+  callId: z.string().min(1),
+  approvalId: z.string().min(1),
+  tool: z.string(),
+  arguments: z.record(z.string(), z.unknown()),
+  target: z.string().optional(),
+  summary: z.string(),
+  risk: z.string(),
+  reason: z.string(),
+  suggestedRule: z.string().optional(),
+  classes: z.array(ShellClass).optional(),
+  elapsedMs: z.number().nonnegative(),
+});
+export type ApprovalRequested = z.infer<typeof ApprovalRequested>;
+
+/** input · the user's or host's answer, delivered to the permission actor `approvalId`. */
+export const ApprovalReplied = z.object({
+  approvalId: z.string().min(1),
+  decision: ApprovalDecision,
+  feedback: z.string().optional(),
+  /** For `allow-session`: the rule granted for the rest of the session. */
+  rule: z.string().optional(),
+});
+export type ApprovalReplied = z.infer<typeof ApprovalReplied>;
+
+/** The approval id (and permission actor path) for an `executeTool` effect `<actor>:e<n>`: `<actor>/approval-<n>`. */
+export const approvalIdOf = (actor: string, effectId: string): string => `${actor}/approval-${effectId.slice(effectId.lastIndexOf(':e') + 2)}`;

@@ -1,0 +1,63 @@
+import { createInterface } from 'node:readline/promises';
+import type { PermissionPolicy } from '../policy/permission-policy.js';
+import type { ApprovalAnswer, ApprovalRequest, ReinSession } from '../session/session-handle.js';
+import type { AnyToolDefinition } from '../tools/tool.js';
+
+/** How the CLI answers approval requests: rules given in advance, and (on a TTY) a person at the keyboard. */
+export interface ApprovalAnswering {
+  policy: PermissionPolicy;
+  tools: readonly AnyToolDefinition[];
+  /** Prompt on the terminal for requests no advance answer covers. */
+  interactive: boolean;
+}
+
+/** An answer given in advance (`--yes`, `--approve <rule>`) for a request that was pending before those flags existed. */
+export const answeredInAdvance = (answering: ApprovalAnswering, request: ApprovalRequest): ApprovalAnswer | undefined => {
+  const tool = answering.tools.find((candidate) => candidate.name === request.tool);
+  if (!tool) return undefined;
+  const verdict = answering.policy.decide({ tool, subject: { ...(request.target === undefined ? {} : { target: request.target }), ...(request.classes ? { classes: request.classes } : {}) } });
+  return verdict.decision === 'allow' ? { decision: 'allow-once' } : undefined;
+};
+
+const describeRequest = (request: ApprovalRequest): string =>
+  [`\napproval needed (${request.approvalId}): ${request.summary}`, `  risk:   ${request.risk}`, `  reason: ${request.reason}`, ...(request.suggestedRule ? [`  [s] allows "${request.suggestedRule}" for the rest of the session`] : [])].join('\n');
+
+/**
+ * Ask a person on the terminal: `y` allow once, `s` allow for the session, `n` deny, or any other text to deny with
+ * that text as feedback for the model. The prompt goes to stderr so stdout stays the session's output.
+ */
+export const promptForApproval = async (request: ApprovalRequest, streams: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream }): Promise<ApprovalAnswer> => {
+  const handle = streams.input as NodeJS.ReadableStream & { ref?: () => void; unref?: () => void };
+  handle.ref?.();
+  const lines = createInterface({ input: streams.input, output: streams.output, terminal: true });
+  try {
+    streams.output.write(`${describeRequest(request)}\n`);
+    for (;;) {
+      const reply = (await lines.question('allow? [y]es once / [s]ession / [n]o / or type why not: ')).trim();
+      if (/^(y|yes)$/i.test(reply)) return { decision: 'allow-once' };
+      if (/^(s|session)$/i.test(reply)) return { decision: 'allow-session' };
+      if (/^(n|no)$/i.test(reply)) return { decision: 'deny' };
+      if (reply.length > 1) return { decision: 'deny', feedback: reply };
+    }
+  } finally {
+    lines.close();
+    // A terminal left referenced would keep the process alive after the session ends.
+    handle.pause();
+    handle.unref?.();
+  }
+};
+
+/**
+ * Answer every pending request the session is waiting on: in advance where a rule or `--yes` covers it, otherwise
+ * by prompting when interactive. Returns how many were answered (0 means the session stays paused).
+ */
+export const answerPending = async (session: ReinSession, answering: ApprovalAnswering): Promise<number> => {
+  let answered = 0;
+  for (const request of session.pendingApprovals()) {
+    const answer = answeredInAdvance(answering, request) ?? (answering.interactive ? await promptForApproval(request, { input: process.stdin, output: process.stderr }) : undefined);
+    if (!answer) continue;
+    await session.approve(request.approvalId, answer);
+    answered++;
+  }
+  return answered;
+};

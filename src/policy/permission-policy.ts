@@ -1,0 +1,106 @@
+import type { PermissionAction, PermissionMode, PermissionSource, ShellClass } from '../../models/permission.records.js';
+import type { ApprovalOutcome } from '../../machines/permission.machine.js';
+import type { ToolAnnotations, ToolRisk } from '../tools/tool.js';
+import { isExactPattern, parseRule, ruleMatches, ruleSubject, type PermissionRule } from './permission-rules.js';
+import { neverAutoAllowed } from './shell-classify.js';
+
+/** How a harness decides permissions: a mode, rules (deny wins, then ask, then allow) and whether every ask is answered in advance. */
+export interface PermissionsConfig {
+  mode?: PermissionMode;
+  /** Rules as objects or text (`deny bash:git push*`, `allow write:src/*`). */
+  rules?: readonly (PermissionRule | string)[];
+  /** Answer every `ask` with allow-once in advance (the CLI's `--yes`). Deny rules and the workspace boundary still hold. */
+  approveAll?: boolean;
+}
+
+/** What the permission stage knows about a call: the rule target, the simple commands of a shell line and its classes. */
+export interface PermissionSubject {
+  target?: string;
+  parts?: readonly string[];
+  classes?: readonly ShellClass[];
+}
+
+/** The tool facts permission depends on. */
+export interface PermissionTool {
+  name: string;
+  annotations: ToolAnnotations;
+  risk: ToolRisk;
+}
+
+export interface PermissionVerdict {
+  decision: PermissionAction;
+  rule: string | null;
+  reason: string;
+  source: PermissionSource;
+}
+
+const describe = (rule: PermissionRule): string => `${rule.action} ${ruleSubject(rule)}`;
+
+/**
+ * Decides every call's permission and every tool's visibility. Precedence: a matching deny rule always wins (over
+ * a person's answer too); then a person's answer carried by the call; then ask rules; then allow rules and session
+ * grants; then the mode's default. Shell commands in a class of `neverAutoAllowed` are allowed only by an exact
+ * rule, a grant for that exact command or a person — never by a wildcard rule or a mode default.
+ */
+export class PermissionPolicy {
+  readonly mode: PermissionMode;
+  readonly rules: readonly PermissionRule[];
+  readonly approveAll: boolean;
+
+  constructor(config: PermissionsConfig = {}) {
+    this.mode = config.mode ?? 'default';
+    this.rules = (config.rules ?? []).map((rule) => (typeof rule === 'string' ? { source: 'rule' as const, ...parseRule(rule) } : { source: 'rule' as const, ...rule }));
+    this.approveAll = config.approveAll ?? false;
+  }
+
+  /** Whether the model may see (and call) this tool this round: plan mode hides tools that change things; a tool-wide deny rule hides the tool. */
+  visibility(tool: PermissionTool): { visible: true } | { visible: false; reason: string } {
+    if (this.mode === 'plan' && !tool.annotations.readOnly) return { visible: false, reason: `plan mode shows read-only tools only` };
+    const denied = this.rules.find((rule) => rule.action === 'deny' && rule.pattern === undefined && (rule.tool === '*' || rule.tool === tool.name));
+    if (denied) return { visible: false, reason: `the rule "${describe(denied)}" denies it` };
+    return { visible: true };
+  }
+
+  /** Decide one call. Pure: the same tool, subject, answer and grants always give the same verdict. */
+  decide(request: { tool: PermissionTool; subject?: PermissionSubject; approval?: ApprovalOutcome; grants?: readonly PermissionRule[] }): PermissionVerdict {
+    const { tool, subject = {}, approval } = request;
+    const targets = subject.target === undefined ? [] : [subject.target];
+    const everyPart = [...targets, ...(subject.parts ?? [])];
+    const risky = (subject.classes ?? []).filter((shellClass) => neverAutoAllowed.has(shellClass));
+    const deny = this.rules.find((rule) => rule.action === 'deny' && ruleMatches(rule, tool.name, everyPart));
+    if (deny) return { decision: 'deny', rule: describe(deny), reason: `denied by the rule "${describe(deny)}"`, source: 'rule' };
+    if (this.mode === 'plan' && !tool.annotations.readOnly) return { decision: 'deny', rule: 'mode:plan', reason: 'plan mode allows read-only tools only', source: 'mode' };
+    if (approval) {
+      if (approval.decision === 'deny') return { decision: 'deny', rule: null, reason: approval.feedback ? `the user denied it: ${approval.feedback}` : 'the user denied it', source: 'user' };
+      return { decision: 'allow', rule: approval.decision === 'allow-session' ? (approval.rule ?? null) : null, reason: `the user allowed it (${approval.decision})`, source: 'user' };
+    }
+    const covers = (rule: PermissionRule) => ruleMatches(rule, tool.name, targets) && (risky.length === 0 || (isExactPattern(rule.pattern) && rule.pattern === subject.target));
+    const ask = this.rules.find((rule) => rule.action === 'ask' && ruleMatches(rule, tool.name, everyPart));
+    if (ask) return this.answered({ decision: 'ask', rule: describe(ask), reason: `the rule "${describe(ask)}" asks`, source: 'rule' });
+    const allow = this.rules.find((rule) => rule.action === 'allow' && covers(rule));
+    if (allow) return { decision: 'allow', rule: describe(allow), reason: `allowed by the rule "${describe(allow)}"`, source: allow.source ?? 'rule' };
+    const grant = (request.grants ?? []).find(covers);
+    if (grant) return { decision: 'allow', rule: describe(grant), reason: `allowed for this session ("${ruleSubject(grant)}")`, source: 'session' };
+    return this.answered(this.modeDefault(tool, subject, risky));
+  }
+
+  private modeDefault(tool: PermissionTool, subject: PermissionSubject, risky: readonly ShellClass[]): PermissionVerdict {
+    const rule = `mode:${this.mode}`;
+    if (risky.length > 0) return { decision: 'ask', rule, reason: `the command is ${risky.join(', ')}: never allowed automatically`, source: 'mode' };
+    if (tool.annotations.readOnly) return { decision: 'allow', rule, reason: 'read-only tool', source: 'mode' };
+    if (tool.risk === 'execute' && subject.classes?.includes('read-only')) return { decision: 'allow', rule, reason: 'read-only command', source: 'mode' };
+    if (tool.risk === 'write' && this.mode === 'accept-edits') return { decision: 'allow', rule, reason: 'accept-edits mode allows workspace edits', source: 'mode' };
+    if (tool.risk === 'write') return { decision: 'ask', rule, reason: 'edits need approval in default mode', source: 'mode' };
+    if (tool.risk === 'execute') return { decision: 'ask', rule, reason: 'commands that are not read-only need approval', source: 'mode' };
+    return { decision: 'ask', rule, reason: `${tool.risk} tools need approval`, source: 'mode' };
+  }
+
+  private answered(verdict: PermissionVerdict): PermissionVerdict {
+    if (verdict.decision !== 'ask' || !this.approveAll) return verdict;
+    return { decision: 'allow', rule: '--yes', reason: `answered in advance (${verdict.reason})`, source: 'pre-approved' };
+  }
+}
+
+/** The rule an approval suggests for `allow for session`: the exact command for a shell call, the tool for anything else. */
+export const suggestRule = (tool: PermissionTool, subject: PermissionSubject = {}): string =>
+  tool.risk === 'execute' && subject.target !== undefined ? ruleSubject({ tool: tool.name, pattern: subject.target.replace(/[*?]/g, '?') }) : tool.name;

@@ -1,0 +1,59 @@
+import { PermissionAction, type PermissionSource } from '../../models/permission.records.js';
+import { ReinError } from '../host/host-errors.js';
+
+/**
+ * One permission rule: an action for a tool (or `*`), optionally narrowed by a pattern over the call's target
+ * (the workspace-relative path of a file tool, the command of `bash`). In patterns `*` matches any run of
+ * characters (slashes and spaces included) and `?` one character; everything else matches itself.
+ */
+export interface PermissionRule {
+  action: PermissionAction;
+  tool: string;
+  pattern?: string;
+  /** Who made the rule: configuration (`rule`), a session grant (`session`) or an answer given in advance (`pre-approved`). */
+  source?: PermissionSource;
+}
+
+/** A rule written as text: `[allow|ask|deny] <tool>[:<pattern>]`, e.g. `deny bash:git push*`, or `write` with a default action. */
+export const parseRule = (text: string, defaultAction?: PermissionAction): PermissionRule => {
+  const trimmed = text.trim();
+  const spaced = /^(allow|ask|deny)\s+(.+)$/s.exec(trimmed);
+  const action = spaced ? PermissionAction.parse(spaced[1]) : defaultAction;
+  const body = spaced ? spaced[2]!.trim() : trimmed;
+  if (!action) throw new ReinError('USAGE', `permission rule ${JSON.stringify(text)} needs an action: allow, ask or deny`);
+  const colon = body.indexOf(':');
+  const tool = (colon === -1 ? body : body.slice(0, colon)).trim();
+  const pattern = colon === -1 ? undefined : body.slice(colon + 1).trim();
+  if (!/^(\*|[A-Za-z0-9_.-]+)$/.test(tool)) throw new ReinError('USAGE', `permission rule ${JSON.stringify(text)}: ${JSON.stringify(tool)} is not a tool name`);
+  if (pattern !== undefined && pattern.length === 0) throw new ReinError('USAGE', `permission rule ${JSON.stringify(text)} has an empty pattern`);
+  return { action, tool, ...(pattern === undefined ? {} : { pattern }) };
+};
+
+/** The rule as text without its action (`bash:npm test`), the form approvals suggest and grants record. */
+export const ruleSubject = (rule: Pick<PermissionRule, 'tool' | 'pattern'>): string => (rule.pattern === undefined ? rule.tool : `${rule.tool}:${rule.pattern}`);
+
+const patternCache = new Map<string, RegExp>();
+
+const compile = (pattern: string): RegExp => {
+  let compiled = patternCache.get(pattern);
+  if (!compiled) {
+    const source = [...pattern].map((character) => (character === '*' ? '[\\s\\S]*' : character === '?' ? '[\\s\\S]' : character.replace(/[.+^${}()|[\]\\]/g, '\\$&'))).join('');
+    compiled = new RegExp(`^${source}$`);
+    if (patternCache.size > 1000) patternCache.clear();
+    patternCache.set(pattern, compiled);
+  }
+  return compiled;
+};
+
+/** True when a pattern has no wildcard: it names one exact target. */
+export const isExactPattern = (pattern: string | undefined): pattern is string => pattern !== undefined && !/[*?]/.test(pattern);
+
+/** True when `pattern` matches the whole of `target`. */
+export const patternMatches = (pattern: string, target: string): boolean => compile(pattern).test(target);
+
+/** True when the rule covers this tool and (if it has a pattern) one of the targets. */
+export const ruleMatches = (rule: PermissionRule, tool: string, targets: readonly string[]): boolean => {
+  if (rule.tool !== '*' && rule.tool !== tool) return false;
+  if (rule.pattern === undefined) return true;
+  return targets.some((target) => patternMatches(rule.pattern!, target));
+};

@@ -1,0 +1,103 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+/** Network access of commands: none, unrestricted, or only the listed hosts. */
+export type NetworkPolicy = 'disabled' | 'allow-all' | 'allow-list';
+
+/** Limits for processes the `bash` tool starts. Sizes are bytes, times milliseconds. */
+export interface SandboxPolicy {
+  /**
+   * Run commands as `<shell> -lc` (a login shell: the user's profile sets PATH and friends), or `-c`. Login shells
+   * are the default; note that a profile can re-export variables the allow-list cleared, and costs time per call.
+   */
+  loginShell: boolean;
+  network: NetworkPolicy;
+  /** Hosts reachable under `allow-list`. */
+  allowedHosts: readonly string[];
+  /** Environment variables passed through; every other one is cleared. */
+  envAllowList: readonly string[];
+  /** Timeout when the model gives none, and the most it may ask for (its `timeout_ms` is clamped to this). */
+  defaultTimeoutMs: number;
+  maxTimeoutMs: number;
+  /** Time between SIGTERM (soft timeout) and SIGKILL (hard timeout) of the whole process group. */
+  killGraceMs: number;
+  /** Characters of stdout / stderr shown to the model; the full output goes to an artifact. */
+  stdoutPreviewChars: number;
+  stderrPreviewChars: number;
+  /** The most output kept per stream; beyond it output is dropped (and the result says so). */
+  maxCaptureBytes: number;
+  /** Process-count and data-segment limits, applied with prlimit where the OS allows. */
+  maxProcesses: number;
+  maxMemoryMb: number;
+}
+
+export const defaultSandboxPolicy: SandboxPolicy = Object.freeze({
+  loginShell: true,
+  network: 'disabled',
+  allowedHosts: [],
+  envAllowList: ['PATH', 'HOME', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'LC_MESSAGES', 'TERM', 'TZ', 'USER', 'LOGNAME', 'SHELL', 'TMPDIR', 'COLUMNS', 'LINES'],
+  defaultTimeoutMs: 120_000,
+  maxTimeoutMs: 600_000,
+  killGraceMs: 2_000,
+  stdoutPreviewChars: 8_000,
+  stderrPreviewChars: 4_000,
+  maxCaptureBytes: 32 * 1024 * 1024,
+  maxProcesses: 1_024,
+  maxMemoryMb: 4_096,
+}) as SandboxPolicy;
+
+/** What this machine can enforce, found once per process by trying the tools. */
+export interface IsolationSupport {
+  /** The shell commands run under: `/bin/bash` or the `/bin/sh` fallback. */
+  shell: string;
+  /** The prefix that runs a command without network (`unshare -n` / `unshare -rn`), or null. */
+  networkOff: readonly string[] | null;
+  /** The prlimit binary, or null. */
+  prlimit: string | null;
+  /** Whether the process runs as root (RLIMIT_NPROC does not bind root). */
+  root: boolean;
+}
+
+let detected: IsolationSupport | undefined;
+
+const works = (command: string, args: readonly string[]): boolean => {
+  const result = spawnSync(command, args, { stdio: 'ignore', timeout: 5_000 });
+  return result.status === 0;
+};
+
+/** Detect the shell, network isolation and prlimit once; later calls return the cached answer. */
+export const detectIsolation = (): IsolationSupport => {
+  if (detected) return detected;
+  const shell = existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
+  const networkOff = works('unshare', ['-n', 'true']) ? ['unshare', '-n'] : works('unshare', ['-rn', 'true']) ? ['unshare', '-rn'] : null;
+  const prlimit = works('prlimit', ['--nofile=1024', 'true']) ? 'prlimit' : null;
+  detected = { shell, networkOff, prlimit, root: typeof process.getuid === 'function' && process.getuid() === 0 };
+  return detected;
+};
+
+/** How one policy dimension was enforced, as the `bash` result and README report it. */
+export interface Enforcement {
+  enforced: boolean;
+  mechanism?: string;
+  reason?: string;
+}
+
+/** The command prefix that applies the policy on this machine, and how each dimension is enforced. */
+export const sandboxPrefix = (policy: SandboxPolicy, support: IsolationSupport): { prefix: string[]; network: Enforcement; processes: Enforcement; memory: Enforcement } => {
+  const prefix: string[] = [];
+  let processes: Enforcement = { enforced: false, reason: 'prlimit is not installed' };
+  let memory: Enforcement = { enforced: false, reason: 'prlimit is not installed' };
+  if (support.prlimit) {
+    prefix.push(support.prlimit, `--nproc=${policy.maxProcesses}`, `--data=${policy.maxMemoryMb * 1024 * 1024}`);
+    processes = support.root ? { enforced: false, reason: 'RLIMIT_NPROC does not bind root' } : { enforced: true, mechanism: 'prlimit --nproc' };
+    memory = { enforced: true, mechanism: 'prlimit --data' };
+  }
+  let network: Enforcement;
+  if (policy.network === 'allow-all') network = { enforced: true, mechanism: 'none needed' };
+  else if (policy.network === 'disabled' && support.networkOff) {
+    prefix.push(...support.networkOff);
+    network = { enforced: true, mechanism: support.networkOff.join(' ') };
+  } else if (policy.network === 'disabled') network = { enforced: false, reason: 'no network isolation tool (unshare) is usable' };
+  else network = { enforced: false, reason: 'no allow-list mechanism is installed; the network is open' };
+  return { prefix, network, processes, memory };
+};

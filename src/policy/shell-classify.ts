@@ -1,0 +1,149 @@
+import { isAbsolute, resolve, sep } from 'node:path';
+import type { ShellClass } from '../../models/permission.records.js';
+import { parseShell, type ShellSegment } from './shell-parse.js';
+
+/** Classes that no mode default and no wildcard rule may allow: only an exact rule, a session grant or a person. */
+export const neverAutoAllowed: ReadonlySet<ShellClass> = new Set(['delete', 'network', 'install', 'outside-workspace', 'chained', 'unparseable', 'privileged']);
+
+/** A classified command: its classes (sorted), the simple commands it is made of, and why it was unparseable. */
+export interface ShellClassification {
+  classes: ShellClass[];
+  parts: string[];
+  reason?: string;
+}
+
+const readOnlyCommands = new Set([
+  'ls', 'pwd', 'cat', 'head', 'tail', 'wc', 'echo', 'printf', 'grep', 'egrep', 'fgrep', 'rg', 'tree', 'stat', 'file', 'du', 'df',
+  'which', 'whereis', 'type', 'date', 'whoami', 'id', 'uname', 'printenv', 'true', 'false', 'test', '[', 'diff', 'cmp', 'uniq',
+  'cut', 'tr', 'basename', 'dirname', 'realpath', 'readlink', 'md5sum', 'sha1sum', 'sha256sum', 'b3sum', 'jq', 'nl', 'column', 'comm',
+  'seq', 'hostname', 'less', 'more', 'od', 'hexdump', 'xxd', 'strings', 'cd',
+]);
+const gitReadOnly = new Set(['status', 'diff', 'log', 'show', 'rev-parse', 'ls-files', 'blame', 'describe', 'shortlog', 'grep', 'cat-file', 'ls-tree', 'reflog', 'whatchanged']);
+const gitNetwork = new Set(['push', 'pull', 'fetch', 'clone', 'ls-remote', 'submodule', 'remote']);
+const deleteCommands = new Set(['rm', 'rmdir', 'unlink', 'shred', 'truncate', 'srm', 'wipe']);
+const writeCommands = new Set(['touch', 'mkdir', 'cp', 'mv', 'tee', 'chmod', 'chown', 'chgrp', 'ln', 'install', 'dd', 'patch', 'tar', 'unzip', 'zip', 'gzip', 'gunzip']);
+const networkCommands = new Set(['curl', 'wget', 'ssh', 'scp', 'sftp', 'rsync', 'nc', 'ncat', 'netcat', 'telnet', 'ftp', 'ping', 'dig', 'nslookup', 'host', 'http', 'https', 'socat', 'aria2c']);
+const privilegedCommands = new Set(['sudo', 'su', 'doas', 'pkexec', 'chroot', 'mount', 'umount', 'systemctl', 'shutdown', 'reboot', 'kill', 'killall', 'pkill']);
+const hiddenCommands = new Set(['eval', 'exec', 'source', '.', 'bash', 'sh', 'zsh', 'dash', 'ksh', 'fish']);
+const wrappers = new Set(['env', 'nice', 'nohup', 'time', 'timeout', 'command', 'stdbuf', 'ionice']);
+const packageManagers = new Set(['npm', 'pnpm', 'yarn', 'bun']);
+const installVerbs = new Set(['install', 'i', 'ci', 'add', 'update', 'upgrade', 'up', 'dlx', 'exec', 'x', 'create', 'init']);
+const quietTargets = new Set(['/dev/null', '/dev/zero', '/dev/random', '/dev/urandom', '/dev/stdin', '/dev/stdout', '/dev/stderr', '/dev/tty']);
+
+/** Drop leading assignments and wrapper commands (`env A=1`, `timeout 5`, `nice -n 5`) to reach the real command. */
+const unwrap = (words: readonly string[]): string[] => {
+  let rest = [...words];
+  for (;;) {
+    while (rest.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(rest[0]!)) rest = rest.slice(1);
+    const first = rest[0];
+    if (first === undefined || !wrappers.has(first)) return rest;
+    rest = rest.slice(1);
+    while (rest.length > 0 && (rest[0]!.startsWith('-') || /^\d+(\.\d+)?[smhd]?$/.test(rest[0]!))) rest = rest.slice(1);
+  }
+};
+
+const baseName = (word: string): string => word.slice(word.lastIndexOf('/') + 1);
+
+const commandClasses = (words: readonly string[], classes: Set<ShellClass>): boolean => {
+  const real = unwrap(words);
+  const command = real[0] === undefined ? '' : baseName(real[0]);
+  const args = real.slice(1);
+  if (command === '') return true;
+  if (privilegedCommands.has(command)) {
+    classes.add('privileged');
+    if (command === 'sudo' || command === 'doas') commandClasses(args.filter((arg, index) => index > 0 || !arg.startsWith('-')), classes);
+    return false;
+  }
+  if (hiddenCommands.has(command)) {
+    if (args.length > 0 && (command === 'eval' || args.includes('-c') || command === 'exec')) classes.add('unparseable');
+    return false;
+  }
+  if (command === 'xargs') {
+    const inner = args.filter((arg) => !arg.startsWith('-'));
+    if (inner.length > 0) commandClasses(inner, classes);
+    return false;
+  }
+  if (deleteCommands.has(command)) return classes.add('delete'), false;
+  if (networkCommands.has(command)) return classes.add('network'), false;
+  if (writeCommands.has(command)) return classes.add('write'), false;
+  if (command === 'find') {
+    if (args.includes('-delete')) classes.add('delete');
+    const exec = args.findIndex((arg) => arg === '-exec' || arg === '-execdir' || arg === '-ok' || arg === '-okdir');
+    if (exec !== -1) commandClasses(args.slice(exec + 1).filter((arg) => arg !== ';' && arg !== '+' && arg !== '{}'), classes);
+    if (args.some((arg) => arg.startsWith('-fprint') || arg === '-fls')) classes.add('write');
+    return exec === -1 && !args.includes('-delete');
+  }
+  if (command === 'sed') {
+    if (args.some((arg) => arg === '-i' || arg.startsWith('-i') || arg.startsWith('--in-place'))) return classes.add('write'), false;
+    return true;
+  }
+  if (command === 'sort') return !args.some((arg) => arg === '-o' || arg.startsWith('--output')) || (classes.add('write'), false);
+  if (command === 'git') {
+    const verb = args.find((arg) => !arg.startsWith('-')) ?? '';
+    if (verb === 'clean' || (verb === 'reset' && args.includes('--hard'))) return classes.add('delete'), false;
+    if (gitNetwork.has(verb)) return classes.add('network'), false;
+    if (gitReadOnly.has(verb)) return true;
+    if ((verb === 'branch' || verb === 'tag' || verb === 'stash') && args.length === 1) return true;
+    if (verb === 'branch' && args.slice(1).every((arg) => ['-a', '-r', '-v', '-vv', '--list', '--all', '--show-current'].includes(arg))) return true;
+    return false;
+  }
+  if (packageManagers.has(command)) {
+    const verb = args.find((arg) => !arg.startsWith('-')) ?? (command === 'yarn' ? 'install' : '');
+    if (installVerbs.has(verb)) classes.add('install');
+    if (verb === 'publish' || verb === 'login' || verb === 'adduser') classes.add('network');
+    if (verb === 'uninstall' || verb === 'remove' || verb === 'rm' || verb === 'prune') classes.add('delete');
+    return args.length === 1 && (args[0] === '--version' || args[0] === '-v');
+  }
+  if (command === 'npx' || command === 'bunx' || command === 'pipx' || command === 'uvx') return classes.add('install'), false;
+  if (['pip', 'pip3', 'gem', 'cargo', 'go', 'apt', 'apt-get', 'brew', 'dnf', 'yum', 'apk', 'pacman', 'conda', 'uv', 'poetry', 'composer'].includes(command)) {
+    const verb = args.find((arg) => !arg.startsWith('-')) ?? '';
+    if (['install', 'add', 'get', 'update', 'upgrade', 'sync'].includes(verb)) classes.add('install');
+    if (['remove', 'uninstall', 'purge', 'autoremove'].includes(verb)) classes.add('delete');
+    if (verb === 'publish') classes.add('network');
+    return false;
+  }
+  return readOnlyCommands.has(command);
+};
+
+/** Paths a command names (absolute, home-relative, or climbing with `..`) that end outside the workspace. */
+const leavesWorkspace = (segment: ShellSegment, options: { workspace: string; cwd: string }): boolean => {
+  const [, ...args] = unwrap(segment.words);
+  const candidates = [...args.flatMap((arg) => (arg.includes('=') ? [arg, arg.slice(arg.indexOf('=') + 1)] : [arg])), ...segment.redirects.map((redirect) => redirect.target)];
+  return candidates.some((candidate) => {
+    if (candidate.startsWith('~')) return true;
+    if (quietTargets.has(candidate) || /^&?\d+$/.test(candidate) || candidate === '-') return false;
+    if (!isAbsolute(candidate) && !candidate.split(/[\\/]/).includes('..')) return false;
+    const target = resolve(options.cwd, candidate);
+    return target !== options.workspace && !target.startsWith(options.workspace + sep);
+  });
+};
+
+/**
+ * Classify a shell command for the permission stage. Every simple command is judged and the line takes the
+ * union of their classes; `read-only` is kept only when every part is read-only and nothing writes. A line that
+ * cannot be parsed is `unparseable` and nothing else.
+ */
+export const classifyShellCommand = (command: string, options: { workspace: string; cwd: string }): ShellClassification => {
+  const parsed = parseShell(command);
+  if (!parsed.ok) return { classes: ['unparseable'], parts: [command.trim()], reason: parsed.reason };
+  const classes = new Set<ShellClass>();
+  let readOnly = true;
+  for (const segment of parsed.segments) {
+    if (!commandClasses(segment.words, classes)) readOnly = false;
+    for (const redirect of segment.redirects) {
+      if (redirect.operator.includes('>') && !quietTargets.has(redirect.target) && !/^&?\d+$/.test(redirect.target)) {
+        classes.add('write');
+        readOnly = false;
+      }
+    }
+    if (segment.words[0] === 'cd' && segment.words[1] !== undefined) {
+      const target = resolve(options.cwd, segment.words[1]);
+      if (segment.words[1].startsWith('~') || (target !== options.workspace && !target.startsWith(options.workspace + sep))) classes.add('outside-workspace');
+    }
+    if (leavesWorkspace(segment, options)) classes.add('outside-workspace');
+  }
+  if (parsed.segments.length > 1) classes.add('chained');
+  if (readOnly && classes.size === 0) classes.add('read-only');
+  if (readOnly && classes.has('chained')) classes.add('read-only');
+  return { classes: [...classes].sort(), parts: parsed.segments.map((segment) => segment.words.join(' ')) };
+};

@@ -1,0 +1,131 @@
+/** One simple command of a shell line: its words (quotes removed) and its redirections. */
+export interface ShellSegment {
+  words: string[];
+  redirects: Array<{ operator: string; target: string }>;
+}
+
+/** A shell line split into simple commands joined by operators (`&&`, `||`, `;`, `|`, `|&`, `&`), or why it could not be. */
+export type ShellParse = { ok: true; segments: ShellSegment[]; operators: string[] } | { ok: false; reason: string };
+
+const separators = ['&&', '||', '|&', ';', '|', '&'];
+const redirectPattern = /^(\d*|&)(>>|>&|>\||<>|<<<|<<|>|<)/;
+
+interface Cursor {
+  text: string;
+  index: number;
+}
+
+/** Read a quoted or plain word starting at the cursor; returns undefined when the text hides a command. */
+const readWord = (cursor: Cursor): { word: string } | { reason: string } => {
+  let word = '';
+  const { text } = cursor;
+  while (cursor.index < text.length) {
+    const character = text[cursor.index]!;
+    if (/[\s;&|<>()]/.test(character)) break;
+    if (character === '`') return { reason: 'command substitution' };
+    if (character === '$' && (text[cursor.index + 1] === '(' || text[cursor.index + 1] === '[')) return { reason: 'command substitution' };
+    if (character === '\\') {
+      if (cursor.index + 1 >= text.length) return { reason: 'a trailing backslash' };
+      if (text[cursor.index + 1] !== '\n') word += text[cursor.index + 1];
+      cursor.index += 2;
+    } else if (character === "'") {
+      const end = text.indexOf("'", cursor.index + 1);
+      if (end === -1) return { reason: 'an unterminated quote' };
+      word += text.slice(cursor.index + 1, end);
+      cursor.index = end + 1;
+    } else if (character === '"') {
+      cursor.index++;
+      let closed = false;
+      while (cursor.index < text.length) {
+        const inner = text[cursor.index]!;
+        if (inner === '"') {
+          closed = true;
+          cursor.index++;
+          break;
+        }
+        if (inner === '`' || (inner === '$' && (text[cursor.index + 1] === '(' || text[cursor.index + 1] === '['))) return { reason: 'command substitution' };
+        if (inner === '\\' && cursor.index + 1 < text.length && '"\\$`\n'.includes(text[cursor.index + 1]!)) {
+          word += text[cursor.index + 1];
+          cursor.index += 2;
+        } else {
+          word += inner;
+          cursor.index++;
+        }
+      }
+      if (!closed) return { reason: 'an unterminated quote' };
+    } else {
+      word += character;
+      cursor.index++;
+    }
+  }
+  return { word };
+};
+
+/**
+ * Split a shell line into simple commands. This is a risk heuristic, not a shell: anything that can hide a
+ * command (command or process substitution, subshells, groups, here-documents, unbalanced quotes) makes the line
+ * unparseable, and an unparseable line is never allowed automatically.
+ */
+export const parseShell = (command: string): ShellParse => {
+  const cursor: Cursor = { text: command, index: 0 };
+  const segments: ShellSegment[] = [];
+  const operators: string[] = [];
+  let current: ShellSegment = { words: [], redirects: [] };
+  const close = (operator: string): string | undefined => {
+    if (current.words.length === 0) return `an empty command before ${JSON.stringify(operator)}`;
+    segments.push(current);
+    operators.push(operator);
+    current = { words: [], redirects: [] };
+    return undefined;
+  };
+  while (cursor.index < command.length) {
+    const character = command[cursor.index]!;
+    if (character === ' ' || character === '\t') {
+      cursor.index++;
+      continue;
+    }
+    if (character === '\n') {
+      cursor.index++;
+      if (current.words.length > 0) close(';');
+      continue;
+    }
+    if (character === '#') {
+      const end = command.indexOf('\n', cursor.index);
+      cursor.index = end === -1 ? command.length : end;
+      continue;
+    }
+    if (character === '(' || character === ')') return { ok: false, reason: 'a subshell' };
+    const rest = command.slice(cursor.index);
+    const redirect = redirectPattern.exec(rest);
+    if (redirect && !(redirect[1] === '&' && redirect[2] === '&')) {
+      const operator = redirect[0];
+      if (operator.endsWith('<<')) return { ok: false, reason: 'a here-document' };
+      cursor.index += operator.length;
+      if (command[cursor.index] === '(') return { ok: false, reason: 'process substitution' };
+      while (command[cursor.index] === ' ' || command[cursor.index] === '\t') cursor.index++;
+      const target = readWord(cursor);
+      if ('reason' in target) return { ok: false, reason: target.reason };
+      if (target.word === '') return { ok: false, reason: `a redirection without a target` };
+      current.redirects.push({ operator, target: target.word });
+      continue;
+    }
+    const separator = separators.find((candidate) => rest.startsWith(candidate));
+    if (separator) {
+      cursor.index += separator.length;
+      const problem = close(separator);
+      if (problem) return { ok: false, reason: problem };
+      continue;
+    }
+    const word = readWord(cursor);
+    if ('reason' in word) return { ok: false, reason: word.reason };
+    if (word.word === '{' || word.word === '}') return { ok: false, reason: 'a command group' };
+    current.words.push(word.word);
+  }
+  if (current.words.length > 0) {
+    segments.push(current);
+  } else if (operators.length > 0 && operators[operators.length - 1] !== ';' && operators[operators.length - 1] !== '&') {
+    return { ok: false, reason: `a dangling ${JSON.stringify(operators[operators.length - 1])}` };
+  }
+  if (segments.length === 0) return { ok: false, reason: 'an empty command' };
+  return { ok: true, segments, operators };
+};

@@ -1,0 +1,105 @@
+import { z } from 'zod';
+import type { ArtifactRef } from '../../stores/blob-store.js';
+import { classifyShellCommand } from '../policy/shell-classify.js';
+import type { Enforcement } from '../policy/sandbox-policy.js';
+import { runCommand, type CapturedStream, type CommandOutcome } from './process-runner.js';
+import { defineTool, toolFailure, type ToolContext, type ToolResult } from './tool.js';
+
+export const BashParameters = z
+  .object({
+    command: z.string().min(1).describe('The shell command, run with bash -lc in its own process group'),
+    timeout_ms: z.number().int().min(1).optional().describe('Timeout in milliseconds (clamped by policy; default 120000)'),
+    cwd: z.string().min(1).optional().describe('Working directory, relative to the workspace root (default: the root)'),
+    run_in_background: z.boolean().optional().describe('Return after a moment and leave the command running (output after that is not captured; redirect it to a file)'),
+    description: z.string().max(200).optional().describe('What the command does, in a few words (shown when asking for approval)'),
+  })
+  .strict();
+export type BashParameters = z.infer<typeof BashParameters>;
+
+/** How long a background command runs before bash returns its first output. */
+export const backgroundStartupMs = 1_000;
+
+const enforcementText = (enforcement: Enforcement): string => (enforcement.enforced ? `enforced (${enforcement.mechanism})` : `not enforced: ${enforcement.reason}`);
+
+/** A stream as the model sees it: the whole text, or a head and a tail around a marker with the artifact holding all of it. */
+const preview = async (stream: CapturedStream, limit: number, context: ToolContext): Promise<{ text: string; artifact?: ArtifactRef; omittedBytes?: number }> => {
+  const text = stream.bytes.toString('utf8');
+  if (text.length <= limit && stream.dropped === 0) return { text };
+  const artifact = await context.blobs.put(stream.bytes);
+  const head = text.slice(0, Math.floor(limit / 4));
+  const tail = text.slice(text.length - Math.floor((limit * 3) / 4));
+  const omittedBytes = stream.bytes.length - Buffer.byteLength(head) - Buffer.byteLength(tail) + stream.dropped;
+  const dropped = stream.dropped > 0 ? `; ${stream.dropped} further bytes were not kept` : '';
+  return { text: `${head}\n[… truncated: ${omittedBytes} bytes omitted; full output in ${artifact} (read_artifact)${dropped} …]\n${tail}`, artifact, omittedBytes };
+};
+
+const resultOf = async (args: BashParameters, cwd: string, outcome: CommandOutcome, context: ToolContext): Promise<ToolResult> => {
+  const stdout = await preview(outcome.stdout, context.sandbox.stdoutPreviewChars, context);
+  const stderr = await preview(outcome.stderr, context.sandbox.stderrPreviewChars, context);
+  const artifacts = [stdout.artifact, stderr.artifact].filter((ref): ref is ArtifactRef => ref !== undefined);
+  const result: Record<string, unknown> = {
+    command: args.command,
+    shell: outcome.shell,
+    cwd,
+    stdout: stdout.text,
+    stderr: stderr.text,
+    exit_code: outcome.exitCode,
+    success: outcome.exitCode === 0 && !outcome.timedOut,
+    duration_ms: outcome.durationMs,
+  };
+  if (outcome.signal) result.signal = outcome.signal;
+  if (stdout.artifact) result.stdout_truncated = { omitted_bytes: stdout.omittedBytes, artifact: stdout.artifact };
+  if (stderr.artifact) result.stderr_truncated = { omitted_bytes: stderr.omittedBytes, artifact: stderr.artifact };
+  if (outcome.background) Object.assign(result, { background: true, pid: outcome.pid, success: true, message: `still running in the background after ${backgroundStartupMs} ms; later output is not captured — redirect it to a file to read it` });
+  result.sandbox = { network: `${context.sandbox.network}, ${enforcementText(outcome.enforcement.network)}`, processes: `max ${context.sandbox.maxProcesses}, ${enforcementText(outcome.enforcement.processes)}`, memory: `max ${context.sandbox.maxMemoryMb} MB, ${enforcementText(outcome.enforcement.memory)}`, env: 'cleared to the allow-list' };
+  if (outcome.cancelled) return { ok: false, code: 'Cancelled', message: JSON.stringify({ ...result, message: 'the command was cancelled; its process group was killed' }), artifacts };
+  if (outcome.timedOut) {
+    const message = outcome.timedOut === 'soft' ? 'timed out; SIGTERM stopped the process group' : 'timed out; the process group ignored SIGTERM and was killed with SIGKILL';
+    return { ok: false, code: 'Timeout', message: JSON.stringify({ ...result, timed_out: true, timeout_kind: outcome.timedOut, message }), artifacts };
+  }
+  return { ok: true, output: JSON.stringify(result), data: result, artifacts };
+};
+
+/**
+ * Run a shell command in the workspace under the sandbox policy. Returns JSON `{ command, shell, cwd, stdout,
+ * stderr, exit_code, success, … }`; a non-zero exit is a result, not a failure. A timeout is a `Timeout`
+ * observation carrying the same JSON with `timed_out`, `timeout_kind` and `message`. Output past the preview is
+ * kept whole as an artifact. The command is classified for the permission stage before it runs.
+ */
+export const bashTool = defineTool<BashParameters, { cwd: string; relative: string }>({
+  name: 'bash',
+  description: 'Run a shell command in the workspace (bash -lc). Returns JSON with stdout, stderr, exit_code and success; a non-zero exit is a normal result. Prefer read, grep, glob and edit for files.',
+  parameters: BashParameters,
+  annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true, requiresConfirmation: true },
+  risk: 'execute',
+  sideEffect: 'process',
+  resumePolicy: 'require-user-confirmation',
+  async prepare(args, context) {
+    const resolved = await context.workspace.resolveExisting(args.cwd ?? '.');
+    if (!resolved.ok) return resolved;
+    const { classes, parts } = classifyShellCommand(args.command, { workspace: context.workspace.root, cwd: resolved.path });
+    return { ok: true, plan: { cwd: resolved.path, relative: resolved.relative }, subject: { target: args.command.trim(), parts, classes }, intent: { command: args.command, cwd: resolved.relative } };
+  },
+  async execute(args, context, plan) {
+    const again = await context.workspace.resolveExisting(plan.relative);
+    if (!again.ok || again.path !== plan.cwd) return toolFailure('Denied', `the working directory ${plan.relative} changed while the call was checked`, 'outside_workspace');
+    const timeoutMs = Math.min(args.timeout_ms ?? context.sandbox.defaultTimeoutMs, context.sandbox.maxTimeoutMs);
+    let lastProgress = 0;
+    const outcome = await runCommand({
+      command: args.command,
+      cwd: plan.cwd,
+      timeoutMs: args.run_in_background ? context.sandbox.maxTimeoutMs : timeoutMs,
+      policy: context.sandbox,
+      signal: context.signal,
+      ...(args.run_in_background ? { detachAfterMs: backgroundStartupMs } : {}),
+      onOutput: (_stream, text) => {
+        const now = Date.now();
+        if (now - lastProgress < 200) return;
+        lastProgress = now;
+        const line = text.trimEnd().split('\n').pop();
+        if (line) context.progress(line.slice(0, 200));
+      },
+    });
+    return resultOf(args, plan.relative, outcome, context);
+  },
+});

@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import type { InputRepair } from '../../models/tool.records.js';
+import { checkEditResume, commitEdit, loadForEdit, preparedEdit, type EditPlan } from './edit-commit.js';
+import { defineTool, toolFailure } from './tool.js';
+
+export const EditParameters = z
+  .object({
+    path: z.string().min(1).describe('File path, relative to the workspace root; read the file first'),
+    old_string: z.string().min(1).describe('The exact text to replace, including whitespace and indentation'),
+    new_string: z.string().describe('The replacement text'),
+    replace_all: z.boolean().optional().describe('Replace every occurrence (default: old_string must occur exactly once)'),
+  })
+  .strict();
+export type EditParameters = z.infer<typeof EditParameters>;
+
+const count = (content: string, needle: string): number => {
+  let found = 0;
+  for (let at = content.indexOf(needle); at !== -1; at = content.indexOf(needle, at + needle.length)) found++;
+  return found;
+};
+
+/** `\n`, `\"`, `\t`… as the characters they stand for, or undefined when the text is not a JSON-escaped string. */
+const unescapeJson = (text: string): string | undefined => {
+  if (!text.includes('\\')) return undefined;
+  try {
+    const value: unknown = JSON.parse(`"${text.replace(/(?<!\\)((?:\\\\)*)"/g, '$1\\"')}"`);
+    return typeof value === 'string' && value !== text ? value : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+const lineOf = (content: string, index: number): number => {
+  let line = 1;
+  for (let at = content.indexOf('\n'); at !== -1 && at < index; at = content.indexOf('\n', at + 1)) line++;
+  return line;
+};
+
+/**
+ * Exact-match edit: `old_string` must occur in the file exactly as given (whitespace included), once — or any
+ * number of times with `replace_all`. The file must have been read in this session and be unchanged since. A
+ * JSON-escaped `old_string` (e.g. `\n` for a newline) is repaired only when the unescaped text then matches
+ * uniquely; `new_string` is unescaped with it. Not found, ambiguous and stale are `InvalidInput`.
+ */
+export const editTool = defineTool<EditParameters, EditPlan>({
+  name: 'edit',
+  description: 'Replace exact text in a file you have read: old_string must match exactly (whitespace included) and occur once, unless replace_all is true.',
+  parameters: EditParameters,
+  annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: false, requiresConfirmation: false },
+  risk: 'write',
+  sideEffect: 'workspace-write',
+  resumePolicy: 'rerun-after-check',
+  async prepare(args, context) {
+    const file = await loadForEdit(context, args.path, true);
+    if (!('content' in file)) return file;
+    let oldString = args.old_string;
+    let newString = args.new_string;
+    const repairs: InputRepair[] = [];
+    let found = count(file.content, oldString);
+    if (found === 0) {
+      const unescaped = unescapeJson(oldString);
+      if (unescaped !== undefined && count(file.content, unescaped) === 1) {
+        oldString = unescaped;
+        found = 1;
+        repairs.push({ field: 'old_string', kind: 'json-unescape' });
+        const newUnescaped = unescapeJson(newString);
+        if (newUnescaped !== undefined) {
+          newString = newUnescaped;
+          repairs.push({ field: 'new_string', kind: 'json-unescape' });
+        }
+      }
+    }
+    if (found === 0) return toolFailure('InvalidInput', `old_string was not found in ${file.relative}; it must match exactly, including whitespace and indentation — read the file again`, 'old_string_not_found');
+    if (found > 1 && !args.replace_all) return toolFailure('InvalidInput', `old_string occurs ${found} times in ${file.relative}; add surrounding context to make it unique, or set replace_all`, 'ambiguous_target');
+    if (oldString === newString) return toolFailure('InvalidInput', 'old_string and new_string are the same; the edit would change nothing', 'no_op');
+    const first = file.content.indexOf(oldString);
+    const content = args.replace_all ? file.content.split(oldString).join(newString) : file.content.slice(0, first) + newString + file.content.slice(first + oldString.length);
+    return preparedEdit({ target: file.target, relative: file.relative, before: file.hash, content, changedLines: [lineOf(content, first)] }, repairs);
+  },
+  execute(args, context, plan) {
+    const occurrences = args.replace_all ? 'every occurrence' : 'one occurrence';
+    return commitEdit(context, plan, `edited ${plan.relative}: replaced ${occurrences}`);
+  },
+  checkResume: (intent, { workspace }) => checkEditResume(intent, workspace),
+});

@@ -1,0 +1,118 @@
+import { spawn } from 'node:child_process';
+import { join, relative } from 'node:path';
+import { z } from 'zod';
+import { defaultIgnoredDirectories, protectedNames, resolveSearchScope, type SearchScope } from './search-scope.js';
+import { defineTool, readOnlyAnnotations, toolFailure, type ToolResult } from './tool.js';
+
+export const GrepParameters = z
+  .object({
+    pattern: z.string().min(1).describe('Regular expression (Rust regex syntax, as ripgrep uses)'),
+    path: z.string().min(1).default('.').describe('File or directory to search, relative to the workspace root'),
+    include: z.string().min(1).optional().describe('Only search files whose path matches this glob, e.g. *.ts'),
+    max_matches: z.number().int().min(1).max(10_000).default(100).describe('Most matches returned (default 100)'),
+    case_insensitive: z.boolean().optional(),
+  })
+  .strict();
+export type GrepParameters = z.infer<typeof GrepParameters>;
+
+/** One match: workspace-relative file, 1-based line, and the line's text (clipped). */
+export interface GrepMatch {
+  file: string;
+  line: number;
+  text: string;
+}
+
+let ripgrep: Promise<string> | undefined;
+
+/** The ripgrep binary shipped by `@vscode/ripgrep`, loaded on first use. */
+export const ripgrepPath = (): Promise<string> => (ripgrep ??= import('@vscode/ripgrep').then((module) => module.rgPath));
+
+/**
+ * The ripgrep arguments grep runs (the benchmark runs ripgrep directly with exactly these): line numbers, NUL after
+ * the file name, no colour, hidden files included, `.git`, `node_modules` (unless searched directly) and protected
+ * paths excluded, files over 10 MB and binary files skipped, symlinks not followed.
+ */
+export const ripgrepArguments = (args: Pick<GrepParameters, 'pattern' | 'include' | 'case_insensitive'>, options: { target: string | undefined; excluded: readonly string[] }): string[] => [
+  '--no-config', '--line-number', '--with-filename', '--no-heading', '--null', '--color', 'never', '--hidden',
+  '--max-filesize', '10M', '--max-columns', '1000',
+  ...options.excluded.flatMap((name) => ['--glob', `!${name}`]),
+  ...(args.include ? ['--glob', args.include] : []),
+  ...(args.case_insensitive ? ['--ignore-case'] : []),
+  '--regexp', args.pattern,
+  ...(options.target === undefined ? [] : ['--', options.target]),
+];
+
+const clip = (text: string): string => (text.length > 300 ? `${text.slice(0, 300)}…` : text);
+
+/**
+ * Search file contents with ripgrep. Returns `[{ file, line, text }]` as JSON, sorted by file and line; binary files
+ * and files over 10 MB are skipped, and `.git`, `node_modules` and protected paths are not searched unless `path`
+ * points inside them. Stops after `max_matches` and says so. A bad regex is `InvalidInput`.
+ */
+export const grepTool = defineTool<GrepParameters, SearchScope>({
+  name: 'grep',
+  description: 'Search file contents for a regular expression (ripgrep). Returns JSON [{"file","line","text"}]. Skips binary files, files over 10 MB, .git and node_modules.',
+  parameters: GrepParameters,
+  annotations: readOnlyAnnotations,
+  risk: 'read',
+  sideEffect: 'read',
+  resumePolicy: 'rerun-after-check',
+  timeoutMs: 60_000,
+  async prepare(args, context) {
+    const scope = await resolveSearchScope(context, args.path);
+    if ('ok' in scope) return scope;
+    return { ok: true, plan: scope, subject: { target: scope.relative } };
+  },
+  async execute(args, context, scope) {
+    const excluded = [...defaultIgnoredDirectories.filter((name) => !scope.relative.split('/').includes(name)), ...protectedNames(context)];
+    const target = scope.relative === '.' ? undefined : scope.relative;
+    return runRipgrep(await ripgrepPath(), ripgrepArguments(args, { target, excluded }), { cwd: context.workspace.root, maxMatches: args.max_matches, signal: context.signal, isProtected: (file) => context.workspace.isProtected(join(context.workspace.root, file)) });
+  },
+});
+
+const runRipgrep = (binary: string, argv: string[], options: { cwd: string; maxMatches: number; signal: AbortSignal; isProtected: (file: string) => boolean }): Promise<ToolResult> =>
+  new Promise((resolve) => {
+    const child = spawn(binary, argv, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const matches: GrepMatch[] = [];
+    let more = false;
+    let pending = '';
+    let stderr = '';
+    const onAbort = () => child.kill('SIGKILL');
+    options.signal.addEventListener('abort', onAbort, { once: true });
+    const take = (line: string) => {
+      const nul = line.indexOf('\0');
+      if (nul === -1) return;
+      const colon = line.indexOf(':', nul);
+      const lineNumber = Number(line.slice(nul + 1, colon));
+      if (colon === -1 || !Number.isInteger(lineNumber)) return;
+      const file = relative('.', line.slice(0, nul));
+      if (options.isProtected(file)) return;
+      if (matches.length >= options.maxMatches) {
+        more = true;
+        child.kill('SIGTERM');
+        return;
+      }
+      matches.push({ file, line: lineNumber, text: clip(line.slice(colon + 1)) });
+    };
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      if (more) return;
+      const lines = (pending + chunk).split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) if (!more) take(line);
+    });
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      if (stderr.length < 2_000) stderr += chunk;
+    });
+    child.on('error', (error) => resolve(toolFailure('NotFound', `ripgrep could not start: ${error.message}`, 'tool_unavailable')));
+    child.on('close', (code) => {
+      options.signal.removeEventListener('abort', onAbort);
+      if (!more && pending) take(pending);
+      if (options.signal.aborted) return resolve(toolFailure('Cancelled', 'grep was cancelled'));
+      if (code === 2 && !more && matches.length === 0 && /regex|pars|unrecognized|unclosed|repetition/i.test(stderr)) return resolve(toolFailure('InvalidInput', `grep: ${stderr.trim().split('\n').slice(0, 6).join(' ').slice(0, 600) || 'ripgrep failed'}`, 'invalid_pattern'));
+      matches.sort((left, right) => (left.file < right.file ? -1 : left.file > right.file ? 1 : left.line - right.line));
+      const note = more ? `\n… stopped at max_matches=${options.maxMatches}; more matches exist. Narrow the pattern, use include or path, or raise max_matches.` : matches.length === 0 ? '\n(no matches)' : '';
+      resolve({ ok: true, output: JSON.stringify(matches) + note, data: { matches, truncated: more } });
+    });
+  });

@@ -1,0 +1,55 @@
+import type { RecordEnvelope } from '../../models/envelope.js';
+import type { ApprovalReplied, ApprovalRequested } from '../../models/permission.records.js';
+import type { FileRead, FileWritten, ToolSettled } from '../../models/tool.records.js';
+import { parseRule, type PermissionRule } from '../policy/permission-rules.js';
+
+/**
+ * What the tool pipeline remembers about one session, folded from its log so a resumed session has the same: file
+ * baselines (`file.read` / `file.written`), the artifacts the model was shown (`tool.settled`), and the rules
+ * granted with `allow for session` (`approval.replied`).
+ */
+export class SessionToolState {
+  readonly baselines = new Map<string, string>();
+  readonly artifacts = new Set<string>();
+  readonly grants: PermissionRule[] = [];
+  private readonly suggested = new Map<string, string>();
+  private lastSeq = 0;
+
+  /** Fold one durable record (records at or below the last folded seq are ignored). */
+  observe(record: RecordEnvelope): void {
+    if (record.seq <= this.lastSeq) return;
+    this.lastSeq = record.seq;
+    switch (record.type) {
+      case 'file.read':
+      case 'file.written': {
+        const data = record.data as FileRead | FileWritten;
+        this.baselines.set(data.path, data.hash);
+        break;
+      }
+      case 'tool.settled': {
+        const data = record.data as ToolSettled;
+        for (const artifact of data.artifacts ?? []) this.artifacts.add(artifact);
+        if (data.truncated) this.artifacts.add(data.truncated.artifact);
+        break;
+      }
+      case 'approval.requested': {
+        const data = record.data as ApprovalRequested;
+        this.suggested.set(data.approvalId, data.suggestedRule ?? data.tool);
+        break;
+      }
+      case 'approval.replied': {
+        const data = record.data as ApprovalReplied;
+        const rule = data.rule ?? this.suggested.get(data.approvalId);
+        this.suggested.delete(data.approvalId);
+        if (data.decision !== 'allow-session' || !rule) break;
+        try {
+          this.grants.push({ ...parseRule(rule, 'allow'), action: 'allow', source: 'session' });
+        } catch {
+          // A grant that is not a valid rule grants nothing.
+        }
+        break;
+      }
+      default:
+    }
+  }
+}

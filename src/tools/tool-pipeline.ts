@@ -1,0 +1,168 @@
+import { approvalIdOf, type ApprovalRequested } from '../../models/permission.records.js';
+import type { ApprovalOutcome } from '../../machines/permission.machine.js';
+import type { BlobStore } from '../../stores/blob-store.js';
+import type { FactDraft } from '../effects/effect.js';
+import { repairInput } from '../policy/input-repair.js';
+import { suggestRule, type PermissionPolicy, type PermissionSubject } from '../policy/permission-policy.js';
+import type { SandboxPolicy } from '../policy/sandbox-policy.js';
+import { invalidInputMessage, issuesOf } from './invalid-input.js';
+import { defaultObservationLimit, failureOutcome, truncateObservation, type ToolOutcome } from './observation.js';
+import type { SessionToolState } from './session-tool-state.js';
+import type { AnyToolDefinition, ToolContext, ToolResult } from './tool.js';
+import type { ToolRegistry } from './tool-registry.js';
+import type { Workspace } from './workspace.js';
+
+/** One tool call as the pipeline receives it; `approval` is a person's answer carried by a re-requested call. */
+export interface PipelineCall {
+  effectId: string;
+  callId: string;
+  actor: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  approval?: ApprovalOutcome;
+}
+
+/** What the pipeline works with for one session. */
+export interface PipelineEnvironment {
+  registry: ToolRegistry;
+  policy: PermissionPolicy;
+  /** Whether the session may see the tool this round (its tool list and the policy's visibility). */
+  visibility(tool: AnyToolDefinition): { visible: true } | { visible: false; reason: string };
+  state: SessionToolState;
+  workspace: Workspace;
+  blobs: BlobStore;
+  sandbox: SandboxPolicy;
+  observationLimit?: number;
+}
+
+/** Per-call hooks from the effect runtime. */
+export interface PipelineRun {
+  sessionId: string;
+  signal: AbortSignal;
+  now(): number;
+  /** Append facts as one synced batch: called before a tool that changes anything runs. */
+  persist(facts: readonly FactDraft[]): Promise<void>;
+  progress(message: string): void;
+}
+
+/** The call ended (`settled`), or needs a person first (`ask`); `facts` are written with the settling input. */
+export type PipelineOutcome =
+  | { kind: 'settled'; outcome: ToolOutcome; facts: FactDraft[] }
+  | { kind: 'ask'; request: Omit<ApprovalRequested, 'elapsedMs'>; facts: FactDraft[] };
+
+const withTimeout = async (work: (signal: AbortSignal) => Promise<ToolResult>, signal: AbortSignal, timeoutMs: number | undefined): Promise<ToolResult> => {
+  if (timeoutMs === undefined) return work(signal);
+  const timer = new AbortController();
+  const handle = setTimeout(() => timer.abort(), timeoutMs);
+  try {
+    const timedOut = new Promise<ToolResult>((resolve) => timer.signal.addEventListener('abort', () => resolve({ ok: false, code: 'Timeout', message: `the tool did not finish within ${timeoutMs} ms and was stopped` }), { once: true }));
+    return await Promise.race([work(AbortSignal.any([signal, timer.signal])), timedOut]);
+  } finally {
+    clearTimeout(handle);
+  }
+};
+
+const riskText = (tool: AnyToolDefinition, subject: PermissionSubject | undefined, sandbox: SandboxPolicy): string => {
+  const classes = subject?.classes && subject.classes.length > 0 ? ` (${subject.classes.join(', ')})` : '';
+  if (tool.risk === 'execute') return `execute${classes}: runs in its own process group, network ${sandbox.network}, timeout ≤ ${Math.round(sandbox.maxTimeoutMs / 1000)} s, output capped`;
+  if (tool.risk === 'write') return `write: changes ${subject?.target ?? 'a file'} in the workspace`;
+  return `${tool.risk}${classes}`;
+};
+
+/**
+ * Run one call through the tool boundary: lookup → visibility → input repair → schema validation → runtime
+ * validation → permission → execute → normalise → truncate-to-artifact → observation. Every deciding stage adds a
+ * fact (`tool.rejected`, `tool.repaired`, `tool.validated`, `permission.decided`, `tool.started`, `file.*`). For a
+ * tool that changes anything, the facts so far and `tool.started` are persisted (synced) before it runs; the rest
+ * come back in `facts`. Model-correctable problems are outcomes; an exception thrown by a tool propagates (an
+ * infrastructure failure stops the turn).
+ */
+export const runToolPipeline = async (environment: PipelineEnvironment, call: PipelineCall, run: PipelineRun): Promise<PipelineOutcome> => {
+  const facts: FactDraft[] = [];
+  const note = (type: string, data: Record<string, unknown>) => facts.push({ type, data: { effectId: call.effectId, callId: call.callId, name: call.name, ...data }, corr: call.callId, at: run.now() });
+  const settle = (outcome: ToolOutcome): PipelineOutcome => ({ kind: 'settled', outcome, facts });
+  const { registry, policy, state } = environment;
+
+  const tool = registry.get(call.name);
+  if (!tool) {
+    const message = `unknown tool ${JSON.stringify(call.name)}; available tools: ${registry.names().filter((name) => environment.visibility(registry.get(name)!).visible).join(', ')}`;
+    note('tool.rejected', { stage: 'lookup', code: 'unknown_tool', errorCode: 'InvalidInput', message });
+    return settle(failureOutcome('InvalidInput', message));
+  }
+  const visible = environment.visibility(tool);
+  if (!visible.visible) {
+    const message = `${tool.name} is not available in this session: ${visible.reason}`;
+    note('tool.rejected', { stage: 'visibility', code: 'tool_not_visible', errorCode: 'Denied', message });
+    return settle(failureOutcome('Denied', message));
+  }
+
+  const repaired = repairInput(call.arguments, registry.fieldTypesOf(tool.name));
+  const parsed = tool.parameters.safeParse(repaired.arguments);
+  if (!parsed.success) {
+    // Never repair while other problems remain: report the arguments as the model sent them.
+    const original = repaired.repairs.length > 0 ? tool.parameters.safeParse(call.arguments) : parsed;
+    const issues = issuesOf((original.success ? parsed : original).error!.issues);
+    note('tool.validated', { ok: false, issues });
+    return settle(failureOutcome('InvalidInput', invalidInputMessage(tool.name, issues, call.arguments)));
+  }
+  if (repaired.repairs.length > 0) note('tool.repaired', { repairs: repaired.repairs });
+  note('tool.validated', { ok: true });
+
+  const context: ToolContext = { sessionId: run.sessionId, callId: call.callId, workspace: environment.workspace, blobs: environment.blobs, signal: run.signal, baselines: state.baselines, artifacts: state.artifacts, sandbox: environment.sandbox, outputBudget: environment.observationLimit ?? defaultObservationLimit, progress: run.progress };
+  const prepared = tool.prepare ? await tool.prepare(parsed.data, context) : { ok: true as const, plan: undefined };
+  if (!prepared.ok) {
+    note('tool.rejected', { stage: 'runtime-validation', code: prepared.reason ?? 'runtime_precondition_failed', errorCode: prepared.code, message: prepared.message });
+    return settle(failureOutcome(prepared.code, `${tool.name}: ${prepared.message}`));
+  }
+  if (prepared.repairs && prepared.repairs.length > 0) note('tool.repaired', { repairs: prepared.repairs });
+
+  const verdict = policy.decide({ tool, ...(prepared.subject ? { subject: prepared.subject } : {}), ...(call.approval ? { approval: call.approval } : {}), grants: state.grants });
+  const subject = prepared.subject;
+  facts.push({ type: 'permission.decided', corr: call.callId, at: run.now(), data: { effectId: call.effectId, callId: call.callId, tool: tool.name, ...(subject?.target === undefined ? {} : { target: subject.target }), decision: verdict.decision, rule: verdict.rule, reason: verdict.reason, mode: policy.mode, source: verdict.source, ...(subject?.classes ? { classes: [...subject.classes] } : {}) } });
+  if (verdict.decision === 'deny') {
+    const message = verdict.source === 'user' ? `${verdict.reason}. Nothing was run; do not retry the same call unchanged.` : `${verdict.reason}. Nothing was run.`;
+    return settle(failureOutcome('Denied', message));
+  }
+  if (verdict.decision === 'ask') {
+    const description = typeof parsed.data.description === 'string' ? `${parsed.data.description}: ` : '';
+    return {
+      kind: 'ask',
+      facts,
+      request: {
+        effectId: call.effectId,
+        callId: call.callId,
+        approvalId: approvalIdOf(call.actor, call.effectId),
+        tool: tool.name,
+        arguments: call.arguments,
+        ...(subject?.target === undefined ? {} : { target: subject.target }),
+        summary: `${description}${tool.name}${subject?.target === undefined ? '' : ` ${subject.target}`}`.slice(0, 500),
+        risk: riskText(tool, subject, environment.sandbox),
+        reason: verdict.reason,
+        suggestedRule: suggestRule(tool, subject),
+        ...(subject?.classes ? { classes: [...subject.classes] } : {}),
+      },
+    };
+  }
+
+  if (run.signal.aborted) return settle(failureOutcome('Cancelled', `${tool.name} was cancelled before it started`));
+  const started: FactDraft = { type: 'tool.started', corr: call.callId, at: run.now(), data: { effectId: call.effectId, callId: call.callId, name: tool.name, ...(prepared.intent ? { intent: prepared.intent } : {}) } };
+  if (tool.annotations.readOnly) facts.push(started);
+  else {
+    await run.persist([...facts, started]);
+    facts.length = 0;
+  }
+  const result = await withTimeout((signal) => tool.execute(parsed.data, { ...context, signal }, prepared.plan), run.signal, tool.timeoutMs);
+
+  for (const file of (result.ok ? result.files : undefined) ?? []) {
+    state.baselines.set(file.path, file.hash);
+    const data = file.access === 'read' ? { callId: call.callId, path: file.path, hash: file.hash } : { callId: call.callId, path: file.path, hash: file.hash, before: file.before ?? null };
+    facts.push({ type: file.access === 'read' ? 'file.read' : 'file.written', data, corr: call.callId, at: run.now() });
+  }
+  for (const artifact of result.artifacts ?? []) state.artifacts.add(artifact);
+  const outcome: ToolOutcome = result.ok
+    ? { status: 'ok', observation: result.output, ...(result.artifacts && result.artifacts.length > 0 ? { artifacts: [...result.artifacts] } : {}) }
+    : failureOutcome(result.code, result.message, result.artifacts);
+  const final = await truncateObservation(outcome, environment.observationLimit ?? defaultObservationLimit, environment.blobs);
+  if (final.truncated) state.artifacts.add(final.truncated.artifact);
+  return settle(final);
+};

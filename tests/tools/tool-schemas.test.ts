@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+import { builtinTools } from '../../src/tools/builtin-tools.js';
+import { ToolRegistry } from '../../src/tools/tool-registry.js';
+
+describe('what the model sees of the tools', () => {
+  it('advertises every tool’s JSON Schema (a change here is a change to the model-facing surface)', () => {
+    const registry = new ToolRegistry(builtinTools());
+    for (const description of registry.describe()) {
+      expect({ name: description.name, description: description.description, inputSchema: description.inputSchema }).toMatchSnapshot(description.name);
+    }
+  });
+
+  it('declares the classes permission and resume rely on', () => {
+    const summary = Object.fromEntries(builtinTools().map((tool) => [tool.name, { readOnly: tool.annotations.readOnly, risk: tool.risk, sideEffect: tool.sideEffect, resumePolicy: tool.resumePolicy }]));
+    expect(summary).toMatchSnapshot();
+  });
+});
