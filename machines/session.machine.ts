@@ -1,6 +1,9 @@
 import { and, assign, enqueueActions, not, setup } from 'xstate';
 import { approvalIdOf, type ApprovalRequested } from '../models/permission.records.js';
 import { permissionMachine, type ApprovalOutcome } from './permission.machine.js';
+import { turnMachine, type TurnOutput } from './turn.machine.js';
+import type { CallSpec } from '../models/call-spec.js';
+import type { UseRow } from '../models/turn.records.js';
 import type { Budgets, Usage } from '../models/budgets.js';
 import { emptyUsage } from '../models/budgets.js';
 import type { EffectFailed, EffectKind } from '../models/effect.records.js';
@@ -9,7 +12,21 @@ import type { SessionCancelled, SessionOutcome, UserMessage } from '../models/se
 import type { ToolSettled } from '../models/tool.records.js';
 
 /** Bumped whenever a change to this machine would make old snapshots restore into the wrong state. */
-export const sessionMachineVersion = '2';
+export const sessionMachineVersion = '3';
+
+/** The tools whose results must carry shell boundary evidence. */
+export const shellTools: readonly string[] = ['bash'];
+
+/** The claims completing a session requires of the last tool turn's CallSpec. */
+export const completionClaims: readonly string[] = ['session.complete'];
+
+/** What the session remembers of its latest tool turn: completing the session rests on it. */
+export interface TurnVerdict {
+  turnId: string;
+  path: string;
+  status: TurnOutput['status'] | 'open';
+  classes: string[];
+}
 
 /** A tool call waiting for a person's answer; re-requested as a fresh `executeTool` effect once answered. */
 export interface PendingApproval {
@@ -28,6 +45,8 @@ export interface SessionInput {
   path: string;
   sessionId: string;
   budgets: Budgets;
+  /** The active instruction-linked mutation policy; a turn's CallSpec must match it for MutationReady. */
+  mutationPolicyDigest?: string;
 }
 
 export interface SessionContext {
@@ -42,11 +61,18 @@ export interface SessionContext {
   awaitingModel: string | null;
   /** Calls waiting for approval, by approval id (= the permission actor's path and id). */
   approvals: Record<string, PendingApproval>;
+  /** The active mutation policy digest (from `session.created`, then `policy.changed`). */
+  mutationPolicyDigest: string;
+  /** The latest tool turn's typestate verdict; `null` before the first tool turn. */
+  lastTurn: TurnVerdict | null;
   endReason: string | null;
 }
 
 /** The event a permission actor's parent receives when it reaches a final state. */
 export type ApprovalDoneEvent = { type: `xstate.done.actor.${string}`; output: ApprovalOutcome };
+
+/** The event a turn actor's parent receives when the turn reaches `mutationReady` or `blocked`. */
+export type TurnDoneEvent = { type: `xstate.done.actor.${string}`; output: TurnOutput };
 
 /** Machine events are input records: `{ type, ...data }`. */
 export type SessionEvent =
@@ -57,6 +83,9 @@ export type SessionEvent =
   | ({ type: 'effect.failed' } & EffectFailed)
   | ({ type: 'approval.requested' } & ApprovalRequested)
   | ApprovalDoneEvent
+  | TurnDoneEvent
+  | { type: 'turn.results-ready'; turnId: string; rows: Array<{ callId: string; errorCode?: string }> }
+  | { type: 'policy.changed'; mutationPolicyDigest: string }
   | ({ type: 'session.cancelled' } & SessionCancelled);
 
 /** Params of the `requestEffect` action: the host turns each into an `effect.requested` record. */
@@ -76,6 +105,32 @@ const effectIdOf = (context: SessionContext): string => `${context.path}:e${cont
 
 const isApprovalDone = (event: SessionEvent): event is ApprovalDoneEvent =>
   event.type.startsWith('xstate.done.actor.') && typeof (event as Partial<ApprovalDoneEvent>).output?.approvalId === 'string';
+
+const isTurnDone = (event: SessionEvent): event is TurnDoneEvent =>
+  event.type.startsWith('xstate.done.actor.') && typeof (event as Partial<TurnDoneEvent>).output?.turnId === 'string';
+
+/** Without a recorded CallSpec nothing is allowed: every call is `tool.unknown_or_disallowed` and the turn blocks. */
+const missingCallSpec = (callId: string): CallSpec => ({
+  callId,
+  modelRef: { provider: 'unknown', model: 'unknown' },
+  actionMode: 'json',
+  executionPattern: 'chain',
+  toolChoice: 'auto',
+  toolPolicy: { allow: [], schemaDigests: {} },
+  toolCatalogDigest: 'none',
+  parallelPolicy: { allowed: false, maxBranches: 1, strictOrder: false },
+  toolResponseTruncationPolicy: { maxChars: 1, marker: '', artifactRequired: true },
+  runtimeSandboxRef: 'none',
+  riskTier: 'high',
+  mutationPolicyDigest: 'none',
+  capabilityClaims: [],
+  stopPolicy: { maxTurns: 1, checkpoints: [] },
+  protocolStatePolicy: { handled: [], continueOn: [] },
+});
+
+/** How each result of a turn was used: fed into the next model call, or discarded when it was cancelled. */
+const usesOf = (turnId: string, rows: ReadonlyArray<{ callId: string; errorCode?: string }>): UseRow[] =>
+  rows.map((row) => (row.errorCode === 'Cancelled' ? { callId: row.callId, disposition: 'discarded_with_reason', reason: 'cancelled' } : { callId: row.callId, disposition: 'consumed', ref: `synthesis:${turnId}` }));
 
 const tokensUsed = (usage: Usage): number => usage.inputTokens + usage.outputTokens;
 
@@ -97,6 +152,7 @@ export const sessionMachine = setup({
   },
   actors: {
     permission: permissionMachine,
+    turn: turnMachine,
   },
   actions: {
     /** Observed by the host through inspection; deliberately does nothing here (machines perform no I/O). */
@@ -133,6 +189,40 @@ export const sessionMachine = setup({
       }
       enqueue.assign({ nextEffect: next, outstanding, usage: { ...context.usage, toolCalls: context.usage.toolCalls + event.toolCalls.length } });
     }),
+    spawnTurn: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'model.responded') return;
+      const path = `${context.path}/turn-${event.turn}`;
+      enqueue.assign({ lastTurn: { turnId: event.effectId, path, status: 'open', classes: [] } });
+      enqueue.spawnChild('turn', {
+        id: path,
+        systemId: path,
+        input: {
+          path,
+          turnId: event.effectId,
+          callSpec: event.callSpec ?? missingCallSpec(event.effectId),
+          stopReason: event.stopReason,
+          toolCalls: event.toolCalls,
+          activeMutationPolicyDigest: context.mutationPolicyDigest,
+          requiredClaims: [...completionClaims],
+          shellTools: [...shellTools],
+        },
+      });
+    }),
+    forwardToTurn: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'tool.settled' || !context.lastTurn || context.lastTurn.status !== 'open') return;
+      const { effectId: _effectId, elapsedMs: _elapsedMs, ...result } = event;
+      enqueue.sendTo(context.lastTurn.path, result);
+    }),
+    declareUses: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'turn.results-ready' || context.lastTurn?.turnId !== event.turnId) return;
+      enqueue.sendTo(context.lastTurn.path, { type: 'turn.uses', uses: usesOf(event.turnId, event.rows) });
+    }),
+    closeTurn: enqueueActions(({ context, event, enqueue }) => {
+      if (!isTurnDone(event) || !context.lastTurn) return;
+      const output = event.output;
+      enqueue.assign({ lastTurn: { ...context.lastTurn, status: output.status, classes: [...new Set(output.findings.map((finding) => finding.class))] } });
+      if (!output.joinClosed) enqueue.assign({ endReason: `the tool-call join of turn ${output.turnId} did not close: ${[...new Set(output.findings.map((finding) => finding.class))].join(', ')}` });
+    }),
     settleToolCall: assign(({ context, event }) => {
       if (event.type !== 'tool.settled') return {};
       const { [event.effectId]: _settled, ...outstanding } = context.outstanding;
@@ -160,6 +250,9 @@ export const sessionMachine = setup({
       enqueue.assign({ approvals, nextEffect: context.nextEffect + 1, outstanding: { ...context.outstanding, [effectId]: { kind: 'executeTool', callId: pending.callId } } });
       enqueue({ type: 'requestEffect', params: { effectId, kind: 'executeTool', args: { callId: pending.callId, name: pending.name, arguments: pending.arguments, approval: { ...event.output } } } });
     }),
+    refuseCompletion: assign(({ context }) => ({
+      endReason: `completion refused: turn ${context.lastTurn?.turnId} is blocked by ${context.lastTurn?.classes.join(', ') || 'unclosed obligations'} (fail closed: no mutation before MutationReady)`,
+    })),
     noteEventReason: assign(({ event }) => {
       if (event.type === 'model.failed') return { endReason: `model call failed: ${event.error.code}: ${event.error.message}` };
       if (event.type === 'effect.failed') return { endReason: `effect ${event.effectId} failed: ${event.error.code}: ${event.error.message}` };
@@ -185,6 +278,11 @@ export const sessionMachine = setup({
       isApprovalDone(event) && Object.hasOwn(context.approvals, event.output.approvalId) && event.type === `xstate.done.actor.${event.output.approvalId}`,
     hasPendingApprovals: ({ context }) => Object.keys(context.approvals).length > 0,
     hasToolCalls: ({ event }) => event.type === 'model.responded' && event.toolCalls.length > 0,
+    isCurrentTurnResults: ({ context, event }) => event.type === 'turn.results-ready' && context.lastTurn?.turnId === event.turnId && context.lastTurn.status === 'open',
+    isCurrentTurnDone: ({ context, event }) => isTurnDone(event) && context.lastTurn?.status === 'open' && event.type === `xstate.done.actor.${context.lastTurn.path}` && event.output.turnId === context.lastTurn.turnId,
+    turnJoinClosed: ({ event }) => isTurnDone(event) && event.output.joinClosed,
+    /** Completing the session is a mutation: the latest tool turn (if any) must have reached MutationReady. */
+    mayComplete: ({ context }) => context.lastTurn === null || context.lastTurn.status === 'mutation-ready',
     /** The provider paused a long turn (`pause_turn`): the model continues it in another call. */
     isPausedTurn: ({ event }) => event.type === 'model.responded' && event.stopReason === 'pause_turn',
     toolCallBudgetLeft: ({ context, event }) =>
@@ -207,11 +305,14 @@ export const sessionMachine = setup({
     outstanding: {},
     awaitingModel: null,
     approvals: {},
+    mutationPolicyDigest: input.mutationPolicyDigest ?? 'none',
+    lastTurn: null,
     endReason: null,
   }),
   initial: 'idle',
   on: {
     'session.cancelled': { target: '.cancelled', actions: 'noteEventReason' },
+    'policy.changed': { actions: assign(({ event }) => (event.type === 'policy.changed' ? { mutationPolicyDigest: event.mutationPolicyDigest } : {})) },
   },
   states: {
     idle: {
@@ -244,9 +345,10 @@ export const sessionMachine = setup({
                 target: '#session.budgetExhausted',
                 actions: ['settleModelCall', assign({ endReason: 'tool-call budget exhausted' })],
               },
-              { guard: and(['isAwaitedModelCall', 'hasToolCalls']), target: 'runningTools', actions: ['settleModelCall', 'requestToolCalls'] },
+              { guard: and(['isAwaitedModelCall', 'hasToolCalls']), target: 'runningTools', actions: ['settleModelCall', 'spawnTurn', 'requestToolCalls'] },
               { guard: and(['isAwaitedModelCall', 'isPausedTurn']), target: 'nextTurn', actions: 'settleModelCall' },
-              { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding']), target: '#session.completed', actions: 'settleModelCall' },
+              { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'mayComplete']), target: '#session.completed', actions: 'settleModelCall' },
+              { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding']), target: '#session.failed', actions: ['settleModelCall', 'refuseCompletion'] },
             ],
             'model.failed': { guard: 'isAwaitedModelCall', target: '#session.failed', actions: ['settleModelCall', 'noteEventReason'] },
           },
@@ -254,9 +356,9 @@ export const sessionMachine = setup({
         runningTools: {
           on: {
             'tool.settled': [
-              { guard: and(['isOutstandingTool', 'isLastOutstanding', not('hasPendingApprovals')]), target: 'nextTurn', actions: 'settleToolCall' },
-              { guard: and(['isOutstandingTool', 'isLastOutstanding']), target: 'awaitingApproval', actions: 'settleToolCall' },
-              { guard: 'isOutstandingTool', actions: 'settleToolCall' },
+              { guard: and(['isOutstandingTool', 'isLastOutstanding', not('hasPendingApprovals')]), target: 'joiningTurn', actions: ['settleToolCall', 'forwardToTurn'] },
+              { guard: and(['isOutstandingTool', 'isLastOutstanding']), target: 'awaitingApproval', actions: ['settleToolCall', 'forwardToTurn'] },
+              { guard: 'isOutstandingTool', actions: ['settleToolCall', 'forwardToTurn'] },
             ],
             'approval.requested': [
               { guard: and(['isOutstandingApprovalRequest', 'isLastOutstanding']), target: 'awaitingApproval', actions: 'openApproval' },
@@ -268,6 +370,16 @@ export const sessionMachine = setup({
         awaitingApproval: {
           on: {
             'xstate.done.actor.*': { guard: 'isPendingApprovalOutcome', target: 'runningTools', actions: 'closeApproval' },
+          },
+        },
+        joiningTurn: {
+          description: 'Every call of the turn has its terminal result; no synthesis (the next model call) until the turn closes its join.',
+          on: {
+            'turn.results-ready': { guard: 'isCurrentTurnResults', actions: 'declareUses' },
+            'xstate.done.actor.*': [
+              { guard: and(['isCurrentTurnDone', 'turnJoinClosed']), target: 'nextTurn', actions: 'closeTurn' },
+              { guard: 'isCurrentTurnDone', target: '#session.failed', actions: 'closeTurn' },
+            ],
           },
         },
       },

@@ -1,4 +1,4 @@
-import { assign, enqueueActions, setup } from 'xstate';
+import { assign, setup } from 'xstate';
 import type { FailClosedFinding } from '../models/fail-closed.js';
 import type { ToolCall } from '../models/model.records.js';
 import type { CallSpec, Provenance, RequestRow, ResultRow, UseRow } from '../models/turn.records.js';
@@ -32,19 +32,18 @@ export interface TurnContext extends TurnInput {
   results: ResultRow[];
   uses: UseRow[];
   findings: FailClosedFinding[];
-  nextEffect: number;
-  /** Effect id → call id for tool effects not yet settled. */
-  outstanding: Record<string, string>;
+  /** Call ids still waiting for their terminal result. */
+  outstanding: string[];
   /** The branded join evidence once `closeJoin` accepted it. */
   join: JoinClosed | null;
   blockedStage: string | null;
   status: TurnOutput['status'] | null;
 }
 
-/** A settled tool result as the turn receives it (the `tool.settled` input record). */
+/** A terminal tool result as the parent forwards it (the data of a `tool.settled` input record). */
 export interface TurnToolSettled {
   type: 'tool.settled';
-  effectId: string;
+  effectId?: string;
   callId: string;
   name: string;
   status: 'ok' | 'error';
@@ -52,17 +51,15 @@ export interface TurnToolSettled {
   observation: string;
   truncated?: { omittedBytes: number; artifact: string };
   provenance?: Provenance;
+  failedStage?: string;
 }
 
-export type TurnEvent =
-  | TurnToolSettled
-  | { type: 'turn.uses'; uses: UseRow[] }
-  | { type: 'effect.failed'; effectId: string; error: { code: string; message: string } };
+export type TurnEvent = TurnToolSettled | { type: 'turn.uses'; uses: UseRow[] };
 
 /** What the parent learns when the turn ends. */
 export interface TurnOutput {
   turnId: string;
-  status: 'mutation-ready' | 'blocked' | 'failed';
+  status: 'mutation-ready' | 'blocked';
   joinClosed: boolean;
   joinDigest: string | null;
   findings: FailClosedFinding[];
@@ -76,6 +73,7 @@ const rowOf = (event: TurnToolSettled): ResultRow => ({
   outputDigest: digestOf(event.observation),
   ...(event.provenance ? { provenance: event.provenance } : {}),
   ...(event.truncated ? { truncation: event.truncated } : {}),
+  ...(event.failedStage ? { failedStage: event.failedStage } : {}),
   observationChars: event.observation.length,
 });
 
@@ -86,36 +84,28 @@ const witness = (type: string, data: (context: TurnContext) => Record<string, un
 /**
  * The typestate of one model turn with tool calls (harness-typestate §4): callSpec → toolRequests → toolResults →
  * toolUse → joinClosed → mutationReady, or `blocked` carrying the fail-closed classes found. Every stage emits a
- * witness record. The turn requests its tool effects itself; the parent declares how the results were used
- * (`turn.uses`) and learns the outcome from the turn's output. Pure: digests are computed with a synchronous BLAKE3.
+ * witness record. The parent (the session, which runs the calls and their approvals) forwards each terminal result,
+ * declares how the results were used (`turn.uses`) when the turn announces them all, and learns the outcome from the
+ * turn's output. Pure: digests are computed with a synchronous BLAKE3.
  */
 export const turnMachine = setup({
   types: { context: {} as TurnContext, events: {} as TurnEvent, input: {} as TurnInput, output: {} as TurnOutput },
   actions: {
     /** Observed by the host through inspection; deliberately does nothing here. */
-    requestEffect: (_: unknown, _params: { effectId: string; kind: 'executeTool'; args: Record<string, unknown> }) => {},
-    /** Observed by the host through inspection; deliberately does nothing here. */
     emitRecord: (_: unknown, _params: { type: string; data: Record<string, unknown> }) => {},
-    requestTools: enqueueActions(({ context, enqueue }) => {
-      let next = context.nextEffect;
-      const outstanding: Record<string, string> = {};
-      for (const call of context.toolCalls) {
-        const effectId = `${context.path}:e${next++}`;
-        outstanding[effectId] = call.callId;
-        enqueue({ type: 'requestEffect', params: { effectId, kind: 'executeTool', args: { callId: call.callId, name: call.name, arguments: call.arguments } } });
-      }
-      enqueue.assign({ nextEffect: next, outstanding });
-    }),
     recordResult: assign(({ context, event }) => {
       if (event.type !== 'tool.settled') return {};
       const row = rowOf(event);
       const requestIndex = context.requests.findIndex((request) => request.callId === event.callId);
-      const known = Object.hasOwn(context.outstanding, event.effectId) && context.outstanding[event.effectId] === event.callId;
-      const { [event.effectId]: _settled, ...outstanding } = context.outstanding;
+      const known = context.outstanding.includes(event.callId);
       const findings = known
         ? detectResultFindings({ callSpec: context.callSpec, row, requestIndex, arrivedBefore: context.results.filter((result) => context.requests.some((request) => request.callId === result.callId)).length, shellTools: context.shellTools })
         : [{ class: 'tool.result_orphan' as const, detail: requestIndex < 0 ? `result for unknown call ${event.callId}` : `second result for call ${event.callId}`, callId: event.callId }];
-      return { results: [...context.results, row], outstanding: known ? outstanding : context.outstanding, findings: [...context.findings, ...findings] };
+      return {
+        results: [...context.results, row],
+        outstanding: known ? context.outstanding.filter((callId) => callId !== event.callId) : context.outstanding,
+        findings: [...context.findings, ...findings],
+      };
     }),
     recordUses: assign(({ context, event }) => (event.type === 'turn.uses' ? { uses: [...context.uses, ...event.uses] } : {})),
     closeJoin: assign(({ context }) => {
@@ -139,8 +129,7 @@ export const turnMachine = setup({
   },
   guards: {
     observeOnly: ({ context }) => context.callSpec.actionMode === 'text' && !context.callSpec.normalizerId,
-    allResultsIn: ({ context }) => Object.keys(context.outstanding).length === 0,
-    isOwnEffect: ({ context, event }) => 'effectId' in event && Object.hasOwn(context.outstanding, event.effectId),
+    allResultsIn: ({ context }) => context.outstanding.length === 0,
     joinClosed: ({ context }) => context.join !== null,
     mutationClear: ({ context }) => context.blockedStage === null && context.findings.length === 0,
   },
@@ -154,17 +143,13 @@ export const turnMachine = setup({
       results: [],
       uses: [],
       findings: detectRequestFindings(input.callSpec, requests),
-      nextEffect: 1,
-      outstanding: {},
+      outstanding: requests.map((request) => request.callId),
       join: null,
       blockedStage: null,
       status: null,
     };
   },
   initial: 'callSpec',
-  on: {
-    'effect.failed': { guard: 'isOwnEffect', target: '.failed', actions: assign({ status: 'failed' }) },
-  },
   states: {
     callSpec: {
       entry: witness('turn.call-spec', (context) => ({ turnId: context.turnId, callSpec: context.callSpec, digest: digestOf(context.callSpec) })),
@@ -174,7 +159,7 @@ export const turnMachine = setup({
       entry: witness('turn.requests', (context) => ({ turnId: context.turnId, requests: context.requests, multisetDigest: multisetDigest(context.requests) })),
       always: [
         { guard: 'observeOnly', target: 'blocked', actions: assign({ blockedStage: 'requests', status: 'blocked' }) },
-        { target: 'toolResults', actions: 'requestTools' },
+        { target: 'toolResults' },
       ],
     },
     toolResults: {
@@ -184,7 +169,7 @@ export const turnMachine = setup({
         'turn.uses': {
           target: 'blocked',
           actions: assign(({ context }) => ({
-            findings: [...context.findings, { class: 'tool.join_incomplete' as const, detail: `uses declared with ${Object.keys(context.outstanding).length} result(s) still outstanding` }],
+            findings: [...context.findings, { class: 'tool.join_incomplete' as const, detail: `uses declared with ${context.outstanding.length} result(s) still outstanding` }],
             blockedStage: 'join',
             status: 'blocked' as const,
           })),
@@ -217,7 +202,6 @@ export const turnMachine = setup({
       type: 'final',
       entry: witness('turn.blocked', (context) => ({ turnId: context.turnId, stage: context.blockedStage ?? 'mutation', joinClosed: context.join !== null, findings: context.findings })),
     },
-    failed: { type: 'final' },
   },
   output: ({ context }) => ({
     turnId: context.turnId,

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 
-/** Why a model turn stopped, in core terms (adapters map vendor reasons onto these). */
-export const StopReason = z.enum(['end_turn', 'tool_use', 'max_tokens', 'pause_turn', 'stop_sequence', 'content_filter', 'error']);
-export type StopReason = z.infer<typeof StopReason>;
+import { CallSpec } from './call-spec.js';
+import { StopReason } from './stop-reason.js';
+
+export { StopReason } from './stop-reason.js';
 
 /**
  * The provider error taxonomy; `retryable` says whether another attempt may succeed. `context_length` is not
@@ -60,6 +61,8 @@ export const ModelResponded = z.object({
   stopReason: StopReason,
   usage: TokenUsage,
   elapsedMs: z.number().nonnegative(),
+  /** The typed contract the call ran under (harness-typestate §4.1); the session hands it to the turn it spawns. */
+  callSpec: CallSpec.optional(),
 });
 export type ModelResponded = z.infer<typeof ModelResponded>;
 

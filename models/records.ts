@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { RecordEnvelope } from './envelope.js';
+import { TurnBlocked, TurnCallSpec, TurnJoinClosed, TurnMutationReady, TurnRequests, TurnResults, TurnUses } from './turn.records.js';
 import { ActorTransitioned } from './actor.records.js';
 import { EffectFailed, EffectRequested, EffectResolved } from './effect.records.js';
 import { ModelAttempted, ModelFailed, ModelResponded } from './model.records.js';
 import {
   SessionCancelled,
   SessionCreated,
+  PolicyChanged,
   SessionEnded,
   SessionForked,
   SessionInterrupted,
@@ -52,9 +54,17 @@ export const recordTypes = {
   'approval.requested': input(ApprovalRequested),
   'approval.replied': input(ApprovalReplied),
   'session.cancelled': input(SessionCancelled),
+  'policy.changed': input(PolicyChanged),
   'actor.transitioned': { class: 'transition', derived: true, version: 1, data: ActorTransitioned },
   'effect.requested': derived(EffectRequested),
   'session.ended': derived(SessionEnded),
+  'turn.call-spec': derived(TurnCallSpec),
+  'turn.requests': derived(TurnRequests),
+  'turn.results': derived(TurnResults),
+  'turn.uses': derived(TurnUses),
+  'turn.join-closed': derived(TurnJoinClosed),
+  'turn.mutation-ready': derived(TurnMutationReady),
+  'turn.blocked': derived(TurnBlocked),
   'tool.started': fact(ToolStarted),
   'model.attempted': fact(ModelAttempted),
   'tool.rejected': fact(ToolRejected),

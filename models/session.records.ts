@@ -14,8 +14,14 @@ export const SessionCreated = z.object({
   budgets: Budgets,
   tools: z.array(z.string()),
   machine: z.object({ name: z.string(), version: z.string() }),
+  /** The instruction-linked policy the session's mutations must run under (permissions and sandbox, by digest). */
+  policy: z.object({ mutationPolicyDigest: z.string() }).optional(),
 });
 export type SessionCreated = z.infer<typeof SessionCreated>;
+
+/** input · the active mutation policy changed (e.g. resumed with other permission flags); later turns must match it. */
+export const PolicyChanged = z.object({ mutationPolicyDigest: z.string() });
+export type PolicyChanged = z.infer<typeof PolicyChanged>;
 
 /** input · text from the user (the task itself, or a later message). */
 export const UserMessage = z.object({ text: z.string() });

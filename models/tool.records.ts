@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Provenance } from './turn.records.js';
 
 /** Model-visible failure classes: the model reads them as observations and may correct itself. */
 export const ToolErrorCode = z.enum(['InvalidInput', 'NotFound', 'Denied', 'Timeout', 'NonZeroExit', 'InDoubt', 'Cancelled']);
@@ -87,6 +88,10 @@ export const ToolSettled = z.object({
   truncated: Truncation.optional(),
   /** Blob refs the result points to (full outputs); `read_artifact` may read only refs its session has seen. */
   artifacts: z.array(z.string()).optional(),
+  /** Boundary evidence of the runtime that produced the result (shell results: workdir, sandbox profile, command digest). */
+  provenance: Provenance.optional(),
+  /** The pipeline stage that refused the call, for a failure that never ran (the turn typestate reads it). */
+  failedStage: z.enum(['lookup', 'visibility', 'schema', 'runtime-validation', 'permission']).optional(),
   elapsedMs: z.number().nonnegative(),
 });
 export type ToolSettled = z.infer<typeof ToolSettled>;

@@ -21,7 +21,7 @@ export const detectRequestFindings = (callSpec: CallSpec, requests: readonly Req
 export const detectResultFindings = (options: { callSpec: CallSpec; row: ResultRow; requestIndex: number; arrivedBefore: number; shellTools: readonly string[] }): FailClosedFinding[] => {
   const { callSpec, row } = options;
   const findings: FailClosedFinding[] = [];
-  if (row.status === 'error' && row.errorCode === 'InvalidInput') findings.push({ class: 'tool.schema_invalid', detail: `${row.name} arguments failed validation`, callId: row.callId });
+  if (row.status === 'error' && row.failedStage === 'schema') findings.push({ class: 'tool.schema_invalid', detail: `${row.name} arguments failed schema validation`, callId: row.callId });
   const truncation = callSpec.toolResponseTruncationPolicy;
   if (row.observationChars > truncation.maxChars + truncation.marker.length + 512) {
     findings.push({ class: 'tool.response_truncation_policy_violation', detail: `observation of ${row.observationChars} characters exceeds ${truncation.maxChars}`, callId: row.callId });

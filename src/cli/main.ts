@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { registerRun } from './commands/run.command.js';
 import { registerResume } from './commands/resume.command.js';
 import { registerReadCommands } from './commands/read-commands.js';
+import { registerGraph } from './commands/graph.command.js';
 import { registerTrace } from './commands/trace.command.js';
 import { registerContext } from './commands/context.command.js';
 import { registerInspect } from './commands/inspect.command.js';
@@ -22,6 +23,7 @@ export const buildProgram = (setExit: (code: number) => void): Command => {
   registerRun(program, setExit);
   registerResume(program, setExit);
   registerReadCommands(program);
+  registerGraph(program);
   registerTrace(program);
   registerContext(program);
   registerInspect(program);

@@ -43,6 +43,20 @@ export const transcriptLine = (record: RecordEnvelope): string | undefined => {
       return `${at}${who}effect ${data.effectId} failed: ${data.error.code}: ${clip(data.error.message)}`;
     case 'session.cancelled':
       return `${at}${who}cancelled: ${data.reason}`;
+    case 'turn.call-spec':
+      return `${at}${who}turn ${data.turnId}: CallSpec ${data.digest.slice(0, 15)}… (${data.callSpec.actionMode}, allow ${data.callSpec.toolPolicy.allow.length} tools)`;
+    case 'turn.requests':
+      return `${at}${who}turn ${data.turnId}: ${data.requests.length} requests ${data.multisetDigest.slice(0, 15)}…`;
+    case 'turn.results':
+      return `${at}${who}turn ${data.turnId}: ${data.rows.length} results (${data.rows.filter((row: { status: string }) => row.status === 'error').length} failed)`;
+    case 'turn.uses':
+      return `${at}${who}turn ${data.turnId}: uses ${data.uses.map((use: { disposition: string }) => use.disposition).join(', ')}`;
+    case 'turn.join-closed':
+      return `${at}${who}turn ${data.turnId}: join closed ${data.joinDigest.slice(0, 15)}…`;
+    case 'turn.mutation-ready':
+      return `${at}${who}turn ${data.turnId}: MutationReady`;
+    case 'turn.blocked':
+      return `${at}${who}turn ${data.turnId}: BLOCKED at ${data.stage}: ${data.findings.map((finding: { class: string }) => finding.class).join(', ')}`;
     case 'session.ended':
       return `${at}${who}session ended: ${data.status}${data.reason ? ` (${data.reason})` : ''}`;
     case 'session.forked':

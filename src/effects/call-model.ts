@@ -1,6 +1,7 @@
 import type { ModelMessage, ModelOptions, ModelRequest, ModelToolDescription } from '../../models/model-contract.js';
 import type { ModelAttempted, ProviderErrorInfo, StopReason, TokenUsage, ToolCall } from '../../models/model.records.js';
 import type { ModelProvider } from '../providers/provider.js';
+import type { CallSpec } from '../../models/call-spec.js';
 import type { EffectContext, EffectExecutor, EffectRequest, FactDraft, Settlement } from './effect.js';
 import { decideAfterFailure, defaultRetryPolicy, sleep as defaultSleep, type RetryDecision, type RetryPolicy } from './model-retry.js';
 
@@ -32,6 +33,8 @@ export interface ModelCallSource {
   role(actor: string): string | undefined;
   /** Build (and record) the input of one attempt; without it the executor sends `messages` and `tools` as they are. */
   prepare?(attempt: ModelCallAttempt): Promise<PreparedModelInput>;
+  /** The typed contract of this call (harness-typestate CallSpec), recorded in `model.responded` for the turn. */
+  callSpec?(effectId: string): CallSpec;
   /**
    * Optional compaction hook, called once per model call after a `context_length` error: make the next input for
    * `actor` smaller and resolve true to have the call tried again, false (or throw) to let it fail.
@@ -176,7 +179,8 @@ export const createCallModelExecutor = ({ provider, source, options = {}, retry 
         const durationMs = context.now() - started;
         if (!result.error) {
           const { text, reasoning, toolCalls, usage } = result;
-          const data = { effectId: request.effectId, turn, text, ...(reasoning ? { reasoning } : {}), toolCalls, stopReason: result.stopReason as StopReason, usage, elapsedMs: context.elapsedMs() };
+          const callSpec = source.callSpec?.(request.effectId);
+          const data = { effectId: request.effectId, turn, text, ...(reasoning ? { reasoning } : {}), toolCalls, stopReason: result.stopReason as StopReason, usage, elapsedMs: context.elapsedMs(), ...(callSpec ? { callSpec } : {}) };
           return { type: 'model.responded', data, facts: attemptFacts(prepared, factOf(request, attempt, result, durationMs)), ...blobsOf(prepared) };
         }
         const error = context.signal.aborted ? cancelled : result.error;

@@ -31,7 +31,7 @@ export class ActorTree {
     const root = createActor(sessionMachine, {
       id: rootPath,
       systemId: rootPath,
-      input: { path: rootPath, sessionId: created.sessionId, budgets: created.budgets },
+      input: { path: rootPath, sessionId: created.sessionId, budgets: created.budgets, ...(created.policy ? { mutationPolicyDigest: created.policy.mutationPolicyDigest } : {}) },
       inspect: ActorTree.inspector(collector, options.inspect),
     });
     root.start();

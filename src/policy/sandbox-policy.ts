@@ -1,3 +1,4 @@
+import { digestOf } from '../../machines/typestate/digest.js';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
@@ -101,3 +102,6 @@ export const sandboxPrefix = (policy: SandboxPolicy, support: IsolationSupport):
   else network = { enforced: false, reason: 'no allow-list mechanism is installed; the network is open' };
   return { prefix, network, processes, memory };
 };
+
+/** A stable id of a sandbox policy (`sandbox:<12 hex>` of its canonical digest): shell results and CallSpecs name it. */
+export const sandboxProfileOf = (policy: SandboxPolicy): string => `sandbox:${digestOf(policy).slice(3, 15)}`;

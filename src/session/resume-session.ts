@@ -7,6 +7,7 @@ import { ReinError } from '../host/host-errors.js';
 import { readSessionRecords } from './read-session.js';
 import { machineVersion } from '../host/machine-version.js';
 import { createIdGenerator } from '../host/record-ids.js';
+import { mutationPolicyDigestOf } from '../typestate/call-spec.js';
 import { verifyRecords } from '../host/replay.js';
 import { SessionHost } from '../host/session-host.js';
 import { findInDoubt, type InDoubtEffect } from './in-doubt.js';
@@ -146,6 +147,9 @@ export const resumeSession = async (services: SessionServices, sessionId: string
     facts.push({ type: 'effect.resolved', data: { effectId: effect.effectId, kind: effect.kind, policy, resolution, reason }, ...(effect.record.corr ? { corr: effect.record.corr } : {}) });
   }
   await host.recordFacts(facts);
+  // The policy in force now (permission flags, sandbox) is an input: later turns are checked against it.
+  const activePolicy = mutationPolicyDigestOf(services.permissions, services.sandbox);
+  if (rebuilt.tree.context.mutationPolicyDigest !== activePolicy) await host.step({ type: 'policy.changed', data: { mutationPolicyDigest: activePolicy } });
   report.resolutions = decided.map(({ effect, policy, resolution }) => ({ effectId: effect.effectId, kind: effect.kind, policy, resolution }));
 
   for (const { effect, resolution, reason, observation } of decided) {

@@ -23,6 +23,8 @@ import type { AnyToolDefinition } from '../tools/tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { Workspace } from '../tools/workspace.js';
 import { rootPath } from '../host/actor-tree.js';
+import { createCallSpecFactory } from '../typestate/call-spec.js';
+import { defaultObservationLimit } from '../tools/observation.js';
 
 /** Everything a session needs from its environment; `createRein` builds it once and shares it. */
 export interface SessionServices {
@@ -90,7 +92,19 @@ export const wireSession = (services: SessionServices, tools: readonly string[])
   const levelOf = (actor: string): number => Math.max(compaction.get(actor) ?? 0, context.actors[actor]?.compactionLevel ?? 0);
   const project = (actor: string) =>
     projectModelInput({ view: context, actor, memory, systemPrompt: services.systemPrompt, tools: descriptions, counter, ...(services.context ? { options: services.context } : {}), ...(model === undefined ? {} : { model }), now: services.clock(), compactionLevel: levelOf(actor) });
+  const callSpecOf = createCallSpecFactory({
+    provider: services.provider.name,
+    model: services.provider.model ?? 'unknown',
+    tools: descriptions,
+    catalog: services.registry.describe(),
+    parallelTools: services.parallelTools,
+    observationLimit: services.observationLimit ?? defaultObservationLimit,
+    sandbox: services.sandbox,
+    permissions: services.permissions,
+    maxTurns: services.budgets.maxTurns,
+  });
   const source: ModelCallSource = {
+    callSpec: callSpecOf,
     messages: (actor) => project(actor).messages,
     tools: () => descriptions,
     role: (actor) => (actor === rootPath ? undefined : actor.split('/').pop()),

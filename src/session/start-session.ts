@@ -6,6 +6,7 @@ import type { SessionCreated } from '../../models/session.records.js';
 import { ActorTree, rootPath } from '../host/actor-tree.js';
 import { ReinError } from '../host/host-errors.js';
 import { machineVersion } from '../host/machine-version.js';
+import { mutationPolicyDigestOf } from '../typestate/call-spec.js';
 import { createIdGenerator } from '../host/record-ids.js';
 import { SessionHost } from '../host/session-host.js';
 import { ReinSession } from './session-handle.js';
@@ -44,6 +45,7 @@ export const createSession = async (services: SessionServices, options: CreateSe
     budgets: { ...services.budgets, ...options.budgets },
     tools: [...(options.tools ?? services.registry.names())],
     machine: { name: 'session', version: machineVersion },
+    policy: { mutationPolicyDigest: mutationPolicyDigestOf(services.permissions, services.sandbox) },
   };
   const newId = createIdGenerator();
   const at = services.clock();

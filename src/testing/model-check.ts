@@ -1,4 +1,4 @@
-import { getAdjacencyMap, getShortestPaths } from 'xstate/graph';
+import { getAdjacencyMap } from 'xstate/graph';
 import { transition, type AnyStateMachine, type EventFromLogic, type InputFrom, type SnapshotFrom } from 'xstate';
 
 /** One edge of the state graph, with the actions the transition would execute (nothing is executed). */
@@ -61,6 +61,28 @@ const isolateSystems = <TMachine extends AnyStateMachine>(machine: TMachine): TM
     },
   });
 
+type Adjacency<TMachine extends AnyStateMachine> = Record<string, { state: SnapshotFrom<TMachine>; transitions: Record<string, { event: EventFromLogic<TMachine>; state: SnapshotFrom<TMachine> }> }>;
+
+/** Shortest event paths from the initial state to every state, by breadth-first search over the adjacency map. */
+const shortestPaths = <TMachine extends AnyStateMachine>(adjacency: Adjacency<TMachine>, serialize: (snapshot: SnapshotFrom<TMachine>) => string): Map<string, string[]> => {
+  const [initial] = Object.keys(adjacency);
+  const paths = new Map<string, string[]>();
+  if (initial === undefined) return paths;
+  paths.set(initial, []);
+  const queue = [initial];
+  for (let index = 0; index < queue.length; index++) {
+    const key = queue[index]!;
+    const path = paths.get(key)!;
+    for (const edge of Object.values(adjacency[key]!.transitions)) {
+      const next = serialize(edge.state);
+      if (paths.has(next)) continue;
+      paths.set(next, [...path, eventName(edge.event as { type: string })]);
+      queue.push(next);
+    }
+  }
+  return paths;
+};
+
 /**
  * Model-check a statechart: enumerate every state reachable under `events` with `xstate/graph`, check the state
  * invariants on each one and the transition invariants on every edge, and report each violation with the shortest
@@ -76,10 +98,7 @@ export const checkMachine = <TMachine extends AnyStateMachine>(options: ModelChe
   } as never;
   const machine = isolateSystems(options.machine);
   const adjacency = getAdjacencyMap(machine, traversal) as Record<string, { state: SnapshotFrom<TMachine>; transitions: Record<string, { event: EventFromLogic<TMachine>; state: SnapshotFrom<TMachine> }> }>;
-  const paths = new Map<string, string[]>();
-  for (const path of getShortestPaths(machine, traversal)) {
-    paths.set(serializeState(path.state as SnapshotFrom<TMachine>), path.steps.slice(1).map((step) => eventName(step.event as { type: string })));
-  }
+  const paths = shortestPaths(adjacency, serializeState);
   const violations: ModelViolation[] = [];
   const values = new Set<string>();
   let transitions = 0;

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { ArtifactRef } from '../../stores/blob-store.js';
 import { classifyShellCommand } from '../policy/shell-classify.js';
-import type { Enforcement } from '../policy/sandbox-policy.js';
+import { sandboxProfileOf, type Enforcement } from '../policy/sandbox-policy.js';
+import { digestOf } from '../../machines/typestate/digest.js';
 import { runCommand, type CapturedStream, type CommandOutcome } from './process-runner.js';
 import { defineTool, toolFailure, type ToolContext, type ToolResult } from './tool.js';
 
@@ -52,12 +53,14 @@ const resultOf = async (args: BashParameters, cwd: string, outcome: CommandOutco
   if (stderr.artifact) result.stderr_truncated = { omitted_bytes: stderr.omittedBytes, artifact: stderr.artifact };
   if (outcome.background) Object.assign(result, { background: true, pid: outcome.pid, success: true, message: `still running in the background after ${backgroundStartupMs} ms; later output is not captured — redirect it to a file to read it` });
   result.sandbox = { network: `${context.sandbox.network}, ${enforcementText(outcome.enforcement.network)}`, processes: `max ${context.sandbox.maxProcesses}, ${enforcementText(outcome.enforcement.processes)}`, memory: `max ${context.sandbox.maxMemoryMb} MB, ${enforcementText(outcome.enforcement.memory)}`, env: 'cleared to the allow-list' };
-  if (outcome.cancelled) return { ok: false, code: 'Cancelled', message: JSON.stringify({ ...result, message: 'the command was cancelled; its process group was killed' }), artifacts };
+  // Boundary evidence for the turn typestate: where it ran, under which sandbox profile, which command.
+  const provenance = { route: 'shell', workdir: cwd, sandboxProfile: sandboxProfileOf(context.sandbox), commandDigest: digestOf(args.command) };
+  if (outcome.cancelled) return { ok: false, code: 'Cancelled', message: JSON.stringify({ ...result, message: 'the command was cancelled; its process group was killed' }), artifacts, provenance };
   if (outcome.timedOut) {
     const message = outcome.timedOut === 'soft' ? 'timed out; SIGTERM stopped the process group' : 'timed out; the process group ignored SIGTERM and was killed with SIGKILL';
-    return { ok: false, code: 'Timeout', message: JSON.stringify({ ...result, timed_out: true, timeout_kind: outcome.timedOut, message }), artifacts };
+    return { ok: false, code: 'Timeout', message: JSON.stringify({ ...result, timed_out: true, timeout_kind: outcome.timedOut, message }), artifacts, provenance };
   }
-  return { ok: true, output: JSON.stringify(result), data: result, artifacts };
+  return { ok: true, output: JSON.stringify(result), data: result, artifacts, provenance };
 };
 
 /**

@@ -1,4 +1,5 @@
 import type { ToolErrorCode, Truncation } from '../../models/tool.records.js';
+import type { Provenance } from '../../models/turn.records.js';
 import type { BlobStore } from '../../stores/blob-store.js';
 
 /** The terminal outcome of one call through the tool pipeline, ready to become a `tool.settled` record. */
@@ -8,6 +9,9 @@ export interface ToolOutcome {
   observation: string;
   truncated?: Truncation;
   artifacts?: string[];
+  provenance?: Provenance;
+  /** The pipeline stage that refused the call (a failure that never ran). */
+  failedStage?: 'lookup' | 'visibility' | 'schema' | 'runtime-validation' | 'permission';
 }
 
 /** Observations longer than this many characters are cut; the full output goes to the blob store. */

@@ -81,19 +81,20 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   const facts: FactDraft[] = [];
   const note = (type: string, data: Record<string, unknown>) => facts.push({ type, data: { effectId: call.effectId, callId: call.callId, name: call.name, ...data }, corr: call.callId, at: run.now() });
   const settle = (outcome: ToolOutcome): PipelineOutcome => ({ kind: 'settled', outcome, facts });
+  const refuse = (stage: NonNullable<ToolOutcome['failedStage']>, outcome: ToolOutcome): PipelineOutcome => settle({ ...outcome, failedStage: stage });
   const { registry, policy, state } = environment;
 
   const tool = registry.get(call.name);
   if (!tool) {
     const message = `unknown tool ${JSON.stringify(call.name)}; available tools: ${registry.names().filter((name) => environment.visibility(registry.get(name)!).visible).join(', ')}`;
     note('tool.rejected', { stage: 'lookup', code: 'unknown_tool', errorCode: 'InvalidInput', message });
-    return settle(failureOutcome('InvalidInput', message));
+    return refuse('lookup', failureOutcome('InvalidInput', message));
   }
   const visible = environment.visibility(tool);
   if (!visible.visible) {
     const message = `${tool.name} is not available in this session: ${visible.reason}`;
     note('tool.rejected', { stage: 'visibility', code: 'tool_not_visible', errorCode: 'Denied', message });
-    return settle(failureOutcome('Denied', message));
+    return refuse('visibility', failureOutcome('Denied', message));
   }
 
   const repaired = repairInput(call.arguments, registry.fieldTypesOf(tool.name));
@@ -103,7 +104,7 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
     const original = repaired.repairs.length > 0 ? tool.parameters.safeParse(call.arguments) : parsed;
     const issues = issuesOf((original.success ? parsed : original).error!.issues);
     note('tool.validated', { ok: false, issues });
-    return settle(failureOutcome('InvalidInput', invalidInputMessage(tool.name, issues, call.arguments)));
+    return refuse('schema', failureOutcome('InvalidInput', invalidInputMessage(tool.name, issues, call.arguments)));
   }
   if (repaired.repairs.length > 0) note('tool.repaired', { repairs: repaired.repairs });
   note('tool.validated', { ok: true });
@@ -112,7 +113,7 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   const prepared = tool.prepare ? await tool.prepare(parsed.data, context) : { ok: true as const, plan: undefined };
   if (!prepared.ok) {
     note('tool.rejected', { stage: 'runtime-validation', code: prepared.reason ?? 'runtime_precondition_failed', errorCode: prepared.code, message: prepared.message });
-    return settle(failureOutcome(prepared.code, `${tool.name}: ${prepared.message}`));
+    return refuse('runtime-validation', failureOutcome(prepared.code, `${tool.name}: ${prepared.message}`));
   }
   if (prepared.repairs && prepared.repairs.length > 0) note('tool.repaired', { repairs: prepared.repairs });
 
@@ -121,7 +122,7 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   facts.push({ type: 'permission.decided', corr: call.callId, at: run.now(), data: { effectId: call.effectId, callId: call.callId, tool: tool.name, ...(subject?.target === undefined ? {} : { target: subject.target }), decision: verdict.decision, rule: verdict.rule, reason: verdict.reason, mode: policy.mode, source: verdict.source, ...(subject?.classes ? { classes: [...subject.classes] } : {}) } });
   if (verdict.decision === 'deny') {
     const message = verdict.source === 'user' ? `${verdict.reason}. Nothing was run; do not retry the same call unchanged.` : `${verdict.reason}. Nothing was run.`;
-    return settle(failureOutcome('Denied', message));
+    return refuse('permission', failureOutcome('Denied', message));
   }
   if (verdict.decision === 'ask') {
     const description = typeof parsed.data.description === 'string' ? `${parsed.data.description}: ` : '';
@@ -159,9 +160,10 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
     facts.push({ type: file.access === 'read' ? 'file.read' : 'file.written', data, corr: call.callId, at: run.now() });
   }
   for (const artifact of result.artifacts ?? []) state.artifacts.add(artifact);
-  const outcome: ToolOutcome = result.ok
+  const base: ToolOutcome = result.ok
     ? { status: 'ok', observation: result.output, ...(result.artifacts && result.artifacts.length > 0 ? { artifacts: [...result.artifacts] } : {}) }
     : failureOutcome(result.code, result.message, result.artifacts);
+  const outcome: ToolOutcome = result.provenance ? { ...base, provenance: result.provenance } : base;
   const final = await truncateObservation(outcome, environment.observationLimit ?? defaultObservationLimit, environment.blobs);
   if (final.truncated) state.artifacts.add(final.truncated.artifact);
   return settle(final);

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { Provenance } from '../../models/turn.records.js';
 import type { ResumePolicy } from '../../models/effect.records.js';
 import type { EffectResumeCheck } from '../effects/effect.js';
 import type { InputRepair, ToolErrorCode } from '../../models/tool.records.js';
@@ -29,6 +30,7 @@ export interface ToolFailure {
   message: string;
   reason?: string;
   artifacts?: ArtifactRef[];
+  provenance?: Provenance;
 }
 
 /** A file a tool read or wrote: its workspace-relative path and content hash become the session's baseline. */
@@ -41,7 +43,8 @@ export interface FileAccess {
 }
 
 /** A tool's terminal result: success text (what the model reads) or a model-visible failure. */
-export type ToolResult = { ok: true; output: string; data?: unknown; files?: FileAccess[]; artifacts?: ArtifactRef[] } | ToolFailure;
+/** A tool's terminal result; `provenance` is the runtime boundary evidence (a shell tool must give it). */
+export type ToolResult = { ok: true; output: string; data?: unknown; files?: FileAccess[]; artifacts?: ArtifactRef[]; provenance?: Provenance } | ToolFailure;
 
 /**
  * The outcome of runtime validation: the plan `execute` will carry out, the subject permission rules match, the

@@ -46,7 +46,11 @@ describe('the Stately inspector stream', () => {
       expect(seen.transitions).toEqual(logged.transitions);
       expect(isSubsequence(logged.all, seen.steps, same)).toBe(true);
       const inputs = run.records.filter((record) => recordClassOf(record.type) === 'input' && record.type !== 'session.created').map((record) => record.type);
-      expect(receiver.events.filter((event) => event.type === '@xstate.event').map((event) => event.event!.type)).toEqual(['xstate.init', ...inputs]);
+      // The root actor receives exactly the log's inputs (child actors — turns — get their own events in between).
+      const names = new Map(receiver.events.filter((event) => event.type === '@xstate.actor').map((event) => [event.sessionId, event.name ?? event.sessionId]));
+      const toRoot = receiver.events.filter((event) => event.type === '@xstate.event' && names.get(event.sessionId) === 'root').map((event) => event.event!.type);
+      expect(toRoot.filter((type) => !type.startsWith('xstate.done.actor.') && type !== 'turn.results-ready')).toEqual(['xstate.init', ...inputs]);
+      expect(seen.actors).toContain('root/turn-1');
     } finally {
       await receiver.close();
     }

@@ -2,12 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { checkMachine } from 'rein/testing';
 import { sessionMachine, type SessionEvent } from '../../machines/session.machine.js';
 import { approvalIdOf } from '../../models/permission.records.js';
+import { baseCallSpec } from './turn.fixtures.js';
 import type { SnapshotFrom } from 'xstate';
 
 type Snapshot = SnapshotFrom<typeof sessionMachine>;
 
 const budgets = { maxTurns: 3, maxToolCalls: 3, maxTokens: 1_000, maxWallTimeMs: 1_000 };
-const input = { path: 'root', sessionId: 's-test', budgets };
+const input = { path: 'root', sessionId: 's-test', budgets, mutationPolicyDigest: 'b3:policy' };
 
 const call = (index: number) => ({ callId: `c${index}`, name: 'read', arguments: { path: 'a.txt' } });
 const usage = { inputTokens: 10, outputTokens: 10 };
@@ -22,7 +23,7 @@ const events = (snapshot: Snapshot): SessionEvent[] => {
     { type: 'model.responded', effectId: 'root:e999', turn: 1, text: 'stale', toolCalls: [], stopReason: 'end_turn', usage, elapsedMs: 1 },
   ];
   if (awaitingModel) {
-    const reply = { effectId: awaitingModel, turn: snapshot.context.usage.turns, text: 'ok', stopReason: 'end_turn' as const, usage, elapsedMs: 1 };
+    const reply = { effectId: awaitingModel, turn: snapshot.context.usage.turns, text: 'ok', stopReason: 'end_turn' as const, usage, elapsedMs: 1, callSpec: baseCallSpec({ callId: awaitingModel }) };
     list.push(
       { type: 'model.responded', ...reply, toolCalls: [] },
       { type: 'model.responded', ...reply, toolCalls: [call(1)], stopReason: 'tool_use' },
@@ -51,6 +52,21 @@ const events = (snapshot: Snapshot): SessionEvent[] => {
     );
   }
   list.push({ type: 'xstate.done.actor.root/approval-999', output: { approvalId: 'root/approval-999', decision: 'allow-once' } });
+  const turn = snapshot.context.lastTurn;
+  if (turn?.status === 'open') {
+    // The turn actor's side of the exchange, in every outcome it can report (the turn machine is checked on its own).
+    const done = (status: 'mutation-ready' | 'blocked', joinClosed: boolean, classes: string[]) =>
+      ({ type: `xstate.done.actor.${turn.path}`, output: { turnId: turn.turnId, status, joinClosed, joinDigest: joinClosed ? 'b3:join' : null, findings: classes.map((name) => ({ class: name, detail: name })) } }) as SessionEvent;
+    list.push(
+      { type: 'turn.results-ready', turnId: turn.turnId, rows: [{ callId: 'c1' }, { callId: 'c2', errorCode: 'Cancelled' }] },
+      { type: 'turn.results-ready', turnId: 'root:e999', rows: [] },
+      done('mutation-ready', true, []),
+      done('blocked', true, ['tool.unknown_or_disallowed']),
+      done('blocked', false, ['tool.result_missing']),
+      { type: 'xstate.done.actor.root/turn-99', output: { turnId: 'root:e999', status: 'mutation-ready', joinClosed: true, joinDigest: 'b3:join', findings: [] } } as SessionEvent,
+    );
+  }
+  if (snapshot.context.mutationPolicyDigest === 'b3:policy') list.push({ type: 'policy.changed', mutationPolicyDigest: 'b3:other-policy' });
   return list;
 };
 
@@ -81,6 +97,9 @@ describe('session.machine model check', () => {
       'completed has no pending approvals': (snapshot) => !snapshot.matches('completed') || Object.keys(snapshot.context.approvals).length === 0,
       'a call waiting for approval is not also running': (snapshot) => pendingCallIds(snapshot).every((callId) => !outstandingCallIds(snapshot).includes(callId)),
       'every pending approval has its permission actor': (snapshot) => isFinal(snapshot) || Object.keys(snapshot.context.approvals).every((approvalId) => Object.hasOwn(snapshot.children, approvalId)),
+      'completed only when the last tool turn reached MutationReady': (snapshot) => !snapshot.matches('completed') || snapshot.context.lastTurn === null || snapshot.context.lastTurn.status === 'mutation-ready',
+      'joining a turn means every call has settled': (snapshot) => !snapshot.matches({ running: 'joiningTurn' }) || (Object.keys(snapshot.context.outstanding).length === 0 && snapshot.context.lastTurn?.status === 'open'),
+      'an open turn has its turn actor': (snapshot) => isFinal(snapshot) || snapshot.context.lastTurn?.status !== 'open' || Object.hasOwn(snapshot.children, snapshot.context.lastTurn.path),
     },
     transitionInvariants: {
       'final states request no effects': ({ to, actions }) => !isFinal(to) || actions.every((action) => action.type !== 'requestEffect'),
@@ -97,8 +116,16 @@ describe('session.machine model check', () => {
         !('effectId' in event) || event.effectId !== 'root:e999' || JSON.stringify(from.value) === JSON.stringify(to.value),
       'a forged approval id changes nothing': ({ from, to, event }) =>
         !(event.type === 'approval.requested' || event.type.startsWith('xstate.done.actor.')) || !JSON.stringify(event).includes('approval-999') || JSON.stringify(from.context) === JSON.stringify(to.context),
+      'no synthesis (model call) while a turn is open': ({ to, actions }) =>
+        actions.every((action) => action.type !== 'requestEffect' || (action.params as { kind: string }).kind !== 'callModel' || to.context.lastTurn?.status !== 'open'),
+      'a turn that did not close its join fails the session': ({ from, event, to }) => {
+        const turn = from.context.lastTurn;
+        const output = (event as { output?: { turnId?: string; joinClosed?: boolean } }).output;
+        const closesOpenTurn = turn?.status === 'open' && from.matches({ running: 'joiningTurn' }) && event.type === `xstate.done.actor.${turn.path}` && output?.turnId === turn.turnId;
+        return !closesOpenTurn || output?.joinClosed !== false || to.matches('failed');
+      },
       'an answered approval requests its call again, once, with the answer': ({ from, to, event, actions }) => {
-        if (!event.type.startsWith('xstate.done.actor.')) return true;
+        if (!event.type.startsWith('xstate.done.actor.') || typeof (event as { output?: { approvalId?: unknown } }).output?.approvalId !== 'string') return true;
         const answered = Object.keys(from.context.approvals).filter((approvalId) => !Object.hasOwn(to.context.approvals, approvalId));
         const requests = actions.filter((action) => action.type === 'requestEffect');
         if (answered.length === 0) return requests.length === 0;
@@ -116,7 +143,7 @@ describe('session.machine model check', () => {
 
   it('reaches every state of the lifecycle', () => {
     expect(result.stateValues).toEqual(
-      ['"budgetExhausted"', '"cancelled"', '"completed"', '"failed"', '"idle"', '{"running":"awaitingApproval"}', '{"running":"awaitingModel"}', '{"running":"runningTools"}'].sort(),
+      ['"budgetExhausted"', '"cancelled"', '"completed"', '"failed"', '"idle"', '{"running":"awaitingApproval"}', '{"running":"awaitingModel"}', '{"running":"joiningTurn"}', '{"running":"runningTools"}'].sort(),
     );
   });
 

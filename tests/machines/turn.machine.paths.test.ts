@@ -7,31 +7,29 @@ import { turnInput } from './turn.fixtures.js';
 
 type Snapshot = SnapshotFrom<typeof turnMachine>;
 
-const settled = (effectId: string, callId: string, name: string, variant: 'ok' | 'invalid' | 'cancelled' | 'truncated-no-artifact'): TurnEvent => ({
+const settled = (callId: string, name: string, variant: 'ok' | 'invalid' | 'stale' | 'cancelled' | 'truncated-no-artifact'): TurnEvent => ({
   type: 'tool.settled',
-  effectId,
   callId,
   name,
   status: variant === 'ok' || variant === 'truncated-no-artifact' ? 'ok' : 'error',
-  ...(variant === 'invalid' ? { errorCode: 'InvalidInput' } : variant === 'cancelled' ? { errorCode: 'Cancelled' } : {}),
+  ...(variant === 'invalid' ? { errorCode: 'InvalidInput', failedStage: 'schema' } : variant === 'stale' ? { errorCode: 'InvalidInput', failedStage: 'runtime-validation' } : variant === 'cancelled' ? { errorCode: 'Cancelled' } : {}),
   observation: variant === 'ok' ? 'fine' : `${variant}: details`,
   ...(variant === 'truncated-no-artifact' ? { truncated: { omittedBytes: 10, artifact: 'nowhere' } } : {}),
   ...(name === 'bash' ? { provenance: { route: 'shell', workdir: '/w', sandboxProfile: 'default', commandDigest: 'b3:c' } } : {}),
 });
 
-/** Every event a turn can meet, including adversarial ones: duplicates, unknown ids, bad and missing uses. */
+/** Every event a turn can meet, including adversarial ones: duplicates, unknown ids, early, bad and missing uses. */
 const events = (snapshot: Snapshot): TurnEvent[] => {
   const context = snapshot.context;
   const list: TurnEvent[] = [];
-  for (const [effectId, callId] of Object.entries(context.outstanding)) {
+  for (const callId of context.outstanding) {
     const name = context.toolCalls.find((call) => call.callId === callId)?.name ?? 'read';
-    list.push(settled(effectId, callId, name, 'ok'), settled(effectId, callId, name, 'invalid'), settled(effectId, callId, name, 'cancelled'));
-    list.push({ type: 'effect.failed', effectId, error: { code: 'X', message: 'boom' } });
+    list.push(settled(callId, name, 'ok'), settled(callId, name, 'invalid'), settled(callId, name, 'stale'), settled(callId, name, 'cancelled'));
   }
   if (context.results.length <= context.requests.length) {
-    list.push(settled('root/turn-1:e99', 'ghost', 'read', 'ok'));
+    list.push(settled('ghost', 'read', 'ok'));
     const first = context.results[0];
-    if (first) list.push(settled('root/turn-1:e1', first.callId, first.name, 'ok'));
+    if (first) list.push(settled(first.callId, first.name, 'ok'));
   }
   if (snapshot.matches('toolResults') && context.results.length > 0) list.push({ type: 'turn.uses', uses: [] });
   if (snapshot.matches('toolUse')) {
@@ -56,7 +54,7 @@ const obligationsHold = (snapshot: Snapshot, input: TurnInput): boolean => {
   const stop = callSpec.protocolStatePolicy.handled.includes(input.stopReason as never);
   const policy = callSpec.mutationPolicyDigest === input.activeMutationPolicyDigest;
   const claims = input.requiredClaims.every((claim) => callSpec.capabilityClaims.includes(claim));
-  const schemas = results.every((result) => result.errorCode !== 'InvalidInput');
+  const schemas = results.every((result) => result.failedStage !== 'schema');
   const truncation = results.every((result) => !result.truncation || result.truncation.artifact.startsWith('artifact://'));
   const textMode = callSpec.actionMode !== 'text' || Boolean(callSpec.normalizerId);
   const arrival = resultIds.map((id) => requests.findIndex((request) => request.callId === id));
@@ -86,13 +84,13 @@ describe('turn.machine model check', () => {
         events,
         stateInvariants: {
           'mutationReady implies every obligation': (snapshot) => !snapshot.matches('mutationReady') || obligationsHold(snapshot, input),
-          'a final state other than failed is mutationReady exactly when obligations hold': (snapshot) =>
-            snapshot.status !== 'done' || snapshot.matches('failed') || snapshot.matches('mutationReady') === obligationsHold(snapshot, input),
+          'a final state is mutationReady exactly when every obligation holds': (snapshot) =>
+            snapshot.status !== 'done' || snapshot.matches('mutationReady') === obligationsHold(snapshot, input),
           'blocked carries at least one class': (snapshot) => !snapshot.matches('blocked') || snapshot.context.findings.length > 0,
           'no use before every result is in': (snapshot) => snapshot.context.uses.length === 0 || snapshot.context.requests.every((request) => snapshot.context.results.some((row) => row.callId === request.callId)),
         },
         transitionInvariants: {
-          'final states request no effects': ({ to, actions }) => to.status !== 'done' || actions.every((action) => action.type !== 'requestEffect'),
+          'a turn never requests effects (the session runs the calls)': ({ actions }) => actions.every((action) => action.type !== 'requestEffect'),
           'each stage witness is emitted once': ({ from, actions }) => {
             const emitted = actions.filter((action) => action.type === 'emitRecord').map((action) => (action.params as { type: string }).type);
             return from.status === 'done' || new Set(emitted).size === emitted.length;

@@ -14,7 +14,7 @@ const runTurn = (input: TurnInput, options: { settle?: (index: number) => Settle
   const order = options.order ?? input.toolCalls.map((_, index) => index);
   for (const index of order) {
     const call = input.toolCalls[index]!;
-    actor.send({ type: 'tool.settled', effectId: `${input.path}:e${index + 1}`, callId: call.callId, name: call.name, status: 'ok', observation: 'fine', ...options.settle?.(index) } as TurnEvent);
+    actor.send({ type: 'tool.settled', callId: call.callId, name: call.name, status: 'ok', observation: 'fine', ...options.settle?.(index) } as TurnEvent);
   }
   for (const event of options.extra ?? []) actor.send(event);
   const callIds = input.toolCalls.map((call) => call.callId);
@@ -25,13 +25,13 @@ const runTurn = (input: TurnInput, options: { settle?: (index: number) => Settle
 
 /** One trigger per enforced class: each must block the turn with that class. */
 const triggers: Record<string, () => { value: unknown; classes: FailClosedClass[] }> = {
-  'tool.schema_invalid': () => runTurn(turnInput({ names: ['read'] }), { settle: () => ({ status: 'error', errorCode: 'InvalidInput', observation: 'InvalidInput: path missing' }) }),
+  'tool.schema_invalid': () => runTurn(turnInput({ names: ['read'] }), { settle: () => ({ status: 'error', errorCode: 'InvalidInput', failedStage: 'schema', observation: 'InvalidInput: path missing' }) }),
   'tool.unknown_or_disallowed': () => runTurn(turnInput({ names: ['teleport'] })),
   'tool.result_missing': () => {
     const outcome = closeJoin({ turnId: 't', callSpec: baseCallSpec(), stopReason: 'tool_use', requests: [{ callId: 'a', name: 'read', argumentsDigest: 'x' }], results: [], uses: [] });
     return { value: 'closeJoin', classes: outcome.ok ? [] : outcome.findings.map((finding) => finding.class) };
   },
-  'tool.result_orphan': () => runTurn(turnInput({ names: ['read', 'read'] }), { order: [0], extra: [{ type: 'tool.settled', effectId: 'root/turn-1:e9', callId: 'ghost', name: 'read', status: 'ok', observation: 'boo' }] }),
+  'tool.result_orphan': () => runTurn(turnInput({ names: ['read', 'read'] }), { order: [0], extra: [{ type: 'tool.settled', callId: 'ghost', name: 'read', status: 'ok', observation: 'boo' }] }),
   'tool.join_incomplete': () => runTurn(turnInput({ names: ['read', 'read'] }), { order: [0], extra: [{ type: 'turn.uses', uses: [] }] }),
   'tool.use_missing': () => runTurn(turnInput({ names: ['read', 'read'] }), { uses: (ids) => [{ callId: ids[0]!, disposition: 'consumed', ref: 'synthesis' }] }),
   'tool.use_unknown_result': () => runTurn(turnInput({ names: ['read'] }), { uses: (ids) => [{ callId: ids[0]!, disposition: 'consumed', ref: 's' }, { callId: 'ghost', disposition: 'observed_only' }] }),
@@ -61,6 +61,10 @@ describe('fail-closed classes', () => {
       expect(outcome.value).not.toBe('mutationReady');
     });
   }
+
+  it('a runtime-validation failure (a stale baseline) is a model-visible observation, not a fail-closed class', () => {
+    expect(runTurn(turnInput({ names: ['read'] }), { settle: () => ({ status: 'error', errorCode: 'InvalidInput', failedStage: 'runtime-validation', observation: 'InvalidInput: stale baseline' }) })).toEqual({ value: 'mutationReady', classes: [] });
+  });
 
   it('a clean turn reaches mutationReady with no class', () => {
     expect(runTurn(turnInput())).toEqual({ value: 'mutationReady', classes: [] });

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { StopReason } from './stop-reason.js';
+
+export const ActionMode = z.enum(['code', 'json', 'text']);
+export const ExecutionPattern = z.enum(['single', 'chain', 'route', 'parallel', 'orchestrator_workers', 'evaluator_optimizer']);
+export const ToolChoice = z.enum(['auto', 'any', 'specific', 'none']);
+export const RiskTier = z.enum(['low', 'moderate', 'high']);
+
+/**
+ * The typed contract of one model turn (harness-typestate §4.1). Digests are BLAKE3 over canonical JSON. Fields
+ * for features rein does not have yet (defer/example/caller digests, eval and red-team gates, guardrail stages,
+ * handoff contracts, observability mode) are absent; README lists them.
+ */
+export const CallSpec = z.object({
+  callId: z.string().min(1),
+  modelRef: z.object({ provider: z.string(), model: z.string() }),
+  actionMode: ActionMode,
+  executionPattern: ExecutionPattern,
+  toolChoice: ToolChoice,
+  toolPolicy: z.object({ allow: z.array(z.string()), schemaDigests: z.record(z.string(), z.string()) }),
+  toolCatalogDigest: z.string(),
+  parallelPolicy: z.object({ allowed: z.boolean(), maxBranches: z.number().int().positive(), strictOrder: z.boolean() }),
+  toolResponseTruncationPolicy: z.object({ maxChars: z.number().int().positive(), marker: z.string(), artifactRequired: z.boolean() }),
+  runtimeSandboxRef: z.string(),
+  riskTier: RiskTier,
+  mutationPolicyDigest: z.string(),
+  capabilityClaims: z.array(z.string()),
+  stopPolicy: z.object({ maxTurns: z.number().int().positive(), checkpoints: z.array(z.string()) }),
+  protocolStatePolicy: z.object({ handled: z.array(StopReason), continueOn: z.array(StopReason) }),
+  normalizerId: z.string().optional(),
+});
+export type CallSpec = z.infer<typeof CallSpec>;
+

@@ -1,0 +1,53 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { isDerivedType } from '../../models/records.js';
+import { canonicalEqual } from '../host/canonical-equal.js';
+import { verifyRecords } from '../host/replay.js';
+import { runScriptedSession, type ScriptedRun, type ScriptedRunOptions } from './run-scripted.js';
+
+export interface ReplayPropertyOptions {
+  /** Arbitrary scripts in the scripted provider's format (a fast-check arbitrary). */
+  scripts: fc.Arbitrary<unknown>;
+  /** Prepare each fresh temporary workspace (seed files) before its session runs. */
+  setup?: (workspace: string) => Promise<void>;
+  /** Harness options for every run (tools, permissions, budgets…), or a function of the script. */
+  rein?: ScriptedRunOptions['rein'];
+  answer?: ScriptedRunOptions['answer'];
+  /** Extra checks on each run, after the replay property held. */
+  check?: (run: ScriptedRun) => void | Promise<void>;
+  /** fast-check run count (default: `FC_RUNS` from the environment, else 25). */
+  numRuns?: number;
+}
+
+const runsFromEnvironment = (): number => {
+  const value = Number(process.env.FC_RUNS);
+  return Number.isInteger(value) && value > 0 ? value : 25;
+};
+
+/**
+ * The replay property over scripted sessions: for every generated script, run the session live in a fresh
+ * workspace, then replay its log — the rebuilt final snapshot must deep-equal the live one and every derived record
+ * must be regenerated exactly. Throws fast-check's counterexample (shrunk) when it fails.
+ */
+export const assertReplayProperty = async (options: ReplayPropertyOptions): Promise<void> => {
+  await fc.assert(
+    fc.asyncProperty(options.scripts, async (script) => {
+      const workspace = await mkdtemp(join(tmpdir(), 'rein-replay-property-'));
+      try {
+        await options.setup?.(workspace);
+        const run = await runScriptedSession({ script, workspace, ...(options.rein ? { rein: options.rein } : {}), ...(options.answer ? { answer: options.answer } : {}) });
+        const replay = verifyRecords(run.session.id, run.records);
+        const live = run.session.persistedSnapshot();
+        if (!canonicalEqual(replay.tree?.persisted(), live)) throw new Error(`replay of ${run.session.id} rebuilt a different snapshot than the live run`);
+        const derived = run.records.filter((record) => isDerivedType(record.type)).length;
+        if (replay.verified !== derived) throw new Error(`replay regenerated ${replay.verified} of ${derived} derived records`);
+        await options.check?.(run);
+      } finally {
+        await rm(workspace, { recursive: true, force: true });
+      }
+    }),
+    { numRuns: options.numRuns ?? runsFromEnvironment() },
+  );
+};

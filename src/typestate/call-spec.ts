@@ -1,0 +1,58 @@
+import type { CallSpec } from '../../models/call-spec.js';
+import type { ModelToolDescription } from '../../models/model-contract.js';
+import { digestOf } from '../../machines/typestate/digest.js';
+import type { PermissionPolicy } from '../policy/permission-policy.js';
+import { sandboxProfileOf, type SandboxPolicy } from '../policy/sandbox-policy.js';
+
+/** Everything a session's CallSpecs are computed from. */
+export interface CallSpecPolicy {
+  provider: string;
+  model: string;
+  /** The tools the model sees (the turn's allow-list). */
+  tools: readonly ModelToolDescription[];
+  /** Every registered tool (the discoverable inventory). */
+  catalog: readonly ModelToolDescription[];
+  parallelTools: number;
+  observationLimit: number;
+  sandbox: SandboxPolicy;
+  permissions: PermissionPolicy;
+  maxTurns: number;
+}
+
+/** Most tool calls rein admits in one model turn; more is a `tool.parallel_policy_violation`. */
+export const maxBranches = 32;
+
+/** The claims a turn's CallSpec grants; completing a session needs `session.complete`. */
+export const grantedClaims: readonly string[] = ['session.complete'];
+
+/** The instruction-linked policy a mutation must run under: permission mode and rules, and the sandbox. */
+export const mutationPolicyDigestOf = (permissions: PermissionPolicy, sandbox: SandboxPolicy): string =>
+  digestOf({ permissions: { mode: permissions.mode, rules: permissions.rules, approveAll: permissions.approveAll }, sandbox });
+
+const describeTool = (tool: ModelToolDescription) => ({ name: tool.name, schema: digestOf(tool.inputSchema) });
+
+/**
+ * Build a session's CallSpec factory: the digests are computed once; each model call gets a spec stamped with its
+ * call id. The provider streams structured tool-use blocks (`json` action mode), results may arrive out of request
+ * order when an approval intervenes (so the transport order is not strict), and truncation always keeps an artifact.
+ */
+export const createCallSpecFactory = (policy: CallSpecPolicy): ((callId: string) => CallSpec) => {
+  const schemaDigests = Object.fromEntries(policy.tools.map((tool) => [tool.name, digestOf(tool.inputSchema)]));
+  const base: Omit<CallSpec, 'callId'> = {
+    modelRef: { provider: policy.provider, model: policy.model },
+    actionMode: 'json',
+    executionPattern: 'chain',
+    toolChoice: 'auto',
+    toolPolicy: { allow: policy.tools.map((tool) => tool.name), schemaDigests },
+    toolCatalogDigest: digestOf(policy.catalog.map(describeTool)),
+    parallelPolicy: { allowed: policy.parallelTools > 1, maxBranches, strictOrder: false },
+    toolResponseTruncationPolicy: { maxChars: policy.observationLimit, marker: '[… truncated', artifactRequired: true },
+    runtimeSandboxRef: sandboxProfileOf(policy.sandbox),
+    riskTier: policy.permissions.mode === 'plan' ? 'low' : policy.permissions.approveAll ? 'high' : 'moderate',
+    mutationPolicyDigest: mutationPolicyDigestOf(policy.permissions, policy.sandbox),
+    capabilityClaims: [...grantedClaims],
+    stopPolicy: { maxTurns: policy.maxTurns, checkpoints: [] },
+    protocolStatePolicy: { handled: ['tool_use', 'end_turn', 'pause_turn', 'max_tokens', 'stop_sequence'], continueOn: ['tool_use', 'pause_turn'] },
+  };
+  return (callId) => ({ callId, ...base });
+};
