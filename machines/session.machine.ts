@@ -220,6 +220,8 @@ export const sessionMachine = setup({
     closeTurn: enqueueActions(({ context, event, enqueue }) => {
       if (!isTurnDone(event) || !context.lastTurn) return;
       const output = event.output;
+      // The verdict is kept in context; the finished turn actor is stopped so children never accumulate.
+      enqueue.stopChild(context.lastTurn.path);
       enqueue.assign({ lastTurn: { ...context.lastTurn, status: output.status, classes: [...new Set(output.findings.map((finding) => finding.class))] } });
       if (!output.joinClosed) enqueue.assign({ endReason: `the tool-call join of turn ${output.turnId} did not close: ${[...new Set(output.findings.map((finding) => finding.class))].join(', ')}` });
     }),

@@ -12,49 +12,70 @@ const ROOT = 8;
 const BLOCK_LEN = 64;
 const CHUNK_LEN = 1024;
 
-const rotr = (value: number, bits: number): number => (value >>> bits) | (value << (32 - bits));
+/** The message word order of each of the 7 rounds (the permutation applied round after round, precomputed). */
+const SCHEDULE: readonly (readonly number[])[] = (() => {
+  const rounds: number[][] = [];
+  let order = Array.from({ length: 16 }, (_, index) => index);
+  for (let round = 0; round < 7; round++) {
+    rounds.push(order);
+    order = order.map((_, index) => order[PERMUTATION[index]!]!);
+  }
+  return rounds;
+})();
 
-const g = (state: Uint32Array, a: number, b: number, c: number, d: number, x: number, y: number): void => {
-  state[a] = (state[a]! + state[b]! + x) | 0;
-  state[d] = rotr(state[d]! ^ state[a]!, 16);
-  state[c] = (state[c]! + state[d]!) | 0;
-  state[b] = rotr(state[b]! ^ state[c]!, 12);
-  state[a] = (state[a]! + state[b]! + y) | 0;
-  state[d] = rotr(state[d]! ^ state[a]!, 8);
-  state[c] = (state[c]! + state[d]!) | 0;
-  state[b] = rotr(state[b]! ^ state[c]!, 7);
+const state = new Uint32Array(16);
+
+const g = (a: number, b: number, c: number, d: number, x: number, y: number): void => {
+  let sa = state[a]!;
+  let sb = state[b]!;
+  let sc = state[c]!;
+  let sd = state[d]!;
+  sa = (sa + sb + x) | 0;
+  sd ^= sa;
+  sd = (sd >>> 16) | (sd << 16);
+  sc = (sc + sd) | 0;
+  sb ^= sc;
+  sb = (sb >>> 12) | (sb << 20);
+  sa = (sa + sb + y) | 0;
+  sd ^= sa;
+  sd = (sd >>> 8) | (sd << 24);
+  sc = (sc + sd) | 0;
+  sb ^= sc;
+  sb = (sb >>> 7) | (sb << 25);
+  state[a] = sa;
+  state[b] = sb;
+  state[c] = sc;
+  state[d] = sd;
 };
 
-/** The compression function: returns all 16 output words. */
+/** The compression function: returns all 16 output words (a fresh array). Allocation-free inside the rounds. */
 const compress = (chainingValue: Uint32Array, block: Uint32Array, counter: number, blockLength: number, flags: number): Uint32Array => {
-  const state = new Uint32Array(16);
   state.set(chainingValue, 0);
-  state.set(IV.subarray(0, 4), 8);
+  state[8] = IV[0]!;
+  state[9] = IV[1]!;
+  state[10] = IV[2]!;
+  state[11] = IV[3]!;
   state[12] = counter >>> 0;
   state[13] = Math.floor(counter / 0x1_0000_0000) >>> 0;
   state[14] = blockLength;
   state[15] = flags;
-  let message = block;
   for (let round = 0; round < 7; round++) {
-    g(state, 0, 4, 8, 12, message[0]!, message[1]!);
-    g(state, 1, 5, 9, 13, message[2]!, message[3]!);
-    g(state, 2, 6, 10, 14, message[4]!, message[5]!);
-    g(state, 3, 7, 11, 15, message[6]!, message[7]!);
-    g(state, 0, 5, 10, 15, message[8]!, message[9]!);
-    g(state, 1, 6, 11, 12, message[10]!, message[11]!);
-    g(state, 2, 7, 8, 13, message[12]!, message[13]!);
-    g(state, 3, 4, 9, 14, message[14]!, message[15]!);
-    if (round < 6) {
-      const permuted = new Uint32Array(16);
-      for (let index = 0; index < 16; index++) permuted[index] = message[PERMUTATION[index]!]!;
-      message = permuted;
-    }
+    const m = SCHEDULE[round]!;
+    g(0, 4, 8, 12, block[m[0]!]!, block[m[1]!]!);
+    g(1, 5, 9, 13, block[m[2]!]!, block[m[3]!]!);
+    g(2, 6, 10, 14, block[m[4]!]!, block[m[5]!]!);
+    g(3, 7, 11, 15, block[m[6]!]!, block[m[7]!]!);
+    g(0, 5, 10, 15, block[m[8]!]!, block[m[9]!]!);
+    g(1, 6, 11, 12, block[m[10]!]!, block[m[11]!]!);
+    g(2, 7, 8, 13, block[m[12]!]!, block[m[13]!]!);
+    g(3, 4, 9, 14, block[m[14]!]!, block[m[15]!]!);
   }
+  const out = new Uint32Array(16);
   for (let index = 0; index < 8; index++) {
-    state[index] = state[index]! ^ state[index + 8]!;
-    state[index + 8] = state[index + 8]! ^ chainingValue[index]!;
+    out[index] = state[index]! ^ state[index + 8]!;
+    out[index + 8] = state[index + 8]! ^ chainingValue[index]!;
   }
-  return state;
+  return out;
 };
 
 const wordsOf = (bytes: Uint8Array, offset: number, length: number): Uint32Array => {

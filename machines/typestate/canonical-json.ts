@@ -3,17 +3,39 @@
  * refused. Two values that mean the same data always serialise to the same string, so their digests agree.
  */
 export const canonicalJson = (value: unknown): string => {
-  if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new TypeError('canonical JSON cannot hold a non-finite number');
-    return JSON.stringify(value);
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return JSON.stringify(value);
+    case 'number':
+      if (!Number.isFinite(value)) throw new TypeError('canonical JSON cannot hold a non-finite number');
+      return JSON.stringify(value);
+    case 'object': {
+      if (value === null) return 'null';
+      if (Array.isArray(value)) {
+        let out = '[';
+        for (let index = 0; index < value.length; index++) {
+          if (index > 0) out += ',';
+          const item: unknown = value[index];
+          out += item === undefined ? 'null' : canonicalJson(item);
+        }
+        return `${out}]`;
+      }
+      const record = value as Record<string, unknown>;
+      // Default sort compares UTF-16 code units, which orders keys the same way for every input.
+      const keys = Object.keys(record).sort();
+      let out = '{';
+      let first = true;
+      for (const key of keys) {
+        const member = record[key];
+        if (member === undefined) continue;
+        if (!first) out += ',';
+        first = false;
+        out += `${JSON.stringify(key)}:${canonicalJson(member)}`;
+      }
+      return `${out}}`;
+    }
+    default:
+      throw new TypeError(`canonical JSON cannot hold a ${typeof value}`);
   }
-  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
-  if (typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, member]) => member !== undefined)
-      .sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
-    return `{${entries.map(([key, member]) => `${JSON.stringify(key)}:${canonicalJson(member)}`).join(',')}}`;
-  }
-  throw new TypeError(`canonical JSON cannot hold a ${typeof value}`);
 };
