@@ -10,6 +10,8 @@ interface PoolEntry {
   handle?: LevelStream;
   leases: number;
   lastUsed: number;
+  /** Close as soon as the last lease ends (`release`). */
+  release?: boolean;
 }
 
 /**
@@ -49,6 +51,7 @@ export class LevelStreamPool {
       } finally {
         entry.leases -= 1;
         entry.lastUsed = ++this.#clock;
+        if (entry.release && entry.leases === 0) void this.#closeEntry(stream, entry);
         this.#evictIdle();
       }
     } finally {
@@ -91,6 +94,31 @@ export class LevelStreamPool {
     const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
     if (this.#evictionError !== undefined) throw this.#evictionError;
+  }
+
+  /**
+   * Closes the stream's database now if no operation holds it, otherwise as soon as the last one ends; resolves
+   * when the database is closed (or, when it is still in use, right away). A later `with` reopens it.
+   */
+  async release(stream: string): Promise<void> {
+    const entry = this.#entries.get(stream);
+    if (entry === undefined) {
+      await this.#closing.get(stream);
+      return;
+    }
+    entry.release = true;
+    if (entry.leases === 0 && entry.handle !== undefined) await this.#closeEntry(stream, entry);
+  }
+
+  #closeEntry(stream: string, entry: PoolEntry): Promise<void> {
+    if (this.#entries.get(stream) !== entry || entry.handle === undefined) return this.#closing.get(stream) ?? Promise.resolve();
+    this.#entries.delete(stream);
+    const closing = entry.handle.close().catch((error: unknown) => {
+      this.#evictionError ??= error;
+    });
+    this.#closing.set(stream, closing);
+    void closing.finally(() => this.#closing.delete(stream));
+    return closing;
   }
 
   /** Leases an entry whose database is already open (the common case): no await. */
@@ -141,13 +169,6 @@ export class LevelStreamPool {
     const idle = [...this.#entries]
       .filter(([, entry]) => entry.leases === 0 && entry.handle !== undefined)
       .sort(([, left], [, right]) => left.lastUsed - right.lastUsed);
-    for (const [stream, entry] of idle.slice(0, this.#entries.size - this.#maxOpenStreams)) {
-      this.#entries.delete(stream);
-      const closing = entry.handle!.close().catch((error: unknown) => {
-        this.#evictionError ??= error;
-      });
-      this.#closing.set(stream, closing);
-      void closing.finally(() => this.#closing.delete(stream));
-    }
+    for (const [stream, entry] of idle.slice(0, this.#entries.size - this.#maxOpenStreams)) void this.#closeEntry(stream, entry);
   }
 }

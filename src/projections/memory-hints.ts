@@ -1,13 +1,17 @@
-import type { MemoryConfidence } from '../../models/memory.records.js';
+import type { MemoryConfidence, MemoryKind } from '../../models/memory.records.js';
 import { valuesOf } from './persistent-map.js';
 import type { MemoryRecordState, MemoryView } from './memory.view.js';
 
-/** The boundaries of a memory read: which user, workspace, repository and branch this session works in. */
+/** The boundaries of a memory read: which user, workspace, repository, branch and kind of task this session works in. */
 export interface MemoryQuery {
   workspace: string;
   repo?: string;
   branch?: string;
   user?: string;
+  /** Only records learned in this kind of task (records without a task type always match). */
+  taskType?: string;
+  /** Only these kinds of memory. */
+  kinds?: readonly MemoryKind[];
   /** Lowest confidence injected (default `medium`: only confident memories reach the model). */
   minConfidence?: MemoryConfidence;
   /** The time expiry is judged at (epoch ms). */
@@ -15,37 +19,67 @@ export interface MemoryQuery {
 }
 
 /** Why a stored memory was not offered to the context. */
-export type MemoryExclusionReason = 'inactive' | 'expired' | 'out-of-scope' | 'low-confidence';
+export type MemoryExclusionReason = 'inactive' | 'expired' | 'out-of-scope' | 'low-confidence' | 'superseded-by-session';
 
 export interface MemoryHints {
   hints: MemoryRecordState[];
-  excluded: Array<{ record: MemoryRecordState; reason: MemoryExclusionReason }>;
+  excluded: Array<{ record: MemoryRecordState; reason: MemoryExclusionReason; detail?: string }>;
 }
 
 const rank: Record<MemoryConfidence, number> = { low: 0, medium: 1, high: 2 };
 
 const inScope = (record: MemoryRecordState, query: MemoryQuery): boolean => {
   const { level, key } = record.scope;
+  const repo = query.repo ?? query.workspace;
   if (level === 'user') return query.user === undefined || query.user === key;
   if (level === 'workspace') return key === query.workspace;
-  if (level === 'repo') return key === (query.repo ?? query.workspace);
-  if (level === 'branch') return query.branch !== undefined && key === query.branch;
-  return key === (query.repo ?? query.workspace) || key.startsWith(`${query.workspace}/`);
+  if (level === 'repo') return key === repo;
+  if (level === 'branch') return query.branch !== undefined && (key === `${repo}#${query.branch}` || key === query.branch);
+  return key === repo || key.startsWith(`${query.workspace}/`);
+};
+
+const matchesTask = (record: MemoryRecordState, query: MemoryQuery): boolean =>
+  (query.taskType === undefined || record.taskType === undefined || record.taskType === query.taskType) && (query.kinds === undefined || query.kinds.includes(record.kind));
+
+/**
+ * What the current session established itself: conflict key → the contents its own verified observations and the
+ * user's explicit statements say (its `memory.proposed` candidates with those sources). Fresh facts beat memory.
+ */
+export const sessionFactsOf = (session: MemoryView | undefined): Map<string, Set<string>> => {
+  const facts = new Map<string, Set<string>>();
+  for (const candidate of session ? valuesOf(session.candidates) : []) {
+    if (candidate.source.type !== 'verified_observation' && candidate.source.type !== 'explicit_user') continue;
+    for (const key of candidate.conflictKeys) facts.set(key, (facts.get(key) ?? new Set()).add(candidate.content.trim()));
+  }
+  return facts;
+};
+
+const supersededBy = (record: MemoryRecordState, facts: ReadonlyMap<string, ReadonlySet<string>>): string | undefined => {
+  for (const key of record.conflictKeys ?? []) {
+    const seen = facts.get(key);
+    if (seen && !seen.has(record.content.trim())) return `this session observed otherwise under ${key}`;
+  }
+  return undefined;
 };
 
 /**
- * Read-side governance: only `active`, unexpired, in-scope records with enough confidence become hints (highest
- * confidence, then most recently verified, first). Candidates never do: an ungoverned candidate is not memory.
+ * Read-side governance (MG-10, MG-11): only `active`, unexpired, in-scope records of the task's kind with enough
+ * confidence become hints (highest confidence, then most recently verified, first), and a record that disagrees
+ * with what this session itself verified or was told under the same conflict key is left out
+ * (`superseded-by-session`): fresh session facts win over memory. Candidates never become hints.
  */
-export const memoryHints = (view: MemoryView, query: MemoryQuery): MemoryHints => {
+export const memoryHints = (view: MemoryView, query: MemoryQuery, session?: MemoryView): MemoryHints => {
   const minimum = rank[query.minConfidence ?? 'medium'];
+  const facts = sessionFactsOf(session);
   const hints: MemoryRecordState[] = [];
   const excluded: MemoryHints['excluded'] = [];
   for (const record of valuesOf(view.records)) {
+    const superseded = record.status === 'active' ? supersededBy(record, facts) : undefined;
     if (record.status !== 'active') excluded.push({ record, reason: 'inactive' });
     else if (record.expiresAt !== undefined && record.expiresAt <= query.now) excluded.push({ record, reason: 'expired' });
-    else if (!inScope(record, query)) excluded.push({ record, reason: 'out-of-scope' });
+    else if (!inScope(record, query) || !matchesTask(record, query)) excluded.push({ record, reason: 'out-of-scope' });
     else if (rank[record.confidence] < minimum) excluded.push({ record, reason: 'low-confidence' });
+    else if (superseded) excluded.push({ record, reason: 'superseded-by-session', detail: superseded });
     else hints.push(record);
   }
   hints.sort((left, right) => rank[right.confidence] - rank[left.confidence] || (right.lastVerifiedAt ?? right.approvedAt) - (left.lastVerifiedAt ?? left.approvedAt) || (left.recordId < right.recordId ? -1 : 1));
