@@ -11,6 +11,7 @@ import type { CandidateScope, MemoryKind } from '../../models/memory.records.js'
 export type MemoryRisk = 'permission' | 'credential' | 'private_path' | 'procedural' | 'global_preference';
 
 const permission = /\b(permissions?|approv\w*|sandbox\w*|security|secure|safety|guard ?rails?|authori[sz]\w*|authenticat\w*|sudo|root access|access control|deny rules?|allow rules?|allow[- ]?list|--yes|yolo|unrestricted|privilege\w*|policy|policies|confirm(ation)?s?)\b/i;
+const askingFirst = /\b(ask(ed|ing|s)?|prompt(ed|ing|s)?|check(ed|ing)? with)\b.{0,40}\b(before|first|for|about|each time|every time)\b|\bwithout (asking|a prompt|prompting|checking)\b/i;
 const bypass = /\b(skip|bypass|disable|ignore|turn off|circumvent|override|without (asking|checking|approval|permission))\b/i;
 const credential = /(api[_ -]?keys?|secret|passwords?|passwd|passphrase|\btokens?\b|bearer\s+\S|private[_ -]?key|-----BEGIN|\bsk-[A-Za-z0-9_-]{8,}|\bghp_[A-Za-z0-9]{10,}|\bAKIA[0-9A-Z]{12,}|\bxox[abps]-|\b[A-Fa-f0-9]{32,}\b|\b[A-Za-z0-9+/_-]{40,}={0,2})/;
 const privatePath = /(\/home\/[^/\s]+|\/Users\/[^/\s]+|\/root\b|~\/|\.ssh\b|\.aws\b|\.gnupg\b|\.npmrc\b|\.netrc\b|(^|[\s/])\.env\b|[A-Za-z]:\\Users\\)/i;
@@ -23,7 +24,7 @@ const procedural = /\b(always|never|from now on|going forward|henceforth|in (the
 export const classifyMemoryRisks = (candidate: { content: string; kind: MemoryKind; scope: Pick<CandidateScope, 'level'> }): MemoryRisk[] => {
   const text = candidate.content.normalize('NFKC');
   const risks = new Set<MemoryRisk>();
-  if (permission.test(text) || (bypass.test(text) && /\b(checks?|prompts?|reviews?|tests?|hooks?|verification)\b/i.test(text))) risks.add('permission');
+  if (permission.test(text) || askingFirst.test(text) || (bypass.test(text) && /\b(checks?|prompts?|reviews?|tests?|hooks?|verification)\b/i.test(text))) risks.add('permission');
   if (credential.test(text)) risks.add('credential');
   if (privatePath.test(text)) risks.add('private_path');
   if (candidate.kind === 'procedure_rule' || procedural.test(text)) risks.add('procedural');

@@ -115,6 +115,8 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
     role: (actor) => (actor === rootPath ? undefined : actor.split('/').pop()),
     async prepare({ actor, turn, effectId, attempt }) {
       await counterReady;
+      // Candidates extracted from the last step are written first: this session's own facts must beat memory.
+      await memory?.settled();
       await memory?.refresh();
       const { messages, ...ledger } = project(actor);
       const bytes = blobBytes(JSON.stringify({ messages, tools: descriptions }));
