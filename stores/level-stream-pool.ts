@@ -10,8 +10,8 @@ interface PoolEntry {
   handle?: LevelStream;
   leases: number;
   lastUsed: number;
-  /** Close as soon as the last lease ends (`release`). */
-  release?: boolean;
+  /** Close as soon as the last lease ends (`release`); resolved once it is closed. */
+  release?: { closed: Promise<void>; done: () => void };
 }
 
 /**
@@ -51,7 +51,7 @@ export class LevelStreamPool {
       } finally {
         entry.leases -= 1;
         entry.lastUsed = ++this.#clock;
-        if (entry.release && entry.leases === 0) void this.#closeEntry(stream, entry);
+        if (entry.release && entry.leases === 0) void this.#closeEntry(stream, entry).then(entry.release.done);
         this.#evictIdle();
       }
     } finally {
@@ -98,7 +98,7 @@ export class LevelStreamPool {
 
   /**
    * Closes the stream's database now if no operation holds it, otherwise as soon as the last one ends; resolves
-   * when the database is closed (or, when it is still in use, right away). A later `with` reopens it.
+   * once it is closed. A later `with` reopens it.
    */
   async release(stream: string): Promise<void> {
     const entry = this.#entries.get(stream);
@@ -106,8 +106,13 @@ export class LevelStreamPool {
       await this.#closing.get(stream);
       return;
     }
-    entry.release = true;
-    if (entry.leases === 0 && entry.handle !== undefined) await this.#closeEntry(stream, entry);
+    if (entry.leases === 0 && entry.handle !== undefined) return this.#closeEntry(stream, entry);
+    if (entry.release === undefined) {
+      let done!: () => void;
+      const closed = new Promise<void>((resolve) => (done = resolve));
+      entry.release = { closed, done };
+    }
+    await entry.release.closed;
   }
 
   #closeEntry(stream: string, entry: PoolEntry): Promise<void> {

@@ -117,6 +117,8 @@ export const createMemoryGovernance = (options: { store: EventStore; sessions?: 
     },
     async approve(candidateId, approveOptions = {}) {
       const located = await locate(candidateId);
+      const current = getIn(log.view.candidates, candidateId);
+      if (closed(current)) throw new MemoryError('MEMORY_CANDIDATE_CLOSED', `candidate ${candidateId} is already ${current!.status}`);
       if (located.records.length === 0) throw new MemoryError('MEMORY_NOT_MUTATION_READY', `the log of session ${located.sessionId} is gone: the MutationReady gate cannot be checked`);
       const gate = gateOf(located.evidence, located.candidate);
       if (!gate.ok) {

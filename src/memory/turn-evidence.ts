@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import type { TurnBlocked, TurnMutationReady } from '../../models/turn.records.js';
 
 /** Where a tool turn of a session got to, as its typestate recorded it (`turn.mutation-ready` / `turn.blocked`). */
-export type TurnStatus = { status: 'mutation-ready' } | { status: 'blocked'; classes: string[] };
+export type TurnStatus = { status: 'mutation-ready' } | { status: 'blocked'; classes: readonly string[] };
 
 /** What the MutationReady gate needs from a session's log. */
 export interface TurnEvidence {
