@@ -82,7 +82,8 @@ export class LevelStreamPool {
   async closeAll(): Promise<void> {
     this.#closed = true;
     if (this.#inFlight > 0) await new Promise<void>((resolve) => (this.#drained = resolve));
-    const handles = [...this.#entries.values()].map((entry) => entry.opening);
+    const entries = [...this.#entries.values()];
+    const handles = entries.map((entry) => entry.opening);
     this.#entries.clear();
     const results = await Promise.allSettled([
       ...handles.map(async (opening) => {
@@ -91,6 +92,7 @@ export class LevelStreamPool {
       }),
       ...this.#closing.values(),
     ]);
+    for (const entry of entries) entry.release?.done();
     const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
     if (this.#evictionError !== undefined) throw this.#evictionError;
@@ -101,18 +103,26 @@ export class LevelStreamPool {
    * once it is closed. A later `with` reopens it.
    */
   async release(stream: string): Promise<void> {
-    const entry = this.#entries.get(stream);
-    if (entry === undefined) {
-      await this.#closing.get(stream);
+    for (;;) {
+      const entry = this.#entries.get(stream);
+      if (entry === undefined) {
+        await this.#closing.get(stream);
+        return;
+      }
+      if (entry.handle === undefined) {
+        // Still opening: once it settles it is either open (look again) or gone (missing, locked).
+        await entry.opening.catch(() => undefined);
+        continue;
+      }
+      if (entry.leases === 0) return this.#closeEntry(stream, entry);
+      if (entry.release === undefined) {
+        let done!: () => void;
+        const closed = new Promise<void>((resolve) => (done = resolve));
+        entry.release = { closed, done };
+      }
+      await entry.release.closed;
       return;
     }
-    if (entry.leases === 0 && entry.handle !== undefined) return this.#closeEntry(stream, entry);
-    if (entry.release === undefined) {
-      let done!: () => void;
-      const closed = new Promise<void>((resolve) => (done = resolve));
-      entry.release = { closed, done };
-    }
-    await entry.release.closed;
   }
 
   #closeEntry(stream: string, entry: PoolEntry): Promise<void> {

@@ -7,6 +7,7 @@ import { registerGraph } from './commands/graph.command.js';
 import { registerTrace } from './commands/trace.command.js';
 import { registerContext } from './commands/context.command.js';
 import { registerInspect } from './commands/inspect.command.js';
+import { registerMemory } from './commands/memory.command.js';
 import { ExitCode } from './exit-codes.js';
 
 const usageCodes = new Set(['USAGE', 'SCRIPT_INVALID', 'CONFIG_INVALID', 'STORE_INVALID_ARGUMENT', 'FORK_NOT_AT_BOUNDARY', 'TURN_NOT_FOUND', 'INSPECTOR_NOT_LOCAL']);
@@ -27,6 +28,7 @@ export const buildProgram = (setExit: (code: number) => void): Command => {
   registerTrace(program);
   registerContext(program);
   registerInspect(program);
+  registerMemory(program);
   return program;
 };
 

@@ -60,3 +60,9 @@ export const normalizeContent = (content: string): string => content.normalize('
 
 /** True when two key lists share a key. */
 export const sharesKey = (left: readonly string[] | undefined, right: readonly string[] | undefined): boolean => (left ?? []).some((key) => (right ?? []).includes(key));
+
+/** Conflict keys (`<level>:<key>:<topic>`) moved with a candidate whose scope the review changed. */
+export const rekey = (conflictKeys: readonly string[], from: CandidateScope, to: CandidateScope): string[] => {
+  const prefix = `${from.level}:${from.key}:`;
+  return conflictKeys.map((key) => (key.startsWith(prefix) ? `${to.level}:${to.key}:${key.slice(prefix.length)}` : key));
+};

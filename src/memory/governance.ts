@@ -1,7 +1,7 @@
 import type { CandidateScope, GateEvidence, MemoryAuthority, MemoryConfidence, MemoryProposed, MemoryTtl, ReviewAdjustment } from '../../models/memory.records.js';
 import { getIn, valuesOf } from '../projections/persistent-map.js';
 import type { MemoryView } from '../projections/memory.view.js';
-import { deriveConfidence, governTtl, maxMemoryContent, narrowScope, normalizeContent, sharesKey } from './governance-policy.js';
+import { deriveConfidence, governTtl, maxMemoryContent, narrowScope, normalizeContent, rekey, sharesKey } from './governance-policy.js';
 import type { PromotionGateOutcome } from './promotion-gate.js';
 import { classifyMemoryRisks, type MemoryRisk } from './risk-classifier.js';
 
@@ -40,6 +40,8 @@ export interface GovernanceDecision {
   sameAs: string[];
   /** Candidates of other sessions with the same verified observation. */
   corroboratedBy: string[];
+  /** The candidate's conflict keys, moved to the decided scope. */
+  conflictKeys: string[];
   gate: GateEvidence;
 }
 
@@ -66,12 +68,14 @@ export const governCandidate = (input: GovernanceInput): GovernanceDecision => {
   const { ttl, shortened } = governTtl(candidate.kind, candidate.source.type, candidate.ttl, now);
   const adjustments: ReviewAdjustment[] = [...(narrowed.narrowed ? (['narrowed_scope'] as const) : []), ...(shortened ? (['shortened_ttl'] as const) : [])];
   const risks = classifyMemoryRisks({ content, kind: candidate.kind, scope });
+  const conflictKeys = rekey(candidate.conflictKeys, candidate.scope, scope);
 
   const normalized = normalizeContent(content);
-  const active = valuesOf(view.records).filter((record) => record.status === 'active' && sharesKey(record.conflictKeys, candidate.conflictKeys));
+  const active = valuesOf(view.records).filter((record) => record.status === 'active' && sharesKey(record.conflictKeys, conflictKeys));
   const sameAs = active.filter((record) => normalizeContent(record.content) === normalized).map((record) => record.recordId).sort();
   const conflictsWith = active.filter((record) => normalizeContent(record.content) !== normalized).map((record) => record.recordId).sort();
   const revokedBefore = valuesOf(view.records).filter((record) => record.status === 'revoked' && normalizeContent(record.content) === normalized).map((record) => record.recordId);
+  // Proposals are compared as proposed (both sides' original conflict keys).
   const corroboratedBy = candidate.source.type !== 'verified_observation' ? [] : valuesOf(view.candidates)
     .filter((other) => other.candidateId !== candidate.candidateId && other.sessionId !== undefined && other.sessionId !== input.sessionId && other.source.type === 'verified_observation' && other.status === 'pending' && normalizeContent(other.content) === normalized && (candidate.conflictKeys.length === 0 || sharesKey(other.conflictKeys, candidate.conflictKeys)))
     .map((other) => other.candidateId)
@@ -83,7 +87,7 @@ export const governCandidate = (input: GovernanceInput): GovernanceDecision => {
     ? candidate.source.type === 'explicit_user' && candidate.kind === 'procedure_rule' ? 'rule' : 'default'
     : candidate.source.type === 'explicit_user' || confidence === 'high' ? 'default' : 'hint';
   const decided = (outcome: GovernanceDecision['outcome'], reason: string): GovernanceDecision => ({
-    outcome, reason, risks, content, scope, confidence, authority, ttl, adjustments, conflictsWith, sameAs, corroboratedBy, gate: input.gate.evidence,
+    outcome, reason, risks, content, scope, confidence, authority, ttl, adjustments, conflictsWith, sameAs, corroboratedBy, conflictKeys, gate: input.gate.evidence,
   });
 
   if (content === '' || content.length > maxMemoryContent) return decided('rejected', `content must be 1-${maxMemoryContent} characters`);

@@ -104,7 +104,7 @@ export const createMemoryGovernance = (options: { store: EventStore; sessions?: 
       const view = await log.refresh();
       const record = getIn(view.records, id);
       const candidate = getIn(view.candidates, id) ?? (record ? getIn(view.candidates, record.candidateId) : undefined);
-      const ids = new Set([id, ...(record ? [record.candidateId] : [])]);
+      const ids = new Set([id, ...(record ? [record.candidateId, ...(record.corroboratedBy ?? [])] : [])]);
       const trail = (await options.store.read(memoryStream)).filter((entry) => {
         const data = entry.data as { recordId?: string; candidateId?: string; candidate?: { candidateId?: string }; supersedes?: string[] };
         return ids.has(data.recordId ?? '') || ids.has(data.candidateId ?? '') || ids.has(data.candidate?.candidateId ?? '') || (data.supersedes ?? []).includes(id);

@@ -65,7 +65,7 @@ export const promoteCandidate = (input: {
     ...(candidate.source.type === 'verified_observation' ? { lastVerifiedAt: input.now } : {}),
     expiresAt: decision.ttl.expiresAt,
     reviewAfter: decision.ttl.reviewAfter,
-    conflictKeys: [...candidate.conflictKeys],
+    conflictKeys: [...decision.conflictKeys],
     ...(decision.corroboratedBy.length > 0 ? { corroboratedBy: [...decision.corroboratedBy] } : {}),
     ...(candidate.taskType ? { taskType: candidate.taskType } : {}),
   };

@@ -141,3 +141,22 @@ describe('the governance log', () => {
     expect(await store.head('memory')).toBe(0);
   });
 });
+
+describe('the governance log under contention', () => {
+  it('two holders of one LevelDB store writing at once: every decision lands exactly once, in some order', async () => {
+    const { openLevelEventStore } = await import('../../stores/index.js');
+    const { makeTempDir } = await import('../support/temp-dir.js');
+    const directory = await makeTempDir('rein-governance-contention-');
+    const stores = [await openLevelEventStore(directory.path), await openLevelEventStore(directory.path)];
+    try {
+      const logs = stores.map((store) => new GovernanceLog(store));
+      await Promise.all(logs.flatMap((log, writer) => Array.from({ length: 8 }, (_, index) => log.transact(() => [{ type: 'memory.rejected', data: { candidateId: `w${writer}-${index}`, reason: 'contention' } }]))));
+      const records = await stores[0]!.read('memory');
+      expect(records.map((record) => record.seq)).toEqual(Array.from({ length: 16 }, (_, index) => index + 1));
+      expect(new Set(records.map((record) => (record.data as { candidateId: string }).candidateId)).size).toBe(16);
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+      await directory.remove();
+    }
+  });
+});
