@@ -1,6 +1,6 @@
 import type { CandidateScope, GateEvidence, MemoryAuthority, MemoryConfidence, MemoryProposed, MemoryTtl, ReviewAdjustment } from '../../models/memory.records.js';
 import { getIn, valuesOf } from '../projections/persistent-map.js';
-import type { MemoryView } from '../projections/memory.view.js';
+import type { MemoryRecordState, MemoryView } from '../projections/memory.view.js';
 import { deriveConfidence, governTtl, maxMemoryContent, narrowScope, normalizeContent, rekey, sharesKey } from './governance-policy.js';
 import type { PromotionGateOutcome } from './promotion-gate.js';
 import { classifyMemoryRisks, type MemoryRisk } from './risk-classifier.js';
@@ -71,10 +71,14 @@ export const governCandidate = (input: GovernanceInput): GovernanceDecision => {
   const conflictKeys = rekey(candidate.conflictKeys, candidate.scope, scope);
 
   const normalized = normalizeContent(content);
-  const active = valuesOf(view.records).filter((record) => record.status === 'active' && sharesKey(record.conflictKeys, conflictKeys));
+  const active: MemoryRecordState[] = [];
+  const revokedBefore: string[] = [];
+  for (const record of valuesOf(view.records)) {
+    if (record.status === 'active' && sharesKey(record.conflictKeys, conflictKeys)) active.push(record);
+    else if (record.status === 'revoked' && normalizeContent(record.content) === normalized) revokedBefore.push(record.recordId);
+  }
   const sameAs = active.filter((record) => normalizeContent(record.content) === normalized).map((record) => record.recordId).sort();
   const conflictsWith = active.filter((record) => normalizeContent(record.content) !== normalized).map((record) => record.recordId).sort();
-  const revokedBefore = valuesOf(view.records).filter((record) => record.status === 'revoked' && normalizeContent(record.content) === normalized).map((record) => record.recordId);
   // Proposals are compared as proposed (both sides' original conflict keys).
   const corroboratedBy = candidate.source.type !== 'verified_observation' ? [] : valuesOf(view.candidates)
     .filter((other) => other.candidateId !== candidate.candidateId && other.sessionId !== undefined && other.sessionId !== input.sessionId && other.source.type === 'verified_observation' && other.status === 'pending' && normalizeContent(other.content) === normalized && (candidate.conflictKeys.length === 0 || sharesKey(other.conflictKeys, candidate.conflictKeys)))

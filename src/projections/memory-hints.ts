@@ -62,15 +62,38 @@ const supersededBy = (record: MemoryRecordState, facts: ReadonlyMap<string, Read
   return undefined;
 };
 
+interface Memo {
+  key: string;
+  /** The answer holds from `from` until the first hint expires. */
+  from: number;
+  until: number;
+  result: MemoryHints;
+}
+
+const memos = new WeakMap<MemoryView, Memo>();
+
 /**
  * Read-side governance (MG-10, MG-11): only `active`, unexpired, in-scope records of the task's kind with enough
  * confidence become hints (highest confidence, then most recently verified, first), and a record that disagrees
  * with what this session itself verified or was told under the same conflict key is left out
- * (`superseded-by-session`): fresh session facts win over memory. Candidates never become hints.
+ * (`superseded-by-session`): fresh session facts win over memory. Candidates never become hints. Pure; the answer
+ * for the same views and query is remembered until the first hint expires, so asking before every model call costs
+ * one pass over the store only when the store, this session's facts or the query changed.
  */
 export const memoryHints = (view: MemoryView, query: MemoryQuery, session?: MemoryView): MemoryHints => {
-  const minimum = rank[query.minConfidence ?? 'medium'];
+  const { now, ...rest } = query;
   const facts = sessionFactsOf(session);
+  const key = JSON.stringify([rest, [...facts].map(([factKey, contents]) => [factKey, [...contents].sort()]).sort()]);
+  const memo = memos.get(view);
+  if (memo && memo.key === key && now >= memo.from && now < memo.until) return memo.result;
+  const result = computeHints(view, query, facts);
+  const until = result.hints.reduce((earliest, hint) => Math.min(earliest, hint.expiresAt ?? Number.POSITIVE_INFINITY), Number.POSITIVE_INFINITY);
+  memos.set(view, { key, from: now, until, result });
+  return result;
+};
+
+const computeHints = (view: MemoryView, query: MemoryQuery, facts: ReadonlyMap<string, ReadonlySet<string>>): MemoryHints => {
+  const minimum = rank[query.minConfidence ?? 'medium'];
   const hints: MemoryRecordState[] = [];
   const excluded: MemoryHints['excluded'] = [];
   for (const record of valuesOf(view.records)) {
@@ -83,6 +106,5 @@ export const memoryHints = (view: MemoryView, query: MemoryQuery, session?: Memo
     else hints.push(record);
   }
   hints.sort((left, right) => rank[right.confidence] - rank[left.confidence] || (right.lastVerifiedAt ?? right.approvedAt) - (left.lastVerifiedAt ?? left.approvedAt) || (left.recordId < right.recordId ? -1 : 1));
-  excluded.sort((left, right) => (left.record.recordId < right.record.recordId ? -1 : 1));
   return { hints, excluded };
 };
