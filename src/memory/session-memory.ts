@@ -165,6 +165,14 @@ export class SessionMemory implements ToolMemoryProvider {
     this.#background(() => written);
   }
 
+  /**
+   * Govern the candidates of a session that already ended (resumed after a crash cut its end-of-session pass
+   * short): the pass is idempotent, so candidates the governance stream knows are skipped.
+   */
+  catchUp(): void {
+    this.#background(() => this.#governOnEnd());
+  }
+
   async #governOnEnd(): Promise<void> {
     if (this.#session.candidates.size === 0) return;
     const records = await this.#readRecords();

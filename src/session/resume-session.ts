@@ -133,7 +133,10 @@ export const resumeSession = async (services: SessionServices, sessionId: string
   memory?.attach(host);
   const session = new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}) });
   const report: ResumeReport = { verified: rebuilt.verified, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: rebuilt.tree.done };
-  if (rebuilt.tree.done) return { session, report };
+  if (rebuilt.tree.done) {
+    memory?.catchUp();
+    return { session, report };
+  }
 
   const inDoubt = findInDoubt(records, rebuilt.tree);
   const decided = await Promise.all(
