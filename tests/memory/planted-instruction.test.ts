@@ -1,4 +1,5 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -124,5 +125,12 @@ describe('an instruction planted in tool output', () => {
       }),
       { numRuns: propertyRuns(8) },
     );
+  });
+
+  it('nothing that decides permissions reads memory: the policy modules import no memory module', async () => {
+    const policy = fileURLToPath(new URL('../../src/policy/', import.meta.url));
+    const files = (await readdir(policy)).filter((name) => name.endsWith('.ts'));
+    expect(files.length).toBeGreaterThan(3);
+    for (const name of files) expect(await readFile(join(policy, name), 'utf8'), name).not.toMatch(/from '[^']*(memory|projections)\//);
   });
 });
