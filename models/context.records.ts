@@ -48,7 +48,7 @@ export const ContextExclusion = z.object({
   source: ContextSource,
   refs: z.array(ContextRef),
   count: z.number().int().positive(),
-  reason: z.enum(['budget', 'beyond-tail', 'stale', 'in-tail', 'expired', 'out-of-scope', 'low-confidence', 'inactive', 'priority']),
+  reason: z.enum(['budget', 'beyond-tail', 'stale', 'in-tail', 'expired', 'out-of-scope', 'low-confidence', 'inactive', 'priority', 'superseded-by-session']),
   detail: z.string().optional(),
 });
 export type ContextExclusion = z.infer<typeof ContextExclusion>;

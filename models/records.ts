@@ -17,7 +17,7 @@ import {
 } from './session.records.js';
 import { ContextProjected } from './context.records.js';
 import { VerificationRecorded } from './verification.records.js';
-import { MemoryExpired, MemoryPromoted, MemoryProposed, MemoryRejected, MemoryReviewed, MemoryRevoked } from './memory.records.js';
+import { MemoryExpired, MemoryPromoted, MemoryProposed, MemoryRejected, MemoryReviewed, MemoryRevoked, MemorySubmitted } from './memory.records.js';
 import { ApprovalReplied, ApprovalRequested, PermissionDecided } from './permission.records.js';
 import { FileRead, FileWritten, ToolRejected, ToolRepaired, ToolSettled, ToolStarted, ToolValidated } from './tool.records.js';
 
@@ -81,6 +81,7 @@ export const recordTypes = {
   'context.projected': fact(ContextProjected),
   'verification.recorded': fact(VerificationRecorded),
   'memory.proposed': fact(MemoryProposed),
+  'memory.submitted': fact(MemorySubmitted),
   'memory.reviewed': fact(MemoryReviewed),
   'memory.promoted': fact(MemoryPromoted),
   'memory.rejected': fact(MemoryRejected),

@@ -56,7 +56,7 @@ export type { Script, ScriptTurn } from '../models/script.js';
 export type { Budgets } from '../models/budgets.js';
 export type { ContextProjected, ContextInclusion, ContextExclusion, ContextCompaction, ContextSource, ContextPhase } from '../models/context.records.js';
 export type { VerificationRecorded } from '../models/verification.records.js';
-export type { MemoryProposed, MemoryReviewed, MemoryPromoted, MemoryRejected, MemoryRevoked, MemoryExpired } from '../models/memory.records.js';
+export type { MemoryProposed, MemorySubmitted, MemoryReviewed, MemoryPromoted, MemoryRejected, MemoryRevoked, MemoryExpired } from '../models/memory.records.js';
 
 // Projections: pure reducers, driven live with `scan` and rebuilt with `reduce`.
 export { reducerOf, rebuildView, liveView, tailView } from './projections/projection.js';
@@ -71,6 +71,31 @@ export { memoryProjection } from './projections/memory.view.js';
 export type { MemoryView, MemoryCandidateState, MemoryRecordState } from './projections/memory.view.js';
 export { memoryHints } from './projections/memory-hints.js';
 export type { MemoryQuery, MemoryHints } from './projections/memory-hints.js';
+export type { MemoryViews } from './session/session-handle.js';
+
+// Memory governance: candidates, the governance stream, promotion behind MutationReady, retrieval, health.
+export { createMemoryGovernance } from './memory/memory-governance.js';
+export type { MemoryGovernance, ApproveOptions } from './memory/memory-governance.js';
+export { GovernanceLog } from './memory/governance-log.js';
+export type { GovernanceDraft, GovernanceRecordDraft } from './memory/governance-log.js';
+export { governCandidate } from './memory/governance.js';
+export type { GovernanceDecision, GovernanceInput } from './memory/governance.js';
+export { checkPromotionGate } from './memory/promotion-gate.js';
+export type { PromotionReady, PromotionGateOutcome } from './memory/promotion-gate.js';
+export { turnEvidenceOf, sourceTurnsOf } from './memory/turn-evidence.js';
+export { promoteCandidate } from './memory/promotion.js';
+export type { Promotion } from './memory/promotion.js';
+export { classifyMemoryRisks } from './memory/risk-classifier.js';
+export type { MemoryRisk } from './memory/risk-classifier.js';
+export { extractCandidates } from './memory/candidate-extractor.js';
+export { memoryHealth } from './memory/memory-health.js';
+export type { MemoryHealthFinding, MemoryHealthCheck } from './memory/memory-health.js';
+export { resolveMemoryScope } from './memory/memory-scope.js';
+export type { MemoryScopeKeys } from './memory/memory-scope.js';
+export { memoryStream } from './memory/memory-stream.js';
+export { MemoryError } from './memory/memory-errors.js';
+export type { MemoryErrorCode } from './memory/memory-errors.js';
+export type { MemoryOptions } from './rein.js';
 export { projectModelInput, countInput } from './projections/context-policy.js';
 export type { ContextPolicyOptions, PolicyInput, ModelInputProjection } from './projections/context-policy.js';
 export { defaultPhaseShares, phaseOf, defaultContextWindow } from './projections/context-budget.js';

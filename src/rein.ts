@@ -25,6 +25,19 @@ import type { AnyToolDefinition } from './tools/tool.js';
 import { ToolRegistry } from './tools/tool-registry.js';
 import { Workspace } from './tools/workspace.js';
 import { loadBlake3 } from './util/blake3.js';
+import { GovernanceLog } from './memory/governance-log.js';
+import { createMemoryGovernance, type MemoryGovernance } from './memory/memory-governance.js';
+import { resolveMemoryScope, type MemoryScopeKeys } from './memory/memory-scope.js';
+
+/** Governed long-term memory (README: *Memory governance*). */
+export interface MemoryOptions {
+  /** Promote approved candidates when a session ends (default true); off, every candidate waits for a person. */
+  autoPromote?: boolean;
+  /** Override the boundaries memory is scoped to (default: the workspace, its git repository and branch). */
+  scope?: Partial<MemoryScopeKeys>;
+  /** Re-read the governance stream before a model call at most this often, in ms (default 1,000). */
+  refreshIntervalMs?: number;
+}
 
 export interface ReinOptions {
   /** The event log; `openLevelEventStore` for durable sessions, `createMemoryEventStore` for tests. */
@@ -63,6 +76,8 @@ export interface ReinOptions {
   permissions?: PermissionsConfig;
   /** Sandbox limits for `bash` (default: network disabled, 120 s timeout, env allow-list, output caps). */
   sandbox?: Partial<SandboxPolicy>;
+  /** Governed memory (default on); `false` runs without it (the memory tools then report it unavailable). */
+  memory?: MemoryOptions | false;
 }
 
 /**
@@ -90,6 +105,8 @@ export interface Rein {
   session(sessionId: string): ReinSession | undefined;
   /** Every session this harness is running now. */
   runningSessions(): ReinSession[];
+  /** Memory governance over this store: list, review, approve, reject, revoke, health (what `rein memory` drives). */
+  readonly memory: MemoryGovernance;
   /** Any stored session's records from `from` on: history first, then live appends (RxJS; never completes). */
   records(sessionId: string, from?: number): Observable<RecordEnvelope>;
   /**
@@ -104,6 +121,10 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
   await loadBlake3();
   const workspace = await Workspace.open(options.workspace, options.protectedPaths ? { protectedPaths: options.protectedPaths } : {});
   const clock = options.clock ?? Date.now;
+  const memoryOptions = options.memory === false ? undefined : (options.memory ?? {});
+  const scope = memoryOptions ? await resolveMemoryScope(workspace.root, memoryOptions.scope) : undefined;
+  const governance = new GovernanceLog(options.store, { clock });
+  const context = scope && !options.context?.memory ? { ...options.context, memory: { workspace: scope.workspace, repo: scope.repo, ...(scope.branch ? { branch: scope.branch } : {}), ...(scope.user ? { user: scope.user } : {}) } } : options.context;
   const services: SessionServices = {
     store: options.store,
     provider: options.provider,
@@ -118,12 +139,13 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     snapshotEvery: options.snapshotEvery ?? 500,
     parallelTools: options.parallelTools ?? 4,
     ...(options.observationLimit === undefined ? {} : { observationLimit: options.observationLimit }),
-    ...(options.context ? { context: options.context } : {}),
+    ...(context ? { context } : {}),
     ...(options.contextView ? { contextView: options.contextView } : {}),
     ...(options.classifyVerification ? { classifyVerification: options.classifyVerification } : {}),
     ...(options.inspect ? { inspect: options.inspect } : {}),
     permissions: new PermissionPolicy(options.permissions),
     sandbox: { ...defaultSandboxPolicy, ...options.sandbox },
+    ...(memoryOptions && scope ? { memory: { governance, scope, autoPromote: memoryOptions.autoPromote ?? true, refreshIntervalMs: memoryOptions.refreshIntervalMs ?? 1_000 } } : {}),
   };
   const registry = new SessionRegistry();
   const { name, model, source } = options.provider;
@@ -148,6 +170,7 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     getSession: (sessionId) => summarizeSession(options.store, sessionId),
     session: (sessionId) => registry.get(sessionId),
     runningSessions: () => registry.list(),
+    memory: createMemoryGovernance({ store: options.store, clock, log: governance }),
     records: (sessionId, from = 1) => options.store.tail(sessionId, from),
     close: (reason = 'the host is shutting down') => registry.interruptAll(reason),
   };

@@ -84,5 +84,11 @@ export interface EventStore {
   saveSnapshot(stream: string, snapshot: StoredSnapshot): Promise<void>;
   /** The latest snapshot, or the latest at or before `atOrBefore`. */
   loadSnapshot(stream: string, options?: { atOrBefore?: number }): Promise<StoredSnapshot | undefined>;
+  /**
+   * Let go of `stream` in this process as soon as no operation uses it (LevelDB: close its database and so its
+   * lock), so another process can write it; a later operation reopens it. For streams several processes write in
+   * turn (the workspace's memory stream). Optional: a backend without per-stream locks leaves it out.
+   */
+  release?(stream: string): Promise<void>;
   close(): Promise<void>;
 }

@@ -214,6 +214,14 @@ export class LevelEventStore implements EventStore {
     return this.#withReadable(stream, (opened) => opened.loadSnapshot(options?.atOrBefore), undefined);
   }
 
+  /** Closes `stream`'s database (and so its LevelDB lock) once no operation uses it; see `EventStore.release`. */
+  async release(stream: string): Promise<void> {
+    this.#assertNotClosed();
+    assertStreamName(stream);
+    if (this.#readOnly || this.#state !== 'open') return;
+    await this.#pool.release(stream);
+  }
+
   /** Makes every unsynced append durable now (relaxed mode); resolves when the fsyncs are done. */
   async flush(): Promise<void> {
     this.#assertNotClosed();

@@ -10,6 +10,8 @@ interface PoolEntry {
   handle?: LevelStream;
   leases: number;
   lastUsed: number;
+  /** Close as soon as the last lease ends (`release`); resolved once it is closed. */
+  release?: { closed: Promise<void>; done: () => void };
 }
 
 /**
@@ -49,6 +51,7 @@ export class LevelStreamPool {
       } finally {
         entry.leases -= 1;
         entry.lastUsed = ++this.#clock;
+        if (entry.release && entry.leases === 0) void this.#closeEntry(stream, entry).then(entry.release.done);
         this.#evictIdle();
       }
     } finally {
@@ -79,7 +82,8 @@ export class LevelStreamPool {
   async closeAll(): Promise<void> {
     this.#closed = true;
     if (this.#inFlight > 0) await new Promise<void>((resolve) => (this.#drained = resolve));
-    const handles = [...this.#entries.values()].map((entry) => entry.opening);
+    const entries = [...this.#entries.values()];
+    const handles = entries.map((entry) => entry.opening);
     this.#entries.clear();
     const results = await Promise.allSettled([
       ...handles.map(async (opening) => {
@@ -88,9 +92,48 @@ export class LevelStreamPool {
       }),
       ...this.#closing.values(),
     ]);
+    for (const entry of entries) entry.release?.done();
     const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
     if (this.#evictionError !== undefined) throw this.#evictionError;
+  }
+
+  /**
+   * Closes the stream's database now if no operation holds it, otherwise as soon as the last one ends; resolves
+   * once it is closed. A later `with` reopens it.
+   */
+  async release(stream: string): Promise<void> {
+    for (;;) {
+      const entry = this.#entries.get(stream);
+      if (entry === undefined) {
+        await this.#closing.get(stream);
+        return;
+      }
+      if (entry.handle === undefined) {
+        // Still opening: once it settles it is either open (look again) or gone (missing, locked).
+        await entry.opening.catch(() => undefined);
+        continue;
+      }
+      if (entry.leases === 0) return this.#closeEntry(stream, entry);
+      if (entry.release === undefined) {
+        let done!: () => void;
+        const closed = new Promise<void>((resolve) => (done = resolve));
+        entry.release = { closed, done };
+      }
+      await entry.release.closed;
+      return;
+    }
+  }
+
+  #closeEntry(stream: string, entry: PoolEntry): Promise<void> {
+    if (this.#entries.get(stream) !== entry || entry.handle === undefined) return this.#closing.get(stream) ?? Promise.resolve();
+    this.#entries.delete(stream);
+    const closing = entry.handle.close().catch((error: unknown) => {
+      this.#evictionError ??= error;
+    });
+    this.#closing.set(stream, closing);
+    void closing.finally(() => this.#closing.delete(stream));
+    return closing;
   }
 
   /** Leases an entry whose database is already open (the common case): no await. */
@@ -141,13 +184,6 @@ export class LevelStreamPool {
     const idle = [...this.#entries]
       .filter(([, entry]) => entry.leases === 0 && entry.handle !== undefined)
       .sort(([, left], [, right]) => left.lastUsed - right.lastUsed);
-    for (const [stream, entry] of idle.slice(0, this.#entries.size - this.#maxOpenStreams)) {
-      this.#entries.delete(stream);
-      const closing = entry.handle!.close().catch((error: unknown) => {
-        this.#evictionError ??= error;
-      });
-      this.#closing.set(stream, closing);
-      void closing.finally(() => this.#closing.delete(stream));
-    }
+    for (const [stream, entry] of idle.slice(0, this.#entries.size - this.#maxOpenStreams)) void this.#closeEntry(stream, entry);
   }
 }

@@ -4,6 +4,7 @@ import { main as replay } from './replay.bench.js';
 import { main as step } from './step.bench.js';
 import { main as projections } from './projections.bench.js';
 import { main as tools } from './tools.bench.js';
+import { main as memory } from './memory.bench.js';
 
 /** `npm run bench`: every benchmark in turn; each prints its figures and the ratio against its same-run baseline. */
 await append();
@@ -17,3 +18,5 @@ process.stdout.write('\n');
 await projections();
 process.stdout.write('\n');
 await tools();
+process.stdout.write('\n');
+await memory();

@@ -6,6 +6,7 @@ import { registerGraph } from './commands/graph.command.js';
 import { registerTrace } from './commands/trace.command.js';
 import { registerContext } from './commands/context.command.js';
 import { registerInspect } from './commands/inspect.command.js';
+import { registerMemory } from './commands/memory.command.js';
 
 /** Error codes that mean the command line (or its configuration) was wrong: exit 2. */
 export const usageCodes: ReadonlySet<string> = new Set(['USAGE', 'SCRIPT_INVALID', 'CONFIG_INVALID', 'STORE_INVALID_ARGUMENT', 'FORK_NOT_AT_BOUNDARY', 'TURN_NOT_FOUND', 'INSPECTOR_NOT_LOCAL']);
@@ -26,6 +27,7 @@ export const buildProgram = (setExit: (code: number) => void): Command => {
   registerTrace(program);
   registerContext(program);
   registerInspect(program);
+  registerMemory(program);
   return program;
 };
 

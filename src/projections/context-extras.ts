@@ -55,7 +55,7 @@ const describeHint = (hint: MemoryHints['hints'][number]): string => {
 
 /** Memory hints: active, unexpired, in-scope, confident records (already filtered), phrased by their authority. */
 export const memoryFill = (hints: MemoryHints, allowance: number, limit: number, counter: TokenCounter): Fill => {
-  const governanceExclusions: ContextExclusion[] = hints.excluded.slice(0, 20).map(({ record, reason }) => ({ source: 'memory', refs: [`memory:${record.recordId}`], count: 1, reason }));
+  const governanceExclusions: ContextExclusion[] = hints.excluded.slice(0, 20).map(({ record, reason, detail }) => ({ source: 'memory', refs: [`memory:${record.recordId}`], count: 1, reason, ...(detail ? { detail } : {}) }));
   const fill = emptyFill(hints.hints.length, (detail) => [...governanceExclusions, ...(hints.hints.length > 0 ? [{ source: 'memory' as const, refs: hints.hints.slice(0, 20).map((hint) => `memory:${hint.recordId}`), count: hints.hints.length, reason: 'priority' as const, detail }] : [])]);
   const excluded = [...governanceExclusions];
   if (hints.hints.length === 0) return { ...fill, excluded };

@@ -31,7 +31,10 @@ export interface ContextPolicyOptions {
 export interface PolicyInput {
   view: ContextView;
   actor: string;
+  /** The governance store's view (the workspace's `memory` stream): where hints come from. */
   memory?: MemoryView;
+  /** This session's own memory view: its verified observations and the user's statements beat stored memory. */
+  sessionMemory?: MemoryView;
   systemPrompt: string;
   tools: readonly ModelToolDescription[];
   counter: TokenCounter;
@@ -86,7 +89,7 @@ export const projectModelInput = (input: PolicyInput): ModelInputProjection => {
 
   const split = splitConversation(actor, tailEvents);
   const fixed = fixedBlocks({ view: input.view, actor, systemPrompt: input.systemPrompt, tools: input.tools, counter, phase, level });
-  const hints = input.memory ? memoryHints(input.memory, { workspace: input.view.workspace ?? '', ...options.memory, now: input.now }) : { hints: [], excluded: [] };
+  const hints = input.memory ? memoryHints(input.memory, { workspace: input.view.workspace ?? '', ...options.memory, now: input.now }, input.sessionMemory) : { hints: [], excluded: [] };
 
   const allocate = (flexible: number) => {
     const cap = (share: number) => Math.floor(share * flexible);

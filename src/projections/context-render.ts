@@ -35,7 +35,14 @@ const pickLines = (lines: readonly string[], budget: number): Array<{ index: num
     return true;
   };
   const keyBudget = budget * 0.4;
-  for (let index = 0; index < lines.length && used < keyBudget; index++) if (keyLinePattern.test(lines[index]!)) take(index);
+  let keyLineSeen = false;
+  for (let index = 0; index < lines.length && used < keyBudget; index++) {
+    if (!keyLinePattern.test(lines[index]!)) continue;
+    keyLineSeen = true;
+    take(index);
+  }
+  // An excerpt that has room for other lines but not for any key line would hide the one fact that matters.
+  if (keyLineSeen && picked.size === 0) return [];
   const headBudget = used + (budget - used) * 0.5;
   for (let index = 0; index < lines.length && used < headBudget; index++) if (!take(index)) break;
   for (let index = lines.length - 1; index >= 0; index--) if (!take(index)) break;

@@ -31,11 +31,12 @@ const olderLine = (older: ActorContext['older']): string => {
  * counts for items that left the view, and the user constraints that stay in force. The log is not touched.
  */
 export const tailFill = (actor: ActorContext, split: ConversationSplit, allowance: number, limit: number, counter: TokenCounter, summaryLines: number): Fill => {
-  const candidates = split.tail.length + (split.beyond.length > 0 || split.older.items > 0 ? 1 : 0);
+  // Units are turns and the summary: user messages in the tail are always shown, so they never starve the tail.
+  const candidates = split.tail.filter((item) => item.kind === 'turn').length + (split.beyond.length > 0 || split.older.items > 0 ? 1 : 0);
   const fill = emptyFill(candidates, (detail) => [
     ...(split.tail.length > 0 ? [{ source: 'recent_tail' as const, refs: range(split.tail), count: split.tail.length, reason: 'priority' as const, detail }] : []),
   ]);
-  if (candidates === 0) return fill;
+  if (split.tail.length === 0 && candidates === 0) return fill;
   const constraints = toArray(actor.constraints);
   const keeps = constraints.map((constraint) => ({ ref: `#${constraint.seq}`, text: constraint.text, prohibition: constraint.prohibition }));
   const keepsLine = constraints.length > 0 ? `user constraints still in force (verbatim under user-constraints): ${constraints.map((constraint) => `#${constraint.seq}`).join(', ')}` : '';

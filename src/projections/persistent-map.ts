@@ -85,16 +85,25 @@ export const setIn = <V>(map: PersistentMap<V>, key: string, value: V): Persiste
   return { size: map.size + (added ? 1 : 0), root: node };
 };
 
-/** Every `[key, value]` (O(n)); for reading a finished view, not for per-record work. */
-export function* entriesOf<V>(map: PersistentMap<V>): Generator<readonly [string, V]> {
-  const stack: Slot<V>[] = [map.root];
-  while (stack.length > 0) {
-    const node = stack.pop();
-    if (!node) continue;
-    if (node.kind === 'leaf') yield* node.entries;
-    else for (let index = WIDTH - 1; index >= 0; index--) stack.push(node.slots[index]);
+const collect = <V, T>(node: Slot<V>, out: T[], pick: (entry: readonly [string, V]) => T): void => {
+  if (node === undefined) return;
+  if (node.kind === 'leaf') {
+    for (const entry of node.entries) out.push(pick(entry));
+    return;
   }
+  for (const slot of node.slots) if (slot !== undefined) collect(slot, out, pick);
+};
+
+/** Every `[key, value]` (O(n), depth first in slot order); for reading a finished view, not for per-record work. */
+export function* entriesOf<V>(map: PersistentMap<V>): Generator<readonly [string, V]> {
+  const entries: Array<readonly [string, V]> = [];
+  collect(map.root, entries, (entry) => entry);
+  yield* entries;
 }
 
 /** Every value, in `entriesOf` order. */
-export const valuesOf = <V>(map: PersistentMap<V>): V[] => [...entriesOf(map)].map(([, value]) => value);
+export const valuesOf = <V>(map: PersistentMap<V>): V[] => {
+  const values: V[] = [];
+  collect(map.root, values, ([, value]) => value);
+  return values;
+};

@@ -4,6 +4,7 @@ import { rootPath } from '../host/actor-tree.js';
 import { ReinError } from '../host/host-errors.js';
 import { createIdGenerator } from '../host/record-ids.js';
 import { newSessionId } from './start-session.js';
+import { isReservedStreamName } from '../memory/memory-stream.js';
 
 export interface ForkOptions {
   newSessionId?: string;
@@ -16,6 +17,7 @@ export interface ForkOptions {
  * fork to `atSeq` equals the parent's state there; otherwise `FORK_NOT_AT_BOUNDARY` names the step's bounds.
  */
 export const forkSession = async (store: EventStore, sessionId: string, atSeq: number, options: ForkOptions = {}): Promise<string> => {
+  if (isReservedStreamName(sessionId) || (options.newSessionId !== undefined && isReservedStreamName(options.newSessionId))) throw new ReinError('SESSION_INVALID', 'the memory stream is not a session');
   const head = await store.head(sessionId);
   if (head === 0) throw new ReinError('SESSION_NOT_FOUND', `no session ${sessionId} in this store`);
   if (!Number.isInteger(atSeq) || atSeq < 1 || atSeq > head) throw new ReinError('USAGE', `--at must be a seq between 1 and ${head}`);

@@ -13,6 +13,7 @@ import { SessionHost } from '../host/session-host.js';
 import { findInDoubt, type InDoubtEffect } from './in-doubt.js';
 import { ReinSession } from './session-handle.js';
 import { wireSession, type SessionServices } from './session-services.js';
+import { sessionMemoryFor } from './session-memory-wiring.js';
 
 export interface ResumeOptions {
   /** Rerun in-doubt effects whose policy is `require-user-confirmation` (the CLI's `--yes`). */
@@ -123,14 +124,19 @@ export const resumeSession = async (services: SessionServices, sessionId: string
     throw new ReinError('RESUME_BLOCKED', `session ${sessionId} ran in ${created.workspace}, not ${services.workspace.root}`);
   }
   const rebuilt = await rebuild(services, sessionId, records);
-  const wiring = wireSession(services, created.tools);
+  const memory = sessionMemoryFor(services, sessionId);
+  const wiring = wireSession(services, created.tools, memory);
   for (const record of records) wiring.observe(record);
   const head = records[records.length - 1]?.seq ?? 0;
   const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, executors: wiring.executors, machineVersion, clock: services.clock, newId: createIdGenerator(), snapshotEvery: services.snapshotEvery, parallelTools: services.parallelTools, lastSnapshotSeq: rebuilt.snapshotSeq ?? 0 });
   host.records$.subscribe(wiring.observe);
-  const session = new ReinSession(host, services.store, services.contextView ? { contextView: services.contextView } : {});
+  memory?.attach(host);
+  const session = new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}) });
   const report: ResumeReport = { verified: rebuilt.verified, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: rebuilt.tree.done };
-  if (rebuilt.tree.done) return { session, report };
+  if (rebuilt.tree.done) {
+    memory?.catchUp();
+    return { session, report };
+  }
 
   const inDoubt = findInDoubt(records, rebuilt.tree);
   const decided = await Promise.all(

@@ -1,6 +1,7 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EventStore } from '../../stores/event-store.js';
 import { rootPath } from '../host/actor-tree.js';
+import { isReservedStreamName, memoryStream } from '../memory/memory-stream.js';
 
 /** One line of `rein sessions`. `status` is a final outcome, `awaiting-approval`, `interrupted`, `idle`, or `active` for a session that has not ended. */
 export interface SessionSummary {
@@ -28,6 +29,7 @@ const statusOf = (tail: readonly RecordEnvelope[]): string => {
 
 /** Summarise one session from its first record and the last few (cheap: two bounded reads). */
 export const summarizeSession = async (store: EventStore, id: string): Promise<SessionSummary | undefined> => {
+  if (isReservedStreamName(id)) return undefined;
   const info = await store.info(id);
   if (!info || info.head === 0) return undefined;
   const [first] = await store.read(id, { limit: 1 });
@@ -36,9 +38,10 @@ export const summarizeSession = async (store: EventStore, id: string): Promise<S
   return { id, status: statusOf(tail), head: info.head, createdAt: info.createdAt, task, ...(info.forkedFrom ? { forkedFrom: info.forkedFrom } : {}) };
 };
 
-/** Every session in the store, oldest first. */
+/** Every session in the store, oldest first (the workspace's memory stream is not a session). */
 export const listSessions = async (store: EventStore): Promise<SessionSummary[]> => {
-  const streams = await store.streams();
+  const streams = (await store.streams()).filter((stream) => !isReservedStreamName(stream.stream));
+  await store.release?.(memoryStream);
   const summaries = await Promise.all(streams.map((stream) => summarizeSession(store, stream.stream)));
   return summaries.filter((summary): summary is SessionSummary => summary !== undefined).sort((left, right) => left.createdAt - right.createdAt || (left.id < right.id ? -1 : 1));
 };

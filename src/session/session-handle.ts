@@ -1,4 +1,4 @@
-import { filter, map, type Observable } from 'rxjs';
+import { combineLatest, filter, map, of, type Observable } from 'rxjs';
 import { ApprovalDecision, type ApprovalRequested } from '../../models/permission.records.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { StateValue } from '../../models/actor.records.js';
@@ -11,6 +11,13 @@ import { contextProjection, type ContextView, type ContextViewOptions } from '..
 import { memoryProjection, type MemoryView } from '../projections/memory.view.js';
 import { tailView } from '../projections/projection.js';
 import { traceProjection, type TraceView } from '../projections/trace.view.js';
+import type { SessionMemory } from '../memory/session-memory.js';
+
+/** A session's memory views: its own candidate ledger, and the workspace's governance stream (store records). */
+export interface MemoryViews {
+  session: MemoryView;
+  governance: MemoryView;
+}
 
 /** A call waiting for a person: what it is, why it needs approval, and the rule `allow for session` would grant. */
 export type ApprovalRequest = Omit<ApprovalRequested, 'elapsedMs'>;
@@ -27,12 +34,12 @@ export interface ApprovalAnswer {
  * changes is in the log before anything acts on it.
  */
 export class ReinSession {
-  private views: { context?: Observable<ContextView>; trace?: Observable<TraceView>; memory?: Observable<MemoryView> } = {};
+  private views: { context?: Observable<ContextView>; trace?: Observable<TraceView>; memory?: Observable<MemoryViews> } = {};
 
   constructor(
     private readonly host: SessionHost,
     private readonly store: EventStore,
-    private readonly viewOptions: { contextView?: ContextViewOptions } = {},
+    private readonly viewOptions: { contextView?: ContextViewOptions; memory?: SessionMemory } = {},
   ) {}
 
   get id(): string {
@@ -62,9 +69,14 @@ export class ReinSession {
     return (this.views.trace ??= tailView(this.store, this.id, traceProjection));
   }
 
-  /** The memory view (candidate ledger and governance store) folded from this session's `memory.*` records, live. */
-  get memory$(): Observable<MemoryView> {
-    return (this.views.memory ??= tailView(this.store, this.id, memoryProjection));
+  /**
+   * The memory views, live: this session's candidate ledger (folded from its `memory.*` records) and the
+   * workspace's governance stream (submitted candidates, reviews, store records) as this process last read or wrote
+   * it. Without memory the governance view stays empty.
+   */
+  get memory$(): Observable<MemoryViews> {
+    const governance$ = this.viewOptions.memory?.governance.view$ ?? of(memoryProjection.initial());
+    return (this.views.memory ??= combineLatest({ session: tailView(this.store, this.id, memoryProjection), governance: governance$ }));
   }
 
   /** Every record from `from` on: history first, then live appends, with no gap and no duplicate. */
@@ -124,9 +136,17 @@ export class ReinSession {
     return this.host.interrupt(reason);
   }
 
-  /** Resolves when the session ended or waits for someone (approval, confirmation, message). */
-  whenQuiet(): Promise<SessionResult> {
-    return this.host.whenQuiet();
+  /**
+   * Resolves when the session ended or waits for someone (approval, confirmation, message), and the memory work it
+   * started (candidates extracted from its records, the governance pass when it ends) is done.
+   */
+  async whenQuiet(): Promise<SessionResult> {
+    let result = await this.host.whenQuiet();
+    while (this.viewOptions.memory?.busy) {
+      await this.viewOptions.memory.settled();
+      result = await this.host.whenQuiet();
+    }
+    return result;
   }
 
   /** The result as of now (status `paused` while it is still running or waiting). */

@@ -25,6 +25,7 @@ import type { Workspace } from '../tools/workspace.js';
 import { rootPath } from '../host/actor-tree.js';
 import { createCallSpecFactory } from '../typestate/call-spec.js';
 import { defaultObservationLimit } from '../tools/observation.js';
+import type { MemoryServices, SessionMemory } from '../memory/session-memory.js';
 
 /** Everything a session needs from its environment; `createRein` builds it once and shares it. */
 export interface SessionServices {
@@ -52,6 +53,8 @@ export interface SessionServices {
   inspect?: (event: unknown) => void;
   permissions: PermissionPolicy;
   sandbox: SandboxPolicy;
+  /** Governed memory (the workspace's governance stream, scope, promotion policy); absent: no memory. */
+  memory?: MemoryServices;
 }
 
 /** The per-session wiring: effect executors, the views the model call reads, and the tool state. */
@@ -67,10 +70,11 @@ export interface SessionWiring {
 
 /**
  * Build the executors for one session whose visible tools are `tools`. The model call's input is projected each
- * round by the context policy from the context and memory views (folded from this session's records with the same
- * reducers a rebuild uses); each projection's exact input is stored as a blob and recorded as `context.projected`.
+ * round by the context policy from the context view (folded from this session's records with the same reducer a
+ * rebuild uses) and, with `memory`, the governance store's view (re-read before a model call) and this session's
+ * own candidates; each projection's exact input is stored as a blob and recorded as `context.projected`.
  */
-export const wireSession = (services: SessionServices, tools: readonly string[]): SessionWiring => {
+export const wireSession = (services: SessionServices, tools: readonly string[], memory?: SessionMemory): SessionWiring => {
   const toolState = new SessionToolState();
   const sessionTools = new Set(tools);
   const visibility = (tool: AnyToolDefinition) => (sessionTools.has(tool.name) ? services.permissions.visibility(tool) : { visible: false as const, reason: 'it is not one of this session\'s tools' });
@@ -78,7 +82,8 @@ export const wireSession = (services: SessionServices, tools: readonly string[])
   const reduceContext = reducerOf(projection);
   const reduceMemory = reducerOf(memoryProjection);
   let context = projection.initial();
-  let memory = memoryProjection.initial();
+  let ownMemory = memoryProjection.initial();
+  const memoryViews = () => (memory ? memory.views() : { session: ownMemory, governance: ownMemory });
   const compaction = new Map<string, number>();
   const descriptions = services.registry.describe(tools.filter((name) => {
     const tool = services.registry.get(name);
@@ -91,7 +96,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[])
   });
   const levelOf = (actor: string): number => Math.max(compaction.get(actor) ?? 0, context.actors[actor]?.compactionLevel ?? 0);
   const project = (actor: string) =>
-    projectModelInput({ view: context, actor, memory, systemPrompt: services.systemPrompt, tools: descriptions, counter, ...(services.context ? { options: services.context } : {}), ...(model === undefined ? {} : { model }), now: services.clock(), compactionLevel: levelOf(actor) });
+    projectModelInput({ view: context, actor, memory: memoryViews().governance, ...(memory ? { sessionMemory: memoryViews().session } : {}), systemPrompt: services.systemPrompt, tools: descriptions, counter, ...(services.context ? { options: services.context } : {}), ...(model === undefined ? {} : { model }), now: services.clock(), compactionLevel: levelOf(actor) });
   const callSpecOf = createCallSpecFactory({
     provider: services.provider.name,
     model: services.provider.model ?? 'unknown',
@@ -110,6 +115,9 @@ export const wireSession = (services: SessionServices, tools: readonly string[])
     role: (actor) => (actor === rootPath ? undefined : actor.split('/').pop()),
     async prepare({ actor, turn, effectId, attempt }) {
       await counterReady;
+      // Candidates extracted from the last step are written first: this session's own facts must beat memory.
+      await memory?.settled();
+      await memory?.refresh();
       const { messages, ...ledger } = project(actor);
       const bytes = blobBytes(JSON.stringify({ messages, tools: descriptions }));
       const input = artifactRef(await blake3Hex(bytes));
@@ -139,13 +147,15 @@ export const wireSession = (services: SessionServices, tools: readonly string[])
           blobs: services.store.blobs,
           sandbox: services.sandbox,
           ...(services.observationLimit === undefined ? {} : { observationLimit: services.observationLimit }),
+          ...(memory ? { memory } : {}),
         },
         services.classifyVerification ? { classifyVerification: services.classifyVerification } : {},
       ),
     },
     observe: (record) => {
       context = reduceContext(context, record);
-      memory = reduceMemory(memory, record);
+      if (memory) memory.observe(record);
+      else ownMemory = reduceMemory(ownMemory, record);
       toolState.observe(record);
     },
   };

@@ -11,6 +11,8 @@ import { createIdGenerator } from '../host/record-ids.js';
 import { SessionHost } from '../host/session-host.js';
 import { ReinSession } from './session-handle.js';
 import { wireSession, type SessionServices } from './session-services.js';
+import { isReservedStreamName } from '../memory/memory-stream.js';
+import { sessionMemoryFor } from './session-memory-wiring.js';
 
 export interface CreateSessionOptions {
   /** The task; recorded in `session.created` and sent as the first user message by `startSession`. */
@@ -36,6 +38,7 @@ export const newSessionId = (now: number): string => {
  */
 export const createSession = async (services: SessionServices, options: CreateSessionOptions): Promise<ReinSession> => {
   const sessionId = options.sessionId ?? newSessionId(services.clock());
+  if (isReservedStreamName(sessionId)) throw new ReinError('SESSION_INVALID', `${sessionId} is reserved for the workspace's memory`);
   if ((await services.store.head(sessionId)) > 0) throw new ReinError('SESSION_INVALID', `session ${sessionId} already exists`);
   const created: SessionCreated = {
     sessionId,
@@ -53,7 +56,8 @@ export const createSession = async (services: SessionServices, options: CreateSe
   const createdDraft: RecordDraft = { id: newId(), type: 'session.created', v: recordVersion('session.created'), at, actor: rootPath, data: created };
   const batch: RecordDraft[] = [createdDraft, ...drafts.map((draft) => ({ id: newId(), v: recordVersion(draft.type), at, cause: createdDraft.id, ...draft }))];
   const stored = await services.store.append(sessionId, batch, { expectedSeq: 0 });
-  const wiring = wireSession(services, created.tools);
+  const memory = sessionMemoryFor(services, sessionId);
+  const wiring = wireSession(services, created.tools, memory);
   for (const record of stored) wiring.observe(record);
   const host = new SessionHost({
     store: services.store,
@@ -69,7 +73,8 @@ export const createSession = async (services: SessionServices, options: CreateSe
     parallelTools: services.parallelTools,
   });
   host.records$.subscribe(wiring.observe);
-  return new ReinSession(host, services.store, services.contextView ? { contextView: services.contextView } : {});
+  memory?.attach(host);
+  return new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}) });
 };
 
 /** Create a session and send its task as the first user message. */

@@ -4,10 +4,12 @@ import { editTool } from './edit.tool.js';
 import { globTool } from './glob.tool.js';
 import { grepTool } from './grep.tool.js';
 import { listDirTool } from './list-dir.tool.js';
+import { memoryReadTool } from './memory-read.tool.js';
+import { memoryWriteTool } from './memory-write.tool.js';
 import { readArtifactTool } from './read-artifact.tool.js';
 import { readTool } from './read.tool.js';
 import type { AnyToolDefinition } from './tool.js';
 import { writeTool } from './write.tool.js';
 
 /** The local tool bundle every session gets unless the host passes its own list. */
-export const builtinTools = (): AnyToolDefinition[] => [readTool, writeTool, editTool, editLinesTool, listDirTool, globTool, grepTool, readArtifactTool, bashTool];
+export const builtinTools = (): AnyToolDefinition[] => [readTool, writeTool, editTool, editLinesTool, listDirTool, globTool, grepTool, readArtifactTool, bashTool, memoryReadTool, memoryWriteTool];

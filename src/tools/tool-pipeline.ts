@@ -11,6 +11,8 @@ import type { SessionToolState } from './session-tool-state.js';
 import type { AnyToolDefinition, ToolContext, ToolResult } from './tool.js';
 import type { ToolRegistry } from './tool-registry.js';
 import type { Workspace } from './workspace.js';
+import type { MemoryProposed } from '../../models/memory.records.js';
+import type { ToolMemoryProvider } from '../memory/tool-memory.js';
 
 /** One tool call as the pipeline receives it; `approval` is a person's answer carried by a re-requested call. */
 export interface PipelineCall {
@@ -33,6 +35,8 @@ export interface PipelineEnvironment {
   blobs: BlobStore;
   sandbox: SandboxPolicy;
   observationLimit?: number;
+  /** The session's memory for tools (`memory_read`, `memory_write`); absent without memory. */
+  memory?: ToolMemoryProvider;
 }
 
 /** Per-call hooks from the effect runtime. */
@@ -109,7 +113,9 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   if (repaired.repairs.length > 0) note('tool.repaired', { repairs: repaired.repairs });
   note('tool.validated', { ok: true });
 
-  const context: ToolContext = { sessionId: run.sessionId, callId: call.callId, workspace: environment.workspace, blobs: environment.blobs, signal: run.signal, baselines: state.baselines, artifacts: state.artifacts, sandbox: environment.sandbox, outputBudget: environment.observationLimit ?? defaultObservationLimit, progress: run.progress };
+  const proposals: MemoryProposed[] = [];
+  const memory = environment.memory?.forCall({ actor: call.actor, callId: call.callId }, (candidate) => proposals.push(candidate));
+  const context: ToolContext = { sessionId: run.sessionId, callId: call.callId, workspace: environment.workspace, blobs: environment.blobs, signal: run.signal, baselines: state.baselines, artifacts: state.artifacts, sandbox: environment.sandbox, outputBudget: environment.observationLimit ?? defaultObservationLimit, progress: run.progress, ...(memory ? { memory } : {}) };
   const prepared = tool.prepare ? await tool.prepare(parsed.data, context) : { ok: true as const, plan: undefined };
   if (!prepared.ok) {
     note('tool.rejected', { stage: 'runtime-validation', code: prepared.reason ?? 'runtime_precondition_failed', errorCode: prepared.code, message: prepared.message });
@@ -160,6 +166,8 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
     facts.push({ type: file.access === 'read' ? 'file.read' : 'file.written', data, corr: call.callId, at: run.now() });
   }
   for (const artifact of result.artifacts ?? []) state.artifacts.add(artifact);
+  // A proposal becomes a candidate in the ledger only with the call that made it, and only if that call succeeded.
+  if (result.ok) for (const candidate of proposals) facts.push({ type: 'memory.proposed', data: candidate, corr: call.callId, at: run.now() });
   const base: ToolOutcome = result.ok
     ? { status: 'ok', observation: result.output, ...(result.artifacts && result.artifacts.length > 0 ? { artifacts: [...result.artifacts] } : {}) }
     : failureOutcome(result.code, result.message, result.artifacts);

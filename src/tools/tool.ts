@@ -7,6 +7,7 @@ import type { ArtifactRef, BlobStore } from '../../stores/blob-store.js';
 import type { PermissionSubject } from '../policy/permission-policy.js';
 import type { SandboxPolicy } from '../policy/sandbox-policy.js';
 import type { Workspace } from './workspace.js';
+import type { ToolMemory } from '../memory/tool-memory.js';
 
 /** MCP-style hints about a tool's behaviour; permission rules and the scheduler read them. */
 export interface ToolAnnotations {
@@ -68,6 +69,8 @@ export interface ToolContext {
   outputBudget: number;
   /** Stream a progress line to live subscribers (never persisted). */
   progress(message: string): void;
+  /** The session's governed memory (scoped reads, candidate proposals); absent when the harness runs without memory. */
+  memory?: ToolMemory;
 }
 
 /** What resume does with an in-doubt call of a `rerun-after-check` tool, decided from its recorded intent. */

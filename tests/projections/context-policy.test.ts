@@ -128,4 +128,24 @@ describe('freshness', () => {
     for (let index = 0; index < 6; index++) builder.turn(`Step ${index}.`, [{ name: 'list_dir', arguments: { path: '.' }, observation: '[]' }]);
     expect(project(builder).excluded).toContainEqual(expect.objectContaining({ source: 'evidence', reason: 'stale' }));
   });
+
+  it('the first turn (only the task in the tail) still gets memory hints: a user message never starves the tail', () => {
+    const builder = new LogBuilder('Fix the failing parser test').user('Fix the failing parser test.');
+    builder.memory('memory.promoted', { recordId: 'm1', candidateId: 'c1', content: 'The test command is npm test', kind: 'project_fact', scope: { level: 'repo', key: '/work/repo' }, confidence: 'medium', authority: 'hint', sourceRefs: ['s#1'], version: 1, approvedAt: 1 });
+    const projection = project(builder);
+    expect(projection.included).toContainEqual(expect.objectContaining({ source: 'memory', refs: ['memory:m1'] }));
+    expect(projection.excluded.filter((entry) => entry.reason === 'priority')).toEqual([]);
+  });
+
+  it('a record this session contradicts under the same conflict key is left out as superseded; one it confirms stays', () => {
+    const builder = new LogBuilder('Fix it').user('Fix it.');
+    const key = 'repo:/work/repo:test-command';
+    builder.memory('memory.promoted', { recordId: 'm-old', candidateId: 'c0', content: 'Verified here: `npm test` ran this repository\'s tests and passed.', kind: 'project_fact', scope: { level: 'repo', key: '/work/repo' }, confidence: 'high', authority: 'default', sourceRefs: ['s#1'], version: 1, approvedAt: 1, conflictKeys: [key] });
+    const governance = rebuildView(memoryProjection, builder.records);
+    const session = (content: string) => rebuildView(memoryProjection, new LogBuilder('x').memory('memory.proposed', { candidateId: 's:c-1', content, kind: 'project_fact', scope: { level: 'repo', key: '/work/repo' }, source: { type: 'verified_observation', eventIds: ['v1'] }, confidence: 'low', conflictKeys: [key], createdBy: 'runtime' }).records);
+    const contradicted = project(builder, {}, { memory: governance, sessionMemory: session('Verified here: `pnpm vitest run` ran this repository\'s tests and passed.') });
+    expect(contradicted.excluded).toContainEqual(expect.objectContaining({ source: 'memory', refs: ['memory:m-old'], reason: 'superseded-by-session' }));
+    const confirmed = project(builder, {}, { memory: governance, sessionMemory: session('Verified here: `npm test` ran this repository\'s tests and passed.') });
+    expect(confirmed.included).toContainEqual(expect.objectContaining({ source: 'memory', refs: ['memory:m-old'] }));
+  });
 });

@@ -29,12 +29,13 @@ describe('the session handle exposes the three views', () => {
     const [context, trace, memory] = await Promise.all([
       firstValueFrom(session.context$.pipe(filter((view) => view.seq === result.head))),
       firstValueFrom(session.trace$.pipe(filter((view) => view.seq === result.head))),
-      firstValueFrom(session.memory$.pipe(filter((view) => view.seq === result.head))),
+      firstValueFrom(session.memory$.pipe(filter((views) => views.session.seq === result.head))),
     ]);
     subscription.unsubscribe();
     expect(context).toEqual(rebuildContextView(records));
     expect(trace).toEqual(rebuildTraceView(records));
-    expect(memory).toEqual(rebuildMemoryView(records));
+    expect(memory.session).toEqual(rebuildMemoryView(records));
+    expect(memory.governance).toEqual(rebuildMemoryView(await store.read('memory')));
     expect(contexts).toEqual(records.map((record) => record.seq));
     expect(context.actors.root?.constraints?.head.text).toBe('Never write anything.');
     expect(trace.ended?.status).toBe('completed');

@@ -1,0 +1,186 @@
+import { randomBytes } from 'node:crypto';
+import type { Observable } from 'rxjs';
+import type { RecordEnvelope } from '../../models/envelope.js';
+import type { MemoryProposed } from '../../models/memory.records.js';
+import type { ModelResponded } from '../../models/model.records.js';
+import type { ToolSettled } from '../../models/tool.records.js';
+import type { FactDraft } from '../effects/effect.js';
+import { valuesOf } from '../projections/persistent-map.js';
+import { memoryProjection, type MemoryView } from '../projections/memory.view.js';
+import { reducerOf } from '../projections/projection.js';
+import { normalizeContent, sharesKey } from './governance-policy.js';
+import { extractCandidates } from './candidate-extractor.js';
+import type { GovernanceLog } from './governance-log.js';
+import type { MemoryScopeKeys } from './memory-scope.js';
+import { readMemory } from './memory-retrieval.js';
+import { governSession } from './session-governance.js';
+import { proposalOf } from './proposal.js';
+import type { ToolMemory, ToolMemoryProvider } from './tool-memory.js';
+
+/** The memory of one harness: its governance stream, the scope its sessions work in, and the promotion policy. */
+export interface MemoryServices {
+  governance: GovernanceLog;
+  scope: MemoryScopeKeys;
+  /** Promote approved candidates when a session ends (default true); off, they wait for a person. */
+  autoPromote: boolean;
+  /** Re-read the governance stream before a model call at most this often (ms). */
+  refreshIntervalMs: number;
+}
+
+/** What the session memory needs from the session's host: its records as they become durable, and fact appends. */
+export interface MemoryHost {
+  records$: Observable<RecordEnvelope>;
+  recordFacts(facts: readonly FactDraft[], options?: { actor?: string; cause?: string }): Promise<RecordEnvelope[]>;
+}
+
+/** A fresh candidate id naming its session: `<sessionId>:c-<8 hex>`. */
+export const newCandidateId = (sessionId: string): string => `${sessionId}:c-${randomBytes(4).toString('hex')}`;
+
+/** The session a candidate id names (`<sessionId>:c-…`), if it has that form. */
+export const sessionOfCandidate = (candidateId: string): string | undefined => /^(.+):c-[0-9a-f]+$/.exec(candidateId)?.[1];
+
+/**
+ * One session's memory: its candidate ledger (folded from its own `memory.proposed` records), the workspace's
+ * governance view, live extraction of candidates from the session's evidence, the memory tools' access, and the
+ * governance pass when the session ends. Candidates are facts in the session stream; only the pass (or a person)
+ * writes the governance stream.
+ */
+export class SessionMemory implements ToolMemoryProvider {
+  readonly sessionId: string;
+  readonly #services: MemoryServices;
+  readonly #clock: () => number;
+  readonly #reduce = reducerOf(memoryProjection);
+  #session: MemoryView = memoryProjection.initial();
+  readonly #calls = new Map<string, { modelRecordId: string; settledRecordId?: string }>();
+  #lastRefresh = Number.NEGATIVE_INFINITY;
+  #pending: Promise<unknown> = Promise.resolve();
+  #outstanding = 0;
+  #host: MemoryHost | undefined;
+  #lastError: unknown;
+
+  readonly #readRecords: () => Promise<RecordEnvelope[]>;
+
+  /** `readRecords` reads the session's whole log (once, when it ends: the gate needs its turn evidence). */
+  constructor(options: { sessionId: string; services: MemoryServices; clock: () => number; readRecords: () => Promise<RecordEnvelope[]> }) {
+    this.sessionId = options.sessionId;
+    this.#services = options.services;
+    this.#clock = options.clock;
+    this.#readRecords = options.readRecords;
+  }
+
+  /** This session's candidate ledger and the governance view as last read. */
+  views(): { session: MemoryView; governance: MemoryView } {
+    return { session: this.#session, governance: this.#services.governance.view };
+  }
+
+  /** The governance log this session reads and writes through. */
+  get governance(): GovernanceLog {
+    return this.#services.governance;
+  }
+
+  /** The last error of the background work (extraction writes, the end-of-session pass), if any. */
+  get lastError(): unknown {
+    return this.#lastError;
+  }
+
+  /** Fold one durable record of the session (stored or live, in seq order). */
+  observe(record: RecordEnvelope): void {
+    this.#session = this.#reduce(this.#session, record);
+    if (record.type === 'model.responded') {
+      for (const call of (record.data as ModelResponded).toolCalls) this.#calls.set(`${record.actor}\u0000${call.callId}`, { modelRecordId: record.id });
+    } else if (record.type === 'tool.settled') {
+      const entry = this.#calls.get(`${record.actor}\u0000${(record.data as ToolSettled).callId}`);
+      if (entry) entry.settledRecordId = record.id;
+    }
+  }
+
+  /** Start writing: extract candidates from live records, and govern the session's candidates when it ends. */
+  attach(host: MemoryHost): void {
+    this.#host = host;
+    host.records$.subscribe((record) => this.#onLive(record));
+  }
+
+  /** Re-read the governance stream when the last read is older than the refresh interval (or `force`). */
+  async refresh(force = false): Promise<MemoryView> {
+    const now = this.#clock();
+    if (!force && now - this.#lastRefresh < this.#services.refreshIntervalMs) return this.#services.governance.view;
+    this.#lastRefresh = now;
+    return this.#services.governance.refresh();
+  }
+
+  /** True while extraction writes or the end-of-session pass are in flight. */
+  get busy(): boolean {
+    return this.#outstanding > 0;
+  }
+
+  /** Resolves once the background work started so far is done (it never rejects; see `lastError`). */
+  settled(): Promise<void> {
+    return this.#pending.then(() => undefined);
+  }
+
+  forCall(call: { actor: string; callId: string }, record: (candidate: MemoryProposed) => void): ToolMemory {
+    return {
+      read: async (request) => {
+        await this.refresh(true);
+        return readMemory({ governance: this.#services.governance.view, session: this.#session, scope: this.#services.scope, request, now: this.#clock() });
+      },
+      propose: (request) => {
+        const proposed = proposalOf({ request, sessionId: this.sessionId, scope: this.#services.scope, now: this.#clock(), newCandidateId: () => newCandidateId(this.sessionId), call: this.#calls.get(`${call.actor}\u0000${call.callId}`), evidence: (callId) => this.#calls.get(`${call.actor}\u0000${callId}`)?.settledRecordId });
+        if (proposed.ok) record(proposed.candidate);
+        return proposed;
+      },
+    };
+  }
+
+  #known(content: string, conflictKeys: readonly string[]): boolean {
+    const normalized = normalizeContent(content);
+    return valuesOf(this.#session.candidates).some((candidate) => normalizeContent(candidate.content) === normalized && (conflictKeys.length === 0 || sharesKey(candidate.conflictKeys, conflictKeys)));
+  }
+
+  #background(work: () => Promise<unknown>): void {
+    this.#outstanding += 1;
+    this.#pending = this.#pending.then(work).catch((error: unknown) => {
+      this.#lastError = error;
+    }).finally(() => {
+      this.#outstanding -= 1;
+    });
+  }
+
+  #onLive(record: RecordEnvelope): void {
+    const host = this.#host;
+    if (!host) return;
+    if (record.type === 'session.ended' && !record.actor.includes('/')) {
+      this.#background(() => this.#governOnEnd());
+      return;
+    }
+    const proposals = extractCandidates(record, {
+      sessionId: this.sessionId,
+      scope: this.#services.scope,
+      newCandidateId: () => newCandidateId(this.sessionId),
+      known: (content, keys) => this.#known(content, keys),
+    });
+    if (proposals.length === 0) return;
+    // Enqueued now (synchronously), so the host is not quiet before the candidates are durable.
+    const written = host.recordFacts(proposals.map((candidate): FactDraft => ({ type: 'memory.proposed', data: candidate, ...(record.corr ? { corr: record.corr } : {}) })), { actor: record.actor, cause: record.id });
+    this.#background(() => written);
+  }
+
+  /**
+   * Govern the candidates of a session that already ended (resumed after a crash cut its end-of-session pass
+   * short): the pass is idempotent, so candidates the governance stream knows are skipped.
+   */
+  catchUp(): void {
+    this.#background(() => this.#governOnEnd());
+  }
+
+  async #governOnEnd(): Promise<void> {
+    if (this.#session.candidates.size === 0) return;
+    const records = await this.#readRecords();
+    const now = this.#clock();
+    await this.#services.governance.transact(
+      (view) => governSession({ sessionId: this.sessionId, records, view, repoKey: this.#services.scope.repo, now, autoPromote: this.#services.autoPromote }),
+      { corr: this.sessionId },
+    );
+    this.#lastRefresh = now;
+  }
+}

@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { MemoryKind } from '../../models/memory.records.js';
+import { defineTool, readOnlyAnnotations, toolFailure } from './tool.js';
+
+export const MemoryWriteParameters = z
+  .object({
+    content: z.string().min(1).max(2_000).describe('What to remember: one precise statement, as narrow as what you observed'),
+    kind: MemoryKind.describe('user_preference, project_fact, task_experience or procedure_rule'),
+    scope: z.enum(['task', 'branch', 'repo', 'workspace', 'user']).optional().describe('Where it holds (default repo)'),
+    topic: z.string().min(1).max(60).optional().describe('A short topic (test-command, package-manager): memories on one topic are checked for conflicts'),
+    evidence: z.array(z.string().min(1)).max(20).optional().describe('Call ids of earlier tool calls in this session whose results support it'),
+    ttl_days: z.number().int().min(1).max(365).optional().describe('How long it should be kept, in days (governance may shorten it)'),
+    task_type: z.string().min(1).max(60).optional().describe('The kind of task it was learned in (e.g. test-fix)'),
+  })
+  .strict();
+export type MemoryWriteParameters = z.infer<typeof MemoryWriteParameters>;
+
+/**
+ * `memory_write`: propose a memory candidate. It never writes memory: the candidate enters this session's ledger
+ * (`memory.proposed`, status `pending`, confidence `low`) and governance decides when the session ends — risky
+ * content (permissions, credentials, procedural rules, user-level scope) waits for a person. It is read-only in the
+ * permission sense: it changes nothing outside the session's own log, so it runs without asking.
+ */
+export const memoryWriteTool = defineTool<MemoryWriteParameters>({
+  name: 'memory_write',
+  description: 'Propose something worth remembering for future sessions in this repository. It becomes a pending candidate that governance (and, for anything risky, a person) reviews; it is not memory until approved, and confidence is decided by the system, not by you.',
+  parameters: MemoryWriteParameters,
+  annotations: readOnlyAnnotations,
+  risk: 'read',
+  sideEffect: 'none',
+  resumePolicy: 'rerun-after-check',
+  async execute(args, context) {
+    if (!context.memory) return toolFailure('NotFound', 'memory is not enabled in this harness', 'memory_disabled');
+    const proposed = context.memory.propose({
+      content: args.content,
+      kind: args.kind,
+      ...(args.scope ? { scope: args.scope } : {}),
+      ...(args.topic ? { topic: args.topic } : {}),
+      ...(args.evidence ? { evidence: args.evidence } : {}),
+      ...(args.ttl_days ? { ttlDays: args.ttl_days } : {}),
+      ...(args.task_type ? { taskType: args.task_type } : {}),
+    });
+    if (!proposed.ok) return toolFailure('InvalidInput', proposed.message, 'invalid_memory_candidate');
+    const { candidate } = proposed;
+    return {
+      ok: true,
+      output: `proposed memory candidate ${candidate.candidateId} (${candidate.kind}, ${candidate.scope.level} scope, source ${candidate.source.type}): pending — governance reviews it when this session ends; it is not memory yet and changes nothing now`,
+      data: { candidateId: candidate.candidateId },
+    };
+  },
+});

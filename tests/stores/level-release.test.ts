@@ -1,0 +1,56 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openLevelEventStore } from '../../stores/index.js';
+import { drafts, expectCode, temporaryDirectory } from './store-test-support.js';
+
+let root: { path: string; remove(): Promise<void> };
+beforeEach(async () => {
+  root = await temporaryDirectory('rein-level-release-');
+});
+afterEach(() => root.remove());
+
+describe('LevelEventStore.release', () => {
+  it('lets go of a stream\'s database so another holder can write it, and reopens it on the next use', async () => {
+    const first = await openLevelEventStore(root.path);
+    const second = await openLevelEventStore(root.path);
+    try {
+      await first.append('shared', drafts(1, 2), { expectedSeq: 0 });
+      await expectCode(second.append('shared', drafts(3, 1), { expectedSeq: 2 }), 'STORE_LOCKED');
+      await first.release('shared');
+      await second.append('shared', drafts(3, 1), { expectedSeq: 2 });
+      expect((await first.read('shared')).map((record) => record.seq)).toEqual([1, 2, 3]);
+      await second.release('shared');
+      await first.append('shared', drafts(4, 1), { expectedSeq: 3 });
+      await first.release('shared');
+      expect(await second.head('shared')).toBe(4);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
+  it('waits for operations in flight: the database closes when the last one ends', async () => {
+    const first = await openLevelEventStore(root.path);
+    const second = await openLevelEventStore(root.path);
+    try {
+      await first.append('shared', drafts(1, 50), { expectedSeq: 0 });
+      const reading = first.read('shared');
+      const released = first.release('shared');
+      expect((await reading).length).toBe(50);
+      await released;
+      await second.append('shared', drafts(51, 1), { expectedSeq: 50 });
+      expect(await first.head('shared')).toBe(51);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
+  it('is a no-op for an unknown stream and on a read-only store', async () => {
+    const store = await openLevelEventStore(root.path);
+    await store.release('nothing-here');
+    await store.close();
+    const readOnly = await openLevelEventStore(root.path, { readOnly: true });
+    await readOnly.release('nothing-here');
+    await readOnly.close();
+  });
+});
