@@ -25,6 +25,7 @@ import type { AnyToolDefinition } from './tools/tool.js';
 import { ToolRegistry } from './tools/tool-registry.js';
 import { Workspace } from './tools/workspace.js';
 import { loadBlake3 } from './util/blake3.js';
+import { delegationConfigOf } from './delegation/roles.js';
 
 export interface ReinOptions {
   /** The event log; `openLevelEventStore` for durable sessions, `createMemoryEventStore` for tests. */
@@ -63,6 +64,8 @@ export interface ReinOptions {
   permissions?: PermissionsConfig;
   /** Sandbox limits for `bash` (default: network disabled, 120 s timeout, env allow-list, output caps). */
   sandbox?: Partial<SandboxPolicy>;
+  /** Delegation limits and roles: `maxDepth` (default 1: only the root agent delegates), `maxFanOut` (default 8), `roles`. */
+  delegation?: Parameters<typeof delegationConfigOf>[0];
 }
 
 /**
@@ -124,6 +127,7 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     ...(options.inspect ? { inspect: options.inspect } : {}),
     permissions: new PermissionPolicy(options.permissions),
     sandbox: { ...defaultSandboxPolicy, ...options.sandbox },
+    delegation: delegationConfigOf(options.delegation),
   };
   const registry = new SessionRegistry();
   const { name, model, source } = options.provider;

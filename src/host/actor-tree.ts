@@ -12,6 +12,16 @@ export const rootPath = 'root';
 
 type RootActor = Actor<typeof sessionMachine>;
 
+/** An approval question some agent of the tree waits on, with the call's arguments and the asking agent's path. */
+export type PendingApproval = ApprovalQuestion & { arguments: Record<string, unknown>; actor: string };
+
+interface TreeSnapshot {
+  status: string;
+  value: unknown;
+  context?: unknown;
+  children?: Record<string, { getSnapshot(): TreeSnapshot }>;
+}
+
 const eventOf = (record: Pick<RecordEnvelope, 'type' | 'data'>): SessionEvent =>
   ({ ...(record.data as Record<string, unknown>), type: record.type }) as SessionEvent;
 
@@ -87,16 +97,39 @@ export class ActorTree {
     return this.root.getSnapshot().context;
   }
 
-  /** The questions the root agent's permission actors are waiting on, oldest first, with the calls' arguments. */
-  pendingApprovals(): Array<ApprovalQuestion & { arguments: Record<string, unknown> }> {
-    const snapshot = this.root.getSnapshot();
-    const pending: Array<ApprovalQuestion & { arguments: Record<string, unknown> }> = [];
-    for (const [id, child] of Object.entries(snapshot.children as Record<string, { getSnapshot(): { status: string; value: unknown; context?: PermissionContext } }>)) {
-      const state = child.getSnapshot();
-      if (state.status !== 'active' || state.value !== 'awaitingReply' || !state.context) continue;
-      pending.push({ ...state.context.question, arguments: snapshot.context.approvals[id]?.arguments ?? {} });
-    }
+  /**
+   * The questions every agent's permission actors are waiting on (the root's and its children's, depth first, oldest
+   * first), each with the call's arguments and the path of the agent that asked.
+   */
+  pendingApprovals(): PendingApproval[] {
+    const pending: PendingApproval[] = [];
+    const visit = (snapshot: TreeSnapshot) => {
+      for (const [id, child] of Object.entries(snapshot.children ?? {})) {
+        const state = child.getSnapshot();
+        if (state.status !== 'active') continue;
+        const permission = state.context as PermissionContext | undefined;
+        if (state.value === 'awaitingReply' && permission?.question) {
+          const approvals = (snapshot.context as Partial<SessionContext> | undefined)?.approvals;
+          pending.push({ ...permission.question, arguments: approvals?.[id]?.arguments ?? {}, actor: (snapshot.context as { path?: string }).path ?? rootPath });
+          continue;
+        }
+        visit(state);
+      }
+    };
+    visit(this.root.getSnapshot() as unknown as TreeSnapshot);
     return pending;
+  }
+
+  /** True when the actor at `path` is running and still counts `effectId` as outstanding (an effect worth resuming). */
+  isOutstanding(path: string, effectId: string): boolean {
+    const actor = path === rootPath ? this.root : this.root.system.get(path);
+    const snapshot = actor?.getSnapshot() as { status?: string; context?: { outstanding?: Record<string, unknown> } } | undefined;
+    return snapshot?.status === 'active' && snapshot.context?.outstanding !== undefined && Object.hasOwn(snapshot.context.outstanding, effectId);
+  }
+
+  /** The paths of actors that ended or were stopped by the steps applied since the last call. */
+  drainStopped(): string[] {
+    return this.collector.drainStopped();
   }
 
   /** The XState persisted snapshot of the whole tree (children included). */

@@ -26,6 +26,8 @@ export interface InputDraft {
   blobs?: readonly Uint8Array[];
   /** Checked in the queue right before the input is applied; an error rejects the step and writes nothing. */
   precondition?: () => Error | undefined;
+  /** Checked in the queue right before the input is applied; true drops the input silently (nothing written). */
+  skipIf?: () => boolean;
 }
 
 /** How a session run stopped: one of the final outcomes, or `paused` (waiting for a person, resumable). */
@@ -58,7 +60,11 @@ export interface SessionHostOptions {
 interface RunningEffect {
   controller: AbortController;
   kind: EffectKind;
+  actor: string;
 }
+
+/** Effects that only wait for time: the session counts as quiet (waiting for someone) while only these run. */
+const backgroundKinds: ReadonlySet<EffectKind> = new Set(['startTimer']);
 
 /**
  * Runs one session: the step loop (apply one input → collect every derived record → append them as one atomic,
@@ -85,6 +91,8 @@ export class SessionHost {
   private chain: Promise<unknown> = Promise.resolve();
   private queued = 0;
   private readonly running = new Map<string, RunningEffect>();
+  /** Effects of actors that ended or were stopped: aborted, and their settlements dropped. */
+  private readonly dropped = new Set<string>();
   private readonly toolLanes = new Map<string, ToolLane<{ request: EffectRequest; settlement: Settlement }>>();
   private readonly parallelTools: number;
   private broken: Error | undefined;
@@ -149,14 +157,17 @@ export class SessionHost {
       if (this.interrupted) throw new ReinError('SESSION_ENDED', 'the session was interrupted; resume it to continue');
       const refused = input.precondition?.();
       if (refused) return { refused };
+      if (input.skipIf?.()) return [];
       const at = this.clock();
       const record: RecordDraft = { id: this.newId(), type: input.type, v: versionOf(input.type), at, actor: input.actor ?? rootPath, data: parsed.data, ...(input.cause ? { cause: input.cause } : {}), ...(input.corr ? { corr: input.corr } : {}) };
       const derived = this.tree.apply(record);
       const drafts: RecordDraft[] = input.facts ? this.factDrafts(input.facts, at, input.actor, input.cause) : [];
       drafts.push(record);
       for (const draft of derived) drafts.push({ id: this.newId(), v: versionOf(draft.type), at, cause: record.id, ...draft });
+      const stopped = this.tree.drainStopped();
       const stored = await this.append(drafts, true, input.blobs);
       await this.maybeSnapshot();
+      if (stopped.length > 0) this.dropEffectsOf(stopped);
       for (const entry of stored) if (entry.type === 'effect.requested') this.startEffect(entry);
       if (this.tree.done) this.finish(stored);
       return stored;
@@ -182,7 +193,7 @@ export class SessionHost {
     if (this.running.has(data.effectId)) return;
     const request: EffectRequest = { effectId: data.effectId, kind: data.kind, actor: record.actor, args: data.args, recordId: record.id, ...(record.corr ? { corr: record.corr } : {}) };
     const controller = new AbortController();
-    this.running.set(request.effectId, { controller, kind: request.kind });
+    this.running.set(request.effectId, { controller, kind: request.kind, actor: request.actor });
     if (request.kind !== 'executeTool') {
       void this.execute(request, controller).then((settlement) => this.settle(request, settlement));
       return;
@@ -224,7 +235,7 @@ export class SessionHost {
     return new Promise((resolve, reject) => {
       const check = () => {
         if (this.broken) return reject(this.broken);
-        if (this.queued > 0 || this.running.size > 0) return this.quietWaiters.push(check);
+        if (this.queued > 0 || this.busyEffects() > 0) return this.quietWaiters.push(check);
         resolve(this.result());
       };
       check();
@@ -276,8 +287,9 @@ export class SessionHost {
   /** Apply an effect's settlement as the next step (unless the session ended or was interrupted meanwhile). */
   private async settle(request: EffectRequest, settlement: Settlement): Promise<void> {
     try {
-      if (!this.broken && !this.tree.done && !this.interrupted) {
+      if (!this.broken && !this.tree.done && !this.interrupted && !this.dropped.has(request.effectId)) {
         await this.step({
+          skipIf: () => this.dropped.has(request.effectId),
           type: settlement.type,
           data: settlement.data,
           actor: request.actor,
@@ -291,7 +303,27 @@ export class SessionHost {
       this.fail(error);
     } finally {
       this.running.delete(request.effectId);
+      this.dropped.delete(request.effectId);
       this.wakeQuietWaiters();
+    }
+  }
+
+  /** Running effects other than timers: what the session is busy with. */
+  private busyEffects(): number {
+    let busy = 0;
+    for (const effect of this.running.values()) if (!backgroundKinds.has(effect.kind)) busy++;
+    return busy;
+  }
+
+  /** Abort the running effects of actors that ended or were stopped (and of their descendants); drop their settlements. */
+  private dropEffectsOf(paths: readonly string[]): void {
+    const gone = new Set(paths);
+    for (const [effectId, effect] of this.running) {
+      let owner: string | undefined = effect.actor;
+      while (owner !== undefined && !gone.has(owner)) owner = owner.includes('/') ? owner.slice(0, owner.lastIndexOf('/')) : undefined;
+      if (owner === undefined) continue;
+      this.dropped.add(effectId);
+      effect.controller.abort(new ReinError('SESSION_ENDED', `${effect.actor} ended`));
     }
   }
 
@@ -343,7 +375,7 @@ export class SessionHost {
   }
 
   private wakeQuietWaiters(): void {
-    if (this.queued > 0 || (this.running.size > 0 && !this.broken)) return;
+    if (this.queued > 0 || (this.busyEffects() > 0 && !this.broken)) return;
     const waiters = this.quietWaiters;
     this.quietWaiters = [];
     for (const waiter of waiters) waiter();

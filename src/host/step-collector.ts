@@ -45,6 +45,7 @@ const draftOfAction = (path: string, action: { type: string; params?: unknown })
 export class StepCollector {
   private readonly actors = new Map<ActorRefLike, ActorState>();
   private drafts: DerivedDraft[] = [];
+  private stopped: string[] = [];
   /** While muted (restoring from a snapshot) the collector learns state values but records nothing. */
   muted = false;
 
@@ -71,8 +72,18 @@ export class StepCollector {
       for (const draft of state.pending) this.drafts.push(draft);
       state.pending = [];
     }
-    if (snapshot.status === 'done' || snapshot.status === 'stopped') this.actors.delete(event.actorRef);
+    if (snapshot.status === 'done' || snapshot.status === 'stopped' || snapshot.status === 'error') {
+      this.actors.delete(event.actorRef);
+      if (!this.muted) this.stopped.push(state.path);
+    }
   };
+
+  /** The paths of actors that ended or were stopped since the last call (their effects must not run on). */
+  drainStopped(): string[] {
+    const stopped = this.stopped;
+    this.stopped = [];
+    return stopped;
+  }
 
   /** Take everything collected since the last drain, including actions of actors that emitted no snapshot. */
   drain(): DerivedDraft[] {

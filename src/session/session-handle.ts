@@ -12,8 +12,11 @@ import { memoryProjection, type MemoryView } from '../projections/memory.view.js
 import { tailView } from '../projections/projection.js';
 import { traceProjection, type TraceView } from '../projections/trace.view.js';
 
-/** A call waiting for a person: what it is, why it needs approval, and the rule `allow for session` would grant. */
-export type ApprovalRequest = Omit<ApprovalRequested, 'elapsedMs'>;
+/**
+ * A call waiting for a person: what it is, why it needs approval, the rule `allow for session` would grant, and
+ * the path of the agent that asked (`root`, or a child agent such as `root/delegation-3/tests`).
+ */
+export type ApprovalRequest = Omit<ApprovalRequested, 'elapsedMs'> & { actor?: string };
 
 /** A person's answer to an approval request. */
 export interface ApprovalAnswer {
@@ -72,7 +75,7 @@ export class ReinSession {
     return this.store.tail(this.id, from);
   }
 
-  /** The approval requests the session is waiting on right now (restored from the log after a restart). */
+  /** The approval requests the session and its child agents are waiting on right now (restored from the log after a restart). */
   pendingApprovals(): ApprovalRequest[] {
     return this.host.pendingApprovals().map((pending) => ({ ...pending }));
   }
@@ -83,7 +86,7 @@ export class ReinSession {
       filter((record) => record.type === 'approval.requested'),
       map((record) => {
         const { elapsedMs: _elapsed, ...request } = record.data as ApprovalRequested;
-        return request;
+        return { ...request, actor: record.actor };
       }),
     );
   }

@@ -11,6 +11,7 @@ import type { SessionToolState } from './session-tool-state.js';
 import type { AnyToolDefinition, ToolContext, ToolResult } from './tool.js';
 import type { ToolRegistry } from './tool-registry.js';
 import type { Workspace } from './workspace.js';
+import type { DelegationScope } from '../delegation/actor-rights.js';
 
 /** One tool call as the pipeline receives it; `approval` is a person's answer carried by a re-requested call. */
 export interface PipelineCall {
@@ -33,6 +34,8 @@ export interface PipelineEnvironment {
   blobs: BlobStore;
   sandbox: SandboxPolicy;
   observationLimit?: number;
+  /** The calling agent's rights for `delegate_task` (absent: delegation is not available). */
+  delegation?: DelegationScope;
 }
 
 /** Per-call hooks from the effect runtime. */
@@ -45,10 +48,14 @@ export interface PipelineRun {
   progress(message: string): void;
 }
 
-/** The call ended (`settled`), or needs a person first (`ask`); `facts` are written with the settling input. */
+/**
+ * The call ended (`settled`), needs a person first (`ask`), or was handed on (`continue`: its effect settles with
+ * `input`, and its terminal result comes later from a machine); `facts` are written with the settling input.
+ */
 export type PipelineOutcome =
   | { kind: 'settled'; outcome: ToolOutcome; facts: FactDraft[] }
-  | { kind: 'ask'; request: Omit<ApprovalRequested, 'elapsedMs'>; facts: FactDraft[] };
+  | { kind: 'ask'; request: Omit<ApprovalRequested, 'elapsedMs'>; facts: FactDraft[] }
+  | { kind: 'continue'; input: { type: string; data: Record<string, unknown> }; facts: FactDraft[] };
 
 const withTimeout = async (work: (signal: AbortSignal) => Promise<ToolResult>, signal: AbortSignal, timeoutMs: number | undefined): Promise<ToolResult> => {
   if (timeoutMs === undefined) return work(signal);
@@ -109,8 +116,9 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   if (repaired.repairs.length > 0) note('tool.repaired', { repairs: repaired.repairs });
   note('tool.validated', { ok: true });
 
-  const context: ToolContext = { sessionId: run.sessionId, callId: call.callId, workspace: environment.workspace, blobs: environment.blobs, signal: run.signal, baselines: state.baselines, artifacts: state.artifacts, sandbox: environment.sandbox, outputBudget: environment.observationLimit ?? defaultObservationLimit, progress: run.progress };
+  const context: ToolContext = { sessionId: run.sessionId, callId: call.callId, workspace: environment.workspace, blobs: environment.blobs, signal: run.signal, baselines: state.baselines, artifacts: state.artifacts, sandbox: environment.sandbox, outputBudget: environment.observationLimit ?? defaultObservationLimit, progress: run.progress, ...(environment.delegation ? { delegation: environment.delegation } : {}) };
   const prepared = tool.prepare ? await tool.prepare(parsed.data, context) : { ok: true as const, plan: undefined };
+  for (const extra of prepared.notes ?? []) facts.push({ type: extra.type, data: { effectId: call.effectId, callId: call.callId, ...extra.data }, corr: call.callId, at: run.now() });
   if (!prepared.ok) {
     note('tool.rejected', { stage: 'runtime-validation', code: prepared.reason ?? 'runtime_precondition_failed', errorCode: prepared.code, message: prepared.message });
     return refuse('runtime-validation', failureOutcome(prepared.code, `${tool.name}: ${prepared.message}`));
@@ -160,8 +168,9 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
     facts.push({ type: file.access === 'read' ? 'file.read' : 'file.written', data, corr: call.callId, at: run.now() });
   }
   for (const artifact of result.artifacts ?? []) state.artifacts.add(artifact);
+  if (result.ok && result.settleWith) return { kind: 'continue', input: result.settleWith, facts };
   const base: ToolOutcome = result.ok
-    ? { status: 'ok', observation: result.output, ...(result.artifacts && result.artifacts.length > 0 ? { artifacts: [...result.artifacts] } : {}) }
+    ? { status: 'ok', observation: result.output, ...(result.artifacts && result.artifacts.length > 0 ? { artifacts: [...result.artifacts] } : {}), ...(result.value ? { value: result.value } : {}) }
     : failureOutcome(result.code, result.message, result.artifacts);
   const outcome: ToolOutcome = result.provenance ? { ...base, provenance: result.provenance } : base;
   const final = await truncateObservation(outcome, environment.observationLimit ?? defaultObservationLimit, environment.blobs);
