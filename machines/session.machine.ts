@@ -182,6 +182,15 @@ const delegationDoneOf = (context: SessionContext, event: SessionEvent): [string
   return entry as [string, OutstandingEffect & { delegation: string }] | undefined;
 };
 
+/**
+ * Tell the delegation actor a child answers to about its approvals (found by path in the actor system; a machine
+ * running without one — model checking — tells nobody).
+ */
+const notify = (system: { get(systemId: string): AnyActorRef | undefined }, context: SessionContext, notice: DelegationNotice, sendTo: (to: AnyActorRef, event: DelegationNotice & { taskId: string }) => void): void => {
+  const delegation = context.child ? system.get(context.child.delegation) : undefined;
+  if (delegation && context.child) sendTo(delegation, { ...notice, taskId: context.child.taskId });
+};
+
 /** What is left of the session's budgets right now: the ceiling of every child it delegates to. */
 const remainingBudgets = (context: SessionContext): Budgets => ({
   maxTurns: context.budgets.maxTurns - context.usage.turns,
@@ -338,11 +347,6 @@ export const sessionMachine = setup({
         ? `the report's turn ${context.lastTurn?.turnId} did not reach MutationReady (${context.lastTurn?.classes.join(', ') || 'blocked'}): the report is not merged`
         : `the output contract was broken ${context.contractFailures} times (one correction round): no valid ${context.child?.format ?? 'report'} was submitted`,
     })),
-    /** Tell the delegation actor this child answers to (found by path, so the machine also runs parentless). */
-    notifyDelegation: ({ context, system }: { context: SessionContext; system: { get(systemId: string): AnyActorRef | undefined } }, params: DelegationNotice) => {
-      if (!context.child) return;
-      system.get(context.child.delegation)?.send({ ...params, taskId: context.child.taskId });
-    },
     /** A `delegate_task` call's plan was accepted: spawn its delegation actor; the call stays outstanding until the join. */
     spawnDelegation: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'delegation.accepted') return;
@@ -373,7 +377,7 @@ export const sessionMachine = setup({
       if (event.type !== 'session.cancelled') return;
       for (const effect of Object.values(context.outstanding)) if (effect.delegation) enqueue.sendTo(effect.delegation, { type: 'delegation.cancel', reason: event.reason });
     }),
-    openApproval: enqueueActions(({ context, event, enqueue }) => {
+    openApproval: enqueueActions(({ context, event, enqueue, system }) => {
       if (event.type !== 'approval.requested') return;
       const { [event.effectId]: _settled, ...outstanding } = context.outstanding;
       const { type: _type, elapsedMs, arguments: args, ...question } = event;
@@ -383,9 +387,9 @@ export const sessionMachine = setup({
         usage: { ...context.usage, elapsedMs: Math.max(context.usage.elapsedMs, elapsedMs) },
       });
       enqueue.spawnChild('permission', { id: event.approvalId, systemId: event.approvalId, input: { path: event.approvalId, question } });
-      if (context.child) enqueue({ type: 'notifyDelegation', params: { type: 'child.escalated', approvalId: event.approvalId, tool: event.tool, summary: event.summary, reason: event.reason } });
+      notify(system, context, { type: 'child.escalated', approvalId: event.approvalId, tool: event.tool, summary: event.summary, reason: event.reason }, enqueue.sendTo);
     }),
-    closeApproval: enqueueActions(({ context, event, enqueue }) => {
+    closeApproval: enqueueActions(({ context, event, enqueue, system }) => {
       if (!isApprovalDone(event)) return;
       const approvalId = event.output.approvalId;
       const pending = context.approvals[approvalId];
@@ -395,7 +399,7 @@ export const sessionMachine = setup({
       enqueue.stopChild(approvalId);
       enqueue.assign({ approvals, nextEffect: context.nextEffect + 1, outstanding: { ...context.outstanding, [effectId]: { kind: 'executeTool', callId: pending.callId } } });
       enqueue({ type: 'requestEffect', params: { effectId, kind: 'executeTool', args: { callId: pending.callId, name: pending.name, arguments: pending.arguments, approval: { ...event.output } } } });
-      if (context.child) enqueue({ type: 'notifyDelegation', params: { type: 'child.resumed', approvalId } });
+      notify(system, context, { type: 'child.resumed', approvalId }, enqueue.sendTo);
     }),
     refuseCompletion: assign(({ context }) => ({
       endReason: `completion refused: turn ${context.lastTurn?.turnId} is blocked by ${context.lastTurn?.classes.join(', ') || 'unclosed obligations'} (fail closed: no mutation before MutationReady)`,

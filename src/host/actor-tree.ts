@@ -120,6 +120,12 @@ export class ActorTree {
     return pending;
   }
 
+  /** True when an actor with this path is in the tree and running. */
+  isActive(path: string): boolean {
+    const actor = path === rootPath ? this.root : this.root.system.get(path);
+    return (actor?.getSnapshot() as { status?: string } | undefined)?.status === 'active';
+  }
+
   /** True when the actor at `path` is running and still counts `effectId` as outstanding (an effect worth resuming). */
   isOutstanding(path: string, effectId: string): boolean {
     const actor = path === rootPath ? this.root : this.root.system.get(path);
