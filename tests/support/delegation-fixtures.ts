@@ -138,3 +138,36 @@ export const treeProvider = (tree: TreeNode): ModelProvider => {
     },
   };
 };
+
+/** One scripted reply: text and tool calls, a provider failure, or a call that never answers until it is aborted. */
+export type ActorReply = { text?: string; calls?: Array<{ name: string; arguments: Record<string, unknown> }> } | 'fail' | 'hang';
+
+/** A provider that plays `replies[<last segment of the actor path>][turn - 1]` (`root` for the root agent). */
+export const actorProvider = (replies: Record<string, ActorReply[]>): ModelProvider => ({
+  name: 'by-actor',
+  model: 'by-actor',
+  async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
+    yield { type: 'started', model: 'by-actor' };
+    const reply = replies[(request.actor ?? 'root').split('/').pop() ?? '']?.[request.turn - 1];
+    if (reply === 'hang') {
+      await new Promise<void>((resolve) => request.signal?.addEventListener('abort', () => resolve(), { once: true }));
+      yield { type: 'error', error: { code: 'cancelled', message: 'aborted', retryable: false } };
+      return;
+    }
+    if (reply === undefined || reply === 'fail') {
+      yield { type: 'error', error: { code: reply === 'fail' ? 'auth' : 'script_exhausted', message: `no reply for ${request.actor} turn ${request.turn}`, retryable: false } };
+      return;
+    }
+    const calls = reply.calls ?? [];
+    if (reply.text) yield { type: 'text-delta', text: reply.text };
+    for (const [index, call] of calls.entries()) yield { type: 'tool-intent', providerCallId: `p${index}`, name: call.name, arguments: call.arguments };
+    yield { type: 'usage', usage: { inputTokens: 20, outputTokens: 10 } };
+    yield { type: 'finished', stopReason: calls.length > 0 ? 'tool_use' : 'end_turn' };
+  },
+});
+
+/** A `delegate_task` call as a scripted reply. */
+export const delegate = (tasks: Array<Record<string, unknown>>, join?: Record<string, unknown>): ActorReply => ({ text: 'delegating', calls: [{ name: 'delegate_task', arguments: { tasks, ...(join ? { join } : {}) } }] });
+
+/** A `submit_report` call as a scripted reply. */
+export const submit = (report: Record<string, unknown>): ActorReply => ({ text: 'reporting', calls: [{ name: 'submit_report', arguments: report }] });
