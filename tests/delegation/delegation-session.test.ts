@@ -120,6 +120,22 @@ describe('a delegating session', () => {
     }
   });
 
+  it('a child\'s model call in flight when the process stops is in doubt on resume and runs again', async () => {
+    const { rein, store, workspace } = await setup({ root: [delegate([explorer('x')])], x: ['hang'] });
+    const session = await rein.createSession({ task: 'delegate' });
+    const calling = new Promise<void>((resolve) => session.live$.subscribe((event) => event.type === 'effect.started' && event.actor.endsWith('/x') && event.kind === 'callModel' && resolve()));
+    await session.send('delegate');
+    await calling;
+    await session.interrupt('the process stops');
+    expect((await finish(session)).status).toBe('interrupted');
+    const again = await createRein({ store, workspace, provider: actorProvider({ root: [delegate([explorer('x')]), { text: 'Done.' }], x: [submit(validReport('finding-report', 'completed'))] }), sandbox: { loginShell: false } });
+    const { session: resumed, report } = await again.resumeSession(session.id);
+    expect(report.resolutions.map((resolution) => [resolution.kind, resolution.resolution]).sort()).toEqual([['callModel', 'rerun'], ['startTimer', 'rerun']]);
+    expect((await finish(resumed)).status).toBe('completed');
+    const records = await replayed(store, resumed);
+    expect((of(records, 'delegation.joined')[0]!.data as DelegationJoined).outcome).toBe('satisfied');
+  });
+
   it('a child past its deadline is stopped by its timer and fails as a runtime failure; the parent goes on', async () => {
     const { rein, store } = await setup({ root: [delegate([explorer('slow', { budgets: { max_wall_time_ms: 1_000 } })]), { text: 'Done.' }], slow: ['hang'] });
     const session = await rein.startSession({ task: 'delegate' });

@@ -150,7 +150,7 @@ export const actorProvider = (replies: Record<string, ActorReply[]>): ModelProvi
     yield { type: 'started', model: 'by-actor' };
     const reply = replies[(request.actor ?? 'root').split('/').pop() ?? '']?.[request.turn - 1];
     if (reply === 'hang') {
-      await new Promise<void>((resolve) => request.signal?.addEventListener('abort', () => resolve(), { once: true }));
+      await new Promise<void>((resolve) => (request.signal?.aborted ? resolve() : request.signal?.addEventListener('abort', () => resolve(), { once: true })));
       yield { type: 'error', error: { code: 'cancelled', message: 'aborted', retryable: false } };
       return;
     }
