@@ -6,7 +6,7 @@ import { decideJoin, findConflicts, type ChildState } from './delegation/join-po
 import { sessionMachine, type AgentOutput, type SessionInput } from './session.machine.js';
 
 /** Bumped whenever a change would make old snapshots of this machine restore into the wrong state. */
-export const delegationMachineVersion = '1';
+export const delegationMachineVersion = '2';
 
 export interface DelegationInput {
   /** This actor's path (`<parent>/delegation-<n>`), also its systemId. */
@@ -43,11 +43,11 @@ export interface DelegationContext {
   startedAtMs: number;
   /** Tasks not spawned yet (emptied by the entry action). */
   pending: DelegatedTask[];
-  order: string[];
-  children: Record<string, ChildState>;
+  /** The children in task order (an array: copied per event in microseconds, whatever the fan-out). */
+  children: ChildState[];
+  /** Task id → index in `children`; written once, never copied. */
+  slots: Record<string, number>;
   nextEffect: number;
-  /** Deadline timers not fired yet, by effect id. */
-  outstanding: Record<string, { kind: 'startTimer'; taskId: string }>;
   outcome: JoinOutput['outcome'] | null;
   observation: string | null;
 }
@@ -72,12 +72,30 @@ const emptyUsage: ChildUsage = { turns: 0, toolCalls: 0, inputTokens: 0, outputT
 
 const active = (child: ChildState | undefined): child is ChildState => child !== undefined && (child.status === 'running' || child.status === 'awaiting-approval');
 
+const childAt = (context: DelegationContext, taskId: string): ChildState | undefined =>
+  Object.hasOwn(context.slots, taskId) ? context.children[context.slots[taskId]!] : undefined;
+
 const childDone = (context: DelegationContext, event: DelegationEvent): ChildState | undefined => {
   if (!event.type.startsWith('xstate.done.actor.')) return undefined;
   const output = (event as Partial<ChildDoneEvent>).output;
   if (output?.kind !== 'agent') return undefined;
-  const child = Object.values(context.children).find((candidate) => candidate.path === output.path);
-  return active(child) && event.type === `xstate.done.actor.${child.path}` ? child : undefined;
+  const child = childAt(context, output.path.slice(output.path.lastIndexOf('/') + 1));
+  return active(child) && child.path === output.path && event.type === `xstate.done.actor.${child.path}` ? child : undefined;
+};
+
+/** The still running child whose deadline timer this is (timers are `<path>:e<n>` for the n-th child). */
+const timerOwner = (context: DelegationContext, effectId: string): ChildState | undefined => {
+  const child = context.children[Number(effectId.slice(effectId.lastIndexOf(':e') + 2)) - 1];
+  return active(child) && child.deadline === effectId ? child : undefined;
+};
+
+/** True while the delegation still waits on timer `effectId` (its child runs): the host resumes only those. */
+export const awaitsTimer = (context: DelegationContext, effectId: string): boolean => timerOwner(context, effectId) !== undefined;
+
+const withChild = (context: DelegationContext, child: ChildState): ChildState[] => {
+  const children = context.children.slice();
+  children[context.slots[child.taskId]!] = child;
+  return children;
 };
 
 const clamp = (budgets: Budgets, ceiling: Budgets): Budgets => ({
@@ -132,8 +150,7 @@ export const delegationMachine = setup({
     emitRecord: (_: unknown, _params: { type: string; data: Record<string, unknown>; corr?: string }) => {},
     startChildren: enqueueActions(({ context, enqueue }) => {
       let next = context.nextEffect;
-      const children: Record<string, ChildState> = {};
-      const outstanding = { ...context.outstanding };
+      const children: ChildState[] = [];
       for (const task of context.pending) {
         const path = `${context.path}/${task.taskId}`;
         const budgets = clamp(task.budgets, context.ceiling);
@@ -145,21 +162,20 @@ export const delegationMachine = setup({
           mutationPolicyDigest: task.mutationPolicyDigest,
           child: { taskId: task.taskId, role: task.role, delegation: context.path, callId: context.callId, format: task.contract.format, startedAtMs: context.startedAtMs, depth: task.depth },
         };
-        children[task.taskId] = { taskId: task.taskId, role: task.role, path, format: task.contract.format, status: 'running', deadline };
-        outstanding[deadline] = { kind: 'startTimer', taskId: task.taskId };
+        children.push({ taskId: task.taskId, role: task.role, path, format: task.contract.format, status: 'running', deadline });
         enqueue(record('delegation.started', { callId: context.callId, taskId: task.taskId, child: path, parent: context.parent, task: { ...task, budgets } }, context.callId));
         enqueue.spawnChild('agent', { id: path, systemId: path, input });
         enqueue({ type: 'requestEffect', params: { effectId: deadline, kind: 'startTimer', args: { callId: context.callId, taskId: task.taskId, child: path, deadlineMs: context.startedAtMs + budgets.maxWallTimeMs } } });
       }
-      enqueue.assign({ pending: [], children: { ...context.children, ...children }, outstanding, nextEffect: next });
+      enqueue.assign({ pending: [], children, nextEffect: next });
     }),
     recordChildEnd: enqueueActions(({ context, event, enqueue }) => {
       const child = childDone(context, event);
       if (!child) return;
       const judged = judge(child, (event as ChildDoneEvent).output);
-      const { [child.deadline]: _timer, ...outstanding } = context.outstanding;
-      enqueue.stopChild(child.path);
-      enqueue.assign({ children: { ...context.children, [child.taskId]: judged }, outstanding });
+      // A finished child is not stopped one by one (each stop copies the actor's children map): the delegation's
+      // final state stops them all at once. Its timer no longer counts: only a running child's timer does.
+      enqueue.assign({ children: withChild(context, judged) });
       const common = { callId: context.callId, taskId: child.taskId, child: child.path };
       if (judged.status === 'completed') {
         const output = (event as ChildDoneEvent).output;
@@ -170,47 +186,40 @@ export const delegationMachine = setup({
     }),
     expireChild: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'timer.fired') return;
-      const timer = context.outstanding[event.effectId];
-      if (!timer) return;
-      const { [event.effectId]: _fired, ...outstanding } = context.outstanding;
-      const child = context.children[timer.taskId];
-      enqueue.assign({ outstanding });
-      if (!active(child)) return;
+      const child = timerOwner(context, event.effectId);
+      if (!child) return;
       const reason = 'the child missed its deadline (wall-time budget) and was stopped';
       enqueue.stopChild(child.path);
-      enqueue.assign({ children: { ...context.children, [child.taskId]: { ...child, status: 'failed', failureClass: 'runtime', reason } } });
+      enqueue.assign({ children: withChild(context, { ...child, status: 'failed', failureClass: 'runtime', reason }) });
       enqueue(record('delegation.failed', { callId: context.callId, taskId: child.taskId, child: child.path, failureClass: 'runtime', reason }, context.callId));
     }),
     relayEscalation: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'child.escalated') return;
-      const child = context.children[event.taskId];
+      const child = childAt(context, event.taskId);
       if (!active(child)) return;
-      enqueue.assign({ children: { ...context.children, [child.taskId]: { ...child, status: 'awaiting-approval' } } });
+      enqueue.assign({ children: withChild(context, { ...child, status: 'awaiting-approval' }) });
       enqueue(record('delegation.permission-escalated', { callId: context.callId, taskId: child.taskId, child: child.path, approvalId: event.approvalId, tool: event.tool, summary: event.summary, reason: event.reason, options: escalationOptions }, context.callId));
     }),
     resumeChild: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'child.resumed') return;
-      const child = context.children[event.taskId];
-      if (child?.status === 'awaiting-approval') enqueue.assign({ children: { ...context.children, [child.taskId]: { ...child, status: 'running' } } });
+      const child = childAt(context, event.taskId);
+      if (child?.status === 'awaiting-approval') enqueue.assign({ children: withChild(context, { ...child, status: 'running' }) });
     }),
     /** Stop every child still running, recording each as cancelled (runtime class), then record the join. */
     closeJoin: enqueueActions(({ context, event, enqueue }) => {
       const cancelling = event.type === 'delegation.cancel';
-      const decided = cancelling ? 'cancelled' : decideJoin(context.join, context.order.map((taskId) => context.children[taskId]!));
+      const decided = cancelling ? 'cancelled' : decideJoin(context.join, context.children);
       if (!decided) return;
       const reason = cancelling ? `cancelled: the parent was cancelled (${event.reason})` : `cancelled: the join (${context.join.policy}) was decided`;
-      const children = { ...context.children };
-      for (const taskId of context.order) {
-        const child = children[taskId]!;
-        if (!active(child)) continue;
+      const list = context.children.map((child): ChildState => {
+        if (!active(child)) return child;
         enqueue.stopChild(child.path);
-        children[taskId] = { ...child, status: 'cancelled', failureClass: 'runtime', reason };
-        enqueue(record('delegation.failed', { callId: context.callId, taskId, child: child.path, failureClass: 'runtime', reason, cancelled: true }, context.callId));
-      }
-      const list = context.order.map((taskId) => children[taskId]!);
+        enqueue(record('delegation.failed', { callId: context.callId, taskId: child.taskId, child: child.path, failureClass: 'runtime', reason, cancelled: true }, context.callId));
+        return { ...child, status: 'cancelled', failureClass: 'runtime', reason };
+      });
       const conflicts: JoinConflict[] = cancelling ? [] : findConflicts(list);
       const observation = renderJoinObservation({ delegation: context.path, join: context.join, outcome: decided, children: list, conflicts }, context.observationLimit);
-      enqueue.assign({ children, outcome: decided, observation, outstanding: {} });
+      enqueue.assign({ children: list, outcome: decided, observation });
       enqueue(
         record(
           'delegation.joined',
@@ -231,8 +240,8 @@ export const delegationMachine = setup({
   },
   guards: {
     isChildDone: ({ context, event }) => childDone(context, event) !== undefined,
-    isPendingTimer: ({ context, event }) => event.type === 'timer.fired' && Object.hasOwn(context.outstanding, event.effectId),
-    joinDecided: ({ context }) => decideJoin(context.join, context.order.map((taskId) => context.children[taskId]!)) !== undefined,
+    isPendingTimer: ({ context, event }) => event.type === 'timer.fired' && timerOwner(context, event.effectId) !== undefined,
+    joinDecided: ({ context }) => decideJoin(context.join, context.children) !== undefined,
   },
 }).createMachine({
   id: 'delegation',
@@ -246,10 +255,9 @@ export const delegationMachine = setup({
     ceiling: input.ceiling,
     startedAtMs: input.startedAtMs,
     pending: input.plan.tasks,
-    order: input.plan.tasks.map((task) => task.taskId),
-    children: {},
+    children: [],
+    slots: Object.fromEntries(input.plan.tasks.map((task, index) => [task.taskId, index])),
     nextEffect: 1,
-    outstanding: {},
     outcome: null,
     observation: null,
   }),
@@ -274,7 +282,7 @@ export const delegationMachine = setup({
     callId: context.callId,
     outcome: context.outcome ?? 'cancelled',
     observation: context.observation ?? '',
-    usage: usageSum(Object.values(context.children)),
+    usage: usageSum(context.children),
   }),
 });
 

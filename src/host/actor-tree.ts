@@ -2,6 +2,7 @@ import { createActor, type Actor } from 'xstate';
 import type { StateValue } from '../../models/actor.records.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { SessionCreated } from '../../models/session.records.js';
+import { awaitsTimer, delegationMachine, type DelegationContext } from '../../machines/delegation.machine.js';
 import { sessionMachine, type SessionContext, type SessionEvent } from '../../machines/session.machine.js';
 import type { ApprovalQuestion, PermissionContext } from '../../machines/permission.machine.js';
 import { ReinError } from './host-errors.js';
@@ -126,11 +127,22 @@ export class ActorTree {
     return (actor?.getSnapshot() as { status?: string } | undefined)?.status === 'active';
   }
 
-  /** True when the actor at `path` is running and still counts `effectId` as outstanding (an effect worth resuming). */
+  /** True while the tree's actor system still holds an actor at `path` (running, or finished and not yet released). */
+  holds(path: string): boolean {
+    return path === rootPath || this.root.system.get(path) !== undefined;
+  }
+
+  /**
+   * True when the actor at `path` is running and still waits on `effectId` (an effect worth resuming): an agent while
+   * the effect is in its `outstanding` map, a delegation while the child that deadline timer guards still runs.
+   */
   isOutstanding(path: string, effectId: string): boolean {
-    const actor = path === rootPath ? this.root : this.root.system.get(path);
-    const snapshot = actor?.getSnapshot() as { status?: string; context?: { outstanding?: Record<string, unknown> } } | undefined;
-    return snapshot?.status === 'active' && snapshot.context?.outstanding !== undefined && Object.hasOwn(snapshot.context.outstanding, effectId);
+    const actor = (path === rootPath ? this.root : this.root.system.get(path)) as { logic?: unknown; getSnapshot(): unknown } | undefined;
+    const snapshot = actor?.getSnapshot() as { status?: string; context?: unknown } | undefined;
+    if (snapshot?.status !== 'active') return false;
+    if (actor?.logic === delegationMachine) return awaitsTimer(snapshot.context as DelegationContext, effectId);
+    const outstanding = (snapshot.context as { outstanding?: Record<string, unknown> } | undefined)?.outstanding;
+    return outstanding !== undefined && Object.hasOwn(outstanding, effectId);
   }
 
   /** The paths of actors that ended or were stopped by the steps applied since the last call. */

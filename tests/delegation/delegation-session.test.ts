@@ -136,6 +136,26 @@ describe('a delegating session', () => {
     expect((of(records, 'delegation.joined')[0]!.data as DelegationJoined).outcome).toBe('satisfied');
   });
 
+  it('on resume only the deadline of a child still running is in doubt; a finished child\'s timer is not resumed', async () => {
+    const { rein, store, workspace } = await setup({ root: [delegate([explorer('done'), explorer('busy')])], done: [submit(validReport('finding-report', 'completed'))], busy: ['hang'] });
+    const session = await rein.createSession({ task: 'delegate' });
+    const finished = new Promise<void>((resolve) => session.live$.subscribe((event) => event.type === 'effect.started' && event.actor.endsWith('/busy') && event.kind === 'callModel' && resolve()));
+    await session.send('delegate');
+    await finished;
+    while (!of(await store.read(session.id), 'delegation.completed').length) await new Promise((resolve) => setTimeout(resolve, 5));
+    await session.interrupt('the process stops');
+    expect((await finish(session)).status).toBe('interrupted');
+    const again = await createRein({ store, workspace, provider: actorProvider({ root: [delegate([explorer('done'), explorer('busy')]), { text: 'Done.' }], busy: [submit(validReport('finding-report', 'completed'))] }), sandbox: { loginShell: false } });
+    const { session: resumed, report } = await again.resumeSession(session.id);
+    const timers = report.resolutions.filter((resolution) => resolution.kind === 'startTimer');
+    expect(timers.map((resolution) => resolution.resolution)).toEqual(['rerun']);
+    const busyTimer = of(await store.read(session.id), 'effect.requested').find((record) => (record.data as { args: { child?: string } }).args.child?.endsWith('/busy'));
+    expect(timers[0]!.effectId).toBe((busyTimer!.data as { effectId: string }).effectId);
+    expect((await finish(resumed)).status).toBe('completed');
+    const records = await replayed(store, resumed);
+    expect((of(records, 'delegation.joined')[0]!.data as DelegationJoined).outcome).toBe('satisfied');
+  });
+
   it('a child past its deadline is stopped by its timer and fails as a runtime failure; the parent goes on', async () => {
     const { rein, store } = await setup({ root: [delegate([explorer('slow', { budgets: { max_wall_time_ms: 1_000 } })]), { text: 'Done.' }], slow: ['hang'] });
     const session = await rein.startSession({ task: 'delegate' });

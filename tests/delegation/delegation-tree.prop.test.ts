@@ -69,6 +69,7 @@ describe('random delegation trees (depth ≤ 3, fan-out ≤ 5)', () => {
             const ancestors = started.filter((other) => child.child.startsWith(`${other.child}/`)).map((other) => other.child);
             expect(ended.has(child.child) || ancestors.some((ancestor) => ended.has(ancestor)), `${child.child} never ended`).toBe(true);
             expect(replay.tree!.isActive(child.child), `${child.child} outlived the root`).toBe(false);
+            expect(replay.tree!.holds(child.child), `${child.child} is still held by the actor system`).toBe(false);
           }
           // Every accepted delegation was joined, unless the agent that owned it was itself stopped first.
           const joined = new Set(records.filter((record) => record.type === 'delegation.joined').map((record) => record.corr));
