@@ -150,6 +150,16 @@ export class ActorTree {
     return this.collector.drainStopped();
   }
 
+  /** How many actors the tree holds (the root, every agent, delegation, turn and permission actor, finished or not). */
+  actorCount(): number {
+    const count = (snapshot: TreeSnapshot): number => {
+      let total = 1;
+      for (const child of Object.values(snapshot.children ?? {})) total += count(child.getSnapshot());
+      return total;
+    };
+    return count(this.root.getSnapshot() as unknown as TreeSnapshot);
+  }
+
   /** The XState persisted snapshot of the whole tree (children included). */
   persisted(): unknown {
     return this.root.getPersistedSnapshot();
