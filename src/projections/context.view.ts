@@ -94,7 +94,11 @@ export interface ActorContext {
 export interface ContextView extends ViewState {
   goal?: { text: string; seq: number };
   workspace?: string;
-  actors: Readonly<Record<string, ActorContext>>;
+  /**
+   * Per actor path (a Map: each record copies it, and a map copies in microseconds where an object with a thousand
+   * agents' keys takes a millisecond — a delegation of many children must not make every record cost O(children)).
+   */
+  actors: ReadonlyMap<string, ActorContext>;
 }
 
 export interface ContextViewOptions {
@@ -199,8 +203,10 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
         const data = record.data as VerificationRecorded;
         return { ...actor, verification: { seq: record.seq, status: data.status, name: data.name, summary: data.summary } };
       }
-      case 'context.projected':
-        return { ...actor, compactionLevel: (record.data as ContextProjected).compactionLevel };
+      case 'context.projected': {
+        const level = (record.data as ContextProjected).compactionLevel;
+        return level === actor.compactionLevel ? actor : { ...actor, compactionLevel: level };
+      }
       case 'report.rejected': {
         // A reply without a report: the child reads the harness's note (an invalid report already has its observation).
         const rejected = record.data as ReportRejected;
@@ -221,7 +227,7 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
    * whole session). The objective is the child's goal and first message. Nothing is copied from the parent's messages.
    */
   const seedChild = (view: ContextView, started: DelegationStarted, seq: number): ActorContext => {
-    const parent = view.actors[started.parent] ?? emptyActorContext(started.parent);
+    const parent = view.actors.get(started.parent) ?? emptyActorContext(started.parent);
     const objective: UserItem = { kind: 'user', seq, text: started.task.objective };
     const delegated: ChildTask = { callId: started.callId, parent: started.parent, task: started.task, seq };
     const child: ActorContext = { ...emptyActorContext(started.child), goal: { text: started.task.objective, seq }, users: prepend(undefined, objective), constraints: parent.constraints, delegated };
@@ -231,21 +237,22 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
     return { ...child, recent: [...forked, objective], older: parent.older, reads: parent.reads, modified: parent.modified, ...(parent.verification ? { verification: parent.verification } : {}) };
   };
 
-  const withActor = (view: ContextView, actor: ActorContext): ContextView => ({ ...view, actors: { ...view.actors, [actor.actor]: actor } });
+  const withActor = (view: ContextView, actor: ActorContext): ContextView => ({ ...view, actors: new Map(view.actors).set(actor.actor, actor) });
 
   const applyDelegation = (view: ContextView, record: RecordEnvelope): ContextView => {
     if (record.type === 'delegation.started') return withActor(view, seedChild(view, record.data as DelegationStarted, record.seq));
     if (record.type === 'delegation.joined') {
       // The join is the parent's delegate_task result: only the structured reports enter its context.
       const joined = record.data as DelegationJoined;
-      const parent = view.actors[joined.parent];
+      const parent = view.actors.get(joined.parent);
       if (!parent) return view;
       return withActor(view, settle(parent, { effectId: '', callId: joined.callId, name: 'delegate_task', status: 'ok', observation: joined.observation, elapsedMs: 0 }, record.seq));
     }
     // A child that ended leaves the view: nothing reads its context again (`rein context` rebuilds from the log).
     const child = (record.data as { child: string }).child;
-    if (!Object.hasOwn(view.actors, child)) return view;
-    const { [child]: _ended, ...actors } = view.actors;
+    if (!view.actors.has(child)) return view;
+    const actors = new Map(view.actors);
+    actors.delete(child);
     return { ...view, actors };
   };
 
@@ -253,7 +260,7 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
 
   return {
     name: 'context',
-    initial: () => ({ seq: 0, actors: {} }),
+    initial: () => ({ seq: 0, actors: new Map() }),
     apply(view, record) {
       if (record.type === 'session.created') {
         const created = record.data as SessionCreated;
@@ -261,9 +268,9 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
       }
       if (delegationTypes.has(record.type)) return applyDelegation(view, record);
       if (!relevant.has(record.type)) return view;
-      const actor = view.actors[record.actor] ?? emptyActorContext(record.actor);
+      const actor = view.actors.get(record.actor) ?? emptyActorContext(record.actor);
       const next = applyToActor(actor, record);
-      return next === actor ? view : { ...view, actors: { ...view.actors, [record.actor]: next } };
+      return next === actor ? view : withActor(view, next);
     },
   };
 };

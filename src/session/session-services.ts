@@ -103,7 +103,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[])
   const counterReady = tokenCounterFor(model).then((resolved) => {
     counter = resolved;
   });
-  const levelOf = (actor: string): number => Math.max(compaction.get(actor) ?? 0, context.actors[actor]?.compactionLevel ?? 0);
+  const levelOf = (actor: string): number => Math.max(compaction.get(actor) ?? 0, context.actors.get(actor)?.compactionLevel ?? 0);
   const project = (actor: string) =>
     projectModelInput({ view: context, actor, memory, systemPrompt: services.systemPrompt, tools: actors.of(actor).descriptions, counter, ...(services.context ? { options: services.context } : {}), ...(model === undefined ? {} : { model }), now: services.clock(), compactionLevel: levelOf(actor) });
   const source: ModelCallSource = {

@@ -36,7 +36,7 @@ describe('the session handle exposes the three views', () => {
     expect(trace).toEqual(rebuildTraceView(records));
     expect(memory).toEqual(rebuildMemoryView(records));
     expect(contexts).toEqual(records.map((record) => record.seq));
-    expect(context.actors.root?.constraints?.head.text).toBe('Never write anything.');
+    expect(context.actors.get('root')?.constraints?.head.text).toBe('Never write anything.');
     expect(trace.ended?.status).toBe('completed');
   });
 });
