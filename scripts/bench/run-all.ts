@@ -1,3 +1,4 @@
+import { main as delegation } from './delegation.bench.js';
 import { main as append } from './append.bench.js';
 import { main as provider } from './provider.bench.js';
 import { main as replay } from './replay.bench.js';
@@ -17,3 +18,5 @@ process.stdout.write('\n');
 await projections();
 process.stdout.write('\n');
 await tools();
+process.stdout.write('\n');
+await delegation();
