@@ -56,4 +56,11 @@ describe('rein run with delegation, then rein trace', () => {
     const types = records.map((record) => record.type);
     for (const type of ['delegation.proposed', 'delegation.validated', 'delegation.accepted', 'delegation.started', 'delegation.completed', 'delegation.joined']) expect(types).toContain(type);
   });
+
+  it('rein graph delegation prints the fan-out and join machine', async () => {
+    const graph = await runCli(['graph', 'delegation', '--format', 'mermaid'], cwd());
+    expect(graph.code).toBe(0);
+    expect(graph.stdout).toContain('delegation_running --> delegation_joined: always [joinDecided]');
+    expect(graph.stdout).toContain('delegation_running --> delegation_cancelled: delegation.cancel');
+  });
 });
