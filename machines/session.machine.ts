@@ -1,5 +1,8 @@
-import { and, assign, enqueueActions, not, setup } from 'xstate';
+import { and, assign, enqueueActions, not, setup, type AnyActorRef } from 'xstate';
 import { approvalIdOf, type ApprovalRequested } from '../models/permission.records.js';
+import type { ChildUsage, DelegationAccepted, DelegationRole, FailureClass } from '../models/delegation.records.js';
+import type { ReportFormat } from '../models/report-contracts.js';
+import { delegationMachine, type DelegationMachine, type JoinOutput } from './delegation.machine.js';
 import { permissionMachine, type ApprovalOutcome } from './permission.machine.js';
 import { turnMachine, type TurnOutput } from './turn.machine.js';
 import type { CallSpec } from '../models/call-spec.js';
@@ -12,7 +15,7 @@ import type { SessionCancelled, SessionOutcome, UserMessage } from '../models/se
 import type { ToolSettled } from '../models/tool.records.js';
 
 /** Bumped whenever a change to this machine would make old snapshots restore into the wrong state. */
-export const sessionMachineVersion = '3';
+export const sessionMachineVersion = '4';
 
 /** The tools whose results must carry shell boundary evidence. */
 export const shellTools: readonly string[] = ['bash'];
@@ -20,12 +23,20 @@ export const shellTools: readonly string[] = ['bash'];
 /** The claims completing a session requires of the last tool turn's CallSpec. */
 export const completionClaims: readonly string[] = ['session.complete'];
 
+/** The tool a child agent ends with; its schema is the child's output contract. */
+export const reportTool = 'submit_report';
+
+/** Broken reports a child may correct: one correction round, then the child fails with a contract failure. */
+export const maxReportCorrections = 1;
+
 /** What the session remembers of its latest tool turn: completing the session rests on it. */
 export interface TurnVerdict {
   turnId: string;
   path: string;
   status: TurnOutput['status'] | 'open';
   classes: string[];
+  /** The join digest once the turn closed its join (the evidence a child's report is merged on). */
+  joinDigest?: string | null;
 }
 
 /** A tool call waiting for a person's answer; re-requested as a fresh `executeTool` effect once answered. */
@@ -39,6 +50,37 @@ export interface PendingApproval {
 export interface OutstandingEffect {
   kind: EffectKind;
   callId?: string;
+  /** For a `delegate_task` call whose plan was accepted: the delegation actor whose join is the call's result. */
+  delegation?: string;
+}
+
+/** What makes a session a child agent: its task, role and output contract, and the delegation it reports to. */
+export interface ChildInput {
+  taskId: string;
+  role: DelegationRole;
+  /** The delegation actor's path (the child's parent in the actor tree). */
+  delegation: string;
+  /** The parent's `delegate_task` call id. */
+  callId: string;
+  format: ReportFormat;
+  /** Session time (ms since creation) when the child started: its wall-time budget counts from here. */
+  startedAtMs: number;
+  /** 1 for a child of the root agent. */
+  depth: number;
+}
+
+/** What a session actor hands its parent when it ends (a child agent's result; the root's is read by the host). */
+export interface AgentOutput {
+  kind: 'agent';
+  path: string;
+  status: SessionOutcome;
+  reason?: string;
+  /** A child's valid report, present only when it completed. */
+  report?: Record<string, unknown>;
+  /** The MutationReady turn the report was submitted in. */
+  evidence?: { turnId: string; joinDigest: string };
+  failureClass?: FailureClass;
+  usage: ChildUsage;
 }
 
 export interface SessionInput {
@@ -47,6 +89,8 @@ export interface SessionInput {
   budgets: Budgets;
   /** The active instruction-linked mutation policy; a turn's CallSpec must match it for MutationReady. */
   mutationPolicyDigest?: string;
+  /** Present for a child agent (spawned by a delegation actor). */
+  child?: ChildInput;
 }
 
 export interface SessionContext {
@@ -66,6 +110,16 @@ export interface SessionContext {
   /** The latest tool turn's typestate verdict; `null` before the first tool turn. */
   lastTurn: TurnVerdict | null;
   endReason: string | null;
+  child: ChildInput | null;
+  /** Session time the wall-time budget counts from (0 for the root agent). */
+  startedAtMs: number;
+  /** A child's accepted report (from a `submit_report` call that settled ok), waiting for its turn to reach MutationReady. */
+  report: { callId: string; value: Record<string, unknown> } | null;
+  /** Broken reports so far (invalid `submit_report` calls, replies without a report). */
+  contractFailures: number;
+  failureClass: FailureClass | null;
+  /** The final state reached (for the output). */
+  outcome: SessionOutcome | null;
 }
 
 /** The event a permission actor's parent receives when it reaches a final state. */
@@ -73,6 +127,9 @@ export type ApprovalDoneEvent = { type: `xstate.done.actor.${string}`; output: A
 
 /** The event a turn actor's parent receives when the turn reaches `mutationReady` or `blocked`. */
 export type TurnDoneEvent = { type: `xstate.done.actor.${string}`; output: TurnOutput };
+
+/** The event a delegation actor's parent receives when the join is decided. */
+export type DelegationDoneEvent = { type: `xstate.done.actor.${string}`; output: JoinOutput };
 
 /** Machine events are input records: `{ type, ...data }`. */
 export type SessionEvent =
@@ -82,8 +139,10 @@ export type SessionEvent =
   | ({ type: 'tool.settled' } & ToolSettled)
   | ({ type: 'effect.failed' } & EffectFailed)
   | ({ type: 'approval.requested' } & ApprovalRequested)
+  | ({ type: 'delegation.accepted' } & DelegationAccepted)
   | ApprovalDoneEvent
   | TurnDoneEvent
+  | DelegationDoneEvent
   | { type: 'turn.results-ready'; turnId: string; rows: Array<{ callId: string; errorCode?: string }> }
   | { type: 'policy.changed'; mutationPolicyDigest: string }
   | ({ type: 'session.cancelled' } & SessionCancelled);
@@ -94,6 +153,11 @@ export interface RequestEffectParams {
   kind: EffectKind;
   args: Record<string, unknown>;
 }
+
+/** What a child tells its delegation actor about its approvals (the delegation records the escalation). */
+export type DelegationNotice =
+  | { type: 'child.escalated'; approvalId: string; tool: string; summary: string; reason: string }
+  | { type: 'child.resumed'; approvalId: string };
 
 /** Params of the `emitRecord` action: the host turns each into a derived record of that type. */
 export interface EmitRecordParams {
@@ -108,6 +172,32 @@ const isApprovalDone = (event: SessionEvent): event is ApprovalDoneEvent =>
 
 const isTurnDone = (event: SessionEvent): event is TurnDoneEvent =>
   event.type.startsWith('xstate.done.actor.') && typeof (event as Partial<TurnDoneEvent>).output?.turnId === 'string';
+
+/** The outstanding `delegate_task` call whose delegation actor just decided its join, as `[effectId, effect]`. */
+const delegationDoneOf = (context: SessionContext, event: SessionEvent): [string, OutstandingEffect & { delegation: string }] | undefined => {
+  if (!event.type.startsWith('xstate.done.actor.')) return undefined;
+  const output = (event as Partial<DelegationDoneEvent>).output;
+  if (output?.kind !== 'delegation.join') return undefined;
+  const entry = Object.entries(context.outstanding).find(([, effect]) => effect.delegation !== undefined && event.type === `xstate.done.actor.${effect.delegation}` && effect.callId === output.callId);
+  return entry as [string, OutstandingEffect & { delegation: string }] | undefined;
+};
+
+/**
+ * Tell the delegation actor a child answers to about its approvals (found by path in the actor system; a machine
+ * running without one — model checking — tells nobody).
+ */
+const notify = (system: { get(systemId: string): AnyActorRef | undefined }, context: SessionContext, notice: DelegationNotice, sendTo: (to: AnyActorRef, event: DelegationNotice & { taskId: string }) => void): void => {
+  const delegation = context.child ? system.get(context.child.delegation) : undefined;
+  if (delegation && context.child) sendTo(delegation, { ...notice, taskId: context.child.taskId });
+};
+
+/** What is left of the session's budgets right now: the ceiling of every child it delegates to. */
+const remainingBudgets = (context: SessionContext): Budgets => ({
+  maxTurns: context.budgets.maxTurns - context.usage.turns,
+  maxToolCalls: context.budgets.maxToolCalls - context.usage.toolCalls,
+  maxTokens: context.budgets.maxTokens - tokensUsed(context.usage),
+  maxWallTimeMs: context.budgets.maxWallTimeMs - (context.usage.elapsedMs - context.startedAtMs),
+});
 
 /** Without a recorded CallSpec nothing is allowed: every call is `tool.unknown_or_disallowed` and the turn blocks. */
 const missingCallSpec = (callId: string): CallSpec => ({
@@ -153,6 +243,10 @@ export const sessionMachine = setup({
   actors: {
     permission: permissionMachine,
     turn: turnMachine,
+    /** Referenced lazily: the delegation machine spawns this machine as its children (the modules import each other). */
+    get delegation(): DelegationMachine {
+      return delegationMachine;
+    },
   },
   actions: {
     /** Observed by the host through inspection; deliberately does nothing here (machines perform no I/O). */
@@ -222,7 +316,7 @@ export const sessionMachine = setup({
       const output = event.output;
       // The verdict is kept in context; the finished turn actor is stopped so children never accumulate.
       enqueue.stopChild(context.lastTurn.path);
-      enqueue.assign({ lastTurn: { ...context.lastTurn, status: output.status, classes: [...new Set(output.findings.map((finding) => finding.class))] } });
+      enqueue.assign({ lastTurn: { ...context.lastTurn, status: output.status, classes: [...new Set(output.findings.map((finding) => finding.class))], joinDigest: output.joinDigest } });
       if (!output.joinClosed) enqueue.assign({ endReason: `the tool-call join of turn ${output.turnId} did not close: ${[...new Set(output.findings.map((finding) => finding.class))].join(', ')}` });
     }),
     settleToolCall: assign(({ context, event }) => {
@@ -230,7 +324,62 @@ export const sessionMachine = setup({
       const { [event.effectId]: _settled, ...outstanding } = context.outstanding;
       return { outstanding, usage: { ...context.usage, elapsedMs: Math.max(context.usage.elapsedMs, event.elapsedMs) } };
     }),
-    openApproval: enqueueActions(({ context, event, enqueue }) => {
+    /** A child's `submit_report` result: an ok one is its report; an invalid one is a broken report (one correction round). */
+    noteReport: enqueueActions(({ context, event, enqueue }) => {
+      if (!context.child || event.type !== 'tool.settled' || event.name !== reportTool) return;
+      if (event.status === 'ok' && event.value) {
+        enqueue.assign({ report: { callId: event.callId, value: event.value } });
+        return;
+      }
+      if (event.status !== 'error' || (event.failedStage !== 'schema' && event.failedStage !== 'runtime-validation')) return;
+      const attempt = context.contractFailures + 1;
+      enqueue.assign({ contractFailures: attempt });
+      enqueue({ type: 'emitRecord', params: { type: 'report.rejected', data: { reason: 'invalid', attempt, format: context.child.format, callId: event.callId, final: attempt > maxReportCorrections } } });
+    }),
+    /** A child replied without calling `submit_report`: a broken report. */
+    noteMissingReport: enqueueActions(({ context, enqueue }) => {
+      if (!context.child) return;
+      const attempt = context.contractFailures + 1;
+      enqueue.assign({ contractFailures: attempt });
+      enqueue({ type: 'emitRecord', params: { type: 'report.rejected', data: { reason: 'missing', attempt, format: context.child.format, final: attempt > maxReportCorrections } } });
+    }),
+    failContract: assign(({ context }) => ({
+      failureClass: 'contract' as const,
+      endReason: context.report
+        ? `the report's turn ${context.lastTurn?.turnId} did not reach MutationReady (${context.lastTurn?.classes.join(', ') || 'blocked'}): the report is not merged`
+        : `the output contract was broken ${context.contractFailures} times (one correction round): no valid ${context.child?.format ?? 'report'} was submitted`,
+    })),
+    /** A `delegate_task` call's plan was accepted: spawn its delegation actor; the call stays outstanding until the join. */
+    spawnDelegation: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'delegation.accepted') return;
+      const path = `${context.path}/delegation-${event.effectId.slice(event.effectId.lastIndexOf(':e') + 2)}`;
+      enqueue.assign({
+        outstanding: { ...context.outstanding, [event.effectId]: { kind: 'executeTool', callId: event.callId, delegation: path } },
+        usage: { ...context.usage, elapsedMs: Math.max(context.usage.elapsedMs, event.elapsedMs) },
+      });
+      enqueue.spawnChild('delegation', {
+        id: path,
+        systemId: path,
+        input: { path, sessionId: context.sessionId, parent: context.path, callId: event.callId, plan: event.plan, ceiling: remainingBudgets(context), startedAtMs: event.elapsedMs },
+      });
+    }),
+    /** The join was decided: its observation is the call's terminal result; the children's tokens count as the session's. */
+    closeDelegation: enqueueActions(({ context, event, enqueue }) => {
+      const found = delegationDoneOf(context, event);
+      if (!found) return;
+      const [effectId, effect] = found;
+      const output = (event as DelegationDoneEvent).output;
+      const { [effectId]: _joined, ...outstanding } = context.outstanding;
+      enqueue.stopChild(effect.delegation);
+      enqueue.assign({ outstanding, usage: { ...context.usage, inputTokens: context.usage.inputTokens + output.usage.inputTokens, outputTokens: context.usage.outputTokens + output.usage.outputTokens } });
+      if (context.lastTurn?.status === 'open') enqueue.sendTo(context.lastTurn.path, { type: 'tool.settled', callId: output.callId, name: 'delegate_task', status: 'ok', observation: output.observation });
+    }),
+    /** The session was cancelled: every running delegation stops its children and records why. */
+    cancelDelegations: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'session.cancelled') return;
+      for (const effect of Object.values(context.outstanding)) if (effect.delegation) enqueue.sendTo(effect.delegation, { type: 'delegation.cancel', reason: event.reason });
+    }),
+    openApproval: enqueueActions(({ context, event, enqueue, system }) => {
       if (event.type !== 'approval.requested') return;
       const { [event.effectId]: _settled, ...outstanding } = context.outstanding;
       const { type: _type, elapsedMs, arguments: args, ...question } = event;
@@ -240,8 +389,9 @@ export const sessionMachine = setup({
         usage: { ...context.usage, elapsedMs: Math.max(context.usage.elapsedMs, elapsedMs) },
       });
       enqueue.spawnChild('permission', { id: event.approvalId, systemId: event.approvalId, input: { path: event.approvalId, question } });
+      notify(system, context, { type: 'child.escalated', approvalId: event.approvalId, tool: event.tool, summary: event.summary, reason: event.reason }, enqueue.sendTo);
     }),
-    closeApproval: enqueueActions(({ context, event, enqueue }) => {
+    closeApproval: enqueueActions(({ context, event, enqueue, system }) => {
       if (!isApprovalDone(event)) return;
       const approvalId = event.output.approvalId;
       const pending = context.approvals[approvalId];
@@ -251,6 +401,7 @@ export const sessionMachine = setup({
       enqueue.stopChild(approvalId);
       enqueue.assign({ approvals, nextEffect: context.nextEffect + 1, outstanding: { ...context.outstanding, [effectId]: { kind: 'executeTool', callId: pending.callId } } });
       enqueue({ type: 'requestEffect', params: { effectId, kind: 'executeTool', args: { callId: pending.callId, name: pending.name, arguments: pending.arguments, approval: { ...event.output } } } });
+      notify(system, context, { type: 'child.resumed', approvalId }, enqueue.sendTo);
     }),
     refuseCompletion: assign(({ context }) => ({
       endReason: `completion refused: turn ${context.lastTurn?.turnId} is blocked by ${context.lastTurn?.classes.join(', ') || 'unclosed obligations'} (fail closed: no mutation before MutationReady)`,
@@ -267,7 +418,22 @@ export const sessionMachine = setup({
       (event.type === 'model.responded' || event.type === 'model.failed') && event.effectId === context.awaitingModel,
     isOutstandingEffect: ({ context, event }) => 'effectId' in event && Object.hasOwn(context.outstanding, event.effectId),
     isOutstandingTool: ({ context, event }) =>
-      event.type === 'tool.settled' && context.outstanding[event.effectId]?.kind === 'executeTool',
+      event.type === 'tool.settled' && context.outstanding[event.effectId]?.kind === 'executeTool' && context.outstanding[event.effectId]?.delegation === undefined,
+    isAcceptedDelegation: ({ context, event }) =>
+      event.type === 'delegation.accepted' &&
+      context.outstanding[event.effectId]?.kind === 'executeTool' &&
+      context.outstanding[event.effectId]?.callId === event.callId &&
+      context.outstanding[event.effectId]?.delegation === undefined,
+    isDelegationDone: ({ context, event }) => delegationDoneOf(context, event) !== undefined,
+    isLastOutstandingDelegation: ({ context, event }) => {
+      const found = delegationDoneOf(context, event);
+      return found !== undefined && Object.keys(context.outstanding).length === 1;
+    },
+    isChild: ({ context }) => context.child !== null,
+    hasReport: ({ context }) => context.report !== null,
+    turnMutationReady: ({ event }) => isTurnDone(event) && event.output.status === 'mutation-ready',
+    correctionLeft: ({ context }) => context.contractFailures < maxReportCorrections,
+    contractExhausted: ({ context }) => context.contractFailures > maxReportCorrections,
     isLastOutstanding: ({ context, event }) =>
       'effectId' in event && Object.keys(context.outstanding).length === 1 && Object.hasOwn(context.outstanding, event.effectId),
     isOutstandingApprovalRequest: ({ context, event }) =>
@@ -292,7 +458,7 @@ export const sessionMachine = setup({
     tokenBudgetLeft: ({ context, event }) =>
       event.type !== 'model.responded' || tokensUsed(context.usage) + event.usage.inputTokens + event.usage.outputTokens <= context.budgets.maxTokens,
     turnBudgetLeft: ({ context }) => context.usage.turns < context.budgets.maxTurns,
-    wallTimeLeft: ({ context }) => context.usage.elapsedMs < context.budgets.maxWallTimeMs,
+    wallTimeLeft: ({ context }) => context.usage.elapsedMs - context.startedAtMs < context.budgets.maxWallTimeMs,
     nothingElseOutstanding: ({ context, event }) =>
       Object.keys(context.outstanding).every((effectId) => 'effectId' in event && effectId === event.effectId),
   },
@@ -302,7 +468,7 @@ export const sessionMachine = setup({
     path: input.path,
     sessionId: input.sessionId,
     budgets: input.budgets,
-    usage: { ...emptyUsage },
+    usage: { ...emptyUsage, elapsedMs: input.child?.startedAtMs ?? 0 },
     nextEffect: 1,
     outstanding: {},
     awaitingModel: null,
@@ -310,14 +476,22 @@ export const sessionMachine = setup({
     mutationPolicyDigest: input.mutationPolicyDigest ?? 'none',
     lastTurn: null,
     endReason: null,
+    child: input.child ?? null,
+    startedAtMs: input.child?.startedAtMs ?? 0,
+    report: null,
+    contractFailures: 0,
+    failureClass: null,
+    outcome: null,
   }),
   initial: 'idle',
   on: {
-    'session.cancelled': { target: '.cancelled', actions: 'noteEventReason' },
+    'session.cancelled': { target: '.cancelled', actions: ['noteEventReason', 'cancelDelegations'] },
     'policy.changed': { actions: assign(({ event }) => (event.type === 'policy.changed' ? { mutationPolicyDigest: event.mutationPolicyDigest } : {})) },
   },
   states: {
     idle: {
+      description: 'A child agent starts at once: its objective (in its task package) is its first message.',
+      always: { guard: 'isChild', target: 'running' },
       on: { 'user.message': { target: 'running' } },
     },
     running: {
@@ -349,6 +523,8 @@ export const sessionMachine = setup({
               },
               { guard: and(['isAwaitedModelCall', 'hasToolCalls']), target: 'runningTools', actions: ['settleModelCall', 'spawnTurn', 'requestToolCalls'] },
               { guard: and(['isAwaitedModelCall', 'isPausedTurn']), target: 'nextTurn', actions: 'settleModelCall' },
+              { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'isChild', 'correctionLeft']), target: 'nextTurn', actions: ['settleModelCall', 'noteMissingReport'] },
+              { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'isChild']), target: '#session.failed', actions: ['settleModelCall', 'noteMissingReport', 'failContract'] },
               { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'mayComplete']), target: '#session.completed', actions: 'settleModelCall' },
               { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding']), target: '#session.failed', actions: ['settleModelCall', 'refuseCompletion'] },
             ],
@@ -358,15 +534,21 @@ export const sessionMachine = setup({
         runningTools: {
           on: {
             'tool.settled': [
-              { guard: and(['isOutstandingTool', 'isLastOutstanding', not('hasPendingApprovals')]), target: 'joiningTurn', actions: ['settleToolCall', 'forwardToTurn'] },
-              { guard: and(['isOutstandingTool', 'isLastOutstanding']), target: 'awaitingApproval', actions: ['settleToolCall', 'forwardToTurn'] },
-              { guard: 'isOutstandingTool', actions: ['settleToolCall', 'forwardToTurn'] },
+              { guard: and(['isOutstandingTool', 'isLastOutstanding', not('hasPendingApprovals')]), target: 'joiningTurn', actions: ['settleToolCall', 'noteReport', 'forwardToTurn'] },
+              { guard: and(['isOutstandingTool', 'isLastOutstanding']), target: 'awaitingApproval', actions: ['settleToolCall', 'noteReport', 'forwardToTurn'] },
+              { guard: 'isOutstandingTool', actions: ['settleToolCall', 'noteReport', 'forwardToTurn'] },
             ],
+            'delegation.accepted': { guard: 'isAcceptedDelegation', actions: 'spawnDelegation' },
             'approval.requested': [
               { guard: and(['isOutstandingApprovalRequest', 'isLastOutstanding']), target: 'awaitingApproval', actions: 'openApproval' },
               { guard: 'isOutstandingApprovalRequest', actions: 'openApproval' },
             ],
-            'xstate.done.actor.*': { guard: 'isPendingApprovalOutcome', actions: 'closeApproval' },
+            'xstate.done.actor.*': [
+              { guard: 'isPendingApprovalOutcome', actions: 'closeApproval' },
+              { guard: and(['isLastOutstandingDelegation', not('hasPendingApprovals')]), target: 'joiningTurn', actions: 'closeDelegation' },
+              { guard: 'isLastOutstandingDelegation', target: 'awaitingApproval', actions: 'closeDelegation' },
+              { guard: 'isDelegationDone', actions: 'closeDelegation' },
+            ],
           },
         },
         awaitingApproval: {
@@ -379,6 +561,9 @@ export const sessionMachine = setup({
           on: {
             'turn.results-ready': { guard: 'isCurrentTurnResults', actions: 'declareUses' },
             'xstate.done.actor.*': [
+              { guard: and(['isCurrentTurnDone', 'turnJoinClosed', 'hasReport', 'turnMutationReady']), target: '#session.completed', actions: 'closeTurn' },
+              { guard: and(['isCurrentTurnDone', 'turnJoinClosed', 'hasReport']), target: '#session.failed', actions: ['closeTurn', 'failContract'] },
+              { guard: and(['isCurrentTurnDone', 'turnJoinClosed', 'contractExhausted']), target: '#session.failed', actions: ['closeTurn', 'failContract'] },
               { guard: and(['isCurrentTurnDone', 'turnJoinClosed']), target: 'nextTurn', actions: 'closeTurn' },
               { guard: 'isCurrentTurnDone', target: '#session.failed', actions: 'closeTurn' },
             ],
@@ -386,10 +571,23 @@ export const sessionMachine = setup({
         },
       },
     },
-    completed: { type: 'final', entry: ended('completed') },
-    failed: { type: 'final', entry: ended('failed') },
-    cancelled: { type: 'final', entry: ended('cancelled') },
-    budgetExhausted: { type: 'final', entry: ended('budget-exhausted') },
+    completed: { type: 'final', entry: [assign({ outcome: 'completed' as const }), ended('completed')] },
+    failed: { type: 'final', entry: [assign({ outcome: 'failed' as const }), ended('failed')] },
+    cancelled: { type: 'final', entry: [assign({ outcome: 'cancelled' as const }), ended('cancelled')] },
+    budgetExhausted: { type: 'final', entry: [assign({ outcome: 'budget-exhausted' as const }), ended('budget-exhausted')] },
+  },
+  output: ({ context }): AgentOutput => {
+    const status = context.outcome ?? 'failed';
+    const report = status === 'completed' && context.report && context.lastTurn?.status === 'mutation-ready' && context.lastTurn.joinDigest ? context.report : null;
+    return {
+      kind: 'agent',
+      path: context.path,
+      status,
+      ...(context.endReason ? { reason: context.endReason } : {}),
+      ...(report ? { report: report.value, evidence: { turnId: context.lastTurn!.turnId, joinDigest: context.lastTurn!.joinDigest! } } : {}),
+      ...(status === 'completed' || status === 'cancelled' ? {} : { failureClass: context.failureClass ?? 'runtime' }),
+      usage: { turns: context.usage.turns, toolCalls: context.usage.toolCalls, inputTokens: context.usage.inputTokens, outputTokens: context.usage.outputTokens },
+    };
   },
 });
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** The kinds of effect a machine can request; each kind has an executor in src/effects. */
-export const EffectKind = z.enum(['callModel', 'executeTool', 'spawnChild', 'projectContext']);
+export const EffectKind = z.enum(['callModel', 'executeTool', 'spawnChild', 'projectContext', 'startTimer']);
 export type EffectKind = z.infer<typeof EffectKind>;
 
 /** What to do with an effect that was requested but never settled when a process resumes the session. */

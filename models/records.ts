@@ -19,6 +19,18 @@ import { ContextProjected } from './context.records.js';
 import { VerificationRecorded } from './verification.records.js';
 import { MemoryExpired, MemoryPromoted, MemoryProposed, MemoryRejected, MemoryReviewed, MemoryRevoked, MemorySubmitted } from './memory.records.js';
 import { ApprovalReplied, ApprovalRequested, PermissionDecided } from './permission.records.js';
+import {
+  DelegationAccepted,
+  DelegationCompleted,
+  DelegationFailed,
+  DelegationJoined,
+  DelegationPermissionEscalated,
+  DelegationProposed,
+  DelegationStarted,
+  DelegationValidated,
+  ReportRejected,
+  TimerFired,
+} from './delegation.records.js';
 import { FileRead, FileWritten, ToolRejected, ToolRepaired, ToolSettled, ToolStarted, ToolValidated } from './tool.records.js';
 
 /**
@@ -55,6 +67,8 @@ export const recordTypes = {
   'approval.replied': input(ApprovalReplied),
   'session.cancelled': input(SessionCancelled),
   'policy.changed': input(PolicyChanged),
+  'delegation.accepted': input(DelegationAccepted),
+  'timer.fired': input(TimerFired),
   'actor.transitioned': { class: 'transition', derived: true, version: 1, data: ActorTransitioned },
   'effect.requested': derived(EffectRequested),
   'session.ended': derived(SessionEnded),
@@ -65,6 +79,12 @@ export const recordTypes = {
   'turn.join-closed': derived(TurnJoinClosed),
   'turn.mutation-ready': derived(TurnMutationReady),
   'turn.blocked': derived(TurnBlocked),
+  'delegation.started': derived(DelegationStarted),
+  'delegation.permission-escalated': derived(DelegationPermissionEscalated),
+  'delegation.completed': derived(DelegationCompleted),
+  'delegation.failed': derived(DelegationFailed),
+  'delegation.joined': derived(DelegationJoined),
+  'report.rejected': derived(ReportRejected),
   'tool.started': fact(ToolStarted),
   'model.attempted': fact(ModelAttempted),
   'tool.rejected': fact(ToolRejected),
@@ -87,6 +107,8 @@ export const recordTypes = {
   'memory.rejected': fact(MemoryRejected),
   'memory.revoked': fact(MemoryRevoked),
   'memory.expired': fact(MemoryExpired),
+  'delegation.proposed': fact(DelegationProposed),
+  'delegation.validated': fact(DelegationValidated),
 } as const satisfies Record<string, RecordTypeInfo>;
 
 export type RecordType = keyof typeof recordTypes;

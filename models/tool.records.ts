@@ -92,6 +92,8 @@ export const ToolSettled = z.object({
   provenance: Provenance.optional(),
   /** The pipeline stage that refused the call, for a failure that never ran (the turn typestate reads it). */
   failedStage: z.enum(['lookup', 'visibility', 'schema', 'runtime-validation', 'permission']).optional(),
+  /** A structured result a machine reads (a child's validated report from `submit_report`). */
+  value: z.record(z.string(), z.unknown()).optional(),
   elapsedMs: z.number().nonnegative(),
 });
 export type ToolSettled = z.infer<typeof ToolSettled>;

@@ -38,6 +38,7 @@ export interface MemoryOptions {
   /** Re-read the governance stream before a model call at most this often, in ms (default 1,000). */
   refreshIntervalMs?: number;
 }
+import { delegationConfigOf } from './delegation/roles.js';
 
 export interface ReinOptions {
   /** The event log; `openLevelEventStore` for durable sessions, `createMemoryEventStore` for tests. */
@@ -78,6 +79,8 @@ export interface ReinOptions {
   sandbox?: Partial<SandboxPolicy>;
   /** Governed memory (default on); `false` runs without it (the memory tools then report it unavailable). */
   memory?: MemoryOptions | false;
+  /** Delegation limits and roles: `maxDepth` (default 1: only the root agent delegates), `maxFanOut` (default 8), `roles`. */
+  delegation?: Parameters<typeof delegationConfigOf>[0];
 }
 
 /**
@@ -146,6 +149,7 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     permissions: new PermissionPolicy(options.permissions),
     sandbox: { ...defaultSandboxPolicy, ...options.sandbox },
     ...(memoryOptions && scope ? { memory: { governance, scope, autoPromote: memoryOptions.autoPromote ?? true, refreshIntervalMs: memoryOptions.refreshIntervalMs ?? 1_000 } } : {}),
+    delegation: delegationConfigOf(options.delegation),
   };
   const registry = new SessionRegistry();
   const { name, model, source } = options.provider;

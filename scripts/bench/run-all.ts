@@ -1,3 +1,4 @@
+import { main as delegation } from './delegation.bench.js';
 import { main as append } from './append.bench.js';
 import { main as provider } from './provider.bench.js';
 import { main as replay } from './replay.bench.js';
@@ -20,3 +21,4 @@ process.stdout.write('\n');
 await tools();
 process.stdout.write('\n');
 await memory();
+await delegation();

@@ -20,7 +20,7 @@ export const answeredInAdvance = (answering: ApprovalAnswering, request: Approva
 };
 
 const describeRequest = (request: ApprovalRequest): string =>
-  [`\napproval needed (${request.approvalId}): ${request.summary}`, `  risk:   ${request.risk}`, `  reason: ${request.reason}`, ...(request.suggestedRule ? [`  [s] allows "${request.suggestedRule}" for the rest of the session`] : [])].join('\n');
+  [`\napproval needed (${request.approvalId})${request.actor && request.actor !== 'root' ? ` for child agent ${request.actor}` : ''}: ${request.summary}`, `  risk:   ${request.risk}`, `  reason: ${request.reason}`, ...(request.suggestedRule ? [`  [s] allows "${request.suggestedRule}" for the rest of the session`] : [])].join('\n');
 
 /**
  * Ask a person on the terminal: `y` allow once, `s` allow for the session, `n` deny, or any other text to deny with

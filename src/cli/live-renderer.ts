@@ -67,11 +67,12 @@ export class LiveRenderer {
   private onLive(event: LiveEvent): void {
     switch (event.type) {
       case 'model.delta':
-        if (event.channel === 'text') {
+        if (event.channel === 'text' && event.actor === 'root') {
           this.status.clear();
-          this.out.write(event.actor === 'root' ? event.text : this.paint(2, event.text));
+          this.out.write(event.text);
           this.midLine = !event.text.endsWith('\n');
         } else if (!this.midLine) {
+          // Child agents run side by side: their text is in the trace; the renderer shows their steps, not their prose.
           this.status.show('thinking', false);
         }
         return;
@@ -113,6 +114,10 @@ export class LiveRenderer {
     } else if (record.type === 'approval.replied') {
       const data = record.data as { decision: string; feedback?: string };
       this.out.write(`  ${this.paint(2, `→ ${data.decision}${data.feedback ? `: ${data.feedback}` : ''}`)}\n`);
+    } else if (record.type === 'delegation.started' || record.type === 'delegation.completed' || record.type === 'delegation.failed' || record.type === 'delegation.joined') {
+      this.status.clear();
+      this.endLine();
+      this.out.write(`  ${this.delegationLine(record)}\n`);
     } else if (record.type === 'tool.settled') {
       const data = record.data as ToolSettled;
       const started = this.startedAt.get(data.effectId);
@@ -121,8 +126,18 @@ export class LiveRenderer {
       const code = data.errorCode ? ` ${this.paint(31, data.errorCode)}` : '';
       this.status.clear();
       this.endLine();
-      this.out.write(`  ${mark} ${data.name} ${this.argsByEffect.get(data.effectId) ?? ''}${code}${this.paint(2, duration)}\n`);
+      const who = record.actor === 'root' ? '' : `${this.paint(36, `[${record.actor.slice(record.actor.lastIndexOf('/') + 1)}]`)} `;
+      this.out.write(`  ${who}${mark} ${data.name} ${this.argsByEffect.get(data.effectId) ?? ''}${code}${this.paint(2, duration)}\n`);
     }
+  }
+
+  /** One line per child agent event: started (role, actor path), completed (report status), failed (class), and the join. */
+  private delegationLine(record: RecordEnvelope): string {
+    const data = record.data as { taskId?: string; child?: string; task?: { role: string }; reportStatus?: string; failureClass?: string; cancelled?: boolean; reason?: string; policy?: string; outcome?: string; children?: unknown[] };
+    if (record.type === 'delegation.started') return this.paint(36, `↳ task ${data.taskId} (${data.task?.role}) started as ${data.child}`);
+    if (record.type === 'delegation.completed') return `${this.paint(32, '↳')} task ${data.taskId} completed, report ${data.reportStatus}`;
+    if (record.type === 'delegation.failed') return `${this.paint(data.cancelled ? 33 : 31, '↳')} task ${data.taskId} ${data.cancelled ? 'cancelled' : `failed (${data.failureClass})`}${this.paint(2, ` — ${data.reason ?? ''}`)}`;
+    return `${this.paint(data.outcome === 'satisfied' ? 32 : 33, '✓')} delegate_task joined (${data.policy}): ${data.outcome}, ${data.children?.length ?? 0} task(s)`;
   }
 
   private paint(code: number, text: string): string {

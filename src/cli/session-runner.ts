@@ -45,7 +45,7 @@ export const runToQuiet = async (session: ReinSession, options: { json: boolean;
     } else {
       process.stdout.write(renderer.summary(result, startedAt));
       for (const request of result.status === 'paused' ? session.pendingApprovals() : []) {
-        process.stdout.write(`waiting for approval ${request.approvalId}: ${request.summary}\n  answer with: rein resume ${result.sessionId} --approve ${JSON.stringify(request.suggestedRule ?? request.tool)} (or --yes)\n`);
+        process.stdout.write(`waiting for approval ${request.approvalId}${request.actor && request.actor !== 'root' ? ` (child agent ${request.actor})` : ''}: ${request.summary}\n  answer with: rein resume ${result.sessionId} --approve ${JSON.stringify(request.suggestedRule ?? request.tool)} (or --yes)\n`);
       }
     }
     return result;

@@ -33,8 +33,8 @@ export interface ModelCallSource {
   role(actor: string): string | undefined;
   /** Build (and record) the input of one attempt; without it the executor sends `messages` and `tools` as they are. */
   prepare?(attempt: ModelCallAttempt): Promise<PreparedModelInput>;
-  /** The typed contract of this call (harness-typestate CallSpec), recorded in `model.responded` for the turn. */
-  callSpec?(effectId: string): CallSpec;
+  /** The typed contract of this call (harness-typestate CallSpec) for the actor that asked, recorded in `model.responded` for the turn. */
+  callSpec?(effectId: string, actor: string): CallSpec;
   /**
    * Optional compaction hook, called once per model call after a `context_length` error: make the next input for
    * `actor` smaller and resolve true to have the call tried again, false (or throw) to let it fail.
@@ -179,7 +179,7 @@ export const createCallModelExecutor = ({ provider, source, options = {}, retry 
         const durationMs = context.now() - started;
         if (!result.error) {
           const { text, reasoning, toolCalls, usage } = result;
-          const callSpec = source.callSpec?.(request.effectId);
+          const callSpec = source.callSpec?.(request.effectId, request.actor);
           const data = { effectId: request.effectId, turn, text, ...(reasoning ? { reasoning } : {}), toolCalls, stopReason: result.stopReason as StopReason, usage, elapsedMs: context.elapsedMs(), ...(callSpec ? { callSpec } : {}) };
           return { type: 'model.responded', data, facts: attemptFacts(prepared, factOf(request, attempt, result, durationMs)), ...blobsOf(prepared) };
         }

@@ -23,25 +23,29 @@ export interface ExecuteToolOptions {
 }
 
 /**
- * Executes `executeTool` through the tool pipeline (src/tools/tool-pipeline.ts). It settles with `tool.settled`,
+ * Executes `executeTool` through the tool pipeline of the calling actor's environment (a child agent has its own
+ * tools and permission mode) (src/tools/tool-pipeline.ts). It settles with `tool.settled`,
  * or with `approval.requested` when the permission stage asks a person (the tool does not run; the session waits and
  * requests the call again with the answer). Facts that must be durable before a tool changes anything are appended
  * synced by the pipeline; the rest are written with the settling input. A call the classifier marks as a
  * verification that actually ran also gets a `verification.recorded` fact in that batch. Read-only tools may share
  * their actor's tool lane; anything else runs alone.
  */
-export const createExecuteToolExecutor = (environment: PipelineEnvironment, options: ExecuteToolOptions = {}): EffectExecutor => {
+export const createExecuteToolExecutor = (environments: PipelineEnvironment | ((actor: string) => PipelineEnvironment), options: ExecuteToolOptions = {}): EffectExecutor => {
   const classifyVerification = options.classifyVerification ?? defaultVerificationClassifier;
+  const environmentOf = typeof environments === 'function' ? environments : () => environments;
+  const toolOf = (request: EffectRequest) => environmentOf(request.actor).registry.get(String(request.args.name));
   return {
-    resumePolicy: (request) => environment.registry.get(String(request.args.name))?.resumePolicy ?? 'never-rerun',
-    isExclusive: (request) => !(environment.registry.get(String(request.args.name))?.annotations.readOnly ?? false),
+    resumePolicy: (request) => toolOf(request)?.resumePolicy ?? 'never-rerun',
+    isExclusive: (request) => !(toolOf(request)?.annotations.readOnly ?? false),
     async checkResume(request: EffectRequest, started: RecordEnvelope | undefined): Promise<ResumeCheck | undefined> {
-      const tool = environment.registry.get(String(request.args.name));
+      const tool = toolOf(request);
       if (!tool?.checkResume) return undefined;
       const intent = (started?.data as { intent?: Record<string, unknown> } | undefined)?.intent;
-      return tool.checkResume(started ? (intent ?? {}) : undefined, { workspace: environment.workspace });
+      return tool.checkResume(started ? (intent ?? {}) : undefined, { workspace: environmentOf(request.actor).workspace });
     },
     async execute(request, context) {
+      const environment = environmentOf(request.actor);
       const callId = String(request.args.callId);
       const name = String(request.args.name);
       const args = (typeof request.args.arguments === 'object' && request.args.arguments !== null ? request.args.arguments : {}) as Record<string, unknown>;
@@ -63,6 +67,7 @@ export const createExecuteToolExecutor = (environment: PipelineEnvironment, opti
       );
       const facts: FactDraft[] = [...result.facts];
       if (result.kind === 'ask') return { type: 'approval.requested', corr: callId, data: { ...result.request, elapsedMs: context.elapsedMs() }, ...(facts.length > 0 ? { facts } : {}) };
+      if (result.kind === 'continue') return { type: result.input.type, corr: callId, data: { ...result.input.data, effectId: request.effectId, callId, elapsedMs: context.elapsedMs() }, ...(facts.length > 0 ? { facts } : {}) };
       ran ||= facts.some((fact) => fact.type === 'tool.started');
       const verification = ran ? classifyVerification({ name, arguments: args }) : undefined;
       if (verification) facts.push({ type: 'verification.recorded', data: verificationOf({ name, arguments: args, callId }, request.effectId, result.outcome, verification), corr: callId, at: context.now() });

@@ -2,6 +2,7 @@ import { createActor, type Actor } from 'xstate';
 import type { StateValue } from '../../models/actor.records.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { SessionCreated } from '../../models/session.records.js';
+import { awaitsTimer, delegationMachine, type DelegationContext } from '../../machines/delegation.machine.js';
 import { sessionMachine, type SessionContext, type SessionEvent } from '../../machines/session.machine.js';
 import type { ApprovalQuestion, PermissionContext } from '../../machines/permission.machine.js';
 import { ReinError } from './host-errors.js';
@@ -11,6 +12,16 @@ import { StepCollector, type DerivedDraft } from './step-collector.js';
 export const rootPath = 'root';
 
 type RootActor = Actor<typeof sessionMachine>;
+
+/** An approval question some agent of the tree waits on, with the call's arguments and the asking agent's path. */
+export type PendingApproval = ApprovalQuestion & { arguments: Record<string, unknown>; actor: string };
+
+interface TreeSnapshot {
+  status: string;
+  value: unknown;
+  context?: unknown;
+  children?: Record<string, { getSnapshot(): TreeSnapshot }>;
+}
 
 const eventOf = (record: Pick<RecordEnvelope, 'type' | 'data'>): SessionEvent =>
   ({ ...(record.data as Record<string, unknown>), type: record.type }) as SessionEvent;
@@ -87,16 +98,66 @@ export class ActorTree {
     return this.root.getSnapshot().context;
   }
 
-  /** The questions the root agent's permission actors are waiting on, oldest first, with the calls' arguments. */
-  pendingApprovals(): Array<ApprovalQuestion & { arguments: Record<string, unknown> }> {
-    const snapshot = this.root.getSnapshot();
-    const pending: Array<ApprovalQuestion & { arguments: Record<string, unknown> }> = [];
-    for (const [id, child] of Object.entries(snapshot.children as Record<string, { getSnapshot(): { status: string; value: unknown; context?: PermissionContext } }>)) {
-      const state = child.getSnapshot();
-      if (state.status !== 'active' || state.value !== 'awaitingReply' || !state.context) continue;
-      pending.push({ ...state.context.question, arguments: snapshot.context.approvals[id]?.arguments ?? {} });
-    }
+  /**
+   * The questions every agent's permission actors are waiting on (the root's and its children's, depth first, oldest
+   * first), each with the call's arguments and the path of the agent that asked.
+   */
+  pendingApprovals(): PendingApproval[] {
+    const pending: PendingApproval[] = [];
+    const visit = (snapshot: TreeSnapshot) => {
+      for (const [id, child] of Object.entries(snapshot.children ?? {})) {
+        const state = child.getSnapshot();
+        if (state.status !== 'active') continue;
+        const permission = state.context as PermissionContext | undefined;
+        if (state.value === 'awaitingReply' && permission?.question) {
+          const approvals = (snapshot.context as Partial<SessionContext> | undefined)?.approvals;
+          pending.push({ ...permission.question, arguments: approvals?.[id]?.arguments ?? {}, actor: (snapshot.context as { path?: string }).path ?? rootPath });
+          continue;
+        }
+        visit(state);
+      }
+    };
+    visit(this.root.getSnapshot() as unknown as TreeSnapshot);
     return pending;
+  }
+
+  /** True when an actor with this path is in the tree and running. */
+  isActive(path: string): boolean {
+    const actor = path === rootPath ? this.root : this.root.system.get(path);
+    return (actor?.getSnapshot() as { status?: string } | undefined)?.status === 'active';
+  }
+
+  /** True while the tree's actor system still holds an actor at `path` (running, or finished and not yet released). */
+  holds(path: string): boolean {
+    return path === rootPath || this.root.system.get(path) !== undefined;
+  }
+
+  /**
+   * True when the actor at `path` is running and still waits on `effectId` (an effect worth resuming): an agent while
+   * the effect is in its `outstanding` map, a delegation while the child that deadline timer guards still runs.
+   */
+  isOutstanding(path: string, effectId: string): boolean {
+    const actor = (path === rootPath ? this.root : this.root.system.get(path)) as { logic?: unknown; getSnapshot(): unknown } | undefined;
+    const snapshot = actor?.getSnapshot() as { status?: string; context?: unknown } | undefined;
+    if (snapshot?.status !== 'active') return false;
+    if (actor?.logic === delegationMachine) return awaitsTimer(snapshot.context as DelegationContext, effectId);
+    const outstanding = (snapshot.context as { outstanding?: Record<string, unknown> } | undefined)?.outstanding;
+    return outstanding !== undefined && Object.hasOwn(outstanding, effectId);
+  }
+
+  /** The paths of actors that ended or were stopped by the steps applied since the last call. */
+  drainStopped(): string[] {
+    return this.collector.drainStopped();
+  }
+
+  /** How many actors the tree holds (the root, every agent, delegation, turn and permission actor, finished or not). */
+  actorCount(): number {
+    const count = (snapshot: TreeSnapshot): number => {
+      let total = 1;
+      for (const child of Object.values(snapshot.children ?? {})) total += count(child.getSnapshot());
+      return total;
+    };
+    return count(this.root.getSnapshot() as unknown as TreeSnapshot);
   }
 
   /** The XState persisted snapshot of the whole tree (children included). */

@@ -1,11 +1,15 @@
 import { createHash } from 'node:crypto';
+import { delegationMachine, delegationMachineVersion } from '../../machines/delegation.machine.js';
 import { sessionMachine, sessionMachineVersion } from '../../machines/session.machine.js';
 
+const structureOf = (machine: { root: { definition: unknown } }): string => JSON.stringify(machine.root.definition, (_key, value: unknown) => (typeof value === 'function' ? undefined : value));
+
 /**
- * The version stamped on snapshots: the machine's declared version plus a digest of its state structure, so a
- * structural change invalidates old snapshots even if someone forgot to bump the number.
+ * The version stamped on snapshots: the declared versions of the session machine and of the delegation machine it
+ * spawns (both persist inside the tree's snapshot) plus a digest of their state structures, so a structural change
+ * invalidates old snapshots even if someone forgot to bump a number.
  */
 export const machineVersion: string = (() => {
-  const structure = JSON.stringify(sessionMachine.root.definition, (key, value: unknown) => (typeof value === 'function' ? undefined : value));
-  return `session@${sessionMachineVersion}+${createHash('sha256').update(structure).digest('hex').slice(0, 12)}`;
+  const digest = createHash('sha256').update(structureOf(sessionMachine)).update(structureOf(delegationMachine)).digest('hex').slice(0, 12);
+  return `session@${sessionMachineVersion}+delegation@${delegationMachineVersion}+${digest}`;
 })();

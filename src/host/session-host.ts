@@ -12,6 +12,7 @@ import { ReinError } from './host-errors.js';
 import type { LiveEvent } from './live-events.js';
 import { createIdGenerator } from './record-ids.js';
 import { ToolLane } from './tool-lane.js';
+import { RunningEffects } from './running-effects.js';
 
 /** An input for one step: the host stamps ids, time and seq. `actor` defaults to the root agent. */
 export interface InputDraft {
@@ -26,6 +27,8 @@ export interface InputDraft {
   blobs?: readonly Uint8Array[];
   /** Checked in the queue right before the input is applied; an error rejects the step and writes nothing. */
   precondition?: () => Error | undefined;
+  /** Checked in the queue right before the input is applied; true drops the input silently (nothing written). */
+  skipIf?: () => boolean;
 }
 
 /** How a session run stopped: one of the final outcomes, or `paused` (waiting for a person, resumable). */
@@ -48,17 +51,23 @@ export interface SessionHostOptions {
   machineVersion: string;
   clock?: () => number;
   newId?: () => string;
-  /** Save a snapshot whenever this many records were appended since the last one; 0 disables. */
+  /**
+   * Save a snapshot once this many records were appended since the last one (0 disables) — and, so that a large tree
+   * does not make every step pay for serialising it, once the tail is at least `snapshotTailPerActor` records per actor
+   * the last snapshot held.
+   */
   snapshotEvery?: number;
   /** How many read-only tool calls of one actor may run at once (writes always run alone). Default 4. */
   parallelTools?: number;
   lastSnapshotSeq?: number;
 }
 
-interface RunningEffect {
-  controller: AbortController;
-  kind: EffectKind;
-}
+/**
+ * Records of tail per actor a snapshot holds before the next one is due. Measured on a delegation of child agents:
+ * an agent with its turn actor persists to about 4 KB, a record to about 0.5 KB, so a tail this long costs about as
+ * much to replay as the snapshot costs to write and to restore.
+ */
+export const snapshotTailPerActor = 4;
 
 /**
  * Runs one session: the step loop (apply one input → collect every derived record → append them as one atomic,
@@ -82,9 +91,12 @@ export class SessionHost {
   private readonly machineVersion: string;
   private head: number;
   private lastSnapshotSeq: number;
+  private lastSnapshotActors = 0;
   private chain: Promise<unknown> = Promise.resolve();
   private queued = 0;
-  private readonly running = new Map<string, RunningEffect>();
+  private readonly running = new RunningEffects();
+  /** Effects of actors that ended or were stopped: aborted, and their settlements dropped. */
+  private readonly dropped = new Set<string>();
   private readonly toolLanes = new Map<string, ToolLane<{ request: EffectRequest; settlement: Settlement }>>();
   private readonly parallelTools: number;
   private broken: Error | undefined;
@@ -132,7 +144,7 @@ export class SessionHost {
 
   /** The effects running right now, by id. */
   runningEffects(): string[] {
-    return [...this.running.keys()];
+    return this.running.ids();
   }
 
   /**
@@ -149,14 +161,17 @@ export class SessionHost {
       if (this.interrupted) throw new ReinError('SESSION_ENDED', 'the session was interrupted; resume it to continue');
       const refused = input.precondition?.();
       if (refused) return { refused };
+      if (input.skipIf?.()) return [];
       const at = this.clock();
       const record: RecordDraft = { id: this.newId(), type: input.type, v: versionOf(input.type), at, actor: input.actor ?? rootPath, data: parsed.data, ...(input.cause ? { cause: input.cause } : {}), ...(input.corr ? { corr: input.corr } : {}) };
       const derived = this.tree.apply(record);
       const drafts: RecordDraft[] = input.facts ? this.factDrafts(input.facts, at, input.actor, input.cause) : [];
       drafts.push(record);
       for (const draft of derived) drafts.push({ id: this.newId(), v: versionOf(draft.type), at, cause: record.id, ...draft });
+      const stopped = this.tree.drainStopped();
       const stored = await this.append(drafts, true, input.blobs);
       await this.maybeSnapshot();
+      if (stopped.length > 0) this.dropEffectsOf(stopped);
       for (const entry of stored) if (entry.type === 'effect.requested') this.startEffect(entry);
       if (this.tree.done) this.finish(stored);
       return stored;
@@ -182,7 +197,7 @@ export class SessionHost {
     if (this.running.has(data.effectId)) return;
     const request: EffectRequest = { effectId: data.effectId, kind: data.kind, actor: record.actor, args: data.args, recordId: record.id, ...(record.corr ? { corr: record.corr } : {}) };
     const controller = new AbortController();
-    this.running.set(request.effectId, { controller, kind: request.kind });
+    this.running.add(request.effectId, { controller, kind: request.kind, actor: request.actor });
     if (request.kind !== 'executeTool') {
       void this.execute(request, controller).then((settlement) => this.settle(request, settlement));
       return;
@@ -211,7 +226,7 @@ export class SessionHost {
   async interrupt(reason: string): Promise<void> {
     if (this.interrupted || this.tree.done) return;
     this.interrupted = true;
-    const running = [...this.running.keys()];
+    const running = this.running.ids();
     for (const effect of this.running.values()) effect.controller.abort(new ReinError('SESSION_ENDED', `interrupted: ${reason}`));
     await this.recordFacts([{ type: 'session.interrupted', data: { reason, running } }]);
   }
@@ -224,7 +239,7 @@ export class SessionHost {
     return new Promise((resolve, reject) => {
       const check = () => {
         if (this.broken) return reject(this.broken);
-        if (this.queued > 0 || this.running.size > 0) return this.quietWaiters.push(check);
+        if (this.queued > 0 || this.running.busy > 0) return this.quietWaiters.push(check);
         resolve(this.result());
       };
       check();
@@ -276,8 +291,9 @@ export class SessionHost {
   /** Apply an effect's settlement as the next step (unless the session ended or was interrupted meanwhile). */
   private async settle(request: EffectRequest, settlement: Settlement): Promise<void> {
     try {
-      if (!this.broken && !this.tree.done && !this.interrupted) {
+      if (!this.broken && !this.tree.done && !this.interrupted && !this.dropped.has(request.effectId)) {
         await this.step({
+          skipIf: () => this.dropped.has(request.effectId),
           type: settlement.type,
           data: settlement.data,
           actor: request.actor,
@@ -291,7 +307,16 @@ export class SessionHost {
       this.fail(error);
     } finally {
       this.running.delete(request.effectId);
+      this.dropped.delete(request.effectId);
       this.wakeQuietWaiters();
+    }
+  }
+
+  /** Abort the running effects of actors that ended or were stopped (and of their descendants); drop their settlements. */
+  private dropEffectsOf(paths: readonly string[]): void {
+    for (const [effectId, effect] of this.running.ownedBy(paths)) {
+      this.dropped.add(effectId);
+      effect.controller.abort(new ReinError('SESSION_ENDED', `${effect.actor} ended`));
     }
   }
 
@@ -324,10 +349,13 @@ export class SessionHost {
     return stored;
   }
 
+  /** See `snapshotEvery`: a snapshot's cost grows with the tree, so the tail it waits for grows with it (amortised O(1) per record). */
   private async maybeSnapshot(): Promise<void> {
-    if (this.snapshotEvery <= 0 || this.head - this.lastSnapshotSeq < this.snapshotEvery) return;
+    const tail = this.head - this.lastSnapshotSeq;
+    if (this.snapshotEvery <= 0 || tail < this.snapshotEvery || tail < this.lastSnapshotActors * snapshotTailPerActor) return;
     await this.store.saveSnapshot(this.stream, { seq: this.head, version: this.machineVersion, at: this.clock(), data: this.tree.persisted() });
     this.lastSnapshotSeq = this.head;
+    this.lastSnapshotActors = this.tree.actorCount();
   }
 
   private finish(stored: readonly RecordEnvelope[]): void {
@@ -343,7 +371,7 @@ export class SessionHost {
   }
 
   private wakeQuietWaiters(): void {
-    if (this.queued > 0 || (this.running.size > 0 && !this.broken)) return;
+    if (this.queued > 0 || (this.running.busy > 0 && !this.broken)) return;
     const waiters = this.quietWaiters;
     this.quietWaiters = [];
     for (const waiter of waiters) waiter();

@@ -16,6 +16,8 @@ interface ActorState {
   valueKey: string;
   context: unknown;
   pending: DerivedDraft[];
+  /** When the collector first saw this actor (drafts of several actors drain in this order). */
+  seen: number;
 }
 
 const pathOf = (ref: ActorRefLike): string => {
@@ -44,7 +46,11 @@ const draftOfAction = (path: string, action: { type: string; params?: unknown })
  */
 export class StepCollector {
   private readonly actors = new Map<ActorRefLike, ActorState>();
+  /** Actors holding drafts not yet flushed (so a drain costs what changed, not the size of the tree). */
+  private readonly holding = new Set<ActorState>();
+  private seen = 0;
   private drafts: DerivedDraft[] = [];
+  private stopped: string[] = [];
   /** While muted (restoring from a snapshot) the collector learns state values but records nothing. */
   muted = false;
 
@@ -52,7 +58,10 @@ export class StepCollector {
     if (event.type === '@xstate.action') {
       const state = this.stateOf(event.actorRef);
       const draft = draftOfAction(state.path, event.action);
-      if (draft && !this.muted) state.pending.push(draft);
+      if (draft && !this.muted) {
+        state.pending.push(draft);
+        this.holding.add(state);
+      }
       return;
     }
     if (event.type !== '@xstate.snapshot') return;
@@ -70,17 +79,30 @@ export class StepCollector {
     if (state.pending.length > 0) {
       for (const draft of state.pending) this.drafts.push(draft);
       state.pending = [];
+      this.holding.delete(state);
     }
-    if (snapshot.status === 'done' || snapshot.status === 'stopped') this.actors.delete(event.actorRef);
+    if (snapshot.status === 'done' || snapshot.status === 'stopped' || snapshot.status === 'error') {
+      this.actors.delete(event.actorRef);
+      if (!this.muted) this.stopped.push(state.path);
+    }
   };
+
+  /** The paths of actors that ended or were stopped since the last call (their effects must not run on). */
+  drainStopped(): string[] {
+    const stopped = this.stopped;
+    this.stopped = [];
+    return stopped;
+  }
 
   /** Take everything collected since the last drain, including actions of actors that emitted no snapshot. */
   drain(): DerivedDraft[] {
-    for (const state of this.actors.values()) {
-      if (state.pending.length === 0) continue;
+    // In the order the actors were first seen, as a walk over every actor would give.
+    const holding = this.holding.size > 1 ? [...this.holding].sort((left, right) => left.seen - right.seen) : this.holding;
+    for (const state of holding) {
       for (const draft of state.pending) this.drafts.push(draft);
       state.pending = [];
     }
+    this.holding.clear();
     const drafts = this.drafts;
     this.drafts = [];
     return drafts;
@@ -89,7 +111,7 @@ export class StepCollector {
   private stateOf(ref: ActorRefLike): ActorState {
     let state = this.actors.get(ref);
     if (!state) {
-      state = { path: pathOf(ref), value: null, valueKey: '', context: undefined, pending: [] };
+      state = { path: pathOf(ref), value: null, valueKey: '', context: undefined, pending: [], seen: this.seen++ };
       this.actors.set(ref, state);
     }
     return state;

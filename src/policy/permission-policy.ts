@@ -53,9 +53,12 @@ export class PermissionPolicy {
     this.approveAll = config.approveAll ?? false;
   }
 
-  /** Whether the model may see (and call) this tool this round: plan mode hides tools that change things; a tool-wide deny rule hides the tool. */
+  /**
+   * Whether the model may see (and call) this tool this round: plan mode hides tools that change things (delegation
+   * stays: children inherit plan mode); a tool-wide deny rule hides the tool.
+   */
   visibility(tool: PermissionTool): { visible: true } | { visible: false; reason: string } {
-    if (this.mode === 'plan' && !tool.annotations.readOnly) return { visible: false, reason: `plan mode shows read-only tools only` };
+    if (this.mode === 'plan' && !tool.annotations.readOnly && tool.risk !== 'delegate') return { visible: false, reason: `plan mode shows read-only tools only` };
     const denied = this.rules.find((rule) => rule.action === 'deny' && rule.pattern === undefined && (rule.tool === '*' || rule.tool === tool.name));
     if (denied) return { visible: false, reason: `the rule "${describe(denied)}" denies it` };
     return { visible: true };
@@ -69,7 +72,7 @@ export class PermissionPolicy {
     const risky = (subject.classes ?? []).filter((shellClass) => neverAutoAllowed.has(shellClass));
     const deny = this.rules.find((rule) => rule.action === 'deny' && ruleMatches(rule, tool.name, everyPart));
     if (deny) return { decision: 'deny', rule: describe(deny), reason: `denied by the rule "${describe(deny)}"`, source: 'rule' };
-    if (this.mode === 'plan' && !tool.annotations.readOnly) return { decision: 'deny', rule: 'mode:plan', reason: 'plan mode allows read-only tools only', source: 'mode' };
+    if (this.mode === 'plan' && !tool.annotations.readOnly && tool.risk !== 'delegate') return { decision: 'deny', rule: 'mode:plan', reason: 'plan mode allows read-only tools only', source: 'mode' };
     if (approval) {
       if (approval.decision === 'deny') return { decision: 'deny', rule: null, reason: approval.feedback ? `the user denied it: ${approval.feedback}` : 'the user denied it', source: 'user' };
       return { decision: 'allow', rule: approval.decision === 'allow-session' ? (approval.rule ?? null) : null, reason: `the user allowed it (${approval.decision})`, source: 'user' };
@@ -88,6 +91,7 @@ export class PermissionPolicy {
     const rule = `mode:${this.mode}`;
     if (risky.length > 0) return { decision: 'ask', rule, reason: `the command is ${risky.join(', ')}: never allowed automatically`, source: 'mode' };
     if (tool.annotations.readOnly) return { decision: 'allow', rule, reason: 'read-only tool', source: 'mode' };
+    if (tool.risk === 'delegate') return { decision: 'allow', rule, reason: 'children run within this agent\'s rights; each of their calls is decided on its own', source: 'mode' };
     if (tool.risk === 'execute' && subject.classes?.includes('read-only')) return { decision: 'allow', rule, reason: 'read-only command', source: 'mode' };
     if (tool.risk === 'write' && this.mode === 'accept-edits') return { decision: 'allow', rule, reason: 'accept-edits mode allows workspace edits', source: 'mode' };
     if (tool.risk === 'write') return { decision: 'ask', rule, reason: 'edits need approval in default mode', source: 'mode' };

@@ -3,6 +3,7 @@ import type { ModelToolDescription } from '../../models/model-contract.js';
 import { toArray } from './persistent-list.js';
 import type { ActorContext, ContextView, UserItem } from './context.view.js';
 import { quoteUntrusted } from './context-render.js';
+import { parentBrief, renderTaskBlock } from './context-delegation.js';
 import type { TokenCounter } from './token-counter.js';
 
 /** The parts of the model input that are always there and never trimmed, with their token counts. */
@@ -38,20 +39,25 @@ const stateBlock = (actor: ActorContext, phase: ContextPhase, level: number): st
 export const fixedBlocks = (input: { view: ContextView; actor: ActorContext; systemPrompt: string; tools: readonly ModelToolDescription[]; counter: TokenCounter; phase: ContextPhase; level: number }): FixedBlocks => {
   const { view, actor, counter } = input;
   const rules = `<system-rules trust="trusted">\n${input.systemPrompt}\n${isolationNote}\n</system-rules>`;
-  const goal = view.goal?.text;
-  const goalBlock = goal === undefined ? '' : `<goal trust="trusted" ref="#${view.goal!.seq}">\n${quoteUntrusted(goal)}\n</goal>`;
+  // A child agent's goal is its objective; its task package and (summary mode) a brief of its parent's log follow.
+  const ownGoal = actor.goal ?? view.goal;
+  const goal = ownGoal?.text;
+  const goalBlock = goal === undefined ? '' : `<goal trust="trusted" ref="#${ownGoal!.seq}">\n${quoteUntrusted(goal)}\n</goal>`;
+  const delegated = actor.delegated;
+  const taskBlock = delegated ? renderTaskBlock(delegated) : '';
+  const briefBlock = delegated?.parentView ? `<parent-summary trust="fact" from="${delegated.parent}" ref="#${delegated.seq}">\n${parentBrief(delegated.parentView, delegated.parentGoal)}\n</parent-summary>` : '';
   const constraints = toArray(actor.constraints);
   const constraintBlock = constraints.length === 0 ? '' : `<user-constraints trust="trusted">\n${constraints.map((constraint) => `- ${constraint.prohibition ? '(prohibition) ' : ''}${quoteUntrusted(constraint.text)} (#${constraint.seq})`).join('\n')}\n</user-constraints>`;
   const state = stateBlock(actor, input.phase, input.level);
-  const system = [rules, goalBlock, constraintBlock, state].filter((block) => block.length > 0).join('\n');
+  const system = [rules, goalBlock, taskBlock, briefBlock, constraintBlock, state].filter((block) => block.length > 0).join('\n');
   const users = toArray(actor.users);
   const rulesTokens = counter.count(rules);
-  const goalTokens = counter.count(goalBlock) + counter.count(constraintBlock) + users.reduce((sum, user) => sum + counter.count(user.text) + 4, 0);
+  const goalTokens = counter.count(goalBlock) + counter.count(taskBlock) + counter.count(briefBlock) + counter.count(constraintBlock) + users.reduce((sum, user) => sum + counter.count(user.text) + 4, 0);
   const stateTokens = counter.count(state);
   const toolTokens = input.tools.length === 0 ? 0 : counter.count(JSON.stringify(input.tools));
   const included: ContextInclusion[] = [
     { source: 'system_rules', refs: [], mode: 'full', trust: 'trusted', tokens: rulesTokens, reason: 'always included, never trimmed' },
-    { source: 'goal_constraints', refs: [...(view.goal ? [`#${view.goal.seq}`] : []), ...users.map((user) => `#${user.seq}`)], mode: 'full', trust: 'trusted', tokens: goalTokens, reason: `the goal, ${users.length} user messages and ${constraints.length} constraints (${constraints.filter((constraint) => constraint.prohibition).length} prohibitions), never trimmed` },
+    { source: 'goal_constraints', refs: [...(ownGoal ? [`#${ownGoal.seq}`] : []), ...users.map((user) => `#${user.seq}`)], mode: 'full', trust: 'trusted', tokens: goalTokens, reason: `the goal${delegated ? `, the task package (${delegated.task.role} ${delegated.task.taskId}, context ${delegated.task.contextMode}${briefBlock ? ' with a brief of the parent\'s log' : ''})` : ''}, ${users.length} user messages and ${constraints.length} constraints (${constraints.filter((constraint) => constraint.prohibition).length} prohibitions), never trimmed` },
     { source: 'state', refs: [], mode: 'summary', trust: 'fact', tokens: stateTokens, reason: 'task state folded from the log' },
   ];
   if (input.tools.length > 0) included.push({ source: 'tools', refs: [], mode: 'full', trust: 'trusted', tokens: toolTokens, reason: `${input.tools.length} visible tool schemas` });

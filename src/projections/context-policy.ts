@@ -78,7 +78,7 @@ export const countInput = (messages: readonly ModelMessage[], tools: readonly Mo
 export const projectModelInput = (input: PolicyInput): ModelInputProjection => {
   const options = input.options ?? {};
   const counter = input.counter;
-  const actor: ActorContext = input.view.actors[input.actor] ?? emptyActorContext(input.actor);
+  const actor: ActorContext = input.view.actors.get(input.actor) ?? emptyActorContext(input.actor);
   const level = Math.max(actor.compactionLevel, input.compactionLevel ?? 0);
   const phase = phaseOf(actor);
   const shares = { ...defaultPhaseShares[phase], ...options.shares?.[phase] };

@@ -6,6 +6,7 @@ import type { ModelResponded } from '../../models/model.records.js';
 import type { SessionCreated, UserMessage } from '../../models/session.records.js';
 import type { ToolSettled, Truncation } from '../../models/tool.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
+import type { DelegatedTask, DelegationJoined, DelegationStarted, ReportRejected } from '../../models/delegation.records.js';
 import { extractConstraints, type Constraint } from './constraints.js';
 import { prepend, type PersistentList } from './persistent-list.js';
 import type { Projection, ViewState } from './projection.js';
@@ -57,9 +58,26 @@ export interface OlderItems {
   calls: Readonly<Record<string, { ok: number; error: number }>>;
 }
 
+/**
+ * What a child agent's context knows of its task: the package as its parent resolved it, whom it reports to, and
+ * (context mode `summary`) its parent's context as it was when the child started — shared, not copied.
+ */
+export interface ChildTask {
+  callId: string;
+  parent: string;
+  task: DelegatedTask;
+  seq: number;
+  parentView?: ActorContext;
+  parentGoal?: string;
+}
+
 /** What one actor's model needs next, folded from its records with bounded structures only. */
 export interface ActorContext {
   actor: string;
+  /** A child agent's own goal: its objective (the session's goal is the root agent's). */
+  goal?: { text: string; seq: number };
+  /** A child agent's task package. */
+  delegated?: ChildTask;
   users: PersistentList<UserItem> | undefined;
   constraints: PersistentList<Constraint> | undefined;
   recent: readonly ConversationItem[];
@@ -76,7 +94,11 @@ export interface ActorContext {
 export interface ContextView extends ViewState {
   goal?: { text: string; seq: number };
   workspace?: string;
-  actors: Readonly<Record<string, ActorContext>>;
+  /**
+   * Per actor path (a Map: each record copies it, and a map copies in microseconds where an object with a thousand
+   * agents' keys takes a millisecond — a delegation of many children must not make every record cost O(children)).
+   */
+  actors: ReadonlyMap<string, ActorContext>;
 }
 
 export interface ContextViewOptions {
@@ -181,27 +203,74 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
         const data = record.data as VerificationRecorded;
         return { ...actor, verification: { seq: record.seq, status: data.status, name: data.name, summary: data.summary } };
       }
-      case 'context.projected':
-        return { ...actor, compactionLevel: (record.data as ContextProjected).compactionLevel };
+      case 'context.projected': {
+        const level = (record.data as ContextProjected).compactionLevel;
+        return level === actor.compactionLevel ? actor : { ...actor, compactionLevel: level };
+      }
+      case 'report.rejected': {
+        // A reply without a report: the child reads the harness's note (an invalid report already has its observation).
+        const rejected = record.data as ReportRejected;
+        if (rejected.reason !== 'missing' || rejected.final) return actor;
+        return push(actor, { kind: 'user', seq: record.seq, text: `[harness] Your reply did not call submit_report. Your task ends only with submit_report carrying a valid ${rejected.format}; this is your one correction.` });
+      }
       default:
         return actor;
     }
   };
 
-  const relevant = new Set(['user.message', 'model.responded', 'tool.settled', 'verification.recorded', 'context.projected']);
+  const relevant = new Set(['user.message', 'model.responded', 'tool.settled', 'verification.recorded', 'context.projected', 'report.rejected']);
+
+  /**
+   * A child's first context, by its task's context mode: `clean` — the task alone; `summary` — the task and a brief
+   * of the parent's context as it is now (shared, rendered by the policy); `fork` — the task after the parent's recent
+   * conversation, evidence and changed files. The parent's user constraints carry over in every mode (they bind the
+   * whole session). The objective is the child's goal and first message. Nothing is copied from the parent's messages.
+   */
+  const seedChild = (view: ContextView, started: DelegationStarted, seq: number): ActorContext => {
+    const parent = view.actors.get(started.parent) ?? emptyActorContext(started.parent);
+    const objective: UserItem = { kind: 'user', seq, text: started.task.objective };
+    const delegated: ChildTask = { callId: started.callId, parent: started.parent, task: started.task, seq };
+    const child: ActorContext = { ...emptyActorContext(started.child), goal: { text: started.task.objective, seq }, users: prepend(undefined, objective), constraints: parent.constraints, delegated };
+    if (started.task.contextMode === 'clean') return { ...child, recent: [objective] };
+    if (started.task.contextMode === 'summary') return { ...child, recent: [objective], delegated: { ...delegated, parentView: parent, ...(view.goal && started.parent === 'root' ? { parentGoal: view.goal.text } : parent.goal ? { parentGoal: parent.goal.text } : {}) } };
+    const forked = parent.recent.length + 1 > capacity ? parent.recent.slice(parent.recent.length + 1 - capacity) : parent.recent;
+    return { ...child, recent: [...forked, objective], older: parent.older, reads: parent.reads, modified: parent.modified, ...(parent.verification ? { verification: parent.verification } : {}) };
+  };
+
+  const withActor = (view: ContextView, actor: ActorContext): ContextView => ({ ...view, actors: new Map(view.actors).set(actor.actor, actor) });
+
+  const applyDelegation = (view: ContextView, record: RecordEnvelope): ContextView => {
+    if (record.type === 'delegation.started') return withActor(view, seedChild(view, record.data as DelegationStarted, record.seq));
+    if (record.type === 'delegation.joined') {
+      // The join is the parent's delegate_task result: only the structured reports enter its context.
+      const joined = record.data as DelegationJoined;
+      const parent = view.actors.get(joined.parent);
+      if (!parent) return view;
+      return withActor(view, settle(parent, { effectId: '', callId: joined.callId, name: 'delegate_task', status: 'ok', observation: joined.observation, elapsedMs: 0 }, record.seq));
+    }
+    // A child that ended leaves the view: nothing reads its context again (`rein context` rebuilds from the log).
+    const child = (record.data as { child: string }).child;
+    if (!view.actors.has(child)) return view;
+    const actors = new Map(view.actors);
+    actors.delete(child);
+    return { ...view, actors };
+  };
+
+  const delegationTypes = new Set(['delegation.started', 'delegation.joined', 'delegation.completed', 'delegation.failed']);
 
   return {
     name: 'context',
-    initial: () => ({ seq: 0, actors: {} }),
+    initial: () => ({ seq: 0, actors: new Map() }),
     apply(view, record) {
       if (record.type === 'session.created') {
         const created = record.data as SessionCreated;
         return { ...view, goal: { text: created.task, seq: record.seq }, workspace: created.workspace };
       }
+      if (delegationTypes.has(record.type)) return applyDelegation(view, record);
       if (!relevant.has(record.type)) return view;
-      const actor = view.actors[record.actor] ?? emptyActorContext(record.actor);
+      const actor = view.actors.get(record.actor) ?? emptyActorContext(record.actor);
       const next = applyToActor(actor, record);
-      return next === actor ? view : { ...view, actors: { ...view.actors, [record.actor]: next } };
+      return next === actor ? view : withActor(view, next);
     },
   };
 };

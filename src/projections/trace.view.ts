@@ -5,6 +5,7 @@ import type { ModelFailed, ModelResponded } from '../../models/model.records.js'
 import type { SessionCreated, SessionEnded } from '../../models/session.records.js';
 import type { ToolSettled, Truncation } from '../../models/tool.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
+import type { DelegationCompleted, DelegationFailed, DelegationJoined, DelegationPermissionEscalated, DelegationStarted, DelegationValidated } from '../../models/delegation.records.js';
 import { prepend, type PersistentList } from './persistent-list.js';
 import type { Projection, ViewState } from './projection.js';
 
@@ -33,6 +34,31 @@ export interface TraceVerification extends TraceRef {
   artifact?: string;
 }
 
+/** One child agent of a delegation, linked to its parent's call by `corr` and to its own turns by its actor path. */
+export interface TraceChild {
+  taskId: string;
+  role: string;
+  actor: string;
+  contextMode: string;
+  tools: readonly string[];
+  started: TraceRef;
+  status: 'running' | 'awaiting-approval' | 'completed' | 'failed' | 'cancelled';
+  escalations: number;
+  ended?: TraceRef;
+  reportStatus?: string;
+  failureClass?: string;
+  reason?: string;
+}
+
+/** What a `delegate_task` call became: its validation, the delegation actor, its children and the join. */
+export interface TraceDelegation {
+  validated?: TraceRef & { ok: boolean; failureClass?: string; reason?: string };
+  accepted?: TraceRef;
+  path?: string;
+  children: readonly TraceChild[];
+  joined?: TraceRef & { policy: string; outcome: string; conflicts: number };
+}
+
 /** One tool call, linked by its `corr` (the call id): request → permission → start → result → verification. */
 export interface TraceAction {
   callId: string;
@@ -45,6 +71,7 @@ export interface TraceAction {
   settled?: TraceRef & { status: 'ok' | 'error'; errorCode?: string; observation: string; truncated?: Truncation };
   verification?: TraceVerification;
   failed?: TraceRef & { code: string; message: string };
+  delegation?: TraceDelegation;
 }
 
 /** One model call of one actor, linked by `cause`: the context it got, its reply or failure, and its tool calls. */
@@ -132,6 +159,82 @@ const applyEffectRequested = (view: TraceView, record: RecordEnvelope): TraceVie
   return withTurn(view, { ...turn, actions: [...turn.actions, action] });
 };
 
+/**
+ * Change the `delegate_task` action `callId` of agent `parent`: in its open turn, or — when the parent already
+ * requested its next model call in the same step — in its most recently closed turn (a bounded look back).
+ */
+const updateDelegation = (view: TraceView, parent: string, callId: string, change: (delegation: TraceDelegation, action: TraceAction) => Partial<TraceAction>): TraceView => {
+  const apply = (turn: TraceTurn): TraceTurn | undefined => {
+    const index = turn.actions.findIndex((action) => action.callId === callId);
+    if (index < 0) return undefined;
+    const actions = turn.actions.slice();
+    const action = actions[index]!;
+    actions[index] = { ...action, ...change(action.delegation ?? { children: [] }, action) };
+    return { ...turn, actions };
+  };
+  const open = view.open[parent];
+  const changed = open ? apply(open) : undefined;
+  if (changed) return withTurn(view, changed);
+  const skipped: TraceTurn[] = [];
+  let node = view.closed;
+  for (let steps = 0; node && steps < 64; steps++, node = node.rest) {
+    const turn = node.head.actor === parent ? apply(node.head) : undefined;
+    if (!turn) {
+      skipped.push(node.head);
+      continue;
+    }
+    let closed = prepend(node.rest, turn);
+    for (let index = skipped.length - 1; index >= 0; index--) closed = prepend(closed, skipped[index]!);
+    return { ...view, closed };
+  }
+  return { ...view, unlinked: view.unlinked + 1 };
+};
+
+const parentOfDelegation = (delegation: string): string => delegation.slice(0, delegation.lastIndexOf('/'));
+
+const changeChild = (delegation: TraceDelegation, taskId: string, change: (child: TraceChild) => TraceChild): Partial<TraceAction> => ({
+  delegation: { ...delegation, children: delegation.children.map((child) => (child.taskId === taskId ? change(child) : child)) },
+});
+
+const applyDelegationRecord = (view: TraceView, record: RecordEnvelope): TraceView => {
+  const callId = record.corr ?? String((record.data as { callId?: unknown }).callId);
+  switch (record.type) {
+    case 'delegation.validated': {
+      const data = record.data as DelegationValidated;
+      return updateDelegation(view, record.actor, callId, (delegation) => ({ delegation: { ...delegation, validated: { ...ref(record), ok: data.ok, ...(data.failureClass ? { failureClass: data.failureClass } : {}), ...(data.reason ? { reason: data.reason } : {}) } } }));
+    }
+    case 'delegation.accepted':
+      return updateDelegation(view, record.actor, callId, (delegation) => ({ delegation: { ...delegation, accepted: ref(record) } }));
+    case 'delegation.started': {
+      const data = record.data as DelegationStarted;
+      const child: TraceChild = { taskId: data.taskId, role: data.task.role, actor: data.child, contextMode: data.task.contextMode, tools: data.task.tools, started: ref(record), status: 'running', escalations: 0 };
+      return updateDelegation(view, data.parent, callId, (delegation) => ({ delegation: { ...delegation, path: record.actor, children: [...delegation.children, child] } }));
+    }
+    case 'delegation.permission-escalated': {
+      const data = record.data as DelegationPermissionEscalated;
+      return updateDelegation(view, parentOfDelegation(record.actor), callId, (delegation) => changeChild(delegation, data.taskId, (child) => ({ ...child, status: 'awaiting-approval', escalations: child.escalations + 1 })));
+    }
+    case 'delegation.completed': {
+      const data = record.data as DelegationCompleted;
+      return updateDelegation(view, parentOfDelegation(record.actor), callId, (delegation) => changeChild(delegation, data.taskId, (child) => ({ ...child, status: 'completed', ended: ref(record), reportStatus: data.reportStatus })));
+    }
+    case 'delegation.failed': {
+      const data = record.data as DelegationFailed;
+      return updateDelegation(view, parentOfDelegation(record.actor), callId, (delegation) => changeChild(delegation, data.taskId, (child) => ({ ...child, status: data.cancelled ? 'cancelled' : 'failed', ended: ref(record), failureClass: data.failureClass, reason: data.reason })));
+    }
+    default: {
+      const data = record.data as DelegationJoined;
+      // The join is the call's terminal result.
+      return updateDelegation(view, data.parent, callId, (delegation) => ({
+        delegation: { ...delegation, joined: { ...ref(record), policy: data.policy, outcome: data.outcome, conflicts: data.conflicts.length } },
+        settled: { ...ref(record), status: 'ok', observation: data.observation },
+      }));
+    }
+  }
+};
+
+const delegationRecords = new Set(['delegation.validated', 'delegation.accepted', 'delegation.started', 'delegation.permission-escalated', 'delegation.completed', 'delegation.failed', 'delegation.joined']);
+
 const applyToTurn = (view: TraceView, record: RecordEnvelope, change: (turn: TraceTurn) => TraceTurn | undefined): TraceView => {
   const turn = view.open[record.actor];
   const next = turn && turn.requested.id === record.cause ? change(turn) : undefined;
@@ -142,13 +245,16 @@ const applyToTurn = (view: TraceView, record: RecordEnvelope, change: (turn: Tra
  * The trace projection. Per record it touches the current turn of one actor (bounded by the calls of one turn)
  * and prepends to persistent lists, so its cost does not grow with the session. Linking uses the log's own ids:
  * `context.projected`, `model.responded` / `model.failed` are caused by their turn's `effect.requested`; tool
- * records share their call's `corr`; `effect.failed` names its effect.
+ * records share their call's `corr`; `effect.failed` names its effect. A `delegate_task` call collects its
+ * delegation's records (same `corr`): validation, acceptance, each child (whose own turns carry its actor path),
+ * escalations, outcomes, and the join — which is the call's result.
  */
 export const traceProjection: Projection<TraceView> = {
   name: 'trace',
   initial: () => ({ seq: 0, tools: [], users: undefined, closed: undefined, open: {}, verifications: undefined, notes: undefined, unlinked: 0 }),
   apply(view, record) {
     const data = record.data as Record<string, unknown>;
+    if (delegationRecords.has(record.type)) return applyDelegationRecord(view, record);
     switch (record.type) {
       case 'session.created': {
         const created = record.data as SessionCreated;

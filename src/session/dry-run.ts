@@ -3,6 +3,9 @@ import type { EffectRequested } from '../../models/effect.records.js';
 import type { ToolSettled } from '../../models/tool.records.js';
 import type { AnyToolDefinition } from '../tools/tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
+import type { DelegationStarted } from '../../models/delegation.records.js';
+import { reportTool } from '../../machines/session.machine.js';
+import { submitReportTool } from '../tools/submit-report.tool.js';
 
 /** A permission decision as a pluggable policy returns it. */
 export interface DryRunVerdict {
@@ -56,7 +59,13 @@ export const dryRunSession = (records: readonly RecordEnvelope[], options: { reg
   const permissions = new Map<string, string>();
   const validated = new Map<string, boolean>();
   const requests: Array<{ record: RecordEnvelope; data: EffectRequested }> = [];
+  // A child agent's `submit_report` is checked against that child's output contract.
+  const reportTools = new Map<string, AnyToolDefinition>();
   for (const record of records) {
+    if (record.type === 'delegation.started') {
+      const started = record.data as DelegationStarted;
+      reportTools.set(started.child, submitReportTool(started.task.contract));
+    }
     const data = record.data as Record<string, unknown>;
     const callId = record.corr ?? (typeof data.callId === 'string' ? data.callId : undefined);
     if (record.type === 'effect.requested' && (data as EffectRequested).kind === 'executeTool') requests.push({ record, data: data as EffectRequested });
@@ -77,7 +86,7 @@ export const dryRunSession = (records: readonly RecordEnvelope[], options: { reg
       ...(outcome ? { status: outcome.status } : {}),
       ...(outcome?.errorCode ? { errorCode: outcome.errorCode } : {}),
     };
-    const tool = options.registry.get(name);
+    const tool = name === reportTool && reportTools.has(record.actor) ? reportTools.get(record.actor) : options.registry.get(name);
     const parsed = tool?.parameters.safeParse(args);
     const verdict = options.decide?.({ actor: record.actor, name, arguments: args, tool });
     const now: DryRunCall['now'] = {

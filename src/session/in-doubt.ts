@@ -1,7 +1,7 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EffectKind } from '../../models/effect.records.js';
 import { recordClassOf } from '../../models/records.js';
-import { rootPath, type ActorTree } from '../host/actor-tree.js';
+import type { ActorTree } from '../host/actor-tree.js';
 
 /** An effect that was requested (durably) but never settled: its outcome is unknown to the log. */
 export interface InDoubtEffect {
@@ -12,7 +12,8 @@ export interface InDoubtEffect {
 
 /**
  * Find every effect whose `effect.requested` record has no settling input record (any input carrying its
- * `effectId`), limited to effects the root actor still considers outstanding.
+ * `effectId`), limited to effects their actor (the root agent, a child agent, a delegation's timer) is still running
+ * and still counts as outstanding: the effects of an actor that ended or was stopped are never resumed.
  */
 export const findInDoubt = (records: readonly RecordEnvelope[], tree: ActorTree): InDoubtEffect[] => {
   const requested = new Map<string, RecordEnvelope>();
@@ -24,9 +25,8 @@ export const findInDoubt = (records: readonly RecordEnvelope[], tree: ActorTree)
       if (typeof effectId === 'string') requested.delete(effectId);
     }
   }
-  const outstanding = tree.context.outstanding;
   return [...requested.values()]
-    .filter((record) => record.actor !== rootPath || Object.hasOwn(outstanding, (record.data as { effectId: string }).effectId))
+    .filter((record) => tree.isOutstanding(record.actor, (record.data as { effectId: string }).effectId))
     .map((record) => {
       const data = record.data as { effectId: string; kind: EffectKind };
       return { effectId: data.effectId, kind: data.kind, record };

@@ -19,8 +19,11 @@ export interface MemoryViews {
   governance: MemoryView;
 }
 
-/** A call waiting for a person: what it is, why it needs approval, and the rule `allow for session` would grant. */
-export type ApprovalRequest = Omit<ApprovalRequested, 'elapsedMs'>;
+/**
+ * A call waiting for a person: what it is, why it needs approval, the rule `allow for session` would grant, and
+ * the path of the agent that asked (`root`, or a child agent such as `root/delegation-3/tests`).
+ */
+export type ApprovalRequest = Omit<ApprovalRequested, 'elapsedMs'> & { actor?: string };
 
 /** A person's answer to an approval request. */
 export interface ApprovalAnswer {
@@ -84,7 +87,7 @@ export class ReinSession {
     return this.store.tail(this.id, from);
   }
 
-  /** The approval requests the session is waiting on right now (restored from the log after a restart). */
+  /** The approval requests the session and its child agents are waiting on right now (restored from the log after a restart). */
   pendingApprovals(): ApprovalRequest[] {
     return this.host.pendingApprovals().map((pending) => ({ ...pending }));
   }
@@ -95,7 +98,7 @@ export class ReinSession {
       filter((record) => record.type === 'approval.requested'),
       map((record) => {
         const { elapsedMs: _elapsed, ...request } = record.data as ApprovalRequested;
-        return request;
+        return { ...request, actor: record.actor };
       }),
     );
   }

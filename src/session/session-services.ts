@@ -19,13 +19,13 @@ import type { ModelProvider } from '../providers/provider.js';
 import type { PermissionPolicy } from '../policy/permission-policy.js';
 import type { SandboxPolicy } from '../policy/sandbox-policy.js';
 import { SessionToolState } from '../tools/session-tool-state.js';
-import type { AnyToolDefinition } from '../tools/tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { Workspace } from '../tools/workspace.js';
-import { rootPath } from '../host/actor-tree.js';
-import { createCallSpecFactory } from '../typestate/call-spec.js';
-import { defaultObservationLimit } from '../tools/observation.js';
 import type { MemoryServices, SessionMemory } from '../memory/session-memory.js';
+import { createStartTimerExecutor } from '../effects/start-timer.js';
+import { DelegationDirectory } from '../delegation/delegation-directory.js';
+import { defaultDelegationConfig, type DelegationConfig } from '../delegation/roles.js';
+import { createActorWiring } from './actor-wiring.js';
 
 /** Everything a session needs from its environment; `createRein` builds it once and shares it. */
 export interface SessionServices {
@@ -55,6 +55,8 @@ export interface SessionServices {
   sandbox: SandboxPolicy;
   /** Governed memory (the workspace's governance stream, scope, promotion policy); absent: no memory. */
   memory?: MemoryServices;
+  /** Delegation limits and roles (default `defaultDelegationConfig`: only the root agent delegates, 8 tasks per call). */
+  delegation?: DelegationConfig;
 }
 
 /** The per-session wiring: effect executors, the views the model call reads, and the tool state. */
@@ -64,6 +66,8 @@ export interface SessionWiring {
   source: ModelCallSource;
   /** Baselines, shown artifacts and session grants, folded from the log. */
   toolState: SessionToolState;
+  /** The running child agents, folded from the log. */
+  directory: DelegationDirectory;
   /** Fold a durable record into the views (called for every record, in seq order). */
   observe(record: RecordEnvelope): void;
 }
@@ -76,8 +80,23 @@ export interface SessionWiring {
  */
 export const wireSession = (services: SessionServices, tools: readonly string[], memory?: SessionMemory): SessionWiring => {
   const toolState = new SessionToolState();
-  const sessionTools = new Set(tools);
-  const visibility = (tool: AnyToolDefinition) => (sessionTools.has(tool.name) ? services.permissions.visibility(tool) : { visible: false as const, reason: 'it is not one of this session\'s tools' });
+  const directory = new DelegationDirectory();
+  const actors = createActorWiring({
+    registry: services.registry,
+    permissions: services.permissions,
+    sandbox: services.sandbox,
+    workspace: services.workspace,
+    blobs: services.store.blobs,
+    state: toolState,
+    directory,
+    delegation: services.delegation ?? defaultDelegationConfig,
+    tools,
+    provider: { name: services.provider.name, ...(services.provider.model === undefined ? {} : { model: services.provider.model }) },
+    parallelTools: services.parallelTools,
+    maxTurns: services.budgets.maxTurns,
+    ...(services.observationLimit === undefined ? {} : { observationLimit: services.observationLimit }),
+    ...(memory ? { memory } : {}),
+  });
   const projection = contextProjection(services.contextView);
   const reduceContext = reducerOf(projection);
   const reduceMemory = reducerOf(memoryProjection);
@@ -85,45 +104,31 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
   let ownMemory = memoryProjection.initial();
   const memoryViews = () => (memory ? memory.views() : { session: ownMemory, governance: ownMemory });
   const compaction = new Map<string, number>();
-  const descriptions = services.registry.describe(tools.filter((name) => {
-    const tool = services.registry.get(name);
-    return tool !== undefined && visibility(tool).visible;
-  }));
   const model = services.provider.model;
   let counter: TokenCounter = estimateTokenCounter;
   const counterReady = tokenCounterFor(model).then((resolved) => {
     counter = resolved;
   });
-  const levelOf = (actor: string): number => Math.max(compaction.get(actor) ?? 0, context.actors[actor]?.compactionLevel ?? 0);
+  const levelOf = (actor: string): number => Math.max(compaction.get(actor) ?? 0, context.actors.get(actor)?.compactionLevel ?? 0);
   const project = (actor: string) =>
-    projectModelInput({ view: context, actor, memory: memoryViews().governance, ...(memory ? { sessionMemory: memoryViews().session } : {}), systemPrompt: services.systemPrompt, tools: descriptions, counter, ...(services.context ? { options: services.context } : {}), ...(model === undefined ? {} : { model }), now: services.clock(), compactionLevel: levelOf(actor) });
-  const callSpecOf = createCallSpecFactory({
-    provider: services.provider.name,
-    model: services.provider.model ?? 'unknown',
-    tools: descriptions,
-    catalog: services.registry.describe(),
-    parallelTools: services.parallelTools,
-    observationLimit: services.observationLimit ?? defaultObservationLimit,
-    sandbox: services.sandbox,
-    permissions: services.permissions,
-    maxTurns: services.budgets.maxTurns,
-  });
+    projectModelInput({ view: context, actor, memory: memoryViews().governance, ...(memory ? { sessionMemory: memoryViews().session } : {}), systemPrompt: services.systemPrompt, tools: actors.of(actor).descriptions, counter, ...(services.context ? { options: services.context } : {}), ...(model === undefined ? {} : { model }), now: services.clock(), compactionLevel: levelOf(actor) });
   const source: ModelCallSource = {
-    callSpec: callSpecOf,
+    callSpec: (effectId, actor) => actors.of(actor).callSpec(effectId),
     messages: (actor) => project(actor).messages,
-    tools: () => descriptions,
-    role: (actor) => (actor === rootPath ? undefined : actor.split('/').pop()),
+    tools: (actor) => actors.of(actor).descriptions,
+    role: (actor) => directory.get(actor)?.task.role,
     async prepare({ actor, turn, effectId, attempt }) {
       await counterReady;
       // Candidates extracted from the last step are written first: this session's own facts must beat memory.
       await memory?.settled();
       await memory?.refresh();
+      const tools = actors.of(actor).descriptions;
       const { messages, ...ledger } = project(actor);
-      const bytes = blobBytes(JSON.stringify({ messages, tools: descriptions }));
+      const bytes = blobBytes(JSON.stringify({ messages, tools }));
       const input = artifactRef(await blake3Hex(bytes));
       const data: ContextProjected = { effectId, turn, attempt, ...(model === undefined ? {} : { model }), ...ledger, input };
       // The exact input travels with the fact into the settling step's batch: durable exactly when the step is.
-      return { messages, tools: descriptions, facts: [{ type: 'context.projected', data }], blobs: [bytes] };
+      return { messages, tools, facts: [{ type: 'context.projected', data }], blobs: [bytes] };
     },
     async compact(actor) {
       const level = levelOf(actor);
@@ -135,28 +140,19 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
   return {
     source,
     toolState,
+    directory,
     executors: {
       callModel: createCallModelExecutor({ provider: services.provider, options: services.modelOptions, retry: services.retry, random: services.random, source }),
-      executeTool: createExecuteToolExecutor(
-        {
-          registry: services.registry,
-          policy: services.permissions,
-          visibility,
-          state: toolState,
-          workspace: services.workspace,
-          blobs: services.store.blobs,
-          sandbox: services.sandbox,
-          ...(services.observationLimit === undefined ? {} : { observationLimit: services.observationLimit }),
-          ...(memory ? { memory } : {}),
-        },
-        services.classifyVerification ? { classifyVerification: services.classifyVerification } : {},
-      ),
+      executeTool: createExecuteToolExecutor((actor) => actors.of(actor).environment, services.classifyVerification ? { classifyVerification: services.classifyVerification } : {}),
+      startTimer: createStartTimerExecutor(),
     },
     observe: (record) => {
       context = reduceContext(context, record);
       if (memory) memory.observe(record);
       else ownMemory = reduceMemory(ownMemory, record);
       toolState.observe(record);
+      directory.observe(record);
+      if (record.type === 'delegation.completed' || record.type === 'delegation.failed') actors.forget((record.data as { child: string }).child);
     },
   };
 };

@@ -1,4 +1,5 @@
 import { bashTool } from './bash.tool.js';
+import { delegateTaskTool } from './delegate-task.tool.js';
 import { editLinesTool } from './edit-lines.tool.js';
 import { editTool } from './edit.tool.js';
 import { globTool } from './glob.tool.js';
@@ -11,5 +12,5 @@ import { readTool } from './read.tool.js';
 import type { AnyToolDefinition } from './tool.js';
 import { writeTool } from './write.tool.js';
 
-/** The local tool bundle every session gets unless the host passes its own list. */
-export const builtinTools = (): AnyToolDefinition[] => [readTool, writeTool, editTool, editLinesTool, listDirTool, globTool, grepTool, readArtifactTool, bashTool, memoryReadTool, memoryWriteTool];
+/** The local tool bundle every session gets unless the host passes its own list (`delegate_task` and the memory tools included). */
+export const builtinTools = (): AnyToolDefinition[] => [readTool, writeTool, editTool, editLinesTool, listDirTool, globTool, grepTool, readArtifactTool, bashTool, memoryReadTool, memoryWriteTool, delegateTaskTool as AnyToolDefinition];

@@ -12,6 +12,8 @@ export interface ToolOutcome {
   provenance?: Provenance;
   /** The pipeline stage that refused the call (a failure that never ran). */
   failedStage?: 'lookup' | 'visibility' | 'schema' | 'runtime-validation' | 'permission';
+  /** A structured result a machine reads (a child's validated report). */
+  value?: Record<string, unknown>;
 }
 
 /** Observations longer than this many characters are cut; the full output goes to the blob store. */

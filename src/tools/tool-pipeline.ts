@@ -13,6 +13,7 @@ import type { ToolRegistry } from './tool-registry.js';
 import type { Workspace } from './workspace.js';
 import type { MemoryProposed } from '../../models/memory.records.js';
 import type { ToolMemoryProvider } from '../memory/tool-memory.js';
+import type { DelegationScope } from '../delegation/actor-rights.js';
 
 /** One tool call as the pipeline receives it; `approval` is a person's answer carried by a re-requested call. */
 export interface PipelineCall {
@@ -37,6 +38,8 @@ export interface PipelineEnvironment {
   observationLimit?: number;
   /** The session's memory for tools (`memory_read`, `memory_write`); absent without memory. */
   memory?: ToolMemoryProvider;
+  /** The calling agent's rights for `delegate_task` (absent: delegation is not available). */
+  delegation?: DelegationScope;
 }
 
 /** Per-call hooks from the effect runtime. */
@@ -49,10 +52,14 @@ export interface PipelineRun {
   progress(message: string): void;
 }
 
-/** The call ended (`settled`), or needs a person first (`ask`); `facts` are written with the settling input. */
+/**
+ * The call ended (`settled`), needs a person first (`ask`), or was handed on (`continue`: its effect settles with
+ * `input`, and its terminal result comes later from a machine); `facts` are written with the settling input.
+ */
 export type PipelineOutcome =
   | { kind: 'settled'; outcome: ToolOutcome; facts: FactDraft[] }
-  | { kind: 'ask'; request: Omit<ApprovalRequested, 'elapsedMs'>; facts: FactDraft[] };
+  | { kind: 'ask'; request: Omit<ApprovalRequested, 'elapsedMs'>; facts: FactDraft[] }
+  | { kind: 'continue'; input: { type: string; data: Record<string, unknown> }; facts: FactDraft[] };
 
 const withTimeout = async (work: (signal: AbortSignal) => Promise<ToolResult>, signal: AbortSignal, timeoutMs: number | undefined): Promise<ToolResult> => {
   if (timeoutMs === undefined) return work(signal);
@@ -115,8 +122,9 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
 
   const proposals: MemoryProposed[] = [];
   const memory = environment.memory?.forCall({ actor: call.actor, callId: call.callId }, (candidate) => proposals.push(candidate));
-  const context: ToolContext = { sessionId: run.sessionId, callId: call.callId, workspace: environment.workspace, blobs: environment.blobs, signal: run.signal, baselines: state.baselines, artifacts: state.artifacts, sandbox: environment.sandbox, outputBudget: environment.observationLimit ?? defaultObservationLimit, progress: run.progress, ...(memory ? { memory } : {}) };
+  const context: ToolContext = { sessionId: run.sessionId, callId: call.callId, workspace: environment.workspace, blobs: environment.blobs, signal: run.signal, baselines: state.baselines, artifacts: state.artifacts, sandbox: environment.sandbox, outputBudget: environment.observationLimit ?? defaultObservationLimit, progress: run.progress, ...(memory ? { memory } : {}), ...(environment.delegation ? { delegation: environment.delegation } : {}) };
   const prepared = tool.prepare ? await tool.prepare(parsed.data, context) : { ok: true as const, plan: undefined };
+  for (const extra of prepared.notes ?? []) facts.push({ type: extra.type, data: { effectId: call.effectId, callId: call.callId, ...extra.data }, corr: call.callId, at: run.now() });
   if (!prepared.ok) {
     note('tool.rejected', { stage: 'runtime-validation', code: prepared.reason ?? 'runtime_precondition_failed', errorCode: prepared.code, message: prepared.message });
     return refuse('runtime-validation', failureOutcome(prepared.code, `${tool.name}: ${prepared.message}`));
@@ -168,8 +176,9 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   for (const artifact of result.artifacts ?? []) state.artifacts.add(artifact);
   // A proposal becomes a candidate in the ledger only with the call that made it, and only if that call succeeded.
   if (result.ok) for (const candidate of proposals) facts.push({ type: 'memory.proposed', data: candidate, corr: call.callId, at: run.now() });
+  if (result.ok && result.settleWith) return { kind: 'continue', input: result.settleWith, facts };
   const base: ToolOutcome = result.ok
-    ? { status: 'ok', observation: result.output, ...(result.artifacts && result.artifacts.length > 0 ? { artifacts: [...result.artifacts] } : {}) }
+    ? { status: 'ok', observation: result.output, ...(result.artifacts && result.artifacts.length > 0 ? { artifacts: [...result.artifacts] } : {}), ...(result.value ? { value: result.value } : {}) }
     : failureOutcome(result.code, result.message, result.artifacts);
   const outcome: ToolOutcome = result.provenance ? { ...base, provenance: result.provenance } : base;
   const final = await truncateObservation(outcome, environment.observationLimit ?? defaultObservationLimit, environment.blobs);

@@ -8,6 +8,7 @@ import type { PermissionSubject } from '../policy/permission-policy.js';
 import type { SandboxPolicy } from '../policy/sandbox-policy.js';
 import type { Workspace } from './workspace.js';
 import type { ToolMemory } from '../memory/tool-memory.js';
+import type { DelegationScope } from '../delegation/actor-rights.js';
 
 /** MCP-style hints about a tool's behaviour; permission rules and the scheduler read them. */
 export interface ToolAnnotations {
@@ -43,15 +44,27 @@ export interface FileAccess {
   before?: string | null;
 }
 
-/** A tool's terminal result: success text (what the model reads) or a model-visible failure. */
-/** A tool's terminal result; `provenance` is the runtime boundary evidence (a shell tool must give it). */
-export type ToolResult = { ok: true; output: string; data?: unknown; files?: FileAccess[]; artifacts?: ArtifactRef[]; provenance?: Provenance } | ToolFailure;
+/**
+ * A tool's terminal result: success text (what the model reads) or a model-visible failure. `provenance` is the
+ * runtime boundary evidence (a shell tool must give it); `value` is a structured result a machine reads
+ * (`tool.settled.value`); `settleWith` means the call does not settle now: its effect settles with that input
+ * record instead, and the call's terminal result comes later from a machine (`delegate_task`).
+ */
+export type ToolResult =
+  | { ok: true; output: string; data?: unknown; files?: FileAccess[]; artifacts?: ArtifactRef[]; provenance?: Provenance; value?: Record<string, unknown>; settleWith?: { type: string; data: Record<string, unknown> } }
+  | ToolFailure;
+
+/** A fact runtime validation wants recorded (with the call's effect id, call id and corr), whatever it decides. */
+export interface ToolNote {
+  type: string;
+  data: Record<string, unknown>;
+}
 
 /**
  * The outcome of runtime validation: the plan `execute` will carry out, the subject permission rules match, the
  * intent recorded in `tool.started` (resume checks read it), and repairs made while validating — or a failure.
  */
-export type Prepared<Plan> = { ok: true; plan: Plan; subject?: PermissionSubject; intent?: Record<string, unknown>; repairs?: InputRepair[] } | ToolFailure;
+export type Prepared<Plan> = ({ ok: true; plan: Plan; subject?: PermissionSubject; intent?: Record<string, unknown>; repairs?: InputRepair[] } | ToolFailure) & { notes?: ToolNote[] };
 
 /** Everything a tool may touch while it runs. Tools never reach the store or the machines directly. */
 export interface ToolContext {
@@ -71,6 +84,8 @@ export interface ToolContext {
   progress(message: string): void;
   /** The session's governed memory (scoped reads, candidate proposals); absent when the harness runs without memory. */
   memory?: ToolMemory;
+  /** The calling agent's rights and the delegation settings (absent where delegation is not wired). */
+  delegation?: DelegationScope;
 }
 
 /** What resume does with an in-doubt call of a `rerun-after-check` tool, decided from its recorded intent. */

@@ -22,12 +22,26 @@ const actionLine = (action: TraceAction): string => {
   return parts.join(' → ');
 };
 
+/** A `delegate_task` call's children and join, each line naming the child's actor path (its turns carry the same path). */
+const delegationLines = (action: TraceAction): string[] => {
+  const delegation = action.delegation;
+  if (!delegation) return [];
+  const lines: string[] = [];
+  if (delegation.validated && !delegation.validated.ok) lines.push(`    ↳ refused (${delegation.validated.failureClass ?? 'validation'}) #${delegation.validated.seq}: ${clip(delegation.validated.reason ?? '', 120)}`);
+  for (const child of delegation.children) {
+    const outcome = child.status === 'completed' ? `completed, report ${child.reportStatus ?? '?'}` : child.status === 'failed' || child.status === 'cancelled' ? `${child.status} (${child.failureClass ?? 'runtime'}: ${clip(child.reason ?? '', 80)})` : child.status;
+    lines.push(`    ↳ task ${child.taskId} (${child.role}, ${child.contextMode}) ${child.actor} #${child.started.seq}: ${outcome}${child.ended ? ` #${child.ended.seq}` : ''}${child.escalations > 0 ? ` · ${child.escalations} escalation(s)` : ''}`);
+  }
+  if (delegation.joined) lines.push(`    ↳ joined (${delegation.joined.policy}) #${delegation.joined.seq}: ${delegation.joined.outcome}${delegation.joined.conflicts > 0 ? `, ${delegation.joined.conflicts} conflict(s)` : ''}`);
+  return lines;
+};
+
 const turnLines = (turn: TraceTurn): string[] => {
   const context = turn.contexts[turn.contexts.length - 1];
   const head = `turn ${turn.turn}${turn.actor === 'root' ? '' : ` [${turn.actor}]`} #${turn.requested.seq}`;
   const contextText = context ? `context #${context.seq}: ${context.estimatedTokens} tokens, ${context.phase}, ${context.excluded} excluded, ${context.compacted} compacted${turn.contexts.length > 1 ? `, ${turn.contexts.length} attempts` : ''}` : 'context: not recorded';
   const reply = turn.response ? `model #${turn.response.seq}: "${clip(turn.response.text, 90)}"` : turn.failure ? `model failed #${turn.failure.seq}: ${turn.failure.code}` : 'model: no reply';
-  return [`${head} · ${contextText}`, `  ${reply}`, ...turn.actions.map((action) => `  ${actionLine(action)}`)];
+  return [`${head} · ${contextText}`, `  ${reply}`, ...turn.actions.flatMap((action) => [`  ${actionLine(action)}`, ...delegationLines(action)])];
 };
 
 const findingLine = (finding: TraceFinding): string => `[${finding.category} @ ${finding.boundary}] ${finding.type}: ${finding.claim}`;

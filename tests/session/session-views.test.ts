@@ -37,7 +37,7 @@ describe('the session handle exposes the three views', () => {
     expect(memory.session).toEqual(rebuildMemoryView(records));
     expect(memory.governance).toEqual(rebuildMemoryView(await store.read('memory')));
     expect(contexts).toEqual(records.map((record) => record.seq));
-    expect(context.actors.root?.constraints?.head.text).toBe('Never write anything.');
+    expect(context.actors.get('root')?.constraints?.head.text).toBe('Never write anything.');
     expect(trace.ended?.status).toBe('completed');
   });
 });

@@ -117,7 +117,7 @@ describe('golden logs', () => {
       // A fork that was never continued is active: it can be resumed from its fork point.
       expect(summary?.status, name).toBe(ended?.status ?? 'active');
       const context = rebuildContextView(records);
-      expect(context.actors['root'], name).toBeDefined();
+      expect(context.actors.get('root'), name).toBeDefined();
       const trace = rebuildTraceView(records);
       const report = await analyzeTrace(trace, blobText(store, fixture.stream));
       expect(report.outcome, name).toEqual(expect.any(String));

@@ -18,7 +18,7 @@ export interface ToolHarness {
   /** Facts the pipeline persisted (synced) before a tool that changes something ran. */
   persisted: FactDraft[];
   call(name: string, args: Record<string, unknown>, extra?: Partial<PipelineCall> & { signal?: AbortSignal }): Promise<PipelineOutcome>;
-  /** The call's observation text and status (asks are reported as status `ask`), with every fact it wrote, persisted or not. */
+  /** The call's observation text and status (asks are reported as status `ask`, a hand-over as `continue`), with every fact it wrote, persisted or not. */
   run(name: string, args: Record<string, unknown>): Promise<{ status: string; errorCode?: string; observation: string; facts: FactDraft[] }>;
 }
 
@@ -62,6 +62,7 @@ export const toolHarness = async (root: string, options: { permissions?: Permiss
       const outcome = await call(name, args);
       const facts = [...persisted.slice(before), ...outcome.facts];
       if (outcome.kind === 'ask') return { status: 'ask', observation: outcome.request.reason, facts };
+      if (outcome.kind === 'continue') return { status: 'continue', observation: outcome.input.type, facts };
       return { status: outcome.outcome.status, ...(outcome.outcome.errorCode ? { errorCode: outcome.outcome.errorCode } : {}), observation: outcome.outcome.observation, facts };
     },
   };

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { builtinTools } from '../../src/tools/builtin-tools.js';
 import { ToolRegistry } from '../../src/tools/tool-registry.js';
+import { submitReportTool } from '../../src/tools/submit-report.tool.js';
+import { ReportFormat, requiredFieldsOf } from '../../models/report-contracts.js';
 
 describe('what the model sees of the tools', () => {
   it('advertises every tool’s JSON Schema (a change here is a change to the model-facing surface)', () => {
@@ -13,5 +15,13 @@ describe('what the model sees of the tools', () => {
   it('declares the classes permission and resume rely on', () => {
     const summary = Object.fromEntries(builtinTools().map((tool) => [tool.name, { readOnly: tool.annotations.readOnly, risk: tool.risk, sideEffect: tool.sideEffect, resumePolicy: tool.resumePolicy }]));
     expect(summary).toMatchSnapshot();
+  });
+
+  it('advertises submit_report with each output contract as its schema (only child agents see it)', () => {
+    for (const format of ReportFormat.options) {
+      const registry = new ToolRegistry([submitReportTool({ format, requiredFields: requiredFieldsOf(format) })]);
+      const [description] = registry.describe();
+      expect({ name: description!.name, description: description!.description, inputSchema: description!.inputSchema }).toMatchSnapshot(format);
+    }
   });
 });

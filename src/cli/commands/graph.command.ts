@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { AnyStateMachine } from 'xstate';
+import { delegationMachine } from '../../../machines/delegation.machine.js';
 import { permissionMachine } from '../../../machines/permission.machine.js';
 import { sessionMachine } from '../../../machines/session.machine.js';
 import { turnMachine } from '../../../machines/turn.machine.js';
@@ -7,7 +8,7 @@ import { ReinError } from '../../host/host-errors.js';
 import { machineGraph, toMermaid } from '../machine-graph.js';
 
 /** The statecharts `rein graph` can print. */
-export const graphableMachines: Record<string, AnyStateMachine> = { session: sessionMachine, turn: turnMachine, permission: permissionMachine };
+export const graphableMachines: Record<string, AnyStateMachine> = { session: sessionMachine, turn: turnMachine, permission: permissionMachine, delegation: delegationMachine };
 
 /** `rein graph <machine>`: a statechart's state graph as JSON, or Mermaid with `--format mermaid`. */
 export const registerGraph = (program: Command): void => {

@@ -1,0 +1,75 @@
+import type { EffectKind } from '../../models/effect.records.js';
+
+/** One effect the host is executing. */
+export interface RunningEffect {
+  controller: AbortController;
+  kind: EffectKind;
+  actor: string;
+}
+
+/** Effects that only wait for time: the session counts as quiet (waiting for someone) while only these run. */
+const backgroundKinds: ReadonlySet<EffectKind> = new Set(['startTimer']);
+
+/** `root/delegation-2/a` → `root/delegation-2/a`, `root/delegation-2`, `root`. */
+const pathsOf = (actor: string): string[] => {
+  const paths = [actor];
+  for (let index = actor.lastIndexOf('/'); index > 0; index = actor.lastIndexOf('/', index - 1)) paths.push(actor.slice(0, index));
+  return paths;
+};
+
+/**
+ * The host's running effects, indexed by every ancestor path of their actor and with a count of the busy ones, so
+ * "what does this ended actor (or its descendants) still run" and "is the session busy" cost the same whatever the
+ * number of agents — a delegation of 1,000 children must not make each child's end scan every running effect.
+ */
+export class RunningEffects {
+  private readonly byId = new Map<string, RunningEffect>();
+  private readonly byPath = new Map<string, Set<string>>();
+  private busyCount = 0;
+
+  has(effectId: string): boolean {
+    return this.byId.has(effectId);
+  }
+
+  add(effectId: string, effect: RunningEffect): void {
+    this.byId.set(effectId, effect);
+    if (!backgroundKinds.has(effect.kind)) this.busyCount++;
+    for (const path of pathsOf(effect.actor)) {
+      let ids = this.byPath.get(path);
+      if (!ids) this.byPath.set(path, (ids = new Set()));
+      ids.add(effectId);
+    }
+  }
+
+  delete(effectId: string): void {
+    const effect = this.byId.get(effectId);
+    if (!effect) return;
+    this.byId.delete(effectId);
+    if (!backgroundKinds.has(effect.kind)) this.busyCount--;
+    for (const path of pathsOf(effect.actor)) {
+      const ids = this.byPath.get(path);
+      ids?.delete(effectId);
+      if (ids?.size === 0) this.byPath.delete(path);
+    }
+  }
+
+  ids(): string[] {
+    return [...this.byId.keys()];
+  }
+
+  values(): IterableIterator<RunningEffect> {
+    return this.byId.values();
+  }
+
+  /** Running effects other than timers: what the session is busy with. */
+  get busy(): number {
+    return this.busyCount;
+  }
+
+  /** The running effects of the actors at `paths` and of their descendants, as `[effectId, effect]`. */
+  ownedBy(paths: readonly string[]): Array<[string, RunningEffect]> {
+    const found = new Map<string, RunningEffect>();
+    for (const path of paths) for (const effectId of this.byPath.get(path) ?? []) found.set(effectId, this.byId.get(effectId)!);
+    return [...found];
+  }
+}

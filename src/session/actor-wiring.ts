@@ -1,0 +1,147 @@
+import type { CallSpec } from '../../models/call-spec.js';
+import type { ModelToolDescription } from '../../models/model-contract.js';
+import type { PermissionMode } from '../../models/permission.records.js';
+import type { OutputContract } from '../../models/report-contracts.js';
+import { reportTool } from '../../machines/session.machine.js';
+import type { ActorRights, DelegationScope } from '../delegation/actor-rights.js';
+import type { DelegationDirectory } from '../delegation/delegation-directory.js';
+import type { DelegationConfig } from '../delegation/roles.js';
+import { rootPath } from '../host/actor-tree.js';
+import { PermissionPolicy } from '../policy/permission-policy.js';
+import type { PermissionRule } from '../policy/permission-rules.js';
+import type { SandboxPolicy } from '../policy/sandbox-policy.js';
+import { defaultObservationLimit } from '../tools/observation.js';
+import type { SessionToolState } from '../tools/session-tool-state.js';
+import { submitReportTool } from '../tools/submit-report.tool.js';
+import type { AnyToolDefinition } from '../tools/tool.js';
+import type { PipelineEnvironment } from '../tools/tool-pipeline.js';
+import { ToolRegistry } from '../tools/tool-registry.js';
+import type { Workspace } from '../tools/workspace.js';
+import type { BlobStore } from '../../stores/blob-store.js';
+import { createCallSpecFactory, mutationPolicyDigestOf } from '../typestate/call-spec.js';
+
+/** Everything one agent of a session works with: its rights, its tool pipeline, what the model is shown, its CallSpecs. */
+export interface ActorWiring {
+  rights: ActorRights;
+  environment: PipelineEnvironment;
+  descriptions: ModelToolDescription[];
+  callSpec(effectId: string): CallSpec;
+}
+
+export interface ActorWiringOptions {
+  registry: ToolRegistry;
+  permissions: PermissionPolicy;
+  sandbox: SandboxPolicy;
+  workspace: Workspace;
+  blobs: BlobStore;
+  state: SessionToolState;
+  directory: DelegationDirectory;
+  delegation: DelegationConfig;
+  /** The session's tools (from `session.created`). */
+  tools: readonly string[];
+  provider: { name: string; model?: string };
+  parallelTools: number;
+  maxTurns: number;
+  observationLimit?: number;
+}
+
+/** Children ask before delegating further: nested delegation needs a person's approval (or an answer given in advance). */
+const askBeforeNesting: PermissionRule = { action: 'ask', tool: 'delegate_task', source: 'rule' };
+
+const cached = <V>(cache: Map<string, V>, key: string, make: () => V): V => {
+  let value = cache.get(key);
+  if (value === undefined) {
+    value = make();
+    cache.set(key, value);
+  }
+  return value;
+};
+
+/**
+ * Per-agent wiring: the root agent sees the session's tools under the session's policy; a child (known from the
+ * log through the delegation directory, never from its path) sees its task's tools plus `submit_report` (whose
+ * schema is its output contract) under its own, never wider, permission mode — the parent's rules and approve-all
+ * setting, plus `ask delegate_task`. Registries, policies, descriptions and CallSpec factories are shared between
+ * children with the same contract, mode and tools, so an idle child costs one small object.
+ */
+export const createActorWiring = (options: ActorWiringOptions): { of(actor: string): ActorWiring; forget(actor: string): void } => {
+  const observationLimit = options.observationLimit ?? defaultObservationLimit;
+  const policies = new Map<PermissionMode, PermissionPolicy>();
+  const childPolicy = (mode: PermissionMode) =>
+    cached(policies, mode, () => new PermissionPolicy({ mode, rules: [...options.permissions.rules, askBeforeNesting], approveAll: options.permissions.approveAll }));
+  const registries = new Map<string, ToolRegistry>();
+  const baseTools = (): AnyToolDefinition[] => options.registry.names().map((name) => options.registry.get(name)!);
+  const registryFor = (contract: OutputContract) =>
+    cached(registries, `${contract.format}:${contract.requiredFields.join(',')}`, () => new ToolRegistry([...baseTools().filter((tool) => tool.name !== reportTool), submitReportTool(contract)]));
+  const specFactories = new Map<string, (effectId: string) => CallSpec>();
+  const describeCache = new Map<string, ModelToolDescription[]>();
+  const scopeOf = (rights: ActorRights): DelegationScope => ({
+    parent: rights,
+    config: options.delegation,
+    isVisible: (mode, name) => {
+      const tool = options.registry.get(name);
+      return tool !== undefined && childPolicy(mode).visibility(tool).visible;
+    },
+    policyDigest: (mode) => mutationPolicyDigestOf(childPolicy(mode), options.sandbox),
+    observationLimit,
+  });
+  const environmentOf = (registry: ToolRegistry, policy: PermissionPolicy, tools: ReadonlySet<string>, rights: ActorRights): PipelineEnvironment => ({
+    registry,
+    policy,
+    visibility: (tool) => (tools.has(tool.name) ? policy.visibility(tool) : { visible: false as const, reason: rights.depth === 0 ? 'it is not one of this session\'s tools' : `it is not one of this ${rights.role ?? 'child'} agent's tools` }),
+    state: options.state,
+    workspace: options.workspace,
+    blobs: options.blobs,
+    sandbox: options.sandbox,
+    observationLimit,
+    delegation: scopeOf(rights),
+  });
+  const specFor = (key: string, registry: ToolRegistry, descriptions: ModelToolDescription[], policy: PermissionPolicy, maxTurns: number) =>
+    cached(specFactories, `${key}|${maxTurns}`, () =>
+      createCallSpecFactory({ provider: options.provider.name, model: options.provider.model ?? 'unknown', tools: descriptions, catalog: registry.describe(), parallelTools: options.parallelTools, observationLimit, sandbox: options.sandbox, permissions: policy, maxTurns }),
+    );
+
+  const sessionTools = new Set(options.tools);
+  const rootNames = options.tools.filter((name) => {
+    const tool = options.registry.get(name);
+    return tool !== undefined && name !== reportTool && options.permissions.visibility(tool).visible;
+  });
+  const rootRights: ActorRights = { path: rootPath, depth: 0, tools: rootNames, mode: options.permissions.mode };
+  const rootDescriptions = options.registry.describe(rootNames);
+  const rootWiring: ActorWiring = {
+    rights: rootRights,
+    environment: environmentOf(options.registry, options.permissions, new Set([...sessionTools].filter((name) => name !== reportTool)), rootRights),
+    descriptions: rootDescriptions,
+    callSpec: specFor('root', options.registry, rootDescriptions, options.permissions, options.maxTurns),
+  };
+  const nothing: ActorWiring = { ...rootWiring, rights: { ...rootRights, path: 'unknown', tools: [] }, environment: environmentOf(options.registry, options.permissions, new Set(), rootRights), descriptions: [] };
+
+  const children = new Map<string, ActorWiring>();
+  const of = (actor: string): ActorWiring => {
+    if (actor === rootPath) return rootWiring;
+    const entry = options.directory.get(actor);
+    if (!entry) {
+      children.delete(actor);
+      return nothing;
+    }
+    const known = children.get(actor);
+    if (known) return known;
+    const { task } = entry;
+    const registry = registryFor(task.contract);
+    const policy = childPolicy(task.permissionMode);
+    const names = [...task.tools, reportTool];
+    const key = `${task.contract.format}:${task.contract.requiredFields.join(',')}|${task.permissionMode}|${names.join(',')}`;
+    const descriptions = cached(describeCache, key, () => registry.describe(names));
+    const rights: ActorRights = { path: actor, depth: task.depth, role: task.role, tools: task.tools, mode: task.permissionMode, contract: task.contract };
+    const wiring: ActorWiring = { rights, environment: environmentOf(registry, policy, new Set(names), rights), descriptions, callSpec: specFor(key, registry, descriptions, policy, task.budgets.maxTurns) };
+    children.set(actor, wiring);
+    return wiring;
+  };
+  return {
+    of,
+    /** Drop an ended child's wiring (and its own children's). */
+    forget(actor) {
+      for (const path of children.keys()) if (path === actor || path.startsWith(`${actor}/`)) children.delete(path);
+    },
+  };
+};

@@ -1,0 +1,66 @@
+import { copyFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonLines, runCli } from '../support/cli.js';
+import { makeTempDir } from '../support/temp-dir.js';
+
+const script = fileURLToPath(new URL('../fixtures/delegation/three-children.script.json', import.meta.url));
+
+describe('rein run with delegation, then rein trace', () => {
+  let workspace: { path: string; remove: () => Promise<void> };
+  let sessionId: string;
+  let run: Awaited<ReturnType<typeof runCli>>;
+  const cwd = () => ({ cwd: workspace.path });
+
+  beforeAll(async () => {
+    workspace = await makeTempDir('rein-delegation-cli-');
+    await writeFile(join(workspace.path, 'add.js'), 'export const add = (a, b) => a + b;\n');
+    await copyFile(script, join(workspace.path, 'script.json'));
+    run = await runCli(['run', 'Check add.js', '--script', 'script.json'], cwd());
+    sessionId = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
+  });
+  afterAll(() => workspace.remove());
+
+  it('a scripted session delegates to an explorer and a reviewer (join all), then a tester (join first-success), and completes', () => {
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/↳ task map \(explorer\) started as root\/delegation-\d+\/map/);
+    expect(run.stdout).toMatch(/\[review\] ✓ submit_report/);
+    expect(run.stdout).toContain('✓ delegate_task joined (all): satisfied, 2 task(s)');
+    expect(run.stdout).toContain('✓ delegate_task joined (first-success): satisfied, 1 task(s)');
+  });
+
+  it('rein trace shows each child linked to the call that delegated it, and the child\'s own turns under its path', async () => {
+    const trace = await runCli(['trace', sessionId], cwd());
+    expect(trace.code).toBe(0);
+    const text = trace.stdout;
+    for (const [task, role, mode] of [['map', 'explorer', 'summary'], ['review', 'reviewer', 'clean'], ['tests', 'tester', 'fork']]) {
+      const line = new RegExp(`↳ task ${task} \\(${role}, ${mode}\\) (root/delegation-\\d+/${task}) #\\d+: completed, report completed #\\d+`).exec(text);
+      expect(line, `${task} is linked to its delegate_task call`).not.toBeNull();
+      expect(text).toContain(`[${line![1]}]`);
+    }
+    expect(text).toMatch(/delegate_task\(.*\) #\d+ → permission allow .* → ok #(\d+)\n(?:    ↳ task .*\n)+    ↳ joined \(all\) #\1: satisfied/);
+    expect(text).toMatch(/↳ joined \(first-success\) #\d+: satisfied/);
+  });
+
+  it('rein replay verifies the whole tree, children included', async () => {
+    const replay = await runCli(['replay', sessionId, '--json'], cwd());
+    expect(replay.code).toBe(0);
+    const [summary] = jsonLines(replay.stdout);
+    expect(summary).toMatchObject({ sessionId });
+    expect(summary!.verified).toBe(summary!.head);
+    const dryRun = await runCli(['replay', sessionId, '--dry-run'], cwd());
+    expect(dryRun.stdout).toContain(', 0 would now be decided differently; nothing was executed');
+    const records = jsonLines((await runCli(['show', sessionId, '--json'], cwd())).stdout);
+    const types = records.map((record) => record.type);
+    for (const type of ['delegation.proposed', 'delegation.validated', 'delegation.accepted', 'delegation.started', 'delegation.completed', 'delegation.joined']) expect(types).toContain(type);
+  });
+
+  it('rein graph delegation prints the fan-out and join machine', async () => {
+    const graph = await runCli(['graph', 'delegation', '--format', 'mermaid'], cwd());
+    expect(graph.code).toBe(0);
+    expect(graph.stdout).toContain('delegation_running --> delegation_joined: always [joinDecided]');
+    expect(graph.stdout).toContain('delegation_running --> delegation_cancelled: delegation.cancel');
+  });
+});
