@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Observable } from 'rxjs';
+import type { DelegationJoined } from '../../models/delegation.records.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { MemoryProposed } from '../../models/memory.records.js';
 import type { ModelResponded } from '../../models/model.records.js';
@@ -90,6 +91,11 @@ export class SessionMemory implements ToolMemoryProvider {
       for (const call of (record.data as ModelResponded).toolCalls) this.#calls.set(`${record.actor}\u0000${call.callId}`, { modelRecordId: record.id });
     } else if (record.type === 'tool.settled') {
       const entry = this.#calls.get(`${record.actor}\u0000${(record.data as ToolSettled).callId}`);
+      if (entry) entry.settledRecordId = record.id;
+    } else if (record.type === 'delegation.joined') {
+      // A delegate_task call's result is its join (written by the delegation actor on behalf of the calling agent).
+      const joined = record.data as DelegationJoined;
+      const entry = this.#calls.get(`${joined.parent}\u0000${joined.callId}`);
       if (entry) entry.settledRecordId = record.id;
     }
   }
