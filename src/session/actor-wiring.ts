@@ -4,6 +4,7 @@ import type { PermissionMode } from '../../models/permission.records.js';
 import type { OutputContract } from '../../models/report-contracts.js';
 import { reportTool } from '../../machines/session.machine.js';
 import type { ActorRights, DelegationScope } from '../delegation/actor-rights.js';
+import type { ToolMemoryProvider } from '../memory/tool-memory.js';
 import type { DelegationDirectory } from '../delegation/delegation-directory.js';
 import type { DelegationConfig } from '../delegation/roles.js';
 import { rootPath } from '../host/actor-tree.js';
@@ -43,6 +44,8 @@ export interface ActorWiringOptions {
   parallelTools: number;
   maxTurns: number;
   observationLimit?: number;
+  /** The session's governed memory for the memory tools (every agent proposes into the session's ledger). */
+  memory?: ToolMemoryProvider;
 }
 
 /** Children ask before delegating further: nested delegation needs a person's approval (or an answer given in advance). */
@@ -95,6 +98,7 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
     sandbox: options.sandbox,
     observationLimit,
     delegation: scopeOf(rights),
+    ...(options.memory ? { memory: options.memory } : {}),
   });
   const specFor = (key: string, registry: ToolRegistry, descriptions: ModelToolDescription[], policy: PermissionPolicy, maxTurns: number) =>
     cached(specFactories, `${key}|${maxTurns}`, () =>
