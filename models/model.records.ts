@@ -76,7 +76,7 @@ export const ModelFailed = z.object({
 export type ModelFailed = z.infer<typeof ModelFailed>;
 
 /** What the model-call executor decided after one attempt. */
-export const AttemptDecision = z.enum(['done', 'retry', 'compact', 'fail']);
+export const AttemptDecision = z.enum(['done', 'retry', 'compact', 'fallback', 'fail']);
 export type AttemptDecision = z.infer<typeof AttemptDecision>;
 
 /**
@@ -96,6 +96,8 @@ export const ModelAttempted = z.object({
   retryAfterMs: z.number().nonnegative().optional(),
   decision: AttemptDecision,
   delayMs: z.number().nonnegative().optional(),
+  /** With decision `fallback`: the provider (and model) the next attempt goes to. */
+  fallbackTo: z.object({ provider: z.string().min(1), model: z.string().optional() }).optional(),
   durationMs: z.number().nonnegative(),
 });
 export type ModelAttempted = z.infer<typeof ModelAttempted>;

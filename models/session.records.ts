@@ -10,7 +10,13 @@ export const SessionCreated = z.object({
   sessionId: z.string().min(1),
   task: z.string(),
   workspace: z.string().min(1),
-  provider: z.object({ name: z.string().min(1), model: z.string().optional(), source: z.string().optional() }),
+  provider: z.object({
+    name: z.string().min(1),
+    model: z.string().optional(),
+    source: z.string().optional(),
+    /** The fallback chain, in order (see `createRein({ fallbacks })`); absent when there is none. */
+    fallbacks: z.array(z.object({ name: z.string().min(1), model: z.string().optional(), source: z.string().optional() })).optional(),
+  }),
   budgets: Budgets,
   tools: z.array(z.string()),
   machine: z.object({ name: z.string(), version: z.string() }),

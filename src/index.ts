@@ -31,7 +31,7 @@ export { createAnthropicProvider, defaultAnthropicBaseUrl } from './providers/an
 export type { AnthropicOptions } from './providers/anthropic.provider.js';
 export { createRecordedProvider, loadRecordedProvider, recordedOutputsOf } from './providers/recorded.provider.js';
 export type { RecordedOutputs } from './providers/recorded.provider.js';
-export { resolveProviderSettings, loadWorkspaceConfig, configFileName, WorkspaceConfig, ProviderName } from './providers/provider-settings.js';
+export { resolveProviderSettings, loadWorkspaceConfig, configFileName, WorkspaceConfig, ProviderName, FallbackConfig, parseFallbackFlag } from './providers/provider-settings.js';
 export type { ProviderSettings, ProviderSources, ProviderLayer } from './providers/provider-settings.js';
 export { createProviderFromSettings } from './providers/provider-factory.js';
 export type { BuiltProvider } from './providers/provider-factory.js';
@@ -39,7 +39,8 @@ export { SseParser, readSse } from './providers/sse-parser.js';
 export type { SseEvent } from './providers/sse-parser.js';
 export { ToolCallAssembler } from './providers/tool-call-assembler.js';
 export { providerError } from './providers/provider-errors.js';
-export { defaultRetryPolicy } from './effects/model-retry.js';
+export { defaultRetryPolicy, fallbackCodes } from './effects/model-retry.js';
+export { fallbackStickyMs } from './effects/call-model.js';
 export type { RetryPolicy } from './effects/model-retry.js';
 export { defineTool, toolFailure } from './tools/tool.js';
 export type { ToolDefinition, ToolAnnotations, ToolResult, ToolFailure, ToolContext, Prepared, ResumeCheck, FileAccess, SideEffectClass, ToolRisk } from './tools/tool.js';

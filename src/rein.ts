@@ -46,6 +46,11 @@ export interface ReinOptions {
   /** The directory tools may read and write; it must exist. */
   workspace: string;
   provider: ModelProvider;
+  /**
+   * Providers to fall back to, in order, when `provider` still fails with an availability error (rate limit,
+   * overloaded, server error, network, timeout, quota) after its retry budget; each gets its own retry budget.
+   */
+  fallbacks?: readonly ModelProvider[];
   /** Tools to register (default: the built-in local tools). */
   tools?: readonly AnyToolDefinition[];
   budgets?: Partial<Budgets>;
@@ -131,6 +136,7 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
   const services: SessionServices = {
     store: options.store,
     provider: options.provider,
+    ...(options.fallbacks && options.fallbacks.length > 0 ? { fallbacks: options.fallbacks } : {}),
     registry: new ToolRegistry(options.tools ?? builtinTools()),
     workspace,
     budgets: { ...defaultBudgets, ...options.budgets },

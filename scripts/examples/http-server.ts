@@ -22,11 +22,12 @@ import { createReinHttpHandler, reinRoutes } from './http-api.js';
 const workspace = resolve(process.env.REIN_WORKSPACE ?? process.cwd());
 const settings = resolveProviderSettings({ env: process.env, file: await loadWorkspaceConfig(workspace), workspace });
 const store = await openLevelEventStore(resolve(workspace, '.rein'));
-const { provider } = await createProviderFromSettings(settings, { store });
+const { provider, fallbacks } = await createProviderFromSettings(settings, { store });
 const rein = await createRein({
   store,
   workspace,
   provider,
+  fallbacks,
   modelOptions: settings.modelOptions,
   protectedPaths: [resolve(workspace, '.rein'), resolve(workspace, configFileName)],
 });

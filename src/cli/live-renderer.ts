@@ -85,6 +85,11 @@ export class LiveRenderer {
         this.endLine();
         this.out.write(this.paint(33, `  ↻ ${event.code}: retrying in ${(event.delayMs / 1000).toFixed(1)} s (attempt ${event.attempt + 1})\n`));
         return;
+      case 'model.fallback':
+        this.status.clear();
+        this.endLine();
+        this.out.write(this.paint(33, `  ↪ ${event.code} from ${event.from}: falling back to ${event.to} (attempt ${event.attempt + 1})\n`));
+        return;
       case 'effect.started':
         this.startedAt.set(event.effectId, Date.now());
         if (event.kind === 'executeTool') {

@@ -30,7 +30,7 @@ export const transcriptLine = (record: RecordEnvelope): string | undefined => {
       return `${at}${who}model failed: ${data.error.code}: ${clip(data.error.message)}`;
     case 'model.attempted':
       if (data.outcome === 'ok') return undefined;
-      return `${at}${who}model attempt ${data.attempt} (${data.provider}${data.model ? ` ${data.model}` : ''}) failed: ${data.errorCode} → ${data.decision}${data.decision === 'retry' ? ` in ${((data.delayMs ?? 0) / 1000).toFixed(1)} s` : ''}`;
+      return `${at}${who}model attempt ${data.attempt} (${data.provider}${data.model ? ` ${data.model}` : ''}) failed: ${data.errorCode} → ${data.decision}${data.decision === 'retry' ? ` in ${((data.delayMs ?? 0) / 1000).toFixed(1)} s` : ''}${data.decision === 'fallback' && data.fallbackTo ? ` to ${data.fallbackTo.provider}${data.fallbackTo.model ? ` ${data.fallbackTo.model}` : ''}` : ''}`;
     case 'tool.settled':
       return `${at}${who}${data.status === 'ok' ? '✓' : '✗'} ${data.name}${data.errorCode ? ` ${data.errorCode}` : ''}: ${clip(data.observation)}`;
     case 'approval.requested':

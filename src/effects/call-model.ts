@@ -3,7 +3,7 @@ import type { ModelAttempted, ProviderErrorInfo, StopReason, TokenUsage, ToolCal
 import type { ModelProvider } from '../providers/provider.js';
 import type { CallSpec } from '../../models/call-spec.js';
 import type { EffectContext, EffectExecutor, EffectRequest, FactDraft, Settlement } from './effect.js';
-import { decideAfterFailure, defaultRetryPolicy, sleep as defaultSleep, type RetryDecision, type RetryPolicy } from './model-retry.js';
+import { decideAfterFailure, defaultRetryPolicy, fallbackCodes, sleep as defaultSleep, type RetryDecision, type RetryPolicy } from './model-retry.js';
 
 /** One attempt at one model call: which actor, which turn, which effect, and which try (from 1). */
 export interface ModelCallAttempt {
@@ -51,6 +51,12 @@ export const prepareModelInput = async (source: ModelCallSource, attempt: ModelC
 
 export interface CallModelOptions {
   provider: ModelProvider;
+  /**
+   * Providers to fall back to, in order: when `provider` still fails with an availability error (rate limit,
+   * overloaded, server error, network, timeout, quota) after its retry budget, the call moves to the next one, which
+   * gets a retry budget of its own. Every attempt records which provider answered.
+   */
+  fallbacks?: readonly ModelProvider[];
   source: ModelCallSource;
   options?: ModelOptions;
   /** Retry budget (defaults: `defaultRetryPolicy`). */
@@ -71,6 +77,9 @@ interface Attempt {
   model: string | undefined;
   requestId: string | undefined;
 }
+
+/** How long later model calls start at the fallback that answered, before trying the first provider again. */
+export const fallbackStickyMs = 60_000;
 
 const blobsOf = (prepared: PreparedModelInput): { blobs?: Uint8Array[] } => (prepared.blobs && prepared.blobs.length > 0 ? { blobs: prepared.blobs } : {});
 
@@ -124,9 +133,14 @@ const attemptOnce = async (provider: ModelProvider, modelRequest: ModelRequest, 
  * appended before the wait, the last one in the settling batch). Retry delays are runtime facts, not inputs, so
  * replay stays exact. A provider failure never becomes a tool error.
  */
-export const createCallModelExecutor = ({ provider, source, options = {}, retry = {}, random = Math.random, sleep = defaultSleep }: CallModelOptions): EffectExecutor => {
+export const createCallModelExecutor = ({ provider: primary, fallbacks = [], source, options = {}, retry = {}, random = Math.random, sleep = defaultSleep }: CallModelOptions): EffectExecutor => {
   const policy: RetryPolicy = { ...defaultRetryPolicy, ...retry };
-  const requestFor = async (request: EffectRequest, context: EffectContext, attempt: number): Promise<{ modelRequest: ModelRequest; prepared: PreparedModelInput }> => {
+  const chain: readonly ModelProvider[] = [primary, ...fallbacks];
+  // After a fallback answered, later calls start at that link for a while instead of waiting out the same outage
+  // on every call; then they try the first provider again.
+  let sticky = { link: 0, until: 0 };
+  const labelOf = (provider: ModelProvider): string => (provider.model ? `${provider.name}/${provider.model}` : provider.name);
+  const requestFor = async (provider: ModelProvider, request: EffectRequest, context: EffectContext, attempt: number): Promise<{ modelRequest: ModelRequest; prepared: PreparedModelInput }> => {
     const role = source.role(request.actor);
     const turn = Number(request.args.turn);
     const prepared = await prepareModelInput(source, { actor: request.actor, turn, effectId: request.effectId, attempt });
@@ -145,7 +159,7 @@ export const createCallModelExecutor = ({ provider, source, options = {}, retry 
     };
     return { modelRequest, prepared };
   };
-  const factOf = (request: EffectRequest, attempt: number, result: Attempt, durationMs: number, failure?: { error: ProviderErrorInfo; next: RetryDecision }): ModelAttempted => {
+  const factOf = (provider: ModelProvider, request: EffectRequest, attempt: number, result: Attempt, durationMs: number, failure?: { error: ProviderErrorInfo; next: RetryDecision | { decision: 'fallback'; to: ModelProvider } }): ModelAttempted => {
     const model = result.model ?? provider.model;
     return {
       effectId: request.effectId,
@@ -158,6 +172,7 @@ export const createCallModelExecutor = ({ provider, source, options = {}, retry 
       ...(failure?.error.retryAfterMs === undefined ? {} : { retryAfterMs: failure.error.retryAfterMs }),
       decision: failure?.next.decision ?? 'done',
       ...(failure?.next.decision === 'retry' ? { delayMs: failure.next.delayMs } : {}),
+      ...(failure?.next.decision === 'fallback' ? { fallbackTo: { provider: failure.next.to.name, ...(failure.next.to.model ? { model: failure.next.to.model } : {}) } } : {}),
       durationMs,
     };
   };
@@ -172,30 +187,43 @@ export const createCallModelExecutor = ({ provider, source, options = {}, retry 
         { type: 'model.attempted', data: fact, at: context.now() },
       ];
       let compacted = false;
+      // Where in the fallback chain this call is, and when and at which attempt it moved to that provider.
+      let link = firstStarted < sticky.until ? sticky.link : 0;
+      let linkStarted = firstStarted;
+      let linkFirstAttempt = 1;
       for (let attempt = 1; ; attempt++) {
+        const provider = chain[link]!;
         const started = context.now();
-        const { modelRequest, prepared } = await requestFor(request, context, attempt);
+        const { modelRequest, prepared } = await requestFor(provider, request, context, attempt);
         const result = await attemptOnce(provider, modelRequest, request, context);
         const durationMs = context.now() - started;
         if (!result.error) {
           const { text, reasoning, toolCalls, usage } = result;
+          if (link > 0) sticky = { link, until: context.now() + fallbackStickyMs };
           const callSpec = source.callSpec?.(request.effectId, request.actor);
           const data = { effectId: request.effectId, turn, text, ...(reasoning ? { reasoning } : {}), toolCalls, stopReason: result.stopReason as StopReason, usage, elapsedMs: context.elapsedMs(), ...(callSpec ? { callSpec } : {}) };
-          return { type: 'model.responded', data, facts: attemptFacts(prepared, factOf(request, attempt, result, durationMs)), ...blobsOf(prepared) };
+          return { type: 'model.responded', data, facts: attemptFacts(prepared, factOf(provider, request, attempt, result, durationMs)), ...blobsOf(prepared) };
         }
         const error = context.signal.aborted ? cancelled : result.error;
-        let next: RetryDecision = error.code === 'cancelled' ? { decision: 'fail' } : decideAfterFailure({ error, attempt, elapsedMs: context.now() - firstStarted, policy, random, canCompact: !compacted && source.compact !== undefined });
+        let next: RetryDecision | { decision: 'fallback'; to: ModelProvider } =
+          error.code === 'cancelled' ? { decision: 'fail' } : decideAfterFailure({ error, attempt: attempt - linkFirstAttempt + 1, elapsedMs: context.now() - linkStarted, policy, random, canCompact: !compacted && source.compact !== undefined });
         if (next.decision === 'compact') {
           compacted = true;
           if (!(await source.compact!(request.actor, context.signal).catch(() => false))) next = { decision: 'fail' };
         }
-        const facts = attemptFacts(prepared, factOf(request, attempt, result, durationMs, { error, next }));
+        if (next.decision === 'fail' && fallbackCodes.has(error.code) && link + 1 < chain.length && !context.signal.aborted) next = { decision: 'fallback', to: chain[link + 1]! };
+        const facts = attemptFacts(prepared, factOf(provider, request, attempt, result, durationMs, { error, next }));
         if (next.decision === 'fail') {
           const finalError = attempt > 1 ? { ...error, message: `${error.message} (gave up after ${attempt} attempts)` } : error;
           return { type: 'model.failed', data: { effectId: request.effectId, turn, error: finalError, elapsedMs: context.elapsedMs() }, facts, ...blobsOf(prepared) };
         }
         await context.recordFacts(facts, { sync: false, ...blobsOf(prepared) });
-        if (next.decision === 'retry') {
+        if (next.decision === 'fallback') {
+          context.live({ type: 'model.fallback', actor: request.actor, effectId: request.effectId, attempt, code: error.code, message: error.message, from: labelOf(provider), to: labelOf(next.to) });
+          link++;
+          linkStarted = context.now();
+          linkFirstAttempt = attempt + 1;
+        } else if (next.decision === 'retry') {
           context.live({ type: 'model.retrying', actor: request.actor, effectId: request.effectId, attempt, code: error.code, message: error.message, delayMs: next.delayMs });
           if (!(await sleep(next.delayMs, context.signal))) return { type: 'model.failed', data: { effectId: request.effectId, turn, error: cancelled, elapsedMs: context.elapsedMs() } };
         }

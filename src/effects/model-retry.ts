@@ -41,6 +41,13 @@ export const decideAfterFailure = (input: { error: ProviderErrorInfo; attempt: n
   return { decision: 'retry', delayMs };
 };
 
+/**
+ * Errors that say "this provider cannot answer now" rather than "this request is wrong": after the retry budget for
+ * one provider is spent on them, the call moves to the next provider of the fallback chain. Auth, bad request,
+ * context length, content filter and malformed tool calls never fall back (another provider would hide the fault).
+ */
+export const fallbackCodes: ReadonlySet<ProviderErrorInfo['code']> = new Set(['rate_limit', 'overloaded', 'server_error', 'network', 'timeout', 'quota']);
+
 /** Wait `ms`, or less when `signal` fires; resolves true when the full time passed. */
 export const sleep = (ms: number, signal: AbortSignal): Promise<boolean> =>
   new Promise((resolve) => {

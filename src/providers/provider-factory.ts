@@ -13,6 +13,8 @@ export interface BuiltProvider {
   provider: ModelProvider;
   /** The replayed session's `session.created` (its task and budgets), when the provider is `recorded`. */
   replaying?: SessionCreated;
+  /** The fallback chain `settings.fallbacks` describe, built (pass it to `createRein({ fallbacks })`). */
+  fallbacks: ModelProvider[];
 }
 
 /**
@@ -20,6 +22,12 @@ export interface BuiltProvider {
  * scripted one loads and validates its script (`SCRIPT_INVALID`). Building sends no request.
  */
 export const createProviderFromSettings = async (settings: ProviderSettings, context: { store?: EventStore; fetch?: typeof fetch } = {}): Promise<BuiltProvider> => {
+  const fallbacks: ModelProvider[] = [];
+  for (const link of settings.fallbacks ?? []) fallbacks.push((await createProviderFromSettings({ ...link, fallbacks: [] }, context)).provider);
+  return { ...(await buildOne(settings, context)), fallbacks };
+};
+
+const buildOne = async (settings: ProviderSettings, context: { store?: EventStore; fetch?: typeof fetch }): Promise<Omit<BuiltProvider, 'fallbacks'>> => {
   const common = {
     ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
     ...(settings.apiKeyEnv ? { keyHint: settings.apiKeyEnv } : {}),

@@ -10,6 +10,17 @@ import { defaultOpenAIBaseUrl } from './openai-compatible.provider.js';
 export const ProviderName = z.enum(['openai', 'anthropic', 'scripted', 'recorded']);
 export type ProviderName = z.infer<typeof ProviderName>;
 
+/** One link of a fallback chain: a remote provider and model (its key is read from `apiKeyEnv` or the vendor's variable). */
+export const FallbackConfig = z
+  .object({
+    provider: z.enum(['openai', 'anthropic']),
+    model: z.string().min(1),
+    baseUrl: z.string().min(1).optional(),
+    apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
+  })
+  .strict();
+export type FallbackConfig = z.infer<typeof FallbackConfig>;
+
 /** The workspace config file, `<workspace>/rein.config.json`. It never holds a key: name the variable instead. */
 export const configFileName = 'rein.config.json';
 
@@ -27,6 +38,8 @@ export const WorkspaceConfig = z
     maxOutputTokens: z.number().int().positive().optional(),
     /** No byte from the endpoint for this long is a `timeout` (ms). */
     idleTimeoutMs: z.number().int().positive().optional(),
+    /** Providers a model call falls back to, in order, when the configured one cannot answer (at most 4). */
+    fallbacks: z.array(FallbackConfig).max(4).optional(),
   })
   .strict();
 export type WorkspaceConfig = z.infer<typeof WorkspaceConfig>;
@@ -76,13 +89,17 @@ export interface ProviderSettings {
   from?: string;
   modelOptions: ModelOptions;
   idleTimeoutMs?: number;
+  /** The fallback chain, in order (remote providers only). */
+  fallbacks?: ProviderSettings[];
 }
 
 export interface ProviderSources {
   /** Command-line flags (highest precedence). Relative script paths are resolved against `cwd`. */
   flags?: ProviderLayer;
+  /** Fallback links as `<provider>:<model>[@<baseUrl>]` (the CLI's repeatable `--fallback`); they replace the file's. */
+  fallbackFlags?: readonly string[];
   /** The provider a resumed session was created with, `{ name, model, source }` (between flags and environment). */
-  session?: { name: string; model?: string | undefined; source?: string | undefined };
+  session?: { name: string; model?: string | undefined; source?: string | undefined; fallbacks?: ReadonlyArray<{ name: string; model?: string | undefined; source?: string | undefined }> | undefined };
   env?: Record<string, string | undefined>;
   /** The workspace config file; relative script paths are resolved against `workspace`. */
   file?: WorkspaceConfig | undefined;
@@ -108,6 +125,30 @@ const pick = <K extends keyof ProviderLayer>(layers: readonly ProviderLayer[], k
 
 const needsKey = (baseUrl: string, official: string): boolean => new URL(baseUrl).host === new URL(official).host;
 
+/** Parse `<provider>:<model>[@<baseUrl>]` (the `--fallback` flag); anything else is a `USAGE` error that shows the form. */
+export const parseFallbackFlag = (text: string): FallbackConfig => {
+  const match = /^(openai|anthropic):([^@\s]+)(?:@(\S+))?$/.exec(text.trim());
+  if (!match) throw new ReinError('USAGE', `--fallback ${JSON.stringify(text)}: expected <openai|anthropic>:<model>[@<base url>], e.g. anthropic:claude-sonnet-4-5 or openai:llama3.1@http://127.0.0.1:11434/v1`);
+  return { provider: match[1] as FallbackConfig['provider'], model: match[2]!, ...(match[3] ? { baseUrl: match[3] } : {}) };
+};
+
+/** The endpoint, key variable and key of a remote provider; a bad URL or a missing key for the vendor's own host is `USAGE`. */
+const resolveRemote = (provider: 'openai' | 'anthropic', model: string, baseUrlOrDefault: string | undefined, apiKeyEnvOrDefault: string | undefined, env: Record<string, string | undefined>, what: string) => {
+  const official = provider === 'openai' ? defaultOpenAIBaseUrl : defaultAnthropicBaseUrl;
+  const baseUrl = baseUrlOrDefault ?? official;
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new ReinError('USAGE', `${what}: the base URL ${JSON.stringify(baseUrl)} is not a URL (expected e.g. ${official})`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ReinError('USAGE', `${what}: the base URL must be http or https, got ${url.protocol}`);
+  const apiKeyEnv = apiKeyEnvOrDefault ?? (provider === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY');
+  const apiKey = env[apiKeyEnv] || undefined;
+  if (!apiKey && needsKey(baseUrl, official)) throw new ReinError('USAGE', `${what} needs an API key for ${official}: set ${apiKeyEnv}`);
+  return { model, baseUrl, apiKeyEnv, ...(apiKey ? { apiKey } : {}) };
+};
+
 /**
  * Resolve which provider to run and how, with the precedence flags > session (resume) > environment (`REIN_PROVIDER`,
  * `REIN_MODEL`, `REIN_BASE_URL`) > workspace file > defaults (the vendor's base URL). `--script` alone selects the
@@ -132,7 +173,21 @@ export const resolveProviderSettings = (sources: ProviderSources): ProviderSetti
     ...(sources.file?.temperature === undefined ? {} : { temperature: sources.file.temperature }),
     ...(sources.file?.maxOutputTokens === undefined ? {} : { maxOutputTokens: sources.file.maxOutputTokens }),
   };
-  const base = { provider, modelOptions, ...(sources.file?.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: sources.file.idleTimeoutMs }) };
+  const idle = sources.file?.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: sources.file.idleTimeoutMs };
+  // Flags replace the file's chain; a resumed session keeps the chain it recorded unless either names one.
+  const recorded = (sources.session?.fallbacks ?? []).flatMap((link): FallbackConfig[] =>
+    (link.name === 'openai' || link.name === 'anthropic') && link.model ? [{ provider: link.name, model: link.model, ...(link.source ? { baseUrl: link.source } : {}) }] : [],
+  );
+  const links = sources.fallbackFlags && sources.fallbackFlags.length > 0 ? sources.fallbackFlags.map(parseFallbackFlag) : (sources.file?.fallbacks ?? recorded);
+  if (links.length > 4) throw new ReinError('USAGE', `at most 4 fallback providers, got ${links.length}`);
+  if (links.length > 0 && provider === 'recorded') throw new ReinError('USAGE', 'the recorded provider replays logged outputs and has no fallbacks');
+  const fallbacks: ProviderSettings[] = links.map((link, index) => ({
+    provider: link.provider,
+    modelOptions,
+    ...idle,
+    ...resolveRemote(link.provider, link.model, link.baseUrl, link.apiKeyEnv, env, `fallback ${index + 1} (${link.provider}:${link.model})`),
+  }));
+  const base = { provider, modelOptions, ...idle, ...(fallbacks.length > 0 ? { fallbacks } : {}) };
   if (flags.script && provider !== 'scripted') throw new ReinError('USAGE', `--script belongs to the scripted provider, not ${provider}`);
   if (flags.from && provider !== 'recorded') throw new ReinError('USAGE', `--from belongs to the recorded provider, not ${provider}`);
 
@@ -149,17 +204,5 @@ export const resolveProviderSettings = (sources: ProviderSources): ProviderSetti
   }
   const model = pick(layers, 'model');
   if (!model) throw new ReinError('USAGE', `the ${provider} provider needs a model: pass --model <id>, set REIN_MODEL, or add "model" to ${configFileName}`);
-  const official = provider === 'openai' ? defaultOpenAIBaseUrl : defaultAnthropicBaseUrl;
-  const baseUrl = pick(layers, 'baseUrl') ?? official;
-  let url: URL;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    throw new ReinError('USAGE', `the base URL ${JSON.stringify(baseUrl)} is not a URL (expected e.g. ${official})`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ReinError('USAGE', `the base URL must be http or https, got ${url.protocol}`);
-  const apiKeyEnv = sources.file?.apiKeyEnv ?? (provider === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY');
-  const apiKey = env[apiKeyEnv] || undefined;
-  if (!apiKey && needsKey(baseUrl, official)) throw new ReinError('USAGE', `the ${provider} provider needs an API key for ${official}: set ${apiKeyEnv}`);
-  return { ...base, model, baseUrl, apiKeyEnv, ...(apiKey ? { apiKey } : {}) };
+  return { ...base, ...resolveRemote(provider, model, pick(layers, 'baseUrl'), sources.file?.apiKeyEnv, env, `the ${provider} provider`) };
 };

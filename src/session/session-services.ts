@@ -31,6 +31,8 @@ import { createActorWiring } from './actor-wiring.js';
 export interface SessionServices {
   store: EventStore;
   provider: ModelProvider;
+  /** Providers a model call falls back to, in order, when `provider` cannot answer (see `CallModelOptions.fallbacks`). */
+  fallbacks?: readonly ModelProvider[];
   registry: ToolRegistry;
   workspace: Workspace;
   budgets: Budgets;
@@ -142,7 +144,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
     toolState,
     directory,
     executors: {
-      callModel: createCallModelExecutor({ provider: services.provider, options: services.modelOptions, retry: services.retry, random: services.random, source }),
+      callModel: createCallModelExecutor({ provider: services.provider, ...(services.fallbacks ? { fallbacks: services.fallbacks } : {}), options: services.modelOptions, retry: services.retry, random: services.random, source }),
       executeTool: createExecuteToolExecutor((actor) => actors.of(actor).environment, services.classifyVerification ? { classifyVerification: services.classifyVerification } : {}),
       startTimer: createStartTimerExecutor(),
     },

@@ -9,10 +9,18 @@ import { machineVersion } from '../host/machine-version.js';
 import { mutationPolicyDigestOf } from '../typestate/call-spec.js';
 import { createIdGenerator } from '../host/record-ids.js';
 import { SessionHost } from '../host/session-host.js';
+import type { ModelProvider } from '../providers/provider.js';
 import { ReinSession } from './session-handle.js';
 import { wireSession, type SessionServices } from './session-services.js';
 import { isReservedStreamName } from '../memory/memory-stream.js';
 import { sessionMemoryFor } from './session-memory-wiring.js';
+
+/** What a session records about a provider: its name, model and endpoint or source (never a key). */
+const providerIdentity = (provider: ModelProvider): { name: string; model?: string; source?: string } => ({
+  name: provider.name,
+  ...(provider.model === undefined ? {} : { model: provider.model }),
+  ...(provider.source === undefined ? {} : { source: provider.source }),
+});
 
 export interface CreateSessionOptions {
   /** The task; recorded in `session.created` and sent as the first user message by `startSession`. */
@@ -44,7 +52,7 @@ export const createSession = async (services: SessionServices, options: CreateSe
     sessionId,
     task: options.task,
     workspace: services.workspace.root,
-    provider: { name: services.provider.name, ...(services.provider.model === undefined ? {} : { model: services.provider.model }), ...(services.provider.source === undefined ? {} : { source: services.provider.source }) },
+    provider: { ...providerIdentity(services.provider), ...(services.fallbacks && services.fallbacks.length > 0 ? { fallbacks: services.fallbacks.map(providerIdentity) } : {}) },
     budgets: { ...services.budgets, ...options.budgets },
     tools: [...(options.tools ?? services.registry.names())],
     machine: { name: 'session', version: machineVersion },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelEvent, ModelMessage, ModelRequest } from '../../models/model-contract.js';
 import type { ProviderErrorInfo } from '../../models/model.records.js';
-import { createCallModelExecutor, type ModelCallSource } from '../../src/effects/call-model.js';
+import { createCallModelExecutor, fallbackStickyMs, type ModelCallSource } from '../../src/effects/call-model.js';
 import type { EffectContext, FactDraft } from '../../src/effects/effect.js';
 import { backoffDelay, decideAfterFailure, defaultRetryPolicy } from '../../src/effects/model-retry.js';
 import type { LiveEvent } from '../../src/host/live-events.js';
@@ -195,5 +195,77 @@ describe('the retry decision', () => {
     expect(decideAfterFailure({ ...base, error: { code: 'context_length', message: '', retryable: false }, canCompact: true })).toEqual({ decision: 'compact' });
     expect(decideAfterFailure({ ...base, error: { code: 'context_length', message: '', retryable: false }, canCompact: false })).toEqual({ decision: 'fail' });
     expect(decideAfterFailure({ ...base, error: { code: 'malformed_tool_call', message: '', retryable: true }, canCompact: false })).toEqual({ decision: 'retry', delayMs: 750 });
+  });
+
+  describe('with a fallback chain', () => {
+    const named = (name: string, model: string, attempts: ModelEvent[][]) => Object.assign(providerOf(attempts), { name, model });
+
+    it('moves to the next provider once the first spent its retry budget on availability errors, recording each attempt\'s provider', async () => {
+      const { context, facts, live, sleep } = harness();
+      const primary = named('anthropic', 'big', [failure('overloaded', true), failure('overloaded', true)]);
+      const secondary = named('openai', 'small', [failure('rate_limit', true, 10), reply]);
+      const executor = createCallModelExecutor({ provider: primary, fallbacks: [secondary], source: source(), retry: { maxAttempts: 2, baseDelayMs: 100 }, random: () => 0.5, sleep });
+      const settlement = await executor.execute(request, context);
+      expect(settlement.type).toBe('model.responded');
+      expect(primary.requests.map((sent) => [sent.attempt, sent.model])).toEqual([[1, 'big'], [2, 'big']]);
+      // The fallback gets a retry budget of its own (its first failure is retried, honouring retry-after).
+      expect(secondary.requests.map((sent) => [sent.attempt, sent.model])).toEqual([[3, 'small'], [4, 'small']]);
+      expect(facts.map((fact) => fact.data)).toEqual([
+        expect.objectContaining({ attempt: 1, provider: 'anthropic', errorCode: 'overloaded', decision: 'retry' }),
+        expect.objectContaining({ attempt: 2, provider: 'anthropic', errorCode: 'overloaded', decision: 'fallback', fallbackTo: { provider: 'openai', model: 'small' } }),
+        expect.objectContaining({ attempt: 3, provider: 'openai', errorCode: 'rate_limit', decision: 'retry', delayMs: 10 }),
+      ]);
+      expect(settlement.facts?.map((fact) => fact.data)).toEqual([expect.objectContaining({ attempt: 4, provider: 'openai', outcome: 'ok', decision: 'done' })]);
+      expect(live.filter((event) => event.type === 'model.fallback')).toEqual([expect.objectContaining({ from: 'anthropic/big', to: 'openai/small', code: 'overloaded', attempt: 2 })]);
+    });
+
+    it('starts later calls at the fallback that answered for a minute, then tries the first provider again', async () => {
+      const { context, sleep } = harness();
+      const primary = named('anthropic', 'big', [failure('overloaded', false), failure('overloaded', false)]);
+      const secondary = named('openai', 'small', [reply, reply, reply]);
+      const executor = createCallModelExecutor({ provider: primary, fallbacks: [secondary], source: source(), sleep });
+      await executor.execute(request, context);
+      await executor.execute({ ...request, effectId: 'root:e3' }, context);
+      expect([primary.requests.length, secondary.requests.length]).toEqual([1, 2]);
+      await sleep(fallbackStickyMs, context.signal);
+      await executor.execute({ ...request, effectId: 'root:e5' }, context);
+      expect([primary.requests.length, secondary.requests.length]).toEqual([2, 3]);
+    });
+
+    it('falls back on quota at once, but never on errors another provider would only hide', async () => {
+      const { context, facts, sleep } = harness();
+      const primary = named('openai', 'a', [failure('quota', false)]);
+      const secondary = named('anthropic', 'b', [reply]);
+      const settlement = await createCallModelExecutor({ provider: primary, fallbacks: [secondary], source: source(), sleep }).execute(request, context);
+      expect(settlement.type).toBe('model.responded');
+      expect(facts.map((fact) => fact.data)).toEqual([expect.objectContaining({ attempt: 1, errorCode: 'quota', decision: 'fallback' })]);
+      for (const code of ['auth', 'bad_request', 'content_filter', 'malformed_tool_call'] as const) {
+        const run = harness();
+        const first = named('openai', 'a', [failure(code, false)]);
+        const second = named('anthropic', 'b', [reply]);
+        const failed = await createCallModelExecutor({ provider: first, fallbacks: [second], source: source(), sleep: run.sleep }).execute(request, run.context);
+        expect(failed).toMatchObject({ type: 'model.failed', data: { error: { code } } });
+        expect(second.requests).toHaveLength(0);
+      }
+    });
+
+    it('fails with the last error once every link is spent, and never falls back after a cancel', async () => {
+      const { context, sleep } = harness();
+      const chain = [named('openai', 'a', [failure('server_error', true)]), named('anthropic', 'b', [failure('network', true)]), named('openai', 'c', [failure('timeout', true)])];
+      const settlement = await createCallModelExecutor({ provider: chain[0]!, fallbacks: chain.slice(1), source: source(), retry: { maxAttempts: 1 }, sleep }).execute(request, context);
+      expect(settlement).toMatchObject({ type: 'model.failed', data: { error: { code: 'timeout', message: expect.stringContaining('gave up after 3 attempts') } } });
+      expect(chain.map((provider) => provider.requests.length)).toEqual([1, 1, 1]);
+
+      const cancelledRun = harness();
+      const slow = named('openai', 'a', []);
+      slow.stream = async function* () {
+        cancelledRun.controller.abort();
+        yield* failure('network', true);
+      };
+      const spare = named('anthropic', 'b', [reply]);
+      const stopped = await createCallModelExecutor({ provider: slow, fallbacks: [spare], source: source(), sleep: cancelledRun.sleep }).execute(request, cancelledRun.context);
+      expect(stopped).toMatchObject({ type: 'model.failed', data: { error: { code: 'cancelled' } } });
+      expect(spare.requests).toHaveLength(0);
+    });
   });
 });

@@ -1,8 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createProviderFromSettings } from '../../src/providers/provider-factory.js';
-import { loadWorkspaceConfig, resolveProviderSettings, type ProviderSources } from '../../src/providers/provider-settings.js';
+import { FallbackConfig, loadWorkspaceConfig, parseFallbackFlag, resolveProviderSettings, type ProviderSources } from '../../src/providers/provider-settings.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const workspace = '/work/space';
@@ -102,5 +103,69 @@ describe('createProviderFromSettings', () => {
     expect(anthropic.provider).toMatchObject({ name: 'anthropic', model: 'c', source: 'https://api.anthropic.com' });
     await expect(createProviderFromSettings({ provider: 'scripted', script: '/no/such/script.json', modelOptions: {} })).rejects.toMatchObject({ code: 'SCRIPT_INVALID' });
     await expect(createProviderFromSettings({ provider: 'recorded', from: 's-1', modelOptions: {} })).rejects.toMatchObject({ code: 'USAGE' });
+  });
+});
+
+describe('the fallback chain', () => {
+  const primary = { provider: 'openai', model: 'm', baseUrl: 'http://127.0.0.1:1/v1' };
+
+  it('comes from repeated --fallback flags, which replace the file\'s, each resolved like a provider of its own', () => {
+    const file = { fallbacks: [{ provider: 'anthropic' as const, model: 'from-file', baseUrl: 'http://127.0.0.1:3' }] };
+    expect(resolveWith({ flags: primary, file }).fallbacks).toEqual([{ provider: 'anthropic', model: 'from-file', baseUrl: 'http://127.0.0.1:3', apiKeyEnv: 'ANTHROPIC_API_KEY', modelOptions: {} }]);
+    const flagged = resolveWith({ flags: primary, file, fallbackFlags: ['anthropic:claude-x', 'openai:llama@http://127.0.0.1:11434/v1'], env: { ANTHROPIC_API_KEY: 'k' } });
+    expect(flagged.fallbacks).toEqual([
+      { provider: 'anthropic', model: 'claude-x', baseUrl: 'https://api.anthropic.com', apiKeyEnv: 'ANTHROPIC_API_KEY', apiKey: 'k', modelOptions: {} },
+      { provider: 'openai', model: 'llama', baseUrl: 'http://127.0.0.1:11434/v1', apiKeyEnv: 'OPENAI_API_KEY', modelOptions: {} },
+    ]);
+    expect(resolveWith({ flags: primary })).not.toHaveProperty('fallbacks');
+  });
+
+  it('a resumed session keeps the chain it recorded unless the flags or the file name one', () => {
+    const session = { name: 'openai', model: 'm', source: 'http://127.0.0.1:1/v1', fallbacks: [{ name: 'anthropic', model: 'b', source: 'http://127.0.0.1:2' }, { name: 'scripted', source: 'x.json' }] };
+    expect(resolveWith({ session }).fallbacks).toEqual([expect.objectContaining({ provider: 'anthropic', model: 'b', baseUrl: 'http://127.0.0.1:2' })]);
+    expect(resolveWith({ session, fallbackFlags: ['openai:c@http://127.0.0.1:4/v1'] }).fallbacks).toEqual([expect.objectContaining({ provider: 'openai', model: 'c' })]);
+  });
+
+  it('refuses a malformed link, a missing key for a vendor endpoint, more than four links, and fallbacks for the recorded provider', () => {
+    for (const link of ['gemini:pro', 'openai', 'openai:', 'anthropic:m@not a url', 'openai:m@ftp://x']) expect(usage({ flags: primary, fallbackFlags: [link] }), link).toBe('USAGE');
+    expect(usage({ flags: primary, fallbackFlags: ['anthropic:claude-x'] })).toBe('USAGE');
+    expect(usage({ flags: primary, fallbackFlags: Array.from({ length: 5 }, (_, index) => `openai:m${index}@http://127.0.0.1:9/v1`) })).toBe('USAGE');
+    expect(usage({ flags: { provider: 'recorded', from: 's-1' }, fallbackFlags: ['openai:m@http://127.0.0.1:9/v1'] })).toBe('USAGE');
+  });
+
+  it('the config file validates its chain strictly', async () => {
+    const dir = await makeTempDir('rein-fallback-config-');
+    try {
+      await writeFile(join(dir.path, 'rein.config.json'), JSON.stringify({ provider: 'openai', fallbacks: [{ provider: 'anthropic', model: 'b', apiKeyEnv: 'SPARE_KEY' }] }));
+      expect((await loadWorkspaceConfig(dir.path))?.fallbacks).toEqual([{ provider: 'anthropic', model: 'b', apiKeyEnv: 'SPARE_KEY' }]);
+      await writeFile(join(dir.path, 'rein.config.json'), JSON.stringify({ fallbacks: [{ provider: 'scripted', model: 'b' }] }));
+      await expect(loadWorkspaceConfig(dir.path)).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+      await writeFile(join(dir.path, 'rein.config.json'), JSON.stringify({ fallbacks: [{ provider: 'openai', model: 'b', apiKey: 'sk-no' }] }));
+      await expect(loadWorkspaceConfig(dir.path)).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+    } finally {
+      await dir.remove();
+    }
+  });
+
+  it('is built into providers by the factory', async () => {
+    const built = await createProviderFromSettings(resolveWith({ flags: primary, fallbackFlags: ['anthropic:b@http://127.0.0.1:2'] }));
+    expect(built.fallbacks.map((provider) => [provider.name, provider.model])).toEqual([['anthropic', 'b']]);
+  });
+
+  it('any --fallback text either parses to a valid link or is a USAGE error, never anything else', () => {
+    const near = fc.tuple(fc.constantFrom('openai', 'anthropic', 'gemini', '', 'OPENAI'), fc.constantFrom(':', '/', '', '::'), fc.string(), fc.option(fc.constantFrom('@http://127.0.0.1:1/v1', '@', '@ftp://x', '@ spaced'))).map(([name, separator, model, url]) => `${name}${separator}${model}${url ?? ''}`);
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), near), (text) => {
+        let parsed: unknown;
+        try {
+          parsed = parseFallbackFlag(text);
+        } catch (error) {
+          expect(error).toMatchObject({ code: 'USAGE' });
+          return;
+        }
+        expect(FallbackConfig.safeParse(parsed).success).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
   });
 });

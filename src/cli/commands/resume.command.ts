@@ -32,8 +32,8 @@ export const registerResume = (program: Command, setExit: (code: number) => void
       if (!first) throw new ReinError('SESSION_NOT_FOUND', `no session ${id} in this store`);
       const created = SessionCreated.parse(first.data);
       const settings = await providerSettingsFor(options, workspace, created.provider);
-      const { provider } = await buildProvider(settings, store);
-      const rein = await createRein({ store, workspace, protectedPaths: protectedPathsOf(options, workspace), provider, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options) });
+      const { provider, fallbacks } = await buildProvider(settings, store);
+      const rein = await createRein({ store, workspace, protectedPaths: protectedPathsOf(options, workspace), provider, fallbacks, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options) });
       const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes) });
       if (!options.json) {
         process.stdout.write(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` from the snapshot at seq ${report.snapshotSeq}` : ''}\n`);

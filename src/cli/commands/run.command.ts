@@ -39,9 +39,9 @@ export const registerRun = (program: Command, setExit: (code: number) => void): 
       const inspector: InspectorConnection | undefined = options.inspect === undefined || options.inspect === false ? undefined : await connectInspector(options.inspect === true ? 'ws://127.0.0.1:8080' : options.inspect);
       const store = await openStore(options, workspace, 'write');
       try {
-        const { provider, replaying } = await buildProvider(settings, store);
+        const { provider, replaying, fallbacks } = await buildProvider(settings, store);
         const budgets = { ...replaying?.budgets, ...budgetsOf(options) };
-        const rein = await createRein({ store, workspace, protectedPaths: protectedPathsOf(options, workspace), provider, budgets, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options), ...(inspector ? { inspect: inspector.inspect } : {}) });
+        const rein = await createRein({ store, workspace, protectedPaths: protectedPathsOf(options, workspace), provider, fallbacks, budgets, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options), ...(inspector ? { inspect: inspector.inspect } : {}) });
         const text = task || replaying?.task || 'Follow the script.';
         const session = await rein.createSession({ task: text });
         const result = await runToQuiet(session, { json: Boolean(options.json), begin: () => session.send(text), approvals: answeringOf(options) });
