@@ -169,7 +169,8 @@ export class SessionHost {
       drafts.push(record);
       for (const draft of derived) drafts.push({ id: this.newId(), v: versionOf(draft.type), at, cause: record.id, ...draft });
       const stopped = this.tree.drainStopped();
-      const stored = await this.append(drafts, true, input.blobs);
+      // The store's durability decides (synced per step by default, group-committed when relaxed).
+      const stored = await this.append(drafts, undefined, input.blobs);
       await this.maybeSnapshot();
       if (stopped.length > 0) this.dropEffectsOf(stopped);
       for (const entry of stored) if (entry.type === 'effect.requested') this.startEffect(entry);
@@ -184,7 +185,7 @@ export class SessionHost {
 
   /** Append runtime facts (not machine output) as one batch in the same queue as steps. */
   recordFacts(facts: readonly FactDraft[], options: { actor?: string; cause?: string; sync?: boolean; blobs?: readonly Uint8Array[] } = {}): Promise<RecordEnvelope[]> {
-    return this.enqueue(async () => this.append(this.factDrafts(facts, this.clock(), options.actor, options.cause), options.sync ?? true, options.blobs));
+    return this.enqueue(async () => this.append(this.factDrafts(facts, this.clock(), options.actor, options.cause), options.sync, options.blobs));
   }
 
   private factDrafts(facts: readonly FactDraft[], at: number, actor: string | undefined, cause: string | undefined): RecordDraft[] {
@@ -342,8 +343,9 @@ export class SessionHost {
     this.wakeQuietWaiters();
   }
 
-  private async append(drafts: RecordDraft[], sync: boolean, blobs?: readonly Uint8Array[]): Promise<RecordEnvelope[]> {
-    const stored = await this.store.append(this.stream, drafts, { expectedSeq: this.head, sync, ...(blobs && blobs.length > 0 ? { blobs } : {}) });
+  /** `sync` undefined: the store's durability mode decides; true forces an fsync (a mutating tool's intent). */
+  private async append(drafts: RecordDraft[], sync: boolean | undefined, blobs?: readonly Uint8Array[]): Promise<RecordEnvelope[]> {
+    const stored = await this.store.append(this.stream, drafts, { expectedSeq: this.head, ...(sync === undefined ? {} : { sync }), ...(blobs && blobs.length > 0 ? { blobs } : {}) });
     this.head = stored[stored.length - 1]?.seq ?? this.head;
     for (const record of stored) this.records$.next(record);
     return stored;
