@@ -31,7 +31,6 @@ const logsDirectory = fileURLToPath(new URL('../fixtures/logs/', import.meta.url
 /** Record types no golden log holds yet, and why; a new record type must be captured or listed here. */
 const notCaptured: Record<string, string> = {
   'effect.failed': 'needs an executor that throws instead of settling; covered by tests/host',
-  'effect.resolved': 'needs a process killed mid-effect; covered by tests/e2e/crash.test.ts',
   'snapshot.rejected': 'needs a snapshot written by another machine version; covered by tests/session',
   'memory.expired': 'rein never writes it itself (hosts and imports do); covered by tests/memory',
 };
@@ -63,7 +62,7 @@ const sessionFixtures = () => fixtures.filter(({ fixture }) => fixture.stream !=
 describe('golden logs', () => {
   it('are all present, well formed and gap-free, and every blob a record references is in the log', () => {
     expect(fixtures.map(({ name }) => name)).toEqual(
-      expect.arrayContaining(['answer', 'budget-exhausted', 'cancelled', 'delegation', 'fork', 'memory', 'memory-governance', 'model-failed', 'repairs-and-refusals', 'restart-resume', 'tools-approvals']),
+      expect.arrayContaining(['answer', 'budget-exhausted', 'cancelled', 'delegation', 'fork', 'interrupted-in-flight', 'memory', 'memory-governance', 'model-failed', 'repairs-and-refusals', 'restart-resume', 'tools-approvals']),
     );
     for (const { name, fixture } of fixtures) {
       expect(fixture.records.map((record) => record.seq), name).toEqual(fixture.records.map((_, index) => index + 1));
