@@ -20,6 +20,9 @@ const valid: Record<string, Record<string, unknown>> = {
   grep: { pattern: 'alpha', path: '.', include: '*.txt', max_matches: 5, case_insensitive: true },
   read_artifact: { artifact: `artifact://blake3/${'0'.repeat(64)}`, offset: 1 },
   bash: { command: 'ls', timeout_ms: 1000, description: 'list' },
+  delegate_task: { tasks: [{ id: 't1', role: 'explorer', objective: 'find alpha', context_mode: 'clean', budgets: { max_turns: 2 } }], join: { policy: 'quorum', k: 1 } },
+  memory_read: { scope: 'repo', kinds: ['project_fact'], limit: 5 },
+  memory_write: { content: 'alpha comes first', kind: 'project_fact', scope: 'repo', topic: 'order', ttl_days: 30 },
 };
 
 const camel = (name: string) => name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
