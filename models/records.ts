@@ -86,7 +86,8 @@ export const recordTypes = {
   'delegation.joined': derived(DelegationJoined),
   'report.rejected': derived(ReportRejected),
   'tool.started': fact(ToolStarted),
-  'model.attempted': fact(ModelAttempted),
+  // v2 added the decision `fallback` and `fallbackTo`; v1 data is valid v2 data (stores/upcasters.ts).
+  'model.attempted': { ...fact(ModelAttempted), version: 2 },
   'tool.rejected': fact(ToolRejected),
   'tool.repaired': fact(ToolRepaired),
   'tool.validated': fact(ToolValidated),

@@ -11,9 +11,13 @@ export interface UpcastStep {
 
 /**
  * Every schema change ever made to a stored record type, oldest first. A type whose `v` rises gets a step here,
- * so logs written by any earlier release stay readable forever. (Empty while every type is at version 1.)
+ * so logs written by any earlier release stay readable forever; the version rise itself makes an older build refuse
+ * the newer record (`STORE_VERSION_UNSUPPORTED`) instead of misreading it.
  */
-export const upcastSteps: readonly UpcastStep[] = [];
+export const upcastSteps: readonly UpcastStep[] = [
+  // model.attempted v2: the decision `fallback` and `fallbackTo` were added; every v1 record is a valid v2 record.
+  { type: 'model.attempted', from: 1, up: (data) => data },
+];
 
 /** Raised for a record newer than this build understands (written by a later release). */
 export class UnsupportedVersionError extends StoreError {

@@ -187,11 +187,15 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
         { type: 'model.attempted', data: fact, at: context.now() },
       ];
       let compacted = false;
-      // Where in the fallback chain this call is, and when and at which attempt it moved to that provider.
-      let link = firstStarted < sticky.until ? sticky.link : 0;
+      // The order this call tries the chain in: from the held fallback (if one answered less than a minute ago)
+      // round to the links before it, each at most once, so the first provider is still tried when the held one fails.
+      const start = firstStarted < sticky.until ? sticky.link : 0;
+      const order = chain.map((_, index) => (start + index) % chain.length);
+      let position = 0;
       let linkStarted = firstStarted;
       let linkFirstAttempt = 1;
       for (let attempt = 1; ; attempt++) {
+        const link = order[position]!;
         const provider = chain[link]!;
         const started = context.now();
         const { modelRequest, prepared } = await requestFor(provider, request, context, attempt);
@@ -199,7 +203,9 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
         const durationMs = context.now() - started;
         if (!result.error) {
           const { text, reasoning, toolCalls, usage } = result;
-          if (link > 0) sticky = { link, until: context.now() + fallbackStickyMs };
+          // Hold a fallback only when this call had to move to it: a call that merely started there does not renew the
+          // hold, so the first provider is tried again a minute after the outage that caused it.
+          if (position > 0) sticky = link === 0 ? { link: 0, until: 0 } : { link, until: context.now() + fallbackStickyMs };
           const callSpec = source.callSpec?.(request.effectId, request.actor);
           const data = { effectId: request.effectId, turn, text, ...(reasoning ? { reasoning } : {}), toolCalls, stopReason: result.stopReason as StopReason, usage, elapsedMs: context.elapsedMs(), ...(callSpec ? { callSpec } : {}) };
           return { type: 'model.responded', data, facts: attemptFacts(prepared, factOf(provider, request, attempt, result, durationMs)), ...blobsOf(prepared) };
@@ -211,16 +217,17 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
           compacted = true;
           if (!(await source.compact!(request.actor, context.signal).catch(() => false))) next = { decision: 'fail' };
         }
-        if (next.decision === 'fail' && fallbackCodes.has(error.code) && link + 1 < chain.length && !context.signal.aborted) next = { decision: 'fallback', to: chain[link + 1]! };
+        if (next.decision === 'fail' && fallbackCodes.has(error.code) && position + 1 < order.length && !context.signal.aborted) next = { decision: 'fallback', to: chain[order[position + 1]!]! };
         const facts = attemptFacts(prepared, factOf(provider, request, attempt, result, durationMs, { error, next }));
         if (next.decision === 'fail') {
           const finalError = attempt > 1 ? { ...error, message: `${error.message} (gave up after ${attempt} attempts)` } : error;
           return { type: 'model.failed', data: { effectId: request.effectId, turn, error: finalError, elapsedMs: context.elapsedMs() }, facts, ...blobsOf(prepared) };
         }
         await context.recordFacts(facts, { sync: false, ...blobsOf(prepared) });
+        if (context.signal.aborted) return { type: 'model.failed', data: { effectId: request.effectId, turn, error: cancelled, elapsedMs: context.elapsedMs() } };
         if (next.decision === 'fallback') {
           context.live({ type: 'model.fallback', actor: request.actor, effectId: request.effectId, attempt, code: error.code, message: error.message, from: labelOf(provider), to: labelOf(next.to) });
-          link++;
+          position++;
           linkStarted = context.now();
           linkFirstAttempt = attempt + 1;
         } else if (next.decision === 'retry') {

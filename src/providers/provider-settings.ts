@@ -127,7 +127,8 @@ const needsKey = (baseUrl: string, official: string): boolean => new URL(baseUrl
 
 /** Parse `<provider>:<model>[@<baseUrl>]` (the `--fallback` flag); anything else is a `USAGE` error that shows the form. */
 export const parseFallbackFlag = (text: string): FallbackConfig => {
-  const match = /^(openai|anthropic):([^@\s]+)(?:@(\S+))?$/.exec(text.trim());
+  // The endpoint is the part after the last `@` that starts a URL, so model ids with an `@` (Vertex style) still work.
+  const match = /^(openai|anthropic):(\S+?)(?:@([A-Za-z][A-Za-z0-9+.-]*:\/\/\S+))?$/.exec(text.trim());
   if (!match) throw new ReinError('USAGE', `--fallback ${JSON.stringify(text)}: expected <openai|anthropic>:<model>[@<base url>], e.g. anthropic:claude-sonnet-4-5 or openai:llama3.1@http://127.0.0.1:11434/v1`);
   return { provider: match[1] as FallbackConfig['provider'], model: match[2]!, ...(match[3] ? { baseUrl: match[3] } : {}) };
 };
@@ -174,11 +175,17 @@ export const resolveProviderSettings = (sources: ProviderSources): ProviderSetti
     ...(sources.file?.maxOutputTokens === undefined ? {} : { maxOutputTokens: sources.file.maxOutputTokens }),
   };
   const idle = sources.file?.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: sources.file.idleTimeoutMs };
-  // Flags replace the file's chain; a resumed session keeps the chain it recorded unless either names one.
-  const recorded = (sources.session?.fallbacks ?? []).flatMap((link): FallbackConfig[] =>
-    (link.name === 'openai' || link.name === 'anthropic') && link.model ? [{ provider: link.name, model: link.model, ...(link.source ? { baseUrl: link.source } : {}) }] : [],
-  );
-  const links = sources.fallbackFlags && sources.fallbackFlags.length > 0 ? sources.fallbackFlags.map(parseFallbackFlag) : (sources.file?.fallbacks ?? recorded);
+  // Like the provider itself: flags, then the chain a resumed session recorded, then the file's. A chain from the file
+  // or a session only backs a remote provider (a scripted or recorded run never needs the fallbacks' keys); a
+  // recorded link takes its key variable from the file's matching link, if any.
+  const fileLinks = sources.file?.fallbacks ?? [];
+  const recorded = (sources.session && sources.session.name === provider ? (sources.session.fallbacks ?? []) : []).flatMap((link): FallbackConfig[] => {
+    if ((link.name !== 'openai' && link.name !== 'anthropic') || !link.model) return [];
+    const match = fileLinks.find((entry) => entry.provider === link.name && entry.model === link.model && (entry.baseUrl === undefined || entry.baseUrl === link.source));
+    return [{ provider: link.name, model: link.model, ...(link.source ? { baseUrl: link.source } : {}), ...(match?.apiKeyEnv ? { apiKeyEnv: match.apiKeyEnv } : {}) }];
+  });
+  const remote = provider === 'openai' || provider === 'anthropic';
+  const links = sources.fallbackFlags && sources.fallbackFlags.length > 0 ? sources.fallbackFlags.map(parseFallbackFlag) : !remote ? [] : recorded.length > 0 ? recorded : fileLinks;
   if (links.length > 4) throw new ReinError('USAGE', `at most 4 fallback providers, got ${links.length}`);
   if (links.length > 0 && provider === 'recorded') throw new ReinError('USAGE', 'the recorded provider replays logged outputs and has no fallbacks');
   const fallbacks: ProviderSettings[] = links.map((link, index) => ({

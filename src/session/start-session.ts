@@ -10,16 +10,20 @@ import { mutationPolicyDigestOf } from '../typestate/call-spec.js';
 import { createIdGenerator } from '../host/record-ids.js';
 import { SessionHost } from '../host/session-host.js';
 import type { ModelProvider } from '../providers/provider.js';
+import { displayEndpoint } from '../providers/wire-format.js';
 import { ReinSession } from './session-handle.js';
 import { wireSession, type SessionServices } from './session-services.js';
 import { isReservedStreamName } from '../memory/memory-stream.js';
 import { sessionMemoryFor } from './session-memory-wiring.js';
 
-/** What a session records about a provider: its name, model and endpoint or source (never a key). */
+/**
+ * What a session records about a provider: its name, model and endpoint or source — never a key. A URL source is
+ * reduced to origin and path (credentials, query and fragment dropped), whoever built the provider.
+ */
 const providerIdentity = (provider: ModelProvider): { name: string; model?: string; source?: string } => ({
   name: provider.name,
   ...(provider.model === undefined ? {} : { model: provider.model }),
-  ...(provider.source === undefined ? {} : { source: provider.source }),
+  ...(provider.source === undefined ? {} : { source: /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(provider.source) ? displayEndpoint(provider.source) : provider.source }),
 });
 
 export interface CreateSessionOptions {

@@ -50,11 +50,15 @@ const packageOf = fc.record(
 
 describe('resolving a delegate_task package under the rights ceiling', () => {
   it('either refuses before any child starts (validation or capability, with a reason and options) or yields a plan no child of which exceeds its parent', () => {
+    // Counted, so the property cannot pass by refusing everything: each outcome must actually occur.
+    const seen = { ok: 0, validation: 0, capability: 0 };
+    const runs = propertyRuns(1_000);
     fc.assert(
       fc.property(packageOf, fc.oneof(fc.constant(allTools), fc.subarray(allTools)), fc.constantFrom(...modes), fc.constantFrom(0, 0, 0, 1), (raw, parentTools, parentMode, depth) => {
         const parsed = DelegateTaskArguments.safeParse(raw);
         if (!parsed.success) return; // the schema stage answers InvalidInput before resolution
         const resolution = resolvePlan(parsed.data, scopeOf(parentTools, parentMode, depth));
+        seen[resolution.ok ? 'ok' : resolution.failureClass]++;
         if (!resolution.ok) {
           expect(['validation', 'capability']).toContain(resolution.failureClass);
           expect(resolution.reason.length).toBeGreaterThan(0);
@@ -73,8 +77,11 @@ describe('resolving a delegate_task package under the rights ceiling', () => {
         }
         if (resolution.plan.join.policy === 'quorum') expect(resolution.plan.join.k).toBeLessThanOrEqual(resolution.plan.tasks.length);
       }),
-      { numRuns: propertyRuns(1_000) },
+      { numRuns: runs },
     );
+    expect(seen.ok, JSON.stringify(seen)).toBeGreaterThanOrEqual(Math.ceil(runs * 0.02));
+    expect(seen.validation, JSON.stringify(seen)).toBeGreaterThan(0);
+    expect(seen.capability, JSON.stringify(seen)).toBeGreaterThan(0);
   });
 
   it('refuses duplicate task ids and a quorum without k as validation failures', () => {

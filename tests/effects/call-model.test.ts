@@ -219,17 +219,46 @@ describe('the retry decision', () => {
       expect(live.filter((event) => event.type === 'model.fallback')).toEqual([expect.objectContaining({ from: 'anthropic/big', to: 'openai/small', code: 'overloaded', attempt: 2 })]);
     });
 
-    it('starts later calls at the fallback that answered for a minute, then tries the first provider again', async () => {
+    it('starts later calls at the fallback that answered for a minute — a call that merely starts there does not renew it — then tries the first provider again', async () => {
       const { context, sleep } = harness();
-      const primary = named('anthropic', 'big', [failure('overloaded', false), failure('overloaded', false)]);
+      const primary = named('anthropic', 'big', [failure('overloaded', false), reply]);
       const secondary = named('openai', 'small', [reply, reply, reply]);
       const executor = createCallModelExecutor({ provider: primary, fallbacks: [secondary], source: source(), sleep });
       await executor.execute(request, context);
+      expect([primary.requests.length, secondary.requests.length]).toEqual([1, 1]);
+      await sleep(fallbackStickyMs / 2, context.signal);
       await executor.execute({ ...request, effectId: 'root:e3' }, context);
       expect([primary.requests.length, secondary.requests.length]).toEqual([1, 2]);
-      await sleep(fallbackStickyMs, context.signal);
+      await sleep(fallbackStickyMs / 2 + 1, context.signal);
       await executor.execute({ ...request, effectId: 'root:e5' }, context);
-      expect([primary.requests.length, secondary.requests.length]).toEqual([2, 3]);
+      expect([primary.requests.length, secondary.requests.length]).toEqual([2, 2]);
+    });
+
+    it('a call that starts at the held fallback still reaches the first provider when the fallback fails, and that ends the hold', async () => {
+      const { context, facts, sleep } = harness();
+      const primary = named('anthropic', 'big', [failure('overloaded', false), reply, reply]);
+      const secondary = named('openai', 'small', [reply, failure('server_error', false)]);
+      const executor = createCallModelExecutor({ provider: primary, fallbacks: [secondary], source: source(), sleep });
+      await executor.execute(request, context);
+      const second = await executor.execute({ ...request, effectId: 'root:e3' }, context);
+      expect(second.type).toBe('model.responded');
+      expect(facts.map((fact) => fact.data).slice(-1)).toEqual([expect.objectContaining({ effectId: 'root:e3', provider: 'openai', decision: 'fallback', fallbackTo: { provider: 'anthropic', model: 'big' } })]);
+      await executor.execute({ ...request, effectId: 'root:e5' }, context);
+      expect([primary.requests.length, secondary.requests.length]).toEqual([3, 2]);
+    });
+
+    it('stops at once when the call is cancelled while it hands over', async () => {
+      const { context, sleep, controller } = harness();
+      const primary = named('anthropic', 'big', [failure('overloaded', false)]);
+      const secondary = named('openai', 'small', [reply]);
+      const recordFacts = context.recordFacts;
+      context.recordFacts = async (drafts, options) => {
+        await recordFacts(drafts, options);
+        controller.abort();
+      };
+      const settlement = await createCallModelExecutor({ provider: primary, fallbacks: [secondary], source: source(), sleep }).execute(request, context);
+      expect(settlement).toMatchObject({ type: 'model.failed', data: { error: { code: 'cancelled' } } });
+      expect(secondary.requests).toHaveLength(0);
     });
 
     it('falls back on quota at once, but never on errors another provider would only hide', async () => {

@@ -19,7 +19,7 @@ describe('the host\'s durability requests', () => {
   });
   afterEach(() => dir.remove());
 
-  it('steps use the store\'s mode; a mutating tool\'s intent is synced whatever the mode', async () => {
+  it('steps leave durability to the store\'s mode; a mutating tool\'s intent always asks for a sync', async () => {
     const store = createMemoryEventStore();
     const appends: Array<{ types: string[]; sync: AppendOptions['sync'] }> = [];
     const append = store.append.bind(store);

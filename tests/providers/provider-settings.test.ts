@@ -120,14 +120,29 @@ describe('the fallback chain', () => {
     expect(resolveWith({ flags: primary })).not.toHaveProperty('fallbacks');
   });
 
-  it('a resumed session keeps the chain it recorded unless the flags or the file name one', () => {
+  it('a resumed session keeps the chain it recorded (over the file\'s, taking a matching link\'s key variable from it) unless the flags name one', () => {
     const session = { name: 'openai', model: 'm', source: 'http://127.0.0.1:1/v1', fallbacks: [{ name: 'anthropic', model: 'b', source: 'http://127.0.0.1:2' }, { name: 'scripted', source: 'x.json' }] };
-    expect(resolveWith({ session }).fallbacks).toEqual([expect.objectContaining({ provider: 'anthropic', model: 'b', baseUrl: 'http://127.0.0.1:2' })]);
-    expect(resolveWith({ session, fallbackFlags: ['openai:c@http://127.0.0.1:4/v1'] }).fallbacks).toEqual([expect.objectContaining({ provider: 'openai', model: 'c' })]);
+    expect(resolveWith({ session }).fallbacks).toEqual([expect.objectContaining({ provider: 'anthropic', model: 'b', baseUrl: 'http://127.0.0.1:2', apiKeyEnv: 'ANTHROPIC_API_KEY' })]);
+    const file = { fallbacks: [{ provider: 'anthropic' as const, model: 'b', apiKeyEnv: 'SPARE_KEY' }, { provider: 'openai' as const, model: 'other', baseUrl: 'http://127.0.0.1:5/v1' }] };
+    expect(resolveWith({ session, file, env: { SPARE_KEY: 'k' } }).fallbacks).toEqual([expect.objectContaining({ provider: 'anthropic', model: 'b', apiKeyEnv: 'SPARE_KEY', apiKey: 'k' })]);
+    expect(resolveWith({ session, file, fallbackFlags: ['openai:c@http://127.0.0.1:4/v1'] }).fallbacks).toEqual([expect.objectContaining({ provider: 'openai', model: 'c' })]);
+    // A session resumed on another provider does not inherit the chain recorded for the first one.
+    expect(resolveWith({ session, flags: { provider: 'anthropic', model: 'z', baseUrl: 'http://127.0.0.1:6' } })).not.toHaveProperty('fallbacks');
+  });
+
+  it('the file\'s chain backs only a remote provider: scripted runs never need the fallbacks\' keys', () => {
+    const file = { fallbacks: [{ provider: 'anthropic' as const, model: 'claude-x' }] };
+    expect(resolveWith({ flags: { script: 's.json' }, file })).not.toHaveProperty('fallbacks');
+    expect(usage({ flags: { provider: 'openai', model: 'm', baseUrl: 'http://127.0.0.1:1/v1' }, file })).toBe('USAGE');
+  });
+
+  it('a model id may hold an @: only a trailing @<url> is the endpoint', () => {
+    expect(parseFallbackFlag('anthropic:claude-sonnet-4-5@20250929')).toEqual({ provider: 'anthropic', model: 'claude-sonnet-4-5@20250929' });
+    expect(parseFallbackFlag('openai:org/m@v2@http://127.0.0.1:8/v1')).toEqual({ provider: 'openai', model: 'org/m@v2', baseUrl: 'http://127.0.0.1:8/v1' });
   });
 
   it('refuses a malformed link, a missing key for a vendor endpoint, more than four links, and fallbacks for the recorded provider', () => {
-    for (const link of ['gemini:pro', 'openai', 'openai:', 'anthropic:m@not a url', 'openai:m@ftp://x']) expect(usage({ flags: primary, fallbackFlags: [link] }), link).toBe('USAGE');
+    for (const link of ['gemini:pro', 'openai', 'openai:', 'anthropic:m@not a url', 'openai:m@ftp://x', 'openai:m@http://[bad']) expect(usage({ flags: primary, fallbackFlags: [link] }), link).toBe('USAGE');
     expect(usage({ flags: primary, fallbackFlags: ['anthropic:claude-x'] })).toBe('USAGE');
     expect(usage({ flags: primary, fallbackFlags: Array.from({ length: 5 }, (_, index) => `openai:m${index}@http://127.0.0.1:9/v1`) })).toBe('USAGE');
     expect(usage({ flags: { provider: 'recorded', from: 's-1' }, fallbackFlags: ['openai:m@http://127.0.0.1:9/v1'] })).toBe('USAGE');
