@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WebSocketServer, WebSocket } from 'ws';
+// `ws` is loaded when a relay starts, not when the CLI starts.
 
 /** A local inspector relay: `ws://127.0.0.1:<port>` for producers and browsers, and the bridge page over HTTP. */
 export interface InspectorRelay {
@@ -41,6 +41,7 @@ socket.onmessage = (event) => {
  * browser (not rein) loads from `inspectorUrl`.
  */
 export const startInspectorRelay = async (options: { port?: number; inspectorUrl?: string; maxMessages?: number } = {}): Promise<InspectorRelay> => {
+  const { WebSocketServer, WebSocket } = await import('ws');
   const kept: string[] = [];
   const maxMessages = options.maxMessages ?? 200_000;
   let port = options.port ?? 0;

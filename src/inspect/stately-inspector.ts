@@ -1,5 +1,4 @@
-import { createInspector, type StatelyInspectionEvent } from '@statelyai/inspect';
-import WebSocket from 'ws';
+import type { StatelyInspectionEvent } from '@statelyai/inspect';
 import { InspectError } from './inspect-errors.js';
 import { safeJson } from './safe-json.js';
 
@@ -37,6 +36,8 @@ const nextTick = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
  */
 export const connectInspector = async (url: string, options: { timeoutMs?: number } = {}): Promise<InspectorConnection> => {
   assertLocalInspectorUrl(url);
+  // Loaded on use: most commands never connect an inspector, and these two cost a tenth of a second at startup.
+  const [{ createInspector }, { default: WebSocket }] = await Promise.all([import('@statelyai/inspect'), import('ws')]);
   const socket = new WebSocket(url);
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
