@@ -11,7 +11,8 @@ export interface ProviderFlags {
   baseUrl?: string;
   script?: string;
   from?: string;
-  fallback?: string[];
+  /** Repeated `--fallback` values; `false` with `--no-fallback`. */
+  fallback?: string[] | false;
 }
 
 /** Add `--provider`, `--model`, `--base-url`, `--script` and `--from` to a command. */
@@ -22,7 +23,8 @@ export const addProviderOptions = (command: Command, scriptHelp: string): Comman
     .option('--base-url <url>', 'the endpoint: OpenAI style includes /v1 (http://127.0.0.1:11434/v1), Anthropic style does not (env REIN_BASE_URL)')
     .option('--script <file>', scriptHelp)
     .option('--from <sessionId>', 'recorded provider: replay this logged session\'s model outputs')
-    .option('--fallback <provider:model[@url]>', 'fall back to this provider when the first cannot answer (rate limit, overloaded, server error, network, timeout, quota); repeat for a chain', (value: string, previous: string[] = []) => [...previous, value]);
+    .option('--fallback <provider:model[@url]>', 'fall back to this provider when the first cannot answer (rate limit, overloaded, server error, network, timeout, quota); repeat for a chain', (value: string, previous: string[] | false = []) => [...(previous || []), value])
+    .option('--no-fallback', 'run without any fallback chain, whatever rein.config.json or the resumed session says');
 
 const flagsOf = (flags: ProviderFlags) => ({ provider: flags.provider, model: flags.model, baseUrl: flags.baseUrl, script: flags.script, from: flags.from });
 
@@ -32,7 +34,7 @@ const flagsOf = (flags: ProviderFlags) => ({ provider: flags.provider, model: fl
  * is opened.
  */
 export const providerSettingsFor = async (flags: ProviderFlags, workspace: string, session?: SessionCreated['provider']): Promise<ProviderSettings> =>
-  resolveProviderSettings({ flags: flagsOf(flags), ...(flags.fallback ? { fallbackFlags: flags.fallback } : {}), ...(session ? { session } : {}), env: process.env, file: await loadWorkspaceConfig(workspace), workspace, cwd: process.cwd() });
+  resolveProviderSettings({ flags: flagsOf(flags), ...(flags.fallback === false ? { noFallbacks: true } : flags.fallback ? { fallbackFlags: flags.fallback } : {}), ...(session ? { session } : {}), env: process.env, file: await loadWorkspaceConfig(workspace), workspace, cwd: process.cwd() });
 
 /** Build the resolved provider; the recorded provider reads its source session from `store`. */
 export const buildProvider = (settings: ProviderSettings, store: EventStore): Promise<BuiltProvider> => createProviderFromSettings(settings, { store });

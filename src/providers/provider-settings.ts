@@ -98,6 +98,8 @@ export interface ProviderSources {
   flags?: ProviderLayer;
   /** Fallback links as `<provider>:<model>[@<baseUrl>]` (the CLI's repeatable `--fallback`); they replace the file's. */
   fallbackFlags?: readonly string[];
+  /** No fallback chain at all (the CLI's `--no-fallback`), whatever the file or the resumed session says. */
+  noFallbacks?: boolean;
   /** The provider a resumed session was created with, `{ name, model, source }` (between flags and environment). */
   session?: { name: string; model?: string | undefined; source?: string | undefined; fallbacks?: ReadonlyArray<{ name: string; model?: string | undefined; source?: string | undefined }> | undefined };
   env?: Record<string, string | undefined>;
@@ -185,7 +187,7 @@ export const resolveProviderSettings = (sources: ProviderSources): ProviderSetti
     return [{ provider: link.name, model: link.model, ...(link.source ? { baseUrl: link.source } : {}), ...(match?.apiKeyEnv ? { apiKeyEnv: match.apiKeyEnv } : {}) }];
   });
   const remote = provider === 'openai' || provider === 'anthropic';
-  const links = sources.fallbackFlags && sources.fallbackFlags.length > 0 ? sources.fallbackFlags.map(parseFallbackFlag) : !remote ? [] : recorded.length > 0 ? recorded : fileLinks;
+  const links = sources.noFallbacks ? [] : sources.fallbackFlags && sources.fallbackFlags.length > 0 ? sources.fallbackFlags.map(parseFallbackFlag) : !remote ? [] : recorded.length > 0 ? recorded : fileLinks;
   if (links.length > 4) throw new ReinError('USAGE', `at most 4 fallback providers, got ${links.length}`);
   if (links.length > 0 && provider === 'recorded') throw new ReinError('USAGE', 'the recorded provider replays logged outputs and has no fallbacks');
   const fallbacks: ProviderSettings[] = links.map((link, index) => ({

@@ -58,6 +58,20 @@ describe('rein run --fallback', () => {
     expect(replay.code).toBe(0);
   });
 
+  it('--no-fallback runs without the chain rein.config.json names: the overloaded provider fails the run', async () => {
+    await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ fallbacks: [{ provider: 'openai', model: 'loopback-1', baseUrl: `${spare.url}/v1` }] }));
+    try {
+      const run = await cli(['run', 'shout greeting.txt', '--provider', 'anthropic', '--base-url', down.url, '--model', 'big-1', '--no-fallback']);
+      expect(run.code).toBe(1);
+      expect(run.stdout).not.toContain('falling back');
+      const sessionId = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
+      const [created] = jsonLines((await cli(['show', sessionId, '--json'])).stdout);
+      expect(created!.data.provider).not.toHaveProperty('fallbacks');
+    } finally {
+      await writeFile(join(workspace.path, 'rein.config.json'), '{}');
+    }
+  });
+
   it('a malformed --fallback is a usage error that shows the form, before anything runs', async () => {
     const run = await cli(['run', 'x', '--provider', 'anthropic', '--base-url', down.url, '--model', 'm', '--fallback', 'gemini/pro']);
     expect(run.code).toBe(2);

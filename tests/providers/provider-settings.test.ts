@@ -136,6 +136,13 @@ describe('the fallback chain', () => {
     expect(usage({ flags: { provider: 'openai', model: 'm', baseUrl: 'http://127.0.0.1:1/v1' }, file })).toBe('USAGE');
   });
 
+  it('noFallbacks (--no-fallback) drops every chain: the file\'s, the recorded one and the flags\'', () => {
+    const file = { fallbacks: [{ provider: 'anthropic' as const, model: 'claude-x' }] };
+    const session = { name: 'openai', model: 'm', source: 'http://127.0.0.1:1/v1', fallbacks: [{ name: 'anthropic', model: 'b', source: 'http://127.0.0.1:2' }] };
+    expect(resolveWith({ flags: primary, file, noFallbacks: true })).not.toHaveProperty('fallbacks');
+    expect(resolveWith({ session, noFallbacks: true })).not.toHaveProperty('fallbacks');
+  });
+
   it('a model id may hold an @: only a trailing @<url> is the endpoint', () => {
     expect(parseFallbackFlag('anthropic:claude-sonnet-4-5@20250929')).toEqual({ provider: 'anthropic', model: 'claude-sonnet-4-5@20250929' });
     expect(parseFallbackFlag('openai:org/m@v2@http://127.0.0.1:8/v1')).toEqual({ provider: 'openai', model: 'org/m@v2', baseUrl: 'http://127.0.0.1:8/v1' });
