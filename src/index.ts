@@ -67,7 +67,7 @@ export type { ProjectionErrorCode } from './projections/projection-errors.js';
 export { contextProjection } from './projections/context.view.js';
 export type { ContextView, ActorContext, ContextViewOptions, ConversationItem, TurnItem, UserItem, ToolResultItem, EvidenceItem } from './projections/context.view.js';
 export { traceProjection } from './projections/trace.view.js';
-export type { TraceView, TraceTurn, TraceAction, TraceVerification } from './projections/trace.view.js';
+export type { TraceView, TraceTurn, TraceAttempt, TraceAction, TraceVerification } from './projections/trace.view.js';
 export { memoryProjection } from './projections/memory.view.js';
 export type { MemoryView, MemoryCandidateState, MemoryRecordState } from './projections/memory.view.js';
 export { memoryHints } from './projections/memory-hints.js';

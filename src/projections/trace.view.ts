@@ -1,7 +1,7 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { ContextProjected } from '../../models/context.records.js';
 import type { EffectFailed, EffectRequested } from '../../models/effect.records.js';
-import type { ModelFailed, ModelResponded } from '../../models/model.records.js';
+import type { ModelAttempted, ModelFailed, ModelResponded } from '../../models/model.records.js';
 import type { SessionCreated, SessionEnded } from '../../models/session.records.js';
 import type { ToolSettled, Truncation } from '../../models/tool.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
@@ -74,13 +74,25 @@ export interface TraceAction {
   delegation?: TraceDelegation;
 }
 
-/** One model call of one actor, linked by `cause`: the context it got, its reply or failure, and its tool calls. */
+/** One attempt of a model call: which provider took it, how it ended and what came next (retry, fallback…). */
+export interface TraceAttempt extends TraceRef {
+  attempt: number;
+  provider: string;
+  model?: string;
+  outcome: 'ok' | 'error';
+  errorCode?: string;
+  decision: string;
+  fallbackTo?: string;
+}
+
+/** One model call of one actor, linked by `cause`: the context it got, its attempts, its reply or failure, and its tool calls. */
 export interface TraceTurn {
   actor: string;
   turn: number;
   effectId: string;
   requested: TraceRef;
   contexts: TraceContext[];
+  attempts: TraceAttempt[];
   response?: TraceRef & { text: string; toolCalls: number; stopReason: string };
   failure?: TraceRef & { type: 'model.failed' | 'effect.failed'; code: string; message: string };
   actions: TraceAction[];
@@ -143,7 +155,7 @@ const applyEffectRequested = (view: TraceView, record: RecordEnvelope): TraceVie
   const data = record.data as EffectRequested;
   if (data.kind === 'callModel') {
     const previous = view.open[record.actor];
-    const turn: TraceTurn = { actor: record.actor, turn: Number(data.args.turn), effectId: data.effectId, requested: ref(record), contexts: [], actions: [] };
+    const turn: TraceTurn = { actor: record.actor, turn: Number(data.args.turn), effectId: data.effectId, requested: ref(record), contexts: [], attempts: [], actions: [] };
     return { ...withTurn(view, turn), closed: previous ? prepend(view.closed, previous) : view.closed };
   }
   if (data.kind !== 'executeTool') return view;
@@ -270,6 +282,20 @@ export const traceProjection: Projection<TraceView> = {
           ...turn,
           contexts: [...turn.contexts, { ...ref(record), attempt: projected.attempt, input: projected.input, estimatedTokens: projected.estimatedTokens, phase: projected.phase, excluded: projected.excluded.reduce((sum, entry) => sum + entry.count, 0), compacted: projected.compacted.length }],
         }));
+      }
+      case 'model.attempted': {
+        const attempted = record.data as ModelAttempted;
+        const entry: TraceAttempt = {
+          ...ref(record),
+          attempt: attempted.attempt,
+          provider: attempted.provider,
+          ...(attempted.model ? { model: attempted.model } : {}),
+          outcome: attempted.outcome,
+          ...(attempted.errorCode ? { errorCode: attempted.errorCode } : {}),
+          decision: attempted.decision,
+          ...(attempted.fallbackTo ? { fallbackTo: attempted.fallbackTo.model ? `${attempted.fallbackTo.provider}/${attempted.fallbackTo.model}` : attempted.fallbackTo.provider } : {}),
+        };
+        return applyToTurn(view, record, (turn) => ({ ...turn, attempts: [...turn.attempts, entry] }));
       }
       case 'model.responded': {
         const reply = record.data as ModelResponded;

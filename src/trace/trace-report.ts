@@ -41,7 +41,11 @@ const turnLines = (turn: TraceTurn): string[] => {
   const head = `turn ${turn.turn}${turn.actor === 'root' ? '' : ` [${turn.actor}]`} #${turn.requested.seq}`;
   const contextText = context ? `context #${context.seq}: ${context.estimatedTokens} tokens, ${context.phase}, ${context.excluded} excluded, ${context.compacted} compacted${turn.contexts.length > 1 ? `, ${turn.contexts.length} attempts` : ''}` : 'context: not recorded';
   const reply = turn.response ? `model #${turn.response.seq}: "${clip(turn.response.text, 90)}"` : turn.failure ? `model failed #${turn.failure.seq}: ${turn.failure.code}` : 'model: no reply';
-  return [`${head} · ${contextText}`, `  ${reply}`, ...turn.actions.flatMap((action) => [`  ${actionLine(action)}`, ...delegationLines(action)])];
+  // Retries and fallbacks: shown only when some attempt failed (a clean first attempt says nothing new).
+  const attempts = turn.attempts.some((attempt) => attempt.outcome === 'error')
+    ? [`  attempts: ${turn.attempts.map((attempt) => `#${attempt.seq} ${attempt.model ? `${attempt.provider}/${attempt.model}` : attempt.provider} ${attempt.outcome === 'ok' ? 'ok' : `${attempt.errorCode ?? 'error'} → ${attempt.decision}${attempt.fallbackTo ? ` to ${attempt.fallbackTo}` : ''}`}`).join(' · ')}`]
+    : [];
+  return [`${head} · ${contextText}`, ...attempts, `  ${reply}`, ...turn.actions.flatMap((action) => [`  ${actionLine(action)}`, ...delegationLines(action)])];
 };
 
 const findingLine = (finding: TraceFinding): string => `[${finding.category} @ ${finding.boundary}] ${finding.type}: ${finding.claim}`;

@@ -54,6 +54,8 @@ describe('rein run --fallback', () => {
     expect(attempts.slice(6).map((attempt) => [attempt.provider, attempt.outcome])).toEqual(attempts.slice(6).map(() => ['openai', 'ok']));
     expect(attempts.length).toBeGreaterThan(6);
     expect((await cli(['show', sessionId])).stdout).toContain('failed: overloaded → fallback to openai loopback-1');
+    const trace = await cli(['trace', sessionId]);
+    expect(trace.stdout).toMatch(/attempts: (#\d+ anthropic\/big-1 overloaded → retry · ){4}#\d+ anthropic\/big-1 overloaded → fallback to openai\/loopback-1 · #\d+ openai\/loopback-1 ok/);
     const replay = await cli(['replay', sessionId]);
     expect(replay.code).toBe(0);
   });
