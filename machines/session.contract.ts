@@ -1,0 +1,163 @@
+/**
+ * The session machine's contract: the constants its rules name, its input, context and output, the events it takes
+ * and the params of the actions the host interprets. Types and constants only; the statechart is session.machine.ts.
+ */
+import type { ApprovalRequested } from '../models/permission.records.js';
+import type { ChildUsage, DelegationAccepted, DelegationRole, FailureClass } from '../models/delegation.records.js';
+import type { ReportFormat } from '../models/report-contracts.js';
+import type { JoinOutput } from './delegation.machine.js';
+import type { ApprovalOutcome } from './permission.machine.js';
+import type { TurnOutput } from './turn.machine.js';
+import type { Budgets, Usage } from '../models/budgets.js';
+import type { EffectFailed, EffectKind } from '../models/effect.records.js';
+import type { ModelFailed, ModelResponded } from '../models/model.records.js';
+import type { SessionCancelled, SessionOutcome, UserMessage } from '../models/session.records.js';
+import type { ToolSettled } from '../models/tool.records.js';
+
+/** The tools whose results must carry shell boundary evidence. */
+export const shellTools: readonly string[] = ['bash'];
+
+/** The claims completing a session requires of the last tool turn's CallSpec. */
+export const completionClaims: readonly string[] = ['session.complete'];
+
+/** The tool a child agent ends with; its schema is the child's output contract. */
+export const reportTool = 'submit_report';
+
+/** Broken reports a child may correct: one correction round, then the child fails with a contract failure. */
+export const maxReportCorrections = 1;
+
+/** What the session remembers of its latest tool turn: completing the session rests on it. */
+export interface TurnVerdict {
+  turnId: string;
+  path: string;
+  status: TurnOutput['status'] | 'open';
+  classes: string[];
+  /** The join digest once the turn closed its join (the evidence a child's report is merged on). */
+  joinDigest?: string | null;
+}
+
+/** A tool call waiting for a person's answer; re-requested as a fresh `executeTool` effect once answered. */
+export interface PendingApproval {
+  callId: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/** An effect the session has requested and not yet seen settle. */
+export interface OutstandingEffect {
+  kind: EffectKind;
+  callId?: string;
+  /** For a `delegate_task` call whose plan was accepted: the delegation actor whose join is the call's result. */
+  delegation?: string;
+}
+
+/** What makes a session a child agent: its task, role and output contract, and the delegation it reports to. */
+export interface ChildInput {
+  taskId: string;
+  role: DelegationRole;
+  /** The delegation actor's path (the child's parent in the actor tree). */
+  delegation: string;
+  /** The parent's `delegate_task` call id. */
+  callId: string;
+  format: ReportFormat;
+  /** Session time (ms since creation) when the child started: its wall-time budget counts from here. */
+  startedAtMs: number;
+  /** 1 for a child of the root agent. */
+  depth: number;
+}
+
+/** What a session actor hands its parent when it ends (a child agent's result; the root's is read by the host). */
+export interface AgentOutput {
+  kind: 'agent';
+  path: string;
+  status: SessionOutcome;
+  reason?: string;
+  /** A child's valid report, present only when it completed. */
+  report?: Record<string, unknown>;
+  /** The MutationReady turn the report was submitted in. */
+  evidence?: { turnId: string; joinDigest: string };
+  failureClass?: FailureClass;
+  usage: ChildUsage;
+}
+
+export interface SessionInput {
+  path: string;
+  sessionId: string;
+  budgets: Budgets;
+  /** The active instruction-linked mutation policy; a turn's CallSpec must match it for MutationReady. */
+  mutationPolicyDigest?: string;
+  /** Present for a child agent (spawned by a delegation actor). */
+  child?: ChildInput;
+}
+
+export interface SessionContext {
+  path: string;
+  sessionId: string;
+  budgets: Budgets;
+  usage: Usage;
+  /** Counter behind deterministic effect ids (`<path>:e<n>`): ids are never random. */
+  nextEffect: number;
+  outstanding: Record<string, OutstandingEffect>;
+  /** The effect id of the model call the session is waiting for, if any. */
+  awaitingModel: string | null;
+  /** Calls waiting for approval, by approval id (= the permission actor's path and id). */
+  approvals: Record<string, PendingApproval>;
+  /** The active mutation policy digest (from `session.created`, then `policy.changed`). */
+  mutationPolicyDigest: string;
+  /** The latest tool turn's typestate verdict; `null` before the first tool turn. */
+  lastTurn: TurnVerdict | null;
+  endReason: string | null;
+  child: ChildInput | null;
+  /** Session time the wall-time budget counts from (0 for the root agent). */
+  startedAtMs: number;
+  /** A child's accepted report (from a `submit_report` call that settled ok), waiting for its turn to reach MutationReady. */
+  report: { callId: string; value: Record<string, unknown> } | null;
+  /** Broken reports so far (invalid `submit_report` calls, replies without a report). */
+  contractFailures: number;
+  failureClass: FailureClass | null;
+  /** The final state reached (for the output). */
+  outcome: SessionOutcome | null;
+}
+
+/** The event a permission actor's parent receives when it reaches a final state. */
+export type ApprovalDoneEvent = { type: `xstate.done.actor.${string}`; output: ApprovalOutcome };
+
+/** The event a turn actor's parent receives when the turn reaches `mutationReady` or `blocked`. */
+export type TurnDoneEvent = { type: `xstate.done.actor.${string}`; output: TurnOutput };
+
+/** The event a delegation actor's parent receives when the join is decided. */
+export type DelegationDoneEvent = { type: `xstate.done.actor.${string}`; output: JoinOutput };
+
+/** Machine events are input records: `{ type, ...data }`. */
+export type SessionEvent =
+  | ({ type: 'user.message' } & UserMessage)
+  | ({ type: 'model.responded' } & ModelResponded)
+  | ({ type: 'model.failed' } & ModelFailed)
+  | ({ type: 'tool.settled' } & ToolSettled)
+  | ({ type: 'effect.failed' } & EffectFailed)
+  | ({ type: 'approval.requested' } & ApprovalRequested)
+  | ({ type: 'delegation.accepted' } & DelegationAccepted)
+  | ApprovalDoneEvent
+  | TurnDoneEvent
+  | DelegationDoneEvent
+  | { type: 'turn.results-ready'; turnId: string; rows: Array<{ callId: string; errorCode?: string }> }
+  | { type: 'policy.changed'; mutationPolicyDigest: string }
+  | ({ type: 'session.cancelled' } & SessionCancelled);
+
+/** Params of the `requestEffect` action: the host turns each into an `effect.requested` record. */
+export interface RequestEffectParams {
+  effectId: string;
+  kind: EffectKind;
+  args: Record<string, unknown>;
+}
+
+/** What a child tells its delegation actor about its approvals (the delegation records the escalation). */
+export type DelegationNotice =
+  | { type: 'child.escalated'; approvalId: string; tool: string; summary: string; reason: string }
+  | { type: 'child.resumed'; approvalId: string };
+
+/** Params of the `emitRecord` action: the host turns each into a derived record of that type. */
+export interface EmitRecordParams {
+  type: string;
+  data: Record<string, unknown>;
+}
