@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { RECORD_TYPE_PATTERN, STREAM_NAME_PATTERN } from './envelope-rules.js';
 
 /** Stream (session branch) names: safe as a directory name on every platform. */
 export const StreamName = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'stream names are 1-128 characters of [A-Za-z0-9._-], starting alphanumeric');
+  .regex(STREAM_NAME_PATTERN, 'stream names are 1-128 characters of [A-Za-z0-9._-], starting alphanumeric');
 export type StreamName = z.infer<typeof StreamName>;
 
 /** An actor path such as `root` or `root/child-2/turn-1`. */
@@ -20,7 +21,7 @@ export const RecordEnvelope = z.object({
   stream: StreamName,
   seq: z.number().int().min(1),
   id: z.string().min(1),
-  type: z.string().regex(/^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)+$/, 'record types are <noun>.<verb> in lower case'),
+  type: z.string().regex(RECORD_TYPE_PATTERN, 'record types are <noun>.<verb> in lower case'),
   v: z.number().int().min(1),
   at: z.number(),
   actor: ActorPath,

@@ -1,15 +1,13 @@
-import { createBLAKE3 } from 'hash-wasm';
+import type { IHasher } from 'hash-wasm';
 import type { ArtifactRef } from './blob-store.js';
 import { StoreError } from './store-errors.js';
 
-type Hasher = Awaited<ReturnType<typeof createBLAKE3>>;
-
-let hasher: Promise<Hasher> | undefined;
+let hasher: Promise<IHasher> | undefined;
 const REF_PATTERN = /^artifact:\/\/blake3\/([0-9a-f]{64})$/;
 
-/** BLAKE3-256 of `bytes` as lower-case hex. The WebAssembly hasher is created once and reused. */
+/** BLAKE3-256 of `bytes` as lower-case hex. The WebAssembly hasher is loaded on first use (not at import) and reused. */
 export async function blake3Hex(bytes: Uint8Array): Promise<string> {
-  const instance = await (hasher ??= createBLAKE3());
+  const instance = await (hasher ??= import('hash-wasm').then((module) => module.createBLAKE3()));
   return instance.init().update(bytes).digest('hex');
 }
 

@@ -1,7 +1,7 @@
 import { copyFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { StreamName } from '../models/envelope.js';
+import { isStreamName } from '../models/envelope-rules.js';
 import { WATERMARK_FILE } from './level-stream-integrity.js';
 
 /**
@@ -31,7 +31,7 @@ export async function listStreamNames(root: string): Promise<string[]> {
   try {
     const entries = await readdir(streamsDirectory(root), { withFileTypes: true });
     return entries
-      .filter((entry) => entry.isDirectory() && StreamName.safeParse(entry.name).success)
+      .filter((entry) => entry.isDirectory() && isStreamName(entry.name))
       .map((entry) => entry.name)
       .sort();
   } catch (error) {

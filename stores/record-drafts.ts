@@ -1,5 +1,5 @@
-import { RecordEnvelope } from '../models/envelope.js';
-import type { RecordDraft } from '../models/envelope.js';
+import type { RecordDraft, RecordEnvelope } from '../models/envelope.js';
+import { RECORD_TYPE_PATTERN } from '../models/envelope-rules.js';
 import { decodeValue, encodeValue } from './record-codec.js';
 import { CorruptRecordError, StoreError } from './store-errors.js';
 
@@ -9,27 +9,24 @@ export interface PreparedBatch {
   values: Uint8Array[];
 }
 
-/** Mirrors `RecordEnvelope.shape.type` in models/envelope.ts (kept equal by tests/stores/record-drafts.prop.test.ts). */
-const TYPE_PATTERN = /^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)+$/;
-
 const isText = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
 const isOptionalText = (value: unknown): boolean => value === undefined || typeof value === 'string';
 
-/** The `RecordEnvelope` rules for the draft's fields, checked by hand: this runs for every appended record. */
-function isValidDraft(draft: RecordDraft): boolean {
-  return (
-    typeof draft === 'object' &&
-    draft !== null &&
-    isText(draft.id) &&
-    typeof draft.type === 'string' &&
-    TYPE_PATTERN.test(draft.type) &&
-    Number.isSafeInteger(draft.v) &&
-    draft.v >= 1 &&
-    Number.isFinite(draft.at) &&
-    isText(draft.actor) &&
-    isOptionalText(draft.cause) &&
-    isOptionalText(draft.corr)
-  );
+/**
+ * The `RecordEnvelope` rules for the draft's fields, checked by hand (this runs for every appended record): the name
+ * of the first field that breaks them, or undefined for a valid draft. tests/stores/record-drafts.prop.test.ts keeps
+ * this equal to the zod schema.
+ */
+function invalidField(draft: RecordDraft): string | undefined {
+  if (typeof draft !== 'object' || draft === null) return 'the draft is not an object';
+  if (!isText(draft.id)) return 'id must be a non-empty string';
+  if (typeof draft.type !== 'string' || !RECORD_TYPE_PATTERN.test(draft.type)) return 'type must be <noun>.<verb> in lower case';
+  if (!Number.isSafeInteger(draft.v) || draft.v < 1) return 'v must be an integer ≥ 1';
+  if (!Number.isFinite(draft.at)) return 'at must be a finite number';
+  if (!isText(draft.actor)) return 'actor must be a non-empty string';
+  if (!isOptionalText(draft.cause)) return 'cause must be a string when present';
+  if (!isOptionalText(draft.corr)) return 'corr must be a string when present';
+  return undefined;
 }
 
 /** The envelope with its fields in schema order and without undefined optional keys (a canonical encoding). */
@@ -40,14 +37,6 @@ function toEnvelope(stream: string, seq: number, draft: RecordDraft): RecordEnve
   if (draft.corr !== undefined) envelope.corr = draft.corr;
   if (draft.data !== undefined) envelope.data = draft.data;
   return envelope;
-}
-
-function invalidDraft(index: number, stream: string, seq: number, draft: RecordDraft): StoreError {
-  const parsed = RecordEnvelope.safeParse(typeof draft === 'object' && draft !== null ? { ...draft, stream, seq } : draft);
-  const detail = parsed.success ? 'it breaks the envelope rules' : parsed.error.message;
-  return new StoreError('STORE_INVALID_ARGUMENT', `record ${index} of the batch is invalid: ${detail}`, {
-    cause: parsed.success ? undefined : parsed.error,
-  });
 }
 
 /**
@@ -62,7 +51,8 @@ export function prepareBatch(stream: string, firstSeq: number, drafts: readonly 
   for (let index = 0; index < drafts.length; index++) {
     const draft = drafts[index]!;
     const seq = firstSeq + index;
-    if (!isValidDraft(draft)) throw invalidDraft(index, stream, seq, draft);
+    const invalid = invalidField(draft);
+    if (invalid !== undefined) throw new StoreError('STORE_INVALID_ARGUMENT', `record ${index} of the batch is invalid: ${invalid}`);
     const envelope = toEnvelope(stream, seq, draft);
     envelopes[index] = envelope;
     values[index] = encodeValue(envelope);

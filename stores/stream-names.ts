@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { StreamName } from '../models/envelope.js';
+import { isStreamName } from '../models/envelope-rules.js';
 import { StoreError } from './store-errors.js';
 
 /** Raises `STORE_INVALID_ARGUMENT` unless `stream` is a valid `StreamName` (safe as a directory name). */
 export function assertStreamName(stream: unknown): asserts stream is string {
-  if (!StreamName.safeParse(stream).success) {
+  if (!isStreamName(stream)) {
     throw new StoreError('STORE_INVALID_ARGUMENT', `invalid stream name ${JSON.stringify(stream)}`);
   }
 }

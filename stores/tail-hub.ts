@@ -1,4 +1,5 @@
-import { Observable } from 'rxjs';
+import { createRequire } from 'node:module';
+import type { Observable } from 'rxjs';
 import type { RecordEnvelope } from '../models/envelope.js';
 import type { ReadOptions } from './event-store.js';
 
@@ -6,6 +7,14 @@ import type { ReadOptions } from './event-store.js';
 export type TailRead = (stream: string, options: ReadOptions) => Promise<RecordEnvelope[]>;
 
 const PAGE_SIZE = 1000;
+
+/**
+ * rxjs is loaded on the first `tail`, not when the store is imported: a command that only reads (`rein sessions`,
+ * `rein show`) never pays for it. Node resolves `rxjs` to the same CommonJS build for `import` and `require`, so the
+ * class is the one every other module imports.
+ */
+let observableClass: typeof Observable | undefined;
+const ObservableOf = (): typeof Observable => (observableClass ??= (createRequire(import.meta.url)('rxjs') as typeof import('rxjs')).Observable);
 
 /**
  * Serves `EventStore.tail` for one store. A tail reads history page by page from `from`, then re-reads from its
@@ -34,7 +43,8 @@ export class TailHub {
   }
 
   tail(stream: string, from = 1): Observable<RecordEnvelope> {
-    return new Observable<RecordEnvelope>((subscriber) => {
+    const ObservableClass = ObservableOf();
+    return new ObservableClass<RecordEnvelope>((subscriber) => {
       let next = Math.max(from, 1);
       let stopped = false;
       let again = false;

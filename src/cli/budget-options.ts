@@ -1,12 +1,8 @@
 import type { Budgets } from '../../models/budgets.js';
 import { ReinError } from '../host/host-errors.js';
+import type { BudgetOptions } from './command-options.js';
 
-export interface BudgetOptions {
-  maxTurns?: string;
-  maxToolCalls?: string;
-  maxTokens?: string;
-  maxWallTime?: string;
-}
+export type { BudgetOptions } from './command-options.js';
 
 const positive = (flag: string, value: string | undefined): number | undefined => {
   if (value === undefined) return undefined;

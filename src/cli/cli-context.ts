@@ -1,17 +1,12 @@
 import { resolve } from 'node:path';
 import { mkdir, stat } from 'node:fs/promises';
 import type { EventStore } from '../../stores/event-store.js';
-import { openLevelEventStore } from '../../stores/index.js';
+import { openLevelEventStore } from '../../stores/level-event-store.js';
 import { ReinError } from '../host/host-errors.js';
-import { configFileName } from '../providers/provider-settings.js';
+import { configFileName } from '../providers/config-file-name.js';
+import type { CommonOptions } from './command-options.js';
 
-/** Options every command shares. */
-export interface CommonOptions {
-  workspace?: string;
-  store?: string;
-  json?: boolean;
-  relaxed?: boolean;
-}
+export type { CommonOptions } from './command-options.js';
 
 /** Resolve the workspace (default: the current directory); it must be an existing directory. */
 export const workspaceOf = async (options: CommonOptions): Promise<string> => {

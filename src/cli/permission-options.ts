@@ -1,28 +1,11 @@
-import type { Command } from 'commander';
 import { PermissionMode } from '../../models/permission.records.js';
 import { ReinError } from '../host/host-errors.js';
 import type { PermissionsConfig } from '../policy/permission-policy.js';
 import { parseRule } from '../policy/permission-rules.js';
 import type { NetworkPolicy, SandboxPolicy } from '../policy/sandbox-policy.js';
+import type { PermissionOptions } from './command-options.js';
 
-/** Permission and sandbox flags shared by `rein run` and `rein resume`. */
-export interface PermissionOptions {
-  mode?: string;
-  approve?: string[];
-  deny?: string[];
-  yes?: boolean;
-  network?: string;
-}
-
-const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
-
-/** Add `--mode`, `--approve <rule>` (repeatable), `--deny <rule>` (repeatable) and `--network`. */
-export const addPermissionOptions = (command: Command): Command =>
-  command
-    .option('--mode <mode>', 'permission mode: default, plan (read-only tools only) or accept-edits')
-    .option('--approve <rule>', 'answer matching approval requests with yes in advance, e.g. write or "bash:npm test" (repeatable)', collect)
-    .option('--deny <rule>', 'deny matching calls, whatever the answers, e.g. "bash:git push*" (repeatable)', collect)
-    .option('--network <policy>', 'network for bash: disabled (default) or allow-all');
+export type { PermissionOptions } from './command-options.js';
 
 /** The permission configuration the flags describe; a bad mode or rule is a usage error. */
 export const permissionsOf = (options: PermissionOptions): PermissionsConfig => {

@@ -11,6 +11,24 @@ import { registerMemory } from './commands/memory.command.js';
 /** Error codes that mean the command line (or its configuration) was wrong: exit 2. */
 export const usageCodes: ReadonlySet<string> = new Set(['USAGE', 'SCRIPT_INVALID', 'CONFIG_INVALID', 'STORE_INVALID_ARGUMENT', 'FORK_NOT_AT_BOUNDARY', 'TURN_NOT_FOUND', 'INSPECTOR_NOT_LOCAL']);
 
+/*
+ * How a command joins the CLI (and keeps `rein --help`, `rein sessions` and `rein show` fast to start):
+ *
+ *   commands/<name>.command.ts   declares the command: its arguments, its flags (shared ones from
+ *                                `../command-options.js`) and an action that only loads the implementation:
+ *
+ *       export const registerSandbox = (program: Command): void => {
+ *         addCommonOptions(program.command('sandbox').description('…').option('--check', '…'))
+ *           .action(async (options: SandboxOptions) => (await import('./sandbox.action.js')).sandboxCommand(options));
+ *       };
+ *
+ *   commands/<name>.action.ts    does the work; it may import anything (the store, createRein, zod, xstate…).
+ *
+ * A `.command.ts` file imports nothing at run time but `commander` (types) and `../command-options.js`: every one of
+ * them is loaded to build the program, so one heavy import there slows every command, `--help` included.
+ * `tests/cli/startup-modules.test.ts` fails when `rein --help` loads a package it does not need.
+ */
+
 /** Build the `rein` command line. Exported so tests can drive it in-process. */
 export const buildProgram = (setExit: (code: number) => void): Command => {
   const program = new Command();

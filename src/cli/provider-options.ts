@@ -1,30 +1,10 @@
-import type { Command } from 'commander';
 import type { SessionCreated } from '../../models/session.records.js';
 import type { EventStore } from '../../stores/event-store.js';
 import { createProviderFromSettings, type BuiltProvider } from '../providers/provider-factory.js';
 import { loadWorkspaceConfig, resolveProviderSettings, type ProviderSettings } from '../providers/provider-settings.js';
+import type { ProviderFlags } from './command-options.js';
 
-/** The provider flags of `rein run` and `rein resume`. */
-export interface ProviderFlags {
-  provider?: string;
-  model?: string;
-  baseUrl?: string;
-  script?: string;
-  from?: string;
-  /** Repeated `--fallback` values; `false` with `--no-fallback`. */
-  fallback?: string[] | false;
-}
-
-/** Add `--provider`, `--model`, `--base-url`, `--script` and `--from` to a command. */
-export const addProviderOptions = (command: Command, scriptHelp: string): Command =>
-  command
-    .option('--provider <name>', 'openai (any OpenAI-compatible endpoint), anthropic, scripted or recorded (env REIN_PROVIDER)')
-    .option('--model <id>', 'the model id (env REIN_MODEL)')
-    .option('--base-url <url>', 'the endpoint: OpenAI style includes /v1 (http://127.0.0.1:11434/v1), Anthropic style does not (env REIN_BASE_URL)')
-    .option('--script <file>', scriptHelp)
-    .option('--from <sessionId>', 'recorded provider: replay this logged session\'s model outputs')
-    .option('--fallback <provider:model[@url]>', 'fall back to this provider when the first cannot answer (rate limit, overloaded, server error, network, timeout, quota); repeat for a chain', (value: string, previous: string[] | false = []) => [...(previous || []), value])
-    .option('--no-fallback', 'run without any fallback chain, whatever rein.config.json or the resumed session says');
+export type { ProviderFlags } from './command-options.js';
 
 const flagsOf = (flags: ProviderFlags) => ({ provider: flags.provider, model: flags.model, baseUrl: flags.baseUrl, script: flags.script, from: flags.from });
 

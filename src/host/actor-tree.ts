@@ -7,9 +7,9 @@ import { sessionMachine, type SessionContext, type SessionEvent } from '../../ma
 import type { ApprovalQuestion, PermissionContext } from '../../machines/permission.machine.js';
 import { ReinError } from './host-errors.js';
 import { StepCollector, type DerivedDraft } from './step-collector.js';
+import { rootPath } from './root-path.js';
 
-/** The actor path of a session's root agent. */
-export const rootPath = 'root';
+export { rootPath } from './root-path.js';
 
 type RootActor = Actor<typeof sessionMachine>;
 

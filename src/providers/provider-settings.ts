@@ -3,6 +3,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import type { ModelOptions } from '../../models/model-contract.js';
 import { ReinError } from '../host/host-errors.js';
+import { configFileName } from './config-file-name.js';
 import { defaultAnthropicBaseUrl } from './anthropic.provider.js';
 import { defaultOpenAIBaseUrl } from './openai-compatible.provider.js';
 
@@ -22,7 +23,7 @@ export const FallbackConfig = z
 export type FallbackConfig = z.infer<typeof FallbackConfig>;
 
 /** The workspace config file, `<workspace>/rein.config.json`. It never holds a key: name the variable instead. */
-export const configFileName = 'rein.config.json';
+export { configFileName } from './config-file-name.js';
 
 /** What `rein.config.json` may say. Unknown fields are refused, and so is an `apiKey` (keys live in the environment). */
 export const WorkspaceConfig = z

@@ -1,6 +1,6 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EventStore } from '../../stores/event-store.js';
-import { rootPath } from '../host/actor-tree.js';
+import { rootPath } from '../host/root-path.js';
 import { isReservedStreamName, memoryStream } from '../memory/memory-stream.js';
 
 /** One line of `rein sessions`. `status` is a final outcome, `awaiting-approval`, `interrupted`, `idle`, or `active` for a session that has not ended. */

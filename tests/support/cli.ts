@@ -1,8 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-/** The built CLI entry point (`npm test` builds before running tests). */
-export const cliPath = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+/** The `rein` binary as it ships: the bundled CLI (`npm test` builds and bundles before running tests). */
+export const cliPath = fileURLToPath(new URL('../../dist/cli/rein.js', import.meta.url));
+
+/** The same CLI unbundled (tsc's output), for tests about which modules a command loads. */
+export const libraryCliPath = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
 
 export interface CliResult {
   code: number | null;

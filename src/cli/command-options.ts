@@ -1,0 +1,80 @@
+import type { Command } from 'commander';
+
+/*
+ * The flags commands share, declared without loading anything but commander: `rein --help` and every command's
+ * parser are built from these, so this module (like every `*.command.ts`) must stay free of runtime imports. What a
+ * flag's value means is decided in the action modules (`budgetsOf`, `permissionsOf`, `providerSettingsFor`, …).
+ */
+
+/** Options every command that opens a workspace and a store shares. */
+export interface CommonOptions {
+  workspace?: string;
+  store?: string;
+  json?: boolean;
+  relaxed?: boolean;
+}
+
+/** Budget flags of `rein run`. */
+export interface BudgetOptions {
+  maxTurns?: string;
+  maxToolCalls?: string;
+  maxTokens?: string;
+  maxWallTime?: string;
+}
+
+/** Permission and sandbox flags shared by `rein run` and `rein resume`. */
+export interface PermissionOptions {
+  mode?: string;
+  approve?: string[];
+  deny?: string[];
+  yes?: boolean;
+  network?: string;
+}
+
+/** The provider flags of `rein run` and `rein resume`. */
+export interface ProviderFlags {
+  provider?: string;
+  model?: string;
+  baseUrl?: string;
+  script?: string;
+  from?: string;
+  /** Repeated `--fallback` values; `false` with `--no-fallback`. */
+  fallback?: string[] | false;
+}
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+/** Add `--workspace`, `--store`, `--json` and `--relaxed`. */
+export const addCommonOptions = (command: Command): Command =>
+  command
+    .option('--workspace <dir>', 'the workspace directory (default: the current directory)')
+    .option('--store <dir>', 'the event store directory (default: <workspace>/.rein)')
+    .option('--json', 'print one JSON record per line')
+    .option('--relaxed', 'relaxed durability: group-commit fsyncs instead of one per step');
+
+/** Add the budget flags of `rein run`. */
+export const addBudgetOptions = (command: Command): Command =>
+  command
+    .option('--max-turns <n>', 'budget: model turns')
+    .option('--max-tool-calls <n>', 'budget: tool calls')
+    .option('--max-tokens <n>', 'budget: tokens')
+    .option('--max-wall-time <ms>', 'budget: wall time in milliseconds');
+
+/** Add `--mode`, `--approve <rule>` (repeatable), `--deny <rule>` (repeatable) and `--network`. */
+export const addPermissionOptions = (command: Command): Command =>
+  command
+    .option('--mode <mode>', 'permission mode: default, plan (read-only tools only) or accept-edits')
+    .option('--approve <rule>', 'answer matching approval requests with yes in advance, e.g. write or "bash:npm test" (repeatable)', collect)
+    .option('--deny <rule>', 'deny matching calls, whatever the answers, e.g. "bash:git push*" (repeatable)', collect)
+    .option('--network <policy>', 'network for bash: disabled (default) or allow-all');
+
+/** Add `--provider`, `--model`, `--base-url`, `--script`, `--from` and `--fallback` / `--no-fallback`. */
+export const addProviderOptions = (command: Command, scriptHelp: string): Command =>
+  command
+    .option('--provider <name>', 'openai (any OpenAI-compatible endpoint), anthropic, scripted or recorded (env REIN_PROVIDER)')
+    .option('--model <id>', 'the model id (env REIN_MODEL)')
+    .option('--base-url <url>', 'the endpoint: OpenAI style includes /v1 (http://127.0.0.1:11434/v1), Anthropic style does not (env REIN_BASE_URL)')
+    .option('--script <file>', scriptHelp)
+    .option('--from <sessionId>', 'recorded provider: replay this logged session\'s model outputs')
+    .option('--fallback <provider:model[@url]>', 'fall back to this provider when the first cannot answer (rate limit, overloaded, server error, network, timeout, quota); repeat for a chain', (value: string, previous: string[] | false = []) => [...(previous || []), value])
+    .option('--no-fallback', 'run without any fallback chain, whatever rein.config.json or the resumed session says');

@@ -1,0 +1,30 @@
+import { ReinError } from '../../host/host-errors.js';
+import { contextAtTurn } from '../../session/context-at-turn.js';
+import { readSession } from '../../session/session-records.js';
+import { builtinTools } from '../../tools/builtin-tools.js';
+import { ToolRegistry } from '../../tools/tool-registry.js';
+import { openStore, printJson, workspaceOf } from '../cli-context.js';
+import { renderContext } from '../context-display.js';
+import type { ContextOptions } from './context.command.js';
+
+const positive = (flag: string, value: string | undefined): number | undefined => {
+  if (value === undefined) return undefined;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1) throw new ReinError('USAGE', `${flag} must be a positive integer, got ${JSON.stringify(value)}`);
+  return parsed;
+};
+
+/** The body of `rein context` (see `registerContext`). */
+export const contextCommand = async (id: string, options: ContextOptions): Promise<void> => {
+  const turn = positive('--turn', options.turn);
+  const attempt = positive('--attempt', options.attempt);
+  const store = await openStore(options, await workspaceOf(options), 'read-only');
+  try {
+    const records = await readSession(store, id);
+    const shown = await contextAtTurn(store, records, { registry: new ToolRegistry(builtinTools()), ...(turn ? { turn } : {}), ...(attempt ? { attempt } : {}), ...(options.actor ? { actor: options.actor } : {}) });
+    if (options.json) printJson(shown);
+    else process.stdout.write(renderContext(shown));
+  } finally {
+    await store.close();
+  }
+};

@@ -1,0 +1,43 @@
+import { InspectError } from '../../inspect/inspect-errors.js';
+import { inspectRecords } from '../../inspect/inspect-session.js';
+import { startInspectorRelay } from '../../inspect/inspector-relay.js';
+import { connectInspector } from '../../inspect/stately-inspector.js';
+import { readSession } from '../../session/session-records.js';
+import { openStore, printJson, workspaceOf } from '../cli-context.js';
+import { defaultInspectorUrl, type InspectOptions } from './inspect.command.js';
+
+const servePort = (value: string | boolean | undefined): number | undefined => {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return 8080;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new InspectError('INSPECTOR_NOT_LOCAL', `--serve takes a port number, got ${JSON.stringify(value)}`);
+  return port;
+};
+
+/** The body of `rein inspect` (see `registerInspect`). */
+export const inspectCommand = async (id: string, options: InspectOptions): Promise<void> => {
+  const port = servePort(options.serve);
+  const store = await openStore(options, await workspaceOf(options), 'read-only');
+  let records;
+  try {
+    records = await readSession(store, id);
+  } finally {
+    await store.close();
+  }
+  const relay = port === undefined ? undefined : await startInspectorRelay({ port });
+  const connection = await connectInspector(relay?.wsUrl ?? options.url ?? defaultInspectorUrl);
+  try {
+    const result = inspectRecords(id, records, connection.inspect);
+    await connection.flush();
+    const summary = { sessionId: id, url: connection.url, records: result.records, events: connection.sent(), ...(relay ? { page: relay.pageUrl } : {}) };
+    if (options.json) printJson(summary);
+    else process.stdout.write(`streamed ${summary.events} inspection events (${result.records} records replayed) to ${connection.url}\n`);
+  } finally {
+    await connection.close();
+  }
+  if (relay) {
+    if (!options.json) process.stdout.write(`open ${relay.pageUrl} in a browser to see the session in the Stately inspector (the page loads the inspector UI from stately.ai); Ctrl-C to stop\n`);
+    await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
+    await relay.close();
+  }
+};

@@ -1,0 +1,44 @@
+import { ReinError } from '../../host/host-errors.js';
+import { replaySession } from '../../session/replay-session.js';
+import { forkSession } from '../../session/fork-session.js';
+import { dryRunSession } from '../../session/dry-run.js';
+import { decideWithPolicy } from '../../session/dry-run-permission.js';
+import { PermissionPolicy } from '../../policy/permission-policy.js';
+import { permissionsOf } from '../permission-options.js';
+import { readSession } from '../../session/session-records.js';
+import { builtinTools } from '../../tools/builtin-tools.js';
+import { ToolRegistry } from '../../tools/tool-registry.js';
+import { printJson, workspaceOf, type CommonOptions } from '../cli-context.js';
+import type { PermissionOptions } from '../command-options.js';
+import { withStore } from './sessions.action.js';
+
+/** The body of `rein replay` (and `--dry-run`). */
+export const replayCommand = (id: string, options: CommonOptions & PermissionOptions & { dryRun?: boolean }): Promise<void> =>
+  withStore(options, options.dryRun ? 'read-only' : 'read', async (store) => {
+    if (options.dryRun) {
+      const workspace = await workspaceOf(options);
+      const decide = decideWithPolicy(new PermissionPolicy(permissionsOf(options)), workspace);
+      const report = dryRunSession(await readSession(store, id), { registry: new ToolRegistry(builtinTools()), decide });
+      if (options.json) return report.calls.forEach(printJson);
+      for (const call of report.calls) {
+        const then = `${call.then.validation}${call.then.permission ? `/${call.then.permission}` : ''}${call.then.status ? ` → ${call.then.status}${call.then.errorCode ? ` ${call.then.errorCode}` : ''}` : ''}`;
+        const now = `${call.now.validation}${call.now.permission ? `/${call.now.permission}` : ''}`;
+        process.stdout.write(`#${call.seq} ${call.name} ${call.callId}: then ${then} · now ${now}${call.changed ? ` · CHANGED: ${call.reasons.join('; ')}` : ''}\n`);
+      }
+      process.stdout.write(`${report.calls.length} recorded tool calls, ${report.changed} would now be decided differently${report.permissionEvaluated ? '' : ' (validation only: no permission policy in this build)'}; nothing was executed\n`);
+      return;
+    }
+    const result = await replaySession(store, id);
+    if (options.json) printJson({ sessionId: id, verified: result.records, regenerated: result.verified, inputs: result.inputs, head: result.head });
+    else process.stdout.write(`verified ${result.records} records (${result.inputs} inputs re-applied, ${result.verified} derived records regenerated and equal)\n`);
+  });
+
+/** The body of `rein fork`. */
+export const forkCommand = (id: string, options: CommonOptions & { at: string }): Promise<void> =>
+  withStore(options, 'write', async (store) => {
+    const atSeq = Number(options.at);
+    if (!Number.isInteger(atSeq)) throw new ReinError('USAGE', `--at must be an integer seq, got ${JSON.stringify(options.at)}`);
+    const forkId = await forkSession(store, id, atSeq);
+    if (options.json) printJson({ sessionId: forkId, parent: id, atSeq });
+    else process.stdout.write(`${forkId}\n`);
+  });

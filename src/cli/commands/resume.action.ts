@@ -1,0 +1,39 @@
+import { SessionCreated } from '../../../models/session.records.js';
+import { ReinError } from '../../host/host-errors.js';
+import { createRein } from '../../rein.js';
+import { openStore, protectedPathsOf, workspaceOf } from '../cli-context.js';
+import { ExitCode } from '../exit-codes.js';
+import { exitCodeOf, runToQuiet } from '../session-runner.js';
+import { buildProvider, providerSettingsFor } from '../provider-options.js';
+import { permissionsOf, sandboxOf } from '../permission-options.js';
+import { answeringOf } from './run.action.js';
+import type { ResumeCommandOptions } from './resume.command.js';
+
+/** The body of `rein resume` (see `registerResume`). */
+export const resumeCommand = async (id: string, options: ResumeCommandOptions, setExit: (code: number) => void): Promise<void> => {
+  const workspace = await workspaceOf(options);
+  const store = await openStore(options, workspace, 'write');
+  try {
+    const [first] = await store.read(id, { limit: 1 });
+    if (!first) throw new ReinError('SESSION_NOT_FOUND', `no session ${id} in this store`);
+    const created = SessionCreated.parse(first.data);
+    const settings = await providerSettingsFor(options, workspace, created.provider);
+    const { provider, fallbacks } = await buildProvider(settings, store);
+    const rein = await createRein({ store, workspace, protectedPaths: protectedPathsOf(options, workspace), provider, fallbacks, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options) });
+    const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes) });
+    if (!options.json) {
+      process.stdout.write(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` from the snapshot at seq ${report.snapshotSeq}` : ''}\n`);
+      if (report.snapshotRejected) process.stderr.write(`warning: ${report.snapshotRejected}; used a full replay\n`);
+      for (const resolution of report.resolutions) process.stdout.write(`in doubt: ${resolution.effectId} (${resolution.kind}) → ${resolution.resolution}\n`);
+    }
+    if (report.alreadyEnded) {
+      const result = session.result();
+      if (!options.json) process.stdout.write(`session already ended: ${result.status}\n`);
+      setExit(result.status === 'completed' ? ExitCode.ok : ExitCode.failed);
+      return;
+    }
+    setExit(exitCodeOf(await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options) })));
+  } finally {
+    await store.close();
+  }
+};

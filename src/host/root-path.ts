@@ -1,0 +1,2 @@
+/** The actor path of a session's root agent. */
+export const rootPath = 'root';
