@@ -13,6 +13,34 @@ export interface AppendOptions {
    * dangle), addressed like every blob as `artifact://blake3/<hex>`; read them back with `readBlob`.
    */
   blobs?: ReadonlyArray<Uint8Array | string>;
+  /**
+   * Append only while the stream's lease is held by this owner at this epoch, checked inside the append's own
+   * transaction (`STORE_FENCED` otherwise, nothing written). Stores without `capabilities.fencing` refuse it
+   * (`STORE_INVALID_ARGUMENT`): they have no leases.
+   */
+  fence?: AppendFence;
+  /** The session status this batch leaves the stream in, for stores that index it (`StreamInfo.status`); others ignore it. */
+  status?: string;
+}
+
+/** A lease's owner and epoch, as `AppendOptions.fence` checks them. */
+export interface AppendFence {
+  owner: string;
+  epoch: number;
+}
+
+/** Options of `EventStore.readAll`. */
+export interface ReadAllOptions {
+  /** Continue after this position (one a `readAll` of the same store returned); from the beginning when absent. */
+  after?: string;
+  /** At most this many records (default 1000). */
+  limit?: number;
+}
+
+/** A record and its place in the store's global order. Positions are opaque strings that only their store compares. */
+export interface PositionedRecord {
+  position: string;
+  record: RecordEnvelope;
 }
 
 /** Options of `EventStore.read`: an inclusive seq range, an optional count limit, and the direction. */
@@ -30,6 +58,8 @@ export interface StreamInfo {
   createdAt: number;
   /** Set on streams made by `fork`: the parent stream and the seq the fork copied up to. */
   forkedFrom?: { stream: string; seq: number };
+  /** The session status the last append that named one left (stores that index it only; see `AppendOptions.status`). */
+  status?: string;
 }
 
 /** A persisted snapshot: an optimisation only, keyed by the seq it reflects and the version of what produced it. */
@@ -54,6 +84,15 @@ export interface StoreCapabilities {
   durableSync: boolean;
   /** Another process may read streams this process is writing. */
   crossProcessReads: boolean;
+  /**
+   * `readAll` follows commit order across streams: a record committed after a `readAll` is returned by a later
+   * `readAll` after any position the first one returned, however late its transaction commits. Without it, `readAll`
+   * walks the streams one by one (creation order, then seq), and a record appended later to a stream the walk already
+   * passed is seen only by a walk that starts before it.
+   */
+  globalOrder: boolean;
+  /** Appends accept `fence` (leases with epochs: see the PostgreSQL store). */
+  fencing: boolean;
 }
 
 /**
@@ -71,6 +110,13 @@ export interface EventStore {
   append(stream: string, records: readonly RecordDraft[], options: AppendOptions): Promise<RecordEnvelope[]>;
   read(stream: string, options?: ReadOptions): Promise<RecordEnvelope[]>;
   tail(stream: string, from?: number): Observable<RecordEnvelope>;
+  /**
+   * Records of every stream in the store's global order, each with its position, after `after` (see
+   * `StoreCapabilities.globalOrder` for what the order guarantees). Within a stream, seq order. A page shorter than
+   * `limit` means nothing more is readable right now. A position that is not one of this store's is
+   * `STORE_INVALID_ARGUMENT`.
+   */
+  readAll(options?: ReadAllOptions): Promise<PositionedRecord[]>;
   head(stream: string): Promise<number>;
   info(stream: string): Promise<StreamInfo | undefined>;
   streams(): Promise<StreamInfo[]>;

@@ -2,7 +2,10 @@
 export type {
   AppendOptions,
   EventStore,
+  AppendFence,
   ForkOptions,
+  PositionedRecord,
+  ReadAllOptions,
   ReadOptions,
   StoreCapabilities,
   StoredSnapshot,
@@ -36,3 +39,10 @@ export { FileBlobStore } from './file-blob-store.js';
 export type { FileBlobStoreOptions } from './file-blob-store.js';
 export { createUpcaster, upcastRecords, upcastSteps, UnsupportedVersionError } from './upcasters.js';
 export type { UpcastStep } from './upcasters.js';
+export { PostgresEventStore, openPostgresEventStore } from './postgres/postgres-event-store.js';
+export type { PostgresEventStoreOptions } from './postgres/postgres-event-store.js';
+export { FencedError } from './postgres/postgres-errors.js';
+export { isPostgresUrl, parsePostgresUrl, redactPostgresUrl } from './postgres/postgres-url.js';
+export type { PostgresLocation } from './postgres/postgres-url.js';
+export { migratePostgresSchema } from './postgres/postgres-migrate.js';
+export type { MigrationReport } from './postgres/postgres-migrate.js';

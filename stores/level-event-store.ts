@@ -5,6 +5,8 @@ import type {
   AppendOptions,
   EventStore,
   ForkOptions,
+  PositionedRecord,
+  ReadAllOptions,
   ReadOptions,
   StoreCapabilities,
   StoredSnapshot,
@@ -23,6 +25,8 @@ import { LevelStreamPool } from './level-stream-pool.js';
 import type { PooledStream } from './level-stream-pool.js';
 import type { LevelStream, StreamWrite } from './level-stream.js';
 import { resolveReadRange } from './read-range.js';
+import { readAllByStream } from './read-all.js';
+import { refuseFence } from './store-arguments.js';
 import { prepareBatch } from './record-drafts.js';
 import { encodeValue } from './record-codec.js';
 import { KeyedSerialQueue, mapWithLimit } from './task-queues.js';
@@ -66,7 +70,7 @@ export interface LevelEventStoreOptions {
  * temporary copy) but appending to it raises `STORE_LOCKED`.
  */
 export class LevelEventStore implements EventStore {
-  readonly capabilities: StoreCapabilities = { persistent: true, durableSync: true, crossProcessReads: true };
+  readonly capabilities: StoreCapabilities = { persistent: true, durableSync: true, crossProcessReads: true, globalOrder: false, fencing: false };
   readonly blobs: FileBlobStore;
   readonly #root: string;
   readonly #sync: boolean;
@@ -95,6 +99,7 @@ export class LevelEventStore implements EventStore {
     this.#assertOpen();
     assertStreamName(stream);
     assertExpectedSeq(options?.expectedSeq);
+    refuseFence(options);
     this.#committer.takeFailure();
     const expectedSeq = options.expectedSeq;
     const batch = prepareBatch(stream, expectedSeq + 1, records);
@@ -126,6 +131,12 @@ export class LevelEventStore implements EventStore {
   tail(stream: string, from?: number): Observable<RecordEnvelope> {
     assertStreamName(stream);
     return this.#tails.tail(stream, from);
+  }
+
+  /** Walks the streams one by one (`capabilities.globalOrder` is false): creation order, then seq. */
+  async readAll(options?: ReadAllOptions): Promise<PositionedRecord[]> {
+    this.#assertNotClosed();
+    return readAllByStream(this, options);
   }
 
   async head(stream: string): Promise<number> {

@@ -4,6 +4,8 @@ import type {
   AppendOptions,
   EventStore,
   ForkOptions,
+  PositionedRecord,
+  ReadAllOptions,
   ReadOptions,
   StoreCapabilities,
   StoredSnapshot,
@@ -14,7 +16,8 @@ import { decodeRecord, prepareBatch } from './record-drafts.js';
 import { decodeValue, encodeValue } from './record-codec.js';
 import { rangeLength, resolveReadRange, seqAt, verifyPosition } from './read-range.js';
 import { ConcurrencyConflictError, CorruptRecordError, StoreError } from './store-errors.js';
-import { assertExpectedSeq, assertForkPoint, assertSnapshot, assertSnapshotBound } from './store-arguments.js';
+import { assertExpectedSeq, assertForkPoint, assertSnapshot, assertSnapshotBound, refuseFence } from './store-arguments.js';
+import { parseCounterPosition, readAllLimit } from './read-all.js';
 import { assertStreamName, forkStreamName } from './stream-names.js';
 import { refDigest } from './blob-hash.js';
 import { prepareStreamBlobs, verifiedBlob } from './stream-blobs.js';
@@ -40,9 +43,11 @@ interface MemoryStream {
  * Records are kept encoded (with their checksum), so every read returns an isolated copy.
  */
 export class MemoryEventStore implements EventStore {
-  readonly capabilities: StoreCapabilities = { persistent: false, durableSync: false, crossProcessReads: false };
+  readonly capabilities: StoreCapabilities = { persistent: false, durableSync: false, crossProcessReads: false, globalOrder: true, fencing: false };
   readonly blobs = new MemoryBlobStore();
   readonly #streams = new Map<string, MemoryStream>();
+  /** Every appended record's stream and seq, in append order: the global order `readAll` walks. */
+  readonly #order: Array<[stream: string, seq: number]> = [];
   readonly #clock: () => number;
   readonly #tails = new TailHub((stream, options) => this.#readRecords(stream, options));
   #state: 'open' | 'closing' | 'closed' = 'open';
@@ -55,6 +60,7 @@ export class MemoryEventStore implements EventStore {
     this.#assertOpen();
     assertStreamName(stream);
     assertExpectedSeq(options?.expectedSeq);
+    refuseFence(options);
     const batch = prepareBatch(stream, options.expectedSeq + 1, records);
     const blobs = await prepareStreamBlobs(options.blobs);
     const existing = this.#streams.get(stream);
@@ -63,6 +69,7 @@ export class MemoryEventStore implements EventStore {
     if (batch.values.length === 0) return [];
     const target = existing ?? this.#create(stream);
     target.records.push(...batch.values);
+    for (const envelope of batch.envelopes) this.#order.push([stream, envelope.seq]);
     for (const blob of blobs) target.blobs.set(blob.hex, Uint8Array.from(blob.bytes));
     this.#tails.notify(stream);
     return batch.envelopes;
@@ -76,6 +83,22 @@ export class MemoryEventStore implements EventStore {
   tail(stream: string, from?: number): Observable<RecordEnvelope> {
     assertStreamName(stream);
     return this.#tails.tail(stream, from);
+  }
+
+  /** In append order across streams (`capabilities.globalOrder`); positions count records from 1. */
+  async readAll(options?: ReadAllOptions): Promise<PositionedRecord[]> {
+    this.#assertNotClosed();
+    const limit = readAllLimit(options);
+    const after = parseCounterPosition(options?.after);
+    const page: PositionedRecord[] = [];
+    for (let index = after; index < this.#order.length && page.length < limit; index++) {
+      const [stream, seq] = this.#order[index]!;
+      const stored = this.#streams.get(stream)!.records[seq - 1]!;
+      const record = decodeRecord(stored, stream, seq);
+      verifyPosition(stream, record, seq);
+      page.push({ position: String(index + 1), record });
+    }
+    return page;
   }
 
   async head(stream: string): Promise<number> {
@@ -111,6 +134,7 @@ export class MemoryEventStore implements EventStore {
     });
     const child = this.#create(name, { stream, seq: atSeq });
     child.records.push(...copies);
+    for (let seq = 1; seq <= copies.length; seq++) this.#order.push([name, seq]);
     for (const [hex, bytes] of parent.blobs) child.blobs.set(hex, bytes);
     this.#tails.notify(name);
     return describe(name, child);

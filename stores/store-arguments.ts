@@ -1,4 +1,4 @@
-import type { StoredSnapshot } from './event-store.js';
+import type { AppendOptions, StoredSnapshot } from './event-store.js';
 import { StoreError } from './store-errors.js';
 
 function isCount(value: unknown): value is number {
@@ -37,4 +37,9 @@ export function assertSnapshotBound(atOrBefore: unknown): void {
   if (atOrBefore !== undefined && !isCount(atOrBefore)) {
     throw new StoreError('STORE_INVALID_ARGUMENT', `atOrBefore must be a non-negative integer, got ${String(atOrBefore)}`);
   }
+}
+
+/** Stores without leases refuse a fenced append: `STORE_INVALID_ARGUMENT`. */
+export function refuseFence(options: AppendOptions | undefined): void {
+  if (options?.fence !== undefined) throw new StoreError('STORE_INVALID_ARGUMENT', 'this store has no leases: an append cannot carry a fence');
 }

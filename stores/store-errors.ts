@@ -11,7 +11,10 @@ export type StoreErrorCode =
   | 'STORE_READ_ONLY'
   | 'BLOB_NOT_FOUND'
   | 'BLOB_CORRUPT'
-  | 'STORE_VERSION_UNSUPPORTED';
+  | 'STORE_VERSION_UNSUPPORTED'
+  | 'STORE_FENCED'
+  | 'STORE_UNAVAILABLE'
+  | 'STORE_BACKEND';
 
 /** Base class of store errors: a stable `code` plus the underlying `cause` when there is one. */
 export class StoreError extends Error {

@@ -36,6 +36,16 @@ export class TailHub {
     for (const wake of this.#wakers.get(stream) ?? []) wake();
   }
 
+  /** Tells every tail to look for new records (after a missed notification, or on a polling tick). */
+  notifyAll(): void {
+    for (const wakers of this.#wakers.values()) for (const wake of wakers) wake();
+  }
+
+  /** True while some tail is subscribed (so a store knows whether to listen or poll for other writers). */
+  get active(): boolean {
+    return this.#wakers.size > 0;
+  }
+
   /** Drains every tail, completes them, and refuses new ones (they complete right after their history). */
   async close(): Promise<void> {
     this.#closed = true;

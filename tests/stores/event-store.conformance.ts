@@ -2,7 +2,7 @@ import { firstValueFrom, lastValueFrom, take, toArray } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordDraft, RecordEnvelope } from '../../models/envelope.js';
 import type { ArtifactRef } from '../../stores/blob-store.js';
-import type { EventStore } from '../../stores/event-store.js';
+import type { EventStore, PositionedRecord } from '../../stores/event-store.js';
 import { createBLAKE3 } from 'hash-wasm';
 import { draft, drafts, expectCode } from './store-test-support.js';
 
@@ -238,6 +238,58 @@ export function describeEventStoreConformance(harness: ConformanceHarness): void
         await current.store.append('later', drafts(1, 3), { expectedSeq: 0 });
         await current.store.close();
         expect(seqs(await collected)).toEqual([1, 2, 3]);
+      });
+    });
+
+    describe('readAll', () => {
+      const ids = (page: PositionedRecord[]) => page.map((entry) => `${entry.record.stream}#${entry.record.seq}`);
+      const readEverything = async (store: EventStore, pageSize: number, after?: string): Promise<PositionedRecord[]> => {
+        const all: PositionedRecord[] = [];
+        for (let cursor = after; ; ) {
+          const page = await store.readAll({ ...(cursor === undefined ? {} : { after: cursor }), limit: pageSize });
+          all.push(...page);
+          if (page.length < pageSize) return all;
+          cursor = page[page.length - 1]!.position;
+        }
+      };
+
+      it('reads every stream page by page, each stream in seq order, with distinct positions', async () => {
+        const { store } = await subject();
+        await store.append('s', drafts(1, 3), { expectedSeq: 0 });
+        await store.append('t', drafts(1, 2), { expectedSeq: 0 });
+        await store.append('s', drafts(4, 2), { expectedSeq: 3 });
+        await store.fork('s', 2, { newStream: 'branch' });
+        const all = await store.readAll({ limit: 100 });
+        expect(all).toHaveLength(9);
+        for (const stream of ['s', 't', 'branch']) {
+          const own = all.filter((entry) => entry.record.stream === stream).map((entry) => entry.record);
+          expect(own).toEqual(await store.read(stream));
+        }
+        expect(new Set(all.map((entry) => entry.position)).size).toBe(9);
+        expect(ids(await readEverything(store, 2))).toEqual(ids(all));
+        expect(await store.readAll({ after: all[8]!.position })).toEqual([]);
+        if (store.capabilities.globalOrder) expect(ids(all)).toEqual(['s#1', 's#2', 's#3', 't#1', 't#2', 's#4', 's#5', 'branch#1', 'branch#2']);
+      });
+      it('returns what was appended after a read, after the last position that read returned', async () => {
+        const { store } = await withFive();
+        const first = await store.readAll();
+        const last = first[first.length - 1]!.position;
+        await store.append('u', drafts(1, 2), { expectedSeq: 0 });
+        await store.append('s', drafts(6, 1), { expectedSeq: 5 });
+        const later = ids(await readEverything(store, 10, last));
+        if (store.capabilities.globalOrder) expect(later).toEqual(['u#1', 'u#2', 's#6']);
+        else expect(later).toEqual(expect.arrayContaining(['u#1', 'u#2']));
+      });
+      it('rejects positions it never issued and bad limits; limit 0 reads nothing', async () => {
+        const { store } = await withFive();
+        await expectCode(store.readAll({ after: 'not a position' }), 'STORE_INVALID_ARGUMENT');
+        await expectCode(store.readAll({ limit: -1 }), 'STORE_INVALID_ARGUMENT');
+        expect(await store.readAll({ limit: 0 })).toEqual([]);
+      });
+      it('detects a corrupted record instead of returning it', async () => {
+        const { store, subject: current } = await withFive();
+        await current.corrupt('s', 2);
+        await expectCode(store.readAll(), 'STORE_CORRUPT_RECORD');
       });
     });
 

@@ -1,0 +1,159 @@
+/** One schema change: applied once, in order, inside a transaction, and recorded in `<schema>.schema_migrations`. */
+export interface Migration {
+  version: number;
+  description: string;
+  /** SQL with `{s}` standing for the quoted schema name and `{channel}` for the append notification channel. */
+  sql: string;
+}
+
+/** SQLSTATE the append function raises when the stream's lease is held by another owner or epoch. */
+export const FENCED_SQLSTATE = 'RE001';
+/** SQLSTATE the append function raises when the head is not the expected seq; the message is the actual head. */
+export const CONFLICT_SQLSTATE = 'RE002';
+
+/**
+ * Every schema change ever made, oldest first. Never edit a released migration: add the next version.
+ *
+ * 1. The event log: `streams` (head, creation time, fork parent, session status), `records` keyed by (stream, seq)
+ *    with the envelope's fields as columns, the codec's encoded bytes (`payload`, opaque to the schema) and a CRC-32 of
+ *    them, plus the global order (`transaction_id`, `global_position`); `stream_blobs` and `blobs`
+ *    (content-addressed), `snapshots`, `leases` (owner, epoch, expiry), and the `append` function: lease check,
+ *    expected-seq check, insert and notify in one statement, so an append is one round trip and one transaction.
+ * 2. The session queue `rein worker` runs from: each submitted session's spec, its state and the approval answers
+ *    waiting for a worker.
+ */
+export const migrations: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'event log: streams, records, blobs, snapshots, leases and the append function',
+    sql: `
+CREATE TABLE {s}.streams (
+  stream text PRIMARY KEY,
+  head bigint NOT NULL,
+  created_at double precision NOT NULL,
+  forked_from text,
+  forked_at bigint,
+  status text
+);
+CREATE INDEX streams_by_status ON {s}.streams (status, created_at, stream);
+CREATE INDEX streams_by_creation ON {s}.streams (created_at, stream);
+CREATE TABLE {s}.records (
+  stream text NOT NULL,
+  seq bigint NOT NULL,
+  transaction_id xid8 NOT NULL DEFAULT pg_current_xact_id(),
+  global_position bigint GENERATED ALWAYS AS IDENTITY,
+  id text NOT NULL,
+  type text NOT NULL,
+  v integer NOT NULL,
+  at double precision NOT NULL,
+  actor text NOT NULL,
+  cause text,
+  corr text,
+  payload bytea NOT NULL,
+  checksum bigint NOT NULL,
+  PRIMARY KEY (stream, seq)
+);
+CREATE INDEX records_in_global_order ON {s}.records (transaction_id, global_position);
+CREATE TABLE {s}.stream_blobs (
+  stream text NOT NULL,
+  hash text NOT NULL,
+  content bytea NOT NULL,
+  PRIMARY KEY (stream, hash)
+);
+CREATE TABLE {s}.blobs (
+  hash text PRIMARY KEY,
+  content bytea NOT NULL
+);
+CREATE TABLE {s}.snapshots (
+  stream text NOT NULL,
+  seq bigint NOT NULL,
+  payload bytea NOT NULL,
+  checksum bigint NOT NULL,
+  PRIMARY KEY (stream, seq)
+);
+CREATE TABLE {s}.leases (
+  stream text PRIMARY KEY,
+  owner text,
+  epoch bigint NOT NULL DEFAULT 0,
+  expires_at timestamptz
+);
+CREATE FUNCTION {s}.append(
+  p_stream text, p_expected bigint, p_owner text, p_epoch bigint, p_created_at double precision, p_durable boolean, p_status text,
+  p_ids text[], p_types text[], p_vs integer[], p_ats double precision[], p_actors text[], p_causes text[], p_corrs text[],
+  p_payloads bytea[], p_checksums bigint[], p_blob_hashes text[], p_blobs bytea[]
+) RETURNS bigint LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_count integer := coalesce(array_length(p_ids, 1), 0);
+  v_head bigint;
+  v_owner text;
+  v_epoch bigint;
+  v_leased boolean;
+BEGIN
+  IF NOT p_durable THEN
+    PERFORM set_config('synchronous_commit', 'off', true);
+  END IF;
+  -- FOR SHARE: a takeover (which updates the lease row) waits for this append, and this append sees a takeover that
+  -- committed first. Either way no record of an old epoch lands after a new epoch began.
+  SELECT owner, epoch INTO v_owner, v_epoch FROM {s}.leases WHERE stream = p_stream FOR SHARE;
+  v_leased := FOUND AND v_owner IS NOT NULL;
+  IF p_owner IS NOT NULL AND (NOT v_leased OR v_owner <> p_owner OR v_epoch <> p_epoch) THEN
+    RAISE EXCEPTION USING ERRCODE = '${FENCED_SQLSTATE}', MESSAGE = 'lease lost',
+      DETAIL = format('%s holds epoch %s', coalesce(v_owner, 'nobody'), coalesce(v_epoch, 0));
+  END IF;
+  IF p_owner IS NULL AND v_leased THEN
+    RAISE EXCEPTION USING ERRCODE = '${FENCED_SQLSTATE}', MESSAGE = 'stream is leased',
+      DETAIL = format('%s holds epoch %s', v_owner, v_epoch);
+  END IF;
+  IF v_count = 0 THEN
+    SELECT head INTO v_head FROM {s}.streams WHERE stream = p_stream;
+    v_head := coalesce(v_head, 0);
+    IF v_head <> p_expected THEN
+      RAISE EXCEPTION USING ERRCODE = '${CONFLICT_SQLSTATE}', MESSAGE = v_head::text;
+    END IF;
+    RETURN v_head;
+  END IF;
+  IF p_expected = 0 THEN
+    INSERT INTO {s}.streams (stream, head, created_at, status) VALUES (p_stream, v_count, p_created_at, p_status)
+      ON CONFLICT (stream) DO NOTHING;
+  ELSE
+    UPDATE {s}.streams SET head = head + v_count, status = coalesce(p_status, status)
+      WHERE stream = p_stream AND head = p_expected;
+  END IF;
+  IF NOT FOUND THEN
+    SELECT head INTO v_head FROM {s}.streams WHERE stream = p_stream;
+    RAISE EXCEPTION USING ERRCODE = '${CONFLICT_SQLSTATE}', MESSAGE = coalesce(v_head, 0)::text;
+  END IF;
+  INSERT INTO {s}.records (stream, seq, id, type, v, at, actor, cause, corr, payload, checksum)
+    SELECT p_stream, p_expected + i, p_ids[i], p_types[i], p_vs[i], p_ats[i], p_actors[i], p_causes[i], p_corrs[i], p_payloads[i], p_checksums[i]
+    FROM generate_subscripts(p_ids, 1) AS i;
+  IF coalesce(array_length(p_blob_hashes, 1), 0) > 0 THEN
+    INSERT INTO {s}.stream_blobs (stream, hash, content)
+      SELECT p_stream, hash, content FROM unnest(p_blob_hashes, p_blobs) AS blob(hash, content)
+      ON CONFLICT DO NOTHING;
+  END IF;
+  PERFORM pg_notify('{channel}', p_stream);
+  RETURN p_expected + v_count;
+END
+$fn$;
+`,
+  },
+  {
+    version: 2,
+    description: 'session queue for rein worker',
+    sql: `
+CREATE TABLE {s}.queue (
+  session text PRIMARY KEY,
+  state text NOT NULL CHECK (state IN ('queued', 'running', 'parked', 'done')),
+  spec bytea NOT NULL,
+  answers bytea,
+  enqueued_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  claims integer NOT NULL DEFAULT 0
+);
+CREATE INDEX queue_runnable ON {s}.queue (enqueued_at) WHERE state IN ('queued', 'running');
+`,
+  },
+];
+
+/** The newest schema version this build knows. */
+export const schemaVersion = migrations[migrations.length - 1]!.version;
