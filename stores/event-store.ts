@@ -29,6 +29,15 @@ export interface AppendFence {
   epoch: number;
 }
 
+/** Options of `EventStore.streamPage`. */
+export interface StreamPageOptions {
+  status?: string;
+  /** The last stream of the previous page. */
+  after?: StreamInfo;
+  /** At most this many streams (default 1000). */
+  limit?: number;
+}
+
 /** Options of `EventStore.readAll`. */
 export interface ReadAllOptions {
   /** Continue after this position (one a `readAll` of the same store returned); from the beginning when absent. */
@@ -136,5 +145,11 @@ export interface EventStore {
    * turn (the workspace's memory stream). Optional: a backend without per-stream locks leaves it out.
    */
   release?(stream: string): Promise<void>;
+  /**
+   * One page of streams in creation order (then name), after the `after` stream, optionally only those whose indexed
+   * status (`AppendOptions.status`) is `status`: answered from an index, never by reading records. Optional: stores
+   * without a status index leave it out (callers then list `streams()` and read each one's tail).
+   */
+  streamPage?(options?: StreamPageOptions): Promise<StreamInfo[]>;
   close(): Promise<void>;
 }

@@ -10,6 +10,7 @@ export type {
   StoreCapabilities,
   StoredSnapshot,
   StreamInfo,
+  StreamPageOptions,
 } from './event-store.js';
 export type { ArtifactRef, BlobStore } from './blob-store.js';
 export {

@@ -2,6 +2,8 @@ import { resolve } from 'node:path';
 import { mkdir, stat } from 'node:fs/promises';
 import type { EventStore } from '../../stores/event-store.js';
 import { openLevelEventStore } from '../../stores/level-event-store.js';
+import { readFile } from 'node:fs/promises';
+import { isPostgresUrl } from '../../stores/postgres/postgres-url.js';
 import { ReinError } from '../host/host-errors.js';
 import { configFileName } from '../providers/config-file-name.js';
 import type { CommonOptions } from './command-options.js';
@@ -16,23 +18,63 @@ export const workspaceOf = async (options: CommonOptions): Promise<string> => {
   return workspace;
 };
 
-/** The store directory: `--store`, or `<workspace>/.rein`. */
-export const storeRootOf = (options: CommonOptions, workspace: string): string => resolve(options.store ?? resolve(workspace, '.rein'));
+/**
+ * The `store` field of `<workspace>/rein.config.json`, read without the config schema (reading commands stay light;
+ * commands that resolve a provider validate the whole file). A non-string, or a URL holding a password, is
+ * `CONFIG_INVALID`.
+ */
+const configuredStore = async (workspace: string): Promise<string | undefined> => {
+  const text = await readFile(resolve(workspace, configFileName), 'utf8').catch(() => undefined);
+  if (text === undefined) return undefined;
+  let store: unknown;
+  try {
+    store = (JSON.parse(text) as { store?: unknown } | null)?.store;
+  } catch (error) {
+    throw new ReinError('CONFIG_INVALID', `${configFileName} is not valid JSON: ${(error as Error).message}`, { cause: error });
+  }
+  if (store === undefined) return undefined;
+  if (typeof store !== 'string' || store === '') throw new ReinError('CONFIG_INVALID', `${configFileName}: store must be a directory or a postgres:// URL`);
+  if (/^postgres(ql)?:\/\/[^/@]*:[^/@]*@/i.test(store)) throw new ReinError('CONFIG_INVALID', `${configFileName}: a store URL in this file must not hold a password: use PGPASSWORD or ~/.pgpass`);
+  return store;
+};
 
 /**
- * Paths tools must never touch: the default store location, the store actually in use, and the workspace config
- * file (a model that could rewrite `rein.config.json` could point the next run's API key at another server).
+ * Where the store is: `--store`, else `REIN_STORE`, else `store` in `rein.config.json`, else `<workspace>/.rein`. A
+ * `postgres://` URL is returned as it is; a directory is resolved (from the working directory, or from the workspace
+ * when it comes from the config file).
  */
-export const protectedPathsOf = (options: CommonOptions, workspace: string): string[] => [resolve(workspace, '.rein'), storeRootOf(options, workspace), resolve(workspace, configFileName)];
+export const storeLocationOf = async (options: CommonOptions, workspace: string): Promise<string> => {
+  const given = options.store ?? (process.env.REIN_STORE || undefined);
+  if (given !== undefined) return isPostgresUrl(given) ? given : resolve(given);
+  const configured = await configuredStore(workspace);
+  if (configured !== undefined) return isPostgresUrl(configured) ? configured : resolve(workspace, configured);
+  return resolve(workspace, '.rein');
+};
+
+/**
+ * Paths tools must never touch: the default store location, the store directory actually in use, and the workspace
+ * config file (a model that could rewrite `rein.config.json` could point the next run's API key at another server).
+ */
+export const protectedPathsOf = async (options: CommonOptions, workspace: string): Promise<string[]> => {
+  const location = await storeLocationOf(options, workspace);
+  return [resolve(workspace, '.rein'), ...(isPostgresUrl(location) ? [] : [location]), resolve(workspace, configFileName)];
+};
 
 /**
  * Open the store (default `<workspace>/.rein`), creating its directory for writers. `read-only` never opens a
- * database in place (reads go through temporary copies), so the store stays byte-identical.
+ * database in place (reads go through temporary copies), so the store stays byte-identical. A `postgres://` URL opens
+ * the PostgreSQL store (the driver loads only then); its reads never change anything, whatever the mode.
  */
 export const openStore = async (options: CommonOptions, workspace: string, mode: 'read' | 'write' | 'read-only'): Promise<EventStore> => {
-  const root = storeRootOf(options, workspace);
-  if (mode === 'write') await mkdir(root, { recursive: true });
-  return openLevelEventStore(root, { durability: options.relaxed ? 'relaxed' : 'sync', readOnly: mode === 'read-only' });
+  const location = await storeLocationOf(options, workspace);
+  const durability = options.relaxed ? 'relaxed' : 'sync';
+  if (isPostgresUrl(location)) {
+    const { openPostgresEventStore } = await import('../../stores/postgres/postgres-event-store.js');
+    const retry = Number(process.env.REIN_STORE_RETRY_MS);
+    return openPostgresEventStore(location, { durability, applicationName: 'rein-cli', ...(Number.isSafeInteger(retry) && retry >= 0 ? { retryForMs: retry } : {}) });
+  }
+  if (mode === 'write') await mkdir(location, { recursive: true });
+  return openLevelEventStore(location, { durability, readOnly: mode === 'read-only' });
 };
 
 /** Print one value as a JSON line. */

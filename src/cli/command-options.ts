@@ -48,7 +48,7 @@ const collect = (value: string, previous: string[] = []): string[] => [...previo
 export const addCommonOptions = (command: Command): Command =>
   command
     .option('--workspace <dir>', 'the workspace directory (default: the current directory)')
-    .option('--store <dir>', 'the event store directory (default: <workspace>/.rein)')
+    .option('--store <dir|url>', 'the event store: a directory or a postgres:// URL (env REIN_STORE; default: <workspace>/.rein)')
     .option('--json', 'print one JSON record per line')
     .option('--relaxed', 'relaxed durability: group-commit fsyncs instead of one per step');
 

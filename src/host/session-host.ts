@@ -13,6 +13,7 @@ import type { LiveEvent } from './live-events.js';
 import { createIdGenerator } from './record-ids.js';
 import { ToolLane } from './tool-lane.js';
 import { RunningEffects } from './running-effects.js';
+import { statusAfterBatch } from './session-status.js';
 
 /** An input for one step: the host stamps ids, time and seq. `actor` defaults to the root agent. */
 export interface InputDraft {
@@ -345,7 +346,8 @@ export class SessionHost {
 
   /** `sync` undefined: the store's durability mode decides; true forces an fsync (a mutating tool's intent). */
   private async append(drafts: RecordDraft[], sync: boolean | undefined, blobs?: readonly Uint8Array[]): Promise<RecordEnvelope[]> {
-    const stored = await this.store.append(this.stream, drafts, { expectedSeq: this.head, ...(sync === undefined ? {} : { sync }), ...(blobs && blobs.length > 0 ? { blobs } : {}) });
+    const status = statusAfterBatch(drafts);
+    const stored = await this.store.append(this.stream, drafts, { expectedSeq: this.head, ...(sync === undefined ? {} : { sync }), ...(blobs && blobs.length > 0 ? { blobs } : {}), ...(status === undefined ? {} : { status }) });
     this.head = stored[stored.length - 1]?.seq ?? this.head;
     for (const record of stored) this.records$.next(record);
     return stored;

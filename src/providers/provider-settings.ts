@@ -41,6 +41,12 @@ export const WorkspaceConfig = z
     idleTimeoutMs: z.number().int().positive().optional(),
     /** Providers a model call falls back to, in order, when the configured one cannot answer (at most 4). */
     fallbacks: z.array(FallbackConfig).max(4).optional(),
+    /** The event store: a directory (relative to the workspace) or a `postgres://` URL without a password. */
+    store: z
+      .string()
+      .min(1)
+      .refine((value) => !/^postgres(ql)?:\/\/[^/@]*:[^/@]*@/i.test(value), 'a store URL in this file must not hold a password: use PGPASSWORD or ~/.pgpass')
+      .optional(),
   })
   .strict();
 export type WorkspaceConfig = z.infer<typeof WorkspaceConfig>;

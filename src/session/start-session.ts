@@ -9,6 +9,7 @@ import { machineVersion } from '../host/machine-version.js';
 import { mutationPolicyDigestOf } from '../typestate/call-spec.js';
 import { createIdGenerator } from '../host/record-ids.js';
 import { SessionHost } from '../host/session-host.js';
+import { statusAfterBatch } from '../host/session-status.js';
 import type { ModelProvider } from '../providers/provider.js';
 import { displayEndpoint } from '../providers/wire-format.js';
 import { ReinSession } from './session-handle.js';
@@ -67,7 +68,8 @@ export const createSession = async (services: SessionServices, options: CreateSe
   const { tree, drafts } = ActorTree.create(created, services.inspect ? { inspect: services.inspect } : {});
   const createdDraft: RecordDraft = { id: newId(), type: 'session.created', v: recordVersion('session.created'), at, actor: rootPath, data: created };
   const batch: RecordDraft[] = [createdDraft, ...drafts.map((draft) => ({ id: newId(), v: recordVersion(draft.type), at, cause: createdDraft.id, ...draft }))];
-  const stored = await services.store.append(sessionId, batch, { expectedSeq: 0 });
+  const status = statusAfterBatch(batch);
+  const stored = await services.store.append(sessionId, batch, { expectedSeq: 0, ...(status === undefined ? {} : { status }) });
   const memory = sessionMemoryFor(services, sessionId);
   const wiring = wireSession(services, created.tools, memory);
   for (const record of stored) wiring.observe(record);

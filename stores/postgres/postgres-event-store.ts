@@ -12,6 +12,7 @@ import type {
   StoreCapabilities,
   StoredSnapshot,
   StreamInfo,
+  StreamPageOptions,
 } from '../event-store.js';
 import { prepareStreamBlobs, verifiedBlob } from '../stream-blobs.js';
 import { refDigest } from '../blob-hash.js';
@@ -270,7 +271,7 @@ export class PostgresEventStore implements EventStore {
    * One page of streams in creation order, optionally only those whose indexed status is `status`: answered from the
    * `streams` table's indexes, never by reading records. `after` is the last stream of the previous page.
    */
-  async streamPage(options: { status?: string; after?: StreamInfo; limit?: number } = {}): Promise<StreamInfo[]> {
+  async streamPage(options: StreamPageOptions = {}): Promise<StreamInfo[]> {
     this.#assertNotClosed();
     const limit = readAllLimit({ ...(options.limit === undefined ? {} : { limit: options.limit }) });
     const conditions: string[] = [];

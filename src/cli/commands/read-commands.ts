@@ -3,7 +3,12 @@ import { addCommonOptions, addPermissionOptions, type CommonOptions, type Permis
 
 /** `rein sessions`, `rein show`, `rein replay`, `rein fork`: commands that read (or fork) recorded sessions. */
 export const registerReadCommands = (program: Command): void => {
-  addCommonOptions(program.command('sessions').description('list the sessions in the store')).action(async (options: CommonOptions) => (await import('./sessions.action.js')).sessionsCommand(options));
+  addCommonOptions(
+    program
+      .command('sessions')
+      .description('list the sessions in the store')
+      .option('--status <status>', 'only sessions in this status: active, idle, awaiting-approval, interrupted, completed, failed, cancelled, budget-exhausted'),
+  ).action(async (options: CommonOptions & { status?: string }) => (await import('./sessions.action.js')).sessionsCommand(options));
 
   addCommonOptions(program.command('show').description('print a session transcript (every record with --json)').argument('<id>', 'session id')).action(async (id: string, options: CommonOptions) =>
     (await import('./sessions.action.js')).showCommand(id, options),

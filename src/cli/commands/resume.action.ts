@@ -19,7 +19,7 @@ export const resumeCommand = async (id: string, options: ResumeCommandOptions, s
     const created = SessionCreated.parse(first.data);
     const settings = await providerSettingsFor(options, workspace, created.provider);
     const { provider, fallbacks } = await buildProvider(settings, store);
-    const rein = await createRein({ store, workspace, protectedPaths: protectedPathsOf(options, workspace), provider, fallbacks, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options) });
+    const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, fallbacks, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options) });
     const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes) });
     if (!options.json) {
       process.stdout.write(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` from the snapshot at seq ${report.snapshotSeq}` : ''}\n`);

@@ -27,7 +27,7 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   try {
     const { provider, replaying, fallbacks } = await buildProvider(settings, store);
     const budgets = { ...replaying?.budgets, ...budgetsOf(options) };
-    const rein = await createRein({ store, workspace, protectedPaths: protectedPathsOf(options, workspace), provider, fallbacks, budgets, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options), ...(inspector ? { inspect: inspector.inspect } : {}) });
+    const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, fallbacks, budgets, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options), ...(inspector ? { inspect: inspector.inspect } : {}) });
     const text = task || replaying?.task || 'Follow the script.';
     const session = await rein.createSession({ task: text });
     const result = await runToQuiet(session, { json: Boolean(options.json), begin: () => session.send(text), approvals: answeringOf(options) });

@@ -1,5 +1,5 @@
 import { ReinError } from '../../host/host-errors.js';
-import { listSessions } from '../../session/session-catalog.js';
+import { sessionPages } from '../../session/session-catalog.js';
 import { openStore, printJson, workspaceOf, type CommonOptions } from '../cli-context.js';
 import { transcriptLine } from '../transcript.js';
 import type { EventStore } from '../../../stores/event-store.js';
@@ -14,16 +14,21 @@ export const withStore = async <T>(options: CommonOptions, mode: 'read' | 'write
   }
 };
 
-/** The body of `rein sessions`. */
-export const sessionsCommand = (options: CommonOptions): Promise<void> =>
+/** The body of `rein sessions`: page by page, so a large store streams its lines (`--json`: one object per line). */
+export const sessionsCommand = (options: CommonOptions & { status?: string }): Promise<void> =>
   withStore(options, 'read', async (store) => {
-    const sessions = await listSessions(store);
-    if (options.json) return sessions.forEach(printJson);
-    if (sessions.length === 0) return void process.stdout.write('no sessions\n');
-    for (const session of sessions) {
-      const fork = session.forkedFrom ? ` (fork of ${session.forkedFrom.stream}@${session.forkedFrom.seq})` : '';
-      process.stdout.write(`${session.id}  ${session.status.padEnd(16)} ${String(session.head).padStart(6)} records  ${session.task.slice(0, 60)}${fork}\n`);
+    let printed = 0;
+    for await (const page of sessionPages(store, options.status === undefined ? {} : { status: options.status })) {
+      for (const session of page) {
+        printed++;
+        if (options.json) printJson(session);
+        else {
+          const fork = session.forkedFrom ? ` (fork of ${session.forkedFrom.stream}@${session.forkedFrom.seq})` : '';
+          process.stdout.write(`${session.id}  ${session.status.padEnd(16)} ${String(session.head).padStart(6)} records  ${session.task.slice(0, 60)}${fork}\n`);
+        }
+      }
     }
+    if (printed === 0 && !options.json) process.stdout.write('no sessions\n');
   });
 
 /** The body of `rein show`. */

@@ -1,0 +1,76 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { jsonLines, runCli } from '../support/cli.js';
+import { makeTempDir } from '../support/temp-dir.js';
+import { describePostgres, freshSchemaUrl } from '../support/postgres.js';
+
+const script = {
+  turns: [
+    { text: 'Reading.', toolCalls: [{ name: 'read', arguments: { path: 'hello.txt' } }] },
+    { text: 'Writing.', toolCalls: [{ name: 'write', arguments: { path: 'out.txt', content: 'HELLO\n' } }] },
+    { text: 'Done: out.txt holds the greeting in capitals.' },
+  ],
+};
+
+describePostgres('rein CLI on a PostgreSQL store', () => {
+  let workspace: { path: string; remove: () => Promise<void> };
+  let url: string;
+  let sessionId: string;
+
+  beforeAll(async () => {
+    workspace = await makeTempDir('rein-pg-cli-');
+    url = freshSchemaUrl();
+    await writeFile(join(workspace.path, 'hello.txt'), 'hello\n');
+    await writeFile(join(workspace.path, 'script.json'), JSON.stringify(script));
+  });
+  afterAll(() => workspace.remove());
+
+  it('runs a scripted session into the database, with nothing written to the workspace store', async () => {
+    const run = await runCli(['run', 'shout the greeting', '--script', 'script.json', '--approve', 'write', '--store', url], { cwd: workspace.path });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/completed/);
+    sessionId = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
+  });
+
+  it('lists, shows, replays and traces the session from the database (REIN_STORE works like --store)', async () => {
+    const env = { REIN_STORE: url };
+    const [summary] = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path, env })).stdout);
+    expect(summary).toMatchObject({ id: sessionId, status: 'completed', task: 'shout the greeting' });
+    expect(jsonLines((await runCli(['sessions', '--json', '--status', 'completed'], { cwd: workspace.path, env })).stdout).map((line) => line.id)).toEqual([sessionId]);
+    expect(jsonLines((await runCli(['sessions', '--json', '--status', 'active'], { cwd: workspace.path, env })).stdout)).toEqual([]);
+    const records = jsonLines((await runCli(['show', sessionId, '--json'], { cwd: workspace.path, env })).stdout);
+    expect(records.map((record) => record.seq)).toEqual(records.map((_, index) => index + 1));
+    const replay = await runCli(['replay', sessionId, '--json'], { cwd: workspace.path, env });
+    expect(replay.code).toBe(0);
+    expect(jsonLines(replay.stdout)[0]).toMatchObject({ sessionId, verified: records.length });
+    const trace = await runCli(['trace', sessionId], { cwd: workspace.path, env });
+    expect(trace.code).toBe(0);
+    expect(trace.stdout).toContain('write');
+  });
+
+  it('takes the store from rein.config.json, and refuses a password there', async () => {
+    await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ store: url }));
+    const listed = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path })).stdout);
+    expect(listed.map((line) => line.id)).toEqual([sessionId]);
+    const withPassword = new URL(url);
+    withPassword.password = 'secret';
+    await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ store: withPassword.toString() }));
+    const refused = await runCli(['sessions'], { cwd: workspace.path });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('CONFIG_INVALID');
+    expect(refused.stderr).not.toContain('secret');
+    await writeFile(join(workspace.path, 'rein.config.json'), '{}');
+  });
+
+  it('reports an unreachable server as STORE_UNAVAILABLE without showing the password', async () => {
+    const down = new URL(url);
+    down.port = '1';
+    down.password = 'hunter2';
+    const result = await runCli(['sessions', '--store', down.toString()], { cwd: workspace.path, env: { REIN_STORE_RETRY_MS: '200' } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('STORE_UNAVAILABLE');
+    expect(result.stderr).not.toContain('hunter2');
+  });
+});
