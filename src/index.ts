@@ -1,6 +1,6 @@
 /** rein's public door: the harness, its sessions, stores, providers, tools, records and errors. */
 export { createRein } from './rein.js';
-export type { Rein, ReinOptions } from './rein.js';
+export type { Rein, ReinOptions, SubmitOptions } from './rein.js';
 export { ReinSession } from './session/session-handle.js';
 export type { ApprovalRequest, ApprovalAnswer } from './session/session-handle.js';
 export { PermissionPolicy } from './policy/permission-policy.js';
@@ -23,6 +23,15 @@ export { ReinError, DivergenceError } from './host/host-errors.js';
 export type { HostErrorCode } from './host/host-errors.js';
 export { openLevelEventStore, createMemoryEventStore, StoreError, ConcurrencyConflictError, CorruptRecordError } from '../stores/index.js';
 export type { EventStore, StreamInfo, ReadOptions, AppendOptions, BlobStore, ArtifactRef, StoreErrorCode } from '../stores/index.js';
+export type { AppendFence, PositionedRecord, ReadAllOptions, StreamPageOptions, StoreCapabilities } from '../stores/index.js';
+export { openPostgresEventStore, PostgresEventStore, FencedError, migratePostgresSchema, parsePostgresUrl, redactPostgresUrl } from '../stores/index.js';
+export type { PostgresEventStoreOptions, MigrationReport } from '../stores/index.js';
+export { PostgresSessionQueue } from '../stores/postgres/postgres-session-queue.js';
+export type { QueueState, QueueEntry, SessionLease, ClaimedSession } from '../stores/postgres/postgres-session-queue.js';
+export { runWorker } from './worker/worker.js';
+export type { WorkerOptions, WorkerReport, WorkerSessionEvent } from './worker/worker.js';
+export { submitSession, queueOf } from './worker/submit-session.js';
+export { QueuedSession, QueuedAnswer } from './worker/queued-session.js';
 export { createScriptedProvider, loadScript, parseScript } from './providers/scripted-provider.js';
 export type { ModelProvider } from './providers/provider.js';
 export { createOpenAICompatibleProvider, defaultOpenAIBaseUrl } from './providers/openai-compatible.provider.js';

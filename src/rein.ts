@@ -9,7 +9,12 @@ import type { ModelProvider } from './providers/provider.js';
 import type { ContextPolicyOptions } from './projections/context-policy.js';
 import type { ContextViewOptions } from './projections/context.view.js';
 import type { VerificationClassifier } from './effects/verification.js';
-import { createSession, type CreateSessionOptions } from './session/start-session.js';
+import { readFile } from 'node:fs/promises';
+import { resolve as resolvePath } from 'node:path';
+import { createSession, newSessionId, type CreateSessionOptions } from './session/start-session.js';
+import { submitSession } from './worker/submit-session.js';
+import type { QueuedSession } from './worker/queued-session.js';
+import { displayEndpoint } from './providers/wire-format.js';
 import { forkSession, type ForkOptions } from './session/fork-session.js';
 import { replaySession } from './session/replay-session.js';
 import { resumeSession, type ResumeOptions, type ResumeReport } from './session/resume-session.js';
@@ -84,6 +89,12 @@ export interface ReinOptions {
   sandbox?: Partial<SandboxPolicy>;
   /** Governed memory (default on); `false` runs without it (the memory tools then report it unavailable). */
   memory?: MemoryOptions | false;
+  /**
+   * Asked right before each effect (model call, tool, timer) starts; returning an error stops that session's host
+   * instead: the effect does not run and nothing more is written. `rein worker` refuses effects once its lease may
+   * have lapsed.
+   */
+  effectGate?: () => Error | undefined;
   /** Delegation limits and roles: `maxDepth` (default 1: only the root agent delegates), `maxFanOut` (default 8), `roles`. */
   delegation?: Parameters<typeof delegationConfigOf>[0];
 }
@@ -101,6 +112,12 @@ export interface Rein {
   createSession(options: CreateSessionOptions): Promise<ReinSession>;
   /** Create a session and send its task. */
   startSession(options: CreateSessionOptions): Promise<ReinSession>;
+  /**
+   * Queue a session for `rein worker` instead of running it here (PostgreSQL stores only, else `QUEUE_UNSUPPORTED`):
+   * it carries the task, this harness's workspace, provider identity (and the scripted provider's script, never a
+   * key), permissions, sandbox overrides and budgets. Resolves with the session id.
+   */
+  submit(options: SubmitOptions): Promise<string>;
   /** Rebuild a session from the log, resolve its in-doubt effects and continue it. */
   resumeSession(sessionId: string, options?: ResumeOptions): Promise<{ session: ReinSession; report: ResumeReport }>;
   /** Verify a session by replay; rejects with `DivergenceError` on the first differing seq. */
@@ -122,6 +139,15 @@ export interface Rein {
    * stays open: the host that opened it closes it.
    */
   close(reason?: string): Promise<void>;
+}
+
+/** Options of `Rein.submit`. */
+export interface SubmitOptions {
+  task: string;
+  sessionId?: string;
+  budgets?: Partial<Budgets>;
+  /** Rerun in-doubt effects that need confirmation when a worker resumes the session. */
+  confirmInDoubt?: boolean;
 }
 
 /** Compose a harness from a store, a workspace and a provider. */
@@ -147,6 +173,7 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     random: options.random ?? Math.random,
     snapshotEvery: options.snapshotEvery ?? 500,
     parallelTools: options.parallelTools ?? 4,
+    ...(options.effectGate ? { effectGate: options.effectGate } : {}),
     ...(options.observationLimit === undefined ? {} : { observationLimit: options.observationLimit }),
     ...(context ? { context } : {}),
     ...(options.contextView ? { contextView: options.contextView } : {}),
@@ -164,6 +191,26 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     workspace: workspace.root,
     provider: { name, ...(model === undefined ? {} : { model }), ...(source === undefined ? {} : { source }) },
     createSession: async (sessionOptions) => registry.add(await createSession(services, sessionOptions)),
+    submit: async (submitOptions) => {
+      const { name: providerName, model: providerModel, source } = options.provider;
+      const script = providerName === 'scripted' && source !== undefined ? JSON.parse(await readFile(resolvePath(workspace.root, source), 'utf8')) : undefined;
+      return submitSession(options.store, {
+        sessionId: submitOptions.sessionId ?? newSessionId(clock()),
+        task: submitOptions.task,
+        workspace: workspace.root,
+        provider: {
+          name: providerName,
+          ...(providerModel === undefined ? {} : { model: providerModel }),
+          ...(source === undefined ? {} : { source: /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(source) ? displayEndpoint(source) : source }),
+          ...(options.fallbacks && options.fallbacks.length > 0 ? { fallbacks: options.fallbacks.map((link) => ({ name: link.name, ...(link.model ? { model: link.model } : {}), ...(link.source ? { source: displayEndpoint(link.source) } : {}) })) } : {}),
+        },
+        ...(script === undefined ? {} : { script }),
+        permissions: JSON.parse(JSON.stringify(options.permissions ?? {})) as QueuedSession['permissions'],
+        sandbox: JSON.parse(JSON.stringify(options.sandbox ?? {})) as QueuedSession['sandbox'],
+        budgets: { ...options.budgets, ...submitOptions.budgets },
+        confirmInDoubt: submitOptions.confirmInDoubt ?? false,
+      });
+    },
     startSession: async (sessionOptions) => {
       const session = registry.add(await createSession(services, sessionOptions));
       await session.send(sessionOptions.task);

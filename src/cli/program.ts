@@ -7,6 +7,7 @@ import { registerTrace } from './commands/trace.command.js';
 import { registerContext } from './commands/context.command.js';
 import { registerInspect } from './commands/inspect.command.js';
 import { registerMemory } from './commands/memory.command.js';
+import { registerWorker } from './commands/worker.command.js';
 
 /** Error codes that mean the command line (or its configuration) was wrong: exit 2. */
 export const usageCodes: ReadonlySet<string> = new Set(['USAGE', 'SCRIPT_INVALID', 'CONFIG_INVALID', 'STORE_INVALID_ARGUMENT', 'FORK_NOT_AT_BOUNDARY', 'TURN_NOT_FOUND', 'INSPECTOR_NOT_LOCAL']);
@@ -46,6 +47,7 @@ export const buildProgram = (setExit: (code: number) => void): Command => {
   registerContext(program);
   registerInspect(program);
   registerMemory(program);
+  registerWorker(program);
   return program;
 };
 

@@ -11,6 +11,9 @@ export type HostErrorCode =
   | 'RESUME_BLOCKED'
   | 'FORK_NOT_AT_BOUNDARY'
   | 'APPROVAL_NOT_FOUND'
+  | 'LEASE_LOST'
+  | 'SESSION_LEASED'
+  | 'QUEUE_UNSUPPORTED'
   | 'USAGE';
 
 /** Base class for runtime errors that cross a boundary: a stable `code` and the underlying `cause`. */

@@ -61,6 +61,11 @@ export interface SessionHostOptions {
   /** How many read-only tool calls of one actor may run at once (writes always run alone). Default 4. */
   parallelTools?: number;
   lastSnapshotSeq?: number;
+  /**
+   * Asked right before each effect starts. An error stops the host instead: the effect does not run, nothing more is
+   * written, and `whenQuiet` rejects with it (a worker whose lease may have lapsed must not act).
+   */
+  effectGate?: () => Error | undefined;
 }
 
 /**
@@ -100,6 +105,7 @@ export class SessionHost {
   private readonly dropped = new Set<string>();
   private readonly toolLanes = new Map<string, ToolLane<{ request: EffectRequest; settlement: Settlement }>>();
   private readonly parallelTools: number;
+  private readonly effectGate: (() => Error | undefined) | undefined;
   private broken: Error | undefined;
   private interrupted = false;
   private endedRecord: RecordEnvelope | undefined;
@@ -118,6 +124,7 @@ export class SessionHost {
     this.snapshotEvery = options.snapshotEvery ?? 0;
     this.lastSnapshotSeq = options.lastSnapshotSeq ?? 0;
     this.parallelTools = options.parallelTools ?? 4;
+    this.effectGate = options.effectGate;
   }
 
   get headSeq(): number {
@@ -264,6 +271,12 @@ export class SessionHost {
   /** Run an effect's executor; an executor that throws settles as `effect.failed`. Never rejects. */
   private async execute(request: EffectRequest, controller: AbortController): Promise<Settlement> {
     const executor = this.executors[request.kind];
+    const refused = this.effectGate?.();
+    if (refused) {
+      // Not a settlement: the host stops here, and `settle` drops whatever is returned.
+      this.fail(refused);
+      return { type: 'effect.failed', data: { effectId: request.effectId, error: { code: 'EFFECT_REFUSED', message: refused.message }, elapsedMs: 0 } };
+    }
     const started = this.clock();
     const label = request.kind === 'executeTool' && typeof request.args.name === 'string' ? request.args.name : request.kind;
     this.live$.next({ type: 'effect.started', actor: request.actor, effectId: request.effectId, kind: request.kind, label });

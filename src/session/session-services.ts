@@ -45,6 +45,8 @@ export interface SessionServices {
   random: () => number;
   snapshotEvery: number;
   parallelTools: number;
+  /** Asked right before each effect starts; an error stops the session's host instead (see `ReinOptions.effectGate`). */
+  effectGate?: () => Error | undefined;
   observationLimit?: number;
   /** The context policy's options (window, tail length, phase shares, memory scope). */
   context?: ContextPolicyOptions;

@@ -85,6 +85,7 @@ export const createSession = async (services: SessionServices, options: CreateSe
     newId,
     snapshotEvery: services.snapshotEvery,
     parallelTools: services.parallelTools,
+    ...(services.effectGate ? { effectGate: services.effectGate } : {}),
   });
   host.records$.subscribe(wiring.observe);
   memory?.attach(host);

@@ -143,28 +143,38 @@ export class PostgresEventStore implements EventStore {
   readonly #pending = new Set<Promise<unknown>>();
   #state: 'open' | 'closing' | 'closed' = 'open';
 
-  constructor(options: { pool: Pool; schema: string; location: string; listener: (store: PostgresEventStore) => AppendListener; settings: PostgresEventStoreOptions }) {
+  readonly #listen: (channel: string, onMessage: (payload: string) => void, onResync: () => void) => AppendListener;
+
+  constructor(options: {
+    pool: Pool;
+    schema: string;
+    location: string;
+    listen: (channel: string, onMessage: (payload: string) => void, onResync: () => void) => AppendListener;
+    settings: PostgresEventStoreOptions;
+  }) {
     const settings = options.settings;
     this.db = new PostgresQueries({ pool: options.pool, schema: options.schema, retryForMs: settings.retryForMs ?? 30_000 });
     this.blobs = new PostgresBlobStore(this.db);
     this.location = options.location;
     this.#sync = (settings.durability ?? 'sync') === 'sync';
     this.#clock = settings.clock ?? Date.now;
-    this.#listener = options.listener(this);
+    this.#listen = options.listen;
+    this.#listener = options.listen(appendChannel(options.schema), (stream) => this.#tails.notify(stream), () => this.#tails.notifyAll());
     this.#poll = setInterval(() => {
       if (this.#tails.active) this.#tails.notifyAll();
     }, settings.pollIntervalMs ?? 1_000);
     this.#poll.unref();
   }
 
-  /** Called by the notification listener: a stream moved (maybe in another process). */
-  notifyAppended(stream: string): void {
-    this.#tails.notify(stream);
-  }
-
-  /** Called after the listener (re)connected: notifications may have been missed. */
-  resyncTails(): void {
-    this.#tails.notifyAll();
+  /**
+   * LISTEN on `channel` on a dedicated connection (reconnecting when it drops): `onMessage` gets each payload,
+   * `onResync` runs after every (re)connect, when messages may have been missed. Resolves with a stop function.
+   */
+  listen(channel: string, onMessage: (payload: string) => void, onResync: () => void): () => Promise<void> {
+    this.#assertOpen();
+    const listener = this.#listen(channel, onMessage, onResync);
+    listener.start();
+    return () => listener.stop();
   }
 
   async append(stream: string, records: readonly RecordDraft[], options: AppendOptions): Promise<RecordEnvelope[]> {
@@ -492,13 +502,13 @@ export async function openPostgresEventStore(url: string, options: PostgresEvent
     schema: location.schema,
     location: location.display,
     settings: options,
-    listener: (self) =>
+    listen: (channel, onMessage, onResync) =>
       new AppendListener({
         Client: pg.Client,
         config: { connectionString: location.connectionString, application_name: `${config.application_name}-listen`, types: config.types },
-        channel: appendChannel(location.schema),
-        onStream: (stream) => self.notifyAppended(stream),
-        onResync: () => self.resyncTails(),
+        channel,
+        onStream: onMessage,
+        onResync,
       }),
   });
   try {

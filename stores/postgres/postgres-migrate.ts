@@ -15,6 +15,9 @@ const quoted = (schema: string): string => `"${schema}"`;
 /** The notification channel appends to `schema` signal on (at most 63 bytes, like every identifier). */
 export const appendChannel = (schema: string): string => `${schema}_appended`;
 
+/** The notification channel that says a session became runnable (queued, answered, handed back). */
+export const queueChannel = (schema: string): string => `${schema}_queued`;
+
 /**
  * Create or migrate rein's schema: every migration not yet recorded in `<schema>.schema_migrations` is applied in
  * order, each in its own transaction, under an advisory lock so concurrent openers migrate once. Idempotent. A schema
@@ -38,7 +41,7 @@ export const migratePostgresSchema = async (pool: Pool, schema: string): Promise
       const applied: number[] = [];
       for (const migration of migrations) {
         if (done.has(migration.version)) continue;
-        const sql = migration.sql.replaceAll('{s}', quoted(schema)).replaceAll('{channel}', appendChannel(schema));
+        const sql = migration.sql.replaceAll('{s}', quoted(schema)).replaceAll('{channel}', appendChannel(schema)).replaceAll('{queue_channel}', queueChannel(schema));
         await client.query('BEGIN');
         try {
           await client.query(sql);

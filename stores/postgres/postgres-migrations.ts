@@ -139,18 +139,69 @@ $fn$;
   },
   {
     version: 2,
-    description: 'session queue for rein worker',
+    description: 'session queue for rein worker: queue table, claim, park and answer functions',
     sql: `
 CREATE TABLE {s}.queue (
   session text PRIMARY KEY,
   state text NOT NULL CHECK (state IN ('queued', 'running', 'parked', 'done')),
-  spec bytea NOT NULL,
-  answers bytea,
+  spec jsonb NOT NULL,
+  answers jsonb NOT NULL DEFAULT '[]',
   enqueued_at timestamptz NOT NULL DEFAULT clock_timestamp(),
   updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
   claims integer NOT NULL DEFAULT 0
 );
 CREATE INDEX queue_runnable ON {s}.queue (enqueued_at) WHERE state IN ('queued', 'running');
+-- Take the oldest runnable session (queued, or running under an expired lease) or the one named: lease it to p_owner
+-- with the next epoch. Rows other claimers hold are skipped, so concurrent workers never wait on each other.
+CREATE FUNCTION {s}.claim(p_owner text, p_lease_ms integer, p_session text)
+RETURNS TABLE (session text, epoch bigint, spec jsonb, answers jsonb) LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_session text;
+  v_epoch bigint;
+BEGIN
+  SELECT q.session INTO v_session FROM {s}.queue q LEFT JOIN {s}.leases l ON l.stream = q.session
+    WHERE (p_session IS NULL OR q.session = p_session)
+      AND (q.state = 'queued' OR (q.state = 'running' AND (l.owner IS NULL OR l.expires_at < clock_timestamp())))
+    ORDER BY q.enqueued_at
+    LIMIT 1
+    FOR UPDATE OF q SKIP LOCKED;
+  IF v_session IS NULL THEN
+    RETURN;
+  END IF;
+  INSERT INTO {s}.leases AS l (stream, owner, epoch, expires_at)
+    VALUES (v_session, p_owner, 1, clock_timestamp() + p_lease_ms * interval '1 millisecond')
+    ON CONFLICT (stream) DO UPDATE SET owner = EXCLUDED.owner, epoch = l.epoch + 1, expires_at = EXCLUDED.expires_at
+      WHERE l.owner IS NULL OR l.expires_at < clock_timestamp()
+    RETURNING l.epoch INTO v_epoch;
+  IF v_epoch IS NULL THEN
+    RETURN;
+  END IF;
+  UPDATE {s}.queue q SET state = 'running', updated_at = clock_timestamp(), claims = q.claims + 1 WHERE q.session = v_session;
+  RETURN QUERY SELECT q.session, v_epoch, q.spec, q.answers FROM {s}.queue q WHERE q.session = v_session;
+END
+$fn$;
+-- Let go of a lease: the session becomes 'done', or goes back to the queue ('queued'), or waits for a person
+-- ('parked': only when no answer is waiting, else nothing changes and the caller takes the answers). Returns the new
+-- state, or NULL when p_owner no longer holds epoch p_epoch.
+CREATE FUNCTION {s}.release(p_session text, p_owner text, p_epoch bigint, p_state text)
+RETURNS text LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_waiting integer;
+BEGIN
+  SELECT jsonb_array_length(q.answers) INTO v_waiting FROM {s}.queue q WHERE q.session = p_session FOR UPDATE;
+  PERFORM 1 FROM {s}.leases l WHERE l.stream = p_session AND l.owner = p_owner AND l.epoch = p_epoch FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  IF p_state = 'parked' AND coalesce(v_waiting, 0) > 0 THEN
+    RETURN 'running';
+  END IF;
+  UPDATE {s}.leases l SET owner = NULL, expires_at = NULL WHERE l.stream = p_session;
+  UPDATE {s}.queue q SET state = p_state, updated_at = clock_timestamp() WHERE q.session = p_session;
+  PERFORM pg_notify('{queue_channel}', p_session);
+  RETURN p_state;
+END
+$fn$;
 `,
   },
 ];

@@ -1,5 +1,5 @@
 import { createRein } from '../../rein.js';
-import { openStore, protectedPathsOf, workspaceOf } from '../cli-context.js';
+import { openStore, printJson, protectedPathsOf, workspaceOf } from '../cli-context.js';
 import { exitCodeOf, runToQuiet } from '../session-runner.js';
 import { budgetsOf } from '../budget-options.js';
 import { buildProvider, providerSettingsFor } from '../provider-options.js';
@@ -29,6 +29,12 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
     const budgets = { ...replaying?.budgets, ...budgetsOf(options) };
     const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, fallbacks, budgets, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options), ...(inspector ? { inspect: inspector.inspect } : {}) });
     const text = task || replaying?.task || 'Follow the script.';
+    if (options.detach) {
+      const sessionId = await rein.submit({ task: text, budgets });
+      if (options.json) printJson({ sessionId, queued: true });
+      else process.stdout.write(`${sessionId}\n`);
+      return;
+    }
     const session = await rein.createSession({ task: text });
     const result = await runToQuiet(session, { json: Boolean(options.json), begin: () => session.send(text), approvals: answeringOf(options) });
     setExit(exitCodeOf(result));

@@ -1,0 +1,45 @@
+import { ReinError } from '../../host/host-errors.js';
+import { isPostgresUrl } from '../../../stores/postgres/postgres-url.js';
+import { printJson, storeLocationOf } from '../cli-context.js';
+import type { WorkerCommandOptions } from './worker.command.js';
+
+const positiveInteger = (flag: string, value: string | undefined, fallback: number): number => {
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isSafeInteger(parsed) || parsed <= 0) throw new ReinError('USAGE', `${flag} must be a positive integer, got ${JSON.stringify(value)}`);
+  return parsed;
+};
+
+/** The body of `rein worker` (see `registerWorker`). */
+export const workerCommand = async (options: WorkerCommandOptions): Promise<void> => {
+  const location = await storeLocationOf(options, process.cwd());
+  if (!isPostgresUrl(location)) throw new ReinError('USAGE', 'rein worker needs a PostgreSQL store: --store postgres://… (or REIN_STORE)');
+  const concurrency = positiveInteger('--concurrency', options.concurrency, 1);
+  const leaseMs = positiveInteger('--lease-ms', options.leaseMs, 15_000);
+  const exitWhenIdleMs = options.exitWhenIdle === undefined ? undefined : positiveInteger('--exit-when-idle', options.exitWhenIdle, 1);
+  const [{ openPostgresEventStore }, { runWorker }] = await Promise.all([import('../../../stores/postgres/postgres-event-store.js'), import('../../worker/worker.js')]);
+  const store = await openPostgresEventStore(location, { applicationName: 'rein-worker', durability: options.relaxed ? 'relaxed' : 'sync', poolSize: Math.max(4, concurrency * 2 + 2) });
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const report = await runWorker({
+      store,
+      concurrency,
+      leaseMs,
+      signal: stop.signal,
+      ...(exitWhenIdleMs === undefined ? {} : { exitWhenIdleMs }),
+      onEvent: (event) => {
+        if (options.json) printJson(event);
+        else process.stdout.write(`${event.type} ${event.sessionId} (epoch ${event.epoch})${event.detail ? `: ${event.detail}` : ''}\n`);
+      },
+    });
+    if (options.json) printJson({ type: 'stopped', ...report });
+    else process.stdout.write(`worker ${report.owner} stopped: ${report.claimed} claimed, ${report.finished} finished, ${report.parked} parked, ${report.fenced} fenced, ${report.failed} failed\n`);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await store.close();
+  }
+};

@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { ApprovalDecision, PermissionMode, PermissionSource } from '../../models/permission.records.js';
+
+const ProviderIdentity = z.object({ name: z.string().min(1), model: z.string().optional(), source: z.string().optional() });
+
+/**
+ * What a queued session carries for the worker that runs it (README: *Workers*): the task, the workspace, the
+ * provider's identity (name, model, endpoint or script path — never a key: a worker reads its own environment), the
+ * scripted provider's script itself, the permission rules and flags, the sandbox overrides and the budgets.
+ */
+export const QueuedSession = z
+  .object({
+    sessionId: z.string().min(1),
+    task: z.string(),
+    workspace: z.string().min(1),
+    provider: ProviderIdentity.extend({ fallbacks: z.array(ProviderIdentity).optional() }),
+    /** The scripted provider's script, so a worker needs no copy of the file. */
+    script: z.unknown().optional(),
+    permissions: z
+      .object({
+        mode: PermissionMode.optional(),
+        rules: z.array(z.union([z.string(), z.object({ action: z.enum(['allow', 'ask', 'deny']), tool: z.string(), pattern: z.string().optional(), source: PermissionSource.optional() })])).optional(),
+        approveAll: z.boolean().optional(),
+      })
+      .default({}),
+    /** Overrides of the sandbox policy (`SandboxPolicy` fields), as the submitter gave them. */
+    sandbox: z.record(z.string(), z.unknown()).default({}),
+    budgets: z.record(z.string(), z.number()).default({}),
+    /** Rerun in-doubt effects that need confirmation when a worker resumes the session (`rein run --detach --yes`). */
+    confirmInDoubt: z.boolean().default(false),
+    submittedAt: z.number(),
+  })
+  .strict();
+export type QueuedSession = z.infer<typeof QueuedSession>;
+
+/** An approval answer left in the queue for the worker that runs the session (`rein approve`). */
+export const QueuedAnswer = z.object({ approvalId: z.string().min(1), decision: ApprovalDecision, feedback: z.string().optional() }).strict();
+export type QueuedAnswer = z.infer<typeof QueuedAnswer>;

@@ -1,0 +1,214 @@
+import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { randomBytes } from 'node:crypto';
+import type { EventStore } from '../../stores/event-store.js';
+import type { PostgresEventStore } from '../../stores/postgres/postgres-event-store.js';
+import { PostgresSessionQueue, type ClaimedSession } from '../../stores/postgres/postgres-session-queue.js';
+import { ReinError } from '../host/host-errors.js';
+import type { SessionResult } from '../host/session-host.js';
+import { createProviderFromSettings } from '../providers/provider-factory.js';
+import { resolveProviderSettings } from '../providers/provider-settings.js';
+import { createScriptedProvider, parseScript } from '../providers/scripted-provider.js';
+import type { ModelProvider } from '../providers/provider.js';
+import { createRein } from '../rein.js';
+import type { AnyToolDefinition } from '../tools/tool.js';
+import type { SandboxPolicy } from '../policy/sandbox-policy.js';
+import { builtinTools } from '../tools/builtin-tools.js';
+import { fencedStore } from './fenced-store.js';
+import { LeaseKeeper } from './lease-keeper.js';
+import { QueuedAnswer, QueuedSession } from './queued-session.js';
+
+/** What happened to one session a worker claimed. */
+export interface WorkerSessionEvent {
+  type: 'claimed' | 'finished' | 'parked' | 'requeued' | 'fenced' | 'failed';
+  sessionId: string;
+  epoch: number;
+  /** The session's status (finished), or why the worker let go (fenced, failed). */
+  detail?: string;
+}
+
+/** Options of `runWorker`. */
+export interface WorkerOptions {
+  /** The PostgreSQL store holding the queue (`openPostgresEventStore`); the worker does not close it. */
+  store: PostgresEventStore;
+  /** Sessions run at once (default 1). */
+  concurrency?: number;
+  /** Lease length in ms (default 15,000): a session whose worker stopped renewing is taken over after this long. */
+  leaseMs?: number;
+  /** Owner name recorded in the lease (default `<host>:<pid>:<random>`). */
+  owner?: string;
+  /** How often an idle worker looks at the queue besides notifications (ms, default 1,000). */
+  pollMs?: number;
+  /** Tools sessions get (default: the built-in tools). */
+  tools?: readonly AnyToolDefinition[];
+  /** Where provider keys are read (default `process.env`); never from the queue. */
+  env?: Record<string, string | undefined>;
+  /** Stop claiming, interrupt running sessions (they go back to the queue) and resolve. */
+  signal?: AbortSignal;
+  /** Resolve once the queue has had nothing runnable for this long (ms); default: run until `signal`. */
+  exitWhenIdleMs?: number;
+  /** Save a snapshot every this many records (default 500). */
+  snapshotEvery?: number;
+  /** Told about every claim and every way a session leaves this worker. */
+  onEvent?: (event: WorkerSessionEvent) => void;
+}
+
+/** What a worker did, when it stops. */
+export interface WorkerReport {
+  owner: string;
+  claimed: number;
+  finished: number;
+  parked: number;
+  fenced: number;
+  failed: number;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+
+/** The provider a queued session names, built from this worker's environment (keys) and the carried script. */
+const providerFor = async (spec: QueuedSession, store: EventStore, env: Record<string, string | undefined>): Promise<{ provider: ModelProvider; fallbacks: ModelProvider[] }> => {
+  if (spec.provider.name === 'scripted' && spec.script !== undefined) {
+    return { provider: createScriptedProvider(parseScript(spec.script), { source: spec.provider.source ?? 'queued script' }), fallbacks: [] };
+  }
+  const settings = resolveProviderSettings({ session: spec.provider, env, workspace: spec.workspace });
+  return createProviderFromSettings(settings, { store });
+};
+
+/**
+ * Run sessions from a PostgreSQL store's queue (README: *Workers*): claim one with a lease (owner, epoch, expiry),
+ * renew it while the session runs, and run the session with every append fenced by that epoch, so a worker that lost
+ * its lease can never write again and stops its effects. A new session is created; one that ran before continues
+ * through the normal resume path (in-doubt effects resolved by their policies). A session that waits for an approval
+ * is parked (no lease held) until `rein approve` leaves an answer. Resolves when `signal` aborts (running sessions are
+ * interrupted and go back to the queue) or, with `exitWhenIdleMs`, once nothing was runnable for that long.
+ */
+export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> => {
+  const queue = new PostgresSessionQueue(options.store);
+  const owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const leaseMs = options.leaseMs ?? 15_000;
+  const report: WorkerReport = { owner, claimed: 0, finished: 0, parked: 0, fenced: 0, failed: 0 };
+  const emit = (event: WorkerSessionEvent) => {
+    if (event.type === 'claimed') report.claimed++;
+    else if (event.type === 'finished') report.finished++;
+    else if (event.type === 'parked') report.parked++;
+    else if (event.type === 'fenced') report.fenced++;
+    else if (event.type === 'failed') report.failed++;
+    options.onEvent?.(event);
+  };
+  let wake: (() => void) | undefined;
+  const stopWatching = queue.watch(() => wake?.());
+  let lastWork = performance.now();
+  const idleFor = () => performance.now() - lastWork;
+
+  const slot = async (): Promise<void> => {
+    while (!options.signal?.aborted) {
+      const claimedAt = performance.now();
+      const claimed = await queue.claim(owner, leaseMs).catch(() => undefined);
+      if (claimed === undefined) {
+        if (options.exitWhenIdleMs !== undefined && idleFor() >= options.exitWhenIdleMs) return;
+        await new Promise<void>((resolve) => {
+          const previous = wake;
+          wake = () => {
+            previous?.();
+            resolve();
+          };
+          void sleep(options.pollMs ?? 1_000, options.signal).then(resolve);
+        });
+        continue;
+      }
+      lastWork = performance.now();
+      await runClaimed(claimed, claimedAt);
+      lastWork = performance.now();
+    }
+  };
+
+  const runClaimed = async (claimed: ClaimedSession, claimedAt: number): Promise<void> => {
+    const { lease } = claimed;
+    emit({ type: 'claimed', sessionId: lease.session, epoch: lease.epoch });
+    const parsed = QueuedSession.safeParse(claimed.spec);
+    if (!parsed.success) {
+      await queue.release(lease, 'done').catch(() => undefined);
+      return emit({ type: 'failed', sessionId: lease.session, epoch: lease.epoch, detail: `invalid queued session: ${parsed.error.message}` });
+    }
+    const spec = parsed.data;
+    let interrupt: ((reason: string) => void) | undefined;
+    const keeper = new LeaseKeeper({ queue, lease, leaseMs, claimedAt, onLost: (reason) => interrupt?.(reason) });
+    const onAbort = () => interrupt?.('the worker is stopping');
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const store = fencedStore(options.store, lease);
+      const { provider, fallbacks } = await providerFor(spec, store, options.env ?? process.env);
+      const rein = await createRein({
+        store,
+        workspace: spec.workspace,
+        provider,
+        fallbacks,
+        budgets: spec.budgets,
+        permissions: spec.permissions,
+        sandbox: spec.sandbox as Partial<SandboxPolicy>,
+        effectGate: keeper.check,
+        ...(options.tools ? { tools: options.tools } : { tools: builtinTools() }),
+        ...(options.snapshotEvery === undefined ? {} : { snapshotEvery: options.snapshotEvery }),
+      });
+      const fresh = (await options.store.head(spec.sessionId)) === 0;
+      const session = fresh
+        ? await rein.createSession({ sessionId: spec.sessionId, task: spec.task })
+        : (await rein.resumeSession(spec.sessionId, { confirmInDoubt: spec.confirmInDoubt })).session;
+      interrupt = (reason) => void session.interrupt(reason).catch(() => undefined);
+      if (keeper.lost) interrupt(keeper.lost);
+      if (fresh) await session.send(spec.task);
+      for (;;) {
+        const answers = await queue.answers(lease);
+        for (const raw of answers) {
+          const answer = QueuedAnswer.safeParse(raw);
+          if (!answer.success) continue;
+          await session.approve(answer.data.approvalId, { decision: answer.data.decision, ...(answer.data.feedback ? { feedback: answer.data.feedback } : {}) }).catch((error: { code?: string }) => {
+            if (error.code !== 'APPROVAL_NOT_FOUND') throw error;
+          });
+        }
+        await queue.dropAnswers(lease, answers.length);
+        const result: SessionResult = await session.whenQuiet();
+        if (keeper.lost) throw new ReinError('LEASE_LOST', keeper.lost);
+        if (result.status === 'paused') {
+          const state = await queue.release(lease, 'parked');
+          if (state === 'running') continue;
+          if (state === undefined) throw new ReinError('LEASE_LOST', 'the lease was taken before the session could park');
+          return emit({ type: 'parked', sessionId: lease.session, epoch: lease.epoch });
+        }
+        if (result.status === 'interrupted') {
+          await queue.release(lease, 'queued');
+          return emit({ type: 'requeued', sessionId: lease.session, epoch: lease.epoch, detail: result.reason ?? 'interrupted' });
+        }
+        await queue.release(lease, 'done');
+        return emit({ type: 'finished', sessionId: lease.session, epoch: lease.epoch, detail: result.status });
+      }
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (code === 'STORE_FENCED' || code === 'LEASE_LOST' || keeper.lost) {
+        return emit({ type: 'fenced', sessionId: lease.session, epoch: lease.epoch, detail: `${String(code ?? 'LEASE_LOST')}: ${(error as Error).message}` });
+      }
+      // The session could not go on here (unreachable server, a broken provider): hand it back for another try.
+      await queue.release(lease, 'queued').catch(() => undefined);
+      return emit({ type: 'failed', sessionId: lease.session, epoch: lease.epoch, detail: `${String(code ?? 'ERROR')}: ${(error as Error).message}` });
+    } finally {
+      keeper.stop();
+      options.signal?.removeEventListener('abort', onAbort);
+    }
+  };
+
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 1) }, () => slot()));
+  } finally {
+    await stopWatching();
+  }
+  return report;
+};

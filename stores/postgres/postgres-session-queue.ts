@@ -1,0 +1,173 @@
+import { StoreError } from '../store-errors.js';
+import { assertStreamName } from '../stream-names.js';
+import { queueChannel } from './postgres-migrate.js';
+import type { PostgresEventStore } from './postgres-event-store.js';
+
+/** Where a queued session is: waiting for a worker, leased to one, waiting for a person, or finished. */
+export type QueueState = 'queued' | 'running' | 'parked' | 'done';
+
+/** A lease on one session: the owner and the epoch every fenced append of that session carries. */
+export interface SessionLease {
+  session: string;
+  owner: string;
+  epoch: number;
+}
+
+/** A session a worker claimed: its lease, its spec, and the answers that arrived for it while nobody held it. */
+export interface ClaimedSession {
+  lease: SessionLease;
+  spec: unknown;
+  answers: unknown[];
+}
+
+/** One row of the queue, with its lease. */
+export interface QueueEntry {
+  session: string;
+  state: QueueState;
+  spec: unknown;
+  answers: unknown[];
+  claims: number;
+  lease?: { owner: string; epoch: number; expiresAt: number };
+}
+
+interface EntryRow {
+  session: string;
+  state: QueueState;
+  spec: unknown;
+  answers: unknown[];
+  claims: number;
+  owner: string | null;
+  epoch: number | null;
+  expires_at: Date | null;
+}
+
+/**
+ * The session queue of a PostgreSQL store (README: *Workers*): sessions submitted to run on workers, leased with an
+ * owner, an expiry and an epoch that rises with every claim; the event store checks the epoch inside every fenced
+ * append. All state lives in the database: any number of workers, on any machines, share one queue.
+ */
+export class PostgresSessionQueue {
+  readonly #store: PostgresEventStore;
+
+  constructor(store: PostgresEventStore) {
+    this.#store = store;
+  }
+
+  /** Queue a session; `STORE_STREAM_EXISTS` when it is already queued or its stream already exists. */
+  async enqueue(session: string, spec: unknown): Promise<void> {
+    assertStreamName(session);
+    if ((await this.#store.head(session)) > 0) throw new StoreError('STORE_STREAM_EXISTS', `session ${session} already exists`);
+    const { rows } = await this.#store.db.query(
+      session,
+      (s) => `WITH queued AS (INSERT INTO ${s}.queue (session, state, spec) VALUES ($1, 'queued', $2) ON CONFLICT (session) DO NOTHING RETURNING session)
+        SELECT session, pg_notify($3, session) FROM queued`,
+      [session, JSON.stringify(spec), queueChannel(this.#store.db.schema)],
+    );
+    if (rows.length === 0) throw new StoreError('STORE_STREAM_EXISTS', `session ${session} is already queued`);
+  }
+
+  /**
+   * Lease the oldest runnable session (queued, or running under an expired lease), or only `session` when given, to
+   * `owner` for `leaseMs`, with the next epoch. Undefined when nothing is runnable.
+   */
+  async claim(owner: string, leaseMs: number, session?: string): Promise<ClaimedSession | undefined> {
+    const { rows } = await this.#store.db.query<{ session: string; epoch: number; spec: unknown; answers: unknown[] }>(
+      'queue',
+      (s) => `SELECT * FROM ${s}.claim($1, $2, $3)`,
+      [owner, Math.round(leaseMs), session ?? null],
+    );
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    return { lease: { session: row.session, owner, epoch: row.epoch }, spec: row.spec, answers: row.answers };
+  }
+
+  /** Extend a lease by `leaseMs` from now; false when it was lost (taken over, or released). */
+  async renew(lease: SessionLease, leaseMs: number): Promise<boolean> {
+    const { rows } = await this.#store.db.query(
+      lease.session,
+      (s) => `UPDATE ${s}.leases SET expires_at = clock_timestamp() + $4 * interval '1 millisecond' WHERE stream = $1 AND owner = $2 AND epoch = $3 RETURNING stream`,
+      [lease.session, lease.owner, lease.epoch, Math.round(leaseMs)],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Let go of a lease, leaving the session `done`, `queued` (for another worker) or `parked` (waiting for a person).
+   * Parking while answers are waiting keeps the lease and returns `running`: take the answers and go on. Undefined
+   * when the lease was already lost.
+   */
+  async release(lease: SessionLease, state: 'done' | 'queued' | 'parked'): Promise<QueueState | undefined> {
+    const { rows } = await this.#store.db.query<{ state: QueueState | null }>(
+      lease.session,
+      (s) => `SELECT ${s}.release($1, $2, $3, $4) AS state`,
+      [lease.session, lease.owner, lease.epoch, state],
+    );
+    return rows[0]?.state ?? undefined;
+  }
+
+  /** The answers waiting for a leased session, oldest first (they stay until `dropAnswers`). */
+  async answers(lease: SessionLease): Promise<unknown[]> {
+    const entry = await this.entry(lease.session);
+    return entry?.lease?.owner === lease.owner && entry.lease.epoch === lease.epoch ? entry.answers : [];
+  }
+
+  /** Remove the first `count` answers of a leased session once they were applied. */
+  async dropAnswers(lease: SessionLease, count: number): Promise<void> {
+    if (count <= 0) return;
+    await this.#store.db.query(
+      lease.session,
+      (s) => `UPDATE ${s}.queue q SET answers = coalesce((SELECT jsonb_agg(e ORDER BY i) FROM jsonb_array_elements(q.answers) WITH ORDINALITY AS t(e, i) WHERE i > $4), '[]')
+        WHERE q.session = $1 AND EXISTS (SELECT 1 FROM ${s}.leases l WHERE l.stream = $1 AND l.owner = $2 AND l.epoch = $3)`,
+      [lease.session, lease.owner, lease.epoch, count],
+    );
+  }
+
+  /**
+   * Leave an answer for a queued session (an approval reply): it waits in the queue until the worker that runs the
+   * session applies it; a parked session becomes runnable again. Returns the session's state, undefined when it is
+   * not queued.
+   */
+  async answer(session: string, answer: unknown): Promise<QueueState | undefined> {
+    const { rows } = await this.#store.db.query<{ state: QueueState }>(
+      session,
+      (s) => `WITH answered AS (
+          UPDATE ${s}.queue SET answers = answers || jsonb_build_array($2::jsonb), state = CASE WHEN state = 'parked' THEN 'queued' ELSE state END, updated_at = clock_timestamp()
+          WHERE session = $1 RETURNING session, state)
+        SELECT state, pg_notify($3, session) FROM answered`,
+      [session, JSON.stringify(answer), queueChannel(this.#store.db.schema)],
+    );
+    return rows[0]?.state;
+  }
+
+  /** The queue entry of `session` with its lease, or undefined when it was never queued. */
+  async entry(session: string): Promise<QueueEntry | undefined> {
+    const { rows } = await this.#store.db.query<EntryRow>(
+      session,
+      (s) => `SELECT q.session, q.state, q.spec, q.answers, q.claims, l.owner, l.epoch, l.expires_at FROM ${s}.queue q LEFT JOIN ${s}.leases l ON l.stream = q.session WHERE q.session = $1`,
+      [session],
+    );
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    return {
+      session: row.session,
+      state: row.state,
+      spec: row.spec,
+      answers: row.answers,
+      claims: row.claims,
+      ...(row.owner !== null && row.epoch !== null && row.expires_at !== null ? { lease: { owner: row.owner, epoch: row.epoch, expiresAt: row.expires_at.getTime() } } : {}),
+    };
+  }
+
+  /** Counts of queue entries by state. */
+  async counts(): Promise<Record<QueueState, number>> {
+    const { rows } = await this.#store.db.query<{ state: QueueState; n: number }>('queue', (s) => `SELECT state, count(*)::int AS n FROM ${s}.queue GROUP BY state`);
+    const counts: Record<QueueState, number> = { queued: 0, running: 0, parked: 0, done: 0 };
+    for (const row of rows) counts[row.state] = row.n;
+    return counts;
+  }
+
+  /** Call `onRunnable` whenever a session may have become runnable (a notification, or a reconnect). Returns a stop function. */
+  watch(onRunnable: () => void): () => Promise<void> {
+    return this.#store.listen(queueChannel(this.#store.db.schema), onRunnable, onRunnable);
+  }
+}
