@@ -8,9 +8,11 @@ import { registerContext } from './commands/context.command.js';
 import { registerInspect } from './commands/inspect.command.js';
 import { registerMemory } from './commands/memory.command.js';
 import { registerWorker } from './commands/worker.command.js';
+import { registerStore } from './commands/store.command.js';
+import { registerApprove } from './commands/approve.command.js';
 
 /** Error codes that mean the command line (or its configuration) was wrong: exit 2. */
-export const usageCodes: ReadonlySet<string> = new Set(['USAGE', 'SCRIPT_INVALID', 'CONFIG_INVALID', 'STORE_INVALID_ARGUMENT', 'FORK_NOT_AT_BOUNDARY', 'TURN_NOT_FOUND', 'INSPECTOR_NOT_LOCAL']);
+export const usageCodes: ReadonlySet<string> = new Set(['USAGE', 'SCRIPT_INVALID', 'CONFIG_INVALID', 'STORE_INVALID_ARGUMENT', 'FORK_NOT_AT_BOUNDARY', 'TURN_NOT_FOUND', 'INSPECTOR_NOT_LOCAL', 'QUEUE_UNSUPPORTED']);
 
 /*
  * How a command joins the CLI (and keeps `rein --help`, `rein sessions` and `rein show` fast to start):
@@ -48,6 +50,8 @@ export const buildProgram = (setExit: (code: number) => void): Command => {
   registerInspect(program);
   registerMemory(program);
   registerWorker(program);
+  registerStore(program);
+  registerApprove(program);
   return program;
 };
 

@@ -26,7 +26,7 @@ import { assertStreamName, forkStreamName } from '../stream-names.js';
 import { TailHub } from '../tail-hub.js';
 import { PostgresBlobStore } from './postgres-blob-store.js';
 import { isConnectionError, storeErrorOf } from './postgres-errors.js';
-import { appendChannel, migratePostgresSchema } from './postgres-migrate.js';
+import { appendChannel, migratePostgresSchema, type MigrationReport } from './postgres-migrate.js';
 import { AppendListener } from './postgres-notifications.js';
 import { PostgresQueries, closedError } from './postgres-queries.js';
 import { parsePostgresUrl } from './postgres-url.js';
@@ -135,6 +135,8 @@ export class PostgresEventStore implements EventStore {
   /** The store's URL with its password hidden: the only form to print or record. */
   readonly location: string;
   readonly db: PostgresQueries;
+  /** What opening the store did to its schema (versions before and after, migrations applied now). */
+  migration: MigrationReport | undefined;
   readonly #sync: boolean;
   readonly #clock: () => number;
   readonly #tails = new TailHub((stream, options) => this.#readRecords(stream, options));
@@ -512,7 +514,7 @@ export async function openPostgresEventStore(url: string, options: PostgresEvent
       }),
   });
   try {
-    await store.db.retrying('migrate', () => migratePostgresSchema(pool, location.schema));
+    store.migration = await store.db.retrying('migrate', () => migratePostgresSchema(pool, location.schema));
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw error;

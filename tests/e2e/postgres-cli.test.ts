@@ -64,6 +64,46 @@ describePostgres('rein CLI on a PostgreSQL store', () => {
     await writeFile(join(workspace.path, 'rein.config.json'), '{}');
   });
 
+  it('migrates a schema explicitly, idempotently', async () => {
+    const fresh = freshSchemaUrl();
+    const first = jsonLines((await runCli(['store', 'migrate', '--store', fresh, '--json'], { cwd: workspace.path })).stdout)[0];
+    expect(first).toMatchObject({ from: 0, to: 2, applied: [1, 2] });
+    const again = jsonLines((await runCli(['store', 'migrate', '--store', fresh, '--json'], { cwd: workspace.path })).stdout)[0];
+    expect(again).toMatchObject({ from: 2, to: 2, applied: [] });
+  });
+
+  it('queues sessions with --detach and runs them on rein worker', async () => {
+    const queued = await runCli(['run', 'detached greeting', '--script', 'script.json', '--approve', 'write', '--store', url, '--detach', '--json'], { cwd: workspace.path });
+    expect(queued.code).toBe(0);
+    const { sessionId: detached } = jsonLines(queued.stdout)[0]!;
+    expect(jsonLines((await runCli(['sessions', '--json', '--store', url], { cwd: workspace.path })).stdout).map((line) => line.id)).not.toContain(detached);
+    const worker = await runCli(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: workspace.path });
+    expect(worker.code).toBe(0);
+    const events = jsonLines(worker.stdout);
+    expect(events.filter((event) => event.sessionId === detached).map((event) => event.type)).toEqual(['claimed', 'finished']);
+    const [summary] = jsonLines((await runCli(['sessions', '--json', '--status', 'completed', '--store', url], { cwd: workspace.path })).stdout).filter((line) => line.id === detached);
+    expect(summary).toMatchObject({ task: 'detached greeting' });
+    const onLevel = await runCli(['run', 'x', '--script', 'script.json', '--detach'], { cwd: workspace.path });
+    expect(onLevel.code).toBe(2);
+    expect(onLevel.stderr).toContain('QUEUE_UNSUPPORTED');
+  });
+
+  it('parks a queued session that waits for an approval until rein approve answers it', async () => {
+    const queued = await runCli(['run', 'needs a yes', '--script', 'script.json', '--store', url, '--detach', '--json'], { cwd: workspace.path });
+    const { sessionId: waiting } = jsonLines(queued.stdout)[0]!;
+    const first = jsonLines((await runCli(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: workspace.path })).stdout);
+    expect(first.filter((event) => event.sessionId === waiting).map((event) => event.type)).toEqual(['claimed', 'parked']);
+    const records = jsonLines((await runCli(['show', waiting, '--json', '--store', url], { cwd: workspace.path })).stdout);
+    const approvalId = records.find((record) => record.type === 'approval.requested')!.data.approvalId as string;
+    expect((await runCli(['approve', waiting, 'no-such-approval', '--store', url], { cwd: workspace.path })).stderr).toContain('APPROVAL_NOT_FOUND');
+    const answered = await runCli(['approve', waiting, approvalId, '--store', url, '--json'], { cwd: workspace.path });
+    expect(jsonLines(answered.stdout)[0]).toMatchObject({ sessionId: waiting, approvalId, decision: 'allow-once', state: 'queued' });
+    const second = jsonLines((await runCli(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: workspace.path })).stdout);
+    expect(second.find((event) => event.sessionId === waiting && event.type === 'finished')).toMatchObject({ detail: 'completed' });
+    const replay = await runCli(['replay', waiting, '--store', url], { cwd: workspace.path });
+    expect(replay.code).toBe(0);
+  });
+
   it('reports an unreachable server as STORE_UNAVAILABLE without showing the password', async () => {
     const down = new URL(url);
     down.port = '1';

@@ -14,6 +14,11 @@ export const resumeCommand = async (id: string, options: ResumeCommandOptions, s
   const workspace = await workspaceOf(options);
   const store = await openStore(options, workspace, 'write');
   try {
+    if (store.capabilities.fencing) {
+      const { queueOf } = await import('../../worker/submit-session.js');
+      const lease = (await queueOf(store).entry(id))?.lease;
+      if (lease && lease.expiresAt > Date.now()) throw new ReinError('SESSION_LEASED', `session ${id} is running on worker ${lease.owner} (epoch ${lease.epoch})`);
+    }
     const [first] = await store.read(id, { limit: 1 });
     if (!first) throw new ReinError('SESSION_NOT_FOUND', `no session ${id} in this store`);
     const created = SessionCreated.parse(first.data);
