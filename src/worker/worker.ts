@@ -115,13 +115,16 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
       const claimed = await queue.claim(owner, leaseMs).catch(() => undefined);
       if (claimed === undefined) {
         if (options.exitWhenIdleMs !== undefined && idleFor() >= options.exitWhenIdleMs) return;
+        // Nothing notifies when a lease expires: wake up right after the earliest one does, to take its session over.
+        const expiry = await queue.nextExpiryMs().catch(() => undefined);
+        const pause = Math.min(options.pollMs ?? 1_000, expiry === undefined ? Number.POSITIVE_INFINITY : expiry + 20);
         await new Promise<void>((resolve) => {
           const previous = wake;
           wake = () => {
             previous?.();
             resolve();
           };
-          void sleep(options.pollMs ?? 1_000, options.signal).then(resolve);
+          void sleep(pause, options.signal).then(resolve);
         });
         continue;
       }

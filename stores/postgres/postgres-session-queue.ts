@@ -158,6 +158,16 @@ export class PostgresSessionQueue {
     };
   }
 
+  /** Milliseconds until the earliest lease of a running session expires (0 when one already has), undefined when none runs. */
+  async nextExpiryMs(): Promise<number | undefined> {
+    const { rows } = await this.#store.db.query<{ ms: number | null }>(
+      'queue',
+      (s) => `SELECT greatest(0, extract(epoch FROM min(l.expires_at) - clock_timestamp()) * 1000)::float8 AS ms
+        FROM ${s}.queue q JOIN ${s}.leases l ON l.stream = q.session WHERE q.state = 'running' AND l.owner IS NOT NULL`,
+    );
+    return rows[0]?.ms ?? undefined;
+  }
+
   /** Counts of queue entries by state. */
   async counts(): Promise<Record<QueueState, number>> {
     const { rows } = await this.#store.db.query<{ state: QueueState; n: number }>('queue', (s) => `SELECT state, count(*)::int AS n FROM ${s}.queue GROUP BY state`);
