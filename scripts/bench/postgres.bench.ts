@@ -29,7 +29,7 @@ const STEP_ROUND_TRIPS = Number(process.env.BENCH_PG_STEPS ?? 100);
 const WORKER_SESSIONS = Number(process.env.BENCH_PG_SESSIONS ?? 8);
 const SESSION_ROUND_TRIPS = 50;
 const LEASE_MS = 2_000;
-const cli = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const cli = fileURLToPath(new URL('../../cli/rein.js', import.meta.url));
 
 const draft = (index: number): RecordDraft => ({
   id: `rec-${index}`,
