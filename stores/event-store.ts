@@ -19,6 +19,8 @@ export interface AppendOptions {
    * (`STORE_INVALID_ARGUMENT`): they have no leases.
    */
   fence?: AppendFence;
+  /** The creation time (epoch ms) of a stream this append creates (default: the store's clock); for copying stores. */
+  createdAt?: number;
   /** The session status this batch leaves the stream in, for stores that index it (`StreamInfo.status`); others ignore it. */
   status?: string;
 }

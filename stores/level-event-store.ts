@@ -112,7 +112,7 @@ export class LevelEventStore implements EventStore {
         if (target === undefined || batch.values.length === 0) return [];
         const writes: StreamWrite[] = batch.values.map((value, index) => ({ type: 'put', key: recordKey(expectedSeq + index + 1), value }));
         for (const blob of blobs) writes.push({ type: 'put', key: blobKey(blob.hex), value: blob.bytes });
-        const meta = target.meta ?? createStreamMeta(this.#clock());
+        const meta = target.meta ?? createStreamMeta(options.createdAt ?? this.#clock());
         if (target.meta === undefined) writes.push({ type: 'put', key: META_KEY, value: encodeStreamMeta(meta) });
         await this.#write(target, writes, options.sync);
         target.meta = meta;

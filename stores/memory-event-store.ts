@@ -67,7 +67,7 @@ export class MemoryEventStore implements EventStore {
     const head = existing?.records.length ?? 0;
     if (head !== options.expectedSeq) throw new ConcurrencyConflictError(stream, options.expectedSeq, head);
     if (batch.values.length === 0) return [];
-    const target = existing ?? this.#create(stream);
+    const target = existing ?? this.#create(stream, undefined, options.createdAt);
     target.records.push(...batch.values);
     for (const envelope of batch.envelopes) this.#order.push([stream, envelope.seq]);
     for (const blob of blobs) target.blobs.set(blob.hex, Uint8Array.from(blob.bytes));
@@ -210,8 +210,8 @@ export class MemoryEventStore implements EventStore {
     return records;
   }
 
-  #create(stream: string, forkedFrom?: { stream: string; seq: number }): MemoryStream {
-    const created: MemoryStream = { records: [], blobs: new Map(), snapshots: new Map(), createdAt: this.#clock() };
+  #create(stream: string, forkedFrom?: { stream: string; seq: number }, createdAt?: number): MemoryStream {
+    const created: MemoryStream = { records: [], blobs: new Map(), snapshots: new Map(), createdAt: createdAt ?? this.#clock() };
     if (forkedFrom !== undefined) created.forkedFrom = forkedFrom;
     this.#streams.set(stream, created);
     return created;

@@ -186,7 +186,7 @@ export class PostgresEventStore implements EventStore {
     assertFence(options);
     const batch = prepareBatch(stream, options.expectedSeq + 1, records);
     const blobs = await prepareStreamBlobs(options.blobs);
-    const parameters = appendParameters(stream, options, this.#clock(), options.sync ?? this.#sync, batch, blobs);
+    const parameters = appendParameters(stream, options, options.createdAt ?? this.#clock(), options.sync ?? this.#sync, batch, blobs);
     const text = APPEND_SQL(this.db.quoted);
     return this.#track(async () => {
       await this.db.retrying(
@@ -221,7 +221,7 @@ export class PostgresEventStore implements EventStore {
     const batch = prepareBatch(stream, options.expectedSeq + 1, records);
     const blobs = await prepareStreamBlobs(options.blobs);
     try {
-      await client.query(APPEND_SQL(this.db.quoted), appendParameters(stream, options, this.#clock(), options.sync ?? this.#sync, batch, blobs));
+      await client.query(APPEND_SQL(this.db.quoted), appendParameters(stream, options, options.createdAt ?? this.#clock(), options.sync ?? this.#sync, batch, blobs));
     } catch (error) {
       throw storeErrorOf(error, stream, options.expectedSeq);
     }

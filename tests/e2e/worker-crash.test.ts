@@ -93,6 +93,9 @@ describePostgres('workers killed at random points', () => {
     await follow();
     expect(kills).toBeGreaterThanOrEqual(Math.min(KILLS, 1));
     expect(await queue.counts()).toMatchObject({ done: SESSIONS, queued: 0, running: 0, parked: 0 });
+    // The kills landed mid-work: sessions were taken over (claimed again with a higher epoch) and still ended once.
+    const entries = await Promise.all(ids.map((id) => queue.entry(id)));
+    expect(entries.filter((entry) => (entry?.claims ?? 0) > 1).length).toBeGreaterThan(0);
     for (const id of ids) {
       const records = await store.read(id);
       expect(records.map((record) => record.seq)).toEqual(records.map((_, index) => index + 1));
