@@ -13,6 +13,7 @@ import type { EffectFailed, EffectKind } from '../models/effect.records.js';
 import type { ModelFailed, ModelResponded } from '../models/model.records.js';
 import type { SessionCancelled, SessionOutcome, UserMessage } from '../models/session.records.js';
 import type { ToolSettled } from '../models/tool.records.js';
+import type { FailClosedFinding } from '../models/fail-closed.js';
 
 /** The tools whose results must carry shell boundary evidence. */
 export const shellTools: readonly string[] = ['bash'];
@@ -32,6 +33,8 @@ export interface TurnVerdict {
   path: string;
   status: TurnOutput['status'] | 'open';
   classes: string[];
+  /** The fail-closed findings the turn ended with (what a completion over a blocked turn leaves standing). */
+  findings: FailClosedFinding[];
   /** The join digest once the turn closed its join (the evidence a child's report is merged on). */
   joinDigest?: string | null;
 }

@@ -16,7 +16,7 @@ import type { AgentOutput, ApprovalDoneEvent, DelegationDoneEvent, DelegationNot
 export * from './session.contract.js';
 
 /** Bumped whenever a change to this machine would make old snapshots restore into the wrong state. */
-export const sessionMachineVersion = '4';
+export const sessionMachineVersion = '5';
 
 const effectIdOf = (context: SessionContext): string => `${context.path}:e${context.nextEffect}`;
 
@@ -77,8 +77,18 @@ const usesOf = (turnId: string, rows: ReadonlyArray<{ callId: string; errorCode?
 
 const tokensUsed = (usage: Usage): number => usage.inputTokens + usage.outputTokens;
 
+/** The findings a completion leaves standing: the last tool turn's, when it was blocked. */
+const unresolvedOf = (context: SessionContext) =>
+  context.lastTurn?.status === 'blocked' && context.lastTurn.findings.length > 0 ? { turnId: context.lastTurn.turnId, findings: context.lastTurn.findings } : undefined;
+
 const ended = (status: SessionOutcome) =>
-  ({ type: 'emitRecord', params: ({ context }: { context: SessionContext }) => ({ type: 'session.ended', data: context.endReason ? { status, reason: context.endReason } : { status } }) }) as const;
+  ({
+    type: 'emitRecord',
+    params: ({ context }: { context: SessionContext }) => {
+      const unresolved = status === 'completed' ? unresolvedOf(context) : undefined;
+      return { type: 'session.ended', data: { status, ...(context.endReason ? { reason: context.endReason } : {}), ...(unresolved ? { unresolved } : {}) } };
+    },
+  }) as const;
 
 /**
  * The agent lifecycle (DESIGN §4): idle → running (awaiting model ⇄ running tools ⇄ awaiting approval) →
@@ -139,7 +149,7 @@ export const sessionMachine = setup({
     spawnTurn: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'model.responded') return;
       const path = `${context.path}/turn-${event.turn}`;
-      enqueue.assign({ lastTurn: { turnId: event.effectId, path, status: 'open', classes: [] } });
+      enqueue.assign({ lastTurn: { turnId: event.effectId, path, status: 'open', classes: [], findings: [] } });
       enqueue.spawnChild('turn', {
         id: path,
         systemId: path,
@@ -169,7 +179,7 @@ export const sessionMachine = setup({
       const output = event.output;
       // The verdict is kept in context; the finished turn actor is stopped so children never accumulate.
       enqueue.stopChild(context.lastTurn.path);
-      enqueue.assign({ lastTurn: { ...context.lastTurn, status: output.status, classes: [...new Set(output.findings.map((finding) => finding.class))], joinDigest: output.joinDigest } });
+      enqueue.assign({ lastTurn: { ...context.lastTurn, status: output.status, classes: [...new Set(output.findings.map((finding) => finding.class))], findings: output.findings, joinDigest: output.joinDigest } });
       if (!output.joinClosed) enqueue.assign({ endReason: `the tool-call join of turn ${output.turnId} did not close: ${[...new Set(output.findings.map((finding) => finding.class))].join(', ')}` });
     }),
     settleToolCall: assign(({ context, event }) => {
@@ -256,9 +266,15 @@ export const sessionMachine = setup({
       enqueue({ type: 'requestEffect', params: { effectId, kind: 'executeTool', args: { callId: pending.callId, name: pending.name, arguments: pending.arguments, approval: { ...event.output } } } });
       notify(system, context, { type: 'child.resumed', approvalId }, enqueue.sendTo);
     }),
-    refuseCompletion: assign(({ context }) => ({
-      endReason: `completion refused: turn ${context.lastTurn?.turnId} is blocked by ${context.lastTurn?.classes.join(', ') || 'unclosed obligations'} (fail closed: no mutation before MutationReady)`,
-    })),
+    /**
+     * The model answered after a blocked tool turn: the answer is its to give, so the session completes — with the
+     * turn's findings on `session.ended`, and nothing that turn did counted as MutationReady.
+     */
+    noteUnresolved: assign(({ context }) =>
+      context.lastTurn?.status === 'blocked'
+        ? { endReason: `answered over turn ${context.lastTurn.turnId}, which is blocked by ${context.lastTurn.classes.join(', ') || 'unclosed obligations'}: nothing it did is MutationReady` }
+        : {},
+    ),
     noteEventReason: assign(({ event }) => {
       if (event.type === 'model.failed') return { endReason: `model call failed: ${event.error.code}: ${event.error.message}` };
       if (event.type === 'effect.failed') return { endReason: `effect ${event.effectId} failed: ${event.error.code}: ${event.error.message}` };
@@ -302,8 +318,6 @@ export const sessionMachine = setup({
     isCurrentTurnResults: ({ context, event }) => event.type === 'turn.results-ready' && context.lastTurn?.turnId === event.turnId && context.lastTurn.status === 'open',
     isCurrentTurnDone: ({ context, event }) => isTurnDone(event) && context.lastTurn?.status === 'open' && event.type === `xstate.done.actor.${context.lastTurn.path}` && event.output.turnId === context.lastTurn.turnId,
     turnJoinClosed: ({ event }) => isTurnDone(event) && event.output.joinClosed,
-    /** Completing the session is a mutation: the latest tool turn (if any) must have reached MutationReady. */
-    mayComplete: ({ context }) => context.lastTurn === null || context.lastTurn.status === 'mutation-ready',
     /** The provider paused a long turn (`pause_turn`): the model continues it in another call. */
     isPausedTurn: ({ event }) => event.type === 'model.responded' && event.stopReason === 'pause_turn',
     toolCallBudgetLeft: ({ context, event }) =>
@@ -378,8 +392,7 @@ export const sessionMachine = setup({
               { guard: and(['isAwaitedModelCall', 'isPausedTurn']), target: 'nextTurn', actions: 'settleModelCall' },
               { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'isChild', 'correctionLeft']), target: 'nextTurn', actions: ['settleModelCall', 'noteMissingReport'] },
               { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'isChild']), target: '#session.failed', actions: ['settleModelCall', 'noteMissingReport', 'failContract'] },
-              { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'mayComplete']), target: '#session.completed', actions: 'settleModelCall' },
-              { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding']), target: '#session.failed', actions: ['settleModelCall', 'refuseCompletion'] },
+              { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding']), target: '#session.completed', actions: ['settleModelCall', 'noteUnresolved'] },
             ],
             'model.failed': { guard: 'isAwaitedModelCall', target: '#session.failed', actions: ['settleModelCall', 'noteEventReason'] },
           },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DenialSource } from './permission.records.js';
 import { StopReason } from './stop-reason.js';
 
 export const ActionMode = z.enum(['code', 'json', 'text']);
@@ -17,7 +18,11 @@ export const CallSpec = z.object({
   actionMode: ActionMode,
   executionPattern: ExecutionPattern,
   toolChoice: ToolChoice,
-  toolPolicy: z.object({ allow: z.array(z.string()), schemaDigests: z.record(z.string(), z.string()) }),
+  /**
+   * `allow`: the tools the model sees. `hidden`: tools of this agent that the policy hides this turn, by who hides
+   * them (the mode, a tool-wide deny): a call to one is a denial the model reads, not an unknown tool.
+   */
+  toolPolicy: z.object({ allow: z.array(z.string()), schemaDigests: z.record(z.string(), z.string()), hidden: z.record(z.string(), DenialSource).optional() }),
   toolCatalogDigest: z.string(),
   parallelPolicy: z.object({ allowed: z.boolean(), maxBranches: z.number().int().positive(), strictOrder: z.boolean() }),
   toolResponseTruncationPolicy: z.object({ maxChars: z.number().int().positive(), marker: z.string(), artifactRequired: z.boolean() }),

@@ -19,6 +19,23 @@ export type PermissionSource = z.infer<typeof PermissionSource>;
 export const ShellClass = z.enum(['read-only', 'write', 'delete', 'network', 'install', 'outside-workspace', 'chained', 'unparseable', 'privileged']);
 export type ShellClass = z.infer<typeof ShellClass>;
 
+/**
+ * Who refused a call that never ran: a pattern `rule` (`deny bash:git push*`), a tool-wide deny that hides the tool
+ * (`tool-deny`), the permission `mode` (plan mode hides and denies what changes things), or the `user` answering an
+ * approval. A new kind of refusal (a policy hook, …) joins by adding its name here; nothing downstream branches on
+ * the source: every denial is an outcome the model reads, never a fail-closed violation.
+ */
+export const DenialSource = z.enum(['rule', 'tool-deny', 'mode', 'user']);
+export type DenialSource = z.infer<typeof DenialSource>;
+
+/** A call that was denied or hidden and so never ran: where the refusal came from, the rule that decided, and why. */
+export const Denial = z.object({
+  source: DenialSource,
+  rule: z.string().nullable().optional(),
+  reason: z.string(),
+});
+export type Denial = z.infer<typeof Denial>;
+
 /** effect (fact) · the permission stage's decision for one call, with the rule (or mode) that decided and why. */
 export const PermissionDecided = z.object({
   effectId: z.string().min(1),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Budgets } from './budgets.js';
+import { FailClosedFinding } from './fail-closed.js';
 
 /** How a session ended; the four final states of the session machine. */
 export const SessionOutcome = z.enum(['completed', 'failed', 'cancelled', 'budget-exhausted']);
@@ -37,8 +38,16 @@ export type UserMessage = z.infer<typeof UserMessage>;
 export const SessionCancelled = z.object({ reason: z.string() });
 export type SessionCancelled = z.infer<typeof SessionCancelled>;
 
+/**
+ * The fail-closed findings still standing when a session ended: its last tool turn was blocked and the model
+ * answered anyway. The session is `completed` (the answer is the model's to give), but nothing that turn did is
+ * MutationReady, so no `succeeded` outcome, memory or merged report rests on it.
+ */
+export const UnresolvedFindings = z.object({ turnId: z.string(), findings: z.array(FailClosedFinding).min(1) });
+export type UnresolvedFindings = z.infer<typeof UnresolvedFindings>;
+
 /** effect (derived) · the session machine reached a final state. */
-export const SessionEnded = z.object({ status: SessionOutcome, reason: z.string().optional() });
+export const SessionEnded = z.object({ status: SessionOutcome, reason: z.string().optional(), unresolved: UnresolvedFindings.optional() });
 export type SessionEnded = z.infer<typeof SessionEnded>;
 
 /** effect (fact) · this stream was forked from `parent` after copying its records 1..atSeq. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Denial } from './permission.records.js';
 import { Provenance } from './turn.records.js';
 
 /** Model-visible failure classes: the model reads them as observations and may correct itself. */
@@ -11,6 +12,23 @@ export const Truncation = z.object({
   artifact: z.string(),
 });
 export type Truncation = z.infer<typeof Truncation>;
+
+/**
+ * What a tool that runs a command reports about the run: the command, its exit code (`null` when a signal ended
+ * it), the signal, whether the timeout stopped it, and how long it ran. A verification's status is derived from
+ * this and nothing else.
+ */
+export const CommandExecution = z.object({
+  command: z.string(),
+  exitCode: z.number().int().nullable(),
+  signal: z.string().optional(),
+  timedOut: z.enum(['soft', 'hard']).optional(),
+  durationMs: z.number().nonnegative(),
+});
+export type CommandExecution = z.infer<typeof CommandExecution>;
+
+/** True when an execution ran to completion and exited 0: the only run that is a passing verification. */
+export const executionPassed = (execution: CommandExecution): boolean => execution.exitCode === 0 && execution.signal === undefined && execution.timedOut === undefined;
 
 const callFields = {
   effectId: z.string().min(1),
@@ -94,6 +112,10 @@ export const ToolSettled = z.object({
   failedStage: z.enum(['lookup', 'visibility', 'schema', 'runtime-validation', 'permission']).optional(),
   /** A structured result a machine reads (a child's validated report from `submit_report`). */
   value: z.record(z.string(), z.unknown()).optional(),
+  /** The command the tool ran and how it ended (exit code, signal, timeout); absent for tools that run no command. */
+  execution: CommandExecution.optional(),
+  /** For a call denied or hidden by policy or by a person (it never ran): who refused it and why. */
+  denial: Denial.optional(),
   elapsedMs: z.number().nonnegative(),
 });
 export type ToolSettled = z.infer<typeof ToolSettled>;

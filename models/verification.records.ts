@@ -1,9 +1,11 @@
 import { z } from 'zod';
 
 /**
- * effect (fact) · a verification ran: a tool call the runtime classified as a verification (a test command) or
- * one a host recorded itself. `passed` is the only status that can make a session `succeeded`; `summary` holds the
- * key lines of the output (failure lines first). Tool-driven ones carry the call's `callId` and share its `corr`.
+ * effect (fact) · a verification ran: a command the runtime classified as a verification (a test command) that a
+ * tool executed, or one a host recorded itself. The status comes from the run: `passed` only for exit code 0 with
+ * no signal and no timeout, `failed` otherwise. `passed` is the only status that can make a session `succeeded`;
+ * `summary` holds the key lines of the output (failure lines first). Tool-driven ones carry the call's `callId`,
+ * share its `corr`, and carry the exit evidence (`exitCode`, `signal`, `timedOut`, `durationMs`).
  */
 export const VerificationRecorded = z.object({
   name: z.string().min(1),
@@ -12,6 +14,11 @@ export const VerificationRecorded = z.object({
   effectId: z.string().optional(),
   command: z.string().optional(),
   errorCode: z.string().optional(),
+  /** The command's exit code (`null` when a signal ended it); a record without one is a claim, not a run. */
+  exitCode: z.number().int().nullable().optional(),
+  signal: z.string().optional(),
+  timedOut: z.enum(['soft', 'hard']).optional(),
+  durationMs: z.number().nonnegative().optional(),
   summary: z.string(),
   artifact: z.string().optional(),
 });

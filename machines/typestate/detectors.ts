@@ -1,22 +1,30 @@
 import type { FailClosedFinding } from '../../models/fail-closed.js';
 import type { CallSpec, RequestRow, ResultRow } from '../../models/turn.records.js';
 
-/** Request-stage classes: calls outside the allow-list, text-mode output without a normaliser. */
+/**
+ * Request-stage classes: calls outside the allow-list, text-mode output without a normaliser. A call to a tool the
+ * CallSpec names as hidden by policy (the mode, a tool-wide deny) is not one: it is a denial, checked on its result.
+ */
 export const detectRequestFindings = (callSpec: CallSpec, requests: readonly RequestRow[]): FailClosedFinding[] => {
   const findings: FailClosedFinding[] = [];
   if (callSpec.actionMode === 'text' && !callSpec.normalizerId && requests.length > 0) {
     findings.push({ class: 'tool.unknown_or_disallowed', detail: 'text-mode output without a normaliser is observe-only' });
   }
   const allowed = new Set(callSpec.toolPolicy.allow);
+  const hidden = callSpec.toolPolicy.hidden ?? {};
   for (const request of requests) {
-    if (!allowed.has(request.name)) findings.push({ class: 'tool.unknown_or_disallowed', detail: `${request.name} is not in the turn's tool allow-list`, callId: request.callId });
+    if (!allowed.has(request.name) && !Object.hasOwn(hidden, request.name)) findings.push({ class: 'tool.unknown_or_disallowed', detail: `${request.name} is not in the turn's tool allow-list`, callId: request.callId });
   }
   return findings;
 };
 
+/** True for a result the pipeline refused before the tool ran (validation, visibility, permission): nothing executed. */
+const neverRan = (row: ResultRow): boolean => row.status === 'error' && row.failedStage !== undefined;
+
 /**
  * Result-stage classes for one arriving row: schema failures, truncation without the policy's evidence, shell rows
- * without boundary evidence, and out-of-order arrival when the transport policy is strict.
+ * that ran without boundary evidence, a hidden tool whose result is not its denial, and out-of-order arrival when
+ * the transport policy is strict.
  */
 export const detectResultFindings = (options: { callSpec: CallSpec; row: ResultRow; requestIndex: number; arrivedBefore: number; shellTools: readonly string[] }): FailClosedFinding[] => {
   const { callSpec, row } = options;
@@ -29,7 +37,12 @@ export const detectResultFindings = (options: { callSpec: CallSpec; row: ResultR
   if (row.truncation && truncation.artifactRequired && !row.truncation.artifact.startsWith('artifact://')) {
     findings.push({ class: 'tool.response_truncation_policy_violation', detail: 'a truncated result names no artifact', callId: row.callId });
   }
-  if (options.shellTools.includes(row.name) && (!row.provenance?.workdir || !row.provenance.sandboxProfile || !row.provenance.commandDigest)) {
+  const hidden = callSpec.toolPolicy.hidden ?? {};
+  if (Object.hasOwn(hidden, row.name) && !callSpec.toolPolicy.allow.includes(row.name) && !(row.errorCode === 'Denied' && row.failedStage === 'visibility')) {
+    findings.push({ class: 'tool.unknown_or_disallowed', detail: `${row.name} is hidden by ${hidden[row.name]} this turn, yet its result is not a denial`, callId: row.callId });
+  }
+  // Shell boundary evidence describes a command that ran; a call refused before running has none to give.
+  if (options.shellTools.includes(row.name) && !neverRan(row) && (!row.provenance?.workdir || !row.provenance.sandboxProfile || !row.provenance.commandDigest)) {
     findings.push({ class: 'runtime.shell_boundary_violation', detail: `${row.name} result lacks workdir, sandbox profile or command digest`, callId: row.callId });
   }
   if (callSpec.parallelPolicy.strictOrder && options.requestIndex !== options.arrivedBefore) {

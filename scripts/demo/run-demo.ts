@@ -10,6 +10,7 @@ import { createRein } from '../../src/rein.js';
 import { rebuildTraceView } from '../../src/projections/rebuild.js';
 import { blobText } from '../../src/session/session-records.js';
 import { analyzeTrace } from '../../src/trace/trace-analyzer.js';
+import type { VerificationRecorded } from '../../models/verification.records.js';
 
 const demoDirectory = fileURLToPath(new URL('../../../scripts/demo/', import.meta.url));
 
@@ -23,7 +24,8 @@ const runTests = (workspace: string): boolean => {
 /**
  * `npm start`: copy the sample project, show its failing test, let a scripted agent run the tests, read the test
  * and the code, fix it with an exact edit and run the tests again (the demo answers the approval requests as a host
- * app would), show the test passing, then verify the session by replay.
+ * app would), show the test passing, then verify the session by replay. Both test runs are verifications recorded
+ * from their exit codes — the first failed, the second passed — and the trace judges the outcome from them.
  */
 const main = async (): Promise<void> => {
   const workspace = await mkdtemp(join(tmpdir(), 'rein-demo-'));
@@ -54,10 +56,15 @@ const main = async (): Promise<void> => {
 
     const replay = await rein.replaySession(session.id);
     process.stdout.write(`\nreplay: verified ${replay.records} records (${replay.inputs} inputs re-applied, ${replay.verified} derived records regenerated and equal)\n`);
-    const trace = await analyzeTrace(rebuildTraceView(await store.read(session.id)), blobText(store, session.id));
+    const records = await store.read(session.id);
+    // Each run of the suite is a verification whose status is its exit code: red first, green after the fix.
+    const verifications = records.filter((record) => record.type === 'verification.recorded').map((record) => ({ seq: record.seq, ...(record.data as VerificationRecorded) }));
+    process.stdout.write(`verifications: ${verifications.map((entry) => `#${entry.seq} ${entry.command ?? entry.name} ${entry.status} (exit ${String(entry.exitCode)})`).join(' · ')}\n`);
+    const trace = await analyzeTrace(rebuildTraceView(records), blobText(store, session.id));
     process.stdout.write(`trace: outcome ${trace.outcome}${trace.primary ? ` — ${trace.primary.type} at the ${trace.primary.boundary} boundary${trace.primary.type === 'missing_verification' ? ' (the agent claimed success without running the tests)' : ''}` : ''}\n`);
     process.stdout.write(`\ninspect it: npx rein show ${session.id} --workspace ${workspace} (also: trace, context --turn 2, inspect --serve)\n`);
-    if (result.status !== 'completed' || !passing) process.exitCode = 1;
+    const truthful = verifications.map((entry) => entry.status).join(',') === 'failed,passed' && trace.outcome === 'succeeded';
+    if (result.status !== 'completed' || !passing || !truthful) process.exitCode = 1;
   } finally {
     await store.close();
   }

@@ -1,6 +1,7 @@
 import type { Observable, Subscription } from 'rxjs';
 import type { RecordEnvelope } from '../../models/envelope.js';
-import type { ToolSettled } from '../../models/tool.records.js';
+import { executionPassed, type ToolSettled } from '../../models/tool.records.js';
+import { exitText } from '../trace/trace-report.js';
 import type { LiveEvent } from '../host/live-events.js';
 import type { SessionResult } from '../host/session-host.js';
 import { StatusLine } from './status-line.js';
@@ -30,6 +31,10 @@ export class LiveRenderer {
   private readonly status: StatusLine;
   private readonly colour: boolean;
   private midLine = false;
+  /** Tool calls that failed or whose command exited non-zero, for the summary. */
+  private failedCalls = 0;
+  /** Tool calls a rule, the mode or a person denied (they never ran). */
+  private deniedCalls = 0;
 
   constructor(
     private readonly out: NodeJS.WritableStream & { isTTY?: boolean },
@@ -47,7 +52,7 @@ export class LiveRenderer {
     return subscription;
   }
 
-  /** The closing lines: outcome, turns, tool calls, tokens, time, and how to replay or inspect the session. */
+  /** The closing lines: outcome, turns, tool calls (and how many failed), tokens, time, and how to replay or inspect the session. */
   summary(result: SessionResult, startedAt: number): string {
     this.status.clear();
     this.endLine();
@@ -57,7 +62,7 @@ export class LiveRenderer {
     const id = result.sessionId;
     const lines = [
       `${this.paint(color, result.status)}${result.reason ? ` — ${result.reason}` : ''}`,
-      `${result.usage.turns} turns · ${result.usage.toolCalls} tool calls · ${tokens} tokens · ${seconds} s · ${result.head} records`,
+      `${result.usage.turns} turns · ${result.usage.toolCalls} tool calls${this.callCounts()} · ${tokens} tokens · ${seconds} s · ${result.head} records`,
       `session ${id}: rein show ${id} · rein trace ${id} · rein replay ${id}${result.status === 'paused' || result.status === 'interrupted' ? ` · rein resume ${id}` : ''}`,
       this.paint(2, `rerun its model outputs against this code: rein run --provider recorded --from ${id}`),
     ];
@@ -126,8 +131,13 @@ export class LiveRenderer {
     } else if (record.type === 'tool.settled') {
       const data = record.data as ToolSettled;
       const started = this.startedAt.get(data.effectId);
-      const duration = started === undefined ? '' : ` (${Date.now() - started} ms)`;
-      const mark = data.status === 'ok' ? this.paint(32, '✓') : this.paint(31, '✗');
+      const elapsed = started === undefined ? undefined : Date.now() - started;
+      // A command that ran is judged by its exit, whatever the call's status: `✗ bash node --test (exit 1, 812 ms)`.
+      const failed = data.status === 'error' || (data.execution !== undefined && !executionPassed(data.execution));
+      if (data.denial) this.deniedCalls++;
+      else if (failed) this.failedCalls++;
+      const duration = data.execution ? ` (${exitText({ ...data.execution, durationMs: elapsed ?? data.execution.durationMs })})` : elapsed === undefined ? '' : ` (${elapsed} ms)`;
+      const mark = failed ? this.paint(31, '✗') : this.paint(32, '✓');
       const code = data.errorCode ? ` ${this.paint(31, data.errorCode)}` : '';
       this.status.clear();
       this.endLine();
@@ -143,6 +153,11 @@ export class LiveRenderer {
     if (record.type === 'delegation.completed') return `${this.paint(32, '↳')} task ${data.taskId} completed, report ${data.reportStatus}`;
     if (record.type === 'delegation.failed') return `${this.paint(data.cancelled ? 33 : 31, '↳')} task ${data.taskId} ${data.cancelled ? 'cancelled' : `failed (${data.failureClass})`}${this.paint(2, ` — ${data.reason ?? ''}`)}`;
     return `${this.paint(data.outcome === 'satisfied' ? 32 : 33, '✓')} delegate_task joined (${data.policy}): ${data.outcome}, ${data.children?.length ?? 0} task(s)`;
+  }
+
+  private callCounts(): string {
+    const counts = [...(this.failedCalls > 0 ? [`${this.failedCalls} failed`] : []), ...(this.deniedCalls > 0 ? [`${this.deniedCalls} denied`] : [])];
+    return counts.length > 0 ? ` (${counts.join(', ')})` : '';
   }
 
   private paint(code: number, text: string): string {

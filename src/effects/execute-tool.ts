@@ -28,7 +28,8 @@ export interface ExecuteToolOptions {
  * or with `approval.requested` when the permission stage asks a person (the tool does not run; the session waits and
  * requests the call again with the answer). Facts that must be durable before a tool changes anything are appended
  * synced by the pipeline; the rest are written with the settling input. A call the classifier marks as a
- * verification that actually ran also gets a `verification.recorded` fact in that batch. Read-only tools may share
+ * verification that actually executed a command also gets a `verification.recorded` fact in that batch, whose
+ * status is the command's exit. Read-only tools may share
  * their actor's tool lane; anything else runs alone.
  */
 export const createExecuteToolExecutor = (environments: PipelineEnvironment | ((actor: string) => PipelineEnvironment), options: ExecuteToolOptions = {}): EffectExecutor => {
@@ -69,8 +70,9 @@ export const createExecuteToolExecutor = (environments: PipelineEnvironment | ((
       if (result.kind === 'ask') return { type: 'approval.requested', corr: callId, data: { ...result.request, elapsedMs: context.elapsedMs() }, ...(facts.length > 0 ? { facts } : {}) };
       if (result.kind === 'continue') return { type: result.input.type, corr: callId, data: { ...result.input.data, effectId: request.effectId, callId, elapsedMs: context.elapsedMs() }, ...(facts.length > 0 ? { facts } : {}) };
       ran ||= facts.some((fact) => fact.type === 'tool.started');
-      const verification = ran ? classifyVerification({ name, arguments: args }) : undefined;
-      if (verification) facts.push({ type: 'verification.recorded', data: verificationOf({ name, arguments: args, callId }, request.effectId, result.outcome, verification), corr: callId, at: context.now() });
+      const classified = ran ? classifyVerification({ name, arguments: args }) : undefined;
+      const verification = classified ? verificationOf({ name, arguments: args, callId }, request.effectId, result.outcome, classified) : undefined;
+      if (verification) facts.push({ type: 'verification.recorded', data: verification, corr: callId, at: context.now() });
       return { type: 'tool.settled', corr: callId, data: { effectId: request.effectId, callId, name, ...result.outcome, elapsedMs: context.elapsedMs() }, ...(facts.length > 0 ? { facts } : {}) };
     },
   };

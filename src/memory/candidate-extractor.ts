@@ -46,7 +46,7 @@ const sentencesOf = (text: string): string[] =>
 
 /**
  * Runtime extraction (MG-17: from selected evidence records only, never a transcript): a passing verification that
- * ran a command becomes a `project_fact` candidate about that command in this repository (a verified observation);
+ * ran a command (exit code 0 on record) becomes a `project_fact` candidate about that command in this repository (a verified observation);
  * a user's sentence that states a lasting preference or rule ("from now on…", "always…", "remember that…", "I
  * prefer…") becomes a candidate with source `explicit_user` and the scope the sentence names (default: this
  * repository; "this time" makes it `task`). Every candidate starts `pending` with confidence `low` (MG-2, MG-3);
@@ -56,7 +56,8 @@ export const extractCandidates = (record: RecordEnvelope, context: ExtractionCon
   if (record.type === 'verification.recorded') {
     const data = record.data as VerificationRecorded;
     const command = data.command?.trim();
-    if (data.status !== 'passed' || !command || command.length > 300 || command.includes('\n')) return [];
+    // Only a run that exited 0 is an observation; a record without an exit code is a claim.
+    if (data.status !== 'passed' || data.exitCode !== 0 || !command || command.length > 300 || command.includes('\n')) return [];
     const content = testCommandContent(command);
     const conflictKeys = [testCommandKey(context.scope.repo)];
     if (context.known(content, conflictKeys)) return [];

@@ -17,10 +17,15 @@ export type PromotionGateOutcome = { ok: true; value: PromotionReady; evidence: 
  * its source records belong to reached `turn.mutation-ready` — the turn typestate's own verdict, not re-derived. A
  * blocked turn rejects it with the blocking classes; an open turn makes it wait, or rejects it once the session
  * ended (the turn will never close). A candidate with no tool turn among its sources (a user's own words) has
- * nothing to rest on and passes. Pure.
+ * nothing to rest on and passes. A verified observation whose sources are not passing runs (`unverifiedSources`: a
+ * failed verification, a missing one, one with no exit code — a claim) is rejected whatever its turns. Pure.
  */
-export const checkPromotionGate = (input: { sourceTurns: readonly string[]; turns: ReadonlyMap<string, TurnStatus>; sessionEnded: boolean }): PromotionGateOutcome => {
+export const checkPromotionGate = (input: { sourceTurns: readonly string[]; turns: ReadonlyMap<string, TurnStatus>; sessionEnded: boolean; unverifiedSources?: readonly string[] }): PromotionGateOutcome => {
   const turns = [...input.sourceTurns];
+  if (input.unverifiedSources && input.unverifiedSources.length > 0) {
+    const reason = `it claims a verified observation, but its source ${input.unverifiedSources.join(', ')} is not a passing run (no exit code 0 on record)`;
+    return { ok: false, verdict: 'reject', reason, evidence: { status: 'blocked', turns, reason } };
+  }
   const blocked = turns.flatMap((turn) => {
     const status = input.turns.get(turn);
     return status?.status === 'blocked' ? [`${turn} (${status.classes.join(', ') || 'blocked'})`] : [];

@@ -6,7 +6,7 @@ import type { GovernanceDraft } from './governance-log.js';
 import { governCandidate, type GovernanceDecision } from './governance.js';
 import { checkPromotionGate, type PromotionGateOutcome } from './promotion-gate.js';
 import { promoteCandidate } from './promotion.js';
-import { sourceTurnsOf, turnEvidenceOf, type TurnEvidence } from './turn-evidence.js';
+import { sourceTurnsOf, turnEvidenceOf, unverifiedSourcesOf, type TurnEvidence } from './turn-evidence.js';
 
 /** The `memory.reviewed` data of a decision. */
 export const reviewOf = (candidateId: string, decision: GovernanceDecision, reviewer: MemoryReviewed['reviewer'], original: MemoryProposed): MemoryReviewed => ({
@@ -27,7 +27,7 @@ export const reviewOf = (candidateId: string, decision: GovernanceDecision, revi
 
 /** The gate of one candidate of a session, from the session's evidence. */
 export const gateOf = (evidence: TurnEvidence, candidate: MemoryProposed): PromotionGateOutcome =>
-  checkPromotionGate({ sourceTurns: sourceTurnsOf(evidence, candidate.candidateId, candidate.source.eventIds), turns: evidence.turns, sessionEnded: evidence.ended });
+  checkPromotionGate({ sourceTurns: sourceTurnsOf(evidence, candidate.candidateId, candidate.source.eventIds), turns: evidence.turns, sessionEnded: evidence.ended, unverifiedSources: unverifiedSourcesOf(evidence, candidate) });
 
 /** Fold drafts into a working view, so later decisions of the same pass see earlier ones (never stored as such). */
 export const foldDrafts = (view: MemoryView, drafts: readonly GovernanceDraft[], at: number): MemoryView =>

@@ -1,6 +1,7 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { ModelResponded } from '../../models/model.records.js';
 import type { MemoryProposed } from '../../models/memory.records.js';
+import type { VerificationRecorded } from '../../models/verification.records.js';
 import type { z } from 'zod';
 import type { TurnBlocked, TurnMutationReady } from '../../models/turn.records.js';
 
@@ -17,6 +18,8 @@ export interface TurnEvidence {
   proposals: ReadonlyMap<string, { record: RecordEnvelope; data: MemoryProposed }>;
   /** The root agent's `session.ended` was recorded: an open turn will never close. */
   ended: boolean;
+  /** `verification.recorded` id → whether it is a passing run (status `passed` with exit code 0 on record). */
+  verifications: ReadonlyMap<string, boolean>;
 }
 
 const callIdOf = (record: RecordEnvelope): string | undefined => {
@@ -35,6 +38,7 @@ export const turnEvidenceOf = (records: Iterable<RecordEnvelope>): TurnEvidence 
   const recordTurns = new Map<string, string>();
   const proposals = new Map<string, { record: RecordEnvelope; data: MemoryProposed }>();
   const callTurns = new Map<string, string>();
+  const verifications = new Map<string, boolean>();
   let ended = false;
   for (const record of records) {
     switch (record.type) {
@@ -61,13 +65,18 @@ export const turnEvidenceOf = (records: Iterable<RecordEnvelope>): TurnEvidence 
       case 'session.ended':
         if (!record.actor.includes('/')) ended = true;
         break;
+      case 'verification.recorded': {
+        const data = record.data as VerificationRecorded;
+        verifications.set(record.id, data.status === 'passed' && data.exitCode === 0);
+        break;
+      }
       default:
     }
     const callId = callIdOf(record);
     const turn = callId === undefined ? undefined : callTurns.get(`${record.actor}\u0000${callId}`);
     if (turn !== undefined) recordTurns.set(record.id, turn);
   }
-  return { turns, recordTurns, proposals, ended };
+  return { turns, recordTurns, proposals, ended, verifications };
 };
 
 /** The tool turns a candidate came from: its proposal's own call (memory_write) and every source record's turn. */
@@ -82,3 +91,10 @@ export const sourceTurnsOf = (evidence: TurnEvidence, candidateId: string, event
   }
   return [...found].sort();
 };
+
+/**
+ * The sources of a verified observation that are not a passing run: a source that is no verification at all, a
+ * failed one, or one with no exit code on record (a claim). Empty for any other kind of candidate.
+ */
+export const unverifiedSourcesOf = (evidence: TurnEvidence, candidate: Pick<MemoryProposed, 'source'>): string[] =>
+  candidate.source.type !== 'verified_observation' ? [] : candidate.source.eventIds.filter((id) => evidence.verifications.get(id) !== true);

@@ -57,10 +57,10 @@ export class PermissionPolicy {
    * Whether the model may see (and call) this tool this round: plan mode hides tools that change things (delegation
    * stays: children inherit plan mode); a tool-wide deny rule hides the tool.
    */
-  visibility(tool: PermissionTool): { visible: true } | { visible: false; reason: string } {
-    if (this.mode === 'plan' && !tool.annotations.readOnly && tool.risk !== 'delegate') return { visible: false, reason: `plan mode shows read-only tools only` };
+  visibility(tool: PermissionTool): { visible: true } | { visible: false; reason: string; denial: 'mode' | 'tool-deny' } {
+    if (this.mode === 'plan' && !tool.annotations.readOnly && tool.risk !== 'delegate') return { visible: false, reason: `plan mode shows read-only tools only`, denial: 'mode' };
     const denied = this.rules.find((rule) => rule.action === 'deny' && rule.pattern === undefined && (rule.tool === '*' || rule.tool === tool.name));
-    if (denied) return { visible: false, reason: `the rule "${describe(denied)}" denies it` };
+    if (denied) return { visible: false, reason: `the rule "${describe(denied)}" denies it`, denial: 'tool-deny' };
     return { visible: true };
   }
 

@@ -2,8 +2,9 @@ import type { RecordEnvelope } from '../../models/envelope.js';
 import type { ContextProjected } from '../../models/context.records.js';
 import type { EffectFailed, EffectRequested } from '../../models/effect.records.js';
 import type { ModelAttempted, ModelFailed, ModelResponded } from '../../models/model.records.js';
-import type { SessionCreated, SessionEnded } from '../../models/session.records.js';
-import type { ToolSettled, Truncation } from '../../models/tool.records.js';
+import type { SessionCreated, SessionEnded, UnresolvedFindings } from '../../models/session.records.js';
+import type { CommandExecution, ToolSettled, Truncation } from '../../models/tool.records.js';
+import type { Denial } from '../../models/permission.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
 import type { DelegationCompleted, DelegationFailed, DelegationJoined, DelegationPermissionEscalated, DelegationStarted, DelegationValidated } from '../../models/delegation.records.js';
 import { prepend, type PersistentList } from './persistent-list.js';
@@ -32,6 +33,9 @@ export interface TraceVerification extends TraceRef {
   callId?: string;
   command?: string;
   artifact?: string;
+  /** The run's exit code (`null`: a signal ended it); absent on a record that carries no exit (a host's own). */
+  exitCode?: number | null;
+  durationMs?: number;
 }
 
 /** One child agent of a delegation, linked to its parent's call by `corr` and to its own turns by its actor path. */
@@ -68,7 +72,7 @@ export interface TraceAction {
   requested: TraceRef & { cause?: string };
   permission?: TraceRef & { decision: string; reason?: string };
   started?: TraceRef;
-  settled?: TraceRef & { status: 'ok' | 'error'; errorCode?: string; observation: string; truncated?: Truncation };
+  settled?: TraceRef & { status: 'ok' | 'error'; errorCode?: string; observation: string; truncated?: Truncation; execution?: CommandExecution; denial?: Denial };
   verification?: TraceVerification;
   failed?: TraceRef & { code: string; message: string };
   delegation?: TraceDelegation;
@@ -117,7 +121,7 @@ export interface TraceView extends ViewState {
   open: Readonly<Record<string, TraceTurn>>;
   verifications: PersistentList<TraceVerification> | undefined;
   notes: PersistentList<TraceNote> | undefined;
-  ended?: TraceRef & { status: string; reason?: string };
+  ended?: TraceRef & { status: string; reason?: string; unresolved?: UnresolvedFindings };
   /** Records whose `cause` / `corr` named nothing the view knew: a broken link in the chain. */
   unlinked: number;
 }
@@ -319,12 +323,20 @@ export const traceProjection: Projection<TraceView> = {
         const settled = record.data as ToolSettled;
         return updateAction(view, record, byCall(record), (action) => ({
           ...action,
-          settled: { ...ref(record), status: settled.status, observation: settled.observation, ...(settled.errorCode ? { errorCode: settled.errorCode } : {}), ...(settled.truncated ? { truncated: settled.truncated } : {}) },
+          settled: {
+            ...ref(record),
+            status: settled.status,
+            observation: settled.observation,
+            ...(settled.errorCode ? { errorCode: settled.errorCode } : {}),
+            ...(settled.truncated ? { truncated: settled.truncated } : {}),
+            ...(settled.execution ? { execution: settled.execution } : {}),
+            ...(settled.denial ? { denial: settled.denial } : {}),
+          },
         }));
       }
       case 'verification.recorded': {
         const verified = record.data as VerificationRecorded;
-        const entry: TraceVerification = { ...ref(record), actor: record.actor, name: verified.name, status: verified.status, summary: verified.summary, ...(verified.callId ? { callId: verified.callId } : {}), ...(verified.command ? { command: verified.command } : {}), ...(verified.artifact ? { artifact: verified.artifact } : {}) };
+        const entry: TraceVerification = { ...ref(record), actor: record.actor, name: verified.name, status: verified.status, summary: verified.summary, ...(verified.callId ? { callId: verified.callId } : {}), ...(verified.command ? { command: verified.command } : {}), ...(verified.artifact ? { artifact: verified.artifact } : {}), ...(verified.exitCode !== undefined ? { exitCode: verified.exitCode } : {}), ...(verified.durationMs !== undefined ? { durationMs: verified.durationMs } : {}) };
         const next = { ...view, verifications: prepend(view.verifications, entry) };
         if (!verified.callId) return next;
         return updateAction(next, record, (action) => action.callId === verified.callId, (action) => ({ ...action, verification: entry }));
@@ -332,7 +344,7 @@ export const traceProjection: Projection<TraceView> = {
       case 'session.ended': {
         if (record.actor !== 'root') return view;
         const ended = record.data as SessionEnded;
-        return { ...view, ended: { ...ref(record), status: ended.status, ...(ended.reason ? { reason: ended.reason } : {}) } };
+        return { ...view, ended: { ...ref(record), status: ended.status, ...(ended.reason ? { reason: ended.reason } : {}), ...(ended.unresolved ? { unresolved: ended.unresolved } : {}) } };
       }
       default: {
         const describe = noteTypes[record.type];

@@ -1,6 +1,6 @@
 import type { CallSpec } from '../../models/call-spec.js';
 import type { ModelToolDescription } from '../../models/model-contract.js';
-import type { PermissionMode } from '../../models/permission.records.js';
+import type { DenialSource, PermissionMode } from '../../models/permission.records.js';
 import type { OutputContract } from '../../models/report-contracts.js';
 import { reportTool } from '../../machines/session.machine.js';
 import type { ActorRights, DelegationScope } from '../delegation/actor-rights.js';
@@ -100,12 +100,22 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
     delegation: scopeOf(rights),
     ...(options.memory ? { memory: options.memory } : {}),
   });
-  const specFor = (key: string, registry: ToolRegistry, descriptions: ModelToolDescription[], policy: PermissionPolicy, maxTurns: number) =>
+  /** The agent's tools its policy hides (plan mode, a tool-wide deny), by who hides them. */
+  const hiddenOf = (registry: ToolRegistry, policy: PermissionPolicy, names: Iterable<string>): Record<string, DenialSource> => {
+    const hidden: Record<string, DenialSource> = {};
+    for (const name of names) {
+      const tool = registry.get(name);
+      const visibility = tool ? policy.visibility(tool) : undefined;
+      if (visibility && !visibility.visible) hidden[name] = visibility.denial;
+    }
+    return hidden;
+  };
+  const specFor = (key: string, registry: ToolRegistry, descriptions: ModelToolDescription[], policy: PermissionPolicy, maxTurns: number, names: Iterable<string>) =>
     cached(specFactories, `${key}|${maxTurns}`, () =>
-      createCallSpecFactory({ provider: options.provider.name, model: options.provider.model ?? 'unknown', tools: descriptions, catalog: registry.describe(), parallelTools: options.parallelTools, observationLimit, sandbox: options.sandbox, permissions: policy, maxTurns }),
+      createCallSpecFactory({ provider: options.provider.name, model: options.provider.model ?? 'unknown', tools: descriptions, catalog: registry.describe(), hidden: hiddenOf(registry, policy, names), parallelTools: options.parallelTools, observationLimit, sandbox: options.sandbox, permissions: policy, maxTurns }),
     );
 
-  const sessionTools = new Set(options.tools);
+  const sessionTools = new Set(options.tools.filter((name) => name !== reportTool));
   const rootNames = options.tools.filter((name) => {
     const tool = options.registry.get(name);
     return tool !== undefined && name !== reportTool && options.permissions.visibility(tool).visible;
@@ -114,9 +124,9 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
   const rootDescriptions = options.registry.describe(rootNames);
   const rootWiring: ActorWiring = {
     rights: rootRights,
-    environment: environmentOf(options.registry, options.permissions, new Set([...sessionTools].filter((name) => name !== reportTool)), rootRights),
+    environment: environmentOf(options.registry, options.permissions, sessionTools, rootRights),
     descriptions: rootDescriptions,
-    callSpec: specFor('root', options.registry, rootDescriptions, options.permissions, options.maxTurns),
+    callSpec: specFor('root', options.registry, rootDescriptions, options.permissions, options.maxTurns, sessionTools),
   };
   const nothing: ActorWiring = { ...rootWiring, rights: { ...rootRights, path: 'unknown', tools: [] }, environment: environmentOf(options.registry, options.permissions, new Set(), rootRights), descriptions: [] };
 
@@ -137,7 +147,7 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
     const key = `${task.contract.format}:${task.contract.requiredFields.join(',')}|${task.permissionMode}|${names.join(',')}`;
     const descriptions = cached(describeCache, key, () => registry.describe(names));
     const rights: ActorRights = { path: actor, depth: task.depth, role: task.role, tools: task.tools, mode: task.permissionMode, contract: task.contract };
-    const wiring: ActorWiring = { rights, environment: environmentOf(registry, policy, new Set(names), rights), descriptions, callSpec: specFor(key, registry, descriptions, policy, task.budgets.maxTurns) };
+    const wiring: ActorWiring = { rights, environment: environmentOf(registry, policy, new Set(names), rights), descriptions, callSpec: specFor(key, registry, descriptions, policy, task.budgets.maxTurns, names) };
     children.set(actor, wiring);
     return wiring;
   };

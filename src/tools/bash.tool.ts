@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { CommandExecution } from '../../models/tool.records.js';
 import type { ArtifactRef } from '../../stores/blob-store.js';
 import { classifyShellCommand } from '../policy/shell-classify.js';
 import { sandboxProfileOf, type Enforcement } from '../policy/sandbox-policy.js';
@@ -34,6 +35,14 @@ const preview = async (stream: CapturedStream, limit: number, context: ToolConte
   return { text: `${head}\n[… truncated: ${omittedBytes} bytes omitted; full output in ${artifact} (read_artifact)${dropped} …]\n${tail}`, artifact, omittedBytes };
 };
 
+const executionOf = (command: string, outcome: CommandOutcome): CommandExecution => ({
+  command,
+  exitCode: outcome.exitCode,
+  ...(outcome.signal ? { signal: outcome.signal } : {}),
+  ...(outcome.timedOut ? { timedOut: outcome.timedOut } : {}),
+  durationMs: outcome.durationMs,
+});
+
 const resultOf = async (args: BashParameters, cwd: string, outcome: CommandOutcome, context: ToolContext): Promise<ToolResult> => {
   const stdout = await preview(outcome.stdout, context.sandbox.stdoutPreviewChars, context);
   const stderr = await preview(outcome.stderr, context.sandbox.stderrPreviewChars, context);
@@ -55,12 +64,15 @@ const resultOf = async (args: BashParameters, cwd: string, outcome: CommandOutco
   result.sandbox = { network: `${context.sandbox.network}, ${enforcementText(outcome.enforcement.network)}`, processes: `max ${context.sandbox.maxProcesses}, ${enforcementText(outcome.enforcement.processes)}`, memory: `max ${context.sandbox.maxMemoryMb} MB, ${enforcementText(outcome.enforcement.memory)}`, env: 'cleared to the allow-list' };
   // Boundary evidence for the turn typestate: where it ran, under which sandbox profile, which command.
   const provenance = { route: 'shell', workdir: cwd, sandboxProfile: sandboxProfileOf(context.sandbox), commandDigest: digestOf(args.command) };
-  if (outcome.cancelled) return { ok: false, code: 'Cancelled', message: JSON.stringify({ ...result, message: 'the command was cancelled; its process group was killed' }), artifacts, provenance };
+  // How the command ended, for verification: a background command has not ended, so it reports no exit.
+  const execution = outcome.background ? undefined : executionOf(args.command, outcome);
+  const ran = execution ? { execution } : {};
+  if (outcome.cancelled) return { ok: false, code: 'Cancelled', message: JSON.stringify({ ...result, message: 'the command was cancelled; its process group was killed' }), artifacts, provenance, ...ran };
   if (outcome.timedOut) {
     const message = outcome.timedOut === 'soft' ? 'timed out; SIGTERM stopped the process group' : 'timed out; the process group ignored SIGTERM and was killed with SIGKILL';
-    return { ok: false, code: 'Timeout', message: JSON.stringify({ ...result, timed_out: true, timeout_kind: outcome.timedOut, message }), artifacts, provenance };
+    return { ok: false, code: 'Timeout', message: JSON.stringify({ ...result, timed_out: true, timeout_kind: outcome.timedOut, message }), artifacts, provenance, ...ran };
   }
-  return { ok: true, output: JSON.stringify(result), data: result, artifacts, provenance };
+  return { ok: true, output: JSON.stringify(result), data: result, artifacts, provenance, ...ran };
 };
 
 /**

@@ -1,4 +1,5 @@
-import type { ToolErrorCode, Truncation } from '../../models/tool.records.js';
+import type { Denial } from '../../models/permission.records.js';
+import type { CommandExecution, ToolErrorCode, Truncation } from '../../models/tool.records.js';
 import type { Provenance } from '../../models/turn.records.js';
 import type { BlobStore } from '../../stores/blob-store.js';
 
@@ -14,6 +15,10 @@ export interface ToolOutcome {
   failedStage?: 'lookup' | 'visibility' | 'schema' | 'runtime-validation' | 'permission';
   /** A structured result a machine reads (a child's validated report). */
   value?: Record<string, unknown>;
+  /** The command the tool ran and how it ended; the only source of a verification's status. */
+  execution?: CommandExecution;
+  /** Who denied or hid a call that never ran. */
+  denial?: Denial;
 }
 
 /** Observations longer than this many characters are cut; the full output goes to the blob store. */

@@ -1,4 +1,4 @@
-import { approvalIdOf, type ApprovalRequested } from '../../models/permission.records.js';
+import { approvalIdOf, type ApprovalRequested, type DenialSource, type PermissionSource } from '../../models/permission.records.js';
 import type { ApprovalOutcome } from '../../machines/permission.machine.js';
 import type { BlobStore } from '../../stores/blob-store.js';
 import type { FactDraft } from '../effects/effect.js';
@@ -29,8 +29,11 @@ export interface PipelineCall {
 export interface PipelineEnvironment {
   registry: ToolRegistry;
   policy: PermissionPolicy;
-  /** Whether the session may see the tool this round (its tool list and the policy's visibility). */
-  visibility(tool: AnyToolDefinition): { visible: true } | { visible: false; reason: string };
+  /**
+   * Whether the session may see the tool this round (its tool list and the policy's visibility); `denial` names
+   * the policy that hides a tool of the session (a call to it is denied, not unknown).
+   */
+  visibility(tool: AnyToolDefinition): Visibility;
   state: SessionToolState;
   workspace: Workspace;
   blobs: BlobStore;
@@ -60,6 +63,12 @@ export type PipelineOutcome =
   | { kind: 'settled'; outcome: ToolOutcome; facts: FactDraft[] }
   | { kind: 'ask'; request: Omit<ApprovalRequested, 'elapsedMs'>; facts: FactDraft[] }
   | { kind: 'continue'; input: { type: string; data: Record<string, unknown> }; facts: FactDraft[] };
+
+/** What the visibility stage says about one tool. */
+export type Visibility = { visible: true } | { visible: false; reason: string; denial?: DenialSource };
+
+/** Who denied a call at the permission stage: a person, the mode, or a rule. */
+const denialSourceOf = (source: PermissionSource): DenialSource => (source === 'user' ? 'user' : source === 'mode' ? 'mode' : 'rule');
 
 const withTimeout = async (work: (signal: AbortSignal) => Promise<ToolResult>, signal: AbortSignal, timeoutMs: number | undefined): Promise<ToolResult> => {
   if (timeoutMs === undefined) return work(signal);
@@ -105,7 +114,7 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   if (!visible.visible) {
     const message = `${tool.name} is not available in this session: ${visible.reason}`;
     note('tool.rejected', { stage: 'visibility', code: 'tool_not_visible', errorCode: 'Denied', message });
-    return refuse('visibility', failureOutcome('Denied', message));
+    return refuse('visibility', { ...failureOutcome('Denied', message), ...(visible.denial ? { denial: { source: visible.denial, reason: visible.reason } } : {}) });
   }
 
   const repaired = repairInput(call.arguments, registry.fieldTypesOf(tool.name));
@@ -136,7 +145,7 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   facts.push({ type: 'permission.decided', corr: call.callId, at: run.now(), data: { effectId: call.effectId, callId: call.callId, tool: tool.name, ...(subject?.target === undefined ? {} : { target: subject.target }), decision: verdict.decision, rule: verdict.rule, reason: verdict.reason, mode: policy.mode, source: verdict.source, ...(subject?.classes ? { classes: [...subject.classes] } : {}) } });
   if (verdict.decision === 'deny') {
     const message = verdict.source === 'user' ? `${verdict.reason}. Nothing was run; do not retry the same call unchanged.` : `${verdict.reason}. Nothing was run.`;
-    return refuse('permission', failureOutcome('Denied', message));
+    return refuse('permission', { ...failureOutcome('Denied', message), denial: { source: denialSourceOf(verdict.source), rule: verdict.rule, reason: verdict.reason } });
   }
   if (verdict.decision === 'ask') {
     const description = typeof parsed.data.description === 'string' ? `${parsed.data.description}: ` : '';
@@ -180,7 +189,7 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   const base: ToolOutcome = result.ok
     ? { status: 'ok', observation: result.output, ...(result.artifacts && result.artifacts.length > 0 ? { artifacts: [...result.artifacts] } : {}), ...(result.value ? { value: result.value } : {}) }
     : failureOutcome(result.code, result.message, result.artifacts);
-  const outcome: ToolOutcome = result.provenance ? { ...base, provenance: result.provenance } : base;
+  const outcome: ToolOutcome = { ...base, ...(result.provenance ? { provenance: result.provenance } : {}), ...(result.execution ? { execution: result.execution } : {}) };
   const final = await truncateObservation(outcome, environment.observationLimit ?? defaultObservationLimit, environment.blobs);
   if (final.truncated) state.artifacts.add(final.truncated.artifact);
   return settle(final);

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { Provenance } from '../../models/turn.records.js';
 import type { ResumePolicy } from '../../models/effect.records.js';
 import type { EffectResumeCheck } from '../effects/effect.js';
-import type { InputRepair, ToolErrorCode } from '../../models/tool.records.js';
+import type { CommandExecution, InputRepair, ToolErrorCode } from '../../models/tool.records.js';
 import type { ArtifactRef, BlobStore } from '../../stores/blob-store.js';
 import type { PermissionSubject } from '../policy/permission-policy.js';
 import type { SandboxPolicy } from '../policy/sandbox-policy.js';
@@ -33,6 +33,8 @@ export interface ToolFailure {
   reason?: string;
   artifacts?: ArtifactRef[];
   provenance?: Provenance;
+  /** A command that ran and then failed (timed out, was cancelled): how it ended. */
+  execution?: CommandExecution;
 }
 
 /** A file a tool read or wrote: its workspace-relative path and content hash become the session's baseline. */
@@ -46,12 +48,14 @@ export interface FileAccess {
 
 /**
  * A tool's terminal result: success text (what the model reads) or a model-visible failure. `provenance` is the
- * runtime boundary evidence (a shell tool must give it); `value` is a structured result a machine reads
+ * runtime boundary evidence (a shell tool must give it); `execution` is the command a tool ran and how it ended
+ * (its exit code is what makes a verification pass or fail: a tool that runs a command must report it);
+ * `value` is a structured result a machine reads
  * (`tool.settled.value`); `settleWith` means the call does not settle now: its effect settles with that input
  * record instead, and the call's terminal result comes later from a machine (`delegate_task`).
  */
 export type ToolResult =
-  | { ok: true; output: string; data?: unknown; files?: FileAccess[]; artifacts?: ArtifactRef[]; provenance?: Provenance; value?: Record<string, unknown>; settleWith?: { type: string; data: Record<string, unknown> } }
+  | { ok: true; output: string; data?: unknown; files?: FileAccess[]; artifacts?: ArtifactRef[]; provenance?: Provenance; execution?: CommandExecution; value?: Record<string, unknown>; settleWith?: { type: string; data: Record<string, unknown> } }
   | ToolFailure;
 
 /** A fact runtime validation wants recorded (with the call's effect id, call id and corr), whatever it decides. */

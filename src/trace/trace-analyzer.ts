@@ -1,7 +1,7 @@
 import { newest } from '../projections/persistent-list.js';
 import type { TraceView } from '../projections/trace.view.js';
 import { claimsSuccess, ContextReader, lastMutationSeq, turnsOf } from './trace-evidence.js';
-import { executionRules, projectionRules, repetitionRules, truncationRules, verificationRules, type RuleInput } from './trace-rules.js';
+import { executionRules, failClosedRules, projectionRules, repetitionRules, truncationRules, verificationRules, type RuleInput } from './trace-rules.js';
 import { boundaryPrecedence, type ReadText, type TraceFinding, type TraceOutcome, type TraceReport } from './trace-types.js';
 
 const outcomeOf = (view: TraceView, lastVerification: RuleInput['lastVerification'], lastMutation: number): TraceOutcome => {
@@ -9,6 +9,8 @@ const outcomeOf = (view: TraceView, lastVerification: RuleInput['lastVerificatio
   if (view.ended.status !== 'completed') return view.ended.status as TraceOutcome;
   if (!lastVerification) return 'unverified';
   if (lastVerification.status === 'failed') return 'failed';
+  // A completion over a blocked turn is not MutationReady: whatever the tests say, it never counts as succeeded.
+  if (view.ended.unresolved) return 'unverified';
   return lastVerification.seq < lastMutation ? 'unverified' : 'succeeded';
 };
 
@@ -16,9 +18,9 @@ const rank = (finding: TraceFinding): number => (finding.category === 'unknown_o
 
 /**
  * Analyse a trace view with deterministic rules (no model, no tools, no writes; blobs are only read): derive the
- * outcome (only a passing verification after the last change is `succeeded`; a completed session without one is
- * `unverified`), then check verification, observation fidelity, context projection, repeated failed calls,
- * execution and permission. The model is blamed only when a recorded model input proves the key fact reached it;
+ * outcome (only a passing verification after the last change, with no fail-closed finding left standing, is
+ * `succeeded`; a completed session without one is `unverified`), then check verification, observation fidelity,
+ * context projection, repeated failed calls, execution, permission and findings a completion left standing. The model is blamed only when a recorded model input proves the key fact reached it;
  * without that evidence the finding is `unknown_or_mixed`. The primary finding is the earliest broken harness
  * boundary along the chain, the model's judgement last.
  */
@@ -29,8 +31,8 @@ export const analyzeTrace = async (view: TraceView, readText: ReadText): Promise
   const completed = view.ended?.status === 'completed';
   const finalTurn = completed ? [...turns].reverse().find((turn) => turn.actor === 'root' && turn.response && turn.response.toolCalls === 0) : undefined;
   const final = finalTurn?.response ? { turn: finalTurn, claims: claimsSuccess(finalTurn.response.text) } : undefined;
-  const input: RuleInput = { turns, reader: new ContextReader(readText), readText, lastMutation, completed, ...(final ? { final } : {}), ...(lastVerification ? { lastVerification } : {}) };
-  const found = (await Promise.all([verificationRules(input), truncationRules(input), projectionRules(input), repetitionRules(input), executionRules(input)])).flat();
+  const input: RuleInput = { turns, reader: new ContextReader(readText), readText, lastMutation, completed, ...(final ? { final } : {}), ...(lastVerification ? { lastVerification } : {}), ...(view.ended ? { ended: view.ended } : {}) };
+  const found = (await Promise.all([verificationRules(input), truncationRules(input), projectionRules(input), repetitionRules(input), executionRules(input), failClosedRules(input)])).flat();
   const seen = new Set<string>();
   const findings = found
     .filter((entry) => {

@@ -1,3 +1,4 @@
+import type { CommandExecution } from '../../models/tool.records.js';
 import type { TraceAction, TraceTurn } from '../projections/trace.view.js';
 import type { TraceFinding, TraceReport } from './trace-types.js';
 
@@ -12,11 +13,19 @@ const argumentsOf = (action: TraceAction): string => {
   return json === '{}' ? '' : clip(json, 60);
 };
 
+/** How a command ended, as a person reads it: `exit 1, 812 ms`, `SIGKILL, 3 ms`, `timed out (soft), 120000 ms`. */
+export const exitText = (execution: CommandExecution): string => {
+  const how = execution.timedOut ? `timed out (${execution.timedOut})` : execution.exitCode === null ? (execution.signal ?? 'killed') : `exit ${execution.exitCode}`;
+  return `${how}, ${Math.round(execution.durationMs)} ms`;
+};
+
 const actionLine = (action: TraceAction): string => {
   const parts = [`${action.name}(${argumentsOf(action)}) #${action.requested.seq}`];
   parts.push(action.permission ? `permission ${action.permission.decision}${action.permission.reason ? ` (${clip(action.permission.reason, 40)})` : ''} #${action.permission.seq}` : 'permission —');
   if (action.started) parts.push(`started #${action.started.seq}`);
-  if (action.settled) parts.push(`${action.settled.status === 'ok' ? 'ok' : `error ${action.settled.errorCode ?? ''}`.trim()} #${action.settled.seq}${action.settled.truncated ? ` (cut, ${action.settled.truncated.omittedBytes} bytes in ${action.settled.truncated.artifact})` : ''}`);
+  const settled = action.settled;
+  if (settled?.denial) parts.push(action.permission ? `denied #${settled.seq}` : `denied by ${settled.denial.source} (${clip(settled.denial.reason, 60)}) #${settled.seq}`);
+  else if (settled) parts.push(`${settled.status === 'ok' ? 'ok' : `error ${settled.errorCode ?? ''}`.trim()}${settled.execution ? ` (${exitText(settled.execution)})` : ''} #${settled.seq}${settled.truncated ? ` (cut, ${settled.truncated.omittedBytes} bytes in ${settled.truncated.artifact})` : ''}`);
   if (action.failed) parts.push(`runtime failure ${action.failed.code} #${action.failed.seq}`);
   if (action.verification) parts.push(`verification ${action.verification.status} #${action.verification.seq}`);
   return parts.join(' → ');
@@ -56,6 +65,7 @@ export const renderTraceText = (report: TraceReport, users: ReadonlyArray<{ seq:
   const events = [...users.map((user) => ({ seq: user.seq, lines: [`user #${user.seq}: ${clip(user.text, 120)}`] })), ...report.turns.map((turn) => ({ seq: turn.requested.seq, lines: turnLines(turn) }))].sort((left, right) => left.seq - right.seq);
   for (const event of events) lines.push(...event.lines);
   if (report.ended) lines.push(`ended #${report.ended.seq}: ${report.ended.status}${report.ended.reason ? ` (${report.ended.reason})` : ''}`);
+  if (report.ended?.unresolved) lines.push(`  unresolved fail-closed findings of turn ${report.ended.unresolved.turnId}: ${report.ended.unresolved.findings.map((entry) => entry.class).join(', ')}`);
   lines.push('', report.findings.length === 0 ? 'findings: none' : 'findings:');
   for (const finding of report.findings) {
     lines.push(`  ${findingLine(finding)}`, `    evidence: ${finding.evidence.join(' ')} · confidence ${finding.confidence}`, `    repair: ${finding.suggestedFixArea}`);

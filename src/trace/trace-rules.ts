@@ -1,8 +1,10 @@
 import { canonicalEqual } from '../host/canonical-equal.js';
 import { keyLines, normalizeSpace } from '../projections/key-lines.js';
+import type { FailClosedClass } from '../../models/fail-closed.js';
+import type { UnresolvedFindings } from '../../models/session.records.js';
 import type { TraceAction, TraceTurn, TraceVerification } from '../projections/trace.view.js';
 import { ContextReader, fullOutput, mutatingTools, nextTurnAfter } from './trace-evidence.js';
-import { repairRoutes, type FailureCategory, type ReadText, type TraceFinding } from './trace-types.js';
+import { repairRoutes, type Boundary, type FailureCategory, type ReadText, type TraceFinding } from './trace-types.js';
 
 /** What every rule reads: the linked turns, a reader for recorded model inputs and blobs, and the final message. */
 export interface RuleInput {
@@ -13,6 +15,8 @@ export interface RuleInput {
   lastVerification?: TraceVerification;
   lastMutation: number;
   completed: boolean;
+  /** The root's `session.ended`, with the fail-closed findings a completion left standing. */
+  ended?: { seq: number; unresolved?: UnresolvedFindings };
 }
 
 const finding = (category: FailureCategory, fields: Omit<TraceFinding, 'category' | 'suggestedFixArea' | 'unknowns'> & { unknowns?: string[] }): TraceFinding => ({
@@ -23,6 +27,8 @@ const finding = (category: FailureCategory, fields: Omit<TraceFinding, 'category
 });
 
 const at = (ref: { seq: number } | undefined): string[] => (ref ? [`#${ref.seq}`] : []);
+
+const clip = (text: string, length: number): string => (text.length > length ? `${text.slice(0, length - 1)}…` : text);
 
 /** Verification rules (TA-3, TA-4): success claimed without a verification, after a stale one, or against a failed one. */
 export const verificationRules = async (input: RuleInput): Promise<TraceFinding[]> => {
@@ -36,7 +42,7 @@ export const verificationRules = async (input: RuleInput): Promise<TraceFinding[
     return [finding('verification_missing', { type: 'verification_stale', boundary: 'verification', seq: finalRef.seq, confidence: 'high', evidence: [...at(verification), `#${input.lastMutation}`, ...at(finalRef)], claim: `the last passing verification (#${verification.seq}) ran before the last change (#${input.lastMutation}); the final success claim is unverified` })];
   }
   if (verification.status === 'passed') return [];
-  const findings = [finding('verification_missing', { type: 'verification_contradicted_final', boundary: 'verification', seq: finalRef.seq, confidence: 'high', evidence: [...at(verification), ...at(finalRef)], claim: `the last verification (${verification.name}, #${verification.seq}) failed, yet the final message (#${finalRef.seq}) claims success` })];
+  const findings = [finding('verification_missing', { type: 'verification_contradicted_final', boundary: 'verification', seq: finalRef.seq, confidence: 'high', evidence: [...at(verification), ...at(finalRef)], claim: `claimed success over a failed verification: ${verification.command ? `\`${clip(verification.command, 60)}\`` : verification.name} failed at #${verification.seq}${verification.exitCode !== undefined && verification.exitCode !== null ? ` (exit ${verification.exitCode})` : ''}, yet the final message (#${finalRef.seq}) claims success` })];
   const action = input.turns.flatMap((turn) => turn.actions).find((candidate) => candidate.verification?.id === verification.id);
   const output = action ? await fullOutput(action, input.readText) : undefined;
   const facts = keyLines(output ?? verification.summary, 8);
@@ -161,4 +167,40 @@ export const executionRules = async (input: RuleInput): Promise<TraceFinding[]> 
     }
   }
   return findings;
+};
+
+/** Where a fail-closed class says the chain broke, and the repair route of that break. */
+const failClosedPlace = (name: FailClosedClass): { category: FailureCategory; boundary: Boundary } => {
+  if (name === 'runtime.shell_boundary_violation') return { category: 'tool_execution_error', boundary: 'execution' };
+  if (name === 'tool.response_truncation_policy_violation') return { category: 'observation_projection_error', boundary: 'observation' };
+  if (name === 'mutation.policy_digest_mismatch' || name === 'mutation.capability_claim_missing') return { category: 'permission_misclassification', boundary: 'permission' };
+  if (name === 'tool.schema_invalid' || name === 'tool.unknown_or_disallowed' || name === 'tool.parallel_policy_violation' || name.startsWith('protocol.')) return { category: 'model_judgement_error', boundary: 'tool intent' };
+  return { category: 'tool_execution_error', boundary: 'execution' };
+};
+
+/**
+ * Fail closed on side effects, not on speech: a session that completed over a blocked tool turn keeps that turn's
+ * findings on `session.ended`. The answer stands as the model's claim; this rule says no MutationReady evidence
+ * backs it, cites the calls, and keeps the outcome from `succeeded`.
+ */
+export const failClosedRules = async (input: RuleInput): Promise<TraceFinding[]> => {
+  const unresolved = input.ended?.unresolved;
+  if (!unresolved) return [];
+  const calls = new Map(input.turns.flatMap((turn) => turn.actions.map((action) => [action.callId, action] as const)));
+  const byClass = new Map<FailClosedClass, UnresolvedFindings['findings']>();
+  for (const entry of unresolved.findings) byClass.set(entry.class, [...(byClass.get(entry.class) ?? []), entry]);
+  return [...byClass].map(([name, entries]) => {
+    const refs = entries.flatMap((entry) => {
+      const action = entry.callId ? calls.get(entry.callId) : undefined;
+      return action ? [`#${(action.settled ?? action.requested).seq}`] : [];
+    });
+    return finding(failClosedPlace(name).category, {
+      type: 'unresolved_fail_closed',
+      boundary: failClosedPlace(name).boundary,
+      seq: input.ended!.seq,
+      confidence: 'high',
+      evidence: [...new Set(refs), `#${input.ended!.seq}`],
+      claim: `the session completed over turn ${unresolved.turnId}, blocked by ${name} (${clip(entries.map((entry) => entry.detail).join('; '), 160)}): nothing that turn did is MutationReady, so the final answer is an unsupported claim`,
+    });
+  });
 };

@@ -1,3 +1,4 @@
+import type { UnresolvedFindings } from '../../models/session.records.js';
 import type { TraceRef, TraceTurn } from '../projections/trace.view.js';
 
 /** The trace document's failure classes (top level), plus `unknown_or_mixed` when evidence is incomplete. */
@@ -36,6 +37,7 @@ export type FindingType =
   | 'tool_execution_error'
   | 'permission_allow_without_rationale'
   | 'provider_failed'
+  | 'unresolved_fail_closed'
   | 'unknown_or_mixed';
 
 /** One finding: what broke, where, the evidence (refs into the log and its artifacts), and where to repair it. */
@@ -58,7 +60,10 @@ export interface TraceFinding {
   call?: { name: string; arguments: Record<string, unknown> };
 }
 
-/** How a session ended as the trace judges it: only a passing verification after the last change is `succeeded`. */
+/**
+ * How a session ended as the trace judges it: only a passing verification after the last change, with no
+ * fail-closed finding left standing, is `succeeded`.
+ */
 export type TraceOutcome = 'succeeded' | 'unverified' | 'failed' | 'cancelled' | 'budget-exhausted' | 'interrupted' | 'running';
 
 /** The analyzer's result: outcome, findings (primary first), the linked turns, and what it could not know. */
@@ -66,7 +71,7 @@ export interface TraceReport {
   sessionId: string;
   task: string;
   outcome: TraceOutcome;
-  ended?: TraceRef & { status: string; reason?: string };
+  ended?: TraceRef & { status: string; reason?: string; unresolved?: UnresolvedFindings };
   claimedSuccess: boolean;
   finalMessage?: TraceRef & { text: string };
   findings: TraceFinding[];

@@ -1,5 +1,6 @@
 import type { CallSpec } from '../../models/call-spec.js';
 import type { ModelToolDescription } from '../../models/model-contract.js';
+import type { DenialSource } from '../../models/permission.records.js';
 import { digestOf } from '../../machines/typestate/digest.js';
 import type { PermissionPolicy } from '../policy/permission-policy.js';
 import { sandboxProfileOf, type SandboxPolicy } from '../policy/sandbox-policy.js';
@@ -12,6 +13,8 @@ export interface CallSpecPolicy {
   tools: readonly ModelToolDescription[];
   /** Every registered tool (the discoverable inventory). */
   catalog: readonly ModelToolDescription[];
+  /** The agent's tools the policy hides this turn, by who hides them (a call to one is a denial, not an unknown tool). */
+  hidden?: Readonly<Record<string, DenialSource>>;
   parallelTools: number;
   observationLimit: number;
   sandbox: SandboxPolicy;
@@ -43,7 +46,7 @@ export const createCallSpecFactory = (policy: CallSpecPolicy): ((callId: string)
     actionMode: 'json',
     executionPattern: 'chain',
     toolChoice: 'auto',
-    toolPolicy: { allow: policy.tools.map((tool) => tool.name), schemaDigests },
+    toolPolicy: { allow: policy.tools.map((tool) => tool.name), schemaDigests, ...(policy.hidden && Object.keys(policy.hidden).length > 0 ? { hidden: { ...policy.hidden } } : {}) },
     toolCatalogDigest: digestOf(policy.catalog.map(describeTool)),
     parallelPolicy: { allowed: policy.parallelTools > 1, maxBranches, strictOrder: false },
     toolResponseTruncationPolicy: { maxChars: policy.observationLimit, marker: '[… truncated', artifactRequired: true },

@@ -24,7 +24,12 @@ const render = async (options: { tty: boolean; colour?: boolean }) => {
   records$.next(record('effect.requested', { effectId: 'root:e2', kind: 'executeTool', args: { callId: 'root:e1.0', name: 'read', arguments: { path: 'a.txt' } } }));
   live$.next({ type: 'effect.started', actor: 'root', effectId: 'root:e2', kind: 'executeTool', label: 'read' });
   records$.next(record('tool.settled', { effectId: 'root:e2', callId: 'root:e1.0', name: 'read', status: 'error', errorCode: 'NotFound', observation: 'x', elapsedMs: 1 }, 2));
-  out.write(renderer.summary({ sessionId: 's-1', status: 'completed', head: 9, usage: { turns: 2, toolCalls: 1, inputTokens: 10, outputTokens: 5, elapsedMs: 3 } }, Date.now()));
+  // A command that ran and exited non-zero: the call settled ok, the run failed.
+  records$.next(record('effect.requested', { effectId: 'root:e3', kind: 'executeTool', args: { callId: 'root:e1.1', name: 'bash', arguments: { command: 'node --test' } } }, 3));
+  records$.next(record('tool.settled', { effectId: 'root:e3', callId: 'root:e1.1', name: 'bash', status: 'ok', observation: '{}', execution: { command: 'node --test', exitCode: 1, durationMs: 812 }, elapsedMs: 1 }, 4));
+  records$.next(record('effect.requested', { effectId: 'root:e4', kind: 'executeTool', args: { callId: 'root:e1.2', name: 'write', arguments: { path: 'b.txt' } } }, 5));
+  records$.next(record('tool.settled', { effectId: 'root:e4', callId: 'root:e1.2', name: 'write', status: 'error', errorCode: 'Denied', observation: 'Denied: no', failedStage: 'permission', denial: { source: 'rule', rule: 'deny write', reason: 'no' }, elapsedMs: 1 }, 6));
+  out.write(renderer.summary({ sessionId: 's-1', status: 'completed', head: 9, usage: { turns: 2, toolCalls: 3, inputTokens: 10, outputTokens: 5, elapsedMs: 3 } }, Date.now()));
   subscription.unsubscribe();
   return text;
 };
@@ -46,7 +51,9 @@ describe('the live renderer', () => {
     expect(text).not.toContain('\r');
     expect(text).toContain('  ✗ read a.txt NotFound');
     expect(text).toContain('  ↻ overloaded: retrying in 1.5 s (attempt 2)\nReading it.\n');
-    expect(text).toMatch(/completed\n2 turns · 1 tool calls · 15 tokens/);
+    expect(text).toContain('  ✗ bash node --test (exit 1, 812 ms)\n');
+    expect(text).toContain('  ✗ write b.txt Denied\n');
+    expect(text).toMatch(/completed\n2 turns · 3 tool calls \(2 failed, 1 denied\) · 15 tokens/);
   });
 
   it('on a TTY with colour off (NO_COLOR): the spinner stays, colours go', async () => {

@@ -63,13 +63,14 @@ describe('approvals at the command line', () => {
     expect(existsSync(out())).toBe(false);
   });
 
-  it('--mode plan hides tools that change things; calling one blocks the turn, so finishing right after is refused', async () => {
+  it('--mode plan hides tools that change things; calling one is a denial the model reads, and its answer completes the session', async () => {
     const plan = await runCli(['run', 'write it', '--script', 'script.json', '--mode', 'plan', '--json'], cwd());
-    expect(plan.code).toBe(1);
+    expect(plan.code).toBe(0);
     const records = jsonLines(plan.stdout);
-    expect(records.find((record) => record.type === 'tool.rejected')?.data).toMatchObject({ stage: 'visibility', code: 'tool_not_visible' });
-    expect(records.find((record) => record.type === 'turn.blocked')?.data.findings).toEqual(expect.arrayContaining([expect.objectContaining({ class: 'tool.unknown_or_disallowed' })]));
-    expect(records.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'failed', reason: expect.stringMatching(/^completion refused/) } });
+    expect(records.find((record) => record.type === 'tool.rejected' && record.data.name === 'write')?.data).toMatchObject({ stage: 'visibility', code: 'tool_not_visible' });
+    expect(records.find((record) => record.type === 'tool.settled' && record.data.name === 'write')?.data).toMatchObject({ errorCode: 'Denied', failedStage: 'visibility', denial: { source: 'mode' } });
+    expect(records.filter((record) => record.type === 'turn.blocked')).toEqual([]);
+    expect(records.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
     expect(existsSync(out())).toBe(false);
     expect((await runCli(['run', 'x', '--script', 'script.json', '--mode', 'yolo'], cwd())).code).toBe(2);
     expect((await runCli(['run', 'x', '--script', 'script.json', '--approve', 'not a rule!'], cwd())).code).toBe(2);

@@ -97,7 +97,8 @@ describe('session.machine model check', () => {
       'completed has no pending approvals': (snapshot) => !snapshot.matches('completed') || Object.keys(snapshot.context.approvals).length === 0,
       'a call waiting for approval is not also running': (snapshot) => pendingCallIds(snapshot).every((callId) => !outstandingCallIds(snapshot).includes(callId)),
       'every pending approval has its permission actor': (snapshot) => isFinal(snapshot) || Object.keys(snapshot.context.approvals).every((approvalId) => Object.hasOwn(snapshot.children, approvalId)),
-      'completed only when the last tool turn reached MutationReady': (snapshot) => !snapshot.matches('completed') || snapshot.context.lastTurn === null || snapshot.context.lastTurn.status === 'mutation-ready',
+      'completed never rests on an open turn': (snapshot) => !snapshot.matches('completed') || snapshot.context.lastTurn === null || snapshot.context.lastTurn.status !== 'open',
+      'completed over a blocked turn says so': (snapshot) => !snapshot.matches('completed') || snapshot.context.lastTurn?.status !== 'blocked' || (snapshot.context.endReason?.startsWith(`answered over turn ${snapshot.context.lastTurn.turnId}`) ?? false),
       'joining a turn means every call has settled': (snapshot) => !snapshot.matches({ running: 'joiningTurn' }) || (Object.keys(snapshot.context.outstanding).length === 0 && snapshot.context.lastTurn?.status === 'open'),
       'an open turn has its turn actor': (snapshot) => isFinal(snapshot) || snapshot.context.lastTurn?.status !== 'open' || Object.hasOwn(snapshot.children, snapshot.context.lastTurn.path),
     },
@@ -112,6 +113,22 @@ describe('session.machine model check', () => {
           }),
       'entering a final state records session.ended once': ({ from, to, actions }) =>
         isFinal(from) || !isFinal(to) || actions.filter((action) => action.type === 'emitRecord' && (action.params as { type: string }).type === 'session.ended').length === 1,
+      // Fail closed on side effects, not on speech: the model may always answer; a completion over a blocked turn
+      // carries exactly that turn's findings, and any other end carries none.
+      'session.ended carries the findings a completion leaves standing, and only those': ({ to, actions }) =>
+        actions
+          .filter((action) => action.type === 'emitRecord' && (action.params as { type: string }).type === 'session.ended')
+          .every((action) => {
+            const data = (action.params as { data: { status: string; unresolved?: { turnId: string; findings: Array<{ class: string }> } } }).data;
+            const turn = to.context.lastTurn;
+            const expected = data.status === 'completed' && turn?.status === 'blocked' && turn.findings.length > 0;
+            if (!expected) return data.unresolved === undefined;
+            return data.unresolved?.turnId === turn.turnId && JSON.stringify(data.unresolved.findings) === JSON.stringify(turn.findings);
+          }),
+      'a final answer with nothing outstanding completes': ({ from, event, to }) =>
+        !(from.matches({ running: 'awaitingModel' }) && event.type === 'model.responded' && event.effectId === from.context.awaitingModel && event.toolCalls.length === 0 && event.stopReason !== 'pause_turn' && Object.keys(from.context.outstanding).length === 1) ||
+        to.matches('completed') ||
+        to.matches('budgetExhausted'),
       'unknown effect ids change nothing': ({ from, to, event }) =>
         !('effectId' in event) || event.effectId !== 'root:e999' || JSON.stringify(from.value) === JSON.stringify(to.value),
       'a forged approval id changes nothing': ({ from, to, event }) =>

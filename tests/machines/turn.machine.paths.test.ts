@@ -7,24 +7,44 @@ import { turnInput } from './turn.fixtures.js';
 
 type Snapshot = SnapshotFrom<typeof turnMachine>;
 
-const settled = (callId: string, name: string, variant: 'ok' | 'invalid' | 'stale' | 'cancelled' | 'truncated-no-artifact'): TurnEvent => ({
-  type: 'tool.settled',
-  callId,
-  name,
-  status: variant === 'ok' || variant === 'truncated-no-artifact' ? 'ok' : 'error',
-  ...(variant === 'invalid' ? { errorCode: 'InvalidInput', failedStage: 'schema' } : variant === 'stale' ? { errorCode: 'InvalidInput', failedStage: 'runtime-validation' } : variant === 'cancelled' ? { errorCode: 'Cancelled' } : {}),
-  observation: variant === 'ok' ? 'fine' : `${variant}: details`,
-  ...(variant === 'truncated-no-artifact' ? { truncated: { omittedBytes: 10, artifact: 'nowhere' } } : {}),
-  ...(name === 'bash' ? { provenance: { route: 'shell', workdir: '/w', sandboxProfile: 'default', commandDigest: 'b3:c' } } : {}),
-});
+type Variant = 'ok' | 'invalid' | 'stale' | 'cancelled' | 'truncated-no-artifact' | 'denied' | 'hidden' | 'no-evidence';
 
-/** Every event a turn can meet, including adversarial ones: duplicates, unknown ids, early, bad and missing uses. */
-const events = (snapshot: Snapshot): TurnEvent[] => {
+const failures: Partial<Record<Variant, { errorCode: string; failedStage?: string }>> = {
+  invalid: { errorCode: 'InvalidInput', failedStage: 'schema' },
+  stale: { errorCode: 'InvalidInput', failedStage: 'runtime-validation' },
+  cancelled: { errorCode: 'Cancelled' },
+  denied: { errorCode: 'Denied', failedStage: 'permission' },
+  hidden: { errorCode: 'Denied', failedStage: 'visibility' },
+};
+
+/** A result in one of its shapes; a shell call that ran carries boundary evidence unless it is `no-evidence`. */
+const settled = (callId: string, name: string, variant: Variant): TurnEvent => {
+  const failure = failures[variant];
+  const ran = failure?.failedStage === undefined;
+  return {
+    type: 'tool.settled',
+    callId,
+    name,
+    status: failure ? 'error' : 'ok',
+    ...(failure ?? {}),
+    observation: variant === 'ok' ? 'fine' : `${variant}: details`,
+    ...(variant === 'truncated-no-artifact' ? { truncated: { omittedBytes: 10, artifact: 'nowhere' } } : {}),
+    ...(name === 'bash' && ran && variant !== 'no-evidence' ? { provenance: { route: 'shell', workdir: '/w', sandboxProfile: 'default', commandDigest: 'b3:c' } } : {}),
+  };
+};
+
+/**
+ * Every event a turn can meet, including adversarial ones: duplicates, unknown ids, early, bad and missing uses.
+ * With `denials`, results also come back denied (by permission, or hidden at visibility) and — for a shell call —
+ * ran without boundary evidence; the single-call variants use it, so the two-call graphs stay their size.
+ */
+const eventsOf = (denials: boolean) => (snapshot: Snapshot): TurnEvent[] => {
   const context = snapshot.context;
   const list: TurnEvent[] = [];
   for (const callId of context.outstanding) {
     const name = context.toolCalls.find((call) => call.callId === callId)?.name ?? 'read';
     list.push(settled(callId, name, 'ok'), settled(callId, name, 'invalid'), settled(callId, name, 'stale'), settled(callId, name, 'cancelled'));
+    if (denials) list.push(settled(callId, name, 'denied'), settled(callId, name, 'hidden'), ...(name === 'bash' ? [settled(callId, name, 'no-evidence')] : []));
   }
   if (context.results.length <= context.requests.length) {
     list.push(settled('ghost', 'read', 'ok'));
@@ -49,7 +69,13 @@ const obligationsHold = (snapshot: Snapshot, input: TurnInput): boolean => {
   const resultIds = results.map((result) => result.callId);
   const exactlyOne = requests.every((request) => resultIds.filter((id) => id === request.callId).length === 1) && resultIds.every((id) => requested.has(id));
   const usesOk = resultIds.every((id) => uses.some((use) => use.callId === id)) && uses.every((use) => requested.has(use.callId) && (use.disposition !== 'consumed' || Boolean(use.ref)));
-  const allowed = requests.every((request) => callSpec.toolPolicy.allow.includes(request.name));
+  const hidden = callSpec.toolPolicy.hidden ?? {};
+  const isHidden = (name: string) => !callSpec.toolPolicy.allow.includes(name) && Object.hasOwn(hidden, name);
+  // A call to a tool the policy hides is allowed to be asked for: it must come back as its denial, nothing else.
+  const allowed = requests.every((request) => callSpec.toolPolicy.allow.includes(request.name) || isHidden(request.name));
+  const hiddenDenied = results.every((result) => !isHidden(result.name) || (result.errorCode === 'Denied' && result.failedStage === 'visibility'));
+  // Boundary evidence is owed by a shell call that ran; a refused one (any failed stage) never ran.
+  const shellEvidence = results.every((result) => !input.shellTools.includes(result.name) || (result.status === 'error' && result.failedStage !== undefined) || Boolean(result.provenance?.workdir && result.provenance.sandboxProfile && result.provenance.commandDigest));
   const branches = requests.length <= callSpec.parallelPolicy.maxBranches && (requests.length <= 1 || callSpec.parallelPolicy.allowed);
   const stop = callSpec.protocolStatePolicy.handled.includes(input.stopReason as never);
   const policy = callSpec.mutationPolicyDigest === input.activeMutationPolicyDigest;
@@ -59,13 +85,18 @@ const obligationsHold = (snapshot: Snapshot, input: TurnInput): boolean => {
   const textMode = callSpec.actionMode !== 'text' || Boolean(callSpec.normalizerId);
   const arrival = resultIds.map((id) => requests.findIndex((request) => request.callId === id));
   const ordered = !callSpec.parallelPolicy.strictOrder || arrival.every((index, position) => index === position);
-  return exactlyOne && usesOk && allowed && branches && stop && policy && claims && schemas && truncation && textMode && ordered;
+  return exactlyOne && usesOk && allowed && hiddenDenied && shellEvidence && branches && stop && policy && claims && schemas && truncation && textMode && ordered;
 };
+
+/** Variants whose results also come back denied, hidden, or (shell) without evidence. */
+const withDenials = new Set(['one bash call', 'a tool the mode hides', 'a hidden bash call']);
 
 const variants: Record<string, TurnInput> = {
   'two allowed calls': turnInput(),
   'one bash call': turnInput({ names: ['bash'] }),
   'a disallowed tool': turnInput({ names: ['read', 'rm_rf'] }),
+  'a tool the mode hides': turnInput({ names: ['write'], callSpec: { toolPolicy: { allow: ['read'], schemaDigests: { read: 'b3:r' }, hidden: { write: 'mode' } } } }),
+  'a hidden bash call': turnInput({ names: ['bash'], callSpec: { toolPolicy: { allow: ['read'], schemaDigests: { read: 'b3:r' }, hidden: { bash: 'tool-deny' } } } }),
   'parallel calls not allowed': turnInput({ callSpec: { parallelPolicy: { allowed: false, maxBranches: 1, strictOrder: false } } }),
   'strict transport order': turnInput({ callSpec: { parallelPolicy: { allowed: true, maxBranches: 4, strictOrder: true } } }),
   'unhandled stop reason': turnInput({ names: ['read'], stopReason: 'max_tokens' }),
@@ -81,7 +112,7 @@ describe('turn.machine model check', () => {
       const result = checkMachine({
         machine: turnMachine,
         input,
-        events,
+        events: eventsOf(withDenials.has(name)),
         stateInvariants: {
           'mutationReady implies every obligation': (snapshot) => !snapshot.matches('mutationReady') || obligationsHold(snapshot, input),
           'a final state is mutationReady exactly when every obligation holds': (snapshot) =>

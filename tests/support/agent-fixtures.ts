@@ -6,7 +6,10 @@ import { defineTool, readOnlyAnnotations } from '../../src/tools/tool.js';
 import { builtinTools } from '../../src/tools/builtin-tools.js';
 import type { AnyToolDefinition } from '../../src/tools/tool.js';
 
-/** A real test runner: `node --test` in a child process in the workspace; a non-zero exit is `NonZeroExit`. */
+/**
+ * A real test runner: `node --test` in a child process in the workspace. Like `bash`, a non-zero exit is a result,
+ * not a failure: the exit code travels as the call's `execution`, which is what the verification's status comes from.
+ */
 export const runTestsTool = defineTool({
   name: 'run_tests',
   description: 'Run the project tests with node --test and return their output.',
@@ -17,10 +20,12 @@ export const runTestsTool = defineTool({
   resumePolicy: 'rerun-after-check',
   execute: (_args, context) =>
     new Promise((resolve) => {
+      const started = Date.now();
       execFile(process.execPath, ['--test'], { cwd: context.workspace.root, timeout: 30_000, env: { PATH: process.env.PATH ?? '' } }, (error, stdout, stderr) => {
-        const output = `${stdout}${stderr}`;
-        if (error) resolve({ ok: false, code: 'NonZeroExit', message: `exit code ${String((error as { code?: unknown }).code)}\n${output}` });
-        else resolve({ ok: true, output });
+        const exitCode = error ? (typeof (error as { code?: unknown }).code === 'number' ? ((error as { code: number }).code) : null) : 0;
+        const signal = (error as { signal?: string | null } | null)?.signal ?? undefined;
+        const execution = { command: 'node --test', exitCode, ...(signal ? { signal } : {}), durationMs: Date.now() - started };
+        resolve({ ok: true, output: `exit code ${String(exitCode)}\n${stdout}${stderr}`, execution });
       });
     }),
 });

@@ -36,15 +36,18 @@ describe('the turn typestate in a scripted session', () => {
     expect(verifyRecords(run.session.id, run.records).verified).toBeGreaterThan(0);
   });
 
-  it('finishing right after a blocked turn is refused: the session fails closed instead of completing', async () => {
+  it('finishing right after a blocked turn completes with the findings on session.ended: the answer is a claim, nothing is MutationReady', async () => {
     const run = await runScriptedSession({ workspace: workspace.path, script: { turns: [{ text: 'Flying.', toolCalls: [{ name: 'fly', arguments: {} }] }, { text: 'Done, trust me.' }] } });
-    expect(run.result).toMatchObject({ status: 'failed', reason: expect.stringMatching(/^completion refused: turn root:e1 is blocked by tool\.unknown_or_disallowed/) });
+    expect(run.result).toMatchObject({ status: 'completed', reason: expect.stringMatching(/^answered over turn root:e1, which is blocked by tool\.unknown_or_disallowed/) });
     expect(run.records.some((record) => record.type === 'turn.mutation-ready')).toBe(false);
+    const ended = run.records.find((record) => record.type === 'session.ended')!.data;
+    expect(ended).toMatchObject({ status: 'completed', unresolved: { turnId: 'root:e1', findings: [{ class: 'tool.unknown_or_disallowed', callId: 'root:e1.0' }] } });
   });
 
   it('a schema failure blocks the turn; a stale-looking runtime failure does not', async () => {
     const run = await runScriptedSession({ workspace: workspace.path, script: { turns: [{ text: 'Reading.', toolCalls: [{ name: 'read', arguments: { path: 7 } }] }, { text: 'Done.' }] } });
-    expect(run.result.status).toBe('failed');
+    expect(run.result.status).toBe('completed');
+    expect(run.records.find((record) => record.type === 'session.ended')!.data).toMatchObject({ unresolved: { findings: [{ class: 'tool.schema_invalid' }] } });
     expect((run.records.find((record) => record.type === 'turn.blocked')!.data as { findings: Array<{ class: string }> }).findings.map((finding) => finding.class)).toEqual(['tool.schema_invalid']);
     const missing = await runScriptedSession({ workspace: workspace.path, script: { turns: [{ text: 'Reading.', toolCalls: [{ name: 'read', arguments: { path: 'missing.txt' } }] }, { text: 'Done: the file does not exist.' }] } });
     expect(missing.result.status).toBe('completed');

@@ -66,6 +66,18 @@ describe('fail-closed classes', () => {
     expect(runTurn(turnInput({ names: ['read'] }), { settle: () => ({ status: 'error', errorCode: 'InvalidInput', failedStage: 'runtime-validation', observation: 'InvalidInput: stale baseline' }) })).toEqual({ value: 'mutationReady', classes: [] });
   });
 
+  it('a denied or hidden call is a Denied outcome, not a violation: a refused shell call owes no boundary evidence, a hidden tool is not unknown', () => {
+    const denied = { status: 'error', errorCode: 'Denied', failedStage: 'permission', observation: 'Denied: denied by the rule "deny bash:rm*"' } as const;
+    expect(runTurn(turnInput({ names: ['bash'] }), { settle: () => denied })).toEqual({ value: 'mutationReady', classes: [] });
+    const hiddenSpec = { toolPolicy: { allow: ['read'], schemaDigests: { read: 'b3:r' }, hidden: { write: 'mode' as const, bash: 'tool-deny' as const } } };
+    const hidden = { status: 'error', errorCode: 'Denied', failedStage: 'visibility', observation: 'Denied: plan mode shows read-only tools only' } as const;
+    expect(runTurn(turnInput({ names: ['write', 'bash'], callSpec: hiddenSpec }), { settle: () => hidden })).toEqual({ value: 'mutationReady', classes: [] });
+    // A hidden tool whose result is anything but its denial ran when it must not have.
+    expect(runTurn(turnInput({ names: ['write'], callSpec: hiddenSpec })).classes).toEqual(['tool.unknown_or_disallowed']);
+    // A shell call that ran still owes its evidence.
+    expect(runTurn(turnInput({ names: ['bash'] }), { settle: () => ({ status: 'error', errorCode: 'Timeout', observation: 'Timeout' }) }).classes).toEqual(['runtime.shell_boundary_violation']);
+  });
+
   it('a clean turn reaches mutationReady with no class', () => {
     expect(runTurn(turnInput())).toEqual({ value: 'mutationReady', classes: [] });
   });

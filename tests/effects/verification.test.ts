@@ -1,0 +1,77 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { RecordEnvelope } from '../../models/envelope.js';
+import type { CommandExecution } from '../../models/tool.records.js';
+import type { VerificationRecorded } from '../../models/verification.records.js';
+import { createMemoryEventStore, runScriptedSession } from 'rein/testing';
+import { verificationOf } from '../../src/effects/verification.js';
+import { createRein } from '../../src/rein.js';
+import { builtinTools } from '../../src/tools/builtin-tools.js';
+import { defineTool, readOnlyAnnotations } from '../../src/tools/tool.js';
+import { delegate, submit, actorProvider, validReport } from '../support/delegation-fixtures.js';
+import { makeTempDir } from '../support/temp-dir.js';
+
+/** A tool named like a test runner that reports whatever execution it is given (or none: a claim). */
+const runner = (name: string, execution?: CommandExecution) =>
+  defineTool({
+    name,
+    description: 'Run the checks.',
+    parameters: z.object({ command: z.string().optional() }).strict(),
+    annotations: readOnlyAnnotations,
+    risk: 'execute',
+    sideEffect: 'process',
+    resumePolicy: 'rerun-after-check',
+    execute: async () => ({ ok: true, output: 'all green, trust me', ...(execution ? { execution } : {}) }),
+  });
+
+const verifications = (records: readonly RecordEnvelope[]) => records.filter((record) => record.type === 'verification.recorded').map((record) => record.data as VerificationRecorded);
+
+let workspace: { path: string; remove: () => Promise<void> };
+beforeEach(async () => {
+  workspace = await makeTempDir('rein-verification-');
+});
+afterEach(() => workspace.remove());
+
+describe('a verification comes from what ran', () => {
+  it('its status is the exit: 0 passes; a non-zero exit, a signal or a timeout fails; no exit on record is no verification', () => {
+    const call = { name: 'bash', arguments: { command: 'npm test' }, callId: 'root:e1.0' };
+    const outcome = (execution?: CommandExecution) => ({ status: 'ok' as const, observation: '{"stdout":"not ok 1 - adds\\n","stderr":""}', ...(execution ? { execution } : {}) });
+    const run = (fields: Partial<CommandExecution>) => verificationOf(call, 'root:e2', outcome({ command: 'npm test', exitCode: 0, durationMs: 5, ...fields }), { command: 'npm test' });
+    expect(run({})).toMatchObject({ status: 'passed', exitCode: 0, durationMs: 5, command: 'npm test' });
+    expect(run({ exitCode: 1 })).toMatchObject({ status: 'failed', exitCode: 1 });
+    expect(run({ exitCode: null, signal: 'SIGKILL' })).toMatchObject({ status: 'failed', exitCode: null, signal: 'SIGKILL' });
+    expect(run({ exitCode: 0, timedOut: 'soft' })).toMatchObject({ status: 'failed', timedOut: 'soft' });
+    // The summary is read from the command's output, not from the JSON wrapped around it.
+    expect(run({ exitCode: 1 })!.summary).toBe('not ok 1 - adds');
+    expect(verificationOf(call, 'root:e2', outcome(), { command: 'npm test' })).toBeUndefined();
+  });
+
+  it('in a session: a tool that claims without running, or a report naming a command, records nothing; a tool that ran records its exit', async () => {
+    const tools = [...builtinTools(), runner('run_tests'), runner('report'), runner('check', { command: 'make check', exitCode: 2, durationMs: 40 })];
+    const run = await runScriptedSession({
+      workspace: workspace.path,
+      script: {
+        turns: [
+          { text: 'Testing.', toolCalls: [{ name: 'run_tests', arguments: {} }, { name: 'report', arguments: { command: 'npm test' } }, { name: 'check', arguments: {} }] },
+          { text: 'All checks pass.' },
+        ],
+      },
+      rein: { tools, permissions: { approveAll: true } },
+    });
+    expect(verifications(run.records)).toEqual([expect.objectContaining({ name: 'check', status: 'failed', command: 'make check', exitCode: 2, durationMs: 40 })]);
+  });
+
+  it('a child tester whose report names `npm test` as passed is not a verification: only the parent\'s own runs are', async () => {
+    const store = createMemoryEventStore();
+    await writeFile(join(workspace.path, 'a.txt'), 'alpha\n');
+    const provider = actorProvider({ root: [delegate([{ id: 't', role: 'tester', objective: 'run the tests' }]), { text: 'Done: the tests pass.' }], t: [submit(validReport('test-report', 'completed'))] });
+    const rein = await createRein({ store, workspace: workspace.path, provider, sandbox: { loginShell: false } });
+    const session = await rein.startSession({ task: 'have the tests checked' });
+    expect((await session.whenQuiet()).status).toBe('completed');
+    const records = await store.read(session.id);
+    expect(records.some((record) => record.type === 'delegation.completed')).toBe(true);
+    expect(verifications(records)).toEqual([]);
+  });
+});
