@@ -142,7 +142,7 @@ export const sessionMachine = setup({
       for (const call of event.toolCalls) {
         const effectId = `${context.path}:e${next++}`;
         outstanding[effectId] = { kind: 'executeTool', callId: call.callId };
-        enqueue({ type: 'requestEffect', params: { effectId, kind: 'executeTool', args: { callId: call.callId, name: call.name, arguments: call.arguments } } });
+        enqueue({ type: 'requestEffect', params: { effectId, kind: 'executeTool', args: { callId: call.callId, name: call.name, arguments: call.arguments, ...(call.invalid ? { invalid: call.invalid } : {}) } } });
       }
       enqueue.assign({ nextEffect: next, outstanding, usage: { ...context.usage, toolCalls: context.usage.toolCalls + event.toolCalls.length } });
     }),

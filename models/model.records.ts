@@ -36,12 +36,27 @@ export const ProviderErrorInfo = z.object({
 });
 export type ProviderErrorInfo = z.infer<typeof ProviderErrorInfo>;
 
-/** A complete tool call proposed by the model. `callId` is the core's id; the vendor's id is provenance only. */
+/**
+ * A value in the model's tool arguments that no log can hold faithfully: a number that is not finite (`1e309`), a
+ * lone UTF-16 surrogate, nesting deeper than the limit. The recorded arguments carry `null` / U+FFFD in its place
+ * and the call is refused as `InvalidInput` naming `path` — so the log replays exactly what ran.
+ */
+export const ArgumentProblem = z.object({
+  path: z.string(),
+  problem: z.enum(['non_finite_number', 'lone_surrogate', 'too_deep']),
+});
+export type ArgumentProblem = z.infer<typeof ArgumentProblem>;
+
+/**
+ * A complete tool call proposed by the model. `callId` is the core's id; the vendor's id is provenance only;
+ * `invalid` lists the values the runtime had to replace before recording the call (it is then refused).
+ */
 export const ToolCall = z.object({
   callId: z.string().min(1),
   name: z.string(),
   arguments: z.record(z.string(), z.unknown()),
   providerCallId: z.string().optional(),
+  invalid: z.array(ArgumentProblem).optional(),
 });
 export type ToolCall = z.infer<typeof ToolCall>;
 

@@ -1,3 +1,4 @@
+import { sanitizeArguments, wellFormed } from '../tools/argument-hygiene.js';
 import type { ModelMessage, ModelOptions, ModelRequest, ModelToolDescription } from '../../models/model-contract.js';
 import type { ModelAttempted, ProviderErrorInfo, StopReason, TokenUsage, ToolCall } from '../../models/model.records.js';
 import type { ModelProvider } from '../providers/provider.js';
@@ -103,7 +104,9 @@ const attemptOnce = async (provider: ModelProvider, modelRequest: ModelRequest, 
         context.live({ type: 'model.intent', actor: request.actor, effectId: request.effectId, index: event.index, ...(event.name ? { name: event.name } : {}), argumentsLength: length });
       } else if (event.type === 'tool-intent') {
         const callId = `${request.effectId}.${state.toolCalls.length}`;
-        state.toolCalls.push({ callId, name: event.name, arguments: event.arguments, ...(event.providerCallId ? { providerCallId: event.providerCallId } : {}) });
+        // Recorded exactly as the runtime will use it: values no log can hold are replaced, named, and refused later.
+        const { value, problems } = sanitizeArguments(event.arguments);
+        state.toolCalls.push({ callId, name: wellFormed(event.name), arguments: value, ...(event.providerCallId ? { providerCallId: wellFormed(event.providerCallId) } : {}), ...(problems.length > 0 ? { invalid: problems } : {}) });
       } else if (event.type === 'started') {
         state.model = event.model;
         state.requestId = event.requestId;
@@ -207,7 +210,7 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
           // hold, so the first provider is tried again a minute after the outage that caused it.
           if (position > 0) sticky = link === 0 ? { link: 0, until: 0 } : { link, until: context.now() + fallbackStickyMs };
           const callSpec = source.callSpec?.(request.effectId, request.actor);
-          const data = { effectId: request.effectId, turn, text, ...(reasoning ? { reasoning } : {}), toolCalls, stopReason: result.stopReason as StopReason, usage, elapsedMs: context.elapsedMs(), ...(callSpec ? { callSpec } : {}) };
+          const data = { effectId: request.effectId, turn, text: wellFormed(text), ...(reasoning ? { reasoning: wellFormed(reasoning) } : {}), toolCalls, stopReason: result.stopReason as StopReason, usage, elapsedMs: context.elapsedMs(), ...(callSpec ? { callSpec } : {}) };
           return { type: 'model.responded', data, facts: attemptFacts(prepared, factOf(provider, request, attempt, result, durationMs)), ...blobsOf(prepared) };
         }
         const error = context.signal.aborted ? cancelled : result.error;

@@ -1,4 +1,5 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
+import type { ArgumentProblem } from '../../models/model.records.js';
 import type { ApprovalOutcome } from '../../machines/permission.machine.js';
 import { runToolPipeline, type PipelineEnvironment } from '../tools/tool-pipeline.js';
 import type { ResumeCheck } from '../tools/tool.js';
@@ -51,10 +52,11 @@ export const createExecuteToolExecutor = (environments: PipelineEnvironment | ((
       const name = String(request.args.name);
       const args = (typeof request.args.arguments === 'object' && request.args.arguments !== null ? request.args.arguments : {}) as Record<string, unknown>;
       const approval = approvalOf(request.args.approval);
+      const invalid = Array.isArray(request.args.invalid) ? (request.args.invalid as ArgumentProblem[]) : undefined;
       let ran = false;
       const result = await runToolPipeline(
         environment,
-        { effectId: request.effectId, callId, actor: request.actor, name, arguments: args, ...(approval ? { approval } : {}) },
+        { effectId: request.effectId, callId, actor: request.actor, name, arguments: args, ...(approval ? { approval } : {}), ...(invalid && invalid.length > 0 ? { invalid } : {}) },
         {
           sessionId: context.sessionId,
           signal: context.signal,

@@ -6,6 +6,7 @@ import { sandboxProfileOf, type Enforcement } from '../policy/sandbox-policy.js'
 import { digestOf } from '../../machines/typestate/digest.js';
 import { runCommand, type CapturedStream, type CommandOutcome } from './process-runner.js';
 import { defineTool, toolFailure, type ToolContext, type ToolResult } from './tool.js';
+import { fieldsWithNul, nulByteFailure } from './os-errors.js';
 
 export const BashParameters = z
   .object({
@@ -90,6 +91,9 @@ export const bashTool = defineTool<BashParameters, { cwd: string; relative: stri
   sideEffect: 'process',
   resumePolicy: 'require-user-confirmation',
   async prepare(args, context) {
+    // A NUL byte cannot reach a command line: refused before anything runs, naming the field.
+    const nul = fieldsWithNul({ command: args.command, cwd: args.cwd });
+    if (nul.length > 0) return nulByteFailure(nul);
     const resolved = await context.workspace.resolveExisting(args.cwd ?? '.');
     if (!resolved.ok) return resolved;
     const { classes, parts } = classifyShellCommand(args.command, { workspace: context.workspace.root, cwd: resolved.path });

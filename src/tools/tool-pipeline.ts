@@ -8,7 +8,10 @@ import type { SandboxPolicy } from '../policy/sandbox-policy.js';
 import { invalidInputMessage, issuesOf } from './invalid-input.js';
 import { defaultObservationLimit, failureOutcome, truncateObservation, type ToolOutcome } from './observation.js';
 import type { SessionToolState } from './session-tool-state.js';
-import type { AnyToolDefinition, ToolContext, ToolResult } from './tool.js';
+import type { AnyToolDefinition, Prepared, ToolContext, ToolFailure, ToolResult } from './tool.js';
+import { osFailureOf } from './os-errors.js';
+import { describeArgumentProblems } from './argument-hygiene.js';
+import type { ArgumentProblem } from '../../models/model.records.js';
 import type { ToolRegistry } from './tool-registry.js';
 import type { Workspace } from './workspace.js';
 import type { MemoryProposed } from '../../models/memory.records.js';
@@ -23,6 +26,8 @@ export interface PipelineCall {
   name: string;
   arguments: Record<string, unknown>;
   approval?: ApprovalOutcome;
+  /** Values the runtime replaced before recording the call (non-finite numbers, lone surrogates): it is refused. */
+  invalid?: readonly ArgumentProblem[];
 }
 
 /** What the pipeline works with for one session. */
@@ -94,8 +99,9 @@ const riskText = (tool: AnyToolDefinition, subject: PermissionSubject | undefine
  * validation → permission → execute → normalise → truncate-to-artifact → observation. Every deciding stage adds a
  * fact (`tool.rejected`, `tool.repaired`, `tool.validated`, `permission.decided`, `tool.started`, `file.*`). For a
  * tool that changes anything, the facts so far and `tool.started` are persisted (synced) before it runs; the rest
- * come back in `facts`. Model-correctable problems are outcomes; an exception thrown by a tool propagates (an
- * infrastructure failure stops the turn).
+ * come back in `facts`. Model-correctable problems are outcomes, and so is an operating-system error a tool met
+ * (mapped by errno in `os-errors.ts`: EACCES, ENOENT, ENAMETOOLONG, …); any other exception thrown by a tool
+ * propagates (an infrastructure failure stops the turn).
  */
 export const runToolPipeline = async (environment: PipelineEnvironment, call: PipelineCall, run: PipelineRun): Promise<PipelineOutcome> => {
   const facts: FactDraft[] = [];
@@ -117,6 +123,12 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
     return refuse('visibility', { ...failureOutcome('Denied', message), ...(visible.denial ? { denial: { source: visible.denial, reason: visible.reason } } : {}) });
   }
 
+  if (call.invalid && call.invalid.length > 0) {
+    // Arguments no log can hold faithfully were replaced when the call was recorded: refuse it, naming each field.
+    note('tool.validated', { ok: false, issues: call.invalid.map((entry) => ({ path: entry.path, code: entry.problem, message: describeArgumentProblems([entry]) })) });
+    return refuse('schema', failureOutcome('InvalidInput', `${tool.name}: ${describeArgumentProblems(call.invalid)}`));
+  }
+
   const repaired = repairInput(call.arguments, registry.fieldTypesOf(tool.name));
   const parsed = tool.parameters.safeParse(repaired.arguments);
   if (!parsed.success) {
@@ -132,7 +144,18 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   const proposals: MemoryProposed[] = [];
   const memory = environment.memory?.forCall({ actor: call.actor, callId: call.callId }, (candidate) => proposals.push(candidate));
   const context: ToolContext = { sessionId: run.sessionId, callId: call.callId, workspace: environment.workspace, blobs: environment.blobs, signal: run.signal, baselines: state.baselines, artifacts: state.artifacts, sandbox: environment.sandbox, outputBudget: environment.observationLimit ?? defaultObservationLimit, progress: run.progress, ...(memory ? { memory } : {}), ...(environment.delegation ? { delegation: environment.delegation } : {}) };
-  const prepared = tool.prepare ? await tool.prepare(parsed.data, context) : { ok: true as const, plan: undefined };
+  // An operating-system error the call ran into (a path too long, a directory it may not write) is a failure the
+  // model reads; any other exception is rein's own and propagates (effect.failed).
+  const guarded = async <T>(work: () => Promise<T>): Promise<T | ToolFailure> => {
+    try {
+      return await work();
+    } catch (error) {
+      const failure = osFailureOf(error, { arguments: parsed.data as Record<string, unknown>, workspace: environment.workspace.root });
+      if (failure) return failure;
+      throw error;
+    }
+  };
+  const prepared: Prepared<unknown> = tool.prepare ? await guarded(() => tool.prepare!(parsed.data, context)) : { ok: true as const, plan: undefined };
   for (const extra of prepared.notes ?? []) facts.push({ type: extra.type, data: { effectId: call.effectId, callId: call.callId, ...extra.data }, corr: call.callId, at: run.now() });
   if (!prepared.ok) {
     note('tool.rejected', { stage: 'runtime-validation', code: prepared.reason ?? 'runtime_precondition_failed', errorCode: prepared.code, message: prepared.message });
@@ -175,7 +198,7 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
     await run.persist([...facts, started]);
     facts.length = 0;
   }
-  const result = await withTimeout((signal) => tool.execute(parsed.data, { ...context, signal }, prepared.plan), run.signal, tool.timeoutMs);
+  const result = await withTimeout((signal) => guarded(() => tool.execute(parsed.data, { ...context, signal }, prepared.plan)), run.signal, tool.timeoutMs);
 
   for (const file of (result.ok ? result.files : undefined) ?? []) {
     state.baselines.set(file.path, file.hash);
