@@ -6,18 +6,21 @@ import { renderTaggedLines, splitLines } from './line-tags.js';
 import { toolFailure, type Prepared, type ResumeCheck, type ToolContext, type ToolFailure, type ToolResult } from './tool.js';
 import type { Workspace } from './workspace.js';
 
-/** A prepared edit: the file, the content hash it was computed from, the new content and the lines it changed. */
+/**
+ * A prepared edit: the file, the content hash it was computed from, the new bytes and the lines it changed. Edits
+ * work on bytes: what the edit did not touch is written back byte for byte, whatever its encoding.
+ */
 export interface EditPlan {
   target: string;
   relative: string;
   before: string;
-  content: string;
+  bytes: Uint8Array;
   /** 1-based line numbers in the new content around which the result shows fresh tags. */
   changedLines: number[];
 }
 
 /** Read the file an edit targets and, when `requireBaseline`, check it was read in this session and has not changed since. */
-export const loadForEdit = async (context: ToolContext, path: string, requireBaseline: boolean): Promise<{ target: string; relative: string; content: string; hash: string } | ToolFailure> => {
+export const loadForEdit = async (context: ToolContext, path: string, requireBaseline: boolean): Promise<{ target: string; relative: string; content: string; bytes: Uint8Array; hash: string } | ToolFailure> => {
   const file = await readWorkspaceFile(context.workspace, path);
   if (!('content' in file)) return file;
   const writable = await context.workspace.resolveWritable(file.relative);
@@ -28,7 +31,7 @@ export const loadForEdit = async (context: ToolContext, path: string, requireBas
     if (baseline === undefined) return toolFailure('InvalidInput', `${file.relative} has not been read in this session; read it first, then edit`, 'runtime_precondition_failed');
     if (baseline !== hash) return toolFailure('InvalidInput', `${file.relative} changed since you last read it; read it again before editing`, 'stale_file_baseline');
   }
-  return { target: writable.path, relative: file.relative, content: file.content, hash };
+  return { target: writable.path, relative: file.relative, content: file.content, bytes: file.bytes, hash };
 };
 
 /** The prepared form of an edit plan: permission matches the path; `tool.started` records before/after hashes for resume. */
@@ -36,7 +39,7 @@ export const preparedEdit = (plan: EditPlan, repairs: readonly InputRepair[] = [
   ok: true,
   plan,
   subject: { target: plan.relative },
-  intent: { path: plan.relative, before: plan.before, after: blake3Hex(plan.content) },
+  intent: { path: plan.relative, before: plan.before, after: blake3Hex(plan.bytes) },
   ...(repairs.length > 0 ? { repairs: [...repairs] } : {}),
 });
 
@@ -65,12 +68,12 @@ export const commitEdit = async (context: ToolContext, plan: EditPlan, summary: 
   if (!('content' in current)) return current;
   if (current.target !== plan.target) return toolFailure('Denied', `${plan.relative} moved outside the workspace while the call was checked`, 'outside_workspace');
   if (current.hash !== plan.before) return toolFailure('InvalidInput', `${plan.relative} changed while the edit waited; read it again`, 'stale_file_baseline');
-  const refused = await writeWorkspaceFile(context.workspace, plan.target, plan.content);
+  const refused = await writeWorkspaceFile(context.workspace, plan.target, plan.bytes);
   if (refused) return refused;
-  const after = blake3Hex(plan.content);
+  const after = blake3Hex(plan.bytes);
   return {
     ok: true,
-    output: `${summary}\n${excerpt(plan.content, plan.changedLines)}`,
+    output: `${summary}\n${excerpt(Buffer.from(plan.bytes).toString('utf8'), plan.changedLines)}`,
     data: { path: plan.relative, before: plan.before, after },
     files: [{ path: plan.relative, hash: after, access: 'write', before: plan.before }],
   };
@@ -85,4 +88,20 @@ export const checkEditResume = async (intent: Record<string, unknown> | undefine
   if (hash !== null && hash === intent?.after) return { resolution: 'settled-from-log', reason: 'the file already has the edited content', observation: `edited ${path} (confirmed after a restart: the edit is in the file)` };
   if (hash !== null && hash === intent?.before) return { resolution: 'rerun', reason: 'the file still has the content the edit was checked against' };
   return { resolution: 'awaiting-confirmation', reason: `${path} matches neither the content before nor after the edit` };
+};
+
+/**
+ * The first line where a file's bytes are not UTF-8, or undefined for valid UTF-8. `read` shows such bytes as
+ * U+FFFD; an edit never writes that replacement back over them.
+ */
+export const invalidUtf8Line = (bytes: Uint8Array): number | undefined => {
+  const original = Buffer.from(bytes);
+  // Valid UTF-8 survives decoding and re-encoding unchanged; where it first does not, the bad bytes are.
+  const roundTrip = Buffer.from(original.toString('utf8'), 'utf8');
+  if (roundTrip.equals(original)) return undefined;
+  let index = 0;
+  while (index < original.length && original[index] === roundTrip[index]) index++;
+  let line = 1;
+  for (let at = 0; at < index; at++) if (original[at] === 0x0a) line++;
+  return line;
 };

@@ -53,7 +53,7 @@ export const readWorkspaceFile = async (workspace: Workspace, requested: string)
  * location checked through the open descriptor), flushed, then renamed over the target. An existing file keeps its
  * mode. `target` must come from `Workspace.resolveWritable`.
  */
-export const writeWorkspaceFile = async (workspace: Workspace, target: string, content: string): Promise<ToolFailure | undefined> => {
+export const writeWorkspaceFile = async (workspace: Workspace, target: string, content: string | Uint8Array): Promise<ToolFailure | undefined> => {
   const temporary = join(dirname(target), `.${basename(target)}.rein-${randomBytes(6).toString('hex')}.tmp`);
   const mode = await stat(target).then((info) => info.mode & 0o7777, () => 0o644);
   const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
