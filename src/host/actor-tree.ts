@@ -121,6 +121,25 @@ export class ActorTree {
     return pending;
   }
 
+  /**
+   * Every running agent of the tree (the root and each child session actor, depth first) with the mutation policy
+   * digest its machine holds: what resume compares with the policy in force now.
+   */
+  agents(): Array<{ path: string; mutationPolicyDigest: string }> {
+    const found: Array<{ path: string; mutationPolicyDigest: string }> = [];
+    const visit = (ref: { logic?: unknown; getSnapshot(): unknown }) => {
+      const snapshot = ref.getSnapshot() as { status?: string; context?: unknown; children?: Record<string, { logic?: unknown; getSnapshot(): unknown }> };
+      if (snapshot.status !== 'active') return;
+      if (ref.logic === sessionMachine) {
+        const context = snapshot.context as SessionContext;
+        found.push({ path: context.path, mutationPolicyDigest: context.mutationPolicyDigest });
+      }
+      for (const child of Object.values(snapshot.children ?? {})) visit(child);
+    };
+    visit(this.root as unknown as { logic?: unknown; getSnapshot(): unknown });
+    return found;
+  }
+
   /** True when an actor with this path is in the tree and running. */
   isActive(path: string): boolean {
     const actor = path === rootPath ? this.root : this.root.system.get(path);

@@ -27,6 +27,8 @@ export interface ActorWiring {
   environment: PipelineEnvironment;
   descriptions: ModelToolDescription[];
   callSpec(effectId: string): CallSpec;
+  /** The mutation policy digest this agent's turns run under now (its CallSpecs carry it). */
+  mutationPolicyDigest: string;
 }
 
 export interface ActorWiringOptions {
@@ -127,6 +129,7 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
     environment: environmentOf(options.registry, options.permissions, sessionTools, rootRights),
     descriptions: rootDescriptions,
     callSpec: specFor('root', options.registry, rootDescriptions, options.permissions, options.maxTurns, sessionTools),
+    mutationPolicyDigest: mutationPolicyDigestOf(options.permissions, options.sandbox),
   };
   const nothing: ActorWiring = { ...rootWiring, rights: { ...rootRights, path: 'unknown', tools: [] }, environment: environmentOf(options.registry, options.permissions, new Set(), rootRights), descriptions: [] };
 
@@ -147,7 +150,7 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
     const key = `${task.contract.format}:${task.contract.requiredFields.join(',')}|${task.permissionMode}|${names.join(',')}`;
     const descriptions = cached(describeCache, key, () => registry.describe(names));
     const rights: ActorRights = { path: actor, depth: task.depth, role: task.role, tools: task.tools, mode: task.permissionMode, contract: task.contract };
-    const wiring: ActorWiring = { rights, environment: environmentOf(registry, policy, new Set(names), rights), descriptions, callSpec: specFor(key, registry, descriptions, policy, task.budgets.maxTurns, names) };
+    const wiring: ActorWiring = { rights, environment: environmentOf(registry, policy, new Set(names), rights), descriptions, callSpec: specFor(key, registry, descriptions, policy, task.budgets.maxTurns, names), mutationPolicyDigest: mutationPolicyDigestOf(policy, options.sandbox) };
     children.set(actor, wiring);
     return wiring;
   };

@@ -7,7 +7,6 @@ import { ReinError } from '../host/host-errors.js';
 import { readSessionRecords } from './read-session.js';
 import { machineVersion } from '../host/machine-version.js';
 import { createIdGenerator } from '../host/record-ids.js';
-import { mutationPolicyDigestOf } from '../typestate/call-spec.js';
 import { verifyRecords } from '../host/replay.js';
 import { SessionHost } from '../host/session-host.js';
 import { findInDoubt, type InDoubtEffect } from './in-doubt.js';
@@ -153,9 +152,13 @@ export const resumeSession = async (services: SessionServices, sessionId: string
     facts.push({ type: 'effect.resolved', data: { effectId: effect.effectId, kind: effect.kind, policy, resolution, reason }, ...(effect.record.corr ? { corr: effect.record.corr } : {}) });
   }
   await host.recordFacts(facts);
-  // The policy in force now (permission flags, sandbox) is an input: later turns are checked against it.
-  const activePolicy = mutationPolicyDigestOf(services.permissions, services.sandbox);
-  if (rebuilt.tree.context.mutationPolicyDigest !== activePolicy) await host.step({ type: 'policy.changed', data: { mutationPolicyDigest: activePolicy } });
+  // The policy in force now (permission flags, sandbox) is an input: later turns are checked against it. Every running
+  // agent gets its own — a child's is the parent's narrowed to its mode — so a child whose approval the flags answer
+  // reaches MutationReady on its next turn. A turn already open keeps the digest it started under (its CallSpec's).
+  for (const agent of rebuilt.tree.agents()) {
+    const active = wiring.policyDigestOf(agent.path);
+    if (agent.mutationPolicyDigest !== active) await host.step({ type: 'policy.changed', actor: agent.path, data: { mutationPolicyDigest: active } });
+  }
   report.resolutions = decided.map(({ effect, policy, resolution }) => ({ effectId: effect.effectId, kind: effect.kind, policy, resolution }));
 
   for (const { effect, resolution, reason, observation } of decided) {

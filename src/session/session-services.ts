@@ -72,6 +72,8 @@ export interface SessionWiring {
   toolState: SessionToolState;
   /** The running child agents, folded from the log. */
   directory: DelegationDirectory;
+  /** The mutation policy digest an agent (the root, or a child by its path) runs under now. */
+  policyDigestOf(actor: string): string;
   /** Fold a durable record into the views (called for every record, in seq order). */
   observe(record: RecordEnvelope): void;
 }
@@ -145,6 +147,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
     source,
     toolState,
     directory,
+    policyDigestOf: (actor) => actors.of(actor).mutationPolicyDigest,
     executors: {
       callModel: createCallModelExecutor({ provider: services.provider, ...(services.fallbacks ? { fallbacks: services.fallbacks } : {}), options: services.modelOptions, retry: services.retry, random: services.random, source }),
       executeTool: createExecuteToolExecutor((actor) => actors.of(actor).environment, services.classifyVerification ? { classifyVerification: services.classifyVerification } : {}),

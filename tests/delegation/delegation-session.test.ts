@@ -42,6 +42,14 @@ const replayed = async (store: EventStore, session: ReinSession) => {
   return records;
 };
 
+/** A child ended with a valid report from a MutationReady turn, and its delegation's join was satisfied. */
+const expectChildCompleted = (records: readonly RecordEnvelope[], taskId: string) => {
+  const completed = of(records, 'delegation.completed').map((record) => record.data as { taskId: string; reportStatus: string; report: Record<string, unknown>; evidence: { turnId: string } });
+  expect(completed.find((entry) => entry.taskId === taskId)).toMatchObject({ reportStatus: 'completed', report: { status: 'completed' }, evidence: { turnId: expect.any(String) } });
+  expect(of(records, 'delegation.failed').filter((record) => (record.data as DelegationFailed).taskId === taskId)).toEqual([]);
+  expect(of(records, 'delegation.joined').map((record) => (record.data as DelegationJoined).outcome)).toEqual(['satisfied']);
+};
+
 const explorer = (id: string, extra: Record<string, unknown> = {}) => ({ id, role: 'explorer', objective: `look at a.txt (${id})`, ...extra });
 
 describe('a delegating session', () => {
@@ -96,18 +104,20 @@ describe('a delegating session', () => {
     await session.approve(request!.approvalId, { decision: 'allow-once' });
     expect((await finish(session)).status).toBe('completed');
     await access(join(workspace, 'made.txt'));
-    await replayed(store, session);
+    expectChildCompleted(await replayed(store, session), 'w');
   });
 
   it('a child waiting for approval survives a restart: resume lists its question and the session completes', async () => {
-    for (const snapshotEvery of [0, 1]) {
+    // The second round resumes under another policy (answers given in advance, as `rein resume --yes` does): the
+    // child's next turn runs under the new digest and still reaches MutationReady.
+    for (const [snapshotEvery, approveAll] of [[0, false], [1, false], [0, true]] as const) {
       const replies = { root: [delegate([{ id: 'w', role: 'worker', objective: 'create made.txt' }]), { text: 'Done.' }], w: [{ text: 'making', calls: [{ name: 'bash', arguments: { command: 'touch made.txt' } }] }, submit(validReport('patch-proposal', 'completed'))] } satisfies Record<string, ActorReply[]>;
       const { rein, store, workspace } = await setup(replies, { snapshotEvery });
       const session = await rein.startSession({ task: 'delegate' });
       expect((await finish(session)).status).toBe('paused');
       const approvalId = session.pendingApprovals()[0]!.approvalId;
       await rein.close('restart');
-      const again = await createRein({ store, workspace, provider: actorProvider(replies), sandbox: { loginShell: false }, snapshotEvery });
+      const again = await createRein({ store, workspace, provider: actorProvider(replies), sandbox: { loginShell: false }, snapshotEvery, permissions: { approveAll } });
       const { session: resumed, report } = await again.resumeSession(session.id);
       // The nested actor tree restores from its snapshot; were it not to, resume would fall back to a full replay and log why.
       if (snapshotEvery === 1) expect(report.snapshotSeq !== undefined || report.snapshotRejected !== undefined).toBe(true);
@@ -116,7 +126,9 @@ describe('a delegating session', () => {
       expect(resumed.pendingApprovals().map((pending) => pending.approvalId)).toEqual([approvalId]);
       await resumed.approve(approvalId, { decision: 'allow-once' });
       expect((await finish(resumed)).status).toBe('completed');
-      await replayed(store, resumed);
+      const records = await replayed(store, resumed);
+      expectChildCompleted(records, 'w');
+      expect(of(records, 'policy.changed').map((record) => record.actor)).toEqual(approveAll ? ['root', expect.stringMatching(/^root\/delegation-\d+\/w$/)] : []);
     }
   });
 
