@@ -144,3 +144,18 @@ export type { PermissionMode, PermissionAction, ShellClass, ApprovalDecision } f
 export { DenialSource, Denial } from '../models/permission.records.js';
 export { CommandExecution, executionPassed } from '../models/tool.records.js';
 export { UnresolvedFindings } from '../models/session.records.js';
+
+// OpenTelemetry: sessions as GenAI spans, live and from the log (the SDK, exporters and serializer load on first use).
+export { spanProjection, spansOfRecords, finishOpenSpans } from './projections/spans.view.js';
+export type { SpanView, SpanViewOptions } from './projections/spans.view.js';
+export type { GenAiSpan, SpanEventData, SpanAttributes, SpanAttributeValue, SpanLinkData, SpanStatusData, SpanKindName } from './telemetry/span-types.js';
+export { traceIdOf, spanIdOf } from './telemetry/span-ids.js';
+export { createOtlpExporter, exportSessionSpans, otlpJsonOf } from './telemetry/telemetry.js';
+export type { OtlpExporterOptions, LogExportOptions, LogExportResult } from './telemetry/telemetry.js';
+export { resolveOtlpTarget } from './telemetry/otlp-target.js';
+export type { OtlpTarget, OtlpProtocol, OtlpTargetOptions } from './telemetry/otlp-target.js';
+export type { TelemetryOptions, TelemetryHandle } from './telemetry/live-telemetry.js';
+export type { TelemetryStats } from './telemetry/span-shipper.js';
+export { createRedactor } from './telemetry/redact.js';
+export { TelemetryError } from './telemetry/telemetry-errors.js';
+export type { TelemetryErrorCode } from './telemetry/telemetry-errors.js';

@@ -44,6 +44,7 @@ export interface MemoryOptions {
   refreshIntervalMs?: number;
 }
 import { delegationConfigOf } from './delegation/roles.js';
+import type { LiveTelemetry, TelemetryHandle, TelemetryOptions } from './telemetry/live-telemetry.js';
 
 export interface ReinOptions {
   /** The event log; `openLevelEventStore` for durable sessions, `createMemoryEventStore` for tests. */
@@ -97,6 +98,11 @@ export interface ReinOptions {
   effectGate?: () => Error | undefined;
   /** Delegation limits and roles: `maxDepth` (default 1: only the root agent delegates), `maxFanOut` (default 8), `roles`. */
   delegation?: Parameters<typeof delegationConfigOf>[0];
+  /**
+   * Export every session as OpenTelemetry GenAI spans to `exporter` (any `SpanExporter`), each span as soon as it
+   * ends; OpenTelemetry is loaded only when this is set. See README: *OpenTelemetry*.
+   */
+  telemetry?: TelemetryOptions;
 }
 
 /**
@@ -130,6 +136,8 @@ export interface Rein {
   session(sessionId: string): ReinSession | undefined;
   /** Every session this harness is running now. */
   runningSessions(): ReinSession[];
+  /** Live telemetry when `telemetry` was given: its counts, and a bounded flush for the end of the process. */
+  readonly telemetry?: TelemetryHandle;
   /** Memory governance over this store: list, review, approve, reject, revoke, health (what `rein memory` drives). */
   readonly memory: MemoryGovernance;
   /** Any stored session's records from `from` on: history first, then live appends (RxJS; never completes). */
@@ -185,12 +193,17 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     delegation: delegationConfigOf(options.delegation),
   };
   const registry = new SessionRegistry();
+  const telemetry: LiveTelemetry | undefined = options.telemetry ? (await import('./telemetry/live-telemetry.js')).createLiveTelemetry(options.telemetry) : undefined;
+  const watched = (session: ReinSession, silentThrough = 0): ReinSession => {
+    telemetry?.watch(session, { store: options.store, silentThrough });
+    return session;
+  };
   const { name, model, source } = options.provider;
   return {
     store: options.store,
     workspace: workspace.root,
     provider: { name, ...(model === undefined ? {} : { model }), ...(source === undefined ? {} : { source }) },
-    createSession: async (sessionOptions) => registry.add(await createSession(services, sessionOptions)),
+    createSession: async (sessionOptions) => watched(registry.add(await createSession(services, sessionOptions))),
     submit: async (submitOptions) => {
       const { name: providerName, model: providerModel, source } = options.provider;
       const script = providerName === 'scripted' && source !== undefined ? JSON.parse(await readFile(resolvePath(workspace.root, source), 'utf8')) : undefined;
@@ -212,13 +225,14 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
       });
     },
     startSession: async (sessionOptions) => {
-      const session = registry.add(await createSession(services, sessionOptions));
+      const session = watched(registry.add(await createSession(services, sessionOptions)));
       await session.send(sessionOptions.task);
       return session;
     },
     resumeSession: async (sessionId, resumeOptions) => {
+      const before = telemetry ? await options.store.head(sessionId) : 0;
       const resumed = await resumeSession(services, sessionId, resumeOptions);
-      registry.add(resumed.session);
+      watched(registry.add(resumed.session), before);
       return resumed;
     },
     replaySession: (sessionId) => replaySession(options.store, sessionId),
@@ -227,6 +241,7 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     getSession: (sessionId) => summarizeSession(options.store, sessionId),
     session: (sessionId) => registry.get(sessionId),
     runningSessions: () => registry.list(),
+    ...(telemetry ? { telemetry: { stats: () => telemetry.stats(), flush: (timeoutMs?: number) => telemetry.flush(timeoutMs), shutdown: (timeoutMs?: number) => telemetry.shutdown(timeoutMs) } } : {}),
     memory: createMemoryGovernance({ store: options.store, clock, log: governance }),
     records: (sessionId, from = 1) => options.store.tail(sessionId, from),
     close: (reason = 'the host is shutting down') => registry.interruptAll(reason),

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { createMemoryEventStore, openLevelEventStore } from '../../stores/index.js';
 import type { EventStore } from '../../stores/event-store.js';
 import { createScriptedProvider, parseScript } from '../../src/providers/scripted-provider.js';
-import { createRein } from '../../src/rein.js';
+import { createRein, type ReinOptions } from '../../src/rein.js';
 import { defineTool, readOnlyAnnotations } from '../../src/tools/tool.js';
 
 /** A tool that does nothing, so a benchmark measures the harness and not the tool. */
@@ -38,7 +38,7 @@ export interface BenchSession {
 }
 
 /** Run a scripted session of `roundTrips` model → noop-tool round trips on a LevelDB store (or in memory). */
-export const runBenchSession = async (options: { roundTrips: number; durability: 'sync' | 'relaxed' | 'memory' }): Promise<BenchSession> => {
+export const runBenchSession = async (options: { roundTrips: number; durability: 'sync' | 'relaxed' | 'memory'; telemetry?: ReinOptions['telemetry'] }): Promise<BenchSession> => {
   const directory = await mkdtemp(join(tmpdir(), 'rein-bench-'));
   const store = options.durability === 'memory' ? createMemoryEventStore() : await openLevelEventStore(join(directory, '.rein'), { durability: options.durability });
   const script = parseScript({ turns: [...Array.from({ length: options.roundTrips }, () => ({ text: 'go', toolCalls: [{ name: 'noop', arguments: {} }] })), { text: 'done' }] });
@@ -48,6 +48,7 @@ export const runBenchSession = async (options: { roundTrips: number; durability:
     provider: createScriptedProvider(script),
     tools: [noopTool],
     budgets: { maxTurns: options.roundTrips + 5, maxToolCalls: options.roundTrips + 5, maxTokens: 1e12, maxWallTimeMs: 3_600_000 },
+    ...(options.telemetry ? { telemetry: options.telemetry } : {}),
   });
   const session = await rein.createSession({ task: 'bench' });
   const stepTimes: number[] = [];

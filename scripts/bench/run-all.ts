@@ -7,6 +7,7 @@ import { main as projections } from './projections.bench.js';
 import { main as tools } from './tools.bench.js';
 import { main as memory } from './memory.bench.js';
 import { main as cliStartup } from './cli-startup.bench.js';
+import { main as telemetry } from './telemetry.bench.js';
 
 /** `npm run bench`: every benchmark in turn; each prints its figures and the ratio against its same-run baseline. */
 await append();
@@ -24,5 +25,7 @@ process.stdout.write('\n');
 await memory();
 process.stdout.write('\n');
 await cliStartup();
+process.stdout.write('\n');
+await telemetry();
 process.stdout.write('\n');
 await delegation();

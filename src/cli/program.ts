@@ -12,7 +12,7 @@ import { registerStore } from './commands/store.command.js';
 import { registerApprove } from './commands/approve.command.js';
 
 /** Error codes that mean the command line (or its configuration) was wrong: exit 2. */
-export const usageCodes: ReadonlySet<string> = new Set(['USAGE', 'SCRIPT_INVALID', 'CONFIG_INVALID', 'STORE_INVALID_ARGUMENT', 'FORK_NOT_AT_BOUNDARY', 'TURN_NOT_FOUND', 'INSPECTOR_NOT_LOCAL', 'QUEUE_UNSUPPORTED']);
+export const usageCodes: ReadonlySet<string> = new Set(['USAGE', 'SCRIPT_INVALID', 'CONFIG_INVALID', 'STORE_INVALID_ARGUMENT', 'FORK_NOT_AT_BOUNDARY', 'TURN_NOT_FOUND', 'INSPECTOR_NOT_LOCAL', 'QUEUE_UNSUPPORTED', 'TELEMETRY_CONFIG_INVALID']);
 
 /*
  * How a command joins the CLI (and keeps `rein --help`, `rein sessions` and `rein show` fast to start):

@@ -85,6 +85,30 @@ export const setIn = <V>(map: PersistentMap<V>, key: string, value: V): Persiste
   return { size: map.size + (added ? 1 : 0), root: node };
 };
 
+const remove = <V>(node: Branch<V>, hash: number, key: string, shift: number): Branch<V> | undefined => {
+  const index = (hash >>> shift) & MASK;
+  const slot = node.slots[index];
+  if (slot === undefined) return undefined;
+  if (slot.kind === 'branch') {
+    const inner = remove(slot, hash, key, shift + BITS);
+    if (!inner) return undefined;
+    return withSlot(node, index, inner.slots.every((entry) => entry === undefined) ? undefined : inner);
+  }
+  const at = slot.hash === hash ? slot.entries.findIndex(([entryKey]) => entryKey === key) : -1;
+  if (at < 0) return undefined;
+  const entries = slot.entries.filter((_, position) => position !== at);
+  return withSlot(node, index, entries.length === 0 ? undefined : { kind: 'leaf', hash, entries });
+};
+
+/**
+ * A new map without `key` (the same map when it is absent); emptied branches are dropped, so a map that keeps only
+ * what is live (open spans, pending approvals) stays as small as what it holds.
+ */
+export const removeIn = <V>(map: PersistentMap<V>, key: string): PersistentMap<V> => {
+  const root = remove(map.root, hashOf(key), key, 0);
+  return root ? { size: map.size - 1, root } : map;
+};
+
 const collect = <V, T>(node: Slot<V>, out: T[], pick: (entry: readonly [string, V]) => T): void => {
   if (node === undefined) return;
   if (node.kind === 'leaf') {

@@ -34,6 +34,7 @@ describe('README documents every contract', () => {
       ...(await unionLiterals('../../src/host/host-errors.ts', 'HostErrorCode')),
       ...(await unionLiterals('../../src/projections/projection-errors.ts', 'ProjectionErrorCode')),
       ...(await unionLiterals('../../src/inspect/inspect-errors.ts', 'InspectErrorCode')),
+      ...(await unionLiterals('../../src/telemetry/telemetry-errors.ts', 'TelemetryErrorCode')),
     ];
     expect(codes.length).toBeGreaterThan(20);
     expect(codes.filter((code) => !readme.includes(`\`${code}\``))).toEqual([]);

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { emptyMap, entriesOf, getIn, setIn, type PersistentMap } from '../../src/projections/persistent-map.js';
+import { emptyMap, entriesOf, getIn, removeIn, setIn, type PersistentMap } from '../../src/projections/persistent-map.js';
 import { newest, prepend, toArray, type PersistentList } from '../../src/projections/persistent-list.js';
 import { propertyRuns } from '../support/temp-dir.js';
 
@@ -21,6 +21,33 @@ describe('persistent structures', () => {
         expect(new Map(entriesOf(map))).toEqual(model);
         expect(getIn(map, '\u0000absent')).toBeUndefined();
         for (const version of versions) expect(new Map(entriesOf(version.map))).toEqual(version.snapshot);
+      }),
+      { numRuns: propertyRuns(100) },
+    );
+  });
+
+  it('removal behaves like Map.delete, shares the rest and drops emptied branches', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.boolean(), fc.constantFrom('a', 'b', 'c', 'd', 'key-1', 'key-2', ''), fc.integer()), { maxLength: 300 }), (operations) => {
+        const model = new Map<string, number>();
+        let map = emptyMap<number>();
+        for (const [add, key, value] of operations) {
+          const before = map;
+          if (add) {
+            map = setIn(map, key, value);
+            model.set(key, value);
+          } else {
+            const had = model.delete(key);
+            map = removeIn(map, key);
+            if (!had) expect(map).toBe(before);
+            expect(getIn(before, key)).toBe(had ? getIn(before, key) : undefined);
+          }
+          expect(map.size).toBe(model.size);
+        }
+        expect(new Map(entriesOf(map))).toEqual(model);
+        for (const key of model.keys()) map = removeIn(map, key);
+        expect(map.size).toBe(0);
+        expect(map.root.slots.every((slot) => slot === undefined)).toBe(true);
       }),
       { numRuns: propertyRuns(100) },
     );

@@ -8,10 +8,12 @@ import { buildProvider, providerSettingsFor } from '../provider-options.js';
 import { permissionsOf, sandboxOf } from '../permission-options.js';
 import { answeringOf } from './run.action.js';
 import type { ResumeCommandOptions } from './resume.command.js';
+import { cliTelemetryFor } from '../telemetry-options.js';
 
 /** The body of `rein resume` (see `registerResume`). */
 export const resumeCommand = async (id: string, options: ResumeCommandOptions, setExit: (code: number) => void): Promise<void> => {
   const workspace = await workspaceOf(options);
+  const telemetry = await cliTelemetryFor(options);
   const store = await openStore(options, workspace, 'write');
   try {
     if (store.capabilities.fencing) {
@@ -24,7 +26,8 @@ export const resumeCommand = async (id: string, options: ResumeCommandOptions, s
     const created = SessionCreated.parse(first.data);
     const settings = await providerSettingsFor(options, workspace, created.provider);
     const { provider, fallbacks } = await buildProvider(settings, store);
-    const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, fallbacks, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options) });
+    const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, fallbacks, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options), ...telemetry?.reinOptions });
+    telemetry?.attach(rein);
     const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes) });
     if (!options.json) {
       process.stdout.write(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` from the snapshot at seq ${report.snapshotSeq}` : ''}\n`);
@@ -39,6 +42,7 @@ export const resumeCommand = async (id: string, options: ResumeCommandOptions, s
     }
     setExit(exitCodeOf(await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options) })));
   } finally {
+    await telemetry?.finish();
     await store.close();
   }
 };

@@ -3,6 +3,7 @@ import { addCommonOptions, addPermissionOptions, addProviderOptions, type Common
 
 export interface ResumeCommandOptions extends CommonOptions, ProviderFlags, PermissionOptions {
   yes?: boolean;
+  otlp?: string;
 }
 
 /**
@@ -15,7 +16,8 @@ export const registerResume = (program: Command, setExit: (code: number) => void
     .command('resume')
     .description('continue a paused, interrupted or crashed session from its log')
     .argument('<id>', 'session id')
-    .option('--yes', 'rerun in-doubt effects that need confirmation, and answer every approval request with yes');
+    .option('--yes', 'rerun in-doubt effects that need confirmation, and answer every approval request with yes')
+    .option('--otlp <base-url>', 'send the spans that end from now on to this OpenTelemetry collector over OTLP/HTTP, as OTEL_EXPORTER_OTLP_ENDPOINT does');
   addPermissionOptions(addCommonOptions(addProviderOptions(command, 'scripted model (default: the script the session was started with)'))).action(async (id: string, options: ResumeCommandOptions) =>
     (await import('./resume.action.js')).resumeCommand(id, options, setExit),
   );

@@ -10,6 +10,7 @@ import { builtinTools } from '../../tools/builtin-tools.js';
 import type { ApprovalAnswering } from '../approval-prompt.js';
 import type { PermissionOptions } from '../command-options.js';
 import type { RunOptions } from './run.command.js';
+import { cliTelemetryFor } from '../telemetry-options.js';
 
 /** How the CLI answers approvals for these flags: in advance from the rules, and on a TTY by asking. */
 export const answeringOf = (options: PermissionOptions): ApprovalAnswering => ({
@@ -23,11 +24,13 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   const workspace = await workspaceOf(options);
   const settings = await providerSettingsFor(options, workspace);
   const inspector: InspectorConnection | undefined = options.inspect === undefined || options.inspect === false ? undefined : await connectInspector(options.inspect === true ? 'ws://127.0.0.1:8080' : options.inspect);
+  const telemetry = options.detach ? undefined : await cliTelemetryFor(options);
   const store = await openStore(options, workspace, 'write');
   try {
     const { provider, replaying, fallbacks } = await buildProvider(settings, store);
     const budgets = { ...replaying?.budgets, ...budgetsOf(options) };
-    const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, fallbacks, budgets, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options), ...(inspector ? { inspect: inspector.inspect } : {}) });
+    const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, fallbacks, budgets, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options), ...(inspector ? { inspect: inspector.inspect } : {}), ...telemetry?.reinOptions });
+    telemetry?.attach(rein);
     const text = task || replaying?.task || 'Follow the script.';
     if (options.detach) {
       const sessionId = await rein.submit({ task: text, budgets });
@@ -39,6 +42,7 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
     const result = await runToQuiet(session, { json: Boolean(options.json), begin: () => session.send(text), approvals: answeringOf(options) });
     setExit(exitCodeOf(result));
   } finally {
+    await telemetry?.finish();
     await store.close();
     await inspector?.flush();
     await inspector?.close();

@@ -6,6 +6,7 @@ export { addBudgetOptions, addCommonOptions } from '../command-options.js';
 export interface RunOptions extends CommonOptions, BudgetOptions, ProviderFlags, PermissionOptions {
   inspect?: string | boolean;
   detach?: boolean;
+  otlp?: string;
 }
 
 /**
@@ -19,7 +20,8 @@ export const registerRun = (program: Command, setExit: (code: number) => void): 
     .argument('[task]', 'what the agent should do', '')
     .option('--inspect [ws-url]', 'stream the live actors to a Stately inspector on this machine (default ws://127.0.0.1:8080)')
     .option('--yes', 'answer every approval request with yes (deny rules and the workspace boundary still hold)')
-    .option('--detach', 'queue the session for rein worker and print its id (PostgreSQL store only)');
+    .option('--detach', 'queue the session for rein worker and print its id (PostgreSQL store only)')
+    .option('--otlp <base-url>', 'send every span to this OpenTelemetry collector over OTLP/HTTP (<base-url>/v1/traces), as OTEL_EXPORTER_OTLP_ENDPOINT does');
   addPermissionOptions(addBudgetOptions(addCommonOptions(addProviderOptions(command, 'scripted provider: play this JSON script (selects --provider scripted)')))).action(async (task: string, options: RunOptions) =>
     (await import('./run.action.js')).runCommand(task, options, setExit),
   );

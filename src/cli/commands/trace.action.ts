@@ -9,12 +9,16 @@ import { analyzeTrace } from '../../trace/trace-analyzer.js';
 import { renderTraceMarkdown, renderTraceText } from '../../trace/trace-report.js';
 import { openStore, printJson, workspaceOf } from '../cli-context.js';
 import type { TraceOptions } from './trace.command.js';
+import { ReinError } from '../../host/host-errors.js';
+import { exportTrace, wantsOtlp } from '../trace-export.js';
 
 /** The body of `rein trace` (see `registerTrace`). */
 export const traceCommand = async (id: string, options: TraceOptions): Promise<void> => {
+  if (options.format !== undefined && options.format !== 'text' && options.format !== 'otlp-json') throw new ReinError('USAGE', `--format must be text or otlp-json, got ${JSON.stringify(options.format)}`);
   const store = await openStore(options, await workspaceOf(options), 'read-only');
   try {
     const records = await readSession(store, id);
+    if (wantsOtlp(options)) return await exportTrace(id, records, options);
     const view = rebuildView(traceProjection, records);
     const report = await analyzeTrace(view, blobText(store, id));
     const users = toArray(view.users);

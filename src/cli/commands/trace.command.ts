@@ -4,6 +4,8 @@ import { addCommonOptions, type CommonOptions } from '../command-options.js';
 export interface TraceOptions extends CommonOptions {
   out?: string;
   eval?: string | boolean;
+  format?: string;
+  otlp?: string;
 }
 
 /**
@@ -17,6 +19,8 @@ export const registerTrace = (program: Command): void => {
     .description('analyse a recorded session: timeline, failure class and boundary, Markdown report (read-only)')
     .argument('<id>', 'session id')
     .option('--out <file>', 'write the Markdown report to this file')
-    .option('--eval [file]', 'export an eval case that checks the agent\'s steps (to the file, or stdout)');
+    .option('--eval [file]', 'export an eval case that checks the agent\'s steps (to the file, or stdout)')
+    .option('--format <format>', 'text (the default), or otlp-json: the session\'s OpenTelemetry spans as one OTLP/JSON document on stdout')
+    .option('--otlp <base-url>', 'export the session\'s OpenTelemetry spans to this collector over OTLP/HTTP (<base-url>/v1/traces)');
   addCommonOptions(command).action(async (id: string, options: TraceOptions) => (await import('./trace.action.js')).traceCommand(id, options));
 };

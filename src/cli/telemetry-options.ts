@@ -1,0 +1,77 @@
+import type { Rein, ReinOptions } from '../rein.js';
+import { displayEndpoint } from '../providers/wire-format.js';
+import { resolveOtlpTarget, type OtlpTarget } from '../telemetry/otlp-target.js';
+import type { TelemetryStats } from '../telemetry/span-shipper.js';
+
+export interface TelemetryFlags {
+  otlp?: string;
+}
+
+/** How long `rein run` / `rein resume` wait for the collector before they exit (and the cap on one export). */
+export const exitFlushMs = 2_000;
+
+/** The environment variable OpenTelemetry's GenAI instrumentations read to capture message content. */
+export const captureContentVariable = 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT';
+
+/** Whether the environment asks for content in spans (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`). */
+export const captureContentFrom = (env: NodeJS.ProcessEnv): boolean => env[captureContentVariable]?.trim().toLowerCase() === 'true';
+
+/**
+ * Values no span may carry: every environment variable that looks like a credential (its name says key, token,
+ * secret, password, credential or auth) and the OTLP header values (an API key for a hosted backend).
+ */
+export const secretsFromEnvironment = (env: NodeJS.ProcessEnv): string[] => {
+  const secrets: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (!value || value.length < 8) continue;
+    if (/(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)/i.test(name)) secrets.push(value);
+    if (/^OTEL_EXPORTER_OTLP_(TRACES_)?HEADERS$/.test(name)) {
+      for (const pair of value.split(',')) {
+        const header = pair.slice(pair.indexOf('=') + 1).trim();
+        if (header.length >= 8) secrets.push(header, decodeURIComponent(header));
+      }
+    }
+  }
+  return secrets;
+};
+
+/** Live telemetry for a command that runs sessions, from `--otlp` or the environment; undefined when neither asks. */
+export interface CliTelemetry {
+  target: OtlpTarget;
+  reinOptions: Pick<ReinOptions, 'telemetry'>;
+  /** Remember the harness whose telemetry `finish` flushes. */
+  attach(rein: Rein): void;
+  /** Flush (at most 2 s) and report on stderr what was sent and what was dropped. Never throws. */
+  finish(): Promise<TelemetryStats | undefined>;
+}
+
+export const cliTelemetryFor = async (flags: TelemetryFlags, env: NodeJS.ProcessEnv = process.env): Promise<CliTelemetry | undefined> => {
+  const resolved = resolveOtlpTarget(flags.otlp === undefined ? {} : { endpoint: flags.otlp }, env);
+  if (!resolved) return undefined;
+  // One export (retries included) may not outlast the exit flush, so the process never waits longer than that.
+  const target = { ...resolved, timeoutMs: Math.min(resolved.timeoutMs, exitFlushMs) };
+  const { otlpExporterFor } = await import('../telemetry/telemetry.js');
+  const exporter = await otlpExporterFor(target);
+  let rein: Rein | undefined;
+  return {
+    target,
+    reinOptions: { telemetry: { exporter, captureContent: captureContentFrom(env), secrets: secretsFromEnvironment(env), exportTimeoutMs: exitFlushMs + 500 } },
+    attach: (harness) => {
+      rein = harness;
+    },
+    finish: async () => {
+      const handle = rein?.telemetry;
+      if (!handle) return undefined;
+      const stats = await handle.shutdown(exitFlushMs).catch(() => handle.stats());
+      process.stderr.write(telemetryReport(stats, target));
+      return stats;
+    },
+  };
+};
+
+/** One stderr line: how many spans reached the collector, and how many were dropped and why. */
+export const telemetryReport = (stats: TelemetryStats, target: OtlpTarget): string => {
+  const where = `${displayEndpoint(target.url)} (${target.protocol})`;
+  if (stats.dropped === 0) return `telemetry: ${stats.exported} span${stats.exported === 1 ? '' : 's'} sent to ${where}\n`;
+  return `telemetry: ${stats.exported} of ${stats.ended} spans sent to ${where}; ${stats.dropped} dropped: ${stats.lastError ?? 'unknown reason'}\n`;
+};

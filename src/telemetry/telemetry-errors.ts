@@ -1,0 +1,16 @@
+/** Stable codes of telemetry errors; README lists them. */
+export type TelemetryErrorCode = 'TELEMETRY_CONFIG_INVALID' | 'TELEMETRY_EXPORT_FAILED';
+
+/**
+ * Telemetry was configured wrongly: an OTLP endpoint that is not an http(s) URL, an unsupported protocol
+ * (`grpc`), a bad timeout, or an exporter without `export`. Raised before any session runs; a failing collector
+ * never raises it (drops are counted instead).
+ */
+export class TelemetryError extends Error {
+  readonly code: TelemetryErrorCode;
+  constructor(code: TelemetryErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'TelemetryError';
+    this.code = code;
+  }
+}
