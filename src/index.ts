@@ -29,6 +29,8 @@ export type { PostgresEventStoreOptions, MigrationReport } from '../stores/index
 export { PostgresSessionQueue } from '../stores/postgres/postgres-session-queue.js';
 export type { QueueState, QueueEntry, SessionLease, ClaimedSession } from '../stores/postgres/postgres-session-queue.js';
 export { runWorker } from './worker/worker.js';
+export { copyStore } from './session/copy-store.js';
+export type { CopiedStream, CopyStoreOptions } from './session/copy-store.js';
 export type { WorkerOptions, WorkerReport, WorkerSessionEvent } from './worker/worker.js';
 export { submitSession, queueOf } from './worker/submit-session.js';
 export { QueuedSession, QueuedAnswer } from './worker/queued-session.js';

@@ -65,16 +65,20 @@ export const protectedPathsOf = async (options: CommonOptions, workspace: string
  * database in place (reads go through temporary copies), so the store stays byte-identical. A `postgres://` URL opens
  * the PostgreSQL store (the driver loads only then); its reads never change anything, whatever the mode.
  */
-export const openStore = async (options: CommonOptions, workspace: string, mode: 'read' | 'write' | 'read-only'): Promise<EventStore> => {
-  const location = await storeLocationOf(options, workspace);
+export const openStore = async (options: CommonOptions, workspace: string, mode: 'read' | 'write' | 'read-only'): Promise<EventStore> =>
+  openStoreAt(await storeLocationOf(options, workspace), { mode, relaxed: Boolean(options.relaxed) });
+
+/** Open the store at `location` (a directory, resolved from the working directory, or a `postgres://` URL); see `openStore`. */
+export const openStoreAt = async (location: string, options: { mode: 'read' | 'write' | 'read-only'; relaxed?: boolean }): Promise<EventStore> => {
   const durability = options.relaxed ? 'relaxed' : 'sync';
   if (isPostgresUrl(location)) {
     const { openPostgresEventStore } = await import('../../stores/postgres/postgres-event-store.js');
     const retry = Number(process.env.REIN_STORE_RETRY_MS);
     return openPostgresEventStore(location, { durability, applicationName: 'rein-cli', ...(Number.isSafeInteger(retry) && retry >= 0 ? { retryForMs: retry } : {}) });
   }
-  if (mode === 'write') await mkdir(location, { recursive: true });
-  return openLevelEventStore(location, { durability, readOnly: mode === 'read-only' });
+  const root = resolve(location);
+  if (options.mode === 'write') await mkdir(root, { recursive: true });
+  return openLevelEventStore(root, { durability, readOnly: options.mode === 'read-only' });
 };
 
 /** Print one value as a JSON line. */

@@ -17,3 +17,5 @@ export { canonicalEqual } from '../host/canonical-equal.js';
 export { rebuildView, liveView, reducerOf } from '../projections/projection.js';
 export { checkEvalCase, exportEvalCase } from '../trace/eval-case.js';
 export { analyzeTrace } from '../trace/trace-analyzer.js';
+export { startPostgresCluster, findPostgresBinaries } from './postgres-cluster.js';
+export type { PostgresCluster, PostgresClusterOptions } from './postgres-cluster.js';

@@ -202,6 +202,12 @@ export function describeEventStoreConformance(harness: ConformanceHarness): void
         await expectCode(store.append('bad name!', drafts(1, 1), { expectedSeq: 0 }), 'STORE_INVALID_ARGUMENT');
         await expectCode(store.append('s', drafts(1, 1), { expectedSeq: -1 }), 'STORE_INVALID_ARGUMENT');
       });
+      it('takes a new stream\'s creation time from the append when given (copying stores), and only then', async () => {
+        const { store } = await subject();
+        await store.append('copied', drafts(1, 1), { expectedSeq: 0, createdAt: 1_234 });
+        await store.append('copied', drafts(2, 1), { expectedSeq: 1, createdAt: 99_999 });
+        expect((await store.info('copied'))?.createdAt).toBe(1_234);
+      });
       it('stores canonical values: undefined-valued keys are dropped', async () => {
         const { store } = await subject();
         const written: RecordDraft = { ...draft(1), cause: undefined, data: { kept: 1, dropped: undefined, nested: { gone: undefined } } };
