@@ -20,7 +20,8 @@ export const CONFLICT_SQLSTATE = 'RE002';
  *    (content-addressed), `snapshots`, `leases` (owner, epoch, expiry), and the `append` function: lease check,
  *    expected-seq check, insert and notify in one statement, so an append is one round trip and one transaction.
  * 2. The session queue `rein worker` runs from: each submitted session's spec, its state and the approval answers
- *    waiting for a worker.
+ *    waiting for a worker; `claim` and `release`.
+ * 3. `claim` also takes a parked session when it is named (`rein resume` of a session waiting for a person).
  */
 export const migrations: readonly Migration[] = [
   {
@@ -200,6 +201,41 @@ BEGIN
   UPDATE {s}.queue q SET state = p_state, updated_at = clock_timestamp() WHERE q.session = p_session;
   PERFORM pg_notify('{queue_channel}', p_session);
   RETURN p_state;
+END
+$fn$;
+`,
+  },
+  {
+    version: 3,
+    description: 'claim a parked session by name (rein resume of a session waiting for a person)',
+    sql: `
+CREATE OR REPLACE FUNCTION {s}.claim(p_owner text, p_lease_ms integer, p_session text)
+RETURNS TABLE (session text, epoch bigint, spec jsonb, answers jsonb) LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_session text;
+  v_epoch bigint;
+BEGIN
+  SELECT q.session INTO v_session FROM {s}.queue q LEFT JOIN {s}.leases l ON l.stream = q.session
+    WHERE (p_session IS NULL OR q.session = p_session)
+      AND (q.state = 'queued'
+        OR (q.state = 'running' AND (l.owner IS NULL OR l.expires_at < clock_timestamp()))
+        OR (p_session IS NOT NULL AND q.state = 'parked'))
+    ORDER BY q.enqueued_at
+    LIMIT 1
+    FOR UPDATE OF q SKIP LOCKED;
+  IF v_session IS NULL THEN
+    RETURN;
+  END IF;
+  INSERT INTO {s}.leases AS l (stream, owner, epoch, expires_at)
+    VALUES (v_session, p_owner, 1, clock_timestamp() + p_lease_ms * interval '1 millisecond')
+    ON CONFLICT (stream) DO UPDATE SET owner = EXCLUDED.owner, epoch = l.epoch + 1, expires_at = EXCLUDED.expires_at
+      WHERE l.owner IS NULL OR l.expires_at < clock_timestamp()
+    RETURNING l.epoch INTO v_epoch;
+  IF v_epoch IS NULL THEN
+    RETURN;
+  END IF;
+  UPDATE {s}.queue q SET state = 'running', updated_at = clock_timestamp(), claims = q.claims + 1 WHERE q.session = v_session;
+  RETURN QUERY SELECT q.session, v_epoch, q.spec, q.answers FROM {s}.queue q WHERE q.session = v_session;
 END
 $fn$;
 `,

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { describePostgres, freshSchemaUrl } from '../support/postgres.js';
+import { openPostgresEventStore, PostgresSessionQueue } from '../../src/index.js';
 
 const script = {
   turns: [
@@ -67,9 +68,9 @@ describePostgres('rein CLI on a PostgreSQL store', () => {
   it('migrates a schema explicitly, idempotently', async () => {
     const fresh = freshSchemaUrl();
     const first = jsonLines((await runCli(['store', 'migrate', '--store', fresh, '--json'], { cwd: workspace.path })).stdout)[0];
-    expect(first).toMatchObject({ from: 0, to: 2, applied: [1, 2] });
+    expect(first).toMatchObject({ from: 0, to: 3, applied: [1, 2, 3] });
     const again = jsonLines((await runCli(['store', 'migrate', '--store', fresh, '--json'], { cwd: workspace.path })).stdout)[0];
-    expect(again).toMatchObject({ from: 2, to: 2, applied: [] });
+    expect(again).toMatchObject({ from: 3, to: 3, applied: [] });
   });
 
   it('queues sessions with --detach and runs them on rein worker', async () => {
@@ -102,6 +103,22 @@ describePostgres('rein CLI on a PostgreSQL store', () => {
     expect(second.find((event) => event.sessionId === waiting && event.type === 'finished')).toMatchObject({ detail: 'completed' });
     const replay = await runCli(['replay', waiting, '--store', url], { cwd: workspace.path });
     expect(replay.code).toBe(0);
+  });
+
+  it('resumes a parked queued session from the CLI under its lease (rein resume --approve), leaving it done', async () => {
+    const queued = await runCli(['run', 'answered at the terminal', '--script', 'script.json', '--store', url, '--detach', '--json'], { cwd: workspace.path });
+    const { sessionId: waiting } = jsonLines(queued.stdout)[0]!;
+    const parked = jsonLines((await runCli(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: workspace.path })).stdout);
+    expect(parked.filter((event) => event.sessionId === waiting).map((event) => event.type)).toEqual(['claimed', 'parked']);
+    const resumed = await runCli(['resume', waiting, '--approve', 'write', '--store', url], { cwd: workspace.path });
+    expect(resumed.stderr).toBe('');
+    expect(resumed.code).toBe(0);
+    const store = await openPostgresEventStore(url);
+    try {
+      expect(await new PostgresSessionQueue(store).entry(waiting)).toMatchObject({ state: 'done', claims: 2 });
+    } finally {
+      await store.close();
+    }
   });
 
   it('reports an unreachable server as STORE_UNAVAILABLE without showing the password', async () => {

@@ -9,6 +9,8 @@ import { permissionsOf, sandboxOf } from '../permission-options.js';
 import { answeringOf } from './run.action.js';
 import type { ResumeCommandOptions } from './resume.command.js';
 import { cliTelemetryFor } from '../telemetry-options.js';
+import type { EventStore } from '../../../stores/event-store.js';
+import type { HeldSession } from '../../worker/session-lease.js';
 
 /** The body of `rein resume` (see `registerResume`). */
 export const resumeCommand = async (id: string, options: ResumeCommandOptions, setExit: (code: number) => void): Promise<void> => {
@@ -16,33 +18,55 @@ export const resumeCommand = async (id: string, options: ResumeCommandOptions, s
   const telemetry = await cliTelemetryFor(options);
   const store = await openStore(options, workspace, 'write');
   try {
-    if (store.capabilities.fencing) {
-      const { queueOf } = await import('../../worker/submit-session.js');
-      const lease = (await queueOf(store).entry(id))?.lease;
-      if (lease && lease.expiresAt > Date.now()) throw new ReinError('SESSION_LEASED', `session ${id} is running on worker ${lease.owner} (epoch ${lease.epoch})`);
+    // A queued session (rein run --detach) is resumed under its lease, like a worker would run it.
+    let interrupt: ((reason: string) => void) | undefined;
+    const held = store.capabilities.fencing
+      ? await (async () => {
+          const [{ queueOf }, { holdQueuedSession }] = await Promise.all([import('../../worker/submit-session.js'), import('../../worker/session-lease.js')]);
+          return holdQueuedSession({ queue: queueOf(store), store, session: id, onLost: (reason) => interrupt?.(reason) });
+        })()
+      : undefined;
+    try {
+      setExit(await resumeHere(id, options, { ...(held ? { store: held.store, effectGate: held.effectGate, held } : { store }), telemetry }, workspace, (stop) => (interrupt = stop)));
+    } finally {
+      held?.stop();
     }
-    const [first] = await store.read(id, { limit: 1 });
-    if (!first) throw new ReinError('SESSION_NOT_FOUND', `no session ${id} in this store`);
-    const created = SessionCreated.parse(first.data);
-    const settings = await providerSettingsFor(options, workspace, created.provider);
-    const { provider, fallbacks } = await buildProvider(settings, store);
-    const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, fallbacks, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options), ...telemetry?.reinOptions });
-    telemetry?.attach(rein);
-    const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes) });
-    if (!options.json) {
-      process.stdout.write(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` from the snapshot at seq ${report.snapshotSeq}` : ''}\n`);
-      if (report.snapshotRejected) process.stderr.write(`warning: ${report.snapshotRejected}; used a full replay\n`);
-      for (const resolution of report.resolutions) process.stdout.write(`in doubt: ${resolution.effectId} (${resolution.kind}) → ${resolution.resolution}\n`);
-    }
-    if (report.alreadyEnded) {
-      const result = session.result();
-      if (!options.json) process.stdout.write(`session already ended: ${result.status}\n`);
-      setExit(result.status === 'completed' ? ExitCode.ok : ExitCode.failed);
-      return;
-    }
-    setExit(exitCodeOf(await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options) })));
   } finally {
     await telemetry?.finish();
     await store.close();
   }
+};
+
+const resumeHere = async (
+  id: string,
+  options: ResumeCommandOptions,
+  context: { store: EventStore; effectGate?: () => Error | undefined; held?: HeldSession; telemetry: Awaited<ReturnType<typeof cliTelemetryFor>> },
+  workspace: string,
+  onInterrupt: (stop: (reason: string) => void) => void,
+): Promise<number> => {
+  const { store } = context;
+  const [first] = await store.read(id, { limit: 1 });
+  if (!first) throw new ReinError('SESSION_NOT_FOUND', `no session ${id} in this store`);
+  const created = SessionCreated.parse(first.data);
+  const settings = await providerSettingsFor(options, workspace, created.provider);
+  const { provider, fallbacks } = await buildProvider(settings, store);
+  const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, fallbacks, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options), ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
+  context.telemetry?.attach(rein);
+  const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes) });
+  onInterrupt((reason) => void session.interrupt(reason).catch(() => undefined));
+  if (!options.json) {
+    process.stdout.write(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` from the snapshot at seq ${report.snapshotSeq}` : ''}\n`);
+    if (report.snapshotRejected) process.stderr.write(`warning: ${report.snapshotRejected}; used a full replay\n`);
+    for (const resolution of report.resolutions) process.stdout.write(`in doubt: ${resolution.effectId} (${resolution.kind}) → ${resolution.resolution}\n`);
+  }
+  if (report.alreadyEnded) {
+    const result = session.result();
+    await context.held?.release(result);
+    if (!options.json) process.stdout.write(`session already ended: ${result.status}\n`);
+    return result.status === 'completed' ? ExitCode.ok : ExitCode.failed;
+  }
+  await context.held?.applyAnswers(session);
+  const result = await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options) });
+  await context.held?.release(result);
+  return exitCodeOf(result);
 };
