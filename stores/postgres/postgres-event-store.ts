@@ -16,16 +16,18 @@ import type {
 } from '../event-store.js';
 import { prepareStreamBlobs, verifiedBlob } from '../stream-blobs.js';
 import { refDigest } from '../blob-hash.js';
-import { decodeRecord, prepareBatch } from '../record-drafts.js';
+import { prepareBatch } from '../record-drafts.js';
 import { decodeValue, encodeValue } from '../record-codec.js';
-import { rangeLength, resolveReadRange, seqAt, verifyPosition } from '../read-range.js';
+import { rangeLength, resolveReadRange, seqAt } from '../read-range.js';
 import { readAllLimit } from '../read-all.js';
-import { assertExpectedSeq, assertForkPoint, assertSnapshot, assertSnapshotBound } from '../store-arguments.js';
+import { assertExpectedSeq, assertSnapshot, assertSnapshotBound } from '../store-arguments.js';
 import { CorruptRecordError, StoreError } from '../store-errors.js';
 import { assertStreamName, forkStreamName } from '../stream-names.js';
 import { TailHub } from '../tail-hub.js';
 import { PostgresBlobStore } from './postgres-blob-store.js';
 import { isConnectionError, storeErrorOf } from './postgres-errors.js';
+import { forkStream } from './postgres-fork.js';
+import { APPEND_SQL, MAX_SEQ, POSITION_PATTERN, appendParameters, assertFence, decodeRow, describe, type RecordRow, type StreamRow } from './postgres-rows.js';
 import { appendChannel, migratePostgresSchema, type MigrationReport } from './postgres-migrate.js';
 import { AppendListener } from './postgres-notifications.js';
 import { PostgresQueries, closedError } from './postgres-queries.js';
@@ -51,75 +53,6 @@ export interface PostgresEventStoreOptions {
   /** `application_name` of the connections (shown in `pg_stat_activity`). */
   applicationName?: string;
 }
-
-const MAX_SEQ = Number.MAX_SAFE_INTEGER;
-const POSITION_PATTERN = /^(\d{1,20}):(\d{1,19})$/;
-
-interface RecordRow {
-  seq: number | null;
-  payload: Buffer | null;
-  checksum: number | null;
-}
-
-interface StreamRow {
-  stream: string;
-  head: number;
-  created_at: number;
-  forked_from: string | null;
-  forked_at: number | null;
-  status: string | null;
-}
-
-const describe = (row: StreamRow): StreamInfo => {
-  const info: StreamInfo = { stream: row.stream, head: row.head, createdAt: row.created_at };
-  if (row.forked_from !== null && row.forked_at !== null) info.forkedFrom = { stream: row.forked_from, seq: row.forked_at };
-  if (row.status !== null) info.status = row.status;
-  return info;
-};
-
-/** The stored record, after its checksum, its decoding and its place are checked. */
-const decodeRow = (stream: string, seq: number, payload: Buffer, checksum: number): RecordEnvelope => {
-  if (crc32(payload) !== checksum) throw new CorruptRecordError(stream, seq, 'checksum mismatch');
-  const record = decodeRecord(payload, stream, seq);
-  verifyPosition(stream, record, seq);
-  return record;
-};
-
-/** The parameters of `<schema>.append(...)` for one prepared batch. */
-const appendParameters = (stream: string, options: AppendOptions, createdAt: number, durable: boolean, batch: ReturnType<typeof prepareBatch>, blobs: Awaited<ReturnType<typeof prepareStreamBlobs>>): unknown[] => {
-  const { envelopes, values } = batch;
-  const payloads = values.map((value) => Buffer.from(value.buffer, value.byteOffset, value.byteLength));
-  return [
-    stream,
-    options.expectedSeq,
-    options.fence?.owner ?? null,
-    options.fence?.epoch ?? null,
-    createdAt,
-    durable,
-    options.status ?? null,
-    envelopes.map((envelope) => envelope.id),
-    envelopes.map((envelope) => envelope.type),
-    envelopes.map((envelope) => envelope.v),
-    envelopes.map((envelope) => envelope.at),
-    envelopes.map((envelope) => envelope.actor),
-    envelopes.map((envelope) => envelope.cause ?? null),
-    envelopes.map((envelope) => envelope.corr ?? null),
-    payloads,
-    payloads.map((payload) => crc32(payload)),
-    blobs.map((blob) => blob.hex),
-    blobs.map((blob) => Buffer.from(blob.bytes)),
-  ];
-};
-
-const APPEND_SQL = (schema: string) => `SELECT ${schema}.append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) AS head`;
-
-const assertFence = (options: AppendOptions): void => {
-  const fence = options.fence;
-  if (fence === undefined) return;
-  if (typeof fence !== 'object' || fence === null || typeof fence.owner !== 'string' || fence.owner === '' || !Number.isSafeInteger(fence.epoch) || fence.epoch < 1) {
-    throw new StoreError('STORE_INVALID_ARGUMENT', 'fence must be { owner: non-empty string, epoch: positive integer }');
-  }
-};
 
 /**
  * The PostgreSQL EventStore (README: *PostgreSQL*): records keyed by (stream, seq) in `<schema>.records` with the
@@ -311,7 +244,7 @@ export class PostgresEventStore implements EventStore {
     return this.#track(() =>
       this.db.retrying(
         name,
-        () => this.#copyStream(stream, atSeq, name, createdAt),
+        () => forkStream(this.db, { stream, atSeq, name, createdAt }),
         async (error) => {
           const existing = (error as StoreError).code === 'STORE_STREAM_EXISTS' ? await this.info(name) : undefined;
           return existing?.forkedFrom?.stream === stream && existing.forkedFrom.seq === atSeq && existing.createdAt === createdAt ? existing : undefined;
@@ -415,50 +348,6 @@ export class PostgresEventStore implements EventStore {
       [stream, first.seq, first.seq + envelopes.length - 1],
     );
     return rows.length === envelopes.length && rows.every((row, index) => row.id === envelopes[index]!.id && row.seq === envelopes[index]!.seq);
-  }
-
-  async #copyStream(stream: string, atSeq: number, name: string, createdAt: number): Promise<StreamInfo> {
-    return this.db.transaction(name, async (client) => {
-      const s = this.db.quoted;
-      const parent = await client.query<{ head: number }>(`SELECT head FROM ${s}.streams WHERE stream = $1 FOR SHARE`, [stream]);
-      const head = parent.rows[0]?.head;
-      if (head === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
-      assertForkPoint(stream, atSeq, head);
-      const created = await client.query<StreamRow>(
-        `INSERT INTO ${s}.streams (stream, head, created_at, forked_from, forked_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (stream) DO NOTHING RETURNING *`,
-        [name, atSeq, createdAt, stream, atSeq],
-      );
-      if (created.rows[0] === undefined) throw new StoreError('STORE_STREAM_EXISTS', `stream ${name} already exists`);
-      const { rows } = await client.query<{ seq: number; payload: Buffer; checksum: number }>(`SELECT seq, payload, checksum FROM ${s}.records WHERE stream = $1 AND seq <= $2 ORDER BY seq`, [stream, atSeq]);
-      if (rows.length !== atSeq) throw new CorruptRecordError(stream, undefined, `expected ${atSeq} records to fork, found ${rows.length}`);
-      const copies = rows.map((row) => {
-        const record = decodeRow(stream, row.seq, row.payload, row.checksum);
-        const encoded = encodeValue({ ...record, stream: name });
-        return { record, payload: Buffer.from(encoded.buffer, encoded.byteOffset, encoded.byteLength) };
-      });
-      await client.query(
-        `INSERT INTO ${s}.records (stream, seq, id, type, v, at, actor, cause, corr, payload, checksum)
-          SELECT $1, seq, id, type, v, at, actor, cause, corr, payload, checksum
-          FROM unnest($2::bigint[], $3::text[], $4::text[], $5::int[], $6::float8[], $7::text[], $8::text[], $9::text[], $10::bytea[], $11::bigint[])
-            AS copy(seq, id, type, v, at, actor, cause, corr, payload, checksum)`,
-        [
-          name,
-          copies.map((copy) => copy.record.seq),
-          copies.map((copy) => copy.record.id),
-          copies.map((copy) => copy.record.type),
-          copies.map((copy) => copy.record.v),
-          copies.map((copy) => copy.record.at),
-          copies.map((copy) => copy.record.actor),
-          copies.map((copy) => copy.record.cause ?? null),
-          copies.map((copy) => copy.record.corr ?? null),
-          copies.map((copy) => copy.payload),
-          copies.map((copy) => crc32(copy.payload)),
-        ],
-      );
-      await client.query(`INSERT INTO ${s}.stream_blobs (stream, hash, content) SELECT $1, hash, content FROM ${s}.stream_blobs WHERE stream = $2`, [name, stream]);
-      await client.query(`SELECT pg_notify($1, $2)`, [appendChannel(this.db.schema), name]);
-      return describe(created.rows[0]);
-    });
   }
 
   #track<T>(work: () => Promise<T>): Promise<T> {

@@ -1,0 +1,90 @@
+import { crc32 } from 'node:zlib';
+import type { RecordEnvelope } from '../../models/envelope.js';
+import type { AppendOptions, StreamInfo } from '../event-store.js';
+import type { prepareStreamBlobs } from '../stream-blobs.js';
+import type { prepareBatch } from '../record-drafts.js';
+import { decodeRecord } from '../record-drafts.js';
+import { verifyPosition } from '../read-range.js';
+import { CorruptRecordError, StoreError } from '../store-errors.js';
+
+/*
+ * How the PostgreSQL store's rows map to records: the `streams` row to `StreamInfo`, a `records` row back to its
+ * envelope (checksum, decoding and place checked), and a prepared batch to the parameters of `<schema>.append(...)`.
+ */
+
+/** The upper bound of an open seq range in SQL. */
+export const MAX_SEQ = Number.MAX_SAFE_INTEGER;
+/** A `readAll` position: `<transaction id>:<global position>`. */
+export const POSITION_PATTERN = /^(\d{1,20}):(\d{1,19})$/;
+
+/** A `records` row as `read` selects it (null columns: the stream exists but no record is in range). */
+export interface RecordRow {
+  seq: number | null;
+  payload: Buffer | null;
+  checksum: number | null;
+}
+
+/** A `streams` row. */
+export interface StreamRow {
+  stream: string;
+  head: number;
+  created_at: number;
+  forked_from: string | null;
+  forked_at: number | null;
+  status: string | null;
+}
+
+/** The `StreamInfo` of a `streams` row. */
+export const describe = (row: StreamRow): StreamInfo => {
+  const info: StreamInfo = { stream: row.stream, head: row.head, createdAt: row.created_at };
+  if (row.forked_from !== null && row.forked_at !== null) info.forkedFrom = { stream: row.forked_from, seq: row.forked_at };
+  if (row.status !== null) info.status = row.status;
+  return info;
+};
+
+/** The stored record, after its checksum, its decoding and its place are checked. */
+export const decodeRow = (stream: string, seq: number, payload: Buffer, checksum: number): RecordEnvelope => {
+  if (crc32(payload) !== checksum) throw new CorruptRecordError(stream, seq, 'checksum mismatch');
+  const record = decodeRecord(payload, stream, seq);
+  verifyPosition(stream, record, seq);
+  return record;
+};
+
+/** The parameters of `<schema>.append(...)` for one prepared batch. */
+export const appendParameters = (stream: string, options: AppendOptions, createdAt: number, durable: boolean, batch: ReturnType<typeof prepareBatch>, blobs: Awaited<ReturnType<typeof prepareStreamBlobs>>): unknown[] => {
+  const { envelopes, values } = batch;
+  const payloads = values.map((value) => Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+  return [
+    stream,
+    options.expectedSeq,
+    options.fence?.owner ?? null,
+    options.fence?.epoch ?? null,
+    createdAt,
+    durable,
+    options.status ?? null,
+    envelopes.map((envelope) => envelope.id),
+    envelopes.map((envelope) => envelope.type),
+    envelopes.map((envelope) => envelope.v),
+    envelopes.map((envelope) => envelope.at),
+    envelopes.map((envelope) => envelope.actor),
+    envelopes.map((envelope) => envelope.cause ?? null),
+    envelopes.map((envelope) => envelope.corr ?? null),
+    payloads,
+    payloads.map((payload) => crc32(payload)),
+    blobs.map((blob) => blob.hex),
+    blobs.map((blob) => Buffer.from(blob.bytes)),
+  ];
+};
+
+/** The one statement an append sends. */
+export const APPEND_SQL = (schema: string) => `SELECT ${schema}.append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) AS head`;
+
+/** A fence must be `{ owner: non-empty string, epoch: positive integer }`, else `STORE_INVALID_ARGUMENT`. */
+export const assertFence = (options: AppendOptions): void => {
+  const fence = options.fence;
+  if (fence === undefined) return;
+  if (typeof fence !== 'object' || fence === null || typeof fence.owner !== 'string' || fence.owner === '' || !Number.isSafeInteger(fence.epoch) || fence.epoch < 1) {
+    throw new StoreError('STORE_INVALID_ARGUMENT', 'fence must be { owner: non-empty string, epoch: positive integer }');
+  }
+};
+
