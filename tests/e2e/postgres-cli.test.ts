@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { jsonLines, runCli } from '../support/cli.js';
+import { jsonLines, runCli, startCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { describePostgres, freshSchemaUrl } from '../support/postgres.js';
 import { openPostgresEventStore, PostgresSessionQueue } from '../../src/index.js';
@@ -117,6 +117,32 @@ describePostgres('rein CLI on a PostgreSQL store', () => {
     try {
       expect(await new PostgresSessionQueue(store).entry(waiting)).toMatchObject({ state: 'done', claims: 2 });
     } finally {
+      await store.close();
+    }
+  });
+
+  it('hands a session back to the queue when its worker is stopped (SIGTERM), and never reruns the command it cut short', async () => {
+    await writeFile(join(workspace.path, 'slow.json'), JSON.stringify({ turns: [{ text: 'Waiting.', toolCalls: [{ name: 'bash', arguments: { command: 'sleep 20' } }] }, { text: 'Done.' }] }));
+    const queued = await runCli(['run', 'wait a while', '--script', 'slow.json', '--store', url, '--detach', '--yes', '--json'], { cwd: workspace.path });
+    const { sessionId: slow } = jsonLines(queued.stdout)[0]!;
+    const worker = startCli(['worker', '--store', url, '--json'], { cwd: workspace.path });
+    let out = '';
+    worker.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const closed = new Promise<number | null>((resolve) => worker.on('close', resolve));
+    const store = await openPostgresEventStore(url);
+    try {
+      while (!(await store.read(slow)).some((record) => record.type === 'tool.started')) await new Promise((resolve) => setTimeout(resolve, 50));
+      worker.kill('SIGTERM');
+      expect(await closed).toBe(0);
+      expect(jsonLines(out).filter((event) => event.sessionId === slow).map((event) => event.type)).toEqual(['claimed', 'requeued']);
+      expect(await new PostgresSessionQueue(store).entry(slow)).toMatchObject({ state: 'queued' });
+      const next = jsonLines((await runCli(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: workspace.path })).stdout);
+      expect(next.filter((event) => event.sessionId === slow).map((event) => event.type)).toEqual(['claimed', 'parked']);
+      const records = await store.read(slow);
+      expect(records.filter((record) => record.type === 'tool.started')).toHaveLength(1);
+      expect(records.find((record) => record.type === 'effect.resolved')?.data).toMatchObject({ resolution: 'awaiting-confirmation' });
+    } finally {
+      worker.kill('SIGKILL');
       await store.close();
     }
   });
