@@ -132,25 +132,6 @@ export const valuesOf = <V>(map: PersistentMap<V>): V[] => {
   return values;
 };
 
-const remove = <V>(node: Branch<V>, hash: number, key: string, shift: number): Branch<V> | undefined => {
-  const index = (hash >>> shift) & MASK;
-  const slot = node.slots[index];
-  if (slot === undefined) return undefined;
-  if (slot.kind === 'branch') {
-    const inner = remove(slot, hash, key, shift + BITS);
-    return inner === undefined ? undefined : withSlot(node, index, inner);
-  }
-  if (slot.hash !== hash || !slot.entries.some(([entryKey]) => entryKey === key)) return undefined;
-  const entries = slot.entries.filter(([entryKey]) => entryKey !== key);
-  return withSlot(node, index, entries.length === 0 ? undefined : { kind: 'leaf', hash, entries });
-};
-
-/** A new map without `key` (the same map when it has no such key); `map` is unchanged. */
-export const removeIn = <V>(map: PersistentMap<V>, key: string): PersistentMap<V> => {
-  const root = remove(map.root, hashOf(key), key, 0);
-  return root === undefined ? map : { size: map.size - 1, root };
-};
-
 /**
  * A persistent map behind the read side of `Map` (`get`, `has`, `size`, iteration), for views whose readers expect a
  * `ReadonlyMap`: `set` and `delete` return a new map sharing all but one path with this one.
