@@ -41,7 +41,9 @@ const LISTING_CONCURRENCY = 8;
 /** Options of `openLevelEventStore`. */
 export interface LevelEventStoreOptions {
   /**
-   * `'sync'` (default): every append is fsynced before it resolves; an acknowledged append survives a power loss.
+   * `'sync'` (default): every append is fsynced before it resolves; an acknowledged append survives a power loss. An
+   * append with `sync: false` is only written, and `commit` makes it durable together with the others written
+   * meanwhile (one fsync per group; tails wait for it).
    * `'relaxed'`: appends are handed to the OS without fsync and a synced write per stream every
    * `groupCommitIntervalMs` (and on `flush` / `close`) makes them durable. A process crash loses nothing; an OS crash
    * or power loss can lose the appends acknowledged in the last interval, always as a suffix of the stream (should a
@@ -53,7 +55,7 @@ export interface LevelEventStoreOptions {
   groupCommitIntervalMs?: number;
   /**
    * Sync mode: how long `commit` gathers further `sync: false` appends of a stream before the one fsync that makes
-   * them durable, in ms (default 1). 0 syncs as soon as the current event-loop turn ends.
+   * them durable, in ms (default 4). 0 syncs as soon as the current event-loop turn ends.
    */
   commitDelayMs?: number;
   /** Told the stream and its new durable head after every fsync of a stream database (tests count them). */
@@ -98,7 +100,7 @@ export class LevelEventStore implements EventStore {
     this.#sync = (options.durability ?? 'sync') === 'sync';
     this.#clock = options.clock ?? Date.now;
     this.#readOnly = options.readOnly ?? false;
-    this.#commitDelayMs = options.commitDelayMs ?? 1;
+    this.#commitDelayMs = options.commitDelayMs ?? 4;
     this.#onSync = options.onSync;
     this.#pool = new LevelStreamPool({ root, maxOpenStreams: options.maxOpenStreams ?? 64, onSync: (stream, durableHead) => this.#durable(stream, durableHead) });
     this.blobs = new FileBlobStore({ directory: join(root, 'blobs'), sync: true });
