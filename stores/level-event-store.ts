@@ -297,31 +297,6 @@ export class LevelEventStore implements EventStore {
     }
   }
 
-  /** Test hook: flips one payload bit of a stored record so reads must report `STORE_CORRUPT_RECORD`. */
-  async corruptRecordForTesting(stream: string, seq: number): Promise<void> {
-    await this.#pool.with(stream, false, async (opened) => {
-      const target = this.#writable(stream, opened);
-      const stored = await target?.rawValue(recordKey(seq));
-      if (target === undefined || stored === undefined) throw new StoreError('STORE_INVALID_ARGUMENT', `no record ${seq} in ${stream}`);
-      const damaged = Uint8Array.from(stored);
-      damaged[damaged.length - 1] = damaged[damaged.length - 1]! ^ 0x01;
-      await target.write([{ type: 'put', key: recordKey(seq), value: damaged }], true);
-    });
-  }
-
-  /** Test hook: flips one bit of a blob appended with the stream so `readBlob` must report `BLOB_CORRUPT`. */
-  async corruptStreamBlobForTesting(stream: string, ref: string): Promise<void> {
-    await this.#pool.with(stream, false, async (opened) => {
-      const target = this.#writable(stream, opened);
-      const key = blobKey(refDigest(ref));
-      const stored = await target?.rawValue(key);
-      if (target === undefined || stored === undefined) throw new StoreError('STORE_INVALID_ARGUMENT', `no blob ${ref} in ${stream}`);
-      const damaged = Uint8Array.from(stored);
-      damaged[0] = damaged[0]! ^ 0x01;
-      await target.write([{ type: 'put', key, value: damaged }], true);
-    });
-  }
-
   async #readRecords(stream: string, options: ReadOptions | undefined): Promise<RecordEnvelope[]> {
     this.#assertNotClosed();
     assertStreamName(stream);
