@@ -1,9 +1,9 @@
-import { enqueueActions, setup, type AnyStateMachine } from 'xstate';
+import { createMachine, enqueueActions, setup, type AnyStateMachine } from 'xstate';
 import type { Budgets } from '../models/budgets.js';
 import type { ChildUsage, DelegatedTask, DelegationPlan, FailureClass, JoinConflict, JoinPolicy, TimerFired } from '../models/delegation.records.js';
 import { renderJoinObservation } from './delegation/join-observation.js';
 import { decideJoin, findConflicts, type ChildState } from './delegation/join-policy.js';
-import { sessionMachine, type AgentOutput, type SessionInput } from './session.machine.js';
+import type { AgentOutput, SessionInput } from './session.contract.js';
 
 /** Bumped whenever a change would make old snapshots of this machine restore into the wrong state. */
 export const delegationMachineVersion = '2';
@@ -138,10 +138,12 @@ const usageSum = (children: readonly ChildState[]): ChildUsage =>
 export const delegationMachine = setup({
   types: { context: {} as DelegationContext, events: {} as DelegationEvent, input: {} as DelegationInput, output: {} as JoinOutput },
   actors: {
-    /** The child agent: the session machine itself, referenced lazily (the two modules import each other). */
-    get agent(): AnyStateMachine {
-      return sessionMachine;
-    },
+    /**
+     * The child agent: the session machine, provided at spawn by the session machine that spawns this delegation
+     * (`delegationMachine.provide({ actors: { agent } })`), so neither module imports the other. Unprovided it is a
+     * stand-in that never ends (model checking provides its own).
+     */
+    agent: createMachine({ id: 'agent-unprovided' }) as AnyStateMachine,
   },
   actions: {
     /** Observed by the host through inspection; deliberately does nothing here (machines perform no I/O). */

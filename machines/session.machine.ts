@@ -20,6 +20,10 @@ export const sessionMachineVersion = '5';
 
 const effectIdOf = (context: SessionContext): string => `${context.path}:e${context.nextEffect}`;
 
+let delegatingMachine: DelegationMachine | undefined;
+/** The delegation machine whose children are this session machine, made once. */
+const delegating = (): DelegationMachine => (delegatingMachine ??= delegationMachine.provide({ actors: { agent: sessionMachine } }) as DelegationMachine);
+
 const isApprovalDone = (event: SessionEvent): event is ApprovalDoneEvent =>
   event.type.startsWith('xstate.done.actor.') && typeof (event as Partial<ApprovalDoneEvent>).output?.approvalId === 'string';
 
@@ -106,9 +110,9 @@ export const sessionMachine = setup({
   actors: {
     permission: permissionMachine,
     turn: turnMachine,
-    /** Referenced lazily: the delegation machine spawns this machine as its children (the modules import each other). */
+    /** The delegation machine with this machine as its child agent (provided here; referenced lazily, as it needs this machine). */
     get delegation(): DelegationMachine {
-      return delegationMachine;
+      return delegating();
     },
   },
   actions: {

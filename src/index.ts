@@ -22,6 +22,7 @@ export { verifyRecords } from './host/replay.js';
 export { ReinError, DivergenceError } from './host/host-errors.js';
 export type { HostErrorCode } from './host/host-errors.js';
 export { openLevelEventStore, createMemoryEventStore, StoreError, ConcurrencyConflictError, CorruptRecordError } from '../stores/index.js';
+export { MemoryStorage } from '../stores/index.js';
 export type { EventStore, StreamInfo, ReadOptions, AppendOptions, BlobStore, ArtifactRef, StoreErrorCode } from '../stores/index.js';
 export type { AppendFence, PositionedRecord, ReadAllOptions, StreamPageOptions, StoreCapabilities } from '../stores/index.js';
 export { openPostgresEventStore, PostgresEventStore, FencedError, migratePostgresSchema, parsePostgresUrl, redactPostgresUrl } from '../stores/index.js';

@@ -142,6 +142,14 @@ export interface EventStore {
   /** The latest snapshot, or the latest at or before `atOrBefore`. */
   loadSnapshot(stream: string, options?: { atOrBefore?: number }): Promise<StoredSnapshot | undefined>;
   /**
+   * Group commit. Resolves once the records of `stream` up to `seq` are as durable as an acknowledged append is in
+   * this store's mode (durability `sync`: fsynced; `relaxed`: written), syncing the appends made with `sync: false`
+   * meanwhile together, so a writer can start work that may safely be redone (a model call, a read-only tool) before
+   * its records are durable and acknowledge them only afterwards. Tails emit only what is committed. Optional: a
+   * backend whose every append is durable when it resolves leaves it out (writers then acknowledge at once).
+   */
+  commit?(stream: string, seq: number): Promise<void>;
+  /**
    * Let go of `stream` in this process as soon as no operation uses it (LevelDB: close its database and so its
    * lock), so another process can write it; a later operation reopens it. For streams several processes write in
    * turn (the workspace's memory stream). Optional: a backend without per-stream locks leaves it out.

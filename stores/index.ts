@@ -31,7 +31,7 @@ export {
   encodeValue,
 } from './record-codec.js';
 export type { PinnedCodecOptions, ValueLocation } from './record-codec.js';
-export { MemoryEventStore, createMemoryEventStore } from './memory-event-store.js';
+export { MemoryEventStore, MemoryStorage, createMemoryEventStore } from './memory-event-store.js';
 export type { MemoryEventStoreOptions } from './memory-event-store.js';
 export { LevelEventStore, openLevelEventStore } from './level-event-store.js';
 export type { LevelEventStoreOptions } from './level-event-store.js';

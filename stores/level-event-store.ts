@@ -41,7 +41,9 @@ const LISTING_CONCURRENCY = 8;
 /** Options of `openLevelEventStore`. */
 export interface LevelEventStoreOptions {
   /**
-   * `'sync'` (default): every append is fsynced before it resolves; an acknowledged append survives a power loss.
+   * `'sync'` (default): every append is fsynced before it resolves; an acknowledged append survives a power loss. An
+   * append with `sync: false` is only written, and `commit` makes it durable together with the others written
+   * meanwhile (one fsync per group; tails wait for it).
    * `'relaxed'`: appends are handed to the OS without fsync and a synced write per stream every
    * `groupCommitIntervalMs` (and on `flush` / `close`) makes them durable. A process crash loses nothing; an OS crash
    * or power loss can lose the appends acknowledged in the last interval, always as a suffix of the stream (should a
@@ -51,6 +53,13 @@ export interface LevelEventStoreOptions {
   durability?: 'sync' | 'relaxed';
   /** Group-commit period of the relaxed mode, in ms (default 50). */
   groupCommitIntervalMs?: number;
+  /**
+   * Sync mode: how long `commit` gathers further `sync: false` appends of a stream before the one fsync that makes
+   * them durable, in ms (default 4). 0 syncs as soon as the current event-loop turn ends.
+   */
+  commitDelayMs?: number;
+  /** Told the stream and its new durable head after every fsync of a stream database (tests count them). */
+  onSync?: (stream: string, durableHead: number) => void;
   /** How many stream databases stay open before idle ones are closed (default 64; each may hold ~2 MiB of write buffer and cache). */
   maxOpenStreams?: number;
   /** Wall clock for `createdAt` (epoch ms); defaults to `Date.now`. */
@@ -77,9 +86,13 @@ export class LevelEventStore implements EventStore {
   readonly #clock: () => number;
   readonly #pool: LevelStreamPool;
   readonly #queue = new KeyedSerialQueue();
-  readonly #tails = new TailHub((stream, options) => this.#readRecords(stream, options));
+  readonly #tails = new TailHub((stream, options) => this.#readCommitted(stream, options));
   readonly #committer: GroupCommitter;
   readonly #readOnly: boolean;
+  readonly #commitDelayMs: number;
+  readonly #onSync: ((stream: string, durableHead: number) => void) | undefined;
+  /** Sync mode: streams with written but not yet durable appends, their durable head and the writers waiting on them. */
+  readonly #pending = new Map<string, PendingCommit>();
   #state: 'open' | 'closing' | 'closed' = 'open';
 
   constructor(root: string, options: LevelEventStoreOptions = {}) {
@@ -87,7 +100,9 @@ export class LevelEventStore implements EventStore {
     this.#sync = (options.durability ?? 'sync') === 'sync';
     this.#clock = options.clock ?? Date.now;
     this.#readOnly = options.readOnly ?? false;
-    this.#pool = new LevelStreamPool({ root, maxOpenStreams: options.maxOpenStreams ?? 64 });
+    this.#commitDelayMs = options.commitDelayMs ?? 4;
+    this.#onSync = options.onSync;
+    this.#pool = new LevelStreamPool({ root, maxOpenStreams: options.maxOpenStreams ?? 64, onSync: (stream, durableHead) => this.#durable(stream, durableHead) });
     this.blobs = new FileBlobStore({ directory: join(root, 'blobs'), sync: true });
     this.#committer = new GroupCommitter({
       intervalMs: options.groupCommitIntervalMs ?? 50,
@@ -114,10 +129,17 @@ export class LevelEventStore implements EventStore {
         for (const blob of blobs) writes.push({ type: 'put', key: blobKey(blob.hex), value: blob.bytes });
         const meta = target.meta ?? createStreamMeta(options.createdAt ?? this.#clock());
         if (target.meta === undefined) writes.push({ type: 'put', key: META_KEY, value: encodeStreamMeta(meta) });
-        await this.#write(target, writes, options.sync);
+        const durable = await this.#write(target, writes, options.sync);
         target.meta = meta;
         target.head = expectedSeq + batch.values.length;
-        this.#tails.notify(stream);
+        if (durable) target.markSynced();
+        else if (this.#sync) {
+          const pending = this.#pendingOf(stream);
+          pending.durableHead = target.durableHead;
+          pending.writtenHead = target.head;
+        }
+        // Sync mode: tails see an append made with `sync: false` once it is committed (`#durable`).
+        if (durable || !this.#sync) this.#tails.notify(stream);
         return batch.envelopes;
       }),
     );
@@ -225,6 +247,22 @@ export class LevelEventStore implements EventStore {
     return this.#withReadable(stream, (opened) => opened.loadSnapshot(options?.atOrBefore), undefined);
   }
 
+  /**
+   * Group commit (see `EventStore.commit`). Sync mode: resolves once an fsync covered `seq`, waiting up to
+   * `commitDelayMs` for more `sync: false` appends to share it. Relaxed mode: at once (an acknowledged append is a
+   * written one; the periodic group commit makes it durable).
+   */
+  async commit(stream: string, seq: number): Promise<void> {
+    this.#assertNotClosed();
+    assertStreamName(stream);
+    const pending = this.#pending.get(stream);
+    if (!this.#sync || pending === undefined || seq <= pending.durableHead) return;
+    await new Promise<void>((resolve, reject) => {
+      pending.waiters.push({ seq, resolve, reject });
+      this.#schedule(stream, pending);
+    });
+  }
+
   /** Closes `stream`'s database (and so its LevelDB lock) once no operation uses it; see `EventStore.release`. */
   async release(stream: string): Promise<void> {
     this.#assertNotClosed();
@@ -245,37 +283,18 @@ export class LevelEventStore implements EventStore {
     this.#state = 'closing';
     try {
       await this.#queue.idle();
+      // Commit what sync-mode writers still wait for, so their tails and acknowledgements see it before closing.
+      await Promise.all([...this.#pending.keys()].map((stream) => {
+        const pending = this.#pending.get(stream);
+        pending?.timer?.();
+        return this.#groupCommit(stream);
+      }));
       await this.#tails.close();
       this.#committer.stop();
       await this.#pool.closeAll();
     } finally {
       this.#state = 'closed';
     }
-  }
-
-  /** Test hook: flips one payload bit of a stored record so reads must report `STORE_CORRUPT_RECORD`. */
-  async corruptRecordForTesting(stream: string, seq: number): Promise<void> {
-    await this.#pool.with(stream, false, async (opened) => {
-      const target = this.#writable(stream, opened);
-      const stored = await target?.rawValue(recordKey(seq));
-      if (target === undefined || stored === undefined) throw new StoreError('STORE_INVALID_ARGUMENT', `no record ${seq} in ${stream}`);
-      const damaged = Uint8Array.from(stored);
-      damaged[damaged.length - 1] = damaged[damaged.length - 1]! ^ 0x01;
-      await target.write([{ type: 'put', key: recordKey(seq), value: damaged }], true);
-    });
-  }
-
-  /** Test hook: flips one bit of a blob appended with the stream so `readBlob` must report `BLOB_CORRUPT`. */
-  async corruptStreamBlobForTesting(stream: string, ref: string): Promise<void> {
-    await this.#pool.with(stream, false, async (opened) => {
-      const target = this.#writable(stream, opened);
-      const key = blobKey(refDigest(ref));
-      const stored = await target?.rawValue(key);
-      if (target === undefined || stored === undefined) throw new StoreError('STORE_INVALID_ARGUMENT', `no blob ${ref} in ${stream}`);
-      const damaged = Uint8Array.from(stored);
-      damaged[0] = damaged[0]! ^ 0x01;
-      await target.write([{ type: 'put', key, value: damaged }], true);
-    });
   }
 
   async #readRecords(stream: string, options: ReadOptions | undefined): Promise<RecordEnvelope[]> {
@@ -311,10 +330,76 @@ export class LevelEventStore implements EventStore {
     return opened === 'missing' ? undefined : opened;
   }
 
-  async #write(target: LevelStream, writes: readonly StreamWrite[], sync: boolean | undefined): Promise<void> {
+  /** Writes a batch, fsynced unless `sync` (or the relaxed mode) says otherwise; resolves whether it was. */
+  async #write(target: LevelStream, writes: readonly StreamWrite[], sync: boolean | undefined): Promise<boolean> {
     const durable = sync ?? this.#sync;
     await target.write(writes, durable);
     if (!durable) this.#committer.schedule();
+    return durable;
+  }
+
+  /** A stream's durable head moved (any fsync of its database): release the writers waiting on it, wake the tails. */
+  #durable(stream: string, durableHead: number): void {
+    this.#onSync?.(stream, durableHead);
+    const pending = this.#pending.get(stream);
+    if (pending === undefined) return;
+    pending.durableHead = Math.max(pending.durableHead, durableHead);
+    const waiting = pending.waiters;
+    pending.waiters = [];
+    for (const waiter of waiting) {
+      if (waiter.seq <= pending.durableHead) waiter.resolve();
+      else pending.waiters.push(waiter);
+    }
+    if (pending.waiters.length > 0) this.#schedule(stream, pending);
+    else if (pending.timer === undefined && pending.durableHead >= pending.writtenHead) this.#pending.delete(stream);
+    this.#tails.notify(stream);
+  }
+
+  /** Arrange one group commit of `stream` unless one is already arranged. */
+  #schedule(stream: string, pending: PendingCommit): void {
+    if (pending.timer !== undefined) return;
+    const run = () => void this.#groupCommit(stream);
+    if (this.#commitDelayMs > 0) {
+      const timer = setTimeout(run, this.#commitDelayMs);
+      pending.timer = () => clearTimeout(timer);
+    } else {
+      const immediate = setImmediate(run);
+      pending.timer = () => clearImmediate(immediate);
+    }
+  }
+
+  #pendingOf(stream: string): PendingCommit {
+    let pending = this.#pending.get(stream);
+    if (pending === undefined) {
+      pending = { durableHead: 0, writtenHead: 0, waiters: [], timer: undefined };
+      this.#pending.set(stream, pending);
+    }
+    return pending;
+  }
+
+  /** What a tail reads: in sync mode only committed records (up to the durable head of a stream with pending appends). */
+  async #readCommitted(stream: string, options: ReadOptions): Promise<RecordEnvelope[]> {
+    const pending = this.#pending.get(stream);
+    if (pending === undefined) return this.#readRecords(stream, options);
+    const to = Math.min(options.to ?? Number.MAX_SAFE_INTEGER, pending.durableHead);
+    return to < (options.from ?? 1) ? [] : this.#readRecords(stream, { ...options, to });
+  }
+
+  /** One fsync of `stream` (in its append queue, after the appends before it), releasing the waiting writers. */
+  async #groupCommit(stream: string): Promise<void> {
+    const pending = this.#pending.get(stream);
+    if (pending !== undefined) pending.timer = undefined;
+    try {
+      await this.#queue.run(stream, () =>
+        this.#pool.with(stream, false, async (opened) => {
+          if (typeof opened !== 'string') await opened.sync();
+        }),
+      );
+    } catch (error) {
+      const failed = this.#pending.get(stream);
+      this.#pending.delete(stream);
+      for (const waiter of failed?.waiters ?? []) waiter.reject(error);
+    }
   }
 
   #assertOpen(): void {
@@ -325,6 +410,15 @@ export class LevelEventStore implements EventStore {
   #assertNotClosed(): void {
     if (this.#state === 'closed') throw new StoreError('STORE_CLOSED', 'the store is closed');
   }
+}
+
+/** Sync mode: a stream's appends written with `sync: false` and not yet covered by an fsync. */
+interface PendingCommit {
+  durableHead: number;
+  writtenHead: number;
+  waiters: Array<{ seq: number; resolve: () => void; reject: (error: unknown) => void }>;
+  /** Cancels the arranged group commit; undefined when none is arranged. */
+  timer: (() => void) | undefined;
 }
 
 function describe(opened: LevelStream): StreamInfo | undefined {

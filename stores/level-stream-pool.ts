@@ -30,9 +30,13 @@ export class LevelStreamPool {
   #evictionError: unknown;
   #closed = false;
 
-  constructor(options: { root: string; maxOpenStreams: number }) {
+  readonly #onSync: ((stream: string, durableHead: number) => void) | undefined;
+
+  /** `onSync` is told the new durable head of a stream after every fsync of its database. */
+  constructor(options: { root: string; maxOpenStreams: number; onSync?: (stream: string, durableHead: number) => void }) {
     this.#root = options.root;
     this.#maxOpenStreams = options.maxOpenStreams;
+    this.#onSync = options.onSync;
   }
 
   /**
@@ -174,7 +178,11 @@ export class LevelStreamPool {
     };
     entry.opening.then((result) => {
       if (typeof result === 'string') forget();
-      else entry.handle = result;
+      else {
+        entry.handle = result;
+        const onSync = this.#onSync;
+        if (onSync) result.onSync = (durableHead) => onSync(stream, durableHead);
+      }
     }, forget);
     return entry;
   }

@@ -69,6 +69,8 @@ export class LevelStream {
   meta: StreamMeta | undefined;
   /** A batch was written without sync since the last synced write. */
   unsynced = false;
+  /** The highest seq known to be on stable storage (the head after a synced write, or when a sync started). */
+  durableHead: number;
   readonly #database: Database;
   #watermark: number;
   #syncing: Promise<void> | undefined;
@@ -81,12 +83,19 @@ export class LevelStream {
     this.meta = options.meta;
     this.#database = options.database;
     this.#watermark = options.watermark;
+    this.durableHead = options.head;
   }
 
   /** Writes the puts as one atomic LevelDB batch. */
   async write(writes: readonly StreamWrite[], sync: boolean): Promise<void> {
     await this.#database.batch(writes as StreamWrite[], { sync });
     this.unsynced = !sync;
+  }
+
+  /** After a synced write: everything up to the (already updated) head is durable. */
+  markSynced(): void {
+    this.durableHead = this.head;
+    this.onSync?.(this.durableHead);
   }
 
   /** Every key and stored value in `[gte, lt)`, unchecked (fork copies stream blobs with it). */
@@ -105,8 +114,14 @@ export class LevelStream {
    */
   async sync(): Promise<void> {
     while (this.#syncing !== undefined) await this.#syncing.catch(() => undefined);
-    if (!this.unsynced) return;
+    if (!this.unsynced) {
+      // Every completed write was synced (a synced write flushes the log before it): the head is durable.
+      if (this.head > this.durableHead) this.markSynced();
+      return;
+    }
     this.unsynced = false;
+    // Every write that completed before this point is covered (LevelDB fsyncs its log up to the sync write).
+    const covered = this.head;
     const syncing = this.#database.put(SYNC_KEY, EMPTY, { sync: true }).catch((error: unknown) => {
       this.unsynced = true;
       throw error;
@@ -114,10 +129,15 @@ export class LevelStream {
     this.#syncing = syncing;
     try {
       await syncing;
+      this.durableHead = Math.max(this.durableHead, covered);
+      this.onSync?.(this.durableHead);
     } finally {
       this.#syncing = undefined;
     }
   }
+
+  /** Called after every fsync of this database with the head it made durable (the store's `onSync` hook). */
+  onSync: ((durableHead: number) => void) | undefined;
 
   /** Reads exactly the seqs of `range`, in bulk; a missing or misplaced record is `CorruptRecordError`. */
   async read(range: SeqRange): Promise<RecordEnvelope[]> {

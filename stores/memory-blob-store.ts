@@ -4,7 +4,12 @@ import { BlobError } from './store-errors.js';
 
 /** Content-addressed blobs held in memory (copies, so callers cannot alter stored bytes). */
 export class MemoryBlobStore implements BlobStore {
-  readonly #blobs = new Map<string, Uint8Array>();
+  readonly #blobs: Map<string, Uint8Array>;
+
+  /** `blobs`: where the bytes live, by BLAKE3 hex (a `MemoryStorage`'s, or a fresh map). */
+  constructor(blobs: Map<string, Uint8Array> = new Map()) {
+    this.#blobs = blobs;
+  }
 
   async put(content: Uint8Array | string, _options?: { durable?: boolean }): Promise<ArtifactRef> {
     const bytes = blobBytes(content);
@@ -25,11 +30,4 @@ export class MemoryBlobStore implements BlobStore {
     return this.#blobs.has(refDigest(ref));
   }
 
-  /** Test hook: flips one bit of a stored blob so `get` must report `BLOB_CORRUPT`. Never use outside tests. */
-  corruptBlobForTesting(ref: ArtifactRef): void {
-    const stored = this.#blobs.get(refDigest(ref));
-    if (stored === undefined) throw new BlobError('BLOB_NOT_FOUND', ref);
-    if (stored.length === 0) this.#blobs.set(refDigest(ref), Uint8Array.of(0));
-    else stored[0] = stored[0]! ^ 0x01;
-  }
 }

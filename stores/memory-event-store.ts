@@ -27,9 +27,24 @@ import { TailHub } from './tail-hub.js';
 export interface MemoryEventStoreOptions {
   /** Wall clock for `createdAt` (epoch ms); defaults to `Date.now`. */
   clock?: () => number;
+  /**
+   * The memory the store keeps its bytes in (a fresh one by default). Pass one to look at the stored bytes from
+   * outside — tests damage them here, as they damage the files of a LevelDB store or the rows of a PostgreSQL one.
+   */
+  storage?: MemoryStorage;
 }
 
-interface MemoryStream {
+/**
+ * The bytes of a memory store: encoded records (with their checksums), stream blobs and snapshots per stream, and
+ * the shared blobs. What a disk is to the LevelDB store.
+ */
+export class MemoryStorage {
+  readonly streams = new Map<string, MemoryStream>();
+  readonly blobs = new Map<string, Uint8Array>();
+}
+
+/** One stream's stored bytes. */
+export interface MemoryStream {
   records: Uint8Array[];
   /** Blobs appended with the stream, by BLAKE3 hex. */
   blobs: Map<string, Uint8Array>;
@@ -44,8 +59,8 @@ interface MemoryStream {
  */
 export class MemoryEventStore implements EventStore {
   readonly capabilities: StoreCapabilities = { persistent: false, durableSync: false, crossProcessReads: false, globalOrder: true, fencing: false };
-  readonly blobs = new MemoryBlobStore();
-  readonly #streams = new Map<string, MemoryStream>();
+  readonly blobs: MemoryBlobStore;
+  readonly #streams: Map<string, MemoryStream>;
   /** Every appended record's stream and seq, in append order: the global order `readAll` walks. */
   readonly #order: Array<[stream: string, seq: number]> = [];
   readonly #clock: () => number;
@@ -54,6 +69,9 @@ export class MemoryEventStore implements EventStore {
 
   constructor(options: MemoryEventStoreOptions = {}) {
     this.#clock = options.clock ?? Date.now;
+    const storage = options.storage ?? new MemoryStorage();
+    this.#streams = storage.streams;
+    this.blobs = new MemoryBlobStore(storage.blobs);
   }
 
   async append(stream: string, records: readonly RecordDraft[], options: AppendOptions): Promise<RecordEnvelope[]> {
@@ -147,13 +165,6 @@ export class MemoryEventStore implements EventStore {
     return stored === undefined ? this.blobs.get(ref as `artifact://${string}`) : verifiedBlob(ref, Uint8Array.from(stored));
   }
 
-  /** Test hook: flips one bit of a blob appended with the stream. */
-  corruptStreamBlobForTesting(stream: string, ref: string): void {
-    const stored = this.#streams.get(stream)?.blobs.get(refDigest(ref));
-    if (stored === undefined) throw new StoreError('STORE_INVALID_ARGUMENT', `no blob ${ref} in ${stream}`);
-    stored[0] = stored[0]! ^ 0x01;
-  }
-
   async saveSnapshot(stream: string, snapshot: StoredSnapshot): Promise<void> {
     this.#assertOpen();
     assertStreamName(stream);
@@ -182,14 +193,6 @@ export class MemoryEventStore implements EventStore {
     this.#state = 'closing';
     await this.#tails.close();
     this.#state = 'closed';
-  }
-
-  /** Test hook: flips one payload bit of a stored record so reads must report `STORE_CORRUPT_RECORD`. */
-  corruptRecordForTesting(stream: string, seq: number): void {
-    const stored = this.#streams.get(stream)?.records[seq - 1];
-    if (stored === undefined) throw new StoreError('STORE_INVALID_ARGUMENT', `no record ${seq} in ${stream}`);
-    const index = stored.length - 1;
-    stored[index] = stored[index]! ^ 0x01;
   }
 
   async #readRecords(stream: string, options: ReadOptions | undefined): Promise<RecordEnvelope[]> {

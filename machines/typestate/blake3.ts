@@ -1,10 +1,15 @@
 /**
- * BLAKE3 (hash mode, 32-byte output) in plain TypeScript, synchronous and dependency-free, so pure statecharts can
- * compute the typestate digests they emit and replay regenerates them bit for bit. Follows the reference
+ * BLAKE3 (hash mode, 32-byte output) in plain TypeScript: synchronous and dependency-free, so pure statecharts can
+ * compute the typestate digests they emit (and replay regenerates them bit for bit), and fast on short inputs, where
+ * crossing into WebAssembly per call costs more than the hashing (line tags hash thousands of short lines per read).
+ * The one BLAKE3 of the code base besides hash-wasm, which hashes blobs and files. Follows the reference
  * implementation; tests check it against hash-wasm on inputs of every size class (one block, one chunk, many chunks).
+ *
+ * Allocation-free per block: the compression function keeps its state in locals and reads message words straight
+ * from a shared buffer (on little-endian machines; elsewhere each block is assembled into `block`).
  */
+
 const IV = new Uint32Array([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
-const PERMUTATION = [2, 6, 3, 10, 7, 0, 4, 13, 1, 11, 12, 5, 9, 14, 15, 8];
 const CHUNK_START = 1;
 const CHUNK_END = 2;
 const PARENT = 4;
@@ -12,134 +17,177 @@ const ROOT = 8;
 const BLOCK_LEN = 64;
 const CHUNK_LEN = 1024;
 
-/** The message word order of each of the 7 rounds (the permutation applied round after round, precomputed). */
-const SCHEDULE: readonly (readonly number[])[] = (() => {
-  const rounds: number[][] = [];
-  let order = Array.from({ length: 16 }, (_, index) => index);
+const littleEndian = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+const encoder = new TextEncoder();
+/** The bytes being hashed (grown on demand, padded to whole blocks) and their words on little-endian machines. */
+let bytes = new Uint8Array(4 * CHUNK_LEN);
+let words = new Uint32Array(bytes.buffer);
+/** The message block for big-endian machines and for parent nodes (left and right chaining values). */
+const block = new Uint32Array(16);
+/** The chaining value being computed, and the stack of finished subtree values (up to 2^54 chunks deep). */
+const chaining = new Uint32Array(8);
+const stack = new Uint32Array(8 * 54);
+
+/**
+ * The compression function over message words `message[offset..offset + 16)` and `chaining`: seven rounds of the G
+ * mixing function with the message permuted between rounds; writes the first 8 output words back to `chaining`.
+ */
+const compress = (message: Uint32Array, offset: number, counter: number, blockLength: number, flags: number): void => {
+  const b = message;
+  const o = offset;
+  let m0 = b[o]!, m1 = b[o + 1]!, m2 = b[o + 2]!, m3 = b[o + 3]!, m4 = b[o + 4]!, m5 = b[o + 5]!, m6 = b[o + 6]!, m7 = b[o + 7]!;
+  let m8 = b[o + 8]!, m9 = b[o + 9]!, m10 = b[o + 10]!, m11 = b[o + 11]!, m12 = b[o + 12]!, m13 = b[o + 13]!, m14 = b[o + 14]!, m15 = b[o + 15]!;
+  let v0 = chaining[0]!, v1 = chaining[1]!, v2 = chaining[2]!, v3 = chaining[3]!, v4 = chaining[4]!, v5 = chaining[5]!, v6 = chaining[6]!, v7 = chaining[7]!;
+  let v8 = IV[0]!, v9 = IV[1]!, v10 = IV[2]!, v11 = IV[3]!;
+  let v12 = counter | 0, v13 = Math.floor(counter / 0x1_0000_0000) | 0, v14 = blockLength, v15 = flags;
   for (let round = 0; round < 7; round++) {
-    rounds.push(order);
-    order = order.map((_, index) => order[PERMUTATION[index]!]!);
+    // Columns.
+    v0 = (v0 + v4 + m0) | 0; v12 ^= v0; v12 = (v12 >>> 16) | (v12 << 16); v8 = (v8 + v12) | 0; v4 ^= v8; v4 = (v4 >>> 12) | (v4 << 20);
+    v0 = (v0 + v4 + m1) | 0; v12 ^= v0; v12 = (v12 >>> 8) | (v12 << 24); v8 = (v8 + v12) | 0; v4 ^= v8; v4 = (v4 >>> 7) | (v4 << 25);
+    v1 = (v1 + v5 + m2) | 0; v13 ^= v1; v13 = (v13 >>> 16) | (v13 << 16); v9 = (v9 + v13) | 0; v5 ^= v9; v5 = (v5 >>> 12) | (v5 << 20);
+    v1 = (v1 + v5 + m3) | 0; v13 ^= v1; v13 = (v13 >>> 8) | (v13 << 24); v9 = (v9 + v13) | 0; v5 ^= v9; v5 = (v5 >>> 7) | (v5 << 25);
+    v2 = (v2 + v6 + m4) | 0; v14 ^= v2; v14 = (v14 >>> 16) | (v14 << 16); v10 = (v10 + v14) | 0; v6 ^= v10; v6 = (v6 >>> 12) | (v6 << 20);
+    v2 = (v2 + v6 + m5) | 0; v14 ^= v2; v14 = (v14 >>> 8) | (v14 << 24); v10 = (v10 + v14) | 0; v6 ^= v10; v6 = (v6 >>> 7) | (v6 << 25);
+    v3 = (v3 + v7 + m6) | 0; v15 ^= v3; v15 = (v15 >>> 16) | (v15 << 16); v11 = (v11 + v15) | 0; v7 ^= v11; v7 = (v7 >>> 12) | (v7 << 20);
+    v3 = (v3 + v7 + m7) | 0; v15 ^= v3; v15 = (v15 >>> 8) | (v15 << 24); v11 = (v11 + v15) | 0; v7 ^= v11; v7 = (v7 >>> 7) | (v7 << 25);
+    // Diagonals.
+    v0 = (v0 + v5 + m8) | 0; v15 ^= v0; v15 = (v15 >>> 16) | (v15 << 16); v10 = (v10 + v15) | 0; v5 ^= v10; v5 = (v5 >>> 12) | (v5 << 20);
+    v0 = (v0 + v5 + m9) | 0; v15 ^= v0; v15 = (v15 >>> 8) | (v15 << 24); v10 = (v10 + v15) | 0; v5 ^= v10; v5 = (v5 >>> 7) | (v5 << 25);
+    v1 = (v1 + v6 + m10) | 0; v12 ^= v1; v12 = (v12 >>> 16) | (v12 << 16); v11 = (v11 + v12) | 0; v6 ^= v11; v6 = (v6 >>> 12) | (v6 << 20);
+    v1 = (v1 + v6 + m11) | 0; v12 ^= v1; v12 = (v12 >>> 8) | (v12 << 24); v11 = (v11 + v12) | 0; v6 ^= v11; v6 = (v6 >>> 7) | (v6 << 25);
+    v2 = (v2 + v7 + m12) | 0; v13 ^= v2; v13 = (v13 >>> 16) | (v13 << 16); v8 = (v8 + v13) | 0; v7 ^= v8; v7 = (v7 >>> 12) | (v7 << 20);
+    v2 = (v2 + v7 + m13) | 0; v13 ^= v2; v13 = (v13 >>> 8) | (v13 << 24); v8 = (v8 + v13) | 0; v7 ^= v8; v7 = (v7 >>> 7) | (v7 << 25);
+    v3 = (v3 + v4 + m14) | 0; v14 ^= v3; v14 = (v14 >>> 16) | (v14 << 16); v9 = (v9 + v14) | 0; v4 ^= v9; v4 = (v4 >>> 12) | (v4 << 20);
+    v3 = (v3 + v4 + m15) | 0; v14 ^= v3; v14 = (v14 >>> 8) | (v14 << 24); v9 = (v9 + v14) | 0; v4 ^= v9; v4 = (v4 >>> 7) | (v4 << 25);
+    // The message permutation: 2, 6, 3, 10, 7, 0, 4, 13, 1, 11, 12, 5, 9, 14, 15, 8.
+    const t0 = m0, t1 = m1, t2 = m2, t3 = m3, t4 = m4, t5 = m5, t6 = m6, t7 = m7, t8 = m8, t9 = m9, t10 = m10, t11 = m11, t12 = m12, t13 = m13, t14 = m14, t15 = m15;
+    m0 = t2; m1 = t6; m2 = t3; m3 = t10; m4 = t7; m5 = t0; m6 = t4; m7 = t13; m8 = t1; m9 = t11; m10 = t12; m11 = t5; m12 = t9; m13 = t14; m14 = t15; m15 = t8;
   }
-  return rounds;
-})();
-
-const state = new Uint32Array(16);
-
-const g = (a: number, b: number, c: number, d: number, x: number, y: number): void => {
-  let sa = state[a]!;
-  let sb = state[b]!;
-  let sc = state[c]!;
-  let sd = state[d]!;
-  sa = (sa + sb + x) | 0;
-  sd ^= sa;
-  sd = (sd >>> 16) | (sd << 16);
-  sc = (sc + sd) | 0;
-  sb ^= sc;
-  sb = (sb >>> 12) | (sb << 20);
-  sa = (sa + sb + y) | 0;
-  sd ^= sa;
-  sd = (sd >>> 8) | (sd << 24);
-  sc = (sc + sd) | 0;
-  sb ^= sc;
-  sb = (sb >>> 7) | (sb << 25);
-  state[a] = sa;
-  state[b] = sb;
-  state[c] = sc;
-  state[d] = sd;
+  chaining[0] = v0 ^ v8; chaining[1] = v1 ^ v9; chaining[2] = v2 ^ v10; chaining[3] = v3 ^ v11;
+  chaining[4] = v4 ^ v12; chaining[5] = v5 ^ v13; chaining[6] = v6 ^ v14; chaining[7] = v7 ^ v15;
 };
 
-/** The compression function: returns all 16 output words (a fresh array). Allocation-free inside the rounds. */
-const compress = (chainingValue: Uint32Array, block: Uint32Array, counter: number, blockLength: number, flags: number): Uint32Array => {
-  state.set(chainingValue, 0);
-  state[8] = IV[0]!;
-  state[9] = IV[1]!;
-  state[10] = IV[2]!;
-  state[11] = IV[3]!;
-  state[12] = counter >>> 0;
-  state[13] = Math.floor(counter / 0x1_0000_0000) >>> 0;
-  state[14] = blockLength;
-  state[15] = flags;
-  for (let round = 0; round < 7; round++) {
-    const m = SCHEDULE[round]!;
-    g(0, 4, 8, 12, block[m[0]!]!, block[m[1]!]!);
-    g(1, 5, 9, 13, block[m[2]!]!, block[m[3]!]!);
-    g(2, 6, 10, 14, block[m[4]!]!, block[m[5]!]!);
-    g(3, 7, 11, 15, block[m[6]!]!, block[m[7]!]!);
-    g(0, 5, 10, 15, block[m[8]!]!, block[m[9]!]!);
-    g(1, 6, 11, 12, block[m[10]!]!, block[m[11]!]!);
-    g(2, 7, 8, 13, block[m[12]!]!, block[m[13]!]!);
-    g(3, 4, 9, 14, block[m[14]!]!, block[m[15]!]!);
+/** Room for `length` bytes plus one zero-padded block. */
+const ensure = (length: number): void => {
+  if (bytes.length >= length + BLOCK_LEN) return;
+  let size = bytes.length;
+  while (size < length + BLOCK_LEN) size *= 2;
+  bytes = new Uint8Array(size);
+  words = new Uint32Array(bytes.buffer);
+};
+
+/** Compress 64-byte block `index` of `bytes` (its words in place, or assembled into `block`). */
+const compressBlock = (index: number, counter: number, blockLength: number, flags: number): void => {
+  if (littleEndian) return compress(words, index * 16, counter, blockLength, flags);
+  const offset = index * BLOCK_LEN;
+  for (let word = 0; word < 16; word++) {
+    const at = offset + word * 4;
+    block[word] = bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24);
   }
-  const out = new Uint32Array(16);
-  for (let index = 0; index < 8; index++) {
-    out[index] = state[index]! ^ state[index + 8]!;
-    out[index + 8] = state[index + 8]! ^ chainingValue[index]!;
-  }
-  return out;
+  compress(block, 0, counter, blockLength, flags);
 };
 
-const wordsOf = (bytes: Uint8Array, offset: number, length: number): Uint32Array => {
-  const words = new Uint32Array(16);
-  for (let index = 0; index < length; index++) words[index >> 2] = words[index >> 2]! | (bytes[offset + index]! << (8 * (index & 3)));
-  return words;
+/** Merge the subtree on top of the stack (left) with `chaining` (right) into `chaining`. */
+const parent = (depth: number, root: boolean): void => {
+  block.set(stack.subarray(depth * 8, depth * 8 + 8), 0);
+  block.set(chaining, 8);
+  chaining.set(IV);
+  compress(block, 0, 0, BLOCK_LEN, PARENT | (root ? ROOT : 0));
 };
 
-/** A pending compression whose flags (ROOT or not) are decided later. */
-interface Output {
-  chainingValue: Uint32Array;
-  block: Uint32Array;
-  counter: number;
-  blockLength: number;
-  flags: number;
-}
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+const hexWord = (word: number): string => HEX[word & 0xff]! + HEX[(word >>> 8) & 0xff]! + HEX[(word >>> 16) & 0xff]! + HEX[word >>> 24]!;
 
-const chainOf = (output: Output): Uint32Array => compress(output.chainingValue, output.block, output.counter, output.blockLength, output.flags).subarray(0, 8);
-
-const chunkOutput = (bytes: Uint8Array, start: number, end: number, chunkIndex: number): Output => {
-  let chainingValue: Uint32Array = IV;
-  let offset = start;
-  let blocks = 0;
-  while (end - offset > BLOCK_LEN) {
-    chainingValue = compress(chainingValue, wordsOf(bytes, offset, BLOCK_LEN), chunkIndex, BLOCK_LEN, blocks === 0 ? CHUNK_START : 0).slice(0, 8);
-    offset += BLOCK_LEN;
-    blocks++;
-  }
-  const length = end - offset;
-  return { chainingValue, block: wordsOf(bytes, offset, length), counter: chunkIndex, blockLength: length, flags: (blocks === 0 ? CHUNK_START : 0) | CHUNK_END };
-};
-
-const parentOutput = (left: Uint32Array, right: Uint32Array): Output => {
-  const block = new Uint32Array(16);
-  block.set(left, 0);
-  block.set(right, 8);
-  return { chainingValue: IV, block, counter: 0, blockLength: BLOCK_LEN, flags: PARENT };
-};
-
-/** BLAKE3 of `bytes` as 64 lowercase hex characters. */
-export const blake3 = (bytes: Uint8Array): string => {
-  const chunks = Math.max(1, Math.ceil(bytes.length / CHUNK_LEN));
-  const stack: Uint32Array[] = [];
-  for (let chunk = 0; chunk < chunks - 1; chunk++) {
-    let chainingValue = chainOf(chunkOutput(bytes, chunk * CHUNK_LEN, (chunk + 1) * CHUNK_LEN, chunk));
+/** Hash the first `length` bytes of `bytes`; leaves the root output's first 8 words in `chaining`. */
+const hashBuffer = (length: number): void => {
+  const blocksTotal = Math.max(1, Math.ceil(length / BLOCK_LEN));
+  bytes.fill(0, length, blocksTotal * BLOCK_LEN);
+  const chunks = Math.max(1, Math.ceil(length / CHUNK_LEN));
+  let depth = 0;
+  for (let chunk = 0; chunk < chunks; chunk++) {
+    const start = chunk * CHUNK_LEN;
+    const end = Math.min(start + CHUNK_LEN, length);
+    const blocks = Math.max(1, Math.ceil((end - start) / BLOCK_LEN));
+    const last = chunk === chunks - 1;
+    chaining.set(IV);
+    for (let index = 0; index < blocks; index++) {
+      const final = index === blocks - 1;
+      const flags = (index === 0 ? CHUNK_START : 0) | (final ? CHUNK_END : 0) | (final && chunks === 1 ? ROOT : 0);
+      compressBlock(start / BLOCK_LEN + index, chunk, final ? end - start - index * BLOCK_LEN : BLOCK_LEN, flags);
+    }
+    if (last) break;
+    // Merge completed subtrees: after chunk n (counting from 1), as many merges as n has trailing zero bits.
     let total = chunk + 1;
     while ((total & 1) === 0) {
-      chainingValue = chainOf(parentOutput(stack.pop()!, chainingValue));
+      depth--;
+      parent(depth, false);
       total >>= 1;
     }
-    stack.push(chainingValue);
+    stack.set(chaining, depth * 8);
+    depth++;
   }
-  let output = chunkOutput(bytes, (chunks - 1) * CHUNK_LEN, bytes.length, chunks - 1);
-  while (stack.length > 0) output = parentOutput(stack.pop()!, chainOf(output));
-  const words = compress(output.chainingValue, output.block, 0, output.blockLength, output.flags | ROOT);
+  while (depth > 0) {
+    depth--;
+    parent(depth, depth === 0);
+  }
+};
+
+const hexOf = (): string => {
   let hex = '';
-  for (let index = 0; index < 8; index++) {
-    const word = words[index]!;
-    for (let byte = 0; byte < 4; byte++) hex += ((word >>> (8 * byte)) & 0xff).toString(16).padStart(2, '0');
-  }
+  for (let index = 0; index < 8; index++) hex += hexWord(chaining[index]!);
   return hex;
 };
 
-const encoder = new TextEncoder();
+/** BLAKE3 of `input` as 64 lowercase hex characters. */
+export const blake3 = (input: Uint8Array): string => {
+  ensure(input.length);
+  bytes.set(input, 0);
+  hashBuffer(input.length);
+  return hexOf();
+};
+
+/**
+ * Encode `prefix` (ASCII, or a line number written as `<n>:`) then `text` as UTF-8 into `bytes` without building the
+ * joined string; returns the byte length.
+ */
+const encode = (prefix: string | number, text: string): number => {
+  ensure((typeof prefix === 'number' ? 17 : prefix.length) + text.length * 3);
+  let length = 0;
+  if (typeof prefix === 'number') {
+    let divisor = 1;
+    while (divisor * 10 <= prefix) divisor *= 10;
+    for (let rest = prefix; divisor >= 1; divisor = Math.floor(divisor / 10)) {
+      const digit = Math.floor(rest / divisor);
+      bytes[length++] = 48 + digit;
+      rest -= digit * divisor;
+    }
+    bytes[length++] = 58;
+  } else {
+    for (let index = 0; index < prefix.length; index++) bytes[length++] = prefix.charCodeAt(index);
+  }
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code >= 0x80) return length - index + encoder.encodeInto(text, bytes.subarray(length - index)).written;
+    bytes[length++] = code;
+  }
+  return length;
+};
 
 /** BLAKE3 of a string's UTF-8 bytes. */
-export const blake3Text = (text: string): string => blake3(encoder.encode(text));
+export const blake3Text = (text: string): string => {
+  hashBuffer(encode('', text));
+  return hexOf();
+};
+
+/** The first 8 hex characters of BLAKE3(`prefix` + `text`) (UTF-8); `prefix` is ASCII. */
+export const blake3Prefix8 = (text: string, prefix = ''): string => {
+  hashBuffer(encode(prefix, text));
+  return hexWord(chaining[0]!);
+};
+
+/** The line tag hash: the first 8 hex characters of BLAKE3(`"<lineNumber>:<text>"`), without building that string. */
+export const blake3LineTag = (lineNumber: number, text: string): string => {
+  if (!Number.isSafeInteger(lineNumber) || lineNumber < 0) return blake3Prefix8(text, `${lineNumber}:`);
+  hashBuffer(encode(lineNumber, text));
+  return hexWord(chaining[0]!);
+};

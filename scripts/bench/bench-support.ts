@@ -1,11 +1,12 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { createMemoryEventStore, openLevelEventStore } from '../../stores/index.js';
 import type { EventStore } from '../../stores/event-store.js';
-import { createScriptedProvider, parseScript } from '../../src/providers/scripted-provider.js';
+import type { ModelEvent, ModelRequest } from '../../models/model-contract.js';
+import type { ModelProvider } from '../../src/providers/provider.js';
 import { createRein, type ReinOptions } from '../../src/rein.js';
 import { defineTool, readOnlyAnnotations } from '../../src/tools/tool.js';
 
@@ -28,9 +29,29 @@ export const median = (values: readonly number[]): number => {
 
 export const formatMs = (value: number): string => `${value.toFixed(3)} ms`;
 
+/**
+ * The fake model of every step benchmark (and of the peers bench): one no-op tool call per turn for `roundTrips`
+ * turns, then an answer. `onTurn` is called before each model call with the number of round trips done so far.
+ */
+export const benchProvider = (roundTrips: number, onTurn?: (done: number) => void): ModelProvider => ({
+  name: 'bench',
+  model: 'bench',
+  async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
+    onTurn?.(request.turn - 1);
+    const asking = request.turn <= roundTrips;
+    yield { type: 'started', model: 'bench' };
+    yield { type: 'text-delta', text: asking ? 'go' : 'done' };
+    if (asking) yield { type: 'tool-intent', providerCallId: `c${request.turn}`, name: 'noop', arguments: {} };
+    yield { type: 'usage', usage: { inputTokens: 10, outputTokens: 5 } };
+    yield { type: 'finished', stopReason: asking ? 'tool_use' : 'end_turn' };
+  },
+});
+
 export interface BenchSession {
   store: EventStore;
   sessionId: string;
+  /** The store's directory (absent for the in-memory store). */
+  storeDirectory?: string;
   /** Wall time between consecutive durable input records: the harness cost of one step (effects are no-ops). */
   stepTimes: number[];
   totalMs: number;
@@ -38,14 +59,14 @@ export interface BenchSession {
 }
 
 /** Run a scripted session of `roundTrips` model → noop-tool round trips on a LevelDB store (or in memory). */
-export const runBenchSession = async (options: { roundTrips: number; durability: 'sync' | 'relaxed' | 'memory'; telemetry?: ReinOptions['telemetry'] }): Promise<BenchSession> => {
+export const runBenchSession = async (options: { roundTrips: number; durability: 'sync' | 'relaxed' | 'memory'; onTurn?: (done: number) => void; telemetry?: ReinOptions['telemetry'] }): Promise<BenchSession> => {
   const directory = await mkdtemp(join(tmpdir(), 'rein-bench-'));
-  const store = options.durability === 'memory' ? createMemoryEventStore() : await openLevelEventStore(join(directory, '.rein'), { durability: options.durability });
-  const script = parseScript({ turns: [...Array.from({ length: options.roundTrips }, () => ({ text: 'go', toolCalls: [{ name: 'noop', arguments: {} }] })), { text: 'done' }] });
+  const storeDirectory = join(directory, '.rein');
+  const store = options.durability === 'memory' ? createMemoryEventStore() : await openLevelEventStore(storeDirectory, { durability: options.durability });
   const rein = await createRein({
     store,
     workspace: directory,
-    provider: createScriptedProvider(script),
+    provider: benchProvider(options.roundTrips, options.onTurn),
     tools: [noopTool],
     budgets: { maxTurns: options.roundTrips + 5, maxToolCalls: options.roundTrips + 5, maxTokens: 1e12, maxWallTimeMs: 3_600_000 },
     ...(options.telemetry ? { telemetry: options.telemetry } : {}),
@@ -67,6 +88,7 @@ export const runBenchSession = async (options: { roundTrips: number; durability:
   return {
     store,
     sessionId: session.id,
+    ...(options.durability === 'memory' ? {} : { storeDirectory: join(storeDirectory, 'streams', session.id) }),
     stepTimes,
     totalMs: performance.now() - started,
     cleanup: async () => {
@@ -74,4 +96,14 @@ export const runBenchSession = async (options: { roundTrips: number; durability:
       await rm(directory, { recursive: true, force: true });
     },
   };
+};
+
+/** Bytes of the files under a directory (what the store directory holds after close). */
+export const directoryBytes = async (path: string): Promise<number> => {
+  let total = 0;
+  for (const entry of await readdir(path, { withFileTypes: true })) {
+    const full = join(path, entry.name);
+    total += entry.isDirectory() ? await directoryBytes(full) : (await stat(full)).size;
+  }
+  return total;
 };

@@ -115,12 +115,12 @@ const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
  * and a `submit_report`; the children wait at a gate so they can be measured idle), in memory and on LevelDB (relaxed
  * and synced). Prints the wall time (spawn: until every child waits on its first model call; join: from the gate to
  * the parent's end), peak heap and RSS, and the heap each idle child costs (its session actor, deadline timer, running
- * model call, context view and wiring; with the memory store also its records) — targets < 2 s and < 100 KB per idle
+ * model call, context view and wiring; with the memory store also its records) — targets < 2 s and < 50 KB per idle
  * child. The same-run baseline, interleaved per store: one session making as many model → tool round trips as there
  * are children (a child is one such round trip plus its delegation records).
  */
 export const main = async (count = 1_000): Promise<void> => {
-  process.stdout.write(`delegation: spawn and join ${count} scripted child agents in one process (targets: < 2 s wall, < 100 KB per idle child)\n`);
+  process.stdout.write(`delegation: spawn and join ${count} scripted child agents in one process (targets: < 2 s wall, < 50 KB per idle child)\n`);
   for (const durability of ['memory', 'relaxed', 'sync'] as const) {
     const baseline = await runBenchSession({ roundTrips: count, durability });
     await baseline.cleanup();

@@ -159,7 +159,7 @@ export class ActorTree {
     const actor = (path === rootPath ? this.root : this.root.system.get(path)) as { logic?: unknown; getSnapshot(): unknown } | undefined;
     const snapshot = actor?.getSnapshot() as { status?: string; context?: unknown } | undefined;
     if (snapshot?.status !== 'active') return false;
-    if (actor?.logic === delegationMachine) return awaitsTimer(snapshot.context as DelegationContext, effectId);
+    if ((actor?.logic as { id?: string } | undefined)?.id === delegationMachine.id) return awaitsTimer(snapshot.context as DelegationContext, effectId);
     const outstanding = (snapshot.context as { outstanding?: Record<string, unknown> } | undefined)?.outstanding;
     return outstanding !== undefined && Object.hasOwn(outstanding, effectId);
   }

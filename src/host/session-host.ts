@@ -81,8 +81,13 @@ export const snapshotTailPerActor = 4;
  * to. All appends go through one queue, so the stream has exactly one writer and seqs never interleave.
  */
 export class SessionHost {
-  /** Every record as soon as it is durable, in seq order. */
+  /** Every record once it is acknowledged (durable as the store's mode promises), in seq order. */
   readonly records$ = new Subject<RecordEnvelope>();
+  /**
+   * Every record as soon as it is written, before it is acknowledged, in seq order: what the session's own views fold,
+   * since effects that may be redone (model calls, read-only tools) start before their step is committed.
+   */
+  readonly written$ = new Subject<RecordEnvelope>();
   /** Ephemeral progress (model deltas, effect start/finish) that is never persisted. */
   readonly live$ = new Subject<LiveEvent>();
   readonly stream: string;
@@ -110,12 +115,17 @@ export class SessionHost {
   private interrupted = false;
   private endedRecord: RecordEnvelope | undefined;
   private quietWaiters: Array<() => void> = [];
+  /** Written records not yet acknowledged (the store's `commit` has not covered them), in seq order. */
+  private unacknowledged: RecordEnvelope[] = [];
+  private acknowledgedHead: number;
+  private acknowledgedWaiters: Array<{ seq: number; resolve: () => void; reject: (error: unknown) => void }> = [];
 
   constructor(options: SessionHostOptions) {
     this.store = options.store;
     this.stream = options.stream;
     this.tree = options.tree;
     this.head = options.head;
+    this.acknowledgedHead = options.head;
     this.createdAt = options.createdAt;
     this.executors = options.executors;
     this.machineVersion = options.machineVersion;
@@ -185,15 +195,18 @@ export class SessionHost {
       if (this.tree.done) this.finish(stored);
       return stored;
     });
-    return outcome.then((result) => {
+    return outcome.then(async (result) => {
       if ('refused' in result) throw result.refused;
+      if (result.length > 0) await this.acknowledged(result[result.length - 1]!.seq);
       return result;
     });
   }
 
   /** Append runtime facts (not machine output) as one batch in the same queue as steps. */
-  recordFacts(facts: readonly FactDraft[], options: { actor?: string; cause?: string; sync?: boolean; blobs?: readonly Uint8Array[] } = {}): Promise<RecordEnvelope[]> {
-    return this.enqueue(async () => this.append(this.factDrafts(facts, this.clock(), options.actor, options.cause), options.sync, options.blobs));
+  async recordFacts(facts: readonly FactDraft[], options: { actor?: string; cause?: string; sync?: boolean; blobs?: readonly Uint8Array[] } = {}): Promise<RecordEnvelope[]> {
+    const stored = await this.enqueue(async () => this.append(this.factDrafts(facts, this.clock(), options.actor, options.cause), options.sync, options.blobs));
+    if (stored.length > 0) await this.acknowledged(stored[stored.length - 1]!.seq);
+    return stored;
   }
 
   private factDrafts(facts: readonly FactDraft[], at: number, actor: string | undefined, cause: string | undefined): RecordDraft[] {
@@ -248,7 +261,7 @@ export class SessionHost {
     return new Promise((resolve, reject) => {
       const check = () => {
         if (this.broken) return reject(this.broken);
-        if (this.queued > 0 || this.running.busy > 0) return this.quietWaiters.push(check);
+        if (this.queued > 0 || this.running.busy > 0 || this.acknowledgedHead < this.head) return this.quietWaiters.push(check);
         resolve(this.result());
       };
       check();
@@ -357,13 +370,55 @@ export class SessionHost {
     this.wakeQuietWaiters();
   }
 
-  /** `sync` undefined: the store's durability mode decides; true forces an fsync (a mutating tool's intent). */
+  /**
+   * Write a batch and hand its records to `written$`. `sync: true` forces an fsync (a mutating tool's intent) and
+   * acknowledges at once. Otherwise, with a store that group-commits (`commit`), the batch is written without sync and
+   * acknowledged — `records$`, and the step's promise — once the store's commit covers it, so the effects it requested
+   * can start meanwhile; a store without `commit` decides by its mode and acknowledges when the append resolves.
+   */
   private async append(drafts: RecordDraft[], sync: boolean | undefined, blobs?: readonly Uint8Array[]): Promise<RecordEnvelope[]> {
+    const grouped = sync !== true && this.store.commit !== undefined;
     const status = statusAfterBatch(drafts);
-    const stored = await this.store.append(this.stream, drafts, { expectedSeq: this.head, ...(sync === undefined ? {} : { sync }), ...(blobs && blobs.length > 0 ? { blobs } : {}), ...(status === undefined ? {} : { status }) });
-    this.head = stored[stored.length - 1]?.seq ?? this.head;
-    for (const record of stored) this.records$.next(record);
+    const stored = await this.store.append(this.stream, drafts, { expectedSeq: this.head, ...(grouped ? { sync: false } : sync === undefined ? {} : { sync }), ...(blobs && blobs.length > 0 ? { blobs } : {}), ...(status === undefined ? {} : { status }) });
+    if (stored.length === 0) return stored;
+    this.head = stored[stored.length - 1]!.seq;
+    for (const record of stored) {
+      this.unacknowledged.push(record);
+      this.written$.next(record);
+    }
+    const head = this.head;
+    if (!grouped) this.acknowledge(head);
+    else {
+      this.store.commit!(this.stream, head).then(
+        () => this.acknowledge(head),
+        (error: unknown) => this.fail(error),
+      );
+    }
     return stored;
+  }
+
+  /** Everything up to `seq` is committed: publish it on `records$` (in seq order) and release who waits for it. */
+  private acknowledge(seq: number): void {
+    if (seq <= this.acknowledgedHead) return;
+    this.acknowledgedHead = seq;
+    let count = 0;
+    while (count < this.unacknowledged.length && this.unacknowledged[count]!.seq <= seq) count++;
+    const published = this.unacknowledged.splice(0, count);
+    for (const record of published) this.records$.next(record);
+    const waiters = this.acknowledgedWaiters;
+    this.acknowledgedWaiters = [];
+    for (const waiter of waiters) {
+      if (waiter.seq <= seq) waiter.resolve();
+      else this.acknowledgedWaiters.push(waiter);
+    }
+    this.wakeQuietWaiters();
+  }
+
+  /** Resolves once the records up to `seq` are acknowledged; rejects when the session broke first. */
+  private acknowledged(seq: number): Promise<void> {
+    if (seq <= this.acknowledgedHead) return Promise.resolve();
+    if (this.broken) return Promise.reject(this.broken);
+    return new Promise((resolve, reject) => this.acknowledgedWaiters.push({ seq, resolve, reject }));
   }
 
   /** See `snapshotEvery`: a snapshot's cost grows with the tree, so the tail it waits for grows with it (amortised O(1) per record). */
@@ -384,11 +439,14 @@ export class SessionHost {
     if (this.broken) return;
     this.broken = error instanceof Error ? error : new Error(String(error));
     for (const effect of this.running.values()) effect.controller.abort(this.broken);
+    const waiters = this.acknowledgedWaiters;
+    this.acknowledgedWaiters = [];
+    for (const waiter of waiters) waiter.reject(this.broken);
     this.wakeQuietWaiters();
   }
 
   private wakeQuietWaiters(): void {
-    if (this.queued > 0 || (this.running.busy > 0 && !this.broken)) return;
+    if (this.queued > 0 || (!this.broken && (this.running.busy > 0 || this.acknowledgedHead < this.head))) return;
     const waiters = this.quietWaiters;
     this.quietWaiters = [];
     for (const waiter of waiters) waiter();

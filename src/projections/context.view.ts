@@ -8,6 +8,7 @@ import type { ToolSettled, Truncation } from '../../models/tool.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
 import type { DelegatedTask, DelegationJoined, DelegationStarted, ReportRejected } from '../../models/delegation.records.js';
 import { extractConstraints, type Constraint } from './constraints.js';
+import { PersistentReadonlyMap } from './persistent-map.js';
 import { prepend, type PersistentList } from './persistent-list.js';
 import type { Projection, ViewState } from './projection.js';
 
@@ -237,7 +238,9 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
     return { ...child, recent: [...forked, objective], older: parent.older, reads: parent.reads, modified: parent.modified, ...(parent.verification ? { verification: parent.verification } : {}) };
   };
 
-  const withActor = (view: ContextView, actor: ActorContext): ContextView => ({ ...view, actors: new Map(view.actors).set(actor.actor, actor) });
+  // The actors map is persistent: a record costs the same with one agent and with a thousand children.
+  const actorsOf = (view: ContextView): PersistentReadonlyMap<ActorContext> => (view.actors instanceof PersistentReadonlyMap ? view.actors : [...view.actors].reduce((map, [key, value]) => map.set(key, value), PersistentReadonlyMap.empty<ActorContext>()));
+  const withActor = (view: ContextView, actor: ActorContext): ContextView => ({ ...view, actors: actorsOf(view).set(actor.actor, actor) });
 
   const applyDelegation = (view: ContextView, record: RecordEnvelope): ContextView => {
     if (record.type === 'delegation.started') return withActor(view, seedChild(view, record.data as DelegationStarted, record.seq));
@@ -251,16 +254,14 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
     // A child that ended leaves the view: nothing reads its context again (`rein context` rebuilds from the log).
     const child = (record.data as { child: string }).child;
     if (!view.actors.has(child)) return view;
-    const actors = new Map(view.actors);
-    actors.delete(child);
-    return { ...view, actors };
+    return { ...view, actors: actorsOf(view).delete(child) };
   };
 
   const delegationTypes = new Set(['delegation.started', 'delegation.joined', 'delegation.completed', 'delegation.failed']);
 
   return {
     name: 'context',
-    initial: () => ({ seq: 0, actors: new Map() }),
+    initial: () => ({ seq: 0, actors: PersistentReadonlyMap.empty<ActorContext>() }),
     apply(view, record) {
       if (record.type === 'session.created') {
         const created = record.data as SessionCreated;

@@ -131,3 +131,56 @@ export const valuesOf = <V>(map: PersistentMap<V>): V[] => {
   collect(map.root, values, ([, value]) => value);
   return values;
 };
+
+/**
+ * A persistent map behind the read side of `Map` (`get`, `has`, `size`, iteration), for views whose readers expect a
+ * `ReadonlyMap`: `set` and `delete` return a new map sharing all but one path with this one.
+ */
+export class PersistentReadonlyMap<V> implements ReadonlyMap<string, V> {
+  static empty<V>(): PersistentReadonlyMap<V> {
+    return new PersistentReadonlyMap<V>(emptyMap<V>());
+  }
+
+  private constructor(readonly map: PersistentMap<V>) {}
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  get(key: string): V | undefined {
+    return getIn(this.map, key);
+  }
+
+  has(key: string): boolean {
+    return getIn(this.map, key) !== undefined;
+  }
+
+  set(key: string, value: V): PersistentReadonlyMap<V> {
+    return new PersistentReadonlyMap(setIn(this.map, key, value));
+  }
+
+  delete(key: string): PersistentReadonlyMap<V> {
+    const map = removeIn(this.map, key);
+    return map === this.map ? this : new PersistentReadonlyMap(map);
+  }
+
+  forEach(callback: (value: V, key: string, map: ReadonlyMap<string, V>) => void): void {
+    for (const [key, value] of entriesOf(this.map)) callback(value, key, this);
+  }
+
+  *entries(): MapIterator<[string, V]> {
+    for (const [key, value] of entriesOf(this.map)) yield [key, value];
+  }
+
+  *keys(): MapIterator<string> {
+    for (const [key] of entriesOf(this.map)) yield key;
+  }
+
+  *values(): MapIterator<V> {
+    yield* valuesOf(this.map);
+  }
+
+  [Symbol.iterator](): MapIterator<[string, V]> {
+    return this.entries();
+  }
+}

@@ -128,7 +128,7 @@ export const resumeSession = async (services: SessionServices, sessionId: string
   for (const record of records) wiring.observe(record);
   const head = records[records.length - 1]?.seq ?? 0;
   const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, executors: wiring.executors, machineVersion, clock: services.clock, newId: createIdGenerator(), snapshotEvery: services.snapshotEvery, parallelTools: services.parallelTools, lastSnapshotSeq: rebuilt.snapshotSeq ?? 0, ...(services.effectGate ? { effectGate: services.effectGate } : {}) });
-  host.records$.subscribe(wiring.observe);
+  host.written$.subscribe(wiring.observe);
   memory?.attach(host);
   const session = new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}) });
   const report: ResumeReport = { verified: rebuilt.verified, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: rebuilt.tree.done };

@@ -87,7 +87,7 @@ export const createSession = async (services: SessionServices, options: CreateSe
     parallelTools: services.parallelTools,
     ...(services.effectGate ? { effectGate: services.effectGate } : {}),
   });
-  host.records$.subscribe(wiring.observe);
+  host.written$.subscribe(wiring.observe);
   memory?.attach(host);
   return new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}) });
 };

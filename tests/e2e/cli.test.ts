@@ -133,7 +133,15 @@ describe('rein CLI', () => {
     await writeFile(join(workspace.path, 'long.json'), JSON.stringify(long));
     const child = startCli(['run', 'long', '--script', 'long.json', '--max-turns', '5000', '--max-tool-calls', '5000'], { cwd: workspace.path });
     try {
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // Running for sure once its first tool call is printed (however loaded the machine is).
+      await new Promise<void>((resolve, reject) => {
+        let printed = '';
+        child.stdout!.on('data', (chunk: Buffer) => {
+          printed += chunk.toString();
+          if (printed.includes('list_dir')) resolve();
+        });
+        child.once('exit', (code) => reject(new Error(`rein run exited ${String(code)} before its first tool call`)));
+      });
       expect(child.exitCode).toBeNull();
       const sessions = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path })).stdout);
       const running = sessions.find((summary) => summary.task === 'long');

@@ -16,9 +16,13 @@ const script = {
   ],
 };
 
-/** The real edit tool, held up (until the session is interrupted) before or after it changes the file. */
-const heldEdit = (when: 'before' | 'after'): AnyToolDefinition => {
-  const hold = (context: ToolContext) => new Promise<never>((_, reject) => context.signal.addEventListener('abort', () => reject(new Error('interrupted')), { once: true }));
+/** The real edit tool, held up (until the session is interrupted) before or after it changes the file; `held` tells when it waits. */
+const heldEdit = (when: 'before' | 'after', held: () => void): AnyToolDefinition => {
+  const hold = (context: ToolContext) =>
+    new Promise<never>((_, reject) => {
+      context.signal.addEventListener('abort', () => reject(new Error('interrupted')), { once: true });
+      held();
+    });
   return {
     ...editTool,
     async execute(args: never, context: ToolContext, plan: never) {
@@ -32,14 +36,16 @@ const heldEdit = (when: 'before' | 'after'): AnyToolDefinition => {
 const rein = (store: EventStore, workspace: string, tools?: AnyToolDefinition[]) =>
   createRein({ store, workspace, provider: createScriptedProvider(parseScript(script)), permissions: { mode: 'accept-edits' }, tools: tools ?? builtinTools() });
 
-/** Run until the edit has started (its tool.started is durable), then interrupt the process's session. */
+/** Run until the edit has started (its tool.started is durable) and is held, then interrupt the process's session. */
 const crashDuringEdit = async (store: EventStore, workspace: string, when: 'before' | 'after') => {
-  const harness = await rein(store, workspace, builtinTools().map((tool) => (tool.name === 'edit' ? heldEdit(when) : tool)));
+  let reachedHold!: () => void;
+  const holding = new Promise<void>((resolve) => (reachedHold = resolve));
+  const harness = await rein(store, workspace, builtinTools().map((tool) => (tool.name === 'edit' ? heldEdit(when, reachedHold) : tool)));
   const session = await harness.createSession({ task: 'edit' });
   const started = firstValueFrom(session.records$.pipe(filter((record) => record.type === 'tool.started' && (record.data as { name: string }).name === 'edit')));
   await session.send('edit');
   await started;
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await holding;
   await session.interrupt('simulated crash');
   return session.id;
 };

@@ -5,10 +5,33 @@ import { ClassicLevel } from 'classic-level';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeValue, openLevelEventStore } from '../../stores/index.js';
 import type { LevelEventStore, LevelEventStoreOptions } from '../../stores/index.js';
+import { refDigest } from '../../stores/blob-hash.js';
+import { blobKey, recordKey } from '../../stores/level-keys.js';
+import { STREAM_DATABASE_OPTIONS } from '../../stores/level-stream.js';
 import { describeEventStoreConformance } from './event-store.conformance.js';
 import { holdStreamInAnotherProcess, runBuiltStoreInChild } from './level-child-process.js';
 import type { RawWrite } from './level-child-process.js';
 import { drafts, expectCode, temporaryDirectory } from './store-test-support.js';
+
+/**
+ * Flip one bit of a value in a stream's database, as a failing disk would: the store lets go of the database
+ * (`release`), the bytes are changed through classic-level directly, and the store reopens it on its next use.
+ */
+const damageStreamValue = async (store: LevelEventStore, root: string, stream: string, key: string, at: 'first' | 'last'): Promise<void> => {
+  await store.release(stream);
+  const database = new ClassicLevel<string, Uint8Array>(join(root, 'streams', stream), { ...STREAM_DATABASE_OPTIONS });
+  await database.open();
+  try {
+    const stored = await database.get(key);
+    if (stored === undefined) throw new Error(`no value ${key} in ${stream}`);
+    const damaged = Uint8Array.from(stored);
+    const index = at === 'first' ? 0 : damaged.length - 1;
+    damaged[index] = damaged[index]! ^ 0x01;
+    await database.put(key, damaged, { sync: true });
+  } finally {
+    await database.close();
+  }
+};
 
 let parent: { path: string; remove(): Promise<void> };
 let counter = 0;
@@ -28,8 +51,8 @@ describeEventStoreConformance({
     let store = await openLevelEventStore(root);
     return {
       store,
-      corrupt: (stream, seq) => store.corruptRecordForTesting(stream, seq),
-      corruptStreamBlob: (stream, ref) => store.corruptStreamBlobForTesting(stream, ref),
+      corrupt: (stream, seq) => damageStreamValue(store, root, stream, recordKey(seq), 'last'),
+      corruptStreamBlob: (stream, ref) => damageStreamValue(store, root, stream, blobKey(refDigest(ref)), 'first'),
       corruptBlob: async (ref) => {
         const path = store.blobs.pathOf(ref);
         const bytes = await readFile(path);

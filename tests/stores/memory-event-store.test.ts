@@ -1,15 +1,24 @@
-import { createMemoryEventStore } from '../../stores/index.js';
+import { createMemoryEventStore, MemoryStorage } from '../../stores/index.js';
+import { refDigest } from '../../stores/blob-hash.js';
 import { describeEventStoreConformance } from './event-store.conformance.js';
+
+/** Flip one bit of stored bytes (the last one, or the first), as a failing memory cell would. */
+const flip = (bytes: Uint8Array | undefined, at: 'first' | 'last'): void => {
+  if (bytes === undefined || bytes.length === 0) throw new Error('nothing stored there');
+  const index = at === 'first' ? 0 : bytes.length - 1;
+  bytes[index] = bytes[index]! ^ 0x01;
+};
 
 describeEventStoreConformance({
   name: 'memory',
   async open() {
-    const store = createMemoryEventStore();
+    const storage = new MemoryStorage();
+    const store = createMemoryEventStore({ storage });
     return {
       store,
-      corrupt: async (stream, seq) => store.corruptRecordForTesting(stream, seq),
-      corruptBlob: async (ref) => store.blobs.corruptBlobForTesting(ref),
-      corruptStreamBlob: async (stream, ref) => store.corruptStreamBlobForTesting(stream, ref),
+      corrupt: async (stream, seq) => flip(storage.streams.get(stream)?.records[seq - 1], 'last'),
+      corruptBlob: async (ref) => flip(storage.blobs.get(refDigest(ref)), 'first'),
+      corruptStreamBlob: async (stream, ref) => flip(storage.streams.get(stream)?.blobs.get(refDigest(ref)), 'first'),
     };
   },
 });

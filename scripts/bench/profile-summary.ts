@@ -1,0 +1,83 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/*
+ * Where a step's time goes — the method, not the profiles (README: *Performance*):
+ *
+ *   npm run build
+ *   node --cpu-prof --cpu-prof-dir=prof dist/scripts/bench/step.bench.js 1000 1
+ *   node dist/scripts/bench/profile-summary.js prof            # self time by package and rein folder
+ *   node dist/scripts/bench/profile-summary.js prof inclusive  # the functions that hold the most time, callees included
+ *
+ * A profile is a tree of call frames with sampled self time; this folds it by package (node_modules/<name>) or by
+ * rein folder (dist/<room>/<folder>), or sums each function's time including everything below it.
+ */
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const ownerOf = (url: string, functionName: string): string => {
+  const module = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (module) return module[1]!;
+  if (url.includes('/dist/')) return `rein ${url.split('/dist/')[1]!.split('/').slice(0, 2).join('/')}`;
+  if (url.startsWith('node:')) return `node ${url.slice(5).split('/')[0]}`;
+  return url === '' ? functionName || '(native)' : url;
+};
+
+const frameOf = (node: ProfileNode): string => {
+  const url = node.callFrame.url.replace(/^.*\/(node_modules|dist)\//, '');
+  return `${node.callFrame.functionName || '(anonymous)'} ${url}:${node.callFrame.lineNumber + 1}`;
+};
+
+/** Self time per owner, or inclusive time per function, in ms, largest first. */
+export const summarize = (profile: CpuProfile, mode: 'self' | 'inclusive'): { totalMs: number; rows: Array<[string, number]> } => {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parentOf = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
+  const selfTime = new Map<number, number>();
+  let total = 0;
+  profile.samples.forEach((id, index) => {
+    const delta = profile.timeDeltas[index] ?? 0;
+    selfTime.set(id, (selfTime.get(id) ?? 0) + delta);
+    total += delta;
+  });
+  const sums = new Map<string, number>();
+  for (const [id, time] of selfTime) {
+    if (mode === 'self') {
+      const node = byId.get(id)!;
+      const owner = ownerOf(node.callFrame.url, node.callFrame.functionName);
+      sums.set(owner, (sums.get(owner) ?? 0) + time);
+      continue;
+    }
+    const seen = new Set<string>();
+    for (let current: number | undefined = id; current !== undefined; current = parentOf.get(current)) {
+      const frame = frameOf(byId.get(current)!);
+      if (seen.has(frame)) continue;
+      seen.add(frame);
+      sums.set(frame, (sums.get(frame) ?? 0) + time);
+    }
+  }
+  return { totalMs: total / 1000, rows: [...sums].map(([key, time]): [string, number] => [key, time / 1000]).sort((left, right) => right[1] - left[1]) };
+};
+
+export const main = async (directory: string, mode: 'self' | 'inclusive' = 'self', count = 30): Promise<void> => {
+  const files = (await readdir(directory)).filter((name) => name.endsWith('.cpuprofile'));
+  if (files.length === 0) throw new Error(`no .cpuprofile in ${directory}`);
+  for (const file of files) {
+    const { totalMs, rows } = summarize(JSON.parse(await readFile(join(directory, file), 'utf8')) as CpuProfile, mode);
+    process.stdout.write(`${file}: ${totalMs.toFixed(0)} ms sampled (${mode})\n`);
+    for (const [key, ms] of rows.slice(0, count)) process.stdout.write(`${ms.toFixed(0).padStart(8)} ms ${((100 * ms) / totalMs).toFixed(1).padStart(5)}%  ${key}\n`);
+  }
+};
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main(process.argv[2] ?? 'prof', process.argv[3] === 'inclusive' ? 'inclusive' : 'self', Number(process.argv[4]) || undefined);

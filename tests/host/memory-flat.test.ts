@@ -1,0 +1,73 @@
+import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { ModelEvent, ModelRequest } from '../../models/model-contract.js';
+import { openLevelEventStore } from '../../stores/index.js';
+import type { ModelProvider } from '../../src/providers/provider.js';
+import { createRein } from '../../src/rein.js';
+import { defineTool, readOnlyAnnotations } from '../../src/tools/tool.js';
+import { makeTempDir } from '../support/temp-dir.js';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+const heapAfterGc = (): number => {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+};
+
+const noop = defineTool({
+  name: 'noop',
+  description: 'Does nothing.',
+  parameters: z.object({}).strict(),
+  annotations: readOnlyAnnotations,
+  risk: 'read',
+  sideEffect: 'none',
+  resumePolicy: 'rerun-after-check',
+  execute: async () => ({ ok: true, output: 'ok' }),
+});
+
+/*
+ * Goal 4 of the performance work (README: *Performance*): what a session holds must not grow with its length beyond
+ * the context window — views keep their windows, counters and indexes and read the rest from the store. A 20,000-step
+ * session (10,000 model → tool round trips) on LevelDB: the heap after a forced GC at round trip 10,000 may exceed the
+ * one at round trip 2,000 by at most 1 KB per step. Memory, not time: the measurement does not depend on the load.
+ */
+describe('memory stays flat over a long session', () => {
+  it('a 20,000-step session grows the heap by at most 1 KB per step', async () => {
+    const workspace = await makeTempDir('rein-memory-flat-');
+    const roundTrips = 10_000;
+    const early = 2_000;
+    const heaps = new Map<number, number>();
+    const provider: ModelProvider = {
+      name: 'flat',
+      model: 'flat',
+      async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
+        const done = request.turn - 1;
+        if (done === early || done === roundTrips) heaps.set(done, heapAfterGc());
+        yield { type: 'started', model: 'flat' };
+        yield { type: 'text-delta', text: request.turn <= roundTrips ? 'go' : 'done' };
+        if (request.turn <= roundTrips) yield { type: 'tool-intent', providerCallId: `c${request.turn}`, name: 'noop', arguments: {} };
+        yield { type: 'usage', usage: { inputTokens: 10, outputTokens: 5 } };
+        yield { type: 'finished', stopReason: request.turn <= roundTrips ? 'tool_use' : 'end_turn' };
+      },
+    };
+    const store = await openLevelEventStore(join(workspace.path, '.rein'), { durability: 'relaxed' });
+    try {
+      const rein = await createRein({ store, workspace: workspace.path, provider, tools: [noop], budgets: { maxTurns: roundTrips + 5, maxToolCalls: roundTrips + 5, maxTokens: 1e12, maxWallTimeMs: 3_600_000 } });
+      const session = await rein.startSession({ task: 'a long session' });
+      const result = await session.whenQuiet();
+      expect(result.status).toBe('completed');
+      expect(result.head).toBeGreaterThan(2 * roundTrips);
+      const steps = 2 * (roundTrips - early);
+      const growth = (heaps.get(roundTrips)! - heaps.get(early)!) / steps;
+      expect(growth, `the heap grew ${growth.toFixed(0)} B per step`).toBeLessThanOrEqual(1024);
+    } finally {
+      await store.close();
+      await workspace.remove();
+    }
+  }, 600_000);
+});
