@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Denial } from './permission.records.js';
-import { Provenance } from './turn.records.js';
+import { GuardrailEvidence, Provenance } from './turn.records.js';
 
 /** Model-visible failure classes: the model reads them as observations and may correct itself. */
 export const ToolErrorCode = z.enum(['InvalidInput', 'NotFound', 'Denied', 'Timeout', 'NonZeroExit', 'InDoubt', 'Cancelled', 'ToolFailed']);
@@ -44,7 +44,7 @@ export const ToolStarted = z.object({
 export type ToolStarted = z.infer<typeof ToolStarted>;
 
 /** The pipeline stages that can reject a call before it is validated or executed. */
-export const RejectionStage = z.enum(['lookup', 'visibility', 'runtime-validation']);
+export const RejectionStage = z.enum(['lookup', 'visibility', 'runtime-validation', 'pre-flight']);
 export type RejectionStage = z.infer<typeof RejectionStage>;
 
 /**
@@ -116,6 +116,8 @@ export const ToolSettled = z.object({
   execution: CommandExecution.optional(),
   /** For a call denied or hidden by policy or by a person (it never ran): who refused it and why. */
   denial: Denial.optional(),
+  /** The guardrail stages the call passed through, in order (only where guardrails are configured). */
+  guardrails: z.array(GuardrailEvidence).optional(),
   elapsedMs: z.number().nonnegative(),
 });
 export type ToolSettled = z.infer<typeof ToolSettled>;

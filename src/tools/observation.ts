@@ -1,6 +1,6 @@
 import type { Denial } from '../../models/permission.records.js';
 import type { CommandExecution, ToolErrorCode, Truncation } from '../../models/tool.records.js';
-import type { Provenance } from '../../models/turn.records.js';
+import type { GuardrailEvidence, Provenance } from '../../models/turn.records.js';
 import type { BlobStore } from '../../stores/blob-store.js';
 
 /** The terminal outcome of one call through the tool pipeline, ready to become a `tool.settled` record. */
@@ -19,6 +19,8 @@ export interface ToolOutcome {
   execution?: CommandExecution;
   /** Who denied or hid a call that never ran. */
   denial?: Denial;
+  /** The guardrail stages the call passed through, in order. */
+  guardrails?: GuardrailEvidence[];
 }
 
 /** Observations longer than this many characters are cut; the full output goes to the blob store. */
