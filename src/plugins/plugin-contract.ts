@@ -99,6 +99,9 @@ export interface PluginHook<P extends HookPoint = HookPoint> {
   run(input: HookInput<P>, context: HookRunContext): HookResult | void | Promise<HookResult | void>;
 }
 
+/** A hook at any point, discriminated by `point` (so `run` sees that point's input). */
+export type AnyPluginHook = { [P in HookPoint]: PluginHook<P> }[HookPoint];
+
 /** A guardrail a plugin contributes at one stage. */
 export interface PluginGuardrail<S extends GuardrailStage = GuardrailStage> {
   id: string;
@@ -109,6 +112,9 @@ export interface PluginGuardrail<S extends GuardrailStage = GuardrailStage> {
   matcher?: string;
   check(input: GuardrailInput<S>, context: HookRunContext): GuardrailResult | Promise<GuardrailResult>;
 }
+
+/** A guardrail at any stage, discriminated by `stage`. */
+export type AnyPluginGuardrail = { [S in GuardrailStage]: PluginGuardrail<S> }[GuardrailStage];
 
 /** A command a plugin contributes: `rein <plugin> <name> [args…]`. */
 export interface PluginCommand {
@@ -121,8 +127,8 @@ export interface PluginCommand {
 export interface PluginContributions {
   tools?: PluginTool[];
   providers?: PluginProvider[];
-  hooks?: PluginHook[];
-  guardrails?: PluginGuardrail[];
+  hooks?: AnyPluginHook[];
+  guardrails?: AnyPluginGuardrail[];
   commands?: PluginCommand[];
   stop?(): void | Promise<void>;
 }

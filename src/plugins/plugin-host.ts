@@ -31,6 +31,8 @@ export interface PluginSpec {
   enabled?: boolean;
   /** For project plugins: whether the user trusted this exact manifest and code (see `ProjectTrust`). */
   trusted?: boolean;
+  /** The source could not even be read (no manifest file, bad JSON, a package that is not installed). */
+  error?: { code: PluginErrorCode; message: string };
 }
 
 /** What the host knows about one plugin: its lifecycle state, manifest, source and why it failed. */
@@ -110,6 +112,7 @@ export class PluginHost {
 
   /** Load one plugin through every phase. Never throws: a failure is recorded and leaves the plugin `failed` or `disabled`. */
   async load(spec: PluginSpec): Promise<PluginState> {
+    if (spec.error) return this.refuseEarly(`unreadable#${++this.anonymous}`, spec, 'failed', 'manifest', spec.error.code, `${spec.location ?? 'a plugin'}: ${spec.error.message}`);
     const declared = spec.manifest ?? spec.plugin?.manifest;
     const parsed = PluginManifest.safeParse(declared);
     const rawId = typeof (declared as { id?: unknown } | undefined)?.id === 'string' ? (declared as { id: string }).id : undefined;
@@ -156,7 +159,7 @@ export class PluginHost {
       entry.state.error = { phase: 'policy', code: 'PLUGIN_SOURCE_REFUSED', message: 'not enabled (defaultEnabled is false and the workspace does not enable it)' };
       return this.stateFor(pluginId);
     }
-    if (spec.source === 'project' && !spec.trusted) return refuse('PLUGIN_UNTRUSTED', 'a project plugin runs only after you trust it (`rein plugins trust`, or `--yes` / the prompt of `rein run`)');
+    if (spec.source === 'project' && !spec.trusted) return refuse('PLUGIN_UNTRUSTED', 'a project plugin runs only after you trust it (`rein plugins trust`, or `rein run --yes`)');
 
     let plugin: ReinPlugin;
     try {

@@ -7,6 +7,7 @@ import { artifactRef, blake3Hex, blobBytes } from '../../stores/blob-hash.js';
 import { createCallModelExecutor, type ModelCallSource, type ReplyReview } from '../effects/call-model.js';
 import type { FactDraft } from '../effects/effect.js';
 import { decidePoint } from '../hooks/decide-point.js';
+import type { PointDecision } from '../hooks/hook-types.js';
 import { maxStopContinuations } from '../../machines/session.contract.js';
 import { rootPath } from '../host/actor-tree.js';
 import type { RetryPolicy } from '../effects/model-retry.js';
@@ -129,11 +130,12 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
     counter = resolved;
   });
   const levelOf = (actor: string): number => Math.max(compaction.get(actor) ?? 0, context.actors.get(actor)?.compactionLevel ?? 0);
-  const project = (actor: string) =>
-    projectModelInput({ view: context, actor, memory: memoryViews().governance, ...(memory ? { sessionMemory: memoryViews().session } : {}), systemPrompt: services.systemPrompt, tools: actors.of(actor).descriptions, counter, ...(services.context ? { options: services.context } : {}), ...(model === undefined ? {} : { model }), now: services.clock(), compactionLevel: levelOf(actor) });
+  const project = (actor: string, hookCandidates?: PointDecision['candidates']) =>
+    projectModelInput({ view: context, actor, memory: memoryViews().governance, ...(memory ? { sessionMemory: memoryViews().session } : {}), systemPrompt: services.systemPrompt, tools: actors.of(actor).descriptions, counter, ...(services.context ? { options: services.context } : {}), ...(model === undefined ? {} : { model }), now: services.clock(), compactionLevel: levelOf(actor), ...(hookCandidates ? { hookCandidates } : {}) });
   const hooks = services.hooks && services.hooks.size > 0 ? services.hooks : undefined;
   /** Final replies of each agent a stop hook sent back so far (folded from the log: replay and resume agree). */
   const continuations = new Map<string, number>();
+  const pendingCompactFacts: FactDraft[] = [];
   const hookBase = (actor: string) => ({ sessionId, actor, cwd: services.workspace.root, mode: actors.of(actor).rights.mode });
   const source: ModelCallSource = {
     callSpec: (effectId, actor) => actors.of(actor).callSpec(effectId),
@@ -146,12 +148,20 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
       await memory?.settled();
       await memory?.refresh();
       const tools = actors.of(actor).descriptions;
-      const { messages, ...ledger } = project(actor);
+      // contextProject hooks offer candidates; the policy admits or refuses each one in the ledger.
+      const hookFacts: FactDraft[] = pendingCompactFacts.splice(0);
+      let candidates: PointDecision['candidates'];
+      if (hooks?.has('contextProject')) {
+        const { decided, fact } = await decidePoint({ kernel: hooks, point: 'contextProject', subject: { effectId }, input: { ...hookBase(actor), point: 'contextProject', turn }, signal: new AbortController().signal, now: services.clock });
+        if (fact) hookFacts.push(fact);
+        candidates = decided.candidates;
+      }
+      const { messages, ...ledger } = project(actor, candidates);
       const bytes = blobBytes(JSON.stringify({ messages, tools }));
       const input = artifactRef(await blake3Hex(bytes));
       const data: ContextProjected = { effectId, turn, attempt, ...(model === undefined ? {} : { model }), ...ledger, input };
       // The exact input travels with the fact into the settling step's batch: durable exactly when the step is.
-      return { messages, tools, facts: [{ type: 'context.projected', data }], blobs: [bytes] };
+      return { messages, tools, facts: [...hookFacts, { type: 'context.projected', data }], blobs: [bytes] };
     },
     ...(hooks
       ? {
@@ -178,6 +188,11 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
     async compact(actor) {
       const level = levelOf(actor);
       if (level >= maxCompactionLevel) return false;
+      if (hooks?.has('preCompact')) {
+        // An observer: it is told, and its decision is recorded with the next attempt's facts.
+        const { fact } = await decidePoint({ kernel: hooks, point: 'preCompact', subject: {}, input: { ...hookBase(actor), point: 'preCompact', level: level + 1 }, signal: new AbortController().signal, now: services.clock });
+        if (fact) pendingCompactFacts.push(fact);
+      }
       compaction.set(actor, level + 1);
       return true;
     },

@@ -175,3 +175,142 @@ describe('command hooks in a session', () => {
     expect((await readFile(counter, 'utf8')).trim().split('\n')).toEqual(runs);
   });
 });
+
+describe('resume never runs a recorded hook again', () => {
+  it('a call in doubt reruns with its recorded preToolUse decision; sessionStart does not run again; replay runs nothing', async () => {
+    const dir = await workspace();
+    const counter = join(dir, 'runs.log');
+    const script = async (name: string) => {
+      const path = join(dir, name);
+      await writeFile(path, `#!/bin/sh\necho ${name} >> ${counter}\n`);
+      await chmod(path, 0o755);
+      return path;
+    };
+    const hooks = { PreToolUse: [{ hooks: [{ type: 'command' as const, command: await script('pre.sh') }] }], SessionStart: [{ hooks: [{ type: 'command' as const, command: await script('start.sh') }] }] };
+    let attempts = 0;
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const slow = definePlugin({
+      manifest: { id: 'slow', name: 'Slow', version: '1.0.0', contributes: { tools: ['apply'] }, permissions: ['write'] },
+      setup: () => ({
+        tools: [
+          {
+            name: 'apply',
+            description: 'applies a change slowly',
+            parameters: z.object({ change: z.string() }),
+            risk: 'write',
+            execute: async (_input, context) => {
+              attempts++;
+              if (attempts > 1) return 'applied';
+              started();
+              await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
+              return 'aborted';
+            },
+          },
+        ],
+      }),
+    });
+    const store = (await import('rein/testing')).createMemoryEventStore();
+    const { createRein } = await import('../../src/rein.js');
+    const { createScriptedProvider, parseScript } = await import('../../src/providers/scripted-provider.js');
+    const options = { store, workspace: dir, hooks, plugins: [slow], permissions: { mode: 'default' as const, approveAll: true }, provider: createScriptedProvider(parseScript({ turns: [{ text: 'apply', toolCalls: [{ name: 'slow__apply', arguments: { change: 'x' } }] }, { text: 'done' }] })) };
+    const first = await createRein(options);
+    const session = await first.startSession({ task: 'apply the change' });
+    await running;
+    await session.interrupt('the process goes away');
+    await session.whenQuiet();
+    const before = (await readFile(counter, 'utf8')).trim().split('\n');
+    expect(before).toEqual(['start.sh', 'pre.sh']);
+    const second = await createRein(options);
+    const { session: resumed, report } = await second.resumeSession(session.id, { confirmInDoubt: true });
+    expect(report.resolutions.map((resolution) => resolution.resolution)).toEqual(['rerun']);
+    expect((await resumed.whenQuiet()).status).toBe('completed');
+    expect(attempts).toBe(2);
+    // The rerun used the recorded decision: no hook process ran on resume.
+    expect((await readFile(counter, 'utf8')).trim().split('\n')).toEqual(before);
+    await second.replaySession(session.id);
+    expect((await readFile(counter, 'utf8')).trim().split('\n')).toEqual(before);
+    const records = await store.read(session.id);
+    expect(of(records, 'hook.decided').map((record) => (record.data as HookDecided).point)).toEqual(['sessionStart', 'preToolUse']);
+  });
+});
+
+describe('guardrails and the other points in a session', () => {
+  it('a blocking output guardrail keeps a result from the model; a pre-flight block refuses a whole turn; both on record', async () => {
+    const dir = await workspace();
+    const guards = definePlugin({
+      manifest: { id: 'guards', name: 'Guards', version: '1.0.0', contributes: { guardrails: ['pre_flight', 'input', 'output'] } },
+      setup: () => ({
+        guardrails: [
+          { id: 'fanout', stage: 'pre_flight', check: (input) => ({ verdict: input.toolCalls.length > 2 ? 'block' : 'pass', reason: 'at most two calls per turn' }) },
+          { id: 'inputs', stage: 'input', check: () => ({ verdict: 'pass' }) },
+          { id: 'secrets', stage: 'output', check: (input) => ({ verdict: input.result.observation.includes('top secret') ? 'block' : 'pass', reason: 'classified content' }) },
+        ],
+      }),
+    });
+    const script = {
+      turns: [
+        { text: 'three', toolCalls: [{ name: 'read', arguments: { path: 'open.txt' } }, { name: 'read', arguments: { path: 'open.txt' } }, { name: 'read', arguments: { path: 'open.txt' } }] },
+        { text: 'two', toolCalls: [{ name: 'read', arguments: { path: 'secret.txt' } }, { name: 'read', arguments: { path: 'open.txt' } }] },
+        { text: 'done' },
+      ],
+    };
+    const run = await runScriptedSession({ script, workspace: dir, rein: { plugins: [guards] } });
+    expect(run.result.status).toBe('completed');
+    const results = settled(run.records);
+    expect(results.slice(0, 3).map((result) => result.failedStage)).toEqual(['pre-flight', 'pre-flight', 'pre-flight']);
+    expect(of(run.records, 'tool.started')).toHaveLength(2);
+    expect(results[3]).toMatchObject({ status: 'error', errorCode: 'Denied', guardrails: [{ stage: 'input', verdict: 'pass' }, { stage: 'output', verdict: 'block', by: 'guards:secrets' }] });
+    expect(results[3]!.observation).not.toContain('top secret');
+    expect(results[4]).toMatchObject({ status: 'ok', guardrails: [{ stage: 'input', verdict: 'pass' }, { stage: 'output', verdict: 'pass' }] });
+    // The withheld text never reached a model input.
+    for (const projected of of(run.records, 'context.projected')) {
+      const input = Buffer.from(await run.store.readBlob(run.session.id, (projected.data as { input: string }).input)).toString('utf8');
+      expect(input).not.toContain('top secret');
+    }
+    // Both turns met the configured stages in order: the second reached MutationReady.
+    expect(of(run.records, 'turn.mutation-ready')).toHaveLength(2);
+    expect(of(run.records, 'model.responded').map((record) => (record.data as { preFlight?: { verdict: string } }).preFlight?.verdict ?? null)).toEqual(['block', 'pass', null]);
+  });
+
+  it('userPromptSubmit blocks a message (nothing reaches the model), sessionStart and contextProject add untrusted context, observers record the end', async () => {
+    const dir = await workspace();
+    const seen: string[] = [];
+    const points = definePlugin({
+      manifest: { id: 'points', name: 'Points', version: '1.0.0', contributes: { hooks: ['userPromptSubmit', 'sessionStart', 'contextProject', 'sessionEnd'] } },
+      setup: () => ({
+        hooks: [
+          { id: 'no-deploys', point: 'userPromptSubmit', run: (input) => (input.prompt.includes('deploy') ? { decision: 'block', reason: 'deploys are frozen' } : undefined) },
+          { id: 'welcome', point: 'sessionStart', run: () => ({ additionalContext: 'The build uses pnpm.' }) },
+          { id: 'notes', point: 'contextProject', run: () => ({ candidates: [{ id: 'style', priority: 2, content: 'Prefer small commits.' }, { id: 'huge', priority: 1, content: 'x'.repeat(40_000) }] }) },
+          { id: 'bye', point: 'sessionEnd', run: (input) => void seen.push(input.status) },
+        ],
+      }),
+    });
+    const { createRein } = await import('../../src/rein.js');
+    const { createScriptedProvider, parseScript } = await import('../../src/providers/scripted-provider.js');
+    const store = (await import('rein/testing')).createMemoryEventStore();
+    const rein = await createRein({ store, workspace: dir, plugins: [points], provider: createScriptedProvider(parseScript({ turns: [{ text: 'ok' }] })) });
+    const session = await rein.createSession({ task: 'deploy now' });
+    await expect(session.send('deploy now')).rejects.toMatchObject({ code: 'PROMPT_BLOCKED' });
+    await session.send('tidy up');
+    const result = await session.whenQuiet();
+    expect(result.status).toBe('completed');
+    const records = await store.read(session.id);
+    expect(of(records, 'user.message').map((record) => (record.data as { text: string }).text)).toEqual(['tidy up']);
+    expect(of(records, 'hook.decided').map((record) => [(record.data as HookDecided).point, (record.data as HookDecided).decision])).toEqual([
+      ['sessionStart', 'none'],
+      ['userPromptSubmit', 'block'],
+      ['userPromptSubmit', 'none'],
+      ['contextProject', 'none'],
+      ['sessionEnd', 'none'],
+    ]);
+    expect(seen).toEqual(['completed']);
+    const projected = of(records, 'context.projected')[0]!.data as { input: string; included: Array<{ source: string; refs: string[] }>; excluded: Array<{ source: string; refs: string[]; reason: string }> };
+    const input = Buffer.from(await store.readBlob(session.id, projected.input)).toString('utf8');
+    expect(input).toContain('The build uses pnpm.');
+    expect(input).toContain('Prefer small commits.');
+    expect(projected.included.filter((entry) => entry.source === 'hooks').map((entry) => entry.refs)).toEqual([['hook:points:notes/style']]);
+    expect(projected.excluded.filter((entry) => entry.source === 'hooks').map((entry) => [entry.refs[0], entry.reason])).toEqual([['hook:points:notes/huge', 'budget']]);
+  });
+});
