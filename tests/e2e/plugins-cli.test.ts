@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
@@ -7,14 +8,17 @@ import { makeTempDir } from '../support/temp-dir.js';
 let workspace: { path: string; remove: () => Promise<void> };
 let home: { path: string; remove: () => Promise<void> };
 
-const manifest = { id: 'guard', name: 'Guard', version: '1.0.0', contributes: { tools: ['shout'], hooks: ['preToolUse'], commands: ['hello'] }, permissions: ['read'] };
+const manifest = { id: 'guard', name: 'Guard', version: '1.0.0', contributes: { tools: ['shout'], hooks: ['preToolUse'], commands: ['hello'], providers: ['fixed'] }, permissions: ['read', 'model'] };
+const rein = fileURLToPath(new URL('../../dist/src/index.js', import.meta.url));
 
 /** A project plugin on disk: a tool, a hook that denies reads of secret.txt (when DENY is set), and a command. */
-const pluginModule = `export default {
+const pluginModule = `import { createScriptedProvider, parseScript } from ${JSON.stringify(rein)};
+export default {
   manifest: ${JSON.stringify(manifest)},
   setup: () => ({
     tools: [{ name: 'shout', description: 'upper-case text', parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, risk: 'read', execute: async (input) => String(input.text).toUpperCase() }],
     hooks: [{ id: 'secrets', point: 'preToolUse', run: (input) => (process.env.DENY && JSON.stringify(input.tool.input).includes('secret') ? { decision: 'deny', reason: 'secret files stay closed' } : undefined) }],
+    providers: [{ id: 'fixed', create: () => createScriptedProvider(parseScript({ turns: [{ text: 'answered by the plugin provider' }] })) }],
     commands: [{ name: 'hello', description: 'say hello', run: (args, context) => { context.write('hello ' + args.join(' ') + '\\n'); return 0; } }],
   }),
 };
@@ -47,7 +51,7 @@ describe('rein plugins and plugin commands', () => {
     expect(trusted.stdout).toContain('trusted guard');
     const after = await runCli(['plugins', 'list', '--json'], { cwd: workspace.path, env: env() });
     expect(jsonLines(after.stdout)).toEqual([
-      expect.objectContaining({ type: 'plugin', id: 'guard', state: 'ready', version: '1.0.0', contributions: ['guard__shout', 'guard:secrets', 'guard hello'] }),
+      expect.objectContaining({ type: 'plugin', id: 'guard', state: 'ready', version: '1.0.0', contributions: ['guard__shout', 'guard__fixed', 'guard:secrets', 'guard hello'] }),
       { type: 'hook', id: 'guard:secrets', point: 'preToolUse', kind: 'plugin', order: 0, timeoutMs: 1000, failOpen: false },
     ]);
     const command = await runCli(['guard', 'hello', 'world'], { cwd: workspace.path, env: env() });
@@ -72,5 +76,15 @@ describe('rein plugins and plugin commands', () => {
     const dry = await runCli(['replay', sessionId, '--dry-run'], { cwd: workspace.path, env: env() });
     expect(dry.code).toBe(0);
     expect(dry.stdout).toContain('CHANGED: hook: deny then, none now');
+  });
+
+  it('runs a session on a provider a plugin contributes (--provider <plugin>__<id>)', async () => {
+    const run = await runCli(['run', 'say something', '--provider', 'guard__fixed', '--json'], { cwd: workspace.path, env: env() });
+    expect(run.code).toBe(0);
+    const records = jsonLines(run.stdout);
+    expect(records.find((record) => record.type === 'model.responded')?.data.text).toBe('answered by the plugin provider');
+    const missing = await runCli(['run', 'x', '--provider', 'guard__nothing'], { cwd: workspace.path, env: env() });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('guard__fixed');
   });
 });
