@@ -74,8 +74,8 @@ export const pluginCommand = async (pluginId: string, name: string | undefined, 
   const { workspace, registry, host } = await loadAll({});
   const command = registry.commands().find((entry) => entry.pluginId === pluginId && entry.name === name);
   if (!command) {
-    await host.stopAll('no such command');
     const known = registry.commands().map((entry) => `${entry.pluginId} ${entry.name}`);
+    await host.stopAll('no such command');
     throw new ReinError('USAGE', `unknown command ${[pluginId, name].filter(Boolean).join(' ')}${known.length > 0 ? `; plugin commands: ${known.join(', ')}` : ''} (see rein --help)`);
   }
   try {
