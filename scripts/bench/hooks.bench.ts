@@ -19,8 +19,12 @@ const allowing = (count: number) =>
     setup: () => ({ hooks: Array.from({ length: count }, (_, index): AnyPluginHook => ({ id: `h${index}`, point: 'preToolUse', run: () => ({ decision: 'allow' }) })) }),
   });
 
-/** Milliseconds per tool call of one scripted session of `calls` model → noop round trips. */
-const perCall = async (variant: Variant, calls: number, durability: 'memory' | 'relaxed'): Promise<number> => {
+/**
+ * Milliseconds per tool call of one scripted session of `calls` model → noop round trips: CPU time of this process
+ * (user + system; what the hooks add, and far less disturbed by other processes on a shared machine than wall time),
+ * and wall time.
+ */
+const perCall = async (variant: Variant, calls: number, durability: 'memory' | 'relaxed'): Promise<{ cpu: number; wall: number }> => {
   const directory = await mkdtemp(join(tmpdir(), 'rein-bench-hooks-'));
   const store = durability === 'memory' ? createMemoryEventStore() : await openLevelEventStore(join(directory, '.rein'), { durability: 'relaxed' });
   try {
@@ -36,10 +40,12 @@ const perCall = async (variant: Variant, calls: number, durability: 'memory' | '
       ...(variant.hooks ? { hooks: variant.hooks } : {}),
     });
     const started = performance.now();
+    const cpu = process.cpuUsage();
     const session = await rein.startSession({ task: 'bench' });
     const result = await session.whenQuiet();
     if (result.status !== 'completed') throw new Error(`${variant.label}: ended ${result.status}: ${result.reason ?? ''}`);
-    return (performance.now() - started) / calls;
+    const used = process.cpuUsage(cpu);
+    return { cpu: (used.user + used.system) / 1000 / calls, wall: (performance.now() - started) / calls };
   } finally {
     await store.close();
     await rm(directory, { recursive: true, force: true });
@@ -61,20 +67,23 @@ export const main = async (calls = 300, rounds = 5): Promise<void> => {
     { label: '10 in-process hooks', plugins: [allowing(10)] },
   ];
   for (const durability of ['memory', 'relaxed'] as const) {
-    const times = new Map<string, number[]>(variants.map((variant) => [variant.label, []]));
+    const times = new Map<string, Array<{ cpu: number; wall: number }>>(variants.map((variant) => [variant.label, []]));
     await perCall(variants[0]!, 50, durability);
     for (let round = 0; round < rounds; round++) for (const variant of variants) times.get(variant.label)!.push(await perCall(variant, calls, durability));
-    const baseline = median(times.get(variants[0]!.label)!);
+    const of = (label: string, key: 'cpu' | 'wall') => median(times.get(label)!.map((entry) => entry[key]));
+    const baseline = { cpu: of(variants[0]!.label, 'cpu'), wall: of(variants[0]!.label, 'wall') };
     process.stdout.write(`  store: ${durability === 'memory' ? 'in memory' : 'LevelDB, relaxed'}\n`);
     for (const variant of variants) {
-      const value = median(times.get(variant.label)!);
-      process.stdout.write(`    ${variant.label.padEnd(24)} ${value.toFixed(3)} ms per call · ${(value / baseline).toFixed(3)}× (${((value / baseline - 1) * 100).toFixed(1)} % added)\n`);
+      const cpu = of(variant.label, 'cpu');
+      const wall = of(variant.label, 'wall');
+      process.stdout.write(`    ${variant.label.padEnd(24)} cpu ${cpu.toFixed(3)} ms per call · ${(cpu / baseline.cpu).toFixed(3)}× (${((cpu / baseline.cpu - 1) * 100).toFixed(1)} % added) · wall ${wall.toFixed(3)} ms · ${(wall / baseline.wall).toFixed(3)}×\n`);
     }
   }
   const spawned = 40;
-  const base = median([await perCall({ label: 'base' }, spawned, 'memory'), await perCall({ label: 'base' }, spawned, 'memory')]);
-  const command = median([await perCall({ label: 'command', hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: 'true' }] }] } }, spawned, 'memory'), await perCall({ label: 'command', hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: 'true' }] }] } }, spawned, 'memory')]);
-  process.stdout.write(`  one command hook (bash -c true, a process per call; ${spawned} calls, in memory): ${command.toFixed(3)} ms per call · ${(command / base).toFixed(2)}× the ${base.toFixed(3)} ms baseline\n`);
+  const commandHooks: CommandHooksConfig = { PreToolUse: [{ hooks: [{ type: 'command', command: 'true' }] }] };
+  const base = median([(await perCall({ label: 'base' }, spawned, 'memory')).wall, (await perCall({ label: 'base' }, spawned, 'memory')).wall, (await perCall({ label: 'base' }, spawned, 'memory')).wall]);
+  const command = median([(await perCall({ label: 'command', hooks: commandHooks }, spawned, 'memory')).wall, (await perCall({ label: 'command', hooks: commandHooks }, spawned, 'memory')).wall, (await perCall({ label: 'command', hooks: commandHooks }, spawned, 'memory')).wall]);
+  process.stdout.write(`  one command hook (bash -c true, a process per call; ${spawned} calls, in memory, wall time): ${command.toFixed(3)} ms per call · ${(command / base).toFixed(2)}× the ${base.toFixed(3)} ms baseline\n`);
 };
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main(Number(process.argv[2] ?? 300), Number(process.argv[3] ?? 5));
