@@ -1,5 +1,6 @@
 import type { DecisionPoint, HookDecided } from '../../models/hook.records.js';
 import { digestOf } from '../../machines/typestate/digest.js';
+import { blake3Hex } from '../util/blake3.js';
 import type { FactDraft } from '../effects/effect.js';
 import type { HookKernel } from './hook-kernel.js';
 import type { PointDecision } from './hook-types.js';
@@ -11,6 +12,18 @@ export interface DecisionSubject {
   tool?: string;
 }
 
+/**
+ * The digest of what the hooks were given: BLAKE3 (WASM, loaded by `createRein`) of its JSON, which rein builds with a
+ * fixed key order; the synchronous JS digest of canonical JSON where the WASM hasher is not loaded.
+ */
+const inputDigestOf = (input: Record<string, unknown>): string => {
+  try {
+    return `b3:${blake3Hex(JSON.stringify(input))}`;
+  } catch {
+    return digestOf(input);
+  }
+};
+
 /** The `hook.decided` fact for a decision (`original` is the tool input before an amend). */
 export const hookDecidedFact = (point: DecisionPoint, subject: DecisionSubject, input: Record<string, unknown>, decided: PointDecision, at: number, original?: Record<string, unknown>): FactDraft => {
   const data: HookDecided = {
@@ -18,7 +31,7 @@ export const hookDecidedFact = (point: DecisionPoint, subject: DecisionSubject, 
     ...(subject.effectId ? { effectId: subject.effectId } : {}),
     ...(subject.callId ? { callId: subject.callId } : {}),
     ...(subject.tool ? { tool: subject.tool } : {}),
-    inputDigest: digestOf(input),
+    inputDigest: inputDigestOf(input),
     hooks: decided.rows,
     decision: decided.decision,
     ...(decided.reason ? { reason: decided.reason } : {}),
