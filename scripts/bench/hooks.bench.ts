@@ -69,7 +69,13 @@ export const main = async (calls = 300, rounds = 5): Promise<void> => {
   for (const durability of ['memory', 'relaxed'] as const) {
     const times = new Map<string, Array<{ cpu: number; wall: number }>>(variants.map((variant) => [variant.label, []]));
     await perCall(variants[0]!, 50, durability);
-    for (let round = 0; round < rounds; round++) for (const variant of variants) times.get(variant.label)!.push(await perCall(variant, calls, durability));
+    // Each round starts at another variant, so no variant always runs first (warm-up) or last.
+    for (let round = 0; round < rounds; round++) {
+      for (let index = 0; index < variants.length; index++) {
+        const variant = variants[(index + round) % variants.length]!;
+        times.get(variant.label)!.push(await perCall(variant, calls, durability));
+      }
+    }
     const of = (label: string, key: 'cpu' | 'wall') => median(times.get(label)!.map((entry) => entry[key]));
     const baseline = { cpu: of(variants[0]!.label, 'cpu'), wall: of(variants[0]!.label, 'wall') };
     process.stdout.write(`  store: ${durability === 'memory' ? 'in memory' : 'LevelDB, relaxed'}\n`);

@@ -26,26 +26,38 @@ const isGuardrail = (point: DecisionPoint): boolean => point.startsWith('guardra
 const aborted = (message: string): InvokeOutcome => ({ ok: false, error: { kind: 'aborted', message } });
 
 /**
- * Run one hook with its own abort signal, fired at its timeout or when the call is cancelled. (One controller and a
- * forwarding listener per invocation: `AbortSignal.any` costs several times more on this hot path.)
+ * Run one hook with its own abort signal, fired at its timeout or when the call is cancelled. A hook that answers
+ * synchronously is done at once (no timer, no controller unless it read its signal); one that answers later races its
+ * timeout. (One controller and a forwarding listener per invocation: `AbortSignal.any` costs several times more.)
  */
 const invokeWithin = async (hook: HookRegistration, input: Record<string, unknown>, signal: AbortSignal): Promise<InvokeOutcome> => {
   if (signal.aborted) return aborted('the call was cancelled before the hook ran');
-  const controller = new AbortController();
-  const forward = () => controller.abort();
+  let controller: AbortController | undefined;
+  const context = {
+    get signal(): AbortSignal {
+      return (controller ??= new AbortController()).signal;
+    },
+  };
+  let answer: InvokeOutcome | Promise<InvokeOutcome>;
+  try {
+    answer = hook.invoke(input, context);
+  } catch (error) {
+    return { ok: false, error: { kind: 'threw', message: error instanceof Error ? error.message : String(error) } };
+  }
+  if (!(answer instanceof Promise)) return answer;
+  const own = (controller ??= new AbortController());
+  const forward = () => own.abort();
   signal.addEventListener('abort', forward, { once: true });
   let timedOut = false;
   let stop!: (outcome: InvokeOutcome) => void;
   const stopped = new Promise<InvokeOutcome>((resolve) => (stop = resolve));
-  controller.signal.addEventListener('abort', () => stop(timedOut ? { ok: false, error: { kind: 'timeout', message: `did not answer within ${hook.timeoutMs} ms` } } : aborted('the call was cancelled while the hook ran')), { once: true });
+  own.signal.addEventListener('abort', () => stop(timedOut ? { ok: false, error: { kind: 'timeout', message: `did not answer within ${hook.timeoutMs} ms` } } : aborted('the call was cancelled while the hook ran')), { once: true });
   const handle = setTimeout(() => {
     timedOut = true;
-    controller.abort();
+    own.abort();
   }, hook.timeoutMs);
   try {
-    const running = Promise.resolve()
-      .then(() => hook.invoke(input, { signal: controller.signal }))
-      .catch((error: unknown): InvokeOutcome => ({ ok: false, error: { kind: 'threw', message: error instanceof Error ? error.message : String(error) } }));
+    const running = answer.catch((error: unknown): InvokeOutcome => ({ ok: false, error: { kind: 'threw', message: error instanceof Error ? error.message : String(error) } }));
     return await Promise.race([running, stopped]);
   } finally {
     clearTimeout(handle);

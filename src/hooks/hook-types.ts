@@ -96,10 +96,11 @@ export interface HookRegistration {
   /** For tool points: which tool names this hook is for (absent: all). */
   matches?: (toolName: string) => boolean;
   /**
-   * Run once. Resolve the result (or undefined for no decision); reject or return an error for a failure. A command
-   * hook resolves `error` itself for an exit code other than 0 and 2.
+   * Run once. Return (or resolve) the result (undefined for no decision); throw, reject or return an error for a
+   * failure. A command hook resolves `error` itself for an exit code other than 0 and 2. A synchronous answer costs no
+   * timer: the signal is made only when the hook reads it or answers later.
    */
-  invoke(input: Record<string, unknown>, context: HookRunContext): Promise<InvokeOutcome>;
+  invoke(input: Record<string, unknown>, context: HookRunContext): InvokeOutcome | Promise<InvokeOutcome>;
 }
 
 /** How one invocation went, before the kernel combines it with the others. */

@@ -134,13 +134,19 @@ export class CapabilityRegistry {
     for (const hook of contributions.hooks ?? []) {
       if (typeof hook?.run !== 'function') throw invalid(`hook ${String(hook?.id)} needs a run function`);
       if (!declaredPoints.has(hook.point)) throw invalid(`hook ${hook.id} runs at ${String(hook.point)}, which manifest.contributes.hooks does not declare`);
-      addHook(hook.id, hook.point, hook, async (input, context) => ({ ok: true, result: (await hook.run(input as never, context)) ?? undefined }));
+      addHook(hook.id, hook.point, hook, (input, context) => {
+        const answer = hook.run(input as never, context);
+        return answer instanceof Promise ? answer.then((result) => ({ ok: true as const, result: result ?? undefined })) : { ok: true, result: answer ?? undefined };
+      });
     }
     const declaredStages = new Set(manifest.contributes?.guardrails ?? []);
     for (const guardrail of contributions.guardrails ?? []) {
       if (typeof guardrail?.check !== 'function') throw invalid(`guardrail ${String(guardrail?.id)} needs a check function`);
       if (!declaredStages.has(guardrail.stage)) throw invalid(`guardrail ${guardrail.id} runs at stage ${String(guardrail.stage)}, which manifest.contributes.guardrails does not declare`);
-      addHook(guardrail.id, `guardrail.${guardrail.stage}`, guardrail, async (input, context) => ({ ok: true, result: await guardrail.check(input as never, context) }));
+      addHook(guardrail.id, `guardrail.${guardrail.stage}`, guardrail, (input, context) => {
+        const answer = guardrail.check(input as never, context);
+        return answer instanceof Promise ? answer.then((result) => ({ ok: true as const, result })) : { ok: true, result: answer };
+      });
     }
 
     for (const command of contributions.commands ?? []) {
