@@ -16,7 +16,7 @@ import type { AgentOutput, ApprovalDoneEvent, DelegationDoneEvent, DelegationNot
 export * from './session.contract.js';
 
 /** Bumped whenever a change to this machine would make old snapshots restore into the wrong state. */
-export const sessionMachineVersion = '5';
+export const sessionMachineVersion = '6';
 
 const effectIdOf = (context: SessionContext): string => `${context.path}:e${context.nextEffect}`;
 
