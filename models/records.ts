@@ -32,6 +32,8 @@ import {
   TimerFired,
 } from './delegation.records.js';
 import { FileRead, FileWritten, ToolRejected, ToolRepaired, ToolSettled, ToolStarted, ToolValidated } from './tool.records.js';
+import { HookDecided } from './hook.records.js';
+import { PluginFailed, PluginLoaded, PluginReady, PluginStopped } from './plugin.records.js';
 
 /**
  * The three classes of record (DESIGN §3):
@@ -110,6 +112,11 @@ export const recordTypes = {
   'memory.expired': fact(MemoryExpired),
   'delegation.proposed': fact(DelegationProposed),
   'delegation.validated': fact(DelegationValidated),
+  'plugin.loaded': fact(PluginLoaded),
+  'plugin.ready': fact(PluginReady),
+  'plugin.failed': fact(PluginFailed),
+  'plugin.stopped': fact(PluginStopped),
+  'hook.decided': fact(HookDecided),
 } as const satisfies Record<string, RecordTypeInfo>;
 
 export type RecordType = keyof typeof recordTypes;

@@ -162,3 +162,20 @@ export type { TelemetryStats } from './telemetry/span-shipper.js';
 export { createRedactor } from './telemetry/redact.js';
 export { TelemetryError } from './telemetry/telemetry-errors.js';
 export type { TelemetryErrorCode } from './telemetry/telemetry-errors.js';
+
+// Plugins and hooks.
+export { definePlugin, PluginManifest, PluginPermission } from './plugins/plugin-contract.js';
+export type { ReinPlugin, PluginContributions, PluginTool, PluginProvider, PluginHook, PluginGuardrail, PluginCommand, PluginSetupContext, PluginLogger, PluginToolContext, PluginToolResult, AnyPluginHook, AnyPluginGuardrail } from './plugins/plugin-contract.js';
+export { CapabilityRegistry } from './plugins/capability-registry.js';
+export type { ToolDescriptor, ProviderDescriptor, CommandDescriptor } from './plugins/capability-registry.js';
+export { PluginHost, hostVersion } from './plugins/plugin-host.js';
+export type { PluginSpec, PluginState } from './plugins/plugin-host.js';
+export { PluginError } from './plugins/plugin-errors.js';
+export type { PluginErrorCode } from './plugins/plugin-errors.js';
+export { discoverPlugins, pluginSpecsOf } from './plugins/plugin-loader.js';
+export { fileProjectTrust } from './plugins/project-trust.js';
+export type { ProjectTrust } from './plugins/project-trust.js';
+export { HookKernel } from './hooks/hook-kernel.js';
+export { CommandHooksConfig, commandHookRegistrations } from './hooks/command-hooks.js';
+export type { HookInput, HookResult, GuardrailInput, GuardrailResult, HookRegistration } from './hooks/hook-types.js';
+export type { ReinPlugins } from './rein.js';

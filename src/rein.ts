@@ -45,6 +45,11 @@ export interface MemoryOptions {
 }
 import { delegationConfigOf } from './delegation/roles.js';
 import type { LiveTelemetry, TelemetryHandle, TelemetryOptions } from './telemetry/live-telemetry.js';
+import { CapabilityRegistry, type CommandDescriptor, type ProviderDescriptor, type ToolDescriptor } from './plugins/capability-registry.js';
+import { PluginHost, type PluginSpec, type PluginState } from './plugins/plugin-host.js';
+import type { PluginPermission, ReinPlugin } from './plugins/plugin-contract.js';
+import { HookKernel } from './hooks/hook-kernel.js';
+import { commandHookRegistrations, type CommandHooksConfig } from './hooks/command-hooks.js';
 
 export interface ReinOptions {
   /** The event log; `openLevelEventStore` for durable sessions, `createMemoryEventStore` for tests. */
@@ -103,6 +108,25 @@ export interface ReinOptions {
    * ends; OpenTelemetry is loaded only when this is set. See README: *OpenTelemetry*.
    */
   telemetry?: TelemetryOptions;
+  /**
+   * Plugins to load (README: *Plugins*): a plugin value (`definePlugin(...)`, source `host`) or a spec with its source,
+   * config, enablement and trust (what the CLI's loader builds from `.rein-plugins/`, `rein.config.json` and `--plugin`).
+   */
+  plugins?: ReadonlyArray<ReinPlugin | PluginSpec>;
+  /** Command hooks in Claude Code's settings shape (the `hooks` field of `rein.config.json`; README: *Command hooks*). */
+  hooks?: CommandHooksConfig;
+  /** Plugin policy: permissions no plugin may have; whether `test` plugins may load (only the test runtime sets it). */
+  pluginPolicy?: { deniedPermissions?: readonly PluginPermission[]; allowTestSource?: boolean };
+}
+
+/** The plugins of a harness: their lifecycle states and what they registered. */
+export interface ReinPlugins {
+  list(): PluginState[];
+  tools(): ToolDescriptor[];
+  providers(): ProviderDescriptor[];
+  commands(): CommandDescriptor[];
+  /** The hook kernel's registrations, in the order they run, point by point (plugin hooks, guardrails, command hooks). */
+  hooks(): Array<{ id: string; point: string; kind: 'plugin' | 'command'; order: number; timeoutMs: number; failOpen: boolean }>;
 }
 
 /**
@@ -140,6 +164,8 @@ export interface Rein {
   readonly telemetry?: TelemetryHandle;
   /** Memory governance over this store: list, review, approve, reject, revoke, health (what `rein memory` drives). */
   readonly memory: MemoryGovernance;
+  /** The loaded plugins and the hook kernel. */
+  readonly plugins: ReinPlugins;
   /** Any stored session's records from `from` on: history first, then live appends (RxJS; never completes). */
   records(sessionId: string, from?: number): Observable<RecordEnvelope>;
   /**
@@ -167,11 +193,18 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
   const scope = memoryOptions ? await resolveMemoryScope(workspace.root, memoryOptions.scope) : undefined;
   const governance = new GovernanceLog(options.store, { clock });
   const context = scope && !options.context?.memory ? { ...options.context, memory: { workspace: scope.workspace, repo: scope.repo, ...(scope.branch ? { branch: scope.branch } : {}), ...(scope.user ? { user: scope.user } : {}) } } : options.context;
+  const baseTools = options.tools ?? builtinTools();
+  const capabilities = new CapabilityRegistry(new Set(baseTools.map((tool) => tool.name)));
+  const pluginHost = new PluginHost({ workspace: workspace.root, registry: capabilities, clock, ...(options.pluginPolicy ? { policy: options.pluginPolicy } : {}) });
+  for (const entry of options.plugins ?? []) await pluginHost.load('setup' in entry ? { source: 'host', plugin: entry } : entry);
+  const hooks = new HookKernel([...capabilities.hookRegistrations(), ...commandHookRegistrations(options.hooks, { workspace: workspace.root })]);
   const services: SessionServices = {
     store: options.store,
     provider: options.provider,
     ...(options.fallbacks && options.fallbacks.length > 0 ? { fallbacks: options.fallbacks } : {}),
-    registry: new ToolRegistry(options.tools ?? builtinTools()),
+    registry: new ToolRegistry([...baseTools, ...capabilities.toolDefinitions()]),
+    hooks,
+    ...(pluginHost.plugins().length > 0 ? { plugins: pluginHost } : {}),
     workspace,
     budgets: { ...defaultBudgets, ...options.budgets },
     clock,
@@ -244,6 +277,16 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     ...(telemetry ? { telemetry: { stats: () => telemetry.stats(), flush: (timeoutMs?: number) => telemetry.flush(timeoutMs), shutdown: (timeoutMs?: number) => telemetry.shutdown(timeoutMs) } } : {}),
     memory: createMemoryGovernance({ store: options.store, clock, log: governance }),
     records: (sessionId, from = 1) => options.store.tail(sessionId, from),
-    close: (reason = 'the host is shutting down') => registry.interruptAll(reason),
+    plugins: {
+      list: () => pluginHost.plugins(),
+      tools: () => capabilities.describeTools(),
+      providers: () => capabilities.providers(),
+      commands: () => capabilities.commands(),
+      hooks: () => hooks.list().map(({ id, point, kind, order, timeoutMs, failOpen }) => ({ id, point, kind, order, timeoutMs, failOpen })),
+    },
+    close: async (reason = 'the host is shutting down') => {
+      await registry.interruptAll(reason);
+      await pluginHost.stopAll(reason);
+    },
   };
 };

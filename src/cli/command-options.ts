@@ -42,7 +42,15 @@ export interface ProviderFlags {
   fallback?: string[] | false;
 }
 
+/** The plugin flag `rein run`, `rein resume`, `rein replay --dry-run` and `rein plugins list` share. */
+export interface PluginOptions {
+  plugin?: string[];
+}
+
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+/** `--plugin <dir>` (repeatable): load a plugin for this run only. */
+export const addPluginOptions = (command: Command): Command => command.option('--plugin <dir>', 'load the plugin in <dir> (its rein-plugin.json) for this run only; repeatable', collect);
 
 /** Add `--workspace`, `--store`, `--json` and `--relaxed`. */
 export const addCommonOptions = (command: Command): Command =>

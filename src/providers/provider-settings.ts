@@ -6,6 +6,7 @@ import { ReinError } from '../host/host-errors.js';
 import { configFileName } from './config-file-name.js';
 import { defaultAnthropicBaseUrl } from './anthropic.provider.js';
 import { defaultOpenAIBaseUrl } from './openai-compatible.provider.js';
+import { CommandHooksConfig } from '../hooks/command-hooks.js';
 
 /** The providers rein can run: `openai` means any OpenAI-compatible endpoint. */
 export const ProviderName = z.enum(['openai', 'anthropic', 'scripted', 'recorded']);
@@ -47,6 +48,12 @@ export const WorkspaceConfig = z
       .min(1)
       .refine((value) => !/^postgres(ql)?:\/\/[^/@]*:[^/@]*@/i.test(value), 'a store URL in this file must not hold a password: use PGPASSWORD or ~/.pgpass')
       .optional(),
+    /** Project plugins: local directories (relative to the workspace) or npm package names (README: *Plugins*). */
+    plugins: z.array(z.string().min(1)).optional(),
+    /** Each plugin's own config, by plugin id (what its `setup` gets as `config`). */
+    pluginConfig: z.record(z.string(), z.unknown()).optional(),
+    /** Command hooks, in the shape Claude Code's settings use (README: *Command hooks*). */
+    hooks: CommandHooksConfig.optional(),
   })
   .strict();
 export type WorkspaceConfig = z.infer<typeof WorkspaceConfig>;

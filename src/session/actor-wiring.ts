@@ -20,6 +20,7 @@ import { ToolRegistry } from '../tools/tool-registry.js';
 import type { Workspace } from '../tools/workspace.js';
 import type { BlobStore } from '../../stores/blob-store.js';
 import { createCallSpecFactory, mutationPolicyDigestOf } from '../typestate/call-spec.js';
+import type { HookKernel } from '../hooks/hook-kernel.js';
 
 /** Everything one agent of a session works with: its rights, its tool pipeline, what the model is shown, its CallSpecs. */
 export interface ActorWiring {
@@ -48,6 +49,8 @@ export interface ActorWiringOptions {
   observationLimit?: number;
   /** The session's governed memory for the memory tools (every agent proposes into the session's ledger). */
   memory?: ToolMemoryProvider;
+  /** The hook kernel every agent's calls pass through (children's included). */
+  hooks?: HookKernel;
 }
 
 /** Children ask before delegating further: nested delegation needs a person's approval (or an answer given in advance). */
@@ -79,6 +82,8 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
   const registryFor = (contract: OutputContract) =>
     cached(registries, `${contract.format}:${contract.requiredFields.join(',')}`, () => new ToolRegistry([...baseTools().filter((tool) => tool.name !== reportTool), submitReportTool(contract)]));
   const specFactories = new Map<string, (effectId: string) => CallSpec>();
+  const stages = options.hooks?.guardrailStages() ?? [];
+  const guardrails = stages.length > 0 ? { stages, ids: stages.flatMap((stage) => options.hooks!.hooksFor(`guardrail.${stage}`).map((hook) => hook.id)) } : undefined;
   const describeCache = new Map<string, ModelToolDescription[]>();
   const scopeOf = (rights: ActorRights): DelegationScope => ({
     parent: rights,
@@ -101,6 +106,7 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
     observationLimit,
     delegation: scopeOf(rights),
     ...(options.memory ? { memory: options.memory } : {}),
+    ...(options.hooks ? { hooks: options.hooks } : {}),
   });
   /** The agent's tools its policy hides (plan mode, a tool-wide deny), by who hides them. */
   const hiddenOf = (registry: ToolRegistry, policy: PermissionPolicy, names: Iterable<string>): Record<string, DenialSource> => {
@@ -114,7 +120,7 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
   };
   const specFor = (key: string, registry: ToolRegistry, descriptions: ModelToolDescription[], policy: PermissionPolicy, maxTurns: number, names: Iterable<string>) =>
     cached(specFactories, `${key}|${maxTurns}`, () =>
-      createCallSpecFactory({ provider: options.provider.name, model: options.provider.model ?? 'unknown', tools: descriptions, catalog: registry.describe(), hidden: hiddenOf(registry, policy, names), parallelTools: options.parallelTools, observationLimit, sandbox: options.sandbox, permissions: policy, maxTurns }),
+      createCallSpecFactory({ provider: options.provider.name, model: options.provider.model ?? 'unknown', tools: descriptions, catalog: registry.describe(), hidden: hiddenOf(registry, policy, names), parallelTools: options.parallelTools, observationLimit, sandbox: options.sandbox, permissions: policy, maxTurns, ...(guardrails ? { guardrails } : {}) }),
     );
 
   const sessionTools = new Set(options.tools.filter((name) => name !== reportTool));

@@ -13,6 +13,7 @@ import { findInDoubt, type InDoubtEffect } from './in-doubt.js';
 import { ReinSession } from './session-handle.js';
 import { wireSession, type SessionServices } from './session-services.js';
 import { sessionMemoryFor } from './session-memory-wiring.js';
+import { sessionHooksFor } from './start-session.js';
 
 export interface ResumeOptions {
   /** Rerun in-doubt effects whose policy is `require-user-confirmation` (the CLI's `--yes`). */
@@ -124,13 +125,15 @@ export const resumeSession = async (services: SessionServices, sessionId: string
   }
   const rebuilt = await rebuild(services, sessionId, records);
   const memory = sessionMemoryFor(services, sessionId);
-  const wiring = wireSession(services, created.tools, memory);
+  const wiring = wireSession(services, created.tools, memory, sessionId);
   for (const record of records) wiring.observe(record);
   const head = records[records.length - 1]?.seq ?? 0;
   const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, executors: wiring.executors, machineVersion, clock: services.clock, newId: createIdGenerator(), snapshotEvery: services.snapshotEvery, parallelTools: services.parallelTools, lastSnapshotSeq: rebuilt.snapshotSeq ?? 0, ...(services.effectGate ? { effectGate: services.effectGate } : {}) });
   host.written$.subscribe(wiring.observe);
   memory?.attach(host);
-  const session = new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}) });
+  // Hooks recorded in the log are never run again: only records appended from here on reach the observers.
+  const hooks = sessionHooksFor(services, sessionId, wiring, host);
+  const session = new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}) });
   const report: ResumeReport = { verified: rebuilt.verified, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: rebuilt.tree.done };
   if (rebuilt.tree.done) {
     memory?.catchUp();
@@ -148,6 +151,8 @@ export const resumeSession = async (services: SessionServices, sessionId: string
   const facts: FactDraft[] = [];
   if (rebuilt.rejected && rebuilt.snapshotRejectedSeq) facts.push({ type: 'snapshot.rejected', data: { seq: rebuilt.snapshotRejectedSeq, reason: rebuilt.rejected } });
   facts.push({ type: 'session.resumed', data: { fromSeq: head, inDoubt: inDoubt.map((effect) => effect.effectId), ...(rebuilt.snapshotSeq ? { snapshotSeq: rebuilt.snapshotSeq } : {}) } });
+  // The plugins this process loaded: a resumed session may run with other plugins than before, and the log says so.
+  for (const fact of services.plugins?.journal() ?? []) facts.push({ type: fact.type, data: fact.data });
   for (const { effect, policy, resolution, reason } of decided) {
     facts.push({ type: 'effect.resolved', data: { effectId: effect.effectId, kind: effect.kind, policy, resolution, reason }, ...(effect.record.corr ? { corr: effect.record.corr } : {}) });
   }

@@ -12,6 +12,8 @@ import { memoryProjection, type MemoryView } from '../projections/memory.view.js
 import { tailView } from '../projections/projection.js';
 import { traceProjection, type TraceView } from '../projections/trace.view.js';
 import type { SessionMemory } from '../memory/session-memory.js';
+import type { SessionHooks } from '../hooks/session-hooks.js';
+import { PluginError } from '../plugins/plugin-errors.js';
 
 /** A session's memory views: its own candidate ledger, and the workspace's governance stream (store records). */
 export interface MemoryViews {
@@ -42,7 +44,7 @@ export class ReinSession {
   constructor(
     private readonly host: SessionHost,
     private readonly store: EventStore,
-    private readonly viewOptions: { contextView?: ContextViewOptions; memory?: SessionMemory } = {},
+    private readonly viewOptions: { contextView?: ContextViewOptions; memory?: SessionMemory; hooks?: SessionHooks } = {},
   ) {}
 
   get id(): string {
@@ -126,7 +128,13 @@ export class ReinSession {
 
   /** Send a user message (the task, or a follow-up while the session runs). */
   async send(text: string): Promise<void> {
-    await this.host.step({ type: 'user.message', data: { text } });
+    const reviewed = await this.viewOptions.hooks?.promptSubmitted(text);
+    if (reviewed?.blocked !== undefined) {
+      // The refusal is on record; the message never reaches the model.
+      await this.host.recordFacts(reviewed.facts);
+      throw new PluginError('PROMPT_BLOCKED', `a userPromptSubmit hook blocked the message: ${reviewed.blocked}`);
+    }
+    await this.host.step({ type: 'user.message', data: { text }, ...(reviewed && reviewed.facts.length > 0 ? { facts: reviewed.facts } : {}) });
   }
 
   /** End the session as `cancelled`; running effects are aborted. */
@@ -145,8 +153,9 @@ export class ReinSession {
    */
   async whenQuiet(): Promise<SessionResult> {
     let result = await this.host.whenQuiet();
-    while (this.viewOptions.memory?.busy) {
-      await this.viewOptions.memory.settled();
+    while (this.viewOptions.memory?.busy || this.viewOptions.hooks?.pending) {
+      await this.viewOptions.memory?.settled();
+      await this.viewOptions.hooks?.settled();
       result = await this.host.whenQuiet();
     }
     return result;

@@ -13,7 +13,8 @@ import { statusAfterBatch } from '../host/session-status.js';
 import type { ModelProvider } from '../providers/provider.js';
 import { displayEndpoint } from '../providers/wire-format.js';
 import { ReinSession } from './session-handle.js';
-import { wireSession, type SessionServices } from './session-services.js';
+import { wireSession, type SessionServices, type SessionWiring } from './session-services.js';
+import { SessionHooks } from '../hooks/session-hooks.js';
 import { isReservedStreamName } from '../memory/memory-stream.js';
 import { sessionMemoryFor } from './session-memory-wiring.js';
 
@@ -67,11 +68,13 @@ export const createSession = async (services: SessionServices, options: CreateSe
   const at = services.clock();
   const { tree, drafts } = ActorTree.create(created, services.inspect ? { inspect: services.inspect } : {});
   const createdDraft: RecordDraft = { id: newId(), type: 'session.created', v: recordVersion('session.created'), at, actor: rootPath, data: created };
-  const batch: RecordDraft[] = [createdDraft, ...drafts.map((draft) => ({ id: newId(), v: recordVersion(draft.type), at, cause: createdDraft.id, ...draft }))];
+  // The plugins this process loaded (and those that failed) are part of the session's audit trail from its first batch.
+  const plugins: RecordDraft[] = (services.plugins?.journal() ?? []).map((fact) => ({ id: newId(), type: fact.type, v: recordVersion(fact.type), at, actor: rootPath, cause: createdDraft.id, data: fact.data }));
+  const batch: RecordDraft[] = [createdDraft, ...drafts.map((draft) => ({ id: newId(), v: recordVersion(draft.type), at, cause: createdDraft.id, ...draft })), ...plugins];
   const status = statusAfterBatch(batch);
   const stored = await services.store.append(sessionId, batch, { expectedSeq: 0, ...(status === undefined ? {} : { status }) });
   const memory = sessionMemoryFor(services, sessionId);
-  const wiring = wireSession(services, created.tools, memory);
+  const wiring = wireSession(services, created.tools, memory, sessionId);
   for (const record of stored) wiring.observe(record);
   const host = new SessionHost({
     store: services.store,
@@ -89,7 +92,18 @@ export const createSession = async (services: SessionServices, options: CreateSe
   });
   host.written$.subscribe(wiring.observe);
   memory?.attach(host);
-  return new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}) });
+  const hooks = sessionHooksFor(services, sessionId, wiring, host);
+  await hooks?.sessionStarted(options.task);
+  return new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}) });
+};
+
+/** The session-level hook points of a session, attached to its host (absent when no hook is configured). */
+export const sessionHooksFor = (services: SessionServices, sessionId: string, wiring: SessionWiring, host: SessionHost): SessionHooks | undefined => {
+  if (!services.hooks || services.hooks.size === 0) return undefined;
+  const hooks = new SessionHooks(services.hooks, { sessionId, cwd: services.workspace.root, modeOf: (actor) => wiring.modeOf(actor), now: services.clock });
+  hooks.attach(host);
+  host.records$.subscribe((record) => hooks.observe(record));
+  return hooks;
 };
 
 /** Create a session and send its task as the first user message. */

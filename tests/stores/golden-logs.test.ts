@@ -33,6 +33,7 @@ const notCaptured: Record<string, string> = {
   'effect.failed': 'needs an executor that throws instead of settling; covered by tests/host',
   'snapshot.rejected': 'needs a snapshot written by another machine version; covered by tests/session',
   'memory.expired': 'rein never writes it itself (hosts and imports do); covered by tests/memory',
+  'plugin.stopped': 'written when a harness stops its plugins on close, after its sessions were interrupted; covered by tests/plugins',
 };
 
 const fixtures: Array<{ name: string; fixture: LogFixture }> = [];

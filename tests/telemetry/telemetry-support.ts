@@ -23,7 +23,11 @@ export const checkTool = defineTool({
   risk: 'execute',
   sideEffect: 'process',
   resumePolicy: 'rerun-after-check',
-  execute: async ({ pass }) => (pass ? { ok: true, output: 'all checks passed' } : { ok: false, code: 'NonZeroExit', message: 'not ok 1 - adds\nexpected 3, got 4' }),
+  // A verification is what a command's exit says (issue 11): the check reports the run it stands for.
+  execute: async ({ pass }) =>
+    pass
+      ? { ok: true, output: 'all checks passed', execution: { command: 'check', exitCode: 0, durationMs: 1 } }
+      : { ok: false, code: 'NonZeroExit', message: 'not ok 1 - adds\nexpected 3, got 4', execution: { command: 'check', exitCode: 1, durationMs: 1 } },
 });
 
 export type Reply = { text?: string; calls?: Array<{ name: string; arguments: Record<string, unknown> }>; fail?: 'overloaded' };

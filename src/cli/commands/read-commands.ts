@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { addCommonOptions, addPermissionOptions, type CommonOptions, type PermissionOptions } from '../command-options.js';
+import { addCommonOptions, addPermissionOptions, addPluginOptions, type CommonOptions, type PermissionOptions, type PluginOptions } from '../command-options.js';
 
 /** `rein sessions`, `rein show`, `rein replay`, `rein fork`: commands that read (or fork) recorded sessions. */
 export const registerReadCommands = (program: Command): void => {
@@ -14,15 +14,17 @@ export const registerReadCommands = (program: Command): void => {
     (await import('./sessions.action.js')).showCommand(id, options),
   );
 
-  addPermissionOptions(
-    addCommonOptions(
-      program
-        .command('replay')
-        .description('verify a session by replaying its log (runs no tools and no model)')
-        .argument('<id>', 'session id')
-        .option('--dry-run', "re-evaluate every recorded tool call under today's tools and policy (the permission flags say which); execute nothing"),
+  addPluginOptions(
+    addPermissionOptions(
+      addCommonOptions(
+        program
+          .command('replay')
+          .description('verify a session by replaying its log (runs no tools and no model)')
+          .argument('<id>', 'session id')
+          .option('--dry-run', "re-evaluate every recorded tool call under today's tools, policy and in-process plugin hooks (the permission flags say which); execute nothing"),
+      ),
     ),
-  ).action(async (id: string, options: CommonOptions & PermissionOptions & { dryRun?: boolean }) => (await import('./replay.action.js')).replayCommand(id, options));
+  ).action(async (id: string, options: CommonOptions & PermissionOptions & PluginOptions & { dryRun?: boolean }) => (await import('./replay.action.js')).replayCommand(id, options));
 
   addCommonOptions(program.command('fork').description('fork a session at a seq into a new session').argument('<id>', 'session id').requiredOption('--at <seq>', 'the last seq the fork keeps')).action(
     async (id: string, options: CommonOptions & { at: string }) => (await import('./replay.action.js')).forkCommand(id, options),

@@ -11,6 +11,7 @@ import type { ResumeCommandOptions } from './resume.command.js';
 import { cliTelemetryFor } from '../telemetry-options.js';
 import type { EventStore } from '../../../stores/event-store.js';
 import type { HeldSession } from '../../worker/session-lease.js';
+import { pluginProviderFor, pluginsFor } from '../plugin-options.js';
 
 /** The body of `rein resume` (see `registerResume`). */
 export const resumeCommand = async (id: string, options: ResumeCommandOptions, setExit: (code: number) => void): Promise<void> => {
@@ -48,9 +49,13 @@ const resumeHere = async (
   const [first] = await store.read(id, { limit: 1 });
   if (!first) throw new ReinError('SESSION_NOT_FOUND', `no session ${id} in this store`);
   const created = SessionCreated.parse(first.data);
-  const settings = await providerSettingsFor(options, workspace, created.provider);
-  const { provider, fallbacks } = await buildProvider(settings, store);
-  const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, fallbacks, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options), ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
+  const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes) });
+  for (const warning of loaded.warnings) process.stderr.write(`rein: ${warning}\n`);
+  // A session that ran on a plugin's provider resumes on it (or on the one --provider names).
+  const pluginProvider = (options.provider ?? (options.script || options.from ? undefined : created.provider.name))?.includes('__') ? (options.provider ?? created.provider.name) : undefined;
+  const settings = pluginProvider ? undefined : await providerSettingsFor(options, workspace, created.provider);
+  const { provider, fallbacks } = pluginProvider ? { provider: await pluginProviderFor(pluginProvider, { ...(options.model ?? created.provider.model ? { model: options.model ?? created.provider.model } : {}), ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}) }, workspace, loaded.plugins), fallbacks: undefined } : await buildProvider(settings!, store);
+  const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, ...(fallbacks ? { fallbacks } : {}), ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
   context.telemetry?.attach(rein);
   const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes) });
   onInterrupt((reason) => void session.interrupt(reason).catch(() => undefined));
