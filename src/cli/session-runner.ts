@@ -18,16 +18,20 @@ export const exitCodeOf = (result: SessionResult): number => {
  * from the flags, or at the terminal), make Ctrl-C interrupt it cleanly (running effects aborted, session
  * resumable), and return the result once nothing is running and nobody here can answer what it waits for.
  */
-export const runToQuiet = async (session: ReinSession, options: { json: boolean; begin?: () => Promise<void>; approvals?: ApprovalAnswering }): Promise<SessionResult> => {
+export const runToQuiet = async (
+  session: ReinSession,
+  options: { json: boolean; begin?: () => Promise<void>; approvals?: ApprovalAnswering; from?: number; calls?: ReadonlyArray<{ effectId: string; arguments: Record<string, unknown> }> },
+): Promise<SessionResult> => {
   const startedAt = Date.now();
   const renderer = new LiveRenderer(process.stdout);
+  for (const call of options.calls ?? []) renderer.rememberCall(call.effectId, call.arguments);
   let lastPrinted = 0;
   const subscription: Subscription = options.json
     ? session.records(1).subscribe((record) => {
         lastPrinted = record.seq;
         process.stdout.write(`${JSON.stringify(record)}\n`);
       })
-    : renderer.attach(session);
+    : renderer.attach(options.from === undefined ? session : { records$: session.records(options.from), live$: session.live$ });
   let interrupted = false;
   const onInterrupt = () => {
     if (interrupted) process.exit(ExitCode.interrupted);
@@ -39,7 +43,14 @@ export const runToQuiet = async (session: ReinSession, options: { json: boolean;
   try {
     await options.begin?.();
     let result = await session.whenQuiet();
-    while (options.approvals && result.status === 'paused' && !interrupted && (await answerPending(session, options.approvals)) > 0) result = await session.whenQuiet();
+    for (;;) {
+      if (!options.approvals || result.status !== 'paused' || interrupted) break;
+      const answered = await answerPending(session, options.approvals);
+      // Ctrl-C at the prompt interrupts like Ctrl-C anywhere else: the question stays pending, the exit is 130.
+      if (answered === 'interrupted') onInterrupt();
+      else if (answered === 0) break;
+      result = await session.whenQuiet();
+    }
     if (options.json) {
       while (lastPrinted < session.snapshot().head) await new Promise((resolve) => setTimeout(resolve, 5));
     } else {
