@@ -1,4 +1,4 @@
-import type { Subscription } from 'rxjs';
+import { tap, type Subscription } from 'rxjs';
 import type { SessionResult } from '../host/session-host.js';
 import type { ReinSession } from '../session/session-handle.js';
 import { answerPending, type ApprovalAnswering } from './approval-prompt.js';
@@ -25,13 +25,15 @@ export const runToQuiet = async (
   const startedAt = Date.now();
   const renderer = new LiveRenderer(process.stdout);
   for (const call of options.calls ?? []) renderer.rememberCall(call.effectId, call.arguments);
-  let lastPrinted = 0;
+  // From a seq (resume): history first, then live — it can lag behind the session, so the summary waits for it.
+  const from = options.from;
+  let lastPrinted = from === undefined ? 0 : from - 1;
   const subscription: Subscription = options.json
     ? session.records(1).subscribe((record) => {
         lastPrinted = record.seq;
         process.stdout.write(`${JSON.stringify(record)}\n`);
       })
-    : renderer.attach(options.from === undefined ? session : { records$: session.records(options.from), live$: session.live$ });
+    : renderer.attach(from === undefined ? session : { records$: session.records(from).pipe(tap((record) => (lastPrinted = record.seq))), live$: session.live$ });
   let interrupted = false;
   const onInterrupt = () => {
     if (interrupted) process.exit(ExitCode.interrupted);
@@ -51,9 +53,10 @@ export const runToQuiet = async (
       else if (answered === 0) break;
       result = await session.whenQuiet();
     }
-    if (options.json) {
+    if (options.json || from !== undefined) {
       while (lastPrinted < session.snapshot().head) await new Promise((resolve) => setTimeout(resolve, 5));
-    } else {
+    }
+    if (!options.json) {
       process.stdout.write(renderer.summary(result, startedAt));
       for (const request of result.status === 'paused' ? session.pendingApprovals() : []) {
         process.stdout.write(`waiting for approval ${request.approvalId}${request.actor && request.actor !== 'root' ? ` (child agent ${request.actor})` : ''}: ${request.summary}\n  answer with: rein resume ${result.sessionId} --approve ${JSON.stringify(request.suggestedRule ?? request.tool)} (or --yes)\n`);
