@@ -53,9 +53,10 @@ export interface RecordTypeInfo {
   data: z.ZodType;
 }
 
-const input = (data: z.ZodType): RecordTypeInfo => ({ class: 'input', derived: false, version: 1, data });
-const derived = (data: z.ZodType): RecordTypeInfo => ({ class: 'effect', derived: true, version: 1, data });
-const fact = (data: z.ZodType): RecordTypeInfo => ({ class: 'effect', derived: false, version: 1, data });
+// Generic in the schema, so `recordTypes` keeps each type's own schema and `ReinRecord` can narrow `data` by `type`.
+const input = <D extends z.ZodType>(data: D) => ({ class: 'input' as const, derived: false, version: 1, data });
+const derived = <D extends z.ZodType>(data: D) => ({ class: 'effect' as const, derived: true, version: 1, data });
+const fact = <D extends z.ZodType>(data: D) => ({ class: 'effect' as const, derived: false, version: 1, data });
 
 /** Every record type rein writes, with its class, version and data schema. README lists the same table. */
 export const recordTypes = {

@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs';
 import { defaultBudgets, type Budgets } from '../models/budgets.js';
-import type { RecordEnvelope } from '../models/envelope.js';
+import type { ReinRecord } from '../models/records.js';
 import type { ModelOptions } from '../models/model-contract.js';
 import type { EventStore } from '../stores/event-store.js';
 import type { RetryPolicy } from './effects/model-retry.js';
@@ -166,8 +166,8 @@ export interface Rein {
   readonly memory: MemoryGovernance;
   /** The loaded plugins and the hook kernel. */
   readonly plugins: ReinPlugins;
-  /** Any stored session's records from `from` on: history first, then live appends (RxJS; never completes). */
-  records(sessionId: string, from?: number): Observable<RecordEnvelope>;
+  /** Any stored session's records from `from` on, typed by their `type`: history first, then live appends (RxJS; never completes). */
+  records(sessionId: string, from?: number): Observable<ReinRecord>;
   /**
    * Interrupt every running session (effects aborted, each one resumable) and wait until they are quiet. The store
    * stays open: the host that opened it closes it.
@@ -276,7 +276,7 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     runningSessions: () => registry.list(),
     ...(telemetry ? { telemetry: { stats: () => telemetry.stats(), flush: (timeoutMs?: number) => telemetry.flush(timeoutMs), shutdown: (timeoutMs?: number) => telemetry.shutdown(timeoutMs) } } : {}),
     memory: createMemoryGovernance({ store: options.store, clock, log: governance }),
-    records: (sessionId, from = 1) => options.store.tail(sessionId, from),
+    records: (sessionId, from = 1) => options.store.tail(sessionId, from) as Observable<ReinRecord>,
     plugins: {
       list: () => pluginHost.plugins(),
       tools: () => capabilities.describeTools(),

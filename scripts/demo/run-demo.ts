@@ -55,7 +55,7 @@ const main = async (): Promise<void> => {
     const passing = runTests(workspace);
 
     const replay = await rein.replaySession(session.id);
-    process.stdout.write(`\nreplay: verified ${replay.records} records (${replay.inputs} inputs re-applied, ${replay.verified} derived records regenerated and equal)\n`);
+    process.stdout.write(`\nreplay: verified ${replay.verified} records (${replay.inputs} inputs re-applied, ${replay.regenerated} derived records regenerated and equal)\n`);
     const records = await store.read(session.id);
     // Each run of the suite is a verification whose status is its exit code: red first, green after the fix.
     const verifications = records.filter((record) => record.type === 'verification.recorded').map((record) => ({ seq: record.seq, ...(record.data as VerificationRecorded) }));

@@ -7,7 +7,7 @@ import { ReinError } from '../host/host-errors.js';
 import { readSessionRecords } from './read-session.js';
 import { machineVersion } from '../host/machine-version.js';
 import { createIdGenerator } from '../host/record-ids.js';
-import { verifyRecords } from '../host/replay.js';
+import { verifyRecords, type ReplayResult } from '../host/replay.js';
 import { SessionHost } from '../host/session-host.js';
 import { findInDoubt, type InDoubtEffect } from './in-doubt.js';
 import { ReinSession } from './session-handle.js';
@@ -24,10 +24,18 @@ export interface ResumeOptions {
 
 /** What resume found and decided, for the CLI and the host app. */
 export interface ResumeReport {
+  /** Records the rebuild read and checked (the whole log, or the tail after the snapshot): as `rein replay` counts. */
   verified: number;
+  /** Input records re-applied. */
+  inputs: number;
+  /** Derived records regenerated and found equal. */
+  regenerated: number;
   snapshotSeq: number | undefined;
   snapshotRejected: string | undefined;
-  resolutions: Array<{ effectId: string; kind: EffectKind; policy: ResumePolicy; resolution: EffectResolution }>;
+  /** Each in-doubt effect and how it was resolved, with the agent that requested it and its request's args. */
+  resolutions: Array<{ effectId: string; kind: EffectKind; policy: ResumePolicy; resolution: EffectResolution; reason: string; actor: string; args: Record<string, unknown> }>;
+  /** The last seq of the log the session was rebuilt from (resume's own records follow it). */
+  head: number;
   alreadyEnded: boolean;
 }
 
@@ -44,6 +52,8 @@ const resolve = (policy: ResumePolicy, confirmed: boolean, check: EffectResumeCh
   return { resolution: 'failed-in-doubt', reason: 'this effect is never rerun automatically' };
 };
 
+const countsOf = (result: ReplayResult) => ({ verified: result.verified, inputs: result.inputs, regenerated: result.regenerated });
+
 const rebuild = async (services: SessionServices, sessionId: string, records: readonly RecordEnvelope[]) => {
   const snapshot = await services.store.loadSnapshot(sessionId);
   let rejected: string | undefined;
@@ -53,7 +63,7 @@ const rebuild = async (services: SessionServices, sessionId: string, records: re
       const tree = ActorTree.restore(snapshot.data, services.inspect ? { inspect: services.inspect } : {});
       const tail = records.filter((record) => record.seq > snapshot.seq);
       const result = verifyRecords(sessionId, tail, { tree });
-      return { tree: result.tree ?? tree, verified: result.verified, snapshotSeq: snapshot.seq as number | undefined, rejected, snapshotRejectedSeq: undefined as number | undefined };
+      return { tree: result.tree ?? tree, counts: countsOf(result), snapshotSeq: snapshot.seq as number | undefined, rejected, snapshotRejectedSeq: undefined as number | undefined };
     } catch (error) {
       if ((error as ReinError).code === 'REPLAY_DIVERGENCE') throw error;
       rejected = `snapshot at seq ${snapshot.seq} could not be restored: ${(error as Error).message}`;
@@ -61,7 +71,7 @@ const rebuild = async (services: SessionServices, sessionId: string, records: re
   }
   const result = verifyRecords(sessionId, records, services.inspect ? { inspect: services.inspect } : {});
   if (!result.tree) throw new ReinError('SESSION_INVALID', `${sessionId} has no session.created record`);
-  return { tree: result.tree, verified: result.verified, snapshotSeq: undefined, rejected, snapshotRejectedSeq: snapshot?.seq };
+  return { tree: result.tree, counts: countsOf(result), snapshotSeq: undefined, rejected, snapshotRejectedSeq: snapshot?.seq };
 };
 
 /** Settle an in-doubt call whose effect the world already shows; a recorded file intent becomes the new baseline. */
@@ -128,13 +138,13 @@ export const resumeSession = async (services: SessionServices, sessionId: string
   const wiring = wireSession(services, created.tools, memory, sessionId);
   for (const record of records) wiring.observe(record);
   const head = records[records.length - 1]?.seq ?? 0;
-  const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, executors: wiring.executors, machineVersion, clock: services.clock, newId: createIdGenerator(), snapshotEvery: services.snapshotEvery, parallelTools: services.parallelTools, lastSnapshotSeq: rebuilt.snapshotSeq ?? 0, ...(services.effectGate ? { effectGate: services.effectGate } : {}) });
+  const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, lastAt: records[records.length - 1]?.at ?? first.at, executors: wiring.executors, machineVersion, clock: services.clock, newId: createIdGenerator(), snapshotEvery: services.snapshotEvery, parallelTools: services.parallelTools, lastSnapshotSeq: rebuilt.snapshotSeq ?? 0, ...(services.effectGate ? { effectGate: services.effectGate } : {}) });
   host.written$.subscribe(wiring.observe);
   memory?.attach(host);
   // Hooks recorded in the log are never run again: only records appended from here on reach the observers.
   const hooks = sessionHooksFor(services, sessionId, wiring, host);
   const session = new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}) });
-  const report: ResumeReport = { verified: rebuilt.verified, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: rebuilt.tree.done };
+  const report: ResumeReport = { ...rebuilt.counts, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: rebuilt.tree.done, head };
   if (rebuilt.tree.done) {
     memory?.catchUp();
     return { session, report };
@@ -164,7 +174,7 @@ export const resumeSession = async (services: SessionServices, sessionId: string
     const active = wiring.policyDigestOf(agent.path);
     if (agent.mutationPolicyDigest !== active) await host.step({ type: 'policy.changed', actor: agent.path, data: { mutationPolicyDigest: active } });
   }
-  report.resolutions = decided.map(({ effect, policy, resolution }) => ({ effectId: effect.effectId, kind: effect.kind, policy, resolution }));
+  report.resolutions = decided.map(({ effect, policy, resolution, reason }) => ({ effectId: effect.effectId, kind: effect.kind, policy, resolution, reason, actor: effect.record.actor, args: requestOf(effect).args }));
 
   for (const { effect, resolution, reason, observation } of decided) {
     if (resolution === 'rerun') host.startEffect(effect.record);

@@ -1,6 +1,6 @@
 import { combineLatest, filter, map, of, type Observable } from 'rxjs';
 import { ApprovalDecision, type ApprovalRequested } from '../../models/permission.records.js';
-import type { RecordEnvelope } from '../../models/envelope.js';
+import type { ReinRecord } from '../../models/records.js';
 import type { StateValue } from '../../models/actor.records.js';
 import type { Usage } from '../../models/budgets.js';
 import type { EventStore } from '../../stores/event-store.js';
@@ -51,12 +51,19 @@ export class ReinSession {
     return this.host.stream;
   }
 
-  /** Records as they become durable (live only; use `records(from)` for history too). */
-  get records$(): Observable<RecordEnvelope> {
-    return this.host.records$.asObservable();
+  /**
+   * Records as they become durable, typed by their `type` (`if (record.type === 'tool.settled')` narrows `data`).
+   * Live only: what was appended before you subscribed is not replayed — use `records(1)` for history too.
+   */
+  get records$(): Observable<ReinRecord> {
+    return this.host.records$.asObservable() as Observable<ReinRecord>;
   }
 
-  /** Ephemeral progress: model text deltas, effect start and finish. Never persisted. */
+  /**
+   * Ephemeral progress: model text and reasoning deltas, tool-call argument progress, retries, fallbacks, effect
+   * start, progress and finish. Never persisted and never replayed: to miss none of it, create the session paused
+   * (`rein.createSession`), subscribe, then `send` the task — `startSession` sends at once.
+   */
   get live$(): Observable<LiveEvent> {
     return this.host.live$.asObservable();
   }
@@ -84,9 +91,12 @@ export class ReinSession {
     return (this.views.memory ??= combineLatest({ session: tailView(this.store, this.id, memoryProjection), governance: governance$ }));
   }
 
-  /** Every record from `from` on: history first, then live appends, with no gap and no duplicate. */
-  records(from = 1): Observable<RecordEnvelope> {
-    return this.store.tail(this.id, from);
+  /**
+   * Every record from `from` on, typed by its `type`: history first, then live appends, with no gap and no
+   * duplicate — `records(1)` never misses the first records, however late you subscribe.
+   */
+  records(from = 1): Observable<ReinRecord> {
+    return this.store.tail(this.id, from) as Observable<ReinRecord>;
   }
 
   /** The approval requests the session and its child agents are waiting on right now (restored from the log after a restart). */

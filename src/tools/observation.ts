@@ -26,11 +26,11 @@ export interface ToolOutcome {
 /** Observations longer than this many characters are cut; the full output goes to the blob store. */
 export const defaultObservationLimit = 16_000;
 
-/** A model-visible failure as an outcome: `<Code>: <message>`. */
+/** A model-visible failure as an outcome: `<Code>: <message>`, the code said once even if the message already starts with it. */
 export const failureOutcome = (errorCode: ToolErrorCode, message: string, artifacts?: readonly string[]): ToolOutcome => ({
   status: 'error',
   errorCode,
-  observation: `${errorCode}: ${message}`,
+  observation: message.startsWith(`${errorCode}: `) ? message : `${errorCode}: ${message}`,
   ...(artifacts && artifacts.length > 0 ? { artifacts: [...artifacts] } : {}),
 });
 

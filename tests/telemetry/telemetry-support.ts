@@ -14,7 +14,10 @@ import { defineTool, readOnlyAnnotations } from '../../src/tools/tool.js';
 import type { SpanViewOptions } from '../../src/projections/spans.view.js';
 import { validReport } from '../support/delegation-fixtures.js';
 
-/** A verification tool (its name makes the default classifier record `verification.recorded`) that fails or passes. */
+/**
+ * A verification tool (its name makes the default classifier record `verification.recorded`) that runs a command
+ * and fails or passes: like any tool that runs one, it reports the run's exit, which the verification's status is.
+ */
 export const checkTool = defineTool({
   name: 'check',
   description: 'Run the checks.',
@@ -23,11 +26,10 @@ export const checkTool = defineTool({
   risk: 'execute',
   sideEffect: 'process',
   resumePolicy: 'rerun-after-check',
-  // A verification is what a command's exit says (issue 11): the check reports the run it stands for.
-  execute: async ({ pass }) =>
-    pass
-      ? { ok: true, output: 'all checks passed', execution: { command: 'check', exitCode: 0, durationMs: 1 } }
-      : { ok: false, code: 'NonZeroExit', message: 'not ok 1 - adds\nexpected 3, got 4', execution: { command: 'check', exitCode: 1, durationMs: 1 } },
+  execute: async ({ pass }) => {
+    const execution = { command: 'make check', exitCode: pass ? 0 : 1, durationMs: 5 };
+    return pass ? { ok: true, output: 'all checks passed', execution } : { ok: false, code: 'NonZeroExit', message: 'not ok 1 - adds\nexpected 3, got 4', execution };
+  },
 });
 
 export type Reply = { text?: string; calls?: Array<{ name: string; arguments: Record<string, unknown> }>; fail?: 'overloaded' };

@@ -10,9 +10,13 @@ export const registerReadCommands = (program: Command): void => {
       .option('--status <status>', 'only sessions in this status: active, idle, awaiting-approval, interrupted, completed, failed, cancelled, budget-exhausted'),
   ).action(async (options: CommonOptions & { status?: string }) => (await import('./sessions.action.js')).sessionsCommand(options));
 
-  addCommonOptions(program.command('show').description('print a session transcript (every record with --json)').argument('<id>', 'session id')).action(async (id: string, options: CommonOptions) =>
-    (await import('./sessions.action.js')).showCommand(id, options),
-  );
+  addCommonOptions(
+    program
+      .command('show')
+      .description('print a session transcript: messages, tool calls and results, approvals, child agents (every record with --json)')
+      .argument('<id>', 'session id')
+      .option('--verbose', "also show the turn typestate's witness records"),
+  ).action(async (id: string, options: CommonOptions & { verbose?: boolean }) => (await import('./sessions.action.js')).showCommand(id, options));
 
   addPluginOptions(
     addPermissionOptions(

@@ -42,8 +42,8 @@ export const replayCommand = (id: string, options: CommonOptions & PermissionOpt
       return;
     }
     const result = await replaySession(store, id);
-    if (options.json) printJson({ sessionId: id, verified: result.records, regenerated: result.verified, inputs: result.inputs, head: result.head });
-    else process.stdout.write(`verified ${result.records} records (${result.inputs} inputs re-applied, ${result.verified} derived records regenerated and equal)\n`);
+    if (options.json) printJson({ sessionId: id, verified: result.verified, regenerated: result.regenerated, inputs: result.inputs, head: result.head });
+    else process.stdout.write(`verified ${result.verified} records (${result.inputs} inputs re-applied, ${result.regenerated} derived records regenerated and equal)\n`);
   });
 
 /** The body of `rein fork`. */

@@ -12,6 +12,12 @@ import { cliTelemetryFor } from '../telemetry-options.js';
 import type { EventStore } from '../../../stores/event-store.js';
 import type { HeldSession } from '../../worker/session-lease.js';
 import { pluginProviderFor, pluginsFor } from '../plugin-options.js';
+import type { ResumeReport } from '../../session/resume-session.js';
+import { summarizeArguments } from '../transcript.js';
+
+/** An in-doubt effect as a person reads it: `bash npm test`, `callModel`. */
+const describeEffect = (resolution: ResumeReport['resolutions'][number]): string =>
+  resolution.kind === 'executeTool' ? `${String(resolution.args.name)} ${summarizeArguments((resolution.args.arguments ?? {}) as Record<string, unknown>)}`.trim() : resolution.kind;
 
 /** The body of `rein resume` (see `registerResume`). */
 export const resumeCommand = async (id: string, options: ResumeCommandOptions, setExit: (code: number) => void): Promise<void> => {
@@ -60,18 +66,29 @@ const resumeHere = async (
   const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes) });
   onInterrupt((reason) => void session.interrupt(reason).catch(() => undefined));
   if (!options.json) {
-    process.stdout.write(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` from the snapshot at seq ${report.snapshotSeq}` : ''}\n`);
+    process.stdout.write(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` after the snapshot at seq ${report.snapshotSeq}` : ''} (${report.inputs} inputs re-applied, ${report.regenerated} derived records regenerated and equal)\n`);
     if (report.snapshotRejected) process.stderr.write(`warning: ${report.snapshotRejected}; used a full replay\n`);
-    for (const resolution of report.resolutions) process.stdout.write(`in doubt: ${resolution.effectId} (${resolution.kind}) → ${resolution.resolution}\n`);
+    for (const resolution of report.resolutions) {
+      process.stdout.write(`in doubt: ${resolution.effectId} (${describeEffect(resolution)}) → ${resolution.resolution}\n`);
+      if (resolution.resolution === 'awaiting-confirmation') process.stdout.write(`  ${resolution.reason}\n`);
+    }
   }
   if (report.alreadyEnded) {
     const result = session.result();
     await context.held?.release(result);
-    if (!options.json) process.stdout.write(`session already ended: ${result.status}\n`);
+    if (!options.json) process.stdout.write(`already ${result.status}: session ${id} ended; nothing to resume\n`);
     return result.status === 'completed' ? ExitCode.ok : ExitCode.failed;
   }
   await context.held?.applyAnswers(session);
-  const result = await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options) });
+  // Reruns start during the rebuild: the display follows from the first record resume wrote, with the rerun calls'
+  // arguments, so a rerun shows like any call (`✓ bash npm test (exit 0, 812 ms)`).
+  const calls = report.resolutions.filter((resolution) => resolution.kind === 'executeTool').map((resolution) => ({ effectId: resolution.effectId, arguments: (resolution.args.arguments ?? {}) as Record<string, unknown> }));
+  const result = await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options), from: report.head + 1, calls });
   await context.held?.release(result);
+  const waiting = report.resolutions.filter((resolution) => resolution.resolution === 'awaiting-confirmation');
+  if (!options.json && result.status === 'paused' && waiting.length > 0) {
+    for (const resolution of waiting) process.stdout.write(`waiting for confirmation to rerun ${resolution.effectId} (${describeEffect(resolution)}): its outcome is unknown\n`);
+    process.stdout.write(`  rerun it with: rein resume ${id} --yes\n`);
+  }
   return exitCodeOf(result);
 };

@@ -32,14 +32,14 @@ export const sessionsCommand = (options: CommonOptions & { status?: string }): P
   });
 
 /** The body of `rein show`. */
-export const showCommand = (id: string, options: CommonOptions): Promise<void> =>
+export const showCommand = (id: string, options: CommonOptions & { verbose?: boolean }): Promise<void> =>
   withStore(options, 'read', async (store) => {
     const records = await store.read(id);
     if (records.length === 0) throw new ReinError('SESSION_NOT_FOUND', `no session ${id} in this store`);
     for (const record of records) {
       if (options.json) printJson(record);
       else {
-        const line = transcriptLine(record);
+        const line = transcriptLine(record, { verbose: Boolean(options.verbose) });
         if (line) process.stdout.write(`${line}\n`);
       }
     }
