@@ -34,6 +34,14 @@ import {
 
 export type { OpenSpan, SpanView } from './span-state.js';
 
+/**
+ * The span projection, and which record types it reads: for any other record `apply` changes nothing but `seq` and
+ * the latest record time, so a live follower may skip it.
+ */
+export interface SpanProjection extends Projection<SpanView> {
+  handles(type: string): boolean;
+}
+
 /** What the span view records and how (README: *OpenTelemetry*). */
 export interface SpanViewOptions {
   /**
@@ -85,7 +93,7 @@ const serverOf = (source: string | undefined): Attributes => {
  * export of a stream agrees. Per record it touches a bounded number of open spans (persistent maps), so its cost
  * does not grow with the session; `ended` holds the spans the last record finished, for a live exporter.
  */
-export const spanProjection = (options: SpanViewOptions = {}): Projection<SpanView> => {
+export const spanProjection = (options: SpanViewOptions = {}): SpanProjection => {
   const capture = options.captureContent === true;
   const redact = createRedactor(options.secrets);
   const agentName = options.agentName ?? 'rein';
@@ -346,6 +354,7 @@ export const spanProjection = (options: SpanViewOptions = {}): Projection<SpanVi
             [attr.toolName]: call.name,
             [attr.toolCallId]: call.callId,
             [attr.toolType]: 'function',
+            [reinAttr.mcpServer]: /^mcp__(.+?)__./.exec(call.name)?.[1],
             ...common(draft),
             [reinAttr.actor]: agent,
             [attr.toolCallArguments]: content(call.arguments),
@@ -538,6 +547,7 @@ export const spanProjection = (options: SpanViewOptions = {}): Projection<SpanVi
 
   return {
     name: 'spans',
+    handles: (type) => Object.hasOwn(handlers, type),
     initial: initialSpanView,
     apply(view, record) {
       const handler = view.rootEnded ? undefined : handlers[record.type];

@@ -54,6 +54,7 @@ export const reinAttr = {
   contextExcluded: 'rein.context.excluded',
   contextCompacted: 'rein.context.compacted',
   toolStatus: 'rein.tool.status',
+  mcpServer: 'rein.tool.mcp_server',
   failedStage: 'rein.tool.failed_stage',
   omittedBytes: 'rein.tool.truncated_bytes',
   stage: 'rein.stage',
