@@ -1,6 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { expect } from 'vitest';
+import type { RecordEnvelope } from '../../models/envelope.js';
+import type { ModelResponded } from '../../models/model.records.js';
+import type { GenAiSpan } from '../../src/telemetry/span-types.js';
 import { z } from 'zod';
 import type { ModelEvent, ModelRequest } from '../../models/model-contract.js';
 import type { ModelProvider } from '../../src/providers/provider.js';
@@ -115,3 +119,34 @@ export const comparable = (span: ReadableSpan) => ({
 });
 
 export const bySpanId = (spans: readonly ReadableSpan[]) => [...spans].map(comparable).sort((a, b) => (a.spanId < b.spanId ? -1 : 1));
+
+/** The model calls of a log: every effect a `callModel` request or a model record names. */
+export const modelCallsOf = (records: readonly RecordEnvelope[]): Set<string> => {
+  const calls = new Set<string>();
+  for (const record of records) {
+    const data = record.data as { effectId?: string; kind?: string };
+    if ((record.type === 'effect.requested' && data.kind === 'callModel') || record.type === 'model.responded' || record.type === 'model.failed' || record.type === 'model.attempted') calls.add(data.effectId!);
+  }
+  return calls;
+};
+
+/** Every tool call the model proposed in a log. */
+export const toolCallsOf = (records: readonly RecordEnvelope[]): string[] => records.filter((record) => record.type === 'model.responded').flatMap((record) => (record.data as ModelResponded).toolCalls.map((call) => call.callId));
+
+/**
+ * The shape every export of a log must have: unique span ids in one trace, one root (`invoke_agent rein`), every
+ * other span's parent inside the trace, exactly one span per tool call and per model call, client kind for chats.
+ */
+export const checkSpanTree = (records: readonly RecordEnvelope[], spans: readonly GenAiSpan[]): void => {
+  const ids = new Set(spans.map((span) => span.spanId));
+  expect(ids.size, 'span ids are unique').toBe(spans.length);
+  expect(new Set(spans.map((span) => span.traceId)).size).toBe(1);
+  expect(spans.filter((span) => !span.parentSpanId).map((span) => span.name)).toEqual(['invoke_agent rein']);
+  for (const span of spans) if (span.parentSpanId) expect(ids.has(span.parentSpanId), `${span.name}'s parent is in the trace`).toBe(true);
+  const tools = spans.filter((span) => span.attributes['gen_ai.operation.name'] === 'execute_tool');
+  expect(tools.map((span) => span.attributes['gen_ai.tool.call.id']).sort()).toEqual([...toolCallsOf(records)].sort());
+  const chats = spans.filter((span) => span.attributes['gen_ai.operation.name'] === 'chat');
+  expect(chats.map((span) => span.attributes['rein.effect.id']).sort()).toEqual([...modelCallsOf(records)].sort());
+  for (const span of spans) expect(span.kind).toBe(span.attributes['gen_ai.operation.name'] === 'chat' ? 'client' : 'internal');
+  for (const span of spans) expect(span.endMs).toBeGreaterThanOrEqual(span.startMs);
+};
