@@ -417,7 +417,16 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
     'file.written': (draft, record) => toolFact(draft, record),
     'verification.recorded': (draft, record) => {
       const verified = record.data as VerificationRecorded;
-      const attributes: Attributes = { [reinAttr.verificationName]: verified.name, [reinAttr.verificationStatus]: verified.status, [attr.errorType]: verified.errorCode, [reinAttr.command]: content(verified.command), [reinAttr.summary]: content(verified.summary) };
+      const attributes: Attributes = {
+        [reinAttr.verificationName]: verified.name,
+        [reinAttr.verificationStatus]: verified.status,
+        [attr.errorType]: verified.errorCode,
+        [reinAttr.exitCode]: verified.exitCode ?? undefined,
+        [reinAttr.signal]: verified.signal,
+        [reinAttr.timedOut]: verified.timedOut,
+        [reinAttr.command]: content(verified.command),
+        [reinAttr.summary]: content(verified.summary),
+      };
       const key = verified.callId ? `tool:${verified.callId}` : undefined;
       if (key && updateSpan(draft, key, (span) => withEvent(touch(span, record.at), 'rein.verification', record.at, attributes))) return;
       agentEvent(draft, agentPathOf(record.actor), record.at, 'rein.verification', attributes);
@@ -538,7 +547,13 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
       const ended = record.data as SessionEnded;
       const failed = ended.status === 'failed' || ended.status === 'budget-exhausted';
       const status = failed ? { code: 'error' as const, ...(capture && ended.reason ? { message: clip(ended.reason) } : {}) } : { code: 'unset' as const };
-      const attributes: Attributes = { [reinAttr.outcome]: ended.status, [attr.errorType]: failed ? ended.status : undefined, [reinAttr.reason]: content(ended.reason) };
+      const attributes: Attributes = {
+        [reinAttr.outcome]: ended.status,
+        [attr.errorType]: failed ? ended.status : undefined,
+        [reinAttr.reason]: content(ended.reason),
+        // A final answer after a blocked turn: the fail-closed findings nothing resolved (its claim rests on no MutationReady turn).
+        [reinAttr.unresolved]: ended.unresolved ? ended.unresolved.findings.map((finding) => finding.class) : undefined,
+      };
       const reason = draft.cancelled || ended.status === 'cancelled' ? 'cancelled' : 'unsettled';
       if (record.actor === 'root') closeSession(draft, record.at, status, attributes, reason);
       else closeAgent(draft, record.actor, record.at, status, attributes, reason);

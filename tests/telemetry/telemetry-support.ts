@@ -18,7 +18,7 @@ import { defineTool, readOnlyAnnotations } from '../../src/tools/tool.js';
 import type { SpanViewOptions } from '../../src/projections/spans.view.js';
 import { validReport } from '../support/delegation-fixtures.js';
 
-/** A verification tool (its name makes the default classifier record `verification.recorded`) that fails or passes. */
+/** A verification tool: its name makes the default classifier take it for one, and it reports the test command it ran and its exit. */
 export const checkTool = defineTool({
   name: 'check',
   description: 'Run the checks.',
@@ -27,7 +27,10 @@ export const checkTool = defineTool({
   risk: 'execute',
   sideEffect: 'process',
   resumePolicy: 'rerun-after-check',
-  execute: async ({ pass }) => (pass ? { ok: true, output: 'all checks passed' } : { ok: false, code: 'NonZeroExit', message: 'not ok 1 - adds\nexpected 3, got 4' }),
+  execute: async ({ pass }) =>
+    pass
+      ? { ok: true, output: 'all checks passed', execution: { command: 'npm test', exitCode: 0, durationMs: 4 } }
+      : { ok: false, code: 'NonZeroExit', message: 'not ok 1 - adds\nexpected 3, got 4', execution: { command: 'npm test', exitCode: 1, durationMs: 4 } },
 });
 
 export type Reply = { text?: string; calls?: Array<{ name: string; arguments: Record<string, unknown> }>; fail?: 'overloaded' };
