@@ -206,6 +206,7 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
     facts.push({ type: file.access === 'read' ? 'file.read' : 'file.written', data, corr: call.callId, at: run.now() });
   }
   for (const artifact of result.artifacts ?? []) state.artifacts.add(artifact);
+  for (const extra of result.notes ?? []) facts.push({ type: extra.type, data: { effectId: call.effectId, callId: call.callId, ...extra.data }, corr: call.callId, at: run.now() });
   // A proposal becomes a candidate in the ledger only with the call that made it, and only if that call succeeded.
   if (result.ok) for (const candidate of proposals) facts.push({ type: 'memory.proposed', data: candidate, corr: call.callId, at: run.now() });
   if (result.ok && result.settleWith) return { kind: 'continue', input: result.settleWith, facts };
