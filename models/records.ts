@@ -32,6 +32,7 @@ import {
   TimerFired,
 } from './delegation.records.js';
 import { FileRead, FileWritten, ToolRejected, ToolRepaired, ToolSettled, ToolStarted, ToolValidated } from './tool.records.js';
+import { NetworkDecided, SandboxChecked, WorkspaceCleaned } from './sandbox.records.js';
 
 /**
  * The three classes of record (DESIGN §3):
@@ -110,6 +111,9 @@ export const recordTypes = {
   'memory.expired': fact(MemoryExpired),
   'delegation.proposed': fact(DelegationProposed),
   'delegation.validated': fact(DelegationValidated),
+  'sandbox.checked': fact(SandboxChecked),
+  'network.decided': fact(NetworkDecided),
+  'workspace.cleaned': fact(WorkspaceCleaned),
 } as const satisfies Record<string, RecordTypeInfo>;
 
 export type RecordType = keyof typeof recordTypes;

@@ -10,6 +10,7 @@ import { registerMemory } from './commands/memory.command.js';
 import { registerWorker } from './commands/worker.command.js';
 import { registerStore } from './commands/store.command.js';
 import { registerApprove } from './commands/approve.command.js';
+import { registerSandbox } from './commands/sandbox.command.js';
 
 /** Error codes that mean the command line (or its configuration) was wrong: exit 2. */
 export const usageCodes: ReadonlySet<string> = new Set(['USAGE', 'SCRIPT_INVALID', 'CONFIG_INVALID', 'STORE_INVALID_ARGUMENT', 'FORK_NOT_AT_BOUNDARY', 'TURN_NOT_FOUND', 'INSPECTOR_NOT_LOCAL', 'QUEUE_UNSUPPORTED', 'TELEMETRY_CONFIG_INVALID']);
@@ -52,6 +53,7 @@ export const buildProgram = (setExit: (code: number) => void): Command => {
   registerWorker(program);
   registerStore(program);
   registerApprove(program);
+  registerSandbox(program);
   return program;
 };
 

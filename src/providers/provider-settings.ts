@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { ModelOptions } from '../../models/model-contract.js';
 import { ReinError } from '../host/host-errors.js';
 import { configFileName } from './config-file-name.js';
+import { SandboxConfig } from '../policy/sandbox-config.js';
 import { defaultAnthropicBaseUrl } from './anthropic.provider.js';
 import { defaultOpenAIBaseUrl } from './openai-compatible.provider.js';
 
@@ -47,6 +48,8 @@ export const WorkspaceConfig = z
       .min(1)
       .refine((value) => !/^postgres(ql)?:\/\/[^/@]*:[^/@]*@/i.test(value), 'a store URL in this file must not hold a password: use PGPASSWORD or ~/.pgpass')
       .optional(),
+    /** How commands are isolated: `{ mode, network, allowedHosts, loginShell }` (README: *The sandbox*). */
+    sandbox: SandboxConfig.optional(),
   })
   .strict();
 export type WorkspaceConfig = z.infer<typeof WorkspaceConfig>;

@@ -13,6 +13,7 @@ import { findInDoubt, type InDoubtEffect } from './in-doubt.js';
 import { ReinSession } from './session-handle.js';
 import { wireSession, type SessionServices } from './session-services.js';
 import { sessionMemoryFor } from './session-memory-wiring.js';
+import { sandboxCheckedOf } from '../policy/sandbox-status.js';
 
 export interface ResumeOptions {
   /** Rerun in-doubt effects whose policy is `require-user-confirmation` (the CLI's `--yes`). */
@@ -148,6 +149,8 @@ export const resumeSession = async (services: SessionServices, sessionId: string
   const facts: FactDraft[] = [];
   if (rebuilt.rejected && rebuilt.snapshotRejectedSeq) facts.push({ type: 'snapshot.rejected', data: { seq: rebuilt.snapshotRejectedSeq, reason: rebuilt.rejected } });
   facts.push({ type: 'session.resumed', data: { fromSeq: head, inDoubt: inDoubt.map((effect) => effect.effectId), ...(rebuilt.snapshotSeq ? { snapshotSeq: rebuilt.snapshotSeq } : {}) } });
+  // This process may isolate commands differently from the one that started the session: say how, once.
+  facts.push({ type: 'sandbox.checked', data: await sandboxCheckedOf(services.sandbox) });
   for (const { effect, policy, resolution, reason } of decided) {
     facts.push({ type: 'effect.resolved', data: { effectId: effect.effectId, kind: effect.kind, policy, resolution, reason }, ...(effect.record.corr ? { corr: effect.record.corr } : {}) });
   }

@@ -16,6 +16,7 @@ import { ReinSession } from './session-handle.js';
 import { wireSession, type SessionServices } from './session-services.js';
 import { isReservedStreamName } from '../memory/memory-stream.js';
 import { sessionMemoryFor } from './session-memory-wiring.js';
+import { sandboxCheckedOf } from '../policy/sandbox-status.js';
 
 /**
  * What a session records about a provider: its name, model and endpoint or source — never a key. A URL source is
@@ -67,7 +68,12 @@ export const createSession = async (services: SessionServices, options: CreateSe
   const at = services.clock();
   const { tree, drafts } = ActorTree.create(created, services.inspect ? { inspect: services.inspect } : {});
   const createdDraft: RecordDraft = { id: newId(), type: 'session.created', v: recordVersion('session.created'), at, actor: rootPath, data: created };
-  const batch: RecordDraft[] = [createdDraft, ...drafts.map((draft) => ({ id: newId(), v: recordVersion(draft.type), at, cause: createdDraft.id, ...draft }))];
+  const sandbox = await sandboxCheckedOf(services.sandbox);
+  const batch: RecordDraft[] = [
+    createdDraft,
+    ...drafts.map((draft) => ({ id: newId(), v: recordVersion(draft.type), at, cause: createdDraft.id, ...draft })),
+    { id: newId(), type: 'sandbox.checked', v: recordVersion('sandbox.checked'), at, actor: rootPath, cause: createdDraft.id, data: sandbox },
+  ];
   const status = statusAfterBatch(batch);
   const stored = await services.store.append(sessionId, batch, { expectedSeq: 0, ...(status === undefined ? {} : { status }) });
   const memory = sessionMemoryFor(services, sessionId);

@@ -3,7 +3,8 @@ import { ReinError } from '../../host/host-errors.js';
 import { createRein } from '../../rein.js';
 import { openStore, protectedPathsOf, workspaceOf } from '../cli-context.js';
 import { ExitCode } from '../exit-codes.js';
-import { exitCodeOf, runToQuiet } from '../session-runner.js';
+import { exitCodeOf, printSandbox, runToQuiet } from '../session-runner.js';
+import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
 import { buildProvider, providerSettingsFor } from '../provider-options.js';
 import { permissionsOf, sandboxOf } from '../permission-options.js';
 import { answeringOf } from './run.action.js';
@@ -50,7 +51,7 @@ const resumeHere = async (
   const created = SessionCreated.parse(first.data);
   const settings = await providerSettingsFor(options, workspace, created.provider);
   const { provider, fallbacks } = await buildProvider(settings, store);
-  const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, fallbacks, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options), ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
+  const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, fallbacks, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
   context.telemetry?.attach(rein);
   const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes) });
   onInterrupt((reason) => void session.interrupt(reason).catch(() => undefined));
@@ -58,6 +59,7 @@ const resumeHere = async (
     process.stdout.write(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` from the snapshot at seq ${report.snapshotSeq}` : ''}\n`);
     if (report.snapshotRejected) process.stderr.write(`warning: ${report.snapshotRejected}; used a full replay\n`);
     for (const resolution of report.resolutions) process.stdout.write(`in doubt: ${resolution.effectId} (${resolution.kind}) → ${resolution.resolution}\n`);
+    if (!report.alreadyEnded) await printSandbox(store, id);
   }
   if (report.alreadyEnded) {
     const result = session.result();

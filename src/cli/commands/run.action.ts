@@ -1,6 +1,7 @@
 import { createRein } from '../../rein.js';
 import { openStore, printJson, protectedPathsOf, workspaceOf } from '../cli-context.js';
-import { exitCodeOf, runToQuiet } from '../session-runner.js';
+import { exitCodeOf, printSandbox, runToQuiet } from '../session-runner.js';
+import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
 import { budgetsOf } from '../budget-options.js';
 import { buildProvider, providerSettingsFor } from '../provider-options.js';
 import { connectInspector, type InspectorConnection } from '../../inspect/stately-inspector.js';
@@ -29,7 +30,7 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   try {
     const { provider, replaying, fallbacks } = await buildProvider(settings, store);
     const budgets = { ...replaying?.budgets, ...budgetsOf(options) };
-    const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, fallbacks, budgets, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options), ...(inspector ? { inspect: inspector.inspect } : {}), ...telemetry?.reinOptions });
+    const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, fallbacks, budgets, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), ...(inspector ? { inspect: inspector.inspect } : {}) });
     telemetry?.attach(rein);
     const text = task || replaying?.task || 'Follow the script.';
     if (options.detach) {
@@ -39,6 +40,7 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
       return;
     }
     const session = await rein.createSession({ task: text });
+    if (!options.json) await printSandbox(store, session.id);
     const result = await runToQuiet(session, { json: Boolean(options.json), begin: () => session.send(text), approvals: answeringOf(options) });
     setExit(exitCodeOf(result));
   } finally {
