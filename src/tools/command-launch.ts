@@ -37,6 +37,8 @@ export interface LaunchRequest {
 const bridgeScript = (socket: string): string => {
   const port = bridgePort.toString(16).toUpperCase().padStart(4, '0');
   return [
+    // bubblewrap brings loopback up in its network namespace; `unshare -n` (the fallback) does not.
+    'ip link set lo up 2>/dev/null || /sbin/ip link set lo up 2>/dev/null',
     `socat TCP-LISTEN:${bridgePort},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${socket} 2>/dev/null & bridge=$!`,
     `tries=0; while ! grep -q ' 0100007F:${port} 00000000:0000 0A' /proc/net/tcp 2>/dev/null; do tries=$((tries+1)); [ $tries -gt 1000 ] && break; sleep 0.005; done`,
     '"$@"; status=$?; kill $bridge 2>/dev/null; exit $status',
