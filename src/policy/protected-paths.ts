@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs';
+import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
 /** One path inside every workspace that no tool and no sandboxed command may read or change. */
@@ -22,10 +22,11 @@ export const protectedWorkspaceEntries: readonly ProtectedEntry[] = Object.freez
 
 /**
  * The canonical form of a path that may not exist yet: the real path of its nearest existing ancestor, with the
- * remaining components appended. `path` must be absolute; `..` and `.` are removed lexically first (tools open the
- * normalised path, so this is the path that is checked and the one that is used).
+ * remaining components appended; a dangling symlink on the way is followed to where it points (so a link to a file
+ * that does not exist yet is judged by its target). `path` must be absolute; `..` and `.` are removed lexically first
+ * (tools open the normalised path, so this is the path that is checked and the one that is used).
  */
-export const canonicalPath = (path: string): string => {
+export const canonicalPath = (path: string, depth = 0): string => {
   let existing = resolve(path);
   const rest: string[] = [];
   for (;;) {
@@ -33,11 +34,23 @@ export const canonicalPath = (path: string): string => {
       const real = realpathSync.native(existing);
       return rest.length === 0 ? real : join(real, ...rest.reverse());
     } catch {
+      const target = depth < 40 ? danglingTarget(existing) : undefined;
+      if (target !== undefined) return canonicalPath(rest.length === 0 ? target : join(target, ...rest.reverse()), depth + 1);
       const parent = dirname(existing);
       if (parent === existing) return resolve(path);
       rest.push(basename(existing));
       existing = parent;
     }
+  }
+};
+
+/** Where a symlink that cannot be resolved points, as an absolute path; undefined for anything else. */
+const danglingTarget = (path: string): string | undefined => {
+  try {
+    if (!lstatSync(path).isSymbolicLink()) return undefined;
+    return resolve(dirname(path), readlinkSync(path));
+  } catch {
+    return undefined;
   }
 };
 

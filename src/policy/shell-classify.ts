@@ -139,7 +139,7 @@ const learnAssignments = (segment: ShellSegment, scope: PathScope): void => {
  * could be a path is expanded as far as the classifier can see (`~`, `$HOME`, variables the line assigns, globs),
  * resolved from the working directory (which follows `cd`) and compared by real path: a path outside the workspace
  * (a symlink made before the run included) is `outside-workspace`, a protected path `protected-path`, a file with
- * several hard links `outside-workspace`. A line that cannot be parsed is `unparseable` and nothing else.
+ * several hard links or a FIFO, socket or device `outside-workspace` too. A line that cannot be parsed is `unparseable` and nothing else.
  */
 export const classifyShellCommand = (command: string, options: ClassifyOptions): ShellClassification => {
   const parsed = parseShell(command);
@@ -163,7 +163,7 @@ export const classifyShellCommand = (command: string, options: ClassifyOptions):
     learnAssignments(segment, scope);
     for (const word of pathWords(segment)) {
       const verdict = judgeWord(word, scope);
-      if (verdict === 'outside' || verdict === 'hard-link') flag(word, 'outside-workspace');
+      if (verdict === 'outside' || verdict === 'hard-link' || verdict === 'special') flag(word, 'outside-workspace');
       else if (verdict === 'protected') flag(word, 'protected-path');
     }
     const words = unwrap(segment.words);

@@ -17,8 +17,8 @@ export interface PathScope {
   variables: Map<string, string>;
 }
 
-/** How a path a command names relates to the boundary. */
-export type PathVerdict = 'inside' | 'outside' | 'protected' | 'hard-link';
+/** How a path a command names relates to the boundary (`special`: a FIFO, socket or device, which can block or act). */
+export type PathVerdict = 'inside' | 'outside' | 'protected' | 'hard-link' | 'special';
 
 /** Paths that name no file a command could leak or damage. */
 export const quietTargets: ReadonlySet<string> = new Set(['/dev/null', '/dev/zero', '/dev/random', '/dev/urandom', '/dev/stdin', '/dev/stdout', '/dev/stderr', '/dev/tty', '-']);
@@ -88,13 +88,14 @@ const judgeOne = (absolute: string, scope: PathScope): PathVerdict => {
   try {
     const info = lstatSync(real);
     if (info.isFile() && info.nlink > 1) return 'hard-link';
+    if (!info.isFile() && !info.isDirectory() && !info.isSymbolicLink()) return 'special';
   } catch {
     // Not there (yet): judged by its nearest existing ancestor above.
   }
   return 'inside';
 };
 
-const severity: Record<PathVerdict, number> = { inside: 0, 'hard-link': 1, protected: 2, outside: 3 };
+const severity: Record<PathVerdict, number> = { inside: 0, special: 1, 'hard-link': 1, protected: 2, outside: 3 };
 
 /**
  * Judge one word a command was given as if it were a path (the classifier cannot know which words are): expanded,

@@ -17,11 +17,21 @@ export interface WorkspaceFile {
   bytes: Uint8Array;
 }
 
+/** The part of a target's name its temp file keeps: at most 200 bytes, so the temp name fits in 255. */
+const temporaryStem = (name: string): string => {
+  let stem = name;
+  while (Buffer.byteLength(stem) > 200) stem = stem.slice(0, -1);
+  return stem;
+};
+
 /** The name rein gives the temp file of a write to `name`: `.<name>.rein-<12 hex>.tmp`, next to it. */
-export const temporaryNameOf = (name: string): string => `.${name}.rein-${randomBytes(6).toString('hex')}.tmp`;
+export const temporaryNameOf = (name: string): string => `.${temporaryStem(name)}.rein-${randomBytes(6).toString('hex')}.tmp`;
 
 /** True for a name `temporaryNameOf(target)` could have produced. */
-export const isTemporaryOf = (name: string, target: string): boolean => name.startsWith(`.${target}.rein-`) && /^\.rein-[0-9a-f]{12}\.tmp$/.test(name.slice(target.length + 1));
+export const isTemporaryOf = (name: string, target: string): boolean => {
+  const stem = temporaryStem(target);
+  return name.startsWith(`.${stem}.rein-`) && /^\.rein-[0-9a-f]{12}\.tmp$/.test(name.slice(stem.length + 1));
+};
 
 const escaped = (requested: string): ToolFailure => toolFailure('Denied', `${requested} is outside the workspace or protected`, 'outside_workspace');
 
@@ -82,7 +92,14 @@ export const writeWorkspaceFile = async (workspace: Workspace, target: string, c
     if (existing?.isDirectory()) return toolFailure('Denied', `${requested} is a directory`, 'is_directory');
     if (existing && !existing.isFile() && !existing.isSymbolicLink()) return toolFailure('InvalidInput', `${requested} is not a regular file`, 'not_a_file');
     const mode = existing?.isFile() ? existing.mode & 0o7777 : 0o644;
-    const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
+    let handle;
+    try {
+      handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return toolFailure('Denied', `${requested} cannot be written here (${code})`, 'not_writable');
+      throw error;
+    }
     created = true;
     try {
       await handle.writeFile(content);

@@ -108,7 +108,7 @@ export class Workspace {
     if (link && special(link)) return this.notAFile(requested);
     if (link?.isSymbolicLink()) {
       // Writing replaces the link itself, but a link that points out or at a protected path is refused all the same.
-      const pointed = await realpath(target).catch(() => canonicalPath(resolve(parent, basename(lexical))));
+      const pointed = await realpath(target).catch(async () => canonicalPath(resolve(parent, await readlink(target).catch(() => basename(lexical)))));
       if (!this.allows(pointed)) return this.denied(requested);
     }
     const existing = await stat(target).catch(() => undefined);
@@ -132,6 +132,7 @@ export class Workspace {
 
   private malformed(requested: string): Resolved | undefined {
     if (requested.includes('\0')) return { ok: false, code: 'InvalidInput', message: 'the path contains a NUL character', reason: 'invalid_path' };
+    if (Buffer.byteLength(requested) > 4_095 || requested.split('/').some((component) => Buffer.byteLength(component) > 255)) return this.tooLong(requested);
     return undefined;
   }
 
