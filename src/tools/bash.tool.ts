@@ -9,8 +9,9 @@ import { prepareLaunch, type Launch } from './command-launch.js';
 import { sandboxEnforcement } from '../policy/sandbox-probe.js';
 import { runCommand, type CapturedStream, type CommandOutcome } from './process-runner.js';
 import { absentProtectedPaths, removeCreatedProtectedPaths } from './protected-watch.js';
-import { defineTool, toolFailure, type ToolContext, type ToolNote, type ToolResult } from './tool.js';
+import { defineTool, toolFailure, type ResumeCheck, type ToolContext, type ToolNote, type ToolResult } from './tool.js';
 import { fieldsWithNul, nulByteFailure } from './os-errors.js';
+import { processesMarked, signalEach } from './process-tree.js';
 
 export const BashParameters = z
   .object({
@@ -22,6 +23,28 @@ export const BashParameters = z
   })
   .strict();
 export type BashParameters = z.infer<typeof BashParameters>;
+
+/**
+ * Resume check for an in-doubt command: rerun it only when the earlier process tree is provably gone. Every process
+ * of a call carries its `REIN_CALL` marker (under bubblewrap the namespace's init does too, and the whole namespace
+ * dies with it). Survivors are killed; if any still run after that, the command is not rerun, confirmed or not.
+ */
+export const checkCommandGone = async (intent: Record<string, unknown> | undefined): Promise<ResumeCheck> => {
+  const marker = typeof intent?.marker === 'string' ? intent.marker : undefined;
+  if (!intent) return { resolution: 'awaiting-confirmation', reason: 'it never started' };
+  if (!marker) return { resolution: 'awaiting-confirmation', reason: 'the log holds no process marker for it, so rein cannot prove its processes are gone' };
+  const survivors = processesMarked(marker);
+  if (survivors.length === 0) return { resolution: 'awaiting-confirmation', reason: 'no process of the earlier run is alive' };
+  signalEach(survivors, 'SIGKILL');
+  const deadline = Date.now() + 2_000;
+  let left = processesMarked(marker);
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    left = processesMarked(marker);
+  }
+  if (left.length > 0) return { resolution: 'failed-in-doubt', reason: `${left.length} process(es) of the earlier run still run (pids ${left.join(', ')}); it is not run again` };
+  return { resolution: 'awaiting-confirmation', reason: `${survivors.length} process(es) of the earlier run were still alive and were killed; none is left` };
+};
 
 /** How long a background command runs before bash returns its first output. */
 export const backgroundStartupMs = 1_000;
@@ -164,4 +187,5 @@ export const bashTool = defineTool<BashParameters, { cwd: string; relative: stri
     ];
     return resultOf(args, plan.relative, outcome, context, { launch, outsidePaths: plan.outsidePaths, removed, notes });
   },
+  checkResume: async (intent) => checkCommandGone(intent),
 });

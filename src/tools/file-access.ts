@@ -117,3 +117,26 @@ export const writeWorkspaceFile = async (workspace: Workspace, target: string, c
     await directory.close();
   }
 };
+
+/**
+ * Remove the temp files an interrupted write to `path` (workspace-relative) left next to it — only names
+ * `temporaryNameOf` produces for that target — and return them, workspace-relative. Called by resume for a write or
+ * edit whose outcome is in doubt.
+ */
+export const removeInterruptedTemps = async (workspace: Workspace, path: string): Promise<string[]> => {
+  const parent = await workspace.resolveExisting(dirname(path) || '.');
+  if (!parent.ok) return [];
+  const directory = await openPinnedDirectory(parent.path);
+  if (!directory) return [];
+  const removed: string[] = [];
+  try {
+    for (const entry of await directory.list()) {
+      if (!entry.isFile() || !isTemporaryOf(entry.name, basename(path))) continue;
+      await rm(directory.at(entry.name), { force: true });
+      removed.push(workspace.display(`${parent.path}/${entry.name}`));
+    }
+  } finally {
+    await directory.close();
+  }
+  return removed;
+};
