@@ -1,4 +1,4 @@
-import { constants, existsSync, type Dirent } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, readdir as readdirCallback, readlinkSync, type Dirent } from 'node:fs';
 import { open, readdir, readlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -67,8 +67,28 @@ type ReaddirCallback = (error: NodeJS.ErrnoException | null, entries: Dirent[]) 
  */
 export const pinnedReaddir = (path: string, _options: unknown, callback: ReaddirCallback): void => {
   const expected = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-  listPinned(expected).then(
-    (entries) => (entries ? callback(null, entries) : callback(Object.assign(new Error(`${expected} moved or is gone`), { code: 'ENOENT' }), [])),
-    (error: NodeJS.ErrnoException) => callback(error, []),
-  );
+  const gone = () => callback(Object.assign(new Error(`${expected} moved or is gone`), { code: 'ENOENT' }), []);
+  // Opening and checking are cheap system calls made synchronously; only the listing goes to the thread pool.
+  let descriptor: number;
+  try {
+    descriptor = openSync(expected, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch {
+    return process.nextTick(gone);
+  }
+  const base = descriptorPaths ? `/proc/self/fd/${descriptor}` : expected;
+  let pinnedHere = true;
+  try {
+    pinnedHere = !descriptorPaths || readlinkSync(base) === expected;
+  } catch {
+    pinnedHere = false;
+  }
+  if (!pinnedHere) {
+    closeSync(descriptor);
+    return process.nextTick(gone);
+  }
+  readdirCallback(base, { withFileTypes: true }, (error, entries) => {
+    closeSync(descriptor);
+    if (error) callback(error, []);
+    else callback(null, entries);
+  });
 };
