@@ -1,4 +1,5 @@
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { isInside } from './protected-paths.js';
 
 /** One mount of the sandbox's file system, with the reason it is there (`rein sandbox` prints both). */
@@ -17,7 +18,7 @@ export interface ProfileInput {
   protectedPaths: readonly string[];
   /** The home directory commands see: an empty, writable tmpfs at this path. */
   home: string;
-  /** Directories a sandboxed tool needs its binaries from (read-only), e.g. ripgrep's. */
+  /** Directories a sandboxed tool needs its binaries from (read-only): ripgrep's, Node's when outside `/usr`. */
   toolDirectories?: readonly string[];
   /** Files bound read-only at the same path (the allow-list proxy's socket). */
   extraFiles?: readonly string[];
@@ -59,10 +60,9 @@ export const sandboxMounts = (input: ProfileInput, host: HostFiles = hostFiles):
     if (typeof kind === 'object') system.push({ kind: 'symlink', link: kind.symlink, target: directory, why: 'system directory (a symlink on this host)' });
     else system.push({ kind: 'ro-bind', source: directory, target: directory, why: directory === '/etc' ? 'system configuration, read-only' : 'system programs and libraries, read-only' });
   }
-  for (const directory of input.toolDirectories ?? []) {
-    if (!systemDirectories.some((root) => isInside(root, directory))) system.push({ kind: 'ro-bind', source: directory, target: directory, why: 'binaries of a sandboxed tool, read-only' });
-  }
+  const tools = (input.toolDirectories ?? []).filter((directory) => !systemDirectories.some((root) => isInside(root, directory)));
   const layered: SandboxMount[] = [
+    ...tools.map((directory) => ({ kind: 'ro-bind' as const, source: directory, target: directory, why: 'programs a sandboxed command needs (ripgrep, the Node.js rein runs on), read-only' })),
     { kind: 'tmpfs', target: '/tmp', why: 'a private, empty /tmp' },
     ...(input.home !== input.workspace && input.home !== '/' ? [{ kind: 'tmpfs' as const, target: input.home, why: 'an empty, writable home: no profile, keys or history of the user' }] : []),
     { kind: input.workspaceWritable ? 'bind' : 'ro-bind', source: input.workspace, target: input.workspace, why: input.workspaceWritable ? 'the workspace, read-write' : 'the workspace, read-only' },
@@ -126,5 +126,17 @@ export const sandboxHome = (): string => {
     return realpathSync.native(home);
   } catch {
     return home;
+  }
+};
+
+/**
+ * The installation directory of the Node.js running rein (`<prefix>` of `<prefix>/bin/node`), so `node` and `npm`
+ * work inside the sandbox when Node lives outside the system directories (nvm, a CI tool cache).
+ */
+export const runtimeDirectory = (): string => {
+  try {
+    return dirname(dirname(realpathSync.native(process.execPath)));
+  } catch {
+    return dirname(dirname(process.execPath));
   }
 };

@@ -1,5 +1,5 @@
 import { startAllowListProxy, type AllowListProxy } from '../policy/network-proxy.js';
-import { bwrapArguments, sandboxHome, sandboxMounts } from '../policy/sandbox-profile.js';
+import { bwrapArguments, runtimeDirectory, sandboxHome, sandboxMounts } from '../policy/sandbox-profile.js';
 import { detectIsolation, limitPrefix, sandboxPrefix, type Enforcement, type SandboxPolicy } from '../policy/sandbox-policy.js';
 import { sandboxEnforcement, type SandboxEnforcement } from '../policy/sandbox-probe.js';
 import { callMarkerVariable } from './process-tree.js';
@@ -74,7 +74,7 @@ export const prepareLaunch = async (request: LaunchRequest): Promise<Launch | { 
   if (sandbox.enforcement === 'bubblewrap') {
     const home = sandboxHome();
     Object.assign(env, { HOME: home, TMPDIR: '/tmp' });
-    const mounts = sandboxMounts({ workspace: workspace.root, workspaceWritable: true, protectedPaths: workspace.protectedList(), home, ...(proxy ? { extraFiles: [proxy.socketPath] } : {}) });
+    const mounts = sandboxMounts({ workspace: workspace.root, workspaceWritable: true, protectedPaths: workspace.protectedList(), home, toolDirectories: [runtimeDirectory()], ...(proxy ? { extraFiles: [proxy.socketPath] } : {}) });
     const limits = limitPrefix(policy, support);
     const network: Enforcement = policy.network === 'allow-all' ? { enforced: true, mechanism: 'none needed' } : { enforced: true, mechanism: proxy ? 'bubblewrap --unshare-net + allow-list proxy' : 'bubblewrap --unshare-net' };
     return {

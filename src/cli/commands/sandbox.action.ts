@@ -2,7 +2,7 @@ import { lstat } from 'node:fs/promises';
 import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
 import { canonicalPath, isInside, protectedPathsOf as canonicalProtectedPaths } from '../../policy/protected-paths.js';
 import { defaultSandboxPolicy, type SandboxPolicy } from '../../policy/sandbox-policy.js';
-import { sandboxHome, sandboxMounts, type SandboxMount } from '../../policy/sandbox-profile.js';
+import { runtimeDirectory, sandboxHome, sandboxMounts, type SandboxMount } from '../../policy/sandbox-profile.js';
 import { sandboxEnforcement } from '../../policy/sandbox-probe.js';
 import { printJson, protectedPathsOf, workspaceOf } from '../cli-context.js';
 import { sandboxOf } from '../permission-options.js';
@@ -34,7 +34,7 @@ export const sandboxReport = async (policy: SandboxPolicy, workspace: string, pr
     network: policy.network,
     ...(policy.network === 'allow-list' ? { allowedHosts: [...policy.allowedHosts] } : {}),
     loginShell: policy.loginShell,
-    binds: status.enforcement === 'bubblewrap' ? sandboxMounts({ workspace: root, workspaceWritable: true, protectedPaths: paths, home: sandboxHome() }) : [],
+    binds: status.enforcement === 'bubblewrap' ? sandboxMounts({ workspace: root, workspaceWritable: true, protectedPaths: paths, home: sandboxHome(), toolDirectories: [runtimeDirectory()] }) : [],
     protected: states,
   };
 };
