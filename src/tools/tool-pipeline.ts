@@ -89,7 +89,7 @@ const withTimeout = async (work: (signal: AbortSignal) => Promise<ToolResult>, s
 
 const riskText = (tool: AnyToolDefinition, subject: PermissionSubject | undefined, sandbox: SandboxPolicy): string => {
   const classes = subject?.classes && subject.classes.length > 0 ? ` (${subject.classes.join(', ')})` : '';
-  if (tool.risk === 'execute') return `execute${classes}: runs in its own process group, network ${sandbox.network}, timeout ≤ ${Math.round(sandbox.maxTimeoutMs / 1000)} s, output capped`;
+  if (tool.risk === 'execute') return `execute${classes}: runs ${sandbox.mode === 'off' ? 'without the OS sandbox' : sandbox.mode === 'required' ? 'only in the sandbox' : 'in the sandbox where bubblewrap works'}, network ${sandbox.network}, timeout ≤ ${Math.round(sandbox.maxTimeoutMs / 1000)} s, output capped`;
   if (tool.risk === 'write') return `write: changes ${subject?.target ?? 'a file'} in the workspace`;
   return `${tool.risk}${classes}`;
 };
