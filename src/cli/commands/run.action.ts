@@ -30,7 +30,7 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   try {
     const { provider, replaying, fallbacks } = await buildProvider(settings, store);
     const budgets = { ...replaying?.budgets, ...budgetsOf(options) };
-    const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, fallbacks, budgets, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), ...(inspector ? { inspect: inspector.inspect } : {}) });
+    const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, fallbacks, budgets, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), ...(inspector ? { inspect: inspector.inspect } : {}), ...telemetry?.reinOptions });
     telemetry?.attach(rein);
     const text = task || replaying?.task || 'Follow the script.';
     if (options.detach) {
