@@ -3,7 +3,7 @@ import { basename, dirname, relative, resolve } from 'node:path';
 import { canonicalPath, isInside, protectedKey, protectedPathsOf } from '../policy/protected-paths.js';
 
 /** Why a path was refused: the validation code the pipeline records. */
-export type PathRefusal = 'outside_workspace' | 'not_found' | 'is_directory' | 'not_a_file' | 'invalid_path';
+export type PathRefusal = 'outside_workspace' | 'not_found' | 'is_directory' | 'not_a_file' | 'invalid_path' | 'nul_byte';
 
 /** Where a path resolution ended: inside the workspace, or a model-visible failure. */
 export type Resolved =
@@ -131,7 +131,8 @@ export class Workspace {
   }
 
   private malformed(requested: string): Resolved | undefined {
-    if (requested.includes('\0')) return { ok: false, code: 'InvalidInput', message: 'the path contains a NUL character', reason: 'invalid_path' };
+    // Refused before any system call (Node would throw); the same failure the tools give for a NUL byte elsewhere.
+    if (requested.includes('\0')) return { ok: false, code: 'InvalidInput', message: '`path` contains a NUL byte, which no file name or command can hold', reason: 'nul_byte' };
     if (Buffer.byteLength(requested) > 4_095 || requested.split('/').some((component) => Buffer.byteLength(component) > 255)) return this.tooLong(requested);
     return undefined;
   }
