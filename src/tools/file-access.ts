@@ -92,14 +92,7 @@ export const writeWorkspaceFile = async (workspace: Workspace, target: string, c
     if (existing?.isDirectory()) return toolFailure('Denied', `${requested} is a directory`, 'is_directory');
     if (existing && !existing.isFile() && !existing.isSymbolicLink()) return toolFailure('InvalidInput', `${requested} is not a regular file`, 'not_a_file');
     const mode = existing?.isFile() ? existing.mode & 0o7777 : 0o644;
-    let handle;
-    try {
-      handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return toolFailure('Denied', `${requested} cannot be written here (${code})`, 'not_writable');
-      throw error;
-    }
+    const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
     created = true;
     try {
       await handle.writeFile(content);
@@ -112,6 +105,12 @@ export const writeWorkspaceFile = async (workspace: Workspace, target: string, c
     renamed = true;
     await directory.sync();
     return undefined;
+  } catch (error) {
+    // The operating-system error names the target, not the descriptor path it was reached through.
+    const failure = error as NodeJS.ErrnoException & { dest?: string };
+    if (typeof failure.path === 'string' && failure.path.startsWith(directory.path)) failure.path = target;
+    if (typeof failure.dest === 'string' && failure.dest.startsWith(directory.path)) failure.dest = target;
+    throw error;
   } finally {
     if (created && !renamed) await rm(temporary, { force: true });
     await directory.close();
