@@ -23,7 +23,11 @@ export const checkTool = defineTool({
   risk: 'execute',
   sideEffect: 'process',
   resumePolicy: 'rerun-after-check',
-  execute: async ({ pass }) => (pass ? { ok: true, output: 'all checks passed' } : { ok: false, code: 'NonZeroExit', message: 'not ok 1 - adds\nexpected 3, got 4' }),
+  // A verification's status comes from a command's exit code: the tool reports the execution it ran.
+  execute: async ({ pass }) => {
+    const execution = { command: 'check', exitCode: pass ? 0 : 1, durationMs: 1 };
+    return pass ? { ok: true, output: 'all checks passed', execution } : { ok: false, code: 'NonZeroExit', message: 'not ok 1 - adds\nexpected 3, got 4', execution };
+  },
 });
 
 export type Reply = { text?: string; calls?: Array<{ name: string; arguments: Record<string, unknown> }>; fail?: 'overloaded' };
