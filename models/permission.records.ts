@@ -13,10 +13,10 @@ export const PermissionSource = z.enum(['rule', 'mode', 'session', 'user', 'pre-
 export type PermissionSource = z.infer<typeof PermissionSource>;
 
 /**
- * Shell command classes. `delete`, `network`, `install`, `outside-workspace`, `chained`, `unparseable` and
- * `privileged` are never allowed by a mode default or a wildcard rule.
+ * Shell command classes. `delete`, `network`, `install`, `outside-workspace`, `protected-path`, `chained`,
+ * `unparseable` and `privileged` are never allowed by a mode default or a wildcard rule.
  */
-export const ShellClass = z.enum(['read-only', 'write', 'delete', 'network', 'install', 'outside-workspace', 'chained', 'unparseable', 'privileged']);
+export const ShellClass = z.enum(['read-only', 'write', 'delete', 'network', 'install', 'outside-workspace', 'protected-path', 'chained', 'unparseable', 'privileged']);
 export type ShellClass = z.infer<typeof ShellClass>;
 
 /**

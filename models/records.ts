@@ -34,6 +34,7 @@ import {
 import { FileRead, FileWritten, ToolRejected, ToolRepaired, ToolSettled, ToolStarted, ToolValidated } from './tool.records.js';
 import { HookDecided } from './hook.records.js';
 import { PluginFailed, PluginLoaded, PluginReady, PluginStopped } from './plugin.records.js';
+import { NetworkDecided, SandboxChecked, WorkspaceCleaned } from './sandbox.records.js';
 
 /**
  * The three classes of record (DESIGN §3):
@@ -118,6 +119,9 @@ export const recordTypes = {
   'plugin.failed': fact(PluginFailed),
   'plugin.stopped': fact(PluginStopped),
   'hook.decided': fact(HookDecided),
+  'sandbox.checked': fact(SandboxChecked),
+  'network.decided': fact(NetworkDecided),
+  'workspace.cleaned': fact(WorkspaceCleaned),
 } as const satisfies Record<string, RecordTypeInfo>;
 
 export type RecordType = keyof typeof recordTypes;

@@ -8,9 +8,14 @@ export type { PermissionsConfig, PermissionSubject, PermissionVerdict } from './
 export { parseRule } from './policy/permission-rules.js';
 export type { PermissionRule } from './policy/permission-rules.js';
 export { classifyShellCommand, neverAutoAllowed } from './policy/shell-classify.js';
-export type { ShellClassification } from './policy/shell-classify.js';
+export type { ShellClassification, ClassifyOptions } from './policy/shell-classify.js';
 export { defaultSandboxPolicy } from './policy/sandbox-policy.js';
-export type { SandboxPolicy, NetworkPolicy } from './policy/sandbox-policy.js';
+export type { SandboxPolicy, NetworkPolicy, SandboxMode } from './policy/sandbox-policy.js';
+export { SandboxConfig } from './policy/sandbox-config.js';
+export { probeBubblewrap, sandboxEnforcement } from './policy/sandbox-probe.js';
+export type { BubblewrapProbe, SandboxEnforcement } from './policy/sandbox-probe.js';
+export { protectedWorkspaceEntries } from './policy/protected-paths.js';
+export type { ProtectedEntry } from './policy/protected-paths.js';
 export type { CreateSessionOptions } from './session/start-session.js';
 export type { ResumeOptions, ResumeReport } from './session/resume-session.js';
 export type { SessionSummary } from './session/session-catalog.js';

@@ -25,6 +25,9 @@ import type { SessionServices } from './session/session-services.js';
 import { defaultSystemPrompt } from './session/system-prompt.js';
 import { PermissionPolicy, type PermissionsConfig } from './policy/permission-policy.js';
 import { defaultSandboxPolicy, type SandboxPolicy } from './policy/sandbox-policy.js';
+import { mergeSandboxConfig, SandboxConfig } from './policy/sandbox-config.js';
+import { sandboxEnforcement } from './policy/sandbox-probe.js';
+import { ReinError } from './host/host-errors.js';
 import { builtinTools } from './tools/builtin-tools.js';
 import type { AnyToolDefinition } from './tools/tool.js';
 import { ToolRegistry } from './tools/tool-registry.js';
@@ -91,7 +94,11 @@ export interface ReinOptions {
   inspect?: (event: unknown) => void;
   /** Permission mode and rules (default: mode `default`, no rules: read-only tools run, edits and commands ask). */
   permissions?: PermissionsConfig;
-  /** Sandbox limits for `bash` (default: network disabled, 120 s timeout, env allow-list, output caps). */
+  /**
+   * How commands are isolated and limited: `{ mode, network, allowedHosts, loginShell }` as in `rein.config.json`
+   * (hosts without a network policy mean `allow-list`), plus the limits of `SandboxPolicy` (timeouts, output caps,
+   * env allow-list, …). Default: bubblewrap when it works, network disabled, `bash -c`, 120 s timeout.
+   */
   sandbox?: Partial<SandboxPolicy>;
   /** Governed memory (default on); `false` runs without it (the memory tools then report it unavailable). */
   memory?: MemoryOptions | false;
@@ -183,10 +190,19 @@ export interface SubmitOptions {
   /** Rerun in-doubt effects that need confirmation when a worker resumes the session. */
   confirmInDoubt?: boolean;
 }
+/** The full sandbox policy for `createRein({ sandbox })`: the shared fields checked like `rein.config.json`'s. */
+const sandboxPolicyOf = (given: Partial<SandboxPolicy> = {}): SandboxPolicy => {
+  const shared = SandboxConfig.safeParse({ mode: given.mode, network: given.network, allowedHosts: given.allowedHosts === undefined ? undefined : [...given.allowedHosts], loginShell: given.loginShell });
+  if (!shared.success) throw new ReinError('USAGE', `createRein({ sandbox }): ${shared.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+  return { ...defaultSandboxPolicy, ...given, ...mergeSandboxConfig(shared.data) };
+};
 
 /** Compose a harness from a store, a workspace and a provider. */
 export const createRein = async (options: ReinOptions): Promise<Rein> => {
   await loadBlake3();
+  const sandbox = sandboxPolicyOf(options.sandbox);
+  // The start-up probe: whether bubblewrap can build a sandbox here is found once, before any session runs.
+  await sandboxEnforcement(sandbox);
   const workspace = await Workspace.open(options.workspace, options.protectedPaths ? { protectedPaths: options.protectedPaths } : {});
   const clock = options.clock ?? Date.now;
   const memoryOptions = options.memory === false ? undefined : (options.memory ?? {});
@@ -221,7 +237,7 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     ...(options.classifyVerification ? { classifyVerification: options.classifyVerification } : {}),
     ...(options.inspect ? { inspect: options.inspect } : {}),
     permissions: new PermissionPolicy(options.permissions),
-    sandbox: { ...defaultSandboxPolicy, ...options.sandbox },
+    sandbox,
     ...(memoryOptions && scope ? { memory: { governance, scope, autoPromote: memoryOptions.autoPromote ?? true, refreshIntervalMs: memoryOptions.refreshIntervalMs ?? 1_000 } } : {}),
     delegation: delegationConfigOf(options.delegation),
   };

@@ -7,6 +7,7 @@ import { openLevelEventStore } from '../../stores/index.js';
 import { LiveRenderer } from '../../src/cli/live-renderer.js';
 import { createScriptedProvider, loadScript } from '../../src/providers/scripted-provider.js';
 import { createRein } from '../../src/rein.js';
+import { printSandbox } from '../../src/cli/session-runner.js';
 import { rebuildTraceView } from '../../src/projections/rebuild.js';
 import { blobText } from '../../src/session/session-records.js';
 import { analyzeTrace } from '../../src/trace/trace-analyzer.js';
@@ -44,7 +45,9 @@ const main = async (): Promise<void> => {
     // The demo plays the host app: it answers each approval request (edits and commands ask in default mode).
     subscription.add(session.approvals$.subscribe((request) => void session.approve(request.approvalId, { decision: 'allow-once' })));
     const startedAt = Date.now();
-    process.stdout.write(`\nagent (scripted model), task: ${task}\n\n`);
+    process.stdout.write(`\nagent (scripted model), task: ${task}\n`);
+    await printSandbox(store, session.id);
+    process.stdout.write('\n');
     await session.send(task);
     let result = await session.whenQuiet();
     while (result.status === 'paused' && session.pendingApprovals().length > 0) result = await session.whenQuiet();

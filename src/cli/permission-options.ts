@@ -4,6 +4,7 @@ import type { PermissionsConfig } from '../policy/permission-policy.js';
 import { parseRule, type PermissionRule } from '../policy/permission-rules.js';
 import { builtinTools } from '../tools/builtin-tools.js';
 import type { NetworkPolicy, SandboxPolicy } from '../policy/sandbox-policy.js';
+import { mergeSandboxConfig, SandboxConfig } from '../policy/sandbox-config.js';
 import type { PermissionOptions } from './command-options.js';
 
 export type { PermissionOptions } from './command-options.js';
@@ -34,9 +35,21 @@ export const permissionsOf = (options: PermissionOptions, tools: readonly string
   };
 };
 
-/** The sandbox overrides the flags describe. */
-export const sandboxOf = (options: PermissionOptions): Partial<SandboxPolicy> => {
-  if (options.network === undefined) return {};
-  if (options.network !== 'disabled' && options.network !== 'allow-all') throw new ReinError('USAGE', `--network must be disabled or allow-all, got ${JSON.stringify(options.network)}`);
-  return { network: options.network as NetworkPolicy };
+/**
+ * The sandbox settings: the flags over the `sandbox` object of `rein.config.json`. A bad mode, network policy or
+ * host name is a usage error.
+ */
+export const sandboxOf = (options: PermissionOptions, file?: SandboxConfig): Partial<SandboxPolicy> => {
+  const flags = SandboxConfig.safeParse({
+    ...(options.sandbox === undefined ? {} : { mode: options.sandbox }),
+    ...(options.network === undefined ? {} : { network: options.network }),
+    ...(options.allowHost === undefined ? {} : { allowedHosts: options.allowHost }),
+    ...(options.loginShell ? { loginShell: true } : {}),
+  });
+  if (!flags.success) {
+    const issue = flags.error.issues[0]!;
+    const flag = { mode: '--sandbox', network: '--network', allowedHosts: '--allow-host', loginShell: '--login-shell' }[String(issue.path[0]) as 'mode'] ?? 'a sandbox flag';
+    throw new ReinError('USAGE', `${flag}: ${issue.message} (--sandbox auto|required|off, --network disabled|allow-list|allow-all, --allow-host <name>)`);
+  }
+  return mergeSandboxConfig(flags.data, file);
 };

@@ -11,6 +11,7 @@ import { registerWorker } from './commands/worker.command.js';
 import { registerStore } from './commands/store.command.js';
 import { registerApprove } from './commands/approve.command.js';
 import { registerPlugins } from './commands/plugins.command.js';
+import { registerSandbox } from './commands/sandbox.command.js';
 
 /** Error codes that mean the command line (or its configuration) was wrong: exit 2. */
 export const usageCodes: ReadonlySet<string> = new Set(['USAGE', 'SCRIPT_INVALID', 'CONFIG_INVALID', 'STORE_INVALID_ARGUMENT', 'FORK_NOT_AT_BOUNDARY', 'TURN_NOT_FOUND', 'INSPECTOR_NOT_LOCAL', 'QUEUE_UNSUPPORTED', 'TELEMETRY_CONFIG_INVALID', 'HOOK_CONFIG_INVALID']);
@@ -54,6 +55,7 @@ export const buildProgram = (setExit: (code: number) => void): Command => {
   registerStore(program);
   registerApprove(program);
   registerPlugins(program, setExit);
+  registerSandbox(program);
   return program;
 };
 

@@ -4,6 +4,16 @@ import type { ReinSession } from '../session/session-handle.js';
 import { answerPending, type ApprovalAnswering } from './approval-prompt.js';
 import { ExitCode } from './exit-codes.js';
 import { LiveRenderer } from './live-renderer.js';
+import type { EventStore } from '../../stores/event-store.js';
+import type { SandboxChecked } from '../../models/sandbox.records.js';
+import { sandboxLine } from '../policy/sandbox-status.js';
+
+/** Print the sandbox this run records (`sandbox.checked`, the latest one), so a person sees what isolates commands. */
+export const printSandbox = async (store: EventStore, sessionId: string): Promise<void> => {
+  const recent = await store.read(sessionId, { reverse: true, limit: 32 });
+  const checked = recent.find((record) => record.type === 'sandbox.checked');
+  if (checked) process.stdout.write(`${sandboxLine(checked.data as SandboxChecked)}\n`);
+};
 
 /** The exit code a finished (or paused) session maps to. */
 export const exitCodeOf = (result: SessionResult): number => {

@@ -1,4 +1,6 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
+import type { SandboxChecked } from '../../models/sandbox.records.js';
+import { sandboxLine } from '../policy/sandbox-status.js';
 
 const clip = (text: string, length = 100): string => {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -31,6 +33,12 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
   switch (record.type) {
     case 'session.created':
       return `${at}${who}session ${data.sessionId} in ${data.workspace} (provider ${data.provider.name})`;
+    case 'sandbox.checked':
+      return `${at}${who}${sandboxLine(data as SandboxChecked)}`;
+    case 'network.decided':
+      return `${at}${who}network: ${data.decision === 'allow' ? 'allowed' : 'refused'} ${data.method} ${data.host}:${data.port} (${data.reason})`;
+    case 'workspace.cleaned':
+      return `${at}${who}removed ${(data.paths as string[]).join(', ')} (${data.reason === 'interrupted-write' ? 'temp files of an interrupted write' : 'protected paths a command created'})`;
     case 'user.message':
       return `${at}${who}user: ${clip(data.text, 200)}`;
     case 'model.responded': {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { ModelOptions } from '../../models/model-contract.js';
 import { ReinError } from '../host/host-errors.js';
 import { configFileName } from './config-file-name.js';
+import { SandboxConfig } from '../policy/sandbox-config.js';
 import { defaultAnthropicBaseUrl } from './anthropic.provider.js';
 import { defaultOpenAIBaseUrl } from './openai-compatible.provider.js';
 import { CommandHooksConfig } from '../hooks/command-hooks.js';
@@ -54,6 +55,8 @@ export const WorkspaceConfig = z
     pluginConfig: z.record(z.string(), z.unknown()).optional(),
     /** Command hooks, in the shape Claude Code's settings use (README: *Command hooks*). */
     hooks: CommandHooksConfig.optional(),
+    /** How commands are isolated: `{ mode, network, allowedHosts, loginShell }` (README: *The sandbox*). */
+    sandbox: SandboxConfig.optional(),
   })
   .strict();
 export type WorkspaceConfig = z.infer<typeof WorkspaceConfig>;

@@ -14,6 +14,7 @@ import { ReinSession } from './session-handle.js';
 import { wireSession, type SessionServices } from './session-services.js';
 import { sessionMemoryFor } from './session-memory-wiring.js';
 import { sessionHooksFor } from './start-session.js';
+import { sandboxCheckedOf } from '../policy/sandbox-status.js';
 
 export interface ResumeOptions {
   /** Rerun in-doubt effects whose policy is `require-user-confirmation` (the CLI's `--yes`). */
@@ -43,10 +44,14 @@ const resolve = (policy: ResumePolicy, confirmed: boolean, check: EffectResumeCh
   if (policy === 'rerun-after-check') {
     if (!check) return { resolution: 'rerun', reason: 'safe to run again once the session is rebuilt' };
     if (check.resolution === 'awaiting-confirmation') return confirmed ? { resolution: 'rerun', reason: `rerun confirmed by the user (${check.reason})` } : { resolution: 'awaiting-confirmation', reason: `${check.reason}; rerunning it needs confirmation (resume with --yes)` };
-    return check;
+    const { cleaned: _cleaned, ...decided } = check;
+    return decided;
   }
   if (policy === 'require-user-confirmation') {
-    return confirmed ? { resolution: 'rerun', reason: 'rerun confirmed by the user' } : { resolution: 'awaiting-confirmation', reason: 'its outcome is unknown and rerunning it needs confirmation (resume with --yes)' };
+    // A check may refuse the rerun outright (the earlier processes still run); confirmation cannot override that.
+    if (check?.resolution === 'failed-in-doubt') return { resolution: 'failed-in-doubt', reason: check.reason };
+    const why = check ? ` (${check.reason})` : '';
+    return confirmed ? { resolution: 'rerun', reason: `rerun confirmed by the user${why}` } : { resolution: 'awaiting-confirmation', reason: `its outcome is unknown and rerunning it needs confirmation (resume with --yes)${why}` };
   }
   if (policy === 'replay-from-event') return { resolution: 'failed-in-doubt', reason: 'no recorded result to replay' };
   return { resolution: 'failed-in-doubt', reason: 'this effect is never rerun automatically' };
@@ -154,8 +159,8 @@ export const resumeSession = async (services: SessionServices, sessionId: string
   const decided = await Promise.all(
     inDoubt.map(async (effect) => {
       const policy = policyOf(wiring.executors, effect);
-      const check = policy === 'rerun-after-check' ? await checkOf(wiring.executors, effect, records) : undefined;
-      return { effect, policy, ...resolve(policy, options.confirmInDoubt ?? false, check) };
+      const check = policy === 'rerun-after-check' || policy === 'require-user-confirmation' ? await checkOf(wiring.executors, effect, records) : undefined;
+      return { effect, policy, cleaned: check?.cleaned ?? [], ...resolve(policy, options.confirmInDoubt ?? false, check) };
     }),
   );
   const facts: FactDraft[] = [];
@@ -163,8 +168,12 @@ export const resumeSession = async (services: SessionServices, sessionId: string
   facts.push({ type: 'session.resumed', data: { fromSeq: head, inDoubt: inDoubt.map((effect) => effect.effectId), ...(rebuilt.snapshotSeq ? { snapshotSeq: rebuilt.snapshotSeq } : {}) } });
   // The plugins this process loaded: a resumed session may run with other plugins than before, and the log says so.
   for (const fact of services.plugins?.journal() ?? []) facts.push({ type: fact.type, data: fact.data });
-  for (const { effect, policy, resolution, reason } of decided) {
-    facts.push({ type: 'effect.resolved', data: { effectId: effect.effectId, kind: effect.kind, policy, resolution, reason }, ...(effect.record.corr ? { corr: effect.record.corr } : {}) });
+  // This process may isolate commands differently from the one that started the session: say how, once.
+  facts.push({ type: 'sandbox.checked', data: await sandboxCheckedOf(services.sandbox) });
+  for (const { effect, policy, resolution, reason, cleaned } of decided) {
+    const corr = effect.record.corr ? { corr: effect.record.corr } : {};
+    if (cleaned.length > 0) facts.push({ type: 'workspace.cleaned', data: { effectId: effect.effectId, ...(effect.record.corr ? { callId: effect.record.corr } : {}), paths: cleaned, reason: 'interrupted-write' }, ...corr });
+    facts.push({ type: 'effect.resolved', data: { effectId: effect.effectId, kind: effect.kind, policy, resolution, reason }, ...corr });
   }
   await host.recordFacts(facts);
   // The policy in force now (permission flags, sandbox) is an input: later turns are checked against it. Every running

@@ -17,6 +17,7 @@ import { wireSession, type SessionServices, type SessionWiring } from './session
 import { SessionHooks } from '../hooks/session-hooks.js';
 import { isReservedStreamName } from '../memory/memory-stream.js';
 import { sessionMemoryFor } from './session-memory-wiring.js';
+import { sandboxCheckedOf } from '../policy/sandbox-status.js';
 
 /**
  * What a session records about a provider: its name, model and endpoint or source — never a key. A URL source is
@@ -70,7 +71,13 @@ export const createSession = async (services: SessionServices, options: CreateSe
   const createdDraft: RecordDraft = { id: newId(), type: 'session.created', v: recordVersion('session.created'), at, actor: rootPath, data: created };
   // The plugins this process loaded (and those that failed) are part of the session's audit trail from its first batch.
   const plugins: RecordDraft[] = (services.plugins?.journal() ?? []).map((fact) => ({ id: newId(), type: fact.type, v: recordVersion(fact.type), at, actor: rootPath, cause: createdDraft.id, data: fact.data }));
-  const batch: RecordDraft[] = [createdDraft, ...drafts.map((draft) => ({ id: newId(), v: recordVersion(draft.type), at, cause: createdDraft.id, ...draft })), ...plugins];
+  const sandbox = await sandboxCheckedOf(services.sandbox);
+  const batch: RecordDraft[] = [
+    createdDraft,
+    ...drafts.map((draft) => ({ id: newId(), v: recordVersion(draft.type), at, cause: createdDraft.id, ...draft })),
+    { id: newId(), type: 'sandbox.checked', v: recordVersion('sandbox.checked'), at, actor: rootPath, cause: createdDraft.id, data: sandbox },
+    ...plugins,
+  ];
   const status = statusAfterBatch(batch);
   const stored = await services.store.append(sessionId, batch, { expectedSeq: 0, ...(status === undefined ? {} : { status }) });
   const memory = sessionMemoryFor(services, sessionId);

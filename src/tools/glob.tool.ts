@@ -1,4 +1,6 @@
+import type { readdir } from 'node:fs';
 import { join } from 'node:path';
+import { pinnedReaddir } from './pinned-directory.js';
 import { glob } from 'tinyglobby';
 import { z } from 'zod';
 import { defaultIgnoredDirectories, defaultMaxResults, escapingPattern, protectedNames, resolveSearchScope, workspaceRelative, type SearchScope } from './search-scope.js';
@@ -23,6 +25,8 @@ export const globOptions = (scope: SearchScope, ignored: readonly string[]) => (
   onlyFiles: true,
   followSymbolicLinks: false,
   expandDirectories: false,
+  // Every directory is listed by descriptor after its real path is checked, so a swap mid-walk cannot lead out.
+  fs: { readdir: pinnedReaddir as unknown as typeof readdir },
 });
 
 /**

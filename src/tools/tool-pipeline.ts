@@ -96,7 +96,7 @@ const withTimeout = async (work: (signal: AbortSignal) => Promise<ToolResult>, s
 
 const riskText = (tool: AnyToolDefinition, subject: PermissionSubject | undefined, sandbox: SandboxPolicy): string => {
   const classes = subject?.classes && subject.classes.length > 0 ? ` (${subject.classes.join(', ')})` : '';
-  if (tool.risk === 'execute') return `execute${classes}: runs in its own process group, network ${sandbox.network}, timeout ≤ ${Math.round(sandbox.maxTimeoutMs / 1000)} s, output capped`;
+  if (tool.risk === 'execute') return `execute${classes}: runs ${sandbox.mode === 'off' ? 'without the OS sandbox' : sandbox.mode === 'required' ? 'only in the sandbox' : 'in the sandbox where bubblewrap works'}, network ${sandbox.network}, timeout ≤ ${Math.round(sandbox.maxTimeoutMs / 1000)} s, output capped`;
   if (tool.risk === 'write') return `write: changes ${subject?.target ?? 'a file'} in the workspace`;
   return `${tool.risk}${classes}`;
 };
@@ -276,6 +276,7 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
     facts.push({ type: file.access === 'read' ? 'file.read' : 'file.written', data, corr: call.callId, at: run.now() });
   }
   for (const artifact of result.artifacts ?? []) state.artifacts.add(artifact);
+  for (const extra of result.notes ?? []) facts.push({ type: extra.type, data: { effectId: call.effectId, callId: call.callId, ...extra.data }, corr: call.callId, at: run.now() });
   // A proposal becomes a candidate in the ledger only with the call that made it, and only if that call succeeded.
   if (result.ok) for (const candidate of proposals) facts.push({ type: 'memory.proposed', data: candidate, corr: call.callId, at: run.now() });
   if (result.ok && result.settleWith) return { kind: 'continue', input: result.settleWith, facts };

@@ -63,7 +63,7 @@ const sessionFixtures = () => fixtures.filter(({ fixture }) => fixture.stream !=
 describe('golden logs', () => {
   it('are all present, well formed and gap-free, and every blob a record references is in the log', () => {
     expect(fixtures.map(({ name }) => name)).toEqual(
-      expect.arrayContaining(['answer', 'budget-exhausted', 'cancelled', 'delegation', 'fallback', 'fork', 'interrupted-in-flight', 'memory', 'memory-governance', 'model-failed', 'repairs-and-refusals', 'restart-resume', 'tools-approvals']),
+      expect.arrayContaining(['answer', 'budget-exhausted', 'cancelled', 'delegation', 'fallback', 'fork', 'interrupted-in-flight', 'memory', 'memory-governance', 'model-failed', 'repairs-and-refusals', 'restart-resume', 'sandbox', 'tools-approvals']),
     );
     for (const { name, fixture } of fixtures) {
       expect(fixture.records.map((record) => record.seq), name).toEqual(fixture.records.map((_, index) => index + 1));

@@ -110,7 +110,9 @@ describe('an operating-system error inside a tool is a model-visible failure', (
     const [bash, write] = settledOf(run.records);
     expect(bash).toMatchObject({ errorCode: 'InvalidInput', failedStage: 'runtime-validation', observation: 'InvalidInput: bash: `command` contains a NUL byte, which no file name or command can hold' });
     expect(write).toMatchObject({ errorCode: 'InvalidInput', observation: expect.stringContaining('`path` contains a NUL byte') });
-    expect(run.records.filter((record) => record.type === 'tool.started').map((record) => (record.data as { name: string }).name)).toEqual(['write']);
+    // Both are refused while being validated: the workspace boundary checks a path for NUL before any system call.
+    expect(write).toMatchObject({ failedStage: 'runtime-validation' });
+    expect(run.records.filter((record) => record.type === 'tool.started')).toEqual([]);
     // The refused shell call never ran: no boundary evidence is owed, the turn reaches MutationReady.
     expect(run.records.some((record) => record.type === 'turn.mutation-ready')).toBe(true);
   });

@@ -3,7 +3,8 @@ import { ReinError } from '../../host/host-errors.js';
 import { createRein } from '../../rein.js';
 import { openStore, protectedPathsOf, workspaceOf } from '../cli-context.js';
 import { ExitCode } from '../exit-codes.js';
-import { exitCodeOf, runToQuiet } from '../session-runner.js';
+import { exitCodeOf, printSandbox, runToQuiet } from '../session-runner.js';
+import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
 import { buildProvider, providerSettingsFor } from '../provider-options.js';
 import { permissionsOf, sandboxOf } from '../permission-options.js';
 import { answeringOf } from './run.action.js';
@@ -61,7 +62,7 @@ const resumeHere = async (
   const pluginProvider = (options.provider ?? (options.script || options.from ? undefined : created.provider.name))?.includes('__') ? (options.provider ?? created.provider.name) : undefined;
   const settings = pluginProvider ? undefined : await providerSettingsFor(options, workspace, created.provider);
   const { provider, fallbacks } = pluginProvider ? { provider: await pluginProviderFor(pluginProvider, { ...(options.model ?? created.provider.model ? { model: options.model ?? created.provider.model } : {}), ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}) }, workspace, loaded.plugins), fallbacks: undefined } : await buildProvider(settings!, store);
-  const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, ...(fallbacks ? { fallbacks } : {}), ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
+  const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, ...(fallbacks ? { fallbacks } : {}), ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
   context.telemetry?.attach(rein);
   const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes) });
   onInterrupt((reason) => void session.interrupt(reason).catch(() => undefined));
@@ -72,6 +73,7 @@ const resumeHere = async (
       process.stdout.write(`in doubt: ${resolution.effectId} (${describeEffect(resolution)}) → ${resolution.resolution}\n`);
       if (resolution.resolution === 'awaiting-confirmation') process.stdout.write(`  ${resolution.reason}\n`);
     }
+    if (!report.alreadyEnded) await printSandbox(store, id);
   }
   if (report.alreadyEnded) {
     const result = session.result();

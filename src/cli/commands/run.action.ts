@@ -1,6 +1,7 @@
 import { createRein } from '../../rein.js';
 import { openStore, printJson, protectedPathsOf, workspaceOf } from '../cli-context.js';
-import { exitCodeOf, runToQuiet } from '../session-runner.js';
+import { exitCodeOf, printSandbox, runToQuiet } from '../session-runner.js';
+import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
 import { budgetsOf } from '../budget-options.js';
 import { buildProvider, providerSettingsFor } from '../provider-options.js';
 import { connectInspector, type InspectorConnection } from '../../inspect/stately-inspector.js';
@@ -34,7 +35,7 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   try {
     const { provider, replaying, fallbacks } = fromPlugin ? { provider: await pluginProviderFor(fromPlugin, options, workspace, loaded.plugins), replaying: undefined, fallbacks: undefined } : await buildProvider(settings!, store);
     const budgets = { ...replaying?.budgets, ...budgetsOf(options) };
-    const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, ...(fallbacks ? { fallbacks } : {}), budgets, ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), ...(inspector ? { inspect: inspector.inspect } : {}) , ...telemetry?.reinOptions });
+    const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, ...(fallbacks ? { fallbacks } : {}), budgets, ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), ...(inspector ? { inspect: inspector.inspect } : {}) , ...telemetry?.reinOptions });
     telemetry?.attach(rein);
     const text = task || replaying?.task || 'Follow the script.';
     if (options.detach) {
@@ -44,6 +45,7 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
       return;
     }
     const session = await rein.createSession({ task: text });
+    if (!options.json) await printSandbox(store, session.id);
     const result = await runToQuiet(session, { json: Boolean(options.json), begin: () => session.send(text), approvals: answeringOf(options) });
     setExit(exitCodeOf(result));
   } finally {

@@ -22,6 +22,7 @@ export const sessionsCommand = (options: CommonOptions & { status?: string }): P
       for (const session of page) {
         printed++;
         if (options.json) printJson(session);
+        else if (session.damaged) process.stdout.write(`${session.id}  damaged: ${session.damaged.code} ${session.damaged.message}\n`);
         else {
           const fork = session.forkedFrom ? ` (fork of ${session.forkedFrom.stream}@${session.forkedFrom.seq})` : '';
           process.stdout.write(`${session.id}  ${session.status.padEnd(16)} ${String(session.head).padStart(6)} records  ${session.task.slice(0, 60)}${fork}\n`);
