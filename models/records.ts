@@ -32,6 +32,8 @@ import {
   TimerFired,
 } from './delegation.records.js';
 import { FileRead, FileWritten, ToolRejected, ToolRepaired, ToolSettled, ToolStarted, ToolValidated } from './tool.records.js';
+import { CapabilityCatalog, CapabilityDiff, CapabilityLoaded } from './capability.records.js';
+import { McpClosed, McpConnected, McpDegraded, McpFailed, McpReconnecting, McpStarted, McpToolsListed } from './mcp.records.js';
 
 /**
  * The three classes of record (DESIGN §3):
@@ -69,6 +71,14 @@ export const recordTypes = {
   'policy.changed': input(PolicyChanged),
   'delegation.accepted': input(DelegationAccepted),
   'timer.fired': input(TimerFired),
+  'capability.catalog': input(CapabilityCatalog),
+  'mcp.started': input(McpStarted),
+  'mcp.connected': input(McpConnected),
+  'mcp.tools-listed': input(McpToolsListed),
+  'mcp.degraded': input(McpDegraded),
+  'mcp.reconnecting': input(McpReconnecting),
+  'mcp.failed': input(McpFailed),
+  'mcp.closed': input(McpClosed),
   'actor.transitioned': { class: 'transition', derived: true, version: 1, data: ActorTransitioned },
   'effect.requested': derived(EffectRequested),
   'session.ended': derived(SessionEnded),
@@ -85,6 +95,8 @@ export const recordTypes = {
   'delegation.failed': derived(DelegationFailed),
   'delegation.joined': derived(DelegationJoined),
   'report.rejected': derived(ReportRejected),
+  // Derived by the capability deriver (src/capabilities), not a machine; replay regenerates it all the same.
+  'capability.diff': derived(CapabilityDiff),
   'tool.started': fact(ToolStarted),
   // v2 added the decision `fallback` and `fallbackTo`; v1 data is valid v2 data (stores/upcasters.ts).
   'model.attempted': { ...fact(ModelAttempted), version: 2 },
@@ -110,6 +122,7 @@ export const recordTypes = {
   'memory.expired': fact(MemoryExpired),
   'delegation.proposed': fact(DelegationProposed),
   'delegation.validated': fact(DelegationValidated),
+  'capability.loaded': fact(CapabilityLoaded),
 } as const satisfies Record<string, RecordTypeInfo>;
 
 export type RecordType = keyof typeof recordTypes;

@@ -52,12 +52,20 @@ export const storeLocationOf = async (options: CommonOptions, workspace: string)
 };
 
 /**
- * Paths tools must never touch: the default store location, the store directory actually in use, and the workspace
- * config file (a model that could rewrite `rein.config.json` could point the next run's API key at another server).
+ * Paths tools must never touch: the default store location, the store directory actually in use, the workspace config
+ * file (a model that could rewrite `rein.config.json` could point the next run's API key at another server), `.mcp.json`
+ * and the skill folders (a model that could write them could make the next run start a command or follow its skill).
  */
 export const protectedPathsOf = async (options: CommonOptions, workspace: string): Promise<string[]> => {
   const location = await storeLocationOf(options, workspace);
-  return [resolve(workspace, '.rein'), ...(isPostgresUrl(location) ? [] : [location]), resolve(workspace, configFileName)];
+  return [
+    resolve(workspace, '.rein'),
+    ...(isPostgresUrl(location) ? [] : [location]),
+    resolve(workspace, configFileName),
+    resolve(workspace, '.mcp.json'),
+    resolve(workspace, '.agents/skills'),
+    resolve(workspace, '.claude/skills'),
+  ];
 };
 
 /**

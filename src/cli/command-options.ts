@@ -42,7 +42,16 @@ export interface ProviderFlags {
   fallback?: string[] | false;
 }
 
+/** The capability flags of `rein run` and `rein resume` (`--yes` also trusts the workspace's MCP configuration). */
+export interface CapabilityFlags {
+  visibleLimit?: string;
+  yes?: boolean;
+}
+
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+/** Add `--visible-limit <n>`. */
+export const addCapabilityOptions = (command: Command): Command => command.option('--visible-limit <n>', 'at most this many tools per model call (default 64; the rest wait behind tool_search)');
 
 /** Add `--workspace`, `--store`, `--json` and `--relaxed`. */
 export const addCommonOptions = (command: Command): Command =>

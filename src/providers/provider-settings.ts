@@ -47,6 +47,10 @@ export const WorkspaceConfig = z
       .min(1)
       .refine((value) => !/^postgres(ql)?:\/\/[^/@]*:[^/@]*@/i.test(value), 'a store URL in this file must not hold a password: use PGPASSWORD or ~/.pgpass')
       .optional(),
+    /** MCP servers, as `.mcp.json` writes them (checked, and trusted, by the MCP loader; see README *MCP servers*). */
+    mcpServers: z.record(z.string(), z.unknown()).optional(),
+    /** The discovery policy: at most `visibleLimit` tools per round, `toolShare` of the window for their schemas. */
+    capabilities: z.object({ visibleLimit: z.number().int().positive().optional(), toolShare: z.number().positive().max(1).optional() }).strict().optional(),
   })
   .strict();
 export type WorkspaceConfig = z.infer<typeof WorkspaceConfig>;

@@ -16,6 +16,7 @@ import { ReinSession } from './session-handle.js';
 import { wireSession, type SessionServices } from './session-services.js';
 import { isReservedStreamName } from '../memory/memory-stream.js';
 import { sessionMemoryFor } from './session-memory-wiring.js';
+import { SessionCapabilities } from '../capabilities/session-capabilities.js';
 
 /**
  * What a session records about a provider: its name, model and endpoint or source — never a key. A URL source is
@@ -53,13 +54,15 @@ export const createSession = async (services: SessionServices, options: CreateSe
   const sessionId = options.sessionId ?? newSessionId(services.clock());
   if (isReservedStreamName(sessionId)) throw new ReinError('SESSION_INVALID', `${sessionId} is reserved for the workspace's memory`);
   if ((await services.store.head(sessionId)) > 0) throw new ReinError('SESSION_INVALID', `session ${sessionId} already exists`);
+  const capabilities = services.capabilities ? await SessionCapabilities.open(services.capabilities, services.registry) : undefined;
+  const registry = capabilities?.registry ?? services.registry;
   const created: SessionCreated = {
     sessionId,
     task: options.task,
     workspace: services.workspace.root,
     provider: { ...providerIdentity(services.provider), ...(services.fallbacks && services.fallbacks.length > 0 ? { fallbacks: services.fallbacks.map(providerIdentity) } : {}) },
     budgets: { ...services.budgets, ...options.budgets },
-    tools: [...(options.tools ?? services.registry.names())],
+    tools: [...(options.tools ?? registry.names())],
     machine: { name: 'session', version: machineVersion },
     policy: { mutationPolicyDigest: mutationPolicyDigestOf(services.permissions, services.sandbox) },
   };
@@ -68,10 +71,16 @@ export const createSession = async (services: SessionServices, options: CreateSe
   const { tree, drafts } = ActorTree.create(created, services.inspect ? { inspect: services.inspect } : {});
   const createdDraft: RecordDraft = { id: newId(), type: 'session.created', v: recordVersion('session.created'), at, actor: rootPath, data: created };
   const batch: RecordDraft[] = [createdDraft, ...drafts.map((draft) => ({ id: newId(), v: recordVersion(draft.type), at, cause: createdDraft.id, ...draft }))];
+  if (capabilities) {
+    // The catalog is the session's second input, in its first batch: every round's visible set derives from it.
+    const catalog: RecordDraft = { id: newId(), type: 'capability.catalog', v: recordVersion('capability.catalog'), at, actor: rootPath, data: capabilities.catalog(created.tools, services.permissions, services.provider.model, services.context?.contextWindow) };
+    const derived = capabilities.deriver.derive(catalog, tree.apply(catalog), () => tree.mcpConnections());
+    batch.push(catalog, ...derived.map((draft) => ({ id: newId(), v: recordVersion(draft.type), at, cause: catalog.id, ...draft })));
+  }
   const status = statusAfterBatch(batch);
   const stored = await services.store.append(sessionId, batch, { expectedSeq: 0, ...(status === undefined ? {} : { status }) });
   const memory = sessionMemoryFor(services, sessionId);
-  const wiring = wireSession(services, created.tools, memory);
+  const wiring = wireSession(services, created.tools, memory, capabilities);
   for (const record of stored) wiring.observe(record);
   const host = new SessionHost({
     store: services.store,
@@ -86,10 +95,12 @@ export const createSession = async (services: SessionServices, options: CreateSe
     snapshotEvery: services.snapshotEvery,
     parallelTools: services.parallelTools,
     ...(services.effectGate ? { effectGate: services.effectGate } : {}),
+    ...(capabilities ? { capabilities: capabilities.deriver } : {}),
   });
   host.written$.subscribe(wiring.observe);
   memory?.attach(host);
-  return new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}) });
+  capabilities?.start((input) => host.step(input), () => tree.mcpConnections());
+  return new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(capabilities ? { capabilities } : {}) });
 };
 
 /** Create a session and send its task as the first user message. */

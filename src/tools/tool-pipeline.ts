@@ -17,6 +17,7 @@ import type { Workspace } from './workspace.js';
 import type { MemoryProposed } from '../../models/memory.records.js';
 import type { ToolMemoryProvider } from '../memory/tool-memory.js';
 import type { DelegationScope } from '../delegation/actor-rights.js';
+import type { AgentCapabilities } from '../capabilities/agent-capabilities.js';
 
 /** One tool call as the pipeline receives it; `approval` is a person's answer carried by a re-requested call. */
 export interface PipelineCall {
@@ -48,6 +49,8 @@ export interface PipelineEnvironment {
   memory?: ToolMemoryProvider;
   /** The calling agent's rights for `delegate_task` (absent: delegation is not available). */
   delegation?: DelegationScope;
+  /** The session's capabilities as this agent sees them (`tool_search`, `skill`). */
+  capabilities?: AgentCapabilities;
 }
 
 /** Per-call hooks from the effect runtime. */
@@ -143,7 +146,7 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
 
   const proposals: MemoryProposed[] = [];
   const memory = environment.memory?.forCall({ actor: call.actor, callId: call.callId }, (candidate) => proposals.push(candidate));
-  const context: ToolContext = { sessionId: run.sessionId, callId: call.callId, workspace: environment.workspace, blobs: environment.blobs, signal: run.signal, baselines: state.baselines, artifacts: state.artifacts, sandbox: environment.sandbox, outputBudget: environment.observationLimit ?? defaultObservationLimit, progress: run.progress, ...(memory ? { memory } : {}), ...(environment.delegation ? { delegation: environment.delegation } : {}) };
+  const context: ToolContext = { sessionId: run.sessionId, callId: call.callId, workspace: environment.workspace, blobs: environment.blobs, signal: run.signal, baselines: state.baselines, artifacts: state.artifacts, sandbox: environment.sandbox, outputBudget: environment.observationLimit ?? defaultObservationLimit, progress: run.progress, ...(memory ? { memory } : {}), ...(environment.delegation ? { delegation: environment.delegation } : {}), ...(environment.capabilities ? { capabilities: environment.capabilities } : {}) };
   // An operating-system error the call ran into (a path too long, a directory it may not write) is a failure the
   // model reads; any other exception is rein's own and propagates (effect.failed).
   const guarded = async <T>(work: () => Promise<T>): Promise<T | ToolFailure> => {
@@ -206,6 +209,7 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
     facts.push({ type: file.access === 'read' ? 'file.read' : 'file.written', data, corr: call.callId, at: run.now() });
   }
   for (const artifact of result.artifacts ?? []) state.artifacts.add(artifact);
+  if (result.ok) for (const extra of result.facts ?? []) facts.push({ type: extra.type, data: { ...extra.data, callId: call.callId }, corr: call.callId, at: run.now() });
   // A proposal becomes a candidate in the ledger only with the call that made it, and only if that call succeeded.
   if (result.ok) for (const candidate of proposals) facts.push({ type: 'memory.proposed', data: candidate, corr: call.callId, at: run.now() });
   if (result.ok && result.settleWith) return { kind: 'continue', input: result.settleWith, facts };

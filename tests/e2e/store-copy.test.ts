@@ -46,7 +46,10 @@ describePostgres('rein store copy', () => {
       expect(run.code).toBe(0);
       ids.push(/session (s-[\w-]+):/.exec(run.stdout)![1]!);
     }
-    const fork = await runCli(['fork', ids[0]!, '--at', '5', '--json'], { cwd: workspace.path });
+    // Fork where the first model call was requested: the end of a step, whatever records the session's first steps hold.
+    const shown = jsonLines((await runCli(['show', ids[0]!, '--json'], { cwd: workspace.path })).stdout);
+    const at = shown.find((record) => record.type === 'effect.requested')!.seq as number;
+    const fork = await runCli(['fork', ids[0]!, '--at', String(at), '--json'], { cwd: workspace.path });
     ids.push(jsonLines(fork.stdout)[0]!.sessionId as string);
     const original = join(workspace.path, '.rein');
     const url = freshSchemaUrl();

@@ -11,6 +11,9 @@ import type { ResumeCommandOptions } from './resume.command.js';
 import { cliTelemetryFor } from '../telemetry-options.js';
 import type { EventStore } from '../../../stores/event-store.js';
 import type { HeldSession } from '../../worker/session-lease.js';
+import { cliCapabilitiesFor } from '../capability-options.js';
+import type { ReinSession } from '../../session/session-handle.js';
+import type { ResumeReport } from '../../session/resume-session.js';
 
 /** The body of `rein resume` (see `registerResume`). */
 export const resumeCommand = async (id: string, options: ResumeCommandOptions, setExit: (code: number) => void): Promise<void> => {
@@ -50,9 +53,20 @@ const resumeHere = async (
   const created = SessionCreated.parse(first.data);
   const settings = await providerSettingsFor(options, workspace, created.provider);
   const { provider, fallbacks } = await buildProvider(settings, store);
-  const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, fallbacks, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options), ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
+  const { mcpServers, capabilities } = await cliCapabilitiesFor(workspace, options);
+  const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, fallbacks, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options), mcpServers, capabilities, ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
   context.telemetry?.attach(rein);
   const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes) });
+  // The session's MCP servers stop when this command is done with it, however it ends.
+  try {
+    return await continueResumed(id, session, report, options, context.held, onInterrupt);
+  } finally {
+    await session.release();
+  }
+};
+
+/** Report what resume found and drive the session on (released by the caller). */
+const continueResumed = async (id: string, session: ReinSession, report: ResumeReport, options: ResumeCommandOptions, held: HeldSession | undefined, onInterrupt: (stop: (reason: string) => void) => void): Promise<number> => {
   onInterrupt((reason) => void session.interrupt(reason).catch(() => undefined));
   if (!options.json) {
     process.stdout.write(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` from the snapshot at seq ${report.snapshotSeq}` : ''}\n`);
@@ -61,12 +75,12 @@ const resumeHere = async (
   }
   if (report.alreadyEnded) {
     const result = session.result();
-    await context.held?.release(result);
+    await held?.release(result);
     if (!options.json) process.stdout.write(`session already ended: ${result.status}\n`);
     return result.status === 'completed' ? ExitCode.ok : ExitCode.failed;
   }
-  await context.held?.applyAnswers(session);
+  await held?.applyAnswers(session);
   const result = await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options) });
-  await context.held?.release(result);
+  await held?.release(result);
   return exitCodeOf(result);
 };
