@@ -25,6 +25,9 @@ export const completionClaims: readonly string[] = ['session.complete'];
 /** The tool a child agent ends with; its schema is the child's output contract. */
 export const reportTool = 'submit_report';
 
+/** How many times `stop` hooks may send a finished session back to the model before it ends anyway (no loop). */
+export const maxStopContinuations = 3;
+
 /** Broken reports a child may correct: one correction round, then the child fails with a contract failure. */
 export const maxReportCorrections = 1;
 
@@ -121,6 +124,8 @@ export interface SessionContext {
   failureClass: FailureClass | null;
   /** The final state reached (for the output). */
   outcome: SessionOutcome | null;
+  /** Final replies a `stop` hook sent back to the model so far (bounded by `maxStopContinuations`). */
+  stopContinuations: number;
 }
 
 /** The event a permission actor's parent receives when it reaches a final state. */

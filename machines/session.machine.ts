@@ -9,7 +9,7 @@ import type { UseRow } from '../models/turn.records.js';
 import type { Budgets, Usage } from '../models/budgets.js';
 import { emptyUsage } from '../models/budgets.js';
 import type { SessionOutcome } from '../models/session.records.js';
-import { completionClaims, maxReportCorrections, reportTool, shellTools } from './session.contract.js';
+import { completionClaims, maxReportCorrections, maxStopContinuations, reportTool, shellTools } from './session.contract.js';
 import type { AgentOutput, ApprovalDoneEvent, DelegationDoneEvent, DelegationNotice, EmitRecordParams, OutstandingEffect, RequestEffectParams, SessionContext, SessionEvent, SessionInput, TurnDoneEvent } from './session.contract.js';
 
 // The contract (constants, input, context, output, events, action params) lives in its own module; importers of the
@@ -17,7 +17,7 @@ import type { AgentOutput, ApprovalDoneEvent, DelegationDoneEvent, DelegationNot
 export * from './session.contract.js';
 
 /** Bumped whenever a change to this machine would make old snapshots restore into the wrong state. */
-export const sessionMachineVersion = '5';
+export const sessionMachineVersion = '6';
 
 const effectIdOf = (context: SessionContext): string => `${context.path}:e${context.nextEffect}`;
 
@@ -148,7 +148,9 @@ export const sessionMachine = setup({
       for (const call of event.toolCalls) {
         const effectId = `${context.path}:e${next++}`;
         outstanding[effectId] = { kind: 'executeTool', callId: call.callId };
-        enqueue({ type: 'requestEffect', params: { effectId, kind: 'executeTool', args: { callId: call.callId, name: call.name, arguments: call.arguments, ...(call.invalid ? { invalid: call.invalid } : {}) } } });
+        // A turn its pre-flight guardrail blocked still gets one result per call (refused, nothing runs), so its join closes.
+        const blocked = event.preFlight?.verdict === 'block' ? { preFlight: { ...(event.preFlight.by ? { by: event.preFlight.by } : {}), reason: event.preFlight.reason ?? 'blocked' } } : {};
+        enqueue({ type: 'requestEffect', params: { effectId, kind: 'executeTool', args: { callId: call.callId, name: call.name, arguments: call.arguments, ...(call.invalid ? { invalid: call.invalid } : {}), ...blocked } } });
       }
       enqueue.assign({ nextEffect: next, outstanding, usage: { ...context.usage, toolCalls: context.usage.toolCalls + event.toolCalls.length } });
     }),
@@ -166,6 +168,7 @@ export const sessionMachine = setup({
           stopReason: event.stopReason,
           toolCalls: event.toolCalls,
           activeMutationPolicyDigest: context.mutationPolicyDigest,
+          ...(event.preFlight ? { preFlight: event.preFlight } : {}),
           requiredClaims: [...completionClaims],
           shellTools: [...shellTools],
         },
@@ -332,6 +335,8 @@ export const sessionMachine = setup({
     isCurrentTurnResults: ({ context, event }) => event.type === 'turn.results-ready' && context.lastTurn?.turnId === event.turnId && context.lastTurn.status === 'open',
     isCurrentTurnDone: ({ context, event }) => isTurnDone(event) && context.lastTurn?.status === 'open' && event.type === `xstate.done.actor.${context.lastTurn.path}` && event.output.turnId === context.lastTurn.turnId,
     turnJoinClosed: ({ event }) => isTurnDone(event) && event.output.joinClosed,
+    /** A `stop` hook sent the final reply back (the executor asked), and the bound is not reached. */
+    isContinuation: ({ context, event }) => event.type === 'model.responded' && event.continuation !== undefined && context.stopContinuations < maxStopContinuations,
     /** The provider paused a long turn (`pause_turn`): the model continues it in another call. */
     isPausedTurn: ({ event }) => event.type === 'model.responded' && event.stopReason === 'pause_turn',
     toolCallBudgetLeft: ({ context, event }) =>
@@ -363,6 +368,7 @@ export const sessionMachine = setup({
     contractFailures: 0,
     failureClass: null,
     outcome: null,
+    stopContinuations: 0,
   }),
   initial: 'idle',
   on: {
@@ -405,6 +411,11 @@ export const sessionMachine = setup({
               },
               { guard: and(['isAwaitedModelCall', 'hasToolCalls']), target: 'runningTools', actions: ['settleModelCall', 'spawnTurn', 'requestToolCalls'] },
               { guard: and(['isAwaitedModelCall', 'isPausedTurn']), target: 'nextTurn', actions: 'settleModelCall' },
+              {
+                guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', not('isChild'), 'isContinuation']),
+                target: 'nextTurn',
+                actions: ['settleModelCall', assign(({ context }) => ({ stopContinuations: context.stopContinuations + 1 }))],
+              },
               { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'isChild', 'correctionLeft']), target: 'nextTurn', actions: ['settleModelCall', 'noteMissingReport'] },
               { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'isChild']), target: '#session.failed', actions: ['settleModelCall', 'noteMissingReport', 'failContract'] },
               { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding']), target: '#session.completed', actions: ['settleModelCall', 'noteUnresolved'] },

@@ -1,14 +1,14 @@
 import { assign, setup } from 'xstate';
 import type { FailClosedFinding } from '../models/fail-closed.js';
 import type { ToolCall } from '../models/model.records.js';
-import type { CallSpec, Provenance, RequestRow, ResultRow, UseRow } from '../models/turn.records.js';
-import { detectRequestFindings, detectResultFindings } from './typestate/detectors.js';
+import type { CallSpec, GuardrailEvidence, Provenance, RequestRow, ResultRow, UseRow } from '../models/turn.records.js';
+import { detectGuardrailFindings, detectPreFlightFindings, detectRequestFindings, detectResultFindings } from './typestate/detectors.js';
 import { digestOf, multisetDigest } from './typestate/digest.js';
 import { closeJoin, joinDigestOf, type JoinClosed } from './typestate/join.js';
 import { checkMutationReady } from './typestate/mutation.js';
 
 /** Bumped whenever a change would make old snapshots of this machine restore into the wrong state. */
-export const turnMachineVersion = '1';
+export const turnMachineVersion = '2';
 
 /** Model-visible failure codes whose retry might succeed (`retryable` in the failure envelope). */
 const retryableCodes = new Set(['Timeout', 'InDoubt']);
@@ -25,6 +25,8 @@ export interface TurnInput {
   requiredClaims: string[];
   /** Tools whose results must carry shell boundary evidence. */
   shellTools: string[];
+  /** The turn's pre-flight guardrail decision (from `model.responded`), when one was made. */
+  preFlight?: { verdict: 'pass' | 'block'; by?: string; reason?: string };
 }
 
 export interface TurnContext extends TurnInput {
@@ -52,6 +54,7 @@ export interface TurnToolSettled {
   truncated?: { omittedBytes: number; artifact: string };
   provenance?: Provenance;
   failedStage?: string;
+  guardrails?: GuardrailEvidence[];
 }
 
 export type TurnEvent = TurnToolSettled | { type: 'turn.uses'; uses: UseRow[] };
@@ -74,6 +77,7 @@ const rowOf = (event: TurnToolSettled): ResultRow => ({
   ...(event.provenance ? { provenance: event.provenance } : {}),
   ...(event.truncated ? { truncation: event.truncated } : {}),
   ...(event.failedStage ? { failedStage: event.failedStage } : {}),
+  ...(event.guardrails ? { guardrails: event.guardrails } : {}),
   observationChars: event.observation.length,
 });
 
@@ -99,7 +103,7 @@ export const turnMachine = setup({
       const requestIndex = context.requests.findIndex((request) => request.callId === event.callId);
       const known = context.outstanding.includes(event.callId);
       const findings = known
-        ? detectResultFindings({ callSpec: context.callSpec, row, requestIndex, arrivedBefore: context.results.filter((result) => context.requests.some((request) => request.callId === result.callId)).length, shellTools: context.shellTools })
+        ? [...detectResultFindings({ callSpec: context.callSpec, row, requestIndex, arrivedBefore: context.results.filter((result) => context.requests.some((request) => request.callId === result.callId)).length, shellTools: context.shellTools }), ...detectGuardrailFindings(context.callSpec, row)]
         : [{ class: 'tool.result_orphan' as const, detail: requestIndex < 0 ? `result for unknown call ${event.callId}` : `second result for call ${event.callId}`, callId: event.callId }];
       return {
         results: [...context.results, row],
@@ -142,7 +146,7 @@ export const turnMachine = setup({
       requests,
       results: [],
       uses: [],
-      findings: detectRequestFindings(input.callSpec, requests),
+      findings: [...detectRequestFindings(input.callSpec, requests), ...detectPreFlightFindings(input.callSpec, input.preFlight)],
       outstanding: requests.map((request) => request.callId),
       join: null,
       blockedStage: null,

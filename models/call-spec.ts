@@ -33,6 +33,12 @@ export const CallSpec = z.object({
   stopPolicy: z.object({ maxTurns: z.number().int().positive(), checkpoints: z.array(z.string()) }),
   protocolStatePolicy: z.object({ handled: z.array(StopReason), continueOn: z.array(StopReason) }),
   normalizerId: z.string().optional(),
+  /**
+   * The guardrail stages configured for this turn, in order (`pre_flight` → `input` → `output`), and their digest
+   * (harness-typestate `guardrailStagePolicyDigest`); absent when no guardrail is configured.
+   */
+  guardrailStages: z.array(z.enum(['pre_flight', 'input', 'output'])).optional(),
+  guardrailStagePolicyDigest: z.string().optional(),
 });
 export type CallSpec = z.infer<typeof CallSpec>;
 

@@ -111,6 +111,8 @@ export type CapabilityDiff = z.infer<typeof CapabilityDiff>;
 
 /** effect (fact) · the model loaded a skill's body (or one of its files) with the `skill` tool: what it got, by digest. */
 export const CapabilityLoaded = z.object({
+  /** The `skill` call's effect (recorded since the tool notes mechanism carries it; older logs lack it). */
+  effectId: z.string().optional(),
   callId: z.string().min(1),
   kind: z.literal('skill'),
   name: z.string().min(1),

@@ -11,6 +11,7 @@ export const ContextSource = z.enum([
   'history_summary',
   'evidence',
   'memory',
+  'hooks',
 ]);
 export type ContextSource = z.infer<typeof ContextSource>;
 

@@ -65,6 +65,8 @@ export const enforcedClasses: readonly FailClosedClass[] = [
   'protocol.stop_reason_unhandled',
   'protocol.parallel_transport_order_invalid',
   'runtime.shell_boundary_violation',
+  'governance.guardrail_stage_missing',
+  'governance.guardrail_stage_order_invalid',
   'mutation.policy_digest_mismatch',
   'mutation.capability_claim_missing',
   'mutation.use_evidence_missing',

@@ -78,6 +78,13 @@ export const ModelResponded = z.object({
   elapsedMs: z.number().nonnegative(),
   /** The typed contract the call ran under (harness-typestate §4.1); the session hands it to the turn it spawns. */
   callSpec: CallSpec.optional(),
+  /**
+   * A final reply that a `stop` hook answered with "continue" (README: *Hooks*): the session takes another turn instead
+   * of ending, at most `maxStopContinuations` times in a row. The hook's reason is what the model reads.
+   */
+  continuation: z.object({ reason: z.string(), by: z.string().optional() }).optional(),
+  /** The turn's `pre_flight` guardrail verdict, decided before any of its calls runs (a block refuses them all). */
+  preFlight: z.object({ verdict: z.enum(['pass', 'block']), by: z.string().optional(), reason: z.string().optional() }).optional(),
 });
 export type ModelResponded = z.infer<typeof ModelResponded>;
 

@@ -13,10 +13,10 @@ export const PermissionSource = z.enum(['rule', 'mode', 'session', 'user', 'pre-
 export type PermissionSource = z.infer<typeof PermissionSource>;
 
 /**
- * Shell command classes. `delete`, `network`, `install`, `outside-workspace`, `chained`, `unparseable` and
- * `privileged` are never allowed by a mode default or a wildcard rule.
+ * Shell command classes. `delete`, `network`, `install`, `outside-workspace`, `protected-path`, `chained`,
+ * `unparseable` and `privileged` are never allowed by a mode default or a wildcard rule.
  */
-export const ShellClass = z.enum(['read-only', 'write', 'delete', 'network', 'install', 'outside-workspace', 'chained', 'unparseable', 'privileged']);
+export const ShellClass = z.enum(['read-only', 'write', 'delete', 'network', 'install', 'outside-workspace', 'protected-path', 'chained', 'unparseable', 'privileged']);
 export type ShellClass = z.infer<typeof ShellClass>;
 
 /**
@@ -25,7 +25,7 @@ export type ShellClass = z.infer<typeof ShellClass>;
  * approval. A new kind of refusal (a policy hook, …) joins by adding its name here; nothing downstream branches on
  * the source: every denial is an outcome the model reads, never a fail-closed violation.
  */
-export const DenialSource = z.enum(['rule', 'tool-deny', 'mode', 'user']);
+export const DenialSource = z.enum(['rule', 'tool-deny', 'mode', 'user', 'hook', 'guardrail']);
 export type DenialSource = z.infer<typeof DenialSource>;
 
 /** A call that was denied or hidden and so never ran: where the refusal came from, the rule that decided, and why. */

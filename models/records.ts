@@ -34,6 +34,9 @@ import {
 import { FileRead, FileWritten, ToolRejected, ToolRepaired, ToolSettled, ToolStarted, ToolValidated } from './tool.records.js';
 import { CapabilityCatalog, CapabilityDiff, CapabilityLoaded } from './capability.records.js';
 import { McpClosed, McpConnected, McpDegraded, McpFailed, McpReconnecting, McpStarted, McpToolsListed } from './mcp.records.js';
+import { HookDecided } from './hook.records.js';
+import { PluginFailed, PluginLoaded, PluginReady, PluginStopped } from './plugin.records.js';
+import { NetworkDecided, SandboxChecked, WorkspaceCleaned } from './sandbox.records.js';
 
 /**
  * The three classes of record (DESIGN §3):
@@ -53,9 +56,10 @@ export interface RecordTypeInfo {
   data: z.ZodType;
 }
 
-const input = (data: z.ZodType): RecordTypeInfo => ({ class: 'input', derived: false, version: 1, data });
-const derived = (data: z.ZodType): RecordTypeInfo => ({ class: 'effect', derived: true, version: 1, data });
-const fact = (data: z.ZodType): RecordTypeInfo => ({ class: 'effect', derived: false, version: 1, data });
+// Generic in the schema, so `recordTypes` keeps each type's own schema and `ReinRecord` can narrow `data` by `type`.
+const input = <D extends z.ZodType>(data: D) => ({ class: 'input' as const, derived: false, version: 1, data });
+const derived = <D extends z.ZodType>(data: D) => ({ class: 'effect' as const, derived: true, version: 1, data });
+const fact = <D extends z.ZodType>(data: D) => ({ class: 'effect' as const, derived: false, version: 1, data });
 
 /** Every record type rein writes, with its class, version and data schema. README lists the same table. */
 export const recordTypes = {
@@ -123,6 +127,14 @@ export const recordTypes = {
   'delegation.proposed': fact(DelegationProposed),
   'delegation.validated': fact(DelegationValidated),
   'capability.loaded': fact(CapabilityLoaded),
+  'plugin.loaded': fact(PluginLoaded),
+  'plugin.ready': fact(PluginReady),
+  'plugin.failed': fact(PluginFailed),
+  'plugin.stopped': fact(PluginStopped),
+  'hook.decided': fact(HookDecided),
+  'sandbox.checked': fact(SandboxChecked),
+  'network.decided': fact(NetworkDecided),
+  'workspace.cleaned': fact(WorkspaceCleaned),
 } as const satisfies Record<string, RecordTypeInfo>;
 
 export type RecordType = keyof typeof recordTypes;

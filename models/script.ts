@@ -1,27 +1,37 @@
 import { z } from 'zod';
 
 /** One scripted tool call: a tool name and its arguments, exactly as a model would propose them. */
-export const ScriptToolCall = z.object({
-  name: z.string().min(1),
-  arguments: z.record(z.string(), z.unknown()).default({}),
-});
+export const ScriptToolCall = z
+  .object({
+    name: z.string().min(1),
+    arguments: z.record(z.string(), z.unknown()).default({}),
+  })
+  .strict();
 export type ScriptToolCall = z.infer<typeof ScriptToolCall>;
 
-/** One scripted model turn. A turn without tool calls ends the run. */
-export const ScriptTurn = z.object({
-  text: z.string().default(''),
-  reasoning: z.string().optional(),
-  toolCalls: z.array(ScriptToolCall).default([]),
-  usage: z.object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative() }).optional(),
-});
+/**
+ * One scripted model turn. A turn without tool calls ends the run. Unknown keys are refused (a `tool_calls` or a
+ * `txt` would otherwise be dropped silently and the turn would do something else than meant); unknown tool names are
+ * not — calling a tool that does not exist is how unknown-tool handling is tested.
+ */
+export const ScriptTurn = z
+  .object({
+    text: z.string().default(''),
+    reasoning: z.string().optional(),
+    toolCalls: z.array(ScriptToolCall).default([]),
+    usage: z.object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative() }).strict().optional(),
+  })
+  .strict();
 export type ScriptTurn = z.infer<typeof ScriptTurn>;
 
 /**
  * The scripted provider's file format. `turns` are played in order for the root agent; `agents.<role>.turns` for a
  * child agent of that role. Later versions extend this object but never break it.
  */
-export const Script = z.object({
-  turns: z.array(ScriptTurn),
-  agents: z.record(z.string(), z.object({ turns: z.array(ScriptTurn) })).default({}),
-});
+export const Script = z
+  .object({
+    turns: z.array(ScriptTurn),
+    agents: z.record(z.string(), z.object({ turns: z.array(ScriptTurn) }).strict()).default({}),
+  })
+  .strict();
 export type Script = z.infer<typeof Script>;

@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { Denial } from './permission.records.js';
-import { Provenance } from './turn.records.js';
+import { GuardrailEvidence, Provenance } from './turn.records.js';
 
 /**
  * Model-visible failure classes: the model reads them as observations and may correct itself. `ExecutionFailed`: a
  * tool ran and reported failure (an MCP result with `isError`, a server's protocol error); `Unavailable`: the tool's
- * server is down or gone.
+ * server is down or gone; `ToolFailed`: a plugin's tool threw or returned something that is not a tool result.
  */
-export const ToolErrorCode = z.enum(['InvalidInput', 'NotFound', 'Denied', 'Timeout', 'NonZeroExit', 'InDoubt', 'Cancelled', 'ExecutionFailed', 'Unavailable']);
+export const ToolErrorCode = z.enum(['InvalidInput', 'NotFound', 'Denied', 'Timeout', 'NonZeroExit', 'InDoubt', 'Cancelled', 'ExecutionFailed', 'Unavailable', 'ToolFailed']);
 export type ToolErrorCode = z.infer<typeof ToolErrorCode>;
 
 /** Set when an observation was cut: how much was left out and where the full output lives. */
@@ -48,7 +48,7 @@ export const ToolStarted = z.object({
 export type ToolStarted = z.infer<typeof ToolStarted>;
 
 /** The pipeline stages that can reject a call before it is validated or executed. */
-export const RejectionStage = z.enum(['lookup', 'visibility', 'runtime-validation']);
+export const RejectionStage = z.enum(['lookup', 'visibility', 'runtime-validation', 'pre-flight']);
 export type RejectionStage = z.infer<typeof RejectionStage>;
 
 /**
@@ -113,13 +113,15 @@ export const ToolSettled = z.object({
   /** Boundary evidence of the runtime that produced the result (shell results: workdir, sandbox profile, command digest). */
   provenance: Provenance.optional(),
   /** The pipeline stage that refused the call, for a failure that never ran (the turn typestate reads it). */
-  failedStage: z.enum(['lookup', 'visibility', 'schema', 'runtime-validation', 'permission']).optional(),
+  failedStage: z.enum(['lookup', 'visibility', 'schema', 'runtime-validation', 'hook', 'guardrail', 'pre-flight', 'permission']).optional(),
   /** A structured result a machine reads (a child's validated report from `submit_report`). */
   value: z.record(z.string(), z.unknown()).optional(),
   /** The command the tool ran and how it ended (exit code, signal, timeout); absent for tools that run no command. */
   execution: CommandExecution.optional(),
   /** For a call denied or hidden by policy or by a person (it never ran): who refused it and why. */
   denial: Denial.optional(),
+  /** The guardrail stages the call passed through, in order (only where guardrails are configured). */
+  guardrails: z.array(GuardrailEvidence).optional(),
   elapsedMs: z.number().nonnegative(),
 });
 export type ToolSettled = z.infer<typeof ToolSettled>;

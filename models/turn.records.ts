@@ -17,6 +17,10 @@ export const Provenance = z.object({
 });
 export type Provenance = z.infer<typeof Provenance>;
 
+/** One guardrail stage's verdict on one call, in the order the stages ran (the turn checks stage presence and order). */
+export const GuardrailEvidence = z.object({ stage: z.enum(['pre_flight', 'input', 'output']), verdict: z.enum(['pass', 'block']), by: z.string().optional() });
+export type GuardrailEvidence = z.infer<typeof GuardrailEvidence>;
+
 /** One terminal tool result row: typed success or failure with the machine-readable failure envelope. */
 export const ResultRow = z.object({
   callId: z.string(),
@@ -30,6 +34,8 @@ export const ResultRow = z.object({
   truncation: z.object({ omittedBytes: z.number().int().nonnegative(), artifact: z.string() }).optional(),
   /** The pipeline stage that refused a call that never ran (`schema` makes it `tool.schema_invalid`). */
   failedStage: z.string().optional(),
+  /** The guardrail stages this call passed through, in order (present only where guardrails are configured). */
+  guardrails: z.array(GuardrailEvidence).optional(),
   observationChars: z.number().int().nonnegative(),
 });
 export type ResultRow = z.infer<typeof ResultRow>;

@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs';
 import { defaultBudgets, type Budgets } from '../models/budgets.js';
-import type { RecordEnvelope } from '../models/envelope.js';
+import type { ReinRecord } from '../models/records.js';
 import type { ModelOptions } from '../models/model-contract.js';
 import type { EventStore } from '../stores/event-store.js';
 import type { RetryPolicy } from './effects/model-retry.js';
@@ -25,6 +25,9 @@ import type { SessionServices } from './session/session-services.js';
 import { defaultSystemPrompt } from './session/system-prompt.js';
 import { PermissionPolicy, type PermissionsConfig } from './policy/permission-policy.js';
 import { defaultSandboxPolicy, type SandboxPolicy } from './policy/sandbox-policy.js';
+import { mergeSandboxConfig, SandboxConfig } from './policy/sandbox-config.js';
+import { sandboxEnforcement } from './policy/sandbox-probe.js';
+import { ReinError } from './host/host-errors.js';
 import { builtinTools } from './tools/builtin-tools.js';
 import type { AnyToolDefinition } from './tools/tool.js';
 import { ToolRegistry } from './tools/tool-registry.js';
@@ -50,7 +53,11 @@ import type { CapabilityServices } from './capabilities/session-capabilities.js'
 import { discoverSkills, type SkillOptions } from './skills/skill-discovery.js';
 import { parseMcpServers, type McpServerConfig, type McpServerSpec } from './mcp/mcp-config.js';
 import { SessionMcp } from './mcp/session-mcp.js';
-import { ReinError } from './host/host-errors.js';
+import { CapabilityRegistry, type CommandDescriptor, type ProviderDescriptor, type ToolDescriptor } from './plugins/capability-registry.js';
+import { PluginHost, type PluginSpec, type PluginState } from './plugins/plugin-host.js';
+import type { PluginPermission, ReinPlugin } from './plugins/plugin-contract.js';
+import { HookKernel } from './hooks/hook-kernel.js';
+import { commandHookRegistrations, type CommandHooksConfig } from './hooks/command-hooks.js';
 
 export interface ReinOptions {
   /** The event log; `openLevelEventStore` for durable sessions, `createMemoryEventStore` for tests. */
@@ -92,7 +99,11 @@ export interface ReinOptions {
   inspect?: (event: unknown) => void;
   /** Permission mode and rules (default: mode `default`, no rules: read-only tools run, edits and commands ask). */
   permissions?: PermissionsConfig;
-  /** Sandbox limits for `bash` (default: network disabled, 120 s timeout, env allow-list, output caps). */
+  /**
+   * How commands are isolated and limited: `{ mode, network, allowedHosts, loginShell }` as in `rein.config.json`
+   * (hosts without a network policy mean `allow-list`), plus the limits of `SandboxPolicy` (timeouts, output caps,
+   * env allow-list, …). Default: bubblewrap when it works, network disabled, `bash -c`, 120 s timeout.
+   */
   sandbox?: Partial<SandboxPolicy>;
   /** Governed memory (default on); `false` runs without it (the memory tools then report it unavailable). */
   memory?: MemoryOptions | false;
@@ -122,6 +133,25 @@ export interface ReinOptions {
    * them when it starts and closes them when it ends (README: *MCP servers*).
    */
   mcpServers?: Readonly<Record<string, McpServerConfig>>;
+  /**
+   * Plugins to load (README: *Plugins*): a plugin value (`definePlugin(...)`, source `host`) or a spec with its source,
+   * config, enablement and trust (what the CLI's loader builds from `.rein-plugins/`, `rein.config.json` and `--plugin`).
+   */
+  plugins?: ReadonlyArray<ReinPlugin | PluginSpec>;
+  /** Command hooks in Claude Code's settings shape (the `hooks` field of `rein.config.json`; README: *Command hooks*). */
+  hooks?: CommandHooksConfig;
+  /** Plugin policy: permissions no plugin may have; whether `test` plugins may load (only the test runtime sets it). */
+  pluginPolicy?: { deniedPermissions?: readonly PluginPermission[]; allowTestSource?: boolean };
+}
+
+/** The plugins of a harness: their lifecycle states and what they registered. */
+export interface ReinPlugins {
+  list(): PluginState[];
+  tools(): ToolDescriptor[];
+  providers(): ProviderDescriptor[];
+  commands(): CommandDescriptor[];
+  /** The hook kernel's registrations, in the order they run, point by point (plugin hooks, guardrails, command hooks). */
+  hooks(): Array<{ id: string; point: string; kind: 'plugin' | 'command'; order: number; timeoutMs: number; failOpen: boolean }>;
 }
 
 /**
@@ -159,8 +189,10 @@ export interface Rein {
   readonly telemetry?: TelemetryHandle;
   /** Memory governance over this store: list, review, approve, reject, revoke, health (what `rein memory` drives). */
   readonly memory: MemoryGovernance;
-  /** Any stored session's records from `from` on: history first, then live appends (RxJS; never completes). */
-  records(sessionId: string, from?: number): Observable<RecordEnvelope>;
+  /** The loaded plugins and the hook kernel. */
+  readonly plugins: ReinPlugins;
+  /** Any stored session's records from `from` on, typed by their `type`: history first, then live appends (RxJS; never completes). */
+  records(sessionId: string, from?: number): Observable<ReinRecord>;
   /**
    * Interrupt every running session (effects aborted, each one resumable) and wait until they are quiet. The store
    * stays open: the host that opened it closes it.
@@ -177,10 +209,10 @@ export interface SubmitOptions {
   confirmInDoubt?: boolean;
 }
 /** The capability side of a harness: discovery policy options, skill discovery, MCP servers. */
-const capabilityServicesOf = (options: ReinOptions, workspace: string): CapabilityServices => {
+const capabilityServicesOf = (options: ReinOptions, workspace: string, toolNames: readonly string[]): CapabilityServices => {
   const skills = options.skills;
   const servers = mcpSpecsOf(options.mcpServers);
-  const known = new Set([...(options.tools ?? builtinTools()).map((tool) => tool.name), 'tool_search', 'skill']);
+  const known = new Set([...toolNames, 'tool_search', 'skill']);
   return {
     options: options.capabilities === false ? {} : (options.capabilities ?? {}),
     ...(skills === false ? {} : { discoverSkills: () => discoverSkills({ workspace, options: skills ?? {}, known: (name) => known.has(name) || name.startsWith('mcp__') }) }),
@@ -196,21 +228,37 @@ const mcpSpecsOf = (servers: ReinOptions['mcpServers']): McpServerSpec[] => {
   if (problem) throw new ReinError('CONFIG_INVALID', `mcpServers.${problem.name}: ${problem.reason}`);
   return parsed.servers;
 };
+/** The full sandbox policy for `createRein({ sandbox })`: the shared fields checked like `rein.config.json`'s. */
+const sandboxPolicyOf = (given: Partial<SandboxPolicy> = {}): SandboxPolicy => {
+  const shared = SandboxConfig.safeParse({ mode: given.mode, network: given.network, allowedHosts: given.allowedHosts === undefined ? undefined : [...given.allowedHosts], loginShell: given.loginShell });
+  if (!shared.success) throw new ReinError('USAGE', `createRein({ sandbox }): ${shared.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+  return { ...defaultSandboxPolicy, ...given, ...mergeSandboxConfig(shared.data) };
+};
 
 /** Compose a harness from a store, a workspace and a provider. */
 export const createRein = async (options: ReinOptions): Promise<Rein> => {
   await loadBlake3();
+  const sandbox = sandboxPolicyOf(options.sandbox);
+  // The start-up probe: whether bubblewrap can build a sandbox here is found once, before any session runs.
+  await sandboxEnforcement(sandbox);
   const workspace = await Workspace.open(options.workspace, options.protectedPaths ? { protectedPaths: options.protectedPaths } : {});
   const clock = options.clock ?? Date.now;
   const memoryOptions = options.memory === false ? undefined : (options.memory ?? {});
   const scope = memoryOptions ? await resolveMemoryScope(workspace.root, memoryOptions.scope) : undefined;
   const governance = new GovernanceLog(options.store, { clock });
   const context = scope && !options.context?.memory ? { ...options.context, memory: { workspace: scope.workspace, repo: scope.repo, ...(scope.branch ? { branch: scope.branch } : {}), ...(scope.user ? { user: scope.user } : {}) } } : options.context;
+  const baseTools = options.tools ?? builtinTools();
+  const capabilities = new CapabilityRegistry(new Set(baseTools.map((tool) => tool.name)));
+  const pluginHost = new PluginHost({ workspace: workspace.root, registry: capabilities, clock, ...(options.pluginPolicy ? { policy: options.pluginPolicy } : {}) });
+  for (const entry of options.plugins ?? []) await pluginHost.load('setup' in entry ? { source: 'host', plugin: entry } : entry);
+  const hooks = new HookKernel([...capabilities.hookRegistrations(), ...commandHookRegistrations(options.hooks, { workspace: workspace.root })]);
   const services: SessionServices = {
     store: options.store,
     provider: options.provider,
     ...(options.fallbacks && options.fallbacks.length > 0 ? { fallbacks: options.fallbacks } : {}),
-    registry: new ToolRegistry(options.tools ?? builtinTools()),
+    registry: new ToolRegistry([...baseTools, ...capabilities.toolDefinitions()]),
+    hooks,
+    ...(pluginHost.plugins().length > 0 ? { plugins: pluginHost } : {}),
     workspace,
     budgets: { ...defaultBudgets, ...options.budgets },
     clock,
@@ -227,10 +275,10 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     ...(options.classifyVerification ? { classifyVerification: options.classifyVerification } : {}),
     ...(options.inspect ? { inspect: options.inspect } : {}),
     permissions: new PermissionPolicy(options.permissions),
-    sandbox: { ...defaultSandboxPolicy, ...options.sandbox },
+    sandbox,
     ...(memoryOptions && scope ? { memory: { governance, scope, autoPromote: memoryOptions.autoPromote ?? true, refreshIntervalMs: memoryOptions.refreshIntervalMs ?? 1_000 } } : {}),
     delegation: delegationConfigOf(options.delegation),
-    ...(options.capabilities === false ? {} : { capabilities: capabilityServicesOf(options, workspace.root) }),
+    ...(options.capabilities === false ? {} : { capabilities: capabilityServicesOf(options, workspace.root, [...baseTools.map((tool) => tool.name), ...capabilities.toolDefinitions().map((tool) => tool.name)]) }),
   };
   const registry = new SessionRegistry();
   const telemetry: LiveTelemetry | undefined = options.telemetry ? (await import('./telemetry/live-telemetry.js')).createLiveTelemetry(options.telemetry) : undefined;
@@ -283,7 +331,17 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     runningSessions: () => registry.list(),
     ...(telemetry ? { telemetry: { stats: () => telemetry.stats(), flush: (timeoutMs?: number) => telemetry.flush(timeoutMs), shutdown: (timeoutMs?: number) => telemetry.shutdown(timeoutMs) } } : {}),
     memory: createMemoryGovernance({ store: options.store, clock, log: governance }),
-    records: (sessionId, from = 1) => options.store.tail(sessionId, from),
-    close: (reason = 'the host is shutting down') => registry.interruptAll(reason),
+    records: (sessionId, from = 1) => options.store.tail(sessionId, from) as Observable<ReinRecord>,
+    plugins: {
+      list: () => pluginHost.plugins(),
+      tools: () => capabilities.describeTools(),
+      providers: () => capabilities.providers(),
+      commands: () => capabilities.commands(),
+      hooks: () => hooks.list().map(({ id, point, kind, order, timeoutMs, failOpen }) => ({ id, point, kind, order, timeoutMs, failOpen })),
+    },
+    close: async (reason = 'the host is shutting down') => {
+      await registry.interruptAll(reason);
+      await pluginHost.stopAll(reason);
+    },
   };
 };

@@ -130,7 +130,13 @@ export interface EventStore {
   readAll(options?: ReadAllOptions): Promise<PositionedRecord[]>;
   head(stream: string): Promise<number>;
   info(stream: string): Promise<StreamInfo | undefined>;
+  /** Every stream, oldest first. Fails with the first damaged stream's error: use `streamNames` to list around damage. */
   streams(): Promise<StreamInfo[]>;
+  /**
+   * The names of every stream, sorted, without opening any: a damaged stream is listed too (its `info` then fails
+   * with the damage), so a listing can show the healthy streams and name the damaged ones.
+   */
+  streamNames?(): Promise<string[]>;
   /** Copy records 1..atSeq of `stream` into a new stream; the parent is untouched. */
   fork(stream: string, atSeq: number, options?: ForkOptions): Promise<StreamInfo>;
   /**

@@ -180,6 +180,11 @@ export class LevelEventStore implements EventStore {
       .sort((left, right) => left.createdAt - right.createdAt || (left.stream < right.stream ? -1 : 1));
   }
 
+  async streamNames(): Promise<string[]> {
+    this.#assertNotClosed();
+    return listStreamNames(this.#root);
+  }
+
   async fork(stream: string, atSeq: number, options?: ForkOptions): Promise<StreamInfo> {
     this.#assertOpen();
     assertStreamName(stream);

@@ -26,6 +26,24 @@ export async function databaseExists(directory: string): Promise<boolean> {
   }
 }
 
+/**
+ * Whether a stream directory without a CURRENT file still holds stream data: rein's watermark (written on a clean
+ * close), or a non-empty LevelDB log or table file. A database being created has neither yet.
+ */
+export async function holdsData(directory: string): Promise<boolean> {
+  let names: string[];
+  try {
+    names = await readdir(directory);
+  } catch {
+    return false;
+  }
+  if (names.includes('rein-watermark.json')) return true;
+  for (const name of names.filter((entry) => entry.endsWith('.log') || entry.endsWith('.ldb'))) {
+    if ((await stat(join(directory, name)).catch(() => undefined))?.size) return true;
+  }
+  return false;
+}
+
 /** Names of the stream directories under `<root>/streams`, sorted; invalid names are ignored. */
 export async function listStreamNames(root: string): Promise<string[]> {
   try {

@@ -2,7 +2,7 @@ import { ClassicLevel } from 'classic-level';
 import type { RecordEnvelope } from '../models/envelope.js';
 import type { StoredSnapshot } from './event-store.js';
 import { META_KEY, RECORD_KEYS, SNAPSHOT_KEYS, SYNC_KEY, keySeq, recordKey, snapshotKey } from './level-keys.js';
-import { databaseExists } from './level-stream-files.js';
+import { databaseExists, holdsData } from './level-stream-files.js';
 import { checkIntegrity, writeWatermark } from './level-stream-integrity.js';
 import { decodeStreamMeta } from './level-stream-meta.js';
 import type { StreamMeta } from './level-stream-meta.js';
@@ -10,7 +10,7 @@ import { rangeLength, seqAt, verifyPosition } from './read-range.js';
 import type { SeqRange } from './read-range.js';
 import { decodeRecord } from './record-drafts.js';
 import { decodeValue } from './record-codec.js';
-import { CorruptRecordError } from './store-errors.js';
+import { CorruptRecordError, storeErrorOfLevel } from './store-errors.js';
 
 type Database = ClassicLevel<string, Uint8Array>;
 
@@ -197,7 +197,11 @@ export class LevelStream {
  * `'locked'` when another process or store instance holds it.
  */
 export async function openLevelStream(options: OpenLevelStreamOptions): Promise<LevelStream | 'missing' | 'locked'> {
-  if (!options.create && !(await databaseExists(options.directory))) return 'missing';
+  if (!options.create && !(await databaseExists(options.directory))) {
+    // No CURRENT file: a stream never created — or one whose CURRENT was lost, which must not look like no stream.
+    if (await holdsData(options.directory)) throw new CorruptRecordError(options.stream, undefined, 'the LevelDB CURRENT file is missing but the stream holds data');
+    return 'missing';
+  }
   const database: Database = new ClassicLevel<string, Uint8Array>(options.directory, {
     ...STREAM_DATABASE_OPTIONS,
     createIfMissing: options.create,
@@ -208,7 +212,7 @@ export async function openLevelStream(options: OpenLevelStreamOptions): Promise<
     const codes = levelErrorCodes(error);
     if (codes.includes('LEVEL_LOCKED')) return 'locked';
     if (codes.includes('LEVEL_CORRUPTION')) throw new CorruptRecordError(options.stream, undefined, 'LevelDB cannot open the database', { cause: error });
-    throw error;
+    throw storeErrorOfLevel(options.stream, error);
   }
   try {
     const storedMeta = await database.get(META_KEY);

@@ -137,6 +137,11 @@ export class MemoryEventStore implements EventStore {
     return [...this.#streams].map(([name, found]) => describe(name, found));
   }
 
+  async streamNames(): Promise<string[]> {
+    this.#assertNotClosed();
+    return [...this.#streams.keys()].sort();
+  }
+
   async fork(stream: string, atSeq: number, options?: ForkOptions): Promise<StreamInfo> {
     this.#assertOpen();
     assertStreamName(stream);

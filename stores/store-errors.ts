@@ -9,6 +9,7 @@ export type StoreErrorCode =
   | 'STORE_LOCKED'
   | 'STORE_CLOSED'
   | 'STORE_READ_ONLY'
+  | 'STORE_IO'
   | 'BLOB_NOT_FOUND'
   | 'BLOB_CORRUPT'
   | 'STORE_VERSION_UNSUPPORTED'
@@ -88,3 +89,24 @@ export class BlobError extends StoreError {
     this.ref = ref;
   }
 }
+
+/**
+ * The rein error for an error classic-level raised (`LEVEL_*` codes, anywhere along its causes): corruption is
+ * `STORE_CORRUPT_RECORD`, a held lock `STORE_LOCKED`, a read-only database `STORE_READ_ONLY`, and every other LEVEL
+ * failure (I/O errors, a database that would not open) `STORE_IO`. Anything else is returned unchanged.
+ */
+export const storeErrorOfLevel = (stream: string, error: unknown): unknown => {
+  if (error instanceof StoreError) return error;
+  const codes: string[] = [];
+  for (let current = error; typeof current === 'object' && current !== null; current = (current as Error).cause) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') codes.push(code);
+  }
+  const level = codes.filter((code) => code.startsWith('LEVEL_'));
+  if (level.length === 0) return error;
+  const detail = `${level.join(' ← ')}: ${(error as Error).message}`;
+  if (level.includes('LEVEL_CORRUPTION')) return new CorruptRecordError(stream, undefined, `LevelDB reports corruption (${detail})`, { cause: error });
+  if (level.includes('LEVEL_LOCKED')) return new StreamLockedError(stream, { cause: error });
+  if (level.includes('LEVEL_READONLY')) return new StoreError('STORE_READ_ONLY', `stream ${stream} is read-only (${detail})`, { cause: error });
+  return new StoreError('STORE_IO', `stream ${stream} could not be used (${detail})`, { cause: error });
+};

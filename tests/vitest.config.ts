@@ -1,20 +1,25 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { scaledTimeout } from './support/timeouts.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 export default defineConfig({
   root,
   resolve: {
-    alias: {
-      'rein/testing': fileURLToPath(new URL('../src/testing/index.ts', import.meta.url)),
-    },
+    // The two public doors, from source: `rein/testing` and exactly `rein` (a string key would also catch `rein/…`).
+    alias: [
+      { find: /^rein\/testing$/, replacement: fileURLToPath(new URL('../src/testing/index.ts', import.meta.url)) },
+      { find: /^rein$/, replacement: fileURLToPath(new URL('../src/index.ts', import.meta.url)) },
+    ],
   },
   test: {
     include: ['tests/**/*.test.ts'],
     globalSetup: ['tests/support/postgres-global-setup.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Stretched by the machine's load when the run starts (tests/support/timeouts.ts): a guard against hangs that a
+    // busy machine does not trip.
+    testTimeout: scaledTimeout(60_000),
+    hookTimeout: scaledTimeout(60_000),
     pool: 'forks',
     typecheck: { enabled: false },
   },

@@ -50,3 +50,55 @@ export const detectResultFindings = (options: { callSpec: CallSpec; row: ResultR
   }
   return findings;
 };
+
+const stageRank = { pre_flight: 0, input: 1, output: 2 } as const;
+
+/** Stages a call reached, from where it stopped: none before validation, the input stage if it stopped at permission or its input guardrail, both once it ran. */
+const stagesReached = (row: ResultRow): Array<'input' | 'output'> => {
+  switch (row.failedStage) {
+    case 'lookup':
+    case 'visibility':
+    case 'schema':
+    case 'runtime-validation':
+    case 'pre-flight':
+    case 'hook':
+      return [];
+    case 'guardrail':
+    case 'permission':
+      return ['input'];
+    default:
+      return ['input', 'output'];
+  }
+};
+
+/**
+ * Guardrail classes at the request stage (harness-typestate §4.5, §7): with a `pre_flight` stage configured, the
+ * turn must carry its pre-flight decision before any call runs.
+ */
+export const detectPreFlightFindings = (callSpec: CallSpec, preFlight: { verdict: string } | undefined): FailClosedFinding[] => {
+  if (!callSpec.guardrailStages?.includes('pre_flight') || preFlight) return [];
+  return [{ class: 'governance.guardrail_stage_missing', detail: 'the turn has no pre_flight guardrail decision' }];
+};
+
+/**
+ * Guardrail classes for one result row: every configured stage the call reached must have its decision
+ * (`governance.guardrail_stage_missing`), and the decisions must be in stage order, each stage once
+ * (`governance.guardrail_stage_order_invalid`).
+ */
+export const detectGuardrailFindings = (callSpec: CallSpec, row: ResultRow): FailClosedFinding[] => {
+  const configured = callSpec.guardrailStages;
+  const evidence = row.guardrails ?? [];
+  if (!configured || configured.length === 0) return [];
+  const findings: FailClosedFinding[] = [];
+  const present = new Set(evidence.map((entry) => entry.stage));
+  for (const stage of stagesReached(row)) {
+    if (configured.includes(stage) && !present.has(stage)) findings.push({ class: 'governance.guardrail_stage_missing', detail: `${row.name} has no ${stage} guardrail decision`, callId: row.callId });
+  }
+  for (let index = 1; index < evidence.length; index++) {
+    if (stageRank[evidence[index]!.stage] <= stageRank[evidence[index - 1]!.stage]) {
+      findings.push({ class: 'governance.guardrail_stage_order_invalid', detail: `${row.name}: ${evidence[index]!.stage} decided after ${evidence[index - 1]!.stage}`, callId: row.callId });
+      break;
+    }
+  }
+  return findings;
+};

@@ -9,6 +9,7 @@ import { main as memory } from './memory.bench.js';
 import { main as cliStartup } from './cli-startup.bench.js';
 import { main as telemetry } from './telemetry.bench.js';
 import { main as capabilities } from './capabilities.bench.js';
+import { main as hooks } from './hooks.bench.js';
 
 /** `npm run bench`: every benchmark in turn; each prints its figures and the ratio against its same-run baseline. */
 await append();
@@ -30,5 +31,7 @@ process.stdout.write('\n');
 await telemetry();
 process.stdout.write('\n');
 await capabilities();
+process.stdout.write('\n');
+await hooks();
 process.stdout.write('\n');
 await delegation();

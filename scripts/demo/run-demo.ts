@@ -7,6 +7,7 @@ import { openLevelEventStore } from '../../stores/index.js';
 import { LiveRenderer } from '../../src/cli/live-renderer.js';
 import { createScriptedProvider, loadScript } from '../../src/providers/scripted-provider.js';
 import { createRein } from '../../src/rein.js';
+import { printSandbox } from '../../src/cli/session-runner.js';
 import { rebuildTraceView } from '../../src/projections/rebuild.js';
 import { blobText } from '../../src/session/session-records.js';
 import { analyzeTrace } from '../../src/trace/trace-analyzer.js';
@@ -44,7 +45,9 @@ const main = async (): Promise<void> => {
     // The demo plays the host app: it answers each approval request (edits and commands ask in default mode).
     subscription.add(session.approvals$.subscribe((request) => void session.approve(request.approvalId, { decision: 'allow-once' })));
     const startedAt = Date.now();
-    process.stdout.write(`\nagent (scripted model), task: ${task}\n\n`);
+    process.stdout.write(`\nagent (scripted model), task: ${task}\n`);
+    await printSandbox(store, session.id);
+    process.stdout.write('\n');
     await session.send(task);
     let result = await session.whenQuiet();
     while (result.status === 'paused' && session.pendingApprovals().length > 0) result = await session.whenQuiet();
@@ -55,7 +58,7 @@ const main = async (): Promise<void> => {
     const passing = runTests(workspace);
 
     const replay = await rein.replaySession(session.id);
-    process.stdout.write(`\nreplay: verified ${replay.records} records (${replay.inputs} inputs re-applied, ${replay.verified} derived records regenerated and equal)\n`);
+    process.stdout.write(`\nreplay: verified ${replay.verified} records (${replay.inputs} inputs re-applied, ${replay.regenerated} derived records regenerated and equal)\n`);
     const records = await store.read(session.id);
     // Each run of the suite is a verification whose status is its exit code: red first, green after the fix.
     const verifications = records.filter((record) => record.type === 'verification.recorded').map((record) => ({ seq: record.seq, ...(record.data as VerificationRecorded) }));

@@ -27,14 +27,28 @@ const describeRequest = (request: ApprovalRequest): string =>
  * Ask a person on the terminal: `y` allow once, `s` allow for the session, `n` deny, or any other text to deny with
  * that text as feedback for the model. The prompt goes to stderr so stdout stays the session's output.
  */
-export const promptForApproval = async (request: ApprovalRequest, streams: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream }): Promise<ApprovalAnswer> => {
+export const promptForApproval = async (request: ApprovalRequest, streams: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream }): Promise<ApprovalAnswer | 'interrupted'> => {
   const handle = streams.input as NodeJS.ReadableStream & { ref?: () => void; unref?: () => void };
   handle.ref?.();
   const lines = createInterface({ input: streams.input, output: streams.output, terminal: true });
+  // In raw mode Ctrl-C reaches readline, not the process: without a listener readline would close and the pending
+  // question would reject with ABORT_ERR. It means "interrupt", as it does everywhere else in the CLI.
+  const interrupt = new AbortController();
+  lines.on('SIGINT', () => interrupt.abort());
   try {
     streams.output.write(`${describeRequest(request)}\n`);
     for (;;) {
-      const reply = (await lines.question('allow? [y]es once / [s]ession / [n]o / or type why not: ')).trim();
+      const reply = await lines.question('allow? [y]es once / [s]ession / [n]o / or type why not: ', { signal: interrupt.signal }).then(
+        (text) => text.trim(),
+        (error: unknown) => {
+          if (interrupt.signal.aborted) return undefined;
+          throw error;
+        },
+      );
+      if (reply === undefined) {
+        streams.output.write('\n');
+        return 'interrupted';
+      }
       if (/^(y|yes)$/i.test(reply)) return { decision: 'allow-once' };
       if (/^(s|session)$/i.test(reply)) return { decision: 'allow-session' };
       if (/^(n|no)$/i.test(reply)) return { decision: 'deny' };
@@ -50,12 +64,14 @@ export const promptForApproval = async (request: ApprovalRequest, streams: { inp
 
 /**
  * Answer every pending request the session is waiting on: in advance where a rule or `--yes` covers it, otherwise
- * by prompting when interactive. Returns how many were answered (0 means the session stays paused).
+ * by prompting when interactive. Returns how many were answered (0 means the session stays paused), or
+ * `interrupted` when the person pressed Ctrl-C at the prompt (that question stays pending).
  */
-export const answerPending = async (session: ReinSession, answering: ApprovalAnswering): Promise<number> => {
+export const answerPending = async (session: ReinSession, answering: ApprovalAnswering): Promise<number | 'interrupted'> => {
   let answered = 0;
   for (const request of session.pendingApprovals()) {
     const answer = answeredInAdvance(answering, request) ?? (answering.interactive ? await promptForApproval(request, { input: process.stdin, output: process.stderr }) : undefined);
+    if (answer === 'interrupted') return answer;
     if (!answer) continue;
     await session.approve(request.approvalId, answer);
     answered++;

@@ -22,13 +22,20 @@ export interface BudgetOptions {
   maxWallTime?: string;
 }
 
-/** Permission and sandbox flags shared by `rein run` and `rein resume`. */
-export interface PermissionOptions {
+/** Permission and sandbox flags shared by `rein run` and `rein resume` (the sandbox ones by `rein sandbox` too). */
+export interface PermissionOptions extends SandboxOptions {
   mode?: string;
   approve?: string[];
   deny?: string[];
   yes?: boolean;
+}
+
+/** The sandbox flags: `--sandbox`, `--network`, `--allow-host` (repeatable), `--login-shell`. */
+export interface SandboxOptions {
   network?: string;
+  sandbox?: string;
+  allowHost?: string[];
+  loginShell?: boolean;
 }
 
 /** The provider flags of `rein run` and `rein resume`. */
@@ -48,10 +55,18 @@ export interface CapabilityFlags {
   yes?: boolean;
 }
 
+/** The plugin flag `rein run`, `rein resume`, `rein replay --dry-run` and `rein plugins list` share. */
+export interface PluginOptions {
+  plugin?: string[];
+}
+
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 /** Add `--visible-limit <n>`. */
 export const addCapabilityOptions = (command: Command): Command => command.option('--visible-limit <n>', 'at most this many tools per model call (default 64; the rest wait behind tool_search)');
+
+/** `--plugin <dir>` (repeatable): load a plugin for this run only. */
+export const addPluginOptions = (command: Command): Command => command.option('--plugin <dir>', 'load the plugin in <dir> (its rein-plugin.json) for this run only; repeatable', collect);
 
 /** Add `--workspace`, `--store`, `--json` and `--relaxed`. */
 export const addCommonOptions = (command: Command): Command =>
@@ -69,13 +84,22 @@ export const addBudgetOptions = (command: Command): Command =>
     .option('--max-tokens <n>', 'budget: tokens')
     .option('--max-wall-time <ms>', 'budget: wall time in milliseconds');
 
-/** Add `--mode`, `--approve <rule>` (repeatable), `--deny <rule>` (repeatable) and `--network`. */
+/** Add `--mode`, `--approve <rule>` and `--deny <rule>` (repeatable), and the sandbox flags. */
 export const addPermissionOptions = (command: Command): Command =>
+  addSandboxOptions(
+    command
+      .option('--mode <mode>', 'permission mode: default, plan (read-only tools only) or accept-edits')
+      .option('--approve <rule>', 'answer matching approval requests with yes in advance, e.g. write or "bash:npm test" (repeatable)', collect)
+      .option('--deny <rule>', 'deny matching calls, whatever the answers, e.g. "bash:git push*" (repeatable)', collect),
+  );
+
+/** Add `--sandbox <mode>`, `--network <policy>`, `--allow-host <name>` (repeatable) and `--login-shell`. */
+export const addSandboxOptions = (command: Command): Command =>
   command
-    .option('--mode <mode>', 'permission mode: default, plan (read-only tools only) or accept-edits')
-    .option('--approve <rule>', 'answer matching approval requests with yes in advance, e.g. write or "bash:npm test" (repeatable)', collect)
-    .option('--deny <rule>', 'deny matching calls, whatever the answers, e.g. "bash:git push*" (repeatable)', collect)
-    .option('--network <policy>', 'network for bash: disabled (default) or allow-all');
+    .option('--sandbox <mode>', 'how bash is isolated: auto (bubblewrap when it works, else the fallback; default), required (refuse bash without bubblewrap) or off')
+    .option('--network <policy>', 'network for bash: disabled (default), allow-list (only --allow-host names, through rein\'s proxy) or allow-all')
+    .option('--allow-host <name>', 'a host name bash may reach under allow-list, e.g. registry.npmjs.org or *.example.com (repeatable; implies --network allow-list)', collect)
+    .option('--login-shell', 'run bash as a login shell (bash -lc: reads the profile) instead of bash -c');
 
 /** Add `--provider`, `--model`, `--base-url`, `--script`, `--from` and `--fallback` / `--no-fallback`. */
 export const addProviderOptions = (command: Command, scriptHelp: string): Command =>

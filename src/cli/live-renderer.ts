@@ -53,6 +53,11 @@ export class LiveRenderer {
     return subscription;
   }
 
+  /** Show a call requested before this renderer attached (a rerun on resume) with its arguments, like any call. */
+  rememberCall(effectId: string, args: Record<string, unknown>): void {
+    this.argsByEffect.set(effectId, summarizeArguments(args));
+  }
+
   /** The closing lines: outcome, turns, tool calls (and how many failed), tokens, time, and how to replay or inspect the session. */
   summary(result: SessionResult, startedAt: number): string {
     this.status.clear();

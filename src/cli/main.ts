@@ -2,6 +2,7 @@
 import { CommanderError } from 'commander';
 import { buildProgram, usageCodes } from './program.js';
 import { ExitCode } from './exit-codes.js';
+import { cliErrorOf } from './cli-errors.js';
 
 const main = async (): Promise<void> => {
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -19,9 +20,8 @@ const main = async (): Promise<void> => {
       process.exitCode = error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
       return;
     }
-    const coded = error as { code?: unknown; message?: string; seq?: number };
-    const errorCode = typeof coded.code === 'string' ? coded.code : 'ERROR';
-    process.stderr.write(`rein: ${errorCode}: ${coded.message ?? String(error)}\n`);
+    const { code: errorCode, message } = cliErrorOf(error);
+    process.stderr.write(`rein: ${errorCode}: ${message}\n`);
     process.exitCode = usageCodes.has(errorCode) ? ExitCode.usage : ExitCode.failed;
     return;
   }

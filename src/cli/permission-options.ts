@@ -1,29 +1,55 @@
 import { PermissionMode } from '../../models/permission.records.js';
 import { ReinError } from '../host/host-errors.js';
 import type { PermissionsConfig } from '../policy/permission-policy.js';
-import { parseRule } from '../policy/permission-rules.js';
+import { parseRule, type PermissionRule } from '../policy/permission-rules.js';
+import { builtinTools } from '../tools/builtin-tools.js';
 import type { NetworkPolicy, SandboxPolicy } from '../policy/sandbox-policy.js';
+import { mergeSandboxConfig, SandboxConfig } from '../policy/sandbox-config.js';
 import type { PermissionOptions } from './command-options.js';
 
 export type { PermissionOptions } from './command-options.js';
 
-/** The permission configuration the flags describe; a bad mode or rule is a usage error. */
-export const permissionsOf = (options: PermissionOptions): PermissionsConfig => {
+/** Tool-name prefixes that discovery fills at run time (an MCP server's tools); rules may name them before they exist. */
+export const discoveredNamespaces: readonly string[] = ['mcp__'];
+
+/** A rule's tool must be `*`, a tool rein has, or in a discovered namespace: a typo would otherwise never match. */
+const checkTool = (flag: string, text: string, rule: PermissionRule, known: readonly string[]): PermissionRule => {
+  if (rule.tool === '*' || known.includes(rule.tool) || discoveredNamespaces.some((prefix) => rule.tool.startsWith(prefix))) return rule;
+  throw new ReinError('USAGE', `${flag} ${JSON.stringify(text)}: there is no tool ${JSON.stringify(rule.tool)}; the tools are ${known.join(', ')} (or * for every tool, or ${discoveredNamespaces.map((prefix) => `${prefix}…`).join(', ')} for discovered ones)`);
+};
+
+/**
+ * The permission configuration the flags describe; a bad mode or rule is a usage error, and so is a rule naming a
+ * tool that is neither one of `tools` (default: the built-in tools and `submit_report`), `*`, nor a discovered one.
+ */
+export const permissionsOf = (options: PermissionOptions, tools: readonly string[] = [...builtinTools().map((tool) => tool.name), 'submit_report']): PermissionsConfig => {
   const mode = options.mode === undefined ? undefined : PermissionMode.safeParse(options.mode);
   if (mode && !mode.success) throw new ReinError('USAGE', `--mode must be default, plan or accept-edits, got ${JSON.stringify(options.mode)}`);
   return {
     ...(mode?.success ? { mode: mode.data } : {}),
     rules: [
-      ...(options.deny ?? []).map((rule) => ({ ...parseRule(rule, 'deny'), action: 'deny' as const, source: 'rule' as const })),
-      ...(options.approve ?? []).map((rule) => ({ ...parseRule(rule, 'allow'), action: 'allow' as const, source: 'pre-approved' as const })),
+      ...(options.deny ?? []).map((rule) => ({ ...checkTool('--deny', rule, parseRule(rule, 'deny'), tools), action: 'deny' as const, source: 'rule' as const })),
+      ...(options.approve ?? []).map((rule) => ({ ...checkTool('--approve', rule, parseRule(rule, 'allow'), tools), action: 'allow' as const, source: 'pre-approved' as const })),
     ],
     approveAll: Boolean(options.yes),
   };
 };
 
-/** The sandbox overrides the flags describe. */
-export const sandboxOf = (options: PermissionOptions): Partial<SandboxPolicy> => {
-  if (options.network === undefined) return {};
-  if (options.network !== 'disabled' && options.network !== 'allow-all') throw new ReinError('USAGE', `--network must be disabled or allow-all, got ${JSON.stringify(options.network)}`);
-  return { network: options.network as NetworkPolicy };
+/**
+ * The sandbox settings: the flags over the `sandbox` object of `rein.config.json`. A bad mode, network policy or
+ * host name is a usage error.
+ */
+export const sandboxOf = (options: PermissionOptions, file?: SandboxConfig): Partial<SandboxPolicy> => {
+  const flags = SandboxConfig.safeParse({
+    ...(options.sandbox === undefined ? {} : { mode: options.sandbox }),
+    ...(options.network === undefined ? {} : { network: options.network }),
+    ...(options.allowHost === undefined ? {} : { allowedHosts: options.allowHost }),
+    ...(options.loginShell ? { loginShell: true } : {}),
+  });
+  if (!flags.success) {
+    const issue = flags.error.issues[0]!;
+    const flag = { mode: '--sandbox', network: '--network', allowedHosts: '--allow-host', loginShell: '--login-shell' }[String(issue.path[0]) as 'mode'] ?? 'a sandbox flag';
+    throw new ReinError('USAGE', `${flag}: ${issue.message} (--sandbox auto|required|off, --network disabled|allow-list|allow-all, --allow-host <name>)`);
+  }
+  return mergeSandboxConfig(flags.data, file);
 };

@@ -1,9 +1,19 @@
-import type { Subscription } from 'rxjs';
+import { tap, type Subscription } from 'rxjs';
 import type { SessionResult } from '../host/session-host.js';
 import type { ReinSession } from '../session/session-handle.js';
 import { answerPending, type ApprovalAnswering } from './approval-prompt.js';
 import { ExitCode } from './exit-codes.js';
 import { LiveRenderer } from './live-renderer.js';
+import type { EventStore } from '../../stores/event-store.js';
+import type { SandboxChecked } from '../../models/sandbox.records.js';
+import { sandboxLine } from '../policy/sandbox-status.js';
+
+/** Print the sandbox this run records (`sandbox.checked`, the latest one), so a person sees what isolates commands. */
+export const printSandbox = async (store: EventStore, sessionId: string): Promise<void> => {
+  const recent = await store.read(sessionId, { reverse: true, limit: 32 });
+  const checked = recent.find((record) => record.type === 'sandbox.checked');
+  if (checked) process.stdout.write(`${sandboxLine(checked.data as SandboxChecked)}\n`);
+};
 
 /** The exit code a finished (or paused) session maps to. */
 export const exitCodeOf = (result: SessionResult): number => {
@@ -18,16 +28,22 @@ export const exitCodeOf = (result: SessionResult): number => {
  * from the flags, or at the terminal), make Ctrl-C interrupt it cleanly (running effects aborted, session
  * resumable), and return the result once nothing is running and nobody here can answer what it waits for.
  */
-export const runToQuiet = async (session: ReinSession, options: { json: boolean; begin?: () => Promise<void>; approvals?: ApprovalAnswering }): Promise<SessionResult> => {
+export const runToQuiet = async (
+  session: ReinSession,
+  options: { json: boolean; begin?: () => Promise<void>; approvals?: ApprovalAnswering; from?: number; calls?: ReadonlyArray<{ effectId: string; arguments: Record<string, unknown> }> },
+): Promise<SessionResult> => {
   const startedAt = Date.now();
   const renderer = new LiveRenderer(process.stdout);
-  let lastPrinted = 0;
+  for (const call of options.calls ?? []) renderer.rememberCall(call.effectId, call.arguments);
+  // From a seq (resume): history first, then live — it can lag behind the session, so the summary waits for it.
+  const from = options.from;
+  let lastPrinted = from === undefined ? 0 : from - 1;
   const subscription: Subscription = options.json
     ? session.records(1).subscribe((record) => {
         lastPrinted = record.seq;
         process.stdout.write(`${JSON.stringify(record)}\n`);
       })
-    : renderer.attach(session);
+    : renderer.attach(from === undefined ? session : { records$: session.records(from).pipe(tap((record) => (lastPrinted = record.seq))), live$: session.live$ });
   let interrupted = false;
   const onInterrupt = () => {
     if (interrupted) process.exit(ExitCode.interrupted);
@@ -39,10 +55,18 @@ export const runToQuiet = async (session: ReinSession, options: { json: boolean;
   try {
     await options.begin?.();
     let result = await session.whenQuiet();
-    while (options.approvals && result.status === 'paused' && !interrupted && (await answerPending(session, options.approvals)) > 0) result = await session.whenQuiet();
-    if (options.json) {
+    for (;;) {
+      if (!options.approvals || result.status !== 'paused' || interrupted) break;
+      const answered = await answerPending(session, options.approvals);
+      // Ctrl-C at the prompt interrupts like Ctrl-C anywhere else: the question stays pending, the exit is 130.
+      if (answered === 'interrupted') onInterrupt();
+      else if (answered === 0) break;
+      result = await session.whenQuiet();
+    }
+    if (options.json || from !== undefined) {
       while (lastPrinted < session.snapshot().head) await new Promise((resolve) => setTimeout(resolve, 5));
-    } else {
+    }
+    if (!options.json) {
       process.stdout.write(renderer.summary(result, startedAt));
       for (const request of result.status === 'paused' ? session.pendingApprovals() : []) {
         process.stdout.write(`waiting for approval ${request.approvalId}${request.actor && request.actor !== 'root' ? ` (child agent ${request.actor})` : ''}: ${request.summary}\n  answer with: rein resume ${result.sessionId} --approve ${JSON.stringify(request.suggestedRule ?? request.tool)} (or --yes)\n`);

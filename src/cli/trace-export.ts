@@ -24,14 +24,17 @@ export const wantsOtlp = (flags: TraceExportFlags): boolean => flags.format === 
 export const exportTrace = async (sessionId: string, stored: readonly RecordEnvelope[], flags: TraceExportFlags, env: NodeJS.ProcessEnv = process.env): Promise<void> => {
   const records = upcastRecords([...stored]);
   const options = { captureContent: captureContentFrom(env), secrets: secretsFromEnvironment(env) };
-  const { otlpJsonOf, otlpExporterFor } = await import('../telemetry/telemetry.js');
-  if (flags.format === 'otlp-json') process.stdout.write(`${await otlpJsonOf(records, options)}\n`);
-  if (flags.otlp === undefined) return;
-  const target = resolveOtlpTarget({ endpoint: flags.otlp }, env)!;
-  const exporter = await otlpExporterFor(target);
-  const { exportBatches, readableSpanOf, resourceOf } = await import('../telemetry/otel-bridge.js');
-  const resource = resourceOf();
+  const target = flags.otlp === undefined ? undefined : resolveOtlpTarget({ endpoint: flags.otlp }, env)!;
   const spans = spansOfRecords(records, options);
+  const { exportBatches, otlpJsonBytesOf, readableSpanOf, resourceOf } = await import('../telemetry/otel-bridge.js');
+  const resource = resourceOf();
+  if (flags.format === 'otlp-json') {
+    process.stdout.write(otlpJsonBytesOf(spans, resource));
+    process.stdout.write('\n');
+  }
+  if (!target) return;
+  const { otlpExporterFor } = await import('../telemetry/telemetry.js');
+  const exporter = await otlpExporterFor(target);
   const result = await exportBatches(exporter, spans.map((span) => readableSpanOf(span, resource)));
   await exporter.shutdown().catch(() => undefined);
   const where = displayEndpoint(target.url);

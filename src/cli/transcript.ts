@@ -1,4 +1,6 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
+import type { SandboxChecked } from '../../models/sandbox.records.js';
+import { sandboxLine } from '../policy/sandbox-status.js';
 
 const clip = (text: string, length = 100): string => {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -11,14 +13,32 @@ export const summarizeArguments = (args: Record<string, unknown>): string => {
   return clip(JSON.stringify(args), 80);
 };
 
-/** One transcript line per record that matters to a person reading the session; other records return undefined. */
-export const transcriptLine = (record: RecordEnvelope): string | undefined => {
+/** How a command ended, in a transcript: `exit 1, 812 ms`. */
+const ran = (execution: { exitCode: number | null; signal?: string; timedOut?: string; durationMs: number } | undefined): string =>
+  execution ? ` (${execution.timedOut ? `timed out (${execution.timedOut})` : execution.exitCode === null ? (execution.signal ?? 'killed') : `exit ${execution.exitCode}`}, ${Math.round(execution.durationMs)} ms)` : '';
+
+/** The typestate's witness records: shown with `--verbose` (and always in `--json`), not in the plain transcript. */
+const witnessTypes = new Set(['turn.call-spec', 'turn.requests', 'turn.results', 'turn.uses', 'turn.join-closed', 'turn.mutation-ready']);
+
+/**
+ * One transcript line per record that matters to a person reading the session — messages, tool calls with their
+ * results, approvals, verifications, child agents, the end — and, with `verbose`, the typestate's witnesses; other
+ * records return undefined. A blocked turn is always shown (it changes what the session's end means).
+ */
+export const transcriptLine = (record: RecordEnvelope, options: { verbose?: boolean } = {}): string | undefined => {
+  if (witnessTypes.has(record.type) && !options.verbose) return undefined;
   const data = record.data as Record<string, any>;
   const who = record.actor === 'root' ? '' : `[${record.actor}] `;
   const at = `#${record.seq}`.padEnd(6);
   switch (record.type) {
     case 'session.created':
       return `${at}${who}session ${data.sessionId} in ${data.workspace} (provider ${data.provider.name})`;
+    case 'sandbox.checked':
+      return `${at}${who}${sandboxLine(data as SandboxChecked)}`;
+    case 'network.decided':
+      return `${at}${who}network: ${data.decision === 'allow' ? 'allowed' : 'refused'} ${data.method} ${data.host}:${data.port} (${data.reason})`;
+    case 'workspace.cleaned':
+      return `${at}${who}removed ${(data.paths as string[]).join(', ')} (${data.reason === 'interrupted-write' ? 'temp files of an interrupted write' : 'protected paths a command created'})`;
     case 'user.message':
       return `${at}${who}user: ${clip(data.text, 200)}`;
     case 'model.responded': {
@@ -31,8 +51,22 @@ export const transcriptLine = (record: RecordEnvelope): string | undefined => {
     case 'model.attempted':
       if (data.outcome === 'ok') return undefined;
       return `${at}${who}model attempt ${data.attempt} (${data.provider}${data.model ? ` ${data.model}` : ''}) failed: ${data.errorCode} → ${data.decision}${data.decision === 'retry' ? ` in ${((data.delayMs ?? 0) / 1000).toFixed(1)} s` : ''}${data.decision === 'fallback' && data.fallbackTo ? ` to ${data.fallbackTo.provider}${data.fallbackTo.model ? ` ${data.fallbackTo.model}` : ''}` : ''}`;
-    case 'tool.settled':
-      return `${at}${who}${data.status === 'ok' ? '✓' : '✗'} ${data.name}${data.errorCode ? ` ${data.errorCode}` : ''}: ${clip(data.observation)}`;
+    case 'tool.settled': {
+      const failed = data.status !== 'ok' || (data.execution && (data.execution.exitCode !== 0 || data.execution.signal || data.execution.timedOut));
+      return `${at}${who}${failed ? '✗' : '✓'} ${data.name}${data.errorCode ? ` ${data.errorCode}` : ''}${ran(data.execution)}${data.denial ? ` (denied by ${data.denial.source})` : ''}: ${clip(data.observation)}`;
+    }
+    case 'verification.recorded':
+      return `${at}${who}verification ${data.status}: ${clip(data.command ?? data.name, 80)}${data.exitCode !== undefined ? ` (exit ${String(data.exitCode)})` : ''}`;
+    case 'delegation.started':
+      return `${at}${who}↳ task ${data.taskId} (${data.task.role}) started as ${data.child}: ${clip(data.task.objective, 120)}`;
+    case 'delegation.permission-escalated':
+      return `${at}${who}↳ task ${data.taskId} asks a person (${data.approvalId}): ${clip(data.summary)}`;
+    case 'delegation.completed':
+      return `${at}${who}↳ task ${data.taskId} completed, report ${data.reportStatus}: ${clip(String(data.report?.summary ?? ''), 120)}`;
+    case 'delegation.failed':
+      return `${at}${who}↳ task ${data.taskId} ${data.cancelled ? 'cancelled' : `failed (${data.failureClass})`}: ${clip(data.reason)}`;
+    case 'delegation.joined':
+      return `${at}${who}↳ joined (${data.policy}): ${data.outcome}, ${data.children.length} task(s)${data.conflicts.length > 0 ? `, ${data.conflicts.length} conflict(s)` : ''}`;
     case 'approval.requested':
       return `${at}${who}? ${clip(data.summary)} — needs approval (${data.approvalId}): ${clip(data.reason)}`;
     case 'approval.replied':
@@ -58,7 +92,7 @@ export const transcriptLine = (record: RecordEnvelope): string | undefined => {
     case 'turn.blocked':
       return `${at}${who}turn ${data.turnId}: BLOCKED at ${data.stage}: ${data.findings.map((finding: { class: string }) => finding.class).join(', ')}`;
     case 'session.ended':
-      return `${at}${who}session ended: ${data.status}${data.reason ? ` (${data.reason})` : ''}`;
+      return `${at}${who}session ended: ${data.status}${data.reason ? ` (${data.reason})` : ''}${data.unresolved ? `; unresolved: ${data.unresolved.findings.map((finding: { class: string }) => finding.class).join(', ')}` : ''}`;
     case 'session.forked':
       return `${at}${who}forked from ${data.parent} at seq ${data.atSeq}`;
     case 'session.resumed':

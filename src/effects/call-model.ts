@@ -41,6 +41,19 @@ export interface ModelCallSource {
    * `actor` smaller and resolve true to have the call tried again, false (or throw) to let it fail.
    */
   compact?(actor: string, signal: AbortSignal): Promise<boolean>;
+  /**
+   * Review a complete reply before it settles (hooks and guardrails): the turn's `pre_flight` guardrail decision when
+   * it has tool calls, a `stop` hook's continuation when it has none. What it returns is recorded in `model.responded`
+   * (an input, so replay reads it and never runs a hook) and its facts go into the settling batch.
+   */
+  review?(reply: { actor: string; effectId: string; turn: number; text: string; toolCalls: readonly ToolCall[] }, signal: AbortSignal): Promise<ReplyReview>;
+}
+
+/** What reviewing a reply decided, and the facts that record it. */
+export interface ReplyReview {
+  continuation?: { reason: string; by?: string };
+  preFlight?: { verdict: 'pass' | 'block'; by?: string; reason?: string };
+  facts: FactDraft[];
 }
 
 /**
@@ -210,8 +223,21 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
           // hold, so the first provider is tried again a minute after the outage that caused it.
           if (position > 0) sticky = link === 0 ? { link: 0, until: 0 } : { link, until: context.now() + fallbackStickyMs };
           const callSpec = source.callSpec?.(request.effectId, request.actor);
-          const data = { effectId: request.effectId, turn, text: wellFormed(text), ...(reasoning ? { reasoning: wellFormed(reasoning) } : {}), toolCalls, stopReason: result.stopReason as StopReason, usage, elapsedMs: context.elapsedMs(), ...(callSpec ? { callSpec } : {}) };
-          return { type: 'model.responded', data, facts: attemptFacts(prepared, factOf(provider, request, attempt, result, durationMs)), ...blobsOf(prepared) };
+          const review = source.review ? await source.review({ actor: request.actor, effectId: request.effectId, turn, text, toolCalls }, context.signal) : undefined;
+          const data = {
+            effectId: request.effectId,
+            turn,
+            text: wellFormed(text),
+            ...(reasoning ? { reasoning: wellFormed(reasoning) } : {}),
+            toolCalls,
+            stopReason: result.stopReason as StopReason,
+            usage,
+            elapsedMs: context.elapsedMs(),
+            ...(callSpec ? { callSpec } : {}),
+            ...(review?.continuation ? { continuation: review.continuation } : {}),
+            ...(review?.preFlight ? { preFlight: review.preFlight } : {}),
+          };
+          return { type: 'model.responded', data, facts: [...attemptFacts(prepared, factOf(provider, request, attempt, result, durationMs)), ...(review?.facts ?? [])], ...blobsOf(prepared) };
         }
         const error = context.signal.aborted ? cancelled : result.error;
         let next: RetryDecision | { decision: 'fallback'; to: ModelProvider } =

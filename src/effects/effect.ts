@@ -58,11 +58,17 @@ export interface EffectExecutor {
   checkResume?(request: EffectRequest, started: RecordEnvelope | undefined): Promise<EffectResumeCheck | undefined>;
 }
 
-/** The outcome of a resume check (see `EffectExecutor.checkResume`). */
-export type EffectResumeCheck =
+/**
+ * The outcome of a resume check (see `EffectExecutor.checkResume`). `failed-in-doubt` refuses a rerun even with
+ * confirmation (a command whose earlier processes are still running); `cleaned` lists workspace-relative files the
+ * check removed (temp files of an interrupted write), which resume records as `workspace.cleaned`.
+ */
+export type EffectResumeCheck = (
   | { resolution: 'rerun'; reason: string }
   | { resolution: 'settled-from-log'; reason: string; observation: string }
-  | { resolution: 'awaiting-confirmation'; reason: string };
+  | { resolution: 'awaiting-confirmation'; reason: string }
+  | { resolution: 'failed-in-doubt'; reason: string }
+) & { cleaned?: string[] };
 
 /** Executors by effect kind. */
 export type EffectExecutors = Partial<Record<EffectKind, EffectExecutor>>;

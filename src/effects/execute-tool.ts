@@ -53,10 +53,11 @@ export const createExecuteToolExecutor = (environments: PipelineEnvironment | ((
       const args = (typeof request.args.arguments === 'object' && request.args.arguments !== null ? request.args.arguments : {}) as Record<string, unknown>;
       const approval = approvalOf(request.args.approval);
       const invalid = Array.isArray(request.args.invalid) ? (request.args.invalid as ArgumentProblem[]) : undefined;
+      const preFlight = request.args.preFlight as { by?: string; reason: string } | undefined;
       let ran = false;
       const result = await runToolPipeline(
         environment,
-        { effectId: request.effectId, callId, actor: request.actor, name, arguments: args, ...(approval ? { approval } : {}), ...(invalid && invalid.length > 0 ? { invalid } : {}) },
+        { effectId: request.effectId, callId, actor: request.actor, name, arguments: args, ...(approval ? { approval } : {}), ...(invalid && invalid.length > 0 ? { invalid } : {}), ...(preFlight && typeof preFlight.reason === 'string' ? { preFlight } : {}) },
         {
           sessionId: context.sessionId,
           signal: context.signal,

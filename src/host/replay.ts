@@ -8,14 +8,19 @@ import type { DerivedDraft } from './step-collector.js';
 import { CapabilityDeriver } from '../capabilities/capability-deriver.js';
 
 /** What a verified replay reports. */
+/**
+ * What a verified replay checked — the same three counts everywhere (`rein.replaySession`, `rein replay`, its
+ * `--json`, resume's report): `verified` records read and checked, of which `inputs` were re-applied and
+ * `regenerated` derived records were regenerated and found equal (the rest are facts, which replay skips).
+ */
 export interface ReplayResult {
   stream: string;
-  /** Records read. */
-  records: number;
+  /** Records read and checked (the whole log, or the tail after a snapshot). */
+  verified: number;
   /** Input records re-applied. */
   inputs: number;
   /** Derived records regenerated and found equal to the stored ones. */
-  verified: number;
+  regenerated: number;
   head: number;
   /** The rebuilt tree, positioned after the last record. */
   tree: ActorTree | undefined;
@@ -56,7 +61,7 @@ export const verifyRecords = (
   let expected: Expected[] = [];
   let cursor = 0;
   let inputs = 0;
-  let verified = 0;
+  let regenerated = 0;
   let head = 0;
 
   const assertDrained = (seq: number) => {
@@ -101,8 +106,8 @@ export const verifyRecords = (
       });
     }
     cursor++;
-    verified++;
+    regenerated++;
   }
   assertDrained(head + 1);
-  return { stream, records: records.length, inputs, verified, head, tree, capabilities };
+  return { stream, verified: records.length, inputs, regenerated, head, tree, capabilities };
 };

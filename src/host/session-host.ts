@@ -49,6 +49,8 @@ export interface SessionHostOptions {
   head: number;
   /** The host clock at `session.created` (epoch ms); `elapsedMs` counts from it. */
   createdAt: number;
+  /** The `at` of the stream's last record (default `createdAt`): no record this host appends is stamped earlier. */
+  lastAt?: number;
   executors: EffectExecutors;
   machineVersion: string;
   clock?: () => number;
@@ -101,6 +103,8 @@ export class SessionHost {
   private readonly clock: () => number;
   private readonly newId: () => string;
   private readonly createdAt: number;
+  /** The `at` of the last record appended: record timestamps never go backwards within a stream. */
+  private lastAt: number;
   private readonly snapshotEvery: number;
   private readonly machineVersion: string;
   private head: number;
@@ -131,9 +135,14 @@ export class SessionHost {
     this.head = options.head;
     this.acknowledgedHead = options.head;
     this.createdAt = options.createdAt;
+    this.lastAt = options.lastAt ?? options.createdAt;
     this.executors = options.executors;
     this.machineVersion = options.machineVersion;
-    this.clock = options.clock ?? Date.now;
+    // The host's clock never runs backwards (a wall clock stepped back by NTP would make elapsed times negative):
+    // it starts at the stream's last stamp and only moves forward.
+    const wall = options.clock ?? Date.now;
+    let latest = options.lastAt ?? options.createdAt;
+    this.clock = () => (latest = Math.max(latest, wall()));
     this.newId = options.newId ?? createIdGenerator();
     this.snapshotEvery = options.snapshotEvery ?? 0;
     this.lastSnapshotSeq = options.lastSnapshotSeq ?? 0;
@@ -280,7 +289,9 @@ export class SessionHost {
     const ended = this.endedRecord?.data as { status: SessionOutcome; reason?: string } | undefined;
     return {
       sessionId: this.stream,
-      status: ended?.status ?? (this.interrupted ? 'interrupted' : 'paused'),
+      // A session rebuilt after it ended (resume of an ended session) has no `session.ended` from this process: its
+      // final state says how it ended.
+      status: ended?.status ?? (this.tree.done ? (context.outcome ?? 'failed') : this.interrupted ? 'interrupted' : 'paused'),
       ...(ended?.reason ?? context.endReason ? { reason: ended?.reason ?? context.endReason ?? undefined } : {}),
       head: this.head,
       usage: context.usage,
@@ -313,9 +324,12 @@ export class SessionHost {
         elapsedMs: () => this.clock() - this.createdAt,
       });
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      const code = (error as { code?: unknown }).code;
-      settlement = { type: 'effect.failed', data: { effectId: request.effectId, error: { code: typeof code === 'string' ? code : 'EFFECT_FAILED', message }, elapsedMs: this.clock() - this.createdAt } };
+      const text = error instanceof Error ? error.message : String(error);
+      const raw = (error as { code?: unknown }).code;
+      const code = typeof raw === 'string' ? raw : 'EFFECT_FAILED';
+      // An errno error's message starts with its code (`EPIPE: broken pipe, …`): recorded once, not twice.
+      const message = text.startsWith(`${code}: `) || text.startsWith(`${code}, `) ? text.slice(code.length + 2) : text;
+      settlement = { type: 'effect.failed', data: { effectId: request.effectId, error: { code, message }, elapsedMs: this.clock() - this.createdAt } };
     }
     const ok = settlement.type !== 'effect.failed' && settlement.type !== 'model.failed' && settlement.data.status !== 'error';
     this.live$.next({ type: 'effect.finished', actor: request.actor, effectId: request.effectId, kind: request.kind, label, ok, durationMs: this.clock() - started });
@@ -383,6 +397,12 @@ export class SessionHost {
    * can start meanwhile; a store without `commit` decides by its mode and acknowledges when the append resolves.
    */
   private async append(drafts: RecordDraft[], sync: boolean | undefined, blobs?: readonly Uint8Array[]): Promise<RecordEnvelope[]> {
+    // A fact stamped when its tool decided something may be appended after a later batch (parallel tools), and a
+    // wall clock may step back: `at` is clamped so the stream's timestamps never go backwards.
+    for (const draft of drafts) {
+      if (draft.at < this.lastAt) draft.at = this.lastAt;
+      else this.lastAt = draft.at;
+    }
     const grouped = sync !== true && this.store.commit !== undefined;
     const status = statusAfterBatch(drafts);
     const stored = await this.store.append(this.stream, drafts, { expectedSeq: this.head, ...(grouped ? { sync: false } : sync === undefined ? {} : { sync }), ...(blobs && blobs.length > 0 ? { blobs } : {}), ...(status === undefined ? {} : { status }) });

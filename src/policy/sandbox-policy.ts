@@ -5,15 +5,25 @@ import { existsSync } from 'node:fs';
 /** Network access of commands: none, unrestricted, or only the listed hosts. */
 export type NetworkPolicy = 'disabled' | 'allow-all' | 'allow-list';
 
+/**
+ * Whether commands run in the OS sandbox: `auto` uses bubblewrap when the start-up probe finds it working and falls
+ * back (saying so) otherwise; `required` refuses to run commands without it; `off` never uses it.
+ */
+export type SandboxMode = 'auto' | 'required' | 'off';
+
 /** Limits for processes the `bash` tool starts. Sizes are bytes, times milliseconds. */
 export interface SandboxPolicy {
+  mode: SandboxMode;
+  /** The bubblewrap binary the probe tries (default `bwrap`, found on PATH). */
+  bubblewrap: string;
   /**
-   * Run commands as `<shell> -lc` (a login shell: the user's profile sets PATH and friends), or `-c`. Login shells
-   * are the default; note that a profile can re-export variables the allow-list cleared, and costs time per call.
+   * Run commands as `<shell> -lc` (a login shell: the user's profile sets PATH and friends) instead of `-c`. Off by
+   * default: a profile costs time on every call, can re-export variables the allow-list cleared, and makes a
+   * command's behaviour depend on the machine.
    */
   loginShell: boolean;
   network: NetworkPolicy;
-  /** Hosts reachable under `allow-list`. */
+  /** Host names reachable under `allow-list` (exact, case-insensitive; `*.example.com` covers its subdomains). */
   allowedHosts: readonly string[];
   /** Environment variables passed through; every other one is cleared. */
   envAllowList: readonly string[];
@@ -33,7 +43,9 @@ export interface SandboxPolicy {
 }
 
 export const defaultSandboxPolicy: SandboxPolicy = Object.freeze({
-  loginShell: true,
+  mode: 'auto',
+  bubblewrap: 'bwrap',
+  loginShell: false,
   network: 'disabled',
   allowedHosts: [],
   envAllowList: ['PATH', 'HOME', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'LC_MESSAGES', 'TERM', 'TZ', 'USER', 'LOGNAME', 'SHELL', 'TMPDIR', 'COLUMNS', 'LINES'],
@@ -83,24 +95,36 @@ export interface Enforcement {
   reason?: string;
 }
 
-/** The command prefix that applies the policy on this machine, and how each dimension is enforced. */
-export const sandboxPrefix = (policy: SandboxPolicy, support: IsolationSupport): { prefix: string[]; network: Enforcement; processes: Enforcement; memory: Enforcement } => {
+/**
+ * The fallback command prefix (no OS sandbox) that applies the policy on this machine, and how each dimension is
+ * enforced: prlimit for processes and memory, `unshare -n` for the network. Under `allow-list` the new network
+ * namespace is reached only through the allow-list proxy's bridge (`bridged`), when the caller sets one up.
+ */
+export const sandboxPrefix = (policy: SandboxPolicy, support: IsolationSupport, options: { bridged?: boolean } = {}): { prefix: string[]; network: Enforcement; processes: Enforcement; memory: Enforcement } => {
   const prefix: string[] = [];
-  let processes: Enforcement = { enforced: false, reason: 'prlimit is not installed' };
-  let memory: Enforcement = { enforced: false, reason: 'prlimit is not installed' };
-  if (support.prlimit) {
-    prefix.push(support.prlimit, `--nproc=${policy.maxProcesses}`, `--data=${policy.maxMemoryMb * 1024 * 1024}`);
-    processes = support.root ? { enforced: false, reason: 'RLIMIT_NPROC does not bind root' } : { enforced: true, mechanism: 'prlimit --nproc' };
-    memory = { enforced: true, mechanism: 'prlimit --data' };
-  }
+  const limits = limitPrefix(policy, support);
+  prefix.push(...limits.prefix);
   let network: Enforcement;
   if (policy.network === 'allow-all') network = { enforced: true, mechanism: 'none needed' };
-  else if (policy.network === 'disabled' && support.networkOff) {
+  else if (!support.networkOff) network = { enforced: false, reason: policy.network === 'disabled' ? 'no network isolation tool (unshare) is usable' : 'no network isolation tool (unshare) is usable; the network is open' };
+  else if (policy.network === 'disabled') {
     prefix.push(...support.networkOff);
     network = { enforced: true, mechanism: support.networkOff.join(' ') };
-  } else if (policy.network === 'disabled') network = { enforced: false, reason: 'no network isolation tool (unshare) is usable' };
-  else network = { enforced: false, reason: 'no allow-list mechanism is installed; the network is open' };
-  return { prefix, network, processes, memory };
+  } else if (options.bridged) {
+    prefix.push(...support.networkOff);
+    network = { enforced: true, mechanism: `${support.networkOff.join(' ')} + allow-list proxy` };
+  } else network = { enforced: false, reason: 'no allow-list bridge was set up; the network is open' };
+  return { prefix, network, processes: limits.processes, memory: limits.memory };
+};
+
+/** The prlimit prefix for the process and memory limits, and whether each binds here. */
+export const limitPrefix = (policy: SandboxPolicy, support: IsolationSupport): { prefix: string[]; processes: Enforcement; memory: Enforcement } => {
+  if (!support.prlimit) return { prefix: [], processes: { enforced: false, reason: 'prlimit is not installed' }, memory: { enforced: false, reason: 'prlimit is not installed' } };
+  return {
+    prefix: [support.prlimit, `--nproc=${policy.maxProcesses}`, `--data=${policy.maxMemoryMb * 1024 * 1024}`],
+    processes: support.root ? { enforced: false, reason: 'RLIMIT_NPROC does not bind root' } : { enforced: true, mechanism: 'prlimit --nproc' },
+    memory: { enforced: true, mechanism: 'prlimit --data' },
+  };
 };
 
 /** A stable id of a sandbox policy (`sandbox:<12 hex>` of its canonical digest): shell results and CallSpecs name it. */

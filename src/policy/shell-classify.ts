@@ -1,15 +1,26 @@
-import { isAbsolute, resolve, sep } from 'node:path';
 import type { ShellClass } from '../../models/permission.records.js';
 import { parseShell, type ShellSegment } from './shell-parse.js';
+import { changeDirectory, initialScope, judgeWord, quietTargets, type PathScope } from './shell-paths.js';
 
 /** Classes that no mode default and no wildcard rule may allow: only an exact rule, a session grant or a person. */
-export const neverAutoAllowed: ReadonlySet<ShellClass> = new Set(['delete', 'network', 'install', 'outside-workspace', 'chained', 'unparseable', 'privileged']);
+export const neverAutoAllowed: ReadonlySet<ShellClass> = new Set(['delete', 'network', 'install', 'outside-workspace', 'protected-path', 'chained', 'unparseable', 'privileged']);
 
 /** A classified command: its classes (sorted), the simple commands it is made of, and why it was unparseable. */
 export interface ShellClassification {
   classes: ShellClass[];
   parts: string[];
   reason?: string;
+  /** Words that name a path outside the workspace, a protected path or a hard-linked file (at most 20). */
+  outsidePaths?: string[];
+}
+
+/** Where a command line runs: the canonical workspace and working directory, and the canonical protected paths. */
+export interface ClassifyOptions {
+  workspace: string;
+  cwd: string;
+  protectedPaths?: readonly string[];
+  /** What `~` and `$HOME` mean (default: this process's `HOME`). */
+  home?: string;
 }
 
 const readOnlyCommands = new Set([
@@ -28,7 +39,6 @@ const hiddenCommands = new Set(['eval', 'exec', 'source', '.', 'bash', 'sh', 'zs
 const wrappers = new Set(['env', 'nice', 'nohup', 'time', 'timeout', 'command', 'stdbuf', 'ionice']);
 const packageManagers = new Set(['npm', 'pnpm', 'yarn', 'bun']);
 const installVerbs = new Set(['install', 'i', 'ci', 'add', 'update', 'upgrade', 'up', 'dlx', 'exec', 'x', 'create', 'init']);
-const quietTargets = new Set(['/dev/null', '/dev/zero', '/dev/random', '/dev/urandom', '/dev/stdin', '/dev/stdout', '/dev/stderr', '/dev/tty']);
 
 /** Drop leading assignments and wrapper commands (`env A=1`, `timeout 5`, `nice -n 5`) to reach the real command. */
 const unwrap = (words: readonly string[]): string[] => {
@@ -105,28 +115,42 @@ const commandClasses = (words: readonly string[], classes: Set<ShellClass>): boo
   return readOnlyCommands.has(command);
 };
 
-/** Paths a command names (absolute, home-relative, or climbing with `..`) that end outside the workspace. */
-const leavesWorkspace = (segment: ShellSegment, options: { workspace: string; cwd: string }): boolean => {
+/** Words of a segment that may be paths: its arguments (and the values of `--flag=value`) and its redirection targets. */
+const pathWords = (segment: ShellSegment): string[] => {
   const [, ...args] = unwrap(segment.words);
-  const candidates = [...args.flatMap((arg) => (arg.includes('=') ? [arg, arg.slice(arg.indexOf('=') + 1)] : [arg])), ...segment.redirects.map((redirect) => redirect.target)];
-  return candidates.some((candidate) => {
-    if (candidate.startsWith('~')) return true;
-    if (quietTargets.has(candidate) || /^&?\d+$/.test(candidate) || candidate === '-') return false;
-    if (!isAbsolute(candidate) && !candidate.split(/[\\/]/).includes('..')) return false;
-    const target = resolve(options.cwd, candidate);
-    return target !== options.workspace && !target.startsWith(options.workspace + sep);
-  });
+  return [...args.flatMap((arg) => (arg.includes('=') && !arg.startsWith('=') ? [arg, arg.slice(arg.indexOf('=') + 1)] : [arg])), ...segment.redirects.map((redirect) => redirect.target)];
+};
+
+const assignment = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s;
+const declarations = new Set(['export', 'declare', 'local', 'readonly', 'typeset']);
+
+/** Remember what a segment assigns (`A=x`, `export A=x`) so later words that use `$A` are judged by its value. */
+const learnAssignments = (segment: ShellSegment, scope: PathScope): void => {
+  const words = declarations.has(segment.words[0] ?? '') ? segment.words.slice(1) : segment.words.every((word) => assignment.test(word)) ? segment.words : [];
+  for (const word of words) {
+    const match = assignment.exec(word);
+    if (match) scope.variables.set(match[1]!, match[2]!);
+  }
 };
 
 /**
  * Classify a shell command for the permission stage. Every simple command is judged and the line takes the
- * union of their classes; `read-only` is kept only when every part is read-only and nothing writes. A line that
- * cannot be parsed is `unparseable` and nothing else.
+ * union of their classes; `read-only` is kept only when every part is read-only and nothing writes. Every word that
+ * could be a path is expanded as far as the classifier can see (`~`, `$HOME`, variables the line assigns, globs),
+ * resolved from the working directory (which follows `cd`) and compared by real path: a path outside the workspace
+ * (a symlink made before the run included) is `outside-workspace`, a protected path `protected-path`, a file with
+ * several hard links or a FIFO, socket or device `outside-workspace` too. A line that cannot be parsed is `unparseable` and nothing else.
  */
-export const classifyShellCommand = (command: string, options: { workspace: string; cwd: string }): ShellClassification => {
+export const classifyShellCommand = (command: string, options: ClassifyOptions): ShellClassification => {
   const parsed = parseShell(command);
   if (!parsed.ok) return { classes: ['unparseable'], parts: [command.trim()], reason: parsed.reason };
   const classes = new Set<ShellClass>();
+  const scope = initialScope(options);
+  const outsidePaths: string[] = [];
+  const flag = (word: string, shellClass: ShellClass) => {
+    classes.add(shellClass);
+    if (outsidePaths.length < 20 && !outsidePaths.includes(word)) outsidePaths.push(word);
+  };
   let readOnly = true;
   for (const segment of parsed.segments) {
     if (!commandClasses(segment.words, classes)) readOnly = false;
@@ -136,14 +160,26 @@ export const classifyShellCommand = (command: string, options: { workspace: stri
         readOnly = false;
       }
     }
-    if (segment.words[0] === 'cd' && segment.words[1] !== undefined) {
-      const target = resolve(options.cwd, segment.words[1]);
-      if (segment.words[1].startsWith('~') || (target !== options.workspace && !target.startsWith(options.workspace + sep))) classes.add('outside-workspace');
+    learnAssignments(segment, scope);
+    for (const word of pathWords(segment)) {
+      const verdict = judgeWord(word, scope);
+      if (verdict === 'outside' || verdict === 'hard-link' || verdict === 'special') flag(word, 'outside-workspace');
+      else if (verdict === 'protected') flag(word, 'protected-path');
     }
-    if (leavesWorkspace(segment, options)) classes.add('outside-workspace');
+    const words = unwrap(segment.words);
+    if (words[0] === 'cd') {
+      const target = changeDirectory(words[1], scope);
+      if (words[1] === undefined || words[1] === '~') flag(words[1] ?? 'cd', 'outside-workspace');
+      scope.variables.set('OLDPWD', scope.cwd);
+      scope.cwd = target;
+      scope.variables.set('PWD', target);
+    } else if (words[0] !== undefined && scope.cwd !== options.workspace && judgeWord('.', scope) === 'outside') {
+      // A command run after `cd` left the workspace works outside it, whatever its arguments.
+      flag('.', 'outside-workspace');
+    }
   }
   if (parsed.segments.length > 1) classes.add('chained');
   if (readOnly && classes.size === 0) classes.add('read-only');
   if (readOnly && classes.has('chained')) classes.add('read-only');
-  return { classes: [...classes].sort(), parts: parsed.segments.map((segment) => segment.words.join(' ')) };
+  return { classes: [...classes].sort(), parts: parsed.segments.map((segment) => segment.words.join(' ')), ...(outsidePaths.length > 0 ? { outsidePaths } : {}) };
 };

@@ -78,3 +78,39 @@ export const memoryFill = (hints: MemoryHints, allowance: number, limit: number,
   return { ...fill, tokens: used, units: lines.length, complete: left.length === 0, included, excluded, section: [open, ...lines, close].join('\n') };
 };
 
+
+/** A context candidate a `contextProject` hook offered (README: *Hooks*): the policy admits or refuses it. */
+export interface HookCandidate {
+  id: string;
+  hookId: string;
+  priority: number;
+  content: string;
+}
+
+/**
+ * Hook candidates: highest priority first (ties in the order the hooks ran), each whole or not at all, quoted as
+ * untrusted data; a candidate that does not fit is excluded with reason `budget`. Hooks never write the prompt: this
+ * is the only way their context gets in, and the ledger says what was admitted and what was refused.
+ */
+export const hookFill = (candidates: readonly HookCandidate[], allowance: number, counter: TokenCounter): Fill => {
+  const ordered = candidates.map((candidate, index) => ({ candidate, index })).sort((left, right) => right.candidate.priority - left.candidate.priority || left.index - right.index);
+  const refOf = (candidate: HookCandidate) => `hook:${candidate.hookId}/${candidate.id}`;
+  const fill = emptyFill(candidates.length, (detail) => (candidates.length > 0 ? [{ source: 'hooks', refs: candidates.map(refOf), count: candidates.length, reason: 'priority', detail }] : []));
+  if (candidates.length === 0) return fill;
+  const included: ContextInclusion[] = [];
+  const excluded: ContextExclusion[] = [];
+  const sections: string[] = [];
+  let used = 0;
+  for (const { candidate } of ordered) {
+    const section = `<hook-context hook="${attribute(candidate.hookId)}" id="${attribute(candidate.id)}" trust="untrusted">\n${quoteUntrusted(candidate.content)}\n</hook-context>`;
+    const tokens = counter.count(section);
+    if (used + tokens > allowance) {
+      excluded.push({ source: 'hooks', refs: [refOf(candidate)], count: 1, reason: 'budget', detail: `${tokens} tokens did not fit the ${allowance - used} left for hook context` });
+      continue;
+    }
+    used += tokens;
+    sections.push(section);
+    included.push({ source: 'hooks', refs: [refOf(candidate)], mode: 'full', trust: 'untrusted', tokens, reason: `offered by contextProject hook ${candidate.hookId} (priority ${candidate.priority})` });
+  }
+  return { ...fill, tokens: used, units: included.length, complete: excluded.length === 0, included, excluded, section: sections.join('\n') };
+};

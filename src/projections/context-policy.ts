@@ -4,7 +4,7 @@ import { defaultContextWindow, defaultPhaseShares, phaseOf, type PhaseShares } f
 import { emptyActorContext, type ActorContext, type ContextView } from './context.view.js';
 import { assembleMessages } from './context-assembly.js';
 import { fixedBlocks } from './context-fixed.js';
-import { evidenceFill, memoryFill } from './context-extras.js';
+import { evidenceFill, hookFill, memoryFill, type HookCandidate } from './context-extras.js';
 import { latestObservationFill, shownResultSeqs, splitConversation, type Fill } from './context-sources.js';
 import { tailFill } from './context-tail.js';
 import { memoryHints, type MemoryQuery } from './memory-hints.js';
@@ -44,6 +44,8 @@ export interface PolicyInput {
   now: number;
   /** Raised by `compact` after a context-length error; the view's recorded level is the floor. */
   compactionLevel?: number;
+  /** Candidates `contextProject` hooks offered for this round (admitted after memory, within memory's share). */
+  hookCandidates?: readonly HookCandidate[];
 }
 
 /** The model input for one round and the decision ledger behind it (`context.projected` without `input`). */
@@ -108,6 +110,9 @@ export const projectModelInput = (input: PolicyInput): ModelInputProjection => {
     let memory = memoryFill(hints, Math.min(remaining, cap(shares.memory)), remaining, counter);
     if (evidenceStarved) memory = memory.dropAll(tailStarved ? 'the recent tail did not fit' : 'the evidence did not fit');
     remaining = Math.max(0, remaining - memory.tokens);
+    let hooked = hookFill(input.hookCandidates ?? [], Math.min(remaining, cap(shares.memory)), counter);
+    if (evidenceStarved) hooked = hooked.dropAll(tailStarved ? 'the recent tail did not fit' : 'the evidence did not fit');
+    remaining = Math.max(0, remaining - hooked.tokens);
 
     // Pass 2: leftover budget grows what was trimmed, again in priority order.
     const grow = (fill: Fill, refill: (allowance: number) => Fill): Fill => {
@@ -120,8 +125,8 @@ export const projectModelInput = (input: PolicyInput): ModelInputProjection => {
     if (!tailStarved) tail = grow(tail, (allowance) => tailFill(actor, split, allowance, allowance, counter, summaryLines));
     if (!evidenceStarved) evidence = grow(evidence, (allowance) => evidenceFill(actor, shownSeqs(), allowance, allowance, counter));
     if (!evidenceStarved) memory = grow(memory, (allowance) => memoryFill(hints, allowance, allowance, counter));
-    const messages = assembleMessages({ fixed, latest, tail, sections: [tail, evidence, memory] });
-    return { latest, tail, evidence, memory, messages, estimatedTokens: countInput(messages, input.tools, counter) };
+    const messages = assembleMessages({ fixed, latest, tail, sections: [tail, evidence, memory, hooked] });
+    return { latest, tail, evidence, memory, hooked, messages, estimatedTokens: countInput(messages, input.tools, counter) };
   };
 
   // Message framing is only known once rendered: shrink the flexible budget by any overshoot (twice at most).
@@ -131,9 +136,9 @@ export const projectModelInput = (input: PolicyInput): ModelInputProjection => {
     flexible = Math.max(0, flexible - (result.estimatedTokens - total));
     result = allocate(flexible);
   }
-  const { latest, tail, evidence, memory, messages, estimatedTokens } = result;
-  const fills = [latest, tail, evidence, memory];
-  const bySource: Record<string, number> = { ...fixed.bySource, latest_observation: latest.tokens, recent_tail: 0, history_summary: 0, evidence: evidence.tokens, memory: memory.tokens };
+  const { latest, tail, evidence, memory, hooked, messages, estimatedTokens } = result;
+  const fills = [latest, tail, evidence, memory, hooked];
+  const bySource: Record<string, number> = { ...fixed.bySource, latest_observation: latest.tokens, recent_tail: 0, history_summary: 0, evidence: evidence.tokens, memory: memory.tokens, ...(input.hookCandidates && input.hookCandidates.length > 0 ? { hooks: hooked.tokens } : {}) };
   for (const entry of tail.included) bySource[entry.source] = (bySource[entry.source] ?? 0) + entry.tokens;
   return {
     messages,

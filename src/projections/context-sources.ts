@@ -69,6 +69,9 @@ export const splitConversation = (actor: ActorContext, tailEvents: number): Conv
   return { latest, tail: items.slice(start, items.length - (latest ? 1 : 0)), beyond: items.slice(0, start), older: actor.older };
 };
 
+/** What hooks added for the model, quoted as untrusted data (hooks inform; they never instruct). */
+export const hookContextSection = (text: string, attributes = ''): string => `<hook-context${attributes ? ` ${attributes}` : ''} trust="untrusted">\n${quoteUntrusted(text.length > 8_000 ? `${text.slice(0, 8_000)}…` : text)}\n</hook-context>`;
+
 const referenceNote = (result: ToolResultItem): string =>
   `the full output is record #${result.seq}${result.truncated ? ` (${result.truncated.artifact})` : ''}`;
 
@@ -79,7 +82,7 @@ export const renderToolResult = (result: ToolResultItem, maxTokens: number, coun
   const close = '</tool-output>';
   const overhead = counter.count(open) + counter.count(close) + 2;
   const body = fitText(result.observation, Math.max(0, maxTokens - overhead), counter, referenceNote(result));
-  const content = `${open}\n${quoteUntrusted(body.text)}\n${close}`;
+  const content = `${open}\n${quoteUntrusted(body.text)}\n${close}${result.hookContext ? `\n${hookContextSection(result.hookContext, `call="${attribute(result.callId)}"`)}` : ''}`;
   return { content, tokens: counter.count(content), mode: body.mode };
 };
 

@@ -2,7 +2,7 @@ import type { ContextCompaction, ContextExclusion, ContextInclusion } from '../.
 import type { ModelMessage } from '../../models/model-contract.js';
 import { toArray } from './persistent-list.js';
 import type { ActorContext, ConversationItem } from './context.view.js';
-import { emptyFill, range, renderTurn, turnMode, type ConversationSplit, type Fill } from './context-sources.js';
+import { emptyFill, hookContextSection, range, renderTurn, turnMode, type ConversationSplit, type Fill } from './context-sources.js';
 import type { TokenCounter } from './token-counter.js';
 
 const summaryLine = (item: ConversationItem): string => {
@@ -51,7 +51,7 @@ export const tailFill = (actor: ActorContext, split: ConversationSplit, allowanc
     const item = split.tail[index]!;
     if (item.kind === 'user') {
       shown.push(item);
-      messages.push([{ role: 'user', content: item.text }]);
+      messages.push([{ role: 'user', content: item.hookContext ? `${item.text}\n\n${hookContextSection(item.hookContext)}` : item.text }]);
       continue;
     }
     const rendered = renderTurn(item, perResult, counter);

@@ -9,13 +9,19 @@ import type { VerificationRecorded } from '../../models/verification.records.js'
 import type { DelegatedTask, DelegationJoined, DelegationStarted, ReportRejected } from '../../models/delegation.records.js';
 import { extractConstraints, type Constraint } from './constraints.js';
 import { PersistentReadonlyMap } from './persistent-map.js';
+import type { HookDecided } from '../../models/hook.records.js';
 import { prepend, type PersistentList } from './persistent-list.js';
 import type { Projection, ViewState } from './projection.js';
+
+/** Points whose `additionalContext` the model is shown (with the result, or with the next user message). */
+const hookContextPoints: ReadonlySet<string> = new Set(['postToolUse', 'userPromptSubmit', 'sessionStart']);
 
 export interface UserItem {
   kind: 'user';
   seq: number;
   text: string;
+  /** Context hooks added to this message (`userPromptSubmit`, `sessionStart`, a `stop` continuation): shown untrusted. */
+  hookContext?: string;
 }
 
 export interface ToolResultItem {
@@ -26,6 +32,8 @@ export interface ToolResultItem {
   errorCode?: string;
   observation: string;
   truncated?: Truncation;
+  /** What `postToolUse` hooks added for the model about this result: shown after it, untrusted. */
+  hookContext?: string;
 }
 
 /** One model reply with its tool calls and, as they settle, their results (kept together: providers need pairs). */
@@ -89,6 +97,8 @@ export interface ActorContext {
   verification?: { seq: number; status: 'passed' | 'failed'; name: string; summary: string };
   compactionLevel: number;
   turns: number;
+  /** Hook context recorded before the message or result it belongs to arrived (same batch): attached when it does. */
+  pendingHooks?: ReadonlyArray<{ callId?: string; text: string }>;
 }
 
 /** The context view of a session: the goal and, per actor path, what its next model input is built from. */
@@ -168,10 +178,11 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
     const index = actor.recent.findLastIndex((item) => item.kind === 'turn' && item.toolCalls.some((call) => call.callId === settled.callId));
     const turn = actor.recent[index] as TurnItem | undefined;
     if (!turn) return actor;
-    const result: ToolResultItem = { callId: settled.callId, name: settled.name, seq, status: settled.status, observation: settled.observation, ...(settled.errorCode ? { errorCode: settled.errorCode } : {}), ...(settled.truncated ? { truncated: settled.truncated } : {}) };
+    const hook = actor.pendingHooks?.find((pending) => pending.callId === settled.callId);
+    const result: ToolResultItem = { callId: settled.callId, name: settled.name, seq, status: settled.status, observation: settled.observation, ...(settled.errorCode ? { errorCode: settled.errorCode } : {}), ...(settled.truncated ? { truncated: settled.truncated } : {}), ...(hook ? { hookContext: hook.text } : {}) };
     const recent = actor.recent.slice();
     recent[index] = { ...turn, results: [...turn.results, result] };
-    let next: ActorContext = { ...actor, recent };
+    let next: ActorContext = { ...actor, recent, ...(hook ? { pendingHooks: actor.pendingHooks!.filter((pending) => pending !== hook) } : {}) };
     const path = pathArgument(turn.toolCalls.find((call) => call.callId === settled.callId));
     if (settled.status !== 'ok' || path === undefined) return next;
     if (reading.has(settled.name)) {
@@ -188,15 +199,25 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
     switch (record.type) {
       case 'user.message': {
         const text = (record.data as UserMessage).text;
-        const item: UserItem = { kind: 'user', seq: record.seq, text };
+        const hooks = actor.pendingHooks?.filter((pending) => pending.callId === undefined) ?? [];
+        const item: UserItem = { kind: 'user', seq: record.seq, text, ...(hooks.length > 0 ? { hookContext: hooks.map((pending) => pending.text).join('\n\n') } : {}) };
         let constraints = actor.constraints;
         for (const constraint of extractConstraints(record.seq, text)) constraints = prepend(constraints, constraint);
-        return push({ ...actor, users: prepend(actor.users, item), constraints }, item);
+        const rest = hooks.length > 0 ? actor.pendingHooks!.filter((pending) => pending.callId !== undefined) : actor.pendingHooks;
+        return push({ ...actor, users: prepend(actor.users, item), constraints, ...(rest === actor.pendingHooks ? {} : { pendingHooks: rest }) }, item);
       }
       case 'model.responded': {
         const reply = record.data as ModelResponded;
         const toolCalls = reply.toolCalls.map(({ callId, name, arguments: args }) => ({ callId, name, arguments: args }));
-        return push({ ...actor, turns: actor.turns + 1 }, { kind: 'turn', seq: record.seq, turn: reply.turn, text: reply.text, toolCalls, results: [] });
+        const next = push({ ...actor, turns: actor.turns + 1 }, { kind: 'turn', seq: record.seq, turn: reply.turn, text: reply.text, toolCalls, results: [] });
+        // A stop hook asked the model to go on: it reads why, as untrusted context, in place of the user's next word.
+        if (!reply.continuation) return next;
+        return push(next, { kind: 'user', seq: record.seq, text: '[harness] A stop hook asked you to continue before ending.', hookContext: reply.continuation.reason });
+      }
+      case 'hook.decided': {
+        const decided = record.data as HookDecided;
+        if (!decided.additionalContext || !hookContextPoints.has(decided.point)) return actor;
+        return { ...actor, pendingHooks: [...(actor.pendingHooks ?? []), { ...(decided.callId ? { callId: decided.callId } : {}), text: decided.additionalContext }] };
       }
       case 'tool.settled':
         return settle(actor, record.data as ToolSettled, record.seq);
@@ -219,7 +240,7 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
     }
   };
 
-  const relevant = new Set(['user.message', 'model.responded', 'tool.settled', 'verification.recorded', 'context.projected', 'report.rejected']);
+  const relevant = new Set(['user.message', 'model.responded', 'tool.settled', 'verification.recorded', 'context.projected', 'report.rejected', 'hook.decided']);
 
   /**
    * A child's first context, by its task's context mode: `clean` — the task alone; `summary` — the task and a brief

@@ -34,6 +34,14 @@ import {
 
 export type { OpenSpan, SpanView } from './span-state.js';
 
+/**
+ * The span projection, and which record types it reads: for any other record `apply` changes nothing but `seq` and
+ * the latest record time, so a live follower may skip it.
+ */
+export interface SpanProjection extends Projection<SpanView> {
+  handles(type: string): boolean;
+}
+
 /** What the span view records and how (README: *OpenTelemetry*). */
 export interface SpanViewOptions {
   /**
@@ -85,7 +93,7 @@ const serverOf = (source: string | undefined): Attributes => {
  * export of a stream agrees. Per record it touches a bounded number of open spans (persistent maps), so its cost
  * does not grow with the session; `ended` holds the spans the last record finished, for a live exporter.
  */
-export const spanProjection = (options: SpanViewOptions = {}): Projection<SpanView> => {
+export const spanProjection = (options: SpanViewOptions = {}): SpanProjection => {
   const capture = options.captureContent === true;
   const redact = createRedactor(options.secrets);
   const agentName = options.agentName ?? 'rein';
@@ -346,6 +354,7 @@ export const spanProjection = (options: SpanViewOptions = {}): Projection<SpanVi
             [attr.toolName]: call.name,
             [attr.toolCallId]: call.callId,
             [attr.toolType]: 'function',
+            [reinAttr.mcpServer]: /^mcp__(.+?)__./.exec(call.name)?.[1],
             ...common(draft),
             [reinAttr.actor]: agent,
             [attr.toolCallArguments]: content(call.arguments),
@@ -408,7 +417,16 @@ export const spanProjection = (options: SpanViewOptions = {}): Projection<SpanVi
     'file.written': (draft, record) => toolFact(draft, record),
     'verification.recorded': (draft, record) => {
       const verified = record.data as VerificationRecorded;
-      const attributes: Attributes = { [reinAttr.verificationName]: verified.name, [reinAttr.verificationStatus]: verified.status, [attr.errorType]: verified.errorCode, [reinAttr.command]: content(verified.command), [reinAttr.summary]: content(verified.summary) };
+      const attributes: Attributes = {
+        [reinAttr.verificationName]: verified.name,
+        [reinAttr.verificationStatus]: verified.status,
+        [attr.errorType]: verified.errorCode,
+        [reinAttr.exitCode]: verified.exitCode ?? undefined,
+        [reinAttr.signal]: verified.signal,
+        [reinAttr.timedOut]: verified.timedOut,
+        [reinAttr.command]: content(verified.command),
+        [reinAttr.summary]: content(verified.summary),
+      };
       const key = verified.callId ? `tool:${verified.callId}` : undefined;
       if (key && updateSpan(draft, key, (span) => withEvent(touch(span, record.at), 'rein.verification', record.at, attributes))) return;
       agentEvent(draft, agentPathOf(record.actor), record.at, 'rein.verification', attributes);
@@ -529,7 +547,13 @@ export const spanProjection = (options: SpanViewOptions = {}): Projection<SpanVi
       const ended = record.data as SessionEnded;
       const failed = ended.status === 'failed' || ended.status === 'budget-exhausted';
       const status = failed ? { code: 'error' as const, ...(capture && ended.reason ? { message: clip(ended.reason) } : {}) } : { code: 'unset' as const };
-      const attributes: Attributes = { [reinAttr.outcome]: ended.status, [attr.errorType]: failed ? ended.status : undefined, [reinAttr.reason]: content(ended.reason) };
+      const attributes: Attributes = {
+        [reinAttr.outcome]: ended.status,
+        [attr.errorType]: failed ? ended.status : undefined,
+        [reinAttr.reason]: content(ended.reason),
+        // A final answer after a blocked turn: the fail-closed findings nothing resolved (its claim rests on no MutationReady turn).
+        [reinAttr.unresolved]: ended.unresolved ? ended.unresolved.findings.map((finding) => finding.class) : undefined,
+      };
       const reason = draft.cancelled || ended.status === 'cancelled' ? 'cancelled' : 'unsettled';
       if (record.actor === 'root') closeSession(draft, record.at, status, attributes, reason);
       else closeAgent(draft, record.actor, record.at, status, attributes, reason);
@@ -538,6 +562,7 @@ export const spanProjection = (options: SpanViewOptions = {}): Projection<SpanVi
 
   return {
     name: 'spans',
+    handles: (type) => Object.hasOwn(handlers, type),
     initial: initialSpanView,
     apply(view, record) {
       const handler = view.rootEnded ? undefined : handlers[record.type];

@@ -5,6 +5,7 @@ import type { ModelAttempted, ModelFailed, ModelResponded } from '../../models/m
 import type { SessionCreated, SessionEnded, UnresolvedFindings } from '../../models/session.records.js';
 import type { CommandExecution, ToolSettled, Truncation } from '../../models/tool.records.js';
 import type { Denial } from '../../models/permission.records.js';
+import type { HookDecided } from '../../models/hook.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
 import type { DelegationCompleted, DelegationFailed, DelegationJoined, DelegationPermissionEscalated, DelegationStarted, DelegationValidated } from '../../models/delegation.records.js';
 import { prepend, type PersistentList } from './persistent-list.js';
@@ -71,6 +72,8 @@ export interface TraceAction {
   arguments: Record<string, unknown>;
   requested: TraceRef & { cause?: string };
   permission?: TraceRef & { decision: string; reason?: string };
+  /** Hook and guardrail decisions about this call, in log order (`preToolUse`, `guardrail.input`, `guardrail.output`, `postToolUse`). */
+  hooks?: ReadonlyArray<TraceRef & { point: string; decision: string; reason?: string; by?: string }>;
   started?: TraceRef;
   settled?: TraceRef & { status: 'ok' | 'error'; errorCode?: string; observation: string; truncated?: Truncation; execution?: CommandExecution; denial?: Denial };
   verification?: TraceVerification;
@@ -317,6 +320,12 @@ export const traceProjection: Projection<TraceView> = {
       }
       case 'permission.decided':
         return updateAction(view, record, byCall(record), (action) => ({ ...action, permission: { ...ref(record), decision: String(data.decision ?? data.outcome ?? 'unknown'), ...(typeof data.reason === 'string' ? { reason: data.reason } : {}) } }));
+      case 'hook.decided': {
+        const decided = record.data as HookDecided;
+        if (!decided.callId) return view;
+        const entry = { ...ref(record), point: decided.point, decision: decided.decision, ...(decided.reason ? { reason: decided.reason } : {}), ...(decided.decidedBy ? { by: decided.decidedBy } : {}) };
+        return updateAction(view, record, byCall(record), (action) => ({ ...action, hooks: [...(action.hooks ?? []), entry] }));
+      }
       case 'tool.started':
         return updateAction(view, record, byCall(record), (action) => ({ ...action, started: ref(record) }));
       case 'tool.settled': {

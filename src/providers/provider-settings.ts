@@ -4,8 +4,10 @@ import { z } from 'zod';
 import type { ModelOptions } from '../../models/model-contract.js';
 import { ReinError } from '../host/host-errors.js';
 import { configFileName } from './config-file-name.js';
+import { SandboxConfig } from '../policy/sandbox-config.js';
 import { defaultAnthropicBaseUrl } from './anthropic.provider.js';
 import { defaultOpenAIBaseUrl } from './openai-compatible.provider.js';
+import { CommandHooksConfig } from '../hooks/command-hooks.js';
 
 /** The providers rein can run: `openai` means any OpenAI-compatible endpoint. */
 export const ProviderName = z.enum(['openai', 'anthropic', 'scripted', 'recorded']);
@@ -51,6 +53,14 @@ export const WorkspaceConfig = z
     mcpServers: z.record(z.string(), z.unknown()).optional(),
     /** The discovery policy: at most `visibleLimit` tools per round, `toolShare` of the window for their schemas. */
     capabilities: z.object({ visibleLimit: z.number().int().positive().optional(), toolShare: z.number().positive().max(1).optional() }).strict().optional(),
+    /** Project plugins: local directories (relative to the workspace) or npm package names (README: *Plugins*). */
+    plugins: z.array(z.string().min(1)).optional(),
+    /** Each plugin's own config, by plugin id (what its `setup` gets as `config`). */
+    pluginConfig: z.record(z.string(), z.unknown()).optional(),
+    /** Command hooks, in the shape Claude Code's settings use (README: *Command hooks*). */
+    hooks: CommandHooksConfig.optional(),
+    /** How commands are isolated: `{ mode, network, allowedHosts, loginShell }` (README: *The sandbox*). */
+    sandbox: SandboxConfig.optional(),
   })
   .strict();
 export type WorkspaceConfig = z.infer<typeof WorkspaceConfig>;

@@ -22,6 +22,7 @@ import { createCallSpecFactory, mutationPolicyDigestOf } from '../typestate/call
 import type { CapabilityDeriver, VisibleSet } from '../capabilities/capability-deriver.js';
 import type { AgentCapabilities } from '../capabilities/agent-capabilities.js';
 import { capabilityToolNames } from '../capabilities/session-capabilities.js';
+import type { HookKernel } from '../hooks/hook-kernel.js';
 
 /**
  * Everything one agent of a session works with: its rights, its tool pipeline, what the model is shown, its CallSpecs.
@@ -61,6 +62,8 @@ export interface ActorWiringOptions {
   memory?: ToolMemoryProvider;
   /** The visible set per round (absent, or for a session without a catalog: the session's tools, as before). */
   capabilities?: WiringCapabilities;
+  /** The hook kernel every agent's calls pass through (children's included). */
+  hooks?: HookKernel;
 }
 
 /** Children ask before delegating further: nested delegation needs a person's approval (or an answer given in advance). */
@@ -103,6 +106,8 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
     return described;
   };
   const specFactories = new Map<string, (effectId: string) => CallSpec>();
+  const stages = options.hooks?.guardrailStages() ?? [];
+  const guardrails = stages.length > 0 ? { stages, ids: stages.flatMap((stage) => options.hooks!.hooksFor(`guardrail.${stage}`).map((hook) => hook.id)) } : undefined;
   const describeCache = new Map<string, ModelToolDescription[]>();
   const scopeOf = (rights: ActorRights): DelegationScope => ({
     parent: rights,
@@ -136,6 +141,7 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
     delegation: scopeOf(rights),
     ...(options.memory ? { memory: options.memory } : {}),
     ...(capabilities ? { capabilities: capabilities.agent(rights.path) } : {}),
+    ...(options.hooks ? { hooks: options.hooks } : {}),
   });
   /** The agent's tools its policy hides (plan mode, a tool-wide deny), by who hides them. */
   const hiddenOf = (registry: ToolRegistry, policy: PermissionPolicy, names: Iterable<string>): Record<string, DenialSource> => {
@@ -149,7 +155,7 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
   };
   const specFor = (key: string, registry: ToolRegistry, descriptions: ModelToolDescription[], policy: PermissionPolicy, maxTurns: number, names: Iterable<string>) =>
     cached(specFactories, `${key}|${maxTurns}`, () =>
-      createCallSpecFactory({ provider: options.provider.name, model: options.provider.model ?? 'unknown', tools: descriptions, catalog: registry.describe(), hidden: hiddenOf(registry, policy, names), parallelTools: options.parallelTools, observationLimit, sandbox: options.sandbox, permissions: policy, maxTurns }),
+      createCallSpecFactory({ provider: options.provider.name, model: options.provider.model ?? 'unknown', tools: descriptions, catalog: registry.describe(), hidden: hiddenOf(registry, policy, names), parallelTools: options.parallelTools, observationLimit, sandbox: options.sandbox, permissions: policy, maxTurns, ...(guardrails ? { guardrails } : {}) }),
     );
 
   const sessionTools = new Set(options.tools.filter((name) => name !== reportTool));

@@ -87,7 +87,7 @@ export const copyStore = async (from: EventStore, to: EventStore, options: CopyS
       }
     }
     const [first] = await to.read(info.stream, { limit: 1 });
-    const verified = first?.type === 'session.created' ? (await replaySession(to, info.stream)).records : undefined;
+    const verified = first?.type === 'session.created' ? (await replaySession(to, info.stream)).verified : undefined;
     const result: CopiedStream = { stream: info.stream, records: info.head, blobs, outcome, ...(verified === undefined ? {} : { verified }) };
     copied.push(result);
     options.onStream?.(result);

@@ -26,8 +26,8 @@ export interface DryRunCall {
   callId: string;
   name: string;
   arguments: Record<string, unknown>;
-  then: { validation: ValidationVerdict; permission?: string; status?: 'ok' | 'error'; errorCode?: string };
-  now: { validation: Exclude<ValidationVerdict, 'not-run'>; issues?: string; permission?: string; permissionReason?: string };
+  then: { validation: ValidationVerdict; permission?: string; status?: 'ok' | 'error'; errorCode?: string; hook?: string };
+  now: { validation: Exclude<ValidationVerdict, 'not-run'>; issues?: string; permission?: string; permissionReason?: string; hook?: string; hookReason?: string };
   changed: boolean;
   reasons: string[];
 }

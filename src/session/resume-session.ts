@@ -7,7 +7,7 @@ import { ReinError } from '../host/host-errors.js';
 import { readSessionRecords } from './read-session.js';
 import { machineVersion } from '../host/machine-version.js';
 import { createIdGenerator } from '../host/record-ids.js';
-import { verifyRecords } from '../host/replay.js';
+import { verifyRecords, type ReplayResult } from '../host/replay.js';
 import { SessionHost } from '../host/session-host.js';
 import { findInDoubt, type InDoubtEffect } from './in-doubt.js';
 import { ReinSession } from './session-handle.js';
@@ -16,6 +16,8 @@ import { sessionMemoryFor } from './session-memory-wiring.js';
 import { CapabilityDeriver } from '../capabilities/capability-deriver.js';
 import { SessionCapabilities } from '../capabilities/session-capabilities.js';
 import { canonicalEqual } from '../host/canonical-equal.js';
+import { sessionHooksFor } from './start-session.js';
+import { sandboxCheckedOf } from '../policy/sandbox-status.js';
 
 export interface ResumeOptions {
   /** Rerun in-doubt effects whose policy is `require-user-confirmation` (the CLI's `--yes`). */
@@ -26,10 +28,18 @@ export interface ResumeOptions {
 
 /** What resume found and decided, for the CLI and the host app. */
 export interface ResumeReport {
+  /** Records the rebuild read and checked (the whole log, or the tail after the snapshot): as `rein replay` counts. */
   verified: number;
+  /** Input records re-applied. */
+  inputs: number;
+  /** Derived records regenerated and found equal. */
+  regenerated: number;
   snapshotSeq: number | undefined;
   snapshotRejected: string | undefined;
-  resolutions: Array<{ effectId: string; kind: EffectKind; policy: ResumePolicy; resolution: EffectResolution }>;
+  /** Each in-doubt effect and how it was resolved, with the agent that requested it and its request's args. */
+  resolutions: Array<{ effectId: string; kind: EffectKind; policy: ResumePolicy; resolution: EffectResolution; reason: string; actor: string; args: Record<string, unknown> }>;
+  /** The last seq of the log the session was rebuilt from (resume's own records follow it). */
+  head: number;
   alreadyEnded: boolean;
 }
 
@@ -37,14 +47,20 @@ const resolve = (policy: ResumePolicy, confirmed: boolean, check: EffectResumeCh
   if (policy === 'rerun-after-check') {
     if (!check) return { resolution: 'rerun', reason: 'safe to run again once the session is rebuilt' };
     if (check.resolution === 'awaiting-confirmation') return confirmed ? { resolution: 'rerun', reason: `rerun confirmed by the user (${check.reason})` } : { resolution: 'awaiting-confirmation', reason: `${check.reason}; rerunning it needs confirmation (resume with --yes)` };
-    return check;
+    const { cleaned: _cleaned, ...decided } = check;
+    return decided;
   }
   if (policy === 'require-user-confirmation') {
-    return confirmed ? { resolution: 'rerun', reason: 'rerun confirmed by the user' } : { resolution: 'awaiting-confirmation', reason: 'its outcome is unknown and rerunning it needs confirmation (resume with --yes)' };
+    // A check may refuse the rerun outright (the earlier processes still run); confirmation cannot override that.
+    if (check?.resolution === 'failed-in-doubt') return { resolution: 'failed-in-doubt', reason: check.reason };
+    const why = check ? ` (${check.reason})` : '';
+    return confirmed ? { resolution: 'rerun', reason: `rerun confirmed by the user${why}` } : { resolution: 'awaiting-confirmation', reason: `its outcome is unknown and rerunning it needs confirmation (resume with --yes)${why}` };
   }
   if (policy === 'replay-from-event') return { resolution: 'failed-in-doubt', reason: 'no recorded result to replay' };
   return { resolution: 'failed-in-doubt', reason: 'this effect is never rerun automatically' };
 };
+
+const countsOf = (result: ReplayResult) => ({ verified: result.verified, inputs: result.inputs, regenerated: result.regenerated });
 
 const rebuild = async (services: SessionServices, sessionId: string, records: readonly RecordEnvelope[]) => {
   const snapshot = await services.store.loadSnapshot(sessionId);
@@ -58,7 +74,7 @@ const rebuild = async (services: SessionServices, sessionId: string, records: re
       const capabilities = new CapabilityDeriver();
       for (const record of records) if (record.seq <= snapshot.seq) capabilities.observe(record);
       const result = verifyRecords(sessionId, tail, { tree, capabilities });
-      return { tree: result.tree ?? tree, capabilities: result.capabilities, verified: result.verified, snapshotSeq: snapshot.seq as number | undefined, rejected, snapshotRejectedSeq: undefined as number | undefined };
+      return { tree: result.tree ?? tree, capabilities: result.capabilities, counts: countsOf(result), snapshotSeq: snapshot.seq as number | undefined, rejected, snapshotRejectedSeq: undefined as number | undefined };
     } catch (error) {
       if ((error as ReinError).code === 'REPLAY_DIVERGENCE') throw error;
       rejected = `snapshot at seq ${snapshot.seq} could not be restored: ${(error as Error).message}`;
@@ -66,7 +82,7 @@ const rebuild = async (services: SessionServices, sessionId: string, records: re
   }
   const result = verifyRecords(sessionId, records, services.inspect ? { inspect: services.inspect } : {});
   if (!result.tree) throw new ReinError('SESSION_INVALID', `${sessionId} has no session.created record`);
-  return { tree: result.tree, capabilities: result.capabilities, verified: result.verified, snapshotSeq: undefined, rejected, snapshotRejectedSeq: snapshot?.seq };
+  return { tree: result.tree, capabilities: result.capabilities, counts: countsOf(result), snapshotSeq: undefined, rejected, snapshotRejectedSeq: snapshot?.seq };
 };
 
 /** Settle an in-doubt call whose effect the world already shows; a recorded file intent becomes the new baseline. */
@@ -132,14 +148,16 @@ export const resumeSession = async (services: SessionServices, sessionId: string
   const memory = sessionMemoryFor(services, sessionId);
   // A session recorded before capabilities existed keeps its fixed tools (no catalog, no MCP servers, no skills).
   const capabilities = services.capabilities && rebuilt.capabilities.active && !rebuilt.tree.done ? await SessionCapabilities.open(services.capabilities, services.registry, rebuilt.capabilities) : undefined;
-  const wiring = wireSession(services, created.tools, memory, capabilities);
+  const wiring = wireSession(services, created.tools, memory, sessionId, capabilities);
   for (const record of records) wiring.observe(record);
   const head = records[records.length - 1]?.seq ?? 0;
-  const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, executors: wiring.executors, machineVersion, clock: services.clock, newId: createIdGenerator(), snapshotEvery: services.snapshotEvery, parallelTools: services.parallelTools, lastSnapshotSeq: rebuilt.snapshotSeq ?? 0, ...(services.effectGate ? { effectGate: services.effectGate } : {}), ...(capabilities ? { capabilities: capabilities.deriver } : {}) });
+  const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, lastAt: records[records.length - 1]?.at ?? first.at, executors: wiring.executors, machineVersion, clock: services.clock, newId: createIdGenerator(), snapshotEvery: services.snapshotEvery, parallelTools: services.parallelTools, lastSnapshotSeq: rebuilt.snapshotSeq ?? 0, ...(services.effectGate ? { effectGate: services.effectGate } : {}), ...(capabilities ? { capabilities: capabilities.deriver } : {}) });
   host.written$.subscribe(wiring.observe);
   memory?.attach(host);
-  const session = new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(capabilities ? { capabilities } : {}) });
-  const report: ResumeReport = { verified: rebuilt.verified, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: rebuilt.tree.done };
+  // Hooks recorded in the log are never run again: only records appended from here on reach the observers.
+  const hooks = sessionHooksFor(services, sessionId, wiring, host);
+  const session = new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}), ...(capabilities ? { capabilities } : {}) });
+  const report: ResumeReport = { ...rebuilt.counts, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: rebuilt.tree.done, head };
   if (rebuilt.tree.done) {
     memory?.catchUp();
     return { session, report };
@@ -162,15 +180,21 @@ export const resumeSession = async (services: SessionServices, sessionId: string
   const decided = await Promise.all(
     inDoubt.map(async (effect) => {
       const policy = policyOf(wiring.executors, effect);
-      const check = policy === 'rerun-after-check' ? await checkOf(wiring.executors, effect, records) : undefined;
-      return { effect, policy, ...resolve(policy, options.confirmInDoubt ?? false, check) };
+      const check = policy === 'rerun-after-check' || policy === 'require-user-confirmation' ? await checkOf(wiring.executors, effect, records) : undefined;
+      return { effect, policy, cleaned: check?.cleaned ?? [], ...resolve(policy, options.confirmInDoubt ?? false, check) };
     }),
   );
   const facts: FactDraft[] = [];
   if (rebuilt.rejected && rebuilt.snapshotRejectedSeq) facts.push({ type: 'snapshot.rejected', data: { seq: rebuilt.snapshotRejectedSeq, reason: rebuilt.rejected } });
   facts.push({ type: 'session.resumed', data: { fromSeq: head, inDoubt: inDoubt.map((effect) => effect.effectId), ...(rebuilt.snapshotSeq ? { snapshotSeq: rebuilt.snapshotSeq } : {}) } });
-  for (const { effect, policy, resolution, reason } of decided) {
-    facts.push({ type: 'effect.resolved', data: { effectId: effect.effectId, kind: effect.kind, policy, resolution, reason }, ...(effect.record.corr ? { corr: effect.record.corr } : {}) });
+  // The plugins this process loaded: a resumed session may run with other plugins than before, and the log says so.
+  for (const fact of services.plugins?.journal() ?? []) facts.push({ type: fact.type, data: fact.data });
+  // This process may isolate commands differently from the one that started the session: say how, once.
+  facts.push({ type: 'sandbox.checked', data: await sandboxCheckedOf(services.sandbox) });
+  for (const { effect, policy, resolution, reason, cleaned } of decided) {
+    const corr = effect.record.corr ? { corr: effect.record.corr } : {};
+    if (cleaned.length > 0) facts.push({ type: 'workspace.cleaned', data: { effectId: effect.effectId, ...(effect.record.corr ? { callId: effect.record.corr } : {}), paths: cleaned, reason: 'interrupted-write' }, ...corr });
+    facts.push({ type: 'effect.resolved', data: { effectId: effect.effectId, kind: effect.kind, policy, resolution, reason }, ...corr });
   }
   await host.recordFacts(facts);
   // The policy in force now (permission flags, sandbox) is an input: later turns are checked against it. Every running
@@ -180,7 +204,7 @@ export const resumeSession = async (services: SessionServices, sessionId: string
     const active = wiring.policyDigestOf(agent.path);
     if (agent.mutationPolicyDigest !== active) await host.step({ type: 'policy.changed', actor: agent.path, data: { mutationPolicyDigest: active } });
   }
-  report.resolutions = decided.map(({ effect, policy, resolution }) => ({ effectId: effect.effectId, kind: effect.kind, policy, resolution }));
+  report.resolutions = decided.map(({ effect, policy, resolution, reason }) => ({ effectId: effect.effectId, kind: effect.kind, policy, resolution, reason, actor: effect.record.actor, args: requestOf(effect).args }));
 
   for (const { effect, resolution, reason, observation } of decided) {
     if (resolution === 'rerun') host.startEffect(effect.record);

@@ -3,7 +3,10 @@ import type { EventStore, StreamInfo } from '../../stores/event-store.js';
 import { statusFromNewest } from '../host/session-status.js';
 import { isReservedStreamName, memoryStream } from '../memory/memory-stream.js';
 
-/** One line of `rein sessions`. `status` is a final outcome, `awaiting-approval`, `interrupted`, `idle`, or `active` for a session that has not ended. */
+/**
+ * One line of `rein sessions`. `status` is a final outcome, `awaiting-approval`, `interrupted`, `idle`, `active` for
+ * a session that has not ended, or `damaged` for one whose log cannot be read (`damaged` then names the error).
+ */
 export interface SessionSummary {
   id: string;
   status: string;
@@ -11,6 +14,7 @@ export interface SessionSummary {
   createdAt: number;
   task: string;
   forkedFrom?: { stream: string; seq: number };
+  damaged?: { code: string; message: string };
 }
 
 const statusOf = (tail: readonly RecordEnvelope[]): string => statusFromNewest(tail) ?? 'active';
@@ -28,38 +32,47 @@ export const summarizeSession = async (store: EventStore, id: string): Promise<S
 
 /** Options of `listSessions`. */
 export interface ListSessionsOptions {
-  /** Only sessions in this status (`active`, `awaiting-approval`, `completed`, …). */
+  /** Only sessions in this status (`active`, `awaiting-approval`, `completed`, `damaged`, …). */
   status?: string;
 }
 
 const PAGE = 200;
 
-const summarizeAll = async (store: EventStore, streams: readonly StreamInfo[]): Promise<SessionSummary[]> => {
-  const summaries = await Promise.all(streams.filter((stream) => !isReservedStreamName(stream.stream)).map((stream) => summarizeSession(store, stream.stream)));
+/** A session whose log cannot be read: listed with its error, never left out. */
+const damagedSummary = (id: string, error: unknown): SessionSummary => {
+  const code = typeof (error as { code?: unknown }).code === 'string' ? (error as { code: string }).code : 'ERROR';
+  return { id, status: 'damaged', head: 0, createdAt: 0, task: '', damaged: { code, message: (error as Error).message ?? String(error) } };
+};
+
+const summarizeAll = async (store: EventStore, names: readonly string[]): Promise<SessionSummary[]> => {
+  const summaries = await Promise.all(names.filter((name) => !isReservedStreamName(name)).map((name) => summarizeSession(store, name).catch((error: unknown) => damagedSummary(name, error))));
   return summaries.filter((summary): summary is SessionSummary => summary !== undefined);
 };
 
 /**
  * The sessions of the store, oldest first, page by page (the workspace's memory stream is not a session). A store
- * with a status index (`streamPage`) answers a status filter from it; otherwise every stream's tail is read.
+ * with a status index (`streamPage`) answers a status filter from it; otherwise every stream's tail is read. One
+ * damaged session never hides the others: it is listed (last) as `damaged` with its error code.
  */
 export async function* sessionPages(store: EventStore, options: ListSessionsOptions = {}): AsyncGenerator<SessionSummary[]> {
   if (store.streamPage) {
     for (let after: StreamInfo | undefined; ; ) {
       const page = await store.streamPage({ ...(options.status === undefined ? {} : { status: options.status }), ...(after ? { after } : {}), limit: PAGE });
-      const summaries = await summarizeAll(store, page);
+      const summaries = await summarizeAll(store, page.map((info) => info.stream));
       if (summaries.length > 0) yield summaries;
       if (page.length < PAGE) return;
       after = page[page.length - 1];
     }
   }
-  const streams = await store.streams();
+  // Names only (no database opened), so a stream that cannot be opened is still listed.
+  const names = store.streamNames ? await store.streamNames() : (await store.streams()).map((info) => info.stream);
   await store.release?.(memoryStream);
-  const summaries = (await summarizeAll(store, streams)).filter((summary) => options.status === undefined || summary.status === options.status);
-  yield summaries.sort((left, right) => left.createdAt - right.createdAt || (left.id < right.id ? -1 : 1));
+  const rank = (summary: SessionSummary) => (summary.damaged ? 1 : 0);
+  const summaries = (await summarizeAll(store, names)).filter((summary) => options.status === undefined || summary.status === options.status);
+  yield summaries.sort((left, right) => rank(left) - rank(right) || left.createdAt - right.createdAt || (left.id < right.id ? -1 : 1));
 }
 
-/** Every session in the store (in `status`, when given), oldest first. */
+/** Every session in the store (in `status`, when given), oldest first; damaged ones are listed with their error. */
 export const listSessions = async (store: EventStore, options: ListSessionsOptions = {}): Promise<SessionSummary[]> => {
   const all: SessionSummary[] = [];
   for await (const page of sessionPages(store, options)) all.push(...page);

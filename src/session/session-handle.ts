@@ -1,6 +1,6 @@
 import { combineLatest, filter, map, of, type Observable } from 'rxjs';
 import { ApprovalDecision, type ApprovalRequested } from '../../models/permission.records.js';
-import type { RecordEnvelope } from '../../models/envelope.js';
+import type { ReinRecord } from '../../models/records.js';
 import type { StateValue } from '../../models/actor.records.js';
 import type { Usage } from '../../models/budgets.js';
 import type { EventStore } from '../../stores/event-store.js';
@@ -13,6 +13,8 @@ import { tailView } from '../projections/projection.js';
 import { traceProjection, type TraceView } from '../projections/trace.view.js';
 import type { SessionMemory } from '../memory/session-memory.js';
 import type { SessionCapabilities } from '../capabilities/session-capabilities.js';
+import type { SessionHooks } from '../hooks/session-hooks.js';
+import { PluginError } from '../plugins/plugin-errors.js';
 
 /** A session's memory views: its own candidate ledger, and the workspace's governance stream (store records). */
 export interface MemoryViews {
@@ -43,7 +45,7 @@ export class ReinSession {
   constructor(
     private readonly host: SessionHost,
     private readonly store: EventStore,
-    private readonly viewOptions: { contextView?: ContextViewOptions; memory?: SessionMemory; capabilities?: SessionCapabilities } = {},
+    private readonly viewOptions: { contextView?: ContextViewOptions; memory?: SessionMemory; hooks?: SessionHooks; capabilities?: SessionCapabilities } = {},
   ) {
     const capabilities = viewOptions.capabilities;
     // The session's MCP connections end with it (its end is in the log; closing them records nothing more).
@@ -54,12 +56,19 @@ export class ReinSession {
     return this.host.stream;
   }
 
-  /** Records as they become durable (live only; use `records(from)` for history too). */
-  get records$(): Observable<RecordEnvelope> {
-    return this.host.records$.asObservable();
+  /**
+   * Records as they become durable, typed by their `type` (`if (record.type === 'tool.settled')` narrows `data`).
+   * Live only: what was appended before you subscribed is not replayed — use `records(1)` for history too.
+   */
+  get records$(): Observable<ReinRecord> {
+    return this.host.records$.asObservable() as Observable<ReinRecord>;
   }
 
-  /** Ephemeral progress: model text deltas, effect start and finish. Never persisted. */
+  /**
+   * Ephemeral progress: model text and reasoning deltas, tool-call argument progress, retries, fallbacks, effect
+   * start, progress and finish. Never persisted and never replayed: to miss none of it, create the session paused
+   * (`rein.createSession`), subscribe, then `send` the task — `startSession` sends at once.
+   */
   get live$(): Observable<LiveEvent> {
     return this.host.live$.asObservable();
   }
@@ -87,9 +96,12 @@ export class ReinSession {
     return (this.views.memory ??= combineLatest({ session: tailView(this.store, this.id, memoryProjection), governance: governance$ }));
   }
 
-  /** Every record from `from` on: history first, then live appends, with no gap and no duplicate. */
-  records(from = 1): Observable<RecordEnvelope> {
-    return this.store.tail(this.id, from);
+  /**
+   * Every record from `from` on, typed by its `type`: history first, then live appends, with no gap and no
+   * duplicate — `records(1)` never misses the first records, however late you subscribe.
+   */
+  records(from = 1): Observable<ReinRecord> {
+    return this.store.tail(this.id, from) as Observable<ReinRecord>;
   }
 
   /** The approval requests the session and its child agents are waiting on right now (restored from the log after a restart). */
@@ -134,8 +146,14 @@ export class ReinSession {
    * servers are ready or have failed, so the first round's visible set knows them.
    */
   async send(text: string): Promise<void> {
+    const reviewed = await this.viewOptions.hooks?.promptSubmitted(text);
+    if (reviewed?.blocked !== undefined) {
+      // The refusal is on record; the message never reaches the model.
+      await this.host.recordFacts(reviewed.facts);
+      throw new PluginError('PROMPT_BLOCKED', `a userPromptSubmit hook blocked the message: ${reviewed.blocked}`);
+    }
     await this.viewOptions.capabilities?.ready();
-    await this.host.step({ type: 'user.message', data: { text } });
+    await this.host.step({ type: 'user.message', data: { text }, ...(reviewed && reviewed.facts.length > 0 ? { facts: reviewed.facts } : {}) });
   }
 
   /**
@@ -168,8 +186,9 @@ export class ReinSession {
    */
   async whenQuiet(): Promise<SessionResult> {
     let result = await this.host.whenQuiet();
-    while (this.viewOptions.memory?.busy) {
-      await this.viewOptions.memory.settled();
+    while (this.viewOptions.memory?.busy || this.viewOptions.hooks?.pending) {
+      await this.viewOptions.memory?.settled();
+      await this.viewOptions.hooks?.settled();
       result = await this.host.whenQuiet();
     }
     return result;

@@ -4,7 +4,12 @@ import type { ModelOptions } from '../../models/model-contract.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EventStore } from '../../stores/event-store.js';
 import { artifactRef, blake3Hex, blobBytes } from '../../stores/blob-hash.js';
-import { createCallModelExecutor, type ModelCallSource } from '../effects/call-model.js';
+import { createCallModelExecutor, type ModelCallSource, type ReplyReview } from '../effects/call-model.js';
+import type { FactDraft } from '../effects/effect.js';
+import { decidePoint } from '../hooks/decide-point.js';
+import type { PointDecision } from '../hooks/hook-types.js';
+import { maxStopContinuations } from '../../machines/session.contract.js';
+import { rootPath } from '../host/actor-tree.js';
 import type { RetryPolicy } from '../effects/model-retry.js';
 import type { EffectExecutors } from '../effects/effect.js';
 import { createExecuteToolExecutor } from '../effects/execute-tool.js';
@@ -27,6 +32,8 @@ import { DelegationDirectory } from '../delegation/delegation-directory.js';
 import { defaultDelegationConfig, type DelegationConfig } from '../delegation/roles.js';
 import { createActorWiring } from './actor-wiring.js';
 import type { CapabilityServices, SessionCapabilities } from '../capabilities/session-capabilities.js';
+import type { HookKernel } from '../hooks/hook-kernel.js';
+import type { PluginHost } from '../plugins/plugin-host.js';
 
 /** Everything a session needs from its environment; `createRein` builds it once and shares it. */
 export interface SessionServices {
@@ -64,6 +71,10 @@ export interface SessionServices {
   delegation?: DelegationConfig;
   /** Skills, MCP servers and the discovery policy (README: *Capabilities*); absent: the session's tools, no catalog. */
   capabilities?: CapabilityServices;
+  /** The hook kernel (plugin hooks and guardrails, command hooks); absent or empty: no hook runs. */
+  hooks?: HookKernel;
+  /** The plugin host whose lifecycle facts each session records (absent: no plugins). */
+  plugins?: PluginHost;
 }
 
 /** The system rule added when a session has skills: a loaded skill's body is guidance, never permission. */
@@ -82,6 +93,8 @@ export interface SessionWiring {
   policyDigestOf(actor: string): string;
   /** Fold a durable record into the views (called for every record, in seq order). */
   observe(record: RecordEnvelope): void;
+  /** The permission mode an agent runs in (hooks are told it). */
+  modeOf(actor: string): string;
 }
 
 /**
@@ -90,7 +103,7 @@ export interface SessionWiring {
  * rebuild uses) and, with `memory`, the governance store's view (re-read before a model call) and this session's
  * own candidates; each projection's exact input is stored as a blob and recorded as `context.projected`.
  */
-export const wireSession = (services: SessionServices, tools: readonly string[], memory?: SessionMemory, capabilities?: SessionCapabilities): SessionWiring => {
+export const wireSession = (services: SessionServices, tools: readonly string[], memory?: SessionMemory, sessionId = '', capabilities?: SessionCapabilities): SessionWiring => {
   const toolState = new SessionToolState();
   const directory = new DelegationDirectory();
   const actors = createActorWiring({
@@ -109,6 +122,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
     maxTurns: services.budgets.maxTurns,
     ...(services.observationLimit === undefined ? {} : { observationLimit: services.observationLimit }),
     ...(memory ? { memory } : {}),
+    ...(services.hooks && services.hooks.size > 0 ? { hooks: services.hooks } : {}),
   });
   const projection = contextProjection(services.contextView);
   const reduceContext = reducerOf(projection);
@@ -125,8 +139,13 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
   const levelOf = (actor: string): number => Math.max(compaction.get(actor) ?? 0, context.actors.get(actor)?.compactionLevel ?? 0);
   // A loaded skill is guidance the model chose to load: the rules say so (tool output is otherwise never instructions).
   const systemPrompt = capabilities && capabilities.skills.length > 0 ? `${services.systemPrompt}\n${skillRule}` : services.systemPrompt;
-  const project = (actor: string) =>
-    projectModelInput({ view: context, actor, memory: memoryViews().governance, ...(memory ? { sessionMemory: memoryViews().session } : {}), systemPrompt, tools: actors.of(actor).descriptions, counter, ...(services.context ? { options: services.context } : {}), ...(model === undefined ? {} : { model }), now: services.clock(), compactionLevel: levelOf(actor) });
+  const project = (actor: string, hookCandidates?: PointDecision['candidates']) =>
+    projectModelInput({ view: context, actor, memory: memoryViews().governance, ...(memory ? { sessionMemory: memoryViews().session } : {}), systemPrompt, tools: actors.of(actor).descriptions, counter, ...(services.context ? { options: services.context } : {}), ...(model === undefined ? {} : { model }), now: services.clock(), compactionLevel: levelOf(actor), ...(hookCandidates ? { hookCandidates } : {}) });
+  const hooks = services.hooks && services.hooks.size > 0 ? services.hooks : undefined;
+  /** Final replies of each agent a stop hook sent back so far (folded from the log: replay and resume agree). */
+  const continuations = new Map<string, number>();
+  const pendingCompactFacts: FactDraft[] = [];
+  const hookBase = (actor: string) => ({ sessionId, actor, cwd: services.workspace.root, mode: actors.of(actor).rights.mode });
   const source: ModelCallSource = {
     callSpec: (effectId, actor) => actors.of(actor).callSpec(effectId),
     messages: (actor) => project(actor).messages,
@@ -138,16 +157,51 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
       await memory?.settled();
       await memory?.refresh();
       const tools = actors.of(actor).descriptions;
-      const { messages, ...ledger } = project(actor);
+      // contextProject hooks offer candidates; the policy admits or refuses each one in the ledger.
+      const hookFacts: FactDraft[] = pendingCompactFacts.splice(0);
+      let candidates: PointDecision['candidates'];
+      if (hooks?.has('contextProject')) {
+        const { decided, fact } = await decidePoint({ kernel: hooks, point: 'contextProject', subject: { effectId }, input: { ...hookBase(actor), point: 'contextProject', turn }, signal: new AbortController().signal, now: services.clock });
+        if (fact) hookFacts.push(fact);
+        candidates = decided.candidates;
+      }
+      const { messages, ...ledger } = project(actor, candidates);
       const bytes = blobBytes(JSON.stringify({ messages, tools }));
       const input = artifactRef(await blake3Hex(bytes));
       const data: ContextProjected = { effectId, turn, attempt, ...(model === undefined ? {} : { model }), ...ledger, input };
       // The exact input travels with the fact into the settling step's batch: durable exactly when the step is.
-      return { messages, tools, facts: [{ type: 'context.projected', data }], blobs: [bytes] };
+      return { messages, tools, facts: [...hookFacts, { type: 'context.projected', data }], blobs: [bytes] };
     },
+    ...(hooks
+      ? {
+          async review(reply, signal): Promise<ReplyReview> {
+            const facts: FactDraft[] = [];
+            const review: ReplyReview = { facts };
+            if (reply.toolCalls.length > 0 && hooks.has('guardrail.pre_flight')) {
+              const toolCalls = reply.toolCalls.map((call) => ({ name: call.name, input: call.arguments, callId: call.callId }));
+              const { decided, fact } = await decidePoint({ kernel: hooks, point: 'guardrail.pre_flight', subject: { effectId: reply.effectId }, input: { ...hookBase(reply.actor), stage: 'pre_flight', text: reply.text, toolCalls }, signal, now: services.clock });
+              if (fact) facts.push(fact);
+              review.preFlight = { verdict: decided.decision === 'block' ? 'block' : 'pass', ...(decided.decidedBy ? { by: decided.decidedBy } : {}), ...(decided.reason ? { reason: decided.reason } : {}) };
+            }
+            // Only the root agent's final reply ends the session; a child ends by its report (subagentStop observes it).
+            const used = continuations.get(reply.actor) ?? 0;
+            if (reply.toolCalls.length === 0 && reply.actor === rootPath && used < maxStopContinuations && hooks.has('stop')) {
+              const { decided, fact } = await decidePoint({ kernel: hooks, point: 'stop', subject: { effectId: reply.effectId }, input: { ...hookBase(reply.actor), point: 'stop', text: reply.text, continuations: used }, signal, now: services.clock });
+              if (fact) facts.push(fact);
+              if (decided.decision === 'continue') review.continuation = { reason: decided.reason ?? 'a stop hook asked to continue', ...(decided.decidedBy ? { by: decided.decidedBy } : {}) };
+            }
+            return review;
+          },
+        }
+      : {}),
     async compact(actor) {
       const level = levelOf(actor);
       if (level >= maxCompactionLevel) return false;
+      if (hooks?.has('preCompact')) {
+        // An observer: it is told, and its decision is recorded with the next attempt's facts.
+        const { fact } = await decidePoint({ kernel: hooks, point: 'preCompact', subject: {}, input: { ...hookBase(actor), point: 'preCompact', level: level + 1 }, signal: new AbortController().signal, now: services.clock });
+        if (fact) pendingCompactFacts.push(fact);
+      }
       compaction.set(actor, level + 1);
       return true;
     },
@@ -157,6 +211,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
     toolState,
     directory,
     policyDigestOf: (actor) => actors.of(actor).mutationPolicyDigest,
+    modeOf: (actor) => actors.of(actor).rights.mode,
     executors: {
       callModel: createCallModelExecutor({ provider: services.provider, ...(services.fallbacks ? { fallbacks: services.fallbacks } : {}), options: services.modelOptions, retry: services.retry, random: services.random, source }),
       executeTool: createExecuteToolExecutor((actor) => actors.of(actor).environment, services.classifyVerification ? { classifyVerification: services.classifyVerification } : {}),
@@ -164,6 +219,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
     },
     observe: (record) => {
       context = reduceContext(context, record);
+      if (record.type === 'model.responded' && (record.data as { continuation?: unknown }).continuation) continuations.set(record.actor, (continuations.get(record.actor) ?? 0) + 1);
       if (memory) memory.observe(record);
       else ownMemory = reduceMemory(ownMemory, record);
       toolState.observe(record);

@@ -13,10 +13,12 @@ import { statusAfterBatch } from '../host/session-status.js';
 import type { ModelProvider } from '../providers/provider.js';
 import { displayEndpoint } from '../providers/wire-format.js';
 import { ReinSession } from './session-handle.js';
-import { wireSession, type SessionServices } from './session-services.js';
+import { wireSession, type SessionServices, type SessionWiring } from './session-services.js';
+import { SessionHooks } from '../hooks/session-hooks.js';
 import { isReservedStreamName } from '../memory/memory-stream.js';
 import { sessionMemoryFor } from './session-memory-wiring.js';
 import { SessionCapabilities } from '../capabilities/session-capabilities.js';
+import { sandboxCheckedOf } from '../policy/sandbox-status.js';
 
 /**
  * What a session records about a provider: its name, model and endpoint or source — never a key. A URL source is
@@ -70,9 +72,18 @@ export const createSession = async (services: SessionServices, options: CreateSe
   const at = services.clock();
   const { tree, drafts } = ActorTree.create(created, services.inspect ? { inspect: services.inspect } : {});
   const createdDraft: RecordDraft = { id: newId(), type: 'session.created', v: recordVersion('session.created'), at, actor: rootPath, data: created };
-  const batch: RecordDraft[] = [createdDraft, ...drafts.map((draft) => ({ id: newId(), v: recordVersion(draft.type), at, cause: createdDraft.id, ...draft }))];
+  // The plugins this process loaded (and those that failed) are part of the session's audit trail from its first batch.
+  const plugins: RecordDraft[] = (services.plugins?.journal() ?? []).map((fact) => ({ id: newId(), type: fact.type, v: recordVersion(fact.type), at, actor: rootPath, cause: createdDraft.id, data: fact.data }));
+  const sandbox = await sandboxCheckedOf(services.sandbox);
+  const batch: RecordDraft[] = [
+    createdDraft,
+    ...drafts.map((draft) => ({ id: newId(), v: recordVersion(draft.type), at, cause: createdDraft.id, ...draft })),
+    { id: newId(), type: 'sandbox.checked', v: recordVersion('sandbox.checked'), at, actor: rootPath, cause: createdDraft.id, data: sandbox },
+    ...plugins,
+  ];
   if (capabilities) {
-    // The catalog is the session's second input, in its first batch: every round's visible set derives from it.
+    // The catalog is the session's second input, last in its first batch (after the sandbox and plugin facts): every
+    // round's visible set derives from it, and its first capability.diff follows it directly.
     const catalog: RecordDraft = { id: newId(), type: 'capability.catalog', v: recordVersion('capability.catalog'), at, actor: rootPath, data: capabilities.catalog(created.tools, services.permissions, services.provider.model, services.context?.contextWindow) };
     const derived = capabilities.deriver.derive(catalog, tree.apply(catalog), () => tree.mcpConnections());
     batch.push(catalog, ...derived.map((draft) => ({ id: newId(), v: recordVersion(draft.type), at, cause: catalog.id, ...draft })));
@@ -80,7 +91,7 @@ export const createSession = async (services: SessionServices, options: CreateSe
   const status = statusAfterBatch(batch);
   const stored = await services.store.append(sessionId, batch, { expectedSeq: 0, ...(status === undefined ? {} : { status }) });
   const memory = sessionMemoryFor(services, sessionId);
-  const wiring = wireSession(services, created.tools, memory, capabilities);
+  const wiring = wireSession(services, created.tools, memory, sessionId, capabilities);
   for (const record of stored) wiring.observe(record);
   const host = new SessionHost({
     store: services.store,
@@ -99,8 +110,19 @@ export const createSession = async (services: SessionServices, options: CreateSe
   });
   host.written$.subscribe(wiring.observe);
   memory?.attach(host);
+  const hooks = sessionHooksFor(services, sessionId, wiring, host);
+  await hooks?.sessionStarted(options.task);
   capabilities?.start((input) => host.step(input), () => tree.mcpConnections());
-  return new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(capabilities ? { capabilities } : {}) });
+  return new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}), ...(capabilities ? { capabilities } : {}) });
+};
+
+/** The session-level hook points of a session, attached to its host (absent when no hook is configured). */
+export const sessionHooksFor = (services: SessionServices, sessionId: string, wiring: SessionWiring, host: SessionHost): SessionHooks | undefined => {
+  if (!services.hooks || services.hooks.size === 0) return undefined;
+  const hooks = new SessionHooks(services.hooks, { sessionId, cwd: services.workspace.root, modeOf: (actor) => wiring.modeOf(actor), now: services.clock });
+  hooks.attach(host);
+  host.records$.subscribe((record) => hooks.observe(record));
+  return hooks;
 };
 
 /** Create a session and send its task as the first user message. */

@@ -102,7 +102,7 @@ export const skillTool = (skills: readonly LoadableSkill[]): AnyToolDefinition =
       if (args.file) {
         const read = await readInside(skill.root, args.file);
         if ('error' in read) return toolFailure('NotFound', read.error, 'skill_file');
-        return { ok: true, output: read.text, facts: [loaded(read.text, { file: args.file })] };
+        return { ok: true, output: read.text, notes: [loaded(read.text, { file: args.file })] };
       }
       const document = await readInside(skill.root, 'SKILL.md');
       if ('error' in document) return toolFailure('NotFound', `the skill's SKILL.md is gone: ${document.error}`, 'skill_file');
@@ -113,6 +113,6 @@ export const skillTool = (skills: readonly LoadableSkill[]): AnyToolDefinition =
       const narrowing = skill.allowedTools ? `\n\nWhile this skill is active your tools are narrowed to: ${skill.allowedTools.join(', ') || '(none of rein\'s)'} (from your next turn).` : '';
       const listing = files.length > 0 ? `\n\nFiles in this skill (read one with skill { name: "${skill.name}", file }): ${files.join(', ')}` : '';
       const output = `# Skill ${skill.name} (${skill.scope}: ${skill.path})\n\n${parsed.value.body.trim()}${listing}${narrowing}`;
-      return { ok: true, output, value: { skill: skill.name, ...(skill.allowedTools ? { allowedTools: skill.allowedTools } : {}) }, facts: [loaded(output, skill.allowedTools ? { allowedTools: skill.allowedTools } : {})] };
+      return { ok: true, output, value: { skill: skill.name, ...(skill.allowedTools ? { allowedTools: skill.allowedTools } : {}) }, notes: [loaded(output, skill.allowedTools ? { allowedTools: skill.allowedTools } : {})] };
     },
   });

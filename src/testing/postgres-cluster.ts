@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -64,9 +64,33 @@ const exec = async (binary: string, args: readonly string[]): Promise<void> => {
 };
 
 /**
+ * A detached process that stops the cluster and removes its directory once `parent` is gone, so a test run that is
+ * killed (and never reaches its teardown) leaves no server behind.
+ */
+const WATCHDOG = `
+const { execFileSync } = require('node:child_process');
+const { rmSync } = require('node:fs');
+const [parent, pgCtl, data, root, asRoot] = process.argv.slice(1);
+const alive = () => { try { process.kill(Number(parent), 0); return true; } catch { return false; } };
+const timer = setInterval(() => {
+  if (alive()) return;
+  clearInterval(timer);
+  const args = ['-D', data, '-m', 'immediate', '-w', 'stop'];
+  try { asRoot === '1' ? execFileSync('runuser', ['-u', 'postgres', '--', pgCtl, ...args], { stdio: 'ignore' }) : execFileSync(pgCtl, args, { stdio: 'ignore' }); } catch {}
+  rmSync(root, { recursive: true, force: true });
+}, 1000);
+`;
+
+const startWatchdog = (pgCtl: string, dataDirectory: string, root: string): void => {
+  const child = spawn(process.execPath, ['-e', WATCHDOG, String(process.pid), pgCtl, dataDirectory, root, process.getuid?.() === 0 ? '1' : '0'], { detached: true, stdio: 'ignore' });
+  child.unref();
+};
+
+/**
  * Start a throwaway PostgreSQL cluster from the installed binaries: `initdb -A trust` in a new temporary directory
  * (owned by `postgres` when running as root), listening on 127.0.0.1 on a free port with its socket in that
- * directory. For tests and benchmarks; `stop` removes everything. Rejects when PostgreSQL is not installed.
+ * directory. For tests and benchmarks; `stop` removes everything, and so does a watchdog process once this process is
+gone without stopping it (a killed test run). Rejects when PostgreSQL is not installed.
  */
 export const startPostgresCluster = async (options: PostgresClusterOptions = {}): Promise<PostgresCluster> => {
   const bin = options.binDirectory ?? findPostgresBinaries();
@@ -86,6 +110,7 @@ export const startPostgresCluster = async (options: PostgresClusterOptions = {})
   const startServer = () => exec(pgCtl, ['-D', dataDirectory, '-l', join(root, 'server.log'), '-o', settings.join(' '), '-w', '-t', '60', 'start']);
   const stopServer = () => exec(pgCtl, ['-D', dataDirectory, '-m', 'fast', '-w', '-t', '60', 'stop']);
   await startServer();
+  startWatchdog(pgCtl, dataDirectory, root);
   let stopped = false;
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,

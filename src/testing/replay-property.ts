@@ -42,7 +42,7 @@ export const assertReplayProperty = async (options: ReplayPropertyOptions): Prom
         const live = run.session.persistedSnapshot();
         if (!canonicalEqual(replay.tree?.persisted(), live)) throw new Error(`replay of ${run.session.id} rebuilt a different snapshot than the live run`);
         const derived = run.records.filter((record) => isDerivedType(record.type)).length;
-        if (replay.verified !== derived) throw new Error(`replay regenerated ${replay.verified} of ${derived} derived records`);
+        if (replay.regenerated !== derived) throw new Error(`replay regenerated ${replay.regenerated} of ${derived} derived records`);
         await options.check?.(run);
       } finally {
         await rm(workspace, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import type { Budgets } from '../../models/budgets.js';
-import type { RecordEnvelope } from '../../models/envelope.js';
+import type { ReinRecord } from '../../models/records.js';
 import type { EventStore } from '../../stores/event-store.js';
 import { createMemoryEventStore } from '../../stores/memory-event-store.js';
 import type { SessionResult } from '../host/session-host.js';
@@ -27,7 +27,8 @@ export interface ScriptedRun {
   rein: Rein;
   session: ReinSession;
   result: SessionResult;
-  records: RecordEnvelope[];
+  /** Every stored record, typed by its `type`. */
+  records: ReinRecord[];
   store: EventStore;
 }
 
@@ -50,6 +51,6 @@ export const runScriptedSession = async (options: ScriptedRunOptions): Promise<S
     for (const request of pending) await session.approve(request.approvalId, options.answer(request));
     result = await session.whenQuiet();
   }
-  const records = await store.read(session.id);
+  const records = (await store.read(session.id)) as ReinRecord[];
   return { rein, session, result, records, store };
 };

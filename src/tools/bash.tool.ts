@@ -1,16 +1,21 @@
+import { constants } from 'node:os';
 import { z } from 'zod';
 import type { CommandExecution } from '../../models/tool.records.js';
 import type { ArtifactRef } from '../../stores/blob-store.js';
 import { classifyShellCommand } from '../policy/shell-classify.js';
 import { sandboxProfileOf, type Enforcement } from '../policy/sandbox-policy.js';
 import { digestOf } from '../../machines/typestate/digest.js';
+import { prepareLaunch, type Launch } from './command-launch.js';
+import { sandboxEnforcement } from '../policy/sandbox-probe.js';
 import { runCommand, type CapturedStream, type CommandOutcome } from './process-runner.js';
-import { defineTool, toolFailure, type ToolContext, type ToolResult } from './tool.js';
+import { absentProtectedPaths, removeCreatedProtectedPaths } from './protected-watch.js';
+import { defineTool, toolFailure, type ResumeCheck, type ToolContext, type ToolNote, type ToolResult } from './tool.js';
 import { fieldsWithNul, nulByteFailure } from './os-errors.js';
+import { processesMarked, signalEach } from './process-tree.js';
 
 export const BashParameters = z
   .object({
-    command: z.string().min(1).describe('The shell command, run with bash -lc in its own process group'),
+    command: z.string().min(1).describe('The shell command, run with bash -c in a sandbox that sees only the workspace'),
     timeout_ms: z.number().int().min(1).optional().describe('Timeout in milliseconds (clamped by policy; default 120000)'),
     cwd: z.string().min(1).optional().describe('Working directory, relative to the workspace root (default: the root)'),
     run_in_background: z.boolean().optional().describe('Return after a moment and leave the command running (output after that is not captured; redirect it to a file)'),
@@ -18,6 +23,28 @@ export const BashParameters = z
   })
   .strict();
 export type BashParameters = z.infer<typeof BashParameters>;
+
+/**
+ * Resume check for an in-doubt command: rerun it only when the earlier process tree is provably gone. Every process
+ * of a call carries its `REIN_CALL` marker (under bubblewrap the namespace's init does too, and the whole namespace
+ * dies with it). Survivors are killed; if any still run after that, the command is not rerun, confirmed or not.
+ */
+export const checkCommandGone = async (intent: Record<string, unknown> | undefined): Promise<ResumeCheck> => {
+  const marker = typeof intent?.marker === 'string' ? intent.marker : undefined;
+  if (!intent) return { resolution: 'awaiting-confirmation', reason: 'it never started' };
+  if (!marker) return { resolution: 'awaiting-confirmation', reason: 'the log holds no process marker for it, so rein cannot prove its processes are gone' };
+  const survivors = processesMarked(marker);
+  if (survivors.length === 0) return { resolution: 'awaiting-confirmation', reason: 'no process of the earlier run is alive' };
+  signalEach(survivors, 'SIGKILL');
+  const deadline = Date.now() + 2_000;
+  let left = processesMarked(marker);
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    left = processesMarked(marker);
+  }
+  if (left.length > 0) return { resolution: 'failed-in-doubt', reason: `${left.length} process(es) of the earlier run still run (pids ${left.join(', ')}); it is not run again` };
+  return { resolution: 'awaiting-confirmation', reason: `${survivors.length} process(es) of the earlier run were still alive and were killed; none is left` };
+};
 
 /** How long a background command runs before bash returns its first output. */
 export const backgroundStartupMs = 1_000;
@@ -44,7 +71,17 @@ const executionOf = (command: string, outcome: CommandOutcome): CommandExecution
   durationMs: outcome.durationMs,
 });
 
-const resultOf = async (args: BashParameters, cwd: string, outcome: CommandOutcome, context: ToolContext): Promise<ToolResult> => {
+const signalNames = new Map<number, NodeJS.Signals>(Object.entries(constants.signals).map(([name, number]) => [number, name as NodeJS.Signals]));
+
+/** What rein saw besides the outcome: the sandbox, paths the command named outside it, cleanups and connections. */
+interface CallExtras {
+  launch: Launch;
+  outsidePaths: readonly string[];
+  removed: readonly string[];
+  notes: ToolNote[];
+}
+
+const resultOf = async (args: BashParameters, cwd: string, outcome: CommandOutcome, context: ToolContext, extras: CallExtras): Promise<ToolResult> => {
   const stdout = await preview(outcome.stdout, context.sandbox.stdoutPreviewChars, context);
   const stderr = await preview(outcome.stderr, context.sandbox.stderrPreviewChars, context);
   const artifacts = [stdout.artifact, stderr.artifact].filter((ref): ref is ArtifactRef => ref !== undefined);
@@ -59,21 +96,38 @@ const resultOf = async (args: BashParameters, cwd: string, outcome: CommandOutco
     duration_ms: outcome.durationMs,
   };
   if (outcome.signal) result.signal = outcome.signal;
+  // bubblewrap reports a command killed by a signal as exit status 128 + n, the shell's convention.
+  else if (extras.launch.sandbox.enforcement === 'bubblewrap' && outcome.exitCode !== null && outcome.exitCode > 128 && signalNames.has(outcome.exitCode - 128)) result.signal = signalNames.get(outcome.exitCode - 128);
   if (stdout.artifact) result.stdout_truncated = { omitted_bytes: stdout.omittedBytes, artifact: stdout.artifact };
   if (stderr.artifact) result.stderr_truncated = { omitted_bytes: stderr.omittedBytes, artifact: stderr.artifact };
   if (outcome.background) Object.assign(result, { background: true, pid: outcome.pid, success: true, message: `still running in the background after ${backgroundStartupMs} ms; later output is not captured — redirect it to a file to read it` });
-  result.sandbox = { network: `${context.sandbox.network}, ${enforcementText(outcome.enforcement.network)}`, processes: `max ${context.sandbox.maxProcesses}, ${enforcementText(outcome.enforcement.processes)}`, memory: `max ${context.sandbox.maxMemoryMb} MB, ${enforcementText(outcome.enforcement.memory)}`, env: 'cleared to the allow-list' };
+  result.sandbox = {
+    enforcement: extras.launch.sandbox.enforcement,
+    ...(extras.launch.sandbox.enforcement === 'fallback' ? { reason: extras.launch.sandbox.reason } : {}),
+    filesystem: enforcementText(outcome.enforcement.filesystem),
+    network: `${context.sandbox.network}, ${enforcementText(outcome.enforcement.network)}`,
+    processes: `max ${context.sandbox.maxProcesses}, ${enforcementText(outcome.enforcement.processes)}`,
+    memory: `max ${context.sandbox.maxMemoryMb} MB, ${enforcementText(outcome.enforcement.memory)}`,
+    env: 'cleared to the allow-list',
+  };
+  if (extras.outsidePaths.length > 0) {
+    result.outside_sandbox = { paths: extras.outsidePaths, note: extras.launch.sandbox.enforcement === 'bubblewrap' ? 'these paths lie outside the workspace or are protected: inside the sandbox they do not exist (or are empty)' : 'these paths lie outside the workspace or are protected; without the sandbox nothing hid them' };
+  }
+  if (extras.removed.length > 0) result.protected_paths_removed = { paths: extras.removed, note: 'the command created protected paths; rein removed them' };
+  const connections = extras.launch.proxy?.decisions ?? [];
+  if (connections.length > 0) result.network_connections = connections.map((connection) => `${connection.decision === 'allow' ? 'allowed' : 'refused'} ${connection.method} ${connection.host}:${connection.port}`);
   // Boundary evidence for the turn typestate: where it ran, under which sandbox profile, which command.
   const provenance = { route: 'shell', workdir: cwd, sandboxProfile: sandboxProfileOf(context.sandbox), commandDigest: digestOf(args.command) };
+  const notes = extras.notes;
   // How the command ended, for verification: a background command has not ended, so it reports no exit.
   const execution = outcome.background ? undefined : executionOf(args.command, outcome);
   const ran = execution ? { execution } : {};
-  if (outcome.cancelled) return { ok: false, code: 'Cancelled', message: JSON.stringify({ ...result, message: 'the command was cancelled; its process group was killed' }), artifacts, provenance, ...ran };
+  if (outcome.cancelled) return { ok: false, code: 'Cancelled', message: JSON.stringify({ ...result, message: 'the command was cancelled; every process it started was killed' }), artifacts, provenance, notes, ...ran };
   if (outcome.timedOut) {
-    const message = outcome.timedOut === 'soft' ? 'timed out; SIGTERM stopped the process group' : 'timed out; the process group ignored SIGTERM and was killed with SIGKILL';
-    return { ok: false, code: 'Timeout', message: JSON.stringify({ ...result, timed_out: true, timeout_kind: outcome.timedOut, message }), artifacts, provenance, ...ran };
+    const message = outcome.timedOut === 'soft' ? 'timed out; SIGTERM stopped every process it started' : 'timed out; it ignored SIGTERM and every process it started was killed with SIGKILL';
+    return { ok: false, code: 'Timeout', message: JSON.stringify({ ...result, timed_out: true, timeout_kind: outcome.timedOut, message }), artifacts, provenance, notes, ...ran };
   }
-  return { ok: true, output: JSON.stringify(result), data: result, artifacts, provenance, ...ran };
+  return { ok: true, output: JSON.stringify(result), data: result, artifacts, provenance, notes, ...ran };
 };
 
 /**
@@ -82,9 +136,9 @@ const resultOf = async (args: BashParameters, cwd: string, outcome: CommandOutco
  * observation carrying the same JSON with `timed_out`, `timeout_kind` and `message`. Output past the preview is
  * kept whole as an artifact. The command is classified for the permission stage before it runs.
  */
-export const bashTool = defineTool<BashParameters, { cwd: string; relative: string }>({
+export const bashTool = defineTool<BashParameters, { cwd: string; relative: string; outsidePaths: string[]; marker: string }>({
   name: 'bash',
-  description: 'Run a shell command in the workspace (bash -lc). Returns JSON with stdout, stderr, exit_code and success; a non-zero exit is a normal result. Prefer read, grep, glob and edit for files.',
+  description: 'Run a shell command in the workspace (bash -c, in a sandbox that sees only the workspace and the system directories). Returns JSON with stdout, stderr, exit_code and success; a non-zero exit is a normal result. Prefer read, grep, glob and edit for files.',
   parameters: BashParameters,
   annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true, requiresConfirmation: true },
   risk: 'execute',
@@ -96,20 +150,27 @@ export const bashTool = defineTool<BashParameters, { cwd: string; relative: stri
     if (nul.length > 0) return nulByteFailure(nul);
     const resolved = await context.workspace.resolveExisting(args.cwd ?? '.');
     if (!resolved.ok) return resolved;
-    const { classes, parts } = classifyShellCommand(args.command, { workspace: context.workspace.root, cwd: resolved.path });
-    return { ok: true, plan: { cwd: resolved.path, relative: resolved.relative }, subject: { target: args.command.trim(), parts, classes }, intent: { command: args.command, cwd: resolved.relative } };
+    const sandbox = await sandboxEnforcement(context.sandbox);
+    if (sandbox.enforcement === 'fallback' && context.sandbox.mode === 'required') return toolFailure('Denied', `the sandbox mode is "required" but bubblewrap is not available: ${sandbox.reason}. Nothing was run.`, 'sandbox_unavailable');
+    const { classes, parts, outsidePaths } = classifyShellCommand(args.command, { workspace: context.workspace.root, cwd: resolved.path, protectedPaths: context.workspace.protectedList() });
+    const marker = `${context.sessionId}:${context.callId}`;
+    return { ok: true, plan: { cwd: resolved.path, relative: resolved.relative, outsidePaths: outsidePaths ?? [], marker }, subject: { target: args.command.trim(), parts, classes }, intent: { command: args.command, cwd: resolved.relative, marker } };
   },
   async execute(args, context, plan) {
     const again = await context.workspace.resolveExisting(plan.relative);
     if (!again.ok || again.path !== plan.cwd) return toolFailure('Denied', `the working directory ${plan.relative} changed while the call was checked`, 'outside_workspace');
+    const launch = await prepareLaunch({ command: args.command, cwd: plan.cwd, policy: context.sandbox, workspace: context.workspace, marker: plan.marker });
+    if ('refused' in launch) return toolFailure('Denied', `${launch.refused}. Nothing was run.`, 'sandbox_unavailable');
+    const absent = await absentProtectedPaths(context.workspace);
     const timeoutMs = Math.min(args.timeout_ms ?? context.sandbox.defaultTimeoutMs, context.sandbox.maxTimeoutMs);
     let lastProgress = 0;
     const outcome = await runCommand({
-      command: args.command,
+      launch,
       cwd: plan.cwd,
       timeoutMs: args.run_in_background ? context.sandbox.maxTimeoutMs : timeoutMs,
       policy: context.sandbox,
       signal: context.signal,
+      sessionId: context.sessionId,
       ...(args.run_in_background ? { detachAfterMs: backgroundStartupMs } : {}),
       onOutput: (_stream, text) => {
         const now = Date.now();
@@ -119,6 +180,12 @@ export const bashTool = defineTool<BashParameters, { cwd: string; relative: stri
         if (line) context.progress(line.slice(0, 200));
       },
     });
-    return resultOf(args, plan.relative, outcome, context);
+    const removed = await removeCreatedProtectedPaths(context.workspace, absent);
+    const notes: ToolNote[] = [
+      ...(launch.proxy?.decisions ?? []).map((decision) => ({ type: 'network.decided', data: { ...decision } })),
+      ...(removed.length > 0 ? [{ type: 'workspace.cleaned', data: { paths: removed, reason: 'protected-path-created' } }] : []),
+    ];
+    return resultOf(args, plan.relative, outcome, context, { launch, outsidePaths: plan.outsidePaths, removed, notes });
   },
+  checkResume: async (intent) => checkCommandGone(intent),
 });

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { InputRepair } from '../../models/tool.records.js';
 import { blake3Hex } from '../util/blake3.js';
-import { readWorkspaceFile, writeWorkspaceFile } from './file-access.js';
+import { readWorkspaceFile, removeInterruptedTemps, writeWorkspaceFile } from './file-access.js';
 import { renderTaggedLines, splitLines } from './line-tags.js';
 import { toolFailure, type Prepared, type ResumeCheck, type ToolContext, type ToolFailure, type ToolResult } from './tool.js';
 import type { Workspace } from './workspace.js';
@@ -83,11 +83,12 @@ export const commitEdit = async (context: ToolContext, plan: EditPlan, summary: 
 export const checkEditResume = async (intent: Record<string, unknown> | undefined, workspace: Workspace): Promise<ResumeCheck> => {
   const path = typeof intent?.path === 'string' ? intent.path : undefined;
   if (!path) return { resolution: 'rerun', reason: 'it never started' };
+  const cleaned = await removeInterruptedTemps(workspace, path);
   const resolved = await workspace.resolveExisting(path);
   const hash = resolved.ok ? await readFile(resolved.path).then((bytes) => blake3Hex(bytes), () => null) : null;
-  if (hash !== null && hash === intent?.after) return { resolution: 'settled-from-log', reason: 'the file already has the edited content', observation: `edited ${path} (confirmed after a restart: the edit is in the file)` };
-  if (hash !== null && hash === intent?.before) return { resolution: 'rerun', reason: 'the file still has the content the edit was checked against' };
-  return { resolution: 'awaiting-confirmation', reason: `${path} matches neither the content before nor after the edit` };
+  if (hash !== null && hash === intent?.after) return { resolution: 'settled-from-log', reason: 'the file already has the edited content', observation: `edited ${path} (confirmed after a restart: the edit is in the file)`, cleaned };
+  if (hash !== null && hash === intent?.before) return { resolution: 'rerun', reason: 'the file still has the content the edit was checked against', cleaned };
+  return { resolution: 'awaiting-confirmation', reason: `${path} matches neither the content before nor after the edit`, cleaned };
 };
 
 /**

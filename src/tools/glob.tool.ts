@@ -1,4 +1,6 @@
+import type { readdir } from 'node:fs';
 import { join } from 'node:path';
+import { pinnedReaddir } from './pinned-directory.js';
 import { glob } from 'tinyglobby';
 import { z } from 'zod';
 import { defaultIgnoredDirectories, defaultMaxResults, escapingPattern, protectedNames, resolveSearchScope, workspaceRelative, type SearchScope } from './search-scope.js';
@@ -6,7 +8,9 @@ import { defineTool, readOnlyAnnotations, toolFailure } from './tool.js';
 
 export const GlobParameters = z
   .object({
-    pattern: z.string().min(1).describe('Glob pattern relative to path, e.g. **/*.ts or src/**/*.test.js'),
+    // Bounded: a pattern of hundreds of thousands of characters compiles to a regular expression too large to run,
+    // which the walker would throw outside any promise (an uncaught exception, not a result).
+    pattern: z.string().min(1).max(1_024).describe('Glob pattern relative to path, e.g. **/*.ts or src/**/*.test.js (at most 1,024 characters)'),
     path: z.string().min(1).default('.').describe('Directory to search from, relative to the workspace root'),
     max_results: z.number().int().min(1).max(10_000).optional().describe(`Most paths returned (default ${defaultMaxResults})`),
   })
@@ -21,6 +25,8 @@ export const globOptions = (scope: SearchScope, ignored: readonly string[]) => (
   onlyFiles: true,
   followSymbolicLinks: false,
   expandDirectories: false,
+  // Every directory is listed by descriptor after its real path is checked, so a swap mid-walk cannot lead out.
+  fs: { readdir: pinnedReaddir as unknown as typeof readdir },
 });
 
 /**

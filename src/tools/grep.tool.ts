@@ -1,8 +1,11 @@
 import { spawn } from 'node:child_process';
-import { join, relative } from 'node:path';
+import { lstat, realpath } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { sandboxedHelper } from './command-launch.js';
+import type { Workspace } from './workspace.js';
 import { z } from 'zod';
 import { defaultIgnoredDirectories, protectedNames, resolveSearchScope, type SearchScope } from './search-scope.js';
-import { defineTool, readOnlyAnnotations, toolFailure, type ToolResult } from './tool.js';
+import { defineTool, readOnlyAnnotations, toolFailure, type ToolFailure, type ToolResult } from './tool.js';
 
 export const GrepParameters = z
   .object({
@@ -66,13 +69,36 @@ export const grepTool = defineTool<GrepParameters, SearchScope>({
   async execute(args, context, scope) {
     const excluded = [...defaultIgnoredDirectories.filter((name) => !scope.relative.split('/').includes(name)), ...protectedNames(context)];
     const target = scope.relative === '.' ? undefined : scope.relative;
-    return runRipgrep(await ripgrepPath(), ripgrepArguments(args, { target, excluded }), { cwd: context.workspace.root, maxMatches: args.max_matches, signal: context.signal, isProtected: (file) => context.workspace.isProtected(join(context.workspace.root, file)) });
+    const binary = await ripgrepPath();
+    // ripgrep runs in the sandbox when bubblewrap works: a directory swapped for a symlink mid-search leads nowhere.
+    const launch = await sandboxedHelper({ argv: [binary, ...ripgrepArguments(args, { target, excluded })], cwd: context.workspace.root, workspace: context.workspace, policy: context.sandbox, toolDirectories: [dirname(binary)] });
+    const result = await runRipgrep(launch.argv, { cwd: context.workspace.root, maxMatches: args.max_matches, signal: context.signal, isProtected: (file) => context.workspace.isProtected(join(context.workspace.root, file)) });
+    return result.ok ? withoutUnsafeFiles(result, context.workspace) : result;
   },
 });
 
-const runRipgrep = (binary: string, argv: string[], options: { cwd: string; maxMatches: number; signal: AbortSignal; isProtected: (file: string) => boolean }): Promise<ToolResult> =>
+/**
+ * Drop matches in files that are no longer what the boundary allows when checked again by real path (outside,
+ * protected) or that have several hard links (their other names may lie outside), and say how many were dropped.
+ */
+const withoutUnsafeFiles = async (result: Extract<ToolResult, { ok: true }>, workspace: Workspace): Promise<ToolResult> => {
+  const { matches, truncated } = result.data as { matches: GrepMatch[]; truncated: boolean };
+  const verdicts = new Map<string, boolean>();
+  for (const file of new Set(matches.map((match) => match.file))) {
+    const absolute = join(workspace.root, file);
+    const real = await realpath(absolute).catch(() => '');
+    const info = await lstat(absolute).catch(() => undefined);
+    verdicts.set(file, real === absolute && workspace.allows(real) && info !== undefined && info.isFile() && info.nlink === 1);
+  }
+  const kept = matches.filter((match) => verdicts.get(match.file));
+  if (kept.length === matches.length) return result;
+  const note = `\n(${matches.length - kept.length} matches in files that are hard-linked, protected or outside the workspace were left out)`;
+  return { ...result, output: JSON.stringify(kept) + note, data: { matches: kept, truncated } };
+};
+
+const runRipgrep = (argv: readonly string[], options: { cwd: string; maxMatches: number; signal: AbortSignal; isProtected: (file: string) => boolean }): Promise<Extract<ToolResult, { ok: true }> | ToolFailure> =>
   new Promise((resolve) => {
-    const child = spawn(binary, argv, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(argv[0]!, argv.slice(1), { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     const matches: GrepMatch[] = [];
     let more = false;
     let pending = '';

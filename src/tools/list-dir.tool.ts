@@ -1,6 +1,7 @@
-import { readdir } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { listPinned } from './pinned-directory.js';
 import { defineTool, readOnlyAnnotations, toolFailure } from './tool.js';
 
 export const ListDirParameters = z
@@ -25,14 +26,11 @@ export const listDirTool = defineTool<ListDirParameters, { directory: string }>(
     return { ok: true, plan: { directory: resolved.path }, subject: { target: resolved.relative } };
   },
   async execute(args, context, plan) {
-    let entries;
-    try {
-      entries = await readdir(plan.directory, { withFileTypes: true });
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOTDIR') return toolFailure('InvalidInput', `${args.path} is a file; use read`, 'not_a_directory');
-      return toolFailure('NotFound', `${args.path} could not be listed (${code ?? 'error'})`, 'not_found');
-    }
+    const info = await stat(plan.directory).catch(() => undefined);
+    if (info && !info.isDirectory()) return toolFailure('InvalidInput', `${args.path} is a file; use read`, 'not_a_directory');
+    // Listed by descriptor after checking its real path, so a directory swapped for a symlink is never followed out.
+    const entries = await listPinned(plan.directory);
+    if (!entries) return toolFailure(info ? 'Denied' : 'NotFound', `${args.path} could not be listed: it ${info ? 'changed while the call was checked' : 'no longer exists'}`, info ? 'outside_workspace' : 'not_found');
     const listed = entries
       .filter((entry) => !context.workspace.isProtected(join(plan.directory, entry.name)))
       .map((entry) => ({ name: entry.name, kind: (entry.isFile() ? 'file' : entry.isDirectory() ? 'directory' : entry.isSymbolicLink() ? 'symlink' : 'other') as EntryKind }))

@@ -1,6 +1,6 @@
 import type { Denial } from '../../models/permission.records.js';
 import type { CommandExecution, ToolErrorCode, Truncation } from '../../models/tool.records.js';
-import type { Provenance } from '../../models/turn.records.js';
+import type { GuardrailEvidence, Provenance } from '../../models/turn.records.js';
 import type { BlobStore } from '../../stores/blob-store.js';
 
 /** The terminal outcome of one call through the tool pipeline, ready to become a `tool.settled` record. */
@@ -12,23 +12,25 @@ export interface ToolOutcome {
   artifacts?: string[];
   provenance?: Provenance;
   /** The pipeline stage that refused the call (a failure that never ran). */
-  failedStage?: 'lookup' | 'visibility' | 'schema' | 'runtime-validation' | 'permission';
+  failedStage?: 'lookup' | 'visibility' | 'schema' | 'runtime-validation' | 'hook' | 'guardrail' | 'pre-flight' | 'permission';
   /** A structured result a machine reads (a child's validated report). */
   value?: Record<string, unknown>;
   /** The command the tool ran and how it ended; the only source of a verification's status. */
   execution?: CommandExecution;
   /** Who denied or hid a call that never ran. */
   denial?: Denial;
+  /** The guardrail stages the call passed through, in order. */
+  guardrails?: GuardrailEvidence[];
 }
 
 /** Observations longer than this many characters are cut; the full output goes to the blob store. */
 export const defaultObservationLimit = 16_000;
 
-/** A model-visible failure as an outcome: `<Code>: <message>`. */
+/** A model-visible failure as an outcome: `<Code>: <message>`, the code said once even if the message already starts with it. */
 export const failureOutcome = (errorCode: ToolErrorCode, message: string, artifacts?: readonly string[]): ToolOutcome => ({
   status: 'error',
   errorCode,
-  observation: `${errorCode}: ${message}`,
+  observation: message.startsWith(`${errorCode}: `) ? message : `${errorCode}: ${message}`,
   ...(artifacts && artifacts.length > 0 ? { artifacts: [...artifacts] } : {}),
 });
 

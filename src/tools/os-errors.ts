@@ -22,6 +22,8 @@ export const errnoFailures: Readonly<Record<string, ErrnoFailure>> = {
   ENOTDIR: { code: 'NotFound', reason: 'not_a_directory', says: 'a part of the path is not a directory' },
   ENAMETOOLONG: { code: 'InvalidInput', reason: 'name_too_long', says: 'file name too long' },
   EISDIR: { code: 'InvalidInput', reason: 'is_directory', says: 'is a directory' },
+  // A command or pattern too long for one argument of a process (spawn refuses it: MAX_ARG_STRLEN is 128 KiB).
+  E2BIG: { code: 'InvalidInput', reason: 'argument_too_long', says: 'argument list too long for a process' },
 };
 
 /** Node's own refusal of a NUL byte in a path or an argument (it has a code but no errno). */
@@ -51,7 +53,7 @@ const shown = (path: string, workspace: string | undefined): string => {
  * Map an exception a tool threw to the model-visible failure it stands for, or `undefined` when it is not an
  * operating-system error the model caused (then it stays an infrastructure failure, `effect.failed`). Mapped by
  * errno: `Denied` for EACCES / EPERM / EROFS, `NotFound` for ENOENT / ENOTDIR, `InvalidInput` for ENAMETOOLONG /
- * EISDIR and for a NUL byte Node refused (naming the argument fields that hold one). Paths are shown relative to
+ * EISDIR / E2BIG and for a NUL byte Node refused (naming the argument fields that hold one). Paths are shown relative to
  * the workspace. Never a catch-all.
  */
 export const osFailureOf = (error: unknown, call: { arguments: Record<string, unknown>; workspace?: string }): ToolFailure | undefined => {

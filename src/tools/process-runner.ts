@@ -1,13 +1,17 @@
 import { spawn } from 'node:child_process';
-import { detectIsolation, sandboxPrefix, type Enforcement, type SandboxPolicy } from '../policy/sandbox-policy.js';
+import type { SandboxPolicy } from '../policy/sandbox-policy.js';
+import type { Launch } from './command-launch.js';
+import { callMarkerVariable, childrenOf, descendantsOf, processesMarked, signalEach } from './process-tree.js';
 
-/** One command to run under the sandbox policy. */
+/** One command to run under the sandbox policy, as `prepareLaunch` laid it out. */
 export interface CommandRun {
-  command: string;
+  launch: Launch;
   cwd: string;
   timeoutMs: number;
   policy: SandboxPolicy;
   signal: AbortSignal;
+  /** The session the command belongs to: its background commands are stopped when the session ends. */
+  sessionId?: string;
   /** Called with each chunk of output as it arrives (for live progress). */
   onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
   /** Return as soon as the command has run this long, leaving it running in the background (its group is still killed by the hard timeout). */
@@ -33,7 +37,7 @@ export interface CommandOutcome {
   cancelled: boolean;
   background: boolean;
   durationMs: number;
-  enforcement: { network: Enforcement; processes: Enforcement; memory: Enforcement };
+  enforcement: Launch['enforcement'];
 }
 
 const killGroup = (pid: number | undefined, signal: NodeJS.Signals): void => {
@@ -45,10 +49,44 @@ const killGroup = (pid: number | undefined, signal: NodeJS.Signals): void => {
   }
 };
 
-const background = new Set<number>();
+/**
+ * Signal everything a command started: its process group, every descendant (a `setsid` child leaves the group but
+ * not the tree) and, outside bubblewrap, every process carrying the call's marker (an orphan that was re-parented
+ * away). Under bubblewrap SIGTERM spares the sandbox's own processes (the command's exit then ends them, and with
+ * them the pid namespace), and SIGKILL to them kills the whole namespace.
+ */
+const signalCommand = (pid: number | undefined, launch: Launch, marker: string | undefined, signal: NodeJS.Signals, leaderGone = false): void => {
+  if (pid === undefined) return;
+  const sandboxed = launch.sandbox.enforcement === 'bubblewrap';
+  // Once the leader is gone its pid may be reused: its orphans are found by group and marker only.
+  const tree = leaderGone ? [] : descendantsOf(pid);
+  if (sandboxed && signal === 'SIGTERM') {
+    const own = new Set(childrenOf(pid));
+    signalEach(tree.filter((candidate) => !own.has(candidate)), signal);
+    return;
+  }
+  killGroup(pid, signal);
+  signalEach(tree, signal);
+  if (!sandboxed && marker) signalEach(processesMarked(marker), signal);
+};
+
+/** Background commands still running, by session; each entry stops its command. */
+const background = new Map<number, { sessionId: string | undefined; stop: () => void }>();
 process.once('exit', () => {
-  for (const pid of background) killGroup(pid, 'SIGKILL');
+  for (const entry of background.values()) entry.stop();
 });
+
+/** Stop every background command of a session (its end, interruption or cancellation). */
+export const stopBackgroundCommands = (sessionId: string): number => {
+  let stopped = 0;
+  for (const [pid, entry] of background) {
+    if (entry.sessionId !== sessionId) continue;
+    entry.stop();
+    background.delete(pid);
+    stopped++;
+  }
+  return stopped;
+};
 
 const capture = (limit: number) => {
   const chunks: Buffer[] = [];
@@ -72,26 +110,25 @@ const capture = (limit: number) => {
 };
 
 /**
- * Run `command` with `<shell> -lc` (or `-c` when the policy turns login shells off) in its own process group under the sandbox policy: the environment cleared to
- * the allow-list, prlimit process and memory limits and network isolation where this machine supports them, a soft
- * timeout (SIGTERM to the group) and then a hard one (SIGKILL to the group), and each stream captured up to the
- * policy's cap. When the command exits, whatever it left running in its group is killed. Never rejects.
+ * Run a launched command (see `prepareLaunch`) in its own process group: a soft timeout (SIGTERM to everything it
+ * started) and then a hard one (SIGKILL), each stream captured up to the policy's cap. When the command exits,
+ * whatever it left running is killed — under bubblewrap the pid namespace ends with it. A background command
+ * (`detachAfterMs`) returns early and runs until its hard timeout, its session's end or rein's exit. Never rejects.
  */
 export const runCommand = (run: CommandRun): Promise<CommandOutcome> =>
   new Promise((resolve) => {
-    const support = detectIsolation();
-    const { prefix, ...enforcement } = sandboxPrefix(run.policy, support);
-    const env: NodeJS.ProcessEnv = {};
-    for (const name of run.policy.envAllowList) if (process.env[name] !== undefined) env[name] = process.env[name];
-    const argv = [...prefix, support.shell, run.policy.loginShell ? '-lc' : '-c', run.command];
+    const { launch } = run;
+    const marker = launch.env[callMarkerVariable];
+    const argv = launch.argv;
     const started = Date.now();
     const stdout = capture(run.policy.maxCaptureBytes);
     const stderr = capture(run.policy.maxCaptureBytes);
     let timedOut: CommandOutcome['timedOut'] = null;
     let cancelled = false;
     let settled = false;
-    const child = spawn(argv[0]!, argv.slice(1), { cwd: run.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(argv[0]!, argv.slice(1), { cwd: run.cwd, env: launch.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     const pid = child.pid;
+    const stop = (signal: NodeJS.Signals, leaderGone = false) => signalCommand(pid, launch, marker, signal, leaderGone);
     const finish = (exitCode: number | null, signal: NodeJS.Signals | null, detached = false) => {
       if (settled) return;
       settled = true;
@@ -100,19 +137,19 @@ export const runCommand = (run: CommandRun): Promise<CommandOutcome> =>
         clearTimeout(hard);
         run.signal.removeEventListener('abort', onAbort);
       }
-      resolve({ shell: support.shell, pid, exitCode, signal, stdout: stdout.result(), stderr: stderr.result(), timedOut, cancelled, background: detached, durationMs: Date.now() - started, enforcement });
+      resolve({ shell: launch.shell, pid, exitCode, signal, stdout: stdout.result(), stderr: stderr.result(), timedOut, cancelled, background: detached, durationMs: Date.now() - started, enforcement: launch.enforcement });
     };
     const soft = setTimeout(() => {
       timedOut = 'soft';
-      killGroup(pid, 'SIGTERM');
+      stop('SIGTERM');
     }, run.timeoutMs);
     const hard = setTimeout(() => {
       timedOut = 'hard';
-      killGroup(pid, 'SIGKILL');
+      stop('SIGKILL');
     }, run.timeoutMs + run.policy.killGraceMs);
     const onAbort = () => {
       cancelled = true;
-      killGroup(pid, 'SIGKILL');
+      stop('SIGKILL');
     };
     run.signal.addEventListener('abort', onAbort, { once: true });
     if (run.signal.aborted) onAbort();
@@ -128,16 +165,17 @@ export const runCommand = (run: CommandRun): Promise<CommandOutcome> =>
       stderr.add(Buffer.from(`failed to start ${argv[0]}: ${error.message}\n`));
       finish(127, null);
     });
-    // The leader exited: kill what it left behind in its group so the pipes close and nothing outlives the call.
-    child.on('exit', () => killGroup(pid, 'SIGKILL'));
+    // The leader exited: kill what it left behind so the pipes close and nothing outlives the call.
+    child.on('exit', () => stop('SIGKILL', true));
     child.on('close', (code, signal) => {
       if (pid !== undefined) background.delete(pid);
+      void launch.proxy?.close();
       finish(code, signal);
     });
     if (run.detachAfterMs !== undefined && pid !== undefined) {
-      background.add(pid);
+      background.set(pid, { sessionId: run.sessionId, stop: () => stop('SIGKILL') });
       setTimeout(() => {
-        // Left running: nothing of it may keep this process alive; the 'exit' hook kills the group.
+        // Left running: nothing of it may keep this process alive; the 'exit' hook and the session's end stop it.
         soft.unref();
         hard.unref();
         child.unref();

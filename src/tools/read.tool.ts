@@ -31,7 +31,7 @@ export const readTool = defineTool({
   sideEffect: 'read',
   resumePolicy: 'rerun-after-check',
   async prepare(args, context) {
-    const resolved = await context.workspace.resolveExisting(args.path);
+    const resolved = await context.workspace.resolveFile(args.path);
     if (!resolved.ok) return resolved;
     return { ok: true, plan: undefined, subject: { target: resolved.relative } };
   },

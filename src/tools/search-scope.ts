@@ -13,9 +13,9 @@ export interface SearchScope {
   relative: string;
 }
 
-/** Resolve the `path` a search starts from: it must exist inside the workspace. */
+/** Resolve the `path` a search starts from: a directory or a regular file inside the workspace (never a FIFO). */
 export const resolveSearchScope = async (context: Pick<ToolContext, 'workspace'>, path: string): Promise<SearchScope | ToolFailure> => {
-  const resolved = await context.workspace.resolveExisting(path);
+  const resolved = await context.workspace.resolveFile(path);
   if (!resolved.ok) return resolved;
   return { base: resolved.path, relative: resolved.relative };
 };

@@ -1,6 +1,7 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { ApprovalReplied, ApprovalRequested } from '../../models/permission.records.js';
 import type { FileRead, FileWritten, ToolSettled } from '../../models/tool.records.js';
+import type { HookDecided } from '../../models/hook.records.js';
 import { parseRule, type PermissionRule } from '../policy/permission-rules.js';
 
 /**
@@ -12,6 +13,11 @@ export class SessionToolState {
   readonly baselines = new Map<string, string>();
   readonly artifacts = new Set<string>();
   readonly grants: PermissionRule[] = [];
+  /**
+   * Hook decisions recorded for effects that have not settled yet, by `<effectId>|<point>`: a call found in doubt on
+   * resume reuses them instead of running its hooks again. Dropped once the effect settles (bounded by what is open).
+   */
+  readonly hookDecisions = new Map<string, HookDecided>();
   private readonly suggested = new Map<string, string>();
   private lastSeq = 0;
 
@@ -26,14 +32,21 @@ export class SessionToolState {
         this.baselines.set(data.path, data.hash);
         break;
       }
+      case 'hook.decided': {
+        const data = record.data as HookDecided;
+        if (data.effectId) this.hookDecisions.set(`${data.effectId}|${data.point}`, data);
+        break;
+      }
       case 'tool.settled': {
         const data = record.data as ToolSettled;
+        if (this.hookDecisions.size > 0) for (const key of this.hookDecisions.keys()) if (key.startsWith(`${data.effectId}|`)) this.hookDecisions.delete(key);
         for (const artifact of data.artifacts ?? []) this.artifacts.add(artifact);
         if (data.truncated) this.artifacts.add(data.truncated.artifact);
         break;
       }
       case 'approval.requested': {
         const data = record.data as ApprovalRequested;
+        if (this.hookDecisions.size > 0) for (const key of this.hookDecisions.keys()) if (key.startsWith(`${data.effectId}|`)) this.hookDecisions.delete(key);
         this.suggested.set(data.approvalId, data.suggestedRule ?? data.tool);
         break;
       }

@@ -18,6 +18,9 @@ import type { MemoryProposed } from '../../models/memory.records.js';
 import type { ToolMemoryProvider } from '../memory/tool-memory.js';
 import type { DelegationScope } from '../delegation/actor-rights.js';
 import type { AgentCapabilities } from '../capabilities/agent-capabilities.js';
+import type { HookKernel } from '../hooks/hook-kernel.js';
+import { decidePoint } from '../hooks/decide-point.js';
+import type { GuardrailEvidence } from '../../models/turn.records.js';
 
 /** One tool call as the pipeline receives it; `approval` is a person's answer carried by a re-requested call. */
 export interface PipelineCall {
@@ -29,6 +32,8 @@ export interface PipelineCall {
   approval?: ApprovalOutcome;
   /** Values the runtime replaced before recording the call (non-finite numbers, lone surrogates): it is refused. */
   invalid?: readonly ArgumentProblem[];
+  /** The turn's `pre_flight` guardrail blocked it: the call is refused before anything else. */
+  preFlight?: { by?: string; reason: string };
 }
 
 /** What the pipeline works with for one session. */
@@ -51,6 +56,8 @@ export interface PipelineEnvironment {
   delegation?: DelegationScope;
   /** The session's capabilities as this agent sees them (`tool_search`, `skill`). */
   capabilities?: AgentCapabilities;
+  /** The hook kernel: `preToolUse`, the input and output guardrails and `postToolUse` run here, for every call. */
+  hooks?: HookKernel;
 }
 
 /** Per-call hooks from the effect runtime. */
@@ -92,7 +99,7 @@ const withTimeout = async (work: (signal: AbortSignal) => Promise<ToolResult>, s
 
 const riskText = (tool: AnyToolDefinition, subject: PermissionSubject | undefined, sandbox: SandboxPolicy): string => {
   const classes = subject?.classes && subject.classes.length > 0 ? ` (${subject.classes.join(', ')})` : '';
-  if (tool.risk === 'execute') return `execute${classes}: runs in its own process group, network ${sandbox.network}, timeout ≤ ${Math.round(sandbox.maxTimeoutMs / 1000)} s, output capped`;
+  if (tool.risk === 'execute') return `execute${classes}: runs ${sandbox.mode === 'off' ? 'without the OS sandbox' : sandbox.mode === 'required' ? 'only in the sandbox' : 'in the sandbox where bubblewrap works'}, network ${sandbox.network}, timeout ≤ ${Math.round(sandbox.maxTimeoutMs / 1000)} s, output capped`;
   if (tool.risk === 'write') return `write: changes ${subject?.target ?? 'a file'} in the workspace`;
   return `${tool.risk}${classes}`;
 };
@@ -112,6 +119,14 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   const settle = (outcome: ToolOutcome): PipelineOutcome => ({ kind: 'settled', outcome, facts });
   const refuse = (stage: NonNullable<ToolOutcome['failedStage']>, outcome: ToolOutcome): PipelineOutcome => settle({ ...outcome, failedStage: stage });
   const { registry, policy, state } = environment;
+  const kernel = environment.hooks;
+  const evidence: GuardrailEvidence[] = [];
+  const withEvidence = (outcome: ToolOutcome): ToolOutcome => (evidence.length > 0 ? { ...outcome, guardrails: [...evidence] } : outcome);
+
+  if (call.preFlight) {
+    note('tool.rejected', { stage: 'pre-flight', code: 'guardrail_blocked', errorCode: 'Denied', message: call.preFlight.reason });
+    return refuse('pre-flight', { ...failureOutcome('Denied', `the turn's pre-flight guardrail${call.preFlight.by ? ` ${call.preFlight.by}` : ''} blocked its calls: ${call.preFlight.reason}. Nothing was run.`), denial: { source: 'guardrail', rule: call.preFlight.by ?? null, reason: call.preFlight.reason } });
+  }
 
   const tool = registry.get(call.name);
   if (!tool) {
@@ -166,15 +181,59 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   }
   if (prepared.repairs && prepared.repairs.length > 0) note('tool.repaired', { repairs: prepared.repairs });
 
-  const verdict = policy.decide({ tool, ...(prepared.subject ? { subject: prepared.subject } : {}), ...(call.approval ? { approval: call.approval } : {}), grants: state.grants });
-  const subject = prepared.subject;
+  let input = parsed.data as Record<string, unknown>;
+  let plan: unknown = prepared.plan;
+  let subject = prepared.subject;
+  let intent = prepared.intent;
+  const base = { sessionId: run.sessionId, actor: call.actor, cwd: environment.workspace.root, mode: policy.mode };
+  const hookTool = (args: Record<string, unknown>) => ({ name: tool.name, input: args, callId: call.callId, effectId: call.effectId, risk: tool.risk, readOnly: tool.annotations.readOnly });
+  const callSubject = { effectId: call.effectId, callId: call.callId, tool: tool.name };
+  let hookAsk: string | undefined;
+  // preToolUse: after validation, before permission, in every mode; a hook can only narrow what permission allows.
+  if (kernel?.has('preToolUse', tool.name)) {
+    const { decided, fact } = await decidePoint({
+      kernel,
+      point: 'preToolUse',
+      subject: callSubject,
+      input: { ...base, point: 'preToolUse', tool: hookTool(input) },
+      signal: run.signal,
+      now: run.now,
+      recorded: state.hookDecisions.get(`${call.effectId}|preToolUse`),
+      original: input,
+      amend: (current, amended) => ({ ...current, tool: { ...(current.tool as Record<string, unknown>), input: amended } }),
+    });
+    if (fact) facts.push(fact);
+    if (decided.decision === 'deny') return refuse('hook', { ...failureOutcome('Denied', `${decided.reason ?? 'denied by a hook'} (hook ${decided.decidedBy ?? 'unknown'}). Nothing was run.`), denial: { source: 'hook', rule: decided.decidedBy ?? null, reason: decided.reason ?? 'denied by a hook' } });
+    if (decided.decision === 'amend' && decided.amended) {
+      const reparsed = tool.parameters.safeParse(decided.amended);
+      if (!reparsed.success) return refuse('hook', failureOutcome('Denied', `hook ${decided.decidedBy ?? 'unknown'} rewrote the input into one ${tool.name} refuses (${issuesOf(reparsed.error.issues).map((issue) => `${issue.path || '(root)'}: ${issue.message}`).join('; ')}). Nothing was run.`));
+      const reprepared = tool.prepare ? await tool.prepare(reparsed.data, context) : { ok: true as const, plan: undefined };
+      if (!reprepared.ok) return refuse('hook', failureOutcome(reprepared.code, `hook ${decided.decidedBy ?? 'unknown'} rewrote the input and ${tool.name} refuses it: ${reprepared.message}. Nothing was run.`));
+      input = reparsed.data as Record<string, unknown>;
+      plan = reprepared.plan;
+      subject = reprepared.subject;
+      intent = reprepared.intent;
+    }
+    if (decided.decision === 'ask' && !(call.approval && call.approval.decision !== 'deny')) hookAsk = decided.reason ?? 'a hook asks for approval';
+  }
+  if (kernel?.has('guardrail.input', tool.name)) {
+    const { decided, fact } = await decidePoint({ kernel, point: 'guardrail.input', subject: callSubject, input: { ...base, stage: 'input', tool: hookTool(input) }, signal: run.signal, now: run.now, recorded: state.hookDecisions.get(`${call.effectId}|guardrail.input`) });
+    if (fact) facts.push(fact);
+    const blocked = decided.decision === 'block';
+    evidence.push({ stage: 'input', verdict: blocked ? 'block' : 'pass', ...(decided.decidedBy ? { by: decided.decidedBy } : {}) });
+    if (blocked) return refuse('guardrail', withEvidence({ ...failureOutcome('Denied', `input guardrail ${decided.decidedBy ?? 'unknown'} blocked this call: ${decided.reason ?? 'no reason given'}. Nothing was run.`), denial: { source: 'guardrail', rule: decided.decidedBy ?? null, reason: decided.reason ?? 'blocked by a guardrail' } }));
+  }
+
+  const decision = policy.decide({ tool, ...(subject ? { subject } : {}), ...(call.approval ? { approval: call.approval } : {}), grants: state.grants });
+  // A hook's ask turns an allow into a question; a deny (a rule, the mode, a person) still wins.
+  const verdict = hookAsk !== undefined && decision.decision === 'allow' ? { ...decision, decision: 'ask' as const, reason: `${hookAsk} (a preToolUse hook asks)` } : decision;
   facts.push({ type: 'permission.decided', corr: call.callId, at: run.now(), data: { effectId: call.effectId, callId: call.callId, tool: tool.name, ...(subject?.target === undefined ? {} : { target: subject.target }), decision: verdict.decision, rule: verdict.rule, reason: verdict.reason, mode: policy.mode, source: verdict.source, ...(subject?.classes ? { classes: [...subject.classes] } : {}) } });
   if (verdict.decision === 'deny') {
     const message = verdict.source === 'user' ? `${verdict.reason}. Nothing was run; do not retry the same call unchanged.` : `${verdict.reason}. Nothing was run.`;
-    return refuse('permission', { ...failureOutcome('Denied', message), denial: { source: denialSourceOf(verdict.source), rule: verdict.rule, reason: verdict.reason } });
+    return refuse('permission', withEvidence({ ...failureOutcome('Denied', message), denial: { source: denialSourceOf(verdict.source), rule: verdict.rule, reason: verdict.reason } }));
   }
   if (verdict.decision === 'ask') {
-    const description = typeof parsed.data.description === 'string' ? `${parsed.data.description}: ` : '';
+    const description = typeof input.description === 'string' ? `${input.description}: ` : '';
     return {
       kind: 'ask',
       facts,
@@ -195,29 +254,45 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   }
 
   if (run.signal.aborted) return settle(failureOutcome('Cancelled', `${tool.name} was cancelled before it started`));
-  const started: FactDraft = { type: 'tool.started', corr: call.callId, at: run.now(), data: { effectId: call.effectId, callId: call.callId, name: tool.name, ...(prepared.intent ? { intent: prepared.intent } : {}) } };
+  const started: FactDraft = { type: 'tool.started', corr: call.callId, at: run.now(), data: { effectId: call.effectId, callId: call.callId, name: tool.name, ...(intent ? { intent } : {}) } };
   if (tool.annotations.readOnly) facts.push(started);
   else {
     await run.persist([...facts, started]);
     facts.length = 0;
   }
-  const result = await withTimeout((signal) => guarded(() => tool.execute(parsed.data, { ...context, signal }, prepared.plan)), run.signal, tool.timeoutMs);
+  const executed = await withTimeout((signal) => guarded(() => tool.execute(input, { ...context, signal }, plan)), run.signal, tool.timeoutMs);
+  let result = executed;
+  // The output guardrail sees the whole result before the model does; a block withholds it (and its artifacts).
+  if (kernel?.has('guardrail.output', tool.name) && !(executed.ok && executed.settleWith)) {
+    const observed = executed.ok ? { status: 'ok' as const, observation: executed.output } : { status: 'error' as const, errorCode: executed.code, observation: `${executed.code}: ${executed.message}` };
+    const { decided, fact } = await decidePoint({ kernel, point: 'guardrail.output', subject: callSubject, input: { ...base, stage: 'output', tool: hookTool(input), result: observed }, signal: run.signal, now: run.now, recorded: state.hookDecisions.get(`${call.effectId}|guardrail.output`) });
+    if (fact) facts.push(fact);
+    const blocked = decided.decision === 'block';
+    evidence.push({ stage: 'output', verdict: blocked ? 'block' : 'pass', ...(decided.decidedBy ? { by: decided.decidedBy } : {}) });
+    if (blocked) result = { ok: false, code: 'Denied', message: `output guardrail ${decided.decidedBy ?? 'unknown'} withheld the result of ${tool.name} (the call ran): ${decided.reason ?? 'no reason given'}`, ...(executed.provenance ? { provenance: executed.provenance } : {}), ...(executed.execution ? { execution: executed.execution } : {}) };
+  }
 
-  for (const file of (result.ok ? result.files : undefined) ?? []) {
+  // What the tool changed stays true even when the output guardrail withheld its result.
+  for (const file of (executed.ok ? executed.files : undefined) ?? []) {
     state.baselines.set(file.path, file.hash);
     const data = file.access === 'read' ? { callId: call.callId, path: file.path, hash: file.hash } : { callId: call.callId, path: file.path, hash: file.hash, before: file.before ?? null };
     facts.push({ type: file.access === 'read' ? 'file.read' : 'file.written', data, corr: call.callId, at: run.now() });
   }
   for (const artifact of result.artifacts ?? []) state.artifacts.add(artifact);
-  if (result.ok) for (const extra of result.facts ?? []) facts.push({ type: extra.type, data: { ...extra.data, callId: call.callId }, corr: call.callId, at: run.now() });
+  for (const extra of result.notes ?? []) facts.push({ type: extra.type, data: { effectId: call.effectId, callId: call.callId, ...extra.data }, corr: call.callId, at: run.now() });
   // A proposal becomes a candidate in the ledger only with the call that made it, and only if that call succeeded.
   if (result.ok) for (const candidate of proposals) facts.push({ type: 'memory.proposed', data: candidate, corr: call.callId, at: run.now() });
   if (result.ok && result.settleWith) return { kind: 'continue', input: result.settleWith, facts };
-  const base: ToolOutcome = result.ok
+  const shaped: ToolOutcome = result.ok
     ? { status: 'ok', observation: result.output, ...(result.artifacts && result.artifacts.length > 0 ? { artifacts: [...result.artifacts] } : {}), ...(result.value ? { value: result.value } : {}) }
     : failureOutcome(result.code, result.message, result.artifacts);
-  const outcome: ToolOutcome = { ...base, ...(result.provenance ? { provenance: result.provenance } : {}), ...(result.execution ? { execution: result.execution } : {}) };
+  const outcome: ToolOutcome = withEvidence({ ...shaped, ...(result.provenance ? { provenance: result.provenance } : {}), ...(result.execution ? { execution: result.execution } : {}) });
   const final = await truncateObservation(outcome, environment.observationLimit ?? defaultObservationLimit, environment.blobs);
   if (final.truncated) state.artifacts.add(final.truncated.artifact);
+  // postToolUse observes the result as the model will see it; what it adds is shown with the result next turn.
+  if (kernel?.has('postToolUse', tool.name)) {
+    const { fact } = await decidePoint({ kernel, point: 'postToolUse', subject: callSubject, input: { ...base, point: 'postToolUse', tool: hookTool(input), result: { status: final.status, ...(final.errorCode ? { errorCode: final.errorCode } : {}), observation: final.observation } }, signal: run.signal, now: run.now, recorded: state.hookDecisions.get(`${call.effectId}|postToolUse`) });
+    if (fact) facts.push(fact);
+  }
   return settle(final);
 };

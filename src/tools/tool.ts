@@ -36,6 +36,8 @@ export interface ToolFailure {
   provenance?: Provenance;
   /** A command that ran and then failed (timed out, was cancelled): how it ended. */
   execution?: CommandExecution;
+  /** Facts the tool observed while it ran (recorded with the call's settlement, failed or not). */
+  notes?: ToolNote[];
 }
 
 /** A file a tool read or wrote: its workspace-relative path and content hash become the session's baseline. */
@@ -57,7 +59,7 @@ export interface FileAccess {
  * with the call's settling batch (`capability.loaded`).
  */
 export type ToolResult =
-  | { ok: true; output: string; data?: unknown; files?: FileAccess[]; artifacts?: ArtifactRef[]; provenance?: Provenance; execution?: CommandExecution; value?: Record<string, unknown>; settleWith?: { type: string; data: Record<string, unknown> }; facts?: ToolNote[] }
+  | { ok: true; output: string; data?: unknown; files?: FileAccess[]; artifacts?: ArtifactRef[]; provenance?: Provenance; execution?: CommandExecution; value?: Record<string, unknown>; settleWith?: { type: string; data: Record<string, unknown> }; notes?: ToolNote[] }
   | ToolFailure;
 
 /** A fact runtime validation wants recorded (with the call's effect id, call id and corr), whatever it decides. */

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { blake3Hex } from '../util/blake3.js';
-import { writeWorkspaceFile } from './file-access.js';
+import { removeInterruptedTemps, writeWorkspaceFile } from './file-access.js';
 import { defineTool, toolFailure } from './tool.js';
 
 export const WriteParameters = z
@@ -40,8 +40,9 @@ export const writeTool = defineTool<WriteParameters, { target: string; relative:
   async checkResume(intent, { workspace }) {
     const path = typeof intent?.path === 'string' ? intent.path : undefined;
     if (!path) return { resolution: 'rerun', reason: 'it never started' };
+    const cleaned = await removeInterruptedTemps(workspace, path);
     const resolved = await workspace.resolveExisting(path);
-    if (resolved.ok && (await currentHash(resolved.path)) === intent?.after) return { resolution: 'settled-from-log', reason: 'the file already has the written content', observation: `wrote ${path} (confirmed after a restart: the file has the new content)` };
-    return { resolution: 'rerun', reason: 'writing the same content again is idempotent' };
+    if (resolved.ok && (await currentHash(resolved.path)) === intent?.after) return { resolution: 'settled-from-log', reason: 'the file already has the written content', observation: `wrote ${path} (confirmed after a restart: the file has the new content)`, cleaned };
+    return { resolution: 'rerun', reason: 'writing the same content again is idempotent', cleaned };
   },
 });

@@ -21,11 +21,16 @@ export const exitText = (execution: CommandExecution): string => {
 
 const actionLine = (action: TraceAction): string => {
   const parts = [`${action.name}(${argumentsOf(action)}) #${action.requested.seq}`];
+  const hook = (entry: NonNullable<TraceAction['hooks']>[number]) => `${entry.point === 'preToolUse' || entry.point === 'postToolUse' ? `hook ${entry.point}` : entry.point} ${entry.decision}${entry.reason && entry.decision !== 'allow' && entry.decision !== 'pass' ? ` (${clip(entry.reason, 40)})` : ''} #${entry.seq}`;
+  const before = (action.hooks ?? []).filter((entry) => entry.point === 'preToolUse' || entry.point === 'guardrail.input');
+  const after = (action.hooks ?? []).filter((entry) => entry.point === 'guardrail.output' || entry.point === 'postToolUse');
+  parts.push(...before.map(hook));
   parts.push(action.permission ? `permission ${action.permission.decision}${action.permission.reason ? ` (${clip(action.permission.reason, 40)})` : ''} #${action.permission.seq}` : 'permission —');
   if (action.started) parts.push(`started #${action.started.seq}`);
   const settled = action.settled;
   if (settled?.denial) parts.push(action.permission ? `denied #${settled.seq}` : `denied by ${settled.denial.source} (${clip(settled.denial.reason, 60)}) #${settled.seq}`);
   else if (settled) parts.push(`${settled.status === 'ok' ? 'ok' : `error ${settled.errorCode ?? ''}`.trim()}${settled.execution ? ` (${exitText(settled.execution)})` : ''} #${settled.seq}${settled.truncated ? ` (cut, ${settled.truncated.omittedBytes} bytes in ${settled.truncated.artifact})` : ''}`);
+  parts.push(...after.map(hook));
   if (action.failed) parts.push(`runtime failure ${action.failed.code} #${action.failed.seq}`);
   if (action.verification) parts.push(`verification ${action.verification.status} #${action.verification.seq}`);
   return parts.join(' → ');

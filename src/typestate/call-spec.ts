@@ -20,6 +20,8 @@ export interface CallSpecPolicy {
   sandbox: SandboxPolicy;
   permissions: PermissionPolicy;
   maxTurns: number;
+  /** The guardrail stages that have guardrails, with the guardrails' ids (absent or empty: no guardrail policy). */
+  guardrails?: { stages: Array<'pre_flight' | 'input' | 'output'>; ids: string[] };
 }
 
 /** Most tool calls rein admits in one model turn; more is a `tool.parallel_policy_violation`. */
@@ -56,6 +58,7 @@ export const createCallSpecFactory = (policy: CallSpecPolicy): ((callId: string)
     capabilityClaims: [...grantedClaims],
     stopPolicy: { maxTurns: policy.maxTurns, checkpoints: [] },
     protocolStatePolicy: { handled: ['tool_use', 'end_turn', 'pause_turn', 'max_tokens', 'stop_sequence'], continueOn: ['tool_use', 'pause_turn'] },
+    ...(policy.guardrails && policy.guardrails.stages.length > 0 ? { guardrailStages: [...policy.guardrails.stages], guardrailStagePolicyDigest: digestOf(policy.guardrails) } : {}),
   };
   return (callId) => ({ callId, ...base });
 };

@@ -46,10 +46,9 @@ describePostgres('rein store copy', () => {
       expect(run.code).toBe(0);
       ids.push(/session (s-[\w-]+):/.exec(run.stdout)![1]!);
     }
-    // Fork where the first model call was requested: the end of a step, whatever records the session's first steps hold.
-    const shown = jsonLines((await runCli(['show', ids[0]!, '--json'], { cwd: workspace.path })).stdout);
-    const at = shown.find((record) => record.type === 'effect.requested')!.seq as number;
-    const fork = await runCli(['fork', ids[0]!, '--at', String(at), '--json'], { cwd: workspace.path });
+    // Fork where the task's step ends: at the first model call it requested.
+    const boundary = jsonLines((await runCli(['show', ids[0]!, '--json'], { cwd: workspace.path })).stdout).find((record) => record.type === 'effect.requested')!.seq as number;
+    const fork = await runCli(['fork', ids[0]!, '--at', String(boundary), '--json'], { cwd: workspace.path });
     ids.push(jsonLines(fork.stdout)[0]!.sessionId as string);
     const original = join(workspace.path, '.rein');
     const url = freshSchemaUrl();

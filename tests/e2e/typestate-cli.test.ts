@@ -27,11 +27,14 @@ describe('the typestate from the CLI', () => {
     expect((await runCli(['graph', 'turn', '--format', 'svg'], { cwd: workspace.path })).code).toBe(2);
   });
 
-  it('rein show shows each turn stage: a blocked turn, then one that reaches MutationReady', async () => {
+  it('rein show --verbose shows each turn stage: a blocked turn, then one that reaches MutationReady (plain show: only the blocked one)', async () => {
     const run = await runCli(['run', 'read a.txt', '--script', 'script.json'], { cwd: workspace.path });
     expect(run.code).toBe(0);
     const id = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
-    const shown = (await runCli(['show', id], { cwd: workspace.path })).stdout;
+    const plain = (await runCli(['show', id], { cwd: workspace.path })).stdout;
+    expect(plain).toMatch(/turn root:e1: BLOCKED at mutation: tool\.unknown_or_disallowed/);
+    expect(plain).not.toMatch(/MutationReady/);
+    const shown = (await runCli(['show', id, '--verbose'], { cwd: workspace.path })).stdout;
     expect(shown).toMatch(/turn root:e1: BLOCKED at mutation: tool\.unknown_or_disallowed/);
     expect(shown).toMatch(/turn root:e3: join closed b3:/);
     expect(shown).toMatch(/turn root:e3: MutationReady/);

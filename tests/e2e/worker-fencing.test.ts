@@ -69,7 +69,7 @@ describePostgres('leased workers', () => {
     expect(resolved?.data).toMatchObject({ resolution: 'failed-in-doubt' });
     expect(records.at(-1)).toMatchObject({ type: expect.stringMatching(/session\.ended|actor\.transitioned/) });
     expect(records.some((record) => record.type === 'session.ended' && (record.data as { status: string }).status === 'completed')).toBe(true);
-    await expect(replaySession(store, sessionId)).resolves.toMatchObject({ records: records.length });
+    await expect(replaySession(store, sessionId)).resolves.toMatchObject({ verified: records.length });
     const entry = await new PostgresSessionQueue(store).entry(sessionId);
     expect(entry).toMatchObject({ state: 'done', claims: 2 });
     expect(entry?.lease).toBeUndefined();

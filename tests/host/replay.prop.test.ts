@@ -68,7 +68,7 @@ describe('replay reproduces live runs', () => {
           expect(seqs).toEqual(seqs.map((_, index) => index + 1));
           const replay = verifyRecords(run.session.id, run.records);
           expect(replay.tree?.persisted()).toEqual(run.session.persistedSnapshot());
-          expect(replay.verified).toBe(run.records.filter((record) => isDerivedType(record.type)).length);
+          expect(replay.regenerated).toBe(run.records.filter((record) => isDerivedType(record.type)).length);
           // Every settled model call recorded the context it was given, caused by its own request.
           const settledCalls = run.records.filter((record) => record.type === 'model.responded' || record.type === 'model.failed');
           const projected = run.records.filter((record) => record.type === 'context.projected');
@@ -191,7 +191,7 @@ describe('replay with retried, failed and paused model calls', () => {
           expect(records.filter((record) => record.type === 'model.attempted')).toHaveLength(attempts);
           const replay = verifyRecords(session.id, records);
           expect(replay.tree?.persisted()).toEqual(session.persistedSnapshot());
-          expect(replay.verified).toBe(records.filter((record) => isDerivedType(record.type)).length);
+          expect(replay.regenerated).toBe(records.filter((record) => isDerivedType(record.type)).length);
         } finally {
           await workspace.remove();
         }

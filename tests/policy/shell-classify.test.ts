@@ -74,6 +74,6 @@ describe('shell classification', () => {
   });
 
   it('lists the classes that are never allowed automatically', () => {
-    expect([...neverAutoAllowed].sort()).toEqual(['chained', 'delete', 'install', 'network', 'outside-workspace', 'privileged', 'unparseable']);
+    expect([...neverAutoAllowed].sort()).toEqual(['chained', 'delete', 'install', 'network', 'outside-workspace', 'privileged', 'protected-path', 'unparseable']);
   });
 });

@@ -18,7 +18,8 @@ export const verifyScript = (command: string) => ({
 
 /** Run one scripted session to quiet in a fresh harness over `store`; every approval is answered in advance. */
 export const runMemorySession = async (options: { store: EventStore; workspace: string; script: unknown; task?: string; rein?: Partial<Omit<ReinOptions, 'store' | 'workspace' | 'provider'>> }): Promise<{ result: SessionResult; records: RecordEnvelope[]; sessionId: string }> => {
-  const rein = await createRein({ permissions: { approveAll: true }, ...options.rein, store: options.store, workspace: options.workspace, provider: createScriptedProvider(parseScript(options.script)) });
+  // bash runs without a login shell: no profile of this machine takes part in a test.
+  const rein = await createRein({ permissions: { approveAll: true }, sandbox: { loginShell: false }, ...options.rein, store: options.store, workspace: options.workspace, provider: createScriptedProvider(parseScript(options.script)) });
   const session = await rein.startSession({ task: options.task ?? 'Check the tests.' });
   const result = await session.whenQuiet();
   return { result, records: await options.store.read(session.id), sessionId: session.id };

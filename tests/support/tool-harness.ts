@@ -36,7 +36,8 @@ export const toolHarness = async (root: string, options: { permissions?: Permiss
     state,
     workspace,
     blobs: createMemoryEventStore().blobs,
-    sandbox: { ...defaultSandboxPolicy, ...options.sandbox },
+    // No login shell unless a test asks for one: no profile of this machine takes part.
+    sandbox: { ...defaultSandboxPolicy, loginShell: false, ...options.sandbox },
   };
   const persisted: FactDraft[] = [];
   let count = 0;

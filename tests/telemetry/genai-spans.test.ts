@@ -87,7 +87,7 @@ describe('sessions as OpenTelemetry GenAI spans', () => {
     expect(eventsOf(write, 'rein.tool.started')).toHaveLength(0);
     expect(check.status.code).toBe(ERROR);
     expect(check.attributes).toMatchObject({ 'error.type': 'NonZeroExit', 'rein.tool.status': 'error' });
-    expect(eventsOf(check, 'rein.verification')[0]!.attributes).toMatchObject({ 'rein.verification.name': 'check', 'rein.verification.status': 'failed' });
+    expect(eventsOf(check, 'rein.verification')[0]!.attributes).toMatchObject({ 'rein.verification.name': 'check', 'rein.verification.status': 'failed', 'rein.verification.exit_code': 1 });
     expect(read.status.code).toBe(UNSET);
     expect(eventsOf(read, 'rein.permission.decided')[0]!.attributes).toMatchObject({ 'rein.permission.decision': 'allow' });
     expect(eventsOf(read, 'rein.tool.started')).toHaveLength(1);
@@ -150,6 +150,19 @@ describe('sessions as OpenTelemetry GenAI spans', () => {
     } finally {
       await other.remove();
     }
+  });
+
+  it('a final answer over a blocked turn completes with the findings nothing resolved, on the root span', async () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = testProvider({ root: [{ text: 'Reading.', calls: [{ name: 'read', arguments: {} }] }, { text: 'Done.' }] });
+    const rein = await createRein({ store: createMemoryEventStore(), workspace: workspace.path, provider, memory: false, telemetry: { exporter } });
+    const session = await rein.startSession({ task: 'read something' });
+    expect((await session.whenQuiet()).status).toBe('completed');
+    await rein.telemetry!.flush();
+    const root = one(exporter.getFinishedSpans(), 'invoke_agent rein');
+    expect(root.attributes).toMatchObject({ 'rein.session.outcome': 'completed', 'rein.session.unresolved_findings': ['tool.schema_invalid'] });
+    expect(one(exporter.getFinishedSpans(), 'execute_tool read').attributes).toMatchObject({ 'error.type': 'InvalidInput', 'rein.tool.failed_stage': 'schema' });
+    expect(eventsOf(root, 'rein.typestate.blocked')[0]!.attributes).toMatchObject({ 'rein.typestate.findings': ['tool.schema_invalid'] });
   });
 
   it('a resumed session ships only what ends after the resume: the two processes together sent the log export, once each', async () => {

@@ -1,6 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { expect } from 'vitest';
+import type { RecordEnvelope } from '../../models/envelope.js';
+import type { ModelResponded } from '../../models/model.records.js';
+import type { GenAiSpan } from '../../src/telemetry/span-types.js';
 import { z } from 'zod';
 import type { ModelEvent, ModelRequest } from '../../models/model-contract.js';
 import type { ModelProvider } from '../../src/providers/provider.js';
@@ -14,7 +18,7 @@ import { defineTool, readOnlyAnnotations } from '../../src/tools/tool.js';
 import type { SpanViewOptions } from '../../src/projections/spans.view.js';
 import { validReport } from '../support/delegation-fixtures.js';
 
-/** A verification tool (its name makes the default classifier record `verification.recorded`) that fails or passes. */
+/** A verification tool: its name makes the default classifier take it for one, and it reports the test command it ran and its exit. */
 export const checkTool = defineTool({
   name: 'check',
   description: 'Run the checks.',
@@ -23,7 +27,10 @@ export const checkTool = defineTool({
   risk: 'execute',
   sideEffect: 'process',
   resumePolicy: 'rerun-after-check',
-  execute: async ({ pass }) => (pass ? { ok: true, output: 'all checks passed' } : { ok: false, code: 'NonZeroExit', message: 'not ok 1 - adds\nexpected 3, got 4' }),
+  execute: async ({ pass }) =>
+    pass
+      ? { ok: true, output: 'all checks passed', execution: { command: 'npm test', exitCode: 0, durationMs: 4 } }
+      : { ok: false, code: 'NonZeroExit', message: 'not ok 1 - adds\nexpected 3, got 4', execution: { command: 'npm test', exitCode: 1, durationMs: 4 } },
 });
 
 export type Reply = { text?: string; calls?: Array<{ name: string; arguments: Record<string, unknown> }>; fail?: 'overloaded' };
@@ -115,3 +122,34 @@ export const comparable = (span: ReadableSpan) => ({
 });
 
 export const bySpanId = (spans: readonly ReadableSpan[]) => [...spans].map(comparable).sort((a, b) => (a.spanId < b.spanId ? -1 : 1));
+
+/** The model calls of a log: every effect a `callModel` request or a model record names. */
+export const modelCallsOf = (records: readonly RecordEnvelope[]): Set<string> => {
+  const calls = new Set<string>();
+  for (const record of records) {
+    const data = record.data as { effectId?: string; kind?: string };
+    if ((record.type === 'effect.requested' && data.kind === 'callModel') || record.type === 'model.responded' || record.type === 'model.failed' || record.type === 'model.attempted') calls.add(data.effectId!);
+  }
+  return calls;
+};
+
+/** Every tool call the model proposed in a log. */
+export const toolCallsOf = (records: readonly RecordEnvelope[]): string[] => records.filter((record) => record.type === 'model.responded').flatMap((record) => (record.data as ModelResponded).toolCalls.map((call) => call.callId));
+
+/**
+ * The shape every export of a log must have: unique span ids in one trace, one root (`invoke_agent rein`), every
+ * other span's parent inside the trace, exactly one span per tool call and per model call, client kind for chats.
+ */
+export const checkSpanTree = (records: readonly RecordEnvelope[], spans: readonly GenAiSpan[]): void => {
+  const ids = new Set(spans.map((span) => span.spanId));
+  expect(ids.size, 'span ids are unique').toBe(spans.length);
+  expect(new Set(spans.map((span) => span.traceId)).size).toBe(1);
+  expect(spans.filter((span) => !span.parentSpanId).map((span) => span.name)).toEqual(['invoke_agent rein']);
+  for (const span of spans) if (span.parentSpanId) expect(ids.has(span.parentSpanId), `${span.name}'s parent is in the trace`).toBe(true);
+  const tools = spans.filter((span) => span.attributes['gen_ai.operation.name'] === 'execute_tool');
+  expect(tools.map((span) => span.attributes['gen_ai.tool.call.id']).sort()).toEqual([...toolCallsOf(records)].sort());
+  const chats = spans.filter((span) => span.attributes['gen_ai.operation.name'] === 'chat');
+  expect(chats.map((span) => span.attributes['rein.effect.id']).sort()).toEqual([...modelCallsOf(records)].sort());
+  for (const span of spans) expect(span.kind).toBe(span.attributes['gen_ai.operation.name'] === 'chat' ? 'client' : 'internal');
+  for (const span of spans) expect(span.endMs).toBeGreaterThanOrEqual(span.startMs);
+};

@@ -1,15 +1,16 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { assertReplayProperty, checkMachine, runScriptedSession } from 'rein/testing';
-import { turnMachine } from '../../machines/turn.machine.js';
-import { turnInput } from '../machines/turn.fixtures.js';
-import { makeTempDir } from '../support/temp-dir.js';
+import { turnMachine } from 'rein';
+import { assertReplayProperty, checkMachine, runScriptedSession, sampleTurnInput } from 'rein/testing';
 
 describe('testing an agent with rein/testing', () => {
   it('model-checks a statechart: mutationReady is never reached with an unknown tool', () => {
     const result = checkMachine({
       machine: turnMachine,
-      input: turnInput({ names: ['read', 'teleport'] }),
+      input: sampleTurnInput({ names: ['read', 'teleport'] }),
       events: (snapshot) => [
         ...snapshot.context.outstanding.map((callId) => ({ type: 'tool.settled' as const, callId, name: 'read', status: 'ok' as const, observation: 'ok' })),
         { type: 'turn.uses' as const, uses: snapshot.context.results.map((row) => ({ callId: row.callId, disposition: 'consumed' as const, ref: 'next' })) },
@@ -20,14 +21,14 @@ describe('testing an agent with rein/testing', () => {
   });
 
   it('drives a scripted session and checks its steps', async () => {
-    const workspace = await makeTempDir();
+    const workspace = await mkdtemp(join(tmpdir(), 'agent-test-'));
     const run = await runScriptedSession({
-      workspace: workspace.path,
+      workspace,
       script: { turns: [{ text: 'Looking.', toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] }, { text: 'Empty.' }] },
     });
     expect(run.result.status).toBe('completed');
     expect(run.records.filter((record) => record.type === 'turn.mutation-ready')).toHaveLength(1);
-    await workspace.remove();
+    await rm(workspace, { recursive: true, force: true });
   });
 
   it('holds the replay property for any script', async () => {

@@ -1,24 +1,11 @@
-import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectIsolation } from '../../src/policy/sandbox-policy.js';
 import { toolHarness, type ToolHarness } from '../support/tool-harness.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { eventually, markedProcesses, newMarker, requireBubblewrap } from '../support/sandbox.js';
 
-/** Whether a process is still running: a zombie (dead, waiting to be reaped by an init that may never reap) is not. */
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return false;
-  }
-};
+const sandboxed = await requireBubblewrap();
 
 const parse = (observation: string): Record<string, any> => JSON.parse(observation.replace(/^(Timeout|Cancelled): /, '')) as Record<string, any>;
 
@@ -29,8 +16,6 @@ describe('bash', () => {
   beforeAll(async () => {
     dir = await makeTempDir('rein-bash-');
     harness = await toolHarness(dir.path, { sandbox: { killGraceMs: 500 } });
-    // Tests that kill a command within a fraction of a second use a plain shell: killing a login shell while its
-    // profile runs can leave the profile's own lock files behind (pyenv's rehash lock, for one).
     quick = await toolHarness(dir.path, { sandbox: { killGraceMs: 500, loginShell: false } });
   });
   afterAll(() => dir.remove());
@@ -45,25 +30,31 @@ describe('bash', () => {
 
   it('reports the signal that ended a command', async () => {
     const json = parse((await harness.run('bash', { command: 'kill -TERM $$' })).observation);
-    expect(json).toMatchObject({ exit_code: null, signal: 'SIGTERM', success: false });
+    // Outside a sandbox Node sees the signal; bubblewrap passes it on as exit status 143 (128 + 15).
+    expect(json).toMatchObject({ exit_code: sandboxed ? 143 : null, signal: 'SIGTERM', success: false });
   });
 
-  it('times out softly, kills the whole process group, and a sleeping grandchild is gone', async () => {
-    const result = await quick.run('bash', { command: 'sleep 30 & echo $! > grandchild.pid; sleep 30', timeout_ms: 300 });
+  it('times out softly, kills everything it started, and a sleeping grandchild is gone', async () => {
+    const marker = newMarker();
+    const result = await quick.run('bash', { command: `export REIN_TEST_MARK=${marker}; sleep 30 & sleep 30`, timeout_ms: 300 });
     expect(result.errorCode).toBe('Timeout');
     expect(parse(result.observation)).toMatchObject({ timed_out: true, timeout_kind: 'soft', success: false });
-    const pid = Number(await readFile(join(dir.path, 'grandchild.pid'), 'utf8'));
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(alive(pid)).toBe(false);
+    expect(await eventually(() => markedProcesses(marker), (pids) => pids.length === 0)).toEqual([]);
   });
 
-  it('kills a command that ignores SIGTERM with SIGKILL (hard timeout)', async () => {
-    const result = await quick.run('bash', { command: "trap '' TERM; sleep 30 & echo $! > stubborn.pid; while true; do sleep 0.05; done", timeout_ms: 300 });
+  it('kills a command that ignores SIGTERM with SIGKILL (hard timeout), and a detached grandchild with it', async () => {
+    const marker = newMarker();
+    const result = await quick.run('bash', { command: `export REIN_TEST_MARK=${marker}; trap '' TERM; setsid sleep 30 & sleep 30 & while true; do sleep 0.05; done`, timeout_ms: 300 });
     expect(result.errorCode).toBe('Timeout');
     expect(parse(result.observation)).toMatchObject({ timed_out: true, timeout_kind: 'hard' });
-    const pid = Number(await readFile(join(dir.path, 'stubborn.pid'), 'utf8'));
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(alive(pid)).toBe(false);
+    expect(await eventually(() => markedProcesses(marker), (pids) => pids.length === 0)).toEqual([]);
+  });
+
+  it('leaves nothing running after the command exits, not even `setsid … & disown`', async () => {
+    const marker = newMarker();
+    const result = await quick.run('bash', { command: `export REIN_TEST_MARK=${marker}; setsid sleep 30 & disown; nohup sleep 30 >/dev/null 2>&1 & echo done` });
+    expect(parse(result.observation)).toMatchObject({ stdout: 'done\n', success: true });
+    expect(await eventually(() => markedProcesses(marker), (pids) => pids.length === 0)).toEqual([]);
   });
 
   it('clamps the model’s timeout to the policy maximum', async () => {
@@ -100,7 +91,10 @@ describe('bash', () => {
 
   it('runs with the network disabled and says whether that is enforced', async () => {
     const json = parse((await harness.run('bash', { command: 'cat /proc/net/dev | wc -l' })).observation);
-    if (detectIsolation().networkOff) {
+    if (sandboxed) {
+      expect(json.sandbox).toMatchObject({ enforcement: 'bubblewrap', network: 'disabled, enforced (bubblewrap --unshare-net)' });
+      expect(Number(json.stdout.trim())).toBe(3);
+    } else if (detectIsolation().networkOff) {
       expect(json.sandbox.network).toContain('enforced (unshare');
       // Only the header lines and the loopback device exist in a fresh network namespace.
       expect(Number(json.stdout.trim())).toBe(3);
@@ -118,10 +112,13 @@ describe('bash', () => {
 
   it('returns promptly for a background command', async () => {
     const started = Date.now();
-    const json = parse((await quick.run('bash', { command: 'echo started; sleep 30', run_in_background: true })).observation);
+    const marker = newMarker();
+    const json = parse((await quick.run('bash', { command: `export REIN_TEST_MARK=${marker}; echo started; sleep 30`, run_in_background: true })).observation);
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(json).toMatchObject({ background: true, stdout: 'started\n' });
+    expect(markedProcesses(marker).length).toBeGreaterThan(0);
     process.kill(-json.pid, 'SIGKILL');
+    expect(await eventually(() => markedProcesses(marker), (pids) => pids.length === 0)).toEqual([]);
   });
 
   it('is cancelled with the session, killing its group', async () => {
@@ -129,5 +126,44 @@ describe('bash', () => {
     setTimeout(() => controller.abort(), 200);
     const outcome = await quick.call('bash', { command: 'sleep 30' }, { signal: controller.signal });
     expect(outcome.kind === 'settled' && outcome.outcome.errorCode).toBe('Cancelled');
+  });
+});
+
+describe('bash without the OS sandbox (mode off): the fallback measures', () => {
+  let dir: { path: string; remove: () => Promise<void> };
+  let fallback: ToolHarness;
+  beforeAll(async () => {
+    dir = await makeTempDir('rein-bash-off-');
+    fallback = await toolHarness(dir.path, { sandbox: { mode: 'off', killGraceMs: 500 } });
+  });
+  afterAll(() => dir.remove());
+
+  it('says the sandbox is off, and why', async () => {
+    const json = parse((await fallback.run('bash', { command: 'true' })).observation);
+    expect(json.sandbox).toMatchObject({ enforcement: 'fallback', reason: 'the sandbox is off (mode "off")', filesystem: 'not enforced: the sandbox is off (mode "off")' });
+  });
+
+  it('still kills what a timed-out command left, detached children included', async () => {
+    const marker = newMarker();
+    const result = await fallback.run('bash', { command: `export REIN_TEST_MARK=${marker}; setsid sleep 30 & sleep 30`, timeout_ms: 300 });
+    expect(result.errorCode).toBe('Timeout');
+    expect(await eventually(() => markedProcesses(marker), (pids) => pids.length === 0)).toEqual([]);
+  });
+
+  it('kills `setsid … & disown` when the command exits, found by the call marker', async () => {
+    const marker = newMarker();
+    const result = await fallback.run('bash', { command: `export REIN_TEST_MARK=${marker}; setsid sleep 30 & disown; echo done` });
+    expect(parse(result.observation)).toMatchObject({ stdout: 'done\n' });
+    expect(await eventually(() => markedProcesses(marker), (pids) => pids.length === 0)).toEqual([]);
+  });
+
+  it('refuses to run anything when the mode is required and bubblewrap does not work', async () => {
+    const required = await toolHarness(dir.path, { sandbox: { mode: 'required', bubblewrap: '/nonexistent/bwrap' } });
+    const result = await required.run('bash', { command: 'touch should-not-exist' });
+    expect(result.errorCode).toBe('Denied');
+    expect(result.observation).toContain('bubblewrap (/nonexistent/bwrap) is not installed');
+    expect(JSON.stringify(result.facts)).toContain('sandbox_unavailable');
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(join(dir.path, 'should-not-exist'))).toBe(false);
   });
 });

@@ -86,6 +86,12 @@ describe('hostile tool arguments, end to end', () => {
     );
   });
 
+  it('a glob pattern too long to compile is refused, not thrown where nothing catches it', async () => {
+    const run = await runScriptedSession({ workspace: workspace.path, script: { turns: [{ text: 'Finding.', toolCalls: [{ name: 'glob', arguments: { pattern: 'x'.repeat(200_000) } }] }, { text: 'Done.' }] } });
+    expect(run.result.status).toBe('completed');
+    expect(run.records.find((record) => record.type === 'tool.settled')!.data).toMatchObject({ errorCode: 'InvalidInput', failedStage: 'schema' });
+  });
+
   it('a value no log can hold is refused naming its field, and the recorded call is what the tools saw', async () => {
     const run = await runScriptedSession({
       workspace: workspace.path,

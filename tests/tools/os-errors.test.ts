@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdir, open, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -39,6 +40,7 @@ const causes: Record<string, (root: string) => Promise<unknown>> = {
   ENOTDIR: (root) => open(join(root, 'file.txt', 'inside.txt')),
   ENAMETOOLONG: (root) => open(join(root, 'n'.repeat(5_000)), 'w'),
   EISDIR: (root) => open(join(root, 'dir'), 'w'),
+  E2BIG: async () => spawn('true', ['x'.repeat(200_000)]),
 };
 
 /** A tool that performs the cause named by its argument, at its execute or its prepare stage. */
@@ -58,7 +60,7 @@ const probe = (stage: 'execute' | 'prepare') =>
 const settledOf = (records: readonly RecordEnvelope[]) => records.filter((record) => record.type === 'tool.settled').map((record) => record.data as ToolSettled);
 
 describe('an operating-system error inside a tool is a model-visible failure', () => {
-  const expected: Record<string, string> = { EACCES: 'Denied', EPERM: 'Denied', EROFS: 'Denied', ENOENT: 'NotFound', ENOTDIR: 'NotFound', ENAMETOOLONG: 'InvalidInput', EISDIR: 'InvalidInput' };
+  const expected: Record<string, string> = { EACCES: 'Denied', EPERM: 'Denied', EROFS: 'Denied', ENOENT: 'NotFound', ENOTDIR: 'NotFound', ENAMETOOLONG: 'InvalidInput', EISDIR: 'InvalidInput', E2BIG: 'InvalidInput' };
 
   it('the table maps exactly the errnos the issue names', () => {
     expect(Object.fromEntries(Object.entries(errnoFailures).map(([errno, failure]) => [errno, failure.code]))).toEqual(expected);
@@ -83,6 +85,21 @@ describe('an operating-system error inside a tool is a model-visible failure', (
       await run.rein.replaySession(run.session.id);
     });
   }
+
+  it('a grep pattern or bash command too long for a process is InvalidInput, not a failure of rein', async () => {
+    const huge = 'a'.repeat(200_000);
+    const run = await runScriptedSession({
+      workspace: workspace.path,
+      script: { turns: [{ text: 'Searching.', toolCalls: [{ name: 'grep', arguments: { pattern: huge } }, { name: 'bash', arguments: { command: `echo ${huge}` } }] }, { text: 'Too long.' }] },
+      rein: { permissions: { approveAll: true }, sandbox: { loginShell: false } },
+    });
+    expect(run.result.status).toBe('completed');
+    const [grep, bash] = settledOf(run.records);
+    expect(grep).toMatchObject({ status: 'error', errorCode: 'InvalidInput' });
+    expect(bash).toMatchObject({ status: 'error', errorCode: 'InvalidInput' });
+    expect(grep!.observation).toContain('E2BIG');
+    expect(run.records.some((record) => record.type === 'effect.failed')).toBe(false);
+  });
 
   it('an exception without an errno, or with one outside the table, stays a failure of rein itself', async () => {
     expect(osFailureOf(new Error('boom'), { arguments: {} })).toBeUndefined();
@@ -110,7 +127,9 @@ describe('an operating-system error inside a tool is a model-visible failure', (
     const [bash, write] = settledOf(run.records);
     expect(bash).toMatchObject({ errorCode: 'InvalidInput', failedStage: 'runtime-validation', observation: 'InvalidInput: bash: `command` contains a NUL byte, which no file name or command can hold' });
     expect(write).toMatchObject({ errorCode: 'InvalidInput', observation: expect.stringContaining('`path` contains a NUL byte') });
-    expect(run.records.filter((record) => record.type === 'tool.started').map((record) => (record.data as { name: string }).name)).toEqual(['write']);
+    // Both are refused while being validated: the workspace boundary checks a path for NUL before any system call.
+    expect(write).toMatchObject({ failedStage: 'runtime-validation' });
+    expect(run.records.filter((record) => record.type === 'tool.started')).toEqual([]);
     // The refused shell call never ran: no boundary evidence is owed, the turn reaches MutationReady.
     expect(run.records.some((record) => record.type === 'turn.mutation-ready')).toBe(true);
   });

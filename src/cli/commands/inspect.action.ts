@@ -29,9 +29,9 @@ export const inspectCommand = async (id: string, options: InspectOptions): Promi
   try {
     const result = inspectRecords(id, records, connection.inspect);
     await connection.flush();
-    const summary = { sessionId: id, url: connection.url, records: result.records, events: connection.sent(), ...(relay ? { page: relay.pageUrl } : {}) };
+    const summary = { sessionId: id, url: connection.url, records: result.verified, events: connection.sent(), ...(relay ? { page: relay.pageUrl } : {}) };
     if (options.json) printJson(summary);
-    else process.stdout.write(`streamed ${summary.events} inspection events (${result.records} records replayed) to ${connection.url}\n`);
+    else process.stdout.write(`streamed ${summary.events} inspection events (${result.verified} records replayed) to ${connection.url}\n`);
   } finally {
     await connection.close();
   }

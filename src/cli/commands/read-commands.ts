@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { addCommonOptions, addPermissionOptions, type CommonOptions, type PermissionOptions } from '../command-options.js';
+import { addCommonOptions, addPermissionOptions, addPluginOptions, type CommonOptions, type PermissionOptions, type PluginOptions } from '../command-options.js';
 
 /** `rein sessions`, `rein show`, `rein replay`, `rein fork`: commands that read (or fork) recorded sessions. */
 export const registerReadCommands = (program: Command): void => {
@@ -10,19 +10,25 @@ export const registerReadCommands = (program: Command): void => {
       .option('--status <status>', 'only sessions in this status: active, idle, awaiting-approval, interrupted, completed, failed, cancelled, budget-exhausted'),
   ).action(async (options: CommonOptions & { status?: string }) => (await import('./sessions.action.js')).sessionsCommand(options));
 
-  addCommonOptions(program.command('show').description('print a session transcript (every record with --json)').argument('<id>', 'session id')).action(async (id: string, options: CommonOptions) =>
-    (await import('./sessions.action.js')).showCommand(id, options),
-  );
+  addCommonOptions(
+    program
+      .command('show')
+      .description('print a session transcript: messages, tool calls and results, approvals, child agents (every record with --json)')
+      .argument('<id>', 'session id')
+      .option('--verbose', "also show the turn typestate's witness records"),
+  ).action(async (id: string, options: CommonOptions & { verbose?: boolean }) => (await import('./sessions.action.js')).showCommand(id, options));
 
-  addPermissionOptions(
-    addCommonOptions(
-      program
-        .command('replay')
-        .description('verify a session by replaying its log (runs no tools and no model)')
-        .argument('<id>', 'session id')
-        .option('--dry-run', "re-evaluate every recorded tool call under today's tools and policy (the permission flags say which); execute nothing"),
+  addPluginOptions(
+    addPermissionOptions(
+      addCommonOptions(
+        program
+          .command('replay')
+          .description('verify a session by replaying its log (runs no tools and no model)')
+          .argument('<id>', 'session id')
+          .option('--dry-run', "re-evaluate every recorded tool call under today's tools, policy and in-process plugin hooks (the permission flags say which); execute nothing"),
+      ),
     ),
-  ).action(async (id: string, options: CommonOptions & PermissionOptions & { dryRun?: boolean }) => (await import('./replay.action.js')).replayCommand(id, options));
+  ).action(async (id: string, options: CommonOptions & PermissionOptions & PluginOptions & { dryRun?: boolean }) => (await import('./replay.action.js')).replayCommand(id, options));
 
   addCommonOptions(program.command('fork').description('fork a session at a seq into a new session').argument('<id>', 'session id').requiredOption('--at <seq>', 'the last seq the fork keeps')).action(
     async (id: string, options: CommonOptions & { at: string }) => (await import('./replay.action.js')).forkCommand(id, options),

@@ -9,28 +9,41 @@ import { readSession } from '../../session/session-records.js';
 import { builtinTools } from '../../tools/builtin-tools.js';
 import { ToolRegistry } from '../../tools/tool-registry.js';
 import { printJson, workspaceOf, type CommonOptions } from '../cli-context.js';
-import type { PermissionOptions } from '../command-options.js';
+import type { PermissionOptions, PluginOptions } from '../command-options.js';
+import { dryRunHooks } from '../../session/dry-run-hooks.js';
+import { pluginsFor } from '../plugin-options.js';
+import { CapabilityRegistry } from '../../plugins/capability-registry.js';
+import { PluginHost } from '../../plugins/plugin-host.js';
+import { HookKernel } from '../../hooks/hook-kernel.js';
 import { withStore } from './sessions.action.js';
 
 /** The body of `rein replay` (and `--dry-run`). */
-export const replayCommand = (id: string, options: CommonOptions & PermissionOptions & { dryRun?: boolean }): Promise<void> =>
+export const replayCommand = (id: string, options: CommonOptions & PermissionOptions & PluginOptions & { dryRun?: boolean }): Promise<void> =>
   withStore(options, options.dryRun ? 'read-only' : 'read', async (store) => {
     if (options.dryRun) {
       const workspace = await workspaceOf(options);
       const decide = decideWithPolicy(new PermissionPolicy(permissionsOf(options)), workspace);
-      const report = dryRunSession(await readSession(store, id), { registry: new ToolRegistry(builtinTools()), decide });
+      const records = await readSession(store, id);
+      // Today's plugins: their tools are looked up and their in-process preToolUse hooks re-evaluated (never a command hook).
+      const loaded = await pluginsFor(options, workspace);
+      const capabilities = new CapabilityRegistry(new Set(builtinTools().map((tool) => tool.name)));
+      const pluginHost = new PluginHost({ workspace, registry: capabilities });
+      for (const spec of loaded.plugins) await pluginHost.load(spec);
+      const registry = new ToolRegistry([...builtinTools(), ...capabilities.toolDefinitions()]);
+      const report = await dryRunHooks(records, dryRunSession(records, { registry, decide }), { hooks: new HookKernel(capabilities.hookRegistrations()), registry, mode: permissionsOf(options).mode ?? 'default' });
+      await pluginHost.stopAll('dry run finished');
       if (options.json) return report.calls.forEach(printJson);
       for (const call of report.calls) {
         const then = `${call.then.validation}${call.then.permission ? `/${call.then.permission}` : ''}${call.then.status ? ` → ${call.then.status}${call.then.errorCode ? ` ${call.then.errorCode}` : ''}` : ''}`;
-        const now = `${call.now.validation}${call.now.permission ? `/${call.now.permission}` : ''}`;
+        const now = `${call.now.validation}${call.now.permission ? `/${call.now.permission}` : ''}${call.now.hook && call.now.hook !== 'none' ? ` hook ${call.now.hook}` : ''}`;
         process.stdout.write(`#${call.seq} ${call.name} ${call.callId}: then ${then} · now ${now}${call.changed ? ` · CHANGED: ${call.reasons.join('; ')}` : ''}\n`);
       }
       process.stdout.write(`${report.calls.length} recorded tool calls, ${report.changed} would now be decided differently${report.permissionEvaluated ? '' : ' (validation only: no permission policy in this build)'}; nothing was executed\n`);
       return;
     }
     const result = await replaySession(store, id);
-    if (options.json) printJson({ sessionId: id, verified: result.records, regenerated: result.verified, inputs: result.inputs, head: result.head });
-    else process.stdout.write(`verified ${result.records} records (${result.inputs} inputs re-applied, ${result.verified} derived records regenerated and equal)\n`);
+    if (options.json) printJson({ sessionId: id, verified: result.verified, regenerated: result.regenerated, inputs: result.inputs, head: result.head });
+    else process.stdout.write(`verified ${result.verified} records (${result.inputs} inputs re-applied, ${result.regenerated} derived records regenerated and equal)\n`);
   });
 
 /** The body of `rein fork`. */

@@ -1,6 +1,7 @@
 import { createRein } from '../../rein.js';
 import { openStore, printJson, protectedPathsOf, workspaceOf } from '../cli-context.js';
-import { exitCodeOf, runToQuiet } from '../session-runner.js';
+import { exitCodeOf, printSandbox, runToQuiet } from '../session-runner.js';
+import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
 import { budgetsOf } from '../budget-options.js';
 import { buildProvider, providerSettingsFor } from '../provider-options.js';
 import { connectInspector, type InspectorConnection } from '../../inspect/stately-inspector.js';
@@ -12,6 +13,7 @@ import type { PermissionOptions } from '../command-options.js';
 import type { RunOptions } from './run.command.js';
 import { cliTelemetryFor } from '../telemetry-options.js';
 import { cliCapabilitiesFor } from '../capability-options.js';
+import { pluginProviderFor, pluginsFor } from '../plugin-options.js';
 
 /** How the CLI answers approvals for these flags: in advance from the rules, and on a TTY by asking. */
 export const answeringOf = (options: PermissionOptions): ApprovalAnswering => ({
@@ -23,15 +25,19 @@ export const answeringOf = (options: PermissionOptions): ApprovalAnswering => ({
 /** The body of `rein run` (see `registerRun`). */
 export const runCommand = async (task: string, options: RunOptions, setExit: (code: number) => void): Promise<void> => {
   const workspace = await workspaceOf(options);
-  const settings = await providerSettingsFor(options, workspace);
+  // A provider a plugin contributes (`--provider <plugin>__<id>`) is built from the plugins, not from provider settings.
+  const fromPlugin = options.provider?.includes('__') ? options.provider : undefined;
+  const settings = fromPlugin ? undefined : await providerSettingsFor(options, workspace);
   const inspector: InspectorConnection | undefined = options.inspect === undefined || options.inspect === false ? undefined : await connectInspector(options.inspect === true ? 'ws://127.0.0.1:8080' : options.inspect);
   const telemetry = options.detach ? undefined : await cliTelemetryFor(options);
+  const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes) });
+  for (const warning of loaded.warnings) process.stderr.write(`rein: ${warning}\n`);
   const { mcpServers, capabilities } = options.detach ? { mcpServers: {}, capabilities: {} } : await cliCapabilitiesFor(workspace, options);
   const store = await openStore(options, workspace, 'write');
   try {
-    const { provider, replaying, fallbacks } = await buildProvider(settings, store);
+    const { provider, replaying, fallbacks } = fromPlugin ? { provider: await pluginProviderFor(fromPlugin, options, workspace, loaded.plugins), replaying: undefined, fallbacks: undefined } : await buildProvider(settings!, store);
     const budgets = { ...replaying?.budgets, ...budgetsOf(options) };
-    const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, fallbacks, budgets, modelOptions: settings.modelOptions, permissions: permissionsOf(options), sandbox: sandboxOf(options), mcpServers, capabilities, ...(inspector ? { inspect: inspector.inspect } : {}), ...telemetry?.reinOptions });
+    const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, ...(fallbacks ? { fallbacks } : {}), budgets, ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(inspector ? { inspect: inspector.inspect } : {}), ...telemetry?.reinOptions });
     telemetry?.attach(rein);
     const text = task || replaying?.task || 'Follow the script.';
     if (options.detach) {
@@ -42,6 +48,7 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
     }
     const session = await rein.createSession({ task: text });
     try {
+      if (!options.json) await printSandbox(store, session.id);
       const result = await runToQuiet(session, { json: Boolean(options.json), begin: () => session.send(text), approvals: answeringOf(options) });
       setExit(exitCodeOf(result));
     } finally {

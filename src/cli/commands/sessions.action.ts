@@ -22,6 +22,7 @@ export const sessionsCommand = (options: CommonOptions & { status?: string }): P
       for (const session of page) {
         printed++;
         if (options.json) printJson(session);
+        else if (session.damaged) process.stdout.write(`${session.id}  damaged: ${session.damaged.code} ${session.damaged.message}\n`);
         else {
           const fork = session.forkedFrom ? ` (fork of ${session.forkedFrom.stream}@${session.forkedFrom.seq})` : '';
           process.stdout.write(`${session.id}  ${session.status.padEnd(16)} ${String(session.head).padStart(6)} records  ${session.task.slice(0, 60)}${fork}\n`);
@@ -32,14 +33,14 @@ export const sessionsCommand = (options: CommonOptions & { status?: string }): P
   });
 
 /** The body of `rein show`. */
-export const showCommand = (id: string, options: CommonOptions): Promise<void> =>
+export const showCommand = (id: string, options: CommonOptions & { verbose?: boolean }): Promise<void> =>
   withStore(options, 'read', async (store) => {
     const records = await store.read(id);
     if (records.length === 0) throw new ReinError('SESSION_NOT_FOUND', `no session ${id} in this store`);
     for (const record of records) {
       if (options.json) printJson(record);
       else {
-        const line = transcriptLine(record);
+        const line = transcriptLine(record, { verbose: Boolean(options.verbose) });
         if (line) process.stdout.write(`${line}\n`);
       }
     }

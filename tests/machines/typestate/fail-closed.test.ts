@@ -44,6 +44,9 @@ const triggers: Record<string, () => { value: unknown; classes: FailClosedClass[
   'protocol.stop_reason_unhandled': () => runTurn(turnInput({ names: ['read'], stopReason: 'max_tokens' })),
   'protocol.parallel_transport_order_invalid': () => runTurn(turnInput({ callSpec: { parallelPolicy: { allowed: true, maxBranches: 4, strictOrder: true } } }), { order: [1, 0] }),
   'runtime.shell_boundary_violation': () => runTurn(turnInput({ names: ['bash'] })),
+  'governance.guardrail_stage_missing': () => runTurn(turnInput({ names: ['read'], callSpec: { guardrailStages: ['pre_flight', 'input', 'output'] } }), { settle: () => ({ guardrails: [{ stage: 'input', verdict: 'pass' }] }) }),
+  'governance.guardrail_stage_order_invalid': () =>
+    runTurn({ ...turnInput({ names: ['read'], callSpec: { guardrailStages: ['input', 'output'] } }) }, { settle: () => ({ guardrails: [{ stage: 'output', verdict: 'pass' }, { stage: 'input', verdict: 'pass' }] }) }),
   'mutation.policy_digest_mismatch': () => runTurn(turnInput({ names: ['read'], activeMutationPolicyDigest: 'b3:changed' })),
   'mutation.capability_claim_missing': () => runTurn(turnInput({ names: ['read'], requiredClaims: ['governance.write'] })),
   'mutation.use_evidence_missing': () => runTurn(turnInput({ names: ['read'] }), { uses: (ids) => [{ callId: ids[0]!, disposition: 'consumed' }] }),
@@ -76,6 +79,17 @@ describe('fail-closed classes', () => {
     expect(runTurn(turnInput({ names: ['write'], callSpec: hiddenSpec })).classes).toEqual(['tool.unknown_or_disallowed']);
     // A shell call that ran still owes its evidence.
     expect(runTurn(turnInput({ names: ['bash'] }), { settle: () => ({ status: 'error', errorCode: 'Timeout', observation: 'Timeout' }) }).classes).toEqual(['runtime.shell_boundary_violation']);
+  });
+
+  it('guardrails: every configured stage a call reached, in order, reaches mutationReady; a missing pre-flight blocks', () => {
+    const stages = { guardrailStages: ['pre_flight', 'input', 'output'] as Array<'pre_flight' | 'input' | 'output'> };
+    const ran = { guardrails: [{ stage: 'input' as const, verdict: 'pass' as const }, { stage: 'output' as const, verdict: 'pass' as const }] };
+    expect(runTurn({ ...turnInput({ names: ['read'], callSpec: stages }), preFlight: { verdict: 'pass' } }, { settle: () => ran })).toEqual({ value: 'mutationReady', classes: [] });
+    expect(runTurn(turnInput({ names: ['read'], callSpec: stages }), { settle: () => ran }).classes).toEqual(['governance.guardrail_stage_missing']);
+    // A call its input guardrail blocked never ran: it needs no output decision; one refused before validation needs none.
+    const blocked = { status: 'error' as const, errorCode: 'Denied', failedStage: 'guardrail', observation: 'Denied: blocked', guardrails: [{ stage: 'input' as const, verdict: 'block' as const }] };
+    expect(runTurn({ ...turnInput({ names: ['read'], callSpec: stages }), preFlight: { verdict: 'pass' } }, { settle: () => blocked })).toEqual({ value: 'mutationReady', classes: [] });
+    expect(runTurn({ ...turnInput({ names: ['read'], callSpec: stages }), preFlight: { verdict: 'block' } }, { settle: () => ({ status: 'error', errorCode: 'Denied', failedStage: 'pre-flight', observation: 'Denied' }) })).toEqual({ value: 'mutationReady', classes: [] });
   });
 
   it('a clean turn reaches mutationReady with no class', () => {

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+
+/** How commands are isolated: bubblewrap (the OS sandbox) or the fallback measures. */
+export const SandboxEnforcementKind = z.enum(['bubblewrap', 'fallback']);
+export type SandboxEnforcementKind = z.infer<typeof SandboxEnforcementKind>;
+
+/**
+ * effect (fact) · the sandbox in effect for this process's run of the session, found by the start-up probe:
+ * written once when the session is created and again each time it is resumed (possibly on another machine).
+ */
+export const SandboxChecked = z.object({
+  enforcement: SandboxEnforcementKind,
+  mode: z.enum(['auto', 'required', 'off']),
+  network: z.enum(['disabled', 'allow-list', 'allow-all']),
+  allowedHosts: z.array(z.string()).optional(),
+  /** Why the fallback is in effect (bubblewrap missing, user namespaces refused, mode off). */
+  reason: z.string().optional(),
+});
+export type SandboxChecked = z.infer<typeof SandboxChecked>;
+
+/** effect (fact) · the network allow-list proxy allowed or refused one connection a command asked for. */
+export const NetworkDecided = z.object({
+  effectId: z.string().min(1),
+  callId: z.string().min(1),
+  host: z.string(),
+  port: z.number().int().min(1).max(65_535),
+  method: z.string(),
+  decision: z.enum(['allow', 'refuse']),
+  reason: z.string(),
+});
+export type NetworkDecided = z.infer<typeof NetworkDecided>;
+
+/**
+ * effect (fact) · rein removed files of its own or of a command from the workspace: the temp files of a write
+ * interrupted by a crash (found on resume), or protected paths a command created.
+ */
+export const WorkspaceCleaned = z.object({
+  effectId: z.string().min(1).optional(),
+  callId: z.string().min(1).optional(),
+  paths: z.array(z.string().min(1)).min(1),
+  reason: z.enum(['interrupted-write', 'protected-path-created']),
+});
+export type WorkspaceCleaned = z.infer<typeof WorkspaceCleaned>;

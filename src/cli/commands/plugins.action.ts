@@ -1,0 +1,89 @@
+import { builtinTools } from '../../tools/builtin-tools.js';
+import { CapabilityRegistry } from '../../plugins/capability-registry.js';
+import { PluginHost, type PluginState } from '../../plugins/plugin-host.js';
+import { PluginError } from '../../plugins/plugin-errors.js';
+import { discoverPlugins } from '../../plugins/plugin-loader.js';
+import { fileProjectTrust } from '../../plugins/project-trust.js';
+import { HookKernel } from '../../hooks/hook-kernel.js';
+import { commandHookRegistrations } from '../../hooks/command-hooks.js';
+import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
+import { ReinError } from '../../host/host-errors.js';
+import { printJson, workspaceOf } from '../cli-context.js';
+import type { CommonOptions, PluginOptions } from '../command-options.js';
+import { pluginsFor } from '../plugin-options.js';
+import { ExitCode } from '../exit-codes.js';
+
+type ListOptions = CommonOptions & PluginOptions;
+
+/** Load the workspace's plugins into a host of their own (no store, no session) — what `list` and plugin commands see. */
+const loadAll = async (options: ListOptions) => {
+  const workspace = await workspaceOf(options);
+  const loaded = await pluginsFor(options, workspace);
+  const registry = new CapabilityRegistry(new Set(builtinTools().map((tool) => tool.name)));
+  const host = new PluginHost({ workspace, registry });
+  for (const spec of loaded.plugins) await host.load(spec);
+  const hooks = new HookKernel([...registry.hookRegistrations(), ...commandHookRegistrations(loaded.hooks, { workspace })]);
+  return { workspace, host, registry, hooks, warnings: loaded.warnings };
+};
+
+const describe = (plugin: PluginState): string => {
+  const head = `${plugin.id}${plugin.manifest ? `@${plugin.manifest.version}` : ''}  ${plugin.state.padEnd(9)} ${plugin.source}${plugin.location ? `  ${plugin.location}` : ''}`;
+  const lines = [head];
+  if (plugin.error) lines.push(`    ${plugin.error.code} at ${plugin.error.phase}: ${plugin.error.message}`);
+  if (plugin.contributions.length > 0) lines.push(`    contributes: ${plugin.contributions.join(', ')}`);
+  if (plugin.revoked.length > 0) lines.push(`    revoked: ${plugin.revoked.join(', ')}`);
+  return lines.join('\n');
+};
+
+/** The body of `rein plugins list`. */
+export const listPluginsCommand = async (options: ListOptions): Promise<void> => {
+  const { host, hooks, warnings } = await loadAll(options);
+  const states = host.plugins();
+  const hookList = hooks.list().map(({ id, point, kind, order, timeoutMs, failOpen }) => ({ id, point, kind, order, timeoutMs, failOpen }));
+  if (options.json) {
+    for (const plugin of states) printJson({ type: 'plugin', id: plugin.id, state: plugin.state, source: plugin.source, ...(plugin.location ? { location: plugin.location } : {}), ...(plugin.manifest ? { version: plugin.manifest.version, name: plugin.manifest.name } : {}), contributions: plugin.contributions, ...(plugin.error ? { error: plugin.error } : {}) });
+    for (const hook of hookList) printJson({ type: 'hook', ...hook });
+  } else {
+    for (const warning of warnings) process.stderr.write(`rein: ${warning}\n`);
+    process.stdout.write(states.length === 0 ? 'no plugins\n' : `${states.map(describe).join('\n')}\n`);
+    if (hookList.length > 0) process.stdout.write(`hooks, in the order they run:\n${hookList.map((hook) => `  ${hook.point.padEnd(20)} ${hook.id} (${hook.kind}, order ${hook.order}, timeout ${hook.timeoutMs} ms${hook.failOpen ? ', fail open' : ''})`).join('\n')}\n`);
+  }
+  await host.stopAll('listed');
+};
+
+/** The body of `rein plugins trust`. */
+export const trustPluginsCommand = async (ids: string[], options: CommonOptions): Promise<void> => {
+  const workspace = await workspaceOf(options);
+  const config = await loadWorkspaceConfig(workspace);
+  const trust = fileProjectTrust();
+  const found = await discoverPlugins({ workspace, configured: config?.plugins ?? [] });
+  let trusted = 0;
+  for (const entry of found) {
+    if ('error' in entry || entry.source !== 'project') continue;
+    const id = (entry.manifest as { id?: unknown }).id;
+    if (typeof id !== 'string' || (ids.length > 0 && !ids.includes(id))) continue;
+    await trust.trust({ workspace, pluginId: id, digest: entry.digest });
+    process.stdout.write(`trusted ${id} (${entry.digest}) in ${workspace}\n`);
+    trusted++;
+  }
+  if (trusted === 0) throw new ReinError('USAGE', ids.length > 0 ? `no project plugin named ${ids.join(', ')}` : 'no project plugins to trust');
+};
+
+/** The body of `rein <plugin> <command> [args…]`. */
+export const pluginCommand = async (pluginId: string, name: string | undefined, args: string[], setExit: (code: number) => void): Promise<void> => {
+  const { workspace, registry, host } = await loadAll({});
+  const command = registry.commands().find((entry) => entry.pluginId === pluginId && entry.name === name);
+  if (!command) {
+    const known = registry.commands().map((entry) => `${entry.pluginId} ${entry.name}`);
+    await host.stopAll('no such command');
+    throw new ReinError('USAGE', `unknown command ${[pluginId, name].filter(Boolean).join(' ')}${known.length > 0 ? `; plugin commands: ${known.join(', ')}` : ''} (see rein --help)`);
+  }
+  try {
+    const code = await command.command.run(args, { workspace, config: command.config, write: (text) => process.stdout.write(text) });
+    setExit(typeof code === 'number' ? code : ExitCode.ok);
+  } catch (error) {
+    throw new PluginError('PLUGIN_SETUP_FAILED', `${pluginId} ${name} failed: ${(error as Error).message}`, { cause: error });
+  } finally {
+    await host.stopAll('command finished');
+  }
+};

@@ -1,0 +1,75 @@
+import { lstat } from 'node:fs/promises';
+import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
+import { canonicalPath, isInside, protectedPathsOf as canonicalProtectedPaths } from '../../policy/protected-paths.js';
+import { defaultSandboxPolicy, type SandboxPolicy } from '../../policy/sandbox-policy.js';
+import { runtimeDirectory, sandboxHome, sandboxMounts, type SandboxMount } from '../../policy/sandbox-profile.js';
+import { sandboxEnforcement } from '../../policy/sandbox-probe.js';
+import { printJson, protectedPathsOf, workspaceOf } from '../cli-context.js';
+import { sandboxOf } from '../permission-options.js';
+import type { SandboxCommandOptions } from './sandbox.command.js';
+
+/** What `rein sandbox --json` prints: the enforcement the start-up probe found and the profile a command gets. */
+export interface SandboxReport {
+  enforcement: 'bubblewrap' | 'fallback';
+  reason?: string;
+  mode: SandboxPolicy['mode'];
+  network: SandboxPolicy['network'];
+  allowedHosts?: string[];
+  loginShell: boolean;
+  binds: SandboxMount[];
+  /** The protected paths: masked when they exist; when absent, removed again if a command creates one. */
+  protected: Array<{ path: string; state: 'masked' | 'absent' | 'outside' }>;
+}
+
+/** The report for a policy and a workspace (the binds are those a `bash` call there would get). */
+export const sandboxReport = async (policy: SandboxPolicy, workspace: string, protectedPaths: readonly string[]): Promise<SandboxReport> => {
+  const status = await sandboxEnforcement(policy);
+  const root = canonicalPath(workspace);
+  const paths = canonicalProtectedPaths(root, protectedPaths);
+  const states = await Promise.all(paths.map(async (path) => ({ path, state: !isInside(root, path) ? ('outside' as const) : (await lstat(path).then(() => true, () => false)) ? ('masked' as const) : ('absent' as const) })));
+  return {
+    enforcement: status.enforcement,
+    ...(status.enforcement === 'fallback' ? { reason: status.reason } : {}),
+    mode: policy.mode,
+    network: policy.network,
+    ...(policy.network === 'allow-list' ? { allowedHosts: [...policy.allowedHosts] } : {}),
+    loginShell: policy.loginShell,
+    binds: status.enforcement === 'bubblewrap' ? sandboxMounts({ workspace: root, workspaceWritable: true, protectedPaths: paths, home: sandboxHome(), toolDirectories: [runtimeDirectory()] }) : [],
+    protected: states,
+  };
+};
+
+const describeMount = (mount: SandboxMount): string => {
+  switch (mount.kind) {
+    case 'ro-bind':
+    case 'bind':
+      return `${mount.kind === 'bind' ? 'read-write' : 'read-only '} ${mount.target}${mount.source === mount.target ? '' : ` ← ${mount.source}`}`;
+    case 'symlink':
+      return `symlink    ${mount.target} → ${mount.link}`;
+    case 'tmpfs':
+      return `empty      ${mount.target}`;
+    case 'proc':
+    case 'dev':
+      return `minimal    ${mount.target}`;
+    default:
+      return `masked     ${mount.target}`;
+  }
+};
+
+/** The body of `rein sandbox` (see `registerSandbox`). */
+export const sandboxCommand = async (options: SandboxCommandOptions): Promise<void> => {
+  const workspace = await workspaceOf(options);
+  const policy: SandboxPolicy = { ...defaultSandboxPolicy, ...sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox) };
+  const report = await sandboxReport(policy, workspace, await protectedPathsOf(options, workspace));
+  if (options.json) return printJson(report);
+  const lines = [
+    report.enforcement === 'bubblewrap' ? 'enforcement: bubblewrap (commands see only what is listed below)' : `enforcement: fallback — ${report.reason}`,
+    `mode: ${report.mode}${report.mode === 'required' && report.enforcement === 'fallback' ? ' (bash is refused)' : ''}`,
+    `network: ${report.network}${report.allowedHosts ? ` (${report.allowedHosts.join(', ') || 'no hosts'})` : ''}`,
+    `shell: ${report.loginShell ? 'bash -lc (login shell)' : 'bash -c'}`,
+    'protected paths (file tools refuse them, commands never run unasked when they name them):',
+    ...report.protected.map((entry) => `  ${entry.path}  — ${entry.state === 'masked' ? (report.enforcement === 'bubblewrap' ? 'masked in the sandbox' : 'exists; not hidden from commands without the sandbox') : entry.state === 'absent' ? 'absent; removed again if a command creates it' : 'outside the workspace'}`),
+    ...(report.binds.length > 0 ? ['binds:', ...report.binds.map((mount) => `  ${describeMount(mount)}  — ${mount.why}`)] : ['binds: none (no OS sandbox: commands see the whole file system; rein kills their process tree and limits them with prlimit and unshare where it can)']),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+};

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import type { AnyToolDefinition, SideEffectClass, ToolAnnotations } from '../tools/tool.js';
+import { toolFailure } from '../tools/tool.js';
+import type { PluginTool } from './plugin-contract.js';
+
+const sideEffectOf: Record<PluginTool['risk'], SideEffectClass> = { read: 'read', write: 'workspace-write', execute: 'process', network: 'network' };
+
+/** A JSON Schema for tool parameters must describe an object; zod builds the validator from it. */
+const parametersOf = (parameters: PluginTool['parameters']): z.ZodType => {
+  if (parameters instanceof z.ZodType) return parameters;
+  if (typeof parameters !== 'object' || parameters === null || (parameters as { type?: unknown }).type !== 'object') throw new Error('a JSON Schema for tool parameters must have type "object"');
+  return z.fromJSONSchema(parameters as Parameters<typeof z.fromJSONSchema>[0]);
+};
+
+/**
+ * Normalise a plugin's tool into a tool definition under its full id (`<plugin>__<name>`). Its result carries
+ * provenance `plugin:<id>@<version>`; a handler that throws (or returns something that is not a result) is a
+ * model-visible `ToolFailed` observation, never a failure of the session (the plugin host document's T3.24).
+ */
+export const pluginToolDefinition = (options: { id: string; pluginId: string; version: string; tool: PluginTool }): AnyToolDefinition => {
+  const { id, tool } = options;
+  const parameters = parametersOf(tool.parameters);
+  // The schema must be advertisable to the model: fail registration, not the first model call.
+  z.toJSONSchema(parameters, { io: 'input' });
+  const readOnly = tool.readOnly ?? tool.risk === 'read';
+  const annotations: ToolAnnotations = { readOnly, destructive: tool.risk === 'write' || tool.risk === 'execute', idempotent: readOnly, openWorld: tool.risk === 'network', requiresConfirmation: false };
+  const route = `plugin:${options.pluginId}@${options.version}`;
+  return {
+    name: id,
+    description: String(tool.description ?? ''),
+    parameters,
+    annotations,
+    risk: tool.risk,
+    sideEffect: sideEffectOf[tool.risk],
+    // rein cannot check what a plugin's handler changed: a call in doubt waits for confirmation unless it only reads.
+    resumePolicy: readOnly ? 'rerun-after-check' : 'require-user-confirmation',
+    ...(tool.timeoutMs === undefined ? {} : { timeoutMs: tool.timeoutMs }),
+    async execute(args: Record<string, unknown>, context) {
+      let result: unknown;
+      try {
+        result = await tool.execute(args, { sessionId: context.sessionId, callId: context.callId, workspace: context.workspace.root, signal: context.signal, progress: context.progress });
+      } catch (error) {
+        return { ...toolFailure('ToolFailed', `${id} failed: ${error instanceof Error ? error.message : String(error)}`), provenance: { route } };
+      }
+      if (typeof result === 'string') return { ok: true, output: result, provenance: { route } };
+      const value = result as { ok?: unknown; output?: unknown; code?: unknown; message?: unknown } | null;
+      if (value?.ok === true && typeof value.output === 'string') return { ok: true, output: value.output, provenance: { route } };
+      if (value?.ok === false && typeof value.message === 'string' && (value.code === 'InvalidInput' || value.code === 'NotFound' || value.code === 'Denied' || value.code === 'Timeout')) {
+        return { ...toolFailure(value.code, value.message), provenance: { route } };
+      }
+      return { ...toolFailure('ToolFailed', `${id} returned something that is not a tool result`), provenance: { route } };
+    },
+  };
+};

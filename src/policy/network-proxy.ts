@@ -1,0 +1,138 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { connect, isIP, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** One connection a sandboxed command asked the allow-list proxy for, and what the proxy decided. */
+export interface ConnectionDecision {
+  host: string;
+  port: number;
+  /** `CONNECT` (a tunnel, e.g. HTTPS) or the HTTP method of a plain proxied request. */
+  method: string;
+  decision: 'allow' | 'refuse';
+  reason: string;
+}
+
+/** A running allow-list proxy: its Unix socket, the decisions so far, and how to stop it. */
+export interface AllowListProxy {
+  socketPath: string;
+  decisions: ConnectionDecision[];
+  close(): Promise<void>;
+}
+
+const normalizeHost = (host: string): string => host.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+
+/**
+ * Whether `host` is on the allow-list: an exact, case-insensitive name (or IP literal), or a `*.example.com`
+ * entry, which covers the subdomains of example.com (not example.com itself).
+ */
+export const hostAllowed = (host: string, allowedHosts: readonly string[]): boolean => {
+  const name = normalizeHost(host);
+  if (name === '') return false;
+  return allowedHosts.some((entry) => {
+    const allowed = normalizeHost(entry);
+    if (allowed.startsWith('*.')) return isIP(name) === 0 && name.endsWith(allowed.slice(1)) && name.length > allowed.length - 1;
+    return allowed === name;
+  });
+};
+
+const splitAuthority = (authority: string, defaultPort: number): { host: string; port: number } | undefined => {
+  const match = /^(\[[^\]]+\]|[^:]+)(?::(\d{1,5}))?$/.exec(authority);
+  if (!match) return undefined;
+  const port = match[2] === undefined ? defaultPort : Number(match[2]);
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) return undefined;
+  return { host: normalizeHost(match[1]!), port };
+};
+
+const refusal = (decision: ConnectionDecision): string => `rein: ${decision.host}:${decision.port} refused by the network allow-list (${decision.reason})\n`;
+
+/**
+ * Start an HTTP(S) proxy on a Unix socket in a fresh private directory. It tunnels `CONNECT host:port` and forwards
+ * plain `http://` requests only for allowed host names, answers every other request `403`, and records each
+ * decision. It runs in rein's own process, outside the sandbox; commands reach it through a bridge inside.
+ */
+export const startAllowListProxy = async (options: { allowedHosts: readonly string[] }): Promise<AllowListProxy> => {
+  const directory = await mkdtemp(join(tmpdir(), 'rein-proxy-'));
+  const socketPath = join(directory, 'proxy.sock');
+  const decisions: ConnectionDecision[] = [];
+  const sockets = new Set<Socket>();
+  const decide = (host: string, port: number, method: string): ConnectionDecision => {
+    const allowed = hostAllowed(host, options.allowedHosts);
+    const decision: ConnectionDecision = { host, port, method, decision: allowed ? 'allow' : 'refuse', reason: allowed ? 'on the allow-list' : 'not on the allow-list' };
+    decisions.push(decision);
+    return decision;
+  };
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    let url: URL;
+    try {
+      url = new URL(request.url ?? '');
+    } catch {
+      response.writeHead(400, { 'content-type': 'text/plain' }).end('rein: the proxy expects absolute http:// URLs\n');
+      return;
+    }
+    if (url.protocol !== 'http:') {
+      response.writeHead(400, { 'content-type': 'text/plain' }).end('rein: only http:// is proxied directly; use CONNECT for https\n');
+      return;
+    }
+    const decision = decide(url.hostname, url.port === '' ? 80 : Number(url.port), request.method ?? 'GET');
+    if (decision.decision === 'refuse') {
+      response.writeHead(403, { 'content-type': 'text/plain' }).end(refusal(decision));
+      return;
+    }
+    const upstream = httpRequest({ host: decision.host, port: decision.port, method: request.method, path: `${url.pathname}${url.search}`, headers: request.headers }, (answer) => {
+      response.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(response);
+    });
+    upstream.on('error', (error) => {
+      if (!response.headersSent) response.writeHead(502, { 'content-type': 'text/plain' });
+      response.end(`rein: ${decision.host}:${decision.port} could not be reached (${error.message})\n`);
+    });
+    request.pipe(upstream);
+  });
+  server.on('connect', (request: IncomingMessage, client: Socket, head: Buffer) => {
+    sockets.add(client);
+    client.on('close', () => sockets.delete(client));
+    client.on('error', () => client.destroy());
+    const target = splitAuthority(request.url ?? '', 443);
+    if (!target) {
+      client.end('HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\n\r\nrein: CONNECT needs host:port\n');
+      return;
+    }
+    const decision = decide(target.host, target.port, 'CONNECT');
+    if (decision.decision === 'refuse') {
+      client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\n${refusal(decision)}`);
+      return;
+    }
+    const upstream = connect(target.port, target.host, () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    sockets.add(upstream);
+    upstream.on('close', () => sockets.delete(upstream));
+    upstream.on('error', (error) => {
+      if (client.writable) client.end(`HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\n\r\nrein: ${target.host}:${target.port} could not be reached (${error.message})\n`);
+      else client.destroy();
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, () => resolve());
+  });
+  server.unref();
+  return {
+    socketPath,
+    decisions,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+};

@@ -1,0 +1,75 @@
+import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+
+/** One path inside every workspace that no tool and no sandboxed command may read or change. */
+export interface ProtectedEntry {
+  /** Workspace-relative path, `/`-separated. */
+  path: string;
+  kind: 'file' | 'directory';
+  /** Why it is protected (shown by `rein sandbox`). */
+  why: string;
+}
+
+/**
+ * The protected entries of every workspace. This list is the one place to extend: file tools refuse these paths
+ * (compared by real path), searches leave them out, the shell classifier never lets a command naming them run
+ * unasked, and the sandbox masks them.
+ */
+export const protectedWorkspaceEntries: readonly ProtectedEntry[] = Object.freeze([
+  { path: '.rein', kind: 'directory', why: 'the event store: a model that could edit its own log could rewrite what happened' },
+  { path: 'rein.config.json', kind: 'file', why: 'provider settings: a model that could rewrite them could send the next run\'s API key elsewhere' },
+]);
+
+/**
+ * The canonical form of a path that may not exist yet: the real path of its nearest existing ancestor, with the
+ * remaining components appended; a dangling symlink on the way is followed to where it points (so a link to a file
+ * that does not exist yet is judged by its target). `path` must be absolute; `..` and `.` are removed lexically first
+ * (tools open the normalised path, so this is the path that is checked and the one that is used).
+ */
+export const canonicalPath = (path: string, depth = 0): string => {
+  let existing = resolve(path);
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      const real = realpathSync.native(existing);
+      return rest.length === 0 ? real : join(real, ...rest.reverse());
+    } catch {
+      const target = depth < 40 ? danglingTarget(existing) : undefined;
+      if (target !== undefined) return canonicalPath(rest.length === 0 ? target : join(target, ...rest.reverse()), depth + 1);
+      const parent = dirname(existing);
+      if (parent === existing) return resolve(path);
+      rest.push(basename(existing));
+      existing = parent;
+    }
+  }
+};
+
+/** Where a symlink that cannot be resolved points, as an absolute path; undefined for anything else. */
+const danglingTarget = (path: string): string | undefined => {
+  try {
+    if (!lstatSync(path).isSymbolicLink()) return undefined;
+    return resolve(dirname(path), readlinkSync(path));
+  } catch {
+    return undefined;
+  }
+};
+
+/** True when `candidate` is `root` or lies below it (both canonical). */
+export const isInside = (root: string, candidate: string): boolean => candidate === root || candidate.startsWith(root.endsWith(sep) ? root : root + sep);
+
+/**
+ * Protected paths compare case- and normalisation-insensitively, so an alias on a case-insensitive or
+ * normalising file system (`REIN.CONFIG.JSON`, a decomposed `é`) is refused too.
+ */
+export const protectedKey = (path: string): string => path.normalize('NFC').toLowerCase();
+
+/**
+ * The canonical protected paths of a workspace: the entries above under its canonical root, plus `extra` (the
+ * store directory when it lives elsewhere, entries a host adds), each resolved by real path even when it does not
+ * exist yet — so a symlinked workspace or store path cannot hide them.
+ */
+export const protectedPathsOf = (workspaceRoot: string, extra: readonly string[] = []): string[] => {
+  const root = canonicalPath(workspaceRoot);
+  const paths = [...protectedWorkspaceEntries.map((entry) => join(root, entry.path)), ...extra.map((path) => canonicalPath(isAbsolute(path) ? path : resolve(root, path)))];
+  return [...new Set(paths)];
+};

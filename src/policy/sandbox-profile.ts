@@ -1,0 +1,142 @@
+import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { isInside } from './protected-paths.js';
+
+/** One mount of the sandbox's file system, with the reason it is there (`rein sandbox` prints both). */
+export type SandboxMount =
+  | { kind: 'ro-bind' | 'bind'; source: string; target: string; why: string }
+  | { kind: 'symlink'; link: string; target: string; why: string }
+  | { kind: 'tmpfs' | 'proc' | 'dev'; target: string; why: string }
+  | { kind: 'mask-file' | 'mask-directory'; target: string; why: string };
+
+/** What a sandbox is built around. Paths are canonical. */
+export interface ProfileInput {
+  workspace: string;
+  /** Whether commands may change the workspace (`bash`: yes; the search tools: no). */
+  workspaceWritable: boolean;
+  /** Protected paths; those that exist inside the workspace are masked. */
+  protectedPaths: readonly string[];
+  /** The home directory commands see: an empty, writable tmpfs at this path. */
+  home: string;
+  /** Directories a sandboxed tool needs its binaries from (read-only): ripgrep's, Node's when outside `/usr`. */
+  toolDirectories?: readonly string[];
+  /** Files bound read-only at the same path (the allow-list proxy's socket). */
+  extraFiles?: readonly string[];
+}
+
+/** The read-only system directories every sandbox sees; a directory that is a symlink here is recreated as one. */
+export const systemDirectories: readonly string[] = Object.freeze(['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc']);
+
+/** How the profile sees the host file system; injected by tests. */
+export interface HostFiles {
+  kind(path: string): 'directory' | 'file' | 'missing' | { symlink: string };
+}
+
+export const hostFiles: HostFiles = {
+  kind(path) {
+    try {
+      const info = lstatSync(path);
+      if (info.isSymbolicLink()) return { symlink: readlinkSync(path) };
+      return info.isDirectory() ? 'directory' : 'file';
+    } catch {
+      return 'missing';
+    }
+  },
+};
+
+const depth = (path: string): number => path.split('/').filter(Boolean).length;
+
+/**
+ * The sandbox's file system, as data: the system directories read-only, a private tmpfs at `/tmp`, an empty
+ * writable home, minimal `/proc` and `/dev`, the workspace (read-write for commands), and every protected path that
+ * exists inside it masked — a directory by an empty read-only tmpfs, a file by a read-only `/dev/null`. Nothing else
+ * of the host is visible. Mounts are ordered so that an outer one never hides an inner one.
+ */
+export const sandboxMounts = (input: ProfileInput, host: HostFiles = hostFiles): SandboxMount[] => {
+  const system: SandboxMount[] = [];
+  for (const directory of systemDirectories) {
+    const kind = host.kind(directory);
+    if (kind === 'missing' || kind === 'file') continue;
+    if (typeof kind === 'object') system.push({ kind: 'symlink', link: kind.symlink, target: directory, why: 'system directory (a symlink on this host)' });
+    else system.push({ kind: 'ro-bind', source: directory, target: directory, why: directory === '/etc' ? 'system configuration, read-only' : 'system programs and libraries, read-only' });
+  }
+  const tools = (input.toolDirectories ?? []).filter((directory) => !systemDirectories.some((root) => isInside(root, directory)));
+  const layered: SandboxMount[] = [
+    ...tools.map((directory) => ({ kind: 'ro-bind' as const, source: directory, target: directory, why: 'programs a sandboxed command needs (ripgrep, the Node.js rein runs on), read-only' })),
+    { kind: 'tmpfs', target: '/tmp', why: 'a private, empty /tmp' },
+    ...(input.home !== input.workspace && input.home !== '/' ? [{ kind: 'tmpfs' as const, target: input.home, why: 'an empty, writable home: no profile, keys or history of the user' }] : []),
+    { kind: input.workspaceWritable ? 'bind' : 'ro-bind', source: input.workspace, target: input.workspace, why: input.workspaceWritable ? 'the workspace, read-write' : 'the workspace, read-only' },
+    ...(input.extraFiles ?? []).map((file) => ({ kind: 'ro-bind' as const, source: file, target: file, why: 'the network allow-list proxy\'s socket' })),
+  ];
+  for (const path of input.protectedPaths) {
+    if (path === input.workspace || !isInside(input.workspace, path)) continue;
+    const kind = host.kind(path);
+    if (kind === 'directory') layered.push({ kind: 'mask-directory', target: path, why: 'protected: hidden behind an empty read-only directory' });
+    else if (kind === 'file') layered.push({ kind: 'mask-file', target: path, why: 'protected: hidden, reads and writes fail' });
+  }
+  const ordered = layered.map((mount, index) => ({ mount, index })).sort((left, right) => depth(left.mount.target) - depth(right.mount.target) || left.index - right.index).map(({ mount }) => mount);
+  return [...system, ...ordered, { kind: 'proc', target: '/proc', why: 'processes of this sandbox only' }, { kind: 'dev', target: '/dev', why: 'minimal devices (null, zero, random, tty)' }];
+};
+
+/** Namespace and privilege flags: own pid, ipc and uts namespaces, a new session, no capabilities, dies with rein. */
+export const isolationFlags = (options: { network: boolean }): string[] => [
+  '--die-with-parent',
+  '--new-session',
+  '--unshare-pid',
+  '--unshare-ipc',
+  '--unshare-uts',
+  '--unshare-cgroup-try',
+  ...(options.network ? [] : ['--unshare-net']),
+  '--cap-drop',
+  'ALL',
+];
+
+/** The bubblewrap arguments for a profile (everything before `--`). */
+export const bwrapArguments = (mounts: readonly SandboxMount[], options: { network: boolean; cwd: string }): string[] => [
+  ...isolationFlags(options),
+  ...mounts.flatMap((mount): string[] => {
+    switch (mount.kind) {
+      case 'ro-bind':
+        return ['--ro-bind', mount.source, mount.target];
+      case 'bind':
+        return ['--bind', mount.source, mount.target];
+      case 'symlink':
+        return ['--symlink', mount.link, mount.target];
+      case 'tmpfs':
+        return ['--tmpfs', mount.target];
+      case 'proc':
+        return ['--proc', mount.target];
+      case 'dev':
+        return ['--dev', mount.target];
+      case 'mask-file':
+        return ['--ro-bind', '/dev/null', mount.target];
+      case 'mask-directory':
+        return ['--tmpfs', mount.target, '--remount-ro', mount.target];
+    }
+  }),
+  '--chdir',
+  options.cwd,
+];
+
+/** The home directory commands get: `$HOME` by real path, or `/root` / `/home/rein` when it is unset. */
+export const sandboxHome = (): string => {
+  const home = process.env.HOME;
+  if (!home) return process.getuid?.() === 0 ? '/root' : '/home/rein';
+  try {
+    return realpathSync.native(home);
+  } catch {
+    return home;
+  }
+};
+
+/**
+ * The installation directory of the Node.js running rein (`<prefix>` of `<prefix>/bin/node`), so `node` and `npm`
+ * work inside the sandbox when Node lives outside the system directories (nvm, a CI tool cache).
+ */
+export const runtimeDirectory = (): string => {
+  try {
+    return dirname(dirname(realpathSync.native(process.execPath)));
+  } catch {
+    return dirname(dirname(process.execPath));
+  }
+};

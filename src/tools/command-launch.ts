@@ -1,0 +1,110 @@
+import { startAllowListProxy, type AllowListProxy } from '../policy/network-proxy.js';
+import { bwrapArguments, runtimeDirectory, sandboxHome, sandboxMounts } from '../policy/sandbox-profile.js';
+import { detectIsolation, limitPrefix, sandboxPrefix, type Enforcement, type SandboxPolicy } from '../policy/sandbox-policy.js';
+import { sandboxEnforcement, type SandboxEnforcement } from '../policy/sandbox-probe.js';
+import { callMarkerVariable } from './process-tree.js';
+import type { Workspace } from './workspace.js';
+
+/** The port the allow-list bridge listens on inside a command's private network namespace. */
+export const bridgePort = 3128;
+
+/** How one command is started: its argv and environment, and what the sandbox enforces for it. */
+export interface Launch {
+  argv: string[];
+  env: NodeJS.ProcessEnv;
+  shell: string;
+  sandbox: SandboxEnforcement;
+  enforcement: { filesystem: Enforcement; network: Enforcement; processes: Enforcement; memory: Enforcement };
+  /** The allow-list proxy serving this command (under `allow-list`); the caller closes it when the command ends. */
+  proxy?: AllowListProxy;
+}
+
+export interface LaunchRequest {
+  command: string;
+  /** Canonical working directory inside the workspace. */
+  cwd: string;
+  policy: SandboxPolicy;
+  workspace: Workspace;
+  /** `<session>:<call id>`: every process of the call carries it as `REIN_CALL`, so resume can prove them gone. */
+  marker: string;
+}
+
+/**
+ * Inside the command's network namespace: start socat forwarding 127.0.0.1:3128 to the proxy's Unix socket, wait
+ * until it listens (read from /proc/net/tcp, so no connection is made), run the command, stop the bridge, and exit
+ * with the command's status.
+ */
+const bridgeScript = (socket: string): string => {
+  const port = bridgePort.toString(16).toUpperCase().padStart(4, '0');
+  return [
+    // bubblewrap brings loopback up in its network namespace; `unshare -n` (the fallback) does not.
+    'ip link set lo up 2>/dev/null || /sbin/ip link set lo up 2>/dev/null',
+    `socat TCP-LISTEN:${bridgePort},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${socket} 2>/dev/null & bridge=$!`,
+    `tries=0; while ! grep -q ' 0100007F:${port} 00000000:0000 0A' /proc/net/tcp 2>/dev/null; do tries=$((tries+1)); [ $tries -gt 1000 ] && break; sleep 0.005; done`,
+    '"$@"; status=$?; kill $bridge 2>/dev/null; exit $status',
+  ].join('\n');
+};
+
+const proxyVariables = (): NodeJS.ProcessEnv => {
+  const url = `http://127.0.0.1:${bridgePort}`;
+  return { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, NO_PROXY: '', no_proxy: '' };
+};
+
+const baseEnvironment = (policy: SandboxPolicy, marker: string): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = {};
+  for (const name of policy.envAllowList) if (process.env[name] !== undefined) env[name] = process.env[name];
+  env[callMarkerVariable] = marker;
+  return env;
+};
+
+/**
+ * Decide how to start one `bash` command under the policy: inside bubblewrap when the probe found it working (and
+ * the mode is not `off`), otherwise with the fallback measures (process group, `unshare`, prlimit) — or refused
+ * when the mode is `required`. Under `allow-list` it starts the proxy and the bridge.
+ */
+export const prepareLaunch = async (request: LaunchRequest): Promise<Launch | { refused: string }> => {
+  const { policy, workspace } = request;
+  const sandbox = await sandboxEnforcement(policy);
+  if (sandbox.enforcement === 'fallback' && policy.mode === 'required') return { refused: `the sandbox mode is "required" but bubblewrap is not available: ${sandbox.reason}` };
+  const support = detectIsolation();
+  const env = baseEnvironment(policy, request.marker);
+  const proxy = policy.network === 'allow-list' ? await startAllowListProxy({ allowedHosts: policy.allowedHosts }) : undefined;
+  if (proxy) Object.assign(env, proxyVariables());
+  const shellArgv = [support.shell, policy.loginShell ? '-lc' : '-c', request.command];
+  if (sandbox.enforcement === 'bubblewrap') {
+    const home = sandboxHome();
+    Object.assign(env, { HOME: home, TMPDIR: '/tmp' });
+    const mounts = sandboxMounts({ workspace: workspace.root, workspaceWritable: true, protectedPaths: workspace.protectedList(), home, toolDirectories: [runtimeDirectory()], ...(proxy ? { extraFiles: [proxy.socketPath] } : {}) });
+    const limits = limitPrefix(policy, support);
+    const network: Enforcement = policy.network === 'allow-all' ? { enforced: true, mechanism: 'none needed' } : { enforced: true, mechanism: proxy ? 'bubblewrap --unshare-net + allow-list proxy' : 'bubblewrap --unshare-net' };
+    return {
+      argv: [policy.bubblewrap, ...bwrapArguments(mounts, { network: policy.network === 'allow-all', cwd: request.cwd }), '--', ...limits.prefix, ...(proxy ? ['/bin/sh', '-c', bridgeScript(proxy.socketPath), 'rein-bridge'] : []), ...shellArgv],
+      env,
+      shell: support.shell,
+      sandbox,
+      enforcement: { filesystem: { enforced: true, mechanism: 'bubblewrap: the workspace only, protected paths masked' }, network, processes: limits.processes, memory: limits.memory },
+      ...(proxy ? { proxy } : {}),
+    };
+  }
+  const fallback = sandboxPrefix(policy, support, { bridged: proxy !== undefined && support.networkOff !== null });
+  const bridged = proxy !== undefined && support.networkOff !== null;
+  return {
+    argv: [...fallback.prefix, ...(bridged ? ['/bin/sh', '-c', bridgeScript(proxy.socketPath), 'rein-bridge'] : []), ...shellArgv],
+    env,
+    shell: support.shell,
+    sandbox,
+    enforcement: { filesystem: { enforced: false, reason: sandbox.reason }, network: fallback.network, processes: fallback.processes, memory: fallback.memory },
+    ...(proxy ? { proxy } : {}),
+  };
+};
+
+/**
+ * Wrap a read-only helper (ripgrep) in bubblewrap when it is available: the workspace read-only, the helper's own
+ * directory, no network, protected paths masked. Where bubblewrap is not available the argv is returned unchanged.
+ */
+export const sandboxedHelper = async (options: { argv: readonly string[]; cwd: string; workspace: Workspace; policy: SandboxPolicy; toolDirectories: readonly string[] }): Promise<{ argv: string[]; sandboxed: boolean }> => {
+  const sandbox = await sandboxEnforcement(options.policy);
+  if (sandbox.enforcement !== 'bubblewrap') return { argv: [...options.argv], sandboxed: false };
+  const mounts = sandboxMounts({ workspace: options.workspace.root, workspaceWritable: false, protectedPaths: options.workspace.protectedList(), home: sandboxHome(), toolDirectories: options.toolDirectories });
+  return { argv: [options.policy.bubblewrap, ...bwrapArguments(mounts, { network: false, cwd: options.cwd }), '--', ...options.argv], sandboxed: true };
+};

@@ -1,0 +1,138 @@
+import type { ChildProcess } from 'node:child_process';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createMemoryEventStore, openLevelEventStore } from '../../stores/index.js';
+import { createRein } from '../../src/rein.js';
+import { createScriptedProvider, parseScript } from '../../src/providers/scripted-provider.js';
+import { jsonLines, runCli, startCli } from '../support/cli.js';
+import { makeTempDir } from '../support/temp-dir.js';
+import { eventually, markedProcesses, newMarker, requireBubblewrap } from '../support/sandbox.js';
+
+const sandboxed = await requireBubblewrap();
+
+/** Start `rein run` on a one-command script and resolve once the command's processes exist (found by the test's marker). */
+const runUntilCommandRuns = async (workspace: string, command: string, marker: string, extra: string[] = []): Promise<{ child: ChildProcess; sessionId: () => string | undefined }> => {
+  await writeFile(join(workspace, 'script.json'), JSON.stringify({ turns: [{ text: 'Running it.', toolCalls: [{ name: 'bash', arguments: { command } }] }, { text: 'Done.' }] }));
+  const child = startCli(['run', 'run a long command', '--script', 'script.json', '--json', '--yes', ...extra], { cwd: workspace });
+  let stdout = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const running = await eventually(() => markedProcesses(marker), (pids) => pids.length > 0, 30_000);
+  expect(running.length, 'the command started').toBeGreaterThan(0);
+  return { child, sessionId: () => jsonLines(stdout).find((record) => typeof record.stream === 'string')?.stream as string | undefined };
+};
+
+const killed = (child: ChildProcess) => new Promise<void>((resolve) => {
+  child.once('close', () => resolve());
+  child.kill('SIGKILL');
+});
+
+describe('no command outlives rein', () => {
+  it.runIf(sandboxed)('SIGKILL of rein during `sleep 1000` leaves no process of the call; resume --yes proves it and runs exactly one new copy', async () => {
+    const workspace = await makeTempDir('rein-orphan-');
+    try {
+      const marker = newMarker();
+      const { child, sessionId } = await runUntilCommandRuns(workspace.path, `export REIN_TEST_MARK=${marker}; sleep 1000`, marker);
+      await killed(child);
+      expect(await eventually(() => markedProcesses(marker), (pids) => pids.length === 0)).toEqual([]);
+      const id = sessionId();
+      expect(id).toBeDefined();
+      // Resume with --yes: the earlier run is provably gone, so the command runs again — once.
+      const resumed = startCli(['resume', id!, '--json', '--yes'], { cwd: workspace.path });
+      let stdout = '';
+      resumed.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      const copies = await eventually(() => markedProcesses(marker), (pids) => pids.length > 0, 30_000);
+      expect(copies.length).toBe(1);
+      const resolved = jsonLines(stdout).find((record) => record.type === 'effect.resolved');
+      expect(resolved?.data).toMatchObject({ resolution: 'rerun', reason: expect.stringContaining('no process of the earlier run is alive') });
+      await killed(resumed);
+      expect(await eventually(() => markedProcesses(marker), (pids) => pids.length === 0)).toEqual([]);
+    } finally {
+      await workspace.remove();
+    }
+  });
+
+  it.runIf(sandboxed)('SIGKILL of rein during `setsid … & disown` leaves nothing either', async () => {
+    const workspace = await makeTempDir('rein-orphan-');
+    try {
+      const marker = newMarker();
+      const { child } = await runUntilCommandRuns(workspace.path, `export REIN_TEST_MARK=${marker}; setsid sleep 1000 & disown; nohup sleep 1000 >/dev/null 2>&1 & sleep 1000`, marker);
+      await eventually(() => markedProcesses(marker), (pids) => pids.length >= 3, 10_000);
+      await killed(child);
+      expect(await eventually(() => markedProcesses(marker), (pids) => pids.length === 0)).toEqual([]);
+    } finally {
+      await workspace.remove();
+    }
+  });
+
+  it('without the sandbox a killed rein can leave the command behind; resume finds it by its marker and kills it before any rerun', async () => {
+    const workspace = await makeTempDir('rein-orphan-off-');
+    try {
+      const marker = newMarker();
+      const { child, sessionId } = await runUntilCommandRuns(workspace.path, `export REIN_TEST_MARK=${marker}; sleep 1000`, marker, ['--sandbox', 'off']);
+      await killed(child);
+      const left = markedProcesses(marker);
+      // Without bubblewrap nothing ties the command to rein's life (that is what the fallback cannot promise).
+      expect(left.length).toBeGreaterThan(0);
+      const result = await runCli(['resume', sessionId()!, '--json', '--sandbox', 'off'], { cwd: workspace.path });
+      expect(result.code).toBe(3);
+      const resolved = jsonLines(result.stdout).find((record) => record.type === 'effect.resolved');
+      expect(resolved?.data).toMatchObject({ resolution: 'awaiting-confirmation', reason: expect.stringContaining('were still alive and were killed') });
+      expect(await eventually(() => markedProcesses(marker), (pids) => pids.length === 0)).toEqual([]);
+    } finally {
+      await workspace.remove();
+    }
+  });
+
+  it('a background command lives until its session ends, not after', async () => {
+    const workspace = await makeTempDir('rein-background-');
+    const store = createMemoryEventStore();
+    try {
+      const marker = newMarker();
+      const script = { turns: [{ text: 'Starting a server.', toolCalls: [{ name: 'bash', arguments: { command: `export REIN_TEST_MARK=${marker}; sleep 1000`, run_in_background: true } }] }, { text: 'Done.' }] };
+      let seenWhileRunning = 0;
+      const rein = await createRein({ store, workspace: workspace.path, provider: createScriptedProvider(parseScript(script)), permissions: { approveAll: true } });
+      const session = await rein.createSession({ task: 'start it' });
+      session.records$.subscribe((record) => {
+        if (record.type === 'tool.settled') seenWhileRunning = markedProcesses(marker).length;
+      });
+      await session.send('start it');
+      expect((await session.whenQuiet()).status).toBe('completed');
+      expect(seenWhileRunning).toBeGreaterThan(0);
+      expect(await eventually(() => markedProcesses(marker), (pids) => pids.length === 0)).toEqual([]);
+    } finally {
+      await workspace.remove();
+    }
+  });
+
+  it('resume removes the temp files of an interrupted write and records it', async () => {
+    const workspace = await makeTempDir('rein-temp-');
+    try {
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Writing.', toolCalls: [{ name: 'write', arguments: { path: 'a.txt', content: 'new\n' } }] }, { text: 'Done.' }] }));
+      // The write is interrupted between its durable intent and its result: the tool never settles.
+      const first = await runCli(['run', 'write a file', '--script', 'script.json', '--json', '--yes'], { cwd: workspace.path });
+      expect(first.code).toBe(0);
+      const id = jsonLines(first.stdout)[0]!.stream as string;
+      const store = await openLevelEventStore(join(workspace.path, '.rein'));
+      const records = await store.read(id);
+      const cut = records.findIndex((record) => record.type === 'tool.started');
+      await store.close();
+      // Put back the log as it was when rein died mid-write (up to and including tool.started), with its temp file.
+      await rm(join(workspace.path, '.rein'), { recursive: true, force: true });
+      const crashed = await openLevelEventStore(join(workspace.path, '.rein'));
+      await crashed.append(id, records.slice(0, cut + 1).map(({ stream: _stream, seq: _seq, ...draft }) => draft), { expectedSeq: 0 });
+      await crashed.close();
+      await rm(join(workspace.path, 'a.txt'));
+      await writeFile(join(workspace.path, '.a.txt.rein-0123456789ab.tmp'), 'ne');
+      await writeFile(join(workspace.path, '.a.txt.rein-keep.tmp'), 'not ours by name');
+      const resumed = await runCli(['resume', id, '--json', '--yes'], { cwd: workspace.path });
+      expect(resumed.code).toBe(0);
+      const cleaned = jsonLines(resumed.stdout).find((record) => record.type === 'workspace.cleaned');
+      expect(cleaned?.data).toMatchObject({ paths: ['.a.txt.rein-0123456789ab.tmp'], reason: 'interrupted-write' });
+      expect((await readdir(workspace.path)).filter((name) => name.endsWith('.tmp'))).toEqual(['.a.txt.rein-keep.tmp']);
+      expect(await readFile(join(workspace.path, 'a.txt'), 'utf8')).toBe('new\n');
+    } finally {
+      await workspace.remove();
+    }
+  });
+});

@@ -1,0 +1,93 @@
+import { execFile } from 'node:child_process';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { modelExchange, shoutingModel } from '../support/loopback-model.js';
+import { startLoopbackServer, type LoopbackServer } from '../support/loopback-server.js';
+import { makeTempDir } from '../support/temp-dir.js';
+import { scaledTimeout } from '../support/timeouts.js';
+
+const exec = promisify(execFile);
+const repository = fileURLToPath(new URL('../..', import.meta.url));
+const clean = { REIN_PROVIDER: '', REIN_MODEL: '', REIN_BASE_URL: '', OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '' };
+
+/** Run a command in the host project, as its developer would; resolves with the exit code and output (never rejects). */
+const runIn = async (cwd: string, file: string, args: string[], env: Record<string, string> = {}) => {
+  try {
+    const { stdout, stderr } = await exec(file, args, { cwd, env: { ...process.env, ...clean, HOME: cwd, ...env }, maxBuffer: 32 * 1024 * 1024 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+};
+
+/** The README's `rein/testing` example test, exactly as the README shows it. */
+const readmeExample = async (): Promise<string> => {
+  const readme = await readFile(join(repository, 'README.md'), 'utf8');
+  const start = readme.indexOf('```ts\n', readme.indexOf('An example test'));
+  return readme.slice(start + '```ts\n'.length, readme.indexOf('```', start + 6));
+};
+
+describe('rein in another project, installed from its packed tarball', () => {
+  let packed: { path: string; remove: () => Promise<void> };
+  let project: { path: string; remove: () => Promise<void> };
+  let server: LoopbackServer;
+
+  beforeAll(async () => {
+    packed = await makeTempDir('rein-pack-');
+    project = await makeTempDir('rein-host-project-');
+    // `npm test` built dist/ already: pack it as it is (no prepare script run again).
+    const pack = await runIn(repository, 'npm', ['pack', '--ignore-scripts', '--pack-destination', packed.path, '--json']);
+    expect(pack.code, pack.stderr).toBe(0);
+    const filename = (JSON.parse(pack.stdout) as Array<{ filename: string }>)[0]!.filename;
+    await writeFile(join(project.path, 'package.json'), JSON.stringify({ name: 'host-app', version: '1.0.0', private: true, type: 'module' }));
+    // An ordinary install of the tarball: its dependencies come from npm's cache where it has them, else the registry.
+    const install = await runIn(project.path, 'npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', join(packed.path, filename)]);
+    expect(install.code, install.stderr).toBe(0);
+    // The host's own test runner (a dev dependency of theirs, not of rein): this repository's vitest.
+    await symlink(join(repository, 'node_modules', 'vitest'), join(project.path, 'node_modules', 'vitest'), 'dir');
+    server = await startLoopbackServer(modelExchange(shoutingModel('greeting.txt')));
+  }, scaledTimeout(240_000));
+
+  afterAll(async () => {
+    await server?.close();
+    await project?.remove();
+    await packed?.remove();
+  });
+
+  it('npx rein --help works', async () => {
+    const help = await runIn(project.path, 'npx', ['--no-install', 'rein', '--help']);
+    expect(help.code, help.stderr).toBe(0);
+    for (const command of ['run', 'resume', 'trace', 'replay']) expect(help.stdout).toContain(command);
+  });
+
+  it('a scripted rein run completes, and replay verifies it', async () => {
+    await writeFile(join(project.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Looking.', toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] }, { text: 'Done: I looked around.' }] }));
+    const run = await runIn(project.path, 'npx', ['--no-install', 'rein', 'run', 'look around', '--script', 'script.json']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('✓ list_dir .');
+    const id = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
+    expect((await runIn(project.path, 'npx', ['--no-install', 'rein', 'replay', id])).code).toBe(0);
+  });
+
+  it("the README's provider example runs there (an OpenAI-compatible endpoint on loopback, no key)", async () => {
+    await writeFile(join(project.path, 'greeting.txt'), 'hello, world');
+    const run = await runIn(project.path, 'npx', ['--no-install', 'rein', 'run', 'shout greeting.txt', '--provider', 'openai', '--base-url', `${server.url}/v1`, '--model', 'loopback-1', '--mode', 'accept-edits']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(await readFile(join(project.path, 'greeting.txt'), 'utf8')).toBe('HELLO, WORLD\n');
+  });
+
+  it("the README's rein/testing example test runs unchanged, importing only from rein and rein/testing", async () => {
+    const example = await readmeExample();
+    expect([...example.matchAll(/from '([^']+)'/g)].map((match) => match[1]).filter((source) => !/^(node:|vitest$|fast-check$|rein$|rein\/testing$)/.test(source!))).toEqual([]);
+    await mkdir(join(project.path, 'test'), { recursive: true });
+    await writeFile(join(project.path, 'test', 'agent.test.ts'), example);
+    const vitest = join(repository, 'node_modules', 'vitest', 'vitest.mjs');
+    const tested = await runIn(project.path, process.execPath, [vitest, 'run', '--root', project.path, 'test/agent.test.ts']);
+    expect(tested.code, `${tested.stdout}\n${tested.stderr}`).toBe(0);
+    expect(tested.stdout).toMatch(/3 passed/);
+  });
+});

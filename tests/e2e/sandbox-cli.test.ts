@@ -1,0 +1,73 @@
+import { mkdir, realpath, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createMemoryEventStore } from '../../stores/index.js';
+import { createRein } from '../../src/rein.js';
+import { createScriptedProvider, parseScript } from '../../src/providers/scripted-provider.js';
+import { runCli } from '../support/cli.js';
+import { makeTempDir } from '../support/temp-dir.js';
+import { requireBubblewrap } from '../support/sandbox.js';
+
+const sandboxed = await requireBubblewrap();
+
+describe('rein sandbox and the sandbox settings', () => {
+  it('prints the enforcement found by the probe, the protected paths and every bind; the file and the flags set the policy', async () => {
+    const workspace = await makeTempDir('rein-sandbox-cli-');
+    try {
+      const root = await realpath(workspace.path);
+      await mkdir(join(root, '.rein'));
+      await writeFile(join(root, 'rein.config.json'), JSON.stringify({ sandbox: { network: 'allow-list', allowedHosts: ['registry.npmjs.org'] } }));
+      const json = await runCli(['sandbox', '--json'], { cwd: root });
+      expect(json.code).toBe(0);
+      const report = JSON.parse(json.stdout) as Record<string, any>;
+      expect(report).toMatchObject({ mode: 'auto', network: 'allow-list', allowedHosts: ['registry.npmjs.org'], loginShell: false });
+      expect(report.protected).toEqual([{ path: join(root, '.rein'), state: 'masked' }, { path: join(root, 'rein.config.json'), state: 'masked' }]);
+      if (sandboxed) {
+        expect(report.enforcement).toBe('bubblewrap');
+        expect(report.binds).toContainEqual(expect.objectContaining({ kind: 'bind', target: root }));
+        expect(report.binds).toContainEqual(expect.objectContaining({ kind: 'mask-directory', target: join(root, '.rein') }));
+        expect(report.binds).toContainEqual(expect.objectContaining({ kind: 'mask-file', target: join(root, 'rein.config.json') }));
+      }
+      const off = JSON.parse((await runCli(['sandbox', '--json', '--sandbox', 'off', '--network', 'disabled'], { cwd: root })).stdout) as Record<string, any>;
+      expect(off).toMatchObject({ enforcement: 'fallback', reason: 'the sandbox is off (mode "off")', network: 'disabled', binds: [] });
+      const text = await runCli(['sandbox'], { cwd: root });
+      expect(text.stdout).toContain(sandboxed ? 'enforcement: bubblewrap' : 'enforcement: fallback');
+      expect(text.stdout).toContain('network: allow-list (registry.npmjs.org)');
+    } finally {
+      await workspace.remove();
+    }
+  });
+
+  it('refuses bad settings: a bad flag is a usage error, a bad sandbox object CONFIG_INVALID, a bad createRein option USAGE', async () => {
+    const workspace = await makeTempDir('rein-sandbox-bad-');
+    try {
+      const flag = await runCli(['sandbox', '--allow-host', 'not a host'], { cwd: workspace.path });
+      expect(flag.code).toBe(2);
+      expect(flag.stderr).toContain('rein: USAGE: --allow-host');
+      expect((await runCli(['run', 'x', '--script', 's.json', '--network', 'open'], { cwd: workspace.path })).code).toBe(2);
+      await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ sandbox: { mode: 'strict' } }));
+      const file = await runCli(['sandbox'], { cwd: workspace.path });
+      expect(file.code).toBe(2);
+      expect(file.stderr).toContain('rein: CONFIG_INVALID');
+      await expect(createRein({ store: createMemoryEventStore(), workspace: workspace.path, provider: createScriptedProvider(parseScript({ turns: [] })), sandbox: { allowedHosts: ['not a host'] } })).rejects.toMatchObject({ code: 'USAGE' });
+    } finally {
+      await workspace.remove();
+    }
+  });
+
+  it('rein run says which sandbox isolates its commands, and records it once', async () => {
+    const workspace = await makeTempDir('rein-sandbox-run-');
+    try {
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Hello.' }] }));
+      const result = await runCli(['run', 'say hello', '--script', 'script.json'], { cwd: workspace.path });
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain(sandboxed ? 'sandbox: bubblewrap · network disabled' : 'sandbox: fallback, not isolated');
+      const json = await runCli(['run', 'say hello', '--script', 'script.json', '--json', '--sandbox', 'off'], { cwd: workspace.path });
+      const checked = json.stdout.split('\n').filter((line) => line.includes('"sandbox.checked"'));
+      expect(checked).toHaveLength(1);
+      expect(JSON.parse(checked[0]!).data).toEqual({ enforcement: 'fallback', mode: 'off', network: 'disabled', reason: 'the sandbox is off (mode "off")' });
+    } finally {
+      await workspace.remove();
+    }
+  });
+});

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { bwrapArguments, sandboxMounts, type HostFiles } from '../../src/policy/sandbox-profile.js';
+import { mergeSandboxConfig, SandboxConfig } from '../../src/policy/sandbox-config.js';
+
+/** A Debian-like host: /bin, /lib, /lib64 and /sbin are symlinks into /usr; /lib32 and /libx32 do not exist. */
+const debian: HostFiles = {
+  kind(path) {
+    if (['/bin', '/sbin', '/lib', '/lib64'].includes(path)) return { symlink: `usr${path}` };
+    if (['/usr', '/etc', '/work/ws', '/work/ws/.rein'].includes(path)) return 'directory';
+    if (path === '/work/ws/rein.config.json') return 'file';
+    return 'missing';
+  },
+};
+
+describe('the sandbox profile', () => {
+  const mounts = sandboxMounts({ workspace: '/work/ws', workspaceWritable: true, protectedPaths: ['/work/ws/.rein', '/work/ws/rein.config.json', '/elsewhere/store'], home: '/root' }, debian);
+
+  it('binds exactly the system directories, a private /tmp, an empty home, the workspace and masks, /proc and /dev', () => {
+    expect(mounts.map((mount) => [mount.kind, mount.target])).toEqual([
+      ['ro-bind', '/usr'],
+      ['symlink', '/bin'],
+      ['symlink', '/sbin'],
+      ['symlink', '/lib'],
+      ['symlink', '/lib64'],
+      ['ro-bind', '/etc'],
+      ['tmpfs', '/tmp'],
+      ['tmpfs', '/root'],
+      ['bind', '/work/ws'],
+      ['mask-directory', '/work/ws/.rein'],
+      ['mask-file', '/work/ws/rein.config.json'],
+      ['proc', '/proc'],
+      ['dev', '/dev'],
+    ]);
+    for (const mount of mounts) expect(mount.why.length).toBeGreaterThan(5);
+  });
+
+  it('orders mounts so an outer one never hides an inner one (a workspace under /tmp, a home inside the workspace)', () => {
+    const underTmp = sandboxMounts({ workspace: '/tmp/x/ws', workspaceWritable: true, protectedPaths: [], home: '/tmp/x/ws/home' }, { kind: () => 'missing' });
+    expect(underTmp.map((mount) => mount.target)).toEqual(['/tmp', '/tmp/x/ws', '/tmp/x/ws/home', '/proc', '/dev']);
+  });
+
+  it('gives the search tools a read-only workspace and their own binaries', () => {
+    const search = sandboxMounts({ workspace: '/work/ws', workspaceWritable: false, protectedPaths: [], home: '/root', toolDirectories: ['/opt/rein/node_modules/rg/bin', '/usr/bin'] }, debian);
+    expect(search).toContainEqual(expect.objectContaining({ kind: 'ro-bind', target: '/work/ws' }));
+    expect(search.filter((mount) => mount.target === '/opt/rein/node_modules/rg/bin')).toHaveLength(1);
+    expect(search.filter((mount) => mount.target === '/usr/bin')).toHaveLength(0);
+  });
+
+  it('isolates pid, ipc, uts and (unless allowed) network, drops every capability, and dies with rein', () => {
+    const argv = bwrapArguments(mounts, { network: false, cwd: '/work/ws/src' });
+    for (const flag of ['--die-with-parent', '--new-session', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net']) expect(argv).toContain(flag);
+    expect(argv.join(' ')).toContain('--cap-drop ALL');
+    expect(argv.join(' ')).toContain('--tmpfs /work/ws/.rein --remount-ro /work/ws/.rein');
+    expect(argv.join(' ')).toContain('--ro-bind /dev/null /work/ws/rein.config.json');
+    expect(argv.slice(-2)).toEqual(['--chdir', '/work/ws/src']);
+    expect(bwrapArguments(mounts, { network: true, cwd: '/work/ws' })).not.toContain('--unshare-net');
+  });
+});
+
+describe('the sandbox object', () => {
+  it('accepts the documented shape and refuses anything else', () => {
+    expect(SandboxConfig.safeParse({ mode: 'required', network: 'allow-list', allowedHosts: ['registry.npmjs.org', '*.example.com', '127.0.0.1', '[::1]'], loginShell: true }).success).toBe(true);
+    for (const bad of [{ mode: 'strict' }, { network: 'some' }, { allowedHosts: ['bad host'] }, { allowedHosts: ['http://x.com'] }, { loginshell: true }]) expect(SandboxConfig.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
+  });
+
+  it('merges layers: the first that sets a field wins, hosts without a policy mean allow-list', () => {
+    expect(mergeSandboxConfig({ allowedHosts: ['a.com'] }, { network: 'disabled', mode: 'off' })).toEqual({ mode: 'off', network: 'allow-list', allowedHosts: ['a.com'] });
+    expect(mergeSandboxConfig({ network: 'allow-all' }, { allowedHosts: ['a.com'] })).toEqual({ network: 'allow-all', allowedHosts: ['a.com'] });
+    expect(mergeSandboxConfig(undefined, { loginShell: true })).toEqual({ loginShell: true });
+  });
+});
