@@ -52,20 +52,12 @@ export const storeLocationOf = async (options: CommonOptions, workspace: string)
 };
 
 /**
- * Paths tools must never touch: the default store location, the store directory actually in use, the workspace config
- * file (a model that could rewrite `rein.config.json` could point the next run's API key at another server), `.mcp.json`
- * and the skill folders (a model that could write them could make the next run start a command or follow its skill).
+ * Paths tools must never touch beyond every workspace's protected entries (`protectedWorkspaceEntries`: `.rein`,
+ * `rein.config.json`, `.mcp.json`, the skill and plugin folders): the store directory actually in use.
  */
 export const protectedPathsOf = async (options: CommonOptions, workspace: string): Promise<string[]> => {
   const location = await storeLocationOf(options, workspace);
-  return [
-    resolve(workspace, '.rein'),
-    ...(isPostgresUrl(location) ? [] : [location]),
-    resolve(workspace, configFileName),
-    resolve(workspace, '.mcp.json'),
-    resolve(workspace, '.agents/skills'),
-    resolve(workspace, '.claude/skills'),
-  ];
+  return [resolve(workspace, '.rein'), ...(isPostgresUrl(location) ? [] : [location]), resolve(workspace, configFileName)];
 };
 
 /**

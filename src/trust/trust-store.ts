@@ -6,17 +6,21 @@ import { z } from 'zod';
 import { ReinError } from '../host/host-errors.js';
 
 /**
- * What a person trusts: one project file's content of one kind (`mcp`: the MCP servers it would start; later
- * `plugin`), by the file's real path and the digest of that content.
+ * What a person trusts: one project file's content of one kind, by its path and the digest of that content. `mcp`:
+ * the MCP servers a project file would start (path: the file's real path); `plugin`: a project plugin's manifest and
+ * module (path: the workspace, name: the plugin id). One store holds both, so one decision format covers everything a
+ * repository could make rein run.
  */
 export interface TrustSubject {
   kind: string;
-  /** The file's canonical path. */
+  /** The file's canonical path (for a plugin: its workspace). */
   path: string;
+  /** What inside `path` is trusted, when a path holds several subjects (a plugin's id). */
+  name?: string;
   digest: string;
 }
 
-const TrustEntry = z.object({ kind: z.string(), path: z.string(), digest: z.string(), trustedAt: z.string() });
+const TrustEntry = z.object({ kind: z.string(), path: z.string(), name: z.string().optional(), digest: z.string(), trustedAt: z.string() });
 const TrustFile = z.object({ version: z.literal(1), entries: z.array(TrustEntry) });
 type TrustEntry = z.infer<typeof TrustEntry>;
 
@@ -26,11 +30,15 @@ export const trustFilePath = (env: NodeJS.ProcessEnv = process.env): string => {
   return join(directory, 'trust.json');
 };
 
+/** One decision is about one subject: the same kind, path and name (the digest is what it decided about). */
+const sameSubject = (entry: Pick<TrustSubject, 'kind' | 'path' | 'name'>, subject: Pick<TrustSubject, 'kind' | 'path' | 'name'>): boolean =>
+  entry.kind === subject.kind && entry.path === subject.path && (entry.name ?? '') === (subject.name ?? '');
+
 /** Is a subject trusted, changed since it was trusted, or never trusted? */
 export type TrustStatus = 'trusted' | 'changed' | 'untrusted';
 
 /**
- * The user's trust decisions for project files that would run something (MCP servers today, plugins later). A file
+ * The user's trust decisions for project files that would run something (MCP servers, project plugins). A file
  * is trusted for exactly the content whose digest was recorded: any change asks again. The store lives in the user's
  * configuration directory, out of every workspace, so a repository cannot ship its own trust. Writes are atomic
  * (a temporary file renamed over the old one).
@@ -45,22 +53,22 @@ export class TrustStore {
   /** Whether `subject` is trusted as it is now. */
   async status(subject: TrustSubject): Promise<TrustStatus> {
     const entries = await this.entries();
-    const entry = entries.find((candidate) => candidate.kind === subject.kind && candidate.path === subject.path);
+    const entry = entries.find((candidate) => sameSubject(candidate, subject));
     if (!entry) return 'untrusted';
     return entry.digest === subject.digest ? 'trusted' : 'changed';
   }
 
   /** Record that the user trusts `subject` as it is now (replacing an earlier decision about the same file). */
   async trust(subject: TrustSubject, now: Date = new Date()): Promise<void> {
-    const entries = (await this.entries()).filter((entry) => !(entry.kind === subject.kind && entry.path === subject.path));
-    entries.push({ kind: subject.kind, path: subject.path, digest: subject.digest, trustedAt: now.toISOString() });
+    const entries = (await this.entries()).filter((entry) => !sameSubject(entry, subject));
+    entries.push({ kind: subject.kind, path: subject.path, ...(subject.name === undefined ? {} : { name: subject.name }), digest: subject.digest, trustedAt: now.toISOString() });
     await this.write(entries);
   }
 
   /** Forget the user's trust in a file. */
-  async revoke(subject: Pick<TrustSubject, 'kind' | 'path'>): Promise<boolean> {
+  async revoke(subject: Pick<TrustSubject, 'kind' | 'path' | 'name'>): Promise<boolean> {
     const entries = await this.entries();
-    const kept = entries.filter((entry) => !(entry.kind === subject.kind && entry.path === subject.path));
+    const kept = entries.filter((entry) => !sameSubject(entry, subject));
     if (kept.length === entries.length) return false;
     await this.write(kept);
     return true;

@@ -14,7 +14,7 @@ import type { EventStore } from '../../../stores/event-store.js';
 import type { HeldSession } from '../../worker/session-lease.js';
 import { cliCapabilitiesFor } from '../capability-options.js';
 import type { ReinSession } from '../../session/session-handle.js';
-import { pluginProviderFor, pluginsFor } from '../plugin-options.js';
+import { pluginProviderFor, pluginsFor, projectPluginFolders } from '../plugin-options.js';
 import type { ResumeReport } from '../../session/resume-session.js';
 import { summarizeArguments } from '../transcript.js';
 
@@ -58,14 +58,14 @@ const resumeHere = async (
   const [first] = await store.read(id, { limit: 1 });
   if (!first) throw new ReinError('SESSION_NOT_FOUND', `no session ${id} in this store`);
   const created = SessionCreated.parse(first.data);
-  const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes) });
+  const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY) });
   for (const warning of loaded.warnings) process.stderr.write(`rein: ${warning}\n`);
   // A session that ran on a plugin's provider resumes on it (or on the one --provider names).
   const pluginProvider = (options.provider ?? (options.script || options.from ? undefined : created.provider.name))?.includes('__') ? (options.provider ?? created.provider.name) : undefined;
   const settings = pluginProvider ? undefined : await providerSettingsFor(options, workspace, created.provider);
   const { provider, fallbacks } = pluginProvider ? { provider: await pluginProviderFor(pluginProvider, { ...(options.model ?? created.provider.model ? { model: options.model ?? created.provider.model } : {}), ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}) }, workspace, loaded.plugins), fallbacks: undefined } : await buildProvider(settings!, store);
   const { mcpServers, capabilities } = await cliCapabilitiesFor(workspace, options);
-  const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, ...(fallbacks ? { fallbacks } : {}), ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
+  const rein = await createRein({ store, workspace, protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins)], provider, ...(fallbacks ? { fallbacks } : {}), ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
   context.telemetry?.attach(rein);
   const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes) });
   // The session's MCP servers stop when this command is done with it, however it ends.
