@@ -5,7 +5,7 @@ import { isRecordType, recordTypes, recordVersion as versionOf } from '../../mod
 import type { SessionOutcome } from '../../models/session.records.js';
 import type { Usage } from '../../models/budgets.js';
 import type { StateValue } from '../../models/actor.records.js';
-import type { EventStore } from '../../stores/event-store.js';
+import type { EventStore, StoredSnapshot } from '../../stores/event-store.js';
 import type { EffectExecutors, EffectRequest, FactDraft, Settlement } from '../effects/effect.js';
 import { rootPath, type ActorTree } from './actor-tree.js';
 import { ReinError } from './host-errors.js';
@@ -80,6 +80,18 @@ export interface SessionHostOptions {
   capabilities?: CapabilityDeriver;
 }
 
+/** A batch handed to the writer and not yet written. */
+interface PendingWrite {
+  drafts: RecordDraft[];
+  sync: boolean | undefined;
+  blobs: readonly Uint8Array[] | undefined;
+  resolve: (stored: RecordEnvelope[]) => void;
+  reject: (error: unknown) => void;
+}
+
+/** At most this many records go into one store append when the writer merges the batches waiting for it. */
+const maxMergedRecords = 1_024;
+
 /**
  * Records of tail per actor a snapshot holds before the next one is due. Measured on a delegation of child agents:
  * an agent with its turn actor persists to about 4 KB, a record to about 0.5 KB, so a tail this long costs about as
@@ -114,7 +126,15 @@ export class SessionHost {
   private lastAt: number;
   private readonly snapshotEvery: number;
   private readonly machineVersion: string;
+  /** The seq of the last record written (the store confirmed the append). */
   private head: number;
+  /** The seq of the last record handed to the writer (written, being written, or waiting for the writer). */
+  private issuedHead: number;
+  /** Batches applied to the tree and waiting for the writer (one store append at a time, in seq order). */
+  private pendingWrites: PendingWrite[] = [];
+  private writing = false;
+  /** Steps whose batch is not written yet or whose effects have not been started yet: the session is not quiet. */
+  private settling = 0;
   private lastSnapshotSeq: number;
   private lastSnapshotActors = 0;
   private chain: Promise<unknown> = Promise.resolve();
@@ -140,6 +160,7 @@ export class SessionHost {
     this.stream = options.stream;
     this.tree = options.tree;
     this.head = options.head;
+    this.issuedHead = options.head;
     this.acknowledgedHead = options.head;
     this.createdAt = options.createdAt;
     this.lastAt = options.lastAt ?? options.createdAt;
@@ -199,12 +220,15 @@ export class SessionHost {
       if (!parsed.success) return Promise.reject(new ReinError('INPUT_INVALID', `${input.type}: ${parsed.error.message}`, { cause: parsed.error }));
       data = parsed.data as Record<string, unknown>;
     }
-    const outcome = this.enqueue(async (): Promise<RecordEnvelope[] | { refused: Error }> => {
-      if (this.tree.done) return [];
+    // The queue applies steps one after another; a step's batch is handed to the writer and the next step is applied
+    // while it is written (the writer merges the batches waiting for it into one append). Effects start only once
+    // their own batch is written, acknowledgements wait for the store's commit as before.
+    const outcome = this.enqueue(async (): Promise<{ written: Promise<RecordEnvelope[]> } | { refused: Error }> => {
+      if (this.tree.done) return { written: Promise.resolve([]) };
       if (this.interrupted) throw new ReinError('SESSION_ENDED', 'the session was interrupted; resume it to continue');
       const refused = input.precondition?.();
       if (refused) return { refused };
-      if (input.skipIf?.()) return [];
+      if (input.skipIf?.()) return { written: Promise.resolve([]) };
       const at = this.clock();
       const record: RecordDraft = { id: this.newId(), type: input.type, v: versionOf(input.type), at, actor: input.actor ?? rootPath, data, ...(input.cause ? { cause: input.cause } : {}), ...(input.corr ? { corr: input.corr } : {}) };
       const machineDrafts = this.tree.apply(record);
@@ -213,24 +237,49 @@ export class SessionHost {
       drafts.push(record);
       for (const draft of derived) drafts.push({ id: this.newId(), v: versionOf(draft.type), at, cause: record.id, ...draft });
       const stopped = this.tree.drainStopped();
+      const done = this.tree.done;
       // The store's durability decides (synced per step by default, group-committed when relaxed).
-      const stored = await this.append(drafts, undefined, input.blobs);
-      await this.maybeSnapshot();
-      if (stopped.length > 0) this.dropEffectsOf(stopped);
-      for (const entry of stored) if (entry.type === 'effect.requested') this.startEffect(entry);
-      if (this.tree.done) this.finish(stored);
-      return stored;
+      const written = this.append(drafts, undefined, input.blobs);
+      // Taken now, while the tree is exactly at the batch's last seq; saved once that batch is written.
+      const snapshot = this.snapshotDue();
+      this.settling++;
+      const started = written
+        .then(async (stored) => {
+          if (snapshot) await this.store.saveSnapshot(this.stream, snapshot);
+          if (stopped.length > 0) this.dropEffectsOf(stopped);
+          for (const entry of stored) if (entry.type === 'effect.requested') this.startEffect(entry);
+          if (done) this.finish(stored);
+          return stored;
+        })
+        .finally(() => {
+          this.settling--;
+          this.wakeQuietWaiters();
+        });
+      // A failed write or snapshot breaks the host (nothing after it is written); the step's caller gets the error.
+      started.catch((error: unknown) => this.fail(error));
+      return { written: started };
     });
     return outcome.then(async (result) => {
       if ('refused' in result) throw result.refused;
-      if (result.length > 0) await this.acknowledged(result[result.length - 1]!.seq);
-      return result;
+      const stored = await result.written;
+      if (stored.length > 0) await this.acknowledged(stored[stored.length - 1]!.seq);
+      return stored;
     });
   }
 
   /** Append runtime facts (not machine output) as one batch in the same queue as steps. */
   async recordFacts(facts: readonly FactDraft[], options: { actor?: string; cause?: string; sync?: boolean; blobs?: readonly Uint8Array[] } = {}): Promise<RecordEnvelope[]> {
-    const stored = await this.enqueue(async () => this.append(this.factDrafts(facts, this.clock(), options.actor, options.cause), options.sync, options.blobs));
+    const { written } = await this.enqueue(async () => {
+      const pending = this.append(this.factDrafts(facts, this.clock(), options.actor, options.cause), options.sync, options.blobs);
+      this.settling++;
+      const settled = pending.finally(() => {
+        this.settling--;
+        this.wakeQuietWaiters();
+      });
+      settled.catch((error: unknown) => this.fail(error));
+      return { written: settled };
+    });
+    const stored = await written;
     if (stored.length > 0) await this.acknowledged(stored[stored.length - 1]!.seq);
     return stored;
   }
@@ -287,7 +336,7 @@ export class SessionHost {
     return new Promise((resolve, reject) => {
       const check = () => {
         if (this.broken) return reject(this.broken);
-        if (this.queued > 0 || this.running.busy > 0 || this.acknowledgedHead < this.head) return this.quietWaiters.push(check);
+        if (this.queued > 0 || this.settling > 0 || this.running.busy > 0 || this.acknowledgedHead < this.issuedHead) return this.quietWaiters.push(check);
         resolve(this.result());
       };
       check();
@@ -403,36 +452,88 @@ export class SessionHost {
   }
 
   /**
-   * Write a batch and hand its records to `written$`. `sync: true` forces an fsync (a mutating tool's intent) and
-   * acknowledges at once. Otherwise, with a store that group-commits (`commit`), the batch is written without sync and
-   * acknowledged — `records$`, and the step's promise — once the store's commit covers it, so the effects it requested
-   * can start meanwhile; a store without `commit` decides by its mode and acknowledges when the append resolves.
+   * Hand a batch to the writer; resolves with its stored records once written, after they went to `written$`.
+   * `sync: true` forces an fsync (a mutating tool's intent) and acknowledges at once. Otherwise, with a store that
+   * group-commits (`commit`), the batch is written without sync and acknowledged — `records$`, and the step's promise —
+   * once the store's commit covers it, so the effects it requested can start meanwhile; a store without `commit`
+   * decides by its mode and acknowledges when the append resolves. Seqs are assigned now, in call order.
    */
-  private async append(drafts: RecordDraft[], sync: boolean | undefined, blobs?: readonly Uint8Array[]): Promise<RecordEnvelope[]> {
+  private append(drafts: RecordDraft[], sync: boolean | undefined, blobs?: readonly Uint8Array[]): Promise<RecordEnvelope[]> {
+    if (drafts.length === 0) return Promise.resolve([]);
     // A fact stamped when its tool decided something may be appended after a later batch (parallel tools), and a
     // wall clock may step back: `at` is clamped so the stream's timestamps never go backwards.
     for (const draft of drafts) {
       if (draft.at < this.lastAt) draft.at = this.lastAt;
       else this.lastAt = draft.at;
     }
+    this.issuedHead += drafts.length;
+    return new Promise<RecordEnvelope[]>((resolve, reject) => {
+      this.pendingWrites.push({ drafts, sync, blobs, resolve, reject });
+      this.pumpWrites();
+    });
+  }
+
+  /**
+   * The writer: one store append at a time, in seq order. The batches that waited meanwhile (steps applied while the
+   * previous append was written) go into one append — an atomic batch holding several whole steps, so a crash still
+   * leaves a prefix of steps — as long as they ask for the same durability.
+   */
+  private pumpWrites(): void {
+    if (this.writing || this.pendingWrites.length === 0) return;
+    if (this.broken) {
+      const failed = this.pendingWrites.splice(0);
+      for (const pending of failed) pending.reject(this.broken);
+      return;
+    }
+    const first = this.pendingWrites[0]!;
+    let count = 1;
+    let records = first.drafts.length;
+    while (count < this.pendingWrites.length) {
+      const next = this.pendingWrites[count]!;
+      if (next.sync !== first.sync || records + next.drafts.length > maxMergedRecords) break;
+      records += next.drafts.length;
+      count++;
+    }
+    const group = this.pendingWrites.splice(0, count);
+    const drafts = group.length === 1 ? first.drafts : group.flatMap((pending) => pending.drafts);
+    const blobs = group.flatMap((pending) => pending.blobs ?? []);
+    const sync = first.sync;
     const grouped = sync !== true && this.store.commit !== undefined;
     const status = statusAfterBatch(drafts);
-    const stored = await this.store.append(this.stream, drafts, { expectedSeq: this.head, ...(grouped ? { sync: false } : sync === undefined ? {} : { sync }), ...(blobs && blobs.length > 0 ? { blobs } : {}), ...(status === undefined ? {} : { status }) });
-    if (stored.length === 0) return stored;
-    this.head = stored[stored.length - 1]!.seq;
-    for (const record of stored) {
-      this.unacknowledged.push(record);
-      this.written$.next(record);
-    }
-    const head = this.head;
-    if (!grouped) this.acknowledge(head);
-    else {
-      this.store.commit!(this.stream, head).then(
-        () => this.acknowledge(head),
-        (error: unknown) => this.fail(error),
-      );
-    }
-    return stored;
+    this.writing = true;
+    this.store
+      .append(this.stream, drafts, { expectedSeq: this.head, ...(grouped ? { sync: false } : sync === undefined ? {} : { sync }), ...(blobs.length > 0 ? { blobs } : {}), ...(status === undefined ? {} : { status }) })
+      .then(
+        (stored) => {
+          this.writing = false;
+          if (stored.length !== drafts.length) throw new ReinError('MACHINE_ERROR', `the store wrote ${stored.length} of ${drafts.length} records`);
+          this.head = stored[stored.length - 1]!.seq;
+          for (const record of stored) {
+            this.unacknowledged.push(record);
+            this.written$.next(record);
+          }
+          const head = this.head;
+          if (!grouped) this.acknowledge(head);
+          else {
+            this.store.commit!(this.stream, head).then(
+              () => this.acknowledge(head),
+              (error: unknown) => this.fail(error),
+            );
+          }
+          let offset = 0;
+          for (const pending of group) {
+            pending.resolve(stored.slice(offset, offset + pending.drafts.length));
+            offset += pending.drafts.length;
+          }
+          this.pumpWrites();
+        },
+      )
+      .catch((error: unknown) => {
+        this.writing = false;
+        this.fail(error);
+        for (const pending of group) pending.reject(error);
+        this.pumpWrites();
+      });
   }
 
   /** Everything up to `seq` is committed: publish it on `records$` (in seq order) and release who waits for it. */
@@ -459,13 +560,17 @@ export class SessionHost {
     return new Promise((resolve, reject) => this.acknowledgedWaiters.push({ seq, resolve, reject }));
   }
 
-  /** See `snapshotEvery`: a snapshot's cost grows with the tree, so the tail it waits for grows with it (amortised O(1) per record). */
-  private async maybeSnapshot(): Promise<void> {
-    const tail = this.head - this.lastSnapshotSeq;
-    if (this.snapshotEvery <= 0 || tail < this.snapshotEvery || tail < this.lastSnapshotActors * snapshotTailPerActor) return;
-    await this.store.saveSnapshot(this.stream, { seq: this.head, version: this.machineVersion, at: this.clock(), data: this.tree.persisted() });
-    this.lastSnapshotSeq = this.head;
+  /**
+   * The snapshot due after the batch just handed to the writer, taken now (the tree is exactly at `issuedHead`), or
+   * undefined. See `snapshotEvery`: a snapshot's cost grows with the tree, so the tail it waits for grows with it
+   * (amortised O(1) per record).
+   */
+  private snapshotDue(): StoredSnapshot | undefined {
+    const tail = this.issuedHead - this.lastSnapshotSeq;
+    if (this.snapshotEvery <= 0 || tail < this.snapshotEvery || tail < this.lastSnapshotActors * snapshotTailPerActor) return undefined;
+    this.lastSnapshotSeq = this.issuedHead;
     this.lastSnapshotActors = this.tree.actorCount();
+    return { seq: this.issuedHead, version: this.machineVersion, at: this.clock(), data: this.tree.persisted() };
   }
 
   private finish(stored: readonly RecordEnvelope[]): void {
@@ -484,7 +589,7 @@ export class SessionHost {
   }
 
   private wakeQuietWaiters(): void {
-    if (this.queued > 0 || (!this.broken && (this.running.busy > 0 || this.acknowledgedHead < this.head))) return;
+    if (this.queued > 0 || (!this.broken && (this.settling > 0 || this.running.busy > 0 || this.acknowledgedHead < this.issuedHead))) return;
     const waiters = this.quietWaiters;
     this.quietWaiters = [];
     for (const waiter of waiters) waiter();
