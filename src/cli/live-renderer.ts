@@ -2,7 +2,7 @@ import type { Observable, Subscription } from 'rxjs';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import { executionPassed, type ToolSettled } from '../../models/tool.records.js';
 import { exitText } from '../trace/trace-report.js';
-import type { LiveEvent } from '../host/live-events.js';
+import type { LiveEvent } from '../../models/live-events.js';
 import type { SessionResult } from '../host/session-host.js';
 import { StatusLine } from './status-line.js';
 import { summarizeArguments } from './transcript.js';

@@ -1,7 +1,7 @@
 import type { DecisionPoint, HookDecided } from '../../models/hook.records.js';
 import { digestOf } from '../../machines/typestate/digest.js';
 import { blake3Hex } from '../util/blake3.js';
-import type { FactDraft } from '../effects/effect.js';
+import type { FactDraft } from '../../models/envelope.js';
 import type { HookKernel } from './hook-kernel.js';
 import type { PointDecision } from './hook-types.js';
 

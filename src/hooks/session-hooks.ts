@@ -2,7 +2,7 @@ import type { RecordEnvelope } from '../../models/envelope.js';
 import type { DelegationCompleted, DelegationFailed, DelegationStarted } from '../../models/delegation.records.js';
 import type { DecisionPoint } from '../../models/hook.records.js';
 import type { SessionEnded } from '../../models/session.records.js';
-import type { FactDraft } from '../effects/effect.js';
+import type { FactDraft } from '../../models/envelope.js';
 import { rootPath } from '../host/actor-tree.js';
 import type { HookKernel } from './hook-kernel.js';
 import { decidePoint } from './decide-point.js';

@@ -9,7 +9,7 @@ import type { EventStore, StoredSnapshot } from '../../stores/event-store.js';
 import type { EffectExecutors, EffectRequest, FactDraft, Settlement } from '../effects/effect.js';
 import { rootPath, type ActorTree } from './actor-tree.js';
 import { ReinError } from './host-errors.js';
-import type { LiveEvent } from './live-events.js';
+import type { LiveEvent } from '../../models/live-events.js';
 import { createIdGenerator } from './record-ids.js';
 import { ToolLane } from './tool-lane.js';
 import { RunningEffects } from './running-effects.js';

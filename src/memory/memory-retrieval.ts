@@ -1,7 +1,7 @@
 import { memoryHints } from '../projections/memory-hints.js';
 import type { MemoryRecordState, MemoryView } from '../projections/memory.view.js';
 import type { MemoryScopeKeys } from './memory-scope.js';
-import type { MemoryReadItem, MemoryReadRequest, MemoryReadResult } from './tool-memory.js';
+import type { MemoryReadItem, MemoryReadRequest, MemoryReadResult } from '../tools/tool-memory.js';
 
 const iso = (at: number | undefined): string | undefined => (at === undefined ? undefined : new Date(at).toISOString());
 

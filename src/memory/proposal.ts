@@ -1,7 +1,7 @@
 import type { MemoryProposed } from '../../models/memory.records.js';
 import { maxMemoryContent } from './governance-policy.js';
 import { scopeKeyOf, type MemoryScopeKeys } from './memory-scope.js';
-import type { MemoryProposalRequest } from './tool-memory.js';
+import type { MemoryProposalRequest } from '../tools/tool-memory.js';
 
 const day = 24 * 60 * 60 * 1000;
 

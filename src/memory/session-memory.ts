@@ -5,7 +5,7 @@ import type { RecordEnvelope } from '../../models/envelope.js';
 import type { MemoryProposed } from '../../models/memory.records.js';
 import type { ModelResponded } from '../../models/model.records.js';
 import type { ToolSettled } from '../../models/tool.records.js';
-import type { FactDraft } from '../effects/effect.js';
+import type { FactDraft } from '../../models/envelope.js';
 import { valuesOf } from '../projections/persistent-map.js';
 import { memoryProjection, type MemoryView } from '../projections/memory.view.js';
 import { reducerOf } from '../projections/projection.js';
@@ -16,7 +16,7 @@ import type { MemoryScopeKeys } from './memory-scope.js';
 import { readMemory } from './memory-retrieval.js';
 import { governSession } from './session-governance.js';
 import { proposalOf } from './proposal.js';
-import type { ToolMemory, ToolMemoryProvider } from './tool-memory.js';
+import type { ToolMemory, ToolMemoryProvider } from '../tools/tool-memory.js';
 
 /** The memory of one harness: its governance stream, the scope its sessions work in, and the promotion policy. */
 export interface MemoryServices {

@@ -2,7 +2,7 @@ import { createActor, type SnapshotFrom } from 'xstate';
 import type { PluginFailed, PluginLoaded, PluginPhase, PluginReady, PluginSource, PluginStopped } from '../../models/plugin.records.js';
 import { pluginMachine } from '../../machines/plugin.machine.js';
 import { digestOf } from '../../machines/typestate/digest.js';
-import type { FactDraft } from '../effects/effect.js';
+import type { FactDraft } from '../../models/envelope.js';
 import { CapabilityRegistry } from './capability-registry.js';
 import { PluginManifest, type PluginContributions, type PluginLogger, type PluginPermission, type PluginSetupContext, type ReinPlugin } from './plugin-contract.js';
 import { PluginError, type PluginErrorCode } from './plugin-errors.js';

@@ -1,6 +1,6 @@
 import type { PermissionAction, PermissionMode, PermissionSource, ShellClass } from '../../models/permission.records.js';
 import type { ApprovalOutcome } from '../../machines/permission.machine.js';
-import type { ToolAnnotations, ToolRisk } from '../tools/tool.js';
+import type { ToolAnnotations, ToolRisk } from '../../models/tool-traits.js';
 import { isExactPattern, isToolGlob, parseRule, ruleMatches, ruleNamesTool, ruleSubject, type PermissionRule } from './permission-rules.js';
 import { neverAutoAllowed } from './shell-classify.js';
 

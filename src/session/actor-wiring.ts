@@ -4,7 +4,7 @@ import type { DenialSource, PermissionMode } from '../../models/permission.recor
 import type { OutputContract } from '../../models/report-contracts.js';
 import { reportTool } from '../../machines/session.machine.js';
 import type { ActorRights, DelegationScope } from '../delegation/actor-rights.js';
-import type { ToolMemoryProvider } from '../memory/tool-memory.js';
+import type { ToolMemoryProvider } from '../tools/tool-memory.js';
 import type { DelegationDirectory } from '../delegation/delegation-directory.js';
 import type { DelegationConfig } from '../delegation/roles.js';
 import { rootPath } from '../host/actor-tree.js';

@@ -1,7 +1,8 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EffectKind, EffectResolution, ResumePolicy } from '../../models/effect.records.js';
 import { SessionCreated } from '../../models/session.records.js';
-import type { EffectExecutors, EffectRequest, EffectResumeCheck, FactDraft } from '../effects/effect.js';
+import type { FactDraft } from '../../models/envelope.js';
+import type { EffectExecutors, EffectRequest, EffectResumeCheck } from '../effects/effect.js';
 import { ActorTree, rootPath } from '../host/actor-tree.js';
 import { ReinError } from '../host/host-errors.js';
 import { readSessionRecords } from './read-session.js';

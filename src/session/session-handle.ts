@@ -4,7 +4,7 @@ import type { ReinRecord } from '../../models/records.js';
 import type { StateValue } from '../../models/actor.records.js';
 import type { Usage } from '../../models/budgets.js';
 import type { EventStore } from '../../stores/event-store.js';
-import type { LiveEvent } from '../host/live-events.js';
+import type { LiveEvent } from '../../models/live-events.js';
 import { ReinError } from '../host/host-errors.js';
 import type { SessionHost, SessionResult } from '../host/session-host.js';
 import { contextProjection, type ContextView, type ContextViewOptions } from '../projections/context.view.js';

@@ -5,7 +5,7 @@ import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EventStore } from '../../stores/event-store.js';
 import { artifactRef, blake3Hex, blobBytes } from '../../stores/blob-hash.js';
 import { createCallModelExecutor, type ModelCallSource, type ReplyReview } from '../effects/call-model.js';
-import type { FactDraft } from '../effects/effect.js';
+import type { FactDraft } from '../../models/envelope.js';
 import { decidePoint } from '../hooks/decide-point.js';
 import type { PointDecision } from '../hooks/hook-types.js';
 import { maxStopContinuations } from '../../machines/session.contract.js';

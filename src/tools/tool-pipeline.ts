@@ -1,7 +1,7 @@
 import { approvalIdOf, type ApprovalRequested, type DenialSource, type PermissionSource } from '../../models/permission.records.js';
 import type { ApprovalOutcome } from '../../machines/permission.machine.js';
 import type { BlobStore } from '../../stores/blob-store.js';
-import type { FactDraft } from '../effects/effect.js';
+import type { FactDraft } from '../../models/envelope.js';
 import { repairInput } from '../policy/input-repair.js';
 import { suggestRule, type PermissionPolicy, type PermissionSubject } from '../policy/permission-policy.js';
 import type { SandboxPolicy } from '../policy/sandbox-policy.js';
@@ -15,7 +15,7 @@ import type { ArgumentProblem } from '../../models/model.records.js';
 import type { ToolRegistry } from './tool-registry.js';
 import type { Workspace } from './workspace.js';
 import type { MemoryProposed } from '../../models/memory.records.js';
-import type { ToolMemoryProvider } from '../memory/tool-memory.js';
+import type { ToolMemoryProvider } from './tool-memory.js';
 import type { DelegationScope } from '../delegation/actor-rights.js';
 import type { AgentCapabilities } from '../capabilities/agent-capabilities.js';
 import type { HookKernel } from '../hooks/hook-kernel.js';

@@ -1,4 +1,7 @@
 import type { z } from 'zod';
+import type { ToolAnnotations, ToolRisk } from '../../models/tool-traits.js';
+
+export type { ToolAnnotations, ToolRisk } from '../../models/tool-traits.js';
 import type { Provenance } from '../../models/turn.records.js';
 import type { ResumePolicy } from '../../models/effect.records.js';
 import type { EffectResumeCheck } from '../effects/effect.js';
@@ -7,24 +10,14 @@ import type { ArtifactRef, BlobStore } from '../../stores/blob-store.js';
 import type { PermissionSubject } from '../policy/permission-policy.js';
 import type { SandboxPolicy } from '../policy/sandbox-policy.js';
 import type { Workspace } from './workspace.js';
-import type { ToolMemory } from '../memory/tool-memory.js';
+import type { ToolMemory } from './tool-memory.js';
 import type { DelegationScope } from '../delegation/actor-rights.js';
 import type { AgentCapabilities } from '../capabilities/agent-capabilities.js';
 
-/** MCP-style hints about a tool's behaviour; permission rules and the scheduler read them. */
-export interface ToolAnnotations {
-  readOnly: boolean;
-  destructive: boolean;
-  idempotent: boolean;
-  openWorld: boolean;
-  requiresConfirmation: boolean;
-}
 
 /** What running a tool can change outside the session, from harmless to irreversible. */
 export type SideEffectClass = 'none' | 'read' | 'workspace-write' | 'process' | 'network' | 'external-write';
 
-/** The broad capability a tool exercises; permission modes group tools by it. */
-export type ToolRisk = 'read' | 'write' | 'execute' | 'network' | 'delegate';
 
 /** A model-visible failure. `reason` is the validation code the pipeline records (`stale_file_baseline`, …). */
 export interface ToolFailure {

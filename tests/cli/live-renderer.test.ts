@@ -3,7 +3,7 @@ import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import { LiveRenderer } from '../../src/cli/live-renderer.js';
-import type { LiveEvent } from '../../src/host/live-events.js';
+import type { LiveEvent } from '../../models/live-events.js';
 
 const record = (type: string, data: Record<string, unknown>, seq = 1): RecordEnvelope => ({ stream: 's', seq, id: `r${seq}`, type, v: 1, at: 0, actor: 'root', data });
 

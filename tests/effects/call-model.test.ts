@@ -4,7 +4,7 @@ import type { ProviderErrorInfo } from '../../models/model.records.js';
 import { createCallModelExecutor, fallbackStickyMs, type ModelCallSource } from '../../src/effects/call-model.js';
 import type { EffectContext, FactDraft } from '../../src/effects/effect.js';
 import { backoffDelay, decideAfterFailure, defaultRetryPolicy } from '../../src/effects/model-retry.js';
-import type { LiveEvent } from '../../src/host/live-events.js';
+import type { LiveEvent } from '../../models/live-events.js';
 import type { ModelProvider } from '../../src/providers/provider.js';
 
 const reply: ModelEvent[] = [

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordEnvelope } from '../../models/envelope.js';
-import type { LiveEvent } from '../../src/host/live-events.js';
+import type { LiveEvent } from '../../models/live-events.js';
 import { createMemoryEventStore } from '../../stores/index.js';
 import { createRein } from '../../src/rein.js';
 import { verifyRecords } from '../../src/host/replay.js';
