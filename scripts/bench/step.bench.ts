@@ -36,6 +36,8 @@ const floorRun = async (roundTrips: number): Promise<{ perRoundTripUs: number; b
 
 interface ReinRun {
   perRoundTripUs: number;
+  /** CPU time of the process (user + system) per round trip: the harness's cost, which a busy machine disturbs far less than wall time. */
+  cpuPerRoundTripUs: number;
   bytesPerRoundTrip: number | undefined;
   /** Heap growth per step (B) between round trip `early` and the end, after forced GCs. */
   heapPerStep: number | undefined;
@@ -50,12 +52,14 @@ const reinRun = async (roundTrips: number, durability: 'sync' | 'relaxed' | 'mem
     if (done % 100 === 0) peakRss = Math.max(peakRss, process.memoryUsage().rss);
     if (roundTrips >= 1_000 && (done === early || done === roundTrips)) heaps.set(done, heapAfterGc());
   };
+  const cpuStarted = process.cpuUsage();
   const run = await runBenchSession({ roundTrips, durability, onTurn });
+  const cpu = process.cpuUsage(cpuStarted);
   await run.store.close();
   const bytes = run.storeDirectory ? await directoryBytes(run.storeDirectory) : undefined;
   await run.cleanup();
   const growth = heaps.size === 2 ? (heaps.get(roundTrips)! - heaps.get(early)!) / (2 * (roundTrips - early)) : undefined;
-  return { perRoundTripUs: (run.totalMs * 1000) / roundTrips, bytesPerRoundTrip: bytes === undefined ? undefined : bytes / roundTrips, heapPerStep: growth, peakRss };
+  return { perRoundTripUs: (run.totalMs * 1000) / roundTrips, cpuPerRoundTripUs: (cpu.user + cpu.system) / roundTrips, bytesPerRoundTrip: bytes === undefined ? undefined : bytes / roundTrips, heapPerStep: growth, peakRss };
 };
 
 const us = (value: number): string => `${Math.round(value).toLocaleString('en-US')} µs`;
@@ -87,11 +91,12 @@ export const main = async (sizes: readonly number[] = [100, 1_000, 10_000], runs
     const sync = of('sync', (entry) => entry.perRoundTripUs);
     const relaxed = of('relaxed', (entry) => entry.perRoundTripUs);
     const memory = of('memory', (entry) => entry.perRoundTripUs);
+    const cpu = (mode: keyof typeof byMode) => us(of(mode, (entry) => entry.cpuPerRoundTripUs));
     const bytes = of('sync', (entry) => entry.bytesPerRoundTrip);
     process.stdout.write(`  N = ${roundTrips.toLocaleString('en-US')}: floor ${us(floor)} per round trip, ${Math.round(floorBytes)} B on disk\n`);
-    process.stdout.write(`    1. synced round trip   ${us(sync).padStart(10)} · ratio ${(sync / floor).toFixed(2)}× the floor (target ≤ 2×) · ${verdict(sync <= 2 * floor)}\n`);
-    process.stdout.write(`    2. in-memory store     ${us(memory).padStart(10)} · ratio ${(memory / floor).toFixed(2)}× the floor (target ≤ 0.6×) · ${verdict(memory <= 0.6 * floor)}\n`);
-    process.stdout.write(`       relaxed             ${us(relaxed).padStart(10)} · ratio ${(relaxed / floor).toFixed(2)}× the floor (target ≤ 300 µs) · ${verdict(relaxed <= 300)}\n`);
+    process.stdout.write(`    1. synced round trip   ${us(sync).padStart(10)} · ratio ${(sync / floor).toFixed(2)}× the floor (target ≤ 2×) · ${verdict(sync <= 2 * floor)} · cpu ${cpu('sync')}\n`);
+    process.stdout.write(`    2. in-memory store     ${us(memory).padStart(10)} · ratio ${(memory / floor).toFixed(2)}× the floor (target ≤ 0.6×) · ${verdict(memory <= 0.6 * floor)} · cpu ${cpu('memory')}\n`);
+    process.stdout.write(`       relaxed             ${us(relaxed).padStart(10)} · ratio ${(relaxed / floor).toFixed(2)}× the floor (target ≤ 300 µs) · ${verdict(relaxed <= 300)} · cpu ${cpu('relaxed')}\n`);
     process.stdout.write(`    3. bytes per round trip ${kb(bytes).padStart(9)} · ratio ${(bytes / floorBytes).toFixed(1)}× the floor (target ≤ 1.5 KB) · ${verdict(bytes <= 1.5 * 1024)}\n`);
     if (roundTrips >= 1_000) {
       const growth = of('relaxed', (entry) => entry.heapPerStep);
