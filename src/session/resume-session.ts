@@ -143,7 +143,7 @@ export const resumeSession = async (services: SessionServices, sessionId: string
   const wiring = wireSession(services, created.tools, memory, sessionId);
   for (const record of records) wiring.observe(record);
   const head = records[records.length - 1]?.seq ?? 0;
-  const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, lastAt: records[records.length - 1]?.at ?? first.at, executors: wiring.executors, machineVersion, clock: services.clock, newId: createIdGenerator(), snapshotEvery: services.snapshotEvery, parallelTools: services.parallelTools, lastSnapshotSeq: rebuilt.snapshotSeq ?? 0, ...(services.effectGate ? { effectGate: services.effectGate } : {}) });
+  const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, lastAt: records[records.length - 1]?.at ?? first.at, executors: wiring.executors, machineVersion, clock: services.clock, newId: createIdGenerator(), snapshotEvery: services.snapshotEvery, parallelTools: services.parallelTools, lastSnapshotSeq: rebuilt.snapshotSeq ?? 0, statusHistory: records, ...(services.effectGate ? { effectGate: services.effectGate } : {}) });
   host.written$.subscribe(wiring.observe);
   memory?.attach(host);
   // Hooks recorded in the log are never run again: only records appended from here on reach the observers.

@@ -1,6 +1,6 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EventStore, StreamInfo } from '../../stores/event-store.js';
-import { statusFromNewest } from '../host/session-status.js';
+import { sessionStatusOf } from '../host/session-status.js';
 import { isReservedStreamName, memoryStream } from '../memory/memory-stream.js';
 
 /**
@@ -17,7 +17,8 @@ export interface SessionSummary {
   damaged?: { code: string; message: string };
 }
 
-const statusOf = (tail: readonly RecordEnvelope[]): string => statusFromNewest(tail) ?? 'active';
+/** The status the newest records (newest first) leave the session in; `active` when none of them decides it. */
+const statusOf = (newestFirst: readonly RecordEnvelope[]): string => sessionStatusOf([...newestFirst].reverse()) ?? 'active';
 
 /** Summarise one session from its first record and the last few (cheap: two bounded reads). */
 export const summarizeSession = async (store: EventStore, id: string): Promise<SessionSummary | undefined> => {

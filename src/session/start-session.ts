@@ -9,7 +9,7 @@ import { machineVersion } from '../host/machine-version.js';
 import { mutationPolicyDigestOf } from '../typestate/call-spec.js';
 import { createIdGenerator } from '../host/record-ids.js';
 import { SessionHost } from '../host/session-host.js';
-import { statusAfterBatch } from '../host/session-status.js';
+import { sessionStatusOf } from '../host/session-status.js';
 import type { ModelProvider } from '../providers/provider.js';
 import { displayEndpoint } from '../providers/wire-format.js';
 import { ReinSession } from './session-handle.js';
@@ -78,7 +78,7 @@ export const createSession = async (services: SessionServices, options: CreateSe
     { id: newId(), type: 'sandbox.checked', v: recordVersion('sandbox.checked'), at, actor: rootPath, cause: createdDraft.id, data: sandbox },
     ...plugins,
   ];
-  const status = statusAfterBatch(batch);
+  const status = sessionStatusOf(batch);
   const stored = await services.store.append(sessionId, batch, { expectedSeq: 0, ...(status === undefined ? {} : { status }) });
   const memory = sessionMemoryFor(services, sessionId);
   const wiring = wireSession(services, created.tools, memory, sessionId);
@@ -95,6 +95,7 @@ export const createSession = async (services: SessionServices, options: CreateSe
     newId,
     snapshotEvery: services.snapshotEvery,
     parallelTools: services.parallelTools,
+    statusHistory: stored,
     ...(services.effectGate ? { effectGate: services.effectGate } : {}),
   });
   host.written$.subscribe(wiring.observe);
