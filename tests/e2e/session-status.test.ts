@@ -57,3 +57,24 @@ describe('the status of a session paused on an in-doubt rerun', () => {
     expect(await statusOf(workspace.path, sessionId)).toBe('awaiting-confirmation');
   });
 });
+
+describe('rein sessions --status', () => {
+  it('refuses a status that does not exist (USAGE, listing the statuses) and says when none has the one asked for', async () => {
+    const workspace = await makeTempDir('rein-status-filter-');
+    try {
+      expect((await runCli(['sessions', '--status', 'completed'], { cwd: workspace.path })).stdout).toBe('no sessions\n');
+      await writeFile(join(workspace.path, 'done.json'), JSON.stringify({ turns: [{ text: 'Done.' }] }));
+      expect((await runCli(['run', 'finish', '--script', 'done.json'], { cwd: workspace.path })).code).toBe(0);
+      const bogus = await runCli(['sessions', '--status', 'bogus'], { cwd: workspace.path });
+      expect(bogus.code).toBe(2);
+      expect(bogus.stderr).toContain('USAGE');
+      for (const status of ['completed', 'awaiting-confirmation', 'queued', 'damaged']) expect(bogus.stderr).toContain(status);
+      const none = await runCli(['sessions', '--status', 'failed'], { cwd: workspace.path });
+      expect(none.code).toBe(0);
+      expect(none.stdout).toBe('no sessions with status failed\n');
+      expect((await runCli(['sessions', '--status', 'completed'], { cwd: workspace.path })).stdout).toMatch(/completed/);
+    } finally {
+      await workspace.remove();
+    }
+  });
+});
