@@ -64,7 +64,7 @@ const resumeHere = async (
   const { provider, fallbacks } = pluginProvider ? { provider: await pluginProviderFor(pluginProvider, { ...(options.model ?? created.provider.model ? { model: options.model ?? created.provider.model } : {}), ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}) }, workspace, loaded.plugins), fallbacks: undefined } : await buildProvider(settings!, store);
   const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, ...(fallbacks ? { fallbacks } : {}), ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
   context.telemetry?.attach(rein);
-  const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes) });
+  const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes), ...context.held?.confirmations });
   onInterrupt((reason) => void session.interrupt(reason).catch(() => undefined));
   if (!options.json) {
     process.stdout.write(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` after the snapshot at seq ${report.snapshotSeq}` : ''} (${report.inputs} inputs re-applied, ${report.regenerated} derived records regenerated and equal)\n`);
