@@ -1,4 +1,3 @@
-import { recordClassOf } from '../../models/records.js';
 import { rootPath } from './root-path.js';
 
 /** The fields of a record (stored or drafted) that decide a session's status. */
@@ -16,7 +15,7 @@ export interface StatusSource {
 export interface SessionStatusState {
   ended?: string;
   interrupted: boolean;
-  /** Effect ids the latest resume resolved `awaiting-confirmation` that nothing settled or re-decided since. */
+  /** Effect ids the latest resume resolved `awaiting-confirmation` that no later record of theirs settled or re-decided. */
   waiting: readonly string[];
   /** `idle`, `awaiting-approval` or `active`, from the root's newest `actor.transitioned`. */
   machine?: string;
@@ -32,7 +31,8 @@ const machineStatusOf = (to: unknown): string => {
 /**
  * Fold one record into the status state. A resume supersedes an interruption and every earlier confirmation wait (it
  * decides each in-doubt effect again); an `effect.resolved` of `awaiting-confirmation` makes its effect wait, any other
- * resolution or a settling input record (carrying its `effectId`) ends the wait; a root transition is the machine's
+ * resolution or any later record of that effect (its settlement, a rerun's records: anything carrying its `effectId`)
+ * ends the wait; a root transition is the machine's
  * state and, being newer, supersedes an interruption.
  */
 export const nextStatusState = (state: SessionStatusState, record: StatusSource): SessionStatusState => {
@@ -41,7 +41,7 @@ export const nextStatusState = (state: SessionStatusState, record: StatusSource)
     const others = state.waiting.filter((id) => id !== data.effectId);
     return { ...state, waiting: data.resolution === 'awaiting-confirmation' ? [...others, data.effectId] : others };
   }
-  if (typeof data.effectId === 'string' && state.waiting.includes(data.effectId) && recordClassOf(record.type) === 'input') {
+  if (typeof data.effectId === 'string' && state.waiting.includes(data.effectId)) {
     return { ...state, waiting: state.waiting.filter((id) => id !== data.effectId) };
   }
   if (record.actor !== rootPath) return state;
