@@ -14,6 +14,7 @@ import { createIdGenerator } from './record-ids.js';
 import { ToolLane } from './tool-lane.js';
 import { RunningEffects } from './running-effects.js';
 import { initialStatusState, statusOfState, statusStateOf, type SessionStatusState, type StatusSource } from './session-status.js';
+import type { CapabilityDeriver } from '../capabilities/capability-deriver.js';
 
 /** An input for one step: the host stamps ids, time and seq. `actor` defaults to the root agent. */
 export interface InputDraft {
@@ -70,6 +71,8 @@ export interface SessionHostOptions {
   effectGate?: () => Error | undefined;
   /** The stream's records so far (or its newest ones, reaching the root's last transition), for the status index. */
   statusHistory?: Iterable<StatusSource>;
+  /** Derives each round's `capability.diff` from the log (the same deriver replay runs); absent: none are derived. */
+  capabilities?: CapabilityDeriver;
 }
 
 /**
@@ -119,6 +122,7 @@ export class SessionHost {
   private readonly effectGate: (() => Error | undefined) | undefined;
   /** What the stream written so far says about the session's status (for stores that index it). */
   private statusState: SessionStatusState;
+  private readonly capabilities: CapabilityDeriver | undefined;
   private broken: Error | undefined;
   private interrupted = false;
   private endedRecord: RecordEnvelope | undefined;
@@ -149,6 +153,7 @@ export class SessionHost {
     this.parallelTools = options.parallelTools ?? 4;
     this.effectGate = options.effectGate;
     this.statusState = statusStateOf(options.statusHistory ?? [], initialStatusState);
+    this.capabilities = options.capabilities;
   }
 
   get headSeq(): number {
@@ -196,7 +201,8 @@ export class SessionHost {
       if (input.skipIf?.()) return [];
       const at = this.clock();
       const record: RecordDraft = { id: this.newId(), type: input.type, v: versionOf(input.type), at, actor: input.actor ?? rootPath, data: parsed.data, ...(input.cause ? { cause: input.cause } : {}), ...(input.corr ? { corr: input.corr } : {}) };
-      const derived = this.tree.apply(record);
+      const machineDrafts = this.tree.apply(record);
+      const derived = this.capabilities ? this.capabilities.derive(record, machineDrafts, () => this.tree.mcpConnections()) : machineDrafts;
       const drafts: RecordDraft[] = input.facts ? this.factDrafts(input.facts, at, input.actor, input.cause) : [];
       drafts.push(record);
       for (const draft of derived) drafts.push({ id: this.newId(), v: versionOf(draft.type), at, cause: record.id, ...draft });
