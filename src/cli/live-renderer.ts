@@ -27,6 +27,10 @@ export interface RendererOptions {
  */
 export class LiveRenderer {
   private readonly argsByEffect = new Map<string, string>();
+  /** Effects whose `effect.requested` this renderer has shown (or was told about): their live events print at once. */
+  private readonly requested = new Set<string>();
+  /** Live events of effects whose request is not shown yet, in arrival order: printed right after that request. */
+  private readonly held = new Map<string, LiveEvent[]>();
   private readonly startedAt = new Map<string, number>();
   private readonly status: StatusLine;
   private readonly colour: boolean;
@@ -55,10 +59,19 @@ export class LiveRenderer {
   /** Show a call requested before this renderer attached (a rerun on resume) with its arguments, like any call. */
   rememberCall(effectId: string, args: Record<string, unknown>): void {
     this.argsByEffect.set(effectId, summarizeArguments(args));
+    this.rememberEffect(effectId);
+  }
+
+  /** An effect requested before this renderer attached (a rerun on resume): its live events need not wait for its request. */
+  rememberEffect(effectId: string): void {
+    this.requested.add(effectId);
+    this.release(effectId);
   }
 
   /** The closing lines: outcome, turns, tool calls (and how many failed), tokens, time, and how to replay or inspect the session. */
   summary(result: SessionResult, startedAt: number): string {
+    // Whatever still waits for a request this renderer never saw is shown now rather than lost.
+    for (const effectId of [...this.held.keys()]) this.release(effectId);
     this.status.clear();
     this.endLine();
     const tokens = result.usage.inputTokens + result.usage.outputTokens;
@@ -74,7 +87,30 @@ export class LiveRenderer {
     return `\n${lines.join('\n')}\n`;
   }
 
+  /**
+   * Live events run ahead of the records: an effect starts (a model call streams its reply) as soon as its step is
+   * written, while `records$` shows records once they are acknowledged durable — so the next turn's text would print
+   * before the previous tool result. The display keeps log order: an effect's live events wait until the record
+   * that requested it is shown, and everything that record's batch settled is shown before it.
+   */
   private onLive(event: LiveEvent): void {
+    if (!this.requested.has(event.effectId)) {
+      const waiting = this.held.get(event.effectId);
+      if (waiting) waiting.push(event);
+      else this.held.set(event.effectId, [event]);
+      return;
+    }
+    this.showLive(event);
+  }
+
+  private release(effectId: string): void {
+    const waiting = this.held.get(effectId);
+    if (!waiting) return;
+    this.held.delete(effectId);
+    for (const event of waiting) this.showLive(event);
+  }
+
+  private showLive(event: LiveEvent): void {
     switch (event.type) {
       case 'model.delta':
         if (event.channel === 'text' && event.actor === 'root') {
@@ -121,6 +157,8 @@ export class LiveRenderer {
     if (record.type === 'effect.requested') {
       const data = record.data as { effectId: string; kind: string; args: { arguments?: Record<string, unknown> } };
       if (data.kind === 'executeTool') this.argsByEffect.set(data.effectId, summarizeArguments(data.args.arguments ?? {}));
+      this.requested.add(data.effectId);
+      this.release(data.effectId);
     } else if (record.type === 'approval.requested') {
       const data = record.data as { summary: string; reason: string };
       this.status.clear();

@@ -30,11 +30,13 @@ export const exitCodeOf = (result: SessionResult): number => {
  */
 export const runToQuiet = async (
   session: ReinSession,
-  options: { json: boolean; begin?: () => Promise<void>; approvals?: ApprovalAnswering; from?: number; calls?: ReadonlyArray<{ effectId: string; arguments: Record<string, unknown> }> },
+  options: { json: boolean; begin?: () => Promise<void>; approvals?: ApprovalAnswering; from?: number; calls?: ReadonlyArray<{ effectId: string; arguments: Record<string, unknown> }>; effects?: readonly string[] },
 ): Promise<SessionResult> => {
   const startedAt = Date.now();
   const renderer = new LiveRenderer(process.stdout);
   for (const call of options.calls ?? []) renderer.rememberCall(call.effectId, call.arguments);
+  // Effects requested before `from` (reruns on resume) show their progress without waiting for their request.
+  for (const effectId of options.effects ?? []) renderer.rememberEffect(effectId);
   // From a seq (resume): history first, then live — it can lag behind the session, so the summary waits for it.
   const from = options.from;
   let lastPrinted = from === undefined ? 0 : from - 1;
