@@ -1,11 +1,11 @@
 import type { Observable, Subscription } from 'rxjs';
 import type { RecordEnvelope } from '../../models/envelope.js';
-import { executionPassed, type ToolSettled } from '../../models/tool.records.js';
+import type { ToolSettled } from '../../models/tool.records.js';
 import { exitText } from '../trace/trace-report.js';
 import type { LiveEvent } from '../host/live-events.js';
 import type { SessionResult } from '../host/session-host.js';
 import { StatusLine } from './status-line.js';
-import { summarizeArguments } from './transcript.js';
+import { callTally, callVerdict, plural, summarizeArguments, verdictMark, type CallVerdict } from './transcript.js';
 
 /** What the renderer reads from a session: its durable records and its live progress. */
 export interface RenderedSession {
@@ -35,10 +35,8 @@ export class LiveRenderer {
   private readonly status: StatusLine;
   private readonly colour: boolean;
   private midLine = false;
-  /** Tool calls that failed or whose command exited non-zero, for the summary. */
-  private failedCalls = 0;
-  /** Tool calls a rule, the mode or a person denied (they never ran). */
-  private deniedCalls = 0;
+  /** The root agent's calls this renderer showed, by verdict: the summary's counts when it is given no log. */
+  private readonly shown: Record<CallVerdict, number> = { passed: 0, failed: 0, denied: 0, background: 0 };
 
   constructor(
     private readonly out: NodeJS.WritableStream & { isTTY?: boolean },
@@ -68,8 +66,13 @@ export class LiveRenderer {
     this.release(effectId);
   }
 
-  /** The closing lines: outcome, turns, tool calls (and how many failed), tokens, time, and how to replay or inspect the session. */
-  summary(result: SessionResult, startedAt: number): string {
+  /**
+   * The closing lines: outcome, turns, tool calls (and how many failed, were denied or were left running), tokens,
+   * time, and how to replay or inspect the session. Turns and calls are the whole session's (its state is rebuilt
+   * from the log); pass the session's `records` so the failed and denied counts are too — after a resume this
+   * process saw only part of the session.
+   */
+  summary(result: SessionResult, startedAt: number, records?: Iterable<RecordEnvelope>): string {
     // Whatever still waits for a request this renderer never saw is shown now rather than lost.
     for (const effectId of [...this.held.keys()]) this.release(effectId);
     this.status.clear();
@@ -80,7 +83,7 @@ export class LiveRenderer {
     const id = result.sessionId;
     const lines = [
       `${this.paint(color, result.status)}${result.reason ? ` — ${result.reason}` : ''}`,
-      `${result.usage.turns} turns · ${result.usage.toolCalls} tool calls${this.callCounts()} · ${tokens} tokens · ${seconds} s · ${result.head} records`,
+      `${plural(result.usage.turns, 'turn')} · ${plural(result.usage.toolCalls, 'tool call')}${this.callCounts(records ? callTally(records) : this.shown)} · ${tokens} tokens · ${seconds} s · ${result.head} records`,
       `session ${id}: rein show ${id} · rein trace ${id} · rein replay ${id}${result.status === 'paused' || result.status === 'interrupted' ? ` · rein resume ${id}` : ''}`,
       this.paint(2, `rerun its model outputs against this code: rein run --provider recorded --from ${id}`),
     ];
@@ -175,12 +178,12 @@ export class LiveRenderer {
       const data = record.data as ToolSettled;
       const started = this.startedAt.get(data.effectId);
       const elapsed = started === undefined ? undefined : Date.now() - started;
-      // A command that ran is judged by its exit, whatever the call's status: `✗ bash node --test (exit 1, 812 ms)`.
-      const failed = data.status === 'error' || (data.execution !== undefined && !executionPassed(data.execution));
-      if (data.denial) this.deniedCalls++;
-      else if (failed) this.failedCalls++;
-      const duration = data.execution ? ` (${exitText({ ...data.execution, durationMs: elapsed ?? data.execution.durationMs })})` : elapsed === undefined ? '' : ` (${elapsed} ms)`;
-      const mark = failed ? this.paint(31, '✗') : this.paint(32, '✓');
+      // A command that ran is judged by its exit, whatever the call's status: `✗ bash node --test (exit 1, 812 ms)`;
+      // one left running in the background has no outcome yet: `… bash npm run dev (running in the background)`.
+      const verdict = callVerdict(data);
+      if (record.actor === 'root') this.shown[verdict]++;
+      const duration = data.execution ? ` (${exitText({ ...data.execution, durationMs: elapsed ?? data.execution.durationMs })})` : verdict === 'background' ? ' (running in the background, outcome unknown)' : elapsed === undefined ? '' : ` (${elapsed} ms)`;
+      const mark = this.paint(verdict === 'passed' ? 32 : verdict === 'background' ? 33 : 31, verdictMark(verdict));
       const code = data.errorCode ? ` ${this.paint(31, data.errorCode)}` : '';
       this.status.clear();
       this.endLine();
@@ -198,8 +201,8 @@ export class LiveRenderer {
     return `${this.paint(data.outcome === 'satisfied' ? 32 : 33, '✓')} delegate_task joined (${data.policy}): ${data.outcome}, ${data.children?.length ?? 0} task(s)`;
   }
 
-  private callCounts(): string {
-    const counts = [...(this.failedCalls > 0 ? [`${this.failedCalls} failed`] : []), ...(this.deniedCalls > 0 ? [`${this.deniedCalls} denied`] : [])];
+  private callCounts(tally: Record<CallVerdict, number>): string {
+    const counts = [...(tally.failed > 0 ? [`${tally.failed} failed`] : []), ...(tally.denied > 0 ? [`${tally.denied} denied`] : []), ...(tally.background > 0 ? [`${tally.background} in the background`] : [])];
     return counts.length > 0 ? ` (${counts.join(', ')})` : '';
   }
 

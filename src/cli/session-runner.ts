@@ -1,4 +1,4 @@
-import { tap, type Subscription } from 'rxjs';
+import { firstValueFrom, takeWhile, tap, toArray, type Subscription } from 'rxjs';
 import type { SessionResult } from '../host/session-host.js';
 import type { ReinSession } from '../session/session-handle.js';
 import { answerPending, type ApprovalAnswering } from './approval-prompt.js';
@@ -69,7 +69,9 @@ export const runToQuiet = async (
       while (lastPrinted < session.snapshot().head) await new Promise((resolve) => setTimeout(resolve, 5));
     }
     if (!options.json) {
-      process.stdout.write(renderer.summary(result, startedAt));
+      // The summary counts the whole session, not only what this process ran (a resume sees part of it).
+      const records = await firstValueFrom(session.records(1).pipe(takeWhile((record) => record.seq < result.head, true), toArray()));
+      process.stdout.write(renderer.summary(result, startedAt, records));
       for (const request of result.status === 'paused' ? session.pendingApprovals() : []) {
         process.stdout.write(`waiting for approval ${request.approvalId}${request.actor && request.actor !== 'root' ? ` (child agent ${request.actor})` : ''}: ${request.summary}\n  answer with: rein resume ${result.sessionId} --approve ${JSON.stringify(request.suggestedRule ?? request.tool)} (or --yes)\n`);
       }
