@@ -115,7 +115,9 @@ export const dryRunSession = (records: readonly RecordEnvelope[], options: { reg
     };
     const reasons: string[] = [];
     if (then.validation !== 'not-run' && then.validation !== now.validation) reasons.push(`validation: ${then.validation} then, ${now.validation} now${now.issues ? ` (${now.issues})` : ''}`);
-    if (now.permission !== undefined && now.validation === 'valid' && then.permission !== undefined && then.permission !== now.permission) {
+    // Then and now agree when the policy says the same, or when it says now what a person answered then (asked
+    // then and allowed, allowed now without asking: the call runs either way).
+    if (now.permission !== undefined && now.validation === 'valid' && then.permission !== undefined && then.permission !== now.permission && then.answered !== now.permission) {
       reasons.push(`permission: ${then.permission} then, ${now.permission} now${then.answeredBy === '--yes' && now.permission === 'ask' ? ' (then answered in advance by --yes: pass --yes to compare like with like)' : ''}`);
     }
     if (now.permission !== undefined && now.validation === 'valid' && then.permission === undefined && then.validation === 'valid' && now.permission !== 'allow') reasons.push(`permission: ran without a permission decision then, ${now.permission} now`);
