@@ -2,7 +2,7 @@ import { cp, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const demo = fileURLToPath(new URL('../../scripts/demo/', import.meta.url));
@@ -100,6 +100,20 @@ describe('what the CLI displays is what the log says (the new-user trial)', () =
     const verified = await cli(['replay', id, '--yes']);
     expect(verified.code).toBe(2);
     expect(verified.stderr).toBe('rein: USAGE: the permission flags (--mode, --approve, --deny, --yes) apply to rein replay --dry-run only: a verified replay runs no policy\n');
+  });
+
+  it('--max-wall-time stops a running command: cancelled, recorded with the reason, then budget-exhausted', async () => {
+    await writeFile(join(workspace.path, 'sleep.json'), JSON.stringify({ turns: [{ text: 'Waiting.', toolCalls: [{ name: 'bash', arguments: { command: 'sleep 20' } }] }, { text: 'Done.' }] }));
+    const run = await cli(['run', 'wait', '--script', 'sleep.json', '--yes', '--max-wall-time', '1500']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/✗ bash sleep 20 Cancelled \(SIGKILL, \d+ ms\)/);
+    expect(run.stdout).toContain('\nbudget-exhausted — wall-time budget exhausted\n');
+    const records = jsonLines((await cli(['show', sessionOf(run.stdout), '--json'])).stdout);
+    const settled = records.find((record) => record.type === 'tool.settled')!.data;
+    expect(settled).toMatchObject({ status: 'error', errorCode: 'Cancelled' });
+    expect(settled.observation).toContain('the command was cancelled (the wall-time budget of 1500 ms ran out while it ran)');
+    expect(settled.execution.durationMs).toBeLessThan(20_000);
+    expect(records.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'budget-exhausted' } });
   });
 
   it('a command-line mistake is one typed USAGE line, exit 2, with no help dump', async () => {
