@@ -5,29 +5,38 @@ import { PluginHost, type PluginSpec } from '../plugins/plugin-host.js';
 import type { ModelProvider } from '../providers/provider.js';
 import { builtinTools } from '../tools/builtin-tools.js';
 import { ReinError } from '../host/host-errors.js';
-import { discoverPlugins, pluginSpecsOf } from '../plugins/plugin-loader.js';
+import { discoverPlugins, pluginSpecsOf, type DiscoveredPlugin } from '../plugins/plugin-loader.js';
+import { promptForTrust } from '../trust/trust-prompt.js';
+import type { TrustStatus } from '../trust/trust-store.js';
+import { isAbsolute, relative, sep } from 'node:path';
 import { fileProjectTrust, type ProjectTrust } from '../plugins/project-trust.js';
 import { loadWorkspaceConfig } from '../providers/provider-settings.js';
 
 
 /**
  * What the CLI loads for a workspace: the plugin specs (user, project, `--plugin`) with their config and trust, and
- * the command hooks of `rein.config.json`. With `trustProject` (the `--yes` of `rein run`), untrusted project plugins
- * are trusted now, and that is recorded in the user's config home; otherwise they stay disabled and say why.
+ * the command hooks of `rein.config.json`. A project plugin not yet trusted (or changed since) is trusted by
+ * `trustProject` (the `--yes` of `rein run`), or — with `interactive` (a TTY) — by answering the same prompt an MCP
+ * project file gets; either is recorded in the trust store with its digest. Otherwise it stays disabled and says why.
  */
-export const pluginsFor = async (options: PluginOptions, workspace: string, settings: { trustProject?: boolean; trust?: ProjectTrust } = {}): Promise<{ plugins: PluginSpec[]; hooks?: CommandHooksConfig; warnings: string[] }> => {
+export const pluginsFor = async (options: PluginOptions, workspace: string, settings: { trustProject?: boolean; interactive?: boolean; trust?: ProjectTrust } = {}): Promise<{ plugins: PluginSpec[]; hooks?: CommandHooksConfig; warnings: string[] }> => {
   const config = await loadWorkspaceConfig(workspace);
   const trust = settings.trust ?? fileProjectTrust();
   const discovered = await discoverPlugins({ workspace, configured: config?.plugins ?? [], cli: options.plugin ?? [] });
   const warnings: string[] = [];
-  if (settings.trustProject) {
+  if (settings.trustProject || settings.interactive) {
     for (const entry of discovered) {
       if ('error' in entry || entry.source !== 'project') continue;
       const id = (entry.manifest as { id?: unknown }).id;
       if (typeof id !== 'string') continue;
-      if (!(await trust.isTrusted({ workspace, pluginId: id, digest: entry.digest }))) {
-        await trust.trust({ workspace, pluginId: id, digest: entry.digest });
+      const subject = { workspace, pluginId: id, digest: entry.digest };
+      const status = trust.status ? await trust.status(subject) : (await trust.isTrusted(subject)) ? 'trusted' : 'untrusted';
+      if (status === 'trusted') continue;
+      if (settings.trustProject) {
+        await trust.trust(subject);
         warnings.push(`trusted project plugin ${id} (${entry.digest.slice(0, 15)}…) because of --yes`);
+      } else if (await promptForTrust(describeProjectPlugin(entry, workspace, status), { input: process.stdin, output: process.stderr }, 'trust this plugin as it is now?')) {
+        await trust.trust(subject);
       }
     }
   }
@@ -35,6 +44,23 @@ export const pluginsFor = async (options: PluginOptions, workspace: string, sett
   for (const spec of plugins) if (spec.source === 'project' && spec.trusted === false) warnings.push(`project plugin in ${spec.location} is not trusted: run \`rein plugins trust\` (or pass --yes) to enable it`);
   return { plugins, ...(config?.hooks ? { hooks: config.hooks } : {}), warnings };
 };
+
+/** How a project plugin is described when the user is asked to trust it: what would load, with which rights. */
+export const describeProjectPlugin = (entry: DiscoveredPlugin, workspace: string, status: TrustStatus): string => {
+  const manifest = entry.manifest as { id?: unknown; version?: unknown; permissions?: unknown; contributes?: Record<string, unknown> };
+  const list = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
+  const contributes = Object.entries(manifest.contributes ?? {}).map(([kind, names]) => `${kind} ${list(names).join(', ')}`).filter((text) => !text.endsWith(' '));
+  const where = relative(workspace, entry.directory) || entry.directory;
+  const change = status === 'changed' ? ' It changed since you trusted it.' : '';
+  return `project plugin ${String(manifest.id)}${typeof manifest.version === 'string' ? ` ${manifest.version}` : ''} in ${where} asks rein to load ${entry.main} into its own process, with your permissions.${change}\n  permissions: ${list(manifest.permissions).join(', ') || 'none'}${contributes.length > 0 ? `\n  contributes: ${contributes.join('; ')}` : ''}\n  digest: ${entry.digest}`;
+};
+
+/**
+ * The local folders of a workspace's project plugins (`plugins` entries of `rein.config.json` that name a directory):
+ * protected for this run like `.rein-plugins/`. Installed npm packages stay readable (a build may need them).
+ */
+export const projectPluginFolders = (plugins: readonly PluginSpec[]): string[] =>
+  plugins.filter((spec) => spec.source === 'project' && spec.location !== undefined && isAbsolute(spec.location) && !spec.location.split(sep).includes('node_modules')).map((spec) => spec.location!);
 
 /**
  * `--provider <plugin>__<id>`: a provider a plugin contributes. The plugins are loaded into a host of their own to
