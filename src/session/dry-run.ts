@@ -96,7 +96,9 @@ export const dryRunSession = (records: readonly RecordEnvelope[], options: { reg
     const args = (data.args.arguments ?? {}) as Record<string, unknown>;
     const outcome = settled.get(callId);
     // Refused before the permission stage wrote anything (a tool a deny rule or the mode hides): a deny all the same.
-    const permission = permissions.get(callId) ?? (outcome?.denial || outcome?.errorCode === 'Denied' ? 'deny' : undefined);
+    // (A hook's or the sandbox's refusal is not a permission decision: those stay out of "then" permission.)
+    const refusedByPolicy = outcome?.errorCode === 'Denied' && (outcome.failedStage === 'visibility' || outcome.failedStage === 'permission');
+    const permission = permissions.get(callId) ?? (refusedByPolicy ? 'deny' : undefined);
     const then: DryRunCall['then'] = {
       validation: thenValidation(started.has(callId), outcome, validated.get(callId)),
       ...(permission !== undefined ? { permission } : {}),
