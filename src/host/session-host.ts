@@ -31,6 +31,13 @@ export interface InputDraft {
   precondition?: () => Error | undefined;
   /** Checked in the queue right before the input is applied; true drops the input silently (nothing written). */
   skipIf?: () => boolean;
+  /**
+   * The data was built by rein's own effect executors (a settlement), not handed in by a host or a person: it is
+   * stored as built, without passing its zod schema on every step. The replay property (`rein/testing`) checks that
+   * every record of a run is exactly what its schema accepts, so an executor that builds data its schema would change
+   * or refuse fails the tests instead.
+   */
+  trusted?: boolean;
 }
 
 /** How a session run stopped: one of the final outcomes, or `paused` (waiting for a person, resumable). */
@@ -191,8 +198,12 @@ export class SessionHost {
   step(input: InputDraft): Promise<RecordEnvelope[]> {
     const schema = isRecordType(input.type) ? recordTypes[input.type] : undefined;
     if (!schema || schema.class !== 'input') return Promise.reject(new ReinError('INPUT_INVALID', `${input.type} is not an input record type`));
-    const parsed = schema.data.safeParse(input.data);
-    if (!parsed.success) return Promise.reject(new ReinError('INPUT_INVALID', `${input.type}: ${parsed.error.message}`, { cause: parsed.error }));
+    let data = input.data;
+    if (input.trusted !== true) {
+      const parsed = schema.data.safeParse(input.data);
+      if (!parsed.success) return Promise.reject(new ReinError('INPUT_INVALID', `${input.type}: ${parsed.error.message}`, { cause: parsed.error }));
+      data = parsed.data as Record<string, unknown>;
+    }
     const outcome = this.enqueue(async (): Promise<RecordEnvelope[] | { refused: Error }> => {
       if (this.tree.done) return [];
       if (this.interrupted) throw new ReinError('SESSION_ENDED', 'the session was interrupted; resume it to continue');
@@ -200,7 +211,7 @@ export class SessionHost {
       if (refused) return { refused };
       if (input.skipIf?.()) return [];
       const at = this.clock();
-      const record: RecordDraft = { id: this.newId(), type: input.type, v: versionOf(input.type), at, actor: input.actor ?? rootPath, data: parsed.data, ...(input.cause ? { cause: input.cause } : {}), ...(input.corr ? { corr: input.corr } : {}) };
+      const record: RecordDraft = { id: this.newId(), type: input.type, v: versionOf(input.type), at, actor: input.actor ?? rootPath, data, ...(input.cause ? { cause: input.cause } : {}), ...(input.corr ? { corr: input.corr } : {}) };
       const machineDrafts = this.tree.apply(record);
       const derived = this.capabilities ? this.capabilities.derive(record, machineDrafts, () => this.tree.mcpConnections()) : machineDrafts;
       const drafts: RecordDraft[] = input.facts ? this.factDrafts(input.facts, at, input.actor, input.cause) : [];
@@ -365,6 +376,7 @@ export class SessionHost {
       if (!this.broken && !this.tree.done && !this.interrupted && !this.dropped.has(request.effectId)) {
         await this.step({
           skipIf: () => this.dropped.has(request.effectId),
+          trusted: true,
           type: settlement.type,
           data: settlement.data,
           actor: request.actor,
