@@ -375,6 +375,7 @@ export class SessionHost {
     const started = this.clock();
     const label = request.kind === 'executeTool' && typeof request.args.name === 'string' ? request.args.name : request.kind;
     this.live$.next({ type: 'effect.started', actor: request.actor, effectId: request.effectId, kind: request.kind, label });
+    const wallTime = request.kind === 'executeTool' && request.actor === rootPath ? this.armWallTime(controller) : undefined;
     let settlement: Settlement;
     try {
       if (!executor) throw new ReinError('MACHINE_ERROR', `no executor for effect kind ${request.kind}`);
@@ -396,9 +397,26 @@ export class SessionHost {
       const message = text.startsWith(`${code}: `) || text.startsWith(`${code}, `) ? text.slice(code.length + 2) : text;
       settlement = { type: 'effect.failed', data: { effectId: request.effectId, error: { code, message }, elapsedMs: this.clock() - this.createdAt } };
     }
+    clearTimeout(wallTime);
     const ok = settlement.type !== 'effect.failed' && settlement.type !== 'model.failed' && settlement.data.status !== 'error';
     this.live$.next({ type: 'effect.finished', actor: request.actor, effectId: request.effectId, kind: request.kind, label, ok, durationMs: this.clock() - started });
     return settlement;
+  }
+
+  /**
+   * The root agent's wall-time budget also holds while a tool runs: when it runs out the tool is aborted (a command
+   * and every process it started are killed) and settles as `Cancelled`, recorded like any result; the step that
+   * applies it finds no wall time left and ends the session `budget-exhausted`. Child agents have their own deadline
+   * (the delegation's timer).
+   */
+  private armWallTime(controller: AbortController): ReturnType<typeof setTimeout> | undefined {
+    const { budgets, startedAtMs } = this.tree.context;
+    const remaining = startedAtMs + budgets.maxWallTimeMs - (this.clock() - this.createdAt);
+    // setTimeout fires at once for a delay beyond 2^31 - 1 ms (~24.8 days): such a budget needs no timer.
+    if (remaining > 2 ** 31 - 1) return undefined;
+    const timer = setTimeout(() => controller.abort(new Error(`the wall-time budget of ${budgets.maxWallTimeMs} ms ran out while it ran`)), Math.max(0, remaining));
+    timer.unref();
+    return timer;
   }
 
   /** Apply an effect's settlement as the next step (unless the session ended or was interrupted meanwhile). */

@@ -98,7 +98,7 @@ const continueResumed = async (id: string, session: ReinSession, report: ResumeR
   // Reruns start during the rebuild: the display follows from the first record resume wrote, with the rerun calls'
   // arguments, so a rerun shows like any call (`✓ bash npm test (exit 0, 812 ms)`).
   const calls = report.resolutions.filter((resolution) => resolution.kind === 'executeTool').map((resolution) => ({ effectId: resolution.effectId, arguments: (resolution.args.arguments ?? {}) as Record<string, unknown> }));
-  const result = await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options), from: report.head + 1, calls });
+  const result = await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options), from: report.head + 1, calls, effects: report.resolutions.map((resolution) => resolution.effectId) });
   await held?.release(result);
   const waiting = report.resolutions.filter((resolution) => resolution.resolution === 'awaiting-confirmation');
   if (!options.json && result.status === 'paused' && waiting.length > 0) {
