@@ -68,6 +68,11 @@ export interface SessionHostOptions {
    * written, and `whenQuiet` rejects with it (a worker whose lease may have lapsed must not act).
    */
   effectGate?: () => Error | undefined;
+  /**
+   * Whether a durable record asks to stop the session (a hook's `stopSession`), and why. A batch holding one starts
+   * none of its effects, and the session is cancelled with that reason as the next step.
+   */
+  stopReasonOf?: (record: RecordEnvelope) => string | undefined;
 }
 
 /**
@@ -115,6 +120,7 @@ export class SessionHost {
   private readonly toolLanes = new Map<string, ToolLane<{ request: EffectRequest; settlement: Settlement }>>();
   private readonly parallelTools: number;
   private readonly effectGate: (() => Error | undefined) | undefined;
+  private readonly stopReasonOf: ((record: RecordEnvelope) => string | undefined) | undefined;
   private broken: Error | undefined;
   private interrupted = false;
   private endedRecord: RecordEnvelope | undefined;
@@ -144,6 +150,7 @@ export class SessionHost {
     this.lastSnapshotSeq = options.lastSnapshotSeq ?? 0;
     this.parallelTools = options.parallelTools ?? 4;
     this.effectGate = options.effectGate;
+    this.stopReasonOf = options.stopReasonOf;
   }
 
   get headSeq(): number {
@@ -200,7 +207,8 @@ export class SessionHost {
       const stored = await this.append(drafts, undefined, input.blobs);
       await this.maybeSnapshot();
       if (stopped.length > 0) this.dropEffectsOf(stopped);
-      for (const entry of stored) if (entry.type === 'effect.requested') this.startEffect(entry);
+      // A hook stopped the session: nothing this batch requested starts; the cancellation is the next step.
+      if (!this.stopIfAsked(stored)) for (const entry of stored) if (entry.type === 'effect.requested') this.startEffect(entry);
       if (this.tree.done) this.finish(stored);
       return stored;
     });
@@ -213,9 +221,23 @@ export class SessionHost {
 
   /** Append runtime facts (not machine output) as one batch in the same queue as steps. */
   async recordFacts(facts: readonly FactDraft[], options: { actor?: string; cause?: string; sync?: boolean; blobs?: readonly Uint8Array[] } = {}): Promise<RecordEnvelope[]> {
-    const stored = await this.enqueue(async () => this.append(this.factDrafts(facts, this.clock(), options.actor, options.cause), options.sync, options.blobs));
+    const stored = await this.enqueue(async () => {
+      const appended = await this.append(this.factDrafts(facts, this.clock(), options.actor, options.cause), options.sync, options.blobs);
+      this.stopIfAsked(appended);
+      return appended;
+    });
     if (stored.length > 0) await this.acknowledged(stored[stored.length - 1]!.seq);
     return stored;
+  }
+
+  /** Queue the session's cancellation when a record of `stored` asks to stop it (and it has not ended). Inside the queue. */
+  private stopIfAsked(stored: readonly RecordEnvelope[]): boolean {
+    if (!this.stopReasonOf || this.tree.done || this.interrupted) return false;
+    let reason: string | undefined;
+    for (const record of stored) reason ??= this.stopReasonOf(record);
+    if (reason === undefined) return false;
+    this.cancel(reason).catch(() => undefined);
+    return true;
   }
 
   private factDrafts(facts: readonly FactDraft[], at: number, actor: string | undefined, cause: string | undefined): RecordDraft[] {
