@@ -3,7 +3,7 @@ import { ReinError } from '../../host/host-errors.js';
 import { createRein } from '../../rein.js';
 import { openStore, protectedPathsOf, workspaceOf } from '../cli-context.js';
 import { ExitCode } from '../exit-codes.js';
-import { exitCodeOf, printSandbox, runToQuiet } from '../session-runner.js';
+import { exitCodeOf, printSandbox, runToQuiet, stopPluginsAfter } from '../session-runner.js';
 import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
 import { buildProvider, providerSettingsFor } from '../provider-options.js';
 import { permissionsOf, sandboxOf } from '../permission-options.js';
@@ -77,6 +77,7 @@ const resumeHere = async (
   }
   if (report.alreadyEnded) {
     const result = session.result();
+    await rein.stopPlugins('rein resume finished');
     await context.held?.release(result);
     if (!options.json) process.stdout.write(`already ${result.status}: session ${id} ended; nothing to resume\n`);
     return result.status === 'completed' ? ExitCode.ok : ExitCode.failed;
@@ -85,7 +86,14 @@ const resumeHere = async (
   // Reruns start during the rebuild: the display follows from the first record resume wrote, with the rerun calls'
   // arguments, so a rerun shows like any call (`✓ bash npm test (exit 0, 812 ms)`).
   const calls = report.resolutions.filter((resolution) => resolution.kind === 'executeTool').map((resolution) => ({ effectId: resolution.effectId, arguments: (resolution.args.arguments ?? {}) as Record<string, unknown> }));
-  const result = await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options), from: report.head + 1, calls });
+  let result: Awaited<ReturnType<typeof runToQuiet>>;
+  try {
+    result = await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options), from: report.head + 1, calls });
+    // Quiet (ended, or waiting for a person): the plugins stop and the log says so, while a held lease still fences it.
+    await stopPluginsAfter(rein, id, { json: Boolean(options.json), printedThrough: session.snapshot().head, reason: 'rein resume finished' });
+  } finally {
+    await rein.stopPlugins('rein resume finished');
+  }
   await context.held?.release(result);
   const waiting = report.resolutions.filter((resolution) => resolution.resolution === 'awaiting-confirmation');
   if (!options.json && result.status === 'paused' && waiting.length > 0) {
