@@ -154,7 +154,9 @@ export interface Rein {
   /**
    * Queue a session for `rein worker` instead of running it here (PostgreSQL stores only, else `QUEUE_UNSUPPORTED`):
    * it carries the task, this harness's workspace, provider identity (and the scripted provider's script, never a
-   * key), permissions, sandbox overrides and budgets. Resolves with the session id.
+   * key), permissions, sandbox overrides, budgets and the locations of `cli` plugin specs (`--plugin`). Plugin values
+   * and `hooks` given here do not travel: the worker loads the workspace's plugins and command hooks as `rein run`
+   * would. Resolves with the session id.
    */
   submit(options: SubmitOptions): Promise<string>;
   /** Rebuild a session from the log, resolve its in-doubt effects and continue it. */
@@ -311,6 +313,8 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
         permissions: JSON.parse(JSON.stringify(options.permissions ?? {})) as QueuedSession['permissions'],
         sandbox: JSON.parse(JSON.stringify(options.sandbox ?? {})) as QueuedSession['sandbox'],
         budgets: { ...options.budgets, ...submitOptions.budgets },
+        // One-run plugins (`--plugin`) travel with the session; the worker reads the workspace's plugins and hooks itself.
+        plugins: (options.plugins ?? []).flatMap((entry) => ('source' in entry && entry.source === 'cli' && entry.location ? [resolvePath(entry.location)] : [])),
         confirmInDoubt: submitOptions.confirmInDoubt ?? false,
       });
     },

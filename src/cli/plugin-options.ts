@@ -5,36 +5,18 @@ import { PluginHost, type PluginSpec } from '../plugins/plugin-host.js';
 import type { ModelProvider } from '../providers/provider.js';
 import { builtinTools } from '../tools/builtin-tools.js';
 import { ReinError } from '../host/host-errors.js';
-import { discoverPlugins, pluginSpecsOf } from '../plugins/plugin-loader.js';
-import { fileProjectTrust, type ProjectTrust } from '../plugins/project-trust.js';
-import { loadWorkspaceConfig } from '../providers/provider-settings.js';
+import type { ProjectTrust } from '../plugins/project-trust.js';
+import { workspacePlugins } from '../plugins/workspace-plugins.js';
 
 
 /**
  * What the CLI loads for a workspace: the plugin specs (user, project, `--plugin`) with their config and trust, and
- * the command hooks of `rein.config.json`. With `trustProject` (the `--yes` of `rein run`), untrusted project plugins
- * are trusted now, and that is recorded in the user's config home; otherwise they stay disabled and say why.
+ * the command hooks of `rein.config.json` (see `workspacePlugins`). With `trustProject` (the `--yes` of `rein run`),
+ * untrusted project plugins are trusted now, and that is recorded in the user's config home; otherwise they stay
+ * disabled and say why.
  */
-export const pluginsFor = async (options: PluginOptions, workspace: string, settings: { trustProject?: boolean; trust?: ProjectTrust } = {}): Promise<{ plugins: PluginSpec[]; hooks?: CommandHooksConfig; warnings: string[] }> => {
-  const config = await loadWorkspaceConfig(workspace);
-  const trust = settings.trust ?? fileProjectTrust();
-  const discovered = await discoverPlugins({ workspace, configured: config?.plugins ?? [], cli: options.plugin ?? [] });
-  const warnings: string[] = [];
-  if (settings.trustProject) {
-    for (const entry of discovered) {
-      if ('error' in entry || entry.source !== 'project') continue;
-      const id = (entry.manifest as { id?: unknown }).id;
-      if (typeof id !== 'string') continue;
-      if (!(await trust.isTrusted({ workspace, pluginId: id, digest: entry.digest }))) {
-        await trust.trust({ workspace, pluginId: id, digest: entry.digest });
-        warnings.push(`trusted project plugin ${id} (${entry.digest.slice(0, 15)}…) because of --yes`);
-      }
-    }
-  }
-  const plugins = await pluginSpecsOf(discovered, { workspace, ...(config?.pluginConfig ? { config: config.pluginConfig } : {}), trust });
-  for (const spec of plugins) if (spec.source === 'project' && spec.trusted === false) warnings.push(`project plugin in ${spec.location} is not trusted: run \`rein plugins trust\` (or pass --yes) to enable it`);
-  return { plugins, ...(config?.hooks ? { hooks: config.hooks } : {}), warnings };
-};
+export const pluginsFor = async (options: PluginOptions, workspace: string, settings: { trustProject?: boolean; trust?: ProjectTrust } = {}): Promise<{ plugins: PluginSpec[]; hooks?: CommandHooksConfig; warnings: string[] }> =>
+  workspacePlugins({ workspace, cli: options.plugin ?? [], ...(settings.trust ? { trust: settings.trust } : {}), ...(settings.trustProject ? { trustProject: true } : {}) });
 
 /**
  * `--provider <plugin>__<id>`: a provider a plugin contributes. The plugins are loaded into a host of their own to
