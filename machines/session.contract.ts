@@ -14,6 +14,7 @@ import type { ModelFailed, ModelResponded } from '../models/model.records.js';
 import type { SessionCancelled, SessionOutcome, UserMessage } from '../models/session.records.js';
 import type { ToolSettled } from '../models/tool.records.js';
 import type { FailClosedFinding } from '../models/fail-closed.js';
+import type { McpStarted } from '../models/mcp.records.js';
 
 /** The tools whose results must carry shell boundary evidence. */
 export const shellTools: readonly string[] = ['bash'];
@@ -150,6 +151,7 @@ export type SessionEvent =
   | DelegationDoneEvent
   | { type: 'turn.results-ready'; turnId: string; rows: Array<{ callId: string; errorCode?: string }> }
   | { type: 'policy.changed'; mutationPolicyDigest: string }
+  | ({ type: 'mcp.started' } & McpStarted)
   | ({ type: 'session.cancelled' } & SessionCancelled);
 
 /** Params of the `requestEffect` action: the host turns each into an `effect.requested` record. */

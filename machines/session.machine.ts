@@ -3,6 +3,7 @@ import { approvalIdOf } from '../models/permission.records.js';
 import { delegationMachine, type DelegationMachine } from './delegation.machine.js';
 import { permissionMachine } from './permission.machine.js';
 import { turnMachine } from './turn.machine.js';
+import { mcpConnectionMachine, mcpConnectionPath } from './mcp-connection.machine.js';
 import type { CallSpec } from '../models/call-spec.js';
 import type { UseRow } from '../models/turn.records.js';
 import type { Budgets, Usage } from '../models/budgets.js';
@@ -110,6 +111,7 @@ export const sessionMachine = setup({
   actors: {
     permission: permissionMachine,
     turn: turnMachine,
+    mcpConnection: mcpConnectionMachine,
     /** The delegation machine with this machine as its child agent (provided here; referenced lazily, as it needs this machine). */
     get delegation(): DelegationMachine {
       return delegating();
@@ -244,6 +246,14 @@ export const sessionMachine = setup({
       enqueue.assign({ outstanding, usage: { ...context.usage, inputTokens: context.usage.inputTokens + output.usage.inputTokens, outputTokens: context.usage.outputTokens + output.usage.outputTokens } });
       if (context.lastTurn?.status === 'open') enqueue.sendTo(context.lastTurn.path, { type: 'tool.settled', callId: output.callId, name: 'delegate_task', status: 'ok', observation: output.observation });
     }),
+    /** An MCP server starts: its connection actor (`<path>/mcp/<server>`) is spawned, or told to start again (a resume). */
+    startMcpConnection: enqueueActions(({ context, event, enqueue, system }) => {
+      if (event.type !== 'mcp.started') return;
+      const path = mcpConnectionPath(context.path, event.server);
+      const existing = system.get(path);
+      if (existing) enqueue.sendTo(existing, event);
+      else enqueue.spawnChild('mcpConnection', { id: path, systemId: path, input: { path, server: event.server, transport: event.transport } });
+    }),
     /** The session was cancelled: every running delegation stops its children and records why. */
     cancelDelegations: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'session.cancelled') return;
@@ -364,6 +374,7 @@ export const sessionMachine = setup({
   on: {
     'session.cancelled': { target: '.cancelled', actions: ['noteEventReason', 'cancelDelegations'] },
     'policy.changed': { actions: assign(({ event }) => (event.type === 'policy.changed' ? { mutationPolicyDigest: event.mutationPolicyDigest } : {})) },
+    'mcp.started': { guard: not('isChild'), actions: 'startMcpConnection' },
   },
   states: {
     idle: {

@@ -32,6 +32,8 @@ import {
   TimerFired,
 } from './delegation.records.js';
 import { FileRead, FileWritten, ToolRejected, ToolRepaired, ToolSettled, ToolStarted, ToolValidated } from './tool.records.js';
+import { CapabilityCatalog, CapabilityDiff, CapabilityLoaded } from './capability.records.js';
+import { McpClosed, McpConnected, McpDegraded, McpFailed, McpReconnecting, McpStarted, McpToolsListed } from './mcp.records.js';
 import { HookDecided } from './hook.records.js';
 import { PluginFailed, PluginLoaded, PluginReady, PluginStopped } from './plugin.records.js';
 import { NetworkDecided, SandboxChecked, WorkspaceCleaned } from './sandbox.records.js';
@@ -73,6 +75,14 @@ export const recordTypes = {
   'policy.changed': input(PolicyChanged),
   'delegation.accepted': input(DelegationAccepted),
   'timer.fired': input(TimerFired),
+  'capability.catalog': input(CapabilityCatalog),
+  'mcp.started': input(McpStarted),
+  'mcp.connected': input(McpConnected),
+  'mcp.tools-listed': input(McpToolsListed),
+  'mcp.degraded': input(McpDegraded),
+  'mcp.reconnecting': input(McpReconnecting),
+  'mcp.failed': input(McpFailed),
+  'mcp.closed': input(McpClosed),
   'actor.transitioned': { class: 'transition', derived: true, version: 1, data: ActorTransitioned },
   'effect.requested': derived(EffectRequested),
   'session.ended': derived(SessionEnded),
@@ -89,6 +99,8 @@ export const recordTypes = {
   'delegation.failed': derived(DelegationFailed),
   'delegation.joined': derived(DelegationJoined),
   'report.rejected': derived(ReportRejected),
+  // Derived by the capability deriver (src/capabilities), not a machine; replay regenerates it all the same.
+  'capability.diff': derived(CapabilityDiff),
   'tool.started': fact(ToolStarted),
   // v2 added the decision `fallback` and `fallbackTo`; v1 data is valid v2 data (stores/upcasters.ts).
   'model.attempted': { ...fact(ModelAttempted), version: 2 },
@@ -114,6 +126,7 @@ export const recordTypes = {
   'memory.expired': fact(MemoryExpired),
   'delegation.proposed': fact(DelegationProposed),
   'delegation.validated': fact(DelegationValidated),
+  'capability.loaded': fact(CapabilityLoaded),
   'plugin.loaded': fact(PluginLoaded),
   'plugin.ready': fact(PluginReady),
   'plugin.failed': fact(PluginFailed),

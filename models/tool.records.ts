@@ -2,8 +2,12 @@ import { z } from 'zod';
 import { Denial } from './permission.records.js';
 import { GuardrailEvidence, Provenance } from './turn.records.js';
 
-/** Model-visible failure classes: the model reads them as observations and may correct itself. */
-export const ToolErrorCode = z.enum(['InvalidInput', 'NotFound', 'Denied', 'Timeout', 'NonZeroExit', 'InDoubt', 'Cancelled', 'ToolFailed']);
+/**
+ * Model-visible failure classes: the model reads them as observations and may correct itself. `ExecutionFailed`: a
+ * tool ran and reported failure (an MCP result with `isError`, a server's protocol error); `Unavailable`: the tool's
+ * server is down or gone; `ToolFailed`: a plugin's tool threw or returned something that is not a tool result.
+ */
+export const ToolErrorCode = z.enum(['InvalidInput', 'NotFound', 'Denied', 'Timeout', 'NonZeroExit', 'InDoubt', 'Cancelled', 'ExecutionFailed', 'Unavailable', 'ToolFailed']);
 export type ToolErrorCode = z.infer<typeof ToolErrorCode>;
 
 /** Set when an observation was cut: how much was left out and where the full output lives. */

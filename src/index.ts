@@ -171,6 +171,36 @@ export { createRedactor } from './telemetry/redact.js';
 export { TelemetryError } from './telemetry/telemetry-errors.js';
 export type { TelemetryErrorCode } from './telemetry/telemetry-errors.js';
 
+// Capabilities: MCP servers, Agent Skills, the visible set per round and tool_search.
+export type { CapabilityOptions } from './capabilities/catalog.js';
+export { defaultVisibleLimit, defaultToolShare } from './capabilities/catalog.js';
+export { selectVisibleSet, toolBudgetOf, invalidStreakLimit } from './capabilities/visible-set.js';
+export type { Candidate, SelectionInput, Selection } from './capabilities/visible-set.js';
+export { CapabilityDeriver } from './capabilities/capability-deriver.js';
+export type { VisibleSet, ConnectionView } from './capabilities/capability-deriver.js';
+export { SessionCapabilities } from './capabilities/session-capabilities.js';
+export type { AgentCapabilities, CapabilityMatch, LoadableSkill } from './capabilities/agent-capabilities.js';
+export { rankBm25, termsOf } from './capabilities/bm25.js';
+export { toolSearchTool } from './capabilities/tool-search.tool.js';
+export { discoverSkills, skillLocations } from './skills/skill-discovery.js';
+export type { SkillOptions, SkillLocation } from './skills/skill-discovery.js';
+export { parseSkillDocument, mapAllowedTools } from './skills/skill-format.js';
+export type { SkillDocument } from './skills/skill-format.js';
+export { skillTool, skillIndexText } from './skills/skill.tool.js';
+export { parseMcpServers, expandVariables, McpServerEntry } from './mcp/mcp-config.js';
+export type { McpServerConfig, McpServerSpec, McpInMemoryConfig, McpConfigProblem } from './mcp/mcp-config.js';
+export { mcpToolName } from './mcp/mcp-names.js';
+export { mcpToolOf, annotationsOf } from './mcp/mcp-tool.js';
+export { loadProjectMcp, mcpServersDigest } from './mcp/project-mcp.js';
+export type { ProjectMcpFile } from './mcp/project-mcp.js';
+export { McpError } from './mcp/mcp-errors.js';
+export type { McpErrorCode } from './mcp/mcp-errors.js';
+export { mcpConnectionMachine } from '../machines/mcp-connection.machine.js';
+export { TrustStore, trustFilePath } from './trust/trust-store.js';
+export type { TrustSubject, TrustStatus } from './trust/trust-store.js';
+export type { CapabilityCatalog, CapabilityDescriptor, CapabilityDiff, CapabilityLoaded, DiscoveryPolicy, SkillEntry } from '../models/capability.records.js';
+export type { McpStarted, McpConnected, McpToolsListed, McpToolInfo } from '../models/mcp.records.js';
+
 // Plugins and hooks.
 export { definePlugin, PluginManifest, PluginPermission } from './plugins/plugin-contract.js';
 export type { ReinPlugin, PluginContributions, PluginTool, PluginProvider, PluginHook, PluginGuardrail, PluginCommand, PluginSetupContext, PluginLogger, PluginToolContext, PluginToolResult, AnyPluginHook, AnyPluginGuardrail } from './plugins/plugin-contract.js';

@@ -48,6 +48,11 @@ export interface MemoryOptions {
 }
 import { delegationConfigOf } from './delegation/roles.js';
 import type { LiveTelemetry, TelemetryHandle, TelemetryOptions } from './telemetry/live-telemetry.js';
+import type { CapabilityOptions } from './capabilities/catalog.js';
+import type { CapabilityServices } from './capabilities/session-capabilities.js';
+import { discoverSkills, type SkillOptions } from './skills/skill-discovery.js';
+import { parseMcpServers, type McpServerConfig, type McpServerSpec } from './mcp/mcp-config.js';
+import { SessionMcp } from './mcp/session-mcp.js';
 import { CapabilityRegistry, type CommandDescriptor, type ProviderDescriptor, type ToolDescriptor } from './plugins/capability-registry.js';
 import { PluginHost, type PluginSpec, type PluginState } from './plugins/plugin-host.js';
 import type { PluginPermission, ReinPlugin } from './plugins/plugin-contract.js';
@@ -117,6 +122,19 @@ export interface ReinOptions {
    * ends; OpenTelemetry is loaded only when this is set. See README: *OpenTelemetry*.
    */
   telemetry?: TelemetryOptions;
+  /**
+   * The discovery policy (`visibleLimit`, default 64; `toolShare`, default 0.25), or `false` for none: sessions then
+   * keep a fixed tool list, record no catalog and have no skills, MCP servers or `tool_search` (README: *Capabilities*).
+   */
+  capabilities?: CapabilityOptions | false;
+  /** Agent Skills: extra folders, whether to read `~/.agents/skills` (default on); `false` for none. */
+  skills?: SkillOptions | false;
+  /**
+   * MCP servers, by name, in the shape `.mcp.json` uses (`{ command, args?, env?, cwd? }` or `{ type: "http", url,
+   * headers? }`), or an in-process server (`{ type: "in-memory", connect(transport) }`). Each session connects to
+   * them when it starts and closes them when it ends (README: *MCP servers*).
+   */
+  mcpServers?: Readonly<Record<string, McpServerConfig>>;
   /**
    * Plugins to load (README: *Plugins*): a plugin value (`definePlugin(...)`, source `host`) or a spec with its source,
    * config, enablement and trust (what the CLI's loader builds from `.rein-plugins/`, `rein.config.json` and `--plugin`).
@@ -203,6 +221,26 @@ export interface SubmitOptions {
   /** Rerun in-doubt effects that need confirmation when a worker resumes the session. */
   confirmInDoubt?: boolean;
 }
+/** The capability side of a harness: discovery policy options, skill discovery, MCP servers. */
+const capabilityServicesOf = (options: ReinOptions, workspace: string, toolNames: readonly string[]): CapabilityServices => {
+  const skills = options.skills;
+  const servers = mcpSpecsOf(options.mcpServers);
+  const known = new Set([...toolNames, 'tool_search', 'skill']);
+  return {
+    options: options.capabilities === false ? {} : (options.capabilities ?? {}),
+    ...(skills === false ? {} : { discoverSkills: () => discoverSkills({ workspace, options: skills ?? {}, known: (name) => known.has(name) || name.startsWith('mcp__') }) }),
+    ...(servers.length > 0 ? { mcp: () => new SessionMcp({ servers, workspace }) } : {}),
+  };
+};
+
+/** The host's MCP servers as specs; a malformed entry is `CONFIG_INVALID` (nothing starts). */
+const mcpSpecsOf = (servers: ReinOptions['mcpServers']): McpServerSpec[] => {
+  if (!servers) return [];
+  const parsed = parseMcpServers(servers, { kind: 'host' });
+  const problem = parsed.problems[0];
+  if (problem) throw new ReinError('CONFIG_INVALID', `mcpServers.${problem.name}: ${problem.reason}`);
+  return parsed.servers;
+};
 /** The full sandbox policy for `createRein({ sandbox })`: the shared fields checked like `rein.config.json`'s. */
 const sandboxPolicyOf = (given: Partial<SandboxPolicy> = {}): SandboxPolicy => {
   const shared = SandboxConfig.safeParse({ mode: given.mode, network: given.network, allowedHosts: given.allowedHosts === undefined ? undefined : [...given.allowedHosts], loginShell: given.loginShell });
@@ -253,6 +291,7 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     sandbox,
     ...(memoryOptions && scope ? { memory: { governance, scope, autoPromote: memoryOptions.autoPromote ?? true, refreshIntervalMs: memoryOptions.refreshIntervalMs ?? 1_000 } } : {}),
     delegation: delegationConfigOf(options.delegation),
+    ...(options.capabilities === false ? {} : { capabilities: capabilityServicesOf(options, workspace.root, [...baseTools.map((tool) => tool.name), ...capabilities.toolDefinitions().map((tool) => tool.name)]) }),
   };
   const registry = new SessionRegistry();
   // The sessions this harness ran here, which record their plugins' stop: a handle until the session ended and is

@@ -88,7 +88,7 @@ export class LevelStream {
 
   /** Writes the puts as one atomic LevelDB batch. */
   async write(writes: readonly StreamWrite[], sync: boolean): Promise<void> {
-    await this.#database.batch(writes as StreamWrite[], { sync });
+    await this.#levelCall(() => this.#database.batch(writes as StreamWrite[], { sync }));
     this.unsynced = !sync;
   }
 
@@ -100,12 +100,24 @@ export class LevelStream {
 
   /** Every key and stored value in `[gte, lt)`, unchecked (fork copies stream blobs with it). */
   async rawEntries(bounds: { gte: string; lt: string }): Promise<Array<[string, Uint8Array]>> {
-    return this.#database.iterator(bounds).all();
+    return this.#levelCall(() => this.#database.iterator(bounds).all());
   }
 
   /** The stored bytes under `key`, unchecked (for test hooks that damage a value). */
   async rawValue(key: string): Promise<Uint8Array | undefined> {
-    return this.#database.get(key);
+    return this.#levelCall(() => this.#database.get(key));
+  }
+
+  /**
+   * Runs one LevelDB operation with its failure said in rein's codes: a corrupt block is `STORE_CORRUPT_RECORD`, an
+   * I/O error `STORE_IO` (README: *Error codes*), wherever in the stream's life it shows up, not only at open.
+   */
+  async #levelCall<T>(operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } catch (error) {
+      throw storeErrorOfLevel(this.stream, error);
+    }
   }
 
   /**
@@ -122,7 +134,7 @@ export class LevelStream {
     this.unsynced = false;
     // Every write that completed before this point is covered (LevelDB fsyncs its log up to the sync write).
     const covered = this.head;
-    const syncing = this.#database.put(SYNC_KEY, EMPTY, { sync: true }).catch((error: unknown) => {
+    const syncing = this.#levelCall(() => this.#database.put(SYNC_KEY, EMPTY, { sync: true })).catch((error: unknown) => {
       this.unsynced = true;
       throw error;
     });
@@ -141,6 +153,10 @@ export class LevelStream {
 
   /** Reads exactly the seqs of `range`, in bulk; a missing or misplaced record is `CorruptRecordError`. */
   async read(range: SeqRange): Promise<RecordEnvelope[]> {
+    return this.#levelCall(() => this.#readRange(range));
+  }
+
+  async #readRange(range: SeqRange): Promise<RecordEnvelope[]> {
     const records: RecordEnvelope[] = [];
     const iterator = this.#database.values({
       gte: recordKey(range.low),
@@ -169,7 +185,7 @@ export class LevelStream {
   /** The latest snapshot with seq at or before `atOrBefore` (any seq when absent). */
   async loadSnapshot(atOrBefore: number | undefined): Promise<StoredSnapshot | undefined> {
     const upper = atOrBefore === undefined ? { lt: SNAPSHOT_KEYS.lt } : { lte: snapshotKey(atOrBefore) };
-    const entries = await this.#database.iterator({ gte: SNAPSHOT_KEYS.gte, ...upper, reverse: true, limit: 1 }).all();
+    const entries = await this.#levelCall(() => this.#database.iterator({ gte: SNAPSHOT_KEYS.gte, ...upper, reverse: true, limit: 1 }).all());
     const [entry] = entries;
     if (entry === undefined) return undefined;
     return decodeValue(entry[1], { stream: this.stream, seq: keySeq(entry[0]) }) as StoredSnapshot;

@@ -8,6 +8,7 @@ import { main as tools } from './tools.bench.js';
 import { main as memory } from './memory.bench.js';
 import { main as cliStartup } from './cli-startup.bench.js';
 import { main as telemetry } from './telemetry.bench.js';
+import { main as capabilities } from './capabilities.bench.js';
 import { main as hooks } from './hooks.bench.js';
 
 /** `npm run bench`: every benchmark in turn; each prints its figures and the ratio against its same-run baseline. */
@@ -28,6 +29,8 @@ process.stdout.write('\n');
 await cliStartup();
 process.stdout.write('\n');
 await telemetry();
+process.stdout.write('\n');
+await capabilities();
 process.stdout.write('\n');
 await hooks();
 process.stdout.write('\n');

@@ -52,8 +52,8 @@ export const storeLocationOf = async (options: CommonOptions, workspace: string)
 };
 
 /**
- * Paths tools must never touch: the default store location, the store directory actually in use, and the workspace
- * config file (a model that could rewrite `rein.config.json` could point the next run's API key at another server).
+ * Paths tools must never touch beyond every workspace's protected entries (`protectedWorkspaceEntries`: `.rein`,
+ * `rein.config.json`, `.mcp.json`, the skill and plugin folders): the store directory actually in use.
  */
 export const protectedPathsOf = async (options: CommonOptions, workspace: string): Promise<string[]> => {
   const location = await storeLocationOf(options, workspace);

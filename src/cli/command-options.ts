@@ -49,12 +49,21 @@ export interface ProviderFlags {
   fallback?: string[] | false;
 }
 
+/** The capability flags of `rein run` and `rein resume` (`--yes` also trusts the workspace's MCP configuration). */
+export interface CapabilityFlags {
+  visibleLimit?: string;
+  yes?: boolean;
+}
+
 /** The plugin flag `rein run`, `rein resume`, `rein replay --dry-run` and `rein plugins list` share. */
 export interface PluginOptions {
   plugin?: string[];
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+/** Add `--visible-limit <n>`. */
+export const addCapabilityOptions = (command: Command): Command => command.option('--visible-limit <n>', 'at most this many tools per model call (default 64; the rest wait behind tool_search)');
 
 /** `--plugin <dir>` (repeatable): load a plugin for this run only. */
 export const addPluginOptions = (command: Command): Command => command.option('--plugin <dir>', 'load the plugin in <dir> (its rein-plugin.json) for this run only; repeatable', collect);

@@ -21,6 +21,7 @@ export const renderContext = (shown: ContextAtTurn): string => {
     out.push(`--- ${label} ---`, messageText(message));
   }
   out.push(`--- tools --- ${shown.input.tools.map((tool) => tool.name).join(', ') || 'none'}`);
+  if (shown.capabilities) out.push(`visible set (#${shown.capabilities.diffSeq}): ${shown.capabilities.visible.length} tools, ${shown.capabilities.deferred} deferred behind tool_search`);
   out.push('', '== decision ledger ==', `budget by source: ${Object.entries(ledger.budget.bySource).map(([source, tokens]) => `${source} ${tokens}`).join(' · ')}`);
   for (const entry of ledger.included) out.push(`+ ${entry.source} ${entry.refs.join(' ')} · ${entry.mode} · ${entry.trust} · ${entry.tokens} tokens — ${entry.reason}`);
   for (const entry of ledger.excluded) out.push(`- ${entry.source} ${entry.refs.join(' ')} (${entry.count}) · ${entry.reason}${entry.detail ? ` — ${entry.detail}` : ''}`);

@@ -28,6 +28,7 @@ export interface RendererOptions {
 export class LiveRenderer {
   private readonly argsByEffect = new Map<string, string>();
   private readonly startedAt = new Map<string, number>();
+  private readonly labels = new Map<string, string>();
   private readonly status: StatusLine;
   private readonly colour: boolean;
   private midLine = false;
@@ -102,6 +103,7 @@ export class LiveRenderer {
         return;
       case 'effect.started':
         this.startedAt.set(event.effectId, Date.now());
+        this.labels.set(event.effectId, event.label);
         if (event.kind === 'executeTool') {
           this.endLine();
           this.status.show(`${event.label} ${this.argsByEffect.get(event.effectId) ?? ''}`.trim());
@@ -111,6 +113,9 @@ export class LiveRenderer {
         return;
       case 'effect.finished':
         if (event.kind === 'callModel') this.status.clear();
+        return;
+      case 'effect.progress':
+        if (!this.midLine) this.status.show(`${this.labels.get(event.effectId) ?? 'tool'} ${event.message}`.trim());
         return;
       default:
         return;
@@ -133,6 +138,22 @@ export class LiveRenderer {
       this.status.clear();
       this.endLine();
       this.out.write(`  ${this.delegationLine(record)}\n`);
+    } else if (record.type === 'capability.loaded') {
+      const data = record.data as { name: string; file?: string };
+      this.status.clear();
+      this.endLine();
+      this.out.write(`  ${this.paint(36, '⇣')} skill ${data.name}${data.file ? ` ${data.file}` : ''} loaded\n`);
+    } else if (record.type === 'mcp.connected' || record.type === 'mcp.failed' || record.type === 'mcp.reconnecting' || record.type === 'mcp.degraded' || record.type === 'mcp.tools-listed') {
+      this.status.clear();
+      this.endLine();
+      this.out.write(`  ${this.mcpLine(record)}\n`);
+    } else if (record.type === 'capability.diff' && record.actor === 'root') {
+      const data = record.data as { added: unknown[]; removed: Array<{ name: string; reason: string }>; turn: number; deferred: number };
+      if (data.turn > 1 && (data.added.length > 0 || data.removed.length > 0)) {
+        this.status.clear();
+        this.endLine();
+        this.out.write(`  ${this.paint(2, `◇ tools: +${data.added.length} −${data.removed.length}${data.deferred > 0 ? `, ${data.deferred} deferred` : ''}`)}\n`);
+      }
     } else if (record.type === 'tool.settled') {
       const data = record.data as ToolSettled;
       const started = this.startedAt.get(data.effectId);
@@ -149,6 +170,17 @@ export class LiveRenderer {
       const who = record.actor === 'root' ? '' : `${this.paint(36, `[${record.actor.slice(record.actor.lastIndexOf('/') + 1)}]`)} `;
       this.out.write(`  ${who}${mark} ${data.name} ${this.argsByEffect.get(data.effectId) ?? ''}${code}${this.paint(2, duration)}\n`);
     }
+  }
+
+  /** One line per MCP server event: connected (tool count), tools changed, degraded, reconnecting, failed. */
+  private mcpLine(record: RecordEnvelope): string {
+    const data = record.data as { server: string; tools?: unknown[]; problems?: unknown[]; error?: string; attempt?: number; delayMs?: number };
+    const problems = data.problems && data.problems.length > 0 ? this.paint(33, ` (${data.problems.length} tool(s) unusable)`) : '';
+    if (record.type === 'mcp.connected') return `${this.paint(32, '⇡')} mcp ${data.server} ready: ${data.tools?.length ?? 0} tools${problems}`;
+    if (record.type === 'mcp.tools-listed') return `${this.paint(36, '⇡')} mcp ${data.server} tools changed: ${data.tools?.length ?? 0} tools${problems}`;
+    if (record.type === 'mcp.degraded') return `${this.paint(33, '!')} mcp ${data.server} degraded: ${data.error ?? ''}`;
+    if (record.type === 'mcp.reconnecting') return `${this.paint(33, '↻')} mcp ${data.server} reconnecting in ${((data.delayMs ?? 0) / 1000).toFixed(1)} s (attempt ${data.attempt}): ${data.error ?? ''}`;
+    return `${this.paint(31, '✗')} mcp ${data.server} failed: ${data.error ?? ''}`;
   }
 
   /** One line per child agent event: started (role, actor path), completed (report status), failed (class), and the join. */

@@ -5,18 +5,65 @@ import { PluginHost, type PluginSpec } from '../plugins/plugin-host.js';
 import type { ModelProvider } from '../providers/provider.js';
 import { builtinTools } from '../tools/builtin-tools.js';
 import { ReinError } from '../host/host-errors.js';
-import type { ProjectTrust } from '../plugins/project-trust.js';
+import type { DiscoveredPlugin } from '../plugins/plugin-loader.js';
 import { workspacePlugins } from '../plugins/workspace-plugins.js';
+import { promptForTrust } from '../trust/trust-prompt.js';
+import type { TrustStatus } from '../trust/trust-store.js';
+import { isAbsolute, relative, sep } from 'node:path';
+import type { ProjectTrust } from '../plugins/project-trust.js';
 
 
 /**
  * What the CLI loads for a workspace: the plugin specs (user, project, `--plugin`) with their config and trust, and
- * the command hooks of `rein.config.json` (see `workspacePlugins`). With `trustProject` (the `--yes` of `rein run`),
- * untrusted project plugins are trusted now, and that is recorded in the user's config home; otherwise they stay
- * disabled and say why.
+ * the command hooks of `rein.config.json`. A project plugin not yet trusted (or changed since) is trusted by
+ * `trustProject` (the `--yes` of `rein run`), or — with `interactive` (a TTY) — by answering the same prompt an MCP
+ * project file gets; either is recorded in the trust store with its digest. Otherwise it stays disabled and says why.
  */
-export const pluginsFor = async (options: PluginOptions, workspace: string, settings: { trustProject?: boolean; trust?: ProjectTrust } = {}): Promise<{ plugins: PluginSpec[]; hooks?: CommandHooksConfig; warnings: string[] }> =>
-  workspacePlugins({ workspace, cli: options.plugin ?? [], ...(settings.trust ? { trust: settings.trust } : {}), ...(settings.trustProject ? { trustProject: true } : {}) });
+export const pluginsFor = async (options: PluginOptions, workspace: string, settings: { trustProject?: boolean; interactive?: boolean; trust?: ProjectTrust } = {}): Promise<{ plugins: PluginSpec[]; hooks?: CommandHooksConfig; warnings: string[] }> =>
+  workspacePlugins({
+    workspace,
+    cli: options.plugin ?? [],
+    ...(settings.trust ? { trust: settings.trust } : {}),
+    ...(settings.trustProject || settings.interactive
+      ? {
+          settleTrust: async (discovered, trust) => {
+            const warnings: string[] = [];
+            for (const entry of discovered) {
+              if ('error' in entry || entry.source !== 'project') continue;
+              const id = (entry.manifest as { id?: unknown }).id;
+              if (typeof id !== 'string') continue;
+              const subject = { workspace, pluginId: id, digest: entry.digest };
+              const status = trust.status ? await trust.status(subject) : (await trust.isTrusted(subject)) ? 'trusted' : 'untrusted';
+              if (status === 'trusted') continue;
+              if (settings.trustProject) {
+                await trust.trust(subject);
+                warnings.push(`trusted project plugin ${id} (${entry.digest.slice(0, 15)}…) because of --yes`);
+              } else if (await promptForTrust(describeProjectPlugin(entry, workspace, status), { input: process.stdin, output: process.stderr }, 'trust this plugin as it is now?')) {
+                await trust.trust(subject);
+              }
+            }
+            return warnings;
+          },
+        }
+      : {}),
+  });
+
+/** How a project plugin is described when the user is asked to trust it: what would load, with which rights. */
+export const describeProjectPlugin = (entry: DiscoveredPlugin, workspace: string, status: TrustStatus): string => {
+  const manifest = entry.manifest as { id?: unknown; version?: unknown; permissions?: unknown; contributes?: Record<string, unknown> };
+  const list = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
+  const contributes = Object.entries(manifest.contributes ?? {}).map(([kind, names]) => `${kind} ${list(names).join(', ')}`).filter((text) => !text.endsWith(' '));
+  const where = relative(workspace, entry.directory) || entry.directory;
+  const change = status === 'changed' ? ' It changed since you trusted it.' : '';
+  return `project plugin ${String(manifest.id)}${typeof manifest.version === 'string' ? ` ${manifest.version}` : ''} in ${where} asks rein to load ${entry.main} into its own process, with your permissions.${change}\n  permissions: ${list(manifest.permissions).join(', ') || 'none'}${contributes.length > 0 ? `\n  contributes: ${contributes.join('; ')}` : ''}\n  digest: ${entry.digest}`;
+};
+
+/**
+ * The local folders of a workspace's project plugins (`plugins` entries of `rein.config.json` that name a directory):
+ * protected for this run like `.rein-plugins/`. Installed npm packages stay readable (a build may need them).
+ */
+export const projectPluginFolders = (plugins: readonly PluginSpec[]): string[] =>
+  plugins.filter((spec) => spec.source === 'project' && spec.location !== undefined && isAbsolute(spec.location) && !spec.location.split(sep).includes('node_modules')).map((spec) => spec.location!);
 
 /**
  * `--provider <plugin>__<id>`: a provider a plugin contributes. The plugins are loaded into a host of their own to

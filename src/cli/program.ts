@@ -10,11 +10,13 @@ import { registerMemory } from './commands/memory.command.js';
 import { registerWorker } from './commands/worker.command.js';
 import { registerStore } from './commands/store.command.js';
 import { registerApprove } from './commands/approve.command.js';
+import { registerMcp } from './commands/mcp.command.js';
+import { registerSkills } from './commands/skills.command.js';
 import { registerPlugins } from './commands/plugins.command.js';
 import { registerSandbox } from './commands/sandbox.command.js';
 
 /** Error codes that mean the command line (or its configuration) was wrong: exit 2. */
-export const usageCodes: ReadonlySet<string> = new Set(['USAGE', 'SCRIPT_INVALID', 'CONFIG_INVALID', 'STORE_INVALID_ARGUMENT', 'FORK_NOT_AT_BOUNDARY', 'TURN_NOT_FOUND', 'INSPECTOR_NOT_LOCAL', 'QUEUE_UNSUPPORTED', 'TELEMETRY_CONFIG_INVALID', 'HOOK_CONFIG_INVALID']);
+export const usageCodes: ReadonlySet<string> = new Set(['USAGE', 'SCRIPT_INVALID', 'CONFIG_INVALID', 'STORE_INVALID_ARGUMENT', 'FORK_NOT_AT_BOUNDARY', 'TURN_NOT_FOUND', 'INSPECTOR_NOT_LOCAL', 'QUEUE_UNSUPPORTED', 'TELEMETRY_CONFIG_INVALID', 'HOOK_CONFIG_INVALID', 'MCP_SERVER_NOT_FOUND', 'MCP_UNTRUSTED']);
 
 /*
  * How a command joins the CLI (and keeps `rein --help`, `rein sessions` and `rein show` fast to start):
@@ -54,6 +56,8 @@ export const buildProgram = (setExit: (code: number) => void): Command => {
   registerWorker(program);
   registerStore(program);
   registerApprove(program);
+  registerMcp(program);
+  registerSkills(program);
   registerPlugins(program, setExit);
   registerSandbox(program);
   return program;

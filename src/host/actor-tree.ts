@@ -5,6 +5,7 @@ import type { SessionCreated } from '../../models/session.records.js';
 import { awaitsTimer, delegationMachine, type DelegationContext } from '../../machines/delegation.machine.js';
 import { sessionMachine, type SessionContext, type SessionEvent } from '../../machines/session.machine.js';
 import type { ApprovalQuestion, PermissionContext } from '../../machines/permission.machine.js';
+import type { McpConnectionContext } from '../../machines/mcp-connection.machine.js';
 import { ReinError } from './host-errors.js';
 import { StepCollector, type DerivedDraft } from './step-collector.js';
 import { rootPath } from './root-path.js';
@@ -138,6 +139,18 @@ export class ActorTree {
     };
     visit(this.root as unknown as { logic?: unknown; getSnapshot(): unknown });
     return found;
+  }
+
+  /** The root agent's MCP server connections (`root/mcp/<server>`): state and context, in spawn order. */
+  mcpConnections(): Array<{ value: unknown; context: McpConnectionContext }> {
+    const children = (this.root.getSnapshot() as unknown as TreeSnapshot).children ?? {};
+    const connections: Array<{ value: unknown; context: McpConnectionContext }> = [];
+    for (const [id, child] of Object.entries(children)) {
+      if (!id.startsWith(`${rootPath}/mcp/`)) continue;
+      const snapshot = child.getSnapshot();
+      connections.push({ value: snapshot.value, context: snapshot.context as McpConnectionContext });
+    }
+    return connections;
   }
 
   /** True when an actor with this path is in the tree and running. */

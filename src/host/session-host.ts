@@ -14,6 +14,7 @@ import { createIdGenerator } from './record-ids.js';
 import { ToolLane } from './tool-lane.js';
 import { RunningEffects } from './running-effects.js';
 import { statusAfterBatch } from './session-status.js';
+import type { CapabilityDeriver } from '../capabilities/capability-deriver.js';
 
 /** An input for one step: the host stamps ids, time and seq. `actor` defaults to the root agent. */
 export interface InputDraft {
@@ -68,6 +69,8 @@ export interface SessionHostOptions {
    * written, and `whenQuiet` rejects with it (a worker whose lease may have lapsed must not act).
    */
   effectGate?: () => Error | undefined;
+  /** Derives each round's `capability.diff` from the log (the same deriver replay runs); absent: none are derived. */
+  capabilities?: CapabilityDeriver;
   /**
    * Whether a durable record asks to stop the session (a hook's `stopSession`), and why. A batch holding one starts
    * none of its effects, and the session is cancelled with that reason as the next step.
@@ -120,6 +123,7 @@ export class SessionHost {
   private readonly toolLanes = new Map<string, ToolLane<{ request: EffectRequest; settlement: Settlement }>>();
   private readonly parallelTools: number;
   private readonly effectGate: (() => Error | undefined) | undefined;
+  private readonly capabilities: CapabilityDeriver | undefined;
   private readonly stopReasonOf: ((record: RecordEnvelope) => string | undefined) | undefined;
   private broken: Error | undefined;
   private interrupted = false;
@@ -150,6 +154,7 @@ export class SessionHost {
     this.lastSnapshotSeq = options.lastSnapshotSeq ?? 0;
     this.parallelTools = options.parallelTools ?? 4;
     this.effectGate = options.effectGate;
+    this.capabilities = options.capabilities;
     this.stopReasonOf = options.stopReasonOf;
   }
 
@@ -198,7 +203,8 @@ export class SessionHost {
       if (input.skipIf?.()) return [];
       const at = this.clock();
       const record: RecordDraft = { id: this.newId(), type: input.type, v: versionOf(input.type), at, actor: input.actor ?? rootPath, data: parsed.data, ...(input.cause ? { cause: input.cause } : {}), ...(input.corr ? { corr: input.corr } : {}) };
-      const derived = this.tree.apply(record);
+      const machineDrafts = this.tree.apply(record);
+      const derived = this.capabilities ? this.capabilities.derive(record, machineDrafts, () => this.tree.mcpConnections()) : machineDrafts;
       const drafts: RecordDraft[] = input.facts ? this.factDrafts(input.facts, at, input.actor, input.cause) : [];
       drafts.push(record);
       for (const draft of derived) drafts.push({ id: this.newId(), v: versionOf(draft.type), at, cause: record.id, ...draft });

@@ -1,47 +1,51 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { TrustStore, trustFilePath, type TrustStatus, type TrustSubject } from '../trust/trust-store.js';
 import { userConfigHome } from './plugin-loader.js';
 
 /**
  * Whether the user trusted a project plugin: one exact manifest and module (by digest) in one workspace. A small
- * interface so the store behind it can change (a shared project-file trust module may replace this one).
+ * interface so a host can keep its own decisions; `fileProjectTrust` keeps them in rein's trust store.
  */
 export interface ProjectTrust {
   isTrusted(entry: { workspace: string; pluginId: string; digest: string }): Promise<boolean>;
   trust(entry: { workspace: string; pluginId: string; digest: string }): Promise<void>;
+  /** Never trusted, or trusted for another digest (`changed`): what the prompt says. Optional for host implementations. */
+  status?(entry: { workspace: string; pluginId: string; digest: string }): Promise<TrustStatus>;
 }
 
-interface TrustFile {
-  version: 1;
-  plugins: Array<{ workspace: string; pluginId: string; digest: string; trustedAt: string }>;
+/** A plugin as a subject of the trust store: kind `plugin`, its workspace as the path, its id as the name. */
+export const pluginTrustSubject = (entry: { workspace: string; pluginId: string; digest: string }): TrustSubject => ({ kind: 'plugin', path: entry.workspace, name: entry.pluginId, digest: entry.digest });
+
+interface LegacyTrustFile {
+  plugins?: Array<{ workspace?: unknown; pluginId?: unknown; digest?: unknown }>;
 }
 
 /**
- * Trust recorded in the user's config home (`<config home>/trusted-plugins.json`), never in the project: a
- * repository cannot trust its own plugins. A changed manifest or module has another digest and must be trusted again.
+ * Project-plugin trust in the same store as every other trust decision (`TrustStore`: `<config home>/trust.json`,
+ * never in the project — a repository cannot trust its own plugins). A changed manifest or module has another digest
+ * and must be trusted again. Decisions an earlier version wrote to `<config home>/trusted-plugins.json` still count
+ * (read only; a new decision goes to the store).
  */
 export const fileProjectTrust = (options: { path?: string; env?: Record<string, string | undefined>; clock?: () => number } = {}): ProjectTrust => {
-  const path = options.path ?? join(userConfigHome(options.env), 'trusted-plugins.json');
-  const read = async (): Promise<TrustFile> => {
+  const store = new TrustStore(options.path ?? trustFilePath(options.env));
+  const legacyPath = options.path === undefined ? join(userConfigHome(options.env), 'trusted-plugins.json') : undefined;
+  const legacyTrusts = async (entry: { workspace: string; pluginId: string; digest: string }): Promise<boolean> => {
+    if (!legacyPath) return false;
     try {
-      const parsed = JSON.parse(await readFile(path, 'utf8')) as TrustFile;
-      return Array.isArray(parsed.plugins) ? parsed : { version: 1, plugins: [] };
+      const parsed = JSON.parse(await readFile(legacyPath, 'utf8')) as LegacyTrustFile;
+      return Array.isArray(parsed.plugins) && parsed.plugins.some((known) => known.workspace === entry.workspace && known.pluginId === entry.pluginId && known.digest === entry.digest);
     } catch {
-      return { version: 1, plugins: [] };
+      return false;
     }
   };
+  const status = async (entry: { workspace: string; pluginId: string; digest: string }): Promise<TrustStatus> => {
+    const now = await store.status(pluginTrustSubject(entry));
+    return now !== 'trusted' && (await legacyTrusts(entry)) ? 'trusted' : now;
+  };
   return {
-    async isTrusted(entry) {
-      return (await read()).plugins.some((known) => known.workspace === entry.workspace && known.pluginId === entry.pluginId && known.digest === entry.digest);
-    },
-    async trust(entry) {
-      const file = await read();
-      const plugins = file.plugins.filter((known) => !(known.workspace === entry.workspace && known.pluginId === entry.pluginId));
-      plugins.push({ ...entry, trustedAt: new Date((options.clock ?? Date.now)()).toISOString() });
-      await mkdir(dirname(path), { recursive: true });
-      const temporary = `${path}.${process.pid}.tmp`;
-      await writeFile(temporary, `${JSON.stringify({ version: 1, plugins }, null, 2)}\n`, { mode: 0o600 });
-      await rename(temporary, path);
-    },
+    status,
+    isTrusted: async (entry) => (await status(entry)) === 'trusted',
+    trust: (entry) => store.trust(pluginTrustSubject(entry), new Date((options.clock ?? Date.now)())),
   };
 };

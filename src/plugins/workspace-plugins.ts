@@ -15,26 +15,22 @@ export interface WorkspacePlugins {
  * The plugins and command hooks a session in `workspace` gets, as `rein run` loads them: user plugins (from the
  * config home `env` names), the project's (`.rein-plugins/`, `plugins` in `rein.config.json`; enabled only when
  * `trust` says the user trusted them), the `cli` directories (`--plugin`), each plugin's `pluginConfig`, and `hooks`.
- * With `trustProject` (`rein run --yes`) untrusted project plugins are trusted now, recorded in `trust`; without it
- * they stay disabled, with a warning. Reading manifests runs no plugin code.
+ * `settleTrust` may record trust decisions for the discovered plugins before their specs are built (the CLI's `--yes`
+ * and its prompt on a TTY) and returns warnings; without it trust is only read, and an untrusted project plugin stays
+ * disabled, with a warning. Reading manifests runs no plugin code.
  */
-export const workspacePlugins = async (options: { workspace: string; cli?: readonly string[]; env?: Record<string, string | undefined>; trust?: ProjectTrust; trustProject?: boolean }): Promise<WorkspacePlugins> => {
+export const workspacePlugins = async (options: {
+  workspace: string;
+  cli?: readonly string[];
+  env?: Record<string, string | undefined>;
+  trust?: ProjectTrust;
+  settleTrust?: (discovered: Awaited<ReturnType<typeof discoverPlugins>>, trust: ProjectTrust) => Promise<string[]>;
+}): Promise<WorkspacePlugins> => {
   const { workspace } = options;
   const config = await loadWorkspaceConfig(workspace);
   const trust = options.trust ?? fileProjectTrust(options.env ? { env: options.env } : {});
   const discovered = await discoverPlugins({ workspace, configured: config?.plugins ?? [], cli: options.cli ?? [], ...(options.env ? { env: options.env } : {}) });
-  const warnings: string[] = [];
-  if (options.trustProject) {
-    for (const entry of discovered) {
-      if ('error' in entry || entry.source !== 'project') continue;
-      const id = (entry.manifest as { id?: unknown }).id;
-      if (typeof id !== 'string') continue;
-      if (!(await trust.isTrusted({ workspace, pluginId: id, digest: entry.digest }))) {
-        await trust.trust({ workspace, pluginId: id, digest: entry.digest });
-        warnings.push(`trusted project plugin ${id} (${entry.digest.slice(0, 15)}…) because of --yes`);
-      }
-    }
-  }
+  const warnings = options.settleTrust ? await options.settleTrust(discovered, trust) : [];
   const plugins = await pluginSpecsOf(discovered, { workspace, ...(config?.pluginConfig ? { config: config.pluginConfig } : {}), trust });
   for (const spec of plugins) if (spec.source === 'project' && spec.trusted === false) warnings.push(`project plugin in ${spec.location} is not trusted: run \`rein plugins trust\` (or pass --yes) to enable it`);
   return { plugins, ...(config?.hooks ? { hooks: config.hooks } : {}), warnings };

@@ -1,7 +1,7 @@
 import type { PermissionAction, PermissionMode, PermissionSource, ShellClass } from '../../models/permission.records.js';
 import type { ApprovalOutcome } from '../../machines/permission.machine.js';
 import type { ToolAnnotations, ToolRisk } from '../tools/tool.js';
-import { isExactPattern, parseRule, ruleMatches, ruleSubject, type PermissionRule } from './permission-rules.js';
+import { isExactPattern, isToolGlob, parseRule, ruleMatches, ruleNamesTool, ruleSubject, type PermissionRule } from './permission-rules.js';
 import { neverAutoAllowed } from './shell-classify.js';
 
 /** How a harness decides permissions: a mode, rules (deny wins, then ask, then allow) and whether every ask is answered in advance. */
@@ -59,7 +59,7 @@ export class PermissionPolicy {
    */
   visibility(tool: PermissionTool): { visible: true } | { visible: false; reason: string; denial: 'mode' | 'tool-deny' } {
     if (this.mode === 'plan' && !tool.annotations.readOnly && tool.risk !== 'delegate') return { visible: false, reason: `plan mode shows read-only tools only`, denial: 'mode' };
-    const denied = this.rules.find((rule) => rule.action === 'deny' && rule.pattern === undefined && (rule.tool === '*' || rule.tool === tool.name));
+    const denied = this.rules.find((rule) => rule.action === 'deny' && rule.pattern === undefined && ruleNamesTool(rule, tool.name));
     if (denied) return { visible: false, reason: `the rule "${describe(denied)}" denies it`, denial: 'tool-deny' };
     return { visible: true };
   }
@@ -77,7 +77,9 @@ export class PermissionPolicy {
       if (approval.decision === 'deny') return { decision: 'deny', rule: null, reason: approval.feedback ? `the user denied it: ${approval.feedback}` : 'the user denied it', source: 'user' };
       return { decision: 'allow', rule: approval.decision === 'allow-session' ? (approval.rule ?? null) : null, reason: `the user allowed it (${approval.decision})`, source: 'user' };
     }
-    const covers = (rule: PermissionRule) => ruleMatches(rule, tool.name, targets) && (risky.length === 0 || (isExactPattern(rule.pattern) && rule.pattern === subject.target));
+    // A destructive MCP tool is allowed only by a rule that names it: a glob of tool names (`mcp__fs__*`) never covers it.
+    const namedOnly = tool.annotations.destructive && tool.name.startsWith('mcp__');
+    const covers = (rule: PermissionRule) => ruleMatches(rule, tool.name, targets) && (risky.length === 0 || (isExactPattern(rule.pattern) && rule.pattern === subject.target)) && !(namedOnly && isToolGlob(rule.tool));
     const ask = this.rules.find((rule) => rule.action === 'ask' && ruleMatches(rule, tool.name, everyPart));
     if (ask) return this.answered({ decision: 'ask', rule: describe(ask), reason: `the rule "${describe(ask)}" asks`, source: 'rule' });
     const allow = this.rules.find((rule) => rule.action === 'allow' && covers(rule));
@@ -91,6 +93,7 @@ export class PermissionPolicy {
     const rule = `mode:${this.mode}`;
     if (risky.length > 0) return { decision: 'ask', rule, reason: `the command is ${risky.join(', ')}: never allowed automatically`, source: 'mode' };
     if (tool.annotations.readOnly) return { decision: 'allow', rule, reason: 'read-only tool', source: 'mode' };
+    if (tool.name.startsWith('mcp__')) return { decision: 'ask', rule, reason: tool.annotations.destructive ? 'the MCP server marks this tool destructive (or does not say it is not)' : 'MCP tools that are not read-only need approval', source: 'mode' };
     if (tool.risk === 'delegate') return { decision: 'allow', rule, reason: 'children run within this agent\'s rights; each of their calls is decided on its own', source: 'mode' };
     if (tool.risk === 'execute' && subject.classes?.includes('read-only')) return { decision: 'allow', rule, reason: 'read-only command', source: 'mode' };
     if (tool.risk === 'write' && this.mode === 'accept-edits') return { decision: 'allow', rule, reason: 'accept-edits mode allows workspace edits', source: 'mode' };

@@ -24,7 +24,7 @@ export const parseRule = (text: string, defaultAction?: PermissionAction): Permi
   const colon = body.indexOf(':');
   const tool = (colon === -1 ? body : body.slice(0, colon)).trim();
   const pattern = colon === -1 ? undefined : body.slice(colon + 1).trim();
-  if (!/^(\*|[A-Za-z0-9_.-]+)$/.test(tool)) throw new ReinError('USAGE', `permission rule ${JSON.stringify(text)}: ${JSON.stringify(tool)} is not a tool name`);
+  if (!/^[A-Za-z0-9_.*?-]+$/.test(tool)) throw new ReinError('USAGE', `permission rule ${JSON.stringify(text)}: ${JSON.stringify(tool)} is not a tool name (or a glob of tool names such as mcp__fs__*)`);
   if (pattern !== undefined && pattern.length === 0) throw new ReinError('USAGE', `permission rule ${JSON.stringify(text)} has an empty pattern`);
   return { action, tool, ...(pattern === undefined ? {} : { pattern }) };
 };
@@ -51,9 +51,15 @@ export const isExactPattern = (pattern: string | undefined): pattern is string =
 /** True when `pattern` matches the whole of `target`. */
 export const patternMatches = (pattern: string, target: string): boolean => compile(pattern).test(target);
 
+/** True when a rule's tool part is a glob (`*`, `mcp__fs__*`, `mcp__*__delete*`) rather than one tool's name. */
+export const isToolGlob = (tool: string): boolean => /[*?]/.test(tool);
+
+/** True when the rule's tool part names this tool, exactly or by glob. */
+export const ruleNamesTool = (rule: Pick<PermissionRule, 'tool'>, tool: string): boolean => rule.tool === '*' || rule.tool === tool || (isToolGlob(rule.tool) && patternMatches(rule.tool, tool));
+
 /** True when the rule covers this tool and (if it has a pattern) one of the targets. */
 export const ruleMatches = (rule: PermissionRule, tool: string, targets: readonly string[]): boolean => {
-  if (rule.tool !== '*' && rule.tool !== tool) return false;
+  if (!ruleNamesTool(rule, tool)) return false;
   if (rule.pattern === undefined) return true;
   return targets.some((target) => patternMatches(rule.pattern!, target));
 };

@@ -18,6 +18,10 @@ export interface ProtectedEntry {
 export const protectedWorkspaceEntries: readonly ProtectedEntry[] = Object.freeze([
   { path: '.rein', kind: 'directory', why: 'the event store: a model that could edit its own log could rewrite what happened' },
   { path: 'rein.config.json', kind: 'file', why: 'provider settings: a model that could rewrite them could send the next run\'s API key elsewhere' },
+  { path: '.mcp.json', kind: 'file', why: 'MCP servers: a model that could write it could make the next run start a command of its choosing' },
+  { path: '.agents/skills', kind: 'directory', why: 'skills: a model that could write one could steer the next run (skill files are read through the skill tool)' },
+  { path: '.claude/skills', kind: 'directory', why: 'skills: a model that could write one could steer the next run (skill files are read through the skill tool)' },
+  { path: '.rein-plugins', kind: 'directory', why: 'project plugins: code rein loads into its own process once trusted' },
 ]);
 
 /**

@@ -49,6 +49,10 @@ export const WorkspaceConfig = z
       .min(1)
       .refine((value) => !/^postgres(ql)?:\/\/[^/@]*:[^/@]*@/i.test(value), 'a store URL in this file must not hold a password: use PGPASSWORD or ~/.pgpass')
       .optional(),
+    /** MCP servers, as `.mcp.json` writes them (checked, and trusted, by the MCP loader; see README *MCP servers*). */
+    mcpServers: z.record(z.string(), z.unknown()).optional(),
+    /** The discovery policy: at most `visibleLimit` tools per round, `toolShare` of the window for their schemas. */
+    capabilities: z.object({ visibleLimit: z.number().int().positive().optional(), toolShare: z.number().positive().max(1).optional() }).strict().optional(),
     /** Project plugins: local directories (relative to the workspace) or npm package names (README: *Plugins*). */
     plugins: z.array(z.string().min(1)).optional(),
     /** Each plugin's own config, by plugin id (what its `setup` gets as `config`). */

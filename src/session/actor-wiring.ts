@@ -14,22 +14,33 @@ import type { SandboxPolicy } from '../policy/sandbox-policy.js';
 import { defaultObservationLimit } from '../tools/observation.js';
 import type { SessionToolState } from '../tools/session-tool-state.js';
 import { submitReportTool } from '../tools/submit-report.tool.js';
-import type { AnyToolDefinition } from '../tools/tool.js';
 import type { PipelineEnvironment } from '../tools/tool-pipeline.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import type { Workspace } from '../tools/workspace.js';
 import type { BlobStore } from '../../stores/blob-store.js';
 import { createCallSpecFactory, mutationPolicyDigestOf } from '../typestate/call-spec.js';
+import type { CapabilityDeriver, VisibleSet } from '../capabilities/capability-deriver.js';
+import type { AgentCapabilities } from '../capabilities/agent-capabilities.js';
+import { capabilityToolNames } from '../capabilities/session-capabilities.js';
 import type { HookKernel } from '../hooks/hook-kernel.js';
 
-/** Everything one agent of a session works with: its rights, its tool pipeline, what the model is shown, its CallSpecs. */
+/**
+ * Everything one agent of a session works with: its rights, its tool pipeline, what the model is shown, its CallSpecs.
+ * With capabilities, `rights.tools`, `descriptions` and the CallSpec follow the agent's recorded visible set.
+ */
 export interface ActorWiring {
-  rights: ActorRights;
+  readonly rights: ActorRights;
   environment: PipelineEnvironment;
-  descriptions: ModelToolDescription[];
+  readonly descriptions: ModelToolDescription[];
   callSpec(effectId: string): CallSpec;
   /** The mutation policy digest this agent's turns run under now (its CallSpecs carry it). */
   mutationPolicyDigest: string;
+}
+
+/** The session's capabilities as the wiring needs them: each agent's recorded visible set, and per-agent search. */
+export interface WiringCapabilities {
+  deriver: CapabilityDeriver;
+  agent(actor: string): AgentCapabilities;
 }
 
 export interface ActorWiringOptions {
@@ -49,6 +60,8 @@ export interface ActorWiringOptions {
   observationLimit?: number;
   /** The session's governed memory for the memory tools (every agent proposes into the session's ledger). */
   memory?: ToolMemoryProvider;
+  /** The visible set per round (absent, or for a session without a catalog: the session's tools, as before). */
+  capabilities?: WiringCapabilities;
   /** The hook kernel every agent's calls pass through (children's included). */
   hooks?: HookKernel;
 }
@@ -78,9 +91,20 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
   const childPolicy = (mode: PermissionMode) =>
     cached(policies, mode, () => new PermissionPolicy({ mode, rules: [...options.permissions.rules, askBeforeNesting], approveAll: options.permissions.approveAll }));
   const registries = new Map<string, ToolRegistry>();
-  const baseTools = (): AnyToolDefinition[] => options.registry.names().map((name) => options.registry.get(name)!);
-  const registryFor = (contract: OutputContract) =>
-    cached(registries, `${contract.format}:${contract.requiredFields.join(',')}`, () => new ToolRegistry([...baseTools().filter((tool) => tool.name !== reportTool), submitReportTool(contract)]));
+  // A child's registry sits on the session's: it sees the session's tools as they are now (MCP tools included).
+  const registryFor = (contract: OutputContract) => cached(registries, `${contract.format}:${contract.requiredFields.join(',')}`, () => new ToolRegistry([submitReportTool(contract)], { parent: options.registry }));
+  const capabilities = options.capabilities;
+  /** The agent's recorded visible set, when the session derives one. */
+  const visibleOf = (actor: string): VisibleSet | undefined => (capabilities?.deriver.active ? capabilities.deriver.visible(actor) : undefined);
+  const dynamicDescriptions = new WeakMap<VisibleSet, ModelToolDescription[]>();
+  const describeVisible = (registry: ToolRegistry, set: VisibleSet): ModelToolDescription[] => {
+    let described = dynamicDescriptions.get(set);
+    if (!described) {
+      described = registry.describe(set.names);
+      dynamicDescriptions.set(set, described);
+    }
+    return described;
+  };
   const specFactories = new Map<string, (effectId: string) => CallSpec>();
   const stages = options.hooks?.guardrailStages() ?? [];
   const guardrails = stages.length > 0 ? { stages, ids: stages.flatMap((stage) => options.hooks!.hooksFor(`guardrail.${stage}`).map((hook) => hook.id)) } : undefined;
@@ -98,7 +122,17 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
   const environmentOf = (registry: ToolRegistry, policy: PermissionPolicy, tools: ReadonlySet<string>, rights: ActorRights): PipelineEnvironment => ({
     registry,
     policy,
-    visibility: (tool) => (tools.has(tool.name) ? policy.visibility(tool) : { visible: false as const, reason: rights.depth === 0 ? 'it is not one of this session\'s tools' : `it is not one of this ${rights.role ?? 'child'} agent's tools` }),
+    visibility: (tool) => {
+      const set = visibleOf(rights.path);
+      if (set) {
+        const byPolicy = policy.visibility(tool);
+        if (set.digests.has(tool.name)) return byPolicy;
+        if (!tools.has(tool.name) && !tool.name.startsWith('mcp__') && !capabilityToolNames.has(tool.name)) return { visible: false as const, reason: rights.depth === 0 ? 'it is not one of this session\'s tools' : `it is not one of this ${rights.role ?? 'child'} agent's tools` };
+        if (!byPolicy.visible) return byPolicy;
+        return { visible: false as const, reason: 'it is not in your tool list this turn (find deferred tools with tool_search; they become callable from your next turn)' };
+      }
+      return tools.has(tool.name) ? policy.visibility(tool) : { visible: false as const, reason: rights.depth === 0 ? 'it is not one of this session\'s tools' : `it is not one of this ${rights.role ?? 'child'} agent's tools` };
+    },
     state: options.state,
     workspace: options.workspace,
     blobs: options.blobs,
@@ -106,6 +140,7 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
     observationLimit,
     delegation: scopeOf(rights),
     ...(options.memory ? { memory: options.memory } : {}),
+    ...(capabilities ? { capabilities: capabilities.agent(rights.path) } : {}),
     ...(options.hooks ? { hooks: options.hooks } : {}),
   });
   /** The agent's tools its policy hides (plan mode, a tool-wide deny), by who hides them. */
@@ -128,16 +163,31 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
     const tool = options.registry.get(name);
     return tool !== undefined && name !== reportTool && options.permissions.visibility(tool).visible;
   });
-  const rootRights: ActorRights = { path: rootPath, depth: 0, tools: rootNames, mode: options.permissions.mode };
   const rootDescriptions = options.registry.describe(rootNames);
+  const rootRights: ActorRights = {
+    path: rootPath,
+    depth: 0,
+    get tools() {
+      return visibleOf(rootPath)?.names.filter((name) => name !== reportTool) ?? rootNames;
+    },
+    mode: options.permissions.mode,
+  };
+  const rootSpec = specFor('root', options.registry, rootDescriptions, options.permissions, options.maxTurns, sessionTools);
   const rootWiring: ActorWiring = {
     rights: rootRights,
     environment: environmentOf(options.registry, options.permissions, sessionTools, rootRights),
-    descriptions: rootDescriptions,
-    callSpec: specFor('root', options.registry, rootDescriptions, options.permissions, options.maxTurns, sessionTools),
+    get descriptions() {
+      const set = visibleOf(rootPath);
+      return set ? describeVisible(options.registry, set) : rootDescriptions;
+    },
+    callSpec: (effectId) => {
+      const set = visibleOf(rootPath);
+      return set ? specFor(`root|${set.digest}`, options.registry, describeVisible(options.registry, set), options.permissions, options.maxTurns, options.registry.names())(effectId) : rootSpec(effectId);
+    },
     mutationPolicyDigest: mutationPolicyDigestOf(options.permissions, options.sandbox),
   };
-  const nothing: ActorWiring = { ...rootWiring, rights: { ...rootRights, path: 'unknown', tools: [] }, environment: environmentOf(options.registry, options.permissions, new Set(), rootRights), descriptions: [] };
+  const nothingRights: ActorRights = { path: 'unknown', depth: 0, tools: [], mode: options.permissions.mode };
+  const nothing: ActorWiring = { rights: nothingRights, environment: environmentOf(options.registry, options.permissions, new Set(), nothingRights), descriptions: [], callSpec: rootSpec, mutationPolicyDigest: mutationPolicyDigestOf(options.permissions, options.sandbox) };
 
   const children = new Map<string, ActorWiring>();
   const of = (actor: string): ActorWiring => {
@@ -155,8 +205,30 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
     const names = [...task.tools, reportTool];
     const key = `${task.contract.format}:${task.contract.requiredFields.join(',')}|${task.permissionMode}|${names.join(',')}`;
     const descriptions = cached(describeCache, key, () => registry.describe(names));
-    const rights: ActorRights = { path: actor, depth: task.depth, role: task.role, tools: task.tools, mode: task.permissionMode, contract: task.contract };
-    const wiring: ActorWiring = { rights, environment: environmentOf(registry, policy, new Set(names), rights), descriptions, callSpec: specFor(key, registry, descriptions, policy, task.budgets.maxTurns, names), mutationPolicyDigest: mutationPolicyDigestOf(policy, options.sandbox) };
+    const rights: ActorRights = {
+      path: actor,
+      depth: task.depth,
+      role: task.role,
+      get tools() {
+        return visibleOf(actor)?.names.filter((name) => name !== reportTool) ?? task.tools;
+      },
+      mode: task.permissionMode,
+      contract: task.contract,
+    };
+    const staticSpec = specFor(key, registry, descriptions, policy, task.budgets.maxTurns, names);
+    const wiring: ActorWiring = {
+      rights,
+      environment: environmentOf(registry, policy, new Set(names), rights),
+      get descriptions() {
+        const set = visibleOf(actor);
+        return set ? describeVisible(registry, set) : descriptions;
+      },
+      callSpec: (effectId) => {
+        const set = visibleOf(actor);
+        return set ? specFor(`${key}|${set.digest}`, registry, describeVisible(registry, set), policy, task.budgets.maxTurns, names)(effectId) : staticSpec(effectId);
+      },
+      mutationPolicyDigest: mutationPolicyDigestOf(policy, options.sandbox),
+    };
     children.set(actor, wiring);
     return wiring;
   };

@@ -4,6 +4,7 @@ import type { EffectRequested } from '../../models/effect.records.js';
 import type { ModelMessage, ModelToolDescription } from '../../models/model-contract.js';
 import { SessionCreated } from '../../models/session.records.js';
 import type { EventStore } from '../../stores/event-store.js';
+import type { CapabilityDiff } from '../../models/capability.records.js';
 import { projectModelInput, type ContextPolicyOptions } from '../projections/context-policy.js';
 import { contextProjection } from '../projections/context.view.js';
 import { memoryProjection } from '../projections/memory.view.js';
@@ -21,7 +22,24 @@ export interface ContextAtTurn {
   reconstructed: boolean;
   ledger: Omit<ContextProjected, 'input'> & { input?: string };
   input: { messages: ModelMessage[]; tools: ModelToolDescription[] };
+  /** The actor's visible set for the turn as its `capability.diff` records define it (absent for a session without a catalog). */
+  capabilities?: { visible: string[]; deferred: number; diffSeq: number };
 }
+
+/** The visible set in force when `request` asked for the model call: every `capability.diff` of the actor up to it. */
+const visibleSetAt = (records: readonly RecordEnvelope[], actor: string, request: RecordEnvelope): ContextAtTurn['capabilities'] => {
+  const visible = new Set<string>();
+  let last: { seq: number; deferred: number } | undefined;
+  for (const record of records) {
+    if (record.seq > request.seq) break;
+    if (record.type !== 'capability.diff' || record.actor !== actor) continue;
+    const diff = record.data as CapabilityDiff;
+    for (const entry of diff.removed) visible.delete(entry.name);
+    for (const entry of diff.added) visible.add(entry.name);
+    last = { seq: record.seq, deferred: diff.deferred };
+  }
+  return last ? { visible: [...visible].sort(), deferred: last.deferred, diffSeq: last.seq } : undefined;
+};
 
 /**
  * Find what the model of `actor` saw at `turn` (default: its last turn): the `context.projected` record of the
@@ -46,7 +64,8 @@ export const contextAtTurn = async (
   if (chosen) {
     const raw = await blobText(store, chosen.record.stream)(chosen.data.input);
     if (raw === undefined) throw new ProjectionError('CONTEXT_NOT_RECORDED', `the model input ${chosen.data.input} of turn ${turn} is missing from the blob store`);
-    return { turn, seq: chosen.record.seq, reconstructed: false, ledger: chosen.data, input: JSON.parse(raw) as ContextAtTurn['input'] };
+    const capabilities = visibleSetAt(records, actor, request);
+    return { turn, seq: chosen.record.seq, reconstructed: false, ledger: chosen.data, input: JSON.parse(raw) as ContextAtTurn['input'], ...(capabilities ? { capabilities } : {}) };
   }
   if (options.attempt !== undefined) throw new ProjectionError('TURN_NOT_FOUND', `turn ${turn} has no attempt ${options.attempt}`);
   const created = SessionCreated.parse(records[0]?.data);

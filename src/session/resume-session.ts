@@ -13,6 +13,9 @@ import { findInDoubt, type InDoubtEffect } from './in-doubt.js';
 import { ReinSession } from './session-handle.js';
 import { wireSession, type SessionServices } from './session-services.js';
 import { sessionMemoryFor } from './session-memory-wiring.js';
+import { CapabilityDeriver } from '../capabilities/capability-deriver.js';
+import { SessionCapabilities } from '../capabilities/session-capabilities.js';
+import { canonicalEqual } from '../host/canonical-equal.js';
 import { sessionHooksFor } from './start-session.js';
 import { sessionStopOf } from '../hooks/decide-point.js';
 import { sandboxCheckedOf } from '../policy/sandbox-status.js';
@@ -68,8 +71,11 @@ const rebuild = async (services: SessionServices, sessionId: string, records: re
     try {
       const tree = ActorTree.restore(snapshot.data, services.inspect ? { inspect: services.inspect } : {});
       const tail = records.filter((record) => record.seq > snapshot.seq);
-      const result = verifyRecords(sessionId, tail, { tree });
-      return { tree: result.tree ?? tree, counts: countsOf(result), snapshotSeq: snapshot.seq as number | undefined, rejected, snapshotRejectedSeq: undefined as number | undefined };
+      // The capability deriver is not in the snapshot: fold the log up to it, then let the tail's replay go on.
+      const capabilities = new CapabilityDeriver();
+      for (const record of records) if (record.seq <= snapshot.seq) capabilities.observe(record);
+      const result = verifyRecords(sessionId, tail, { tree, capabilities });
+      return { tree: result.tree ?? tree, capabilities: result.capabilities, counts: countsOf(result), snapshotSeq: snapshot.seq as number | undefined, rejected, snapshotRejectedSeq: undefined as number | undefined };
     } catch (error) {
       if ((error as ReinError).code === 'REPLAY_DIVERGENCE') throw error;
       rejected = `snapshot at seq ${snapshot.seq} could not be restored: ${(error as Error).message}`;
@@ -77,7 +83,7 @@ const rebuild = async (services: SessionServices, sessionId: string, records: re
   }
   const result = verifyRecords(sessionId, records, services.inspect ? { inspect: services.inspect } : {});
   if (!result.tree) throw new ReinError('SESSION_INVALID', `${sessionId} has no session.created record`);
-  return { tree: result.tree, counts: countsOf(result), snapshotSeq: undefined, rejected, snapshotRejectedSeq: snapshot?.seq };
+  return { tree: result.tree, capabilities: result.capabilities, counts: countsOf(result), snapshotSeq: undefined, rejected, snapshotRejectedSeq: snapshot?.seq };
 };
 
 /** Settle an in-doubt call whose effect the world already shows; a recorded file intent becomes the new baseline. */
@@ -141,21 +147,36 @@ export const resumeSession = async (services: SessionServices, sessionId: string
   }
   const rebuilt = await rebuild(services, sessionId, records);
   const memory = sessionMemoryFor(services, sessionId);
-  const wiring = wireSession(services, created.tools, memory, sessionId);
+  // A session recorded before capabilities existed keeps its fixed tools (no catalog, no MCP servers, no skills).
+  const capabilities = services.capabilities && rebuilt.capabilities.active && !rebuilt.tree.done ? await SessionCapabilities.open(services.capabilities, services.registry, rebuilt.capabilities) : undefined;
+  const wiring = wireSession(services, created.tools, memory, sessionId, capabilities);
   for (const record of records) wiring.observe(record);
   const head = records[records.length - 1]?.seq ?? 0;
-  const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, lastAt: records[records.length - 1]?.at ?? first.at, executors: wiring.executors, machineVersion, clock: services.clock, newId: createIdGenerator(), snapshotEvery: services.snapshotEvery, parallelTools: services.parallelTools, lastSnapshotSeq: rebuilt.snapshotSeq ?? 0, ...(services.effectGate ? { effectGate: services.effectGate } : {}), stopReasonOf: sessionStopOf });
+  const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, lastAt: records[records.length - 1]?.at ?? first.at, executors: wiring.executors, machineVersion, clock: services.clock, newId: createIdGenerator(), snapshotEvery: services.snapshotEvery, parallelTools: services.parallelTools, lastSnapshotSeq: rebuilt.snapshotSeq ?? 0, ...(services.effectGate ? { effectGate: services.effectGate } : {}), ...(capabilities ? { capabilities: capabilities.deriver } : {}), stopReasonOf: sessionStopOf });
   host.written$.subscribe(wiring.observe);
   memory?.attach(host);
   // Hooks recorded in the log are never run again: only records appended from here on reach the observers.
   const hooks = sessionHooksFor(services, sessionId, wiring, host);
-  const session = new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}) });
+  const session = new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}), ...(capabilities ? { capabilities } : {}) });
   const report: ResumeReport = { ...rebuilt.counts, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: rebuilt.tree.done, head };
   if (rebuilt.tree.done) {
     memory?.catchUp();
     return { session, report };
   }
 
+  if (capabilities) {
+    // Today's catalog (tools, skills, discovery policy) is an input when it differs from the recorded one; the
+    // servers start again (connections of servers no longer configured are closed) before in-doubt calls are
+    // judged: an MCP call's resume policy comes from its tool, which exists only once its server listed it.
+    const catalog = capabilities.catalog(created.tools, services.permissions, services.provider.model, services.context?.contextWindow);
+    if (!canonicalEqual(catalog, capabilities.deriver.recordedCatalog)) await host.step({ type: 'capability.catalog', data: catalog as unknown as Record<string, unknown> });
+    for (const connection of rebuilt.tree.mcpConnections()) {
+      const state = String(connection.value);
+      if (state !== 'closed' && state !== 'failed' && !capabilities.configures(connection.context.server)) await host.step({ type: 'mcp.closed', actor: connection.context.path, data: { server: connection.context.server, reason: 'no longer configured' } });
+    }
+    capabilities.start((input) => host.step(input), () => rebuilt.tree.mcpConnections());
+    await capabilities.ready();
+  }
   const inDoubt = findInDoubt(records, rebuilt.tree);
   // A hook asked to stop the session and the process ended before the cancellation was written: nothing reruns, the
   // session is cancelled now with the hook's reason (the hook does not run again).

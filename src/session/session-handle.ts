@@ -12,6 +12,7 @@ import { memoryProjection, type MemoryView } from '../projections/memory.view.js
 import { tailView } from '../projections/projection.js';
 import { traceProjection, type TraceView } from '../projections/trace.view.js';
 import type { SessionMemory } from '../memory/session-memory.js';
+import type { SessionCapabilities } from '../capabilities/session-capabilities.js';
 import type { SessionHooks } from '../hooks/session-hooks.js';
 import { PluginError } from '../plugins/plugin-errors.js';
 
@@ -44,8 +45,12 @@ export class ReinSession {
   constructor(
     private readonly host: SessionHost,
     private readonly store: EventStore,
-    private readonly viewOptions: { contextView?: ContextViewOptions; memory?: SessionMemory; hooks?: SessionHooks } = {},
-  ) {}
+    private readonly viewOptions: { contextView?: ContextViewOptions; memory?: SessionMemory; hooks?: SessionHooks; capabilities?: SessionCapabilities } = {},
+  ) {
+    const capabilities = viewOptions.capabilities;
+    // The session's MCP connections end with it (its end is in the log; closing them records nothing more).
+    if (capabilities) host.records$.subscribe((record) => record.type === 'session.ended' && record.actor === 'root' && void capabilities.close());
+  }
 
   get id(): string {
     return this.host.stream;
@@ -136,7 +141,10 @@ export class ReinSession {
     });
   }
 
-  /** Send a user message (the task, or a follow-up while the session runs). */
+  /**
+   * Send a user message (the task, or a follow-up while the session runs). The first waits until the session's MCP
+   * servers are ready or have failed, so the first round's visible set knows them.
+   */
   async send(text: string): Promise<void> {
     const reviewed = await this.viewOptions.hooks?.promptSubmitted(text);
     if (reviewed?.blocked !== undefined) {
@@ -144,7 +152,21 @@ export class ReinSession {
       await this.host.recordFacts(reviewed.facts);
       throw new PluginError('PROMPT_BLOCKED', `a userPromptSubmit hook blocked the message: ${reviewed.blocked}`);
     }
+    await this.viewOptions.capabilities?.ready();
     await this.host.step({ type: 'user.message', data: { text }, ...(reviewed && reviewed.facts.length > 0 ? { facts: reviewed.facts } : {}) });
+  }
+
+  /**
+   * Let go of the session's resources in this process (its MCP connections and their processes) without recording
+   * anything: a paused session stays resumable. The CLI calls it before it exits; a session that ends does it itself.
+   */
+  async release(): Promise<void> {
+    await this.viewOptions.capabilities?.close();
+  }
+
+  /** The session's capabilities (registry, skills, visible sets, MCP connections), when the harness has them. */
+  get capabilities(): SessionCapabilities | undefined {
+    return this.viewOptions.capabilities;
   }
 
   /** End the session as `cancelled`; running effects are aborted. */
@@ -153,8 +175,9 @@ export class ReinSession {
   }
 
   /** Stop this process's work without ending the session; `resume` continues it later. */
-  interrupt(reason = 'interrupted'): Promise<void> {
-    return this.host.interrupt(reason);
+  async interrupt(reason = 'interrupted'): Promise<void> {
+    await this.host.interrupt(reason);
+    await this.viewOptions.capabilities?.close();
   }
 
   /**

@@ -11,7 +11,9 @@ export const readSession = async (store: Pick<EventStore, 'read'>, sessionId: st
 
 /**
  * A reader of the text of blobs a session references (its own stream blobs first, then the shared store) for
- * read-only analysis: undefined (never a throw) for a missing or damaged blob.
+ * read-only analysis: undefined for a blob that is not there (`BLOB_NOT_FOUND`). A blob whose bytes no longer match
+ * its digest (`BLOB_CORRUPT`) or a store that fails to read (`STORE_CORRUPT_RECORD`, `STORE_IO`) is thrown: damage is
+ * reported as damage, never as a blob that was never recorded.
  */
 export const blobText =
   (store: Pick<EventStore, 'readBlob'>, sessionId: string) =>
@@ -19,7 +21,8 @@ export const blobText =
     if (!ref.startsWith('artifact://')) return undefined;
     try {
       return Buffer.from(await store.readBlob(sessionId, ref)).toString('utf8');
-    } catch {
-      return undefined;
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'BLOB_NOT_FOUND') return undefined;
+      throw error;
     }
   };

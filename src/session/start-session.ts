@@ -18,6 +18,7 @@ import { SessionHooks } from '../hooks/session-hooks.js';
 import { sessionStopOf } from '../hooks/decide-point.js';
 import { isReservedStreamName } from '../memory/memory-stream.js';
 import { sessionMemoryFor } from './session-memory-wiring.js';
+import { SessionCapabilities } from '../capabilities/session-capabilities.js';
 import { sandboxCheckedOf } from '../policy/sandbox-status.js';
 
 /**
@@ -56,13 +57,15 @@ export const createSession = async (services: SessionServices, options: CreateSe
   const sessionId = options.sessionId ?? newSessionId(services.clock());
   if (isReservedStreamName(sessionId)) throw new ReinError('SESSION_INVALID', `${sessionId} is reserved for the workspace's memory`);
   if ((await services.store.head(sessionId)) > 0) throw new ReinError('SESSION_INVALID', `session ${sessionId} already exists`);
+  const capabilities = services.capabilities ? await SessionCapabilities.open(services.capabilities, services.registry) : undefined;
+  const registry = capabilities?.registry ?? services.registry;
   const created: SessionCreated = {
     sessionId,
     task: options.task,
     workspace: services.workspace.root,
     provider: { ...providerIdentity(services.provider), ...(services.fallbacks && services.fallbacks.length > 0 ? { fallbacks: services.fallbacks.map(providerIdentity) } : {}) },
     budgets: { ...services.budgets, ...options.budgets },
-    tools: [...(options.tools ?? services.registry.names())],
+    tools: [...(options.tools ?? registry.names())],
     machine: { name: 'session', version: machineVersion },
     policy: { mutationPolicyDigest: mutationPolicyDigestOf(services.permissions, services.sandbox) },
   };
@@ -79,10 +82,17 @@ export const createSession = async (services: SessionServices, options: CreateSe
     { id: newId(), type: 'sandbox.checked', v: recordVersion('sandbox.checked'), at, actor: rootPath, cause: createdDraft.id, data: sandbox },
     ...plugins,
   ];
+  if (capabilities) {
+    // The catalog is the session's second input, last in its first batch (after the sandbox and plugin facts): every
+    // round's visible set derives from it, and its first capability.diff follows it directly.
+    const catalog: RecordDraft = { id: newId(), type: 'capability.catalog', v: recordVersion('capability.catalog'), at, actor: rootPath, data: capabilities.catalog(created.tools, services.permissions, services.provider.model, services.context?.contextWindow) };
+    const derived = capabilities.deriver.derive(catalog, tree.apply(catalog), () => tree.mcpConnections());
+    batch.push(catalog, ...derived.map((draft) => ({ id: newId(), v: recordVersion(draft.type), at, cause: catalog.id, ...draft })));
+  }
   const status = statusAfterBatch(batch);
   const stored = await services.store.append(sessionId, batch, { expectedSeq: 0, ...(status === undefined ? {} : { status }) });
   const memory = sessionMemoryFor(services, sessionId);
-  const wiring = wireSession(services, created.tools, memory, sessionId);
+  const wiring = wireSession(services, created.tools, memory, sessionId, capabilities);
   for (const record of stored) wiring.observe(record);
   const host = new SessionHost({
     store: services.store,
@@ -97,13 +107,15 @@ export const createSession = async (services: SessionServices, options: CreateSe
     snapshotEvery: services.snapshotEvery,
     parallelTools: services.parallelTools,
     ...(services.effectGate ? { effectGate: services.effectGate } : {}),
+    ...(capabilities ? { capabilities: capabilities.deriver } : {}),
     stopReasonOf: sessionStopOf,
   });
   host.written$.subscribe(wiring.observe);
   memory?.attach(host);
   const hooks = sessionHooksFor(services, sessionId, wiring, host);
   await hooks?.sessionStarted(options.task);
-  return new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}) });
+  capabilities?.start((input) => host.step(input), () => tree.mcpConnections());
+  return new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}), ...(capabilities ? { capabilities } : {}) });
 };
 
 /** The session-level hook points of a session, attached to its host (absent when no hook is configured). */

@@ -17,6 +17,7 @@ import type { Workspace } from './workspace.js';
 import type { MemoryProposed } from '../../models/memory.records.js';
 import type { ToolMemoryProvider } from '../memory/tool-memory.js';
 import type { DelegationScope } from '../delegation/actor-rights.js';
+import type { AgentCapabilities } from '../capabilities/agent-capabilities.js';
 import type { HookKernel } from '../hooks/hook-kernel.js';
 import { decidePoint } from '../hooks/decide-point.js';
 import type { GuardrailEvidence } from '../../models/turn.records.js';
@@ -53,6 +54,8 @@ export interface PipelineEnvironment {
   memory?: ToolMemoryProvider;
   /** The calling agent's rights for `delegate_task` (absent: delegation is not available). */
   delegation?: DelegationScope;
+  /** The session's capabilities as this agent sees them (`tool_search`, `skill`). */
+  capabilities?: AgentCapabilities;
   /** The hook kernel: `preToolUse`, the input and output guardrails and `postToolUse` run here, for every call. */
   hooks?: HookKernel;
 }
@@ -158,7 +161,7 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
 
   const proposals: MemoryProposed[] = [];
   const memory = environment.memory?.forCall({ actor: call.actor, callId: call.callId }, (candidate) => proposals.push(candidate));
-  const context: ToolContext = { sessionId: run.sessionId, callId: call.callId, workspace: environment.workspace, blobs: environment.blobs, signal: run.signal, baselines: state.baselines, artifacts: state.artifacts, sandbox: environment.sandbox, outputBudget: environment.observationLimit ?? defaultObservationLimit, progress: run.progress, ...(memory ? { memory } : {}), ...(environment.delegation ? { delegation: environment.delegation } : {}) };
+  const context: ToolContext = { sessionId: run.sessionId, callId: call.callId, workspace: environment.workspace, blobs: environment.blobs, signal: run.signal, baselines: state.baselines, artifacts: state.artifacts, sandbox: environment.sandbox, outputBudget: environment.observationLimit ?? defaultObservationLimit, progress: run.progress, ...(memory ? { memory } : {}), ...(environment.delegation ? { delegation: environment.delegation } : {}), ...(environment.capabilities ? { capabilities: environment.capabilities } : {}) };
   // An operating-system error the call ran into (a path too long, a directory it may not write) is a failure the
   // model reads; any other exception is rein's own and propagates (effect.failed).
   const guarded = async <T>(work: () => Promise<T>): Promise<T | ToolFailure> => {

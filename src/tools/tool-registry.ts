@@ -9,47 +9,70 @@ interface Registered {
   fields: FieldTypes;
 }
 
+const registered = (tool: AnyToolDefinition): Registered => {
+  const schema = tool.inputSchema ?? (z.toJSONSchema(tool.parameters, { io: 'input' }) as Record<string, unknown>);
+  return { tool, schema, fields: fieldTypesOf(schema) };
+};
+
 /**
  * Registered tools. Registration is not visibility: `describe(names)` projects only the tools visible this round,
- * and permission is decided later, per call. Each tool's JSON Schema is computed once, at registration.
+ * and permission is decided later, per call. Each tool's JSON Schema is computed once, at registration (or taken as
+ * the tool advertises it, for MCP tools). A registry may sit on a `parent`: it sees the parent's tools (as they are
+ * now, MCP tools coming and going included) unless it registers one of the same name.
  */
 export class ToolRegistry {
   private readonly tools = new Map<string, Registered>();
+  private readonly parent: ToolRegistry | undefined;
 
-  constructor(tools: readonly AnyToolDefinition[] = []) {
+  constructor(tools: readonly AnyToolDefinition[] = [], options: { parent?: ToolRegistry } = {}) {
+    this.parent = options.parent;
     for (const tool of tools) this.register(tool);
   }
 
   register(tool: AnyToolDefinition): void {
     if (this.tools.has(tool.name)) throw new Error(`tool ${tool.name} is already registered`);
-    const schema = z.toJSONSchema(tool.parameters, { io: 'input' }) as Record<string, unknown>;
-    this.tools.set(tool.name, { tool, schema, fields: fieldTypesOf(schema) });
+    this.tools.set(tool.name, registered(tool));
+  }
+
+  /** Register a tool, replacing one of the same name (an MCP server that changed a tool). */
+  replace(tool: AnyToolDefinition): void {
+    this.tools.set(tool.name, registered(tool));
+  }
+
+  /** Forget a tool (an MCP server that no longer lists it). */
+  unregister(name: string): void {
+    this.tools.delete(name);
+  }
+
+  private entry(name: string): Registered | undefined {
+    return this.tools.get(name) ?? this.parent?.entry(name);
   }
 
   get(name: string): AnyToolDefinition | undefined {
-    return this.tools.get(name)?.tool;
+    return this.entry(name)?.tool;
   }
 
   names(): string[] {
-    return [...this.tools.keys()];
+    if (!this.parent) return [...this.tools.keys()];
+    return [...new Set([...this.parent.names(), ...this.tools.keys()])];
   }
 
   /** The JSON Schema advertised for a tool's parameters. */
   schemaOf(name: string): Record<string, unknown> | undefined {
-    return this.tools.get(name)?.schema;
+    return this.entry(name)?.schema;
   }
 
   /** The top-level parameter types of a tool, for input repair. */
   fieldTypesOf(name: string): FieldTypes {
-    return this.tools.get(name)?.fields ?? new Map();
+    return this.entry(name)?.fields ?? new Map();
   }
 
   /** The model-facing description of each named tool, with its parameters as JSON Schema. */
   describe(names: readonly string[] = this.names()): ModelToolDescription[] {
     return names.flatMap((name) => {
-      const registered = this.tools.get(name);
-      if (!registered) return [];
-      return [{ name, description: registered.tool.description, inputSchema: registered.schema }];
+      const found = this.entry(name);
+      if (!found) return [];
+      return [{ name, description: found.tool.description, inputSchema: found.schema }];
     });
   }
 }

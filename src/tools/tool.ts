@@ -9,6 +9,7 @@ import type { SandboxPolicy } from '../policy/sandbox-policy.js';
 import type { Workspace } from './workspace.js';
 import type { ToolMemory } from '../memory/tool-memory.js';
 import type { DelegationScope } from '../delegation/actor-rights.js';
+import type { AgentCapabilities } from '../capabilities/agent-capabilities.js';
 
 /** MCP-style hints about a tool's behaviour; permission rules and the scheduler read them. */
 export interface ToolAnnotations {
@@ -54,7 +55,8 @@ export interface FileAccess {
  * (its exit code is what makes a verification pass or fail: a tool that runs a command must report it);
  * `value` is a structured result a machine reads
  * (`tool.settled.value`); `settleWith` means the call does not settle now: its effect settles with that input
- * record instead, and the call's terminal result comes later from a machine (`delegate_task`).
+ * record instead, and the call's terminal result comes later from a machine (`delegate_task`); `facts` are written
+ * with the call's settling batch (`capability.loaded`).
  */
 export type ToolResult =
   | { ok: true; output: string; data?: unknown; files?: FileAccess[]; artifacts?: ArtifactRef[]; provenance?: Provenance; execution?: CommandExecution; value?: Record<string, unknown>; settleWith?: { type: string; data: Record<string, unknown> }; notes?: ToolNote[] }
@@ -92,6 +94,8 @@ export interface ToolContext {
   memory?: ToolMemory;
   /** The calling agent's rights and the delegation settings (absent where delegation is not wired). */
   delegation?: DelegationScope;
+  /** The session's capabilities as the calling agent sees them (`tool_search`, `skill`); absent where not wired. */
+  capabilities?: AgentCapabilities;
 }
 
 /** What resume does with an in-doubt call of a `rerun-after-check` tool, decided from its recorded intent. */
@@ -105,6 +109,8 @@ export interface ToolDefinition<Parameters = Record<string, unknown>, Plan = und
   name: string;
   description: string;
   parameters: z.ZodType<Parameters>;
+  /** The JSON Schema the model is shown, when it is not derived from `parameters` (an MCP tool's, as advertised). */
+  inputSchema?: Record<string, unknown>;
   annotations: ToolAnnotations;
   risk: ToolRisk;
   sideEffect: SideEffectClass;

@@ -35,6 +35,7 @@ describe('README documents every contract', () => {
       ...(await unionLiterals('../../src/projections/projection-errors.ts', 'ProjectionErrorCode')),
       ...(await unionLiterals('../../src/inspect/inspect-errors.ts', 'InspectErrorCode')),
       ...(await unionLiterals('../../src/telemetry/telemetry-errors.ts', 'TelemetryErrorCode')),
+      ...(await unionLiterals('../../src/mcp/mcp-errors.ts', 'McpErrorCode')),
       ...(await unionLiterals('../../src/plugins/plugin-errors.ts', 'PluginErrorCode')),
     ];
     expect(codes.length).toBeGreaterThan(20);

@@ -17,16 +17,28 @@ describe('rein sandbox and the sandbox settings', () => {
       const root = await realpath(workspace.path);
       await mkdir(join(root, '.rein'));
       await writeFile(join(root, 'rein.config.json'), JSON.stringify({ sandbox: { network: 'allow-list', allowedHosts: ['registry.npmjs.org'] } }));
+      // The MCP file and a skills folder are protected entries of the same data module: masked where they exist.
+      await writeFile(join(root, '.mcp.json'), JSON.stringify({ mcpServers: {} }));
+      await mkdir(join(root, '.agents', 'skills'), { recursive: true });
       const json = await runCli(['sandbox', '--json'], { cwd: root });
       expect(json.code).toBe(0);
       const report = JSON.parse(json.stdout) as Record<string, any>;
       expect(report).toMatchObject({ mode: 'auto', network: 'allow-list', allowedHosts: ['registry.npmjs.org'], loginShell: false });
-      expect(report.protected).toEqual([{ path: join(root, '.rein'), state: 'masked' }, { path: join(root, 'rein.config.json'), state: 'masked' }]);
+      expect(report.protected).toEqual([
+        { path: join(root, '.rein'), state: 'masked' },
+        { path: join(root, 'rein.config.json'), state: 'masked' },
+        { path: join(root, '.mcp.json'), state: 'masked' },
+        { path: join(root, '.agents/skills'), state: 'masked' },
+        { path: join(root, '.claude/skills'), state: 'absent' },
+        { path: join(root, '.rein-plugins'), state: 'absent' },
+      ]);
       if (sandboxed) {
         expect(report.enforcement).toBe('bubblewrap');
         expect(report.binds).toContainEqual(expect.objectContaining({ kind: 'bind', target: root }));
         expect(report.binds).toContainEqual(expect.objectContaining({ kind: 'mask-directory', target: join(root, '.rein') }));
         expect(report.binds).toContainEqual(expect.objectContaining({ kind: 'mask-file', target: join(root, 'rein.config.json') }));
+        expect(report.binds).toContainEqual(expect.objectContaining({ kind: 'mask-file', target: join(root, '.mcp.json') }));
+        expect(report.binds).toContainEqual(expect.objectContaining({ kind: 'mask-directory', target: join(root, '.agents/skills') }));
       }
       const off = JSON.parse((await runCli(['sandbox', '--json', '--sandbox', 'off', '--network', 'disabled'], { cwd: root })).stdout) as Record<string, any>;
       expect(off).toMatchObject({ enforcement: 'fallback', reason: 'the sandbox is off (mode "off")', network: 'disabled', binds: [] });

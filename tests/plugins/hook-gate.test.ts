@@ -10,6 +10,7 @@ import { definePlugin } from '../../src/plugins/plugin-contract.js';
 import type { PermissionsConfig } from '../../src/policy/permission-policy.js';
 import { validReport } from '../support/delegation-fixtures.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { everythingServer } from '../support/mcp-servers.js';
 
 let cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -150,6 +151,54 @@ describe('the preToolUse gate', () => {
       ['kit__explode', 'error', 'ToolFailed', 'plugin:kit@1.0.0'],
     ]);
     expect(of(run.records, 'plugin.ready').map((record) => (record.data as { pluginId: string }).pluginId)).toEqual(['kit', 'policy']);
+  });
+});
+
+describe('an MCP call meets the same gate', () => {
+  it('preToolUse denies an MCP call before it reaches the server (server-everything over stdio), allows another, and the guardrails judge it like any tool', async () => {
+    const dir = await workspace();
+    const classified = definePlugin({
+      manifest: { id: 'classified', name: 'Classified', version: '1.0.0', contributes: { guardrails: ['input', 'output'] } },
+      setup: () => ({
+        guardrails: [
+          { id: 'inputs', stage: 'input', check: () => ({ verdict: 'pass' }) },
+          { id: 'stamp', stage: 'output', check: (input) => ({ verdict: input.result.observation.includes('CLASSIFIED') ? 'block' : 'pass', reason: 'classified content' }) },
+        ],
+      }),
+    });
+    const script = {
+      turns: [
+        {
+          text: 'Echoing.',
+          toolCalls: [
+            { name: 'mcp__everything__echo', arguments: { message: 'the secret plan' } },
+            { name: 'mcp__everything__echo', arguments: { message: 'hello' } },
+            { name: 'mcp__everything__echo', arguments: { message: 'CLASSIFIED memo' } },
+          ],
+        },
+        { text: 'Done.' },
+      ],
+    };
+    const run = await runScriptedSession({ script, workspace: dir, rein: { plugins: [guard, classified], mcpServers: { everything: everythingServer() }, skills: false, permissions: { mode: 'default', approveAll: true } }, answer: () => ({ decision: 'allow-once' }) });
+    expect(run.result.status).toBe('completed');
+    const results = settled(run.records).filter((result) => result.name === 'mcp__everything__echo');
+    expect(results.map((result) => [result.status, result.errorCode ?? null, result.failedStage ?? null])).toEqual([
+      ['error', 'Denied', 'hook'],
+      ['ok', null, null],
+      ['error', 'Denied', null],
+    ]);
+    expect(results[0]!.observation).toContain('secret.txt is off limits');
+    // The denied call never started; the allowed one reached the server and came back through the output guardrail.
+    const started = of(run.records, 'tool.started').map((record) => record.data as { callId: string });
+    expect(started.some((start) => start.callId === results[0]!.callId)).toBe(false);
+    expect(results[1]!.observation).toContain('hello');
+    expect(results[1]).toMatchObject({ guardrails: [{ stage: 'input', verdict: 'pass' }, { stage: 'output', verdict: 'pass' }] });
+    expect(results[2]).toMatchObject({ guardrails: [{ stage: 'input', verdict: 'pass' }, { stage: 'output', verdict: 'block', by: 'classified:stamp' }] });
+    expect(results[2]!.observation).not.toContain('CLASSIFIED memo');
+    // One preToolUse decision per MCP call, in order.
+    const decided = of(run.records, 'hook.decided').map((record) => record.data as HookDecided).filter((entry) => entry.point === 'preToolUse');
+    expect(decided.map((entry) => entry.decision)).toEqual(['deny', 'allow', 'allow']);
+    expect(verifyRecords(run.session.id, run.records).verified).toBeGreaterThan(0);
   });
 });
 

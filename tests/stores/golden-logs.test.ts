@@ -33,6 +33,9 @@ const notCaptured: Record<string, string> = {
   'effect.failed': 'needs an executor that throws instead of settling; covered by tests/host',
   'snapshot.rejected': 'needs a snapshot written by another machine version; covered by tests/session',
   'memory.expired': 'rein never writes it itself (hosts and imports do); covered by tests/memory',
+  'mcp.degraded': 'needs a server whose tool list cannot be refreshed; covered by tests/machines (the connection machine)',
+  'mcp.reconnecting': 'needs an HTTP server that goes away; covered by tests/mcp/mcp-http.test.ts',
+  'mcp.closed': 'written only when a resumed session no longer configures a server; covered by tests/machines (the connection machine)',
   'plugin.stopped': 'written when a harness stops its plugins on close, after its sessions were interrupted; covered by tests/plugins',
 };
 
@@ -63,7 +66,7 @@ const sessionFixtures = () => fixtures.filter(({ fixture }) => fixture.stream !=
 describe('golden logs', () => {
   it('are all present, well formed and gap-free, and every blob a record references is in the log', () => {
     expect(fixtures.map(({ name }) => name)).toEqual(
-      expect.arrayContaining(['answer', 'budget-exhausted', 'cancelled', 'delegation', 'fallback', 'fork', 'interrupted-in-flight', 'memory', 'memory-governance', 'model-failed', 'repairs-and-refusals', 'restart-resume', 'sandbox', 'tools-approvals']),
+      expect.arrayContaining(['answer', 'budget-exhausted', 'cancelled', 'capabilities', 'delegation', 'fallback', 'fork', 'interrupted-in-flight', 'memory', 'memory-governance', 'model-failed', 'repairs-and-refusals', 'restart-resume', 'sandbox', 'tools-approvals']),
     );
     for (const { name, fixture } of fixtures) {
       expect(fixture.records.map((record) => record.seq), name).toEqual(fixture.records.map((_, index) => index + 1));

@@ -10,6 +10,10 @@ import { readTool } from '../../src/tools/read.tool.js';
 import { writeTool } from '../../src/tools/write.tool.js';
 import { toolHarness, type ToolHarness } from '../support/tool-harness.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { protectedWorkspaceEntries } from '../../src/policy/protected-paths.js';
+import { projectMcpFiles } from '../../src/mcp/project-mcp.js';
+import { projectSkillDirectories } from '../../src/skills/skill-discovery.js';
+import { projectPluginDirectory } from '../../src/plugins/plugin-loader.js';
 import { requireBubblewrap } from '../support/sandbox.js';
 
 const sandboxed = await requireBubblewrap();
@@ -221,6 +225,29 @@ describe('the workspace boundary: an escape corpus through every tool', () => {
       expect(result.errorCode, path).toBe('Denied');
     }
     expect(existsSync(join(real, 'rein.config.json'))).toBe(false);
+  });
+
+  it('the MCP file, the skill folders and the plugin folders are protected entries of the same module, judged by real path', async () => {
+    // The one data module names every folder rein itself reads capabilities from.
+    const entries = protectedWorkspaceEntries.map((entry) => entry.path);
+    expect(entries).toEqual(expect.arrayContaining([...projectMcpFiles, ...projectSkillDirectories, projectPluginDirectory]));
+    await symlink('.mcp.json', join(real, 'link-mcp'));
+    try {
+      for (const path of ['.mcp.json', 'link-mcp', '.AGENTS/SKILLS/x/SKILL.md', '@WS@/.claude/skills/y/SKILL.md', 'src/../.rein-plugins/p/index.js']) {
+        for (const tool of ['write', 'read'] as const) {
+          const result = await tools.run(tool, tool === 'write' ? { path: expand(path), content: '{"mcpServers":{"x":{"command":"sh"}}}' } : { path: expand(path) });
+          expect(result.errorCode, `${tool} ${path}`).toEqual(tool === 'write' ? 'Denied' : expect.stringMatching(/^(Denied|NotFound)$/));
+        }
+      }
+      expect(existsSync(join(real, '.mcp.json'))).toBe(false);
+      expect(existsSync(join(real, '.rein-plugins'))).toBe(false);
+      if (!sandboxed) return;
+      const created = JSON.parse((await approved.run('bash', { command: 'echo \'{"mcpServers":{}}\' > .mcp.json; echo done' })).observation);
+      expect(created.protected_paths_removed.paths).toEqual(['.mcp.json']);
+      expect(existsSync(join(real, '.mcp.json'))).toBe(false);
+    } finally {
+      await rm(join(real, 'link-mcp'));
+    }
   });
 
   it('a FIFO is refused before it is opened, so nothing hangs', async () => {

@@ -3,12 +3,13 @@ import { delegationMachine } from '../../../machines/delegation.machine.js';
 import { permissionMachine } from '../../../machines/permission.machine.js';
 import { sessionMachine } from '../../../machines/session.machine.js';
 import { turnMachine } from '../../../machines/turn.machine.js';
+import { mcpConnectionMachine } from '../../../machines/mcp-connection.machine.js';
 import { ReinError } from '../../host/host-errors.js';
 import { machineGraph, toMermaid } from '../machine-graph.js';
 import { graphableNames } from './graph.command.js';
 
 /** The statecharts `rein graph` can print. */
-export const graphableMachines: Record<(typeof graphableNames)[number], AnyStateMachine> = { session: sessionMachine, turn: turnMachine, permission: permissionMachine, delegation: delegationMachine };
+export const graphableMachines: Record<(typeof graphableNames)[number], AnyStateMachine> = { session: sessionMachine, turn: turnMachine, permission: permissionMachine, delegation: delegationMachine, 'mcp-connection': mcpConnectionMachine };
 
 /** The body of `rein graph`. */
 export const graphCommand = (name: string, options: { format: string }): void => {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 
 /** The names of the statecharts `rein graph` can print (the machines themselves load with the action). */
-export const graphableNames = ['session', 'turn', 'permission', 'delegation'] as const;
+export const graphableNames = ['session', 'turn', 'permission', 'delegation', 'mcp-connection'] as const;
 
 /** `rein graph <machine>`: a statechart's state graph as JSON, or Mermaid with `--format mermaid`. */
 export const registerGraph = (program: Command): void => {

@@ -1,6 +1,6 @@
 import { SessionCreated } from '../../../models/session.records.js';
 import { ReinError } from '../../host/host-errors.js';
-import { createRein } from '../../rein.js';
+import { createRein, type Rein } from '../../rein.js';
 import { openStore, protectedPathsOf, workspaceOf } from '../cli-context.js';
 import { ExitCode } from '../exit-codes.js';
 import { exitCodeOf, printSandbox, runToQuiet, stopPluginsAfter } from '../session-runner.js';
@@ -12,7 +12,9 @@ import type { ResumeCommandOptions } from './resume.command.js';
 import { cliTelemetryFor } from '../telemetry-options.js';
 import type { EventStore } from '../../../stores/event-store.js';
 import type { HeldSession } from '../../worker/session-lease.js';
-import { pluginProviderFor, pluginsFor } from '../plugin-options.js';
+import { cliCapabilitiesFor } from '../capability-options.js';
+import type { ReinSession } from '../../session/session-handle.js';
+import { pluginProviderFor, pluginsFor, projectPluginFolders } from '../plugin-options.js';
 import type { ResumeReport } from '../../session/resume-session.js';
 import { summarizeArguments } from '../transcript.js';
 
@@ -56,15 +58,26 @@ const resumeHere = async (
   const [first] = await store.read(id, { limit: 1 });
   if (!first) throw new ReinError('SESSION_NOT_FOUND', `no session ${id} in this store`);
   const created = SessionCreated.parse(first.data);
-  const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes) });
+  const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY) });
   for (const warning of loaded.warnings) process.stderr.write(`rein: ${warning}\n`);
   // A session that ran on a plugin's provider resumes on it (or on the one --provider names).
   const pluginProvider = (options.provider ?? (options.script || options.from ? undefined : created.provider.name))?.includes('__') ? (options.provider ?? created.provider.name) : undefined;
   const settings = pluginProvider ? undefined : await providerSettingsFor(options, workspace, created.provider);
   const { provider, fallbacks } = pluginProvider ? { provider: await pluginProviderFor(pluginProvider, { ...(options.model ?? created.provider.model ? { model: options.model ?? created.provider.model } : {}), ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}) }, workspace, loaded.plugins), fallbacks: undefined } : await buildProvider(settings!, store);
-  const rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, ...(fallbacks ? { fallbacks } : {}), ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
+  const { mcpServers, capabilities } = await cliCapabilitiesFor(workspace, options);
+  const rein = await createRein({ store, workspace, protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins)], provider, ...(fallbacks ? { fallbacks } : {}), ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
   context.telemetry?.attach(rein);
   const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes) });
+  // The session's MCP servers stop when this command is done with it, however it ends.
+  try {
+    return await continueResumed(id, session, report, options, { store, held: context.held, rein }, onInterrupt);
+  } finally {
+    await session.release();
+  }
+};
+
+/** Report what resume found and drive the session on (released by the caller). */
+const continueResumed = async (id: string, session: ReinSession, report: ResumeReport, options: ResumeCommandOptions, { store, held, rein }: { store: EventStore; held: HeldSession | undefined; rein: Rein }, onInterrupt: (stop: (reason: string) => void) => void): Promise<number> => {
   onInterrupt((reason) => void session.interrupt(reason).catch(() => undefined));
   if (!options.json) {
     process.stdout.write(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` after the snapshot at seq ${report.snapshotSeq}` : ''} (${report.inputs} inputs re-applied, ${report.regenerated} derived records regenerated and equal)\n`);
@@ -78,11 +91,11 @@ const resumeHere = async (
   if (report.alreadyEnded) {
     const result = session.result();
     await rein.stopPlugins('rein resume finished');
-    await context.held?.release(result);
+    await held?.release(result);
     if (!options.json) process.stdout.write(`already ${result.status}: session ${id} ended; nothing to resume\n`);
     return result.status === 'completed' ? ExitCode.ok : ExitCode.failed;
   }
-  await context.held?.applyAnswers(session);
+  await held?.applyAnswers(session);
   // Reruns start during the rebuild: the display follows from the first record resume wrote, with the rerun calls'
   // arguments, so a rerun shows like any call (`✓ bash npm test (exit 0, 812 ms)`).
   const calls = report.resolutions.filter((resolution) => resolution.kind === 'executeTool').map((resolution) => ({ effectId: resolution.effectId, arguments: (resolution.args.arguments ?? {}) as Record<string, unknown> }));
@@ -94,7 +107,7 @@ const resumeHere = async (
   } finally {
     await rein.stopPlugins('rein resume finished');
   }
-  await context.held?.release(result);
+  await held?.release(result);
   const waiting = report.resolutions.filter((resolution) => resolution.resolution === 'awaiting-confirmation');
   if (!options.json && result.status === 'paused' && waiting.length > 0) {
     for (const resolution of waiting) process.stdout.write(`waiting for confirmation to rerun ${resolution.effectId} (${describeEffect(resolution)}): its outcome is unknown\n`);

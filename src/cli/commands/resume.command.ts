@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { addCommonOptions, addPermissionOptions, addPluginOptions, addProviderOptions, type CommonOptions, type PermissionOptions, type PluginOptions, type ProviderFlags } from '../command-options.js';
+import { addCapabilityOptions, addCommonOptions, addPermissionOptions, addPluginOptions, addProviderOptions, type CapabilityFlags, type CommonOptions, type PermissionOptions, type PluginOptions, type ProviderFlags } from '../command-options.js';
 
-export interface ResumeCommandOptions extends CommonOptions, ProviderFlags, PermissionOptions, PluginOptions {
+export interface ResumeCommandOptions extends CommonOptions, ProviderFlags, PermissionOptions, PluginOptions, CapabilityFlags {
   yes?: boolean;
   otlp?: string;
 }
@@ -16,9 +16,9 @@ export const registerResume = (program: Command, setExit: (code: number) => void
     .command('resume')
     .description('continue a paused, interrupted or crashed session from its log')
     .argument('<id>', 'session id')
-    .option('--yes', 'rerun in-doubt effects that need confirmation, and answer every approval request with yes; also trusts untrusted project plugins')
+    .option('--yes', 'rerun in-doubt effects that need confirmation, and answer every approval request with yes; also trusts the workspace\'s MCP configuration and untrusted project plugins')
     .option('--otlp <base-url>', 'send the spans that end from now on to this OpenTelemetry collector over OTLP/HTTP, as OTEL_EXPORTER_OTLP_ENDPOINT does');
-  addPluginOptions(addPermissionOptions(addCommonOptions(addProviderOptions(command, 'scripted model (default: the script the session was started with)')))).action(async (id: string, options: ResumeCommandOptions) =>
+  addCapabilityOptions(addPluginOptions(addPermissionOptions(addCommonOptions(addProviderOptions(command, 'scripted model (default: the script the session was started with)'))))).action(async (id: string, options: ResumeCommandOptions) =>
     (await import('./resume.action.js')).resumeCommand(id, options, setExit),
   );
 };

@@ -12,7 +12,8 @@ import type { ApprovalAnswering } from '../approval-prompt.js';
 import type { PermissionOptions } from '../command-options.js';
 import type { RunOptions } from './run.command.js';
 import { cliTelemetryFor } from '../telemetry-options.js';
-import { pluginProviderFor, pluginsFor } from '../plugin-options.js';
+import { cliCapabilitiesFor } from '../capability-options.js';
+import { pluginProviderFor, pluginsFor, projectPluginFolders } from '../plugin-options.js';
 
 /** How the CLI answers approvals for these flags: in advance from the rules, and on a TTY by asking. */
 export const answeringOf = (options: PermissionOptions): ApprovalAnswering => ({
@@ -29,14 +30,15 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   const settings = fromPlugin ? undefined : await providerSettingsFor(options, workspace);
   const inspector: InspectorConnection | undefined = options.inspect === undefined || options.inspect === false ? undefined : await connectInspector(options.inspect === true ? 'ws://127.0.0.1:8080' : options.inspect);
   const telemetry = options.detach ? undefined : await cliTelemetryFor(options);
-  const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes) });
+  const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY) });
   for (const warning of loaded.warnings) process.stderr.write(`rein: ${warning}\n`);
+  const { mcpServers, capabilities } = options.detach ? { mcpServers: {}, capabilities: {} } : await cliCapabilitiesFor(workspace, options);
   const store = await openStore(options, workspace, 'write');
   let rein: Rein | undefined;
   try {
     const { provider, replaying, fallbacks } = fromPlugin ? { provider: await pluginProviderFor(fromPlugin, options, workspace, loaded.plugins), replaying: undefined, fallbacks: undefined } : await buildProvider(settings!, store);
     const budgets = { ...replaying?.budgets, ...budgetsOf(options) };
-    rein = await createRein({ store, workspace, protectedPaths: await protectedPathsOf(options, workspace), provider, ...(fallbacks ? { fallbacks } : {}), budgets, ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), ...(inspector ? { inspect: inspector.inspect } : {}) , ...telemetry?.reinOptions });
+    rein = await createRein({ store, workspace, protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins)], provider, ...(fallbacks ? { fallbacks } : {}), budgets, ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(inspector ? { inspect: inspector.inspect } : {}), ...telemetry?.reinOptions });
     telemetry?.attach(rein);
     const text = task || replaying?.task || 'Follow the script.';
     if (options.detach) {
@@ -46,10 +48,14 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
       return;
     }
     const session = await rein.createSession({ task: text });
-    if (!options.json) await printSandbox(store, session.id);
-    const result = await runToQuiet(session, { json: Boolean(options.json), begin: () => session.send(text), approvals: answeringOf(options) });
-    await stopPluginsAfter(rein, session.id, { json: Boolean(options.json), printedThrough: session.snapshot().head, reason: 'rein run finished' });
-    setExit(exitCodeOf(result));
+    try {
+      if (!options.json) await printSandbox(store, session.id);
+      const result = await runToQuiet(session, { json: Boolean(options.json), begin: () => session.send(text), approvals: answeringOf(options) });
+      await stopPluginsAfter(rein, session.id, { json: Boolean(options.json), printedThrough: session.snapshot().head, reason: 'rein run finished' });
+      setExit(exitCodeOf(result));
+    } finally {
+      await session.release();
+    }
   } finally {
     // Also when the run failed: the plugins stop (a second call does nothing).
     await rein?.stopPlugins('rein run finished');

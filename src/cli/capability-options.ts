@@ -1,0 +1,50 @@
+import type { CapabilityProblem } from '../../models/capability.records.js';
+import type { CapabilityOptions } from '../capabilities/catalog.js';
+import { ReinError } from '../host/host-errors.js';
+import type { McpServerConfig } from '../mcp/mcp-config.js';
+import { describeMcpFile, loadProjectMcp } from '../mcp/project-mcp.js';
+import { loadWorkspaceConfig } from '../providers/provider-settings.js';
+import { promptForTrust } from '../trust/trust-prompt.js';
+import { TrustStore } from '../trust/trust-store.js';
+
+import type { CapabilityFlags } from './command-options.js';
+
+/** What a session of this CLI run gets: the trusted project MCP servers, the discovery policy, and what was skipped. */
+export interface CliCapabilities {
+  mcpServers: Record<string, McpServerConfig>;
+  capabilities: CapabilityOptions;
+  /** Untrusted files and unusable entries, for the session's catalog and a warning on stderr. */
+  problems: CapabilityProblem[];
+}
+
+/**
+ * Resolve the workspace's capabilities for a session: the discovery policy from `--visible-limit` and
+ * `rein.config.json`, and the MCP servers of `rein.config.json` and `.mcp.json` whose content the user trusts. A file
+ * not yet trusted (or changed since) is trusted by `--yes`, or by answering the prompt on a TTY — both recorded in the
+ * trust store with the file's digest; otherwise its servers do not start, and stderr says how to trust it.
+ */
+export const cliCapabilitiesFor = async (workspace: string, flags: CapabilityFlags, io: { interactive: boolean; trust?: TrustStore } = { interactive: Boolean(process.stdin.isTTY) }): Promise<CliCapabilities> => {
+  const config = await loadWorkspaceConfig(workspace);
+  const limit = flags.visibleLimit === undefined ? undefined : Number(flags.visibleLimit);
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw new ReinError('USAGE', `--visible-limit must be a positive integer, got ${JSON.stringify(flags.visibleLimit)}`);
+  const capabilities: CapabilityOptions = { ...config?.capabilities, ...(limit === undefined ? {} : { visibleLimit: limit }) };
+  const trust = io.trust ?? new TrustStore();
+  const mcpServers: Record<string, McpServerConfig> = {};
+  const problems: CapabilityProblem[] = [];
+  for (const file of await loadProjectMcp(workspace, trust)) {
+    for (const problem of file.problems) problems.push({ source: `${file.file}: ${problem.name}`, reason: problem.reason });
+    if (file.servers.length === 0) continue;
+    let trusted = file.status === 'trusted';
+    if (!trusted && flags.yes) trusted = true;
+    else if (!trusted && io.interactive) trusted = await promptForTrust(describeMcpFile(file), { input: process.stdin, output: process.stderr });
+    if (trusted && file.status !== 'trusted') await trust.trust(file.subject);
+    if (!trusted) {
+      const reason = `${file.status === 'changed' ? 'changed since it was trusted' : 'not trusted'}: its ${file.servers.length} MCP server(s) did not start (trust it with \`rein mcp trust\` or --yes)`;
+      problems.push({ source: file.file, reason });
+      process.stderr.write(`rein: ${file.file} is ${reason}\n`);
+      continue;
+    }
+    for (const spec of file.servers) mcpServers[spec.name] = { ...spec.config, origin: spec.origin } as McpServerConfig;
+  }
+  return { mcpServers, capabilities: { ...capabilities, ...(problems.length > 0 ? { problems } : {}) }, problems };
+};

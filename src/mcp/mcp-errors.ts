@@ -1,0 +1,12 @@
+/** Stable codes of the MCP commands' errors (README: *Error codes*). */
+export type McpErrorCode = 'MCP_SERVER_NOT_FOUND' | 'MCP_UNTRUSTED' | 'MCP_CONNECT_FAILED';
+
+/** An MCP command could not do what was asked: no such server, a project file not trusted, a server that did not come up. */
+export class McpError extends Error {
+  readonly code: McpErrorCode;
+  constructor(code: McpErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'McpError';
+    this.code = code;
+  }
+}

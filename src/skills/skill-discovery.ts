@@ -1,0 +1,101 @@
+import { open, readdir, realpath, stat } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import type { CapabilityProblem } from '../../models/capability.records.js';
+import type { LoadableSkill } from '../capabilities/agent-capabilities.js';
+import { mapAllowedTools, maxSkillFileBytes, parseSkillDocument } from './skill-format.js';
+
+/** Where skills are looked for, in order (an earlier folder's skill shadows a later one of the same name). */
+export interface SkillLocation {
+  directory: string;
+  scope: 'project' | 'user' | 'host';
+}
+
+/** The skill folders of a workspace (`.agents/skills`, `.claude/skills`) and of the user (`~/.agents/skills`). */
+export const projectSkillDirectories = ['.agents/skills', '.claude/skills'] as const;
+
+/** Skill options a harness takes (`createRein({ skills })`). */
+export interface SkillOptions {
+  /** More folders to search (after the workspace's, before the user's), each holding `<name>/SKILL.md` folders. */
+  directories?: readonly string[];
+  /** Search `~/.agents/skills` too (default true). */
+  user?: boolean;
+  /** The user's home (default `os.homedir()`), for tests and hosts with their own. */
+  home?: string;
+}
+
+/** The locations to search for a workspace, project first. */
+export const skillLocations = (workspace: string, options: SkillOptions = {}): SkillLocation[] => [
+  ...projectSkillDirectories.map((directory) => ({ directory: join(workspace, directory), scope: 'project' as const })),
+  ...(options.directories ?? []).map((directory) => ({ directory: resolve(workspace, directory), scope: 'host' as const })),
+  ...(options.user === false ? [] : [{ directory: join(options.home ?? homedir(), '.agents', 'skills'), scope: 'user' as const }]),
+];
+
+/** How a skill's path is shown: relative to the workspace for a project skill, with `~` for the user's. */
+export const displaySkillPath = (path: string, workspace: string, home: string): string => {
+  const inWorkspace = relative(workspace, path);
+  if (!inWorkspace.startsWith('..') && inWorkspace !== '') return inWorkspace;
+  const inHome = relative(home, path);
+  return !inHome.startsWith('..') && inHome !== '' ? `~/${inHome}` : path;
+};
+
+const readCapped = async (path: string): Promise<string | { error: string }> => {
+  const handle = await open(path, 'r').catch((error: NodeJS.ErrnoException) => ({ error: error.code ?? error.message }));
+  if ('error' in handle) return { error: `cannot open SKILL.md (${handle.error})` };
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) return { error: 'SKILL.md is not a regular file' };
+    if (info.size > maxSkillFileBytes) return { error: `SKILL.md is ${info.size} bytes; at most ${maxSkillFileBytes}` };
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
+};
+
+/**
+ * Find the skills: every `<location>/<folder>/SKILL.md`, project folders first. A malformed SKILL.md, a name that
+ * differs from its folder, or a name an earlier folder already has is reported as a problem and skipped — never
+ * fatal. `known` says which tool names exist, to map `allowed-tools` (unknown names are reported, and grant nothing).
+ */
+export const discoverSkills = async (input: { workspace: string; options?: SkillOptions; known: (name: string) => boolean }): Promise<{ skills: LoadableSkill[]; problems: CapabilityProblem[] }> => {
+  const home = input.options?.home ?? homedir();
+  const skills: LoadableSkill[] = [];
+  const problems: CapabilityProblem[] = [];
+  const taken = new Map<string, string>();
+  for (const location of skillLocations(input.workspace, input.options)) {
+    const folders = await readdir(location.directory, { withFileTypes: true }).catch(() => []);
+    for (const folder of folders.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0))) {
+      if (!folder.isDirectory() && !folder.isSymbolicLink()) continue;
+      const directory = join(location.directory, folder.name);
+      const shown = displaySkillPath(join(directory, 'SKILL.md'), input.workspace, home);
+      const root = await realpath(directory).catch(() => undefined);
+      if (!root || !(await stat(root).then((info) => info.isDirectory()).catch(() => false))) continue;
+      const text = await readCapped(join(root, 'SKILL.md'));
+      if (typeof text !== 'string') {
+        if (text.error.includes('ENOENT')) continue;
+        problems.push({ source: shown, reason: text.error });
+        continue;
+      }
+      const parsed = parseSkillDocument(text, folder.name);
+      if (!parsed.ok) {
+        problems.push({ source: shown, reason: parsed.reason });
+        continue;
+      }
+      const { name, description, allowedTools } = parsed.value;
+      const earlier = taken.get(name);
+      if (earlier) {
+        problems.push({ source: shown, reason: `skill "${name}" is shadowed by ${earlier}` });
+        continue;
+      }
+      taken.set(name, shown);
+      let tools: string[] | undefined;
+      if (allowedTools) {
+        const mapped = mapAllowedTools(allowedTools, input.known);
+        tools = mapped.tools;
+        if (mapped.unknown.length > 0) problems.push({ source: shown, reason: `allowed-tools names tools rein does not have (they grant nothing): ${mapped.unknown.join(', ')}` });
+      }
+      skills.push({ name, description, path: shown, scope: location.scope, root, ...(tools ? { allowedTools: tools } : {}) });
+    }
+  }
+  return { skills, problems };
+};
