@@ -22,7 +22,7 @@ export type { SessionSummary } from './session/session-catalog.js';
 export type { ForkOptions as ForkSessionOptions } from './session/fork-session.js';
 export type { SessionResult, InputDraft } from './host/session-host.js';
 export type { LiveEvent } from './host/live-events.js';
-export type { ReplayResult } from './host/replay.js';
+export type { ReplayCounts, ReplayResult } from './host/replay.js';
 export { verifyRecords } from './host/replay.js';
 export { ReinError, DivergenceError } from './host/host-errors.js';
 export type { HostErrorCode } from './host/host-errors.js';

@@ -4,12 +4,12 @@ import type { ReinRecord } from '../models/records.js';
 import type { ModelOptions } from '../models/model-contract.js';
 import type { EventStore } from '../stores/event-store.js';
 import type { RetryPolicy } from './effects/model-retry.js';
-import type { ReplayResult } from './host/replay.js';
+import type { ReplayCounts } from './host/replay.js';
 import type { ModelProvider } from './providers/provider.js';
 import type { ContextPolicyOptions } from './projections/context-policy.js';
 import type { ContextViewOptions } from './projections/context.view.js';
 import type { VerificationClassifier } from './effects/verification.js';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
 import { createSession, newSessionId, type CreateSessionOptions } from './session/start-session.js';
 import { submitSession } from './worker/submit-session.js';
@@ -180,7 +180,7 @@ export interface Rein {
   /** Rebuild a session from the log, resolve its in-doubt effects and continue it. */
   resumeSession(sessionId: string, options?: ResumeOptions): Promise<{ session: ReinSession; report: ResumeReport }>;
   /** Verify a session by replay; rejects with `DivergenceError` on the first differing seq. */
-  replaySession(sessionId: string): Promise<ReplayResult>;
+  replaySession(sessionId: string): Promise<ReplayCounts>;
   /** Fork a session at a step boundary; resolves with the new session id. */
   forkSession(sessionId: string, atSeq: number, options?: ForkOptions): Promise<string>;
   listSessions(): Promise<SessionSummary[]>;
@@ -254,6 +254,8 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
   const sandbox = sandboxPolicyOf(options.sandbox);
   // The start-up probe: whether bubblewrap can build a sandbox here is found once, before any session runs.
   await sandboxEnforcement(sandbox);
+  const found = await stat(options.workspace).catch(() => undefined);
+  if (!found?.isDirectory()) throw new ReinError('USAGE', `createRein({ workspace }): ${options.workspace} ${found ? 'is not a directory' : 'does not exist'}`);
   const workspace = await Workspace.open(options.workspace, options.protectedPaths ? { protectedPaths: options.protectedPaths } : {});
   const clock = options.clock ?? Date.now;
   const memoryOptions = options.memory === false ? undefined : (options.memory ?? {});
@@ -370,7 +372,10 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
       if (!resumed.report.alreadyEnded) remember(resumed.session);
       return resumed;
     },
-    replaySession: (sessionId) => replaySession(options.store, sessionId),
+    replaySession: async (sessionId) => {
+      const { verified, inputs, regenerated, head } = await replaySession(options.store, sessionId);
+      return { verified, inputs, regenerated, head };
+    },
     forkSession: (sessionId, atSeq, forkOptions) => forkSession(options.store, sessionId, atSeq, { clock, ...forkOptions }),
     listSessions: () => listSessions(options.store),
     getSession: (sessionId) => summarizeSession(options.store, sessionId),

@@ -42,11 +42,19 @@ describe('the embedding API', () => {
       const records = await store.read(session.id);
       const paths = records.filter((record) => record.type === 'tool.settled').map((record) => (record.data as { observation: string }).observation);
       expect(paths.every((observation) => !files.filter((file) => file !== files[index]).some((other) => observation.toLowerCase().includes(`from ${other}`)))).toBe(true);
-      await rein.replaySession(session.id);
+      expect(await rein.replaySession(session.id)).toEqual({ verified: records.length, inputs: expect.any(Number), regenerated: expect.any(Number), head: records.at(-1)!.seq });
       const history = await firstValueFrom(rein.records(session.id).pipe(takeWhile((record) => record.type !== 'session.ended', true), toArray()));
       expect(history.map((record) => record.seq)).toEqual(records.map((record) => record.seq));
     }
     expect(rein.runningSessions()).toEqual([]);
+  });
+
+  it('refuses a workspace that does not exist or is a file with a typed USAGE error', async () => {
+    workspace = await makeTempDir('rein-embed-');
+    await writeFile(join(workspace.path, 'file.txt'), 'x');
+    const provider = createOpenAICompatibleProvider({ model: 'loopback-1', baseUrl: 'http://127.0.0.1:9/v1' });
+    await expect(createRein({ store: createMemoryEventStore(), workspace: join(workspace.path, 'nope'), provider })).rejects.toMatchObject({ code: 'USAGE', message: expect.stringContaining('does not exist') });
+    await expect(createRein({ store: createMemoryEventStore(), workspace: join(workspace.path, 'file.txt'), provider })).rejects.toMatchObject({ code: 'USAGE', message: expect.stringContaining('is not a directory') });
   });
 
   it('cancels a session mid-stream, and close() interrupts the rest resumably', async () => {

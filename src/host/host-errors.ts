@@ -14,6 +14,8 @@ export type HostErrorCode =
   | 'LEASE_LOST'
   | 'SESSION_LEASED'
   | 'QUEUE_UNSUPPORTED'
+  | 'STORE_NOT_FOUND'
+  | 'STORE_COPY_INCOMPLETE'
   | 'USAGE';
 
 /** Base class for runtime errors that cross a boundary: a stable `code` and the underlying `cause`. */

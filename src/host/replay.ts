@@ -13,6 +13,18 @@ import { CapabilityDeriver } from '../capabilities/capability-deriver.js';
  * `--json`, resume's report): `verified` records read and checked, of which `inputs` were re-applied and
  * `regenerated` derived records were regenerated and found equal (the rest are facts, which replay skips).
  */
+/** What a verified replay reports: the counts `rein replay` prints and `rein.replaySession` resolves with. */
+export interface ReplayCounts {
+  /** Records read and checked (the whole log, or the tail after a snapshot). */
+  verified: number;
+  /** Input records re-applied. */
+  inputs: number;
+  /** Derived records regenerated and found equal to the stored ones. */
+  regenerated: number;
+  /** The last seq replayed. */
+  head: number;
+}
+
 export interface ReplayResult {
   stream: string;
   /** Records read and checked (the whole log, or the tail after a snapshot). */

@@ -13,7 +13,7 @@ import type { LiveEvent } from './live-events.js';
 import { createIdGenerator } from './record-ids.js';
 import { ToolLane } from './tool-lane.js';
 import { RunningEffects } from './running-effects.js';
-import { statusAfterBatch } from './session-status.js';
+import { initialStatusState, statusOfState, statusStateOf, type SessionStatusState, type StatusSource } from './session-status.js';
 import type { CapabilityDeriver } from '../capabilities/capability-deriver.js';
 
 /** An input for one step: the host stamps ids, time and seq. `actor` defaults to the root agent. */
@@ -69,6 +69,8 @@ export interface SessionHostOptions {
    * written, and `whenQuiet` rejects with it (a worker whose lease may have lapsed must not act).
    */
   effectGate?: () => Error | undefined;
+  /** The stream's records so far (or its newest ones, reaching the root's last transition), for the status index. */
+  statusHistory?: Iterable<StatusSource>;
   /** Derives each round's `capability.diff` from the log (the same deriver replay runs); absent: none are derived. */
   capabilities?: CapabilityDeriver;
   /**
@@ -123,6 +125,8 @@ export class SessionHost {
   private readonly toolLanes = new Map<string, ToolLane<{ request: EffectRequest; settlement: Settlement }>>();
   private readonly parallelTools: number;
   private readonly effectGate: (() => Error | undefined) | undefined;
+  /** What the stream written so far says about the session's status (for stores that index it). */
+  private statusState: SessionStatusState;
   private readonly capabilities: CapabilityDeriver | undefined;
   private readonly stopReasonOf: ((record: RecordEnvelope) => string | undefined) | undefined;
   private broken: Error | undefined;
@@ -154,6 +158,7 @@ export class SessionHost {
     this.lastSnapshotSeq = options.lastSnapshotSeq ?? 0;
     this.parallelTools = options.parallelTools ?? 4;
     this.effectGate = options.effectGate;
+    this.statusState = statusStateOf(options.statusHistory ?? [], initialStatusState);
     this.capabilities = options.capabilities;
     this.stopReasonOf = options.stopReasonOf;
   }
@@ -426,9 +431,13 @@ export class SessionHost {
       else this.lastAt = draft.at;
     }
     const grouped = sync !== true && this.store.commit !== undefined;
-    const status = statusAfterBatch(drafts);
+    // The status the whole stream leaves after this batch (a batch alone cannot tell: a resume's confirmation wait
+    // outlives the transitions written after it).
+    const statusState = statusStateOf(drafts, this.statusState);
+    const status = statusOfState(statusState);
     const stored = await this.store.append(this.stream, drafts, { expectedSeq: this.head, ...(grouped ? { sync: false } : sync === undefined ? {} : { sync }), ...(blobs && blobs.length > 0 ? { blobs } : {}), ...(status === undefined ? {} : { status }) });
     if (stored.length === 0) return stored;
+    this.statusState = statusState;
     this.head = stored[stored.length - 1]!.seq;
     for (const record of stored) {
       this.unacknowledged.push(record);

@@ -8,27 +8,79 @@ export interface StatusSource {
 }
 
 /**
- * The session status the newest status-bearing root record of `newestFirst` gives: the `session.ended` outcome,
- * `interrupted`, `idle`, `awaiting-approval` or `active`; undefined when no record there decides it.
+ * What a session's log says about its status so far (README: `rein sessions`): the root's `session.ended` outcome,
+ * whether the newest word is an interruption, the in-doubt effects the last resume left waiting for a confirmation
+ * and not settled since, and the root machine's last state. Immutable: `nextStatusState` returns a new value.
  */
-export const statusFromNewest = (newestFirst: Iterable<StatusSource>): string | undefined => {
-  for (const record of newestFirst) {
-    if (record.actor !== rootPath) continue;
-    if (record.type === 'session.ended') return (record.data as { status: string }).status;
-    if (record.type === 'session.interrupted') return 'interrupted';
-    if (record.type === 'actor.transitioned') {
-      const to = (record.data as { to: unknown }).to;
-      if (to === 'idle') return 'idle';
-      return typeof to === 'object' && to !== null && (to as { running?: unknown }).running === 'awaitingApproval' ? 'awaiting-approval' : 'active';
-    }
-  }
-  return undefined;
+export interface SessionStatusState {
+  ended?: string;
+  interrupted: boolean;
+  /** Effect ids the latest resume resolved `awaiting-confirmation` that no later record of theirs settled or re-decided. */
+  waiting: readonly string[];
+  /** `idle`, `awaiting-approval` or `active`, from the root's newest `actor.transitioned`. */
+  machine?: string;
+}
+
+export const initialStatusState: SessionStatusState = { interrupted: false, waiting: [] };
+
+const machineStatusOf = (to: unknown): string => {
+  if (to === 'idle') return 'idle';
+  return typeof to === 'object' && to !== null && (to as { running?: unknown }).running === 'awaitingApproval' ? 'awaiting-approval' : 'active';
 };
 
-/** The status a batch leaves its session in (for stores that index it), or undefined when the batch does not change it. */
-export const statusAfterBatch = (batch: readonly StatusSource[]): string | undefined => {
-  const newestFirst = function* () {
-    for (let index = batch.length - 1; index >= 0; index--) yield batch[index]!;
-  };
-  return statusFromNewest(newestFirst());
+/**
+ * Fold one record into the status state. A resume supersedes an interruption and every earlier confirmation wait (it
+ * decides each in-doubt effect again); an `effect.resolved` of `awaiting-confirmation` makes its effect wait, any other
+ * resolution or any later record of that effect (its settlement, a rerun's records: anything carrying its `effectId`)
+ * ends the wait; a root transition is the machine's
+ * state and, being newer, supersedes an interruption.
+ */
+export const nextStatusState = (state: SessionStatusState, record: StatusSource): SessionStatusState => {
+  const data = (record.data ?? {}) as { status?: unknown; effectId?: unknown; resolution?: unknown; to?: unknown };
+  if (record.type === 'effect.resolved' && typeof data.effectId === 'string') {
+    const others = state.waiting.filter((id) => id !== data.effectId);
+    return { ...state, waiting: data.resolution === 'awaiting-confirmation' ? [...others, data.effectId] : others };
+  }
+  if (typeof data.effectId === 'string' && state.waiting.includes(data.effectId)) {
+    return { ...state, waiting: state.waiting.filter((id) => id !== data.effectId) };
+  }
+  if (record.actor !== rootPath) return state;
+  switch (record.type) {
+    case 'session.ended':
+      return { ...state, ended: String(data.status) };
+    case 'session.interrupted':
+      return { ...state, interrupted: true };
+    case 'session.resumed':
+      return { ...state, interrupted: false, waiting: [] };
+    case 'actor.transitioned':
+      return { ...state, interrupted: false, machine: machineStatusOf(data.to) };
+    default:
+      return state;
+  }
 };
+
+/**
+ * The status a state stands for: the `session.ended` outcome; else `interrupted`; else `awaiting-confirmation` while
+ * an in-doubt effect waits for a person to confirm its rerun (nothing runs until `rein resume --yes` or
+ * `rein approve <id> <effectId>`); else the machine's `idle`, `awaiting-approval` or `active`; undefined when nothing
+ * seen decides it.
+ */
+export const statusOfState = (state: SessionStatusState): string | undefined => {
+  if (state.ended !== undefined) return state.ended;
+  if (state.interrupted) return 'interrupted';
+  if (state.waiting.length > 0) return 'awaiting-confirmation';
+  return state.machine;
+};
+
+/** Fold records, oldest first, into a status state (from `initialStatusState`, or `from`). */
+export const statusStateOf = (records: Iterable<StatusSource>, from: SessionStatusState = initialStatusState): SessionStatusState => {
+  let state = from;
+  for (const record of records) state = nextStatusState(state, record);
+  return state;
+};
+
+/**
+ * The status records (oldest first) leave a session in; a window of the newest records serves as well as the whole
+ * log, provided it reaches the root's last transition. Undefined when none of them decides it.
+ */
+export const sessionStatusOf = (records: Iterable<StatusSource>): string | undefined => statusOfState(statusStateOf(records));

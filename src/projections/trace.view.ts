@@ -9,6 +9,7 @@ import type { HookDecided } from '../../models/hook.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
 import type { DelegationCompleted, DelegationFailed, DelegationJoined, DelegationPermissionEscalated, DelegationStarted, DelegationValidated } from '../../models/delegation.records.js';
 import { prepend, type PersistentList } from './persistent-list.js';
+import { initialStatusState, nextStatusState, type SessionStatusState } from '../host/session-status.js';
 import type { Projection, ViewState } from './projection.js';
 
 /** Where a record sits in the log: enough to cite it as evidence. */
@@ -127,6 +128,8 @@ export interface TraceView extends ViewState {
   ended?: TraceRef & { status: string; reason?: string; unresolved?: UnresolvedFindings };
   /** Records whose `cause` / `corr` named nothing the view knew: a broken link in the chain. */
   unlinked: number;
+  /** What the log says about the session's status (as `rein sessions` lists it). */
+  status: SessionStatusState;
 }
 
 const ref = (record: RecordEnvelope): TraceRef => ({ seq: record.seq, id: record.id });
@@ -270,96 +273,102 @@ const applyToTurn = (view: TraceView, record: RecordEnvelope, change: (turn: Tra
  */
 export const traceProjection: Projection<TraceView> = {
   name: 'trace',
-  initial: () => ({ seq: 0, tools: [], users: undefined, closed: undefined, open: {}, verifications: undefined, notes: undefined, unlinked: 0 }),
+  initial: () => ({ seq: 0, tools: [], users: undefined, closed: undefined, open: {}, verifications: undefined, notes: undefined, unlinked: 0, status: initialStatusState }),
   apply(view, record) {
-    const data = record.data as Record<string, unknown>;
-    if (delegationRecords.has(record.type)) return applyDelegationRecord(view, record);
-    switch (record.type) {
-      case 'session.created': {
-        const created = record.data as SessionCreated;
-        return { ...view, sessionId: created.sessionId, task: created.task, workspace: created.workspace, tools: created.tools };
-      }
-      case 'user.message':
-        return { ...view, users: prepend(view.users, { ...ref(record), actor: record.actor, text: String(data.text) }) };
-      case 'effect.requested':
-        return applyEffectRequested(view, record);
-      case 'context.projected': {
-        const projected = record.data as ContextProjected;
-        return applyToTurn(view, record, (turn) => ({
-          ...turn,
-          contexts: [...turn.contexts, { ...ref(record), attempt: projected.attempt, input: projected.input, estimatedTokens: projected.estimatedTokens, phase: projected.phase, excluded: projected.excluded.reduce((sum, entry) => sum + entry.count, 0), compacted: projected.compacted.length }],
-        }));
-      }
-      case 'model.attempted': {
-        const attempted = record.data as ModelAttempted;
-        const entry: TraceAttempt = {
-          ...ref(record),
-          attempt: attempted.attempt,
-          provider: attempted.provider,
-          ...(attempted.model ? { model: attempted.model } : {}),
-          outcome: attempted.outcome,
-          ...(attempted.errorCode ? { errorCode: attempted.errorCode } : {}),
-          decision: attempted.decision,
-          ...(attempted.fallbackTo ? { fallbackTo: attempted.fallbackTo.model ? `${attempted.fallbackTo.provider}/${attempted.fallbackTo.model}` : attempted.fallbackTo.provider } : {}),
-        };
-        return applyToTurn(view, record, (turn) => ({ ...turn, attempts: [...turn.attempts, entry] }));
-      }
-      case 'model.responded': {
-        const reply = record.data as ModelResponded;
-        return applyToTurn(view, record, (turn) => ({ ...turn, response: { ...ref(record), text: reply.text, toolCalls: reply.toolCalls.length, stopReason: reply.stopReason } }));
-      }
-      case 'model.failed': {
-        const failure = record.data as ModelFailed;
-        return applyToTurn(view, record, (turn) => ({ ...turn, failure: { ...ref(record), type: 'model.failed', code: failure.error.code, message: failure.error.message } }));
-      }
-      case 'effect.failed': {
-        const failure = record.data as EffectFailed;
-        const turn = view.open[record.actor];
-        if (turn?.effectId === failure.effectId) return withTurn(view, { ...turn, failure: { ...ref(record), type: 'effect.failed', code: failure.error.code, message: failure.error.message } });
-        return updateAction(view, record, (action) => action.effectId === failure.effectId, (action) => ({ ...action, failed: { ...ref(record), code: failure.error.code, message: failure.error.message } }));
-      }
-      case 'permission.decided':
-        return updateAction(view, record, byCall(record), (action) => ({ ...action, permission: { ...ref(record), decision: String(data.decision ?? data.outcome ?? 'unknown'), ...(typeof data.reason === 'string' ? { reason: data.reason } : {}) } }));
-      case 'hook.decided': {
-        const decided = record.data as HookDecided;
-        if (!decided.callId) return view;
-        const entry = { ...ref(record), point: decided.point, decision: decided.decision, ...(decided.reason ? { reason: decided.reason } : {}), ...(decided.decidedBy ? { by: decided.decidedBy } : {}) };
-        return updateAction(view, record, byCall(record), (action) => ({ ...action, hooks: [...(action.hooks ?? []), entry] }));
-      }
-      case 'tool.started':
-        return updateAction(view, record, byCall(record), (action) => ({ ...action, started: ref(record) }));
-      case 'tool.settled': {
-        const settled = record.data as ToolSettled;
-        return updateAction(view, record, byCall(record), (action) => ({
-          ...action,
-          settled: {
-            ...ref(record),
-            status: settled.status,
-            observation: settled.observation,
-            ...(settled.errorCode ? { errorCode: settled.errorCode } : {}),
-            ...(settled.truncated ? { truncated: settled.truncated } : {}),
-            ...(settled.execution ? { execution: settled.execution } : {}),
-            ...(settled.denial ? { denial: settled.denial } : {}),
-          },
-        }));
-      }
-      case 'verification.recorded': {
-        const verified = record.data as VerificationRecorded;
-        const entry: TraceVerification = { ...ref(record), actor: record.actor, name: verified.name, status: verified.status, summary: verified.summary, ...(verified.callId ? { callId: verified.callId } : {}), ...(verified.command ? { command: verified.command } : {}), ...(verified.artifact ? { artifact: verified.artifact } : {}), ...(verified.exitCode !== undefined ? { exitCode: verified.exitCode } : {}), ...(verified.durationMs !== undefined ? { durationMs: verified.durationMs } : {}) };
-        const next = { ...view, verifications: prepend(view.verifications, entry) };
-        if (!verified.callId) return next;
-        return updateAction(next, record, (action) => action.callId === verified.callId, (action) => ({ ...action, verification: entry }));
-      }
-      case 'session.ended': {
-        if (record.actor !== 'root') return view;
-        const ended = record.data as SessionEnded;
-        return { ...view, ended: { ...ref(record), status: ended.status, ...(ended.reason ? { reason: ended.reason } : {}), ...(ended.unresolved ? { unresolved: ended.unresolved } : {}) } };
-      }
-      default: {
-        const describe = noteTypes[record.type];
-        if (!describe) return view;
-        return { ...view, notes: prepend(view.notes, { ...ref(record), type: record.type, actor: record.actor, text: describe(data) }) };
-      }
-    }
+    const applied = applyTraceRecord(view, record);
+    const status = nextStatusState(view.status, record);
+    return status === applied.status ? applied : { ...applied, status };
   },
+};
+
+const applyTraceRecord = (view: TraceView, record: RecordEnvelope): TraceView => {
+  const data = record.data as Record<string, unknown>;
+  if (delegationRecords.has(record.type)) return applyDelegationRecord(view, record);
+  switch (record.type) {
+    case 'session.created': {
+      const created = record.data as SessionCreated;
+      return { ...view, sessionId: created.sessionId, task: created.task, workspace: created.workspace, tools: created.tools };
+    }
+    case 'user.message':
+      return { ...view, users: prepend(view.users, { ...ref(record), actor: record.actor, text: String(data.text) }) };
+    case 'effect.requested':
+      return applyEffectRequested(view, record);
+    case 'context.projected': {
+      const projected = record.data as ContextProjected;
+      return applyToTurn(view, record, (turn) => ({
+        ...turn,
+        contexts: [...turn.contexts, { ...ref(record), attempt: projected.attempt, input: projected.input, estimatedTokens: projected.estimatedTokens, phase: projected.phase, excluded: projected.excluded.reduce((sum, entry) => sum + entry.count, 0), compacted: projected.compacted.length }],
+      }));
+    }
+    case 'model.attempted': {
+      const attempted = record.data as ModelAttempted;
+      const entry: TraceAttempt = {
+        ...ref(record),
+        attempt: attempted.attempt,
+        provider: attempted.provider,
+        ...(attempted.model ? { model: attempted.model } : {}),
+        outcome: attempted.outcome,
+        ...(attempted.errorCode ? { errorCode: attempted.errorCode } : {}),
+        decision: attempted.decision,
+        ...(attempted.fallbackTo ? { fallbackTo: attempted.fallbackTo.model ? `${attempted.fallbackTo.provider}/${attempted.fallbackTo.model}` : attempted.fallbackTo.provider } : {}),
+      };
+      return applyToTurn(view, record, (turn) => ({ ...turn, attempts: [...turn.attempts, entry] }));
+    }
+    case 'model.responded': {
+      const reply = record.data as ModelResponded;
+      return applyToTurn(view, record, (turn) => ({ ...turn, response: { ...ref(record), text: reply.text, toolCalls: reply.toolCalls.length, stopReason: reply.stopReason } }));
+    }
+    case 'model.failed': {
+      const failure = record.data as ModelFailed;
+      return applyToTurn(view, record, (turn) => ({ ...turn, failure: { ...ref(record), type: 'model.failed', code: failure.error.code, message: failure.error.message } }));
+    }
+    case 'effect.failed': {
+      const failure = record.data as EffectFailed;
+      const turn = view.open[record.actor];
+      if (turn?.effectId === failure.effectId) return withTurn(view, { ...turn, failure: { ...ref(record), type: 'effect.failed', code: failure.error.code, message: failure.error.message } });
+      return updateAction(view, record, (action) => action.effectId === failure.effectId, (action) => ({ ...action, failed: { ...ref(record), code: failure.error.code, message: failure.error.message } }));
+    }
+    case 'permission.decided':
+      return updateAction(view, record, byCall(record), (action) => ({ ...action, permission: { ...ref(record), decision: String(data.decision ?? data.outcome ?? 'unknown'), ...(typeof data.reason === 'string' ? { reason: data.reason } : {}) } }));
+    case 'hook.decided': {
+      const decided = record.data as HookDecided;
+      if (!decided.callId) return view;
+      const entry = { ...ref(record), point: decided.point, decision: decided.decision, ...(decided.reason ? { reason: decided.reason } : {}), ...(decided.decidedBy ? { by: decided.decidedBy } : {}) };
+      return updateAction(view, record, byCall(record), (action) => ({ ...action, hooks: [...(action.hooks ?? []), entry] }));
+    }
+    case 'tool.started':
+      return updateAction(view, record, byCall(record), (action) => ({ ...action, started: ref(record) }));
+    case 'tool.settled': {
+      const settled = record.data as ToolSettled;
+      return updateAction(view, record, byCall(record), (action) => ({
+        ...action,
+        settled: {
+          ...ref(record),
+          status: settled.status,
+          observation: settled.observation,
+          ...(settled.errorCode ? { errorCode: settled.errorCode } : {}),
+          ...(settled.truncated ? { truncated: settled.truncated } : {}),
+          ...(settled.execution ? { execution: settled.execution } : {}),
+          ...(settled.denial ? { denial: settled.denial } : {}),
+        },
+      }));
+    }
+    case 'verification.recorded': {
+      const verified = record.data as VerificationRecorded;
+      const entry: TraceVerification = { ...ref(record), actor: record.actor, name: verified.name, status: verified.status, summary: verified.summary, ...(verified.callId ? { callId: verified.callId } : {}), ...(verified.command ? { command: verified.command } : {}), ...(verified.artifact ? { artifact: verified.artifact } : {}), ...(verified.exitCode !== undefined ? { exitCode: verified.exitCode } : {}), ...(verified.durationMs !== undefined ? { durationMs: verified.durationMs } : {}) };
+      const next = { ...view, verifications: prepend(view.verifications, entry) };
+      if (!verified.callId) return next;
+      return updateAction(next, record, (action) => action.callId === verified.callId, (action) => ({ ...action, verification: entry }));
+    }
+    case 'session.ended': {
+      if (record.actor !== 'root') return view;
+      const ended = record.data as SessionEnded;
+      return { ...view, ended: { ...ref(record), status: ended.status, ...(ended.reason ? { reason: ended.reason } : {}), ...(ended.unresolved ? { unresolved: ended.unresolved } : {}) } };
+    }
+    default: {
+      const describe = noteTypes[record.type];
+      if (!describe) return view;
+      return { ...view, notes: prepend(view.notes, { ...ref(record), type: record.type, actor: record.actor, text: describe(data) }) };
+    }
+  }
 };

@@ -1,6 +1,6 @@
 import { isDerivedType, recordVersion } from '../../models/records.js';
 import type { EventStore } from '../../stores/event-store.js';
-import { statusFromNewest } from '../host/session-status.js';
+import { sessionStatusOf } from '../host/session-status.js';
 import { rootPath } from '../host/actor-tree.js';
 import { ReinError } from '../host/host-errors.js';
 import { createIdGenerator } from '../host/record-ids.js';
@@ -34,7 +34,7 @@ export const forkSession = async (store: EventStore, sessionId: string, atSeq: n
   const forkId = options.newSessionId ?? newSessionId(clock());
   await store.fork(sessionId, atSeq, { newStream: forkId });
   // The fork's status is its parent's at the fork point (for stores that index it).
-  const status = statusFromNewest(await store.read(forkId, { reverse: true, limit: 64 })) ?? 'active';
+  const status = sessionStatusOf(await store.read(forkId, { from: Math.max(1, atSeq - 63) })) ?? 'active';
   await store.append(forkId, [{ id: createIdGenerator()(), type: 'session.forked', v: recordVersion('session.forked'), at: clock(), actor: rootPath, data: { parent: sessionId, atSeq } }], { expectedSeq: atSeq, status });
   return forkId;
 };

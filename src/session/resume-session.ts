@@ -23,6 +23,10 @@ import { sandboxCheckedOf } from '../policy/sandbox-status.js';
 export interface ResumeOptions {
   /** Rerun in-doubt effects whose policy is `require-user-confirmation` (the CLI's `--yes`). */
   confirmInDoubt?: boolean;
+  /** Rerun these in-doubt effects (by effect id) even when their policy needs confirmation (an answer left in the queue). */
+  confirmEffects?: readonly string[];
+  /** Settle these in-doubt effects in doubt instead of waiting for a confirmation: a person declined to rerun them. */
+  declineEffects?: readonly string[];
   /** Allow continuing in a workspace other than the one the session was created in. */
   allowWorkspaceChange?: boolean;
 }
@@ -152,7 +156,7 @@ export const resumeSession = async (services: SessionServices, sessionId: string
   const wiring = wireSession(services, created.tools, memory, sessionId, capabilities);
   for (const record of records) wiring.observe(record);
   const head = records[records.length - 1]?.seq ?? 0;
-  const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, lastAt: records[records.length - 1]?.at ?? first.at, executors: wiring.executors, machineVersion, clock: services.clock, newId: createIdGenerator(), snapshotEvery: services.snapshotEvery, parallelTools: services.parallelTools, lastSnapshotSeq: rebuilt.snapshotSeq ?? 0, ...(services.effectGate ? { effectGate: services.effectGate } : {}), ...(capabilities ? { capabilities: capabilities.deriver } : {}), stopReasonOf: sessionStopOf });
+  const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, lastAt: records[records.length - 1]?.at ?? first.at, executors: wiring.executors, machineVersion, clock: services.clock, newId: createIdGenerator(), snapshotEvery: services.snapshotEvery, parallelTools: services.parallelTools, lastSnapshotSeq: rebuilt.snapshotSeq ?? 0, statusHistory: records, ...(services.effectGate ? { effectGate: services.effectGate } : {}), ...(capabilities ? { capabilities: capabilities.deriver } : {}), stopReasonOf: sessionStopOf });
   host.written$.subscribe(wiring.observe);
   memory?.attach(host);
   // Hooks recorded in the log are never run again: only records appended from here on reach the observers.
@@ -190,7 +194,9 @@ export const resumeSession = async (services: SessionServices, sessionId: string
     inDoubt.map(async (effect) => {
       const policy = policyOf(wiring.executors, effect);
       const check = policy === 'rerun-after-check' || policy === 'require-user-confirmation' ? await checkOf(wiring.executors, effect, records) : undefined;
-      return { effect, policy, cleaned: check?.cleaned ?? [], ...resolve(policy, options.confirmInDoubt ?? false, check) };
+      const decided = resolve(policy, options.confirmInDoubt === true || (options.confirmEffects ?? []).includes(effect.effectId), check);
+      const declined = decided.resolution === 'awaiting-confirmation' && (options.declineEffects ?? []).includes(effect.effectId);
+      return { effect, policy, cleaned: check?.cleaned ?? [], ...(declined ? { resolution: 'failed-in-doubt' as const, reason: `a person declined to rerun it (${decided.reason})` } : decided) };
     }),
   );
   const facts: FactDraft[] = [];

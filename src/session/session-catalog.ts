@@ -1,11 +1,13 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EventStore, StreamInfo } from '../../stores/event-store.js';
-import { statusFromNewest } from '../host/session-status.js';
+import type { WaitingEntry } from '../../stores/postgres/postgres-session-queue.js';
+import { sessionStatusOf } from '../host/session-status.js';
 import { isReservedStreamName, memoryStream } from '../memory/memory-stream.js';
 
 /**
- * One line of `rein sessions`. `status` is a final outcome, `awaiting-approval`, `interrupted`, `idle`, `active` for
- * a session that has not ended, or `damaged` for one whose log cannot be read (`damaged` then names the error).
+ * One line of `rein sessions`. `status` is a final outcome; `interrupted`, `awaiting-approval`,
+ * `awaiting-confirmation`, `idle` or `active` for a session that has not ended; `queued` for one submitted for a
+ * worker that has no record yet; or `damaged` for one whose log cannot be read (`damaged` then names the error).
  */
 export interface SessionSummary {
   id: string;
@@ -17,7 +19,8 @@ export interface SessionSummary {
   damaged?: { code: string; message: string };
 }
 
-const statusOf = (tail: readonly RecordEnvelope[]): string => statusFromNewest(tail) ?? 'active';
+/** The status the newest records (newest first) leave the session in; `active` when none of them decides it. */
+const statusOf = (newestFirst: readonly RecordEnvelope[]): string => sessionStatusOf([...newestFirst].reverse()) ?? 'active';
 
 /** Summarise one session from its first record and the last few (cheap: two bounded reads). */
 export const summarizeSession = async (store: EventStore, id: string): Promise<SessionSummary | undefined> => {
@@ -29,6 +32,12 @@ export const summarizeSession = async (store: EventStore, id: string): Promise<S
   const task = first?.type === 'session.created' ? String((first.data as { task?: unknown }).task ?? '') : '';
   return { id, status: statusOf(tail), head: info.head, createdAt: info.createdAt, task, ...(info.forkedFrom ? { forkedFrom: info.forkedFrom } : {}) };
 };
+
+/**
+ * Every status `rein sessions` lists: a `session.ended` outcome, then those of a session that has not ended, `queued`
+ * (submitted for a worker, no record yet) and `damaged` (its log cannot be read).
+ */
+export const sessionStatuses = ['completed', 'failed', 'cancelled', 'budget-exhausted', 'interrupted', 'awaiting-approval', 'awaiting-confirmation', 'idle', 'active', 'queued', 'damaged'] as const;
 
 /** Options of `listSessions`. */
 export interface ListSessionsOptions {
@@ -56,13 +65,15 @@ const summarizeAll = async (store: EventStore, names: readonly string[]): Promis
  */
 export async function* sessionPages(store: EventStore, options: ListSessionsOptions = {}): AsyncGenerator<SessionSummary[]> {
   if (store.streamPage) {
-    for (let after: StreamInfo | undefined; ; ) {
+    for (let after: StreamInfo | undefined; options.status !== 'queued'; ) {
       const page = await store.streamPage({ ...(options.status === undefined ? {} : { status: options.status }), ...(after ? { after } : {}), limit: PAGE });
       const summaries = await summarizeAll(store, page.map((info) => info.stream));
       if (summaries.length > 0) yield summaries;
-      if (page.length < PAGE) return;
+      if (page.length < PAGE) break;
       after = page[page.length - 1];
     }
+    yield* queuedPages(store, options);
+    return;
   }
   // Names only (no database opened), so a stream that cannot be opened is still listed.
   const names = store.streamNames ? await store.streamNames() : (await store.streams()).map((info) => info.stream);
@@ -70,6 +81,26 @@ export async function* sessionPages(store: EventStore, options: ListSessionsOpti
   const rank = (summary: SessionSummary) => (summary.damaged ? 1 : 0);
   const summaries = (await summarizeAll(store, names)).filter((summary) => options.status === undefined || summary.status === options.status);
   yield summaries.sort((left, right) => rank(left) - rank(right) || left.createdAt - right.createdAt || (left.id < right.id ? -1 : 1));
+}
+
+/**
+ * The sessions a store's queue holds that have no record yet (PostgreSQL): `queued`, or `active` when a worker claimed
+ * one a moment ago. They come after the sessions that have records.
+ */
+async function* queuedPages(store: EventStore, options: ListSessionsOptions): AsyncGenerator<SessionSummary[]> {
+  if (options.status !== undefined && options.status !== 'queued' && options.status !== 'active') return;
+  if (!store.capabilities.fencing) return;
+  const queue = (await import('../../stores/postgres/postgres-session-queue.js')).sessionQueueOf(store);
+  if (!queue) return;
+  for (let after: WaitingEntry | undefined; ; ) {
+    const page = await queue.waiting({ ...(after ? { after } : {}), limit: PAGE });
+    const summaries = page
+      .map((entry): SessionSummary => ({ id: entry.session, status: entry.state === 'queued' ? 'queued' : 'active', head: 0, createdAt: entry.enqueuedAt, task: entry.task }))
+      .filter((summary) => options.status === undefined || summary.status === options.status);
+    if (summaries.length > 0) yield summaries;
+    if (page.length < PAGE) return;
+    after = page[page.length - 1];
+  }
 }
 
 /** Every session in the store (in `status`, when given), oldest first; damaged ones are listed with their error. */

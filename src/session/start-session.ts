@@ -9,7 +9,7 @@ import { machineVersion } from '../host/machine-version.js';
 import { mutationPolicyDigestOf } from '../typestate/call-spec.js';
 import { createIdGenerator } from '../host/record-ids.js';
 import { SessionHost } from '../host/session-host.js';
-import { statusAfterBatch } from '../host/session-status.js';
+import { sessionStatusOf } from '../host/session-status.js';
 import type { ModelProvider } from '../providers/provider.js';
 import { displayEndpoint } from '../providers/wire-format.js';
 import { ReinSession } from './session-handle.js';
@@ -89,7 +89,7 @@ export const createSession = async (services: SessionServices, options: CreateSe
     const derived = capabilities.deriver.derive(catalog, tree.apply(catalog), () => tree.mcpConnections());
     batch.push(catalog, ...derived.map((draft) => ({ id: newId(), v: recordVersion(draft.type), at, cause: catalog.id, ...draft })));
   }
-  const status = statusAfterBatch(batch);
+  const status = sessionStatusOf(batch);
   const stored = await services.store.append(sessionId, batch, { expectedSeq: 0, ...(status === undefined ? {} : { status }) });
   const memory = sessionMemoryFor(services, sessionId);
   const wiring = wireSession(services, created.tools, memory, sessionId, capabilities);
@@ -106,6 +106,7 @@ export const createSession = async (services: SessionServices, options: CreateSe
     newId,
     snapshotEvery: services.snapshotEvery,
     parallelTools: services.parallelTools,
+    statusHistory: stored,
     ...(services.effectGate ? { effectGate: services.effectGate } : {}),
     ...(capabilities ? { capabilities: capabilities.deriver } : {}),
     stopReasonOf: sessionStopOf,

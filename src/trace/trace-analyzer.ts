@@ -1,11 +1,15 @@
 import { newest } from '../projections/persistent-list.js';
+import { statusOfState } from '../host/session-status.js';
 import type { TraceView } from '../projections/trace.view.js';
 import { claimsSuccess, ContextReader, lastMutationSeq, turnsOf } from './trace-evidence.js';
 import { executionRules, failClosedRules, projectionRules, repetitionRules, truncationRules, verificationRules, type RuleInput } from './trace-rules.js';
 import { boundaryPrecedence, type ReadText, type TraceFinding, type TraceOutcome, type TraceReport } from './trace-types.js';
 
 const outcomeOf = (view: TraceView, lastVerification: RuleInput['lastVerification'], lastMutation: number): TraceOutcome => {
-  if (!view.ended) return newest(view.notes, 1)[0]?.type === 'session.interrupted' ? 'interrupted' : 'running';
+  if (!view.ended) {
+    const status = statusOfState(view.status);
+    return status === 'interrupted' || status === 'awaiting-approval' || status === 'awaiting-confirmation' || status === 'idle' ? status : 'running';
+  }
   if (view.ended.status !== 'completed') return view.ended.status as TraceOutcome;
   if (!lastVerification) return 'unverified';
   if (lastVerification.status === 'failed') return 'failed';

@@ -62,9 +62,10 @@ export interface TraceFinding {
 
 /**
  * How a session ended as the trace judges it: only a passing verification after the last change, with no
- * fail-closed finding left standing, is `succeeded`.
+ * fail-closed finding left standing, is `succeeded`. A session that has not ended is `interrupted`, waits for a person
+ (`awaiting-approval`, `awaiting-confirmation` of an in-doubt rerun), waits for a message (`idle`) or is `running`.
  */
-export type TraceOutcome = 'succeeded' | 'unverified' | 'failed' | 'cancelled' | 'budget-exhausted' | 'interrupted' | 'running';
+export type TraceOutcome = 'succeeded' | 'unverified' | 'failed' | 'cancelled' | 'budget-exhausted' | 'interrupted' | 'awaiting-approval' | 'awaiting-confirmation' | 'idle' | 'running';
 
 /** The analyzer's result: outcome, findings (primary first), the linked turns, and what it could not know. */
 export interface TraceReport {

@@ -44,3 +44,23 @@ export type QueuedSessionInput = z.input<typeof QueuedSession>;
 /** An approval answer left in the queue for the worker that runs the session (`rein approve`). */
 export const QueuedAnswer = z.object({ approvalId: z.string().min(1), decision: ApprovalDecision, feedback: z.string().optional() }).strict();
 export type QueuedAnswer = z.infer<typeof QueuedAnswer>;
+
+/**
+ * A confirmation left in the queue for a session parked on an in-doubt effect (`rein approve <sessionId> <effectId>`):
+ * `rerun` it, or `decline` (it is settled in doubt and the model is told its outcome is unknown). The worker that claims
+ * the session next resumes it with the answer.
+ */
+export const QueuedConfirmation = z.object({ effectId: z.string().min(1), decision: z.enum(['rerun', 'decline']) }).strict();
+export type QueuedConfirmation = z.infer<typeof QueuedConfirmation>;
+
+/** The confirmations among a queued session's answers, as `resumeSession` takes them. */
+export const confirmationsOf = (answers: readonly unknown[]): { confirmEffects: string[]; declineEffects: string[] } => {
+  const confirmations = answers.flatMap((raw) => {
+    const parsed = QueuedConfirmation.safeParse(raw);
+    return parsed.success ? [parsed.data] : [];
+  });
+  return {
+    confirmEffects: confirmations.filter((answer) => answer.decision === 'rerun').map((answer) => answer.effectId),
+    declineEffects: confirmations.filter((answer) => answer.decision === 'decline').map((answer) => answer.effectId),
+  };
+};

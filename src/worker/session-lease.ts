@@ -7,7 +7,7 @@ import type { SessionResult } from '../host/session-host.js';
 import type { ReinSession } from '../session/session-handle.js';
 import { fencedStore } from './fenced-store.js';
 import { LeaseKeeper } from './lease-keeper.js';
-import { QueuedAnswer } from './queued-session.js';
+import { confirmationsOf, QueuedAnswer } from './queued-session.js';
 
 /** A queued session held under a lease by a process that is not a worker (`rein resume`). */
 export interface HeldSession {
@@ -16,6 +16,8 @@ export interface HeldSession {
   store: EventStore;
   /** The effect gate for `createRein`. */
   effectGate: () => Error | undefined;
+  /** The confirmations `rein approve` left for the session's in-doubt effects, for `resumeSession`. */
+  confirmations: { confirmEffects: string[]; declineEffects: string[] };
   /** Apply the approval answers `rein approve` left for the session, then drop them. */
   applyAnswers(session: ReinSession): Promise<number>;
   /** Stop renewing and let go: `done`, `parked` (waiting for a person) or `queued` (for a worker), by the result. */
@@ -43,6 +45,7 @@ export const holdQueuedSession = async (options: { queue: PostgresSessionQueue; 
     lease: claimed.lease,
     store: fencedStore(options.store, claimed.lease),
     effectGate: keeper.check,
+    confirmations: confirmationsOf(claimed.answers),
     applyAnswers: async (session) => {
       const answers = await options.queue.answers(claimed.lease);
       for (const raw of answers) {

@@ -20,7 +20,8 @@ import type { SandboxPolicy } from '../policy/sandbox-policy.js';
 import { builtinTools } from '../tools/builtin-tools.js';
 import { fencedStore } from './fenced-store.js';
 import { LeaseKeeper } from './lease-keeper.js';
-import { QueuedAnswer, QueuedSession } from './queued-session.js';
+import { confirmationsOf, QueuedAnswer, QueuedConfirmation, QueuedSession } from './queued-session.js';
+import type { ResumeReport } from '../session/resume-session.js';
 
 /** What happened to one session a worker claimed. */
 export interface WorkerSessionEvent {
@@ -28,8 +29,19 @@ export interface WorkerSessionEvent {
   type: 'claimed' | 'finished' | 'parked' | 'requeued' | 'fenced' | 'failed' | 'warning';
   sessionId: string;
   epoch: number;
-  /** The session's status (finished), or why the worker let go (fenced, failed). */
+  /** The session's status (finished), what it waits for (parked), or why the worker let go (fenced, failed). */
   detail?: string;
+  /** What a parked session waits for: each approval and each in-doubt rerun to confirm, with the id `rein approve` takes. */
+  waitingFor?: WaitingFor[];
+}
+
+/** One thing a parked session waits for a person to answer (`rein approve <sessionId> <id>`). */
+export interface WaitingFor {
+  kind: 'approval' | 'confirmation';
+  /** The approval id, or the in-doubt effect's id. */
+  id: string;
+  /** What is asked: the tool call. */
+  summary: string;
 }
 
 /** Options of `runWorker`. */
@@ -93,6 +105,20 @@ const providerFor = async (spec: QueuedSession, store: EventStore, env: Record<s
   const settings = resolveProviderSettings({ session: spec.provider, env, workspace: spec.workspace });
   return createProviderFromSettings(settings, { store });
 };
+
+/** A tool call as a person reads it: its name and its first text argument (`bash sleep 6`, `write out.txt`). */
+const callSummary = (name: unknown, args: unknown): string => {
+  const first = Object.values((args ?? {}) as Record<string, unknown>).find((value): value is string => typeof value === 'string');
+  return [String(name), first === undefined ? '' : first.length > 60 ? `${first.slice(0, 57)}…` : first].join(' ').trim();
+};
+
+/** What a paused session waits for: its pending approvals and the in-doubt effects its resume left awaiting confirmation. */
+const waitingForOf = (approvals: ReadonlyArray<{ approvalId: string; tool: string; arguments: Record<string, unknown> }>, resolutions: ResumeReport['resolutions']): WaitingFor[] => [
+  ...approvals.map((approval): WaitingFor => ({ kind: 'approval', id: approval.approvalId, summary: callSummary(approval.tool, approval.arguments) })),
+  ...resolutions
+    .filter((resolution) => resolution.resolution === 'awaiting-confirmation')
+    .map((resolution): WaitingFor => ({ kind: 'confirmation', id: resolution.effectId, summary: resolution.kind === 'executeTool' ? `rerun ${callSummary(resolution.args.name, resolution.args.arguments)}` : `rerun ${resolution.kind}` })),
+];
 
 /**
  * Run sessions from a PostgreSQL store's queue (README: *Workers*): claim one with a lease (owner, epoch, expiry),
@@ -183,9 +209,10 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
       // The plugins stop (recorded in the session's log) while the lease still fences the log: before any release.
       const letGo = () => harness.stopPlugins(`worker ${owner} let go of the session`);
       const fresh = (await options.store.head(spec.sessionId)) === 0;
-      const session = fresh
-        ? await rein.createSession({ sessionId: spec.sessionId, task: spec.task })
-        : (await rein.resumeSession(spec.sessionId, { confirmInDoubt: spec.confirmInDoubt })).session;
+      // Confirmations `rein approve` left decide the in-doubt effects of this resume.
+      const resumed = fresh ? undefined : await rein.resumeSession(spec.sessionId, { confirmInDoubt: spec.confirmInDoubt, ...confirmationsOf(claimed.answers) });
+      const session = resumed?.session ?? (await rein.createSession({ sessionId: spec.sessionId, task: spec.task }));
+      const confirming = new Set(resumed?.report.resolutions.filter((resolution) => resolution.resolution === 'awaiting-confirmation').map((resolution) => resolution.effectId));
       interrupt = (reason) => void session.interrupt(reason).catch(() => undefined);
       if (keeper.lost) interrupt(keeper.lost);
       if (fresh) await session.send(spec.task);
@@ -198,9 +225,19 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
             if (error.code !== 'APPROVAL_NOT_FOUND') throw error;
           });
         }
-        await queue.dropAnswers(lease, answers.length);
+        // A confirmation that arrived after this resume decided its effect is applied by resuming again: kept in the queue.
+        const confirmed = answers.some((raw) => {
+          const answer = QueuedConfirmation.safeParse(raw);
+          return answer.success && confirming.has(answer.data.effectId);
+        });
+        if (!confirmed) await queue.dropAnswers(lease, answers.length);
         const result: SessionResult = await session.whenQuiet();
         if (keeper.lost) throw new ReinError('LEASE_LOST', keeper.lost);
+        if (result.status === 'paused' && confirmed) {
+          await letGo();
+          await queue.release(lease, 'queued');
+          return emit({ type: 'requeued', sessionId: lease.session, epoch: lease.epoch, detail: 'a confirmation arrived: the session resumes with it' });
+        }
         if (result.status === 'paused') {
           if ((await queue.answers(lease)).length > 0) continue;
           await letGo();
@@ -211,7 +248,8 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
             return emit({ type: 'requeued', sessionId: lease.session, epoch: lease.epoch, detail: 'an answer arrived while parking' });
           }
           if (state === undefined) throw new ReinError('LEASE_LOST', 'the lease was taken before the session could park');
-          return emit({ type: 'parked', sessionId: lease.session, epoch: lease.epoch });
+          const waitingFor = waitingForOf(session.pendingApprovals(), resumed?.report.resolutions ?? []);
+          return emit({ type: 'parked', sessionId: lease.session, epoch: lease.epoch, detail: waitingFor.map((waiting) => `waiting for ${waiting.kind} ${waiting.id} (${waiting.summary})`).join('; ') + ` — answer with: rein approve ${lease.session} <id> [--deny]`, waitingFor });
         }
         await letGo();
         if (result.status === 'interrupted') {

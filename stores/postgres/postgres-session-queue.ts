@@ -2,6 +2,7 @@ import { StoreError } from '../store-errors.js';
 import { assertStreamName } from '../stream-names.js';
 import { queueChannel } from './postgres-migrate.js';
 import type { PostgresEventStore } from './postgres-event-store.js';
+import type { EventStore } from '../event-store.js';
 
 /** Where a queued session is: waiting for a worker, leased to one, waiting for a person, or finished. */
 export type QueueState = 'queued' | 'running' | 'parked' | 'done';
@@ -30,6 +31,14 @@ export interface QueueEntry {
   lease?: { owner: string; epoch: number; expiresAt: number };
 }
 
+/** A queued session no worker has started yet (its stream holds no record): what `rein sessions` lists as `queued`. */
+export interface WaitingEntry {
+  session: string;
+  state: QueueState;
+  task: string;
+  enqueuedAt: number;
+}
+
 interface EntryRow {
   session: string;
   state: QueueState;
@@ -40,6 +49,10 @@ interface EntryRow {
   epoch: number | null;
   expires_at: Date | null;
 }
+
+/** The session queue of `store` when it has one (a PostgreSQL store), else undefined. */
+export const sessionQueueOf = (store: EventStore): PostgresSessionQueue | undefined =>
+  store.capabilities.fencing && typeof (store as Partial<PostgresEventStore>).listen === 'function' ? new PostgresSessionQueue(store as PostgresEventStore) : undefined;
 
 /**
  * The session queue of a PostgreSQL store (README: *Workers*): sessions submitted to run on workers, leased with an
@@ -123,20 +136,23 @@ export class PostgresSessionQueue {
   }
 
   /**
-   * Leave an answer for a queued session (an approval reply): it waits in the queue until the worker that runs the
-   * session applies it; a parked session becomes runnable again. Returns the session's state, undefined when it is
-   * not queued.
+   * Leave an answer for a queued session (an approval reply, a confirmation): it waits in the queue until the worker
+   * that runs the session applies it; a parked session becomes runnable again. With `once` (the answer's key, such as
+   * `{ approvalId }`), an answer already waiting with that key is not added again (checked in the same statement, so
+   * two concurrent answers cannot both be taken). Returns the session's state, `already-answered`, or undefined when
+   * the session is not queued.
    */
-  async answer(session: string, answer: unknown): Promise<QueueState | undefined> {
+  async answer(session: string, answer: unknown, options: { once?: Record<string, string> } = {}): Promise<QueueState | 'already-answered' | undefined> {
     const { rows } = await this.#store.db.query<{ state: QueueState }>(
       session,
       (s) => `WITH answered AS (
           UPDATE ${s}.queue SET answers = answers || jsonb_build_array($2::jsonb), state = CASE WHEN state = 'parked' THEN 'queued' ELSE state END, updated_at = clock_timestamp()
-          WHERE session = $1 RETURNING session, state)
+          WHERE session = $1 AND ($4::jsonb IS NULL OR NOT answers @> $4::jsonb) RETURNING session, state)
         SELECT state, pg_notify($3, session) FROM answered`,
-      [session, JSON.stringify(answer), queueChannel(this.#store.db.schema)],
+      [session, JSON.stringify(answer), queueChannel(this.#store.db.schema), options.once === undefined ? null : JSON.stringify([options.once])],
     );
-    return rows[0]?.state;
+    if (rows[0] !== undefined) return rows[0].state;
+    return options.once !== undefined && (await this.entry(session)) !== undefined ? 'already-answered' : undefined;
   }
 
   /** The queue entry of `session` with its lease, or undefined when it was never queued. */
@@ -156,6 +172,23 @@ export class PostgresSessionQueue {
       claims: row.claims,
       ...(row.owner !== null && row.epoch !== null && row.expires_at !== null ? { lease: { owner: row.owner, epoch: row.epoch, expiresAt: row.expires_at.getTime() } } : {}),
     };
+  }
+
+  /**
+   * Queue entries whose session has no record yet (queued, or claimed a moment ago), oldest first, page by page:
+   * `after` is the last entry of the previous page. Sessions that have records are listed from their streams instead.
+   */
+  async waiting(options: { after?: WaitingEntry; limit?: number } = {}): Promise<WaitingEntry[]> {
+    const after = options.after;
+    const { rows } = await this.#store.db.query<{ session: string; state: QueueState; task: string | null; enqueued: number }>(
+      'queue',
+      (s) => `SELECT q.session, q.state, q.spec->>'task' AS task, (extract(epoch FROM q.enqueued_at) * 1000)::float8 AS enqueued FROM ${s}.queue q
+        WHERE q.state IN ('queued', 'running') AND NOT EXISTS (SELECT 1 FROM ${s}.streams st WHERE st.stream = q.session AND st.head > 0)
+          AND ($1::float8 IS NULL OR ((extract(epoch FROM q.enqueued_at) * 1000)::float8, q.session) > ($1::float8, $2::text))
+        ORDER BY q.enqueued_at, q.session LIMIT $3`,
+      [after?.enqueuedAt ?? null, after?.session ?? '', options.limit ?? 200],
+    );
+    return rows.map((row) => ({ session: row.session, state: row.state, task: row.task ?? '', enqueuedAt: row.enqueued }));
   }
 
   /** Milliseconds until the earliest lease of a running session expires (0 when one already has), undefined when none runs. */

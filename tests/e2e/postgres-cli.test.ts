@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { jsonLines, runCli, startCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { describePostgres, freshSchemaUrl } from '../support/postgres.js';
-import { openPostgresEventStore, PostgresSessionQueue } from '../../src/index.js';
+import { openPostgresEventStore, PostgresSessionQueue, type PostgresEventStore } from '../../src/index.js';
 
 const script = {
   turns: [
@@ -77,16 +77,27 @@ describePostgres('rein CLI on a PostgreSQL store', () => {
     const queued = await runCli(['run', 'detached greeting', '--script', 'script.json', '--approve', 'write', '--store', url, '--detach', '--json'], { cwd: workspace.path });
     expect(queued.code).toBe(0);
     const { sessionId: detached } = jsonLines(queued.stdout)[0]!;
-    expect(jsonLines((await runCli(['sessions', '--json', '--store', url], { cwd: workspace.path })).stdout).map((line) => line.id)).not.toContain(detached);
+    // Queued, not yet claimed: listed as queued (also under --status queued, never under another status), shown as queued.
+    expect(jsonLines((await runCli(['sessions', '--json', '--store', url], { cwd: workspace.path })).stdout).find((line) => line.id === detached)).toMatchObject({ status: 'queued', head: 0, task: 'detached greeting' });
+    expect(jsonLines((await runCli(['sessions', '--json', '--status', 'queued', '--store', url], { cwd: workspace.path })).stdout).map((line) => line.id)).toEqual([detached]);
+    expect(jsonLines((await runCli(['sessions', '--json', '--status', 'completed', '--store', url], { cwd: workspace.path })).stdout).map((line) => line.id)).not.toContain(detached);
+    const shown = await runCli(['show', detached, '--store', url], { cwd: workspace.path });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('queued');
+    expect(jsonLines((await runCli(['show', detached, '--json', '--store', url], { cwd: workspace.path })).stdout)[0]).toMatchObject({ sessionId: detached, queued: true, state: 'queued', task: 'detached greeting' });
     const worker = await runCli(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: workspace.path });
     expect(worker.code).toBe(0);
     const events = jsonLines(worker.stdout);
     expect(events.filter((event) => event.sessionId === detached).map((event) => event.type)).toEqual(['claimed', 'finished']);
+    expect(jsonLines((await runCli(['sessions', '--json', '--status', 'queued', '--store', url], { cwd: workspace.path })).stdout)).toEqual([]);
     const [summary] = jsonLines((await runCli(['sessions', '--json', '--status', 'completed', '--store', url], { cwd: workspace.path })).stdout).filter((line) => line.id === detached);
     expect(summary).toMatchObject({ task: 'detached greeting' });
     const onLevel = await runCli(['run', 'x', '--script', 'script.json', '--detach'], { cwd: workspace.path });
     expect(onLevel.code).toBe(2);
     expect(onLevel.stderr).toContain('QUEUE_UNSUPPORTED');
+    const workerOnLevel = await runCli(['worker', '--exit-when-idle', '100'], { cwd: workspace.path });
+    expect(workerOnLevel.code).toBe(2);
+    expect(workerOnLevel.stderr).toContain('QUEUE_UNSUPPORTED');
   });
 
   it('parks a queued session that waits for an approval until rein approve answers it', async () => {
@@ -96,9 +107,17 @@ describePostgres('rein CLI on a PostgreSQL store', () => {
     expect(first.filter((event) => event.sessionId === waiting).map((event) => event.type)).toEqual(['claimed', 'parked']);
     const records = jsonLines((await runCli(['show', waiting, '--json', '--store', url], { cwd: workspace.path })).stdout);
     const approvalId = records.find((record) => record.type === 'approval.requested')!.data.approvalId as string;
+    // The parked line says what the session waits for, with the id rein approve takes.
+    expect(first.find((event) => event.type === 'parked')).toMatchObject({ waitingFor: [{ kind: 'approval', id: approvalId, summary: 'write out.txt' }], detail: expect.stringContaining(approvalId) });
     expect((await runCli(['approve', waiting, 'no-such-approval', '--store', url], { cwd: workspace.path })).stderr).toContain('APPROVAL_NOT_FOUND');
     const answered = await runCli(['approve', waiting, approvalId, '--store', url, '--json'], { cwd: workspace.path });
     expect(jsonLines(answered.stdout)[0]).toMatchObject({ sessionId: waiting, approvalId, decision: 'allow-once', state: 'queued' });
+    // The same answer again (or a different one) is refused while the first waits for a worker.
+    for (const again of [[], ['--deny']]) {
+      const twice = await runCli(['approve', waiting, approvalId, ...again, '--store', url], { cwd: workspace.path });
+      expect(twice.code).toBe(1);
+      expect(twice.stderr).toContain('APPROVAL_NOT_FOUND');
+    }
     const second = jsonLines((await runCli(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: workspace.path })).stdout);
     expect(second.find((event) => event.sessionId === waiting && event.type === 'finished')).toMatchObject({ detail: 'completed' });
     const replay = await runCli(['replay', waiting, '--store', url], { cwd: workspace.path });
@@ -121,28 +140,65 @@ describePostgres('rein CLI on a PostgreSQL store', () => {
     }
   });
 
-  it('hands a session back to the queue when its worker is stopped (SIGTERM), and never reruns the command it cut short', async () => {
-    await writeFile(join(workspace.path, 'slow.json'), JSON.stringify({ turns: [{ text: 'Waiting.', toolCalls: [{ name: 'bash', arguments: { command: 'sleep 20' } }] }, { text: 'Done.' }] }));
-    const queued = await runCli(['run', 'wait a while', '--script', 'slow.json', '--store', url, '--detach', '--yes', '--json'], { cwd: workspace.path });
+  /** Queue the slow script, start a worker, SIGTERM it once the command started; resolves with the session id. */
+  const stopWorkerDuringCommand = async (flags: readonly string[], store: PostgresEventStore): Promise<string> => {
+    await writeFile(join(workspace.path, 'slow.json'), JSON.stringify({ turns: [{ text: 'Waiting.', toolCalls: [{ name: 'bash', arguments: { command: 'sleep 3' } }] }, { text: 'Done.' }] }));
+    const queued = await runCli(['run', 'wait a while', '--script', 'slow.json', '--store', url, '--detach', ...flags, '--json'], { cwd: workspace.path });
     const { sessionId: slow } = jsonLines(queued.stdout)[0]!;
     const worker = startCli(['worker', '--store', url, '--json'], { cwd: workspace.path });
     let out = '';
     worker.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
     const closed = new Promise<number | null>((resolve) => worker.on('close', resolve));
-    const store = await openPostgresEventStore(url);
     try {
       while (!(await store.read(slow)).some((record) => record.type === 'tool.started')) await new Promise((resolve) => setTimeout(resolve, 50));
       worker.kill('SIGTERM');
       expect(await closed).toBe(0);
-      expect(jsonLines(out).filter((event) => event.sessionId === slow).map((event) => event.type)).toEqual(['claimed', 'requeued']);
-      expect(await new PostgresSessionQueue(store).entry(slow)).toMatchObject({ state: 'queued' });
-      const next = jsonLines((await runCli(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: workspace.path })).stdout);
-      expect(next.filter((event) => event.sessionId === slow).map((event) => event.type)).toEqual(['claimed', 'parked']);
-      const records = await store.read(slow);
-      expect(records.filter((record) => record.type === 'tool.started')).toHaveLength(1);
-      expect(records.find((record) => record.type === 'effect.resolved')?.data).toMatchObject({ resolution: 'awaiting-confirmation' });
     } finally {
       worker.kill('SIGKILL');
+    }
+    expect(jsonLines(out).filter((event) => event.sessionId === slow).map((event) => event.type)).toEqual(['claimed', 'requeued']);
+    expect(await new PostgresSessionQueue(store).entry(slow)).toMatchObject({ state: 'queued' });
+    return slow;
+  };
+
+  it('hands a session back to the queue when its worker is stopped (SIGTERM), never reruns the command it cut short unconfirmed, and takes the confirmation through the queue', async () => {
+    const store = await openPostgresEventStore(url);
+    try {
+      const slow = await stopWorkerDuringCommand(['--approve', 'bash'], store);
+      const next = jsonLines((await runCli(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: workspace.path })).stdout).filter((event) => event.sessionId === slow);
+      expect(next.map((event) => event.type)).toEqual(['claimed', 'parked']);
+      const records = await store.read(slow);
+      expect(records.filter((record) => record.type === 'tool.started')).toHaveLength(1);
+      const resolved = records.find((record) => record.type === 'effect.resolved')!;
+      expect(resolved.data).toMatchObject({ resolution: 'awaiting-confirmation' });
+      const effectId = (resolved.data as { effectId: string }).effectId;
+      expect(next[1]).toMatchObject({ waitingFor: [{ kind: 'confirmation', id: effectId, summary: 'rerun bash sleep 3' }], detail: expect.stringContaining(effectId) });
+      // Parked on the confirmation: listed (and indexed) as awaiting-confirmation, not interrupted.
+      expect(jsonLines((await runCli(['sessions', '--json', '--store', url], { cwd: workspace.path })).stdout).find((line) => line.id === slow)).toMatchObject({ status: 'awaiting-confirmation' });
+      expect(jsonLines((await runCli(['sessions', '--json', '--status', 'awaiting-confirmation', '--store', url], { cwd: workspace.path })).stdout).map((line) => line.id)).toEqual([slow]);
+      expect(jsonLines((await runCli(['sessions', '--json', '--status', 'interrupted', '--store', url], { cwd: workspace.path })).stdout).map((line) => line.id)).not.toContain(slow);
+      const confirmed = await runCli(['approve', slow, effectId, '--store', url, '--json'], { cwd: workspace.path });
+      expect(confirmed.stderr).toBe('');
+      expect(jsonLines(confirmed.stdout)[0]).toMatchObject({ sessionId: slow, effectId, decision: 'rerun', state: 'queued' });
+      expect((await runCli(['approve', slow, effectId, '--store', url], { cwd: workspace.path })).stderr).toContain('APPROVAL_NOT_FOUND');
+      const last = jsonLines((await runCli(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: workspace.path })).stdout).filter((event) => event.sessionId === slow);
+      expect(last.map((event) => [event.type, event.detail])).toEqual([['claimed', undefined], ['finished', 'completed']]);
+      const after = await store.read(slow);
+      expect(after.filter((record) => record.type === 'tool.started')).toHaveLength(2);
+      expect(after.filter((record) => record.type === 'effect.resolved').at(-1)?.data).toMatchObject({ effectId, resolution: 'rerun' });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('carries --yes of rein run --detach to the worker that resumes the session: the cut-short command is rerun, not parked', async () => {
+    const store = await openPostgresEventStore(url);
+    try {
+      const slow = await stopWorkerDuringCommand(['--yes'], store);
+      const next = jsonLines((await runCli(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: workspace.path })).stdout).filter((event) => event.sessionId === slow);
+      expect(next.map((event) => [event.type, event.detail])).toEqual([['claimed', undefined], ['finished', 'completed']]);
+      expect((await store.read(slow)).filter((record) => record.type === 'effect.resolved').map((record) => (record.data as { resolution: string }).resolution)).toEqual(['rerun']);
+    } finally {
       await store.close();
     }
   });

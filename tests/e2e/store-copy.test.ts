@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { cp, readdir, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -80,5 +80,85 @@ describePostgres('rein store copy', () => {
     }
     const replay = await runCli(['replay', ids[1]!, '--store', back], { cwd: workspace.path });
     expect(replay.code).toBe(0);
+  });
+});
+
+describePostgres('rein store copy around damage, conflicts and growth', () => {
+  let workspace: { path: string; remove: () => Promise<void> };
+  beforeAll(async () => {
+    workspace = await makeTempDir('rein-store-copy-damage-');
+    await writeFile(join(workspace.path, 'hello.txt'), 'hello\n');
+    await writeFile(join(workspace.path, 'script.json'), JSON.stringify(script));
+  });
+  afterAll(() => workspace.remove());
+
+  const sessionIdOf = (stdout: string): string => /session (s-[\w-]+):/.exec(stdout)![1]!;
+  const listed = async (store: string, status?: string) =>
+    jsonLines((await runCli(['sessions', '--json', '--store', store, ...(status ? ['--status', status] : [])], { cwd: workspace.path })).stdout)
+      .map(({ id, status: listedStatus, head, task, createdAt }) => ({ id, status: listedStatus, head, task, createdAt }))
+      .sort((left, right) => (left.id < right.id ? -1 : 1));
+  const copy = async (from: string, to: string) => {
+    const result = await runCli(['store', 'copy', '--from', from, '--to', to, '--json'], { cwd: workspace.path });
+    return { ...result, lines: new Map(jsonLines(result.stdout).map((line) => [line.stream as string, line])) };
+  };
+
+  it('fills the status index as native sessions do, copies every healthy stream, appends a grown tail, reports each damaged or conflicting stream and fails at the end', async () => {
+    const completed = sessionIdOf((await runCli(['run', 'finish', '--script', 'script.json', '--approve', 'write'], { cwd: workspace.path })).stdout);
+    const paused = await runCli(['run', 'wait for a yes', '--script', 'script.json'], { cwd: workspace.path });
+    expect(paused.code).toBe(3);
+    const waiting = sessionIdOf(paused.stdout);
+    const exhausted = sessionIdOf((await runCli(['run', 'run out', '--script', 'script.json', '--approve', 'write', '--max-turns', '1'], { cwd: workspace.path })).stdout);
+    const original = join(workspace.path, '.rein');
+    const url = freshSchemaUrl();
+
+    const first = await copy(original, url);
+    expect(first.code).toBe(0);
+    expect([...first.lines.values()].map((line) => line.outcome)).toEqual(['copied', 'copied', 'copied']);
+    // Listed from the PostgreSQL index exactly as from the LevelDB logs, under every status filter.
+    const native = await listed(original);
+    expect(native.map((line) => line.status).sort()).toEqual(['awaiting-approval', 'budget-exhausted', 'completed']);
+    expect(await listed(url)).toEqual(native);
+    for (const [status, id] of [['completed', completed], ['awaiting-approval', waiting], ['budget-exhausted', exhausted]] as const) {
+      expect((await listed(url, status)).map((line) => line.id)).toEqual([id]);
+    }
+
+    // A copy of the store whose paused session then goes another way, and one with a damaged session.
+    const diverged = join(workspace.path, 'diverged');
+    const damaged = join(workspace.path, 'damaged');
+    await cp(original, diverged, { recursive: true });
+    await cp(original, damaged, { recursive: true });
+    const manifest = (await readdir(join(damaged, 'streams', completed))).find((name) => name.startsWith('MANIFEST-'))!;
+    await truncate(join(damaged, 'streams', completed, manifest), 10);
+    expect((await runCli(['resume', waiting, '--approve', 'write'], { cwd: workspace.path })).code).toBe(0);
+    expect((await runCli(['resume', waiting, '--approve', 'write', '--store', diverged], { cwd: workspace.path })).code).toBe(0);
+
+    // The session grew: only its new tail is appended, and its index entry follows.
+    const grown = await copy(original, url);
+    expect(grown.code).toBe(0);
+    expect(grown.lines.get(waiting)).toMatchObject({ outcome: 'extended', appended: expect.any(Number), verified: expect.any(Number) });
+    expect(grown.lines.get(completed)).toMatchObject({ outcome: 'present' });
+    expect((await listed(url, 'completed')).map((line) => line.id).sort()).toEqual([completed, waiting].sort());
+    expect(await listed(url)).toEqual(await listed(original));
+
+    const conflicting = await copy(diverged, url);
+    expect(conflicting.code).toBe(1);
+    expect(conflicting.stderr).toContain('STORE_COPY_INCOMPLETE');
+    expect(conflicting.lines.get(waiting)).toMatchObject({ outcome: 'failed', error: { code: 'STORE_STREAM_EXISTS' } });
+    expect(conflicting.lines.get(exhausted)).toMatchObject({ outcome: 'present' });
+
+    const fresh = freshSchemaUrl();
+    const aroundDamage = await copy(damaged, fresh);
+    expect(aroundDamage.code).toBe(1);
+    expect(aroundDamage.stderr).toContain('STORE_COPY_INCOMPLETE');
+    expect(aroundDamage.lines.get(completed)).toMatchObject({ outcome: 'failed', error: { code: 'STORE_CORRUPT_RECORD' } });
+    expect(aroundDamage.lines.get(waiting)).toMatchObject({ outcome: 'copied' });
+    expect(aroundDamage.lines.get(exhausted)).toMatchObject({ outcome: 'copied' });
+    expect((await listed(fresh)).map((line) => line.id).sort()).toEqual([waiting, exhausted].sort());
+    const text = await runCli(['store', 'copy', '--from', damaged, '--to', freshSchemaUrl()], { cwd: workspace.path });
+    expect(text.stdout).toContain(`failed ${completed}: STORE_CORRUPT_RECORD`);
+
+    const missing = await runCli(['store', 'copy', '--from', join(workspace.path, 'no-such-store'), '--to', freshSchemaUrl()], { cwd: workspace.path });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('STORE_NOT_FOUND');
   });
 });

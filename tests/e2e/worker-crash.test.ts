@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openPostgresEventStore, PostgresSessionQueue, submitSession } from '../../src/index.js';
 import type { PostgresEventStore } from '../../src/index.js';
 import { replaySession } from '../../src/session/replay-session.js';
-import { startCli } from '../support/cli.js';
+import { jsonLines, startCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { describePostgres, freshSchemaUrl } from '../support/postgres.js';
 
@@ -55,8 +55,21 @@ describePostgres('workers killed at random points', () => {
         }),
       );
     }
+    // Each worker's sessions in hand (claimed, not yet finished or handed back), from its --json lines.
+    const inHand = new Map<ChildProcess, Set<string>>();
     const startWorker = () => {
       const child = startCli(['worker', '--store', url, '--concurrency', '2', '--lease-ms', '1000', '--json'], { cwd: workspace.path });
+      const held = new Set<string>();
+      inHand.set(child, held);
+      let pending = '';
+      child.stdout!.on('data', (chunk: Buffer) => {
+        const lines = (pending + chunk.toString('utf8')).split('\n');
+        pending = lines.pop()!;
+        for (const event of jsonLines(lines.join('\n'))) {
+          if (event.type === 'claimed') held.add(String(event.sessionId));
+          else if (typeof event.sessionId === 'string') held.delete(event.sessionId);
+        }
+      });
       running.add(child);
       child.on('close', () => running.delete(child));
       return child;
@@ -78,9 +91,12 @@ describePostgres('workers killed at random points', () => {
     const queue = new PostgresSessionQueue(store);
     let kills = 0;
     while (kills < KILLS && (await queue.counts()).done < SESSIONS) {
-      await sleep(300 + Math.random() * 900);
+      await sleep(100 + Math.random() * 400);
       await follow();
-      const victim = Math.floor(Math.random() * workers.length);
+      // Kill a worker while it holds a session, so the kill lands mid-work however slowly the workers start.
+      const busy = workers.flatMap((worker, index) => ((inHand.get(worker)?.size ?? 0) > 0 ? [index] : []));
+      if (busy.length === 0) continue;
+      const victim = busy[Math.floor(Math.random() * busy.length)]!;
       workers[victim]!.kill('SIGKILL');
       workers[victim] = startWorker();
       kills++;

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectIsolation } from '../../src/policy/sandbox-policy.js';
 import { toolHarness, type ToolHarness } from '../support/tool-harness.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { scaledTimeout } from '../support/timeouts.js';
 import { eventually, markedProcesses, newMarker, requireBubblewrap } from '../support/sandbox.js';
 
 const sandboxed = await requireBubblewrap();
@@ -43,8 +44,9 @@ describe('bash', () => {
   });
 
   it('kills a command that ignores SIGTERM with SIGKILL (hard timeout), and a detached grandchild with it', async () => {
+    // The soft timeout must come after `trap` ran: on a loaded machine bash (in bubblewrap) can take longer to get there.
     const marker = newMarker();
-    const result = await quick.run('bash', { command: `export REIN_TEST_MARK=${marker}; trap '' TERM; setsid sleep 30 & sleep 30 & while true; do sleep 0.05; done`, timeout_ms: 300 });
+    const result = await quick.run('bash', { command: `export REIN_TEST_MARK=${marker}; trap '' TERM; setsid sleep 30 & sleep 30 & while true; do sleep 0.05; done`, timeout_ms: scaledTimeout(600) });
     expect(result.errorCode).toBe('Timeout');
     expect(parse(result.observation)).toMatchObject({ timed_out: true, timeout_kind: 'hard' });
     expect(await eventually(() => markedProcesses(marker), (pids) => pids.length === 0)).toEqual([]);

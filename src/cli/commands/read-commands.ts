@@ -7,7 +7,7 @@ export const registerReadCommands = (program: Command): void => {
     program
       .command('sessions')
       .description('list the sessions in the store')
-      .option('--status <status>', 'only sessions in this status: active, idle, awaiting-approval, interrupted, completed, failed, cancelled, budget-exhausted'),
+      .option('--status <status>', 'only sessions in this status: completed, failed, cancelled, budget-exhausted, interrupted, awaiting-approval, awaiting-confirmation, idle, active, queued, damaged'),
   ).action(async (options: CommonOptions & { status?: string }) => (await import('./sessions.action.js')).sessionsCommand(options));
 
   addCommonOptions(

@@ -67,7 +67,7 @@ const resumeHere = async (
   const { mcpServers, capabilities } = await cliCapabilitiesFor(workspace, options);
   const rein = await createRein({ store, workspace, protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins)], provider, ...(fallbacks ? { fallbacks } : {}), ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
   context.telemetry?.attach(rein);
-  const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes) });
+  const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes), ...context.held?.confirmations });
   // The session's MCP servers stop when this command is done with it, however it ends.
   try {
     return await continueResumed(id, session, report, options, { store, held: context.held, rein }, onInterrupt);

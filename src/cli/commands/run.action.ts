@@ -42,7 +42,7 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
     telemetry?.attach(rein);
     const text = task || replaying?.task || 'Follow the script.';
     if (options.detach) {
-      const sessionId = await rein.submit({ task: text, budgets });
+      const sessionId = await rein.submit({ task: text, budgets, confirmInDoubt: Boolean(options.yes) });
       if (options.json) printJson({ sessionId, queued: true });
       else process.stdout.write(`${sessionId}\n`);
       return;

@@ -1,5 +1,5 @@
 import { ReinError } from '../../host/host-errors.js';
-import { sessionPages } from '../../session/session-catalog.js';
+import { sessionPages, sessionStatuses, type SessionSummary } from '../../session/session-catalog.js';
 import { openStore, printJson, workspaceOf, type CommonOptions } from '../cli-context.js';
 import { transcriptLine } from '../transcript.js';
 import type { EventStore } from '../../../stores/event-store.js';
@@ -15,8 +15,12 @@ export const withStore = async <T>(options: CommonOptions, mode: 'read' | 'write
 };
 
 /** The body of `rein sessions`: page by page, so a large store streams its lines (`--json`: one object per line). */
-export const sessionsCommand = (options: CommonOptions & { status?: string }): Promise<void> =>
-  withStore(options, 'read', async (store) => {
+export const sessionsCommand = async (options: CommonOptions & { status?: string }): Promise<void> => {
+  const status = options.status;
+  if (status !== undefined && !(sessionStatuses as readonly string[]).includes(status)) {
+    throw new ReinError('USAGE', `--status must be one of ${sessionStatuses.join(', ')}; got ${JSON.stringify(status)}`);
+  }
+  return withStore(options, 'read', async (store) => {
     let printed = 0;
     for await (const page of sessionPages(store, options.status === undefined ? {} : { status: options.status })) {
       for (const session of page) {
@@ -29,14 +33,24 @@ export const sessionsCommand = (options: CommonOptions & { status?: string }): P
         }
       }
     }
-    if (printed === 0 && !options.json) process.stdout.write('no sessions\n');
+    if (printed > 0 || options.json) return;
+    if (status === undefined) return void process.stdout.write('no sessions\n');
+    // Say whether the store is empty or only nothing matched.
+    const [any] = await firstPage(store);
+    process.stdout.write(any === undefined ? 'no sessions\n' : `no sessions with status ${status}\n`);
   });
+};
+
+const firstPage = async (store: EventStore): Promise<SessionSummary[]> => {
+  for await (const page of sessionPages(store)) if (page.length > 0) return page;
+  return [];
+};
 
 /** The body of `rein show`. */
 export const showCommand = (id: string, options: CommonOptions & { verbose?: boolean }): Promise<void> =>
   withStore(options, 'read', async (store) => {
     const records = await store.read(id);
-    if (records.length === 0) throw new ReinError('SESSION_NOT_FOUND', `no session ${id} in this store`);
+    if (records.length === 0) return showQueued(store, id, Boolean(options.json));
     for (const record of records) {
       if (options.json) printJson(record);
       else {
@@ -45,3 +59,16 @@ export const showCommand = (id: string, options: CommonOptions & { verbose?: boo
       }
     }
   });
+
+/**
+ * A session with no record yet: one queued for a worker (PostgreSQL) is shown as queued (`--json`:
+ * `{ sessionId, queued: true, state, task }`); anything else is `SESSION_NOT_FOUND`.
+ */
+const showQueued = async (store: EventStore, id: string, json: boolean): Promise<void> => {
+  const queue = store.capabilities.fencing ? (await import('../../../stores/postgres/postgres-session-queue.js')).sessionQueueOf(store) : undefined;
+  const entry = await queue?.entry(id);
+  if (!entry || entry.state === 'done') throw new ReinError('SESSION_NOT_FOUND', `no session ${id} in this store`);
+  const task = String((entry.spec as { task?: unknown }).task ?? '');
+  if (json) return printJson({ sessionId: id, queued: true, state: entry.state, task });
+  process.stdout.write(`${id} is ${entry.state === 'queued' ? 'queued: no worker has started it yet' : 'starting on a worker'}; no records yet\ntask: ${task}\n`);
+};

@@ -1,3 +1,5 @@
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { ReinError } from '../../host/host-errors.js';
 import { isPostgresUrl } from '../../../stores/postgres/postgres-url.js';
 import { openStoreAt, printJson, storeLocationOf, type CommonOptions } from '../cli-context.js';
@@ -18,9 +20,17 @@ export const migrateCommand = async (options: CommonOptions): Promise<void> => {
   }
 };
 
-/** The body of `rein store copy` (see `registerStore`). */
+/**
+ * The body of `rein store copy` (see `registerStore`): every stream is attempted; each one that could not be copied
+ * is printed with its error code, and the command then fails with `STORE_COPY_INCOMPLETE` (exit 1). A source
+ * directory that does not exist is `STORE_NOT_FOUND`.
+ */
 export const copyCommand = async (options: CopyOptions): Promise<void> => {
   const { copyStore } = await import('../../session/copy-store.js');
+  if (!isPostgresUrl(options.from)) {
+    const found = await stat(resolve(options.from)).catch(() => undefined);
+    if (!found?.isDirectory()) throw new ReinError('STORE_NOT_FOUND', `no store at ${resolve(options.from)}: the source of a copy must exist`);
+  }
   const from = await openStoreAt(options.from, { mode: 'read' });
   try {
     const to = await openStoreAt(options.to, { mode: 'write' });
@@ -28,10 +38,15 @@ export const copyCommand = async (options: CopyOptions): Promise<void> => {
       const copied = await copyStore(from, to, {
         onStream: (stream) => {
           if (options.json) printJson(stream);
-          else process.stdout.write(`${stream.outcome} ${stream.stream}: ${stream.records} records, ${stream.blobs} blobs${stream.verified === undefined ? '' : `, replay verified ${stream.verified}`}\n`);
+          else if (stream.error) process.stdout.write(`failed ${stream.stream}: ${stream.error.code} ${stream.error.message}\n`);
+          else process.stdout.write(`${stream.outcome} ${stream.stream}: ${stream.records} records${stream.outcome === 'extended' ? ` (${stream.appended} appended)` : ''}, ${stream.blobs} blobs${stream.verified === undefined ? '' : `, replay verified ${stream.verified}`}\n`);
         },
       });
-      if (!options.json) process.stdout.write(`${copied.length} streams\n`);
+      const failed = copied.filter((stream) => stream.outcome === 'failed');
+      if (!options.json) process.stdout.write(`${copied.length} streams${failed.length > 0 ? `, ${failed.length} not copied` : ''}\n`);
+      if (failed.length > 0) {
+        throw new ReinError('STORE_COPY_INCOMPLETE', `${failed.length} of ${copied.length} streams were not copied: ${failed.map((stream) => `${stream.stream} (${stream.error!.code})`).join(', ')}`);
+      }
     } finally {
       await to.close();
     }

@@ -13,7 +13,7 @@ const positiveInteger = (flag: string, value: string | undefined, fallback: numb
 /** The body of `rein worker` (see `registerWorker`). */
 export const workerCommand = async (options: WorkerCommandOptions): Promise<void> => {
   const location = await storeLocationOf(options, process.cwd());
-  if (!isPostgresUrl(location)) throw new ReinError('USAGE', 'rein worker needs a PostgreSQL store: --store postgres://… (or REIN_STORE)');
+  if (!isPostgresUrl(location)) throw new ReinError('QUEUE_UNSUPPORTED', 'rein worker needs a PostgreSQL store: --store postgres://… (or REIN_STORE); only it queues sessions');
   const concurrency = positiveInteger('--concurrency', options.concurrency, 1);
   const leaseMs = positiveInteger('--lease-ms', options.leaseMs, 15_000);
   const exitWhenIdleMs = options.exitWhenIdle === undefined ? undefined : positiveInteger('--exit-when-idle', options.exitWhenIdle, 1);
