@@ -6,7 +6,7 @@ import { decideJoin, findConflicts, type ChildState } from './delegation/join-po
 import type { AgentOutput, SessionInput } from './session.contract.js';
 
 /** Bumped whenever a change would make old snapshots of this machine restore into the wrong state. */
-export const delegationMachineVersion = '2';
+export const delegationMachineVersion = '3';
 
 export interface DelegationInput {
   /** This actor's path (`<parent>/delegation-<n>`), also its systemId. */
@@ -75,12 +75,20 @@ const active = (child: ChildState | undefined): child is ChildState => child !==
 const childAt = (context: DelegationContext, taskId: string): ChildState | undefined =>
   Object.hasOwn(context.slots, taskId) ? context.children[context.slots[taskId]!] : undefined;
 
+/**
+ * The id of a child's actor among this delegation's children: its task's index (`'0'`, `'1'`, …), while its path
+ * stays its systemId and its name in every record (the host names a child's done event by its path). XState copies
+ * an actor's children map on every spawn and stop; an index keeps that map an array-like object whose copy without
+ * one entry stays cheap — with path keys a thousand stops cost seconds (the copy of a map that lost a key is slow).
+ */
+export const childActorId = (context: Pick<DelegationContext, 'slots'>, taskId: string): string => String(context.slots[taskId]);
+
 const childDone = (context: DelegationContext, event: DelegationEvent): ChildState | undefined => {
   if (!event.type.startsWith('xstate.done.actor.')) return undefined;
   const output = (event as Partial<ChildDoneEvent>).output;
   if (output?.kind !== 'agent') return undefined;
   const child = childAt(context, output.path.slice(output.path.lastIndexOf('/') + 1));
-  return active(child) && child.path === output.path && event.type === `xstate.done.actor.${child.path}` ? child : undefined;
+  return active(child) && child.path === output.path && event.type === `xstate.done.actor.${childActorId(context, child.taskId)}` ? child : undefined;
 };
 
 /** The still running child whose deadline timer this is (timers are `<path>:e<n>` for the n-th child). */
@@ -166,7 +174,7 @@ export const delegationMachine = setup({
         };
         children.push({ taskId: task.taskId, role: task.role, path, format: task.contract.format, status: 'running', deadline });
         enqueue(record('delegation.started', { callId: context.callId, taskId: task.taskId, child: path, parent: context.parent, task: { ...task, budgets } }, context.callId));
-        enqueue.spawnChild('agent', { id: path, systemId: path, input });
+        enqueue.spawnChild('agent', { id: childActorId(context, task.taskId), systemId: path, input });
         enqueue({ type: 'requestEffect', params: { effectId: deadline, kind: 'startTimer', args: { callId: context.callId, taskId: task.taskId, child: path, deadlineMs: context.startedAtMs + budgets.maxWallTimeMs } } });
       }
       enqueue.assign({ pending: [], children, nextEffect: next });
@@ -175,11 +183,9 @@ export const delegationMachine = setup({
       const child = childDone(context, event);
       if (!child) return;
       const judged = judge(child, (event as ChildDoneEvent).output);
-      // Stopped now, not with the rest at the final state: xstate copies the children map on every stop either way
-      // (O(n²) over a fan-out of n), but now the cost is spread over the children's ends instead of one step stalling
-      // for seconds at a thousand children, and a finished child's actor is released at once. Its timer no longer
-      // counts: only a running child's timer does (`awaitsTimer`).
-      enqueue.stopChild(child.path);
+      // Stopped now, not with the rest at the final state: a finished child's actor is released at once. Its timer no
+      // longer counts: only a running child's timer does (`awaitsTimer`).
+      enqueue.stopChild(childActorId(context, child.taskId));
       enqueue.assign({ children: withChild(context, judged) });
       const common = { callId: context.callId, taskId: child.taskId, child: child.path };
       if (judged.status === 'completed') {
@@ -194,7 +200,7 @@ export const delegationMachine = setup({
       const child = timerOwner(context, event.effectId);
       if (!child) return;
       const reason = 'the child missed its deadline (wall-time budget) and was stopped';
-      enqueue.stopChild(child.path);
+      enqueue.stopChild(childActorId(context, child.taskId));
       enqueue.assign({ children: withChild(context, { ...child, status: 'failed', failureClass: 'runtime', reason }) });
       enqueue(record('delegation.failed', { callId: context.callId, taskId: child.taskId, child: child.path, failureClass: 'runtime', reason }, context.callId));
     }),
@@ -218,7 +224,7 @@ export const delegationMachine = setup({
       const reason = cancelling ? `cancelled: the parent was cancelled (${event.reason})` : `cancelled: the join (${context.join.policy}) was decided`;
       const list = context.children.map((child): ChildState => {
         if (!active(child)) return child;
-        enqueue.stopChild(child.path);
+        enqueue.stopChild(childActorId(context, child.taskId));
         enqueue(record('delegation.failed', { callId: context.callId, taskId: child.taskId, child: child.path, failureClass: 'runtime', reason, cancelled: true }, context.callId));
         return { ...child, status: 'cancelled', failureClass: 'runtime', reason };
       });

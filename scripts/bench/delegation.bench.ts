@@ -1,5 +1,5 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -59,6 +59,8 @@ interface DelegationRun {
   spawnMs: number;
   joinMs: number;
   totalMs: number;
+  /** CPU time of the process (user + system) over spawn and join: what a shared machine disturbs far less than wall time. */
+  cpuMs: number;
   idleBytesPerChild: number;
   peakHeap: number;
   peakRss: number;
@@ -80,6 +82,7 @@ export const runDelegation = async (count: number, store: EventStore, workspace:
   const sample = setInterval(measure, 10);
   const session = await rein.createSession({ task: 'bench delegation' });
   const before = heapAfterGc();
+  const cpuStarted = process.cpuUsage();
   const started = performance.now();
   await session.send('bench delegation');
   while (waiting() < count) {
@@ -87,12 +90,15 @@ export const runDelegation = async (count: number, store: EventStore, workspace:
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
   const spawned = performance.now();
+  const spawnCpu = process.cpuUsage(cpuStarted);
   measure();
   const idle = heapAfterGc();
+  const joinCpuStarted = process.cpuUsage();
   const joinStarted = performance.now();
   release();
   const result = await session.whenQuiet();
   const ended = performance.now();
+  const joinCpu = process.cpuUsage(joinCpuStarted);
   measure();
   clearInterval(sample);
   await rein.close('bench done');
@@ -101,6 +107,7 @@ export const runDelegation = async (count: number, store: EventStore, workspace:
     spawnMs: spawned - started,
     joinMs: ended - joinStarted,
     totalMs: spawned - started + (ended - joinStarted),
+    cpuMs: (spawnCpu.user + spawnCpu.system + joinCpu.user + joinCpu.system) / 1000,
     idleBytesPerChild: (idle - before) / count,
     peakHeap,
     peakRss,
@@ -120,9 +127,12 @@ const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
  * are children (a child is one such round trip plus its delegation records).
  */
 export const main = async (count = 1_000): Promise<void> => {
-  process.stdout.write(`delegation: spawn and join ${count} scripted child agents in one process (targets: < 2 s wall, < 50 KB per idle child)\n`);
+  process.stdout.write(`delegation: spawn and join ${count} scripted child agents in one process (targets: < 2 s wall, < 50 KB per idle child) · load average ${loadavg()[0]!.toFixed(1)}\n`);
   for (const durability of ['memory', 'relaxed', 'sync'] as const) {
+    const baselineCpu = process.cpuUsage();
     const baseline = await runBenchSession({ roundTrips: count, durability });
+    const baselineCpuUsed = process.cpuUsage(baselineCpu);
+    const baselineCpuMs = (baselineCpuUsed.user + baselineCpuUsed.system) / 1000;
     await baseline.cleanup();
     const directory = await mkdtemp(join(tmpdir(), 'rein-bench-delegation-'));
     await writeFile(join(directory, 'a.txt'), 'alpha\n');
@@ -130,8 +140,8 @@ export const main = async (count = 1_000): Promise<void> => {
     try {
       const run = await runDelegation(count, store, directory);
       process.stdout.write(
-        `  ${durability.padEnd(7)} spawn ${formatMs(run.spawnMs)} + join ${formatMs(run.joinMs)} = ${(run.totalMs / 1000).toFixed(2)} s · ${(run.idleBytesPerChild / 1024).toFixed(1)} KB per idle child · peak heap ${mb(run.peakHeap)}, rss ${mb(run.peakRss)} · ${run.records} records\n` +
-          `          baseline ${count} round trips in one session ${(baseline.totalMs / 1000).toFixed(2)} s · ratio ${(run.totalMs / baseline.totalMs).toFixed(2)}×\n`,
+        `  ${durability.padEnd(7)} spawn ${formatMs(run.spawnMs)} + join ${formatMs(run.joinMs)} = ${(run.totalMs / 1000).toFixed(2)} s (target < 2 s: ${run.totalMs < 2_000 ? 'met' : 'not met'}), cpu ${(run.cpuMs / 1000).toFixed(2)} s · ${(run.idleBytesPerChild / 1024).toFixed(1)} KB per idle child (target < 50 KB: ${run.idleBytesPerChild < 50 * 1024 ? 'met' : 'not met'}) · peak heap ${mb(run.peakHeap)}, rss ${mb(run.peakRss)} · ${run.records} records\n` +
+          `          baseline ${count} round trips in one session ${(baseline.totalMs / 1000).toFixed(2)} s, cpu ${(baselineCpuMs / 1000).toFixed(2)} s · ratio ${(run.totalMs / baseline.totalMs).toFixed(2)}× wall, ${(run.cpuMs / baselineCpuMs).toFixed(2)}× cpu\n`,
       );
     } finally {
       await store.close();

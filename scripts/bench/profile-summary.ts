@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
  *   node --cpu-prof --cpu-prof-dir=prof dist/scripts/bench/step.bench.js 1000 1
  *   node dist/scripts/bench/profile-summary.js prof            # self time by package and rein folder
  *   node dist/scripts/bench/profile-summary.js prof inclusive  # the functions that hold the most time, callees included
+ *   node dist/scripts/bench/profile-summary.js prof functions  # self time per function
  *
  * A profile is a tree of call frames with sampled self time; this folds it by package (node_modules/<name>) or by
  * rein folder (dist/<room>/<folder>), or sums each function's time including everything below it.
@@ -39,8 +40,10 @@ const frameOf = (node: ProfileNode): string => {
   return `${node.callFrame.functionName || '(anonymous)'} ${url}:${node.callFrame.lineNumber + 1}`;
 };
 
-/** Self time per owner, or inclusive time per function, in ms, largest first. */
-export const summarize = (profile: CpuProfile, mode: 'self' | 'inclusive'): { totalMs: number; rows: Array<[string, number]> } => {
+type Mode = 'self' | 'functions' | 'inclusive';
+
+/** Self time per owner or per function, or inclusive time per function, in ms, largest first. */
+export const summarize = (profile: CpuProfile, mode: Mode): { totalMs: number; rows: Array<[string, number]> } => {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parentOf = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
@@ -53,6 +56,11 @@ export const summarize = (profile: CpuProfile, mode: 'self' | 'inclusive'): { to
   });
   const sums = new Map<string, number>();
   for (const [id, time] of selfTime) {
+    if (mode === 'functions') {
+      const frame = frameOf(byId.get(id)!);
+      sums.set(frame, (sums.get(frame) ?? 0) + time);
+      continue;
+    }
     if (mode === 'self') {
       const node = byId.get(id)!;
       const owner = ownerOf(node.callFrame.url, node.callFrame.functionName);
@@ -70,7 +78,7 @@ export const summarize = (profile: CpuProfile, mode: 'self' | 'inclusive'): { to
   return { totalMs: total / 1000, rows: [...sums].map(([key, time]): [string, number] => [key, time / 1000]).sort((left, right) => right[1] - left[1]) };
 };
 
-export const main = async (directory: string, mode: 'self' | 'inclusive' = 'self', count = 30): Promise<void> => {
+export const main = async (directory: string, mode: Mode = 'self', count = 30): Promise<void> => {
   const files = (await readdir(directory)).filter((name) => name.endsWith('.cpuprofile'));
   if (files.length === 0) throw new Error(`no .cpuprofile in ${directory}`);
   for (const file of files) {
@@ -80,4 +88,4 @@ export const main = async (directory: string, mode: 'self' | 'inclusive' = 'self
   }
 };
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) await main(process.argv[2] ?? 'prof', process.argv[3] === 'inclusive' ? 'inclusive' : 'self', Number(process.argv[4]) || undefined);
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main(process.argv[2] ?? 'prof', process.argv[3] === 'inclusive' || process.argv[3] === 'functions' ? process.argv[3] : 'self', Number(process.argv[4]) || undefined);

@@ -52,14 +52,14 @@ const main = async (): Promise<void> => {
     let result = await session.whenQuiet();
     while (result.status === 'paused' && session.pendingApprovals().length > 0) result = await session.whenQuiet();
     subscription.unsubscribe();
-    process.stdout.write(renderer.summary(result, startedAt));
+    const records = await store.read(session.id);
+    process.stdout.write(renderer.summary(result, startedAt, records));
 
     process.stdout.write('\nafter the agent, node --test:\n');
     const passing = runTests(workspace);
 
     const replay = await rein.replaySession(session.id);
     process.stdout.write(`\nreplay: verified ${replay.verified} records (${replay.inputs} inputs re-applied, ${replay.regenerated} derived records regenerated and equal)\n`);
-    const records = await store.read(session.id);
     // Each run of the suite is a verification whose status is its exit code: red first, green after the fix.
     const verifications = records.filter((record) => record.type === 'verification.recorded').map((record) => ({ seq: record.seq, ...(record.data as VerificationRecorded) }));
     process.stdout.write(`verifications: ${verifications.map((entry) => `#${entry.seq} ${entry.command ?? entry.name} ${entry.status} (exit ${String(entry.exitCode)})`).join(' · ')}\n`);

@@ -1,11 +1,11 @@
 import type { Observable, Subscription } from 'rxjs';
 import type { RecordEnvelope } from '../../models/envelope.js';
-import { executionPassed, type ToolSettled } from '../../models/tool.records.js';
+import type { ToolSettled } from '../../models/tool.records.js';
 import { exitText } from '../trace/trace-report.js';
 import type { LiveEvent } from '../host/live-events.js';
 import type { SessionResult } from '../host/session-host.js';
 import { StatusLine } from './status-line.js';
-import { summarizeArguments } from './transcript.js';
+import { callTally, callVerdict, plural, summarizeArguments, verdictMark, type CallVerdict } from './transcript.js';
 
 /** What the renderer reads from a session: its durable records and its live progress. */
 export interface RenderedSession {
@@ -27,15 +27,17 @@ export interface RendererOptions {
  */
 export class LiveRenderer {
   private readonly argsByEffect = new Map<string, string>();
+  /** Effects whose `effect.requested` this renderer has shown (or was told about): their live events print at once. */
+  private readonly requested = new Set<string>();
+  /** Live events of effects whose request is not shown yet, in arrival order: printed right after that request. */
+  private readonly held = new Map<string, LiveEvent[]>();
   private readonly startedAt = new Map<string, number>();
   private readonly labels = new Map<string, string>();
   private readonly status: StatusLine;
   private readonly colour: boolean;
   private midLine = false;
-  /** Tool calls that failed or whose command exited non-zero, for the summary. */
-  private failedCalls = 0;
-  /** Tool calls a rule, the mode or a person denied (they never ran). */
-  private deniedCalls = 0;
+  /** The root agent's calls this renderer showed, by verdict: the summary's counts when it is given no log. */
+  private readonly shown: Record<CallVerdict, number> = { passed: 0, failed: 0, denied: 0, background: 0 };
 
   constructor(
     private readonly out: NodeJS.WritableStream & { isTTY?: boolean },
@@ -56,10 +58,24 @@ export class LiveRenderer {
   /** Show a call requested before this renderer attached (a rerun on resume) with its arguments, like any call. */
   rememberCall(effectId: string, args: Record<string, unknown>): void {
     this.argsByEffect.set(effectId, summarizeArguments(args));
+    this.rememberEffect(effectId);
   }
 
-  /** The closing lines: outcome, turns, tool calls (and how many failed), tokens, time, and how to replay or inspect the session. */
-  summary(result: SessionResult, startedAt: number): string {
+  /** An effect requested before this renderer attached (a rerun on resume): its live events need not wait for its request. */
+  rememberEffect(effectId: string): void {
+    this.requested.add(effectId);
+    this.release(effectId);
+  }
+
+  /**
+   * The closing lines: outcome, turns, tool calls (and how many failed, were denied or were left running), tokens,
+   * time, and how to replay or inspect the session. Turns and calls are the whole session's (its state is rebuilt
+   * from the log); pass the session's `records` so the failed and denied counts are too — after a resume this
+   * process saw only part of the session.
+   */
+  summary(result: SessionResult, startedAt: number, records?: Iterable<RecordEnvelope>): string {
+    // Whatever still waits for a request this renderer never saw is shown now rather than lost.
+    for (const effectId of [...this.held.keys()]) this.release(effectId);
     this.status.clear();
     this.endLine();
     const tokens = result.usage.inputTokens + result.usage.outputTokens;
@@ -68,14 +84,37 @@ export class LiveRenderer {
     const id = result.sessionId;
     const lines = [
       `${this.paint(color, result.status)}${result.reason ? ` — ${result.reason}` : ''}`,
-      `${result.usage.turns} turns · ${result.usage.toolCalls} tool calls${this.callCounts()} · ${tokens} tokens · ${seconds} s · ${result.head} records`,
+      `${plural(result.usage.turns, 'turn')} · ${plural(result.usage.toolCalls, 'tool call')}${this.callCounts(records ? callTally(records) : this.shown)} · ${tokens} tokens · ${seconds} s · ${result.head} records`,
       `session ${id}: rein show ${id} · rein trace ${id} · rein replay ${id}${result.status === 'paused' || result.status === 'interrupted' ? ` · rein resume ${id}` : ''}`,
       this.paint(2, `rerun its model outputs against this code: rein run --provider recorded --from ${id}`),
     ];
     return `\n${lines.join('\n')}\n`;
   }
 
+  /**
+   * Live events run ahead of the records: an effect starts (a model call streams its reply) as soon as its step is
+   * written, while `records$` shows records once they are acknowledged durable — so the next turn's text would print
+   * before the previous tool result. The display keeps log order: an effect's live events wait until the record
+   * that requested it is shown, and everything that record's batch settled is shown before it.
+   */
   private onLive(event: LiveEvent): void {
+    if (!this.requested.has(event.effectId)) {
+      const waiting = this.held.get(event.effectId);
+      if (waiting) waiting.push(event);
+      else this.held.set(event.effectId, [event]);
+      return;
+    }
+    this.showLive(event);
+  }
+
+  private release(effectId: string): void {
+    const waiting = this.held.get(effectId);
+    if (!waiting) return;
+    this.held.delete(effectId);
+    for (const event of waiting) this.showLive(event);
+  }
+
+  private showLive(event: LiveEvent): void {
     switch (event.type) {
       case 'model.delta':
         if (event.channel === 'text' && event.actor === 'root') {
@@ -126,6 +165,8 @@ export class LiveRenderer {
     if (record.type === 'effect.requested') {
       const data = record.data as { effectId: string; kind: string; args: { arguments?: Record<string, unknown> } };
       if (data.kind === 'executeTool') this.argsByEffect.set(data.effectId, summarizeArguments(data.args.arguments ?? {}));
+      this.requested.add(data.effectId);
+      this.release(data.effectId);
     } else if (record.type === 'approval.requested') {
       const data = record.data as { summary: string; reason: string };
       this.status.clear();
@@ -158,12 +199,12 @@ export class LiveRenderer {
       const data = record.data as ToolSettled;
       const started = this.startedAt.get(data.effectId);
       const elapsed = started === undefined ? undefined : Date.now() - started;
-      // A command that ran is judged by its exit, whatever the call's status: `✗ bash node --test (exit 1, 812 ms)`.
-      const failed = data.status === 'error' || (data.execution !== undefined && !executionPassed(data.execution));
-      if (data.denial) this.deniedCalls++;
-      else if (failed) this.failedCalls++;
-      const duration = data.execution ? ` (${exitText({ ...data.execution, durationMs: elapsed ?? data.execution.durationMs })})` : elapsed === undefined ? '' : ` (${elapsed} ms)`;
-      const mark = failed ? this.paint(31, '✗') : this.paint(32, '✓');
+      // A command that ran is judged by its exit, whatever the call's status: `✗ bash node --test (exit 1, 812 ms)`;
+      // one left running in the background has no outcome yet: `… bash npm run dev (running in the background)`.
+      const verdict = callVerdict(data);
+      if (record.actor === 'root') this.shown[verdict]++;
+      const duration = data.execution ? ` (${exitText({ ...data.execution, durationMs: elapsed ?? data.execution.durationMs })})` : verdict === 'background' ? ' (running in the background, outcome unknown)' : elapsed === undefined ? '' : ` (${elapsed} ms)`;
+      const mark = this.paint(verdict === 'passed' ? 32 : verdict === 'background' ? 33 : 31, verdictMark(verdict));
       const code = data.errorCode ? ` ${this.paint(31, data.errorCode)}` : '';
       this.status.clear();
       this.endLine();
@@ -192,8 +233,8 @@ export class LiveRenderer {
     return `${this.paint(data.outcome === 'satisfied' ? 32 : 33, '✓')} delegate_task joined (${data.policy}): ${data.outcome}, ${data.children?.length ?? 0} task(s)`;
   }
 
-  private callCounts(): string {
-    const counts = [...(this.failedCalls > 0 ? [`${this.failedCalls} failed`] : []), ...(this.deniedCalls > 0 ? [`${this.deniedCalls} denied`] : [])];
+  private callCounts(tally: Record<CallVerdict, number>): string {
+    const counts = [...(tally.failed > 0 ? [`${tally.failed} failed`] : []), ...(tally.denied > 0 ? [`${tally.denied} denied`] : []), ...(tally.background > 0 ? [`${tally.background} in the background`] : [])];
     return counts.length > 0 ? ` (${counts.join(', ')})` : '';
   }
 

@@ -4,6 +4,12 @@ import { buildProgram, usageCodes } from './program.js';
 import { ExitCode } from './exit-codes.js';
 import { cliErrorOf } from './cli-errors.js';
 
+/** Commander's codes for help it printed (not a mistake to report). */
+const helpCodes: ReadonlySet<string> = new Set(['commander.help', 'commander.helpDisplayed', 'commander.version']);
+
+/** `error: unknown option '--bogus'` → `unknown option '--bogus' (see rein --help)`. */
+const usageMessage = (message: string): string => `${message.replace(/^error: /, '').trim()} (see rein <command> --help)`;
+
 const main = async (): Promise<void> => {
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
@@ -17,6 +23,8 @@ const main = async (): Promise<void> => {
     await program.parseAsync(process.argv);
   } catch (error) {
     if (error instanceof CommanderError) {
+      // `--help`, `--version` (and a bare `rein`, which prints the help) end here too: they already wrote their text.
+      if (error.exitCode !== 0 && !helpCodes.has(error.code)) process.stderr.write(`rein: USAGE: ${usageMessage(error.message)}\n`);
       process.exitCode = error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
       return;
     }

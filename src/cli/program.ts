@@ -43,7 +43,9 @@ export const buildProgram = (setExit: (code: number) => void): Command => {
     .name('rein')
     .description('an event-sourced agent harness: every step durable, replayable and auditable')
     .version('0.1.0')
-    .showHelpAfterError()
+    // A command-line mistake is one typed line like every other error (`rein: USAGE: …`, exit 2), printed by
+    // `main`: commander's own `error: …` line and the help text after it are not written.
+    .configureOutput({ outputError: () => undefined })
     .exitOverride();
   registerRun(program, setExit);
   registerResume(program, setExit);

@@ -1,4 +1,4 @@
-import { tap, type Subscription } from 'rxjs';
+import { firstValueFrom, takeWhile, tap, toArray, type Subscription } from 'rxjs';
 import type { SessionResult } from '../host/session-host.js';
 import type { ReinSession } from '../session/session-handle.js';
 import { answerPending, type ApprovalAnswering } from './approval-prompt.js';
@@ -40,11 +40,13 @@ export const exitCodeOf = (result: SessionResult): number => {
  */
 export const runToQuiet = async (
   session: ReinSession,
-  options: { json: boolean; begin?: () => Promise<void>; approvals?: ApprovalAnswering; from?: number; calls?: ReadonlyArray<{ effectId: string; arguments: Record<string, unknown> }> },
+  options: { json: boolean; begin?: () => Promise<void>; approvals?: ApprovalAnswering; from?: number; calls?: ReadonlyArray<{ effectId: string; arguments: Record<string, unknown> }>; effects?: readonly string[] },
 ): Promise<SessionResult> => {
   const startedAt = Date.now();
   const renderer = new LiveRenderer(process.stdout);
   for (const call of options.calls ?? []) renderer.rememberCall(call.effectId, call.arguments);
+  // Effects requested before `from` (reruns on resume) show their progress without waiting for their request.
+  for (const effectId of options.effects ?? []) renderer.rememberEffect(effectId);
   // From a seq (resume): history first, then live — it can lag behind the session, so the summary waits for it.
   const from = options.from;
   let lastPrinted = from === undefined ? 0 : from - 1;
@@ -77,7 +79,9 @@ export const runToQuiet = async (
       while (lastPrinted < session.snapshot().head) await new Promise((resolve) => setTimeout(resolve, 5));
     }
     if (!options.json) {
-      process.stdout.write(renderer.summary(result, startedAt));
+      // The summary counts the whole session, not only what this process ran (a resume sees part of it).
+      const records = await firstValueFrom(session.records(1).pipe(takeWhile((record) => record.seq < result.head, true), toArray()));
+      process.stdout.write(renderer.summary(result, startedAt, records));
       for (const request of result.status === 'paused' ? session.pendingApprovals() : []) {
         process.stdout.write(`waiting for approval ${request.approvalId}${request.actor && request.actor !== 'root' ? ` (child agent ${request.actor})` : ''}: ${request.summary}\n  answer with: rein resume ${result.sessionId} --approve ${JSON.stringify(request.suggestedRule ?? request.tool)} (or --yes)\n`);
       }

@@ -1,4 +1,5 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
+import type { ToolSettled } from '../../models/tool.records.js';
 import type { SandboxChecked } from '../../models/sandbox.records.js';
 import { sandboxLine } from '../policy/sandbox-status.js';
 
@@ -11,6 +12,35 @@ const clip = (text: string, length = 100): string => {
 export const summarizeArguments = (args: Record<string, unknown>): string => {
   for (const key of ['path', 'command', 'pattern', 'query']) if (typeof args[key] === 'string') return clip(String(args[key]), 80);
   return clip(JSON.stringify(args), 80);
+};
+
+/**
+ * How a settled tool call reads to a person: `denied` (a rule, the mode, a person or the sandbox refused it: it never
+ * ran), `failed` (an error, or a command that ran and did not exit 0), `background` (a command left running: its
+ * outcome is unknown, so it is neither passed nor failed) or `passed`.
+ */
+export type CallVerdict = 'passed' | 'failed' | 'denied' | 'background';
+
+export const callVerdict = (settled: Pick<ToolSettled, 'status' | 'errorCode' | 'denial' | 'execution' | 'observation'>): CallVerdict => {
+  if (settled.denial !== undefined || settled.errorCode === 'Denied') return 'denied';
+  // `executionPassed` (models) inlined: `rein show` loads this file and must not load zod.
+  const execution = settled.execution;
+  if (settled.status === 'error' || (execution !== undefined && (execution.exitCode !== 0 || execution.signal !== undefined || execution.timedOut !== undefined))) return 'failed';
+  if (execution === undefined && /"background":\s*true/.test(settled.observation)) return 'background';
+  return 'passed';
+};
+
+/** The mark a verdict shows with: ✓ passed, ✗ failed or denied, … still running (outcome unknown). */
+export const verdictMark = (verdict: CallVerdict): string => (verdict === 'passed' ? '✓' : verdict === 'background' ? '…' : '✗');
+
+/** `1 tool call`, `3 tool calls`. */
+export const plural = (count: number, noun: string): string => `${count} ${noun}${count === 1 ? '' : 's'}`;
+
+/** The root agent's tool calls in a whole log, by verdict: the run summary counts from here, not from one process. */
+export const callTally = (records: Iterable<RecordEnvelope>): Record<CallVerdict, number> => {
+  const tally: Record<CallVerdict, number> = { passed: 0, failed: 0, denied: 0, background: 0 };
+  for (const record of records) if (record.type === 'tool.settled' && record.actor === 'root') tally[callVerdict(record.data as ToolSettled)]++;
+  return tally;
 };
 
 /** How a command ended, in a transcript: `exit 1, 812 ms`. */
@@ -52,8 +82,8 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
       if (data.outcome === 'ok') return undefined;
       return `${at}${who}model attempt ${data.attempt} (${data.provider}${data.model ? ` ${data.model}` : ''}) failed: ${data.errorCode} → ${data.decision}${data.decision === 'retry' ? ` in ${((data.delayMs ?? 0) / 1000).toFixed(1)} s` : ''}${data.decision === 'fallback' && data.fallbackTo ? ` to ${data.fallbackTo.provider}${data.fallbackTo.model ? ` ${data.fallbackTo.model}` : ''}` : ''}`;
     case 'tool.settled': {
-      const failed = data.status !== 'ok' || (data.execution && (data.execution.exitCode !== 0 || data.execution.signal || data.execution.timedOut));
-      return `${at}${who}${failed ? '✗' : '✓'} ${data.name}${data.errorCode ? ` ${data.errorCode}` : ''}${ran(data.execution)}${data.denial ? ` (denied by ${data.denial.source})` : ''}: ${clip(data.observation)}`;
+      const verdict = callVerdict(data as ToolSettled);
+      return `${at}${who}${verdictMark(verdict)} ${data.name}${data.errorCode ? ` ${data.errorCode}` : ''}${ran(data.execution)}${data.denial ? ` (denied by ${data.denial.source})` : ''}${verdict === 'background' ? ' (left running in the background: outcome unknown)' : ''}: ${clip(data.observation)}`;
     }
     case 'verification.recorded':
       return `${at}${who}verification ${data.status}: ${clip(data.command ?? data.name, 80)}${data.exitCode !== undefined ? ` (exit ${String(data.exitCode)})` : ''}`;
@@ -72,7 +102,9 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
     case 'approval.replied':
       return `${at}${who}→ ${data.approvalId}: ${data.decision}${data.feedback ? ` (${clip(data.feedback)})` : ''}`;
     case 'permission.decided':
-      return data.decision === 'allow' && data.source === 'mode' ? undefined : `${at}${who}permission ${data.decision} for ${data.tool}${data.target ? ` ${clip(data.target, 60)}` : ''} (${data.source}${data.rule ? `: ${data.rule}` : ''})`;
+      if (data.decision === 'allow' && data.source === 'mode') return undefined;
+      // The mode's own rule is named `mode:<mode>`: `(mode default: edits need approval)`, not `(mode: mode:default)`.
+      return `${at}${who}permission ${data.decision} for ${data.tool}${data.target ? ` ${clip(data.target, 60)}` : ''} (${data.source === 'mode' ? `mode ${String(data.mode ?? String(data.rule ?? '').replace(/^mode:/, ''))}${data.reason ? `: ${clip(data.reason, 80)}` : ''}` : `${data.source}${data.rule ? `: ${data.rule}` : ''}`})`;
     case 'effect.failed':
       return `${at}${who}effect ${data.effectId} failed: ${data.error.code}: ${clip(data.error.message)}`;
     case 'session.cancelled':

@@ -31,6 +31,13 @@ export interface InputDraft {
   precondition?: () => Error | undefined;
   /** Checked in the queue right before the input is applied; true drops the input silently (nothing written). */
   skipIf?: () => boolean;
+  /**
+   * The data was built by rein's own effect executors (a settlement), not handed in by a host or a person: it is
+   * stored as built, without passing its zod schema on every step. The replay property (`rein/testing`) checks that
+   * every record of a run is exactly what its schema accepts, so an executor that builds data its schema would change
+   * or refuse fails the tests instead.
+   */
+  trusted?: boolean;
 }
 
 /** How a session run stopped: one of the final outcomes, or `paused` (waiting for a person, resumable). */
@@ -198,8 +205,12 @@ export class SessionHost {
   step(input: InputDraft): Promise<RecordEnvelope[]> {
     const schema = isRecordType(input.type) ? recordTypes[input.type] : undefined;
     if (!schema || schema.class !== 'input') return Promise.reject(new ReinError('INPUT_INVALID', `${input.type} is not an input record type`));
-    const parsed = schema.data.safeParse(input.data);
-    if (!parsed.success) return Promise.reject(new ReinError('INPUT_INVALID', `${input.type}: ${parsed.error.message}`, { cause: parsed.error }));
+    let data = input.data;
+    if (input.trusted !== true) {
+      const parsed = schema.data.safeParse(input.data);
+      if (!parsed.success) return Promise.reject(new ReinError('INPUT_INVALID', `${input.type}: ${parsed.error.message}`, { cause: parsed.error }));
+      data = parsed.data as Record<string, unknown>;
+    }
     const outcome = this.enqueue(async (): Promise<RecordEnvelope[] | { refused: Error }> => {
       if (this.tree.done) return [];
       if (this.interrupted) throw new ReinError('SESSION_ENDED', 'the session was interrupted; resume it to continue');
@@ -207,7 +218,7 @@ export class SessionHost {
       if (refused) return { refused };
       if (input.skipIf?.()) return [];
       const at = this.clock();
-      const record: RecordDraft = { id: this.newId(), type: input.type, v: versionOf(input.type), at, actor: input.actor ?? rootPath, data: parsed.data, ...(input.cause ? { cause: input.cause } : {}), ...(input.corr ? { corr: input.corr } : {}) };
+      const record: RecordDraft = { id: this.newId(), type: input.type, v: versionOf(input.type), at, actor: input.actor ?? rootPath, data, ...(input.cause ? { cause: input.cause } : {}), ...(input.corr ? { corr: input.corr } : {}) };
       const machineDrafts = this.tree.apply(record);
       const derived = this.capabilities ? this.capabilities.derive(record, machineDrafts, () => this.tree.mcpConnections()) : machineDrafts;
       const drafts: RecordDraft[] = input.facts ? this.factDrafts(input.facts, at, input.actor, input.cause) : [];
@@ -337,6 +348,7 @@ export class SessionHost {
     const started = this.clock();
     const label = request.kind === 'executeTool' && typeof request.args.name === 'string' ? request.args.name : request.kind;
     this.live$.next({ type: 'effect.started', actor: request.actor, effectId: request.effectId, kind: request.kind, label });
+    const wallTime = request.kind === 'executeTool' && request.actor === rootPath ? this.armWallTime(controller) : undefined;
     let settlement: Settlement;
     try {
       if (!executor) throw new ReinError('MACHINE_ERROR', `no executor for effect kind ${request.kind}`);
@@ -358,9 +370,26 @@ export class SessionHost {
       const message = text.startsWith(`${code}: `) || text.startsWith(`${code}, `) ? text.slice(code.length + 2) : text;
       settlement = { type: 'effect.failed', data: { effectId: request.effectId, error: { code, message }, elapsedMs: this.clock() - this.createdAt } };
     }
+    clearTimeout(wallTime);
     const ok = settlement.type !== 'effect.failed' && settlement.type !== 'model.failed' && settlement.data.status !== 'error';
     this.live$.next({ type: 'effect.finished', actor: request.actor, effectId: request.effectId, kind: request.kind, label, ok, durationMs: this.clock() - started });
     return settlement;
+  }
+
+  /**
+   * The root agent's wall-time budget also holds while a tool runs: when it runs out the tool is aborted (a command
+   * and every process it started are killed) and settles as `Cancelled`, recorded like any result; the step that
+   * applies it finds no wall time left and ends the session `budget-exhausted`. Child agents have their own deadline
+   * (the delegation's timer).
+   */
+  private armWallTime(controller: AbortController): ReturnType<typeof setTimeout> | undefined {
+    const { budgets, startedAtMs } = this.tree.context;
+    const remaining = startedAtMs + budgets.maxWallTimeMs - (this.clock() - this.createdAt);
+    // setTimeout fires at once for a delay beyond 2^31 - 1 ms (~24.8 days): such a budget needs no timer.
+    if (remaining > 2 ** 31 - 1) return undefined;
+    const timer = setTimeout(() => controller.abort(new Error(`the wall-time budget of ${budgets.maxWallTimeMs} ms ran out while it ran`)), Math.max(0, remaining));
+    timer.unref();
+    return timer;
   }
 
   /** Apply an effect's settlement as the next step (unless the session ended or was interrupted meanwhile). */
@@ -369,6 +398,7 @@ export class SessionHost {
       if (!this.broken && !this.tree.done && !this.interrupted && !this.dropped.has(request.effectId)) {
         await this.step({
           skipIf: () => this.dropped.has(request.effectId),
+          trusted: true,
           type: settlement.type,
           data: settlement.data,
           actor: request.actor,

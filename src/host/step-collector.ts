@@ -39,6 +39,8 @@ const draftOfAction = (path: string, action: { type: string; params?: unknown })
   return undefined;
 };
 
+const actorEventPrefix = /^xstate\.(?:done|error)\.actor\./;
+
 /**
  * Turns XState's inspection stream into derived records. An actor's requested effects and emitted records are held
  * until its next snapshot, so each step lists `actor.transitioned` first and then what that transition asked for.
@@ -51,10 +53,23 @@ export class StepCollector {
   private seen = 0;
   private drafts: DerivedDraft[] = [];
   private stopped: string[] = [];
+  /**
+   * A child's done (or error) event named by the child's path where its actor id is not its path (a delegation's
+   * children are spawned under their task index): records name actors by path, whatever id XState keys them by.
+   */
+  private readonly eventNames = new WeakMap<object, string>();
   /** While muted (restoring from a snapshot) the collector learns state values but records nothing. */
   muted = false;
 
   readonly inspect = (event: InspectionEvent): void => {
+    if (event.type === '@xstate.event') {
+      const relayed = event.event as { type: string; actorId?: unknown };
+      if (event.sourceRef && typeof relayed.actorId === 'string' && actorEventPrefix.test(relayed.type)) {
+        const path = pathOf(event.sourceRef);
+        if (path !== relayed.actorId) this.eventNames.set(relayed, `${relayed.type.slice(0, relayed.type.length - relayed.actorId.length)}${path}`);
+      }
+      return;
+    }
     if (event.type === '@xstate.action') {
       const state = this.stateOf(event.actorRef);
       const draft = draftOfAction(state.path, event.action);
@@ -71,7 +86,8 @@ export class StepCollector {
     const valueKey = typeof snapshot.value === 'string' ? snapshot.value : JSON.stringify(snapshot.value);
     const changed = valueKey !== state.valueKey || snapshot.context !== state.context;
     if (changed && !this.muted) {
-      this.drafts.push({ type: 'actor.transitioned', actor: state.path, data: { actor: state.path, event: event.event.type, from: state.value, to: snapshot.value } });
+      const name = this.eventNames.get(event.event) ?? event.event.type;
+      this.drafts.push({ type: 'actor.transitioned', actor: state.path, data: { actor: state.path, event: name, from: state.value, to: snapshot.value } });
     }
     state.value = snapshot.value;
     state.valueKey = valueKey;

@@ -1,5 +1,6 @@
 import type { ActorContext, ChildTask, ConversationItem } from './context.view.js';
 import { quoteUntrusted } from './context-render.js';
+import { callSummary } from './call-summary.js';
 
 const BRIEF_LINES = 12;
 
@@ -10,11 +11,7 @@ const clip = (text: string, length: number): string => {
 
 const stepLine = (item: ConversationItem): string => {
   if (item.kind === 'user') return `#${item.seq} user: "${clip(item.text, 100)}"`;
-  const calls = item.toolCalls.map((call) => {
-    const result = item.results.find((candidate) => candidate.callId === call.callId);
-    const target = typeof call.arguments.path === 'string' ? call.arguments.path : typeof call.arguments.command === 'string' ? call.arguments.command : '';
-    return `${call.name}(${clip(target, 60)}) ${!result ? 'no result' : result.status === 'ok' ? 'ok' : `error ${result.errorCode ?? ''}`.trim()}`;
-  });
+  const calls = item.toolCalls.map((call) => callSummary(call, item.results.find((candidate) => candidate.callId === call.callId)));
   return `#${item.seq} turn ${item.turn}: ${item.text ? `"${clip(item.text, 80)}"` : '(no text)'}${calls.length > 0 ? ` → ${calls.join(', ')}` : ''}`;
 };
 

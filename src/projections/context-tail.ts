@@ -4,17 +4,13 @@ import { toArray } from './persistent-list.js';
 import type { ActorContext, ConversationItem } from './context.view.js';
 import { emptyFill, hookContextSection, range, renderTurn, turnMode, type ConversationSplit, type Fill } from './context-sources.js';
 import type { TokenCounter } from './token-counter.js';
+import { callSummary } from './call-summary.js';
 
 const summaryLine = (item: ConversationItem): string => {
   if (item.kind === 'user') return `#${item.seq} user message (kept in full under earlier-user-messages)`;
   const text = item.text.replace(/\s+/g, ' ').trim();
   const said = text ? `"${text.length > 80 ? `${text.slice(0, 79)}…` : text}"` : '(no text)';
-  const calls = item.toolCalls.map((call) => {
-    const result = item.results.find((candidate) => candidate.callId === call.callId);
-    const target = typeof call.arguments.path === 'string' ? call.arguments.path : typeof call.arguments.command === 'string' ? call.arguments.command : '';
-    const outcome = !result ? 'no result' : result.status === 'ok' ? 'ok' : `error ${result.errorCode ?? ''}`.trim();
-    return `${call.name}(${target.length > 60 ? `${target.slice(0, 59)}…` : target}) ${outcome}`;
-  });
+  const calls = item.toolCalls.map((call) => callSummary(call, item.results.find((candidate) => candidate.callId === call.callId)));
   return `#${item.seq} turn ${item.turn}: ${said}${calls.length > 0 ? ` → ${calls.join(', ')}` : ''}`;
 };
 

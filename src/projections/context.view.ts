@@ -4,7 +4,7 @@ import type { ContextProjected } from '../../models/context.records.js';
 import type { ModelMessageToolCall } from '../../models/model-contract.js';
 import type { ModelResponded } from '../../models/model.records.js';
 import type { SessionCreated, UserMessage } from '../../models/session.records.js';
-import type { ToolSettled, Truncation } from '../../models/tool.records.js';
+import type { CommandExecution, ToolSettled, Truncation } from '../../models/tool.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
 import type { DelegatedTask, DelegationJoined, DelegationStarted, ReportRejected } from '../../models/delegation.records.js';
 import { extractConstraints, type Constraint } from './constraints.js';
@@ -32,6 +32,8 @@ export interface ToolResultItem {
   errorCode?: string;
   observation: string;
   truncated?: Truncation;
+  /** How the command a call ran ended (`bash`): history summaries say `exit 1`, not `ok`. */
+  execution?: CommandExecution;
   /** What `postToolUse` hooks added for the model about this result: shown after it, untrusted. */
   hookContext?: string;
 }
@@ -179,7 +181,7 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
     const turn = actor.recent[index] as TurnItem | undefined;
     if (!turn) return actor;
     const hook = actor.pendingHooks?.find((pending) => pending.callId === settled.callId);
-    const result: ToolResultItem = { callId: settled.callId, name: settled.name, seq, status: settled.status, observation: settled.observation, ...(settled.errorCode ? { errorCode: settled.errorCode } : {}), ...(settled.truncated ? { truncated: settled.truncated } : {}), ...(hook ? { hookContext: hook.text } : {}) };
+    const result: ToolResultItem = { callId: settled.callId, name: settled.name, seq, status: settled.status, observation: settled.observation, ...(settled.errorCode ? { errorCode: settled.errorCode } : {}), ...(settled.truncated ? { truncated: settled.truncated } : {}), ...(settled.execution ? { execution: settled.execution } : {}), ...(hook ? { hookContext: hook.text } : {}) };
     const recent = actor.recent.slice();
     recent[index] = { ...turn, results: [...turn.results, result] };
     let next: ActorContext = { ...actor, recent, ...(hook ? { pendingHooks: actor.pendingHooks!.filter((pending) => pending !== hook) } : {}) };

@@ -73,6 +73,11 @@ export interface TraceAction {
   arguments: Record<string, unknown>;
   requested: TraceRef & { cause?: string };
   permission?: TraceRef & { decision: string; reason?: string };
+  /**
+   * A call whose permission asked a person: the `ask` decision, and the request re-issued with the answer (a new
+   * effect for the same call, which then has its own permission decision). One action, not two rows.
+   */
+  approval?: { asked?: TraceRef & { decision: string; reason?: string }; answered: TraceRef & { approvalId: string; decision: string } };
   /** Hook and guardrail decisions about this call, in log order (`preToolUse`, `guardrail.input`, `guardrail.output`, `postToolUse`). */
   hooks?: ReadonlyArray<TraceRef & { point: string; decision: string; reason?: string; by?: string }>;
   started?: TraceRef;
@@ -171,6 +176,19 @@ const applyEffectRequested = (view: TraceView, record: RecordEnvelope): TraceVie
   if (data.kind !== 'executeTool') return view;
   const turn = view.open[record.actor];
   if (!turn) return { ...view, unlinked: view.unlinked + 1 };
+  // After a person answers an approval the call is requested again (same call id, a new effect carrying the
+  // answer): it continues the call's action.
+  const callId = String(data.args.callId);
+  const index = turn.actions.findIndex((action) => action.callId === callId);
+  if (index >= 0) {
+    const answer = data.args.approval as { approvalId?: unknown; decision?: unknown } | undefined;
+    const actions = turn.actions.slice();
+    if (answer) {
+      const { permission: asked, ...previous } = turn.actions[index]!;
+      actions[index] = { ...previous, effectId: data.effectId, approval: { ...(asked ? { asked } : {}), answered: { ...ref(record), approvalId: String(answer.approvalId ?? ''), decision: String(answer.decision ?? 'unknown') } } };
+    } else actions[index] = { ...turn.actions[index]!, effectId: data.effectId };
+    return withTurn(view, { ...turn, actions });
+  }
   const action: TraceAction = {
     callId: String(data.args.callId),
     effectId: data.effectId,

@@ -26,7 +26,12 @@ export interface DryRunCall {
   callId: string;
   name: string;
   arguments: Record<string, unknown>;
-  then: { validation: ValidationVerdict; permission?: string; status?: 'ok' | 'error'; errorCode?: string; hook?: string };
+  /**
+   * `permission` is the policy's decision then: `ask` for a call a person answered at the prompt (`answered` holds
+   * the answer), `deny` for a call a rule or the mode refused before any permission record (a hidden tool).
+   * `answeredBy` is `--yes` when the flags answered the question in advance.
+   */
+  then: { validation: ValidationVerdict; permission?: string; answered?: string; answeredBy?: string; status?: 'ok' | 'error'; errorCode?: string; hook?: string };
   now: { validation: Exclude<ValidationVerdict, 'not-run'>; issues?: string; permission?: string; permissionReason?: string; hook?: string; hookReason?: string };
   changed: boolean;
   reasons: string[];
@@ -57,6 +62,8 @@ export const dryRunSession = (records: readonly RecordEnvelope[], options: { reg
   const started = new Set<string>();
   const settled = new Map<string, ToolSettled>();
   const permissions = new Map<string, string>();
+  const answers = new Map<string, string>();
+  const answeredBy = new Map<string, string>();
   const validated = new Map<string, boolean>();
   const requests: Array<{ record: RecordEnvelope; data: EffectRequested }> = [];
   // A child agent's `submit_report` is checked against that child's output contract.
@@ -68,11 +75,19 @@ export const dryRunSession = (records: readonly RecordEnvelope[], options: { reg
     }
     const data = record.data as Record<string, unknown>;
     const callId = record.corr ?? (typeof data.callId === 'string' ? data.callId : undefined);
-    if (record.type === 'effect.requested' && (data as EffectRequested).kind === 'executeTool') requests.push({ record, data: data as EffectRequested });
-    else if (!callId) continue;
+    if (record.type === 'effect.requested' && (data as EffectRequested).kind === 'executeTool') {
+      // A call a person answered is requested again with the answer (same call id): one call, listed once.
+      if (!requests.some((request) => request.data.args.callId === (data as EffectRequested).args.callId)) requests.push({ record, data: data as EffectRequested });
+    } else if (!callId) continue;
     else if (record.type === 'tool.started') started.add(callId);
     else if (record.type === 'tool.settled') settled.set(callId, data as ToolSettled);
-    else if (record.type === 'permission.decided') permissions.set(callId, String(data.decision ?? data.outcome ?? 'unknown'));
+    else if (record.type === 'permission.decided') {
+      // A person's answer follows the policy's `ask`: "then" is what the policy said, the answer is kept beside it.
+      const decision = String(data.decision ?? data.outcome ?? 'unknown');
+      if (data.source === 'user' && permissions.get(callId) === 'ask') answers.set(callId, decision);
+      else permissions.set(callId, decision);
+      if (data.source === 'pre-approved' && data.rule === '--yes') answeredBy.set(callId, '--yes');
+    }
     else if (record.type === 'tool.validated') validated.set(callId, data.ok !== false && data.valid !== false);
   }
   const calls = requests.map(({ record, data }): DryRunCall => {
@@ -80,9 +95,15 @@ export const dryRunSession = (records: readonly RecordEnvelope[], options: { reg
     const name = String(data.args.name);
     const args = (data.args.arguments ?? {}) as Record<string, unknown>;
     const outcome = settled.get(callId);
+    // Refused before the permission stage wrote anything (a tool a deny rule or the mode hides): a deny all the same.
+    // (A hook's or the sandbox's refusal is not a permission decision: those stay out of "then" permission.)
+    const refusedByPolicy = outcome?.errorCode === 'Denied' && (outcome.failedStage === 'visibility' || outcome.failedStage === 'permission');
+    const permission = permissions.get(callId) ?? (refusedByPolicy ? 'deny' : undefined);
     const then: DryRunCall['then'] = {
       validation: thenValidation(started.has(callId), outcome, validated.get(callId)),
-      ...(permissions.has(callId) ? { permission: permissions.get(callId)! } : {}),
+      ...(permission !== undefined ? { permission } : {}),
+      ...(answers.has(callId) ? { answered: answers.get(callId)! } : {}),
+      ...(answeredBy.has(callId) ? { answeredBy: answeredBy.get(callId)! } : {}),
       ...(outcome ? { status: outcome.status } : {}),
       ...(outcome?.errorCode ? { errorCode: outcome.errorCode } : {}),
     };
@@ -96,7 +117,11 @@ export const dryRunSession = (records: readonly RecordEnvelope[], options: { reg
     };
     const reasons: string[] = [];
     if (then.validation !== 'not-run' && then.validation !== now.validation) reasons.push(`validation: ${then.validation} then, ${now.validation} now${now.issues ? ` (${now.issues})` : ''}`);
-    if (now.permission !== undefined && now.validation === 'valid' && then.permission !== undefined && then.permission !== now.permission) reasons.push(`permission: ${then.permission} then, ${now.permission} now`);
+    // Then and now agree when the policy says the same, or when it says now what a person answered then (asked
+    // then and allowed, allowed now without asking: the call runs either way).
+    if (now.permission !== undefined && now.validation === 'valid' && then.permission !== undefined && then.permission !== now.permission && then.answered !== now.permission) {
+      reasons.push(`permission: ${then.permission} then, ${now.permission} now${then.answeredBy === '--yes' && now.permission === 'ask' ? ' (then answered in advance by --yes: pass --yes to compare like with like)' : ''}`);
+    }
     if (now.permission !== undefined && now.validation === 'valid' && then.permission === undefined && then.validation === 'valid' && now.permission !== 'allow') reasons.push(`permission: ran without a permission decision then, ${now.permission} now`);
     return { seq: record.seq, actor: record.actor, callId, name, arguments: args, then, now, changed: reasons.length > 0, reasons };
   });

@@ -6,7 +6,7 @@ export { checkMachine } from './model-check.js';
 export type { ModelCheckOptions, ModelCheckResult, ModelStep, ModelViolation } from './model-check.js';
 export { runScriptedSession } from './run-scripted.js';
 export { sampleCallSpec, sampleTurnInput } from './turn-input.js';
-export { assertReplayProperty } from './replay-property.js';
+export { assertRecordsMatchSchemas, assertReplayProperty } from './replay-property.js';
 export type { ReplayPropertyOptions } from './replay-property.js';
 export type { ScriptedRun, ScriptedRunOptions } from './run-scripted.js';
 export { createMemoryEventStore } from '../../stores/memory-event-store.js';

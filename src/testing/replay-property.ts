@@ -2,7 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { isDerivedType } from '../../models/records.js';
+import type { RecordEnvelope } from '../../models/envelope.js';
+import { isDerivedType, isRecordType, recordTypes } from '../../models/records.js';
 import { canonicalEqual } from '../host/canonical-equal.js';
 import { verifyRecords } from '../host/replay.js';
 import { runScriptedSession, type ScriptedRun, type ScriptedRunOptions } from './run-scripted.js';
@@ -27,9 +28,22 @@ const runsFromEnvironment = (): number => {
 };
 
 /**
+ * Every record of a run is exactly what its type's schema accepts: it parses, and parsing changes nothing. The host
+ * stores the settlements rein's executors build without parsing them on each step; this is where that trust is checked.
+ */
+export const assertRecordsMatchSchemas = (records: readonly RecordEnvelope[]): void => {
+  for (const record of records) {
+    if (!isRecordType(record.type)) throw new Error(`${record.stream} seq ${record.seq}: unknown record type ${record.type}`);
+    const parsed = recordTypes[record.type].data.safeParse(record.data);
+    if (!parsed.success) throw new Error(`${record.stream} seq ${record.seq}: ${record.type} does not match its schema: ${parsed.error.message}`);
+    if (!canonicalEqual(parsed.data, record.data)) throw new Error(`${record.stream} seq ${record.seq}: ${record.type} changes when parsed by its schema (a key its schema does not know?)`);
+  }
+};
+
+/**
  * The replay property over scripted sessions: for every generated script, run the session live in a fresh
- * workspace, then replay its log — the rebuilt final snapshot must deep-equal the live one and every derived record
- * must be regenerated exactly. Throws fast-check's counterexample (shrunk) when it fails.
+ * workspace, then replay its log — the rebuilt final snapshot must deep-equal the live one, every derived record
+ * must be regenerated exactly, and every record must be exactly what its schema accepts. Throws fast-check's counterexample (shrunk) when it fails.
  */
 export const assertReplayProperty = async (options: ReplayPropertyOptions): Promise<void> => {
   await fc.assert(
@@ -43,6 +57,7 @@ export const assertReplayProperty = async (options: ReplayPropertyOptions): Prom
         if (!canonicalEqual(replay.tree?.persisted(), live)) throw new Error(`replay of ${run.session.id} rebuilt a different snapshot than the live run`);
         const derived = run.records.filter((record) => isDerivedType(record.type)).length;
         if (replay.regenerated !== derived) throw new Error(`replay regenerated ${replay.regenerated} of ${derived} derived records`);
+        assertRecordsMatchSchemas(run.records);
         await options.check?.(run);
       } finally {
         await rm(workspace, { recursive: true, force: true });

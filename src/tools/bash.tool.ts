@@ -122,7 +122,12 @@ const resultOf = async (args: BashParameters, cwd: string, outcome: CommandOutco
   // How the command ended, for verification: a background command has not ended, so it reports no exit.
   const execution = outcome.background ? undefined : executionOf(args.command, outcome);
   const ran = execution ? { execution } : {};
-  if (outcome.cancelled) return { ok: false, code: 'Cancelled', message: JSON.stringify({ ...result, message: 'the command was cancelled; every process it started was killed' }), artifacts, provenance, notes, ...ran };
+  if (outcome.cancelled) {
+    // Why it was stopped, when the abort says (the wall-time budget ran out): the model reads it.
+    const reason: unknown = context.signal.reason;
+    const why = reason instanceof Error && !(reason.name === 'AbortError') ? ` (${reason.message})` : '';
+    return { ok: false, code: 'Cancelled', message: JSON.stringify({ ...result, message: `the command was cancelled${why}; every process it started was killed` }), artifacts, provenance, notes, ...ran };
+  }
   if (outcome.timedOut) {
     const message = outcome.timedOut === 'soft' ? 'timed out; SIGTERM stopped every process it started' : 'timed out; it ignored SIGTERM and every process it started was killed with SIGKILL';
     return { ok: false, code: 'Timeout', message: JSON.stringify({ ...result, timed_out: true, timeout_kind: outcome.timedOut, message }), artifacts, provenance, notes, ...ran };

@@ -25,6 +25,9 @@ const actionLine = (action: TraceAction): string => {
   const before = (action.hooks ?? []).filter((entry) => entry.point === 'preToolUse' || entry.point === 'guardrail.input');
   const after = (action.hooks ?? []).filter((entry) => entry.point === 'guardrail.output' || entry.point === 'postToolUse');
   parts.push(...before.map(hook));
+  const approval = action.approval;
+  if (approval?.asked) parts.push(`permission ${approval.asked.decision}${approval.asked.reason ? ` (${clip(approval.asked.reason, 40)})` : ''} #${approval.asked.seq}`);
+  if (approval) parts.push(`answered ${approval.answered.decision} #${approval.answered.seq}`);
   parts.push(action.permission ? `permission ${action.permission.decision}${action.permission.reason ? ` (${clip(action.permission.reason, 40)})` : ''} #${action.permission.seq}` : 'permission —');
   if (action.started) parts.push(`started #${action.started.seq}`);
   const settled = action.settled;

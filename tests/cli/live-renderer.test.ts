@@ -15,6 +15,7 @@ const render = async (options: { tty: boolean; colour?: boolean }) => {
   const records$ = new Subject<RecordEnvelope>();
   const renderer = new LiveRenderer(out, options);
   const subscription = renderer.attach({ live$, records$ });
+  records$.next(record('effect.requested', { effectId: 'root:e1', kind: 'callModel', args: { turn: 1 } }, 0));
   live$.next({ type: 'effect.started', actor: 'root', effectId: 'root:e1', kind: 'callModel', label: 'callModel' });
   await new Promise((resolve) => setTimeout(resolve, 250));
   live$.next({ type: 'model.retrying', actor: 'root', effectId: 'root:e1', attempt: 1, code: 'overloaded', message: 'busy', delayMs: 1500 });
@@ -60,5 +61,33 @@ describe('the live renderer', () => {
     const text = await render({ tty: true, colour: false });
     expect(text).toContain('thinking');
     expect(text).not.toMatch(/\u001b\[(2|31|32|33)m/);
+  });
+
+  it('prints in log order: the next turn streams before the last tool result is acknowledged, and still shows after it', async () => {
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    const live$ = new Subject<LiveEvent>();
+    const records$ = new Subject<RecordEnvelope>();
+    const renderer = new LiveRenderer(out, { tty: false });
+    const subscription = renderer.attach({ live$, records$ });
+    records$.next(record('effect.requested', { effectId: 'root:e2', kind: 'executeTool', args: { callId: 'root:e1.0', name: 'bash', arguments: { command: 'node --test' } } }, 1));
+    // The settling batch (tool.settled, then the next model call's request) is written; the model call starts and
+    // streams while that batch waits for its fsync.
+    live$.next({ type: 'effect.started', actor: 'root', effectId: 'root:e3', kind: 'callModel', label: 'callModel' });
+    live$.next({ type: 'model.delta', actor: 'root', effectId: 'root:e3', channel: 'text', text: 'Fixed. The tests pass now.' });
+    expect(text).toBe('');
+    records$.next(record('tool.settled', { effectId: 'root:e2', callId: 'root:e1.0', name: 'bash', status: 'ok', observation: '{}', execution: { command: 'node --test', exitCode: 0, durationMs: 156 }, elapsedMs: 1 }, 2));
+    records$.next(record('effect.requested', { effectId: 'root:e3', kind: 'callModel', args: { turn: 2 } }, 3));
+    // Later deltas of a shown request print at once.
+    live$.next({ type: 'model.delta', actor: 'root', effectId: 'root:e3', channel: 'text', text: '\n' });
+    // A request this renderer never sees (attached late) does not lose its text: the summary shows it first.
+    live$.next({ type: 'model.delta', actor: 'root', effectId: 'root:e9', channel: 'text', text: 'late text\n' });
+    out.write(renderer.summary({ sessionId: 's-1', status: 'completed', head: 3, usage: { turns: 2, toolCalls: 1, inputTokens: 1, outputTokens: 1, elapsedMs: 3 } }, Date.now()));
+    subscription.unsubscribe();
+    expect(text.indexOf('  ✓ bash node --test (exit 0, ')).toBeGreaterThanOrEqual(0);
+    expect(text.indexOf('  ✓ bash node --test')).toBeLessThan(text.indexOf('Fixed. The tests pass now.\n'));
+    expect(text.indexOf('Fixed. The tests pass now.')).toBeLessThan(text.indexOf('late text'));
+    expect(text.indexOf('late text')).toBeLessThan(text.indexOf('completed'));
   });
 });

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createMemoryEventStore, verifyRecords } from 'rein/testing';
+import { assertRecordsMatchSchemas, createMemoryEventStore, verifyRecords } from 'rein/testing';
 import { createRein } from '../../src/rein.js';
 import { isDerivedType } from '../../models/records.js';
 import { modeWithin } from '../../src/delegation/actor-rights.js';
@@ -59,6 +59,7 @@ describe('random delegation trees (depth ≤ 3, fan-out ≤ 5)', () => {
           const replay = verifyRecords(session.id, records);
           expect(replay.tree?.persisted()).toEqual(session.persistedSnapshot());
           expect(replay.regenerated).toBe(records.filter((record) => isDerivedType(record.type)).length);
+          assertRecordsMatchSchemas(records);
 
           checkRights(records, mode);
 

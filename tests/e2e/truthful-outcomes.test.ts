@@ -36,7 +36,7 @@ describe('truthful outcomes at the command line', () => {
     const run = await cli(['run', 'make the tests pass', '--script', 'script.json', '--approve', 'bash:node --test']);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/✗ bash node --test \(exit 1, \d+ ms\)/);
-    expect(run.stdout).toContain('1 tool calls (1 failed)');
+    expect(run.stdout).toContain('1 tool call (1 failed)');
     const id = sessionOf(run.stdout);
     const records = await recordsOf(id);
     const verification = records.find((record) => record.type === 'verification.recorded')!;

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { runScriptedSession, verifyRecords, createMemoryEventStore } from 'rein/testing';
+import { assertRecordsMatchSchemas, runScriptedSession, verifyRecords, createMemoryEventStore } from 'rein/testing';
 import { isDerivedType } from '../../models/records.js';
 import { ContextProjected } from '../../models/context.records.js';
 import { makeTempDir, propertyRuns } from '../support/temp-dir.js';
@@ -69,6 +69,7 @@ describe('replay reproduces live runs', () => {
           const replay = verifyRecords(run.session.id, run.records);
           expect(replay.tree?.persisted()).toEqual(run.session.persistedSnapshot());
           expect(replay.regenerated).toBe(run.records.filter((record) => isDerivedType(record.type)).length);
+          assertRecordsMatchSchemas(run.records);
           // Every settled model call recorded the context it was given, caused by its own request.
           const settledCalls = run.records.filter((record) => record.type === 'model.responded' || record.type === 'model.failed');
           const projected = run.records.filter((record) => record.type === 'context.projected');

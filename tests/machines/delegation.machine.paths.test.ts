@@ -54,14 +54,22 @@ const outcomes = (path: string): AgentOutput[] => [
   { kind: 'agent', path, status: 'budget-exhausted', reason: 'turn budget exhausted', failureClass: 'runtime', usage },
 ];
 
+/** A child's actor id among the delegation's children is its task's index; its path names it everywhere else. */
+const actorIdOf = (snapshot: Snapshot, path: string): string => String(snapshot.context.children.findIndex((child) => child.path === path));
+const childOfEvent = (snapshot: Snapshot, type: string) =>
+  type.startsWith('xstate.done.actor.') ? snapshot.context.children[Number(type.slice('xstate.done.actor.'.length))] : undefined;
+
 const events = (snapshot: Snapshot): DelegationEvent[] => {
   const list: DelegationEvent[] = [
     { type: 'timer.fired', effectId: 'root/delegation-2:e99', elapsedMs: 1 },
     { type: 'xstate.done.actor.root/delegation-2/zzz', output: outcomes('root/delegation-2/zzz')[0]! },
+    { type: 'xstate.done.actor.7', output: outcomes('root/delegation-2/zzz')[0]! },
     { type: 'delegation.cancel', reason: 'the user cancelled' },
   ];
-  for (const child of Object.values(snapshot.context.children)) {
-    for (const output of outcomes(child.path)) list.push({ type: `xstate.done.actor.${child.path}`, output });
+  for (const [index, child] of snapshot.context.children.entries()) {
+    for (const output of outcomes(child.path)) list.push({ type: `xstate.done.actor.${index}`, output });
+    // A done event under the child's path (not its actor id) is not the child's: nothing changes.
+    list.push({ type: `xstate.done.actor.${child.path}`, output: outcomes(child.path)[0]! });
     list.push({ type: 'timer.fired', effectId: child.deadline, elapsedMs: 60_000 });
     if (child.status === 'running') list.push({ type: 'child.escalated', taskId: child.taskId, approvalId: `${child.path}/approval-3`, tool: 'bash', summary: 'bash npm test', reason: 'commands need approval' });
     if (child.status === 'awaiting-approval') list.push({ type: 'child.resumed', taskId: child.taskId, approvalId: `${child.path}/approval-3` });
@@ -109,7 +117,7 @@ const check = (join: JoinPolicy) =>
       'a decided join is satisfied exactly as its policy says': (snapshot) =>
         !isFinal(snapshot) || snapshot.context.outcome === 'cancelled' || (snapshot.context.outcome === 'satisfied') === satisfied(join, childrenOf(snapshot)),
       'no child runs after the join': (snapshot) => !isFinal(snapshot) || childrenOf(snapshot).every((child) => !active(child.status)),
-      'a running child has its actor, an ended one does not': (snapshot) => isFinal(snapshot) || childrenOf(snapshot).every((child) => active(child.status) === Object.hasOwn(snapshot.children, child.path)),
+      'a running child has its actor, an ended one does not': (snapshot) => isFinal(snapshot) || childrenOf(snapshot).every((child) => active(child.status) === Object.hasOwn(snapshot.children, actorIdOf(snapshot, child.path))),
       'a merged (completed) child carries a report': (snapshot) => childrenOf(snapshot).every((child) => child.status !== 'completed' || child.report !== undefined),
       'the observation exists once decided and fits the limit': (snapshot) => !isFinal(snapshot) || (snapshot.context.observation !== null && snapshot.context.observation.length <= 4_000),
     },
@@ -117,10 +125,10 @@ const check = (join: JoinPolicy) =>
       'the join is recorded exactly once, on the deciding edge': (step) => recordsOf(step, 'delegation.joined').length === (isFinal(step.to) && !isFinal(step.from) ? 1 : 0),
       'deciding stops every child still running, recording each as cancelled': (step) => {
         if (isFinal(step.from) || !isFinal(step.to)) return true;
-        const finishing = step.event.type.startsWith('xstate.done.actor.') ? step.event.type.slice('xstate.done.actor.'.length) : undefined;
+        const finishing = childOfEvent(step.from, step.event.type)?.path;
         const running = childrenOf(step.from).filter((child) => active(child.status) && child.path !== finishing && !(step.event.type === 'timer.fired' && step.event.effectId === child.deadline));
         const cancelled = recordsOf(step, 'delegation.failed').filter((data) => data.cancelled === true).map((data) => String(data.child));
-        return running.every((child) => cancelled.includes(child.path) && stopped(step).includes(child.path));
+        return running.every((child) => cancelled.includes(child.path) && stopped(step).includes(actorIdOf(step.from, child.path)));
       },
       'never merges without MutationReady evidence': (step) => {
         const output = (step.event as { output?: AgentOutput }).output;
@@ -131,15 +139,13 @@ const check = (join: JoinPolicy) =>
         return !before || !active(before.status) || childrenOf(step.to).every((child) => child.path !== output.path || child.status !== 'completed');
       },
       'a child that ends is stopped on that edge (its actor released at once)': (step) => {
-        const target = step.event.type.startsWith('xstate.done.actor.') ? step.event.type.slice('xstate.done.actor.'.length) : undefined;
-        const child = childrenOf(step.from).find((candidate) => candidate.path === target);
-        return !child || !active(child.status) || stopped(step).includes(child.path);
+        const child = childOfEvent(step.from, step.event.type);
+        return !child || !active(child.status) || stopped(step).includes(actorIdOf(step.from, child.path));
       },
       'an event for an unknown or ended child changes nothing': (step) => {
-        const target = step.event.type.startsWith('xstate.done.actor.') ? step.event.type.slice('xstate.done.actor.'.length) : undefined;
-        if (target === undefined) return true;
-        const child = childrenOf(step.from).find((candidate) => candidate.path === target);
-        if (child && active(child.status)) return true;
+        if (!step.event.type.startsWith('xstate.done.actor.')) return true;
+        const child = childOfEvent(step.from, step.event.type);
+        if (child && active(child.status) && (step.event as { output?: AgentOutput }).output?.path === child.path) return true;
         return JSON.stringify(step.from.context) === JSON.stringify(step.to.context) && step.actions.every((action) => action.type !== 'emitRecord');
       },
       'a deadline fails only a running child, as a runtime failure': (step) => {
@@ -148,7 +154,7 @@ const check = (join: JoinPolicy) =>
         const child = childrenOf(step.from).find((candidate) => candidate.deadline === effectId);
         const failed = recordsOf(step, 'delegation.failed').filter((data) => data.cancelled !== true);
         if (!child || !active(child.status)) return failed.length === 0;
-        return failed.length === 1 && failed[0]!.failureClass === 'runtime' && failed[0]!.child === child.path && stopped(step).includes(child.path);
+        return failed.length === 1 && failed[0]!.failureClass === 'runtime' && failed[0]!.child === child.path && stopped(step).includes(actorIdOf(step.from, child.path));
       },
       'an escalation of a running child is recorded once': (step) => {
         if (step.event.type !== 'child.escalated') return true;

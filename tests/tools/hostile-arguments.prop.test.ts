@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMemoryEventStore, runScriptedSession } from 'rein/testing';
+import { assertRecordsMatchSchemas, createMemoryEventStore, runScriptedSession } from 'rein/testing';
 import type { ToolSettled } from '../../models/tool.records.js';
 import { ToolErrorCode } from '../../models/tool.records.js';
 import { builtinTools } from '../../src/tools/builtin-tools.js';
@@ -79,6 +79,7 @@ describe('hostile tool arguments, end to end', () => {
         }
         const replay = await run.rein.replaySession(run.session.id);
         expect(replay.head).toBe(run.records.at(-1)!.seq);
+        assertRecordsMatchSchemas(run.records);
         const resumed = await run.rein.resumeSession(run.session.id);
         expect(resumed.report.alreadyEnded).toBe(true);
       }),

@@ -76,6 +76,9 @@ export const pluginCommand = async (pluginId: string, name: string | undefined, 
   if (!command) {
     const known = registry.commands().map((entry) => `${entry.pluginId} ${entry.name}`);
     await host.stopAll('no such command');
+    // A plugin of that name that did not load (untrusted, refused, failed) says why, with its own code — one message.
+    const refused = host.plugins().find((plugin) => plugin.id === pluginId && plugin.error);
+    if (refused?.error) throw new PluginError(refused.error.code, `plugin ${pluginId} is ${refused.state}, so its commands are unavailable: ${refused.error.message}`);
     throw new ReinError('USAGE', `unknown command ${[pluginId, name].filter(Boolean).join(' ')}${known.length > 0 ? `; plugin commands: ${known.join(', ')}` : ''} (see rein --help)`);
   }
   try {

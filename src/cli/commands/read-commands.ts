@@ -25,7 +25,8 @@ export const registerReadCommands = (program: Command): void => {
           .command('replay')
           .description('verify a session by replaying its log (runs no tools and no model)')
           .argument('<id>', 'session id')
-          .option('--dry-run', "re-evaluate every recorded tool call under today's tools, policy and in-process plugin hooks (the permission flags say which); execute nothing"),
+          .option('--dry-run', "re-evaluate every recorded tool call under today's tools, policy and in-process plugin hooks (the permission flags say which); execute nothing")
+          .option('--yes', 'with --dry-run: evaluate the policy as `rein run --yes` would (every ask answered allow); pass the flags the session ran with to compare like with like'),
       ),
     ),
   ).action(async (id: string, options: CommonOptions & PermissionOptions & PluginOptions & { dryRun?: boolean }) => (await import('./replay.action.js')).replayCommand(id, options));

@@ -20,6 +20,9 @@ import { withStore } from './sessions.action.js';
 /** The body of `rein replay` (and `--dry-run`). */
 export const replayCommand = (id: string, options: CommonOptions & PermissionOptions & PluginOptions & { dryRun?: boolean }): Promise<void> =>
   withStore(options, options.dryRun ? 'read-only' : 'read', async (store) => {
+    if (!options.dryRun && (options.yes || options.mode !== undefined || options.approve || options.deny)) {
+      throw new ReinError('USAGE', 'the permission flags (--mode, --approve, --deny, --yes) apply to rein replay --dry-run only: a verified replay runs no policy');
+    }
     if (options.dryRun) {
       const workspace = await workspaceOf(options);
       const decide = decideWithPolicy(new PermissionPolicy(permissionsOf(options)), workspace);
@@ -34,7 +37,7 @@ export const replayCommand = (id: string, options: CommonOptions & PermissionOpt
       await pluginHost.stopAll('dry run finished');
       if (options.json) return report.calls.forEach(printJson);
       for (const call of report.calls) {
-        const then = `${call.then.validation}${call.then.permission ? `/${call.then.permission}` : ''}${call.then.status ? ` → ${call.then.status}${call.then.errorCode ? ` ${call.then.errorCode}` : ''}` : ''}`;
+        const then = `${call.then.validation}${call.then.permission ? `/${call.then.permission}` : ''}${call.then.answered ? ` (answered ${call.then.answered})` : call.then.answeredBy ? ` (by ${call.then.answeredBy})` : ''}${call.then.status ? ` → ${call.then.status}${call.then.errorCode ? ` ${call.then.errorCode}` : ''}` : ''}`;
         const now = `${call.now.validation}${call.now.permission ? `/${call.now.permission}` : ''}${call.now.hook && call.now.hook !== 'none' ? ` hook ${call.now.hook}` : ''}`;
         process.stdout.write(`#${call.seq} ${call.name} ${call.callId}: then ${then} · now ${now}${call.changed ? ` · CHANGED: ${call.reasons.join('; ')}` : ''}\n`);
       }

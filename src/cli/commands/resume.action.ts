@@ -101,7 +101,7 @@ const continueResumed = async (id: string, session: ReinSession, report: ResumeR
   const calls = report.resolutions.filter((resolution) => resolution.kind === 'executeTool').map((resolution) => ({ effectId: resolution.effectId, arguments: (resolution.args.arguments ?? {}) as Record<string, unknown> }));
   let result: Awaited<ReturnType<typeof runToQuiet>>;
   try {
-    result = await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options), from: report.head + 1, calls });
+    result = await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options), from: report.head + 1, calls, effects: report.resolutions.map((resolution) => resolution.effectId) });
     // Quiet (ended, or waiting for a person): the plugins stop and the log says so, while a held lease still fences it.
     await stopPluginsAfter(rein, id, { json: Boolean(options.json), printedThrough: session.snapshot().head, reason: 'rein resume finished' });
   } finally {

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import type { RecordEnvelope } from '../../models/envelope.js';
+import { callSummary } from '../../src/projections/call-summary.js';
+import { callTally, callVerdict, plural, transcriptLine } from '../../src/cli/transcript.js';
+
+const settled = (data: Record<string, unknown>, actor = 'root', seq = 1): RecordEnvelope => ({ stream: 's', seq, id: `r${seq}`, type: 'tool.settled', v: 1, at: 0, actor, data: { effectId: 'e', callId: 'c', name: 'bash', elapsedMs: 1, ...data } });
+
+describe('how a settled call reads to a person', () => {
+  it('a command left in the background has no outcome yet: not ✓, not a failure', () => {
+    const background = { status: 'ok', observation: JSON.stringify({ command: 'npm run dev', background: true, pid: 42, success: true }) } as const;
+    expect(callVerdict(background)).toBe('background');
+    expect(transcriptLine(settled(background))).toMatch(/^#1 {4}… bash \(left running in the background: outcome unknown\): /);
+  });
+
+  it('a call the sandbox refused (--sandbox required without bubblewrap) is denied, not failed', () => {
+    expect(callVerdict({ status: 'error', errorCode: 'Denied', observation: 'Denied: the sandbox mode is "required" but bubblewrap is not available' })).toBe('denied');
+    expect(callVerdict({ status: 'error', errorCode: 'Denied', observation: 'Denied: no', denial: { source: 'rule', reason: 'no' } })).toBe('denied');
+  });
+
+  it('a command is judged by its exit; the tally counts the root agent over the whole log', () => {
+    const exit1 = { status: 'ok', observation: '{}', execution: { command: 'node --test', exitCode: 1, durationMs: 5 } } as const;
+    expect(callVerdict(exit1)).toBe('failed');
+    expect(callVerdict({ ...exit1, execution: { ...exit1.execution, exitCode: 0 } })).toBe('passed');
+    const tally = callTally([settled(exit1, 'root', 1), settled({ status: 'error', errorCode: 'Denied', observation: 'Denied' }, 'root', 2), settled(exit1, 'root/task-1', 3), settled({ status: 'ok', observation: 'x' }, 'root', 4)]);
+    expect(tally).toEqual({ passed: 1, failed: 1, denied: 1, background: 0 });
+    expect([plural(1, 'tool call'), plural(0, 'tool call'), plural(7, 'turn')]).toEqual(['1 tool call', '0 tool calls', '7 turns']);
+  });
+});
+
+describe('the history summary the model reads', () => {
+  const result = (data: Record<string, unknown>) => ({ callId: 'c', name: 'bash', seq: 3, status: 'ok' as const, observation: '{}', ...data });
+  it('says how a command ended, and names what a call searched for', () => {
+    const call = { callId: 'c', name: 'bash', arguments: { command: 'node --test' } };
+    expect(callSummary(call, result({ execution: { command: 'node --test', exitCode: 1, durationMs: 9 } }))).toBe('bash(node --test) exit 1');
+    expect(callSummary(call, result({ execution: { command: 'node --test', exitCode: 0, durationMs: 9 } }))).toBe('bash(node --test) exit 0');
+    expect(callSummary(call, result({ execution: { command: 'node --test', exitCode: null, timedOut: 'soft', durationMs: 9 } }))).toBe('bash(node --test) timed out (soft)');
+    expect(callSummary(call, result({ observation: '{"background":true}' }))).toBe('bash(node --test) running in the background');
+    expect(callSummary({ callId: 'g', name: 'glob', arguments: { pattern: '**/*.js' } }, result({ name: 'glob' }))).toBe('glob(**/*.js) ok');
+    expect(callSummary({ callId: 'r', name: 'read', arguments: { path: 'a.txt' } }, result({ status: 'error', errorCode: 'NotFound' }))).toBe('read(a.txt) error NotFound');
+    expect(callSummary(call, undefined)).toBe('bash(node --test) no result');
+  });
+});
