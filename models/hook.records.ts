@@ -36,6 +36,8 @@ export const HookRow = z.object({
   /** The hook is configured to fail open: its error was recorded and did not block. */
   failOpen: z.literal(true).optional(),
   additionalContext: z.string().optional(),
+  /** This hook asked to stop the session, with this reason (see `HookDecided.stopSession`). */
+  stopSession: z.string().optional(),
 });
 export type HookRow = z.infer<typeof HookRow>;
 
@@ -70,5 +72,11 @@ export const HookDecided = z.object({
   /** Context the hooks asked to show the model next (untrusted, admitted by the context policy). */
   additionalContext: z.string().optional(),
   candidates: z.array(HookContextCandidate).optional(),
+  /**
+   * A hook asked to stop the whole session (a command hook's `continue: false`, with its `stopReason`): the runtime
+   * ends the session as `cancelled` with this reason right after this record is durable. Replay reads the
+   * `session.cancelled` input that followed; resume of a session whose log holds this but no end cancels it.
+   */
+  stopSession: z.object({ hookId: z.string().min(1), reason: z.string() }).optional(),
 });
 export type HookDecided = z.infer<typeof HookDecided>;

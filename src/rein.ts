@@ -57,6 +57,8 @@ import { CapabilityRegistry, type CommandDescriptor, type ProviderDescriptor, ty
 import { PluginHost, type PluginSpec, type PluginState } from './plugins/plugin-host.js';
 import type { PluginPermission, ReinPlugin } from './plugins/plugin-contract.js';
 import { HookKernel } from './hooks/hook-kernel.js';
+import { appendFacts } from './host/append-facts.js';
+import { rootPath } from './host/root-path.js';
 import { commandHookRegistrations, type CommandHooksConfig } from './hooks/command-hooks.js';
 
 export interface ReinOptions {
@@ -170,7 +172,9 @@ export interface Rein {
   /**
    * Queue a session for `rein worker` instead of running it here (PostgreSQL stores only, else `QUEUE_UNSUPPORTED`):
    * it carries the task, this harness's workspace, provider identity (and the scripted provider's script, never a
-   * key), permissions, sandbox overrides and budgets. Resolves with the session id.
+   * key), permissions, sandbox overrides, budgets and the locations of `cli` plugin specs (`--plugin`). Plugin values
+   * and `hooks` given here do not travel: the worker loads the workspace's plugins and command hooks as `rein run`
+   * would. Resolves with the session id.
    */
   submit(options: SubmitOptions): Promise<string>;
   /** Rebuild a session from the log, resolve its in-doubt effects and continue it. */
@@ -194,8 +198,17 @@ export interface Rein {
   /** Any stored session's records from `from` on, typed by their `type`: history first, then live appends (RxJS; never completes). */
   records(sessionId: string, from?: number): Observable<ReinRecord>;
   /**
-   * Interrupt every running session (effects aborted, each one resumable) and wait until they are quiet. The store
-   * stays open: the host that opened it closes it.
+   * Stop the plugins (each one's `stop`, in reverse load order; their contributions revoked) and record it —
+   * `plugin.stopped`, or `plugin.failed` at phase `stop` — at the end of the log of every session this harness ran in
+   * this process (created, started, or resumed without having ended before), once that session is quiet. Plugins live
+   * as long as their harness, not one session: call this when the sessions are quiet and the harness is done (`rein
+   * run`, `rein resume` and each session a worker runs do). A log that cannot be appended to (a worker that lost its
+   * lease) does not get the record. Later calls do nothing.
+   */
+  stopPlugins(reason?: string): Promise<void>;
+  /**
+   * Interrupt every running session (effects aborted, each one resumable), wait until they are quiet, then stop the
+   * plugins (`stopPlugins`). The store stays open: the host that opened it closes it.
    */
   close(reason?: string): Promise<void>;
 }
@@ -283,6 +296,36 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     ...(options.capabilities === false ? {} : { capabilities: capabilityServicesOf(options, workspace.root, [...baseTools.map((tool) => tool.name), ...capabilities.toolDefinitions().map((tool) => tool.name)]) }),
   };
   const registry = new SessionRegistry();
+  // The sessions this harness ran here, which record their plugins' stop: a handle until the session ended and is
+  // quiet, then only its id (a long-lived harness does not keep ended sessions in memory).
+  const hosted = new Map<string, ReinSession | undefined>();
+  const remember = (session: ReinSession): ReinSession => {
+    if (pluginHost.plugins().length === 0 || pluginsStopped) return session;
+    hosted.set(session.id, session);
+    const subscription = session.records$.subscribe((record) => {
+      if (record.actor !== rootPath || record.type !== 'session.ended') return;
+      queueMicrotask(() => subscription.unsubscribe());
+      void session
+        .whenQuiet()
+        .catch(() => undefined)
+        .then(() => {
+          if (hosted.get(session.id) === session) hosted.set(session.id, undefined);
+        });
+    });
+    return session;
+  };
+  let pluginsStopped: Promise<void> | undefined;
+  const stopPlugins = (reason: string): Promise<void> =>
+    (pluginsStopped ??= (async () => {
+      const from = pluginHost.journal().length;
+      await pluginHost.stopAll(reason);
+      const facts = pluginHost.journal().slice(from);
+      for (const [sessionId, session] of hosted) {
+        await session?.whenQuiet().catch(() => undefined);
+        if (facts.length > 0) await appendFacts(options.store, sessionId, facts, clock).catch(() => undefined);
+      }
+      hosted.clear();
+    })());
   const telemetry: LiveTelemetry | undefined = options.telemetry ? (await import('./telemetry/live-telemetry.js')).createLiveTelemetry(options.telemetry) : undefined;
   const watched = (session: ReinSession, silentThrough = 0): ReinSession => {
     telemetry?.watch(session, { store: options.store, silentThrough });
@@ -293,7 +336,7 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     store: options.store,
     workspace: workspace.root,
     provider: { name, ...(model === undefined ? {} : { model }), ...(source === undefined ? {} : { source }) },
-    createSession: async (sessionOptions) => watched(registry.add(await createSession(services, sessionOptions))),
+    createSession: async (sessionOptions) => remember(watched(registry.add(await createSession(services, sessionOptions)))),
     submit: async (submitOptions) => {
       const { name: providerName, model: providerModel, source } = options.provider;
       const script = providerName === 'scripted' && source !== undefined ? JSON.parse(await readFile(resolvePath(workspace.root, source), 'utf8')) : undefined;
@@ -311,11 +354,13 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
         permissions: JSON.parse(JSON.stringify(options.permissions ?? {})) as QueuedSession['permissions'],
         sandbox: JSON.parse(JSON.stringify(options.sandbox ?? {})) as QueuedSession['sandbox'],
         budgets: { ...options.budgets, ...submitOptions.budgets },
+        // One-run plugins (`--plugin`) travel with the session; the worker reads the workspace's plugins and hooks itself.
+        plugins: (options.plugins ?? []).flatMap((entry) => ('source' in entry && entry.source === 'cli' && entry.location ? [resolvePath(entry.location)] : [])),
         confirmInDoubt: submitOptions.confirmInDoubt ?? false,
       });
     },
     startSession: async (sessionOptions) => {
-      const session = watched(registry.add(await createSession(services, sessionOptions)));
+      const session = remember(watched(registry.add(await createSession(services, sessionOptions))));
       await session.send(sessionOptions.task);
       return session;
     },
@@ -323,6 +368,8 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
       const before = telemetry ? await options.store.head(sessionId) : 0;
       const resumed = await resumeSession(services, sessionId, resumeOptions);
       watched(registry.add(resumed.session), before);
+      // A session that had ended before recorded nothing of this process's plugins, so nothing of their stop either.
+      if (!resumed.report.alreadyEnded) remember(resumed.session);
       return resumed;
     },
     replaySession: async (sessionId) => {
@@ -344,9 +391,10 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
       commands: () => capabilities.commands(),
       hooks: () => hooks.list().map(({ id, point, kind, order, timeoutMs, failOpen }) => ({ id, point, kind, order, timeoutMs, failOpen })),
     },
+    stopPlugins: (reason = 'the harness is done') => stopPlugins(reason),
     close: async (reason = 'the host is shutting down') => {
       await registry.interruptAll(reason);
-      await pluginHost.stopAll(reason);
+      await stopPlugins(reason);
     },
   };
 };

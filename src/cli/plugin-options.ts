@@ -5,12 +5,12 @@ import { PluginHost, type PluginSpec } from '../plugins/plugin-host.js';
 import type { ModelProvider } from '../providers/provider.js';
 import { builtinTools } from '../tools/builtin-tools.js';
 import { ReinError } from '../host/host-errors.js';
-import { discoverPlugins, pluginSpecsOf, type DiscoveredPlugin } from '../plugins/plugin-loader.js';
+import type { DiscoveredPlugin } from '../plugins/plugin-loader.js';
+import { workspacePlugins } from '../plugins/workspace-plugins.js';
 import { promptForTrust } from '../trust/trust-prompt.js';
 import type { TrustStatus } from '../trust/trust-store.js';
 import { isAbsolute, relative, sep } from 'node:path';
-import { fileProjectTrust, type ProjectTrust } from '../plugins/project-trust.js';
-import { loadWorkspaceConfig } from '../providers/provider-settings.js';
+import type { ProjectTrust } from '../plugins/project-trust.js';
 
 
 /**
@@ -19,31 +19,34 @@ import { loadWorkspaceConfig } from '../providers/provider-settings.js';
  * `trustProject` (the `--yes` of `rein run`), or — with `interactive` (a TTY) — by answering the same prompt an MCP
  * project file gets; either is recorded in the trust store with its digest. Otherwise it stays disabled and says why.
  */
-export const pluginsFor = async (options: PluginOptions, workspace: string, settings: { trustProject?: boolean; interactive?: boolean; trust?: ProjectTrust } = {}): Promise<{ plugins: PluginSpec[]; hooks?: CommandHooksConfig; warnings: string[] }> => {
-  const config = await loadWorkspaceConfig(workspace);
-  const trust = settings.trust ?? fileProjectTrust();
-  const discovered = await discoverPlugins({ workspace, configured: config?.plugins ?? [], cli: options.plugin ?? [] });
-  const warnings: string[] = [];
-  if (settings.trustProject || settings.interactive) {
-    for (const entry of discovered) {
-      if ('error' in entry || entry.source !== 'project') continue;
-      const id = (entry.manifest as { id?: unknown }).id;
-      if (typeof id !== 'string') continue;
-      const subject = { workspace, pluginId: id, digest: entry.digest };
-      const status = trust.status ? await trust.status(subject) : (await trust.isTrusted(subject)) ? 'trusted' : 'untrusted';
-      if (status === 'trusted') continue;
-      if (settings.trustProject) {
-        await trust.trust(subject);
-        warnings.push(`trusted project plugin ${id} (${entry.digest.slice(0, 15)}…) because of --yes`);
-      } else if (await promptForTrust(describeProjectPlugin(entry, workspace, status), { input: process.stdin, output: process.stderr }, 'trust this plugin as it is now?')) {
-        await trust.trust(subject);
-      }
-    }
-  }
-  const plugins = await pluginSpecsOf(discovered, { workspace, ...(config?.pluginConfig ? { config: config.pluginConfig } : {}), trust });
-  for (const spec of plugins) if (spec.source === 'project' && spec.trusted === false) warnings.push(`project plugin in ${spec.location} is not trusted: run \`rein plugins trust\` (or pass --yes) to enable it`);
-  return { plugins, ...(config?.hooks ? { hooks: config.hooks } : {}), warnings };
-};
+export const pluginsFor = async (options: PluginOptions, workspace: string, settings: { trustProject?: boolean; interactive?: boolean; trust?: ProjectTrust } = {}): Promise<{ plugins: PluginSpec[]; hooks?: CommandHooksConfig; warnings: string[] }> =>
+  workspacePlugins({
+    workspace,
+    cli: options.plugin ?? [],
+    ...(settings.trust ? { trust: settings.trust } : {}),
+    ...(settings.trustProject || settings.interactive
+      ? {
+          settleTrust: async (discovered, trust) => {
+            const warnings: string[] = [];
+            for (const entry of discovered) {
+              if ('error' in entry || entry.source !== 'project') continue;
+              const id = (entry.manifest as { id?: unknown }).id;
+              if (typeof id !== 'string') continue;
+              const subject = { workspace, pluginId: id, digest: entry.digest };
+              const status = trust.status ? await trust.status(subject) : (await trust.isTrusted(subject)) ? 'trusted' : 'untrusted';
+              if (status === 'trusted') continue;
+              if (settings.trustProject) {
+                await trust.trust(subject);
+                warnings.push(`trusted project plugin ${id} (${entry.digest.slice(0, 15)}…) because of --yes`);
+              } else if (await promptForTrust(describeProjectPlugin(entry, workspace, status), { input: process.stdin, output: process.stderr }, 'trust this plugin as it is now?')) {
+                await trust.trust(subject);
+              }
+            }
+            return warnings;
+          },
+        }
+      : {}),
+  });
 
 /** How a project plugin is described when the user is asked to trust it: what would load, with which rights. */
 export const describeProjectPlugin = (entry: DiscoveredPlugin, workspace: string, status: TrustStatus): string => {

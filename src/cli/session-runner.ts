@@ -15,6 +15,16 @@ export const printSandbox = async (store: EventStore, sessionId: string): Promis
   if (checked) process.stdout.write(`${sandboxLine(checked.data as SandboxChecked)}\n`);
 };
 
+/**
+ * Stop the harness's plugins once its session is quiet (`plugin.stopped` goes into the log), and with `--json` print
+ * the records that appended after the ones already printed, so the NDJSON output is the whole log.
+ */
+export const stopPluginsAfter = async (rein: { stopPlugins(reason?: string): Promise<void>; store: EventStore }, sessionId: string, options: { json: boolean; printedThrough: number; reason: string }): Promise<void> => {
+  await rein.stopPlugins(options.reason);
+  if (!options.json) return;
+  for (const record of await rein.store.read(sessionId, { from: options.printedThrough + 1 })) process.stdout.write(`${JSON.stringify(record)}\n`);
+};
+
 /** The exit code a finished (or paused) session maps to. */
 export const exitCodeOf = (result: SessionResult): number => {
   if (result.status === 'completed') return ExitCode.ok;

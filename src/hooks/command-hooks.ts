@@ -108,7 +108,10 @@ const resultOfOutput = (event: CommandHookEvent, stdout: string): InvokeOutcome 
   const specific = parsed.hookSpecificOutput;
   const context = specific?.additionalContext;
   const reason = specific?.permissionDecisionReason ?? parsed.reason ?? parsed.stopReason;
-  const withContext = (result: HookResult): HookResult => ({ ...result, ...(context ? { additionalContext: context } : {}) });
+  // `continue: false` stops the whole session, whatever else the answer says (as in Claude Code); at `Stop` the
+  // session is ending anyway and at `SessionEnd` it has ended.
+  const halt = parsed.continue === false && event !== 'Stop' && event !== 'SessionEnd' ? { stopSession: parsed.stopReason ?? `continue: false from a ${event} hook` } : {};
+  const withContext = (result: HookResult): HookResult => ({ ...result, ...(context ? { additionalContext: context } : {}), ...halt });
   const stopped = parsed.continue === false;
   switch (event) {
     case 'PreToolUse': {
@@ -119,7 +122,7 @@ const resultOfOutput = (event: CommandHookEvent, stdout: string): InvokeOutcome 
       return { ok: true, result: withContext(permission === 'allow' ? { decision: 'allow', ...(reason ? { reason } : {}) } : {}) };
     }
     case 'UserPromptSubmit':
-      if (stopped || parsed.decision === 'block') return { ok: true, result: { decision: 'block', reason: reason ?? 'blocked by a UserPromptSubmit hook' } };
+      if (stopped || parsed.decision === 'block') return { ok: true, result: { decision: 'block', reason: reason ?? 'blocked by a UserPromptSubmit hook', ...halt } };
       return { ok: true, result: withContext({}) };
     case 'Stop':
       if (stopped) return { ok: true, result: { decision: 'stop', ...(reason ? { reason } : {}) } };
@@ -128,12 +131,12 @@ const resultOfOutput = (event: CommandHookEvent, stdout: string): InvokeOutcome 
     case 'PostToolUse': {
       // A PostToolUse "block" cannot undo the call: its reason is shown to the model, as in Claude Code.
       const shown = [parsed.decision === 'block' ? parsed.reason : undefined, context].filter((part): part is string => Boolean(part));
-      return { ok: true, result: shown.length > 0 ? { additionalContext: shown.join('\n\n') } : undefined };
+      return { ok: true, result: shown.length > 0 || stopped ? { ...(shown.length > 0 ? { additionalContext: shown.join('\n\n') } : {}), ...halt } : undefined };
     }
     case 'SessionStart':
       return { ok: true, result: withContext({}) };
     default:
-      return { ok: true, result: undefined };
+      return { ok: true, result: stopped ? { ...halt } : undefined };
   }
 };
 

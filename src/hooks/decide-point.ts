@@ -39,6 +39,7 @@ export const hookDecidedFact = (point: DecisionPoint, subject: DecisionSubject, 
     ...(decided.amended && original ? { original, amended: decided.amended } : {}),
     ...(decided.additionalContext ? { additionalContext: decided.additionalContext } : {}),
     ...(decided.candidates ? { candidates: decided.candidates } : {}),
+    ...(decided.stopSession ? { stopSession: decided.stopSession } : {}),
   };
   return { type: 'hook.decided', data: data as unknown as Record<string, unknown>, at, ...(subject.callId ? { corr: subject.callId } : {}) };
 };
@@ -51,8 +52,19 @@ export const decisionOfRecord = (record: HookDecided): PointDecision => ({
   ...(record.amended ? { amended: record.amended } : {}),
   ...(record.additionalContext ? { additionalContext: record.additionalContext } : {}),
   ...(record.candidates ? { candidates: record.candidates } : {}),
+  ...(record.stopSession ? { stopSession: record.stopSession } : {}),
   rows: record.hooks,
 });
+
+/**
+ * The reason a durable record stops its session, when it is a `hook.decided` in which a hook asked to stop it
+ * (`stopSession`; a command hook's `continue: false`). The session host cancels the session with it.
+ */
+export const sessionStopOf = (record: { type: string; data: unknown }): string | undefined => {
+  if (record.type !== 'hook.decided') return undefined;
+  const stop = (record.data as HookDecided).stopSession;
+  return stop ? `stopped by hook ${stop.hookId}: ${stop.reason}` : undefined;
+};
 
 /**
  * Decide one point for one subject: reuse the recorded decision when the log has one (resume never runs a hook

@@ -21,6 +21,9 @@ const accepted: Record<DecisionPoint, ReadonlySet<string>> = {
   'guardrail.output': new Set(['pass', 'block']),
 };
 
+/** What a hook that stops the session decides at a gate: the call does not run, the prompt never reaches the model. */
+const stopVerdict: Partial<Record<DecisionPoint, HookVerdict>> = { preToolUse: 'deny', userPromptSubmit: 'block', stop: 'stop' };
+
 const isGuardrail = (point: DecisionPoint): boolean => point.startsWith('guardrail.');
 
 const aborted = (message: string): InvokeOutcome => ({ ok: false, error: { kind: 'aborted', message } });
@@ -65,7 +68,7 @@ const invokeWithin = async (hook: HookRegistration, input: Record<string, unknow
   }
 };
 
-const plainKeys: ReadonlySet<string> = new Set(['decision', 'reason', 'additionalContext', 'verdict']);
+const plainKeys: ReadonlySet<string> = new Set(['decision', 'reason', 'additionalContext', 'verdict', 'stopSession']);
 
 /** The common shape (only short string fields, no input or candidates) checked without zod; anything else goes to zod. */
 const plainResult = (value: object): (HookResult & { verdict?: 'pass' | 'block' }) | undefined => {
@@ -99,8 +102,8 @@ const validate = (point: DecisionPoint, value: unknown): { ok: true; result: Hoo
  * registration order), each run with its timeout. At a blocking point (`preToolUse`, every guardrail stage) a hook
  * that times out, throws, returns an invalid result or (a command) exits with anything but 0 or 2 **denies** —
  * unless it is configured `failOpen`, which is recorded on its row. Elsewhere a failing hook is recorded and the
- * flow goes on. The first deny, ask or block short-circuits the rest; amends chain (each later hook sees the
- * rewritten input). The kernel never throws for a hook's failure.
+ * flow goes on. The first deny, ask, block, stop (at `stop`, also continue) or `stopSession` short-circuits the rest;
+ * amends chain (each later hook sees the rewritten input). The kernel never throws for a hook's failure.
  */
 export class HookKernel {
   private readonly byPoint = new Map<DecisionPoint, HookRegistration[]>();
@@ -155,6 +158,7 @@ export class HookKernel {
     const contexts: string[] = [];
     const candidates: NonNullable<PointDecision['candidates']> = [];
     let allowed = false;
+    let stopSession: PointDecision['stopSession'];
     for (const hook of hooks) {
       const started = performance.now();
       const outcome = await invokeWithin(hook, current, options.signal);
@@ -174,13 +178,20 @@ export class HookKernel {
         continue;
       }
       const result = (checked as { ok: true; result: HookResult & { verdict?: 'pass' | 'block' } }).result;
-      const verdict: HookVerdict = (isGuardrail(point) ? result.verdict : result.decision) ?? 'none';
-      const reason = result.reason;
-      rows.push({ ...base, verdict, ...(reason ? { reason } : {}), ...(result.additionalContext ? { additionalContext: result.additionalContext } : {}) });
+      const halt = isGuardrail(point) ? undefined : result.stopSession;
+      // A stop wins over any decision: the call is denied, the prompt blocked, the final reply stays final.
+      const verdict: HookVerdict = halt !== undefined ? (stopVerdict[point] ?? result.decision ?? 'none') : ((isGuardrail(point) ? result.verdict : result.decision) ?? 'none');
+      const reason = halt !== undefined && verdict !== (result.decision ?? 'none') ? `session stopped by hook ${hook.id}: ${halt}` : result.reason;
+      rows.push({ ...base, verdict, ...(reason ? { reason } : {}), ...(result.additionalContext ? { additionalContext: result.additionalContext } : {}), ...(halt !== undefined ? { stopSession: halt } : {}) });
       if (result.additionalContext) contexts.push(result.additionalContext);
       for (const candidate of result.candidates ?? []) candidates.push({ id: candidate.id, hookId: hook.id, priority: candidate.priority ?? 0, content: candidate.content });
-      if (verdict === 'deny' || verdict === 'ask' || verdict === 'block' || verdict === 'continue') {
-        decided = { decision: verdict, reason: reason ?? (verdict === 'ask' ? `hook ${hook.id} asks for a person's approval` : `${verdict === 'continue' ? 'continue' : 'denied'} by hook ${hook.id}`), decidedBy: hook.id };
+      if (halt !== undefined) {
+        stopSession = { hookId: hook.id, reason: halt };
+        if (verdict === 'deny' || verdict === 'block' || verdict === 'stop' || verdict === 'ask') decided = { decision: verdict, reason: reason ?? `session stopped by hook ${hook.id}: ${halt}`, decidedBy: hook.id };
+        break;
+      }
+      if (verdict === 'deny' || verdict === 'ask' || verdict === 'block' || verdict === 'continue' || verdict === 'stop') {
+        decided = { decision: verdict, reason: reason ?? (verdict === 'ask' ? `hook ${hook.id} asks for a person's approval` : `${verdict === 'continue' ? 'continue' : verdict === 'stop' ? 'stop' : 'denied'} by hook ${hook.id}`), decidedBy: hook.id };
         if (verdict !== 'continue' || point === 'stop') break;
       }
       if (verdict === 'amend' && result.input) {
@@ -198,6 +209,7 @@ export class HookKernel {
       ...(amended && decision === 'amend' ? { amended } : {}),
       ...(contexts.length > 0 ? { additionalContext: contexts.join('\n\n') } : {}),
       ...(candidates.length > 0 ? { candidates } : {}),
+      ...(stopSession ? { stopSession } : {}),
       rows,
     };
   }

@@ -57,7 +57,9 @@ export type GuardrailInput<S extends GuardrailStage = GuardrailStage> = HookInpu
  * What a hook returns (nothing means no decision): `allow`, `deny` (with a reason), `ask` a person, or `amend` the
  * tool input (`input`, with a reason) at `preToolUse`; `continue` (with the reason the model reads) or `stop` at
  * `stop`; `block` a prompt at `userPromptSubmit`. `additionalContext` is shown to the model next (untrusted, through
- * the context policy); `candidates` are a `contextProject` hook's context candidates.
+ * the context policy); `candidates` are a `contextProject` hook's context candidates. `stopSession` (the reason) ends
+ * the whole session after this point, at any point (a command hook's `continue: false`); at `preToolUse` the call is
+ * also denied and at `userPromptSubmit` the prompt blocked, whatever `decision` says.
  */
 export const HookResult = z
   .object({
@@ -66,6 +68,7 @@ export const HookResult = z
     input: z.record(z.string(), z.unknown()).optional(),
     additionalContext: z.string().max(50_000).optional(),
     candidates: z.array(z.object({ id: z.string().min(1).max(200), priority: z.number().finite().optional(), content: z.string().max(50_000) }).strict()).max(32).optional(),
+    stopSession: z.string().max(20_000).optional(),
   })
   .strict();
 export type HookResult = z.infer<typeof HookResult>;
@@ -117,5 +120,7 @@ export interface PointDecision {
   amended?: Record<string, unknown>;
   additionalContext?: string;
   candidates?: Array<{ id: string; hookId: string; priority: number; content: string }>;
+  /** A hook asked to stop the session (the first one that did; the hooks after it did not run). */
+  stopSession?: { hookId: string; reason: string };
   rows: HookRow[];
 }

@@ -80,6 +80,11 @@ export interface SessionHostOptions {
   statusHistory?: Iterable<StatusSource>;
   /** Derives each round's `capability.diff` from the log (the same deriver replay runs); absent: none are derived. */
   capabilities?: CapabilityDeriver;
+  /**
+   * Whether a durable record asks to stop the session (a hook's `stopSession`), and why. A batch holding one starts
+   * none of its effects, and the session is cancelled with that reason as the next step.
+   */
+  stopReasonOf?: (record: RecordEnvelope) => string | undefined;
 }
 
 /** A batch handed to the writer and not yet written. */
@@ -150,6 +155,7 @@ export class SessionHost {
   /** What the stream written so far says about the session's status (for stores that index it). */
   private statusState: SessionStatusState;
   private readonly capabilities: CapabilityDeriver | undefined;
+  private readonly stopReasonOf: ((record: RecordEnvelope) => string | undefined) | undefined;
   private broken: Error | undefined;
   private interrupted = false;
   private endedRecord: RecordEnvelope | undefined;
@@ -182,6 +188,7 @@ export class SessionHost {
     this.effectGate = options.effectGate;
     this.statusState = statusStateOf(options.statusHistory ?? [], initialStatusState);
     this.capabilities = options.capabilities;
+    this.stopReasonOf = options.stopReasonOf;
   }
 
   get headSeq(): number {
@@ -252,7 +259,8 @@ export class SessionHost {
         .then(async (stored) => {
           if (snapshot) await this.store.saveSnapshot(this.stream, snapshot);
           if (stopped.length > 0) this.dropEffectsOf(stopped);
-          for (const entry of stored) if (entry.type === 'effect.requested') this.startEffect(entry);
+          // A hook stopped the session: nothing this batch requested starts; the cancellation is queued next.
+          if (!this.stopIfAsked(stored)) for (const entry of stored) if (entry.type === 'effect.requested') this.startEffect(entry);
           if (done) this.finish(stored);
           return stored;
         })
@@ -277,16 +285,31 @@ export class SessionHost {
     const { written } = await this.enqueue(async () => {
       const pending = this.append(this.factDrafts(facts, this.clock(), options.actor, options.cause), options.sync, options.blobs);
       this.settling++;
-      const settled = pending.finally(() => {
-        this.settling--;
-        this.wakeQuietWaiters();
-      });
+      const settled = pending
+        .then((stored) => {
+          this.stopIfAsked(stored);
+          return stored;
+        })
+        .finally(() => {
+          this.settling--;
+          this.wakeQuietWaiters();
+        });
       settled.catch((error: unknown) => this.fail(error));
       return { written: settled };
     });
     const stored = await written;
     if (stored.length > 0) await this.acknowledged(stored[stored.length - 1]!.seq);
     return stored;
+  }
+
+  /** Queue the session's cancellation when a record of `stored` (just written) asks to stop it (and it has not ended). */
+  private stopIfAsked(stored: readonly RecordEnvelope[]): boolean {
+    if (!this.stopReasonOf || this.tree.done || this.interrupted) return false;
+    let reason: string | undefined;
+    for (const record of stored) reason ??= this.stopReasonOf(record);
+    if (reason === undefined) return false;
+    this.cancel(reason).catch(() => undefined);
+    return true;
   }
 
   private factDrafts(facts: readonly FactDraft[], at: number, actor: string | undefined, cause: string | undefined): RecordDraft[] {

@@ -18,6 +18,7 @@ import { CapabilityDeriver } from '../capabilities/capability-deriver.js';
 import { SessionCapabilities } from '../capabilities/session-capabilities.js';
 import { canonicalEqual } from '../host/canonical-equal.js';
 import { sessionHooksFor } from './start-session.js';
+import { sessionStopOf } from '../hooks/decide-point.js';
 import { sandboxCheckedOf } from '../policy/sandbox-status.js';
 
 export interface ResumeOptions {
@@ -156,7 +157,7 @@ export const resumeSession = async (services: SessionServices, sessionId: string
   const wiring = wireSession(services, created.tools, memory, sessionId, capabilities);
   for (const record of records) wiring.observe(record);
   const head = records[records.length - 1]?.seq ?? 0;
-  const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, lastAt: records[records.length - 1]?.at ?? first.at, executors: wiring.executors, machineVersion, clock: services.clock, newId: createIdGenerator(), snapshotEvery: services.snapshotEvery, parallelTools: services.parallelTools, lastSnapshotSeq: rebuilt.snapshotSeq ?? 0, statusHistory: records, ...(services.effectGate ? { effectGate: services.effectGate } : {}), ...(capabilities ? { capabilities: capabilities.deriver } : {}) });
+  const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, lastAt: records[records.length - 1]?.at ?? first.at, executors: wiring.executors, machineVersion, clock: services.clock, newId: createIdGenerator(), snapshotEvery: services.snapshotEvery, parallelTools: services.parallelTools, lastSnapshotSeq: rebuilt.snapshotSeq ?? 0, statusHistory: records, ...(services.effectGate ? { effectGate: services.effectGate } : {}), ...(capabilities ? { capabilities: capabilities.deriver } : {}), stopReasonOf: sessionStopOf });
   host.written$.subscribe(wiring.observe);
   memory?.attach(host);
   // Hooks recorded in the log are never run again: only records appended from here on reach the observers.
@@ -182,6 +183,14 @@ export const resumeSession = async (services: SessionServices, sessionId: string
     await capabilities.ready();
   }
   const inDoubt = findInDoubt(records, rebuilt.tree);
+  // A hook asked to stop the session and the process ended before the cancellation was written: nothing reruns, the
+  // session is cancelled now with the hook's reason (the hook does not run again).
+  const stopped = records.reduce<string | undefined>((found, record) => found ?? sessionStopOf(record), undefined);
+  if (stopped !== undefined) {
+    await host.recordFacts([{ type: 'session.resumed', data: { fromSeq: head, inDoubt: inDoubt.map((effect) => effect.effectId), ...(rebuilt.snapshotSeq ? { snapshotSeq: rebuilt.snapshotSeq } : {}) } }]);
+    await host.cancel(stopped);
+    return { session, report };
+  }
   const decided = await Promise.all(
     inDoubt.map(async (effect) => {
       const policy = policyOf(wiring.executors, effect);

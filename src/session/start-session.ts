@@ -15,6 +15,7 @@ import { displayEndpoint } from '../providers/wire-format.js';
 import { ReinSession } from './session-handle.js';
 import { wireSession, type SessionServices, type SessionWiring } from './session-services.js';
 import { SessionHooks } from '../hooks/session-hooks.js';
+import { sessionStopOf } from '../hooks/decide-point.js';
 import { isReservedStreamName } from '../memory/memory-stream.js';
 import { sessionMemoryFor } from './session-memory-wiring.js';
 import { SessionCapabilities } from '../capabilities/session-capabilities.js';
@@ -108,6 +109,7 @@ export const createSession = async (services: SessionServices, options: CreateSe
     statusHistory: stored,
     ...(services.effectGate ? { effectGate: services.effectGate } : {}),
     ...(capabilities ? { capabilities: capabilities.deriver } : {}),
+    stopReasonOf: sessionStopOf,
   });
   host.written$.subscribe(wiring.observe);
   memory?.attach(host);

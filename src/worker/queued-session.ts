@@ -6,7 +6,8 @@ const ProviderIdentity = z.object({ name: z.string().min(1), model: z.string().o
 /**
  * What a queued session carries for the worker that runs it (README: *Workers*): the task, the workspace, the
  * provider's identity (name, model, endpoint or script path — never a key: a worker reads its own environment), the
- * scripted provider's script itself, the permission rules and flags, the sandbox overrides and the budgets.
+ * scripted provider's script itself, the permission rules and flags, the sandbox overrides, the budgets and the
+ * `--plugin` directories.
  */
 export const QueuedSession = z
   .object({
@@ -26,12 +27,19 @@ export const QueuedSession = z
     /** Overrides of the sandbox policy (`SandboxPolicy` fields), as the submitter gave them. */
     sandbox: z.record(z.string(), z.unknown()).default({}),
     budgets: z.record(z.string(), z.number()).default({}),
+    /**
+     * `--plugin` directories (absolute) the submitter ran with: the worker loads them besides the workspace's user and
+     * project plugins and its command hooks, which it reads itself, as `rein run` there would.
+     */
+    plugins: z.array(z.string().min(1)).default([]),
     /** Rerun in-doubt effects that need confirmation when a worker resumes the session (`rein run --detach --yes`). */
     confirmInDoubt: z.boolean().default(false),
     submittedAt: z.number(),
   })
   .strict();
 export type QueuedSession = z.infer<typeof QueuedSession>;
+/** A queued session as a submitter may give it (fields with defaults may be left out). */
+export type QueuedSessionInput = z.input<typeof QueuedSession>;
 
 /** An approval answer left in the queue for the worker that runs the session (`rein approve`). */
 export const QueuedAnswer = z.object({ approvalId: z.string().min(1), decision: ApprovalDecision, feedback: z.string().optional() }).strict();

@@ -10,7 +10,11 @@ import { createProviderFromSettings } from '../providers/provider-factory.js';
 import { resolveProviderSettings } from '../providers/provider-settings.js';
 import { createScriptedProvider, parseScript } from '../providers/scripted-provider.js';
 import type { ModelProvider } from '../providers/provider.js';
-import { createRein } from '../rein.js';
+import { createRein, type Rein } from '../rein.js';
+import type { CommandHooksConfig } from '../hooks/command-hooks.js';
+import type { ReinPlugin } from '../plugins/plugin-contract.js';
+import type { PluginSpec } from '../plugins/plugin-host.js';
+import { workspacePlugins } from '../plugins/workspace-plugins.js';
 import type { AnyToolDefinition } from '../tools/tool.js';
 import type { SandboxPolicy } from '../policy/sandbox-policy.js';
 import { builtinTools } from '../tools/builtin-tools.js';
@@ -21,7 +25,8 @@ import type { ResumeReport } from '../session/resume-session.js';
 
 /** What happened to one session a worker claimed. */
 export interface WorkerSessionEvent {
-  type: 'claimed' | 'finished' | 'parked' | 'requeued' | 'fenced' | 'failed';
+  /** `warning`: something a person should know about how the session runs here (an untrusted project plugin). */
+  type: 'claimed' | 'finished' | 'parked' | 'requeued' | 'fenced' | 'failed' | 'warning';
   sessionId: string;
   epoch: number;
   /** The session's status (finished), what it waits for (parked), or why the worker let go (fenced, failed). */
@@ -53,6 +58,12 @@ export interface WorkerOptions {
   pollMs?: number;
   /** Tools sessions get (default: the built-in tools). */
   tools?: readonly AnyToolDefinition[];
+  /**
+   * The plugins and command hooks a claimed session runs with. Default: what `rein run` would load in the session's
+   * workspace (`workspacePlugins`): user plugins from this worker's config home (`env`), the project's plugins that
+   * this worker's user trusted, the session's `--plugin` directories, and `hooks` of `rein.config.json`.
+   */
+  plugins?: (spec: QueuedSession) => Promise<{ plugins?: ReadonlyArray<ReinPlugin | PluginSpec>; hooks?: CommandHooksConfig; warnings?: readonly string[] }>;
   /** Where provider keys are read (default `process.env`); never from the queue. */
   env?: Record<string, string | undefined>;
   /** Stop claiming, interrupt running sessions (they go back to the queue) and resolve. */
@@ -173,10 +184,14 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
     const keeper = new LeaseKeeper({ queue, lease, leaseMs, claimedAt, onLost: (reason) => interrupt?.(reason) });
     const onAbort = () => interrupt?.('the worker is stopping');
     options.signal?.addEventListener('abort', onAbort, { once: true });
+    let rein: Rein | undefined;
     try {
       const store = fencedStore(options.store, lease);
-      const { provider, fallbacks } = await providerFor(spec, store, options.env ?? process.env);
-      const rein = await createRein({
+      const env = options.env ?? process.env;
+      const loaded = options.plugins ? await options.plugins(spec) : await workspacePlugins({ workspace: spec.workspace, cli: spec.plugins, env });
+      for (const warning of loaded.warnings ?? []) emit({ type: 'warning', sessionId: lease.session, epoch: lease.epoch, detail: warning });
+      const { provider, fallbacks } = await providerFor(spec, store, env);
+      rein = await createRein({
         store,
         workspace: spec.workspace,
         provider,
@@ -187,7 +202,12 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
         effectGate: keeper.check,
         ...(options.tools ? { tools: options.tools } : { tools: builtinTools() }),
         ...(options.snapshotEvery === undefined ? {} : { snapshotEvery: options.snapshotEvery }),
+        ...(loaded.plugins ? { plugins: loaded.plugins } : {}),
+        ...(loaded.hooks ? { hooks: loaded.hooks } : {}),
       });
+      const harness = rein;
+      // The plugins stop (recorded in the session's log) while the lease still fences the log: before any release.
+      const letGo = () => harness.stopPlugins(`worker ${owner} let go of the session`);
       const fresh = (await options.store.head(spec.sessionId)) === 0;
       // Confirmations `rein approve` left decide the in-doubt effects of this resume.
       const resumed = fresh ? undefined : await rein.resumeSession(spec.sessionId, { confirmInDoubt: spec.confirmInDoubt, ...confirmationsOf(claimed.answers) });
@@ -214,16 +234,24 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
         const result: SessionResult = await session.whenQuiet();
         if (keeper.lost) throw new ReinError('LEASE_LOST', keeper.lost);
         if (result.status === 'paused' && confirmed) {
+          await letGo();
           await queue.release(lease, 'queued');
           return emit({ type: 'requeued', sessionId: lease.session, epoch: lease.epoch, detail: 'a confirmation arrived: the session resumes with it' });
         }
         if (result.status === 'paused') {
+          if ((await queue.answers(lease)).length > 0) continue;
+          await letGo();
           const state = await queue.release(lease, 'parked');
-          if (state === 'running') continue;
+          if (state === 'running') {
+            // An answer came in meanwhile, but this harness's plugins are stopped: a worker resumes it afresh.
+            await queue.release(lease, 'queued');
+            return emit({ type: 'requeued', sessionId: lease.session, epoch: lease.epoch, detail: 'an answer arrived while parking' });
+          }
           if (state === undefined) throw new ReinError('LEASE_LOST', 'the lease was taken before the session could park');
           const waitingFor = waitingForOf(session.pendingApprovals(), resumed?.report.resolutions ?? []);
           return emit({ type: 'parked', sessionId: lease.session, epoch: lease.epoch, detail: waitingFor.map((waiting) => `waiting for ${waiting.kind} ${waiting.id} (${waiting.summary})`).join('; ') + ` — answer with: rein approve ${lease.session} <id> [--deny]`, waitingFor });
         }
+        await letGo();
         if (result.status === 'interrupted') {
           await queue.release(lease, 'queued');
           return emit({ type: 'requeued', sessionId: lease.session, epoch: lease.epoch, detail: result.reason ?? 'interrupted' });
@@ -237,9 +265,12 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
         return emit({ type: 'fenced', sessionId: lease.session, epoch: lease.epoch, detail: `${String(code ?? 'LEASE_LOST')}: ${(error as Error).message}` });
       }
       // The session could not go on here (unreachable server, a broken provider): hand it back for another try.
+      await rein?.stopPlugins(`worker ${owner} let go of the session`).catch(() => undefined);
       await queue.release(lease, 'queued').catch(() => undefined);
       return emit({ type: 'failed', sessionId: lease.session, epoch: lease.epoch, detail: `${String(code ?? 'ERROR')}: ${(error as Error).message}` });
     } finally {
+      // Whatever happened, this harness's plugins stop (recorded only where the lease still allows it).
+      await rein?.stopPlugins(`worker ${owner} let go of the session`).catch(() => undefined);
       keeper.stop();
       options.signal?.removeEventListener('abort', onAbort);
     }

@@ -68,7 +68,10 @@ describe('rein plugins and plugin commands', () => {
     const sessionId = String(records[0]!.stream);
     const settled = records.filter((record) => record.type === 'tool.settled').map((record) => [record.data.name, record.data.status, record.data.failedStage ?? null]);
     expect(settled).toEqual([['guard__shout', 'ok', null], ['read', 'error', 'hook']]);
-    expect(records.filter((record) => record.type.startsWith('plugin.')).map((record) => record.type)).toEqual(['plugin.loaded', 'plugin.ready']);
+    // The plugin stopped when the run was done, after the session ended: the last record, printed with the rest.
+    expect(records.filter((record) => record.type.startsWith('plugin.')).map((record) => record.type)).toEqual(['plugin.loaded', 'plugin.ready', 'plugin.stopped']);
+    expect(records.at(-1)).toMatchObject({ type: 'plugin.stopped', data: { pluginId: 'guard', reason: 'rein run finished' } });
+    expect(records.map((record) => record.seq)).toEqual(records.map((_, index) => index + 1));
     const trace = await runCli(['trace', sessionId], { cwd: workspace.path, env: env() });
     expect(trace.code).toBe(0);
     expect(trace.stdout).toMatch(/read\(secret\.txt\) #\d+ → hook preToolUse deny \(secret files stay closed\) #\d+/);

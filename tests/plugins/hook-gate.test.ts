@@ -67,11 +67,24 @@ const modes: Array<[string, PermissionsConfig]> = [
   ['--yes', { mode: 'default', approveAll: true }],
 ];
 
+/** The same policy as a command hook (a real shell script): exit 2 with the reason on stderr. */
+const commandGuard = async (dir: string) => {
+  const path = join(dir, 'guard.sh');
+  await writeFile(path, `#!/bin/sh\nif grep -q secret; then echo 'secret.txt is off limits' >&2; exit 2; fi\n`);
+  await chmod(path, 0o755);
+  return { hooks: { PreToolUse: [{ hooks: [{ type: 'command' as const, command: path }] }] } };
+};
+
+const gates: Array<[string, string, (dir: string) => Promise<Record<string, unknown>>]> = [
+  ['a plugin hook', 'policy:no-secrets', async () => ({ plugins: [guard] })],
+  ['a command hook', 'command:PreToolUse#1', commandGuard],
+];
+
 describe('the preToolUse gate', () => {
-  for (const [label, permissions] of modes) {
-    it(`denies a built-in call, each call of a parallel batch and a child's call in ${label} mode; none executes and the session completes`, async () => {
+  for (const [label, permissions] of modes) for (const [kind, hookId, gate] of gates) {
+    it(`${kind} denies a built-in call, each call of a parallel batch and a child's call in ${label} mode; none executes and the session completes`, async () => {
       const dir = await workspace();
-      const run = await runScriptedSession({ script: denyScript, workspace: dir, rein: { plugins: [guard], permissions, sandbox: { loginShell: false } }, answer: () => ({ decision: 'allow-once' }) });
+      const run = await runScriptedSession({ script: denyScript, workspace: dir, rein: { ...(await gate(dir)), permissions, sandbox: { loginShell: false } }, answer: () => ({ decision: 'allow-once' }) });
       expect(run.result.status).toBe('completed');
       const results = settled(run.records);
       const secret = results.filter((result) => result.name !== 'delegate_task' && result.name !== 'submit_report' && result.observation.includes('secret.txt is off limits'));
@@ -90,7 +103,7 @@ describe('the preToolUse gate', () => {
       expect(results.find((result) => result.observation.includes('hello'))?.status).toBe('ok');
       const decided = of(run.records, 'hook.decided').map((record) => record.data as HookDecided);
       expect(decided.filter((entry) => entry.decision === 'deny')).toHaveLength(5);
-      expect(decided.every((entry) => entry.point === 'preToolUse' && entry.hooks[0]!.hookId === 'policy:no-secrets')).toBe(true);
+      expect(decided.every((entry) => entry.point === 'preToolUse' && entry.hooks[0]!.hookId === hookId)).toBe(true);
       // No approval was asked for a denied call.
       expect(of(run.records, 'approval.requested').map((record) => (record.data as { tool: string }).tool)).not.toContain('write');
       expect(verifyRecords(run.session.id, run.records).verified).toBeGreaterThan(0);
@@ -222,6 +235,23 @@ describe('command hooks in a session', () => {
     // Replay reads the recorded decisions: no hook process runs.
     await run.rein.replaySession(run.session.id);
     expect((await readFile(counter, 'utf8')).trim().split('\n')).toEqual(runs);
+  });
+});
+
+describe('a command hook past its timeout in a session', () => {
+  it('denies the call (fail closed), records the timeout on the hook row, and the session goes on to complete', async () => {
+    const dir = await workspace();
+    const sleepy = join(dir, 'sleepy.sh');
+    await writeFile(sleepy, '#!/bin/sh\nsleep 30\n');
+    await chmod(sleepy, 0o755);
+    const script = { turns: [{ text: 'read', toolCalls: [{ name: 'read', arguments: { path: 'open.txt' } }] }, { text: 'done anyway' }] };
+    const run = await runScriptedSession({ script, workspace: dir, rein: { hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: sleepy, timeout: 0.3 }] }] } } });
+    expect(run.result.status).toBe('completed');
+    expect(settled(run.records).map((result) => [result.name, result.errorCode, result.failedStage])).toEqual([['read', 'Denied', 'hook']]);
+    expect(of(run.records, 'tool.started')).toHaveLength(0);
+    const decided = of(run.records, 'hook.decided')[0]!.data as HookDecided;
+    expect(decided).toMatchObject({ point: 'preToolUse', decision: 'deny', hooks: [{ hookId: 'command:PreToolUse#1', verdict: 'deny', error: { kind: 'timeout' } }] });
+    expect(decided.reason).toContain('failing closed');
   });
 });
 

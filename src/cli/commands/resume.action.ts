@@ -1,9 +1,9 @@
 import { SessionCreated } from '../../../models/session.records.js';
 import { ReinError } from '../../host/host-errors.js';
-import { createRein } from '../../rein.js';
+import { createRein, type Rein } from '../../rein.js';
 import { openStore, protectedPathsOf, workspaceOf } from '../cli-context.js';
 import { ExitCode } from '../exit-codes.js';
-import { exitCodeOf, printSandbox, runToQuiet } from '../session-runner.js';
+import { exitCodeOf, printSandbox, runToQuiet, stopPluginsAfter } from '../session-runner.js';
 import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
 import { buildProvider, providerSettingsFor } from '../provider-options.js';
 import { permissionsOf, sandboxOf } from '../permission-options.js';
@@ -70,14 +70,14 @@ const resumeHere = async (
   const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes), ...context.held?.confirmations });
   // The session's MCP servers stop when this command is done with it, however it ends.
   try {
-    return await continueResumed(id, session, report, options, { store, held: context.held }, onInterrupt);
+    return await continueResumed(id, session, report, options, { store, held: context.held, rein }, onInterrupt);
   } finally {
     await session.release();
   }
 };
 
 /** Report what resume found and drive the session on (released by the caller). */
-const continueResumed = async (id: string, session: ReinSession, report: ResumeReport, options: ResumeCommandOptions, { store, held }: { store: EventStore; held: HeldSession | undefined }, onInterrupt: (stop: (reason: string) => void) => void): Promise<number> => {
+const continueResumed = async (id: string, session: ReinSession, report: ResumeReport, options: ResumeCommandOptions, { store, held, rein }: { store: EventStore; held: HeldSession | undefined; rein: Rein }, onInterrupt: (stop: (reason: string) => void) => void): Promise<number> => {
   onInterrupt((reason) => void session.interrupt(reason).catch(() => undefined));
   if (!options.json) {
     process.stdout.write(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` after the snapshot at seq ${report.snapshotSeq}` : ''} (${report.inputs} inputs re-applied, ${report.regenerated} derived records regenerated and equal)\n`);
@@ -90,6 +90,7 @@ const continueResumed = async (id: string, session: ReinSession, report: ResumeR
   }
   if (report.alreadyEnded) {
     const result = session.result();
+    await rein.stopPlugins('rein resume finished');
     await held?.release(result);
     if (!options.json) process.stdout.write(`already ${result.status}: session ${id} ended; nothing to resume\n`);
     return result.status === 'completed' ? ExitCode.ok : ExitCode.failed;
@@ -98,7 +99,14 @@ const continueResumed = async (id: string, session: ReinSession, report: ResumeR
   // Reruns start during the rebuild: the display follows from the first record resume wrote, with the rerun calls'
   // arguments, so a rerun shows like any call (`✓ bash npm test (exit 0, 812 ms)`).
   const calls = report.resolutions.filter((resolution) => resolution.kind === 'executeTool').map((resolution) => ({ effectId: resolution.effectId, arguments: (resolution.args.arguments ?? {}) as Record<string, unknown> }));
-  const result = await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options), from: report.head + 1, calls, effects: report.resolutions.map((resolution) => resolution.effectId) });
+  let result: Awaited<ReturnType<typeof runToQuiet>>;
+  try {
+    result = await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options), from: report.head + 1, calls, effects: report.resolutions.map((resolution) => resolution.effectId) });
+    // Quiet (ended, or waiting for a person): the plugins stop and the log says so, while a held lease still fences it.
+    await stopPluginsAfter(rein, id, { json: Boolean(options.json), printedThrough: session.snapshot().head, reason: 'rein resume finished' });
+  } finally {
+    await rein.stopPlugins('rein resume finished');
+  }
   await held?.release(result);
   const waiting = report.resolutions.filter((resolution) => resolution.resolution === 'awaiting-confirmation');
   if (!options.json && result.status === 'paused' && waiting.length > 0) {

@@ -1,6 +1,6 @@
-import { createRein } from '../../rein.js';
+import { createRein, type Rein } from '../../rein.js';
 import { openStore, printJson, protectedPathsOf, workspaceOf } from '../cli-context.js';
-import { exitCodeOf, printSandbox, runToQuiet } from '../session-runner.js';
+import { exitCodeOf, printSandbox, runToQuiet, stopPluginsAfter } from '../session-runner.js';
 import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
 import { budgetsOf } from '../budget-options.js';
 import { buildProvider, providerSettingsFor } from '../provider-options.js';
@@ -34,10 +34,11 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   for (const warning of loaded.warnings) process.stderr.write(`rein: ${warning}\n`);
   const { mcpServers, capabilities } = options.detach ? { mcpServers: {}, capabilities: {} } : await cliCapabilitiesFor(workspace, options);
   const store = await openStore(options, workspace, 'write');
+  let rein: Rein | undefined;
   try {
     const { provider, replaying, fallbacks } = fromPlugin ? { provider: await pluginProviderFor(fromPlugin, options, workspace, loaded.plugins), replaying: undefined, fallbacks: undefined } : await buildProvider(settings!, store);
     const budgets = { ...replaying?.budgets, ...budgetsOf(options) };
-    const rein = await createRein({ store, workspace, protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins)], provider, ...(fallbacks ? { fallbacks } : {}), budgets, ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(inspector ? { inspect: inspector.inspect } : {}), ...telemetry?.reinOptions });
+    rein = await createRein({ store, workspace, protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins)], provider, ...(fallbacks ? { fallbacks } : {}), budgets, ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(inspector ? { inspect: inspector.inspect } : {}), ...telemetry?.reinOptions });
     telemetry?.attach(rein);
     const text = task || replaying?.task || 'Follow the script.';
     if (options.detach) {
@@ -50,11 +51,14 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
     try {
       if (!options.json) await printSandbox(store, session.id);
       const result = await runToQuiet(session, { json: Boolean(options.json), begin: () => session.send(text), approvals: answeringOf(options) });
+      await stopPluginsAfter(rein, session.id, { json: Boolean(options.json), printedThrough: session.snapshot().head, reason: 'rein run finished' });
       setExit(exitCodeOf(result));
     } finally {
       await session.release();
     }
   } finally {
+    // Also when the run failed: the plugins stop (a second call does nothing).
+    await rein?.stopPlugins('rein run finished');
     await telemetry?.finish();
     await store.close();
     await inspector?.flush();
