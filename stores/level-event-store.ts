@@ -19,7 +19,7 @@ import { refDigest } from './blob-hash.js';
 import { prepareStreamBlobs, verifiedBlob } from './stream-blobs.js';
 import { readLockedStream } from './level-locked-read.js';
 import { databaseExists, listStreamNames, streamDirectory } from './level-stream-files.js';
-import { createStreamMeta, encodeStreamMeta } from './level-stream-meta.js';
+import { createStreamMeta, encodeStreamMeta, recordLayoutOf } from './level-stream-meta.js';
 import type { StreamMeta } from './level-stream-meta.js';
 import { LevelStreamPool } from './level-stream-pool.js';
 import type { PooledStream } from './level-stream-pool.js';
@@ -27,7 +27,7 @@ import type { LevelStream, StreamWrite } from './level-stream.js';
 import { resolveReadRange } from './read-range.js';
 import { readAllByStream } from './read-all.js';
 import { refuseFence } from './store-arguments.js';
-import { prepareBatch } from './record-drafts.js';
+import { encodeRecord, prepareBatch } from './record-drafts.js';
 import { encodeValue } from './record-codec.js';
 import { KeyedSerialQueue, mapWithLimit } from './task-queues.js';
 import { assertExpectedSeq, assertForkPoint, assertSnapshot, assertSnapshotBound } from './store-arguments.js';
@@ -125,7 +125,10 @@ export class LevelEventStore implements EventStore {
         const head = target?.head ?? 0;
         if (head !== expectedSeq) throw new ConcurrencyConflictError(stream, expectedSeq, head);
         if (target === undefined || batch.values.length === 0) return [];
-        const writes: StreamWrite[] = batch.values.map((value, index) => ({ type: 'put', key: recordKey(expectedSeq + index + 1), value }));
+        // A stream an earlier build created (codec `/1`) keeps its envelope layout, so that build can still read it.
+        const layout = recordLayoutOf(target.meta);
+        const values = layout === 'compact' ? batch.values : batch.envelopes.map((envelope) => encodeRecord(envelope, layout));
+        const writes: StreamWrite[] = values.map((value, index) => ({ type: 'put', key: recordKey(expectedSeq + index + 1), value }));
         for (const blob of blobs) writes.push({ type: 'put', key: blobKey(blob.hex), value: blob.bytes });
         const meta = target.meta ?? createStreamMeta(options.createdAt ?? this.#clock());
         if (target.meta === undefined) writes.push({ type: 'put', key: META_KEY, value: encodeStreamMeta(meta) });
@@ -210,7 +213,7 @@ export class LevelEventStore implements EventStore {
         const writes: StreamWrite[] = copied.records.map((record) => ({
           type: 'put',
           key: recordKey(record.seq),
-          value: encodeValue({ ...record, stream: name }),
+          value: encodeRecord({ ...record, stream: name }),
         }));
         for (const [key, value] of copied.blobs) writes.push({ type: 'put', key, value });
         writes.push({ type: 'put', key: META_KEY, value: encodeStreamMeta(meta) });

@@ -1,4 +1,6 @@
-import { RECORD_CODEC_DESCRIPTOR } from './record-codec.js';
+import { LEGACY_RECORD_CODEC_DESCRIPTOR, RECORD_CODEC_DESCRIPTOR } from './record-codec.js';
+import type { CodecDescriptor } from './record-codec.js';
+import type { RecordLayout } from './record-drafts.js';
 import { CodecMismatchError, CorruptRecordError } from './store-errors.js';
 
 /**
@@ -8,7 +10,7 @@ import { CodecMismatchError, CorruptRecordError } from './store-errors.js';
  */
 export interface StreamMeta {
   createdAt: number;
-  codec: typeof RECORD_CODEC_DESCRIPTOR;
+  codec: CodecDescriptor;
   forkedFrom?: { stream: string; seq: number };
 }
 
@@ -23,6 +25,12 @@ function canonicalJson(value: unknown): string {
 }
 
 const CURRENT_CODEC = canonicalJson(RECORD_CODEC_DESCRIPTOR);
+const LEGACY_CODEC = canonicalJson(LEGACY_RECORD_CODEC_DESCRIPTOR);
+
+/** The record layout a stream is written in: what its meta's codec says (`/1` streams stay envelope maps). */
+export function recordLayoutOf(meta: StreamMeta | undefined): RecordLayout {
+  return meta !== undefined && meta.codec.id === LEGACY_RECORD_CODEC_DESCRIPTOR.id ? 'envelope' : 'compact';
+}
 
 /** Meta for a new stream: created now, with this build's codec, and its fork parent if any. */
 export function createStreamMeta(createdAt: number, forkedFrom?: { stream: string; seq: number }): StreamMeta {
@@ -37,8 +45,9 @@ export function encodeStreamMeta(meta: StreamMeta): Uint8Array {
 }
 
 /**
- * Parses stored meta and checks its codec against this build's: a different id or different pinned options is a
- * `CodecMismatchError` (`STORE_CODEC_MISMATCH`); unparseable meta is a `CorruptRecordError`.
+ * Parses stored meta and checks its codec against the ones this build reads (the current one, and `/1` from earlier
+ * builds): any other id or different pinned options is a `CodecMismatchError` (`STORE_CODEC_MISMATCH`); unparseable
+ * meta is a `CorruptRecordError`.
  */
 export function decodeStreamMeta(stream: string, stored: Uint8Array): StreamMeta {
   let meta: StreamMeta;
@@ -51,6 +60,6 @@ export function decodeStreamMeta(stream: string, stored: Uint8Array): StreamMeta
     throw new CorruptRecordError(stream, undefined, 'stream meta has the wrong shape');
   }
   const storedCodec = canonicalJson(meta.codec);
-  if (storedCodec !== CURRENT_CODEC) throw new CodecMismatchError(stream, storedCodec, CURRENT_CODEC);
+  if (storedCodec !== CURRENT_CODEC && storedCodec !== LEGACY_CODEC) throw new CodecMismatchError(stream, storedCodec, CURRENT_CODEC);
   return meta;
 }

@@ -12,7 +12,7 @@ import type {
   StreamInfo,
 } from './event-store.js';
 import { MemoryBlobStore } from './memory-blob-store.js';
-import { decodeRecord, prepareBatch } from './record-drafts.js';
+import { decodeRecord, encodeRecord, prepareBatch } from './record-drafts.js';
 import { decodeValue, encodeValue } from './record-codec.js';
 import { rangeLength, resolveReadRange, seqAt, verifyPosition } from './read-range.js';
 import { ConcurrencyConflictError, CorruptRecordError, StoreError } from './store-errors.js';
@@ -153,7 +153,7 @@ export class MemoryEventStore implements EventStore {
     if (this.#streams.has(name)) throw new StoreError('STORE_STREAM_EXISTS', `stream ${name} already exists`);
     const copies = parent.records.slice(0, atSeq).map((stored, index) => {
       const record = decodeRecord(stored, stream, index + 1);
-      return encodeValue({ ...record, stream: name });
+      return encodeRecord({ ...record, stream: name });
     });
     const child = this.#create(name, { stream, seq: atSeq });
     child.records.push(...copies);

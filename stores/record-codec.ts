@@ -5,12 +5,24 @@ import { CorruptRecordError, StoreError } from './store-errors.js';
 
 /**
  * Identifies the stored value format: one format byte, a big-endian crc32 of the payload, then a msgpack payload
- * written with `RECORD_CODEC_OPTIONS`. Streams record it in their meta; a different id on open is a codec mismatch.
+ * written with `RECORD_CODEC_OPTIONS`. Streams record it in their meta; an unknown id on open is a codec mismatch.
+ * `/2` stores records in the compact layout (`COMPACT_RECORD_FORMAT_BYTE`); `/1` streams, written by earlier builds,
+ * hold envelope maps (`RECORD_FORMAT_BYTE`) and keep being written that way, so an earlier build can still read them.
  */
-export const RECORD_CODEC_ID = 'rein.msgpackr2-plain.crc32/1';
+export const RECORD_CODEC_ID = 'rein.msgpackr2-plain.crc32/2';
 
-/** The first byte of every stored value; bump it together with `RECORD_CODEC_ID` when the layout changes. */
+/** The codec id of streams written before the compact record layout. */
+export const LEGACY_RECORD_CODEC_ID = 'rein.msgpackr2-plain.crc32/1';
+
+/** The first byte of a stored plain value: a snapshot, or a whole envelope map in a `/1` stream. */
 export const RECORD_FORMAT_BYTE = 0x01;
+
+/**
+ * The first byte of a record in the compact layout: a msgpack array `[seq, id, type, v, at, actor, cause, corr, data?]`
+ * (absent `cause`/`corr` as nil, `data` left off when undefined). The stream is not stored: it is the database the
+ * value lives in, restored on read.
+ */
+export const COMPACT_RECORD_FORMAT_BYTE = 0x02;
 
 const HEADER_LENGTH = 5;
 
@@ -55,11 +67,21 @@ export const RECORD_CODEC_OPTIONS: Readonly<PinnedCodecOptions> = Object.freeze(
 });
 
 /** A JSON-safe description of the codec (id plus pinned options), recorded in each stream's meta and compared on open. */
-export const RECORD_CODEC_DESCRIPTOR: Readonly<{ id: string; library: string; options: Record<string, unknown> }> = Object.freeze({
+export const RECORD_CODEC_DESCRIPTOR: Readonly<CodecDescriptor> = Object.freeze({
   id: RECORD_CODEC_ID,
   library: 'msgpackr@2',
   options: Object.freeze(describeOptions(RECORD_CODEC_OPTIONS)),
 });
+
+/** The codec a stream's meta records: its id, the library and the pinned options. */
+export interface CodecDescriptor {
+  id: string;
+  library: string;
+  options: Record<string, unknown>;
+}
+
+/** The descriptor of `/1` streams (same library and options, envelope maps). */
+export const LEGACY_RECORD_CODEC_DESCRIPTOR: Readonly<CodecDescriptor> = Object.freeze({ ...RECORD_CODEC_DESCRIPTOR, id: LEGACY_RECORD_CODEC_ID });
 
 function describeOptions(options: Readonly<PinnedCodecOptions>): Record<string, unknown> {
   const described: Record<string, unknown> = {};
@@ -84,6 +106,11 @@ export interface ValueLocation {
  * object, a bigint beyond 64 bits) with `STORE_INVALID_ARGUMENT`; nothing is partially written.
  */
 export function encodeValue(value: unknown): Uint8Array {
+  return encodeFramed(RECORD_FORMAT_BYTE, value);
+}
+
+/** Encodes a value behind the given format byte (the record layouts choose theirs). */
+export function encodeFramed(formatByte: number, value: unknown): Uint8Array {
   let payload: Uint8Array;
   try {
     payload = packr.pack(value);
@@ -91,7 +118,7 @@ export function encodeValue(value: unknown): Uint8Array {
     throw new StoreError('STORE_INVALID_ARGUMENT', `value cannot be encoded: ${String(error)}`, { cause: error });
   }
   const stored = Buffer.allocUnsafe(HEADER_LENGTH + payload.length);
-  stored[0] = RECORD_FORMAT_BYTE;
+  stored[0] = formatByte;
   stored.writeUInt32BE(crc32(payload), 1);
   stored.set(payload, HEADER_LENGTH);
   return stored;
@@ -102,8 +129,16 @@ export function encodeValue(value: unknown): Uint8Array {
  * Raises `CorruptRecordError` (`STORE_CORRUPT_RECORD`) rather than ever returning altered data.
  */
 export function decodeValue(stored: Uint8Array, location: ValueLocation): unknown {
+  return decodeFramed(stored, location, RECORD_FORMAT_BYTE);
+}
+
+/** The format byte of a stored value (undefined for a value shorter than its header). */
+export const formatByteOf = (stored: Uint8Array): number | undefined => (stored.length < HEADER_LENGTH ? undefined : stored[0]);
+
+/** Decodes a stored value whose format byte must be `formatByte`, after checking its checksum. */
+export function decodeFramed(stored: Uint8Array, location: ValueLocation, formatByte: number): unknown {
   if (stored.length < HEADER_LENGTH) throw new CorruptRecordError(location.stream, location.seq, 'value is shorter than its header');
-  if (stored[0] !== RECORD_FORMAT_BYTE) {
+  if (stored[0] !== formatByte) {
     throw new CorruptRecordError(location.stream, location.seq, `unknown format byte ${String(stored[0])}`);
   }
   const payload = stored.subarray(HEADER_LENGTH);

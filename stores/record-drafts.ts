@@ -1,6 +1,6 @@
 import type { RecordDraft, RecordEnvelope } from '../models/envelope.js';
 import { RECORD_TYPE_PATTERN } from '../models/envelope-rules.js';
-import { decodeValue, encodeValue } from './record-codec.js';
+import { COMPACT_RECORD_FORMAT_BYTE, RECORD_FORMAT_BYTE, decodeFramed, encodeFramed, formatByteOf } from './record-codec.js';
 import { CorruptRecordError, StoreError } from './store-errors.js';
 
 /** A batch ready to write: the envelopes the append returns and their stored bytes, index for index. */
@@ -40,11 +40,25 @@ function toEnvelope(stream: string, seq: number, draft: RecordDraft): RecordEnve
 }
 
 /**
- * Validates drafts against the `RecordEnvelope` rules, assigns `stream` and seqs `firstSeq, firstSeq + 1, …`, and
- * encodes them. Unknown draft keys are dropped. Any invalid or unencodable draft rejects the whole batch with
- * `STORE_INVALID_ARGUMENT`, before anything is written.
+ * How a record is laid out in its stored value: `compact` (codec `/2`, the default) is a positional array without the
+ * stream; `envelope` (codec `/1`) is the whole envelope map, kept for streams an earlier build created.
  */
-export function prepareBatch(stream: string, firstSeq: number, drafts: readonly RecordDraft[]): PreparedBatch {
+export type RecordLayout = 'compact' | 'envelope';
+
+/** The stored bytes of one envelope in the given layout (`STORE_INVALID_ARGUMENT` when it cannot be encoded). */
+export function encodeRecord(envelope: RecordEnvelope, layout: RecordLayout = 'compact'): Uint8Array {
+  if (layout === 'envelope') return encodeFramed(RECORD_FORMAT_BYTE, envelope);
+  const row: unknown[] = [envelope.seq, envelope.id, envelope.type, envelope.v, envelope.at, envelope.actor, envelope.cause ?? null, envelope.corr ?? null];
+  if (envelope.data !== undefined) row.push(envelope.data);
+  return encodeFramed(COMPACT_RECORD_FORMAT_BYTE, row);
+}
+
+/**
+ * Validates drafts against the `RecordEnvelope` rules, assigns `stream` and seqs `firstSeq, firstSeq + 1, …`, and
+ * encodes them (in `layout`). Unknown draft keys are dropped. Any invalid or unencodable draft rejects the whole batch
+ * with `STORE_INVALID_ARGUMENT`, before anything is written.
+ */
+export function prepareBatch(stream: string, firstSeq: number, drafts: readonly RecordDraft[], layout: RecordLayout = 'compact'): PreparedBatch {
   if (!Array.isArray(drafts)) throw new StoreError('STORE_INVALID_ARGUMENT', 'records must be an array');
   const envelopes: RecordEnvelope[] = new Array(drafts.length);
   const values: Uint8Array[] = new Array(drafts.length);
@@ -55,14 +69,35 @@ export function prepareBatch(stream: string, firstSeq: number, drafts: readonly 
     if (invalid !== undefined) throw new StoreError('STORE_INVALID_ARGUMENT', `record ${index} of the batch is invalid: ${invalid}`);
     const envelope = toEnvelope(stream, seq, draft);
     envelopes[index] = envelope;
-    values[index] = encodeValue(envelope);
+    values[index] = encodeRecord(envelope, layout);
   }
   return { envelopes, values };
 }
 
-/** Decodes a stored record; anything that is not an envelope-shaped object is `CorruptRecordError`. */
+/** The envelope a compact row holds, with its fields in schema order (as `toEnvelope` builds it); undefined when malformed. */
+function envelopeOfRow(stream: string, row: unknown): RecordEnvelope | undefined {
+  if (!Array.isArray(row) || (row.length !== 8 && row.length !== 9)) return undefined;
+  const [seq, id, type, v, at, actor, cause, corr] = row as unknown[];
+  if (typeof seq !== 'number' || typeof id !== 'string' || typeof type !== 'string' || typeof v !== 'number' || typeof at !== 'number' || typeof actor !== 'string') return undefined;
+  if ((cause !== null && typeof cause !== 'string') || (corr !== null && typeof corr !== 'string')) return undefined;
+  const envelope = { stream, seq, id, type, v, at, actor } as RecordEnvelope;
+  if (cause !== null) envelope.cause = cause;
+  if (corr !== null) envelope.corr = corr;
+  if (row.length === 9) envelope.data = row[8];
+  return envelope;
+}
+
+/**
+ * Decodes a stored record in either layout (the format byte says which); anything that is not an envelope is
+ * `CorruptRecordError`. The compact layout takes its stream from `stream`, the database it was read from.
+ */
 export function decodeRecord(stored: Uint8Array, stream: string, seq: number): RecordEnvelope {
-  const value = decodeValue(stored, { stream, seq });
+  if (formatByteOf(stored) === COMPACT_RECORD_FORMAT_BYTE) {
+    const envelope = envelopeOfRow(stream, decodeFramed(stored, { stream, seq }, COMPACT_RECORD_FORMAT_BYTE));
+    if (envelope === undefined) throw new CorruptRecordError(stream, seq, 'stored value is not a record row');
+    return envelope;
+  }
+  const value = decodeFramed(stored, { stream, seq }, RECORD_FORMAT_BYTE);
   if (typeof value !== 'object' || value === null || typeof (value as { seq?: unknown }).seq !== 'number') {
     throw new CorruptRecordError(stream, seq, 'stored value is not a record envelope');
   }

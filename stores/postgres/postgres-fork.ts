@@ -1,6 +1,6 @@
 import { crc32 } from 'node:zlib';
 import type { StreamInfo } from '../event-store.js';
-import { encodeValue } from '../record-codec.js';
+import { encodeRecord } from '../record-drafts.js';
 import { assertForkPoint } from '../store-arguments.js';
 import { CorruptRecordError, StoreError } from '../store-errors.js';
 import { appendChannel } from './postgres-migrate.js';
@@ -29,7 +29,7 @@ export const forkStream = async (db: PostgresQueries, fork: { stream: string; at
     if (rows.length !== atSeq) throw new CorruptRecordError(stream, undefined, `expected ${atSeq} records to fork, found ${rows.length}`);
     const copies = rows.map((row) => {
       const record = decodeRow(stream, row.seq, row.payload, row.checksum);
-      const encoded = encodeValue({ ...record, stream: name });
+      const encoded = encodeRecord({ ...record, stream: name });
       return { record, payload: Buffer.from(encoded.buffer, encoded.byteOffset, encoded.byteLength) };
     });
     await client.query(

@@ -1,23 +1,42 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import type { RecordEnvelope } from '../../models/envelope.js';
 import { decodeValue, encodeValue } from '../../stores/record-codec.js';
+import { decodeRecord, encodeRecord } from '../../stores/record-drafts.js';
 
 const fixture = (name: string) => readFile(fileURLToPath(new URL(`../fixtures/codec/${name}`, import.meta.url)), 'utf8');
 
 /**
- * Logs are forever: the bytes a record was stored as in version 1 (committed) must still decode to the same value,
- * and today's encoder must still produce exactly those bytes. A change to the pinned codec options without a
- * migration fails here, not in someone's old session.
+ * Logs are forever: the bytes a record was stored as (committed, one file per layout) must still decode to the same
+ * value, and today's encoder must still produce exactly those bytes. A change to the pinned codec options or to a
+ * record layout without a new codec id fails here, not in someone's old session.
  */
 describe('the stored record format', () => {
   it('decodes the committed v1 bytes to the committed value', async () => {
     const [hex, json] = await Promise.all([fixture('record-v1.hex'), fixture('record-v1.json')]);
     expect(decodeValue(Buffer.from(hex.trim(), 'hex'), { stream: 'fixture', seq: 6 })).toEqual(JSON.parse(json));
+    // A `/1` stream's records read through the record decoder too.
+    const record = JSON.parse(json) as RecordEnvelope;
+    expect(decodeRecord(Buffer.from(hex.trim(), 'hex'), record.stream, record.seq)).toEqual(record);
   });
 
   it('encodes the committed value to exactly the committed v1 bytes', async () => {
     const [hex, json] = await Promise.all([fixture('record-v1.hex'), fixture('record-v1.json')]);
     expect(Buffer.from(encodeValue(JSON.parse(json))).toString('hex')).toBe(hex.trim());
+    expect(Buffer.from(encodeRecord(JSON.parse(json) as RecordEnvelope, 'envelope')).toString('hex')).toBe(hex.trim());
+  });
+
+  it('decodes the committed compact (v2) bytes to the committed record, its stream taken from where it is read', async () => {
+    const [hex, json] = await Promise.all([fixture('record-v2.hex'), fixture('record-v1.json')]);
+    const record = JSON.parse(json) as RecordEnvelope;
+    const decoded = decodeRecord(Buffer.from(hex.trim(), 'hex'), record.stream, record.seq);
+    expect(decoded).toEqual(record);
+    expect(Object.keys(decoded)).toEqual(Object.keys(record));
+  });
+
+  it('encodes the committed record to exactly the committed compact (v2) bytes', async () => {
+    const [hex, json] = await Promise.all([fixture('record-v2.hex'), fixture('record-v1.json')]);
+    expect(Buffer.from(encodeRecord(JSON.parse(json) as RecordEnvelope)).toString('hex')).toBe(hex.trim());
   });
 });

@@ -160,6 +160,41 @@ describe('LevelEventStore', () => {
     expect(heads.at(-1)).toBe(total);
   }, 60_000);
 
+  it('keeps reading and appending a stream an earlier build wrote with codec /1, in the envelope layout it holds', async () => {
+    const { root, store } = await storeWithRecords(10);
+    await store.close();
+    // Rewrite the stream as the earlier build stored it: meta codec `/1` and every record an envelope map.
+    const database = new ClassicLevel<string, Uint8Array>(join(root, 'streams', 's'), { ...STREAM_DATABASE_OPTIONS });
+    await database.open();
+    const meta = JSON.parse(Buffer.from((await database.get('m!meta'))!).toString('utf8')) as { codec: { id: string } };
+    meta.codec.id = 'rein.msgpackr2-plain.crc32/1';
+    await database.batch([{ type: 'put', key: 'm!meta', value: Buffer.from(JSON.stringify(meta)) }, ...rawRecords(1, 10).map((write) => ({ type: 'put' as const, ...write }))]);
+    await database.close();
+    const reopened = await openLevelEventStore(root);
+    const before = await reopened.read('s');
+    expect(before.map((record) => record.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    await reopened.append('s', drafts(11, 5), { expectedSeq: 10 });
+    expect((await reopened.read('s')).map((record) => record.seq)).toEqual(Array.from({ length: 15 }, (_, index) => index + 1));
+    await reopened.close();
+    const check = new ClassicLevel<string, Uint8Array>(join(root, 'streams', 's'), { ...STREAM_DATABASE_OPTIONS });
+    await check.open();
+    const formats = (await check.values({ gte: recordKey(1), lte: recordKey(15) }).all()).map((value) => value[0]);
+    await check.close();
+    expect(formats).toEqual(Array.from({ length: 15 }, () => 0x01));
+  });
+
+  it('stores new streams in the compact layout, without the stream name in any value', async () => {
+    const { root, store } = await storeWithRecords(10);
+    await store.close();
+    const database = new ClassicLevel<string, Uint8Array>(join(root, 'streams', 's'), { ...STREAM_DATABASE_OPTIONS });
+    await database.open();
+    const meta = JSON.parse(Buffer.from((await database.get('m!meta'))!).toString('utf8')) as { codec: { id: string } };
+    const values = await database.values({ gte: recordKey(1), lte: recordKey(10) }).all();
+    await database.close();
+    expect(meta.codec.id).toBe('rein.msgpackr2-plain.crc32/2');
+    expect(values.map((value) => value[0])).toEqual(Array.from({ length: 10 }, () => 0x02));
+  });
+
   it('raises STORE_CODEC_MISMATCH when a stream was written with another codec', async () => {
     const { root, store } = await storeWithRecords(10);
     await store.close();

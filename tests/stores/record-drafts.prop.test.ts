@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RecordEnvelope } from '../../models/envelope.js';
 import type { RecordDraft } from '../../models/envelope.js';
-import { prepareBatch } from '../../stores/record-drafts.js';
+import { COMPACT_RECORD_FORMAT_BYTE, encodeFramed } from '../../stores/record-codec.js';
+import { decodeRecord, encodeRecord, prepareBatch } from '../../stores/record-drafts.js';
 
 const runs = Number(process.env.FC_RUNS ?? 50);
 
@@ -48,4 +49,40 @@ describe('prepareBatch validation', () => {
       { numRuns: runs * 20 },
     );
   }, 120_000);
+});
+
+describe('record layouts', () => {
+  it('decode to the same envelope, key order included, whichever layout stored it', () => {
+    fc.assert(
+      fc.property(draftLike, fc.integer({ min: 1, max: 2 ** 40 }), (candidate, seq) => {
+        if (!RecordEnvelope.safeParse({ ...candidate, stream: 'prop', seq }).success) return;
+        const [envelope] = prepareBatch('prop', seq, [candidate as RecordDraft]).envelopes;
+        const compact = decodeRecord(encodeRecord(envelope!, 'compact'), 'prop', seq);
+        const whole = decodeRecord(encodeRecord(envelope!, 'envelope'), 'prop', seq);
+        expect(compact).toStrictEqual(whole);
+        expect(Object.keys(compact)).toEqual(Object.keys(whole));
+        expect(JSON.stringify(compact)).toBe(JSON.stringify(envelope));
+      }),
+      { numRuns: runs * 20 },
+    );
+  }, 120_000);
+
+  it('refuse a compact value that is not a record row with STORE_CORRUPT_RECORD, never another error', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.jsonValue(), fc.array(fc.jsonValue(), { minLength: 7, maxLength: 10 })), (value) => {
+        let decoded: unknown;
+        try {
+          decoded = decodeRecord(encodeFramed(COMPACT_RECORD_FORMAT_BYTE, value), 'prop', 3);
+        } catch (error) {
+          expect(error).toMatchObject({ code: 'STORE_CORRUPT_RECORD', seq: 3 });
+          return;
+        }
+        // Whatever decodes has the envelope's field types (a row is only accepted with them).
+        const record = decoded as Record<string, unknown>;
+        expect([typeof record.seq, typeof record.id, typeof record.type, typeof record.v, typeof record.at, typeof record.actor]).toEqual(['number', 'string', 'string', 'number', 'number', 'string']);
+        expect(record.stream).toBe('prop');
+      }),
+      { numRuns: runs * 20 },
+    );
+  });
 });
