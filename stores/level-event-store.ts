@@ -27,7 +27,7 @@ import type { LevelStream, StreamWrite } from './level-stream.js';
 import { resolveReadRange } from './read-range.js';
 import { readAllByStream } from './read-all.js';
 import { refuseFence } from './store-arguments.js';
-import { encodeRecord, prepareBatch } from './record-drafts.js';
+import { encodeRecord, externalizeBatch, prepareBatch } from './record-drafts.js';
 import { encodeValue } from './record-codec.js';
 import { KeyedSerialQueue, mapWithLimit } from './task-queues.js';
 import { assertExpectedSeq, assertForkPoint, assertSnapshot, assertSnapshotBound } from './store-arguments.js';
@@ -119,6 +119,7 @@ export class LevelEventStore implements EventStore {
     const expectedSeq = options.expectedSeq;
     const batch = prepareBatch(stream, expectedSeq + 1, records);
     const blobs = await prepareStreamBlobs(options.blobs);
+    const externalBlobs = await externalizeBatch(batch);
     return this.#queue.run(stream, () =>
       this.#pool.with(stream, batch.values.length > 0, async (opened) => {
         const target = this.#writable(stream, opened);
@@ -129,7 +130,7 @@ export class LevelEventStore implements EventStore {
         const layout = recordLayoutOf(target.meta);
         const values = layout === 'compact' ? batch.values : batch.envelopes.map((envelope) => encodeRecord(envelope, layout));
         const writes: StreamWrite[] = values.map((value, index) => ({ type: 'put', key: recordKey(expectedSeq + index + 1), value }));
-        for (const blob of blobs) writes.push({ type: 'put', key: blobKey(blob.hex), value: blob.bytes });
+        for (const blob of layout === 'compact' ? [...blobs, ...externalBlobs] : blobs) writes.push({ type: 'put', key: blobKey(blob.hex), value: blob.bytes });
         const meta = target.meta ?? createStreamMeta(options.createdAt ?? this.#clock());
         if (target.meta === undefined) writes.push({ type: 'put', key: META_KEY, value: encodeStreamMeta(meta) });
         const durable = await this.#write(target, writes, options.sync);
@@ -203,6 +204,10 @@ export class LevelEventStore implements EventStore {
       undefined,
     );
     if (copied === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
+    // The copies are compact rows; their long strings go back to blobs (the parent's blobs are copied as they are).
+    const copies = { envelopes: copied.records.map((record) => ({ ...record, stream: name })), values: [] as Uint8Array[] };
+    copies.values = copies.envelopes.map((envelope) => encodeRecord(envelope));
+    const externalBlobs = await externalizeBatch(copies);
     return this.#queue.run(name, () =>
       this.#pool.with(name, true, async (opened) => {
         if (opened === 'locked' || (opened !== 'missing' && opened.meta !== undefined)) {
@@ -210,12 +215,9 @@ export class LevelEventStore implements EventStore {
         }
         const target = this.#writable(name, opened)!;
         const meta = createStreamMeta(this.#clock(), { stream, seq: atSeq });
-        const writes: StreamWrite[] = copied.records.map((record) => ({
-          type: 'put',
-          key: recordKey(record.seq),
-          value: encodeRecord({ ...record, stream: name }),
-        }));
+        const writes: StreamWrite[] = copies.envelopes.map((record, index) => ({ type: 'put', key: recordKey(record.seq), value: copies.values[index]! }));
         for (const [key, value] of copied.blobs) writes.push({ type: 'put', key, value });
+        for (const blob of externalBlobs) writes.push({ type: 'put', key: blobKey(blob.hex), value: blob.bytes });
         writes.push({ type: 'put', key: META_KEY, value: encodeStreamMeta(meta) });
         await this.#write(target, writes, undefined);
         target.meta = meta;

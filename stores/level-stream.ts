@@ -1,14 +1,16 @@
 import { ClassicLevel } from 'classic-level';
 import type { RecordEnvelope } from '../models/envelope.js';
 import type { StoredSnapshot } from './event-store.js';
-import { META_KEY, RECORD_KEYS, SNAPSHOT_KEYS, SYNC_KEY, keySeq, recordKey, snapshotKey } from './level-keys.js';
+import { META_KEY, RECORD_KEYS, SNAPSHOT_KEYS, SYNC_KEY, blobKey, keySeq, recordKey, snapshotKey } from './level-keys.js';
 import { databaseExists, holdsData } from './level-stream-files.js';
 import { checkIntegrity, writeWatermark } from './level-stream-integrity.js';
 import { decodeStreamMeta } from './level-stream-meta.js';
 import type { StreamMeta } from './level-stream-meta.js';
 import { rangeLength, seqAt, verifyPosition } from './read-range.js';
 import type { SeqRange } from './read-range.js';
-import { decodeRecord } from './record-drafts.js';
+import { attachExternal, decodeStoredRecord } from './record-drafts.js';
+import type { ExternalString } from './record-drafts.js';
+import { blake3Hex } from './blob-hash.js';
 import { decodeValue } from './record-codec.js';
 import { CorruptRecordError, storeErrorOfLevel } from './store-errors.js';
 
@@ -168,22 +170,46 @@ export class LevelStream {
       reverse: range.reverse,
       highWaterMarkBytes: PAGE_BYTES,
     });
+    const external: Array<{ record: RecordEnvelope; externals: ExternalString[] }> = [];
     try {
       for (let page = await iterator.nextv(PAGE_SIZE); page.length > 0; page = await iterator.nextv(PAGE_SIZE)) {
         for (const stored of page) {
           const seq = seqAt(range, records.length);
-          const record = decodeRecord(stored, this.stream, seq);
+          const { record, externals } = decodeStoredRecord(stored, this.stream, seq);
           verifyPosition(this.stream, record, seq);
           records.push(record);
+          if (externals !== undefined) external.push({ record, externals });
         }
       }
     } finally {
       await iterator.close();
     }
+    if (external.length > 0) await this.#attachExternals(external);
     if (records.length !== rangeLength(range)) {
       throw new CorruptRecordError(this.stream, seqAt(range, records.length), 'record is missing');
     }
     return records;
+  }
+
+  /**
+   * Puts back the long strings external rows keep in the stream's blobs, each checked against its BLAKE3; a missing or
+   * altered blob is `CorruptRecordError` naming the record.
+   */
+  async #attachExternals(external: ReadonlyArray<{ record: RecordEnvelope; externals: ExternalString[] }>): Promise<void> {
+    const wanted = [...new Set(external.flatMap((entry) => entry.externals.map((item) => item.hex)))];
+    const values = await this.#database.getMany(wanted.map(blobKey));
+    const texts = new Map<string, string | undefined>();
+    for (let index = 0; index < wanted.length; index++) {
+      const bytes = values[index];
+      texts.set(wanted[index]!, bytes !== undefined && (await blake3Hex(bytes)) === wanted[index] ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8') : undefined);
+    }
+    for (const { record, externals } of external) {
+      for (const item of externals) {
+        const text = texts.get(item.hex);
+        if (text === undefined) throw new CorruptRecordError(this.stream, record.seq, `the blob of its string at ${item.path.join('.')} is missing or damaged`);
+        attachExternal(record, item, text);
+      }
+    }
   }
 
   /** The latest snapshot with seq at or before `atOrBefore` (any seq when absent). */

@@ -24,6 +24,13 @@ export const RECORD_FORMAT_BYTE = 0x01;
  */
 export const COMPACT_RECORD_FORMAT_BYTE = 0x02;
 
+/**
+ * The first byte of a compact record whose long strings live in the stream's blobs: the row gains a tenth element,
+ * `[[path, blake3 hex], …]`, and each such string's place in `data` holds nil. A payload that two records carry (a
+ * tool call's arguments in `model.responded` and in `effect.requested`) is then stored once, content-addressed.
+ */
+export const EXTERNAL_RECORD_FORMAT_BYTE = 0x03;
+
 const HEADER_LENGTH = 5;
 
 /** msgpackr options plus `skipValues`, which msgpackr 2 honours but does not declare. */

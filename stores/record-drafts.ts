@@ -1,6 +1,8 @@
 import type { RecordDraft, RecordEnvelope } from '../models/envelope.js';
 import { RECORD_TYPE_PATTERN } from '../models/envelope-rules.js';
-import { COMPACT_RECORD_FORMAT_BYTE, RECORD_FORMAT_BYTE, decodeFramed, encodeFramed, formatByteOf } from './record-codec.js';
+import { blake3Hex } from './blob-hash.js';
+import { COMPACT_RECORD_FORMAT_BYTE, EXTERNAL_RECORD_FORMAT_BYTE, RECORD_FORMAT_BYTE, decodeFramed, encodeFramed, formatByteOf } from './record-codec.js';
+import type { StreamBlob } from './stream-blobs.js';
 import { CorruptRecordError, StoreError } from './store-errors.js';
 
 /** A batch ready to write: the envelopes the append returns and their stored bytes, index for index. */
@@ -87,9 +89,109 @@ function envelopeOfRow(stream: string, row: unknown): RecordEnvelope | undefined
   return envelope;
 }
 
+/** A string of a record's data stored as a stream blob: where it goes in `data`, and the blob's BLAKE3 hex. */
+export interface ExternalString {
+  path: Array<string | number>;
+  hex: string;
+}
+
+/** Strings at least this long (in UTF-16 units) are stored as stream blobs rather than inside the record. */
+export const EXTERNAL_STRING_LENGTH = 16 * 1024;
+
+const HEX_64 = /^[0-9a-f]{64}$/;
+
+function externalsOfRow(value: unknown): ExternalString[] | undefined {
+  if (!Array.isArray(value) || value.length === 0) return undefined;
+  const externals: ExternalString[] = [];
+  for (const entry of value as unknown[]) {
+    if (!Array.isArray(entry) || entry.length !== 2) return undefined;
+    const [path, hex] = entry as [unknown, unknown];
+    if (!Array.isArray(path) || path.length === 0 || !path.every((key) => typeof key === 'string' || (typeof key === 'number' && Number.isSafeInteger(key) && key >= 0))) return undefined;
+    if (typeof hex !== 'string' || !HEX_64.test(hex)) return undefined;
+    externals.push({ path: path as Array<string | number>, hex });
+  }
+  return externals;
+}
+
 /**
- * Decodes a stored record in either layout (the format byte says which); anything that is not an envelope is
- * `CorruptRecordError`. The compact layout takes its stream from `stream`, the database it was read from.
+ * Decodes a stored record in any layout, leaving the strings an external row keeps in stream blobs to the caller
+ * (`attachExternal`): the envelope (with nil in their places) and the list of them.
+ */
+export function decodeStoredRecord(stored: Uint8Array, stream: string, seq: number): { record: RecordEnvelope; externals?: ExternalString[] } {
+  if (formatByteOf(stored) !== EXTERNAL_RECORD_FORMAT_BYTE) return { record: decodeRecord(stored, stream, seq) };
+  const row = decodeFramed(stored, { stream, seq }, EXTERNAL_RECORD_FORMAT_BYTE);
+  const externals = Array.isArray(row) && row.length === 10 ? externalsOfRow(row[9]) : undefined;
+  const record = externals === undefined ? undefined : envelopeOfRow(stream, (row as unknown[]).slice(0, 9));
+  if (record === undefined || externals === undefined) throw new CorruptRecordError(stream, seq, 'stored value is not an external record row');
+  return { record, externals };
+}
+
+/** Puts an external string back in its place; a path that does not lead to a nil in the data is `CorruptRecordError`. */
+export function attachExternal(record: RecordEnvelope, external: ExternalString, text: string): void {
+  let container: unknown = record.data;
+  for (let index = 0; index < external.path.length - 1; index++) {
+    container = typeof container === 'object' && container !== null ? (container as Record<string | number, unknown>)[external.path[index]!] : undefined;
+  }
+  const last = external.path.at(-1)!;
+  if (typeof container !== 'object' || container === null || (container as Record<string | number, unknown>)[last] !== null) {
+    throw new CorruptRecordError(record.stream, record.seq, `external string at ${external.path.join('.')} has no place in the record`);
+  }
+  (container as Record<string | number, unknown>)[last] = text;
+}
+
+/** The long strings of `data`, depth first, with their paths (keys named `__proto__` are left inline). */
+function longStrings(data: unknown, path: Array<string | number>, found: Array<{ path: Array<string | number>; text: string }>): void {
+  if (typeof data === 'string') {
+    if (data.length >= EXTERNAL_STRING_LENGTH && path.length > 0) found.push({ path: [...path], text: data });
+    return;
+  }
+  if (typeof data !== 'object' || data === null) return;
+  if (Array.isArray(data)) {
+    data.forEach((item, index) => {
+      path.push(index);
+      longStrings(item, path, found);
+      path.pop();
+    });
+    return;
+  }
+  for (const [key, value] of Object.entries(data)) {
+    if (key === '__proto__') continue;
+    path.push(key);
+    longStrings(value, path, found);
+    path.pop();
+  }
+}
+
+/**
+ * The stored bytes of a compact record whose long strings (≥ `EXTERNAL_STRING_LENGTH`) go to stream blobs, with those
+ * blobs; undefined when the record has none (its compact bytes `value` stand). Two records carrying the same long
+ * string share one blob.
+ */
+export async function externalizeRecord(envelope: RecordEnvelope, value: Uint8Array): Promise<{ value: Uint8Array; blobs: StreamBlob[] } | undefined> {
+  if (value.length < EXTERNAL_STRING_LENGTH || envelope.data === undefined) return undefined;
+  const found: Array<{ path: Array<string | number>; text: string }> = [];
+  longStrings(envelope.data, [], found);
+  if (found.length === 0) return undefined;
+  const data = structuredClone(envelope.data) as Record<string | number, unknown>;
+  const externals: Array<[Array<string | number>, string]> = [];
+  const blobs: StreamBlob[] = [];
+  for (const { path, text } of found) {
+    const bytes = Buffer.from(text, 'utf8');
+    const hex = await blake3Hex(bytes);
+    let container = data;
+    for (let index = 0; index < path.length - 1; index++) container = container[path[index]!] as Record<string | number, unknown>;
+    container[path.at(-1)!] = null;
+    externals.push([path, hex]);
+    blobs.push({ hex, bytes });
+  }
+  const row = [envelope.seq, envelope.id, envelope.type, envelope.v, envelope.at, envelope.actor, envelope.cause ?? null, envelope.corr ?? null, data, externals];
+  return { value: encodeFramed(EXTERNAL_RECORD_FORMAT_BYTE, row), blobs };
+}
+
+/**
+ * Decodes a stored record in the envelope or compact layout (the format byte says which); anything that is not an
+ * envelope is `CorruptRecordError`, and so is an external row (read those with `decodeStoredRecord`). The compact
+ * layout takes its stream from `stream`, the database it was read from.
  */
 export function decodeRecord(stored: Uint8Array, stream: string, seq: number): RecordEnvelope {
   if (formatByteOf(stored) === COMPACT_RECORD_FORMAT_BYTE) {
@@ -102,4 +204,19 @@ export function decodeRecord(stored: Uint8Array, stream: string, seq: number): R
     throw new CorruptRecordError(stream, seq, 'stored value is not a record envelope');
   }
   return value as RecordEnvelope;
+}
+
+/**
+ * Moves the long strings of a compact batch's records to stream blobs (`externalizeRecord`), replacing their stored
+ * bytes in place; resolves the blobs to write with the batch (one per distinct string).
+ */
+export async function externalizeBatch(batch: PreparedBatch): Promise<StreamBlob[]> {
+  const blobs = new Map<string, StreamBlob>();
+  for (let index = 0; index < batch.values.length; index++) {
+    const moved = await externalizeRecord(batch.envelopes[index]!, batch.values[index]!);
+    if (moved === undefined) continue;
+    batch.values[index] = moved.value;
+    for (const blob of moved.blobs) blobs.set(blob.hex, blob);
+  }
+  return [...blobs.values()];
 }
