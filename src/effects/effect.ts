@@ -31,7 +31,12 @@ export interface Settlement {
 export interface EffectContext {
   sessionId: string;
   signal: AbortSignal;
-  /** Append facts as one batch (durable when `sync` is true) and wait for them to be stored. */
+  /**
+   * Append facts as one batch and wait for them: `sync: true` waits until they are synced (an intent before a side
+   * effect); by default until the store acknowledges them (its commit covers them); `sync: false` only until they are
+   * written — they become durable with the next commit, which the steps after them wait for, so a crash before it
+   * loses them together with those steps (the effect is in doubt and runs again on resume).
+   */
   recordFacts(facts: readonly FactDraft[], options?: { sync?: boolean; blobs?: Uint8Array[] }): Promise<void>;
   live(event: LiveEvent): void;
   /** The host clock (epoch ms), for stamping deferred facts. */

@@ -298,7 +298,8 @@ export class SessionHost {
       return { written: settled };
     });
     const stored = await written;
-    if (stored.length > 0) await this.acknowledged(stored[stored.length - 1]!.seq);
+    // `sync: false` (a model call's attempt facts): written is enough; the commit of the step after them covers them.
+    if (stored.length > 0 && options.sync !== false) await this.acknowledged(stored[stored.length - 1]!.seq);
     return stored;
   }
 
