@@ -1,3 +1,16 @@
+/** Object keys as JSON strings, `"key":` (keys repeat across values: quoting them once is cheaper). Bounded. */
+const quotedKeys = new Map<string, string>();
+const quotedKeyCapacity = 4_096;
+
+const quotedKey = (key: string): string => {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = `${JSON.stringify(key)}:`;
+    if (quotedKeys.size < quotedKeyCapacity) quotedKeys.set(key, quoted);
+  }
+  return quoted;
+};
+
 /**
  * Canonical JSON: object keys sorted by code point, no whitespace, `undefined` members omitted, non-finite numbers
  * refused. Two values that mean the same data always serialise to the same string, so their digests agree.
@@ -23,7 +36,8 @@ export const canonicalJson = (value: unknown): string => {
       }
       const record = value as Record<string, unknown>;
       // Default sort compares UTF-16 code units, which orders keys the same way for every input.
-      const keys = Object.keys(record).sort();
+      const keys = Object.keys(record);
+      if (keys.length > 1) keys.sort();
       let out = '{';
       let first = true;
       for (const key of keys) {
@@ -31,7 +45,7 @@ export const canonicalJson = (value: unknown): string => {
         if (member === undefined) continue;
         if (!first) out += ',';
         first = false;
-        out += `${JSON.stringify(key)}:${canonicalJson(member)}`;
+        out += quotedKey(key) + canonicalJson(member);
       }
       return `${out}}`;
     }

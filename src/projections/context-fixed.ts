@@ -5,6 +5,7 @@ import type { ActorContext, ContextView, UserItem } from './context.view.js';
 import { quoteUntrusted } from './context-render.js';
 import { parentBrief, renderTaskBlock } from './context-delegation.js';
 import type { TokenCounter } from './token-counter.js';
+import { toolSchemaTokens } from './tools-json.js';
 
 /** The parts of the model input that are always there and never trimmed, with their token counts. */
 export interface FixedBlocks {
@@ -54,7 +55,7 @@ export const fixedBlocks = (input: { view: ContextView; actor: ActorContext; sys
   const rulesTokens = counter.count(rules);
   const goalTokens = counter.count(goalBlock) + counter.count(taskBlock) + counter.count(briefBlock) + counter.count(constraintBlock) + users.reduce((sum, user) => sum + counter.count(user.text) + 4, 0);
   const stateTokens = counter.count(state);
-  const toolTokens = input.tools.length === 0 ? 0 : counter.count(JSON.stringify(input.tools));
+  const toolTokens = toolSchemaTokens(input.tools, counter);
   const included: ContextInclusion[] = [
     { source: 'system_rules', refs: [], mode: 'full', trust: 'trusted', tokens: rulesTokens, reason: 'always included, never trimmed' },
     { source: 'goal_constraints', refs: [...(ownGoal ? [`#${ownGoal.seq}`] : []), ...users.map((user) => `#${user.seq}`)], mode: 'full', trust: 'trusted', tokens: goalTokens, reason: `the goal${delegated ? `, the task package (${delegated.task.role} ${delegated.task.taskId}, context ${delegated.task.contextMode}${briefBlock ? ' with a brief of the parent\'s log' : ''})` : ''}, ${users.length} user messages and ${constraints.length} constraints (${constraints.filter((constraint) => constraint.prohibition).length} prohibitions), never trimmed` },

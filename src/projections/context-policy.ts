@@ -7,6 +7,7 @@ import { fixedBlocks } from './context-fixed.js';
 import { evidenceFill, hookFill, memoryFill, type HookCandidate } from './context-extras.js';
 import { latestObservationFill, shownResultSeqs, splitConversation, type Fill } from './context-sources.js';
 import { tailFill } from './context-tail.js';
+import { toolSchemaTokens } from './tools-json.js';
 import { memoryHints, type MemoryQuery } from './memory-hints.js';
 import type { MemoryView } from './memory.view.js';
 import type { TokenCounter } from './token-counter.js';
@@ -66,7 +67,7 @@ export interface ModelInputProjection {
 /** Exact token count of a rendered input: every message's content and tool calls, 4 per message, and the tool schemas. */
 export const countInput = (messages: readonly ModelMessage[], tools: readonly ModelToolDescription[], counter: TokenCounter): number =>
   messages.reduce((sum, message) => sum + counter.count(message.content) + (message.role === 'assistant' && message.toolCalls ? counter.count(JSON.stringify(message.toolCalls)) : 0) + 4, 0) +
-  (tools.length === 0 ? 0 : counter.count(JSON.stringify(tools)));
+  toolSchemaTokens(tools, counter);
 
 /**
  * Project the model input for the next round (the context policy). Rules, goal, user messages and constraints,

@@ -6,7 +6,22 @@ import { emptyFill, hookContextSection, range, renderTurn, turnMode, type Conver
 import type { TokenCounter } from './token-counter.js';
 import { callSummary } from './call-summary.js';
 
+/**
+ * Summary lines by item. Conversation items are immutable (a settling result makes a new turn item), and up to
+ * `summaryLines` of them are summarised again on every projection: each is rendered once.
+ */
+const renderedSummaryLines = new WeakMap<ConversationItem, string>();
+
 const summaryLine = (item: ConversationItem): string => {
+  let line = renderedSummaryLines.get(item);
+  if (line === undefined) {
+    line = renderSummaryLine(item);
+    renderedSummaryLines.set(item, line);
+  }
+  return line;
+};
+
+const renderSummaryLine = (item: ConversationItem): string => {
   if (item.kind === 'user') return `#${item.seq} user message (kept in full under earlier-user-messages)`;
   const text = item.text.replace(/\s+/g, ' ').trim();
   const said = text ? `"${text.length > 80 ? `${text.slice(0, 79)}…` : text}"` : '(no text)';

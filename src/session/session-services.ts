@@ -18,6 +18,7 @@ import { maxCompactionLevel } from '../projections/context-budget.js';
 import { projectModelInput, type ContextPolicyOptions } from '../projections/context-policy.js';
 import { contextProjection, type ContextViewOptions } from '../projections/context.view.js';
 import { memoryProjection } from '../projections/memory.view.js';
+import { toolsJson } from '../projections/tools-json.js';
 import { reducerOf } from '../projections/projection.js';
 import { estimateTokenCounter, tokenCounterFor, type TokenCounter } from '../projections/token-counter.js';
 import type { ModelProvider } from '../providers/provider.js';
@@ -166,7 +167,8 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
         candidates = decided.candidates;
       }
       const { messages, ...ledger } = project(actor, candidates);
-      const bytes = blobBytes(JSON.stringify({ messages, tools }));
+      // Exactly `JSON.stringify({ messages, tools })`, with the tool schemas serialised once per list.
+      const bytes = blobBytes(`{"messages":${JSON.stringify(messages)},"tools":${toolsJson(tools)}}`);
       const input = artifactRef(await blake3Hex(bytes));
       const data: ContextProjected = { effectId, turn, attempt, ...(model === undefined ? {} : { model }), ...ledger, input };
       // The exact input travels with the fact into the settling step's batch: durable exactly when the step is.
