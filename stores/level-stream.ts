@@ -92,9 +92,22 @@ export class LevelStream {
     this.durableHead = options.head;
   }
 
-  /** Writes the puts as one atomic LevelDB batch. */
+  /**
+   * Writes the puts as one atomic LevelDB batch. Built as a chained batch: classic-level's array form spends about
+   * twice the main-thread time per put (abstract-level's checks and copies of the operations array), and in the
+   * relaxed mode this call was 14% of a round trip's CPU profile.
+   */
   async write(writes: readonly StreamWrite[], sync: boolean): Promise<void> {
-    await this.#levelCall(() => this.#database.batch(writes as StreamWrite[], { sync }));
+    await this.#levelCall(async () => {
+      const batch = this.#database.batch();
+      try {
+        for (const write of writes) batch.put(write.key, write.value);
+      } catch (error) {
+        await batch.close();
+        throw error;
+      }
+      await batch.write({ sync });
+    });
     this.unsynced = !sync;
   }
 
