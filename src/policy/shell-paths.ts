@@ -49,8 +49,41 @@ export const expandWord = (word: string, scope: PathScope): string => {
 const globCharacters = /[*?[]/;
 const maxGlobMatches = 1_000;
 
-const globRegExp = (component: string): RegExp =>
-  new RegExp(`^${component.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]').replace(/\[!/g, '[^')}$`);
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+
+/**
+ * A glob component as bash matches it: `*`, `?`, and a bracket expression `[…]` (`[!…]` or `[^…]` negated, a `]`
+ * right after the opening is a member). A `[` without its closing `]` is a literal character, as in bash (`[ -f x ]`
+ * has one), and every other character matches itself.
+ */
+export const globRegExp = (component: string): RegExp => {
+  let source = '';
+  for (let index = 0; index < component.length; index++) {
+    const char = component[index]!;
+    if (char === '*') source += '[^/]*';
+    else if (char === '?') source += '[^/]';
+    else if (char === '[') {
+      let end = index + 1;
+      const negated = component[end] === '!' || component[end] === '^';
+      if (negated) end++;
+      if (component[end] === ']') end++;
+      while (end < component.length && component[end] !== ']') end++;
+      if (end >= component.length) {
+        source += '\\[';
+        continue;
+      }
+      const members = component.slice(index + 1 + (negated ? 1 : 0), end);
+      source += `[${negated ? '^' : ''}${members.replace(/[\\\]\[^]/g, '\\$&')}]`;
+      index = end;
+    } else source += escapeRegExp(char);
+  }
+  try {
+    return new RegExp(`^${source}$`);
+  } catch {
+    // A bracket expression bash accepts but a RegExp refuses (a reversed range such as `[z-a]`): matched literally.
+    return new RegExp(`^${escapeRegExp(component)}$`);
+  }
+};
 
 /** Expand glob characters component by component against the file system; undefined when there are too many matches. */
 const expandGlob = (absolute: string): string[] | undefined => {
