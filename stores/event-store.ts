@@ -162,6 +162,16 @@ export interface EventStore {
    */
   release?(stream: string): Promise<void>;
   /**
+   * Make this process the writer of `stream` now, before doing anything the stream's records would have to justify
+   * (killing a command an in-doubt call left, starting servers): `STORE_LOCKED` when another process holds it, and
+   * then nothing is held or changed. LevelDB opens the stream's database in place (its LevelDB lock, kept until
+   * `release` or `close`); PostgreSQL takes an advisory lock named after the stream on a connection of its own (kept
+   * until `release` or `close`, or until that connection is lost). A stream that does not exist yet is held as soon
+   * as its first append creates it (LevelDB) or by its name (PostgreSQL). Optional: a store without cross-process
+   * writers (in memory) leaves it out.
+   */
+  hold?(stream: string): Promise<void>;
+  /**
    * One page of streams in creation order (then name), after the `after` stream, optionally only those whose indexed
    * status (`AppendOptions.status`) is `status`: answered from an index, never by reading records. Optional: stores
    * without a status index leave it out (callers then list `streams()` and read each one's tail).

@@ -281,6 +281,17 @@ export class LevelEventStore implements EventStore {
     await this.#pool.release(stream);
   }
 
+  /** Opens `stream`'s database in place, so this process holds its lock until `release` or `close`; see `EventStore.hold`. */
+  async hold(stream: string): Promise<void> {
+    this.#assertOpen();
+    assertStreamName(stream);
+    await this.#queue.run(stream, () =>
+      this.#pool.with(stream, false, async (opened) => {
+        if (this.#writable(stream, opened) !== undefined) this.#pool.pin(stream);
+      }),
+    );
+  }
+
   /** Makes every unsynced append durable now (relaxed mode); resolves when the fsyncs are done. */
   async flush(): Promise<void> {
     this.#assertNotClosed();

@@ -24,6 +24,8 @@ export class LevelStreamPool {
   readonly #maxOpenStreams: number;
   readonly #entries = new Map<string, PoolEntry>();
   readonly #closing = new Map<string, Promise<void>>();
+  /** Streams this process holds (`hold`): never evicted, so their lock stays ours until `release`. */
+  readonly #held = new Set<string>();
   #inFlight = 0;
   #drained: (() => void) | undefined;
   #clock = 0;
@@ -107,6 +109,7 @@ export class LevelStreamPool {
    * once it is closed. A later `with` reopens it.
    */
   async release(stream: string): Promise<void> {
+    this.#held.delete(stream);
     for (;;) {
       const entry = this.#entries.get(stream);
       if (entry === undefined) {
@@ -187,10 +190,15 @@ export class LevelStreamPool {
     return entry;
   }
 
+  /** Keep `stream` open (never evicted) until `release`: it is open in this process now (see `EventStore.hold`). */
+  pin(stream: string): void {
+    this.#held.add(stream);
+  }
+
   #evictIdle(): void {
     if (this.#entries.size <= this.#maxOpenStreams) return;
     const idle = [...this.#entries]
-      .filter(([, entry]) => entry.leases === 0 && entry.handle !== undefined)
+      .filter(([stream, entry]) => entry.leases === 0 && entry.handle !== undefined && !this.#held.has(stream))
       .sort(([, left], [, right]) => left.lastUsed - right.lastUsed);
     for (const [stream, entry] of idle.slice(0, this.#entries.size - this.#maxOpenStreams)) void this.#closeEntry(stream, entry);
   }

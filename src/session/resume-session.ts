@@ -142,6 +142,10 @@ const policyOf = (executors: EffectExecutors, effect: InDoubtEffect): ResumePoli
  * one `effect.resolved` each), and continue.
  */
 export const resumeSession = async (services: SessionServices, sessionId: string, options: ResumeOptions = {}): Promise<{ session: ReinSession; report: ResumeReport }> => {
+  // Prove this process may write the stream before anything else: the in-doubt checks below act on the world (a
+  // command an interrupted call left is killed), and a process still running the session must keep its commands.
+  // Refused (`STORE_LOCKED`), nothing was checked, started or written. The log is read only once the hold is ours.
+  await services.store.hold?.(sessionId);
   const records = await readSessionRecords(services.store, sessionId);
   const first = records[0];
   if (!first) throw new ReinError('SESSION_NOT_FOUND', `no session ${sessionId} in this store`);

@@ -158,10 +158,12 @@ export class ReinSession {
 
   /**
    * Let go of the session's resources in this process (its MCP connections and their processes) without recording
-   * anything: a paused session stays resumable. The CLI calls it before it exits; a session that ends does it itself.
+   * anything: a paused session stays resumable. The CLI calls it before it exits; a session that ends does it itself
+   * (its MCP connections). The store's hold of the session's stream (`EventStore.hold`) ends here too.
    */
   async release(): Promise<void> {
     await this.viewOptions.capabilities?.close();
+    await this.store.release?.(this.host.stream);
   }
 
   /** The session's capabilities (registry, skills, visible sets, MCP connections), when the harness has them. */

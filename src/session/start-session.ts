@@ -91,6 +91,8 @@ export const createSession = async (services: SessionServices, options: CreateSe
   }
   const status = sessionStatusOf(batch);
   const stored = await services.store.append(sessionId, batch, { expectedSeq: 0, ...(status === undefined ? {} : { status }) });
+  // This process is the session's writer while it runs: another process's `resume` of it is refused (STORE_LOCKED).
+  await services.store.hold?.(sessionId);
   const memory = sessionMemoryFor(services, sessionId);
   const wiring = wireSession(services, created.tools, memory, sessionId, capabilities);
   for (const record of stored) wiring.observe(record);

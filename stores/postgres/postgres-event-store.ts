@@ -1,6 +1,6 @@
 import { crc32 } from 'node:zlib';
 import type { Observable } from 'rxjs';
-import type { ClientBase, Pool, PoolConfig } from 'pg';
+import type { ClientBase, Pool, PoolClient, PoolConfig } from 'pg';
 import type { RecordDraft, RecordEnvelope } from '../../models/envelope.js';
 import type {
   AppendOptions,
@@ -21,7 +21,7 @@ import { decodeValue, encodeValue } from '../record-codec.js';
 import { rangeLength, resolveReadRange, seqAt } from '../read-range.js';
 import { readAllLimit } from '../read-all.js';
 import { assertExpectedSeq, assertSnapshot, assertSnapshotBound } from '../store-arguments.js';
-import { CorruptRecordError, StoreError } from '../store-errors.js';
+import { CorruptRecordError, StoreError, StreamLockedError } from '../store-errors.js';
 import { assertStreamName, forkStreamName } from '../stream-names.js';
 import { TailHub } from '../tail-hub.js';
 import { PostgresBlobStore } from './postgres-blob-store.js';
@@ -77,6 +77,9 @@ export class PostgresEventStore implements EventStore {
   readonly #poll: NodeJS.Timeout;
   readonly #pending = new Set<Promise<unknown>>();
   #state: 'open' | 'closing' | 'closed' = 'open';
+  /** The connection holding this process's advisory locks (`hold`), and the streams they name. */
+  #holder: Promise<PoolClient> | undefined;
+  readonly #held = new Set<string>();
 
   readonly #listen: (channel: string, onMessage: (payload: string) => void, onResync: () => void) => AppendListener;
 
@@ -297,11 +300,55 @@ export class PostgresEventStore implements EventStore {
   }
 
   /** Waits for this process's writes in flight, completes every tail after it drained, and closes the connections. */
+  /**
+   * Take the session-level advisory lock named after `stream` (this schema's `rein-stream` key and the stream's hash)
+   * on this store's holding connection: `STORE_LOCKED` when another connection (process) holds it. See
+   * `EventStore.hold`; ended by `release`, `close` or the loss of the connection.
+   */
+  async hold(stream: string): Promise<void> {
+    this.#assertOpen();
+    assertStreamName(stream);
+    if (this.#held.has(stream)) return;
+    const holder = await this.#holderConnection();
+    const { rows } = await holder.query<{ held: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS held`, [`rein-stream:${this.db.schema}`, stream]);
+    if (rows[0]?.held !== true) throw new StreamLockedError(stream);
+    this.#held.add(stream);
+  }
+
+  /** Let go of `stream`'s advisory lock (`hold`), if this store holds it. */
+  async release(stream: string): Promise<void> {
+    this.#assertNotClosed();
+    assertStreamName(stream);
+    if (!this.#held.delete(stream) || this.#holder === undefined) return;
+    const holder = await this.#holder;
+    await holder.query(`SELECT pg_advisory_unlock(hashtext($1), hashtext($2))`, [`rein-stream:${this.db.schema}`, stream]).catch(() => undefined);
+  }
+
+  #holderConnection(): Promise<PoolClient> {
+    this.#holder ??= this.db.pool.connect().then((client) => {
+      // A lost holding connection loses its locks: forget them (a later hold takes them again on a new connection).
+      client.on('error', () => {
+        this.#held.clear();
+        this.#holder = undefined;
+      });
+      return client;
+    });
+    const holder = this.#holder;
+    holder.catch(() => {
+      if (this.#holder === holder) this.#holder = undefined;
+    });
+    return holder;
+  }
+
   async close(): Promise<void> {
     if (this.#state !== 'open') return;
     this.#state = 'closing';
     try {
       await Promise.allSettled([...this.#pending]);
+      const holder = this.#holder;
+      this.#holder = undefined;
+      this.#held.clear();
+      if (holder) await holder.then((client) => client.release(true)).catch(() => undefined);
       await this.#tails.close();
       clearInterval(this.#poll);
       await this.#listener.stop();

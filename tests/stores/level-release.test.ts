@@ -54,3 +54,36 @@ describe('LevelEventStore.release', () => {
     await readOnly.close();
   });
 });
+
+describe('LevelEventStore.hold', () => {
+  it('takes the stream\'s lock for this store (STORE_LOCKED while another holds it), keeps it past eviction, and ends with release', async () => {
+    const first = await openLevelEventStore(root.path, { maxOpenStreams: 1 });
+    const second = await openLevelEventStore(root.path);
+    try {
+      await first.append('held', drafts(1, 2), { expectedSeq: 0 });
+      await first.release('held');
+      await second.hold('held');
+      await expectCode(first.hold('held'), 'STORE_LOCKED');
+      await second.release('held');
+      await first.hold('held');
+      // Other streams pass through this one-stream pool: the held one is never closed to make room.
+      for (const other of ['a', 'b', 'c']) await first.append(other, drafts(1, 1), { expectedSeq: 0 });
+      await expectCode(second.hold('held'), 'STORE_LOCKED');
+      await expectCode(second.append('held', drafts(3, 1), { expectedSeq: 2 }), 'STORE_LOCKED');
+      expect(await second.head('held')).toBe(2);
+      await first.release('held');
+      await second.hold('held');
+      await second.hold('missing-stream');
+      await second.append('held', drafts(3, 1), { expectedSeq: 2 });
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
+  it('is refused on a read-only store', async () => {
+    const store = await openLevelEventStore(root.path, { readOnly: true });
+    await expectCode(store.hold('held'), 'STORE_READ_ONLY');
+    await store.close();
+  });
+});
