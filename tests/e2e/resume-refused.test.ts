@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { jsonLines, runCli, startCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { scaledTimeout } from '../support/timeouts.js';
+import { describePostgres, freshSchemaUrl } from '../support/postgres.js';
 
 const exists = (path: string) => access(path).then(
   () => true,
@@ -21,14 +22,14 @@ const waitForFile = async (path: string, what: string, running: () => boolean): 
   }
 };
 
-describe('rein resume of a session another process is running', () => {
-  it('is refused with STORE_LOCKED before it checks anything: the live command keeps running and finishes', async () => {
+/** A live `rein run` whose bash command waits in one process, `rein resume` of it in others (`store`: `--store` flags). */
+const refusedResume = async (store: readonly string[]): Promise<void> => {
     const workspace = await makeTempDir('rein-resume-refused-');
     try {
       // The command says it started, then waits for the test's `go` file before it writes: nothing depends on timing.
       const command = 'echo started > started.txt; until test -f go; do sleep 0.05; done; echo slept >> log2.txt';
       await writeFile(join(workspace.path, 's.json'), JSON.stringify({ turns: [{ text: 's', toolCalls: [{ name: 'bash', arguments: { command } }] }, { text: 'Done.' }] }));
-      const run = startCli(['run', 'sleeper', '--script', 's.json', '--yes', '--json'], { cwd: workspace.path });
+      const run = startCli(['run', 'sleeper', '--script', 's.json', '--yes', '--json', ...store], { cwd: workspace.path });
       let stdout = '';
       let stderr = '';
       run.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -39,7 +40,7 @@ describe('rein resume of a session another process is running', () => {
       const sessionId = String(jsonLines(stdout)[0]?.stream);
 
       for (const args of [['resume', sessionId], ['resume', sessionId, '--yes']]) {
-        const refused = await runCli(args, { cwd: workspace.path });
+        const refused = await runCli([...args, ...store], { cwd: workspace.path });
         expect(refused.code, refused.stderr).toBe(1);
         expect(refused.stderr).toContain('STORE_LOCKED');
         expect(refused.stdout).not.toContain('in doubt');
@@ -48,7 +49,7 @@ describe('rein resume of a session another process is running', () => {
       await writeFile(join(workspace.path, 'go'), '');
       expect(await exited, stderr).toBe(0);
       expect(await readFile(join(workspace.path, 'log2.txt'), 'utf8')).toBe('slept\n');
-      const records = jsonLines((await runCli(['show', sessionId, '--json'], { cwd: workspace.path })).stdout);
+      const records = jsonLines((await runCli(['show', sessionId, '--json', ...store], { cwd: workspace.path })).stdout);
       const settled = records.filter((record) => record.type === 'tool.settled');
       expect(settled.map((record) => record.data.status)).toEqual(['ok']);
       expect(records.some((record) => record.type === 'session.resumed' || record.type === 'effect.resolved')).toBe(false);
@@ -56,5 +57,12 @@ describe('rein resume of a session another process is running', () => {
     } finally {
       await workspace.remove();
     }
-  });
+};
+
+describe('rein resume of a session another process is running', () => {
+  it('is refused with STORE_LOCKED before it checks anything: the live command keeps running and finishes (LevelDB)', () => refusedResume([]));
+});
+
+describePostgres('rein resume of a session another process is running (PostgreSQL)', () => {
+  it('is refused with STORE_LOCKED before it checks anything: the live command keeps running and finishes', () => refusedResume(['--store', freshSchemaUrl()]));
 });
