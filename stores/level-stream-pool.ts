@@ -24,8 +24,8 @@ export class LevelStreamPool {
   readonly #maxOpenStreams: number;
   readonly #entries = new Map<string, PoolEntry>();
   readonly #closing = new Map<string, Promise<void>>();
-  /** Streams this process holds (`hold`): never evicted, so their lock stays ours until `release`. */
-  readonly #held = new Set<string>();
+  /** Streams this process holds (`hold`), with how many holds: never evicted, so their lock stays ours. */
+  readonly #held = new Map<string, number>();
   #inFlight = 0;
   #drained: (() => void) | undefined;
   #clock = 0;
@@ -190,9 +190,16 @@ export class LevelStreamPool {
     return entry;
   }
 
-  /** Keep `stream` open (never evicted) until `release`: it is open in this process now (see `EventStore.hold`). */
-  pin(stream: string): void {
-    this.#held.add(stream);
+  /** Keep `stream` open (never evicted) until as many `unpin`s: it is open in this process now (see `EventStore.hold`). */
+  pin(stream: string): true {
+    this.#held.set(stream, (this.#held.get(stream) ?? 0) + 1);
+    return true;
+  }
+
+  unpin(stream: string): void {
+    const count = (this.#held.get(stream) ?? 0) - 1;
+    if (count > 0) this.#held.set(stream, count);
+    else this.#held.delete(stream);
   }
 
   #evictIdle(): void {

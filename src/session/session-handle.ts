@@ -45,7 +45,7 @@ export class ReinSession {
   constructor(
     private readonly host: SessionHost,
     private readonly store: EventStore,
-    private readonly viewOptions: { contextView?: ContextViewOptions; memory?: SessionMemory; hooks?: SessionHooks; capabilities?: SessionCapabilities } = {},
+    private readonly viewOptions: { contextView?: ContextViewOptions; memory?: SessionMemory; hooks?: SessionHooks; capabilities?: SessionCapabilities; hold?: () => Promise<void> } = {},
   ) {
     const capabilities = viewOptions.capabilities;
     // The session's MCP connections end with it (its end is in the log; closing them records nothing more).
@@ -163,7 +163,7 @@ export class ReinSession {
    */
   async release(): Promise<void> {
     await this.viewOptions.capabilities?.close();
-    await this.store.release?.(this.host.stream);
+    await this.viewOptions.hold?.();
   }
 
   /** The session's capabilities (registry, skills, visible sets, MCP connections), when the harness has them. */

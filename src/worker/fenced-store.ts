@@ -17,7 +17,7 @@ export const fencedStore = (store: EventStore, lease: SessionLease): EventStore 
       }
       // The lease is this process's proof it may write the session (a takeover of an expired lease must not wait for
       // a stalled owner's connection to drop): holding the leased stream takes nothing more.
-      if (property === 'hold') return async (stream: string) => (stream === lease.session ? undefined : target.hold?.(stream));
+      if (property === 'hold') return async (stream: string) => (stream === lease.session || target.hold === undefined ? async () => undefined : target.hold(stream));
       if (property === 'close') return async () => undefined;
       const value = Reflect.get(target, property, receiver) as unknown;
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;

@@ -79,7 +79,7 @@ export class PostgresEventStore implements EventStore {
   #state: 'open' | 'closing' | 'closed' = 'open';
   /** The connection holding this process's advisory locks (`hold`), and the streams they name. */
   #holder: Promise<PoolClient> | undefined;
-  readonly #held = new Set<string>();
+  readonly #held = new Map<string, number>();
 
   readonly #listen: (channel: string, onMessage: (payload: string) => void, onResync: () => void) => AppendListener;
 
@@ -301,27 +301,29 @@ export class PostgresEventStore implements EventStore {
 
   /** Waits for this process's writes in flight, completes every tail after it drained, and closes the connections. */
   /**
-   * Take the session-level advisory lock named after `stream` (this schema's `rein-stream` key and the stream's hash)
-   * on this store's holding connection: `STORE_LOCKED` when another connection (process) holds it. See
-   * `EventStore.hold`; ended by `release`, `close` or the loss of the connection.
+   * Take the session-level advisory lock named after this schema and `stream` on this store's holding connection:
+   * `STORE_LOCKED` when another connection (process) holds it. Holds of one stream are counted; the last one's end
+   * unlocks it. See `EventStore.hold`; `close` or the loss of the connection ends every hold.
    */
-  async hold(stream: string): Promise<void> {
+  async hold(stream: string): Promise<() => Promise<void>> {
     this.#assertOpen();
     assertStreamName(stream);
-    if (this.#held.has(stream)) return;
     const holder = await this.#holderConnection();
-    const { rows } = await holder.query<{ held: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS held`, [`rein-stream:${this.db.schema}`, stream]);
-    if (rows[0]?.held !== true) throw new StreamLockedError(stream);
-    this.#held.add(stream);
-  }
-
-  /** Let go of `stream`'s advisory lock (`hold`), if this store holds it. */
-  async release(stream: string): Promise<void> {
-    this.#assertNotClosed();
-    assertStreamName(stream);
-    if (!this.#held.delete(stream) || this.#holder === undefined) return;
-    const holder = await this.#holder;
-    await holder.query(`SELECT pg_advisory_unlock(hashtext($1), hashtext($2))`, [`rein-stream:${this.db.schema}`, stream]).catch(() => undefined);
+    const count = this.#held.get(stream) ?? 0;
+    if (count === 0) {
+      const { rows } = await holder.query<{ held: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS held`, [`rein-stream:${this.db.schema}`, stream]);
+      if (rows[0]?.held !== true) throw new StreamLockedError(stream);
+    }
+    this.#held.set(stream, (this.#held.get(stream) ?? 0) + 1);
+    let ended = false;
+    return async () => {
+      if (ended || this.#state !== 'open' || this.#holder === undefined || (await this.#holder.catch(() => undefined)) !== holder) return;
+      ended = true;
+      const left = (this.#held.get(stream) ?? 1) - 1;
+      if (left > 0) return void this.#held.set(stream, left);
+      this.#held.delete(stream);
+      await holder.query(`SELECT pg_advisory_unlock(hashtext($1), hashtext($2))`, [`rein-stream:${this.db.schema}`, stream]).catch(() => undefined);
+    };
   }
 
   #holderConnection(): Promise<PoolClient> {

@@ -56,22 +56,30 @@ describe('LevelEventStore.release', () => {
 });
 
 describe('LevelEventStore.hold', () => {
-  it('takes the stream\'s lock for this store (STORE_LOCKED while another holds it), keeps it past eviction, and ends with release', async () => {
+  it('takes the stream\'s lock for this store (STORE_LOCKED while another holds it), keeps it past eviction, and lets go when the last hold ends', async () => {
     const first = await openLevelEventStore(root.path, { maxOpenStreams: 1 });
     const second = await openLevelEventStore(root.path);
     try {
       await first.append('held', drafts(1, 2), { expectedSeq: 0 });
       await first.release('held');
-      await second.hold('held');
+      const held = await second.hold('held');
       await expectCode(first.hold('held'), 'STORE_LOCKED');
+      await held();
       await second.release('held');
-      await first.hold('held');
+      const once = await first.hold('held');
+      const twice = await first.hold('held');
       // Other streams pass through this one-stream pool: the held one is never closed to make room.
       for (const other of ['a', 'b', 'c']) await first.append(other, drafts(1, 1), { expectedSeq: 0 });
       await expectCode(second.hold('held'), 'STORE_LOCKED');
       await expectCode(second.append('held', drafts(3, 1), { expectedSeq: 2 }), 'STORE_LOCKED');
       expect(await second.head('held')).toBe(2);
-      await first.release('held');
+      await once();
+      await once();
+      for (const other of ['d', 'e']) await first.append(other, drafts(1, 1), { expectedSeq: 0 });
+      await expectCode(second.hold('held'), 'STORE_LOCKED');
+      await twice();
+      // No hold left: the next streams evict it, and its lock is free.
+      for (const other of ['f', 'g']) await first.append(other, drafts(1, 1), { expectedSeq: 0 });
       await second.hold('held');
       await second.hold('missing-stream');
       await second.append('held', drafts(3, 1), { expectedSeq: 2 });

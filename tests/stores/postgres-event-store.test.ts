@@ -56,11 +56,14 @@ describePostgres('PostgreSQL event store', () => {
       const url = freshSchemaUrl();
       const first = await open(url);
       const second = await open(url);
-      await first.hold('held');
-      await first.hold('held');
+      const once = await first.hold('held');
+      const twice = await first.hold('held');
       await expectCode(second.hold('held'), 'STORE_LOCKED');
       await second.hold('other');
-      await first.release('held');
+      await once();
+      await once();
+      await expectCode(second.hold('held'), 'STORE_LOCKED');
+      await twice();
       await second.hold('held');
       await expectCode(first.hold('held'), 'STORE_LOCKED');
       await second.close();

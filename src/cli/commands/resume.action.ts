@@ -57,7 +57,7 @@ const resumeHere = async (
   const { store } = context;
   // This process must be the session's writer before it loads a plugin or judges an in-doubt call: a session another
   // process is running is refused here (STORE_LOCKED) and left exactly as it was (a queued one is held by its lease).
-  await store.hold?.(id);
+  await store.hold?.(id); // held until the store closes
   const [first] = await store.read(id, { limit: 1 });
   if (!first) throw new ReinError('SESSION_NOT_FOUND', `no session ${id} in this store`);
   const created = SessionCreated.parse(first.data);
