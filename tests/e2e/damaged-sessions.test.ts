@@ -87,4 +87,28 @@ describe('the store never hides damage', () => {
       await workspace.remove();
     }
   });
+
+  it('rein resume of an ended recorded-provider session needs no provider: its damaged source session is never read', async () => {
+    const workspace = await makeTempDir('rein-ended-recorded-');
+    try {
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Hello.' }] }));
+      const source = await runCli(['run', 'first', '--script', 'script.json', '--json'], { cwd: workspace.path });
+      const sourceId = jsonLines(source.stdout)[0]!.stream as string;
+      const rerun = await runCli(['run', '--provider', 'recorded', '--from', sourceId, '--json'], { cwd: workspace.path });
+      expect(rerun.code, rerun.stderr).toBe(0);
+      const rerunId = jsonLines(rerun.stdout)[0]!.stream as string;
+      await rm(join(workspace.path, '.rein', 'streams', sourceId, 'CURRENT'));
+
+      const resumed = await runCli(['resume', rerunId], { cwd: workspace.path });
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stdout).toContain(`already completed: session ${rerunId} ended; nothing to resume`);
+      expect(resumed.stderr).toBe('');
+      // The source itself is damaged, and resuming it says so.
+      const damaged = await runCli(['resume', sourceId], { cwd: workspace.path });
+      expect(damaged.code).toBe(1);
+      expect(damaged.stderr).toContain('STORE_CORRUPT_RECORD');
+    } finally {
+      await workspace.remove();
+    }
+  });
 });
