@@ -50,6 +50,9 @@ export class ReinSession {
     const capabilities = viewOptions.capabilities;
     // The session's MCP connections end with it (its end is in the log; closing them records nothing more).
     if (capabilities) host.records$.subscribe((record) => record.type === 'session.ended' && record.actor === 'root' && void capabilities.close());
+    // So does the store's hold of its stream: a long-lived harness keeps no ended session pinned open (or locked).
+    const hold = viewOptions.hold;
+    if (hold) host.records$.subscribe((record) => record.type === 'session.ended' && record.actor === 'root' && void hold().catch(() => undefined));
   }
 
   get id(): string {

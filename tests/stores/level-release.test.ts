@@ -95,3 +95,47 @@ describe('LevelEventStore.hold', () => {
     await store.close();
   });
 });
+
+describe('a session\'s hold of its LevelDB stream', () => {
+  it('is taken at creation (another store cannot hold or resume it meanwhile) and ends with release() or with the session', async () => {
+    const { createRein, createScriptedProvider, parseScript, openLevelEventStore: open } = await import('../../src/index.js');
+    const workspace = await temporaryDirectory('rein-hold-workspace-');
+    // One open stream at most: a stream no longer held is closed as soon as another one is used.
+    const store = await open(root.path, { maxOpenStreams: 1 });
+    const other = await open(root.path);
+    /** Hold `stream` from the other store once this one's pool has closed it (closing an evicted database is not awaited). */
+    const holdOnceFree = async (stream: string) => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await other.hold(stream);
+        } catch (error) {
+          if ((error as { code?: string }).code !== 'STORE_LOCKED' || attempt >= 200) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      }
+    };
+    try {
+      const provider = createScriptedProvider(parseScript({ turns: [{ text: 'Done.' }] }));
+      const rein = await createRein({ store, workspace: workspace.path, provider, memory: false });
+      const paused = await rein.createSession({ task: 'wait' });
+      await store.append('elsewhere-1', drafts(1, 1), { expectedSeq: 0 });
+      await expectCode(other.hold(paused.id), 'STORE_LOCKED');
+      await expectCode(createRein({ store: other, workspace: workspace.path, provider, memory: false }).then((again) => again.resumeSession(paused.id)), 'STORE_LOCKED');
+      await paused.release();
+      await store.append('elsewhere-2', drafts(1, 1), { expectedSeq: 0 });
+      await (await holdOnceFree(paused.id))();
+      await other.release(paused.id);
+
+      const ended = await rein.startSession({ task: 'answer' });
+      const quiet = await ended.whenQuiet();
+      expect(quiet.status, JSON.stringify(quiet)).toBe('completed');
+      await store.append('elsewhere-3', drafts(1, 1), { expectedSeq: 0 });
+      await holdOnceFree(ended.id);
+      await rein.close();
+    } finally {
+      await other.close();
+      await store.close();
+      await workspace.remove();
+    }
+  });
+});
