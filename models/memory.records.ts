@@ -30,6 +30,16 @@ export type CandidateSource = z.infer<typeof CandidateSource>;
 export const MemoryTtl = z.object({ expiresAt: z.number().optional(), reviewAfter: z.number().optional() });
 export type MemoryTtl = z.infer<typeof MemoryTtl>;
 
+/**
+ * effect (fact) · the workspace's memory could not be read for this session (its governance stream is damaged, or
+ * unreadable for another reason): from here on the session runs without memory — nothing is injected, `memory_read`
+ * reports it unavailable, the end-of-session pass leaves the damaged stream alone — and the model still answers.
+ * `code` is the store's error code (`STORE_CORRUPT_RECORD`, …). Written once per session, with the model call it
+ * was found at.
+ */
+export const MemoryUnavailable = z.object({ code: z.string().min(1), message: z.string() });
+export type MemoryUnavailable = z.infer<typeof MemoryUnavailable>;
+
 /** effect (fact) · a memory candidate entered the ledger; it starts `pending` and is never approved at creation. */
 export const MemoryProposed = z.object({
   candidateId: z.string().min(1),

@@ -17,7 +17,7 @@ import {
 } from './session.records.js';
 import { ContextProjected } from './context.records.js';
 import { VerificationRecorded } from './verification.records.js';
-import { MemoryExpired, MemoryPromoted, MemoryProposed, MemoryRejected, MemoryReviewed, MemoryRevoked, MemorySubmitted } from './memory.records.js';
+import { MemoryExpired, MemoryPromoted, MemoryProposed, MemoryRejected, MemoryReviewed, MemoryRevoked, MemorySubmitted, MemoryUnavailable } from './memory.records.js';
 import { ApprovalReplied, ApprovalRequested, PermissionDecided } from './permission.records.js';
 import {
   DelegationAccepted,
@@ -124,6 +124,7 @@ export const recordTypes = {
   'memory.rejected': fact(MemoryRejected),
   'memory.revoked': fact(MemoryRevoked),
   'memory.expired': fact(MemoryExpired),
+  'memory.unavailable': fact(MemoryUnavailable),
   'delegation.proposed': fact(DelegationProposed),
   'delegation.validated': fact(DelegationValidated),
   'capability.loaded': fact(CapabilityLoaded),

@@ -162,6 +162,17 @@ export interface EventStore {
    */
   release?(stream: string): Promise<void>;
   /**
+   * Make this process the writer of `stream` now, before doing anything the stream's records would have to justify
+   * (killing a command an in-doubt call left, starting servers): `STORE_LOCKED` when another process holds it, and
+   * then nothing is held or changed. Resolves with the function that ends this hold (holds of one stream in one
+   * store are counted: the last one's end lets go). LevelDB opens the stream's database in place and keeps it open
+   * (its LevelDB lock; never closed to make room while held, and after the hold ends closed like any other); PostgreSQL
+   * takes a session advisory lock named after the schema and stream on a connection of its own (until the hold ends,
+   * `close`, or that connection is lost). A LevelDB stream that does not exist yet is held once an append creates it.
+   * Optional: a store without cross-process writers (in memory) leaves it out.
+   */
+  hold?(stream: string): Promise<() => Promise<void>>;
+  /**
    * One page of streams in creation order (then name), after the `after` stream, optionally only those whose indexed
    * status (`AppendOptions.status`) is `status`: answered from an index, never by reading records. Optional: stores
    * without a status index leave it out (callers then list `streams()` and read each one's tail).

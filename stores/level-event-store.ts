@@ -17,8 +17,8 @@ import { GroupCommitter } from './level-group-commit.js';
 import { BLOB_KEYS, META_KEY, blobKey, recordKey, snapshotKey } from './level-keys.js';
 import { refDigest } from './blob-hash.js';
 import { prepareStreamBlobs, verifiedBlob } from './stream-blobs.js';
-import { readLockedStream } from './level-locked-read.js';
-import { databaseExists, listStreamNames, streamDirectory } from './level-stream-files.js';
+import { LevelCopyCache, readLockedStream } from './level-locked-read.js';
+import { databaseExists, holdsData, listStreamNames, streamDirectory } from './level-stream-files.js';
 import { createStreamMeta, encodeStreamMeta, recordLayoutOf } from './level-stream-meta.js';
 import type { StreamMeta } from './level-stream-meta.js';
 import { LevelStreamPool } from './level-stream-pool.js';
@@ -31,7 +31,7 @@ import { encodeRecord, externalizeBatch, prepareBatch } from './record-drafts.js
 import { encodeValue } from './record-codec.js';
 import { KeyedSerialQueue, mapWithLimit } from './task-queues.js';
 import { assertExpectedSeq, assertForkPoint, assertSnapshot, assertSnapshotBound } from './store-arguments.js';
-import { ConcurrencyConflictError, StoreError, StreamLockedError } from './store-errors.js';
+import { ConcurrencyConflictError, CorruptRecordError, StoreError, StreamLockedError } from './store-errors.js';
 import { assertStreamName, forkStreamName } from './stream-names.js';
 import { TailHub } from './tail-hub.js';
 
@@ -66,8 +66,10 @@ export interface LevelEventStoreOptions {
   clock?: () => number;
   /**
    * Never open a database in place: every read goes through a temporary copy (as for a stream another process
-   * holds) and every write raises `STORE_READ_ONLY`, so the store directory is byte-identical afterwards. For
-   * strictly read-only commands (`rein trace`, `rein context`, `rein inspect`, `rein replay --dry-run`).
+   * holds; one per stream, made on its first read and kept until `close`, so the store reads each stream as it was
+   * then) and every write raises `STORE_READ_ONLY`, so the store directory is byte-identical afterwards, a damaged
+   * stream included (LevelDB's recovery drops damaged data only in the copy). For the reading commands (`rein
+   * sessions`, `show`, `replay`, `trace`, `context`, `inspect`, the `rein memory` listings).
    */
   readOnly?: boolean;
 }
@@ -89,6 +91,8 @@ export class LevelEventStore implements EventStore {
   readonly #tails = new TailHub((stream, options) => this.#readCommitted(stream, options));
   readonly #committer: GroupCommitter;
   readonly #readOnly: boolean;
+  /** Read-only mode: the throwaway copies reads go through, one per stream, kept until `close`. */
+  readonly #copies = new LevelCopyCache(16);
   readonly #commitDelayMs: number;
   readonly #onSync: ((stream: string, durableHead: number) => void) | undefined;
   /** Sync mode: streams with written but not yet durable appends, their durable head and the writers waiting on them. */
@@ -281,6 +285,19 @@ export class LevelEventStore implements EventStore {
     await this.#pool.release(stream);
   }
 
+  /** Opens `stream`'s database in place and keeps it open (its lock is this process's) until the hold ends; see `EventStore.hold`. */
+  async hold(stream: string): Promise<() => Promise<void>> {
+    this.#assertOpen();
+    assertStreamName(stream);
+    const pinned = await this.#queue.run(stream, () => this.#pool.with(stream, false, async (opened) => this.#writable(stream, opened) !== undefined && this.#pool.pin(stream)));
+    let ended = !pinned;
+    return async () => {
+      if (ended) return;
+      ended = true;
+      this.#pool.unpin(stream);
+    };
+  }
+
   /** Makes every unsynced append durable now (relaxed mode); resolves when the fsyncs are done. */
   async flush(): Promise<void> {
     this.#assertNotClosed();
@@ -302,6 +319,7 @@ export class LevelEventStore implements EventStore {
       await this.#tails.close();
       this.#committer.stop();
       await this.#pool.closeAll();
+      await this.#copies.close();
     } finally {
       this.#state = 'closed';
     }
@@ -326,7 +344,10 @@ export class LevelEventStore implements EventStore {
   async #withReadable<T, M>(stream: string, use: (opened: LevelStream) => Promise<T>, missing: M): Promise<T | M> {
     if (this.#readOnly) {
       const directory = streamDirectory(this.#root, stream);
-      return (await databaseExists(directory)) ? readLockedStream(directory, stream, use) : missing;
+      if (await databaseExists(directory)) return this.#copies.with(directory, stream, use);
+      // As an open in place would say: a stream whose CURRENT was lost must not look like no stream.
+      if (await holdsData(directory)) throw new CorruptRecordError(stream, undefined, 'the LevelDB CURRENT file is missing but the stream holds data');
+      return missing;
     }
     return this.#pool.with(stream, false, async (opened) => {
       if (opened === 'missing') return missing;

@@ -46,3 +46,116 @@ export async function readLockedStream<T>(directory: string, stream: string, use
   }
   throw lastError;
 }
+
+/** One open throwaway copy of a stream's database (see `LevelCopyCache`). */
+interface CachedCopy {
+  opening: Promise<{ copy: string; opened: LevelStream }>;
+  leases: number;
+  lastUsed: number;
+  /** Dropped from the cache (a read on it failed, or evicted): disposed once its last use ends. */
+  dropped: boolean;
+}
+
+/**
+ * The throwaway copies a read-only store reads through, one per stream, each made on the stream's first read and kept
+ * for the next ones (listing a session reads a stream three times), at most `limit` at a time (the least recently
+ * used idle one goes first); all deleted on `close`. A read-only store so reads every stream as it was at its first
+ * read, like the one consistent copy it is. A read that fails on a cached copy drops it and is retried on fresh
+ * copies (`readLockedStream`).
+ */
+export class LevelCopyCache {
+  readonly #entries = new Map<string, CachedCopy>();
+  readonly #limit: number;
+  #clock = 0;
+
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+
+  async with<T>(directory: string, stream: string, use: (copy: LevelStream) => Promise<T>): Promise<T> {
+    let entry = this.#entries.get(stream);
+    if (entry === undefined) {
+      entry = { opening: openCopy(directory, stream), leases: 0, lastUsed: 0, dropped: false };
+      this.#entries.set(stream, entry);
+    }
+    entry.leases += 1;
+    try {
+      let opened: LevelStream;
+      try {
+        opened = (await entry.opening).opened;
+      } catch {
+        this.#drop(stream, entry);
+        return await readLockedStream(directory, stream, use);
+      }
+      try {
+        return await use(opened);
+      } catch (error) {
+        if (error instanceof CodecMismatchError) throw error;
+        this.#drop(stream, entry);
+        return await readLockedStream(directory, stream, use);
+      }
+    } finally {
+      entry.leases -= 1;
+      entry.lastUsed = ++this.#clock;
+      if (entry.dropped && entry.leases === 0) await dispose(entry);
+      else this.#evictIdle();
+    }
+  }
+
+  /** Close and delete every copy (waiting for the reads in flight is the caller's part). */
+  async close(): Promise<void> {
+    const entries = [...this.#entries.values()];
+    this.#entries.clear();
+    await Promise.all(entries.map((entry) => dispose(entry)));
+  }
+
+  #drop(stream: string, entry: CachedCopy): void {
+    entry.dropped = true;
+    if (this.#entries.get(stream) === entry) this.#entries.delete(stream);
+  }
+
+  #evictIdle(): void {
+    if (this.#entries.size <= this.#limit) return;
+    const idle = [...this.#entries].filter(([, entry]) => entry.leases === 0).sort(([, left], [, right]) => left.lastUsed - right.lastUsed);
+    for (const [stream, entry] of idle.slice(0, this.#entries.size - this.#limit)) {
+      this.#drop(stream, entry);
+      void dispose(entry);
+    }
+  }
+}
+
+/** Copy `directory` and open the copy, retried as `readLockedStream` retries; the copy is deleted when it fails. */
+const openCopy = async (directory: string, stream: string): Promise<{ copy: string; opened: LevelStream }> => {
+  let lastError: unknown;
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    if (attempt > 0) await sleep(Math.min(5 * attempt, 50));
+    let copy: string;
+    try {
+      copy = await copyDatabase(directory);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      lastError = error;
+      continue;
+    }
+    try {
+      const opened = await openLevelStream({ directory: copy, stream, create: false, copy: true });
+      if (typeof opened !== 'string') return { copy, opened };
+      lastError = new Error(`the copy of ${stream} did not open: ${opened}`);
+    } catch (error) {
+      if (error instanceof CodecMismatchError) {
+        await removeCopy(copy);
+        throw error;
+      }
+      lastError = error;
+    }
+    await removeCopy(copy);
+  }
+  throw lastError;
+};
+
+const dispose = async (entry: CachedCopy): Promise<void> => {
+  const copied = await entry.opening.catch(() => undefined);
+  if (copied === undefined) return;
+  await copied.opened.close().catch(() => undefined);
+  await removeCopy(copied.copy);
+};

@@ -1,4 +1,5 @@
-import { copyFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, copyFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isStreamName } from '../models/envelope-rules.js';
@@ -72,7 +73,8 @@ function copyRank(name: string): number {
 const SKIPPED = new Set(['CURRENT', 'LOCK', 'LOG', 'LOG.old']);
 
 /**
- * Copies a LevelDB database that another process may be writing into a fresh temp directory, skipping its `LOCK`
+ * Copies a LevelDB database that another process may be writing into a fresh temp directory (in `/dev/shm` when there
+ * is one: see `copyPlaces`), skipping its `LOCK`
  * and info logs, and returns the copy's path. `CURRENT` is read once and the other files follow in `copyRank` order,
  * which keeps the copy consistent; a file that vanishes mid-copy (compaction) rejects with `ENOENT` and the caller
  * retries. The caller removes the copy with `removeCopy`.
@@ -85,15 +87,35 @@ export async function copyDatabase(directory: string): Promise<string> {
     throw Object.assign(new Error(`manifest ${manifest} appeared after the listing`), { code: 'ENOENT' });
   }
   names.sort((left, right) => copyRank(left) - copyRank(right));
-  const copy = await mkdtemp(join(tmpdir(), 'rein-stream-copy-'));
-  try {
-    await writeFile(join(copy, 'CURRENT'), current);
-    for (const name of names) await copyFile(join(directory, name), join(copy, name));
-  } catch (error) {
-    await removeCopy(copy);
-    throw error;
+  const places = await copyPlaces();
+  for (const [index, place] of places.entries()) {
+    const copy = await mkdtemp(join(place, 'rein-stream-copy-'));
+    try {
+      await writeFile(join(copy, 'CURRENT'), current);
+      for (const name of names) await copyFile(join(directory, name), join(copy, name));
+      return copy;
+    } catch (error) {
+      await removeCopy(copy);
+      // A full memory filesystem: the copy goes to the temp directory instead.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOSPC' || index === places.length - 1) throw error;
+    }
   }
-  return copy;
+  throw new Error('no place for a copy');
+}
+
+let memoryDirectory: Promise<string | undefined> | undefined;
+
+/**
+ * Where throwaway copies go: `/dev/shm` first when it is a writable directory (a memory filesystem, where LevelDB's
+ * fsyncs while it opens the copy cost nothing: opening a copy there is several times faster), then the temp directory.
+ */
+async function copyPlaces(): Promise<string[]> {
+  memoryDirectory ??= access('/dev/shm', constants.W_OK).then(
+    async () => ((await stat('/dev/shm')).isDirectory() ? '/dev/shm' : undefined),
+    () => undefined,
+  );
+  const memory = await memoryDirectory;
+  return memory === undefined ? [tmpdir()] : [memory, tmpdir()];
 }
 
 /** Deletes a copy made by `copyDatabase`. */

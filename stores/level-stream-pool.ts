@@ -24,6 +24,8 @@ export class LevelStreamPool {
   readonly #maxOpenStreams: number;
   readonly #entries = new Map<string, PoolEntry>();
   readonly #closing = new Map<string, Promise<void>>();
+  /** Streams this process holds (`hold`), with how many holds: never evicted, so their lock stays ours. */
+  readonly #held = new Map<string, number>();
   #inFlight = 0;
   #drained: (() => void) | undefined;
   #clock = 0;
@@ -107,6 +109,7 @@ export class LevelStreamPool {
    * once it is closed. A later `with` reopens it.
    */
   async release(stream: string): Promise<void> {
+    this.#held.delete(stream);
     for (;;) {
       const entry = this.#entries.get(stream);
       if (entry === undefined) {
@@ -187,10 +190,22 @@ export class LevelStreamPool {
     return entry;
   }
 
+  /** Keep `stream` open (never evicted) until as many `unpin`s: it is open in this process now (see `EventStore.hold`). */
+  pin(stream: string): true {
+    this.#held.set(stream, (this.#held.get(stream) ?? 0) + 1);
+    return true;
+  }
+
+  unpin(stream: string): void {
+    const count = (this.#held.get(stream) ?? 0) - 1;
+    if (count > 0) this.#held.set(stream, count);
+    else this.#held.delete(stream);
+  }
+
   #evictIdle(): void {
     if (this.#entries.size <= this.#maxOpenStreams) return;
     const idle = [...this.#entries]
-      .filter(([, entry]) => entry.leases === 0 && entry.handle !== undefined)
+      .filter(([stream, entry]) => entry.leases === 0 && entry.handle !== undefined && !this.#held.has(stream))
       .sort(([, left], [, right]) => left.lastUsed - right.lastUsed);
     for (const [stream, entry] of idle.slice(0, this.#entries.size - this.#maxOpenStreams)) void this.#closeEntry(stream, entry);
   }

@@ -179,6 +179,11 @@ export class LiveRenderer {
       this.status.clear();
       this.endLine();
       this.out.write(`  ${this.delegationLine(record)}\n`);
+    } else if (record.type === 'memory.unavailable') {
+      const data = record.data as { code: string; message: string };
+      this.status.clear();
+      this.endLine();
+      this.out.write(`  ${this.paint(33, '!')} memory unavailable: ${data.code} ${data.message} ${this.paint(2, '— this session runs without memory (rein memory list shows the damage; --no-memory skips it)')}\n`);
     } else if (record.type === 'capability.loaded') {
       const data = record.data as { name: string; file?: string };
       this.status.clear();

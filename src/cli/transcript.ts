@@ -67,6 +67,8 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
       return `${at}${who}${sandboxLine(data as SandboxChecked)}`;
     case 'network.decided':
       return `${at}${who}network: ${data.decision === 'allow' ? 'allowed' : 'refused'} ${data.method} ${data.host}:${data.port} (${data.reason})`;
+    case 'memory.unavailable':
+      return `${at}${who}memory unavailable: ${data.code} ${data.message} (the session ran on without memory)`;
     case 'workspace.cleaned':
       return `${at}${who}removed ${(data.paths as string[]).join(', ')} (${data.reason === 'interrupted-write' ? 'temp files of an interrupted write' : 'protected paths a command created'})`;
     case 'user.message':

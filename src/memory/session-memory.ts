@@ -58,6 +58,7 @@ export class SessionMemory implements ToolMemoryProvider {
   #outstanding = 0;
   #host: MemoryHost | undefined;
   #lastError: unknown;
+  #unavailable: { code: string; message: string } | undefined;
 
   readonly #readRecords: () => Promise<RecordEnvelope[]>;
 
@@ -84,9 +85,23 @@ export class SessionMemory implements ToolMemoryProvider {
     return this.#lastError;
   }
 
+  /** Why this session runs without memory (its `memory.unavailable` fact), if it does. */
+  get unavailable(): { code: string; message: string } | undefined {
+    return this.#unavailable;
+  }
+
+  /**
+   * From now on this session runs without memory (the governance stream could not be read): the view stays as last
+   * read, nothing reads or writes the stream again, `memory_read` reports it. The caller records `memory.unavailable`.
+   */
+  markUnavailable(reason: { code: string; message: string }): void {
+    this.#unavailable ??= reason;
+  }
+
   /** Fold one durable record of the session (stored or live, in seq order). */
   observe(record: RecordEnvelope): void {
     this.#session = this.#reduce(this.#session, record);
+    if (record.type === 'memory.unavailable') this.markUnavailable(record.data as { code: string; message: string });
     if (record.type === 'model.responded') {
       for (const call of (record.data as ModelResponded).toolCalls) this.#calls.set(`${record.actor}\u0000${call.callId}`, { modelRecordId: record.id });
     } else if (record.type === 'tool.settled') {
@@ -108,6 +123,7 @@ export class SessionMemory implements ToolMemoryProvider {
 
   /** Re-read the governance stream when the last read is older than the refresh interval (or `force`). */
   async refresh(force = false): Promise<MemoryView> {
+    if (this.#unavailable) return this.#services.governance.view;
     const now = this.#clock();
     if (!force && now - this.#lastRefresh < this.#services.refreshIntervalMs) return this.#services.governance.view;
     this.#lastRefresh = now;
@@ -126,6 +142,7 @@ export class SessionMemory implements ToolMemoryProvider {
 
   forCall(call: { actor: string; callId: string }, record: (candidate: MemoryProposed) => void): ToolMemory {
     return {
+      unavailable: () => (this.#unavailable ? `${this.#unavailable.code}: ${this.#unavailable.message}` : undefined),
       read: async (request) => {
         await this.refresh(true);
         return readMemory({ governance: this.#services.governance.view, session: this.#session, scope: this.#services.scope, request, now: this.#clock() });
@@ -180,7 +197,8 @@ export class SessionMemory implements ToolMemoryProvider {
   }
 
   async #governOnEnd(): Promise<void> {
-    if (this.#session.candidates.size === 0) return;
+    // Without memory the candidates stay in this session's log (a resume after the stream is repaired governs them).
+    if (this.#session.candidates.size === 0 || this.#unavailable) return;
     const records = await this.#readRecords();
     const now = this.#clock();
     await this.#services.governance.transact(

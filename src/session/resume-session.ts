@@ -142,6 +142,19 @@ const policyOf = (executors: EffectExecutors, effect: InDoubtEffect): ResumePoli
  * one `effect.resolved` each), and continue.
  */
 export const resumeSession = async (services: SessionServices, sessionId: string, options: ResumeOptions = {}): Promise<{ session: ReinSession; report: ResumeReport }> => {
+  // Prove this process may write the stream before anything else: the in-doubt checks below act on the world (a
+  // command an interrupted call left is killed), and a process still running the session must keep its commands.
+  // Refused (`STORE_LOCKED`), nothing was checked, started or written. The log is read only once the hold is ours.
+  const hold = await services.store.hold?.(sessionId);
+  try {
+    return await resumeHeld(services, sessionId, options, hold);
+  } catch (error) {
+    await hold?.();
+    throw error;
+  }
+};
+
+const resumeHeld = async (services: SessionServices, sessionId: string, options: ResumeOptions, hold: (() => Promise<void>) | undefined): Promise<{ session: ReinSession; report: ResumeReport }> => {
   const records = await readSessionRecords(services.store, sessionId);
   const first = records[0];
   if (!first) throw new ReinError('SESSION_NOT_FOUND', `no session ${sessionId} in this store`);
@@ -162,7 +175,7 @@ export const resumeSession = async (services: SessionServices, sessionId: string
   memory?.attach(host);
   // Hooks recorded in the log are never run again: only records appended from here on reach the observers.
   const hooks = sessionHooksFor(services, sessionId, wiring, host);
-  const session = new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}), ...(capabilities ? { capabilities } : {}) });
+  const session = new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}), ...(capabilities ? { capabilities } : {}), ...(hold ? { hold } : {}) });
   const report: ResumeReport = { ...rebuilt.counts, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: rebuilt.tree.done, head };
   if (rebuilt.tree.done) {
     memory?.catchUp();

@@ -3,6 +3,7 @@ import type { EventStore, StreamInfo } from '../../stores/event-store.js';
 import type { WaitingEntry } from '../../stores/postgres/postgres-session-queue.js';
 import { sessionStatusOf } from '../host/session-status.js';
 import { isReservedStreamName, memoryStream } from '../memory/memory-stream.js';
+import { mapWithLimit } from '../../stores/task-queues.js';
 
 /**
  * One line of `rein sessions`. `status` is a final outcome; `interrupted`, `awaiting-approval`,
@@ -53,8 +54,11 @@ const damagedSummary = (id: string, error: unknown): SessionSummary => {
   return { id, status: 'damaged', head: 0, createdAt: 0, task: '', damaged: { code, message: (error as Error).message ?? String(error) } };
 };
 
+/** How many sessions a listing reads at a time (each may be a throwaway copy of its database). */
+const LISTING_CONCURRENCY = 16;
+
 const summarizeAll = async (store: EventStore, names: readonly string[]): Promise<SessionSummary[]> => {
-  const summaries = await Promise.all(names.filter((name) => !isReservedStreamName(name)).map((name) => summarizeSession(store, name).catch((error: unknown) => damagedSummary(name, error))));
+  const summaries = await mapWithLimit(names.filter((name) => !isReservedStreamName(name)), LISTING_CONCURRENCY, (name) => summarizeSession(store, name).catch((error: unknown) => damagedSummary(name, error)));
   return summaries.filter((summary): summary is SessionSummary => summary !== undefined);
 };
 

@@ -45,11 +45,14 @@ export class ReinSession {
   constructor(
     private readonly host: SessionHost,
     private readonly store: EventStore,
-    private readonly viewOptions: { contextView?: ContextViewOptions; memory?: SessionMemory; hooks?: SessionHooks; capabilities?: SessionCapabilities } = {},
+    private readonly viewOptions: { contextView?: ContextViewOptions; memory?: SessionMemory; hooks?: SessionHooks; capabilities?: SessionCapabilities; hold?: () => Promise<void> } = {},
   ) {
     const capabilities = viewOptions.capabilities;
     // The session's MCP connections end with it (its end is in the log; closing them records nothing more).
     if (capabilities) host.records$.subscribe((record) => record.type === 'session.ended' && record.actor === 'root' && void capabilities.close());
+    // So does the store's hold of its stream: a long-lived harness keeps no ended session pinned open (or locked).
+    const hold = viewOptions.hold;
+    if (hold) host.records$.subscribe((record) => record.type === 'session.ended' && record.actor === 'root' && void hold().catch(() => undefined));
   }
 
   get id(): string {
@@ -158,10 +161,12 @@ export class ReinSession {
 
   /**
    * Let go of the session's resources in this process (its MCP connections and their processes) without recording
-   * anything: a paused session stays resumable. The CLI calls it before it exits; a session that ends does it itself.
+   * anything: a paused session stays resumable. The CLI calls it before it exits; a session that ends does it itself
+   * (its MCP connections). The store's hold of the session's stream (`EventStore.hold`) ends here too.
    */
   async release(): Promise<void> {
     await this.viewOptions.capabilities?.close();
+    await this.viewOptions.hold?.();
   }
 
   /** The session's capabilities (registry, skills, visible sets, MCP connections), when the harness has them. */

@@ -156,7 +156,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
       await counterReady;
       // Candidates extracted from the last step are written first: this session's own facts must beat memory.
       await memory?.settled();
-      await memory?.refresh();
+      const memoryFacts = await refreshMemory(memory);
       const tools = actors.of(actor).descriptions;
       // contextProject hooks offer candidates; the policy admits or refuses each one in the ledger.
       const hookFacts: FactDraft[] = pendingCompactFacts.splice(0);
@@ -172,7 +172,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
       const input = artifactRef(await blake3Hex(bytes));
       const data: ContextProjected = { effectId, turn, attempt, ...(model === undefined ? {} : { model }), ...ledger, input };
       // The exact input travels with the fact into the settling step's batch: durable exactly when the step is.
-      return { messages, tools, facts: [...hookFacts, { type: 'context.projected', data }], blobs: [bytes] };
+      return { messages, tools, facts: [...memoryFacts, ...hookFacts, { type: 'context.projected', data }], blobs: [bytes] };
     },
     ...(hooks
       ? {
@@ -230,3 +230,23 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
     },
   };
 };
+
+/**
+ * Bring the session's memory up to date before a model call. Memory that cannot be read (a damaged governance
+ * stream) never fails the call: the session goes on without memory from here, and says so once in its log
+ * (`memory.unavailable`, in the model call's settling batch).
+ */
+const refreshMemory = async (memory: SessionMemory | undefined): Promise<FactDraft[]> => {
+  if (!memory || memory.unavailable) return [];
+  try {
+    await memory.refresh();
+    return [];
+  } catch (error) {
+    const code = typeof (error as { code?: unknown }).code === 'string' ? (error as { code: string }).code : 'ERROR';
+    const reason = { code, message: oneLineMessage(error) };
+    memory.markUnavailable(reason);
+    return [{ type: 'memory.unavailable', data: reason }];
+  }
+};
+
+const oneLineMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error)).split(/\s*[\r\n]+\s*/).filter((part) => part !== '').join(' · ');

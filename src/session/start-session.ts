@@ -91,6 +91,8 @@ export const createSession = async (services: SessionServices, options: CreateSe
   }
   const status = sessionStatusOf(batch);
   const stored = await services.store.append(sessionId, batch, { expectedSeq: 0, ...(status === undefined ? {} : { status }) });
+  // This process is the session's writer while it runs: another process's `resume` of it is refused (STORE_LOCKED).
+  const hold = await services.store.hold?.(sessionId);
   const memory = sessionMemoryFor(services, sessionId);
   const wiring = wireSession(services, created.tools, memory, sessionId, capabilities);
   for (const record of stored) wiring.observe(record);
@@ -116,7 +118,7 @@ export const createSession = async (services: SessionServices, options: CreateSe
   const hooks = sessionHooksFor(services, sessionId, wiring, host);
   await hooks?.sessionStarted(options.task);
   capabilities?.start((input) => host.step(input), () => tree.mcpConnections());
-  return new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}), ...(capabilities ? { capabilities } : {}) });
+  return new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}), ...(capabilities ? { capabilities } : {}), ...(hold ? { hold } : {}) });
 };
 
 /** The session-level hook points of a session, attached to its host (absent when no hook is configured). */

@@ -30,6 +30,8 @@ export const memoryReadTool = defineTool<MemoryReadParameters>({
   resumePolicy: 'rerun-after-check',
   async execute(args, context) {
     if (!context.memory) return toolFailure('NotFound', 'memory is not enabled in this harness', 'memory_disabled');
+    const unavailable = context.memory.unavailable?.();
+    if (unavailable !== undefined) return toolFailure('NotFound', `memory is unavailable in this session (${unavailable}); answer without it`, 'memory_unavailable');
     const result = await context.memory.read({
       ...(args.scope ? { scope: args.scope } : {}),
       ...(args.task_type ? { taskType: args.task_type } : {}),

@@ -47,6 +47,8 @@ export interface MemoryProposalRequest {
 
 /** The memory a tool call may use: scoped reads, and proposals that become candidates (never memory by themselves). */
 export interface ToolMemory {
+  /** Why memory cannot be read in this session (`<CODE>: <message>`, see `memory.unavailable`); undefined when it can. */
+  unavailable?(): string | undefined;
   read(request: MemoryReadRequest): Promise<MemoryReadResult>;
   /**
    * Turn a proposal into a candidate (id, scope key, sources and conflict keys filled in by the runtime; confidence

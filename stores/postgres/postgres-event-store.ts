@@ -1,6 +1,6 @@
 import { crc32 } from 'node:zlib';
 import type { Observable } from 'rxjs';
-import type { ClientBase, Pool, PoolConfig } from 'pg';
+import type { ClientBase, Pool, PoolClient, PoolConfig } from 'pg';
 import type { RecordDraft, RecordEnvelope } from '../../models/envelope.js';
 import type {
   AppendOptions,
@@ -21,7 +21,7 @@ import { decodeValue, encodeValue } from '../record-codec.js';
 import { rangeLength, resolveReadRange, seqAt } from '../read-range.js';
 import { readAllLimit } from '../read-all.js';
 import { assertExpectedSeq, assertSnapshot, assertSnapshotBound } from '../store-arguments.js';
-import { CorruptRecordError, StoreError } from '../store-errors.js';
+import { CorruptRecordError, StoreError, StreamLockedError } from '../store-errors.js';
 import { assertStreamName, forkStreamName } from '../stream-names.js';
 import { TailHub } from '../tail-hub.js';
 import { PostgresBlobStore } from './postgres-blob-store.js';
@@ -77,6 +77,9 @@ export class PostgresEventStore implements EventStore {
   readonly #poll: NodeJS.Timeout;
   readonly #pending = new Set<Promise<unknown>>();
   #state: 'open' | 'closing' | 'closed' = 'open';
+  /** The connection holding this process's advisory locks (`hold`), and the streams they name. */
+  #holder: Promise<PoolClient> | undefined;
+  readonly #held = new Map<string, number>();
 
   readonly #listen: (channel: string, onMessage: (payload: string) => void, onResync: () => void) => AppendListener;
 
@@ -297,11 +300,57 @@ export class PostgresEventStore implements EventStore {
   }
 
   /** Waits for this process's writes in flight, completes every tail after it drained, and closes the connections. */
+  /**
+   * Take the session-level advisory lock named after this schema and `stream` on this store's holding connection:
+   * `STORE_LOCKED` when another connection (process) holds it. Holds of one stream are counted; the last one's end
+   * unlocks it. See `EventStore.hold`; `close` or the loss of the connection ends every hold.
+   */
+  async hold(stream: string): Promise<() => Promise<void>> {
+    this.#assertOpen();
+    assertStreamName(stream);
+    const holder = await this.#holderConnection();
+    const count = this.#held.get(stream) ?? 0;
+    if (count === 0) {
+      const { rows } = await holder.query<{ held: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS held`, [`rein-stream:${this.db.schema}`, stream]);
+      if (rows[0]?.held !== true) throw new StreamLockedError(stream);
+    }
+    this.#held.set(stream, (this.#held.get(stream) ?? 0) + 1);
+    let ended = false;
+    return async () => {
+      if (ended || this.#state !== 'open' || this.#holder === undefined || (await this.#holder.catch(() => undefined)) !== holder) return;
+      ended = true;
+      const left = (this.#held.get(stream) ?? 1) - 1;
+      if (left > 0) return void this.#held.set(stream, left);
+      this.#held.delete(stream);
+      await holder.query(`SELECT pg_advisory_unlock(hashtext($1), hashtext($2))`, [`rein-stream:${this.db.schema}`, stream]).catch(() => undefined);
+    };
+  }
+
+  #holderConnection(): Promise<PoolClient> {
+    this.#holder ??= this.db.pool.connect().then((client) => {
+      // A lost holding connection loses its locks: forget them (a later hold takes them again on a new connection).
+      client.on('error', () => {
+        this.#held.clear();
+        this.#holder = undefined;
+      });
+      return client;
+    });
+    const holder = this.#holder;
+    holder.catch(() => {
+      if (this.#holder === holder) this.#holder = undefined;
+    });
+    return holder;
+  }
+
   async close(): Promise<void> {
     if (this.#state !== 'open') return;
     this.#state = 'closing';
     try {
       await Promise.allSettled([...this.#pending]);
+      const holder = this.#holder;
+      this.#holder = undefined;
+      this.#held.clear();
+      if (holder) await holder.then((client) => client.release(true)).catch(() => undefined);
       await this.#tails.close();
       clearInterval(this.#poll);
       await this.#listener.stop();

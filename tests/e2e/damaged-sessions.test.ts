@@ -1,8 +1,9 @@
-import { readdir, rm, truncate, writeFile } from 'node:fs/promises';
+import { open, readdir, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { hashTree } from '../support/tree-hash.js';
 
 describe('the store never hides damage', () => {
   it('rein sessions with a truncated MANIFEST (and a lost CURRENT) among the sessions lists the healthy ones and flags the damaged (exit 0)', async () => {
@@ -36,6 +37,76 @@ describe('the store never hides damage', () => {
       const shown = await runCli(['show', second], { cwd: workspace.path });
       expect(shown.code).toBe(1);
       expect(shown.stderr).toContain('rein: STORE_CORRUPT_RECORD');
+    } finally {
+      await workspace.remove();
+    }
+  });
+
+  it('rein sessions, show and replay leave a stream with a damaged .log byte-identical (no recovery in place) and list it on one line', async () => {
+    const workspace = await makeTempDir('rein-damaged-log-');
+    try {
+      // Enough recorded text that the session's LevelDB .log spans several 32 KiB blocks.
+      const turns = Array.from({ length: 6 }, (_, index) => ({ text: `part ${index} ${'lorem ipsum '.repeat(1200)}` }));
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'a healthy one' }] }));
+      await writeFile(join(workspace.path, 'long.json'), JSON.stringify({ turns: [...turns.map((turn) => ({ ...turn, toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] })), { text: 'Done.' }] }));
+      const healthy = jsonLines((await runCli(['run', 'healthy', '--script', 'script.json', '--json'], { cwd: workspace.path })).stdout)[0]!.stream as string;
+      const made = await runCli(['run', 'long', '--script', 'long.json', '--json'], { cwd: workspace.path });
+      expect(made.code, made.stderr).toBe(0);
+      const damaged = jsonLines(made.stdout)[0]!.stream as string;
+      const directory = join(workspace.path, '.rein', 'streams', damaged);
+      const log = (await readdir(directory)).find((name) => name.endsWith('.log'))!;
+      const size = (await stat(join(directory, log))).size;
+      expect(size).toBeGreaterThan(40_000);
+      // The trial's damage: 40 bytes XORed in the middle of the log.
+      const file = await open(join(directory, log), 'r+');
+      const bytes = Buffer.alloc(40);
+      await file.read(bytes, 0, 40, 20_000);
+      for (let index = 0; index < bytes.length; index++) bytes[index]! ^= 0xff;
+      await file.write(bytes, 0, 40, 20_000);
+      await file.close();
+      const before = await hashTree(join(workspace.path, '.rein'));
+
+      const listed = await runCli(['sessions'], { cwd: workspace.path });
+      expect(listed.code, listed.stderr).toBe(0);
+      const lines = listed.stdout.trimEnd().split('\n');
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toContain(healthy);
+      expect(lines[1]).toMatch(new RegExp(`^${damaged}  damaged: STORE_CORRUPT_RECORD `));
+      const json = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path })).stdout);
+      expect(json.map((session) => [session.id, session.status])).toEqual([[healthy, 'completed'], [damaged, 'damaged']]);
+      for (const args of [['show', damaged], ['replay', damaged]]) {
+        const refused = await runCli(args, { cwd: workspace.path });
+        expect(refused.code).toBe(1);
+        expect(refused.stderr).toContain('STORE_CORRUPT_RECORD');
+      }
+      expect((await runCli(['show', healthy], { cwd: workspace.path })).code).toBe(0);
+      expect(await hashTree(join(workspace.path, '.rein'))).toEqual(before);
+      // Still damaged, still whole: a second listing says the same.
+      expect((await runCli(['sessions'], { cwd: workspace.path })).stdout).toContain(`${damaged}  damaged: STORE_CORRUPT_RECORD`);
+    } finally {
+      await workspace.remove();
+    }
+  });
+
+  it('rein resume of an ended recorded-provider session needs no provider: its damaged source session is never read', async () => {
+    const workspace = await makeTempDir('rein-ended-recorded-');
+    try {
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Hello.' }] }));
+      const source = await runCli(['run', 'first', '--script', 'script.json', '--json'], { cwd: workspace.path });
+      const sourceId = jsonLines(source.stdout)[0]!.stream as string;
+      const rerun = await runCli(['run', '--provider', 'recorded', '--from', sourceId, '--json'], { cwd: workspace.path });
+      expect(rerun.code, rerun.stderr).toBe(0);
+      const rerunId = jsonLines(rerun.stdout)[0]!.stream as string;
+      await rm(join(workspace.path, '.rein', 'streams', sourceId, 'CURRENT'));
+
+      const resumed = await runCli(['resume', rerunId], { cwd: workspace.path });
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stdout).toContain(`already completed: session ${rerunId} ended; nothing to resume`);
+      expect(resumed.stderr).toBe('');
+      // The source itself is damaged, and resuming it says so.
+      const damaged = await runCli(['resume', sourceId], { cwd: workspace.path });
+      expect(damaged.code).toBe(1);
+      expect(damaged.stderr).toContain('STORE_CORRUPT_RECORD');
     } finally {
       await workspace.remove();
     }

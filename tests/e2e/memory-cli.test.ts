@@ -1,4 +1,4 @@
-import { realpath, rm, writeFile } from 'node:fs/promises';
+import { readdir, realpath, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openLevelEventStore } from '../../stores/index.js';
@@ -139,5 +139,38 @@ describe('rein memory', () => {
     await rm(join(root, '.rein', 'streams', candidate!.sessionId), { recursive: true });
     const orphaned = await json(['memory', 'health']);
     expect(orphaned.filter((finding) => finding.check === 'no_sources').flatMap((finding) => finding.recordIds).sort()).toEqual([approved!.recordId, 'm-due', 'm-expired', 'm-left', 'm-orphan', 'm-right'].sort());
+  });
+
+  it('a damaged memory stream: sessions answer without memory (said once, in the log and on screen), memory list names the damage, --no-memory skips it', async () => {
+    expect((await cli(['run', 'note', '--script', 'docs.json'])).code).toBe(0);
+    const memoryDirectory = join(root, '.rein', 'streams', 'memory');
+    const manifest = (await readdir(memoryDirectory)).find((name) => name.startsWith('MANIFEST-'))!;
+    await truncate(join(memoryDirectory, manifest), 5);
+    // Two model calls (a memory_read between them): the damage is found at the first, recorded and shown once.
+    await writeFile(join(root, 'ask.json'), JSON.stringify({ turns: [{ text: 'Looking.', toolCalls: [{ name: 'memory_read', arguments: {} }] }, { text: 'Done.' }] }));
+    const run = await cli(['run', 'ask', '--script', 'ask.json']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.match(/memory unavailable: STORE_CORRUPT_RECORD/g)).toHaveLength(1);
+    expect(run.stdout).toContain('completed');
+    const id = String((await json(['sessions', '--status', 'completed'])).at(-1)?.id);
+    const records = await json(['show', id]);
+    const unavailable = records.filter((record) => record.type === 'memory.unavailable');
+    expect(unavailable).toHaveLength(1);
+    expect(unavailable[0]!.data.code).toBe('STORE_CORRUPT_RECORD');
+    expect(records.find((record) => record.type === 'tool.settled')!.data).toMatchObject({ name: 'memory_read', status: 'error', errorCode: 'NotFound' });
+    expect(records.find((record) => record.type === 'tool.settled')!.data.observation).toContain('memory is unavailable in this session (STORE_CORRUPT_RECORD');
+    expect((await cli(['show', id])).stdout).toContain('memory unavailable: STORE_CORRUPT_RECORD');
+    expect((await cli(['replay', id])).code).toBe(0);
+
+    const listed = await cli(['memory', 'list']);
+    expect(listed.code).toBe(1);
+    expect(listed.stderr).toContain('rein: STORE_CORRUPT_RECORD');
+
+    const without = await cli(['run', 'ask', '--script', 'ask.json', '--no-memory', '--json']);
+    expect(without.code, without.stderr).toBe(0);
+    const plain = jsonLines(without.stdout);
+    expect(plain.some((record) => record.type === 'memory.unavailable')).toBe(false);
+    expect(plain.find((record) => record.type === 'tool.settled')!.data.observation).toContain('memory is not enabled');
+    expect((await cli(['run', 'queued', '--no-memory', '--detach'])).code).toBe(2);
   });
 });

@@ -52,6 +52,27 @@ describePostgres('PostgreSQL event store', () => {
       await Promise.all(stores.map((store) => store.close()));
     });
 
+    it('holds a stream for one store at a time (an advisory lock per stream), until release or close', async () => {
+      const url = freshSchemaUrl();
+      const first = await open(url);
+      const second = await open(url);
+      const once = await first.hold('held');
+      const twice = await first.hold('held');
+      await expectCode(second.hold('held'), 'STORE_LOCKED');
+      await second.hold('other');
+      await once();
+      await once();
+      await expectCode(second.hold('held'), 'STORE_LOCKED');
+      await twice();
+      await second.hold('held');
+      await expectCode(first.hold('held'), 'STORE_LOCKED');
+      await second.close();
+      await first.hold('held');
+      // Another schema is another store: its stream of the same name is not held.
+      const elsewhere = await open();
+      await elsewhere.hold('held');
+    });
+
     it('never lets readAll pass a record whose transaction commits late', async () => {
       const url = freshSchemaUrl();
       const store = await open(url);

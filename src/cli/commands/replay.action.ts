@@ -19,7 +19,7 @@ import { withStore } from './sessions.action.js';
 
 /** The body of `rein replay` (and `--dry-run`). */
 export const replayCommand = (id: string, options: CommonOptions & PermissionOptions & PluginOptions & { dryRun?: boolean }): Promise<void> =>
-  withStore(options, options.dryRun ? 'read-only' : 'read', async (store) => {
+  withStore(options, 'read-only', async (store) => {
     if (!options.dryRun && (options.yes || options.mode !== undefined || options.approve || options.deny)) {
       throw new ReinError('USAGE', 'the permission flags (--mode, --approve, --deny, --yes) apply to rein replay --dry-run only: a verified replay runs no policy');
     }

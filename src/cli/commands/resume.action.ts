@@ -1,3 +1,6 @@
+import type { RecordEnvelope } from '../../../models/envelope.js';
+import type { ModelProvider } from '../../providers/provider.js';
+import { sessionStatusOf } from '../../host/session-status.js';
 import { SessionCreated } from '../../../models/session.records.js';
 import { ReinError } from '../../host/host-errors.js';
 import { createRein, type Rein } from '../../rein.js';
@@ -21,6 +24,23 @@ import { summarizeArguments } from '../transcript.js';
 /** An in-doubt effect as a person reads it: `bash npm test`, `callModel`. */
 const describeEffect = (resolution: ResumeReport['resolutions'][number]): string =>
   resolution.kind === 'executeTool' ? `${String(resolution.args.name)} ${summarizeArguments((resolution.args.arguments ?? {}) as Record<string, unknown>)}`.trim() : resolution.kind;
+
+const endedStatuses: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'budget-exhausted']);
+
+/** How a session ended, from its newest records (newest first); undefined while it has not ended. */
+const endedStatusOf = (newestFirst: readonly RecordEnvelope[]): string | undefined => {
+  const status = sessionStatusOf([...newestFirst].reverse());
+  return status !== undefined && endedStatuses.has(status) ? status : undefined;
+};
+
+/** The provider of an ended session's resume: named as recorded, and never called (nothing is left to answer). */
+const endedProvider = (id: string, recorded: { name: string; model?: string | undefined }, status: string): ModelProvider => ({
+  name: recorded.name,
+  ...(recorded.model === undefined ? {} : { model: recorded.model }),
+  async *stream() {
+    throw new ReinError('RESUME_BLOCKED', `session ${id} already ${status}: no model is called for it`);
+  },
+});
 
 /** The body of `rein resume` (see `registerResume`). */
 export const resumeCommand = async (id: string, options: ResumeCommandOptions, setExit: (code: number) => void): Promise<void> => {
@@ -55,17 +75,23 @@ const resumeHere = async (
   onInterrupt: (stop: (reason: string) => void) => void,
 ): Promise<number> => {
   const { store } = context;
+  // This process must be the session's writer before it loads a plugin or judges an in-doubt call: a session another
+  // process is running is refused here (STORE_LOCKED) and left exactly as it was (a queued one is held by its lease).
+  await store.hold?.(id); // held until the store closes
   const [first] = await store.read(id, { limit: 1 });
   if (!first) throw new ReinError('SESSION_NOT_FOUND', `no session ${id} in this store`);
   const created = SessionCreated.parse(first.data);
+  // An ended session only says how it ended: it calls no model, so it needs no provider (a recorded provider's source
+  // session, a key, an endpoint): one that refuses every call stands in.
+  const ended = endedStatusOf(await store.read(id, { reverse: true, limit: 64 }));
   const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY) });
   for (const warning of loaded.warnings) process.stderr.write(`rein: ${warning}\n`);
   // A session that ran on a plugin's provider resumes on it (or on the one --provider names).
-  const pluginProvider = (options.provider ?? (options.script || options.from ? undefined : created.provider.name))?.includes('__') ? (options.provider ?? created.provider.name) : undefined;
-  const settings = pluginProvider ? undefined : await providerSettingsFor(options, workspace, created.provider);
-  const { provider, fallbacks } = pluginProvider ? { provider: await pluginProviderFor(pluginProvider, { ...(options.model ?? created.provider.model ? { model: options.model ?? created.provider.model } : {}), ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}) }, workspace, loaded.plugins), fallbacks: undefined } : await buildProvider(settings!, store);
+  const pluginProvider = ended !== undefined ? undefined : (options.provider ?? (options.script || options.from ? undefined : created.provider.name))?.includes('__') ? (options.provider ?? created.provider.name) : undefined;
+  const settings = pluginProvider || ended !== undefined ? undefined : await providerSettingsFor(options, workspace, created.provider);
+  const { provider, fallbacks } = ended !== undefined ? { provider: endedProvider(id, created.provider, ended), fallbacks: undefined } : pluginProvider ? { provider: await pluginProviderFor(pluginProvider, { ...(options.model ?? created.provider.model ? { model: options.model ?? created.provider.model } : {}), ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}) }, workspace, loaded.plugins), fallbacks: undefined } : await buildProvider(settings!, store);
   const { mcpServers, capabilities } = await cliCapabilitiesFor(workspace, options);
-  const rein = await createRein({ store, workspace, protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins)], provider, ...(fallbacks ? { fallbacks } : {}), ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
+  const rein = await createRein({ store, workspace, ...(options.memory === false ? { memory: false as const } : {}), protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins)], provider, ...(fallbacks ? { fallbacks } : {}), ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
   context.telemetry?.attach(rein);
   const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes), ...context.held?.confirmations });
   // The session's MCP servers stop when this command is done with it, however it ends.

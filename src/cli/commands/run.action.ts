@@ -1,3 +1,4 @@
+import { ReinError } from '../../host/host-errors.js';
 import { createRein, type Rein } from '../../rein.js';
 import { openStore, printJson, protectedPathsOf, workspaceOf } from '../cli-context.js';
 import { exitCodeOf, printSandbox, runToQuiet, stopPluginsAfter } from '../session-runner.js';
@@ -25,6 +26,7 @@ export const answeringOf = (options: PermissionOptions): ApprovalAnswering => ({
 /** The body of `rein run` (see `registerRun`). */
 export const runCommand = async (task: string, options: RunOptions, setExit: (code: number) => void): Promise<void> => {
   const workspace = await workspaceOf(options);
+  if (options.detach && options.memory === false) throw new ReinError('USAGE', '--no-memory applies to a session this process runs: a worker runs a queued (--detach) session with its own settings');
   // A provider a plugin contributes (`--provider <plugin>__<id>`) is built from the plugins, not from provider settings.
   const fromPlugin = options.provider?.includes('__') ? options.provider : undefined;
   const settings = fromPlugin ? undefined : await providerSettingsFor(options, workspace);
@@ -38,7 +40,7 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   try {
     const { provider, replaying, fallbacks } = fromPlugin ? { provider: await pluginProviderFor(fromPlugin, options, workspace, loaded.plugins), replaying: undefined, fallbacks: undefined } : await buildProvider(settings!, store);
     const budgets = { ...replaying?.budgets, ...budgetsOf(options) };
-    rein = await createRein({ store, workspace, protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins)], provider, ...(fallbacks ? { fallbacks } : {}), budgets, ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(inspector ? { inspect: inspector.inspect } : {}), ...telemetry?.reinOptions });
+    rein = await createRein({ store, workspace, ...(options.memory === false ? { memory: false as const } : {}), protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins)], provider, ...(fallbacks ? { fallbacks } : {}), budgets, ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(inspector ? { inspect: inspector.inspect } : {}), ...telemetry?.reinOptions });
     telemetry?.attach(rein);
     const text = task || replaying?.task || 'Follow the script.';
     if (options.detach) {

@@ -7,6 +7,8 @@ export interface RunOptions extends CommonOptions, BudgetOptions, ProviderFlags,
   inspect?: string | boolean;
   detach?: boolean;
   otlp?: string;
+  /** `--no-memory` sets it false. */
+  memory?: boolean;
 }
 
 /**
@@ -21,6 +23,7 @@ export const registerRun = (program: Command, setExit: (code: number) => void): 
     .option('--inspect [ws-url]', 'stream the live actors to a Stately inspector on this machine (default ws://127.0.0.1:8080)')
     .option('--yes', 'answer every approval request with yes (deny rules and the workspace boundary still hold); also trusts the workspace\'s MCP configuration and untrusted project plugins; with --detach, a worker that resumes the session also reruns in-doubt calls that need confirmation')
     .option('--detach', 'queue the session for rein worker and print its id (PostgreSQL store only)')
+    .option('--no-memory', "run without the workspace's long-term memory (nothing injected or read, memory_read reports it disabled, no end-of-session pass): e.g. while its stream is damaged")
     .option('--otlp <base-url>', 'send every span to this OpenTelemetry collector over OTLP/HTTP (<base-url>/v1/traces), as OTEL_EXPORTER_OTLP_ENDPOINT does');
   addCapabilityOptions(addPluginOptions(addPermissionOptions(addBudgetOptions(addCommonOptions(addProviderOptions(command, 'scripted provider: play this JSON script (selects --provider scripted)')))))).action(async (task: string, options: RunOptions) =>
     (await import('./run.action.js')).runCommand(task, options, setExit),

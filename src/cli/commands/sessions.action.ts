@@ -20,13 +20,15 @@ export const sessionsCommand = async (options: CommonOptions & { status?: string
   if (status !== undefined && !(sessionStatuses as readonly string[]).includes(status)) {
     throw new ReinError('USAGE', `--status must be one of ${sessionStatuses.join(', ')}; got ${JSON.stringify(status)}`);
   }
-  return withStore(options, 'read', async (store) => {
+  // Read-only: every stream is read through a throwaway copy, so listing never lets LevelDB's recovery rewrite a
+  // damaged stream in place (the store stays byte-identical, damaged or not).
+  return withStore(options, 'read-only', async (store) => {
     let printed = 0;
     for await (const page of sessionPages(store, options.status === undefined ? {} : { status: options.status })) {
       for (const session of page) {
         printed++;
         if (options.json) printJson(session);
-        else if (session.damaged) process.stdout.write(`${session.id}  damaged: ${session.damaged.code} ${session.damaged.message}\n`);
+        else if (session.damaged) process.stdout.write(`${session.id}  damaged: ${session.damaged.code} ${oneLine(session.damaged.message)}\n`);
         else {
           const fork = session.forkedFrom ? ` (fork of ${session.forkedFrom.stream}@${session.forkedFrom.seq})` : '';
           process.stdout.write(`${session.id}  ${session.status.padEnd(16)} ${String(session.head).padStart(6)} records  ${session.task.slice(0, 60)}${fork}\n`);
@@ -41,6 +43,9 @@ export const sessionsCommand = async (options: CommonOptions & { status?: string
   });
 };
 
+/** A message on one line (LevelDB's recovery report quotes several lines of its info log): line breaks become ` · `. */
+export const oneLine = (message: string): string => message.split(/\s*[\r\n]+\s*/).filter((part) => part !== '').join(' · ');
+
 const firstPage = async (store: EventStore): Promise<SessionSummary[]> => {
   for await (const page of sessionPages(store)) if (page.length > 0) return page;
   return [];
@@ -48,7 +53,7 @@ const firstPage = async (store: EventStore): Promise<SessionSummary[]> => {
 
 /** The body of `rein show`. */
 export const showCommand = (id: string, options: CommonOptions & { verbose?: boolean }): Promise<void> =>
-  withStore(options, 'read', async (store) => {
+  withStore(options, 'read-only', async (store) => {
     const records = await store.read(id);
     if (records.length === 0) return showQueued(store, id, Boolean(options.json));
     for (const record of records) {
