@@ -83,7 +83,10 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
       return `${at}${who}model attempt ${data.attempt} (${data.provider}${data.model ? ` ${data.model}` : ''}) failed: ${data.errorCode} → ${data.decision}${data.decision === 'retry' ? ` in ${((data.delayMs ?? 0) / 1000).toFixed(1)} s` : ''}${data.decision === 'fallback' && data.fallbackTo ? ` to ${data.fallbackTo.provider}${data.fallbackTo.model ? ` ${data.fallbackTo.model}` : ''}` : ''}`;
     case 'tool.settled': {
       const verdict = callVerdict(data as ToolSettled);
-      return `${at}${who}${verdictMark(verdict)} ${data.name}${data.errorCode ? ` ${data.errorCode}` : ''}${ran(data.execution)}${data.denial ? ` (denied by ${data.denial.source})` : ''}${verdict === 'background' ? ' (left running in the background: outcome unknown)' : ''}: ${clip(data.observation)}`;
+      // The observation of a failure starts with its code (`Denied: read: ../x is outside…`), which the line already
+      // names: the code is printed once.
+      const observation = data.errorCode && String(data.observation).startsWith(`${data.errorCode}: `) ? String(data.observation).slice(data.errorCode.length + 2) : data.observation;
+      return `${at}${who}${verdictMark(verdict)} ${data.name}${data.errorCode ? ` ${data.errorCode}` : ''}${ran(data.execution)}${data.denial ? ` (denied by ${data.denial.source})` : ''}${verdict === 'background' ? ' (left running in the background: outcome unknown)' : ''}: ${clip(observation)}`;
     }
     case 'verification.recorded':
       return `${at}${who}verification ${data.status}: ${clip(data.command ?? data.name, 80)}${data.exitCode !== undefined ? ` (exit ${String(data.exitCode)})` : ''}`;
