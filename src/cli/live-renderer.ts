@@ -31,7 +31,13 @@ export class LiveRenderer {
   private readonly requested = new Set<string>();
   /** Live events of effects whose request is not shown yet, in arrival order: printed right after that request. */
   private readonly held = new Map<string, LiveEvent[]>();
-  private readonly startedAt = new Map<string, number>();
+  /**
+   * Effects whose `effect.requested` was shown while its batch is still being published: the records after it in the
+   * same batch (a child's `delegation.completed`, the join) come first, so their live events wait for the batch's end.
+   */
+  private readonly releasing = new Set<string>();
+  /** When each tool call started, by its `tool.started` record's time: a call's duration is read from the log. */
+  private readonly toolStartedAt = new Map<string, number>();
   private readonly labels = new Map<string, string>();
   private readonly status: StatusLine;
   private readonly colour: boolean;
@@ -75,6 +81,7 @@ export class LiveRenderer {
    */
   summary(result: SessionResult, startedAt: number, records?: Iterable<RecordEnvelope>): string {
     // Whatever still waits for a request this renderer never saw is shown now rather than lost.
+    this.releaseBatch();
     for (const effectId of [...this.held.keys()]) this.release(effectId);
     this.status.clear();
     this.endLine();
@@ -95,7 +102,9 @@ export class LiveRenderer {
    * Live events run ahead of the records: an effect starts (a model call streams its reply) as soon as its step is
    * written, while `records$` shows records once they are acknowledged durable — so the next turn's text would print
    * before the previous tool result. The display keeps log order: an effect's live events wait until the record
-   * that requested it is shown, and everything that record's batch settled is shown before it.
+   * that requested it is shown, and everything that record's batch holds is shown before it: a step's records are
+   * published together, synchronously, so the request's live events are released once the batch is out (a
+   * microtask later) — the delegation records a step writes after the next model call's request come first.
    */
   private onLive(event: LiveEvent): void {
     if (!this.requested.has(event.effectId)) {
@@ -105,6 +114,20 @@ export class LiveRenderer {
       return;
     }
     this.showLive(event);
+  }
+
+  private holdUntilBatchEnd(effectId: string): void {
+    if (this.releasing.size === 0) queueMicrotask(() => this.releaseBatch());
+    this.releasing.add(effectId);
+  }
+
+  private releaseBatch(): void {
+    const effectIds = [...this.releasing];
+    this.releasing.clear();
+    for (const effectId of effectIds) {
+      this.requested.add(effectId);
+      this.release(effectId);
+    }
   }
 
   private release(effectId: string): void {
@@ -141,7 +164,6 @@ export class LiveRenderer {
         this.out.write(this.paint(33, `  ↪ ${event.code} from ${event.from}: falling back to ${event.to} (attempt ${event.attempt + 1})\n`));
         return;
       case 'effect.started':
-        this.startedAt.set(event.effectId, Date.now());
         this.labels.set(event.effectId, event.label);
         if (event.kind === 'executeTool') {
           this.endLine();
@@ -165,8 +187,7 @@ export class LiveRenderer {
     if (record.type === 'effect.requested') {
       const data = record.data as { effectId: string; kind: string; args: { arguments?: Record<string, unknown> } };
       if (data.kind === 'executeTool') this.argsByEffect.set(data.effectId, summarizeArguments(data.args.arguments ?? {}));
-      this.requested.add(data.effectId);
-      this.release(data.effectId);
+      this.holdUntilBatchEnd(data.effectId);
     } else if (record.type === 'approval.requested') {
       const data = record.data as { summary: string; reason: string };
       this.status.clear();
@@ -200,15 +221,21 @@ export class LiveRenderer {
         this.endLine();
         this.out.write(`  ${this.paint(2, `◇ tools: +${data.added.length} −${data.removed.length}${data.deferred > 0 ? `, ${data.deferred} deferred` : ''}`)}\n`);
       }
+    } else if (record.type === 'tool.started') {
+      this.toolStartedAt.set((record.data as { effectId: string }).effectId, record.at);
     } else if (record.type === 'tool.settled') {
       const data = record.data as ToolSettled;
-      const started = this.startedAt.get(data.effectId);
-      const elapsed = started === undefined ? undefined : Date.now() - started;
+      // Durations are the recorded ones, the figures `rein show` prints: a command's own run time (`execution`), or
+      // from the call's `tool.started` to its `tool.settled`; a call refused before it ran has none. The time this
+      // process took to display the result (a batch waiting for its fsync) is not the tool's.
+      const started = this.toolStartedAt.get(data.effectId);
+      this.toolStartedAt.delete(data.effectId);
+      const elapsed = started === undefined ? undefined : Math.max(0, record.at - started);
       // A command that ran is judged by its exit, whatever the call's status: `✗ bash node --test (exit 1, 812 ms)`;
       // one left running in the background has no outcome yet: `… bash npm run dev (running in the background)`.
       const verdict = callVerdict(data);
       if (record.actor === 'root') this.shown[verdict]++;
-      const duration = data.execution ? ` (${exitText({ ...data.execution, durationMs: elapsed ?? data.execution.durationMs })})` : verdict === 'background' ? ' (running in the background, outcome unknown)' : elapsed === undefined ? '' : ` (${elapsed} ms)`;
+      const duration = data.execution ? ` (${exitText(data.execution)})` : verdict === 'background' ? ' (running in the background, outcome unknown)' : elapsed === undefined ? '' : ` (${elapsed} ms)`;
       const mark = this.paint(verdict === 'passed' ? 32 : verdict === 'background' ? 33 : 31, verdictMark(verdict));
       const code = data.errorCode ? ` ${this.paint(31, data.errorCode)}` : '';
       this.status.clear();

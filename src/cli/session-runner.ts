@@ -7,12 +7,22 @@ import { LiveRenderer } from './live-renderer.js';
 import type { EventStore } from '../../stores/event-store.js';
 import type { SandboxChecked } from '../../models/sandbox.records.js';
 import { sandboxLine } from '../policy/sandbox-status.js';
+import type { PluginFailed } from '../../models/plugin.records.js';
+import { pluginFailedLine } from './transcript.js';
 
-/** Print the sandbox this run records (`sandbox.checked`, the latest one), so a person sees what isolates commands. */
+/**
+ * Print what this run starts with, from its first records: the sandbox it records (`sandbox.checked`, the latest one),
+ * so a person sees what isolates commands, and every plugin this process could not load (`plugin.failed`, written
+ * with it: a `--plugin` directory that does not exist, a manifest that is wrong) — the session goes on without it.
+ */
 export const printSandbox = async (store: EventStore, sessionId: string): Promise<void> => {
-  const recent = await store.read(sessionId, { reverse: true, limit: 32 });
+  const recent = await store.read(sessionId, { reverse: true, limit: 64 });
   const checked = recent.find((record) => record.type === 'sandbox.checked');
   if (checked) process.stdout.write(`${sandboxLine(checked.data as SandboxChecked)}\n`);
+  // This process's start: the latest `session.created` / `session.resumed` (a resume records its plugins again).
+  const start = recent.find((record) => record.type === 'session.created' || record.type === 'session.resumed')?.seq ?? 0;
+  const failed = recent.filter((record) => record.type === 'plugin.failed' && record.seq > start).reverse();
+  for (const record of failed) process.stdout.write(`${pluginFailedLine(record.data as PluginFailed)}\n`);
 };
 
 /**

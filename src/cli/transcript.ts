@@ -2,6 +2,7 @@ import type { RecordEnvelope } from '../../models/envelope.js';
 import type { ToolSettled } from '../../models/tool.records.js';
 import type { SandboxChecked } from '../../models/sandbox.records.js';
 import { sandboxLine } from '../policy/sandbox-status.js';
+import type { PluginFailed } from '../../models/plugin.records.js';
 
 const clip = (text: string, length = 100): string => {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -47,6 +48,15 @@ export const callTally = (records: Iterable<RecordEnvelope>): Record<CallVerdict
 const ran = (execution: { exitCode: number | null; signal?: string; timedOut?: string; durationMs: number } | undefined): string =>
   execution ? ` (${execution.timedOut ? `timed out (${execution.timedOut})` : execution.exitCode === null ? (execution.signal ?? 'killed') : `exit ${execution.exitCode}`}, ${Math.round(execution.durationMs)} ms)` : '';
 
+/**
+ * A plugin that was refused or failed, as a person reads it: `✗ plugin unreadable#1 (cli) failed at manifest:
+ * PLUGIN_NOT_FOUND: …`; the session goes on without it.
+ */
+export const pluginFailedLine = (data: Pick<PluginFailed, 'pluginId' | 'source' | 'phase' | 'code' | 'message'>): string => {
+  const message = data.message.startsWith(`${data.code}: `) ? data.message.slice(data.code.length + 2) : data.message;
+  return `✗ plugin ${data.pluginId} (${data.source}) failed at ${data.phase}: ${data.code}: ${message}`;
+};
+
 /** The typestate's witness records: shown with `--verbose` (and always in `--json`), not in the plain transcript. */
 const witnessTypes = new Set(['turn.call-spec', 'turn.requests', 'turn.results', 'turn.uses', 'turn.join-closed', 'turn.mutation-ready']);
 
@@ -85,8 +95,13 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
       return `${at}${who}model attempt ${data.attempt} (${data.provider}${data.model ? ` ${data.model}` : ''}) failed: ${data.errorCode} → ${data.decision}${data.decision === 'retry' ? ` in ${((data.delayMs ?? 0) / 1000).toFixed(1)} s` : ''}${data.decision === 'fallback' && data.fallbackTo ? ` to ${data.fallbackTo.provider}${data.fallbackTo.model ? ` ${data.fallbackTo.model}` : ''}` : ''}`;
     case 'tool.settled': {
       const verdict = callVerdict(data as ToolSettled);
-      return `${at}${who}${verdictMark(verdict)} ${data.name}${data.errorCode ? ` ${data.errorCode}` : ''}${ran(data.execution)}${data.denial ? ` (denied by ${data.denial.source})` : ''}${verdict === 'background' ? ' (left running in the background: outcome unknown)' : ''}: ${clip(data.observation)}`;
+      // The observation of a failure starts with its code (`Denied: read: ../x is outside…`), which the line already
+      // names: the code is printed once.
+      const observation = data.errorCode && String(data.observation).startsWith(`${data.errorCode}: `) ? String(data.observation).slice(data.errorCode.length + 2) : data.observation;
+      return `${at}${who}${verdictMark(verdict)} ${data.name}${data.errorCode ? ` ${data.errorCode}` : ''}${ran(data.execution)}${data.denial ? ` (denied by ${data.denial.source})` : ''}${verdict === 'background' ? ' (left running in the background: outcome unknown)' : ''}: ${clip(observation)}`;
     }
+    case 'plugin.failed':
+      return `${at}${who}${pluginFailedLine(data as PluginFailed)}`;
     case 'verification.recorded':
       return `${at}${who}verification ${data.status}: ${clip(data.command ?? data.name, 80)}${data.exitCode !== undefined ? ` (exit ${String(data.exitCode)})` : ''}`;
     case 'delegation.started':

@@ -383,7 +383,9 @@ export class SessionHost {
       status: ended?.status ?? (this.tree.done ? (context.outcome ?? 'failed') : this.interrupted ? 'interrupted' : 'paused'),
       ...(ended?.reason ?? context.endReason ? { reason: ended?.reason ?? context.endReason ?? undefined } : {}),
       head: this.head,
-      usage: context.usage,
+      // The machine counts a turn when it requests the model call (its turn budget); a call still unanswered (the
+      // session was stopped, cancelled or paused before the model replied) is a turn that never ran.
+      usage: context.awaitingModel === null ? context.usage : { ...context.usage, turns: Math.max(0, context.usage.turns - 1) },
     };
   }
 

@@ -1,5 +1,5 @@
 /** Stable codes of the errors projections and the commands built on them raise; README lists each one. */
-export type ProjectionErrorCode = 'PROJECTION_GAP' | 'CONTEXT_NOT_RECORDED' | 'TURN_NOT_FOUND';
+export type ProjectionErrorCode = 'PROJECTION_GAP' | 'CONTEXT_NOT_RECORDED' | 'TURN_NOT_FOUND' | 'ACTOR_NOT_FOUND';
 
 /** An error from a projection or a read-only command over one (`code` is stable; tests assert it). */
 export class ProjectionError extends Error {

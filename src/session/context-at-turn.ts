@@ -45,7 +45,8 @@ const visibleSetAt = (records: readonly RecordEnvelope[], actor: string, request
  * Find what the model of `actor` saw at `turn` (default: its last turn): the `context.projected` record of the
  * turn's last attempt (or `attempt`) and the exact input blob it references. A turn recorded before rein wrote
  * `context.projected` is reconstructed from the log prefix with today's policy and default system prompt, and
- * says so. Read-only. `TURN_NOT_FOUND` when the actor had no such turn; `CONTEXT_NOT_RECORDED` when the input blob
+ * says so. Read-only. `ACTOR_NOT_FOUND` when the session has no such actor, `TURN_NOT_FOUND` when the actor had no
+ * such turn; `CONTEXT_NOT_RECORDED` when the input blob
  * is gone.
  */
 export const contextAtTurn = async (
@@ -58,7 +59,14 @@ export const contextAtTurn = async (
   const turns = requests.map((record) => Number((record.data as EffectRequested).args.turn));
   const turn = options.turn ?? turns[turns.length - 1];
   const request = requests.find((record) => Number((record.data as EffectRequested).args.turn) === turn);
-  if (turn === undefined || !request) throw new ProjectionError('TURN_NOT_FOUND', `${actor} has no model turn ${turn ?? ''}; turns: ${turns.join(', ') || 'none'}`);
+  if (turn === undefined || !request) {
+    // An actor the session never had is not a turn problem: say so, with the actors that have model turns.
+    const withTurns = [...new Set(records.filter((record) => record.type === 'effect.requested' && (record.data as EffectRequested).kind === 'callModel').map((record) => record.actor))];
+    const actors = `actors with model turns: ${withTurns.join(', ') || 'none'}`;
+    if (!records.some((record) => record.actor === actor)) throw new ProjectionError('ACTOR_NOT_FOUND', `this session has no actor ${actor}; ${actors}`);
+    if (turn === undefined) throw new ProjectionError('TURN_NOT_FOUND', `${actor} has no model turn; ${actors}`);
+    throw new ProjectionError('TURN_NOT_FOUND', `${actor} has no model turn ${turn}; turns: ${turns.join(', ') || 'none'}`);
+  }
   const projected = records.filter((record) => record.type === 'context.projected' && record.cause === request.id).map((record) => ({ record, data: ContextProjected.parse(record.data) }));
   const chosen = options.attempt === undefined ? projected[projected.length - 1] : projected.find((entry) => entry.data.attempt === options.attempt);
   if (chosen) {

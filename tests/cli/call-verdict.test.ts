@@ -40,3 +40,16 @@ describe('the history summary the model reads', () => {
     expect(callSummary(call, undefined)).toBe('bash(node --test) no result');
   });
 });
+
+describe('a failed call in the transcript', () => {
+  it('names its code once: the observation that starts with it is not repeated', () => {
+    const outside = { status: 'error', errorCode: 'Denied', name: 'read', observation: 'Denied: read: ../x is outside the workspace or protected' } as const;
+    expect(transcriptLine(settled(outside))).toBe('#1    ✗ read Denied: read: ../x is outside the workspace or protected');
+    const hook = { status: 'error', errorCode: 'Denied', name: 'bash', observation: 'Denied: enough (hook command:PreToolUse#1). Nothing was run.', denial: { source: 'hook', reason: 'enough' } } as const;
+    expect(transcriptLine(settled(hook))).toBe('#1    ✗ bash Denied (denied by hook): enough (hook command:PreToolUse#1). Nothing was run.');
+    const invalid = { status: 'error', errorCode: 'InvalidInput', name: 'mcp__everything__echo', observation: 'InvalidInput: mcp__everything__echo: message: expected string' } as const;
+    expect(transcriptLine(settled(invalid))).toBe('#1    ✗ mcp__everything__echo InvalidInput: mcp__everything__echo: message: expected string');
+    // An observation that does not start with the code keeps all of it.
+    expect(transcriptLine(settled({ status: 'error', errorCode: 'NotFound', name: 'read', observation: 'no such file' }))).toBe('#1    ✗ read NotFound: no such file');
+  });
+});

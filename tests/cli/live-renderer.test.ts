@@ -90,4 +90,61 @@ describe('the live renderer', () => {
     expect(text.indexOf('Fixed. The tests pass now.')).toBeLessThan(text.indexOf('late text'));
     expect(text.indexOf('late text')).toBeLessThan(text.indexOf('completed'));
   });
+
+  it('prints in log order with delegation: a join written in the same batch after the next model call\'s request shows before that turn\'s text', async () => {
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    const live$ = new Subject<LiveEvent>();
+    const records$ = new Subject<RecordEnvelope>();
+    const renderer = new LiveRenderer(out, { tty: false });
+    const subscription = renderer.attach({ live$, records$ });
+    // The last child's step: the parent's turn closes, the next model call is requested, then the delegation actor's
+    // records follow in the same batch. The model call streams while the batch waits for its fsync.
+    live$.next({ type: 'effect.started', actor: 'root', effectId: 'root:e3', kind: 'callModel', label: 'callModel' });
+    live$.next({ type: 'model.delta', actor: 'root', effectId: 'root:e3', channel: 'text', text: 'Done.' });
+    const delegation = (type: string, data: Record<string, unknown>, seq: number): RecordEnvelope => ({ ...record(type, data, seq), actor: 'root/delegation-2' });
+    records$.next(record('effect.requested', { effectId: 'root:e3', kind: 'callModel', args: { turn: 2 } }, 107));
+    records$.next(delegation('delegation.completed', { callId: 'root:e1.0', taskId: 'map', child: 'root/delegation-2/map', reportStatus: 'completed' }, 109));
+    records$.next(delegation('delegation.joined', { callId: 'root:e1.0', parent: 'root', policy: 'all', outcome: 'satisfied', children: [{}, {}] }, 110));
+    await Promise.resolve();
+    // Once the batch is out, the request's live events print, and later ones at once.
+    expect(text).toContain('Done.');
+    live$.next({ type: 'model.delta', actor: 'root', effectId: 'root:e3', channel: 'text', text: '\n' });
+    subscription.unsubscribe();
+    const completed = text.indexOf('↳ task map completed, report completed');
+    const joined = text.indexOf('✓ delegate_task joined (all): satisfied, 2 task(s)');
+    expect(completed).toBeGreaterThanOrEqual(0);
+    expect(completed).toBeLessThan(joined);
+    expect(joined).toBeLessThan(text.indexOf('Done.\n'));
+  });
+
+  it('shows the recorded durations: a command\'s execution time, another call\'s tool.started → tool.settled, none for a call that never ran', async () => {
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    const live$ = new Subject<LiveEvent>();
+    const records$ = new Subject<RecordEnvelope>();
+    const renderer = new LiveRenderer(out, { tty: false });
+    const subscription = renderer.attach({ live$, records$ });
+    const at = (envelope: RecordEnvelope, time: number): RecordEnvelope => ({ ...envelope, at: time });
+    records$.next(at(record('effect.requested', { effectId: 'root:e2', kind: 'executeTool', args: { callId: 'root:e1.0', name: 'bash', arguments: { command: 'node --test' } } }, 1), 1000));
+    records$.next(at(record('effect.requested', { effectId: 'root:e3', kind: 'executeTool', args: { callId: 'root:e1.1', name: 'read', arguments: { path: 'a.txt' } } }, 2), 1000));
+    records$.next(at(record('effect.requested', { effectId: 'root:e4', kind: 'executeTool', args: { callId: 'root:e1.2', name: 'write', arguments: { path: 'b.txt' } } }, 3), 1000));
+    await Promise.resolve();
+    live$.next({ type: 'effect.started', actor: 'root', effectId: 'root:e2', kind: 'executeTool', label: 'bash' });
+    live$.next({ type: 'effect.started', actor: 'root', effectId: 'root:e3', kind: 'executeTool', label: 'read' });
+    live$.next({ type: 'effect.started', actor: 'root', effectId: 'root:e4', kind: 'executeTool', label: 'write' });
+    // The results reach this process later than they happened (a batch waiting for its fsync, a busy machine).
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    records$.next(at(record('tool.started', { effectId: 'root:e2', callId: 'root:e1.0', name: 'bash' }, 4), 1001));
+    records$.next(at(record('tool.settled', { effectId: 'root:e2', callId: 'root:e1.0', name: 'bash', status: 'ok', observation: '{}', execution: { command: 'node --test', exitCode: 1, durationMs: 7.4 }, elapsedMs: 9 }, 5), 1009));
+    records$.next(at(record('tool.started', { effectId: 'root:e3', callId: 'root:e1.1', name: 'read' }, 6), 1010));
+    records$.next(at(record('tool.settled', { effectId: 'root:e3', callId: 'root:e1.1', name: 'read', status: 'ok', observation: 'x', elapsedMs: 22 }, 7), 1022));
+    records$.next(at(record('tool.settled', { effectId: 'root:e4', callId: 'root:e1.2', name: 'write', status: 'error', errorCode: 'Denied', observation: 'Denied: no', failedStage: 'permission', denial: { source: 'rule', reason: 'no' }, elapsedMs: 23 }, 8), 1023));
+    subscription.unsubscribe();
+    expect(text).toContain('  ✗ bash node --test (exit 1, 7 ms)\n');
+    expect(text).toContain('  ✓ read a.txt (12 ms)\n');
+    expect(text).toContain('  ✗ write b.txt Denied\n');
+  });
 });

@@ -24,14 +24,17 @@ describe('rein sandbox and the sandbox settings', () => {
       expect(json.code).toBe(0);
       const report = JSON.parse(json.stdout) as Record<string, any>;
       expect(report).toMatchObject({ mode: 'auto', network: 'allow-list', allowedHosts: ['registry.npmjs.org'], loginShell: false });
-      expect(report.protected).toEqual([
-        { path: join(root, '.rein'), state: 'masked' },
-        { path: join(root, 'rein.config.json'), state: 'masked' },
-        { path: join(root, '.mcp.json'), state: 'masked' },
-        { path: join(root, '.agents/skills'), state: 'masked' },
+      // Masked only where bubblewrap hides them; without it an existing protected path is within a command's reach.
+      const existing = sandboxed ? 'masked' : 'exposed';
+      const protectedStates = (state: string) => [
+        { path: join(root, '.rein'), state },
+        { path: join(root, 'rein.config.json'), state },
+        { path: join(root, '.mcp.json'), state },
+        { path: join(root, '.agents/skills'), state },
         { path: join(root, '.claude/skills'), state: 'absent' },
         { path: join(root, '.rein-plugins'), state: 'absent' },
-      ]);
+      ];
+      expect(report.protected).toEqual(protectedStates(existing));
       if (sandboxed) {
         expect(report.enforcement).toBe('bubblewrap');
         expect(report.binds).toContainEqual(expect.objectContaining({ kind: 'bind', target: root }));
@@ -42,6 +45,9 @@ describe('rein sandbox and the sandbox settings', () => {
       }
       const off = JSON.parse((await runCli(['sandbox', '--json', '--sandbox', 'off', '--network', 'disabled'], { cwd: root })).stdout) as Record<string, any>;
       expect(off).toMatchObject({ enforcement: 'fallback', reason: 'the sandbox is off (mode "off")', network: 'disabled', binds: [] });
+      // The sandbox off: nothing is masked, and --json says so as the text does.
+      expect(off.protected).toEqual(protectedStates('exposed'));
+      expect((await runCli(['sandbox', '--sandbox', 'off'], { cwd: root })).stdout).toContain(`${join(root, '.rein')}  — exists; not hidden from commands without the sandbox`);
       const text = await runCli(['sandbox'], { cwd: root });
       expect(text.stdout).toContain(sandboxed ? 'enforcement: bubblewrap' : 'enforcement: fallback');
       expect(text.stdout).toContain('network: allow-list (registry.npmjs.org)');

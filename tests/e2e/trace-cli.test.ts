@@ -76,7 +76,12 @@ describe('rein trace, context, inspect and replay --dry-run', () => {
     expect(json!.input.messages[0].role).toBe('system');
     const missing = await runCli(['context', sessionId, '--turn', '99'], cwd());
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain('TURN_NOT_FOUND');
+    expect(missing.stderr).toBe('rein: TURN_NOT_FOUND: root has no model turn 99; turns: 1, 2, 3, 4\n');
+    // An actor the session never had is not a turn problem; an actor without model turns is.
+    const nobody = await runCli(['context', sessionId, '--actor', 'root/nope'], cwd());
+    expect({ code: nobody.code, stderr: nobody.stderr }).toEqual({ code: 2, stderr: 'rein: ACTOR_NOT_FOUND: this session has no actor root/nope; actors with model turns: root\n' });
+    const noTurns = await runCli(['context', sessionId, '--actor', 'root/turn-1'], cwd());
+    expect({ code: noTurns.code, stderr: noTurns.stderr }).toEqual({ code: 2, stderr: 'rein: TURN_NOT_FOUND: root/turn-1 has no model turn; actors with model turns: root\n' });
     expect(await fingerprint()).toEqual(before);
   });
 

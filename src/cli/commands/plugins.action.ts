@@ -69,16 +69,47 @@ export const trustPluginsCommand = async (ids: string[], options: CommonOptions)
   if (trusted === 0) throw new ReinError('USAGE', ids.length > 0 ? `no project plugin named ${ids.join(', ')}` : 'no project plugins to trust');
 };
 
+/**
+ * Split a plugin command's arguments: rein's own `--plugin <dir>` / `--plugin=<dir>` (repeatable, as for `rein run`)
+ * and `--workspace <dir>` load the plugins; everything else — and everything after `--` — is the command's.
+ */
+export const pluginCommandArguments = (args: readonly string[]): { options: ListOptions; args: string[] } => {
+  const plugin: string[] = [];
+  let workspace: string | undefined;
+  const rest: string[] = [];
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index]!;
+    if (arg === '--') {
+      rest.push(...args.slice(index + 1));
+      break;
+    }
+    const flag = /^--(plugin|workspace)(?:=(.*))?$/.exec(arg);
+    if (!flag) {
+      rest.push(arg);
+      continue;
+    }
+    const value = flag[2] ?? args[++index];
+    if (value === undefined || value === '') throw new ReinError('USAGE', `option '--${flag[1]} <dir>' argument missing`);
+    if (flag[1] === 'plugin') plugin.push(value);
+    else workspace = value;
+  }
+  return { options: { ...(plugin.length > 0 ? { plugin } : {}), ...(workspace === undefined ? {} : { workspace }) }, args: rest };
+};
+
 /** The body of `rein <plugin> <command> [args…]`. */
-export const pluginCommand = async (pluginId: string, name: string | undefined, args: string[], setExit: (code: number) => void): Promise<void> => {
-  const { workspace, registry, host } = await loadAll({});
+export const pluginCommand = async (pluginId: string, name: string | undefined, commandArgs: string[], setExit: (code: number) => void): Promise<void> => {
+  const { options, args } = pluginCommandArguments(commandArgs);
+  const { workspace, registry, host } = await loadAll(options);
   const command = registry.commands().find((entry) => entry.pluginId === pluginId && entry.name === name);
   if (!command) {
     const known = registry.commands().map((entry) => `${entry.pluginId} ${entry.name}`);
     await host.stopAll('no such command');
-    // A plugin of that name that did not load (untrusted, refused, failed) says why, with its own code — one message.
+    // A plugin of that name that did not load (untrusted, refused, failed) says why, with its own code — one message;
+    // so does a `--plugin` directory that did not load (its id is not known then).
     const refused = host.plugins().find((plugin) => plugin.id === pluginId && plugin.error);
     if (refused?.error) throw new PluginError(refused.error.code, `plugin ${pluginId} is ${refused.state}, so its commands are unavailable: ${refused.error.message}`);
+    const given = host.plugins().find((plugin) => plugin.source === 'cli' && plugin.error);
+    if (given?.error) throw new PluginError(given.error.code, `the --plugin ${given.location ?? given.id} did not load (${given.error.phase}), so ${[pluginId, name].filter(Boolean).join(' ')} is unavailable: ${given.error.message}`);
     throw new ReinError('USAGE', `unknown command ${[pluginId, name].filter(Boolean).join(' ')}${known.length > 0 ? `; plugin commands: ${known.join(', ')}` : ''} (see rein --help)`);
   }
   try {

@@ -17,8 +17,12 @@ export interface SandboxReport {
   allowedHosts?: string[];
   loginShell: boolean;
   binds: SandboxMount[];
-  /** The protected paths: masked when they exist; when absent, removed again if a command creates one. */
-  protected: Array<{ path: string; state: 'masked' | 'absent' | 'outside' }>;
+  /**
+   * The protected paths: `masked` when they exist and bubblewrap hides them from commands, `exposed` when they exist
+   * but no OS sandbox runs (file tools still refuse them; a command could reach them), `absent` (removed again if a
+   * command creates one), or `outside` the workspace.
+   */
+  protected: Array<{ path: string; state: 'masked' | 'exposed' | 'absent' | 'outside' }>;
 }
 
 /** The report for a policy and a workspace (the binds are those a `bash` call there would get). */
@@ -26,7 +30,9 @@ export const sandboxReport = async (policy: SandboxPolicy, workspace: string, pr
   const status = await sandboxEnforcement(policy);
   const root = canonicalPath(workspace);
   const paths = canonicalProtectedPaths(root, protectedPaths);
-  const states = await Promise.all(paths.map(async (path) => ({ path, state: !isInside(root, path) ? ('outside' as const) : (await lstat(path).then(() => true, () => false)) ? ('masked' as const) : ('absent' as const) })));
+  // Only bubblewrap masks a path: without it an existing one is within a command's reach, and the report says so.
+  const existing = status.enforcement === 'bubblewrap' ? ('masked' as const) : ('exposed' as const);
+  const states = await Promise.all(paths.map(async (path) => ({ path, state: !isInside(root, path) ? ('outside' as const) : (await lstat(path).then(() => true, () => false)) ? existing : ('absent' as const) })));
   return {
     enforcement: status.enforcement,
     ...(status.enforcement === 'fallback' ? { reason: status.reason } : {}),
@@ -68,7 +74,7 @@ export const sandboxCommand = async (options: SandboxCommandOptions): Promise<vo
     `network: ${report.network}${report.allowedHosts ? ` (${report.allowedHosts.join(', ') || 'no hosts'})` : ''}`,
     `shell: ${report.loginShell ? 'bash -lc (login shell)' : 'bash -c'}`,
     'protected paths (file tools refuse them, commands never run unasked when they name them):',
-    ...report.protected.map((entry) => `  ${entry.path}  — ${entry.state === 'masked' ? (report.enforcement === 'bubblewrap' ? 'masked in the sandbox' : 'exists; not hidden from commands without the sandbox') : entry.state === 'absent' ? 'absent; removed again if a command creates it' : 'outside the workspace'}`),
+    ...report.protected.map((entry) => `  ${entry.path}  — ${entry.state === 'masked' ? 'masked in the sandbox' : entry.state === 'exposed' ? 'exists; not hidden from commands without the sandbox' : entry.state === 'absent' ? 'absent; removed again if a command creates it' : 'outside the workspace'}`),
     ...(report.binds.length > 0 ? ['binds:', ...report.binds.map((mount) => `  ${describeMount(mount)}  — ${mount.why}`)] : ['binds: none (no OS sandbox: commands see the whole file system; rein kills their process tree and limits them with prlimit and unshare where it can)']),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
