@@ -38,6 +38,12 @@ export interface InputDraft {
    * or refuse fails the tests instead.
    */
   trusted?: boolean;
+  /**
+   * Resolve once the step's batch is written rather than acknowledged. For a settlement: its place in the log is fixed
+   * when it is applied, and nothing the executor does next depends on its durability (the step is still acknowledged
+   * to subscribers only after the commit covering it).
+   */
+  written?: boolean;
 }
 
 /** How a session run stopped: one of the final outcomes, or `paused` (waiting for a person, resumable). */
@@ -275,7 +281,7 @@ export class SessionHost {
     return outcome.then(async (result) => {
       if ('refused' in result) throw result.refused;
       const stored = await result.written;
-      if (stored.length > 0) await this.acknowledged(stored[stored.length - 1]!.seq);
+      if (stored.length > 0 && input.written !== true) await this.acknowledged(stored[stored.length - 1]!.seq);
       return stored;
     });
   }
@@ -449,9 +455,12 @@ export class SessionHost {
   private async settle(request: EffectRequest, settlement: Settlement): Promise<void> {
     try {
       if (!this.broken && !this.tree.done && !this.interrupted && !this.dropped.has(request.effectId)) {
+        // Waits for the write, not the commit: a tool lane commits parallel calls' settlements in order through here,
+        // and waiting for each one's fsync (and the commit gathering delay) held the next one back.
         await this.step({
           skipIf: () => this.dropped.has(request.effectId),
           trusted: true,
+          written: true,
           type: settlement.type,
           data: settlement.data,
           actor: request.actor,
