@@ -36,6 +36,8 @@ export class LiveRenderer {
    * same batch (a child's `delegation.completed`, the join) come first, so their live events wait for the batch's end.
    */
   private readonly releasing = new Set<string>();
+  /** The input record whose step requested the effects in `releasing` (their records' `cause`). */
+  private releasingCause: string | undefined;
   /** When each tool call started, by its `tool.started` record's time: a call's duration is read from the log. */
   private readonly toolStartedAt = new Map<string, number>();
   private readonly labels = new Map<string, string>();
@@ -116,9 +118,10 @@ export class LiveRenderer {
     this.showLive(event);
   }
 
-  private holdUntilBatchEnd(effectId: string): void {
+  private holdUntilBatchEnd(effectId: string, cause: string | undefined): void {
     if (this.releasing.size === 0) queueMicrotask(() => this.releaseBatch());
     this.releasing.add(effectId);
+    this.releasingCause = cause;
   }
 
   private releaseBatch(): void {
@@ -184,10 +187,13 @@ export class LiveRenderer {
   }
 
   private onRecord(record: RecordEnvelope): void {
+    // One publication can hold several steps (a commit that covered them all): the held effects' live events are
+    // shown when their step ends — at the first record another step wrote — not only once the publication is over.
+    if (this.releasing.size > 0 && record.cause !== this.releasingCause) this.releaseBatch();
     if (record.type === 'effect.requested') {
       const data = record.data as { effectId: string; kind: string; args: { arguments?: Record<string, unknown> } };
       if (data.kind === 'executeTool') this.argsByEffect.set(data.effectId, summarizeArguments(data.args.arguments ?? {}));
-      this.holdUntilBatchEnd(data.effectId);
+      this.holdUntilBatchEnd(data.effectId, record.cause);
     } else if (record.type === 'approval.requested') {
       const data = record.data as { summary: string; reason: string };
       this.status.clear();

@@ -119,6 +119,29 @@ describe('the live renderer', () => {
     expect(joined).toBeLessThan(text.indexOf('Done.\n'));
   });
 
+  it('prints in log order when one commit publishes several steps: a turn\'s text shows before the next step\'s approval question', async () => {
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    const live$ = new Subject<LiveEvent>();
+    const records$ = new Subject<RecordEnvelope>();
+    const renderer = new LiveRenderer(out, { tty: false });
+    const subscription = renderer.attach({ live$, records$ });
+    const caused = (envelope: RecordEnvelope, cause: string): RecordEnvelope => ({ ...envelope, cause });
+    // The model call streams while its step waits for the commit; the reply and the tool's approval question are
+    // written meanwhile, and one commit acknowledges all three steps in one synchronous publication.
+    live$.next({ type: 'effect.started', actor: 'root', effectId: 'root:e3', kind: 'callModel', label: 'callModel' });
+    live$.next({ type: 'model.delta', actor: 'root', effectId: 'root:e3', channel: 'text', text: 'Running the tests again.' });
+    records$.next(caused(record('tool.settled', { effectId: 'root:e2', callId: 'root:e1.0', name: 'edit', status: 'ok', observation: 'ok', elapsedMs: 1 }, 20), 'r-19'));
+    records$.next(caused(record('effect.requested', { effectId: 'root:e3', kind: 'callModel', args: { turn: 3 } }, 21), 'r-20'));
+    records$.next(caused(record('model.responded', { effectId: 'root:e3', turn: 3, text: 'Running the tests again.', toolCalls: [], stopReason: 'tool_use', elapsedMs: 1 }, 22), 'r-21'));
+    records$.next(caused(record('approval.requested', { effectId: 'root:e4', summary: 'run the test suite: bash node --test', reason: 'ask' }, 23), 'r-22'));
+    await Promise.resolve();
+    subscription.unsubscribe();
+    expect(text.indexOf('Running the tests again.')).toBeGreaterThanOrEqual(0);
+    expect(text.indexOf('Running the tests again.')).toBeLessThan(text.indexOf('? run the test suite'));
+  });
+
   it('shows the recorded durations: a command\'s execution time, another call\'s tool.started → tool.settled, none for a call that never ran', async () => {
     const out = new PassThrough();
     let text = '';
