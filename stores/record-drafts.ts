@@ -213,6 +213,8 @@ export function decodeRecord(stored: Uint8Array, stream: string, seq: number): R
 export async function externalizeBatch(batch: PreparedBatch): Promise<StreamBlob[]> {
   const blobs = new Map<string, StreamBlob>();
   for (let index = 0; index < batch.values.length; index++) {
+    // Checked here too, so the append of a batch without long records awaits nothing (this runs on every append).
+    if (batch.values[index]!.length < EXTERNAL_STRING_LENGTH) continue;
     const moved = await externalizeRecord(batch.envelopes[index]!, batch.values[index]!);
     if (moved === undefined) continue;
     batch.values[index] = moved.value;
