@@ -18,34 +18,50 @@ export async function readLockedStream<T>(directory: string, stream: string, use
   let lastError: unknown;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     if (attempt > 0) await sleep(Math.min(5 * attempt, 50));
-    let copy: string;
-    try {
-      copy = await copyDatabase(directory);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      lastError = error;
+    const tried = await tryOpenCopy(directory, stream);
+    if ('error' in tried) {
+      lastError = tried.error;
       continue;
     }
     try {
-      const opened = await openLevelStream({ directory: copy, stream, create: false, copy: true });
-      if (typeof opened === 'string') {
-        lastError = new Error(`the copy of ${stream} did not open: ${opened}`);
-        continue;
-      }
       try {
-        return await use(opened);
+        return await use(tried.opened);
       } finally {
-        await opened.close();
+        await tried.opened.close();
       }
     } catch (error) {
       if (error instanceof CodecMismatchError) throw error;
       lastError = error;
     } finally {
-      await removeCopy(copy);
+      await removeCopy(tried.copy);
     }
   }
   throw lastError;
 }
+
+/**
+ * One try at copying `directory` and opening the copy: the open copy, or why this try failed (a file vanished mid-copy,
+ * the copy did not open cleanly; the copy is then deleted). A codec mismatch is raised: trying again cannot help.
+ */
+const tryOpenCopy = async (directory: string, stream: string): Promise<{ copy: string; opened: LevelStream } | { error: unknown }> => {
+  let copy: string;
+  try {
+    copy = await copyDatabase(directory);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    return { error };
+  }
+  try {
+    const opened = await openLevelStream({ directory: copy, stream, create: false, copy: true });
+    if (typeof opened !== 'string') return { copy, opened };
+    await removeCopy(copy);
+    return { error: new Error(`the copy of ${stream} did not open: ${opened}`) };
+  } catch (error) {
+    await removeCopy(copy);
+    if (error instanceof CodecMismatchError) throw error;
+    return { error };
+  }
+};
 
 /** One open throwaway copy of a stream's database (see `LevelCopyCache`). */
 interface CachedCopy {
@@ -124,31 +140,14 @@ export class LevelCopyCache {
   }
 }
 
-/** Copy `directory` and open the copy, retried as `readLockedStream` retries; the copy is deleted when it fails. */
+/** Copy `directory` and open the copy, retried as `readLockedStream` retries. */
 const openCopy = async (directory: string, stream: string): Promise<{ copy: string; opened: LevelStream }> => {
   let lastError: unknown;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     if (attempt > 0) await sleep(Math.min(5 * attempt, 50));
-    let copy: string;
-    try {
-      copy = await copyDatabase(directory);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      lastError = error;
-      continue;
-    }
-    try {
-      const opened = await openLevelStream({ directory: copy, stream, create: false, copy: true });
-      if (typeof opened !== 'string') return { copy, opened };
-      lastError = new Error(`the copy of ${stream} did not open: ${opened}`);
-    } catch (error) {
-      if (error instanceof CodecMismatchError) {
-        await removeCopy(copy);
-        throw error;
-      }
-      lastError = error;
-    }
-    await removeCopy(copy);
+    const tried = await tryOpenCopy(directory, stream);
+    if (!('error' in tried)) return tried;
+    lastError = tried.error;
   }
   throw lastError;
 };
