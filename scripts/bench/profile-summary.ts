@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
  *   node dist/scripts/bench/profile-summary.js prof            # self time by package and rein folder
  *   node dist/scripts/bench/profile-summary.js prof inclusive  # the functions that hold the most time, callees included
  *   node dist/scripts/bench/profile-summary.js prof functions  # self time per function
+ *   node dist/scripts/bench/profile-summary.js prof callees getInitialSnapshot  # where that function's time goes
  *
  * A profile is a tree of call frames with sampled self time; this folds it by package (node_modules/<name>) or by
  * rein folder (dist/<room>/<folder>), or sums each function's time including everything below it.
@@ -40,10 +41,14 @@ const frameOf = (node: ProfileNode): string => {
   return `${node.callFrame.functionName || '(anonymous)'} ${url}:${node.callFrame.lineNumber + 1}`;
 };
 
-type Mode = 'self' | 'functions' | 'inclusive';
+type Mode = 'self' | 'functions' | 'inclusive' | 'callees';
 
-/** Self time per owner or per function, or inclusive time per function, in ms, largest first. */
-export const summarize = (profile: CpuProfile, mode: Mode): { totalMs: number; rows: Array<[string, number]> } => {
+/**
+ * Self time per owner or per function, or inclusive time per function, in ms, largest first. `callees`: the time spent
+ * below the outermost frames whose function name is `focus`, by the frame called directly from it (`(self)` for its
+ * own time); the total is then that function's inclusive time.
+ */
+export const summarize = (profile: CpuProfile, mode: Mode, focus?: string): { totalMs: number; rows: Array<[string, number]> } => {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parentOf = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
@@ -55,7 +60,22 @@ export const summarize = (profile: CpuProfile, mode: Mode): { totalMs: number; r
     total += delta;
   });
   const sums = new Map<string, number>();
-  for (const [id, time] of selfTime) {
+  if (mode === 'callees') {
+    let inside = 0;
+    for (const [id, time] of selfTime) {
+      // The path from the root down to this sample; the first frame named `focus` on it decides.
+      const path: number[] = [];
+      for (let current: number | undefined = id; current !== undefined; current = parentOf.get(current)) path.push(current);
+      path.reverse();
+      const at = path.findIndex((node) => byId.get(node)!.callFrame.functionName === focus);
+      if (at < 0) continue;
+      inside += time;
+      const key = at === path.length - 1 ? '(self)' : frameOf(byId.get(path[at + 1]!)!);
+      sums.set(key, (sums.get(key) ?? 0) + time);
+    }
+    total = inside;
+  }
+  for (const [id, time] of mode === 'callees' ? [] : selfTime) {
     if (mode === 'functions') {
       const frame = frameOf(byId.get(id)!);
       sums.set(frame, (sums.get(frame) ?? 0) + time);
@@ -78,14 +98,18 @@ export const summarize = (profile: CpuProfile, mode: Mode): { totalMs: number; r
   return { totalMs: total / 1000, rows: [...sums].map(([key, time]): [string, number] => [key, time / 1000]).sort((left, right) => right[1] - left[1]) };
 };
 
-export const main = async (directory: string, mode: Mode = 'self', count = 30): Promise<void> => {
+export const main = async (directory: string, mode: Mode = 'self', count = 30, focus?: string): Promise<void> => {
   const files = (await readdir(directory)).filter((name) => name.endsWith('.cpuprofile'));
   if (files.length === 0) throw new Error(`no .cpuprofile in ${directory}`);
   for (const file of files) {
-    const { totalMs, rows } = summarize(JSON.parse(await readFile(join(directory, file), 'utf8')) as CpuProfile, mode);
-    process.stdout.write(`${file}: ${totalMs.toFixed(0)} ms sampled (${mode})\n`);
+    const { totalMs, rows } = summarize(JSON.parse(await readFile(join(directory, file), 'utf8')) as CpuProfile, mode, focus);
+    process.stdout.write(`${file}: ${totalMs.toFixed(0)} ms sampled (${mode === 'callees' ? `inside ${focus ?? ''}` : mode})\n`);
     for (const [key, ms] of rows.slice(0, count)) process.stdout.write(`${ms.toFixed(0).padStart(8)} ms ${((100 * ms) / totalMs).toFixed(1).padStart(5)}%  ${key}\n`);
   }
 };
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) await main(process.argv[2] ?? 'prof', process.argv[3] === 'inclusive' || process.argv[3] === 'functions' ? process.argv[3] : 'self', Number(process.argv[4]) || undefined);
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [directory = 'prof', mode, extra] = process.argv.slice(2);
+  if (mode === 'callees') await main(directory, 'callees', 40, extra);
+  else await main(directory, mode === 'inclusive' || mode === 'functions' ? mode : 'self', Number(extra) || undefined);
+}
