@@ -69,6 +69,9 @@ export interface ActorWiringOptions {
 /** Children ask before delegating further: nested delegation needs a person's approval (or an answer given in advance). */
 const askBeforeNesting: PermissionRule = { action: 'ask', tool: 'delegate_task', source: 'rule' };
 
+/** How many visible sets' descriptions each registry keeps (a session's sets change rarely; children share theirs). */
+const describedSetsKept = 32;
+
 const cached = <V>(cache: Map<string, V>, key: string, make: () => V): V => {
   let value = cache.get(key);
   if (value === undefined) {
@@ -96,12 +99,21 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
   const capabilities = options.capabilities;
   /** The agent's recorded visible set, when the session derives one. */
   const visibleOf = (actor: string): VisibleSet | undefined => (capabilities?.deriver.active ? capabilities.deriver.visible(actor) : undefined);
-  const dynamicDescriptions = new WeakMap<VisibleSet, ModelToolDescription[]>();
+  /**
+   * Descriptions per registry and visible set, keyed by the set's content (its digest covers each tool's description
+   * and schema; the names give the order shown): the children of a delegation that see the same tools share one list,
+   * so its JSON and token counts are computed once (tools-json), not once per child. The newest few sets are kept.
+   */
+  const dynamicDescriptions = new WeakMap<ToolRegistry, Map<string, ModelToolDescription[]>>();
   const describeVisible = (registry: ToolRegistry, set: VisibleSet): ModelToolDescription[] => {
-    let described = dynamicDescriptions.get(set);
+    let sets = dynamicDescriptions.get(registry);
+    if (!sets) dynamicDescriptions.set(registry, (sets = new Map()));
+    const key = `${set.digest}|${set.names.join(',')}`;
+    let described = sets.get(key);
     if (!described) {
       described = registry.describe(set.names);
-      dynamicDescriptions.set(set, described);
+      if (sets.size >= describedSetsKept) sets.delete(sets.keys().next().value!);
+      sets.set(key, described);
     }
     return described;
   };
@@ -190,11 +202,24 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
   const nothing: ActorWiring = { rights: nothingRights, environment: environmentOf(options.registry, options.permissions, new Set(), nothingRights), descriptions: [], callSpec: rootSpec, mutationPolicyDigest: mutationPolicyDigestOf(options.permissions, options.sandbox) };
 
   const children = new Map<string, ActorWiring>();
+  /** The wired agents below each path (`root/delegation-1` → its children, theirs, …): an ended child forgets its own. */
+  const below = new Map<string, Set<string>>();
+  /** Drop one wiring and its entries in `below` (its own and its ancestors'). */
+  const drop = (actor: string): void => {
+    if (!children.delete(actor)) return;
+    below.delete(actor);
+    for (let index = actor.lastIndexOf('/'); index > 0; index = actor.lastIndexOf('/', index - 1)) {
+      const ancestor = actor.slice(0, index);
+      const paths = below.get(ancestor);
+      paths?.delete(actor);
+      if (paths?.size === 0) below.delete(ancestor);
+    }
+  };
   const of = (actor: string): ActorWiring => {
     if (actor === rootPath) return rootWiring;
     const entry = options.directory.get(actor);
     if (!entry) {
-      children.delete(actor);
+      drop(actor);
       return nothing;
     }
     const known = children.get(actor);
@@ -230,13 +255,20 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
       mutationPolicyDigest: mutationPolicyDigestOf(policy, options.sandbox),
     };
     children.set(actor, wiring);
+    for (let index = actor.lastIndexOf('/'); index > 0; index = actor.lastIndexOf('/', index - 1)) {
+      const ancestor = actor.slice(0, index);
+      let paths = below.get(ancestor);
+      if (!paths) below.set(ancestor, (paths = new Set()));
+      paths.add(actor);
+    }
     return wiring;
   };
   return {
     of,
-    /** Drop an ended child's wiring (and its own children's). */
+    /** Drop an ended child's wiring (and its own children's), without looking at any other agent's. */
     forget(actor) {
-      for (const path of children.keys()) if (path === actor || path.startsWith(`${actor}/`)) children.delete(path);
+      for (const path of [...(below.get(actor) ?? [])]) drop(path);
+      drop(actor);
     },
   };
 };
