@@ -36,13 +36,27 @@ export const needed = (join: JoinPolicy, count: number): number =>
  * quorum(1). Pure: the same children always give the same decision.
  */
 export const decideJoin = (join: JoinPolicy, children: readonly ChildState[]): JoinOutcome | undefined => {
-  const ended = children.filter(finished);
-  if (join.policy === 'all') return ended.length === children.length ? (children.every(succeeded) ? 'satisfied' : 'unsatisfied') : undefined;
-  if (join.policy === 'any') return ended.length > 0 ? (ended.some((child) => child.status === 'completed') ? 'satisfied' : 'unsatisfied') : undefined;
+  // Asked after every event the delegation takes, so the open case returns early: `all` looks for a running child
+  // from the end (children tend to end in task order, so one is usually found at once), `any` for an ended one.
+  if (join.policy === 'all') {
+    for (let index = children.length - 1; index >= 0; index--) if (!finished(children[index]!)) return undefined;
+    return children.every(succeeded) ? 'satisfied' : 'unsatisfied';
+  }
+  if (join.policy === 'any') {
+    const first = children.find(finished);
+    if (first === undefined) return undefined;
+    return children.some((child) => finished(child) && child.status === 'completed') ? 'satisfied' : 'unsatisfied';
+  }
   const need = needed(join, children.length);
-  const successes = ended.filter(succeeded).length;
+  let ended = 0;
+  let successes = 0;
+  for (const child of children) {
+    if (!finished(child)) continue;
+    ended++;
+    if (succeeded(child)) successes++;
+  }
   if (successes >= need) return 'satisfied';
-  return children.length - (ended.length - successes) < need ? 'unsatisfied' : undefined;
+  return children.length - (ended - successes) < need ? 'unsatisfied' : undefined;
 };
 
 const distinct = <T>(values: readonly T[]): T[] => [...new Set(values)];
