@@ -5,6 +5,8 @@ export interface RunningEffect {
   controller: AbortController;
   kind: EffectKind;
   actor: string;
+  /** Its executor returned (the settlement is on its way to the queue): nothing is left to abort. */
+  finished?: boolean;
 }
 
 /** Effects that only wait for time: the session counts as quiet (waiting for someone) while only these run. */
@@ -51,6 +53,12 @@ export class RunningEffects {
       ids?.delete(effectId);
       if (ids?.size === 0) this.byPath.delete(path);
     }
+  }
+
+  /** Mark a running effect's executor as returned (see `RunningEffect.finished`). */
+  markFinished(effectId: string): void {
+    const effect = this.byId.get(effectId);
+    if (effect) effect.finished = true;
   }
 
   ids(): string[] {
