@@ -117,7 +117,15 @@ const check = (join: JoinPolicy) =>
       'a decided join is satisfied exactly as its policy says': (snapshot) =>
         !isFinal(snapshot) || snapshot.context.outcome === 'cancelled' || (snapshot.context.outcome === 'satisfied') === satisfied(join, childrenOf(snapshot)),
       'no child runs after the join': (snapshot) => !isFinal(snapshot) || childrenOf(snapshot).every((child) => !active(child.status)),
-      'a running child has its actor, an ended one does not': (snapshot) => isFinal(snapshot) || childrenOf(snapshot).every((child) => active(child.status) === Object.hasOwn(snapshot.children, actorIdOf(snapshot, child.path))),
+      // Ended children are released in task order (their actors' map stays cheap to copy): an ended child keeps its
+      // actor only while a child before it still runs.
+      'a running child has its actor; an ended one keeps it only while a child before it runs': (snapshot) =>
+        isFinal(snapshot) ||
+        childrenOf(snapshot).every((child, index) => {
+          const held = Object.hasOwn(snapshot.children, actorIdOf(snapshot, child.path));
+          if (active(child.status)) return held;
+          return !held || childrenOf(snapshot).slice(0, index).some((before) => active(before.status));
+        }),
       'a merged (completed) child carries a report': (snapshot) => childrenOf(snapshot).every((child) => child.status !== 'completed' || child.report !== undefined),
       'the observation exists once decided and fits the limit': (snapshot) => !isFinal(snapshot) || (snapshot.context.observation !== null && snapshot.context.observation.length <= 4_000),
     },
@@ -138,9 +146,16 @@ const check = (join: JoinPolicy) =>
         const before = childrenOf(step.from).find((child) => child.path === output.path);
         return !before || !active(before.status) || childrenOf(step.to).every((child) => child.path !== output.path || child.status !== 'completed');
       },
-      'a child that ends is stopped on that edge (its actor released at once)': (step) => {
+      'a child that ends is released on that edge once no child before it runs, with the ended ones after it': (step) => {
         const child = childOfEvent(step.from, step.event.type);
-        return !child || !active(child.status) || stopped(step).includes(actorIdOf(step.from, child.path));
+        if (!child || !active(child.status)) return true;
+        const children = childrenOf(step.to);
+        const index = children.findIndex((candidate) => candidate.path === child.path);
+        if (children.slice(0, index).some((before) => active(before.status))) return !stopped(step).includes(actorIdOf(step.from, child.path));
+        for (let after = index; after < children.length && !active(children[after]!.status); after++) {
+          if (Object.hasOwn(step.from.children, String(after)) && !stopped(step).includes(String(after))) return `child ${after} not released`;
+        }
+        return true;
       },
       'an event for an unknown or ended child changes nothing': (step) => {
         if (!step.event.type.startsWith('xstate.done.actor.')) return true;
