@@ -484,6 +484,9 @@ export class SessionHost {
 
   /** Abort the running effects of actors that ended or were stopped (and of their descendants); drop their settlements. */
   private dropEffectsOf(paths: readonly string[]): void {
+    // A stopped actor starts no more tool calls: its lane (which keeps its calls' settlements) goes with it, so a
+    // delegation's ended children leave nothing behind in the host.
+    for (const path of paths) this.toolLanes.delete(path);
     for (const [effectId, effect] of this.running.ownedBy(paths)) {
       this.dropped.add(effectId);
       // An executor that already returned has nothing left to abort: a child ends in the step applying the settlement
