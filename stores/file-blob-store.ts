@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ArtifactRef, BlobStore } from './blob-store.js';
 import { artifactRef, blake3Hex, blobBytes, refDigest } from './blob-hash.js';
 import { BlobError } from './store-errors.js';
+import { randomUuid } from './random-uuid.js';
 
 /** Options of `FileBlobStore`. */
 export interface FileBlobStoreOptions {
@@ -44,7 +44,7 @@ export class FileBlobStore implements BlobStore {
       // Page cache only: a few synchronous calls cost far less than six thread-pool round trips on the step path.
       if (existsSync(target)) return ref;
       mkdirSync(folder, { recursive: true });
-      const temporary = `${target}.${randomUUID()}.tmp`;
+      const temporary = `${target}.${randomUuid()}.tmp`;
       try {
         writeFileSync(temporary, bytes, { flag: 'wx' });
         renameSync(temporary, target);
@@ -56,7 +56,7 @@ export class FileBlobStore implements BlobStore {
     }
     if (await exists(target)) return ref;
     await mkdir(folder, { recursive: true });
-    const temporary = `${target}.${randomUUID()}.tmp`;
+    const temporary = `${target}.${randomUuid()}.tmp`;
     try {
       const file = await open(temporary, 'wx');
       try {

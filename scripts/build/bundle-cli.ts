@@ -1,4 +1,4 @@
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +16,27 @@ import { build, type Plugin } from 'esbuild';
  */
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-const bundled = new Set(['commander', 'rxjs', 'zod', 'xstate']);
+/**
+ * Bundled packages. classic-level's JavaScript and the small CommonJS packages under it (about thirty files, whose
+ * resolution and loading cost a reading command ~30 ms) are bundled too; its native addon is still found in its own
+ * package at run time (`classicLevelBinding`). msgpackr is bundled without its optional native string extractor
+ * (`msgpackrWithoutExtractor`).
+ */
+const bundled = new Set([
+  'commander',
+  'rxjs',
+  'zod',
+  'xstate',
+  'msgpackr',
+  'classic-level',
+  'abstract-level',
+  'level-supports',
+  'level-transcoder',
+  'maybe-combine-errors',
+  'module-error',
+  'is-buffer',
+  'node-gyp-build',
+]);
 const requireFromRoot = createRequire(join(root, 'package.json'));
 
 const packageOf = (specifier: string): string => {
@@ -38,6 +58,53 @@ const onlyBundled: Plugin = {
   },
 };
 
+/**
+ * classic-level finds its addon next to its own files (`node-gyp-build(__dirname)`); bundled, `__dirname` would be the
+ * bundle's folder, so the binding module asks Node where the installed package is instead, at run time.
+ */
+const classicLevelBinding: Plugin = {
+  name: 'rein-classic-level-binding',
+  setup(context) {
+    context.onLoad({ filter: /[\\/]classic-level[\\/]binding\.js$/ }, () => ({
+      contents: "module.exports = require('node-gyp-build')(require('node:path').dirname(require.resolve('classic-level/package.json')));",
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * msgpackr loads `msgpackr-extract`, an optional native accelerator of string decoding, when it starts; finding it
+ * (`node-gyp-build-optional-packages`, which asks `detect-libc` for the C library) costs a short command ~20 ms. The
+ * CLI decodes with msgpackr's JavaScript, which gives the same values (the library, `rein`, still loads it).
+ */
+const msgpackrWithoutExtractor: Plugin = {
+  name: 'rein-msgpackr-without-extractor',
+  setup(context) {
+    context.onLoad({ filter: /[\\/]msgpackr[\\/]node-index\.js$/ }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      const guard = 'if (!nativeAccelerationDisabled) {';
+      if (!source.includes(guard)) throw new Error(`msgpackr's node-index.js changed: ${guard} not found`);
+      return { contents: source.replace(guard, 'if (false) {'), loader: 'js' };
+    });
+  },
+};
+
+/**
+ * commander requires `node:child_process` (and so `net` and `dgram`) when it loads, only to spawn executable
+ * subcommands, which rein does not have; bundled, it requires the module on its first spawn instead.
+ */
+const commanderLazyChildProcess: Plugin = {
+  name: 'rein-commander-lazy-child-process',
+  setup(context) {
+    context.onLoad({ filter: /[\\/]commander[\\/]lib[\\/]command\.js$/ }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      const eager = "const childProcess = require('node:child_process');";
+      if (!source.includes(eager)) throw new Error(`commander's command.js changed: ${eager} not found`);
+      return { contents: source.replace(eager, "const childProcess = { spawn: (...args) => require('node:child_process').spawn(...args) };"), loader: 'js' };
+    });
+  },
+};
+
 export const bundleCli = async (): Promise<void> => {
   const outdir = join(root, 'dist/cli');
   await rm(outdir, { recursive: true, force: true });
@@ -50,10 +117,10 @@ export const bundleCli = async (): Promise<void> => {
     platform: 'node',
     target: 'node20',
     chunkNames: 'chunks/[name]-[hash]',
-    plugins: [onlyBundled],
+    plugins: [onlyBundled, classicLevelBinding, msgpackrWithoutExtractor, commanderLazyChildProcess],
     logLevel: 'warning',
     legalComments: 'none',
-    // CommonJS packages inside the bundle (commander, xstate) call require() for Node's built-ins.
+    // CommonJS packages inside the bundle (commander, xstate, classic-level's) call require() for Node's built-ins.
     banner: { js: "import { createRequire as __reinCreateRequire } from 'node:module'; const require = __reinCreateRequire(import.meta.url);" },
   });
 };

@@ -1,9 +1,13 @@
 import type { SandboxChecked } from '../../models/sandbox.records.js';
-import { sandboxEnforcement } from './sandbox-probe.js';
 import type { SandboxPolicy } from './sandbox-policy.js';
 
-/** The `sandbox.checked` fact for a policy on this machine: the enforcement the start-up probe found, and why. */
+/**
+ * The `sandbox.checked` fact for a policy on this machine: the enforcement the start-up probe found, and why. The probe
+ * (and `node:child_process` with it) loads on the first call, so the reading commands that print `sandboxLine` do not
+ * load it.
+ */
 export const sandboxCheckedOf = async (policy: SandboxPolicy): Promise<SandboxChecked> => {
+  const { sandboxEnforcement } = await import('./sandbox-probe.js');
   const status = await sandboxEnforcement(policy);
   return {
     enforcement: status.enforcement,

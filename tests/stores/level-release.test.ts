@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openLevelEventStore } from '../../stores/index.js';
 import { drafts, expectCode, temporaryDirectory } from './store-test-support.js';
+import { scaledTimeout } from '../support/timeouts.js';
 
 let root: { path: string; remove(): Promise<void> };
 beforeEach(async () => {
@@ -105,11 +106,13 @@ describe('a session\'s hold of its LevelDB stream', () => {
     const other = await open(root.path);
     /** Hold `stream` from the other store once this one's pool has closed it (closing an evicted database is not awaited). */
     const holdOnceFree = async (stream: string) => {
-      for (let attempt = 0; ; attempt++) {
+      // A guard against a hang, stretched on a loaded machine (a fixed 200 tries of 10 ms ran out at load 10).
+      const deadline = Date.now() + scaledTimeout(10_000);
+      for (;;) {
         try {
           return await other.hold(stream);
         } catch (error) {
-          if ((error as { code?: string }).code !== 'STORE_LOCKED' || attempt >= 200) throw error;
+          if ((error as { code?: string }).code !== 'STORE_LOCKED' || Date.now() > deadline) throw error;
           await new Promise((resolve) => setTimeout(resolve, 10));
         }
       }

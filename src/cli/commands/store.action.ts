@@ -31,7 +31,9 @@ export const copyCommand = async (options: CopyOptions): Promise<void> => {
     const found = await stat(resolve(options.from)).catch(() => undefined);
     if (!found?.isDirectory()) throw new ReinError('STORE_NOT_FOUND', `no store at ${resolve(options.from)}: the source of a copy must exist`);
   }
-  const from = await openStoreAt(options.from, { mode: 'read' });
+  // The source is only read, and never opened in place: a damaged stream in it stays as it is (LevelDB's recovery
+  // runs on a throwaway copy) and is reported failed with STORE_CORRUPT_RECORD.
+  const from = await openStoreAt(options.from, { mode: 'read-only' });
   try {
     const to = await openStoreAt(options.to, { mode: 'write' });
     try {
