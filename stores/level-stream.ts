@@ -24,6 +24,14 @@ export interface StreamWrite {
 }
 
 const PAGE_SIZE = 1000;
+/**
+ * A stream closed after writing more than this folds its write-ahead log into a table: LevelDB would otherwise keep
+ * up to a write buffer (1 MiB) of uncompressed log on disk, and every later open (a reading command's copy included)
+ * replays it. Smaller logs are left alone, so closing one of many small streams (a delegation's children) costs nothing.
+ */
+const FOLD_LOG_BYTES = 256 * 1024;
+/** A key after every key a stream database holds: compacting `[FOLD_KEY, FOLD_KEY]` flushes the memtable and nothing else. */
+const FOLD_KEY = '~';
 const PAGE_BYTES = 1024 * 1024;
 const EMPTY = new Uint8Array(0);
 
@@ -80,6 +88,8 @@ export class LevelStream {
   readonly #database: Database;
   #watermark: number;
   #syncing: Promise<void> | undefined;
+  /** Bytes written since open (what the write-ahead log and memtable hold, at most). */
+  #logged = 0;
 
   constructor(options: OpenLevelStreamOptions & { database: Database; head: number; meta: StreamMeta | undefined; watermark: number }) {
     this.stream = options.stream;
@@ -101,7 +111,10 @@ export class LevelStream {
     await this.#levelCall(async () => {
       const batch = this.#database.batch();
       try {
-        for (const write of writes) batch.put(write.key, write.value);
+        for (const write of writes) {
+          batch.put(write.key, write.value);
+          this.#logged += write.key.length + write.value.length;
+        }
       } catch (error) {
         await batch.close();
         throw error;
@@ -234,7 +247,10 @@ export class LevelStream {
     return decodeValue(entry[1], { stream: this.stream, seq: keySeq(entry[0]) }) as StoredSnapshot;
   }
 
-  /** Makes unsynced writes durable, records the head as the watermark (not in copies), and closes the database. */
+  /**
+   * Makes unsynced writes durable, records the head as the watermark (not in copies), folds a large write-ahead log into
+   * a table (`FOLD_LOG_BYTES`), and closes the database.
+   */
   async close(): Promise<void> {
     try {
       if (!this.copy) {
@@ -243,6 +259,7 @@ export class LevelStream {
           await writeWatermark(this.directory, { head: this.head });
           this.#watermark = this.head;
         }
+        if (this.#logged > FOLD_LOG_BYTES) await this.#levelCall(() => this.#database.compactRange(FOLD_KEY, FOLD_KEY));
       }
     } finally {
       await this.#database.close();
