@@ -130,11 +130,11 @@ export class LevelEventStore implements EventStore {
         const head = target?.head ?? 0;
         if (head !== expectedSeq) throw new ConcurrencyConflictError(stream, expectedSeq, head);
         if (target === undefined || batch.values.length === 0) return [];
-        // A stream an earlier build created (codec `/1`) keeps its envelope layout, so that build can still read it.
+        // A stream an earlier build created (codec `/2` or `/1`) keeps its layout, so that build can still read it.
         const layout = recordLayoutOf(target.meta);
-        const values = layout === 'compact' ? batch.values : batch.envelopes.map((envelope) => encodeRecord(envelope, layout));
+        const values = layout === 'packed' ? batch.values : batch.envelopes.map((envelope) => encodeRecord(envelope, layout));
         const writes: StreamWrite[] = values.map((value, index) => ({ type: 'put', key: recordKey(expectedSeq + index + 1), value }));
-        for (const blob of layout === 'compact' ? [...blobs, ...externalBlobs] : blobs) writes.push({ type: 'put', key: blobKey(blob.hex), value: blob.bytes });
+        for (const blob of layout === 'packed' ? [...blobs, ...externalBlobs] : blobs) writes.push({ type: 'put', key: blobKey(blob.hex), value: blob.bytes });
         const meta = target.meta ?? createStreamMeta(options.createdAt ?? this.#clock());
         if (target.meta === undefined) writes.push({ type: 'put', key: META_KEY, value: encodeStreamMeta(meta) });
         const durable = await this.#write(target, writes, options.sync);

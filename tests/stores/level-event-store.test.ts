@@ -3,7 +3,9 @@ import { readdir, readFile, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeValue, openLevelEventStore } from '../../stores/index.js';
+import { decodeValue, encodeValue, openLevelEventStore } from '../../stores/index.js';
+import type { RecordEnvelope } from '../../models/envelope.js';
+import { encodeRecord } from '../../stores/record-drafts.js';
 import type { LevelEventStore, LevelEventStoreOptions } from '../../stores/index.js';
 import { refDigest } from '../../stores/blob-hash.js';
 import { blobKey, recordKey } from '../../stores/level-keys.js';
@@ -183,16 +185,47 @@ describe('LevelEventStore', () => {
     expect(formats).toEqual(Array.from({ length: 15 }, () => 0x01));
   });
 
-  it('stores new streams in the compact layout, without the stream name in any value', async () => {
+  it('keeps reading and appending a stream an earlier build wrote with codec /2, in the compact layout it holds', async () => {
     const { root, store } = await storeWithRecords(10);
+    await store.close();
+    // Rewrite the stream as the earlier build stored it: meta codec `/2` and every record a compact row.
+    const database = new ClassicLevel<string, Uint8Array>(join(root, 'streams', 's'), { ...STREAM_DATABASE_OPTIONS });
+    await database.open();
+    const meta = JSON.parse(Buffer.from((await database.get('m!meta'))!).toString('utf8')) as { codec: { id: string } };
+    meta.codec.id = 'rein.msgpackr2-plain.crc32/2';
+    const rows = rawRecords(1, 10).map((write, index) => ({ type: 'put' as const, key: write.key, value: encodeRecord({ ...(decodeValue(write.value, { stream: 's' }) as RecordEnvelope), data: { digest: `b3:${'ab'.repeat(32)}`, index } }, 'compact') }));
+    await database.batch([{ type: 'put', key: 'm!meta', value: Buffer.from(JSON.stringify(meta)) }, ...rows]);
+    await database.close();
+    const reopened = await openLevelEventStore(root);
+    expect((await reopened.read('s')).map((record) => (record.data as { digest: string }).digest)).toEqual(Array.from({ length: 10 }, () => `b3:${'ab'.repeat(32)}`));
+    await reopened.append('s', drafts(11, 5).map((draft) => ({ ...draft, data: { digest: `b3:${'cd'.repeat(32)}` } })), { expectedSeq: 10 });
+    expect((await reopened.read('s', { from: 11 })).map((record) => (record.data as { digest: string }).digest)).toEqual(Array.from({ length: 5 }, () => `b3:${'cd'.repeat(32)}`));
+    await reopened.close();
+    const check = new ClassicLevel<string, Uint8Array>(join(root, 'streams', 's'), { ...STREAM_DATABASE_OPTIONS });
+    await check.open();
+    const formats = (await check.values({ gte: recordKey(1), lte: recordKey(15) }).all()).map((value) => value[0]);
+    await check.close();
+    expect(formats).toEqual(Array.from({ length: 15 }, () => 0x02));
+  });
+
+  it('stores new streams in the packed layout: no stream name in any value, digests as their bytes', async () => {
+    const { root, store } = await storeWithRecords(10);
+    const digest = `b3:${'0f'.repeat(32)}`;
+    await store.append('s', drafts(11, 1).map((draft) => ({ ...draft, data: { digest, near: `b3:${'0F'.repeat(32)}` } })), { expectedSeq: 10 });
+    expect((await store.read('s', { from: 11 }))[0]!.data).toEqual({ digest, near: `b3:${'0F'.repeat(32)}` });
     await store.close();
     const database = new ClassicLevel<string, Uint8Array>(join(root, 'streams', 's'), { ...STREAM_DATABASE_OPTIONS });
     await database.open();
     const meta = JSON.parse(Buffer.from((await database.get('m!meta'))!).toString('utf8')) as { codec: { id: string } };
-    const values = await database.values({ gte: recordKey(1), lte: recordKey(10) }).all();
+    const values = await database.values({ gte: recordKey(1), lte: recordKey(11) }).all();
     await database.close();
-    expect(meta.codec.id).toBe('rein.msgpackr2-plain.crc32/2');
-    expect(values.map((value) => value[0])).toEqual(Array.from({ length: 10 }, () => 0x02));
+    expect(meta.codec.id).toBe('rein.msgpackr2-plain.crc32/3');
+    expect(values.map((value) => value[0])).toEqual(Array.from({ length: 11 }, () => 0x04));
+    const last = Buffer.from(values.at(-1)!);
+    // The lower-case digest is stored as its 32 bytes; upper-case hex is not a digest rein writes and stays text.
+    expect(last.includes(Buffer.from('0f'.repeat(32), 'hex'))).toBe(true);
+    expect(last.includes(Buffer.from('0f'.repeat(32)))).toBe(false);
+    expect(last.includes(Buffer.from('0F'.repeat(32)))).toBe(true);
   });
 
   it('raises STORE_CODEC_MISMATCH when a stream was written with another codec', async () => {

@@ -109,7 +109,7 @@ describe('a session\'s hold of its LevelDB stream', () => {
         try {
           return await other.hold(stream);
         } catch (error) {
-          if ((error as { code?: string }).code !== 'STORE_LOCKED' || attempt >= 200) throw error;
+          if ((error as { code?: string }).code !== 'STORE_LOCKED' || attempt >= 1000) throw error;
           await new Promise((resolve) => setTimeout(resolve, 10));
         }
       }
