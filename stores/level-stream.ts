@@ -1,7 +1,8 @@
 import { ClassicLevel } from 'classic-level';
 import type { RecordEnvelope } from '../models/envelope.js';
 import type { StoredSnapshot } from './event-store.js';
-import { META_KEY, RECORD_KEYS, SNAPSHOT_KEYS, SYNC_KEY, blobKey, keySeq, recordKey, snapshotKey } from './level-keys.js';
+import { META_KEY, RECORD_KEYS, SNAPSHOT_KEYS, SYNC_KEY, blobKey, deltaKey, keySeq, recordKey, snapshotKey } from './level-keys.js';
+import { MAX_DELTA_DEPTH, applyDelta, decodeBlobDelta } from './blob-deltas.js';
 import { databaseExists, holdsData } from './level-stream-files.js';
 import { checkIntegrity, writeWatermark } from './level-stream-integrity.js';
 import { decodeStreamMeta } from './level-stream-meta.js';
@@ -90,6 +91,11 @@ export class LevelStream {
   #syncing: Promise<void> | undefined;
   /** Bytes written since open (what the write-ahead log and memtable hold, at most). */
   #logged = 0;
+  /**
+   * The last blob this process appended to the stream, the base the next one is stored against (blob-deltas.ts), with
+   * the number of deltas between it and a whole blob. Unset after open: the first blob appended is stored whole.
+   */
+  lastBlob: { hex: string; bytes: Uint8Array; depth: number } | undefined;
 
   constructor(options: OpenLevelStreamOptions & { database: Database; head: number; meta: StreamMeta | undefined; watermark: number }) {
     this.stream = options.stream;
@@ -128,6 +134,50 @@ export class LevelStream {
   markSynced(): void {
     this.durableHead = this.head;
     this.onSync?.(this.durableHead);
+  }
+
+  /** Which of `hexes` the stream already stores as blobs, whole or as a delta. */
+  async storedBlobs(hexes: readonly string[]): Promise<Set<string>> {
+    const keys = hexes.flatMap((hex) => [blobKey(hex), deltaKey(hex)]);
+    const values = await this.#levelCall(() => this.#database.getMany(keys));
+    const stored = new Set<string>();
+    hexes.forEach((hex, index) => {
+      if (values[2 * index] !== undefined || values[2 * index + 1] !== undefined) stored.add(hex);
+    });
+    return stored;
+  }
+
+  /**
+   * A stream blob's bytes, rebuilt through its chain of deltas and checked against its BLAKE3: `'missing'` when the
+   * stream holds no such blob, `'damaged'` when it does but the bytes (or a link of the chain) are gone or altered.
+   */
+  async blobBytes(hex: string): Promise<Uint8Array | 'missing' | 'damaged'> {
+    const deltas: Uint8Array[] = [];
+    let current = hex;
+    let bytes: Uint8Array;
+    for (;;) {
+      const [whole, delta] = await this.#levelCall(() => this.#database.getMany([blobKey(current), deltaKey(current)]));
+      if (whole !== undefined) {
+        bytes = whole;
+        break;
+      }
+      if (delta === undefined) return deltas.length === 0 ? 'missing' : 'damaged';
+      // No chain this store writes is longer: a longer one is damage (or a loop), not something to follow.
+      if (deltas.length >= MAX_DELTA_DEPTH) return 'damaged';
+      try {
+        const decoded = decodeBlobDelta(delta, this.stream);
+        deltas.push(decoded.delta);
+        current = decoded.baseHex;
+      } catch {
+        return 'damaged';
+      }
+    }
+    try {
+      for (let index = deltas.length - 1; index >= 0; index--) bytes = applyDelta(bytes, deltas[index]!);
+    } catch {
+      return 'damaged';
+    }
+    return (await blake3Hex(bytes)) === hex ? bytes : 'damaged';
   }
 
   /** Every key and stored value in `[gte, lt)`, unchecked (fork copies stream blobs with it). */
@@ -223,11 +273,10 @@ export class LevelStream {
    */
   async #attachExternals(external: ReadonlyArray<{ record: RecordEnvelope; externals: ExternalString[] }>): Promise<void> {
     const wanted = [...new Set(external.flatMap((entry) => entry.externals.map((item) => item.hex)))];
-    const values = await this.#database.getMany(wanted.map(blobKey));
     const texts = new Map<string, string | undefined>();
-    for (let index = 0; index < wanted.length; index++) {
-      const bytes = values[index];
-      texts.set(wanted[index]!, bytes !== undefined && (await blake3Hex(bytes)) === wanted[index] ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8') : undefined);
+    for (const hex of wanted) {
+      const bytes = await this.blobBytes(hex);
+      texts.set(hex, typeof bytes === 'string' ? undefined : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
     }
     for (const { record, externals } of external) {
       for (const item of externals) {

@@ -8,7 +8,7 @@ import type { RecordEnvelope } from '../../models/envelope.js';
 import { encodeRecord } from '../../stores/record-drafts.js';
 import type { LevelEventStore, LevelEventStoreOptions } from '../../stores/index.js';
 import { refDigest } from '../../stores/blob-hash.js';
-import { blobKey, recordKey } from '../../stores/level-keys.js';
+import { blobKey, deltaKey, recordKey } from '../../stores/level-keys.js';
 import { STREAM_DATABASE_OPTIONS } from '../../stores/level-stream.js';
 import { describeEventStoreConformance } from './event-store.conformance.js';
 import { holdStreamInAnotherProcess, runBuiltStoreInChild } from './level-child-process.js';
@@ -19,12 +19,17 @@ import { drafts, expectCode, temporaryDirectory } from './store-test-support.js'
  * Flip one bit of a value in a stream's database, as a failing disk would: the store lets go of the database
  * (`release`), the bytes are changed through classic-level directly, and the store reopens it on its next use.
  */
-const damageStreamValue = async (store: LevelEventStore, root: string, stream: string, key: string, at: 'first' | 'last'): Promise<void> => {
+/** Flips one bit of the value under the first of `keys` the stream holds (a blob is stored whole or as a delta). */
+const damageStreamValue = async (store: LevelEventStore, root: string, stream: string, keys: string | readonly string[], at: 'first' | 'last'): Promise<void> => {
   await store.release(stream);
   const database = new ClassicLevel<string, Uint8Array>(join(root, 'streams', stream), { ...STREAM_DATABASE_OPTIONS });
   await database.open();
   try {
-    const stored = await database.get(key);
+    const candidates = typeof keys === 'string' ? [keys] : keys;
+    const values = await database.getMany([...candidates]);
+    const found = values.findIndex((value) => value !== undefined);
+    const key = candidates[Math.max(found, 0)]!;
+    const stored = values[Math.max(found, 0)];
     if (stored === undefined) throw new Error(`no value ${key} in ${stream}`);
     const damaged = Uint8Array.from(stored);
     const index = at === 'first' ? 0 : damaged.length - 1;
@@ -54,7 +59,7 @@ describeEventStoreConformance({
     return {
       store,
       corrupt: (stream, seq) => damageStreamValue(store, root, stream, recordKey(seq), 'last'),
-      corruptStreamBlob: (stream, ref) => damageStreamValue(store, root, stream, blobKey(refDigest(ref)), 'first'),
+      corruptStreamBlob: (stream, ref) => damageStreamValue(store, root, stream, [blobKey(refDigest(ref)), deltaKey(refDigest(ref))], 'last'),
       corruptBlob: async (ref) => {
         const path = store.blobs.pathOf(ref);
         const bytes = await readFile(path);
