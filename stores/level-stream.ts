@@ -5,6 +5,7 @@ import { META_KEY, RECORD_KEYS, SNAPSHOT_KEYS, SYNC_KEY, blobKey, deltaKey, keyS
 import { MAX_DELTA_DEPTH, applyDelta, decodeBlobDelta } from './blob-deltas.js';
 import { databaseExists, holdsData } from './level-stream-files.js';
 import { checkIntegrity, writeWatermark } from './level-stream-integrity.js';
+import { damagedLog } from './level-log-check.js';
 import { decodeStreamMeta } from './level-stream-meta.js';
 import type { StreamMeta } from './level-stream-meta.js';
 import { rangeLength, seqAt, verifyPosition } from './read-range.js';
@@ -326,6 +327,13 @@ export async function openLevelStream(options: OpenLevelStreamOptions): Promise<
     // No CURRENT file: a stream never created — or one whose CURRENT was lost, which must not look like no stream.
     if (await holdsData(options.directory)) throw new CorruptRecordError(options.stream, undefined, 'the LevelDB CURRENT file is missing but the stream holds data');
     return 'missing';
+  }
+  // In place, LevelDB's recovery would drop what follows damage in the log, for good: refuse instead, changing nothing.
+  if (!options.copy && (await databaseExists(options.directory))) {
+    const damage = await damagedLog(options.directory);
+    if (damage !== undefined) {
+      throw new CorruptRecordError(options.stream, undefined, `its write-ahead log ${damage}; not opened in place, where LevelDB's recovery would drop what follows the damage (the stream is left as it is, for repair)`);
+    }
   }
   const database: Database = new ClassicLevel<string, Uint8Array>(options.directory, {
     ...STREAM_DATABASE_OPTIONS,

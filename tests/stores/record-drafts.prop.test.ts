@@ -78,7 +78,9 @@ describe('record layouts', () => {
       fc.property(data, (value) => {
         const [envelope] = prepareBatch('prop', 1, [{ id: 'i', type: 'turn.join-closed', v: 1, at: 1, actor: 'root', data: value }]).envelopes;
         const packed = decodeRecord(encodeRecord(envelope!, 'packed'), 'prop', 1);
-        expect(JSON.stringify(packed)).toBe(JSON.stringify(envelope));
+        // The same as the compact layout gives back (both share msgpackr's `__proto__` guard, see record-codec.ts).
+        expect(JSON.stringify(packed)).toBe(JSON.stringify(decodeRecord(encodeRecord(envelope!, 'compact'), 'prop', 1)));
+        if (!JSON.stringify(value).includes('__proto__')) expect(JSON.stringify(packed)).toBe(JSON.stringify(envelope));
         expect(encodeRecord(envelope!, 'packed').length).toBeLessThanOrEqual(encodeRecord(envelope!, 'compact').length);
       }),
       { numRuns: runs * 20 },
