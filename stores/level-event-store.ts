@@ -29,7 +29,8 @@ import type { LevelStream, StreamWrite } from './level-stream.js';
 import { resolveReadRange } from './read-range.js';
 import { readAllByStream } from './read-all.js';
 import { refuseFence } from './store-arguments.js';
-import { encodeRecord, externalizeBatch, prepareBatch } from './record-drafts.js';
+import { encodeRecord, prepareEnvelopes } from './record-drafts.js';
+import { encodeAppend, encodeGroups } from './record-groups.js';
 import { encodeValue } from './record-codec.js';
 import { KeyedSerialQueue, mapWithLimit } from './task-queues.js';
 import { assertExpectedSeq, assertForkPoint, assertSnapshot, assertSnapshotBound } from './store-arguments.js';
@@ -151,28 +152,31 @@ export class LevelEventStore implements EventStore {
     refuseFence(options);
     this.#committer.takeFailure();
     const expectedSeq = options.expectedSeq;
-    const batch = prepareBatch(stream, expectedSeq + 1, records);
+    const envelopes = prepareEnvelopes(stream, expectedSeq + 1, records);
     const blobs = await prepareStreamBlobs(options.blobs);
-    const externalBlobs = await externalizeBatch(batch);
+    // Encoded for a `/3` stream, the usual case, before taking the stream's turn (record-groups.ts).
+    const groups = await encodeAppend(envelopes);
     return this.#queue.run(stream, () =>
-      this.#pool.with(stream, batch.values.length > 0, async (opened) => {
+      this.#pool.with(stream, envelopes.length > 0, async (opened) => {
         const target = this.#writable(stream, opened);
         const head = target?.head ?? 0;
         if (head !== expectedSeq) throw new ConcurrencyConflictError(stream, expectedSeq, head);
-        if (target === undefined || batch.values.length === 0) return [];
+        if (target === undefined || envelopes.length === 0) return [];
         // A stream an earlier build created (codec `/2` or `/1`) keeps its layout, so that build can still read it.
         const layout = recordLayoutOf(target.meta);
-        const values = layout === 'packed' ? batch.values : batch.envelopes.map((envelope) => encodeRecord(envelope, layout));
-        const writes: StreamWrite[] = values.map((value, index) => ({ type: 'put', key: recordKey(expectedSeq + index + 1), value }));
+        const writes: StreamWrite[] =
+          layout === 'packed'
+            ? groups.map((group) => ({ type: 'put', key: recordKey(group.lastSeq), value: group.value }))
+            : envelopes.map((envelope) => ({ type: 'put', key: recordKey(envelope.seq), value: encodeRecord(envelope, layout) }));
         // Deltas only in a `/3` stream: an earlier build looks for blobs whole.
         const appended = layout === 'packed' ? await blobWrites(target, blobs) : { writes: blobs.map(wholeBlob), last: target.lastBlob };
         writes.push(...appended.writes);
-        if (layout === 'packed') writes.push(...externalBlobs.map(wholeBlob));
+        if (layout === 'packed') writes.push(...groups.flatMap((group) => group.blobs.map(wholeBlob)));
         const meta = target.meta ?? createStreamMeta(options.createdAt ?? this.#clock());
         if (target.meta === undefined) writes.push({ type: 'put', key: META_KEY, value: encodeStreamMeta(meta) });
         const durable = await this.#write(target, writes, options.sync);
         target.meta = meta;
-        target.head = expectedSeq + batch.values.length;
+        target.head = expectedSeq + envelopes.length;
         target.lastBlob = appended.last;
         if (durable) target.markSynced();
         else if (this.#sync) {
@@ -182,7 +186,7 @@ export class LevelEventStore implements EventStore {
         }
         // Sync mode: tails see an append made with `sync: false` once it is committed (`#durable`).
         if (durable || !this.#sync) this.#tails.notify(stream);
-        return batch.envelopes;
+        return envelopes;
       }),
     );
   }
@@ -242,10 +246,8 @@ export class LevelEventStore implements EventStore {
       undefined,
     );
     if (copied === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
-    // The copies are compact rows; their long strings go back to blobs (the parent's blobs are copied as they are).
-    const copies = { envelopes: copied.records.map((record) => ({ ...record, stream: name })), values: [] as Uint8Array[] };
-    copies.values = copies.envelopes.map((envelope) => encodeRecord(envelope));
-    const externalBlobs = await externalizeBatch(copies);
+    // The copies are stored in groups; their long strings go back to blobs (the parent's blobs are copied as they are).
+    const groups = await encodeGroups(copied.records.map((record) => ({ ...record, stream: name })));
     return this.#queue.run(name, () =>
       this.#pool.with(name, true, async (opened) => {
         if (opened === 'locked' || (opened !== 'missing' && opened.meta !== undefined)) {
@@ -253,9 +255,9 @@ export class LevelEventStore implements EventStore {
         }
         const target = this.#writable(name, opened)!;
         const meta = createStreamMeta(this.#clock(), { stream, seq: atSeq });
-        const writes: StreamWrite[] = copies.envelopes.map((record, index) => ({ type: 'put', key: recordKey(record.seq), value: copies.values[index]! }));
+        const writes: StreamWrite[] = groups.map((group) => ({ type: 'put', key: recordKey(group.lastSeq), value: group.value }));
         for (const [key, value] of copied.blobs) writes.push({ type: 'put', key, value });
-        for (const blob of externalBlobs) writes.push({ type: 'put', key: blobKey(blob.hex), value: blob.bytes });
+        for (const group of groups) writes.push(...group.blobs.map(wholeBlob));
         writes.push({ type: 'put', key: META_KEY, value: encodeStreamMeta(meta) });
         await this.#write(target, writes, undefined);
         target.meta = meta;

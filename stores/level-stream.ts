@@ -8,9 +8,10 @@ import { checkIntegrity, writeWatermark } from './level-stream-integrity.js';
 import { damagedLog } from './level-log-check.js';
 import { decodeStreamMeta } from './level-stream-meta.js';
 import type { StreamMeta } from './level-stream-meta.js';
-import { rangeLength, seqAt, verifyPosition } from './read-range.js';
+import { rangeLength, verifyPosition } from './read-range.js';
 import type { SeqRange } from './read-range.js';
-import { attachExternal, decodeStoredRecord } from './record-drafts.js';
+import { attachExternal } from './record-drafts.js';
+import { decodeStoredValue } from './record-groups.js';
 import type { ExternalString } from './record-drafts.js';
 import { blake3Hex } from './blob-hash.js';
 import { decodeValue } from './record-codec.js';
@@ -241,30 +242,38 @@ export class LevelStream {
 
   async #readRange(range: SeqRange): Promise<RecordEnvelope[]> {
     const records: RecordEnvelope[] = [];
-    const iterator = this.#database.values({
-      gte: recordKey(range.low),
-      lte: recordKey(range.high),
-      reverse: range.reverse,
-      highWaterMarkBytes: PAGE_BYTES,
-    });
+    const wanted = rangeLength(range);
+    // The first key at or after `low` holds `low`: its own record, or the group (keyed by its last seq) holding it.
+    // Every value holds at least one record, so asking for as many values as records are still wanted reads no more
+    // than the range needs. Reverse reads are read forwards and turned around.
+    const iterator = this.#database.iterator({ gte: recordKey(range.low), lt: RECORD_KEYS.lt, highWaterMarkBytes: PAGE_BYTES });
     const external: Array<{ record: RecordEnvelope; externals: ExternalString[] }> = [];
     try {
-      for (let page = await iterator.nextv(PAGE_SIZE); page.length > 0; page = await iterator.nextv(PAGE_SIZE)) {
-        for (const stored of page) {
-          const seq = seqAt(range, records.length);
-          const { record, externals } = decodeStoredRecord(stored, this.stream, seq);
-          verifyPosition(this.stream, record, seq);
-          records.push(record);
-          if (externals !== undefined) external.push({ record, externals });
+      reading: while (records.length < wanted) {
+        const page = await iterator.nextv(Math.min(PAGE_SIZE, wanted - records.length));
+        if (page.length === 0) break;
+        for (const [key, stored] of page) {
+          // A page may run past the range (a value holds one record or more): decode nothing beyond it.
+          if (records.length >= wanted) break reading;
+          const seq = keySeq(key);
+          if (seq === undefined) throw new CorruptRecordError(this.stream, undefined, `unreadable record key ${key}`);
+          for (const { record, externals } of decodeStoredValue(stored, this.stream, seq)) {
+            if (record.seq < range.low) continue;
+            if (record.seq > range.high) break reading;
+            verifyPosition(this.stream, record, range.low + records.length);
+            records.push(record);
+            if (externals !== undefined) external.push({ record, externals });
+          }
         }
       }
     } finally {
       await iterator.close();
     }
     if (external.length > 0) await this.#attachExternals(external);
-    if (records.length !== rangeLength(range)) {
-      throw new CorruptRecordError(this.stream, seqAt(range, records.length), 'record is missing');
+    if (records.length !== wanted) {
+      throw new CorruptRecordError(this.stream, range.low + records.length, 'record is missing');
     }
+    if (range.reverse) records.reverse();
     return records;
   }
 

@@ -64,19 +64,25 @@ export function encodeRecord(envelope: RecordEnvelope, layout: RecordLayout = 'p
  * with `STORE_INVALID_ARGUMENT`, before anything is written.
  */
 export function prepareBatch(stream: string, firstSeq: number, drafts: readonly RecordDraft[], layout: RecordLayout = 'packed'): PreparedBatch {
+  const envelopes = prepareEnvelopes(stream, firstSeq, drafts);
+  return { envelopes, values: envelopes.map((envelope) => encodeRecord(envelope, layout)) };
+}
+
+/**
+ * Validates drafts against the `RecordEnvelope` rules and assigns `stream` and seqs `firstSeq, firstSeq + 1, …`,
+ * without encoding them (a store that stores the batch as one value encodes it once). Unknown draft keys are dropped;
+ * any invalid draft rejects the whole batch with `STORE_INVALID_ARGUMENT`.
+ */
+export function prepareEnvelopes(stream: string, firstSeq: number, drafts: readonly RecordDraft[]): RecordEnvelope[] {
   if (!Array.isArray(drafts)) throw new StoreError('STORE_INVALID_ARGUMENT', 'records must be an array');
   const envelopes: RecordEnvelope[] = new Array(drafts.length);
-  const values: Uint8Array[] = new Array(drafts.length);
   for (let index = 0; index < drafts.length; index++) {
     const draft = drafts[index]!;
-    const seq = firstSeq + index;
     const invalid = invalidField(draft);
     if (invalid !== undefined) throw new StoreError('STORE_INVALID_ARGUMENT', `record ${index} of the batch is invalid: ${invalid}`);
-    const envelope = toEnvelope(stream, seq, draft);
-    envelopes[index] = envelope;
-    values[index] = encodeRecord(envelope, layout);
+    envelopes[index] = toEnvelope(stream, firstSeq + index, draft);
   }
-  return { envelopes, values };
+  return envelopes;
 }
 
 /** The envelope a compact row holds, with its fields in schema order (as `toEnvelope` builds it); undefined when malformed. */
@@ -103,7 +109,7 @@ export const EXTERNAL_STRING_LENGTH = 16 * 1024;
 
 const HEX_64 = /^[0-9a-f]{64}$/;
 
-function externalsOfRow(value: unknown): ExternalString[] | undefined {
+export function externalsOfRow(value: unknown): ExternalString[] | undefined {
   if (!Array.isArray(value) || value.length === 0) return undefined;
   const externals: ExternalString[] = [];
   for (const entry of value as unknown[]) {
@@ -172,25 +178,36 @@ function longStrings(data: unknown, path: Array<string | number>, found: Array<{
  * string share one blob.
  */
 export async function externalizeRecord(envelope: RecordEnvelope, value: Uint8Array, layout: 'packed' | 'compact' = 'packed'): Promise<{ value: Uint8Array; blobs: StreamBlob[] } | undefined> {
-  if (value.length < EXTERNAL_STRING_LENGTH || envelope.data === undefined) return undefined;
+  if (value.length < EXTERNAL_STRING_LENGTH) return undefined;
+  const moved = await externalStrings(envelope.data);
+  if (moved === undefined) return undefined;
+  const packed = layout === 'packed';
+  const row = [envelope.seq, envelope.id, envelope.type, envelope.v, envelope.at, envelope.actor, envelope.cause ?? null, envelope.corr ?? null, packed ? packDigests(moved.data) : moved.data, moved.externals];
+  return { value: encodeFramed(packed ? PACKED_EXTERNAL_RECORD_FORMAT_BYTE : EXTERNAL_RECORD_FORMAT_BYTE, row), blobs: moved.blobs };
+}
+
+/**
+ * A record's data with its long strings (≥ `EXTERNAL_STRING_LENGTH`) replaced by nil, the list of where they were
+ * and their blobs' BLAKE3 (`[[path, hex], …]`), and the blobs; undefined when the data holds none.
+ */
+export async function externalStrings(data: unknown): Promise<{ data: unknown; externals: Array<[Array<string | number>, string]>; blobs: StreamBlob[] } | undefined> {
+  if (data === undefined) return undefined;
   const found: Array<{ path: Array<string | number>; text: string }> = [];
-  longStrings(envelope.data, [], found);
+  longStrings(data, [], found);
   if (found.length === 0) return undefined;
-  const data = structuredClone(envelope.data) as Record<string | number, unknown>;
+  const copy = structuredClone(data) as Record<string | number, unknown>;
   const externals: Array<[Array<string | number>, string]> = [];
   const blobs: StreamBlob[] = [];
   for (const { path, text } of found) {
     const bytes = Buffer.from(text, 'utf8');
     const hex = await blake3Hex(bytes);
-    let container = data;
+    let container = copy;
     for (let index = 0; index < path.length - 1; index++) container = container[path[index]!] as Record<string | number, unknown>;
     container[path.at(-1)!] = null;
     externals.push([path, hex]);
     blobs.push({ hex, bytes });
   }
-  const packed = layout === 'packed';
-  const row = [envelope.seq, envelope.id, envelope.type, envelope.v, envelope.at, envelope.actor, envelope.cause ?? null, envelope.corr ?? null, packed ? packDigests(data) : data, externals];
-  return { value: encodeFramed(packed ? PACKED_EXTERNAL_RECORD_FORMAT_BYTE : EXTERNAL_RECORD_FORMAT_BYTE, row), blobs };
+  return { data: copy, externals, blobs };
 }
 
 /**

@@ -40,6 +40,20 @@ const damageStreamValue = async (store: LevelEventStore, root: string, stream: s
   }
 };
 
+/** The key of the stored value holding record `seq`: its own, or its group's (keyed by the group's last seq). */
+const valueKeyOf = async (store: LevelEventStore, root: string, stream: string, seq: number): Promise<string> => {
+  await store.release(stream);
+  const database = new ClassicLevel<string, Uint8Array>(join(root, 'streams', stream), { ...STREAM_DATABASE_OPTIONS });
+  await database.open();
+  try {
+    const [key] = await database.keys({ gte: recordKey(seq), lt: 'e"', limit: 1 }).all();
+    if (key === undefined) throw new Error(`no value holds seq ${seq} of ${stream}`);
+    return key;
+  } finally {
+    await database.close();
+  }
+};
+
 let parent: { path: string; remove(): Promise<void> };
 let counter = 0;
 const freshRoot = (): string => join(parent.path, `store-${++counter}`);
@@ -58,7 +72,7 @@ describeEventStoreConformance({
     let store = await openLevelEventStore(root);
     return {
       store,
-      corrupt: (stream, seq) => damageStreamValue(store, root, stream, recordKey(seq), 'last'),
+      corrupt: async (stream, seq) => damageStreamValue(store, root, stream, await valueKeyOf(store, root, stream, seq), 'last'),
       corruptStreamBlob: (stream, ref) => damageStreamValue(store, root, stream, [blobKey(refDigest(ref)), deltaKey(refDigest(ref))], 'last'),
       corruptBlob: async (ref) => {
         const path = store.blobs.pathOf(ref);
@@ -213,7 +227,7 @@ describe('LevelEventStore', () => {
     expect(formats).toEqual(Array.from({ length: 15 }, () => 0x02));
   });
 
-  it('stores new streams in the packed layout: no stream name in any value, digests as their bytes', async () => {
+  it('stores new streams in groups, one per append: no stream name in any value, digests as their bytes', async () => {
     const { root, store } = await storeWithRecords(10);
     const digest = `b3:${'0f'.repeat(32)}`;
     await store.append('s', drafts(11, 1).map((draft) => ({ ...draft, data: { digest, near: `b3:${'0F'.repeat(32)}` } })), { expectedSeq: 10 });
@@ -225,7 +239,8 @@ describe('LevelEventStore', () => {
     const values = await database.values({ gte: recordKey(1), lte: recordKey(11) }).all();
     await database.close();
     expect(meta.codec.id).toBe('rein.msgpackr2-plain.crc32/3');
-    expect(values.map((value) => value[0])).toEqual(Array.from({ length: 11 }, () => 0x04));
+    // One value per append (a group, format byte 7), under the key of its last record.
+    expect(values.map((value) => value[0])).toEqual([0x07, 0x07]);
     const last = Buffer.from(values.at(-1)!);
     // The lower-case digest is stored as its 32 bytes; upper-case hex is not a digest rein writes and stays text.
     expect(last.includes(Buffer.from('0f'.repeat(32), 'hex'))).toBe(true);
