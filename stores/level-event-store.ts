@@ -14,9 +14,11 @@ import type {
 } from './event-store.js';
 import { FileBlobStore } from './file-blob-store.js';
 import { GroupCommitter } from './level-group-commit.js';
-import { BLOB_KEYS, META_KEY, blobKey, recordKey, snapshotKey } from './level-keys.js';
+import { BLOB_KEYS, DELTA_KEYS, META_KEY, blobKey, deltaKey, recordKey, snapshotKey } from './level-keys.js';
+import { MAX_DELTA_DEPTH, deltaOf, encodeBlobDelta } from './blob-deltas.js';
 import { refDigest } from './blob-hash.js';
-import { prepareStreamBlobs, verifiedBlob } from './stream-blobs.js';
+import { prepareStreamBlobs } from './stream-blobs.js';
+import type { StreamBlob } from './stream-blobs.js';
 import { LevelCopyCache, readLockedStream } from './level-locked-read.js';
 import { databaseExists, holdsData, listStreamNames, streamDirectory } from './level-stream-files.js';
 import { createStreamMeta, encodeStreamMeta, recordLayoutOf } from './level-stream-meta.js';
@@ -27,11 +29,12 @@ import type { LevelStream, StreamWrite } from './level-stream.js';
 import { resolveReadRange } from './read-range.js';
 import { readAllByStream } from './read-all.js';
 import { refuseFence } from './store-arguments.js';
-import { encodeRecord, externalizeBatch, prepareBatch } from './record-drafts.js';
+import { encodeRecord, prepareEnvelopes } from './record-drafts.js';
+import { encodeAppend, encodeGroups } from './record-groups.js';
 import { encodeValue } from './record-codec.js';
 import { KeyedSerialQueue, mapWithLimit } from './task-queues.js';
 import { assertExpectedSeq, assertForkPoint, assertSnapshot, assertSnapshotBound } from './store-arguments.js';
-import { ConcurrencyConflictError, CorruptRecordError, StoreError, StreamLockedError } from './store-errors.js';
+import { BlobError, ConcurrencyConflictError, CorruptRecordError, StoreError, StreamLockedError } from './store-errors.js';
 import { assertStreamName, forkStreamName } from './stream-names.js';
 import { TailHub } from './tail-hub.js';
 
@@ -72,6 +75,34 @@ export interface LevelEventStoreOptions {
    * sessions`, `show`, `replay`, `trace`, `context`, `inspect`, the `rein memory` listings).
    */
   readOnly?: boolean;
+}
+
+const wholeBlob = (blob: StreamBlob): StreamWrite => ({ type: 'put', key: blobKey(blob.hex), value: blob.bytes });
+
+/**
+ * The writes that store an append's blobs in a `/3` stream: each as a delta against the blob appended before it
+ * (blob-deltas.ts) when that saves enough and the chain is not yet `MAX_DELTA_DEPTH` long, otherwise whole; and the
+ * base the next append starts from. A blob the stream already holds is not written again, so a stored blob is never
+ * overwritten and every delta's base was written before it: no chain can loop.
+ */
+async function blobWrites(target: LevelStream, blobs: readonly StreamBlob[]): Promise<{ writes: StreamWrite[]; last: LevelStream['lastBlob'] }> {
+  let last = target.lastBlob;
+  if (blobs.length === 0) return { writes: [], last };
+  const stored = await target.storedBlobs(blobs.map((blob) => blob.hex));
+  const writes: StreamWrite[] = [];
+  for (const blob of blobs) {
+    if (stored.has(blob.hex)) continue;
+    stored.add(blob.hex);
+    const delta = last !== undefined && last.depth < MAX_DELTA_DEPTH ? deltaOf(last.bytes, blob.bytes) : undefined;
+    if (delta !== undefined && last !== undefined) {
+      writes.push({ type: 'put', key: deltaKey(blob.hex), value: encodeBlobDelta(last.hex, delta) });
+      last = { hex: blob.hex, bytes: blob.bytes, depth: last.depth + 1 };
+    } else {
+      writes.push(wholeBlob(blob));
+      last = { hex: blob.hex, bytes: blob.bytes, depth: 0 };
+    }
+  }
+  return { writes, last };
 }
 
 /**
@@ -121,25 +152,32 @@ export class LevelEventStore implements EventStore {
     refuseFence(options);
     this.#committer.takeFailure();
     const expectedSeq = options.expectedSeq;
-    const batch = prepareBatch(stream, expectedSeq + 1, records);
+    const envelopes = prepareEnvelopes(stream, expectedSeq + 1, records);
     const blobs = await prepareStreamBlobs(options.blobs);
-    const externalBlobs = await externalizeBatch(batch);
+    // Encoded for a `/3` stream, the usual case, before taking the stream's turn (record-groups.ts).
+    const groups = await encodeAppend(envelopes);
     return this.#queue.run(stream, () =>
-      this.#pool.with(stream, batch.values.length > 0, async (opened) => {
+      this.#pool.with(stream, envelopes.length > 0, async (opened) => {
         const target = this.#writable(stream, opened);
         const head = target?.head ?? 0;
         if (head !== expectedSeq) throw new ConcurrencyConflictError(stream, expectedSeq, head);
-        if (target === undefined || batch.values.length === 0) return [];
-        // A stream an earlier build created (codec `/1`) keeps its envelope layout, so that build can still read it.
+        if (target === undefined || envelopes.length === 0) return [];
+        // A stream an earlier build created (codec `/2` or `/1`) keeps its layout, so that build can still read it.
         const layout = recordLayoutOf(target.meta);
-        const values = layout === 'compact' ? batch.values : batch.envelopes.map((envelope) => encodeRecord(envelope, layout));
-        const writes: StreamWrite[] = values.map((value, index) => ({ type: 'put', key: recordKey(expectedSeq + index + 1), value }));
-        for (const blob of layout === 'compact' ? [...blobs, ...externalBlobs] : blobs) writes.push({ type: 'put', key: blobKey(blob.hex), value: blob.bytes });
+        const writes: StreamWrite[] =
+          layout === 'packed'
+            ? groups.map((group) => ({ type: 'put', key: recordKey(group.lastSeq), value: group.value }))
+            : envelopes.map((envelope) => ({ type: 'put', key: recordKey(envelope.seq), value: encodeRecord(envelope, layout) }));
+        // Deltas only in a `/3` stream: an earlier build looks for blobs whole.
+        const appended = layout === 'packed' ? await blobWrites(target, blobs) : { writes: blobs.map(wholeBlob), last: target.lastBlob };
+        writes.push(...appended.writes);
+        if (layout === 'packed') writes.push(...groups.flatMap((group) => group.blobs.map(wholeBlob)));
         const meta = target.meta ?? createStreamMeta(options.createdAt ?? this.#clock());
         if (target.meta === undefined) writes.push({ type: 'put', key: META_KEY, value: encodeStreamMeta(meta) });
         const durable = await this.#write(target, writes, options.sync);
         target.meta = meta;
-        target.head = expectedSeq + batch.values.length;
+        target.head = expectedSeq + envelopes.length;
+        target.lastBlob = appended.last;
         if (durable) target.markSynced();
         else if (this.#sync) {
           const pending = this.#pendingOf(stream);
@@ -148,7 +186,7 @@ export class LevelEventStore implements EventStore {
         }
         // Sync mode: tails see an append made with `sync: false` once it is committed (`#durable`).
         if (durable || !this.#sync) this.#tails.notify(stream);
-        return batch.envelopes;
+        return envelopes;
       }),
     );
   }
@@ -203,15 +241,13 @@ export class LevelEventStore implements EventStore {
       async (opened) => {
         if (opened.meta === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
         assertForkPoint(stream, atSeq, opened.head);
-        return { records: await opened.read({ low: 1, high: atSeq, reverse: false }), blobs: await opened.rawEntries(BLOB_KEYS) };
+        return { records: await opened.read({ low: 1, high: atSeq, reverse: false }), blobs: [...(await opened.rawEntries(BLOB_KEYS)), ...(await opened.rawEntries(DELTA_KEYS))] };
       },
       undefined,
     );
     if (copied === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
-    // The copies are compact rows; their long strings go back to blobs (the parent's blobs are copied as they are).
-    const copies = { envelopes: copied.records.map((record) => ({ ...record, stream: name })), values: [] as Uint8Array[] };
-    copies.values = copies.envelopes.map((envelope) => encodeRecord(envelope));
-    const externalBlobs = await externalizeBatch(copies);
+    // The copies are stored in groups; their long strings go back to blobs (the parent's blobs are copied as they are).
+    const groups = await encodeGroups(copied.records.map((record) => ({ ...record, stream: name })));
     return this.#queue.run(name, () =>
       this.#pool.with(name, true, async (opened) => {
         if (opened === 'locked' || (opened !== 'missing' && opened.meta !== undefined)) {
@@ -219,9 +255,9 @@ export class LevelEventStore implements EventStore {
         }
         const target = this.#writable(name, opened)!;
         const meta = createStreamMeta(this.#clock(), { stream, seq: atSeq });
-        const writes: StreamWrite[] = copies.envelopes.map((record, index) => ({ type: 'put', key: recordKey(record.seq), value: copies.values[index]! }));
+        const writes: StreamWrite[] = groups.map((group) => ({ type: 'put', key: recordKey(group.lastSeq), value: group.value }));
         for (const [key, value] of copied.blobs) writes.push({ type: 'put', key, value });
-        for (const blob of externalBlobs) writes.push({ type: 'put', key: blobKey(blob.hex), value: blob.bytes });
+        for (const group of groups) writes.push(...group.blobs.map(wholeBlob));
         writes.push({ type: 'put', key: META_KEY, value: encodeStreamMeta(meta) });
         await this.#write(target, writes, undefined);
         target.meta = meta;
@@ -235,9 +271,11 @@ export class LevelEventStore implements EventStore {
   async readBlob(stream: string, ref: string): Promise<Uint8Array> {
     this.#assertNotClosed();
     assertStreamName(stream);
-    const key = blobKey(refDigest(ref));
-    const stored = await this.#withReadable(stream, (opened) => opened.rawValue(key), undefined);
-    return stored === undefined ? this.blobs.get(ref as `artifact://${string}`) : verifiedBlob(ref, stored);
+    const hex = refDigest(ref);
+    const stored = await this.#withReadable(stream, (opened) => opened.blobBytes(hex), undefined);
+    if (stored === undefined || stored === 'missing') return this.blobs.get(ref as `artifact://${string}`);
+    if (stored === 'damaged') throw new BlobError('BLOB_CORRUPT', ref);
+    return stored;
   }
 
   async saveSnapshot(stream: string, snapshot: StoredSnapshot): Promise<void> {

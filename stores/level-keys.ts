@@ -1,8 +1,9 @@
 /**
  * Key layout of a stream database (one LevelDB per stream). Seqs are 16 fixed-width lower-case hex digits, so
  * lexicographic key order is seq order:
- * - `e!<seq>` a record, `s!<seq>` a snapshot, `b!<64 hex>` a blob appended with the stream, `m!meta` the stream
- *   meta (JSON), `m!sync` the group-commit marker.
+ * - `e!<seq>` a record, `s!<seq>` a snapshot, `b!<64 hex>` a blob appended with the stream, `d!<64 hex>` such a
+ *   blob stored as a delta against an earlier one (blob-deltas.ts), `m!meta` the stream meta (JSON), `m!sync` the
+ *   group-commit marker.
  */
 const SEQ_WIDTH = 16;
 
@@ -15,6 +16,14 @@ export const SYNC_KEY = 'm!sync';
 export const RECORD_KEYS = Object.freeze({ gte: 'e!', lt: 'e"' });
 /** Bounds covering every stream blob key. */
 export const BLOB_KEYS = Object.freeze({ gte: 'b!', lt: 'b"' });
+
+/** Bounds covering every stream blob stored as a delta. */
+export const DELTA_KEYS = Object.freeze({ gte: 'd!', lt: 'd"' });
+
+/** `d!<64 hex>`: where a blob appended with the stream is stored as a delta, by its BLAKE3. */
+export function deltaKey(hex: string): string {
+  return `d!${hex}`;
+}
 
 /** `b!<64 hex>`: where a blob appended with the stream is stored, by its BLAKE3. */
 export function blobKey(hex: string): string {

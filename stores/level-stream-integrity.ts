@@ -56,7 +56,11 @@ export async function writeWatermark(directory: string, watermark: Watermark): P
   }
 }
 
-/** Lines of the LevelDB info log of the open that just happened which report dropped (damaged) log data. */
+/**
+ * What the LevelDB info log of the open that just happened says it dropped (damaged log data), on one line: each
+ * report without LevelDB's time and thread columns, naming the log file but not the directory (a reading command's
+ * is a throwaway copy that is gone by the time anyone reads the message), joined by ` · `.
+ */
 export async function recoveryDrops(directory: string): Promise<string | undefined> {
   let log: string;
   try {
@@ -64,8 +68,11 @@ export async function recoveryDrops(directory: string): Promise<string | undefin
   } catch {
     return undefined;
   }
-  const drops = log.split('\n').filter((line) => /dropping \d+ bytes/.test(line));
-  return drops.length === 0 ? undefined : drops.join('\n');
+  const drops = log
+    .split('\n')
+    .filter((line) => /dropping \d+ bytes/.test(line))
+    .map((line) => line.replace(/^\d{4}\/\d\d\/\d\d-[\d:.]+ [0-9a-f]+ /, '').replace(/(?:\/[^\s/:]+)*\/(\d+\.log:)/, '$1').trim());
+  return drops.length === 0 ? undefined : drops.join(' · ');
 }
 
 /** What `checkIntegrity` needs to know about a database it just opened. */

@@ -1,4 +1,4 @@
-import { LEGACY_RECORD_CODEC_DESCRIPTOR, RECORD_CODEC_DESCRIPTOR } from './record-codec.js';
+import { COMPACT_RECORD_CODEC_DESCRIPTOR, LEGACY_RECORD_CODEC_DESCRIPTOR, RECORD_CODEC_DESCRIPTOR } from './record-codec.js';
 import type { CodecDescriptor } from './record-codec.js';
 import type { RecordLayout } from './record-drafts.js';
 import { CodecMismatchError, CorruptRecordError } from './store-errors.js';
@@ -25,11 +25,17 @@ function canonicalJson(value: unknown): string {
 }
 
 const CURRENT_CODEC = canonicalJson(RECORD_CODEC_DESCRIPTOR);
+const COMPACT_CODEC = canonicalJson(COMPACT_RECORD_CODEC_DESCRIPTOR);
 const LEGACY_CODEC = canonicalJson(LEGACY_RECORD_CODEC_DESCRIPTOR);
 
-/** The record layout a stream is written in: what its meta's codec says (`/1` streams stay envelope maps). */
+/**
+ * The record layout a stream is written in: what its meta's codec says (`/2` streams stay compact rows, `/1` streams
+ * envelope maps, so the builds that wrote them can still read them).
+ */
 export function recordLayoutOf(meta: StreamMeta | undefined): RecordLayout {
-  return meta !== undefined && meta.codec.id === LEGACY_RECORD_CODEC_DESCRIPTOR.id ? 'envelope' : 'compact';
+  if (meta?.codec.id === LEGACY_RECORD_CODEC_DESCRIPTOR.id) return 'envelope';
+  if (meta?.codec.id === COMPACT_RECORD_CODEC_DESCRIPTOR.id) return 'compact';
+  return 'packed';
 }
 
 /** Meta for a new stream: created now, with this build's codec, and its fork parent if any. */
@@ -45,8 +51,8 @@ export function encodeStreamMeta(meta: StreamMeta): Uint8Array {
 }
 
 /**
- * Parses stored meta and checks its codec against the ones this build reads (the current one, and `/1` from earlier
- * builds): any other id or different pinned options is a `CodecMismatchError` (`STORE_CODEC_MISMATCH`); unparseable
+ * Parses stored meta and checks its codec against the ones this build reads (the current one, and `/2` and `/1` from
+ * earlier builds): any other id or different pinned options is a `CodecMismatchError` (`STORE_CODEC_MISMATCH`); unparseable
  * meta is a `CorruptRecordError`.
  */
 export function decodeStreamMeta(stream: string, stored: Uint8Array): StreamMeta {
@@ -60,6 +66,6 @@ export function decodeStreamMeta(stream: string, stored: Uint8Array): StreamMeta
     throw new CorruptRecordError(stream, undefined, 'stream meta has the wrong shape');
   }
   const storedCodec = canonicalJson(meta.codec);
-  if (storedCodec !== CURRENT_CODEC && storedCodec !== LEGACY_CODEC) throw new CodecMismatchError(stream, storedCodec, CURRENT_CODEC);
+  if (storedCodec !== CURRENT_CODEC && storedCodec !== COMPACT_CODEC && storedCodec !== LEGACY_CODEC) throw new CodecMismatchError(stream, storedCodec, CURRENT_CODEC);
   return meta;
 }

@@ -1,14 +1,17 @@
 import { ClassicLevel } from 'classic-level';
 import type { RecordEnvelope } from '../models/envelope.js';
 import type { StoredSnapshot } from './event-store.js';
-import { META_KEY, RECORD_KEYS, SNAPSHOT_KEYS, SYNC_KEY, blobKey, keySeq, recordKey, snapshotKey } from './level-keys.js';
+import { META_KEY, RECORD_KEYS, SNAPSHOT_KEYS, SYNC_KEY, blobKey, deltaKey, keySeq, recordKey, snapshotKey } from './level-keys.js';
+import { MAX_DELTA_DEPTH, applyDelta, decodeBlobDelta } from './blob-deltas.js';
 import { databaseExists, holdsData } from './level-stream-files.js';
 import { checkIntegrity, writeWatermark } from './level-stream-integrity.js';
+import { damagedLog } from './level-log-check.js';
 import { decodeStreamMeta } from './level-stream-meta.js';
 import type { StreamMeta } from './level-stream-meta.js';
-import { rangeLength, seqAt, verifyPosition } from './read-range.js';
+import { rangeLength, verifyPosition } from './read-range.js';
 import type { SeqRange } from './read-range.js';
-import { attachExternal, decodeStoredRecord } from './record-drafts.js';
+import { attachExternal } from './record-drafts.js';
+import { decodeStoredValue } from './record-groups.js';
 import type { ExternalString } from './record-drafts.js';
 import { blake3Hex } from './blob-hash.js';
 import { decodeValue } from './record-codec.js';
@@ -24,6 +27,14 @@ export interface StreamWrite {
 }
 
 const PAGE_SIZE = 1000;
+/**
+ * A stream closed after writing more than this folds its write-ahead log into a table: LevelDB would otherwise keep
+ * up to a write buffer (1 MiB) of uncompressed log on disk, and every later open (a reading command's copy included)
+ * replays it. Smaller logs are left alone, so closing one of many small streams (a delegation's children) costs nothing.
+ */
+const FOLD_LOG_BYTES = 256 * 1024;
+/** A key after every key a stream database holds: compacting `[FOLD_KEY, FOLD_KEY]` flushes the memtable and nothing else. */
+const FOLD_KEY = '~';
 const PAGE_BYTES = 1024 * 1024;
 const EMPTY = new Uint8Array(0);
 
@@ -80,6 +91,13 @@ export class LevelStream {
   readonly #database: Database;
   #watermark: number;
   #syncing: Promise<void> | undefined;
+  /** Bytes written since open (what the write-ahead log and memtable hold, at most). */
+  #logged = 0;
+  /**
+   * The last blob this process appended to the stream, the base the next one is stored against (blob-deltas.ts), with
+   * the number of deltas between it and a whole blob. Unset after open: the first blob appended is stored whole.
+   */
+  lastBlob: { hex: string; bytes: Uint8Array; depth: number } | undefined;
 
   constructor(options: OpenLevelStreamOptions & { database: Database; head: number; meta: StreamMeta | undefined; watermark: number }) {
     this.stream = options.stream;
@@ -101,7 +119,10 @@ export class LevelStream {
     await this.#levelCall(async () => {
       const batch = this.#database.batch();
       try {
-        for (const write of writes) batch.put(write.key, write.value);
+        for (const write of writes) {
+          batch.put(write.key, write.value);
+          this.#logged += write.key.length + write.value.length;
+        }
       } catch (error) {
         await batch.close();
         throw error;
@@ -115,6 +136,50 @@ export class LevelStream {
   markSynced(): void {
     this.durableHead = this.head;
     this.onSync?.(this.durableHead);
+  }
+
+  /** Which of `hexes` the stream already stores as blobs, whole or as a delta. */
+  async storedBlobs(hexes: readonly string[]): Promise<Set<string>> {
+    const keys = hexes.flatMap((hex) => [blobKey(hex), deltaKey(hex)]);
+    const values = await this.#levelCall(() => this.#database.getMany(keys));
+    const stored = new Set<string>();
+    hexes.forEach((hex, index) => {
+      if (values[2 * index] !== undefined || values[2 * index + 1] !== undefined) stored.add(hex);
+    });
+    return stored;
+  }
+
+  /**
+   * A stream blob's bytes, rebuilt through its chain of deltas and checked against its BLAKE3: `'missing'` when the
+   * stream holds no such blob, `'damaged'` when it does but the bytes (or a link of the chain) are gone or altered.
+   */
+  async blobBytes(hex: string): Promise<Uint8Array | 'missing' | 'damaged'> {
+    const deltas: Uint8Array[] = [];
+    let current = hex;
+    let bytes: Uint8Array;
+    for (;;) {
+      const [whole, delta] = await this.#levelCall(() => this.#database.getMany([blobKey(current), deltaKey(current)]));
+      if (whole !== undefined) {
+        bytes = whole;
+        break;
+      }
+      if (delta === undefined) return deltas.length === 0 ? 'missing' : 'damaged';
+      // No chain this store writes is longer: a longer one is damage (or a loop), not something to follow.
+      if (deltas.length >= MAX_DELTA_DEPTH) return 'damaged';
+      try {
+        const decoded = decodeBlobDelta(delta, this.stream);
+        deltas.push(decoded.delta);
+        current = decoded.baseHex;
+      } catch {
+        return 'damaged';
+      }
+    }
+    try {
+      for (let index = deltas.length - 1; index >= 0; index--) bytes = applyDelta(bytes, deltas[index]!);
+    } catch {
+      return 'damaged';
+    }
+    return (await blake3Hex(bytes)) === hex ? bytes : 'damaged';
   }
 
   /** Every key and stored value in `[gte, lt)`, unchecked (fork copies stream blobs with it). */
@@ -177,30 +242,38 @@ export class LevelStream {
 
   async #readRange(range: SeqRange): Promise<RecordEnvelope[]> {
     const records: RecordEnvelope[] = [];
-    const iterator = this.#database.values({
-      gte: recordKey(range.low),
-      lte: recordKey(range.high),
-      reverse: range.reverse,
-      highWaterMarkBytes: PAGE_BYTES,
-    });
+    const wanted = rangeLength(range);
+    // The first key at or after `low` holds `low`: its own record, or the group (keyed by its last seq) holding it.
+    // Every value holds at least one record, so asking for as many values as records are still wanted reads no more
+    // than the range needs. Reverse reads are read forwards and turned around.
+    const iterator = this.#database.iterator({ gte: recordKey(range.low), lt: RECORD_KEYS.lt, highWaterMarkBytes: PAGE_BYTES });
     const external: Array<{ record: RecordEnvelope; externals: ExternalString[] }> = [];
     try {
-      for (let page = await iterator.nextv(PAGE_SIZE); page.length > 0; page = await iterator.nextv(PAGE_SIZE)) {
-        for (const stored of page) {
-          const seq = seqAt(range, records.length);
-          const { record, externals } = decodeStoredRecord(stored, this.stream, seq);
-          verifyPosition(this.stream, record, seq);
-          records.push(record);
-          if (externals !== undefined) external.push({ record, externals });
+      reading: while (records.length < wanted) {
+        const page = await iterator.nextv(Math.min(PAGE_SIZE, wanted - records.length));
+        if (page.length === 0) break;
+        for (const [key, stored] of page) {
+          // A page may run past the range (a value holds one record or more): decode nothing beyond it.
+          if (records.length >= wanted) break reading;
+          const seq = keySeq(key);
+          if (seq === undefined) throw new CorruptRecordError(this.stream, undefined, `unreadable record key ${key}`);
+          for (const { record, externals } of decodeStoredValue(stored, this.stream, seq)) {
+            if (record.seq < range.low) continue;
+            if (record.seq > range.high) break reading;
+            verifyPosition(this.stream, record, range.low + records.length);
+            records.push(record);
+            if (externals !== undefined) external.push({ record, externals });
+          }
         }
       }
     } finally {
       await iterator.close();
     }
     if (external.length > 0) await this.#attachExternals(external);
-    if (records.length !== rangeLength(range)) {
-      throw new CorruptRecordError(this.stream, seqAt(range, records.length), 'record is missing');
+    if (records.length !== wanted) {
+      throw new CorruptRecordError(this.stream, range.low + records.length, 'record is missing');
     }
+    if (range.reverse) records.reverse();
     return records;
   }
 
@@ -210,11 +283,10 @@ export class LevelStream {
    */
   async #attachExternals(external: ReadonlyArray<{ record: RecordEnvelope; externals: ExternalString[] }>): Promise<void> {
     const wanted = [...new Set(external.flatMap((entry) => entry.externals.map((item) => item.hex)))];
-    const values = await this.#database.getMany(wanted.map(blobKey));
     const texts = new Map<string, string | undefined>();
-    for (let index = 0; index < wanted.length; index++) {
-      const bytes = values[index];
-      texts.set(wanted[index]!, bytes !== undefined && (await blake3Hex(bytes)) === wanted[index] ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8') : undefined);
+    for (const hex of wanted) {
+      const bytes = await this.blobBytes(hex);
+      texts.set(hex, typeof bytes === 'string' ? undefined : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
     }
     for (const { record, externals } of external) {
       for (const item of externals) {
@@ -234,7 +306,10 @@ export class LevelStream {
     return decodeValue(entry[1], { stream: this.stream, seq: keySeq(entry[0]) }) as StoredSnapshot;
   }
 
-  /** Makes unsynced writes durable, records the head as the watermark (not in copies), and closes the database. */
+  /**
+   * Makes unsynced writes durable, records the head as the watermark (not in copies), folds a large write-ahead log into
+   * a table (`FOLD_LOG_BYTES`), and closes the database.
+   */
   async close(): Promise<void> {
     try {
       if (!this.copy) {
@@ -243,6 +318,7 @@ export class LevelStream {
           await writeWatermark(this.directory, { head: this.head });
           this.#watermark = this.head;
         }
+        if (this.#logged > FOLD_LOG_BYTES) await this.#levelCall(() => this.#database.compactRange(FOLD_KEY, FOLD_KEY));
       }
     } finally {
       await this.#database.close();
@@ -260,6 +336,13 @@ export async function openLevelStream(options: OpenLevelStreamOptions): Promise<
     // No CURRENT file: a stream never created — or one whose CURRENT was lost, which must not look like no stream.
     if (await holdsData(options.directory)) throw new CorruptRecordError(options.stream, undefined, 'the LevelDB CURRENT file is missing but the stream holds data');
     return 'missing';
+  }
+  // In place, LevelDB's recovery would drop what follows damage in the log, for good: refuse instead, changing nothing.
+  if (!options.copy && (await databaseExists(options.directory))) {
+    const damage = await damagedLog(options.directory);
+    if (damage !== undefined) {
+      throw new CorruptRecordError(options.stream, undefined, `its write-ahead log ${damage}; not opened in place, where LevelDB's recovery would drop what follows the damage (the stream is left as it is, for repair)`);
+    }
   }
   const database: Database = new ClassicLevel<string, Uint8Array>(options.directory, {
     ...STREAM_DATABASE_OPTIONS,

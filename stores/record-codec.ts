@@ -1,15 +1,21 @@
 import { crc32 } from 'node:zlib';
 import { Packr } from 'msgpackr';
 import type { Options as PackrOptions } from 'msgpackr';
+// Registers the packed-digest extension before the codec's Packr is built (every decoder needs it).
+import './packed-digests.js';
 import { CorruptRecordError, StoreError } from './store-errors.js';
 
 /**
  * Identifies the stored value format: one format byte, a big-endian crc32 of the payload, then a msgpack payload
  * written with `RECORD_CODEC_OPTIONS`. Streams record it in their meta; an unknown id on open is a codec mismatch.
- * `/2` stores records in the compact layout (`COMPACT_RECORD_FORMAT_BYTE`); `/1` streams, written by earlier builds,
- * hold envelope maps (`RECORD_FORMAT_BYTE`) and keep being written that way, so an earlier build can still read them.
+ * `/3` stores records in the packed layout (`PACKED_RECORD_FORMAT_BYTE`: the compact row with digests as 32 bytes).
+ * Streams written by earlier builds keep being written in their own layout, so that build can still read them: `/2`
+ * streams hold compact rows (`COMPACT_RECORD_FORMAT_BYTE`), `/1` streams envelope maps (`RECORD_FORMAT_BYTE`).
  */
-export const RECORD_CODEC_ID = 'rein.msgpackr2-plain.crc32/2';
+export const RECORD_CODEC_ID = 'rein.msgpackr2-plain.crc32/3';
+
+/** The codec id of streams written in the compact layout, before digests were packed. */
+export const COMPACT_RECORD_CODEC_ID = 'rein.msgpackr2-plain.crc32/2';
 
 /** The codec id of streams written before the compact record layout. */
 export const LEGACY_RECORD_CODEC_ID = 'rein.msgpackr2-plain.crc32/1';
@@ -30,6 +36,16 @@ export const COMPACT_RECORD_FORMAT_BYTE = 0x02;
  * tool call's arguments in `model.responded` and in `effect.requested`) is then stored once, content-addressed.
  */
 export const EXTERNAL_RECORD_FORMAT_BYTE = 0x03;
+
+/**
+ * The first byte of a packed record: a compact row whose digest strings (`b3:`, `sha256:` or `artifact://blake3/`
+ * followed by 64 lower-case hex digits) are msgpack extensions of their 32 bytes (see packed-digests.ts). A read
+ * returns the same strings.
+ */
+export const PACKED_RECORD_FORMAT_BYTE = 0x04;
+
+/** The first byte of a packed record whose long strings live in the stream's blobs (the external row, packed). */
+export const PACKED_EXTERNAL_RECORD_FORMAT_BYTE = 0x05;
 
 const HEADER_LENGTH = 5;
 
@@ -86,6 +102,9 @@ export interface CodecDescriptor {
   library: string;
   options: Record<string, unknown>;
 }
+
+/** The descriptor of `/2` streams (same library and options, compact rows with digests as hex). */
+export const COMPACT_RECORD_CODEC_DESCRIPTOR: Readonly<CodecDescriptor> = Object.freeze({ ...RECORD_CODEC_DESCRIPTOR, id: COMPACT_RECORD_CODEC_ID });
 
 /** The descriptor of `/1` streams (same library and options, envelope maps). */
 export const LEGACY_RECORD_CODEC_DESCRIPTOR: Readonly<CodecDescriptor> = Object.freeze({ ...RECORD_CODEC_DESCRIPTOR, id: LEGACY_RECORD_CODEC_ID });

@@ -1,7 +1,8 @@
 import type { RecordDraft, RecordEnvelope } from '../models/envelope.js';
 import { RECORD_TYPE_PATTERN } from '../models/envelope-rules.js';
 import { blake3Hex } from './blob-hash.js';
-import { COMPACT_RECORD_FORMAT_BYTE, EXTERNAL_RECORD_FORMAT_BYTE, RECORD_FORMAT_BYTE, decodeFramed, encodeFramed, formatByteOf } from './record-codec.js';
+import { COMPACT_RECORD_FORMAT_BYTE, EXTERNAL_RECORD_FORMAT_BYTE, PACKED_EXTERNAL_RECORD_FORMAT_BYTE, PACKED_RECORD_FORMAT_BYTE, RECORD_FORMAT_BYTE, decodeFramed, encodeFramed, formatByteOf } from './record-codec.js';
+import { packDigests } from './packed-digests.js';
 import type { StreamBlob } from './stream-blobs.js';
 import { CorruptRecordError, StoreError } from './store-errors.js';
 
@@ -42,17 +43,19 @@ function toEnvelope(stream: string, seq: number, draft: RecordDraft): RecordEnve
 }
 
 /**
- * How a record is laid out in its stored value: `compact` (codec `/2`, the default) is a positional array without the
- * stream; `envelope` (codec `/1`) is the whole envelope map, kept for streams an earlier build created.
+ * How a record is laid out in its stored value: `packed` (codec `/3`, the default) is a positional array without the
+ * stream, its digests stored as bytes; `compact` (codec `/2`) the same array with digests as hex, and `envelope`
+ * (codec `/1`) the whole envelope map, both kept for streams an earlier build created.
  */
-export type RecordLayout = 'compact' | 'envelope';
+export type RecordLayout = 'packed' | 'compact' | 'envelope';
 
 /** The stored bytes of one envelope in the given layout (`STORE_INVALID_ARGUMENT` when it cannot be encoded). */
-export function encodeRecord(envelope: RecordEnvelope, layout: RecordLayout = 'compact'): Uint8Array {
+export function encodeRecord(envelope: RecordEnvelope, layout: RecordLayout = 'packed'): Uint8Array {
   if (layout === 'envelope') return encodeFramed(RECORD_FORMAT_BYTE, envelope);
+  const packed = layout === 'packed';
   const row: unknown[] = [envelope.seq, envelope.id, envelope.type, envelope.v, envelope.at, envelope.actor, envelope.cause ?? null, envelope.corr ?? null];
-  if (envelope.data !== undefined) row.push(envelope.data);
-  return encodeFramed(COMPACT_RECORD_FORMAT_BYTE, row);
+  if (envelope.data !== undefined) row.push(packed ? packDigests(envelope.data) : envelope.data);
+  return encodeFramed(packed ? PACKED_RECORD_FORMAT_BYTE : COMPACT_RECORD_FORMAT_BYTE, row);
 }
 
 /**
@@ -60,20 +63,26 @@ export function encodeRecord(envelope: RecordEnvelope, layout: RecordLayout = 'c
  * encodes them (in `layout`). Unknown draft keys are dropped. Any invalid or unencodable draft rejects the whole batch
  * with `STORE_INVALID_ARGUMENT`, before anything is written.
  */
-export function prepareBatch(stream: string, firstSeq: number, drafts: readonly RecordDraft[], layout: RecordLayout = 'compact'): PreparedBatch {
+export function prepareBatch(stream: string, firstSeq: number, drafts: readonly RecordDraft[], layout: RecordLayout = 'packed'): PreparedBatch {
+  const envelopes = prepareEnvelopes(stream, firstSeq, drafts);
+  return { envelopes, values: envelopes.map((envelope) => encodeRecord(envelope, layout)) };
+}
+
+/**
+ * Validates drafts against the `RecordEnvelope` rules and assigns `stream` and seqs `firstSeq, firstSeq + 1, …`,
+ * without encoding them (a store that stores the batch as one value encodes it once). Unknown draft keys are dropped;
+ * any invalid draft rejects the whole batch with `STORE_INVALID_ARGUMENT`.
+ */
+export function prepareEnvelopes(stream: string, firstSeq: number, drafts: readonly RecordDraft[]): RecordEnvelope[] {
   if (!Array.isArray(drafts)) throw new StoreError('STORE_INVALID_ARGUMENT', 'records must be an array');
   const envelopes: RecordEnvelope[] = new Array(drafts.length);
-  const values: Uint8Array[] = new Array(drafts.length);
   for (let index = 0; index < drafts.length; index++) {
     const draft = drafts[index]!;
-    const seq = firstSeq + index;
     const invalid = invalidField(draft);
     if (invalid !== undefined) throw new StoreError('STORE_INVALID_ARGUMENT', `record ${index} of the batch is invalid: ${invalid}`);
-    const envelope = toEnvelope(stream, seq, draft);
-    envelopes[index] = envelope;
-    values[index] = encodeRecord(envelope, layout);
+    envelopes[index] = toEnvelope(stream, firstSeq + index, draft);
   }
-  return { envelopes, values };
+  return envelopes;
 }
 
 /** The envelope a compact row holds, with its fields in schema order (as `toEnvelope` builds it); undefined when malformed. */
@@ -100,7 +109,7 @@ export const EXTERNAL_STRING_LENGTH = 16 * 1024;
 
 const HEX_64 = /^[0-9a-f]{64}$/;
 
-function externalsOfRow(value: unknown): ExternalString[] | undefined {
+export function externalsOfRow(value: unknown): ExternalString[] | undefined {
   if (!Array.isArray(value) || value.length === 0) return undefined;
   const externals: ExternalString[] = [];
   for (const entry of value as unknown[]) {
@@ -118,8 +127,9 @@ function externalsOfRow(value: unknown): ExternalString[] | undefined {
  * (`attachExternal`): the envelope (with nil in their places) and the list of them.
  */
 export function decodeStoredRecord(stored: Uint8Array, stream: string, seq: number): { record: RecordEnvelope; externals?: ExternalString[] } {
-  if (formatByteOf(stored) !== EXTERNAL_RECORD_FORMAT_BYTE) return { record: decodeRecord(stored, stream, seq) };
-  const row = decodeFramed(stored, { stream, seq }, EXTERNAL_RECORD_FORMAT_BYTE);
+  const format = formatByteOf(stored);
+  if (format !== EXTERNAL_RECORD_FORMAT_BYTE && format !== PACKED_EXTERNAL_RECORD_FORMAT_BYTE) return { record: decodeRecord(stored, stream, seq) };
+  const row = decodeFramed(stored, { stream, seq }, format);
   const externals = Array.isArray(row) && row.length === 10 ? externalsOfRow(row[9]) : undefined;
   const record = externals === undefined ? undefined : envelopeOfRow(stream, (row as unknown[]).slice(0, 9));
   if (record === undefined || externals === undefined) throw new CorruptRecordError(stream, seq, 'stored value is not an external record row');
@@ -167,35 +177,48 @@ function longStrings(data: unknown, path: Array<string | number>, found: Array<{
  * blobs; undefined when the record has none (its compact bytes `value` stand). Two records carrying the same long
  * string share one blob.
  */
-export async function externalizeRecord(envelope: RecordEnvelope, value: Uint8Array): Promise<{ value: Uint8Array; blobs: StreamBlob[] } | undefined> {
-  if (value.length < EXTERNAL_STRING_LENGTH || envelope.data === undefined) return undefined;
+export async function externalizeRecord(envelope: RecordEnvelope, value: Uint8Array, layout: 'packed' | 'compact' = 'packed'): Promise<{ value: Uint8Array; blobs: StreamBlob[] } | undefined> {
+  if (value.length < EXTERNAL_STRING_LENGTH) return undefined;
+  const moved = await externalStrings(envelope.data);
+  if (moved === undefined) return undefined;
+  const packed = layout === 'packed';
+  const row = [envelope.seq, envelope.id, envelope.type, envelope.v, envelope.at, envelope.actor, envelope.cause ?? null, envelope.corr ?? null, packed ? packDigests(moved.data) : moved.data, moved.externals];
+  return { value: encodeFramed(packed ? PACKED_EXTERNAL_RECORD_FORMAT_BYTE : EXTERNAL_RECORD_FORMAT_BYTE, row), blobs: moved.blobs };
+}
+
+/**
+ * A record's data with its long strings (≥ `EXTERNAL_STRING_LENGTH`) replaced by nil, the list of where they were
+ * and their blobs' BLAKE3 (`[[path, hex], …]`), and the blobs; undefined when the data holds none.
+ */
+export async function externalStrings(data: unknown): Promise<{ data: unknown; externals: Array<[Array<string | number>, string]>; blobs: StreamBlob[] } | undefined> {
+  if (data === undefined) return undefined;
   const found: Array<{ path: Array<string | number>; text: string }> = [];
-  longStrings(envelope.data, [], found);
+  longStrings(data, [], found);
   if (found.length === 0) return undefined;
-  const data = structuredClone(envelope.data) as Record<string | number, unknown>;
+  const copy = structuredClone(data) as Record<string | number, unknown>;
   const externals: Array<[Array<string | number>, string]> = [];
   const blobs: StreamBlob[] = [];
   for (const { path, text } of found) {
     const bytes = Buffer.from(text, 'utf8');
     const hex = await blake3Hex(bytes);
-    let container = data;
+    let container = copy;
     for (let index = 0; index < path.length - 1; index++) container = container[path[index]!] as Record<string | number, unknown>;
     container[path.at(-1)!] = null;
     externals.push([path, hex]);
     blobs.push({ hex, bytes });
   }
-  const row = [envelope.seq, envelope.id, envelope.type, envelope.v, envelope.at, envelope.actor, envelope.cause ?? null, envelope.corr ?? null, data, externals];
-  return { value: encodeFramed(EXTERNAL_RECORD_FORMAT_BYTE, row), blobs };
+  return { data: copy, externals, blobs };
 }
 
 /**
- * Decodes a stored record in the envelope or compact layout (the format byte says which); anything that is not an
- * envelope is `CorruptRecordError`, and so is an external row (read those with `decodeStoredRecord`). The compact
- * layout takes its stream from `stream`, the database it was read from.
+ * Decodes a stored record in the envelope, compact or packed layout (the format byte says which); anything that is
+ * not an envelope is `CorruptRecordError`, and so is an external row (read those with `decodeStoredRecord`). The
+ * compact and packed layouts take their stream from `stream`, the database they were read from.
  */
 export function decodeRecord(stored: Uint8Array, stream: string, seq: number): RecordEnvelope {
-  if (formatByteOf(stored) === COMPACT_RECORD_FORMAT_BYTE) {
-    const envelope = envelopeOfRow(stream, decodeFramed(stored, { stream, seq }, COMPACT_RECORD_FORMAT_BYTE));
+  const format = formatByteOf(stored);
+  if (format === PACKED_RECORD_FORMAT_BYTE || format === COMPACT_RECORD_FORMAT_BYTE) {
+    const envelope = envelopeOfRow(stream, decodeFramed(stored, { stream, seq }, format));
     if (envelope === undefined) throw new CorruptRecordError(stream, seq, 'stored value is not a record row');
     return envelope;
   }
@@ -210,12 +233,12 @@ export function decodeRecord(stored: Uint8Array, stream: string, seq: number): R
  * Moves the long strings of a compact batch's records to stream blobs (`externalizeRecord`), replacing their stored
  * bytes in place; resolves the blobs to write with the batch (one per distinct string).
  */
-export async function externalizeBatch(batch: PreparedBatch): Promise<StreamBlob[]> {
+export async function externalizeBatch(batch: PreparedBatch, layout: 'packed' | 'compact' = 'packed'): Promise<StreamBlob[]> {
   const blobs = new Map<string, StreamBlob>();
   for (let index = 0; index < batch.values.length; index++) {
     // Checked here too, so the append of a batch without long records awaits nothing (this runs on every append).
     if (batch.values[index]!.length < EXTERNAL_STRING_LENGTH) continue;
-    const moved = await externalizeRecord(batch.envelopes[index]!, batch.values[index]!);
+    const moved = await externalizeRecord(batch.envelopes[index]!, batch.values[index]!, layout);
     if (moved === undefined) continue;
     batch.values[index] = moved.value;
     for (const blob of moved.blobs) blobs.set(blob.hex, blob);

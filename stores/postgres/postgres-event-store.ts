@@ -120,7 +120,7 @@ export class PostgresEventStore implements EventStore {
     assertStreamName(stream);
     assertExpectedSeq(options?.expectedSeq);
     assertFence(options);
-    const batch = prepareBatch(stream, options.expectedSeq + 1, records);
+    const batch = prepareBatch(stream, options.expectedSeq + 1, records, 'compact');
     const blobs = await prepareStreamBlobs(options.blobs);
     const parameters = appendParameters(stream, options, options.createdAt ?? this.#clock(), options.sync ?? this.#sync, batch, blobs);
     const text = APPEND_SQL(this.db.quoted);
@@ -154,7 +154,7 @@ export class PostgresEventStore implements EventStore {
     assertStreamName(stream);
     assertExpectedSeq(options?.expectedSeq);
     assertFence(options);
-    const batch = prepareBatch(stream, options.expectedSeq + 1, records);
+    const batch = prepareBatch(stream, options.expectedSeq + 1, records, 'compact');
     const blobs = await prepareStreamBlobs(options.blobs);
     try {
       await client.query(APPEND_SQL(this.db.quoted), appendParameters(stream, options, options.createdAt ?? this.#clock(), options.sync ?? this.#sync, batch, blobs));

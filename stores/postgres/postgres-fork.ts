@@ -29,7 +29,7 @@ export const forkStream = async (db: PostgresQueries, fork: { stream: string; at
     if (rows.length !== atSeq) throw new CorruptRecordError(stream, undefined, `expected ${atSeq} records to fork, found ${rows.length}`);
     const copies = rows.map((row) => {
       const record = decodeRow(stream, row.seq, row.payload, row.checksum);
-      const encoded = encodeRecord({ ...record, stream: name });
+      const encoded = encodeRecord({ ...record, stream: name }, 'compact');
       return { record, payload: Buffer.from(encoded.buffer, encoded.byteOffset, encoded.byteLength) };
     });
     await client.query(

@@ -74,10 +74,16 @@ describe('the store never hides damage', () => {
       expect(lines[1]).toMatch(new RegExp(`^${damaged}  damaged: STORE_CORRUPT_RECORD `));
       const json = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path })).stdout);
       expect(json.map((session) => [session.id, session.status])).toEqual([[healthy, 'completed'], [damaged, 'damaged']]);
-      for (const args of [['show', damaged], ['replay', damaged]]) {
+      // Resume and fork refuse too, before LevelDB's recovery could drop what follows the damage in place; every
+      // refusal is one line naming the damaged log, never a throwaway copy's path.
+      for (const args of [['show', damaged], ['replay', damaged], ['trace', damaged], ['resume', damaged, '--yes'], ['fork', damaged, '--at', '4']]) {
         const refused = await runCli(args, { cwd: workspace.path });
-        expect(refused.code).toBe(1);
+        expect(refused.code, args.join(' ')).toBe(1);
         expect(refused.stderr).toContain('STORE_CORRUPT_RECORD');
+        expect(refused.stderr).toContain(log);
+        expect(refused.stderr).not.toMatch(/rein-stream-copy|\/dev\/shm/);
+        expect(refused.stderr.trimEnd().split('\n'), refused.stderr).toHaveLength(1);
+        expect(await hashTree(join(workspace.path, '.rein')), args.join(' ')).toEqual(before);
       }
       expect((await runCli(['show', healthy], { cwd: workspace.path })).code).toBe(0);
       expect(await hashTree(join(workspace.path, '.rein'))).toEqual(before);

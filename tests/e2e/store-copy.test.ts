@@ -39,7 +39,7 @@ describePostgres('rein store copy', () => {
   });
   afterAll(() => workspace.remove());
 
-  it('round-trips LevelDB → PostgreSQL → LevelDB byte for byte, verifying every session by replay', async () => {
+  it('round-trips LevelDB → PostgreSQL → LevelDB record for record, verifying every session by replay', async () => {
     const ids: string[] = [];
     for (const task of ['first', 'second']) {
       const run = await runCli(['run', task, '--script', 'script.json', '--approve', 'write'], { cwd: workspace.path });
@@ -69,7 +69,10 @@ describePostgres('rein store copy', () => {
     const after = await openLevelEventStore(back);
     try {
       for (const id of ids) {
-        expect(await rawRecords(back, id)).toEqual(await rawRecords(original, id));
+        // The same records, field for field: how they are grouped into stored values follows the appends that made
+        // them (a session's steps there, the copy's batches here), so the stored bytes may differ.
+        expect(await after.read(id)).toEqual(await before.read(id));
+        expect((await rawRecords(back, id)).size).toBeGreaterThan(0);
         expect((await after.info(id))?.createdAt).toBe((await before.info(id))?.createdAt);
         const refs = new Set(JSON.stringify(await before.read(id)).match(/artifact:\/\/blake3\/[0-9a-f]{64}/g) ?? []);
         for (const ref of refs) expect(Buffer.from(await after.readBlob(id, ref))).toEqual(Buffer.from(await before.readBlob(id, ref)));

@@ -37,6 +37,24 @@ describe('the stored record format', () => {
 
   it('encodes the committed record to exactly the committed compact (v2) bytes', async () => {
     const [hex, json] = await Promise.all([fixture('record-v2.hex'), fixture('record-v1.json')]);
-    expect(Buffer.from(encodeRecord(JSON.parse(json) as RecordEnvelope)).toString('hex')).toBe(hex.trim());
+    expect(Buffer.from(encodeRecord(JSON.parse(json) as RecordEnvelope, 'compact')).toString('hex')).toBe(hex.trim());
+  });
+
+  it('decodes the committed packed (v3) bytes to the committed record, digests back as the same strings', async () => {
+    const [hex, json] = await Promise.all([fixture('record-v3.hex'), fixture('record-v3.json')]);
+    const record = JSON.parse(json) as RecordEnvelope;
+    const decoded = decodeRecord(Buffer.from(hex.trim(), 'hex'), record.stream, record.seq);
+    expect(decoded).toEqual(record);
+    expect(Object.keys(decoded)).toEqual(Object.keys(record));
+    expect(Object.keys(decoded.data as object)).toEqual(Object.keys(record.data as object));
+  });
+
+  it('encodes the committed record to exactly the committed packed (v3) bytes, each digest as its 32 bytes', async () => {
+    const [hex, json] = await Promise.all([fixture('record-v3.hex'), fixture('record-v3.json')]);
+    const record = JSON.parse(json) as RecordEnvelope;
+    expect(Buffer.from(encodeRecord(record)).toString('hex')).toBe(hex.trim());
+    // A digest string (2 header bytes, prefix, 64 hex) becomes a 36-byte extension (3 header bytes, prefix code, 32
+    // bytes): two `b3:` digests save 33 bytes each, the artifact ref 48 and the `sha256:` digest 37.
+    expect(encodeRecord(record, 'compact').length - encodeRecord(record).length).toBe(33 + 33 + 48 + 37);
   });
 });

@@ -3,10 +3,12 @@ import { readdir, readFile, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeValue, openLevelEventStore } from '../../stores/index.js';
+import { decodeValue, encodeValue, openLevelEventStore } from '../../stores/index.js';
+import type { RecordEnvelope } from '../../models/envelope.js';
+import { encodeRecord } from '../../stores/record-drafts.js';
 import type { LevelEventStore, LevelEventStoreOptions } from '../../stores/index.js';
 import { refDigest } from '../../stores/blob-hash.js';
-import { blobKey, recordKey } from '../../stores/level-keys.js';
+import { blobKey, deltaKey, recordKey } from '../../stores/level-keys.js';
 import { STREAM_DATABASE_OPTIONS } from '../../stores/level-stream.js';
 import { describeEventStoreConformance } from './event-store.conformance.js';
 import { holdStreamInAnotherProcess, runBuiltStoreInChild } from './level-child-process.js';
@@ -17,17 +19,36 @@ import { drafts, expectCode, temporaryDirectory } from './store-test-support.js'
  * Flip one bit of a value in a stream's database, as a failing disk would: the store lets go of the database
  * (`release`), the bytes are changed through classic-level directly, and the store reopens it on its next use.
  */
-const damageStreamValue = async (store: LevelEventStore, root: string, stream: string, key: string, at: 'first' | 'last'): Promise<void> => {
+/** Flips one bit of the value under the first of `keys` the stream holds (a blob is stored whole or as a delta). */
+const damageStreamValue = async (store: LevelEventStore, root: string, stream: string, keys: string | readonly string[], at: 'first' | 'last'): Promise<void> => {
   await store.release(stream);
   const database = new ClassicLevel<string, Uint8Array>(join(root, 'streams', stream), { ...STREAM_DATABASE_OPTIONS });
   await database.open();
   try {
-    const stored = await database.get(key);
+    const candidates = typeof keys === 'string' ? [keys] : keys;
+    const values = await database.getMany([...candidates]);
+    const found = values.findIndex((value) => value !== undefined);
+    const key = candidates[Math.max(found, 0)]!;
+    const stored = values[Math.max(found, 0)];
     if (stored === undefined) throw new Error(`no value ${key} in ${stream}`);
     const damaged = Uint8Array.from(stored);
     const index = at === 'first' ? 0 : damaged.length - 1;
     damaged[index] = damaged[index]! ^ 0x01;
     await database.put(key, damaged, { sync: true });
+  } finally {
+    await database.close();
+  }
+};
+
+/** The key of the stored value holding record `seq`: its own, or its group's (keyed by the group's last seq). */
+const valueKeyOf = async (store: LevelEventStore, root: string, stream: string, seq: number): Promise<string> => {
+  await store.release(stream);
+  const database = new ClassicLevel<string, Uint8Array>(join(root, 'streams', stream), { ...STREAM_DATABASE_OPTIONS });
+  await database.open();
+  try {
+    const [key] = await database.keys({ gte: recordKey(seq), lt: 'e"', limit: 1 }).all();
+    if (key === undefined) throw new Error(`no value holds seq ${seq} of ${stream}`);
+    return key;
   } finally {
     await database.close();
   }
@@ -51,8 +72,8 @@ describeEventStoreConformance({
     let store = await openLevelEventStore(root);
     return {
       store,
-      corrupt: (stream, seq) => damageStreamValue(store, root, stream, recordKey(seq), 'last'),
-      corruptStreamBlob: (stream, ref) => damageStreamValue(store, root, stream, blobKey(refDigest(ref)), 'first'),
+      corrupt: async (stream, seq) => damageStreamValue(store, root, stream, await valueKeyOf(store, root, stream, seq), 'last'),
+      corruptStreamBlob: (stream, ref) => damageStreamValue(store, root, stream, [blobKey(refDigest(ref)), deltaKey(refDigest(ref))], 'last'),
       corruptBlob: async (ref) => {
         const path = store.blobs.pathOf(ref);
         const bytes = await readFile(path);
@@ -183,16 +204,48 @@ describe('LevelEventStore', () => {
     expect(formats).toEqual(Array.from({ length: 15 }, () => 0x01));
   });
 
-  it('stores new streams in the compact layout, without the stream name in any value', async () => {
+  it('keeps reading and appending a stream an earlier build wrote with codec /2, in the compact layout it holds', async () => {
     const { root, store } = await storeWithRecords(10);
+    await store.close();
+    // Rewrite the stream as the earlier build stored it: meta codec `/2` and every record a compact row.
+    const database = new ClassicLevel<string, Uint8Array>(join(root, 'streams', 's'), { ...STREAM_DATABASE_OPTIONS });
+    await database.open();
+    const meta = JSON.parse(Buffer.from((await database.get('m!meta'))!).toString('utf8')) as { codec: { id: string } };
+    meta.codec.id = 'rein.msgpackr2-plain.crc32/2';
+    const rows = rawRecords(1, 10).map((write, index) => ({ type: 'put' as const, key: write.key, value: encodeRecord({ ...(decodeValue(write.value, { stream: 's' }) as RecordEnvelope), data: { digest: `b3:${'ab'.repeat(32)}`, index } }, 'compact') }));
+    await database.batch([{ type: 'put', key: 'm!meta', value: Buffer.from(JSON.stringify(meta)) }, ...rows]);
+    await database.close();
+    const reopened = await openLevelEventStore(root);
+    expect((await reopened.read('s')).map((record) => (record.data as { digest: string }).digest)).toEqual(Array.from({ length: 10 }, () => `b3:${'ab'.repeat(32)}`));
+    await reopened.append('s', drafts(11, 5).map((draft) => ({ ...draft, data: { digest: `b3:${'cd'.repeat(32)}` } })), { expectedSeq: 10 });
+    expect((await reopened.read('s', { from: 11 })).map((record) => (record.data as { digest: string }).digest)).toEqual(Array.from({ length: 5 }, () => `b3:${'cd'.repeat(32)}`));
+    await reopened.close();
+    const check = new ClassicLevel<string, Uint8Array>(join(root, 'streams', 's'), { ...STREAM_DATABASE_OPTIONS });
+    await check.open();
+    const formats = (await check.values({ gte: recordKey(1), lte: recordKey(15) }).all()).map((value) => value[0]);
+    await check.close();
+    expect(formats).toEqual(Array.from({ length: 15 }, () => 0x02));
+  });
+
+  it('stores new streams in groups, one per append: no stream name in any value, digests as their bytes', async () => {
+    const { root, store } = await storeWithRecords(10);
+    const digest = `b3:${'0f'.repeat(32)}`;
+    await store.append('s', drafts(11, 1).map((draft) => ({ ...draft, data: { digest, near: `b3:${'0F'.repeat(32)}` } })), { expectedSeq: 10 });
+    expect((await store.read('s', { from: 11 }))[0]!.data).toEqual({ digest, near: `b3:${'0F'.repeat(32)}` });
     await store.close();
     const database = new ClassicLevel<string, Uint8Array>(join(root, 'streams', 's'), { ...STREAM_DATABASE_OPTIONS });
     await database.open();
     const meta = JSON.parse(Buffer.from((await database.get('m!meta'))!).toString('utf8')) as { codec: { id: string } };
-    const values = await database.values({ gte: recordKey(1), lte: recordKey(10) }).all();
+    const values = await database.values({ gte: recordKey(1), lte: recordKey(11) }).all();
     await database.close();
-    expect(meta.codec.id).toBe('rein.msgpackr2-plain.crc32/2');
-    expect(values.map((value) => value[0])).toEqual(Array.from({ length: 10 }, () => 0x02));
+    expect(meta.codec.id).toBe('rein.msgpackr2-plain.crc32/3');
+    // One value per append (a group, format byte 7), under the key of its last record.
+    expect(values.map((value) => value[0])).toEqual([0x07, 0x07]);
+    const last = Buffer.from(values.at(-1)!);
+    // The lower-case digest is stored as its 32 bytes; upper-case hex is not a digest rein writes and stays text.
+    expect(last.includes(Buffer.from('0f'.repeat(32), 'hex'))).toBe(true);
+    expect(last.includes(Buffer.from('0f'.repeat(32)))).toBe(false);
+    expect(last.includes(Buffer.from('0F'.repeat(32)))).toBe(true);
   });
 
   it('raises STORE_CODEC_MISMATCH when a stream was written with another codec', async () => {

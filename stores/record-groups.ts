@@ -1,0 +1,153 @@
+import type { RecordEnvelope } from '../models/envelope.js';
+import { packDigests } from './packed-digests.js';
+import { decodeFramed, encodeFramed, formatByteOf } from './record-codec.js';
+import { EXTERNAL_STRING_LENGTH, decodeStoredRecord, externalStrings, externalsOfRow } from './record-drafts.js';
+import type { ExternalString } from './record-drafts.js';
+import type { StreamBlob } from './stream-blobs.js';
+import { CorruptRecordError } from './store-errors.js';
+
+/**
+ * The records of one append stored as one value (codec `/3`), under the key of the last one's seq. A step's input
+ * and the records its transition derived are appended together and share most of their envelope: the same `cause`
+ * (the input), ids that follow one another, times a few milliseconds apart. Stored one per value, each paid for its
+ * own key, checksum, seq, id, time and cause — about half of what a round trip cost on disk. A group stores:
+ *
+ *     [firstSeq, [row, …]]    row: [id | nil, type, v, at, actor, cause, corr, data?, externals?]
+ *
+ * - `id` is nil when it is the one rein's id generator makes after the previous row's (`nextId`);
+ * - `at` is the first row's time, and on later rows the difference from the previous row's, as an integer when both
+ *   times are safe integers; any other time is stored whole, wrapped in a one-element array;
+ * - `cause` is nil (none), a string, or the index of the row in this group whose id it is;
+ * - `data` is packed like a packed row's (digests as bytes), and `externals` lists the long strings kept in stream
+ *   blobs, as in an external row.
+ *
+ * A read returns exactly the envelopes that were appended; a property test checks it against the per-record layouts.
+ * Key order still gives seq order, and a read of seqs from `low` starts at the first key at or after `low`: the group
+ * holding `low`.
+ */
+export const GROUP_RECORD_FORMAT_BYTE = 0x07;
+
+/** Larger appends (a copied or forked stream) are stored in groups of at most this many records. */
+export const MAX_GROUP_RECORDS = 128;
+
+/**
+ * The id rein's generator makes after `id` (an 8-character prefix and a base-36 counter, src/host/record-ids.ts);
+ * undefined for an id of any other shape, which a group then stores as it is.
+ */
+export function nextId(id: string): string | undefined {
+  if (id.length < 9 || id.length > 20) return undefined;
+  const counter = id.slice(8);
+  const value = Number.parseInt(counter, 36);
+  if (!Number.isSafeInteger(value) || value.toString(36) !== counter) return undefined;
+  return id.slice(0, 8) + (value + 1).toString(36);
+}
+
+/** One stored group's bytes and the blobs its long strings go to. */
+export interface EncodedGroup {
+  /** The seq of the group's last record: its key. */
+  lastSeq: number;
+  value: Uint8Array;
+  blobs: StreamBlob[];
+}
+
+const encodeTime = (at: number, previous: number | undefined): number | [number] =>
+  previous === undefined ? at : Number.isSafeInteger(at) && Number.isSafeInteger(previous) && Number.isSafeInteger(at - previous) ? at - previous : [at];
+
+/**
+ * Encodes consecutive envelopes (seqs `first.seq, first.seq + 1, …`) as groups of at most `MAX_GROUP_RECORDS`.
+ * Throws what `encodeFramed` throws for a value msgpack cannot carry (`STORE_INVALID_ARGUMENT`).
+ */
+export async function encodeGroups(envelopes: readonly RecordEnvelope[]): Promise<EncodedGroup[]> {
+  const groups: EncodedGroup[] = [];
+  for (let start = 0; start < envelopes.length; start += MAX_GROUP_RECORDS) {
+    groups.push(await encodeGroup(envelopes.slice(start, start + MAX_GROUP_RECORDS)));
+  }
+  return groups;
+}
+
+async function encodeGroup(envelopes: readonly RecordEnvelope[], externalize = true): Promise<EncodedGroup> {
+  const indexOfId = new Map<string, number>();
+  envelopes.forEach((envelope, index) => {
+    if (!indexOfId.has(envelope.id)) indexOfId.set(envelope.id, index);
+  });
+  const blobs: StreamBlob[] = [];
+  const rows: unknown[] = [];
+  let previous: RecordEnvelope | undefined;
+  for (const envelope of envelopes) {
+    const cause = envelope.cause === undefined ? null : (indexOfId.get(envelope.cause) ?? envelope.cause);
+    const row: unknown[] = [previous !== undefined && nextId(previous.id) === envelope.id ? null : envelope.id, envelope.type, envelope.v, encodeTime(envelope.at, previous?.at), envelope.actor, cause, envelope.corr ?? null];
+    const moved = externalize ? await externalStrings(envelope.data) : undefined;
+    if (moved !== undefined) {
+      row.push(packDigests(moved.data), moved.externals);
+      blobs.push(...moved.blobs);
+    } else if (envelope.data !== undefined) row.push(packDigests(envelope.data));
+    rows.push(row);
+    previous = envelope;
+  }
+  const value = encodeFramed(GROUP_RECORD_FORMAT_BYTE, [envelopes[0]!.seq, rows]);
+  return { lastSeq: envelopes.at(-1)!.seq, value, blobs: dedupe(blobs) };
+}
+
+/**
+ * Encodes a group, moving long strings to blobs only when the group is long enough to hold one (the scan for them
+ * then runs; most appends skip it).
+ */
+export async function encodeAppend(envelopes: readonly RecordEnvelope[]): Promise<EncodedGroup[]> {
+  if (envelopes.length === 0) return [];
+  if (envelopes.length > MAX_GROUP_RECORDS) return encodeGroups(envelopes);
+  const plain = await encodeGroup(envelopes, false);
+  return plain.value.length < EXTERNAL_STRING_LENGTH ? [plain] : [await encodeGroup(envelopes, true)];
+}
+
+const dedupe = (blobs: readonly StreamBlob[]): StreamBlob[] => [...new Map(blobs.map((blob) => [blob.hex, blob])).values()];
+
+/** A record read back from a stored value, with the long strings its data keeps in stream blobs (if any). */
+export interface StoredRecord {
+  record: RecordEnvelope;
+  externals?: ExternalString[];
+}
+
+const isOptionalString = (value: unknown): value is string | null => value === null || typeof value === 'string';
+
+/**
+ * The records a stored value under record key `keySeq` holds: a group's, or the one record of any per-record layout
+ * (`decodeStoredRecord`). A group that does not end at `keySeq`, or any malformed row, is `CorruptRecordError`.
+ */
+export function decodeStoredValue(stored: Uint8Array, stream: string, keySeq: number): StoredRecord[] {
+  if (formatByteOf(stored) !== GROUP_RECORD_FORMAT_BYTE) return [decodeStoredRecord(stored, stream, keySeq)];
+  const value = decodeFramed(stored, { stream, seq: keySeq }, GROUP_RECORD_FORMAT_BYTE);
+  const corrupt = (detail: string) => new CorruptRecordError(stream, keySeq, `stored group ${detail}`);
+  if (!Array.isArray(value) || value.length !== 2 || !Number.isSafeInteger(value[0]) || !Array.isArray(value[1]) || value[1].length === 0) throw corrupt('has the wrong shape');
+  const [firstSeq, rows] = value as [number, unknown[]];
+  if (firstSeq + rows.length - 1 !== keySeq) throw corrupt(`holds seqs ${firstSeq}..${firstSeq + rows.length - 1} under the key of ${keySeq}`);
+  const records: StoredRecord[] = [];
+  const ids: string[] = [];
+  for (let index = 0; index < rows.length; index++) {
+    const row = rows[index];
+    if (!Array.isArray(row) || row.length < 7 || row.length > 9) throw corrupt(`row ${index} has the wrong shape`);
+    const [storedId, type, v, storedAt, actor, cause, corr] = row as unknown[];
+    const previousId = ids[index - 1];
+    const id = storedId === null && previousId !== undefined ? nextId(previousId) : storedId;
+    const previousAt = records[index - 1]?.record.at;
+    const at = index === 0 ? storedAt : Array.isArray(storedAt) && storedAt.length === 1 ? storedAt[0] : typeof storedAt === 'number' && previousAt !== undefined ? previousAt + storedAt : undefined;
+    if (typeof id !== 'string' || typeof type !== 'string' || typeof v !== 'number' || typeof at !== 'number' || typeof actor !== 'string') throw corrupt(`row ${index} has the wrong field types`);
+    if (!(isOptionalString(cause) || (Number.isSafeInteger(cause) && (cause as number) >= 0 && (cause as number) < rows.length)) || !isOptionalString(corr)) throw corrupt(`row ${index} has the wrong cause or corr`);
+    ids.push(id);
+    const record = { stream, seq: firstSeq + index, id, type, v, at, actor } as RecordEnvelope;
+    records.push({ record });
+    if (cause !== null) (record as { cause?: unknown }).cause = cause;
+    if (corr !== null) record.corr = corr;
+    if (row.length >= 8) record.data = row[7];
+    if (row.length === 9) {
+      const externals = externalsOfRow(row[8]);
+      if (externals === undefined) throw corrupt(`row ${index} has malformed externals`);
+      records[index]!.externals = externals;
+    }
+  }
+  // Causes given by index name a row of this group: its id, now that every id is known.
+  for (const { record } of records) {
+    const cause = (record as { cause?: unknown }).cause;
+    if (typeof cause === 'number') record.cause = ids[cause]!;
+  }
+  return records;
+}
