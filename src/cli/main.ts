@@ -18,7 +18,7 @@ const main = async (): Promise<void> => {
   let code: number = ExitCode.ok;
   const program = buildProgram((next) => {
     code = next;
-  });
+  }, process.argv);
   try {
     await program.parseAsync(process.argv);
   } catch (error) {

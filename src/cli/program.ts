@@ -36,8 +36,36 @@ export const usageCodes: ReadonlySet<string> = new Set(['USAGE', 'SCRIPT_INVALID
  * `tests/cli/startup-modules.test.ts` fails when `rein --help` loads a package it does not need.
  */
 
-/** Build the `rein` command line. Exported so tests can drive it in-process. */
-export const buildProgram = (setExit: (code: number) => void): Command => {
+type Register = (program: Command, setExit: (code: number) => void) => void;
+
+/**
+ * Every top-level command with the function that declares it. A run builds only the command it invokes (declaring all
+ * of them, with their options, was ~10% of `rein sessions`' start-up); `rein`, `rein --help`, `rein help` and an
+ * unknown command build them all. `tests/cli/program.test.ts` checks this table against what each function declares.
+ */
+export const commandRegistrars: ReadonlyArray<{ names: readonly string[]; register: Register }> = [
+  { names: ['run'], register: registerRun },
+  { names: ['resume'], register: registerResume },
+  { names: ['sessions', 'show', 'replay', 'fork'], register: (program) => registerReadCommands(program) },
+  { names: ['graph'], register: (program) => registerGraph(program) },
+  { names: ['trace'], register: (program) => registerTrace(program) },
+  { names: ['context'], register: (program) => registerContext(program) },
+  { names: ['inspect'], register: (program) => registerInspect(program) },
+  { names: ['memory'], register: (program) => registerMemory(program) },
+  { names: ['worker'], register: (program) => registerWorker(program) },
+  { names: ['store'], register: (program) => registerStore(program) },
+  { names: ['approve'], register: (program) => registerApprove(program) },
+  { names: ['mcp'], register: (program) => registerMcp(program) },
+  { names: ['skills'], register: (program) => registerSkills(program) },
+  { names: ['plugins'], register: registerPlugins },
+  { names: ['sandbox'], register: (program) => registerSandbox(program) },
+];
+
+/**
+ * Build the `rein` command line. With `argv` (`process.argv`), only the invoked command is declared when it is a known
+ * one; without it, every command. Exported so tests can drive it in-process.
+ */
+export const buildProgram = (setExit: (code: number) => void, argv?: readonly string[]): Command => {
   const program = new Command();
   program
     .name('rein')
@@ -47,21 +75,8 @@ export const buildProgram = (setExit: (code: number) => void): Command => {
     // `main`: commander's own `error: …` line and the help text after it are not written.
     .configureOutput({ outputError: () => undefined })
     .exitOverride();
-  registerRun(program, setExit);
-  registerResume(program, setExit);
-  registerReadCommands(program);
-  registerGraph(program);
-  registerTrace(program);
-  registerContext(program);
-  registerInspect(program);
-  registerMemory(program);
-  registerWorker(program);
-  registerStore(program);
-  registerApprove(program);
-  registerMcp(program);
-  registerSkills(program);
-  registerPlugins(program, setExit);
-  registerSandbox(program);
+  const invoked = argv?.[2];
+  const only = commandRegistrars.filter((entry) => invoked !== undefined && entry.names.includes(invoked));
+  for (const entry of only.length > 0 ? only : commandRegistrars) entry.register(program, setExit);
   return program;
 };
-

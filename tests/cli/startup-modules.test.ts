@@ -52,6 +52,13 @@ const loadedBy = async (entry: string, args: readonly string[]): Promise<{ packa
   return { packages, rein, status: result.status };
 };
 
+/** A CommonJS preload file holding `source`. */
+const writeProbe = async (source: string): Promise<string> => {
+  const path = join(directory.path, `probe-${Math.random().toString(36).slice(2)}.cjs`);
+  await writeFile(path, source);
+  return path;
+};
+
 const heavy = ['zod', 'rxjs', 'xstate', 'hash-wasm', 'gpt-tokenizer', 'ws', '@statelyai/inspect', 'fast-check'];
 
 describe('CLI start-up loads only what the command uses', () => {
@@ -68,6 +75,19 @@ describe('CLI start-up loads only what the command uses', () => {
       const { packages, rein } = await loadedBy(libraryCliPath, args);
       for (const name of heavy) expect(packages.has(name), `${args[0]} loaded ${name}`).toBe(false);
       expect(rein.some((path) => path.startsWith('machines/')), `${args[0]} loaded a machine`).toBe(false);
+    }
+  });
+
+  it('the bundled rein sessions and rein show load no package from node_modules and neither node:crypto nor node:child_process', async () => {
+    for (const args of [['sessions'], ['show', 'no-such-session']]) {
+      const { packages } = await loadedBy(cliPath, args);
+      expect([...packages], args[0]).toEqual([]);
+      const builtins = join(directory.path, `builtins-${args[0]}.txt`);
+      const probe = `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(builtins)}, process.moduleLoadList.join('\\n')));`;
+      spawnSync(process.execPath, ['--require', await writeProbe(probe), cliPath, ...args], { cwd: directory.path, encoding: 'utf8' });
+      const loaded = (await readFile(builtins, 'utf8')).split('\n');
+      expect(loaded, args[0]).not.toContain('NativeModule crypto');
+      expect(loaded, args[0]).not.toContain('NativeModule child_process');
     }
   });
 
