@@ -134,6 +134,12 @@ const settleInDoubt = (effect: InDoubtEffect, reason: string) => {
   return { type: 'effect.failed', data: { effectId: effect.effectId, error: { code: 'IN_DOUBT', message: reason }, elapsedMs: 0 } };
 };
 
+/** An in-doubt model call not run again because the wall time is spent: it failed, at a time past the budget. */
+const modelCallNotRerun = (effect: InDoubtEffect, reason: string, elapsedMs: number) => {
+  const args = (effect.record.data as { args: Record<string, unknown> }).args;
+  return { type: 'model.failed', data: { effectId: effect.effectId, turn: Number(args.turn ?? 1), error: { code: 'cancelled', message: reason, retryable: false }, elapsedMs } };
+};
+
 const policyOf = (executors: EffectExecutors, effect: InDoubtEffect): ResumePolicy => {
   const executor = executors[effect.kind];
   return executor ? executor.resumePolicy(requestOf(effect)) : 'never-rerun';
@@ -216,13 +222,22 @@ const resumeHeld = async (services: SessionServices, sessionId: string, options:
     await host.cancel(stopped);
     return { session, report };
   }
+  // A session whose wall-time budget is spent cannot go on: an in-doubt model or tool call is not run again (no paid
+  // model call, no command, no question to a person); it settles in doubt and the session ends `budget-exhausted`.
+  const { budgets, startedAtMs } = rebuilt.tree.context;
+  const elapsedMs = Math.max(0, services.clock() - first.at);
+  const wallTimeSpent = elapsedMs - startedAtMs >= budgets.maxWallTimeMs;
   const decided = await Promise.all(
     inDoubt.map(async (effect) => {
       const policy = policyOf(wiring.executors, effect);
       const check = policy === 'rerun-after-check' || policy === 'require-user-confirmation' ? await checkOf(wiring.executors, effect, records) : undefined;
       const decided = resolve(policy, options.confirmInDoubt === true || (options.confirmEffects ?? []).includes(effect.effectId), check);
       const declined = decided.resolution === 'awaiting-confirmation' && (options.declineEffects ?? []).includes(effect.effectId);
-      return { effect, policy, cleaned: check?.cleaned ?? [], ...(declined ? { resolution: 'failed-in-doubt' as const, reason: `a person declined to rerun it (${decided.reason})` } : decided) };
+      const unaffordable = wallTimeSpent && (effect.kind === 'callModel' || effect.kind === 'executeTool') && (decided.resolution === 'rerun' || decided.resolution === 'awaiting-confirmation');
+      const overridden = unaffordable
+        ? { resolution: 'failed-in-doubt' as const, reason: `the session's wall-time budget of ${budgets.maxWallTimeMs} ms is spent, so it is not run again (${decided.reason})` }
+        : declined ? { resolution: 'failed-in-doubt' as const, reason: `a person declined to rerun it (${decided.reason})` } : decided;
+      return { effect, policy, cleaned: check?.cleaned ?? [], ...overridden };
     }),
   );
   const killed = await strays();
@@ -253,7 +268,7 @@ const resumeHeld = async (services: SessionServices, sessionId: string, options:
     else if (resolution === 'settled-from-log' && effect.kind === 'executeTool') {
       await host.step({ ...settleFromLog(effect, observation ?? reason, records), actor: effect.record.actor, cause: effect.record.id });
     } else if (resolution === 'failed-in-doubt' || resolution === 'settled-from-log') {
-      const settlement = settleInDoubt(effect, reason);
+      const settlement = wallTimeSpent && effect.kind === 'callModel' ? modelCallNotRerun(effect, reason, elapsedMs) : settleInDoubt(effect, reason);
       await host.step({ ...settlement, actor: effect.record.actor, cause: effect.record.id });
     }
   }
