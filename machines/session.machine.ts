@@ -345,6 +345,8 @@ export const sessionMachine = setup({
       event.type !== 'model.responded' || tokensUsed(context.usage) + event.usage.inputTokens + event.usage.outputTokens <= context.budgets.maxTokens,
     turnBudgetLeft: ({ context }) => context.usage.turns < context.budgets.maxTurns,
     wallTimeLeft: ({ context }) => context.usage.elapsedMs - context.startedAtMs < context.budgets.maxWallTimeMs,
+    /** A model call failed once the wall time was spent (resume does not rerun an in-doubt call then): the budget ended it. */
+    wallTimeSpentAtFailure: ({ context, event }) => event.type === 'model.failed' && event.elapsedMs - context.startedAtMs >= context.budgets.maxWallTimeMs,
     nothingElseOutstanding: ({ context, event }) =>
       Object.keys(context.outstanding).every((effectId) => 'effectId' in event && effectId === event.effectId),
   },
@@ -420,7 +422,10 @@ export const sessionMachine = setup({
               { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'isChild']), target: '#session.failed', actions: ['settleModelCall', 'noteMissingReport', 'failContract'] },
               { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding']), target: '#session.completed', actions: ['settleModelCall', 'noteUnresolved'] },
             ],
-            'model.failed': { guard: 'isAwaitedModelCall', target: '#session.failed', actions: ['settleModelCall', 'noteEventReason'] },
+            'model.failed': [
+              { guard: and(['isAwaitedModelCall', 'wallTimeSpentAtFailure']), target: '#session.budgetExhausted', actions: ['settleModelCall', assign({ endReason: 'wall-time budget exhausted' })] },
+              { guard: 'isAwaitedModelCall', target: '#session.failed', actions: ['settleModelCall', 'noteEventReason'] },
+            ],
           },
         },
         runningTools: {

@@ -59,6 +59,8 @@ export const SessionResumed = z.object({
   fromSeq: z.number().int().nonnegative(),
   inDoubt: z.array(z.string()),
   snapshotSeq: z.number().int().nonnegative().optional(),
+  /** Processes an earlier run of the session left running (background commands, or any command outside bubblewrap after a SIGKILL), killed before anything was decided. */
+  strayProcessesKilled: z.number().int().positive().optional(),
 });
 export type SessionResumed = z.infer<typeof SessionResumed>;
 

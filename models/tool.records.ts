@@ -112,8 +112,8 @@ export const ToolSettled = z.object({
   artifacts: z.array(z.string()).optional(),
   /** Boundary evidence of the runtime that produced the result (shell results: workdir, sandbox profile, command digest). */
   provenance: Provenance.optional(),
-  /** The pipeline stage that refused the call, for a failure that never ran (the turn typestate reads it). */
-  failedStage: z.enum(['lookup', 'visibility', 'schema', 'runtime-validation', 'hook', 'guardrail', 'pre-flight', 'permission']).optional(),
+  /** The pipeline stage that refused the call, for a failure that never ran (the turn typestate reads it); `cancelled`: it was cancelled before it started. */
+  failedStage: z.enum(['lookup', 'visibility', 'schema', 'runtime-validation', 'hook', 'guardrail', 'pre-flight', 'permission', 'cancelled']).optional(),
   /** A structured result a machine reads (a child's validated report from `submit_report`). */
   value: z.record(z.string(), z.unknown()).optional(),
   /** The command the tool ran and how it ended (exit code, signal, timeout); absent for tools that run no command. */

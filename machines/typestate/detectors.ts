@@ -18,7 +18,7 @@ export const detectRequestFindings = (callSpec: CallSpec, requests: readonly Req
   return findings;
 };
 
-/** True for a result the pipeline refused before the tool ran (validation, visibility, permission): nothing executed. */
+/** True for a result the pipeline refused or cancelled before the tool ran (validation, visibility, permission, an abort): nothing executed. */
 const neverRan = (row: ResultRow): boolean => row.status === 'error' && row.failedStage !== undefined;
 
 /**
@@ -65,6 +65,7 @@ const stagesReached = (row: ResultRow): Array<'input' | 'output'> => {
       return [];
     case 'guardrail':
     case 'permission':
+    case 'cancelled':
       return ['input'];
     default:
       return ['input', 'output'];

@@ -145,7 +145,7 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
     case 'session.forked':
       return `${at}${who}forked from ${data.parent} at seq ${data.atSeq}`;
     case 'session.resumed':
-      return `${at}${who}resumed at seq ${data.fromSeq}${data.inDoubt.length > 0 ? `; in doubt: ${data.inDoubt.join(', ')}` : ''}`;
+      return `${at}${who}resumed at seq ${data.fromSeq}${data.inDoubt.length > 0 ? `; in doubt: ${data.inDoubt.join(', ')}` : ''}${data.strayProcessesKilled ? `; killed ${data.strayProcessesKilled} process(es) an earlier run left` : ''}`;
     case 'session.interrupted':
       return `${at}${who}interrupted: ${data.reason}`;
     case 'effect.resolved':

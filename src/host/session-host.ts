@@ -449,6 +449,11 @@ export class SessionHost {
     const remaining = startedAtMs + budgets.maxWallTimeMs - (this.clock() - this.createdAt);
     // setTimeout fires at once for a delay beyond 2^31 - 1 ms (~24.8 days): such a budget needs no timer.
     if (remaining > 2 ** 31 - 1) return undefined;
+    // Already spent: the call is cancelled before anything of it runs (and before anyone is asked to approve it).
+    if (remaining <= 0) {
+      controller.abort(new Error(`the wall-time budget of ${budgets.maxWallTimeMs} ms had run out`));
+      return undefined;
+    }
     const timer = setTimeout(() => controller.abort(new Error(`the wall-time budget of ${budgets.maxWallTimeMs} ms ran out while it ran`)), Math.max(0, remaining));
     timer.unref();
     return timer;

@@ -54,14 +54,82 @@ const unwrap = (words: readonly string[]): string[] => {
 
 const baseName = (word: string): string => word.slice(word.lastIndexOf('/') + 1);
 
-const commandClasses = (words: readonly string[], classes: Set<ShellClass>): boolean => {
+/** The options of an argument list up to `--`: the letters of short clusters (`-Rn`) and the long names (`--follow`). */
+const optionsOf = (args: readonly string[]): { short: Set<string>; long: string[] } => {
+  const short = new Set<string>();
+  const long: string[] = [];
+  for (const arg of args) {
+    if (arg === '--') break;
+    if (arg.startsWith('--')) long.push(arg.slice(2).split('=')[0]!);
+    else if (arg.startsWith('-') && arg.length > 1) for (const letter of arg.slice(1)) short.add(letter);
+  }
+  return { short, long };
+};
+
+/** Whether a long option was given, under any abbreviation getopt accepts (`--deref` for `--dereference-recursive`). */
+const hasLong = (long: readonly string[], name: string): boolean => long.some((given) => given.length >= 2 && name.startsWith(given));
+
+/**
+ * The option that makes a command read (or copy, or change) what the symbolic links under its arguments lead to as it
+ * walks a tree: `grep -R`, `rg -L`/`--follow`, `find -L`/`-follow`, `du -L`, `ls -RL`, `tree -l`, `cp -rL`, `tar -h`,
+ * `zip -r` (without `-y`), `diff -r` (without `--no-dereference`), `chown -RL`. Such a walk leaves the workspace
+ * through any link in it that leads out — which the classifier cannot see in the words — so the line is judged
+ * `outside-workspace`. Links named on the command line are judged by real path like every other word; `grep -r`,
+ * `find .`, `du`, `ls -R` and `rg` do not follow the links they meet and stay as they are.
+ */
+const linkFollowingOption = (command: string, args: readonly string[]): string | undefined => {
+  const { short, long } = optionsOf(args);
+  const recursive = short.has('r') || short.has('R') || hasLong(long, 'recursive');
+  switch (command) {
+    case 'grep':
+    case 'egrep':
+    case 'fgrep':
+      return short.has('R') ? '-R' : hasLong(long, 'dereference-recursive') ? '--dereference-recursive' : undefined;
+    case 'rg':
+      return short.has('L') ? '-L' : hasLong(long, 'follow') ? '--follow' : undefined;
+    case 'find': {
+      // Up to an `-exec`: the command it runs is judged on its own (`-L` means something else to `grep`).
+      const exec = args.findIndex((arg) => arg === '-exec' || arg === '-execdir' || arg === '-ok' || arg === '-okdir');
+      return (exec === -1 ? args : args.slice(0, exec)).find((arg) => arg === '-L' || arg === '-follow');
+    }
+    case 'du':
+      return short.has('L') ? '-L' : hasLong(long, 'dereference') ? '--dereference' : undefined;
+    case 'ls':
+      return (short.has('L') || hasLong(long, 'dereference')) && (short.has('R') || hasLong(long, 'recursive')) ? '-R with -L' : undefined;
+    case 'tree':
+      return short.has('l') ? '-l' : undefined;
+    case 'cp':
+      return (short.has('L') || hasLong(long, 'dereference')) && (recursive || short.has('a') || hasLong(long, 'archive')) ? '-r with -L' : undefined;
+    case 'tar': {
+      // Old-style bundled options (`tar czhf out.tgz .`) are a first word without a dash.
+      const bundled = args[0] !== undefined && /^[A-Za-z]+$/.test(args[0]) && !args[0].startsWith('-') ? args[0] : '';
+      return short.has('h') || bundled.includes('h') ? '-h' : hasLong(long, 'dereference') ? '--dereference' : undefined;
+    }
+    case 'zip':
+      return recursive && !short.has('y') && !hasLong(long, 'symlinks') ? '-r (without -y)' : undefined;
+    case 'diff':
+      return recursive && !hasLong(long, 'no-dereference') ? '-r' : undefined;
+    case 'chown':
+    case 'chgrp':
+      return recursive && short.has('L') ? '-R with -L' : undefined;
+    default:
+      return undefined;
+  }
+};
+
+const commandClasses = (words: readonly string[], classes: Set<ShellClass>, follows: string[] = []): boolean => {
   const real = unwrap(words);
   const command = real[0] === undefined ? '' : baseName(real[0]);
   const args = real.slice(1);
   if (command === '') return true;
+  const following = linkFollowingOption(command, args);
+  if (following !== undefined) {
+    classes.add('outside-workspace');
+    follows.push(`${command} ${following} (follows symbolic links)`);
+  }
   if (privilegedCommands.has(command)) {
     classes.add('privileged');
-    if (command === 'sudo' || command === 'doas') commandClasses(args.filter((arg, index) => index > 0 || !arg.startsWith('-')), classes);
+    if (command === 'sudo' || command === 'doas') commandClasses(args.filter((arg, index) => index > 0 || !arg.startsWith('-')), classes, follows);
     return false;
   }
   if (hiddenCommands.has(command)) {
@@ -70,7 +138,7 @@ const commandClasses = (words: readonly string[], classes: Set<ShellClass>): boo
   }
   if (command === 'xargs') {
     const inner = args.filter((arg) => !arg.startsWith('-'));
-    if (inner.length > 0) commandClasses(inner, classes);
+    if (inner.length > 0) commandClasses(inner, classes, follows);
     return false;
   }
   if (deleteCommands.has(command)) return classes.add('delete'), false;
@@ -79,7 +147,7 @@ const commandClasses = (words: readonly string[], classes: Set<ShellClass>): boo
   if (command === 'find') {
     if (args.includes('-delete')) classes.add('delete');
     const exec = args.findIndex((arg) => arg === '-exec' || arg === '-execdir' || arg === '-ok' || arg === '-okdir');
-    if (exec !== -1) commandClasses(args.slice(exec + 1).filter((arg) => arg !== ';' && arg !== '+' && arg !== '{}'), classes);
+    if (exec !== -1) commandClasses(args.slice(exec + 1).filter((arg) => arg !== ';' && arg !== '+' && arg !== '{}'), classes, follows);
     if (args.some((arg) => arg.startsWith('-fprint') || arg === '-fls')) classes.add('write');
     return exec === -1 && !args.includes('-delete');
   }
@@ -139,7 +207,8 @@ const learnAssignments = (segment: ShellSegment, scope: PathScope): void => {
  * could be a path is expanded as far as the classifier can see (`~`, `$HOME`, variables the line assigns, globs),
  * resolved from the working directory (which follows `cd`) and compared by real path: a path outside the workspace
  * (a symlink made before the run included) is `outside-workspace`, a protected path `protected-path`, a file with
- * several hard links or a FIFO, socket or device `outside-workspace` too. A line that cannot be parsed is `unparseable` and nothing else.
+ * several hard links or a FIFO, socket or device `outside-workspace` too, and so is a walk that follows the links it
+ * meets (`grep -R`, `find -L`, …; see `linkFollowingOption`). A line that cannot be parsed is `unparseable` and nothing else.
  */
 export const classifyShellCommand = (command: string, options: ClassifyOptions): ShellClassification => {
   const parsed = parseShell(command);
@@ -153,7 +222,9 @@ export const classifyShellCommand = (command: string, options: ClassifyOptions):
   };
   let readOnly = true;
   for (const segment of parsed.segments) {
-    if (!commandClasses(segment.words, classes)) readOnly = false;
+    const follows: string[] = [];
+    if (!commandClasses(segment.words, classes, follows)) readOnly = false;
+    for (const option of follows) flag(option, 'outside-workspace');
     for (const redirect of segment.redirects) {
       if (redirect.operator.includes('>') && !quietTargets.has(redirect.target) && !/^&?\d+$/.test(redirect.target)) {
         classes.add('write');

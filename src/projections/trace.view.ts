@@ -159,7 +159,7 @@ const byCall = (record: RecordEnvelope) => {
 
 const noteTypes: Record<string, (data: Record<string, unknown>) => string> = {
   'session.cancelled': (data) => `cancelled: ${String(data.reason)}`,
-  'session.resumed': (data) => `resumed at #${String(data.fromSeq)}${Array.isArray(data.inDoubt) && data.inDoubt.length > 0 ? `; in doubt: ${data.inDoubt.join(', ')}` : ''}`,
+  'session.resumed': (data) => `resumed at #${String(data.fromSeq)}${Array.isArray(data.inDoubt) && data.inDoubt.length > 0 ? `; in doubt: ${data.inDoubt.join(', ')}` : ''}${typeof data.strayProcessesKilled === 'number' ? `; killed ${data.strayProcessesKilled} process(es) an earlier run left` : ''}`,
   'session.interrupted': (data) => `interrupted: ${String(data.reason)}`,
   'session.forked': (data) => `forked from ${String(data.parent)} at #${String(data.atSeq)}`,
   'effect.resolved': (data) => `in-doubt ${String(data.effectId)} → ${String(data.resolution)} (${String(data.reason)})`,

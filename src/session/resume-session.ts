@@ -20,6 +20,7 @@ import { canonicalEqual } from '../host/canonical-equal.js';
 import { sessionHooksFor } from './start-session.js';
 import { sessionStopOf } from '../hooks/decide-point.js';
 import { sandboxCheckedOf } from '../policy/sandbox-status.js';
+import { killStrayProcesses } from '../tools/process-runner.js';
 
 export interface ResumeOptions {
   /** Rerun in-doubt effects whose policy is `require-user-confirmation` (the CLI's `--yes`). */
@@ -47,6 +48,8 @@ export interface ResumeReport {
   /** The last seq of the log the session was rebuilt from (resume's own records follow it). */
   head: number;
   alreadyEnded: boolean;
+  /** Processes an earlier run of the session left running (found by their `REIN_CALL` marker) that resume killed. */
+  strayProcessesKilled: number;
 }
 
 const resolve = (policy: ResumePolicy, confirmed: boolean, check: EffectResumeCheck | undefined): { resolution: EffectResolution; reason: string; observation?: string } => {
@@ -131,6 +134,12 @@ const settleInDoubt = (effect: InDoubtEffect, reason: string) => {
   return { type: 'effect.failed', data: { effectId: effect.effectId, error: { code: 'IN_DOUBT', message: reason }, elapsedMs: 0 } };
 };
 
+/** An in-doubt model call not run again because the wall time is spent: it failed, at a time past the budget. */
+const modelCallNotRerun = (effect: InDoubtEffect, reason: string, elapsedMs: number) => {
+  const args = (effect.record.data as { args: Record<string, unknown> }).args;
+  return { type: 'model.failed', data: { effectId: effect.effectId, turn: Number(args.turn ?? 1), error: { code: 'cancelled', message: reason, retryable: false }, elapsedMs } };
+};
+
 const policyOf = (executors: EffectExecutors, effect: InDoubtEffect): ResumePolicy => {
   const executor = executors[effect.kind];
   return executor ? executor.resumePolicy(requestOf(effect)) : 'never-rerun';
@@ -176,8 +185,16 @@ const resumeHeld = async (services: SessionServices, sessionId: string, options:
   // Hooks recorded in the log are never run again: only records appended from here on reach the observers.
   const hooks = sessionHooksFor(services, sessionId, wiring, host);
   const session = new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}), ...(capabilities ? { capabilities } : {}), ...(hold ? { hold } : {}) });
-  const report: ResumeReport = { ...rebuilt.counts, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: rebuilt.tree.done, head };
+  const report: ResumeReport = { ...rebuilt.counts, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: rebuilt.tree.done, head, strayProcessesKilled: 0 };
+  // This process holds the session now: any process that carries its marker was left by an earlier run (a background
+  // command, or a command of a process killed with SIGKILL outside bubblewrap) and is killed — in-doubt calls' own
+  // processes first, by their checks below (which say so in their reasons), everything else here.
+  const strays = async (): Promise<Record<string, number>> => {
+    report.strayProcessesKilled = (await killStrayProcesses(sessionId)).length;
+    return report.strayProcessesKilled > 0 ? { strayProcessesKilled: report.strayProcessesKilled } : {};
+  };
   if (rebuilt.tree.done) {
+    await strays();
     memory?.catchUp();
     return { session, report };
   }
@@ -200,22 +217,33 @@ const resumeHeld = async (services: SessionServices, sessionId: string, options:
   // session is cancelled now with the hook's reason (the hook does not run again).
   const stopped = records.reduce<string | undefined>((found, record) => found ?? sessionStopOf(record), undefined);
   if (stopped !== undefined) {
-    await host.recordFacts([{ type: 'session.resumed', data: { fromSeq: head, inDoubt: inDoubt.map((effect) => effect.effectId), ...(rebuilt.snapshotSeq ? { snapshotSeq: rebuilt.snapshotSeq } : {}) } }]);
+    const killed = await strays();
+    await host.recordFacts([{ type: 'session.resumed', data: { fromSeq: head, inDoubt: inDoubt.map((effect) => effect.effectId), ...(rebuilt.snapshotSeq ? { snapshotSeq: rebuilt.snapshotSeq } : {}), ...killed } }]);
     await host.cancel(stopped);
     return { session, report };
   }
+  // A session whose wall-time budget is spent cannot go on: an in-doubt model or tool call is not run again (no paid
+  // model call, no command, no question to a person); it settles in doubt and the session ends `budget-exhausted`.
+  const { budgets, startedAtMs } = rebuilt.tree.context;
+  const elapsedMs = Math.max(0, services.clock() - first.at);
+  const wallTimeSpent = elapsedMs - startedAtMs >= budgets.maxWallTimeMs;
   const decided = await Promise.all(
     inDoubt.map(async (effect) => {
       const policy = policyOf(wiring.executors, effect);
       const check = policy === 'rerun-after-check' || policy === 'require-user-confirmation' ? await checkOf(wiring.executors, effect, records) : undefined;
       const decided = resolve(policy, options.confirmInDoubt === true || (options.confirmEffects ?? []).includes(effect.effectId), check);
       const declined = decided.resolution === 'awaiting-confirmation' && (options.declineEffects ?? []).includes(effect.effectId);
-      return { effect, policy, cleaned: check?.cleaned ?? [], ...(declined ? { resolution: 'failed-in-doubt' as const, reason: `a person declined to rerun it (${decided.reason})` } : decided) };
+      const unaffordable = wallTimeSpent && (effect.kind === 'callModel' || effect.kind === 'executeTool') && (decided.resolution === 'rerun' || decided.resolution === 'awaiting-confirmation');
+      const overridden = unaffordable
+        ? { resolution: 'failed-in-doubt' as const, reason: `the session's wall-time budget of ${budgets.maxWallTimeMs} ms is spent, so it is not run again (${decided.reason})` }
+        : declined ? { resolution: 'failed-in-doubt' as const, reason: `a person declined to rerun it (${decided.reason})` } : decided;
+      return { effect, policy, cleaned: check?.cleaned ?? [], ...overridden };
     }),
   );
+  const killed = await strays();
   const facts: FactDraft[] = [];
   if (rebuilt.rejected && rebuilt.snapshotRejectedSeq) facts.push({ type: 'snapshot.rejected', data: { seq: rebuilt.snapshotRejectedSeq, reason: rebuilt.rejected } });
-  facts.push({ type: 'session.resumed', data: { fromSeq: head, inDoubt: inDoubt.map((effect) => effect.effectId), ...(rebuilt.snapshotSeq ? { snapshotSeq: rebuilt.snapshotSeq } : {}) } });
+  facts.push({ type: 'session.resumed', data: { fromSeq: head, inDoubt: inDoubt.map((effect) => effect.effectId), ...(rebuilt.snapshotSeq ? { snapshotSeq: rebuilt.snapshotSeq } : {}), ...killed } });
   // The plugins this process loaded: a resumed session may run with other plugins than before, and the log says so.
   for (const fact of services.plugins?.journal() ?? []) facts.push({ type: fact.type, data: fact.data });
   // This process may isolate commands differently from the one that started the session: say how, once.
@@ -240,7 +268,7 @@ const resumeHeld = async (services: SessionServices, sessionId: string, options:
     else if (resolution === 'settled-from-log' && effect.kind === 'executeTool') {
       await host.step({ ...settleFromLog(effect, observation ?? reason, records), actor: effect.record.actor, cause: effect.record.id });
     } else if (resolution === 'failed-in-doubt' || resolution === 'settled-from-log') {
-      const settlement = settleInDoubt(effect, reason);
+      const settlement = wallTimeSpent && effect.kind === 'callModel' ? modelCallNotRerun(effect, reason, elapsedMs) : settleInDoubt(effect, reason);
       await host.step({ ...settlement, actor: effect.record.actor, cause: effect.record.id });
     }
   }

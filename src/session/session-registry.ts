@@ -1,11 +1,11 @@
 import { rootPath } from '../host/actor-tree.js';
 import type { ReinSession } from './session-handle.js';
-import { stopBackgroundCommands } from '../tools/process-runner.js';
+import { killStrayProcesses, stopBackgroundCommands } from '../tools/process-runner.js';
 
 /**
  * The sessions one harness is running in this process, by id. A session leaves when its root agent ends or the
  * process interrupts it (its log stays in the store; `resumeSession` brings it back); its background commands are
- * stopped then.
+ * stopped then, with every other process carrying the session's marker that no command of this process accounts for.
  */
 export class SessionRegistry {
   private readonly running = new Map<string, ReinSession>();
@@ -16,8 +16,10 @@ export class SessionRegistry {
     const subscription = session.records$.subscribe((record) => {
       if (record.actor !== rootPath || (record.type !== 'session.ended' && record.type !== 'session.interrupted')) return;
       if (this.running.get(session.id) === session) this.running.delete(session.id);
-      // Background commands live until their hard timeout or the session's end, whichever comes first.
+      // Background commands live until their hard timeout or the session's end, whichever comes first — those an
+      // earlier process of the session left (it was killed before it could stop them) too: found by their marker.
       stopBackgroundCommands(session.id);
+      void killStrayProcesses(session.id);
       queueMicrotask(() => subscription.unsubscribe());
     });
     if (session.result().status !== 'paused') this.running.delete(session.id);

@@ -11,8 +11,8 @@ export interface ToolOutcome {
   truncated?: Truncation;
   artifacts?: string[];
   provenance?: Provenance;
-  /** The pipeline stage that refused the call (a failure that never ran). */
-  failedStage?: 'lookup' | 'visibility' | 'schema' | 'runtime-validation' | 'hook' | 'guardrail' | 'pre-flight' | 'permission';
+  /** The pipeline stage that refused the call (a failure that never ran); `cancelled`: cancelled before it started. */
+  failedStage?: 'lookup' | 'visibility' | 'schema' | 'runtime-validation' | 'hook' | 'guardrail' | 'pre-flight' | 'permission' | 'cancelled';
   /** A structured result a machine reads (a child's validated report). */
   value?: Record<string, unknown>;
   /** The command the tool ran and how it ended; the only source of a verification's status. */

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { SandboxPolicy } from '../policy/sandbox-policy.js';
 import type { Launch } from './command-launch.js';
-import { callMarkerVariable, childrenOf, descendantsOf, processesMarked, signalEach } from './process-tree.js';
+import { callMarkerVariable, childrenOf, descendantsOf, processesMarked, processesOfSession, signalEach } from './process-tree.js';
 
 /** One command to run under the sandbox policy, as `prepareLaunch` laid it out. */
 export interface CommandRun {
@@ -88,6 +88,45 @@ export const stopBackgroundCommands = (sessionId: string): number => {
   return stopped;
 };
 
+/** The markers of the commands this process runs now (foreground and background), with how many runs carry each. */
+const liveMarkers = new Map<string, number>();
+
+const markLive = (marker: string | undefined): (() => void) => {
+  if (!marker) return () => undefined;
+  liveMarkers.set(marker, (liveMarkers.get(marker) ?? 0) + 1);
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    const left = (liveMarkers.get(marker) ?? 1) - 1;
+    if (left > 0) liveMarkers.set(marker, left);
+    else liveMarkers.delete(marker);
+  };
+};
+
+/**
+ * Kill every process that carries a marker of `sessionId` and is no command this process runs: what an earlier
+ * process of the session left behind (a background command, or any command of a process killed with SIGKILL, which
+ * outside bubblewrap nothing ties to rein's life). Only the process that holds the session may call it. Resolves with
+ * the pids it killed once none of them is alive (or after `waitMs`, with those still alive reported by the caller's
+ * next look).
+ */
+export const killStrayProcesses = async (sessionId: string, waitMs = 2_000): Promise<number[]> => {
+  const strays = () => processesOfSession(sessionId).filter(({ marker }) => !liveMarkers.has(marker)).map(({ pid }) => pid);
+  const found = strays();
+  if (found.length === 0) return [];
+  const killed = new Set(found);
+  signalEach(found, 'SIGKILL');
+  const deadline = Date.now() + waitMs;
+  for (let left = strays(); left.length > 0 && Date.now() < deadline; left = strays()) {
+    // A process forked while the first signals went out: killed too.
+    for (const pid of left) killed.add(pid);
+    signalEach(left, 'SIGKILL');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return [...killed].sort((a, b) => a - b);
+};
+
 const capture = (limit: number) => {
   const chunks: Buffer[] = [];
   let kept = 0;
@@ -126,6 +165,7 @@ export const runCommand = (run: CommandRun): Promise<CommandOutcome> =>
     let timedOut: CommandOutcome['timedOut'] = null;
     let cancelled = false;
     let settled = false;
+    const released = markLive(marker);
     const child = spawn(argv[0]!, argv.slice(1), { cwd: run.cwd, env: launch.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     const pid = child.pid;
     const stop = (signal: NodeJS.Signals, leaderGone = false) => signalCommand(pid, launch, marker, signal, leaderGone);
@@ -163,12 +203,14 @@ export const runCommand = (run: CommandRun): Promise<CommandOutcome> =>
     });
     child.on('error', (error) => {
       stderr.add(Buffer.from(`failed to start ${argv[0]}: ${error.message}\n`));
+      released();
       finish(127, null);
     });
     // The leader exited: kill what it left behind so the pipes close and nothing outlives the call.
     child.on('exit', () => stop('SIGKILL', true));
     child.on('close', (code, signal) => {
       if (pid !== undefined) background.delete(pid);
+      released();
       void launch.proxy?.close();
       finish(code, signal);
     });

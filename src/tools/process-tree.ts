@@ -67,6 +67,31 @@ export const processesMarked = (marker: string): number[] => {
   return found;
 };
 
+/**
+ * The live processes of every call of `sessionId`, from the `REIN_CALL=<session>:<call id>` marker in their
+ * environment: each pid with the marker it carries (this process excluded).
+ */
+export const processesOfSession = (sessionId: string): Array<{ pid: number; marker: string }> => {
+  const prefix = Buffer.from(`${callMarkerVariable}=${sessionId}:`);
+  const found: Array<{ pid: number; marker: string }> = [];
+  for (const pid of processIds()) {
+    if (pid === process.pid) continue;
+    try {
+      const environment = readFileSync(`/proc/${pid}/environ`);
+      for (let at = environment.indexOf(prefix); at !== -1; at = environment.indexOf(prefix, at + 1)) {
+        if (at !== 0 && environment[at - 1] !== 0) continue;
+        const end = environment.indexOf(0, at);
+        const marker = environment.subarray(at + callMarkerVariable.length + 1, end === -1 ? environment.length : end).toString('utf8');
+        if (!isZombie(pid)) found.push({ pid, marker });
+        break;
+      }
+    } catch {
+      // Gone, or not ours to read.
+    }
+  }
+  return found;
+};
+
 /** Send `signal` to each pid, ignoring those already gone. */
 export const signalEach = (pids: readonly number[], signal: NodeJS.Signals): void => {
   for (const pid of pids) {

@@ -85,6 +85,13 @@ export type Visibility = { visible: true } | { visible: false; reason: string; d
 /** Who denied a call at the permission stage: a person, the mode, or a rule. */
 const denialSourceOf = (source: PermissionSource): DenialSource => (source === 'user' ? 'user' : source === 'mode' ? 'mode' : 'rule');
 
+/** A call cancelled before anything of it ran, saying why when the abort does (the wall-time budget ran out). */
+const cancelledBeforeStart = (name: string, signal: AbortSignal, more = '') => {
+  const reason: unknown = signal.reason;
+  const why = reason instanceof Error && reason.name !== 'AbortError' ? ` (${reason.message})` : '';
+  return { ...failureOutcome('Cancelled', `${name} was cancelled before it started${why}${more}`), failedStage: 'cancelled' as const };
+};
+
 const withTimeout = async (work: (signal: AbortSignal) => Promise<ToolResult>, signal: AbortSignal, timeoutMs: number | undefined): Promise<ToolResult> => {
   if (timeoutMs === undefined) return work(signal);
   const timer = new AbortController();
@@ -232,6 +239,8 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
     const message = verdict.source === 'user' ? `${verdict.reason}. Nothing was run; do not retry the same call unchanged.` : `${verdict.reason}. Nothing was run.`;
     return refuse('permission', withEvidence({ ...failureOutcome('Denied', message), denial: { source: denialSourceOf(verdict.source), rule: verdict.rule, reason: verdict.reason } }));
   }
+  // A call cancelled already (the session's wall-time budget is spent) asks nobody: a yes could only be thrown away.
+  if (verdict.decision === 'ask' && run.signal.aborted) return settle(cancelledBeforeStart(tool.name, run.signal, '; nobody was asked to approve it'));
   if (verdict.decision === 'ask') {
     const description = typeof input.description === 'string' ? `${input.description}: ` : '';
     return {
@@ -253,7 +262,7 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
     };
   }
 
-  if (run.signal.aborted) return settle(failureOutcome('Cancelled', `${tool.name} was cancelled before it started`));
+  if (run.signal.aborted) return settle(cancelledBeforeStart(tool.name, run.signal));
   const started: FactDraft = { type: 'tool.started', corr: call.callId, at: run.now(), data: { effectId: call.effectId, callId: call.callId, name: tool.name, ...(intent ? { intent } : {}) } };
   if (tool.annotations.readOnly) facts.push(started);
   else {

@@ -1,4 +1,4 @@
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,6 +8,9 @@ import { createScriptedProvider, parseScript } from '../../src/providers/scripte
 import { jsonLines, runCli, startCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { eventually, markedProcesses, newMarker, requireBubblewrap } from '../support/sandbox.js';
+import { killStrayProcesses, runCommand, stopBackgroundCommands } from '../../src/tools/process-runner.js';
+import { defaultSandboxPolicy } from '../../src/policy/sandbox-policy.js';
+import type { Launch } from '../../src/tools/command-launch.js';
 
 const sandboxed = await requireBubblewrap();
 
@@ -26,6 +29,17 @@ const killed = (child: ChildProcess) => new Promise<void>((resolve) => {
   child.once('close', () => resolve());
   child.kill('SIGKILL');
 });
+
+/** SIGKILL what a failed test left behind. */
+const killEach = (pids: readonly number[]) => {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Gone.
+    }
+  }
+};
 
 describe('no command outlives rein', () => {
   it.runIf(sandboxed)('SIGKILL of rein during `sleep 1000` leaves no process of the call; resume --yes proves it and runs exactly one new copy', async () => {
@@ -103,6 +117,88 @@ describe('no command outlives rein', () => {
     } finally {
       await workspace.remove();
     }
+  });
+
+  it('without the sandbox a background command left by a SIGKILLed rein is killed by resume, though its call had settled', async () => {
+    const workspace = await makeTempDir('rein-orphan-bg-');
+    const background = newMarker();
+    const foreground = newMarker();
+    try {
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [
+        { text: 'Starting a ticker.', toolCalls: [{ name: 'bash', arguments: { command: `export REIN_TEST_MARK=${background}; for i in $(seq 1 1000); do echo tick >> ticks.txt; sleep 1; done`, run_in_background: true, timeout_ms: 5000 } }] },
+        { text: 'Waiting.', toolCalls: [{ name: 'bash', arguments: { command: `export REIN_TEST_MARK=${foreground}; sleep 1000` } }] },
+        { text: 'Done.' },
+      ] }));
+      const child = startCli(['run', 'start a ticker', '--script', 'script.json', '--json', '--yes', '--sandbox', 'off'], { cwd: workspace.path });
+      let stdout = '';
+      child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      // The background call has settled (the second call only starts after it) and the second one runs.
+      expect((await eventually(() => markedProcesses(foreground), (pids) => pids.length > 0, 30_000)).length).toBeGreaterThan(0);
+      await killed(child);
+      const id = jsonLines(stdout).find((record) => typeof record.stream === 'string')?.stream as string;
+      expect(markedProcesses(background).length, 'the ticker survived rein (nothing ties it to rein outside bubblewrap)').toBeGreaterThan(0);
+      const result = await runCli(['resume', id, '--json', '--sandbox', 'off'], { cwd: workspace.path });
+      expect(result.code).toBe(3);
+      const resumed = jsonLines(result.stdout).find((record) => record.type === 'session.resumed');
+      expect(resumed?.data.strayProcessesKilled).toBeGreaterThan(0);
+      expect(markedProcesses(background)).toEqual([]);
+      expect(markedProcesses(foreground)).toEqual([]);
+      const human = await runCli(['show', id], { cwd: workspace.path });
+      expect(human.stdout).toMatch(/killed \d+ process\(es\) an earlier run left/);
+    } finally {
+      killEach([...markedProcesses(background), ...markedProcesses(foreground)]);
+      await workspace.remove();
+    }
+  });
+
+  it('a session\'s end kills a process carrying its marker that no command of this process accounts for', async () => {
+    const workspace = await makeTempDir('rein-stray-');
+    const marker = newMarker();
+    try {
+      const rein = await createRein({ store: createMemoryEventStore(), workspace: workspace.path, provider: createScriptedProvider(parseScript({ turns: [{ text: 'Done.' }] })), permissions: { approveAll: true } });
+      const session = await rein.createSession({ task: 'nothing' });
+      // What an earlier process of this session could have left: a real process with the session's call marker.
+      const stray = spawn('sleep', ['1000'], { env: { ...process.env, REIN_CALL: `${session.id}:root:e9.0`, REIN_TEST_MARK: marker }, detached: true, stdio: 'ignore' });
+      stray.unref();
+      expect((await eventually(() => markedProcesses(marker), (pids) => pids.length > 0)).length).toBe(1);
+      await session.send('nothing');
+      expect((await session.whenQuiet()).status).toBe('completed');
+      expect(await eventually(() => markedProcesses(marker), (pids) => pids.length === 0)).toEqual([]);
+    } finally {
+      killEach(markedProcesses(marker));
+      await workspace.remove();
+    }
+  });
+
+  it('the sweep spares the commands this process runs and kills only the session\'s strays', async () => {
+    const session = `s-sweep-${newMarker()}`;
+    const own = newMarker();
+    const other = newMarker();
+    const launch: Launch = {
+      argv: ['/bin/bash', '-c', 'sleep 1000'],
+      env: { PATH: process.env.PATH, REIN_CALL: `${session}:root:e1.0`, REIN_TEST_MARK: own },
+      shell: '/bin/bash',
+      sandbox: { enforcement: 'fallback', reason: 'test' },
+      enforcement: { filesystem: { enforced: false, reason: 'test' }, network: { enforced: false, reason: 'test' }, processes: { enforced: false, reason: 'test' }, memory: { enforced: false, reason: 'test' } },
+    };
+    const outcome = await runCommand({ launch, cwd: process.cwd(), timeoutMs: 60_000, policy: { ...defaultSandboxPolicy, mode: 'off' }, signal: new AbortController().signal, sessionId: session, detachAfterMs: 100 });
+    expect(outcome.background).toBe(true);
+    const strays = [`${session}:root:e2.0`, `${session}-other:root:e1.0`].map((call) => {
+      const child = spawn('sleep', ['1000'], { env: { ...process.env, REIN_CALL: call, REIN_TEST_MARK: other }, detached: true, stdio: 'ignore' });
+      child.unref();
+      return child.pid!;
+    });
+    try {
+      expect((await eventually(() => markedProcesses(other), (pids) => pids.length === 2)).length).toBe(2);
+      expect(await killStrayProcesses(session)).toEqual([strays[0]]);
+      // The same session's other call is gone; a session whose id merely starts with this one's is not touched.
+      expect(markedProcesses(other)).toEqual([strays[1]]);
+      expect(markedProcesses(own).length).toBeGreaterThan(0);
+    } finally {
+      stopBackgroundCommands(session);
+      killEach(strays);
+    }
+    expect(await eventually(() => markedProcesses(own), (pids) => pids.length === 0)).toEqual([]);
   });
 
   it('resume removes the temp files of an interrupted write and records it', async () => {

@@ -31,6 +31,8 @@ const events = (snapshot: Snapshot): SessionEvent[] => {
       { type: 'model.responded', ...reply, toolCalls: [], usage: { inputTokens: 900, outputTokens: 900 } },
       { type: 'model.responded', ...reply, toolCalls: [], stopReason: 'pause_turn' },
       { type: 'model.failed', effectId: awaitingModel, turn: 1, error: { code: 'overloaded', message: 'busy', retryable: true }, elapsedMs: 1 },
+      // Resume settles an in-doubt model call this way, unrun, once the wall time is spent.
+      { type: 'model.failed', effectId: awaitingModel, turn: 1, error: { code: 'cancelled', message: 'not run again', retryable: false }, elapsedMs: 5_000 },
       { type: 'effect.failed', effectId: awaitingModel, error: { code: 'X', message: 'boom' }, elapsedMs: 1 },
     );
   }
@@ -129,6 +131,9 @@ describe('session.machine model check', () => {
         !(from.matches({ running: 'awaitingModel' }) && event.type === 'model.responded' && event.effectId === from.context.awaitingModel && event.toolCalls.length === 0 && event.stopReason !== 'pause_turn' && Object.keys(from.context.outstanding).length === 1) ||
         to.matches('completed') ||
         to.matches('budgetExhausted'),
+      'a model call that failed once the wall time was spent ends the session budget-exhausted, before that failed': ({ from, event, to }) =>
+        !(from.matches({ running: 'awaitingModel' }) && event.type === 'model.failed' && event.effectId === from.context.awaitingModel) ||
+        to.matches(event.elapsedMs >= budgets.maxWallTimeMs ? 'budgetExhausted' : 'failed'),
       'unknown effect ids change nothing': ({ from, to, event }) =>
         !('effectId' in event) || event.effectId !== 'root:e999' || JSON.stringify(from.value) === JSON.stringify(to.value),
       'a forged approval id changes nothing': ({ from, to, event }) =>

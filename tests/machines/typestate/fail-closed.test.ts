@@ -81,6 +81,15 @@ describe('fail-closed classes', () => {
     expect(runTurn(turnInput({ names: ['bash'] }), { settle: () => ({ status: 'error', errorCode: 'Timeout', observation: 'Timeout' }) }).classes).toEqual(['runtime.shell_boundary_violation']);
   });
 
+  it('a shell call cancelled before it started (the wall time was spent) never ran: it owes no boundary evidence, and needs only its input decision', () => {
+    const cancelled = { status: 'error', errorCode: 'Cancelled', failedStage: 'cancelled', observation: 'Cancelled: bash was cancelled before it started' } as const;
+    expect(runTurn(turnInput({ names: ['bash'] }), { settle: () => cancelled })).toEqual({ value: 'mutationReady', classes: [] });
+    const stages = { guardrailStages: ['input', 'output'] as Array<'input' | 'output'> };
+    expect(runTurn(turnInput({ names: ['bash'], callSpec: stages }), { settle: () => ({ ...cancelled, guardrails: [{ stage: 'input' as const, verdict: 'pass' as const }] }) })).toEqual({ value: 'mutationReady', classes: [] });
+    // Cancelled while it ran, it still owes its evidence.
+    expect(runTurn(turnInput({ names: ['bash'] }), { settle: () => ({ status: 'error', errorCode: 'Cancelled', observation: 'Cancelled' }) }).classes).toEqual(['runtime.shell_boundary_violation']);
+  });
+
   it('guardrails: every configured stage a call reached, in order, reaches mutationReady; a missing pre-flight blocks', () => {
     const stages = { guardrailStages: ['pre_flight', 'input', 'output'] as Array<'pre_flight' | 'input' | 'output'> };
     const ran = { guardrails: [{ stage: 'input' as const, verdict: 'pass' as const }, { stage: 'output' as const, verdict: 'pass' as const }] };

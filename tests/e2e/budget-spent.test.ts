@@ -1,0 +1,57 @@
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { jsonLines, runCli } from '../support/cli.js';
+import { makeTempDir } from '../support/temp-dir.js';
+
+describe('a spent wall-time budget ends the session, without asking anyone or rerunning anything', () => {
+  it('calls that need approval are cancelled unasked (no pause), and a bash call that never ran is no boundary violation', async () => {
+    const workspace = await makeTempDir('rein-budget-ask-');
+    try {
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Writing.', toolCalls: [{ name: 'write', arguments: { path: 'w.txt', content: 'x' } }, { name: 'bash', arguments: { command: 'echo hi > hi.txt' } }] }, { text: 'Done.' }] }));
+      const run = await runCli(['run', 'write', '--script', 'script.json', '--max-wall-time', '1', '--json'], { cwd: workspace.path });
+      const records = jsonLines(run.stdout);
+      expect(run.code, run.stderr).toBe(1);
+      expect(records.filter((record) => record.type === 'approval.requested')).toEqual([]);
+      expect(records.find((record) => record.type === 'session.ended')?.data).toMatchObject({ status: 'budget-exhausted' });
+      const settled = records.filter((record) => record.type === 'tool.settled').map((record) => record.data);
+      expect(settled).toHaveLength(2);
+      for (const data of settled) expect(data).toMatchObject({ status: 'error', errorCode: 'Cancelled', failedStage: 'cancelled', observation: expect.stringContaining('nobody was asked') });
+      expect(existsSync(join(workspace.path, 'w.txt'))).toBe(false);
+      expect(existsSync(join(workspace.path, 'hi.txt'))).toBe(false);
+      expect(records.filter((record) => record.type === 'turn.blocked')).toEqual([]);
+      const id = records[0]!.stream as string;
+      const show = await runCli(['show', id], { cwd: workspace.path });
+      expect(show.stdout).not.toContain('shell_boundary_violation');
+      expect(show.stdout).not.toContain('BLOCKED');
+      expect((await runCli(['replay', id], { cwd: workspace.path })).code).toBe(0);
+    } finally {
+      await workspace.remove();
+    }
+  });
+
+  it('resume does not rerun an in-doubt model call once the wall time is spent: it ends budget-exhausted', async () => {
+    const workspace = await makeTempDir('rein-budget-resume-');
+    try {
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Done.' }] }));
+      const run = await runCli(['run', 'answer', '--script', 'script.json', '--max-wall-time', '1', '--json'], { cwd: workspace.path });
+      expect(run.code, run.stderr).toBe(0);
+      const records = jsonLines(run.stdout);
+      // A fork cut just after the model call was requested: that call is in doubt in the fork.
+      const requested = records.find((record) => record.type === 'effect.requested' && record.data.kind === 'callModel')!;
+      const fork = await runCli(['fork', requested.stream as string, '--at', String(requested.seq), '--json'], { cwd: workspace.path });
+      expect(fork.code, fork.stderr).toBe(0);
+      const forkId = (JSON.parse(fork.stdout) as { sessionId: string }).sessionId;
+      const resumed = await runCli(['resume', forkId, '--yes', '--script', 'script.json', '--json'], { cwd: workspace.path });
+      expect(resumed.code, resumed.stderr).toBe(1);
+      const after = jsonLines(resumed.stdout);
+      expect(after.filter((record) => record.type === 'model.responded' || record.type === 'model.attempted')).toEqual([]);
+      expect(after.find((record) => record.type === 'effect.resolved')?.data).toMatchObject({ kind: 'callModel', resolution: 'failed-in-doubt', reason: expect.stringContaining('wall-time budget') });
+      expect(after.find((record) => record.type === 'session.ended')?.data).toMatchObject({ status: 'budget-exhausted' });
+      expect((await runCli(['replay', forkId], { cwd: workspace.path })).code).toBe(0);
+    } finally {
+      await workspace.remove();
+    }
+  });
+});
