@@ -72,6 +72,7 @@ describePostgres('rein store copy', () => {
         // The same records, field for field: how they are grouped into stored values follows the appends that made
         // them (a session's steps there, the copy's batches here), so the stored bytes may differ.
         expect(await after.read(id)).toEqual(await before.read(id));
+        await after.release(id);
         expect((await rawRecords(back, id)).size).toBeGreaterThan(0);
         expect((await after.info(id))?.createdAt).toBe((await before.info(id))?.createdAt);
         const refs = new Set(JSON.stringify(await before.read(id)).match(/artifact:\/\/blake3\/[0-9a-f]{64}/g) ?? []);
