@@ -72,7 +72,7 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
   const at = `#${record.seq}`.padEnd(6);
   switch (record.type) {
     case 'session.created':
-      return `${at}${who}session ${data.sessionId} in ${data.workspace} (provider ${data.provider.name})`;
+      return `${at}${who}session ${record.stream} in ${data.workspace} (provider ${data.provider.name})`;
     case 'sandbox.checked':
       return `${at}${who}${sandboxLine(data as SandboxChecked)}`;
     case 'network.decided':

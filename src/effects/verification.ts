@@ -2,6 +2,7 @@ import type { ToolCall } from '../../models/model.records.js';
 import { executionPassed } from '../../models/tool.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
 import { keyLines } from '../projections/key-lines.js';
+import { runsTestSuite } from './test-command.js';
 import type { ToolOutcome } from '../tools/observation.js';
 
 /**
@@ -10,17 +11,15 @@ import type { ToolOutcome } from '../tools/observation.js';
  */
 export type VerificationClassifier = (call: Pick<ToolCall, 'name' | 'arguments'>) => { command?: string } | undefined;
 
-const testCommand =
-  /(^|[\s;&|(])(npm (run )?test|npm run (check|verify)|npx (vitest|jest|mocha|tsc)|yarn (run )?test|pnpm (run )?test|node --test|vitest|jest|mocha|pytest|python3? -m (pytest|unittest)|go (test|vet)|cargo (test|check)|make (test|check)|mvn (test|verify)|gradle test|\.\/gradlew test|dotnet test|rspec|phpunit|ctest|tox)\b/;
-
 /**
- * The default classifier: a call with a string `command` argument is a verification when the command runs a test
- * suite or checker (`npm test`, `node --test`, `pytest`, `go test`, `cargo test`, `make test`, …); a call without
- * one is a verification when the tool's name says so (`run_tests`, `test`, `verify`, `check`, `type_check`, …).
+ * The default classifier: a call with a string `command` argument is a verification when the line runs a test suite
+ * or checker and reports its exit (`npm test`, `node --test`, `pytest`, `go test`, `cargo test`, `make test`, …;
+ * see `runsTestSuite`: naming a runner is not running it, and a masked exit is not the suite's); a call without one
+ * is a verification when the tool's name says so (`run_tests`, `test`, `verify`, `check`, `type_check`, …).
  */
 export const defaultVerificationClassifier: VerificationClassifier = (call) => {
   const command = call.arguments.command;
-  if (typeof command === 'string') return testCommand.test(command) ? { command } : undefined;
+  if (typeof command === 'string') return runsTestSuite(command) ? { command } : undefined;
   return /(^|_)(tests?|verify|verification|check)($|_)/i.test(call.name) ? {} : undefined;
 };
 

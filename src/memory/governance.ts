@@ -51,6 +51,10 @@ const sessionsBehind = (view: MemoryView, candidateIds: readonly string[]): stri
     return sessionId ? [sessionId] : [];
   });
 
+const confidenceRank: readonly MemoryConfidence[] = ['low', 'medium', 'high'];
+const authorityRank: readonly MemoryAuthority[] = ['hint', 'default', 'rule'];
+const atLeast = <Level extends string>(rank: readonly Level[], current: Level, floor: Level): Level => (rank.indexOf(floor) > rank.indexOf(current) ? floor : current);
+
 /**
  * Govern one candidate (source → scope → confidence → TTL → conflicts → review gate). Pure. Outcomes: `rejected`
  * (bad metadata, task scope, a blocked source turn), `waiting` (an open source turn; a single verified
@@ -84,12 +88,17 @@ export const governCandidate = (input: GovernanceInput): GovernanceDecision => {
     .filter((other) => other.candidateId !== candidate.candidateId && other.sessionId !== undefined && other.sessionId !== input.sessionId && other.source.type === 'verified_observation' && other.status === 'pending' && normalizeContent(other.content) === normalized && (candidate.conflictKeys.length === 0 || sharesKey(other.conflictKeys, candidate.conflictKeys)))
     .map((other) => other.candidateId)
     .sort();
-  const earlier = active.filter((record) => sameAs.includes(record.recordId)).flatMap((record) => [record.candidateId, ...(record.corroboratedBy ?? [])]);
-  const sessions = new Set([input.sessionId, ...sessionsBehind(view, [...corroboratedBy, ...earlier])]).size;
-  const confidence = deriveConfidence(candidate.source.type, sessions, byPerson);
-  const authority: MemoryAuthority = byPerson
+  // The same statement on record already: its sessions count again (read from its sources, which every version
+  // carries forward), and what it reached is kept — a fact verified again never loses confidence or authority.
+  const same = active.filter((record) => sameAs.includes(record.recordId));
+  const earlier = same.flatMap((record) => [record.candidateId, ...(record.corroboratedBy ?? [])]);
+  const recordedSessions = same.flatMap((record) => record.sourceRefs.map((ref) => ref.slice(0, ref.lastIndexOf('#'))).filter((sessionId) => sessionId !== ''));
+  const sessions = new Set([input.sessionId, ...sessionsBehind(view, [...corroboratedBy, ...earlier]), ...recordedSessions]).size;
+  const confidence = same.reduce((highest, record) => atLeast(confidenceRank, highest, record.confidence), deriveConfidence(candidate.source.type, sessions, byPerson));
+  const derivedAuthority: MemoryAuthority = byPerson
     ? candidate.source.type === 'explicit_user' && candidate.kind === 'procedure_rule' ? 'rule' : 'default'
     : candidate.source.type === 'explicit_user' || confidence === 'high' ? 'default' : 'hint';
+  const authority = same.reduce((highest, record) => atLeast(authorityRank, highest, record.authority), derivedAuthority);
   const decided = (outcome: GovernanceDecision['outcome'], reason: string): GovernanceDecision => ({
     outcome, reason, risks, content, scope, confidence, authority, ttl, adjustments, conflictsWith, sameAs, corroboratedBy, conflictKeys, gate: input.gate.evidence,
   });

@@ -130,7 +130,8 @@ export const createMemoryGovernance = (options: { store: EventStore; sessions?: 
       const keys = await scopeOf(located);
       const repoKey = keys.repo;
       const rewrite = {
-        ...(approveOptions.content ? { content: approveOptions.content } : {}),
+        // An empty rewrite is refused by governance (content 1-2,000 characters), never read as "no rewrite".
+        ...(approveOptions.content !== undefined ? { content: approveOptions.content } : {}),
         ...(approveOptions.scope ? { scope: { level: approveOptions.scope, key: scopeKeyOf(approveOptions.scope, keys, located.sessionId) } } : {}),
       };
       let outcome: { decision: GovernanceDecision; record: MemoryPromoted } | undefined;

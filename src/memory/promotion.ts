@@ -16,6 +16,9 @@ const minted = new WeakSet<object>();
 /** True for a promotion `promoteCandidate` made (the governance log refuses any other `memory.promoted`). */
 export const isPromotion = (value: unknown): value is Promotion => typeof value === 'object' && value !== null && minted.has(value);
 
+/** The sources a record keeps: the newest first, so a fact verified in many sessions stays a bounded record. */
+const maxSourceRefs = 64;
+
 /** A fresh store record id such as `m-3f9a1c2b7d10`. */
 export const newMemoryRecordId = (): string => `m-${randomBytes(6).toString('hex')}`;
 
@@ -49,6 +52,8 @@ export const promoteCandidate = (input: {
       const other = getIn(view.candidates, id);
       return other?.sessionId ? other.source.eventIds.map((eventId) => sourceRefOf(other.sessionId!, eventId)) : [];
     }),
+    // A new version of the same statement keeps the evidence behind the versions it supersedes (not a conflict's).
+    ...decision.sameAs.flatMap((id) => getIn(view.records, id)?.sourceRefs ?? []),
   ];
   const data: MemoryPromoted = {
     recordId: input.recordId ?? newMemoryRecordId(),
@@ -58,7 +63,7 @@ export const promoteCandidate = (input: {
     scope: decision.scope as MemoryScope,
     confidence: decision.confidence,
     authority: decision.authority,
-    sourceRefs: [...new Set(sourceRefs)],
+    sourceRefs: [...new Set(sourceRefs)].slice(0, maxSourceRefs),
     version,
     ...(supersedes.length > 0 ? { supersedes } : {}),
     approvedAt: input.now,

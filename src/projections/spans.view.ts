@@ -240,7 +240,8 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
   const handlers: Record<string, (draft: SpanDraft, record: RecordEnvelope) => void> = {
     'session.created': (draft, record) => {
       const created = record.data as SessionCreated;
-      draft.sessionId = created.sessionId;
+      // The stream is the session (a fork's copied `session.created` names its parent, linked by `session.forked`).
+      draft.sessionId = record.stream;
       draft.provider = created.provider;
       if (record.actor !== 'root' || spanOf(draft, 'agent:root')) return;
       openSpan(draft, {
@@ -256,7 +257,7 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
           [attr.agentName]: agentName,
           [attr.agentId]: 'root',
           ...common(draft),
-          [reinAttr.sessionId]: created.sessionId,
+          [reinAttr.sessionId]: record.stream,
           [attr.providerName]: created.provider.name,
           [attr.requestModel]: created.provider.model,
           [attr.inputMessages]: content([{ role: 'user', parts: [{ type: 'text', content: created.task }] }]),

@@ -305,7 +305,8 @@ const applyTraceRecord = (view: TraceView, record: RecordEnvelope): TraceView =>
   switch (record.type) {
     case 'session.created': {
       const created = record.data as SessionCreated;
-      return { ...view, sessionId: created.sessionId, task: created.task, workspace: created.workspace, tools: created.tools };
+      // The stream is the session: a fork's copied `session.created` still names its parent.
+      return { ...view, sessionId: record.stream, task: created.task, workspace: created.workspace, tools: created.tools };
     }
     case 'user.message':
       return { ...view, users: prepend(view.users, { ...ref(record), actor: record.actor, text: String(data.text) }) };

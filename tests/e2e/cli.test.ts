@@ -82,6 +82,19 @@ describe('rein CLI', () => {
     const [forkSummary] = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path })).stdout).filter((summary) => summary.id === forkId);
     expect(forkSummary).toMatchObject({ status: 'completed', forkedFrom: { stream: sessionId, seq: boundary } });
     expect((await runCli(['replay', forkId], { cwd: workspace.path })).code).toBe(0);
+
+    // The fork is its own session in every view; only the fork link names the parent (D3).
+    const cli = (args: string[]) => runCli(args, { cwd: workspace.path });
+    expect((await cli(['trace', forkId])).stdout.split('\n')[0]).toContain(`session ${forkId} `);
+    expect(jsonLines((await cli(['trace', forkId, '--json'])).stdout)[0]).toMatchObject({ sessionId: forkId });
+    expect(JSON.parse((await cli(['trace', forkId, '--eval'])).stdout)).toMatchObject({ source: { sessionId: forkId } });
+    expect((await cli(['show', forkId])).stdout).toContain(`session ${forkId} in `);
+    const otlp = JSON.parse((await cli(['trace', forkId, '--format', 'otlp-json'])).stdout) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ name: string; attributes: Array<{ key: string; value: { stringValue?: string } }> }> }> }> };
+    const spans = otlp.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans));
+    const attribute = (span: (typeof spans)[number], key: string) => span.attributes.find((entry) => entry.key === key)?.value.stringValue;
+    expect(spans.length).toBeGreaterThan(3);
+    expect(new Set(spans.map((span) => attribute(span, 'gen_ai.conversation.id')))).toEqual(new Set([forkId]));
+    expect(attribute(spans.find((span) => span.name.startsWith('invoke_agent'))!, 'rein.session.id')).toBe(forkId);
   });
 
   it('exits 1 when the session fails (the script runs out)', async () => {

@@ -41,6 +41,12 @@ describe('rein memory', () => {
     const [observation, docs, otherDocs] = queue;
     expect((await cli(['memory', 'review'])).stdout).toContain(`approve: rein memory approve ${docs!.candidateId}`);
 
+    // An empty (or blank) statement is a usage error, never "promote the model's wider sentence instead" (D10).
+    for (const content of ['', '   ']) {
+      const empty = await cli(['memory', 'approve', docs!.candidateId, '--content', content]);
+      expect([empty.code, empty.stderr]).toEqual([2, expect.stringContaining('USAGE')]);
+    }
+    expect(await json(['memory', 'list'])).toEqual([]);
     const [approved] = await json(['memory', 'approve', docs!.candidateId]);
     expect(approved).toMatchObject({ candidateId: docs!.candidateId, record: { content: 'The API docs live in docs/api', scope: { level: 'repo', key: root }, confidence: 'medium', authority: 'default', version: 1 }, decision: { outcome: 'approved', gate: { status: 'mutation-ready' } } });
     const again = await cli(['memory', 'approve', docs!.candidateId]);

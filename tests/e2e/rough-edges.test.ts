@@ -67,6 +67,13 @@ describe('the rough edges a new user hits', () => {
     const resumed = await cli(['resume', id]);
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toContain(`already completed: session ${id} ended; nothing to resume`);
+    // With --json: one object a script can read, never silence (D11).
+    const json = await cli(['resume', id, '--json']);
+    expect([json.code, jsonLines(json.stdout)]).toEqual([0, [{ sessionId: id, alreadyEnded: true, status: 'completed' }]]);
+    await script('short.json', { turns: [{ text: 'Looking.', toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] }] });
+    const failed = sessionOf((await cli(['run', 'y', '--script', 'short.json'])).stdout);
+    const failedJson = await cli(['resume', failed, '--json']);
+    expect([failedJson.code, jsonLines(failedJson.stdout)]).toEqual([1, [{ sessionId: failed, alreadyEnded: true, status: 'failed' }]]);
   });
 
   it('an in-doubt command waits for confirmation naming the command that continues it, then reruns and shows like any call', async () => {

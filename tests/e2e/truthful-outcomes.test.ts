@@ -68,6 +68,23 @@ describe('truthful outcomes at the command line', () => {
     expect(report).toMatchObject({ outcome: 'succeeded', findings: [] });
   });
 
+  it('commands that only mention a runner, or mask its exit, are no verification: the outcome is unverified and memory learns nothing (D7)', async () => {
+    const mentions = ['echo skipping npm test', 'grep -c pytest x.js || true', 'cat vitest.config.js 2>/dev/null; true', 'npm test --help >/dev/null 2>&1; true', 'echo tests use vitest', 'node --test || true'];
+    const script = { turns: [{ text: 'Checking.', toolCalls: [{ name: 'write', arguments: { path: 'x.js', content: 'broken(' } }, ...mentions.map((command) => ({ name: 'bash', arguments: { command } }))] }, { text: 'All tests pass.' }] };
+    await writeFile(join(workspace.path, 'test', 'add.test.js'), passingTest);
+    await writeFile(join(workspace.path, 'script.json'), JSON.stringify(script));
+    const run = await cli(['run', 'fix x', '--script', 'script.json', '--yes']);
+    expect(run.code).toBe(0);
+    const id = sessionOf(run.stdout);
+    const records = await recordsOf(id);
+    expect(records.filter((record) => record.type === 'tool.settled' && record.data.name === 'bash').map((record) => record.data.execution?.exitCode)).toEqual([0, 0, 0, 0, 0, 0]);
+    expect(records.filter((record) => record.type === 'verification.recorded')).toEqual([]);
+    expect(records.filter((record) => record.type === 'memory.proposed')).toEqual([]);
+    const [report] = jsonLines((await cli(['trace', id, '--json'])).stdout);
+    expect(report!.outcome).toBe('unverified');
+    expect((await cli(['show', id])).stdout).not.toContain('verification passed');
+  });
+
   const denials: Array<[string, string[], string]> = [
     ['a pattern rule', ['--deny', 'bash:rm*', '--deny', 'write:x*'], 'rule'],
     ['a tool-wide --deny', ['--deny', 'bash', '--deny', 'write'], 'tool-deny'],

@@ -24,6 +24,10 @@ describe('the typestate from the CLI', () => {
     expect(mermaid.stdout).toContain('turn_joinClosed --> turn_mutationReady: always [mutationClear]');
     expect((await runCli(['graph', 'session', '--format', 'mermaid'], { cwd: workspace.path })).stdout).toContain('session_running_joiningTurn');
     expect((await runCli(['graph', 'nope'], { cwd: workspace.path })).code).toBe(2);
+    // Every command takes --json (D12): for graph it is --format json.
+    const viaJson = await runCli(['graph', 'turn', '--json'], { cwd: workspace.path });
+    expect([viaJson.code, viaJson.stdout]).toEqual([0, json.stdout]);
+    expect((await runCli(['graph', 'turn', '--json', '--format', 'mermaid'], { cwd: workspace.path })).code).toBe(2);
     expect((await runCli(['graph', 'turn', '--format', 'svg'], { cwd: workspace.path })).code).toBe(2);
   });
 

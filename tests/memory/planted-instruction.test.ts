@@ -86,6 +86,9 @@ describe('an instruction planted in tool output', () => {
     expect(firstContext.included.some((item) => item.source === 'memory')).toBe(false);
 
     // A person approves it anyway: it becomes a labelled, untrusted hint — and still not a permission.
+    // An empty rewrite is refused and writes nothing; it never stands for "no rewrite" (D10).
+    await expect(attack.rein.memory.approve(candidates[0]!.candidateId, { content: '' })).rejects.toMatchObject({ code: 'MEMORY_CANDIDATE_INVALID' });
+    expect(await governanceOf(store, 'memory.promoted')).toHaveLength(0);
     const { record } = await attack.rein.memory.approve(candidates[0]!.candidateId);
     expect(record).toMatchObject({ authority: 'default', confidence: 'medium', scope: { level: 'repo' } });
     const approved = await run(store, writeScript);

@@ -5,7 +5,7 @@ import type { MemoryPromoted, MemoryReviewed, MemorySubmitted } from '../../mode
 import { createMemoryEventStore } from '../../stores/memory-event-store.js';
 import { rebuildView } from '../../src/projections/projection.js';
 import { memoryProjection } from '../../src/projections/memory.view.js';
-import { getIn } from '../../src/projections/persistent-map.js';
+import { getIn, valuesOf } from '../../src/projections/persistent-map.js';
 import { testCommandContent, testCommandKey } from '../../src/memory/candidate-extractor.js';
 import { governanceOf, runMemorySession, seedPassingTests, verifyScript } from '../support/memory-fixtures.js';
 import { makeTempDir } from '../support/temp-dir.js';
@@ -49,6 +49,18 @@ describe('a repeated verified observation', () => {
     const after = rebuildView(memoryProjection, await store.read('memory'));
     expect(getIn(after.records, record.recordId)?.status).toBe('deprecated');
     expect(getIn(after.records, versions[1]!.recordId)?.status).toBe('active');
+  });
+
+  it('verified again and again: every version keeps high confidence and default authority and carries every earlier source (D8)', async () => {
+    const store = createMemoryEventStore();
+    const sessions: string[] = [];
+    for (let run = 0; run < 5; run++) sessions.push((await runMemorySession({ store, workspace: root, script: verifyScript('node --test') })).sessionId);
+    const versions = (await governanceOf(store, 'memory.promoted')).map((entry) => entry.data as MemoryPromoted);
+    expect(versions.map((version) => [version.version, version.confidence, version.authority])).toEqual([[1, 'medium', 'hint'], [2, 'high', 'default'], [3, 'high', 'default'], [4, 'high', 'default']]);
+    const sourcesOf = (version: MemoryPromoted) => new Set(version.sourceRefs.map((ref) => ref.split('#')[0]));
+    versions.forEach((version, index) => expect([...sourcesOf(version)].sort()).toEqual(sessions.slice(0, index + 2).sort()));
+    const view = rebuildView(memoryProjection, await store.read('memory'));
+    expect(valuesOf(view.records).filter((record) => record.status === 'active').map((record) => record.recordId)).toEqual([versions[3]!.recordId]);
   });
 
   it('a conflicting observation goes to review, and this session\'s own observation wins over the memory in its context', async () => {

@@ -12,10 +12,12 @@ import { graphableNames } from './graph.command.js';
 export const graphableMachines: Record<(typeof graphableNames)[number], AnyStateMachine> = { session: sessionMachine, turn: turnMachine, permission: permissionMachine, delegation: delegationMachine, 'mcp-connection': mcpConnectionMachine };
 
 /** The body of `rein graph`. */
-export const graphCommand = (name: string, options: { format: string }): void => {
+export const graphCommand = (name: string, options: { format?: string; json?: boolean }): void => {
   const machine = (graphableMachines as Record<string, AnyStateMachine>)[name];
   if (!machine) throw new ReinError('USAGE', `unknown machine ${JSON.stringify(name)}; choose one of ${graphableNames.join(', ')}`);
-  if (options.format !== 'json' && options.format !== 'mermaid') throw new ReinError('USAGE', `--format must be json or mermaid, got ${JSON.stringify(options.format)}`);
+  const format = options.format ?? 'json';
+  if (format !== 'json' && format !== 'mermaid') throw new ReinError('USAGE', `--format must be json or mermaid, got ${JSON.stringify(format)}`);
+  if (options.json && format !== 'json') throw new ReinError('USAGE', '--json is --format json; it cannot be combined with --format mermaid');
   const graph = machineGraph(name, machine);
-  process.stdout.write(options.format === 'mermaid' ? toMermaid(graph) : `${JSON.stringify(graph, null, 2)}\n`);
+  process.stdout.write(format === 'mermaid' ? toMermaid(graph) : `${JSON.stringify(graph, null, 2)}\n`);
 };

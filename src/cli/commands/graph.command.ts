@@ -9,6 +9,7 @@ export const registerGraph = (program: Command): void => {
     .command('graph')
     .description(`print a machine's state graph (${graphableNames.join(', ')}) as JSON or Mermaid`)
     .argument('<machine>', 'which machine')
-    .option('--format <format>', 'json or mermaid', 'json')
-    .action(async (name: string, options: { format: string }) => (await import('./graph.action.js')).graphCommand(name, options));
+    .option('--format <format>', 'json (the default) or mermaid')
+    .option('--json', 'the same as --format json')
+    .action(async (name: string, options: { format?: string; json?: boolean }) => (await import('./graph.action.js')).graphCommand(name, options));
 };

@@ -2,6 +2,7 @@ import { ReinError } from '../../host/host-errors.js';
 import { createMemoryGovernance, type MemoryGovernance } from '../../memory/memory-governance.js';
 import { openStore, printJson, workspaceOf, type CommonOptions } from '../cli-context.js';
 import { candidateLines, healthLine, recordLine, showLines } from '../memory-render.js';
+import { maxMemoryContent } from '../../memory/governance-policy.js';
 import { scopeLevels } from './memory.command.js';
 
 /**
@@ -53,8 +54,10 @@ export const reviewCommand = (options: CommonOptions): Promise<void> =>
 export const approveCommand = (candidateId: string, options: CommonOptions & { content?: string; scope?: string }): Promise<void> => {
   const scope = options.scope;
   if (scope !== undefined && !(scopeLevels as readonly string[]).includes(scope)) throw new ReinError('USAGE', `--scope must be one of ${scopeLevels.join(', ')}`);
+  const content = options.content?.trim();
+  if (content !== undefined && (content === '' || content.length > maxMemoryContent)) throw new ReinError('USAGE', `--content must be 1-${maxMemoryContent} characters`);
   return withGovernance(options, 'write', async (governance) => {
-    const { decision, record } = await governance.approve(candidateId, { ...(options.content ? { content: options.content } : {}), ...(scope ? { scope: scope as (typeof scopeLevels)[number] } : {}) });
+    const { decision, record } = await governance.approve(candidateId, { ...(options.content !== undefined ? { content: options.content } : {}), ...(scope ? { scope: scope as (typeof scopeLevels)[number] } : {}) });
     if (options.json) return printJson({ candidateId, recordId: record.recordId, record, decision: { outcome: decision.outcome, reason: decision.reason, adjustments: decision.adjustments, risks: decision.risks, gate: decision.gate } });
     print([`promoted ${candidateId} as ${record.recordId}: v${record.version}, ${record.scope.level} scope, ${record.confidence} confidence, ${record.authority}${record.supersedes ? `; supersedes ${record.supersedes.join(', ')}` : ''}`]);
   });

@@ -119,7 +119,8 @@ const continueResumed = async (id: string, session: ReinSession, report: ResumeR
     const result = session.result();
     await rein.stopPlugins('rein resume finished');
     await held?.release(result);
-    if (!options.json) process.stdout.write(`already ${result.status}: session ${id} ended; nothing to resume\n`);
+    if (options.json) process.stdout.write(`${JSON.stringify({ sessionId: id, alreadyEnded: true, status: result.status })}\n`);
+    else process.stdout.write(`already ${result.status}: session ${id} ended; nothing to resume\n`);
     return result.status === 'completed' ? ExitCode.ok : ExitCode.failed;
   }
   await held?.applyAnswers(session);
