@@ -27,6 +27,8 @@ export interface RendererOptions {
  */
 export class LiveRenderer {
   private readonly argsByEffect = new Map<string, string>();
+  /** Per MCP server, the tool list last shown (a fingerprint): a list_changed that changed nothing prints nothing. */
+  private readonly mcpTools = new Map<string, string>();
   /** Effects whose `effect.requested` this renderer has shown (or was told about): their live events print at once. */
   private readonly requested = new Set<string>();
   /** Live events of effects whose request is not shown yet, in arrival order: printed right after that request. */
@@ -217,6 +219,7 @@ export class LiveRenderer {
       this.endLine();
       this.out.write(`  ${this.paint(36, '⇣')} skill ${data.name}${data.file ? ` ${data.file}` : ''} loaded\n`);
     } else if (record.type === 'mcp.connected' || record.type === 'mcp.failed' || record.type === 'mcp.reconnecting' || record.type === 'mcp.degraded' || record.type === 'mcp.tools-listed') {
+      if (!this.mcpToolsMoved(record)) return;
       this.status.clear();
       this.endLine();
       this.out.write(`  ${this.mcpLine(record)}\n`);
@@ -249,6 +252,16 @@ export class LiveRenderer {
       const who = record.actor === 'root' ? '' : `${this.paint(36, `[${record.actor.slice(record.actor.lastIndexOf('/') + 1)}]`)} `;
       this.out.write(`  ${who}${mark} ${data.name} ${this.argsByEffect.get(data.effectId) ?? ''}${code}${this.paint(2, duration)}\n`);
     }
+  }
+
+  /** False for a tool list identical to the one last shown for its server (the line would say nothing new). */
+  private mcpToolsMoved(record: RecordEnvelope): boolean {
+    const data = record.data as { server: string; tools?: unknown[]; problems?: unknown[] };
+    if (record.type !== 'mcp.connected' && record.type !== 'mcp.tools-listed') return true;
+    const fingerprint = JSON.stringify([data.tools ?? [], data.problems ?? []]);
+    const before = this.mcpTools.get(data.server);
+    this.mcpTools.set(data.server, fingerprint);
+    return record.type === 'mcp.connected' || before !== fingerprint;
   }
 
   /** One line per MCP server event: connected (tool count), tools changed, degraded, reconnecting, failed. */

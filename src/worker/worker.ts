@@ -249,7 +249,9 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
           }
           if (state === undefined) throw new ReinError('LEASE_LOST', 'the lease was taken before the session could park');
           const waitingFor = waitingForOf(session.pendingApprovals(), resumed?.report.resolutions ?? []);
-          return emit({ type: 'parked', sessionId: lease.session, epoch: lease.epoch, detail: waitingFor.map((waiting) => `waiting for ${waiting.kind} ${waiting.id} (${waiting.summary})`).join('; ') + ` — answer with: rein approve ${lease.session} <id> [--deny]`, waitingFor });
+          // Each wait names the command that answers it, with its real id: a line a person can copy.
+          const detail = waitingFor.map((waiting) => `waiting for ${waiting.kind} ${waiting.id} (${waiting.summary}) — answer with: rein approve ${lease.session} ${waiting.id} [--deny]`).join('; ');
+          return emit({ type: 'parked', sessionId: lease.session, epoch: lease.epoch, detail, waitingFor });
         }
         await letGo();
         if (result.status === 'interrupted') {

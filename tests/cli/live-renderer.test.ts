@@ -170,4 +170,20 @@ describe('the live renderer', () => {
     expect(text).toContain('  ✓ read a.txt (12 ms)\n');
     expect(text).toContain('  ✗ write b.txt Denied\n');
   });
+
+  it('an MCP tool list announced again unchanged prints nothing; a changed one says so (D14)', () => {
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    const records$ = new Subject<RecordEnvelope>();
+    const subscription = new LiveRenderer(out, { tty: false }).attach({ live$: new Subject<LiveEvent>(), records$ });
+    const tool = (name: string) => ({ server: 'everything', tool: name, name: `mcp__everything__${name}`, description: name, inputSchema: { type: 'object' } });
+    records$.next(record('mcp.connected', { server: 'everything', resources: false, listChanged: true, tools: [tool('echo'), tool('add')] }, 1));
+    records$.next(record('mcp.tools-listed', { server: 'everything', reason: 'list_changed', tools: [tool('echo'), tool('add')], problems: [] }, 2));
+    expect(text).toContain('mcp everything ready: 2 tools');
+    expect(text).not.toContain('tools changed');
+    records$.next(record('mcp.tools-listed', { server: 'everything', reason: 'list_changed', tools: [tool('echo')], problems: [] }, 3));
+    expect(text).toContain('mcp everything tools changed: 1 tools');
+    subscription.unsubscribe();
+  });
 });

@@ -108,7 +108,8 @@ describePostgres('rein CLI on a PostgreSQL store', () => {
     const records = jsonLines((await runCli(['show', waiting, '--json', '--store', url], { cwd: workspace.path })).stdout);
     const approvalId = records.find((record) => record.type === 'approval.requested')!.data.approvalId as string;
     // The parked line says what the session waits for, with the id rein approve takes.
-    expect(first.find((event) => event.type === 'parked')).toMatchObject({ waitingFor: [{ kind: 'approval', id: approvalId, summary: 'write out.txt' }], detail: expect.stringContaining(approvalId) });
+    expect(first.find((event) => event.type === 'parked')).toMatchObject({ waitingFor: [{ kind: 'approval', id: approvalId, summary: 'write out.txt' }], detail: expect.stringContaining(`answer with: rein approve ${waiting} ${approvalId} [--deny]`) });
+    expect(first.find((event) => event.type === 'parked')!.detail).not.toContain('<id>');
     expect((await runCli(['approve', waiting, 'no-such-approval', '--store', url], { cwd: workspace.path })).stderr).toContain('APPROVAL_NOT_FOUND');
     const answered = await runCli(['approve', waiting, approvalId, '--store', url, '--json'], { cwd: workspace.path });
     expect(jsonLines(answered.stdout)[0]).toMatchObject({ sessionId: waiting, approvalId, decision: 'allow-once', state: 'queued' });

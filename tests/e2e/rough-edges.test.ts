@@ -61,6 +61,16 @@ describe('the rough edges a new user hits', () => {
     expect(resumed.stdout).toContain('✓ write out.txt');
   });
 
+  it('rein sessions keeps its columns whatever the status (awaiting-approval is wider than completed) (D14)', async () => {
+    await script('script.json', writeAndFinish);
+    expect((await cli(['run', 'ask', '--script', 'script.json'])).code).toBe(3);
+    await script('done.json', { turns: [{ text: 'Done.' }] });
+    expect((await cli(['run', 'x', '--script', 'done.json'])).code).toBe(0);
+    const lines = (await cli(['sessions'])).stdout.trimEnd().split('\n');
+    expect(lines.map((line) => line.split(/\s+/)[1]).sort()).toEqual(['awaiting-approval', 'completed']);
+    expect(new Set(lines.map((line) => line.indexOf(' records')))).toHaveProperty('size', 1);
+  });
+
   it('rein resume of an ended session says how it ended, and exits 0 for completed', async () => {
     await script('script.json', { turns: [{ text: 'Done.' }] });
     const id = sessionOf((await cli(['run', 'x', '--script', 'script.json'])).stdout);

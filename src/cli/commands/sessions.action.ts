@@ -22,6 +22,8 @@ export const sessionsCommand = async (options: CommonOptions & { status?: string
   }
   // Read-only: every stream is read through a throwaway copy, so listing never lets LevelDB's recovery rewrite a
   // damaged stream in place (the store stays byte-identical, damaged or not).
+  // The widest status (`awaiting-confirmation`) sets the column, so the counts line up on every row.
+  const statusWidth = Math.max(...sessionStatuses.map((name) => name.length));
   return withStore(options, 'read-only', async (store) => {
     let printed = 0;
     for await (const page of sessionPages(store, options.status === undefined ? {} : { status: options.status })) {
@@ -31,7 +33,7 @@ export const sessionsCommand = async (options: CommonOptions & { status?: string
         else if (session.damaged) process.stdout.write(`${session.id}  damaged: ${session.damaged.code} ${oneLine(session.damaged.message)}\n`);
         else {
           const fork = session.forkedFrom ? ` (fork of ${session.forkedFrom.stream}@${session.forkedFrom.seq})` : '';
-          process.stdout.write(`${session.id}  ${session.status.padEnd(16)} ${String(session.head).padStart(6)} records  ${session.task.slice(0, 60)}${fork}\n`);
+          process.stdout.write(`${session.id}  ${session.status.padEnd(statusWidth)} ${String(session.head).padStart(6)} records  ${session.task.slice(0, 60)}${fork}\n`);
         }
       }
     }
