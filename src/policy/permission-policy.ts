@@ -49,11 +49,19 @@ export class PermissionPolicy {
   readonly mode: PermissionMode;
   readonly rules: readonly PermissionRule[];
   readonly approveAll: boolean;
+  /** Whether the configuration named the mode (a resumed session keeps its recorded mode unless one is named). */
+  readonly modeGiven: boolean;
 
   constructor(config: PermissionsConfig = {}) {
     this.mode = config.mode ?? 'default';
+    this.modeGiven = config.mode !== undefined;
     this.rules = (config.rules ?? []).map((rule) => (typeof rule === 'string' ? { source: 'rule' as const, ...parseRule(rule) } : { source: 'rule' as const, ...rule }));
     this.approveAll = config.approveAll ?? false;
+  }
+
+  /** The settings a session records at its start (`session.created.permissions`) so resume can restore them. */
+  recorded(): { mode: PermissionMode; rules: Array<{ action: PermissionAction; tool: string; pattern?: string; source?: PermissionSource }> } {
+    return { mode: this.mode, rules: this.rules.map((rule) => ({ action: rule.action, tool: rule.tool, ...(rule.pattern === undefined ? {} : { pattern: rule.pattern }), ...(rule.source ? { source: rule.source } : {}) })) };
   }
 
   /**
@@ -118,6 +126,27 @@ export class PermissionPolicy {
     return { decision: 'allow', rule: '--yes', reason: `answered in advance (${verdict.reason})`, source: 'pre-approved' };
   }
 }
+
+const modeRank: Record<PermissionMode, number> = { plan: 0, default: 1, 'accept-edits': 2 };
+
+/**
+ * The policy a resumed session runs under: the one it recorded at its start, with what the resume's configuration
+ * adds. Every recorded rule holds (a deny rule cannot be lifted by resuming, `--yes` included); the resume's rules
+ * are added; the recorded mode holds unless the resume names one. `changes` says, in words, what differs from the
+ * recorded settings (a wider mode first), for the CLI to print.
+ */
+export const restoredPolicy = (recorded: ReturnType<PermissionPolicy['recorded']> | undefined, current: PermissionPolicy): { policy: PermissionPolicy; changes: string[] } => {
+  if (!recorded) return { policy: current, changes: [] };
+  const key = (rule: Pick<PermissionRule, 'action' | 'tool' | 'pattern'>) => `${rule.action} ${ruleSubject(rule)}`;
+  const known = new Set(recorded.rules.map(key));
+  const added = current.rules.filter((rule) => !known.has(key(rule)));
+  const mode = current.modeGiven ? current.mode : recorded.mode;
+  const changes: string[] = [];
+  if (mode !== recorded.mode) changes.push(`mode ${recorded.mode} → ${mode}${modeRank[mode] > modeRank[recorded.mode] ? ' (wider than the session started with)' : ''}`);
+  for (const rule of added) changes.push(`adds ${key(rule)}`);
+  const policy = new PermissionPolicy({ mode, rules: [...recorded.rules.map((rule) => ({ source: 'rule' as const, ...rule })), ...added], approveAll: current.approveAll });
+  return { policy, changes };
+};
 
 /** The rule an approval suggests for `allow for session`: the exact command for a shell call, the tool for anything else. */
 export const suggestRule = (tool: PermissionTool, subject: PermissionSubject = {}): string =>
