@@ -126,6 +126,8 @@ export interface SessionContext {
   outcome: SessionOutcome | null;
   /** Final replies a `stop` hook sent back to the model so far (bounded by `maxStopContinuations`). */
   stopContinuations: number;
+  /** A user message arrived while the model call in flight was already asked: the model has not seen it yet. */
+  unseenMessage?: boolean;
 }
 
 /** The event a permission actor's parent receives when it reaches a final state. */

@@ -130,6 +130,7 @@ export const sessionMachine = setup({
         awaitingModel: effectId,
         outstanding: { ...context.outstanding, [effectId]: { kind: 'callModel' } },
         usage: { ...context.usage, turns: turn },
+        unseenMessage: undefined,
       });
       enqueue({ type: 'requestEffect', params: { effectId, kind: 'callModel', args: { turn } } });
     }),
@@ -139,7 +140,8 @@ export const sessionMachine = setup({
       const usage = event.type === 'model.responded'
         ? { ...context.usage, inputTokens: context.usage.inputTokens + event.usage.inputTokens, outputTokens: context.usage.outputTokens + event.usage.outputTokens }
         : context.usage;
-      return { outstanding, awaitingModel: null, usage: { ...usage, elapsedMs: Math.max(usage.elapsedMs, event.elapsedMs) } };
+      // A message the settled call did not see matters only for its answer (guards read it before this runs).
+      return { outstanding, awaitingModel: null, usage: { ...usage, elapsedMs: Math.max(usage.elapsedMs, event.elapsedMs) }, unseenMessage: undefined };
     }),
     requestToolCalls: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'model.responded') return;
@@ -336,6 +338,7 @@ export const sessionMachine = setup({
     isCurrentTurnDone: ({ context, event }) => isTurnDone(event) && context.lastTurn?.status === 'open' && event.type === `xstate.done.actor.${context.lastTurn.path}` && event.output.turnId === context.lastTurn.turnId,
     turnJoinClosed: ({ event }) => isTurnDone(event) && event.output.joinClosed,
     /** A `stop` hook sent the final reply back (the executor asked), and the bound is not reached. */
+    hasUnseenMessage: ({ context }) => context.unseenMessage === true,
     isContinuation: ({ context, event }) => event.type === 'model.responded' && event.continuation !== undefined && context.stopContinuations < maxStopContinuations,
     /** The provider paused a long turn (`pause_turn`): the model continues it in another call. */
     isPausedTurn: ({ event }) => event.type === 'model.responded' && event.stopReason === 'pause_turn',
@@ -400,6 +403,8 @@ export const sessionMachine = setup({
         awaitingModel: {
           entry: 'requestModelCall',
           on: {
+            // A follow-up sent while the model works is not in this call's input: it gets a turn of its own.
+            'user.message': { actions: assign({ unseenMessage: true }) },
             'model.responded': [
               {
                 guard: and(['isAwaitedModelCall', not('tokenBudgetLeft')]),
@@ -413,6 +418,7 @@ export const sessionMachine = setup({
               },
               { guard: and(['isAwaitedModelCall', 'hasToolCalls']), target: 'runningTools', actions: ['settleModelCall', 'spawnTurn', 'requestToolCalls'] },
               { guard: and(['isAwaitedModelCall', 'isPausedTurn']), target: 'nextTurn', actions: 'settleModelCall' },
+              { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'hasUnseenMessage']), target: 'nextTurn', actions: 'settleModelCall' },
               {
                 guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', not('isChild'), 'isContinuation']),
                 target: 'nextTurn',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Budgets } from './budgets.js';
 import { FailClosedFinding } from './fail-closed.js';
+import { PermissionAction, PermissionMode, PermissionSource } from './permission.records.js';
 
 /** How a session ended; the four final states of the session machine. */
 export const SessionOutcome = z.enum(['completed', 'failed', 'cancelled', 'budget-exhausted']);
@@ -23,6 +24,16 @@ export const SessionCreated = z.object({
   machine: z.object({ name: z.string(), version: z.string() }),
   /** The instruction-linked policy the session's mutations must run under (permissions and sandbox, by digest). */
   policy: z.object({ mutationPolicyDigest: z.string() }).optional(),
+  /**
+   * The permission settings the session was started with (mode and rules): resume restores them, so a deny rule or
+   * plan mode holds for the whole session. Absent in logs written before they were recorded.
+   */
+  permissions: z
+    .object({
+      mode: PermissionMode,
+      rules: z.array(z.object({ action: PermissionAction, tool: z.string().min(1), pattern: z.string().optional(), source: PermissionSource.optional() })),
+    })
+    .optional(),
 });
 export type SessionCreated = z.infer<typeof SessionCreated>;
 

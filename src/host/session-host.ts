@@ -31,6 +31,8 @@ export interface InputDraft {
   precondition?: () => Error | undefined;
   /** Checked in the queue right before the input is applied; true drops the input silently (nothing written). */
   skipIf?: () => boolean;
+  /** Reject the step (nothing written) when the session has already ended, instead of dropping it silently. */
+  refuseWhenEnded?: boolean;
   /**
    * The data was built by rein's own effect executors (a settlement), not handed in by a host or a person: it is
    * stored as built, without passing its zod schema on every step. The replay property (`rein/testing`) checks that
@@ -244,6 +246,7 @@ export class SessionHost {
     // while it is written (the writer merges the batches waiting for it into one append). Effects start only once
     // their own batch is written, acknowledgements wait for the store's commit as before.
     const outcome = this.enqueue(async (): Promise<{ written: Promise<RecordEnvelope[]> } | { refused: Error }> => {
+      if (this.tree.done && input.refuseWhenEnded) return { refused: new ReinError('SESSION_ENDED', `session ${this.stream} has ended (${String(this.tree.value)}): the message was not delivered; start a session or fork this one to go on`) };
       if (this.tree.done) return { written: Promise.resolve([]) };
       if (this.interrupted) throw new ReinError('SESSION_ENDED', 'the session was interrupted; resume it to continue');
       const refused = input.precondition?.();

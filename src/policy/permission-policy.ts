@@ -3,6 +3,7 @@ import type { ApprovalOutcome } from '../../machines/permission.machine.js';
 import type { ToolAnnotations, ToolRisk } from '../../models/tool-traits.js';
 import { isExactPattern, isToolGlob, parseRule, ruleMatches, ruleNamesTool, ruleSubject, type PermissionRule } from './permission-rules.js';
 import { neverAutoAllowed } from './shell-classify.js';
+import { denyCannotBeChecked, type CommandsRun } from './shell-commands.js';
 
 /** How a harness decides permissions: a mode, rules (deny wins, then ask, then allow) and whether every ask is answered in advance. */
 export interface PermissionsConfig {
@@ -18,6 +19,8 @@ export interface PermissionSubject {
   target?: string;
   parts?: readonly string[];
   classes?: readonly ShellClass[];
+  /** For a shell line: every command it may run, normalised (`/usr/bin/git push` → `git push`), and what it hides. */
+  run?: CommandsRun;
 }
 
 /** The tool facts permission depends on. */
@@ -46,11 +49,19 @@ export class PermissionPolicy {
   readonly mode: PermissionMode;
   readonly rules: readonly PermissionRule[];
   readonly approveAll: boolean;
+  /** Whether the configuration named the mode (a resumed session keeps its recorded mode unless one is named). */
+  readonly modeGiven: boolean;
 
   constructor(config: PermissionsConfig = {}) {
     this.mode = config.mode ?? 'default';
+    this.modeGiven = config.mode !== undefined;
     this.rules = (config.rules ?? []).map((rule) => (typeof rule === 'string' ? { source: 'rule' as const, ...parseRule(rule) } : { source: 'rule' as const, ...rule }));
     this.approveAll = config.approveAll ?? false;
+  }
+
+  /** The settings a session records at its start (`session.created.permissions`) so resume can restore them. */
+  recorded(): { mode: PermissionMode; rules: Array<{ action: PermissionAction; tool: string; pattern?: string; source?: PermissionSource }> } {
+    return { mode: this.mode, rules: this.rules.map((rule) => ({ action: rule.action, tool: rule.tool, ...(rule.pattern === undefined ? {} : { pattern: rule.pattern }), ...(rule.source ? { source: rule.source } : {}) })) };
   }
 
   /**
@@ -70,8 +81,16 @@ export class PermissionPolicy {
     const targets = subject.target === undefined ? [] : [subject.target];
     const everyPart = [...targets, ...(subject.parts ?? [])];
     const risky = (subject.classes ?? []).filter((shellClass) => neverAutoAllowed.has(shellClass));
-    const deny = this.rules.find((rule) => rule.action === 'deny' && ruleMatches(rule, tool.name, everyPart));
+    const ran = [...everyPart, ...(subject.run?.commands ?? [])];
+    const deny = this.rules.find((rule) => rule.action === 'deny' && ruleMatches(rule, tool.name, ran));
     if (deny) return { decision: 'deny', rule: describe(deny), reason: `denied by the rule "${describe(deny)}"`, source: 'rule' };
+    // A line that hides what it runs cannot be checked against a deny pattern: while one is in force, it is denied.
+    const run = subject.run;
+    const blind = run && this.rules.find((rule) => rule.action === 'deny' && rule.pattern !== undefined && ruleNamesTool(rule, tool.name) && denyCannotBeChecked(rule.pattern, run));
+    if (blind) {
+      const why = run.hidden ?? `it runs ${run.dynamic.join(', ')} with arguments it does not spell out`;
+      return { decision: 'deny', rule: describe(blind), reason: `the rule "${describe(blind)}" cannot be checked against this command (${why}), so it is denied; spell the command out`, source: 'rule' };
+    }
     if (this.mode === 'plan' && !tool.annotations.readOnly && tool.risk !== 'delegate') return { decision: 'deny', rule: 'mode:plan', reason: 'plan mode allows read-only tools only', source: 'mode' };
     if (approval) {
       if (approval.decision === 'deny') return { decision: 'deny', rule: null, reason: approval.feedback ? `the user denied it: ${approval.feedback}` : 'the user denied it', source: 'user' };
@@ -80,7 +99,7 @@ export class PermissionPolicy {
     // A destructive MCP tool is allowed only by a rule that names it: a glob of tool names (`mcp__fs__*`) never covers it.
     const namedOnly = tool.annotations.destructive && tool.name.startsWith('mcp__');
     const covers = (rule: PermissionRule) => ruleMatches(rule, tool.name, targets) && (risky.length === 0 || (isExactPattern(rule.pattern) && rule.pattern === subject.target)) && !(namedOnly && isToolGlob(rule.tool));
-    const ask = this.rules.find((rule) => rule.action === 'ask' && ruleMatches(rule, tool.name, everyPart));
+    const ask = this.rules.find((rule) => rule.action === 'ask' && ruleMatches(rule, tool.name, ran));
     if (ask) return this.answered({ decision: 'ask', rule: describe(ask), reason: `the rule "${describe(ask)}" asks`, source: 'rule' });
     const allow = this.rules.find((rule) => rule.action === 'allow' && covers(rule));
     if (allow) return { decision: 'allow', rule: describe(allow), reason: `allowed by the rule "${describe(allow)}"`, source: allow.source ?? 'rule' };
@@ -107,6 +126,27 @@ export class PermissionPolicy {
     return { decision: 'allow', rule: '--yes', reason: `answered in advance (${verdict.reason})`, source: 'pre-approved' };
   }
 }
+
+const modeRank: Record<PermissionMode, number> = { plan: 0, default: 1, 'accept-edits': 2 };
+
+/**
+ * The policy a resumed session runs under: the one it recorded at its start, with what the resume's configuration
+ * adds. Every recorded rule holds (a deny rule cannot be lifted by resuming, `--yes` included); the resume's rules
+ * are added; the recorded mode holds unless the resume names one. `changes` says, in words, what differs from the
+ * recorded settings (a wider mode first), for the CLI to print.
+ */
+export const restoredPolicy = (recorded: ReturnType<PermissionPolicy['recorded']> | undefined, current: PermissionPolicy): { policy: PermissionPolicy; changes: string[] } => {
+  if (!recorded) return { policy: current, changes: [] };
+  const key = (rule: Pick<PermissionRule, 'action' | 'tool' | 'pattern'>) => `${rule.action} ${ruleSubject(rule)}`;
+  const known = new Set(recorded.rules.map(key));
+  const added = current.rules.filter((rule) => !known.has(key(rule)));
+  const mode = current.modeGiven ? current.mode : recorded.mode;
+  const changes: string[] = [];
+  if (mode !== recorded.mode) changes.push(`mode ${recorded.mode} → ${mode}${modeRank[mode] > modeRank[recorded.mode] ? ' (wider than the session started with)' : ''}`);
+  for (const rule of added) changes.push(`adds ${key(rule)}`);
+  const policy = new PermissionPolicy({ mode, rules: [...recorded.rules.map((rule) => ({ source: 'rule' as const, ...rule })), ...added], approveAll: current.approveAll });
+  return { policy, changes };
+};
 
 /** The rule an approval suggests for `allow for session`: the exact command for a shell call, the tool for anything else. */
 export const suggestRule = (tool: PermissionTool, subject: PermissionSubject = {}): string =>

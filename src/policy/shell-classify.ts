@@ -1,6 +1,7 @@
 import type { ShellClass } from '../../models/permission.records.js';
 import { parseShell, type ShellSegment } from './shell-parse.js';
 import { changeDirectory, initialScope, judgeWord, quietTargets, type PathScope } from './shell-paths.js';
+import { gitReadOnlyEffect, readOnlyOptionEffect, type Effect } from './shell-side-effects.js';
 
 /** Classes that no mode default and no wildcard rule may allow: only an exact rule, a session grant or a person. */
 export const neverAutoAllowed: ReadonlySet<ShellClass> = new Set(['delete', 'network', 'install', 'outside-workspace', 'protected-path', 'chained', 'unparseable', 'privileged']);
@@ -153,14 +154,13 @@ const commandClasses = (words: readonly string[], classes: Set<ShellClass>, foll
   }
   if (command === 'sed') {
     if (args.some((arg) => arg === '-i' || arg.startsWith('-i') || arg.startsWith('--in-place'))) return classes.add('write'), false;
-    return true;
+    return provenReadOnly(readOnlyOptionEffect(words, command, args), classes);
   }
-  if (command === 'sort') return !args.some((arg) => arg === '-o' || arg.startsWith('--output')) || (classes.add('write'), false);
   if (command === 'git') {
     const verb = args.find((arg) => !arg.startsWith('-')) ?? '';
     if (verb === 'clean' || (verb === 'reset' && args.includes('--hard'))) return classes.add('delete'), false;
     if (gitNetwork.has(verb)) return classes.add('network'), false;
-    if (gitReadOnly.has(verb)) return true;
+    if (gitReadOnly.has(verb)) return provenReadOnly(gitReadOnlyEffect(verb, args) ?? readOnlyOptionEffect(words, command, args), classes);
     if ((verb === 'branch' || verb === 'tag' || verb === 'stash') && args.length === 1) return true;
     if (verb === 'branch' && args.slice(1).every((arg) => ['-a', '-r', '-v', '-vv', '--list', '--all', '--show-current'].includes(arg))) return true;
     return false;
@@ -180,7 +180,14 @@ const commandClasses = (words: readonly string[], classes: Set<ShellClass>, foll
     if (verb === 'publish') classes.add('network');
     return false;
   }
-  return readOnlyCommands.has(command);
+  return (readOnlyCommands.has(command) || command === 'sort') && provenReadOnly(readOnlyOptionEffect(words, command, args), classes);
+};
+
+/** True when nothing beyond reading was found; otherwise adds the class the finding carries (if any). */
+const provenReadOnly = (effect: Effect | undefined, classes: Set<ShellClass>): boolean => {
+  if (effect === undefined) return true;
+  if (effect.shellClass) classes.add(effect.shellClass);
+  return false;
 };
 
 /** Words of a segment that may be paths: its arguments (and the values of `--flag=value`) and its redirection targets. */

@@ -21,6 +21,7 @@ import { sessionHooksFor } from './start-session.js';
 import { sessionStopOf } from '../hooks/decide-point.js';
 import { sandboxCheckedOf } from '../policy/sandbox-status.js';
 import { killStrayProcesses } from '../tools/process-runner.js';
+import { restoredPolicy } from '../policy/permission-policy.js';
 
 export interface ResumeOptions {
   /** Rerun in-doubt effects whose policy is `require-user-confirmation` (the CLI's `--yes`). */
@@ -50,6 +51,11 @@ export interface ResumeReport {
   alreadyEnded: boolean;
   /** Processes an earlier run of the session left running (found by their `REIN_CALL` marker) that resume killed. */
   strayProcessesKilled: number;
+  /**
+   * How the permission settings in force differ from those the session recorded at its start (which resume restores:
+   * its mode and every rule), e.g. `mode plan → default (wider than the session started with)`, `adds allow write`.
+   */
+  permissionChanges: string[];
 }
 
 const resolve = (policy: ResumePolicy, confirmed: boolean, check: EffectResumeCheck | undefined): { resolution: EffectResolution; reason: string; observation?: string } => {
@@ -163,12 +169,15 @@ export const resumeSession = async (services: SessionServices, sessionId: string
   }
 };
 
-const resumeHeld = async (services: SessionServices, sessionId: string, options: ResumeOptions, hold: (() => Promise<void>) | undefined): Promise<{ session: ReinSession; report: ResumeReport }> => {
-  const records = await readSessionRecords(services.store, sessionId);
+const resumeHeld = async (shared: SessionServices, sessionId: string, options: ResumeOptions, hold: (() => Promise<void>) | undefined): Promise<{ session: ReinSession; report: ResumeReport }> => {
+  const records = await readSessionRecords(shared.store, sessionId);
   const first = records[0];
   if (!first) throw new ReinError('SESSION_NOT_FOUND', `no session ${sessionId} in this store`);
   if (first.type !== 'session.created') throw new ReinError('SESSION_INVALID', `${sessionId} does not start with session.created`);
   const created = SessionCreated.parse(first.data);
+  // The session's own permission settings hold again: its mode and rules, with what this harness adds.
+  const restored = restoredPolicy(created.permissions, shared.permissions);
+  const services: SessionServices = { ...shared, permissions: restored.policy };
   if (!options.allowWorkspaceChange && created.workspace !== services.workspace.root) {
     throw new ReinError('RESUME_BLOCKED', `session ${sessionId} ran in ${created.workspace}, not ${services.workspace.root}`);
   }
@@ -185,7 +194,7 @@ const resumeHeld = async (services: SessionServices, sessionId: string, options:
   // Hooks recorded in the log are never run again: only records appended from here on reach the observers.
   const hooks = sessionHooksFor(services, sessionId, wiring, host);
   const session = new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}), ...(capabilities ? { capabilities } : {}), ...(hold ? { hold } : {}) });
-  const report: ResumeReport = { ...rebuilt.counts, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: rebuilt.tree.done, head, strayProcessesKilled: 0 };
+  const report: ResumeReport = { ...rebuilt.counts, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: rebuilt.tree.done, head, strayProcessesKilled: 0, permissionChanges: restored.changes };
   // This process holds the session now: any process that carries its marker was left by an earlier run (a background
   // command, or a command of a process killed with SIGKILL outside bubblewrap) and is killed — in-doubt calls' own
   // processes first, by their checks below (which say so in their reasons), everything else here.

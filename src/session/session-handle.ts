@@ -149,6 +149,8 @@ export class ReinSession {
    * servers are ready or have failed, so the first round's visible set knows them.
    */
   async send(text: string): Promise<void> {
+    // A message to an ended session is refused, not dropped: nothing would ever answer it.
+    if (this.host.isDone) throw new ReinError('SESSION_ENDED', `session ${this.id} has ended (${this.host.result().status}): the message was not delivered; start a session or fork this one to go on`);
     const reviewed = await this.viewOptions.hooks?.promptSubmitted(text);
     if (reviewed?.blocked !== undefined) {
       // The refusal is on record; the message never reaches the model.
@@ -156,7 +158,7 @@ export class ReinSession {
       throw new PluginError('PROMPT_BLOCKED', `a userPromptSubmit hook blocked the message: ${reviewed.blocked}`);
     }
     await this.viewOptions.capabilities?.ready();
-    await this.host.step({ type: 'user.message', data: { text }, ...(reviewed && reviewed.facts.length > 0 ? { facts: reviewed.facts } : {}) });
+    await this.host.step({ type: 'user.message', data: { text }, refuseWhenEnded: true, ...(reviewed && reviewed.facts.length > 0 ? { facts: reviewed.facts } : {}) });
   }
 
   /**

@@ -68,6 +68,7 @@ export const createSession = async (services: SessionServices, options: CreateSe
     tools: [...(options.tools ?? registry.names())],
     machine: { name: 'session', version: machineVersion },
     policy: { mutationPolicyDigest: mutationPolicyDigestOf(services.permissions, services.sandbox) },
+    permissions: services.permissions.recorded(),
   };
   const newId = createIdGenerator();
   const at = services.clock();

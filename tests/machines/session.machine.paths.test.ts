@@ -128,12 +128,15 @@ describe('session.machine model check', () => {
             return data.unresolved?.turnId === turn.turnId && JSON.stringify(data.unresolved.findings) === JSON.stringify(turn.findings);
           }),
       'a final answer with nothing outstanding completes': ({ from, event, to }) =>
-        !(from.matches({ running: 'awaitingModel' }) && event.type === 'model.responded' && event.effectId === from.context.awaitingModel && event.toolCalls.length === 0 && event.stopReason !== 'pause_turn' && Object.keys(from.context.outstanding).length === 1) ||
+        !(from.matches({ running: 'awaitingModel' }) && event.type === 'model.responded' && event.effectId === from.context.awaitingModel && event.toolCalls.length === 0 && event.stopReason !== 'pause_turn' && Object.keys(from.context.outstanding).length === 1 && from.context.unseenMessage !== true) ||
         to.matches('completed') ||
         to.matches('budgetExhausted'),
       'a model call that failed once the wall time was spent ends the session budget-exhausted, before that failed': ({ from, event, to }) =>
         !(from.matches({ running: 'awaitingModel' }) && event.type === 'model.failed' && event.effectId === from.context.awaitingModel) ||
         to.matches(event.elapsedMs >= budgets.maxWallTimeMs ? 'budgetExhausted' : 'failed'),
+      'a message the model call in flight did not see gets its own call before the session may complete': ({ from, event, to, actions }) =>
+        !(from.matches({ running: 'awaitingModel' }) && from.context.unseenMessage === true && event.type === 'model.responded' && event.effectId === from.context.awaitingModel && Object.keys(from.context.outstanding).length === 1) ||
+        (!to.matches('completed') && (to.matches('budgetExhausted') || to.matches('failed') || to.matches({ running: 'runningTools' }) || actions.some((action) => action.type === 'requestEffect' && (action.params as { kind: string }).kind === 'callModel'))),
       'unknown effect ids change nothing': ({ from, to, event }) =>
         !('effectId' in event) || event.effectId !== 'root:e999' || JSON.stringify(from.value) === JSON.stringify(to.value),
       'a forged approval id changes nothing': ({ from, to, event }) =>

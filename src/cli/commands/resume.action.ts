@@ -109,6 +109,8 @@ const continueResumed = async (id: string, session: ReinSession, report: ResumeR
     process.stdout.write(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` after the snapshot at seq ${report.snapshotSeq}` : ''} (${report.inputs} inputs re-applied, ${report.regenerated} derived records regenerated and equal)\n`);
     if (report.snapshotRejected) process.stderr.write(`warning: ${report.snapshotRejected}; used a full replay\n`);
     if (report.strayProcessesKilled > 0) process.stdout.write(`killed ${report.strayProcessesKilled} process(es) an earlier run of this session left running (background commands and what they started)\n`);
+    // The session's recorded mode and rules hold again; say what these flags change on top of them.
+    for (const change of report.permissionChanges) process.stdout.write(`permissions: ${change}\n`);
     for (const resolution of report.resolutions) {
       process.stdout.write(`in doubt: ${resolution.effectId} (${describeEffect(resolution)}) → ${resolution.resolution}\n`);
       if (resolution.resolution === 'awaiting-confirmation') process.stdout.write(`  ${resolution.reason}\n`);
