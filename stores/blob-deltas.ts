@@ -18,6 +18,12 @@ export const MAX_DELTA_DEPTH = 16;
 /** A delta is kept only when it is at most this share of the blob (otherwise the blob is stored whole). */
 const WORTH_KEEPING = 0.5;
 
+/**
+ * Blobs larger than this are stored whole, and no delta inflates past it: a damaged (or crafted) delta cannot make a
+ * read allocate without bound.
+ */
+export const MAX_DELTA_BLOB_BYTES = 64 * 1024 * 1024;
+
 /** The stored value of a delta: the base blob's BLAKE3 and the deflated bytes. */
 export function encodeBlobDelta(baseHex: string, delta: Uint8Array): Uint8Array {
   return encodeFramed(BLOB_DELTA_FORMAT_BYTE, [baseHex, delta]);
@@ -36,12 +42,12 @@ export function decodeBlobDelta(stored: Uint8Array, stream: string): { baseHex: 
 
 /** `bytes` as a delta against `base`, or undefined when the delta would not save enough to be worth a chain link. */
 export function deltaOf(base: Uint8Array, bytes: Uint8Array): Uint8Array | undefined {
-  if (bytes.length < 64) return undefined;
+  if (bytes.length < 64 || bytes.length > MAX_DELTA_BLOB_BYTES) return undefined;
   const delta = deflateRawSync(bytes, { dictionary: base });
   return delta.length <= bytes.length * WORTH_KEEPING ? delta : undefined;
 }
 
 /** The blob a delta rebuilds from its base (zlib refuses a damaged delta; the caller checks the BLAKE3). */
 export function applyDelta(base: Uint8Array, delta: Uint8Array): Uint8Array {
-  return inflateRawSync(delta, { dictionary: base });
+  return inflateRawSync(delta, { dictionary: base, maxOutputLength: MAX_DELTA_BLOB_BYTES });
 }

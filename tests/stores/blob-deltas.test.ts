@@ -164,3 +164,13 @@ describe('stream blobs stored as deltas', () => {
     );
   }, 120_000);
 });
+
+describe('a delta that would inflate past the largest blob stored as one', () => {
+  it('is refused rather than inflated without bound', async () => {
+    const { applyDelta, MAX_DELTA_BLOB_BYTES } = await import('../../stores/blob-deltas.js');
+    const { deflateRawSync } = await import('node:zlib');
+    const bomb = deflateRawSync(Buffer.alloc(MAX_DELTA_BLOB_BYTES + 1));
+    expect(() => applyDelta(Buffer.from('base'), bomb)).toThrow();
+    expect(Buffer.from(applyDelta(Buffer.from('base'), deflateRawSync(Buffer.from('base base'), { dictionary: Buffer.from('base') }))).toString()).toBe('base base');
+  });
+});
