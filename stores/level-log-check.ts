@@ -34,8 +34,14 @@ export function crc32c(bytes: Uint8Array, start = 0, end = bytes.length): number
   return (crc ^ 0xffffffff) >>> 0;
 }
 
-/** LevelDB stores checksums masked, so a CRC of data that embeds CRCs stays well distributed. */
-const masked = (crc: number): number => ((((crc >>> 15) | (crc << 17)) >>> 0) + MASK_DELTA) >>> 0;
+/**
+ * The checksum LevelDB stores in a log or manifest record's header: the CRC-32C of `bytes[start, end)` (the type byte
+ * and payload), masked, so a CRC of data that embeds CRCs stays well distributed.
+ */
+export function maskedCrc32c(bytes: Uint8Array, start: number, end: number): number {
+  const crc = crc32c(bytes, start, end);
+  return ((((crc >>> 15) | (crc << 17)) >>> 0) + MASK_DELTA) >>> 0;
+}
 
 /** Where a log is damaged: the byte offset of the first bad record and what is wrong with it; undefined when intact. */
 export function logDamage(log: Uint8Array): { offset: number; reason: string } | undefined {
@@ -54,7 +60,7 @@ export function logDamage(log: Uint8Array): { offset: number; reason: string } |
         return { offset: at, reason: `a record's length (${length}) runs past its block` };
       }
       if (type < 1 || type > 4) return { offset: at, reason: `unknown record type ${type}` };
-      if (view.getUint32(at, true) !== masked(crc32c(log, at + 6, end))) return { offset: at, reason: 'checksum mismatch' };
+      if (view.getUint32(at, true) !== maskedCrc32c(log, at + 6, end)) return { offset: at, reason: 'checksum mismatch' };
       at = end;
     }
   }

@@ -1,3 +1,5 @@
+import { maskedCrc32c } from './level-log-check.js';
+
 /**
  * Reads a LevelDB MANIFEST just far enough to say which table files the version it describes uses and which file
  * number the database allocates next. A read-only copy hard-links exactly those tables: they are immutable, and the
@@ -68,7 +70,7 @@ function manifestRecords(bytes: Uint8Array): Uint8Array[] | undefined {
     const payload = bytes.subarray(start, start + length);
     offset = start + length;
     const stored = (bytes[start - 7]! | (bytes[start - 6]! << 8) | (bytes[start - 5]! << 16) | (bytes[start - 4]! << 24)) >>> 0;
-    if (stored !== maskedCrc(bytes.subarray(start - 1, start + length))) return undefined;
+    if (stored !== maskedCrc32c(bytes, start - 1, start + length)) return undefined;
     if (type === FULL) {
       if (pending !== undefined) return undefined;
       records.push(payload);
@@ -146,24 +148,6 @@ function readEdit(record: Uint8Array): Edit | undefined {
     }
   }
   return edit;
-}
-
-const CRC_TABLE = (() => {
-  const table = new Uint32Array(256);
-  for (let index = 0; index < 256; index++) {
-    let value = index;
-    for (let bit = 0; bit < 8; bit++) value = value & 1 ? (value >>> 1) ^ 0x82f63b78 : value >>> 1;
-    table[index] = value >>> 0;
-  }
-  return table;
-})();
-
-/** LevelDB's masked CRC32C of a record's type byte and payload. */
-function maskedCrc(bytes: Uint8Array): number {
-  let crc = 0xffffffff;
-  for (const byte of bytes) crc = CRC_TABLE[(crc ^ byte) & 0xff]! ^ (crc >>> 8);
-  crc = (crc ^ 0xffffffff) >>> 0;
-  return (((crc >>> 15) | (crc << 17)) + 0xa282ead8) >>> 0;
 }
 
 /** A little-endian base-128 varint up to 2^53; `undefined` when it runs past the end or is too long. */
