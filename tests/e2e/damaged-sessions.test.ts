@@ -1,8 +1,9 @@
-import { open, readdir, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { readdir, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { damageStreamLog } from '../support/damage.js';
 import { hashTree } from '../support/tree-hash.js';
 
 describe('the store never hides damage', () => {
@@ -54,16 +55,8 @@ describe('the store never hides damage', () => {
       expect(made.code, made.stderr).toBe(0);
       const damaged = jsonLines(made.stdout)[0]!.stream as string;
       const directory = join(workspace.path, '.rein', 'streams', damaged);
-      const log = (await readdir(directory)).find((name) => name.endsWith('.log'))!;
-      const size = (await stat(join(directory, log))).size;
-      expect(size).toBeGreaterThan(40_000);
       // The trial's damage: 40 bytes XORed in the middle of the log.
-      const file = await open(join(directory, log), 'r+');
-      const bytes = Buffer.alloc(40);
-      await file.read(bytes, 0, 40, 20_000);
-      for (let index = 0; index < bytes.length; index++) bytes[index]! ^= 0xff;
-      await file.write(bytes, 0, 40, 20_000);
-      await file.close();
+      const log = await damageStreamLog(directory);
       const before = await hashTree(join(workspace.path, '.rein'));
 
       const listed = await runCli(['sessions'], { cwd: workspace.path });

@@ -1,8 +1,9 @@
-import { open, readdir, stat, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { damageStreamLog } from '../support/damage.js';
 import { hashTree } from '../support/tree-hash.js';
 
 describe('rein store copy reads its source read-only', () => {
@@ -19,14 +20,7 @@ describe('rein store copy reads its source read-only', () => {
       const damaged = jsonLines(made.stdout)[0]!.stream as string;
       const source = join(workspace.path, '.rein');
       const directory = join(source, 'streams', damaged);
-      const log = (await readdir(directory)).find((name) => name.endsWith('.log'))!;
-      expect((await stat(join(directory, log))).size).toBeGreaterThan(40_000);
-      const file = await open(join(directory, log), 'r+');
-      const bytes = Buffer.alloc(40);
-      await file.read(bytes, 0, 40, 20_000);
-      for (let index = 0; index < bytes.length; index++) bytes[index]! ^= 0xff;
-      await file.write(bytes, 0, 40, 20_000);
-      await file.close();
+      await damageStreamLog(directory);
       const before = await hashTree(source);
 
       const copied = await runCli(['store', 'copy', '--from', source, '--to', join(workspace.path, 'copy'), '--json'], { cwd: workspace.path });
