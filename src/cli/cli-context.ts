@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
-import { mkdir, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import type { EventStore } from '../../stores/event-store.js';
 import { openLevelEventStore } from '../../stores/level-event-store.js';
+import { ensureStoreDirectory } from './store-directory.js';
 import { readFile } from 'node:fs/promises';
 import { isPostgresUrl } from '../../stores/postgres/postgres-url.js';
 import { ReinError } from '../host/host-errors.js';
@@ -77,7 +78,7 @@ export const openStoreAt = async (location: string, options: { mode: 'read' | 'w
     return openPostgresEventStore(location, { durability, applicationName: 'rein-cli', ...(Number.isSafeInteger(retry) && retry >= 0 ? { retryForMs: retry } : {}) });
   }
   const root = resolve(location);
-  if (options.mode === 'write') await mkdir(root, { recursive: true });
+  if (options.mode === 'write') await ensureStoreDirectory(root);
   return openLevelEventStore(root, { durability, readOnly: options.mode === 'read-only' });
 };
 
