@@ -44,9 +44,6 @@ export const EXTERNAL_RECORD_FORMAT_BYTE = 0x03;
  */
 export const PACKED_RECORD_FORMAT_BYTE = 0x04;
 
-/** The first byte of a packed record whose long strings live in the stream's blobs (the external row, packed). */
-export const PACKED_EXTERNAL_RECORD_FORMAT_BYTE = 0x05;
-
 const HEADER_LENGTH = 5;
 
 /** msgpackr options plus `skipValues`, which msgpackr 2 honours but does not declare. */

@@ -1,7 +1,7 @@
 import type { RecordDraft, RecordEnvelope } from '../models/envelope.js';
 import { RECORD_TYPE_PATTERN } from '../models/envelope-rules.js';
 import { blake3Hex } from './blob-hash.js';
-import { COMPACT_RECORD_FORMAT_BYTE, EXTERNAL_RECORD_FORMAT_BYTE, PACKED_EXTERNAL_RECORD_FORMAT_BYTE, PACKED_RECORD_FORMAT_BYTE, RECORD_FORMAT_BYTE, decodeFramed, encodeFramed, formatByteOf } from './record-codec.js';
+import { COMPACT_RECORD_FORMAT_BYTE, EXTERNAL_RECORD_FORMAT_BYTE, PACKED_RECORD_FORMAT_BYTE, RECORD_FORMAT_BYTE, decodeFramed, encodeFramed, formatByteOf } from './record-codec.js';
 import { packDigests } from './packed-digests.js';
 import type { StreamBlob } from './stream-blobs.js';
 import { CorruptRecordError, StoreError } from './store-errors.js';
@@ -127,9 +127,8 @@ export function externalsOfRow(value: unknown): ExternalString[] | undefined {
  * (`attachExternal`): the envelope (with nil in their places) and the list of them.
  */
 export function decodeStoredRecord(stored: Uint8Array, stream: string, seq: number): { record: RecordEnvelope; externals?: ExternalString[] } {
-  const format = formatByteOf(stored);
-  if (format !== EXTERNAL_RECORD_FORMAT_BYTE && format !== PACKED_EXTERNAL_RECORD_FORMAT_BYTE) return { record: decodeRecord(stored, stream, seq) };
-  const row = decodeFramed(stored, { stream, seq }, format);
+  if (formatByteOf(stored) !== EXTERNAL_RECORD_FORMAT_BYTE) return { record: decodeRecord(stored, stream, seq) };
+  const row = decodeFramed(stored, { stream, seq }, EXTERNAL_RECORD_FORMAT_BYTE);
   const externals = Array.isArray(row) && row.length === 10 ? externalsOfRow(row[9]) : undefined;
   const record = externals === undefined ? undefined : envelopeOfRow(stream, (row as unknown[]).slice(0, 9));
   if (record === undefined || externals === undefined) throw new CorruptRecordError(stream, seq, 'stored value is not an external record row');
@@ -174,16 +173,15 @@ function longStrings(data: unknown, path: Array<string | number>, found: Array<{
 
 /**
  * The stored bytes of a compact record whose long strings (≥ `EXTERNAL_STRING_LENGTH`) go to stream blobs, with those
- * blobs; undefined when the record has none (its compact bytes `value` stand). Two records carrying the same long
- * string share one blob.
+ * blobs; undefined when the record has none (its compact bytes `value` stand). The external row (format byte 3) is the
+ * form `/2` streams hold them in; `/3` streams keep them in a group row's `externals` (record-groups.ts).
  */
-export async function externalizeRecord(envelope: RecordEnvelope, value: Uint8Array, layout: 'packed' | 'compact' = 'packed'): Promise<{ value: Uint8Array; blobs: StreamBlob[] } | undefined> {
+export async function externalizeRecord(envelope: RecordEnvelope, value: Uint8Array): Promise<{ value: Uint8Array; blobs: StreamBlob[] } | undefined> {
   if (value.length < EXTERNAL_STRING_LENGTH) return undefined;
   const moved = await externalStrings(envelope.data);
   if (moved === undefined) return undefined;
-  const packed = layout === 'packed';
-  const row = [envelope.seq, envelope.id, envelope.type, envelope.v, envelope.at, envelope.actor, envelope.cause ?? null, envelope.corr ?? null, packed ? packDigests(moved.data) : moved.data, moved.externals];
-  return { value: encodeFramed(packed ? PACKED_EXTERNAL_RECORD_FORMAT_BYTE : EXTERNAL_RECORD_FORMAT_BYTE, row), blobs: moved.blobs };
+  const row = [envelope.seq, envelope.id, envelope.type, envelope.v, envelope.at, envelope.actor, envelope.cause ?? null, envelope.corr ?? null, moved.data, moved.externals];
+  return { value: encodeFramed(EXTERNAL_RECORD_FORMAT_BYTE, row), blobs: moved.blobs };
 }
 
 /**
@@ -227,21 +225,4 @@ export function decodeRecord(stored: Uint8Array, stream: string, seq: number): R
     throw new CorruptRecordError(stream, seq, 'stored value is not a record envelope');
   }
   return value as RecordEnvelope;
-}
-
-/**
- * Moves the long strings of a compact batch's records to stream blobs (`externalizeRecord`), replacing their stored
- * bytes in place; resolves the blobs to write with the batch (one per distinct string).
- */
-export async function externalizeBatch(batch: PreparedBatch, layout: 'packed' | 'compact' = 'packed'): Promise<StreamBlob[]> {
-  const blobs = new Map<string, StreamBlob>();
-  for (let index = 0; index < batch.values.length; index++) {
-    // Checked here too, so the append of a batch without long records awaits nothing (this runs on every append).
-    if (batch.values[index]!.length < EXTERNAL_STRING_LENGTH) continue;
-    const moved = await externalizeRecord(batch.envelopes[index]!, batch.values[index]!, layout);
-    if (moved === undefined) continue;
-    batch.values[index] = moved.value;
-    for (const blob of moved.blobs) blobs.set(blob.hex, blob);
-  }
-  return [...blobs.values()];
 }
