@@ -1,5 +1,6 @@
-import { readdir, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { lstat, readdir } from 'node:fs/promises';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import { isInside, protectedKey } from '../policy/protected-paths.js';
 import type { Workspace } from './workspace.js';
 
@@ -31,16 +32,87 @@ export const absentProtectedPaths = async (workspace: Workspace): Promise<Absent
   return absent;
 };
 
-/** Remove every alias of an absent protected path that exists now (a command created it); returns them, workspace-relative. */
+/**
+ * Remove the entry `name` of the directory `parent` (a canonical path inside the workspace) without following any
+ * link a command may have put on the way. The removal runs in a child whose working directory is pinned to `parent`
+ * only after its real path is checked, so swapping `parent` (or a folder above it) for a link afterwards cannot move
+ * it; `rm -rf` then removes a link itself, never what it points to, and walks a folder by descriptor. When the check
+ * fails nothing is removed and false is returned.
+ */
+const removeEntry = (parent: string, name: string): Promise<boolean> =>
+  new Promise((resolve) => {
+    const script = 'cd -P -- "$1" 2>/dev/null && [ "$(pwd -P)" = "$1" ] && exec rm -rf -- "./$2"';
+    const child = spawn('/bin/sh', ['-c', script, 'rein-clean', parent, name], { stdio: 'ignore' });
+    child.once('error', () => resolve(false));
+    child.once('exit', (code) => resolve(code === 0));
+  });
+
+/**
+ * Where a command made a protected path appear, walking down from the workspace root by `lstat` (never following a
+ * link): undefined when nothing is there (or a file stands where a folder would be); `{ link }` when a folder on the
+ * way is now a link the command put in its place — the link is what makes the protected path appear, and it is what gets removed;
+ * `{ parent }` when every folder on the way is a real folder, so the protected path's own name is what to look for.
+ */
+const whereCreated = async (root: string, path: string): Promise<{ link: string } | { parent: string } | undefined> => {
+  const components = relative(root, path).split(sep);
+  let parent = root;
+  for (const component of components.slice(0, -1)) {
+    const at = join(parent, component);
+    const info = await lstat(at).catch(() => undefined);
+    if (info === undefined) return undefined;
+    if (info.isSymbolicLink()) return { link: at };
+    if (!info.isDirectory()) return undefined;
+    parent = at;
+  }
+  return { parent };
+};
+
+/**
+ * Remove every alias of an absent protected path that exists now (a command created it); returns them, workspace-relative.
+ * A link a command made in place of a protected path or of a folder on its way is removed as a link: what it points
+ * to (perhaps outside the workspace) is never touched.
+ */
 export const removeCreatedProtectedPaths = async (workspace: Workspace, absent: readonly AbsentProtectedPath[]): Promise<string[]> => {
   const removed: string[] = [];
   for (const { path, existing } of absent) {
-    for (const name of await aliasesIn(dirname(path), basename(path))) {
+    const where = await whereCreated(workspace.root, path);
+    if (where === undefined) continue;
+    if ('link' in where) {
+      const display = workspace.display(where.link);
+      if (!removed.includes(display) && (await removeEntry(dirname(where.link), basename(where.link)))) removed.push(display);
+      continue;
+    }
+    for (const name of await aliasesIn(where.parent, basename(path))) {
       if (existing.includes(name)) continue;
-      const created = join(dirname(path), name);
-      await rm(created, { recursive: true, force: true });
-      removed.push(workspace.display(created));
+      const created = join(where.parent, name);
+      if (await removeEntry(where.parent, name)) removed.push(workspace.display(created));
     }
   }
   return removed;
+};
+
+/** Per session, the workspaces and absent protected paths of its background commands, as each started. */
+const backgroundBaselines = new Map<string, Array<{ workspace: Workspace; absent: readonly AbsentProtectedPath[] }>>();
+
+/**
+ * Remember what was absent when a background command started: it keeps running after its call's own check, so it
+ * could create a protected path later. `cleanAfterBackground` checks again once the session's commands are stopped.
+ */
+export const watchBackground = (sessionId: string, workspace: Workspace, absent: readonly AbsentProtectedPath[]): void => {
+  if (absent.length === 0) return;
+  const watched = backgroundBaselines.get(sessionId) ?? [];
+  watched.push({ workspace, absent });
+  backgroundBaselines.set(sessionId, watched);
+};
+
+/**
+ * The check after a session's background commands were stopped: every protected path absent when one of them
+ * started and present now is removed (as `removeCreatedProtectedPaths` does). Returns the paths removed, once each.
+ */
+export const cleanAfterBackground = async (sessionId: string): Promise<string[]> => {
+  const watched = backgroundBaselines.get(sessionId) ?? [];
+  backgroundBaselines.delete(sessionId);
+  const removed = new Set<string>();
+  for (const { workspace, absent } of watched) for (const path of await removeCreatedProtectedPaths(workspace, absent)) removed.add(path);
+  return [...removed];
 };

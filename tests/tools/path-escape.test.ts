@@ -288,6 +288,30 @@ describe('the workspace boundary: an escape corpus through every tool', () => {
     await rm(join(real, '.rein-alias'), { recursive: true, force: true });
   });
 
+  it('a link a command makes in place of a protected path (or a folder on its way) is removed as a link: what it points to outside is untouched', async () => {
+    const temp = await makeTempDir('rein-protected-target-');
+    const target = temp.path;
+    try {
+      await mkdir(join(target, 'skills', 'keep'), { recursive: true });
+      await writeFile(join(target, 'skills', 'keep', 'SKILL.md'), '---\nname: keep\ndescription: keep\n---\nbody\n');
+      await writeFile(join(target, 'cfg.json'), '{"provider":"scripted"}\n');
+      await writeFile(join(target, 'mcp.json'), '{}\n');
+      const result = await approved.run('bash', { command: `ln -s ${target} .agents; mkdir .claude; ln -s ${target}/skills .claude/skills; ln -s ${target}/cfg.json rein.config.json; ln -s ${target}/mcp.json .mcp.json; echo done` });
+      const json = JSON.parse(result.observation);
+      expect(json.stdout).toContain('done');
+      expect([...json.protected_paths_removed.paths].sort()).toEqual(['.agents', '.claude/skills', '.mcp.json', 'rein.config.json']);
+      // Everything outside is as it was; the links are gone; the real folder the command made stays.
+      expect(await readFile(join(target, 'skills', 'keep', 'SKILL.md'), 'utf8')).toContain('name: keep');
+      expect(await readFile(join(target, 'cfg.json'), 'utf8')).toBe('{"provider":"scripted"}\n');
+      expect(await readFile(join(target, 'mcp.json'), 'utf8')).toBe('{}\n');
+      for (const name of ['.agents', '.claude/skills', '.mcp.json', 'rein.config.json']) expect(existsSync(join(real, name)), name).toBe(false);
+      expect(existsSync(join(real, '.claude'))).toBe(true);
+    } finally {
+      await rm(join(real, '.claude'), { recursive: true, force: true });
+      await temp.remove();
+    }
+  });
+
   it('denies a symlink swapped in after the read was checked', async () => {
     const context = { sessionId: 's', callId: 'c', workspace: tools.workspace, blobs: tools.environment.blobs, signal: new AbortController().signal, baselines: tools.state.baselines, artifacts: tools.state.artifacts, sandbox: tools.environment.sandbox, progress: () => {}, outputBudget: 16_000 };
     await writeFile(join(real, 'swap.txt'), 'harmless\n');
