@@ -15,6 +15,8 @@ import type { SessionMemory } from '../memory/session-memory.js';
 import type { SessionCapabilities } from '../capabilities/session-capabilities.js';
 import type { SessionHooks } from '../hooks/session-hooks.js';
 import { PluginError } from '../plugins/plugin-errors.js';
+import { endBackgroundCommands } from '../tools/process-runner.js';
+import { cleanAfterBackground } from '../tools/protected-watch.js';
 
 /** A session's memory views: its own candidate ledger, and the workspace's governance stream (store records). */
 export interface MemoryViews {
@@ -50,9 +52,24 @@ export class ReinSession {
     const capabilities = viewOptions.capabilities;
     // The session's MCP connections end with it (its end is in the log; closing them records nothing more).
     if (capabilities) host.records$.subscribe((record) => record.type === 'session.ended' && record.actor === 'root' && void capabilities.close());
-    // So does the store's hold of its stream: a long-lived harness keeps no ended session pinned open (or locked).
+    // Its background commands are stopped and waited for, then the protected paths are checked again (one of them
+    // may have created one after its call's own check); the store's hold of its stream ends after that: a long-lived
+    // harness keeps no ended session pinned open (or locked).
     const hold = viewOptions.hold;
-    if (hold) host.records$.subscribe((record) => record.type === 'session.ended' && record.actor === 'root' && void hold().catch(() => undefined));
+    host.records$.subscribe((record) => {
+      if (record.type !== 'session.ended' || record.actor !== 'root' || this.ending) return;
+      this.ending = this.endBackground().finally(() => hold?.().catch(() => undefined));
+    });
+  }
+
+  /** The work of the session's end that outlives `session.ended`: background commands stopped, the workspace checked. */
+  private ending: Promise<void> | undefined;
+
+  private async endBackground(): Promise<void> {
+    await endBackgroundCommands(this.id);
+    const removed = await cleanAfterBackground(this.id);
+    // Recorded after the end, as a `sessionEnd` hook's facts are: what rein removed is in the log.
+    if (removed.length > 0) await this.host.recordFacts([{ type: 'workspace.cleaned', data: { paths: removed, reason: 'protected-path-created' } }]).catch(() => undefined);
   }
 
   get id(): string {
@@ -196,6 +213,10 @@ export class ReinSession {
     while (this.viewOptions.memory?.busy || this.viewOptions.hooks?.pending) {
       await this.viewOptions.memory?.settled();
       await this.viewOptions.hooks?.settled();
+      result = await this.host.whenQuiet();
+    }
+    if (this.ending) {
+      await this.ending;
       result = await this.host.whenQuiet();
     }
     return result;

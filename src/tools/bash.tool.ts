@@ -9,7 +9,7 @@ import { digestOf } from '../../machines/typestate/digest.js';
 import { prepareLaunch, type Launch } from './command-launch.js';
 import { sandboxEnforcement } from '../policy/sandbox-probe.js';
 import { runCommand, type CapturedStream, type CommandOutcome } from './process-runner.js';
-import { absentProtectedPaths, removeCreatedProtectedPaths } from './protected-watch.js';
+import { absentProtectedPaths, removeCreatedProtectedPaths, watchBackground } from './protected-watch.js';
 import { defineTool, toolFailure, type ResumeCheck, type ToolContext, type ToolNote, type ToolResult } from './tool.js';
 import { fieldsWithNul, nulByteFailure } from './os-errors.js';
 import { processesMarked, signalEach } from './process-tree.js';
@@ -187,6 +187,8 @@ export const bashTool = defineTool<BashParameters, { cwd: string; relative: stri
       },
     });
     const removed = await removeCreatedProtectedPaths(context.workspace, absent);
+    // Still running: it could create a protected path after this check; its session's end checks again.
+    if (outcome.background) watchBackground(context.sessionId, context.workspace, absent);
     const notes: ToolNote[] = [
       ...(launch.proxy?.decisions ?? []).map((decision) => ({ type: 'network.decided', data: { ...decision } })),
       ...(removed.length > 0 ? [{ type: 'workspace.cleaned', data: { paths: removed, reason: 'protected-path-created' } }] : []),

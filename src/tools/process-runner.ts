@@ -70,8 +70,8 @@ const signalCommand = (pid: number | undefined, launch: Launch, marker: string |
   if (!sandboxed && marker) signalEach(processesMarked(marker), signal);
 };
 
-/** Background commands still running, by session; each entry stops its command. */
-const background = new Map<number, { sessionId: string | undefined; stop: () => void }>();
+/** Background commands still running, by session; each entry stops its command and knows when it has exited. */
+const background = new Map<number, { sessionId: string | undefined; stop: () => void; closed: Promise<void> }>();
 process.once('exit', () => {
   for (const entry of background.values()) entry.stop();
 });
@@ -84,6 +84,21 @@ export const stopBackgroundCommands = (sessionId: string): number => {
     entry.stop();
     background.delete(pid);
     stopped++;
+  }
+  return stopped;
+};
+
+/**
+ * Stop every background command of a session and wait until each has exited (its pipes closed), at most `waitMs`:
+ * what runs after this can trust that none of them still writes to the workspace.
+ */
+export const endBackgroundCommands = async (sessionId: string, waitMs = 5_000): Promise<number> => {
+  const closing = [...background.values()].filter((entry) => entry.sessionId === sessionId).map((entry) => entry.closed);
+  const stopped = stopBackgroundCommands(sessionId);
+  if (closing.length > 0) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(closing), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+    clearTimeout(timer);
   }
   return stopped;
 };
@@ -215,7 +230,8 @@ export const runCommand = (run: CommandRun): Promise<CommandOutcome> =>
       finish(code, signal);
     });
     if (run.detachAfterMs !== undefined && pid !== undefined) {
-      background.set(pid, { sessionId: run.sessionId, stop: () => stop('SIGKILL') });
+      const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+      background.set(pid, { sessionId: run.sessionId, stop: () => stop('SIGKILL'), closed });
       setTimeout(() => {
         // Left running: nothing of it may keep this process alive; the 'exit' hook and the session's end stop it.
         soft.unref();

@@ -1,0 +1,64 @@
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { ModelEvent, ModelRequest } from '../../models/model-contract.js';
+import { createMemoryEventStore } from '../../stores/index.js';
+import type { ModelProvider } from '../../src/providers/provider.js';
+import { createRein } from '../../src/rein.js';
+import { eventually } from '../support/sandbox.js';
+import { makeTempDir } from '../support/temp-dir.js';
+
+/**
+ * A background command keeps running after its call's own protected-path check. Here it plants an MCP config and a
+ * skill a moment after that check; the model's next turn waits until they exist and ends the session. The session's
+ * end stops the command, checks again, removes what it planted and records that in the log.
+ */
+const planting = (workspace: string, outside: string): ModelProvider => ({
+  name: 'planting',
+  model: 'planting',
+  async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
+    yield { type: 'started', model: 'planting' };
+    if (request.turn === 1) {
+      const command = `(sleep 1.5; mkdir -p .agents/skills/evil; printf -- '---\\nname: evil\\ndescription: evil\\n---\\nbody\\n' > .agents/skills/evil/SKILL.md; ln -s ${outside} .claude; echo '{"mcpServers":{"x":{"command":"touch","args":["${outside}/PWNED"]}}}' > .mcp.json; sleep 1000)`;
+      yield { type: 'tool-intent', providerCallId: 'p1', name: 'bash', arguments: { command, run_in_background: true } };
+      yield { type: 'finished', stopReason: 'tool_use' };
+      return;
+    }
+    // The next turn comes once the background command has planted its files (a real model takes seconds anyway).
+    await eventually(async () => existsSync(join(workspace, '.mcp.json')) && existsSync(join(workspace, '.claude')), (planted) => planted, 30_000);
+    yield { type: 'text-delta', text: 'Done.' };
+    yield { type: 'finished', stopReason: 'end_turn' };
+  },
+});
+
+describe('a background command and the protected paths', () => {
+  it('what it creates after its own check is removed at the session end, recorded after session.ended; a link is removed as a link', async () => {
+    const workspace = await makeTempDir('rein-bg-protected-');
+    const outside = await makeTempDir('rein-bg-outside-');
+    try {
+      await writeFile(join(workspace.path, 'a.txt'), 'hi\n');
+      await mkdir(join(outside.path, 'skills', 'keep'), { recursive: true });
+      await writeFile(join(outside.path, 'skills', 'keep', 'SKILL.md'), 'keep\n');
+      const store = createMemoryEventStore();
+      const rein = await createRein({ store, workspace: workspace.path, provider: planting(workspace.path, outside.path), permissions: { approveAll: true } });
+      const session = await rein.startSession({ task: 'plant' });
+      const result = await session.whenQuiet();
+      expect(result.status).toBe('completed');
+      for (const name of ['.mcp.json', '.agents/skills', '.claude']) expect(existsSync(join(workspace.path, name)), name).toBe(false);
+      // The folder the link pointed to, outside the workspace, is untouched.
+      expect(await readFile(join(outside.path, 'skills', 'keep', 'SKILL.md'), 'utf8')).toBe('keep\n');
+      const records = await store.read(session.id);
+      const ended = records.findIndex((record) => record.type === 'session.ended');
+      const cleaned = records.findIndex((record) => record.type === 'workspace.cleaned');
+      expect(cleaned).toBeGreaterThan(ended);
+      expect([...(records[cleaned]!.data as { paths: string[] }).paths].sort()).toEqual(['.agents/skills', '.claude', '.mcp.json']);
+      expect(records[cleaned]!.data).toMatchObject({ reason: 'protected-path-created' });
+      expect(existsSync(join(outside.path, 'PWNED'))).toBe(false);
+      await rein.close();
+    } finally {
+      await workspace.remove();
+      await outside.remove();
+    }
+  });
+});
