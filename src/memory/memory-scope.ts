@@ -1,5 +1,11 @@
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { readRegularFile } from '../util/read-regular-file.js';
+
+/** `.git` pointers and `HEAD` are a line; anything larger (or not a regular file: a FIFO a command made) is ignored. */
+const gitFileLimit = 64 * 1024;
+
+const readGitFile = async (path: string): Promise<string> => (await readRegularFile(path, gitFileLimit))?.toString('utf8') ?? '';
 
 /** The boundaries a session's memory is read and written in: its workspace, repository and branch. */
 export interface MemoryScopeKeys {
@@ -16,7 +22,7 @@ const gitDirectoryOf = async (start: string): Promise<{ top: string; git: string
     const info = await stat(candidate).catch(() => undefined);
     if (info?.isDirectory()) return { top: directory, git: candidate };
     if (info?.isFile()) {
-      const pointer = /^gitdir:\s*(.+)$/m.exec(await readFile(candidate, 'utf8').catch(() => ''));
+      const pointer = /^gitdir:\s*(.+)$/m.exec(await readGitFile(candidate));
       if (pointer?.[1]) return { top: directory, git: resolve(directory, pointer[1].trim()) };
     }
     if (dirname(directory) === directory) return undefined;
@@ -25,11 +31,12 @@ const gitDirectoryOf = async (start: string): Promise<{ top: string; git: string
 
 /**
  * Resolve the memory scope of a workspace: the repository is the nearest enclosing git working tree (else the
- * workspace itself), the branch the one `HEAD` names (none when detached or outside git). Reads files only.
+ * workspace itself), the branch the one `HEAD` names (none when detached or outside git). Reads files only, never blocking: a FIFO at `.git/HEAD` reads as no
+ * branch.
  */
 export const resolveMemoryScope = async (workspace: string, override: Partial<MemoryScopeKeys> = {}): Promise<MemoryScopeKeys> => {
   const git = await gitDirectoryOf(workspace);
-  const head = git ? await readFile(join(git.git, 'HEAD'), 'utf8').catch(() => '') : '';
+  const head = git ? await readGitFile(join(git.git, 'HEAD')) : '';
   const branch = /^ref:\s*refs\/heads\/(.+)$/m.exec(head)?.[1]?.trim();
   const scope: MemoryScopeKeys = { workspace: resolve(workspace), repo: git?.top ?? resolve(workspace), ...(branch ? { branch } : {}) };
   return { ...scope, ...override };
