@@ -173,6 +173,10 @@ export class LiveRenderer {
         if (event.kind === 'executeTool') {
           this.endLine();
           this.status.show(`${event.label} ${this.argsByEffect.get(event.effectId) ?? ''}`.trim());
+        } else if (event.kind === 'callModel' && event.actor === 'root') {
+          // The root's next reply starts on a line of its own (answers of turns without tool calls ran together).
+          this.endLine();
+          this.status.show('thinking');
         } else if (!this.midLine) {
           this.status.show(event.kind === 'callModel' ? 'thinking' : event.label);
         }

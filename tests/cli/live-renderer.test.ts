@@ -57,6 +57,25 @@ describe('the live renderer', () => {
     expect(text).toMatch(/completed\n2 turns · 3 tool calls \(2 failed, 1 denied\) · 15 tokens/);
   });
 
+  it('answers of consecutive turns without tool calls each start on a line of their own', async () => {
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    const live$ = new Subject<LiveEvent>();
+    const records$ = new Subject<RecordEnvelope>();
+    const renderer = new LiveRenderer(out, { tty: false });
+    const subscription = renderer.attach({ live$, records$ });
+    for (const turn of [1, 2, 3]) {
+      records$.next({ ...record('effect.requested', { effectId: `root:e${turn}`, kind: 'callModel', args: { turn } }, turn * 2), cause: `step${turn}` });
+      live$.next({ type: 'effect.started', actor: 'root', effectId: `root:e${turn}`, kind: 'callModel', label: 'callModel' });
+      live$.next({ type: 'model.delta', actor: 'root', effectId: `root:e${turn}`, channel: 'text', text: `Done ${turn}.` });
+      live$.next({ type: 'effect.finished', actor: 'root', effectId: `root:e${turn}`, kind: 'callModel', label: 'callModel', ok: true, durationMs: 5 });
+      records$.next({ ...record('model.responded', { turn }, turn * 2 + 1), cause: `reply${turn}` });
+    }
+    subscription.unsubscribe();
+    expect(text).toBe('Done 1.\nDone 2.\nDone 3.');
+  });
+
   it('on a TTY with colour off (NO_COLOR): the spinner stays, colours go', async () => {
     const text = await render({ tty: true, colour: false });
     expect(text).toContain('thinking');
