@@ -50,7 +50,7 @@ export const exitCodeOf = (result: SessionResult): number => {
  */
 export const runToQuiet = async (
   session: ReinSession,
-  options: { json: boolean; begin?: () => Promise<void>; approvals?: ApprovalAnswering; from?: number; calls?: ReadonlyArray<{ effectId: string; arguments: Record<string, unknown> }>; effects?: readonly string[] },
+  options: { json: boolean; begin?: () => Promise<void>; approvals?: ApprovalAnswering; from?: number; calls?: ReadonlyArray<{ effectId: string; arguments: Record<string, unknown> }>; effects?: readonly string[]; interruptAtStart?: boolean },
 ): Promise<SessionResult> => {
   const startedAt = Date.now();
   const renderer = new LiveRenderer(process.stdout);
@@ -75,7 +75,12 @@ export const runToQuiet = async (
   };
   process.on('SIGINT', onInterrupt);
   try {
-    await options.begin?.();
+    if (options.interruptAtStart) {
+      // Ctrl-C came while the session was being created (the caller held it): nothing of the task has run, so none
+      // is started; the session is recorded as interrupted, and the summary names it for `rein resume`.
+      interrupted = true;
+      await session.interrupt('interrupted by the user (Ctrl-C) before the task was sent');
+    } else await options.begin?.();
     let result = await session.whenQuiet();
     for (;;) {
       if (!options.approvals || result.status !== 'paused' || interrupted) break;

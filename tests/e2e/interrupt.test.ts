@@ -67,3 +67,41 @@ describe('Ctrl-C during a slow model call', () => {
     expect((await runCli(['replay', sessionId], { cwd: workspace.path })).code).toBe(0);
   });
 });
+
+describe('Ctrl-C while the session is being created', () => {
+  it('is kept until the session exists, which is then recorded as interrupted before its task is sent; the id and rein resume are printed (exit 130)', async () => {
+    const workspace = await makeTempDir('rein-sigint-start-');
+    try {
+      // A start-up hook that takes a while: the window between `session.created` and the session's first step.
+      await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: 'command', command: 'touch hook-started; sleep 3' }] }] } }));
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Done.' }] }));
+      const child = startCli(['run', 'the task from the command line', '--script', 'script.json', '--yes'], { cwd: workspace.path });
+      let stdout = '';
+      let stderr = '';
+      child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      const deadline = Date.now() + 60_000;
+      while (!(await readFile(join(workspace.path, 'hook-started')).then(() => true, () => false)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      child.kill('SIGINT');
+      expect(await exited, `${stdout}\n${stderr}`).toBe(130);
+      expect(stderr).toContain('interrupting');
+      const sessionId = /session (s-[\w-]+):/.exec(stdout)?.[1];
+      expect(sessionId, stdout).toBeDefined();
+      expect(stdout).toContain(`rein resume ${sessionId}`);
+      const store = await openLevelEventStore(join(workspace.path, '.rein'));
+      try {
+        const records = await store.read(sessionId!);
+        expect(records[0]).toMatchObject({ type: 'session.created', data: { task: 'the task from the command line' } });
+        expect(records.at(-1)).toMatchObject({ type: 'session.interrupted', data: { running: [] } });
+        expect(records.some((record) => record.type === 'user.message' || record.type === 'model.responded')).toBe(false);
+      } finally {
+        await store.close();
+      }
+      const listed = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path })).stdout);
+      expect(listed.find((summary) => summary.id === sessionId)).toMatchObject({ status: 'interrupted' });
+    } finally {
+      await workspace.remove();
+    }
+  }, 120_000);
+});

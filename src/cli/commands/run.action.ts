@@ -1,5 +1,6 @@
 import { ReinError } from '../../host/host-errors.js';
 import { createRein, type Rein } from '../../rein.js';
+import { ExitCode } from '../exit-codes.js';
 import { openStore, printJson, protectedPathsOf, workspaceOf } from '../cli-context.js';
 import { exitCodeOf, printSandbox, runToQuiet, stopPluginsAfter } from '../session-runner.js';
 import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
@@ -49,10 +50,25 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
       else process.stdout.write(`${sessionId}\n`);
       return;
     }
-    const session = await rein.createSession({ task: text });
+    // Ctrl-C while the session is being created (its `session.created` may already be durable, and start-up hooks
+    // may run) is kept for the moment the session exists: it is then interrupted before its task is sent, so
+    // `session.interrupted` is recorded and the summary prints its id and `rein resume`.
+    let interruptedEarly = false;
+    const onEarlyInterrupt = () => {
+      if (interruptedEarly) process.exit(ExitCode.interrupted);
+      interruptedEarly = true;
+      process.stderr.write('\ninterrupting once the session exists… (press Ctrl-C again to force)\n');
+    };
+    process.on('SIGINT', onEarlyInterrupt);
+    let session: Awaited<ReturnType<Rein['createSession']>>;
     try {
+      session = await rein.createSession({ task: text });
       if (!options.json) await printSandbox(store, session.id);
-      const result = await runToQuiet(session, { json: Boolean(options.json), begin: () => session.send(text), approvals: answeringOf(options) });
+    } finally {
+      process.off('SIGINT', onEarlyInterrupt);
+    }
+    try {
+      const result = await runToQuiet(session, { json: Boolean(options.json), begin: () => session.send(text), approvals: answeringOf(options), interruptAtStart: interruptedEarly });
       await stopPluginsAfter(rein, session.id, { json: Boolean(options.json), printedThrough: session.snapshot().head, reason: 'rein run finished' });
       setExit(exitCodeOf(result));
     } finally {
