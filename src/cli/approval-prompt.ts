@@ -1,3 +1,4 @@
+import { terminalText } from '../util/terminal-text.js';
 import { createInterface } from 'node:readline/promises';
 import type { PermissionPolicy } from '../policy/permission-policy.js';
 import type { ApprovalAnswer, ApprovalRequest, ReinSession } from '../session/session-handle.js';
@@ -20,8 +21,9 @@ export const answeredInAdvance = (answering: ApprovalAnswering, request: Approva
   return verdict.decision === 'allow' ? { decision: 'allow-once' } : undefined;
 };
 
+// Every field can carry model text (the command, a path): shown with its control characters escaped, on one line.
 const describeRequest = (request: ApprovalRequest): string =>
-  [`\napproval needed (${request.approvalId})${request.actor && request.actor !== 'root' ? ` for child agent ${request.actor}` : ''}: ${request.summary}`, `  risk:   ${request.risk}`, `  reason: ${request.reason}`, ...(request.suggestedRule ? [`  [s] allows "${request.suggestedRule}" for the rest of the session`] : [])].join('\n');
+  [`\napproval needed (${request.approvalId})${request.actor && request.actor !== 'root' ? ` for child agent ${terminalText(request.actor)}` : ''}: ${terminalText(request.summary)}`, `  risk:   ${terminalText(request.risk)}`, `  reason: ${terminalText(request.reason)}`, ...(request.suggestedRule ? [`  [s] allows "${terminalText(request.suggestedRule)}" for the rest of the session`] : [])].join('\n');
 
 /**
  * Ask a person on the terminal: `y` allow once, `s` allow for the session, `n` deny, or any other text to deny with

@@ -1,4 +1,5 @@
 import type { Observable, Subscription } from 'rxjs';
+import { terminalSafe } from '../util/terminal-text.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { ToolSettled } from '../../models/tool.records.js';
 import { exitText } from '../trace/trace-report.js';
@@ -59,15 +60,17 @@ export class LiveRenderer {
   }
 
   attach(session: RenderedSession): Subscription {
-    const subscription = session.live$.subscribe((event) => this.onLive(event));
-    subscription.add(session.records$.subscribe((record) => this.onRecord(record)));
+    // Everything shown comes from a model, a tool, a file or a server: its control characters are escaped before any
+    // of it is rendered (model text keeps its line breaks), so no `ESC[2K` or carriage return can rewrite a line.
+    const subscription = session.live$.subscribe((event) => this.onLive(terminalSafe(event, { newlines: event.type === 'model.delta' })));
+    subscription.add(session.records$.subscribe((record) => this.onRecord(terminalSafe(record))));
     subscription.add(() => this.status.clear());
     return subscription;
   }
 
   /** Show a call requested before this renderer attached (a rerun on resume) with its arguments, like any call. */
   rememberCall(effectId: string, args: Record<string, unknown>): void {
-    this.argsByEffect.set(effectId, summarizeArguments(args));
+    this.argsByEffect.set(effectId, summarizeArguments(terminalSafe(args)));
     this.rememberEffect(effectId);
   }
 

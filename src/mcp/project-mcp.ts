@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { terminalText } from '../util/terminal-text.js';
 import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { canonicalJson } from '../../machines/typestate/canonical-json.js';
@@ -72,7 +73,8 @@ export const describeMcpFile = (file: ProjectMcpFile): string => {
     const config = spec.config as { command?: string; args?: string[]; url?: string; env?: Record<string, string>; headers?: Record<string, string> };
     const what = config.url ? `http ${config.url}` : `${config.command ?? ''} ${(config.args ?? []).join(' ')}`.trim();
     const names = [...Object.keys(config.env ?? {}).map((name) => `env ${name}`), ...Object.keys(config.headers ?? {}).map((name) => `header ${name}`)];
-    return `  ${spec.name}: ${what}${names.length > 0 ? ` (${names.join(', ')})` : ''}`;
+    // Quoted from the file: a line break or an escape in a command or a name is shown, never obeyed.
+    return `  ${terminalText(spec.name)}: ${terminalText(what)}${names.length > 0 ? ` (${terminalText(names.join(', '))})` : ''}`;
   });
   const change = file.status === 'changed' ? ' It changed since you trusted it.' : '';
   return `${file.file} asks rein to start ${file.servers.length} MCP server(s); they run with your permissions, outside the bash sandbox.${change}\n${lines.join('\n')}`;

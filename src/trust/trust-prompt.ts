@@ -1,4 +1,5 @@
 import { createInterface } from 'node:readline/promises';
+import { terminalText } from '../util/terminal-text.js';
 
 /**
  * Ask a person on the terminal whether to trust a project file or plugin that would run something: the description,
@@ -9,7 +10,9 @@ export const promptForTrust = async (description: string, streams: { input: Node
   handle.ref?.();
   const lines = createInterface({ input: streams.input, output: streams.output, terminal: true });
   try {
-    streams.output.write(`\n${description}\n`);
+    // The description quotes the file (commands, arguments, manifest strings): no control character of it reaches the
+    // terminal as such, so nothing in it can erase or rewrite the lines a person is asked to trust.
+    streams.output.write(`\n${terminalText(description, { newlines: true })}\n`);
     const reply = (await lines.question(`${question} [y/N] `)).trim();
     return /^(y|yes)$/i.test(reply);
   } finally {

@@ -2,6 +2,7 @@ import { ReinError } from '../../host/host-errors.js';
 import { sessionPages, sessionStatuses, type SessionSummary } from '../../session/session-catalog.js';
 import { openStore, printJson, workspaceOf, type CommonOptions } from '../cli-context.js';
 import { transcriptLine } from '../transcript.js';
+import { terminalSafe } from '../../util/terminal-text.js';
 import type { EventStore } from '../../../stores/event-store.js';
 
 /** Open the workspace's store for one command and close it afterwards. */
@@ -61,7 +62,7 @@ export const showCommand = (id: string, options: CommonOptions & { verbose?: boo
     for (const record of records) {
       if (options.json) printJson(record);
       else {
-        const line = transcriptLine(record, { verbose: Boolean(options.verbose) });
+        const line = transcriptLine(terminalSafe(record), { verbose: Boolean(options.verbose) });
         if (line) process.stdout.write(`${line}\n`);
       }
     }

@@ -1,4 +1,5 @@
 import { writeFile } from 'node:fs/promises';
+import { terminalText } from '../../util/terminal-text.js';
 import { resolve } from 'node:path';
 import { toArray } from '../../projections/persistent-list.js';
 import { rebuildView } from '../../projections/projection.js';
@@ -29,7 +30,8 @@ export const traceCommand = async (id: string, options: TraceOptions): Promise<v
       else return void process.stdout.write(`${JSON.stringify(evalCase, null, 2)}\n`);
     }
     if (options.json) printJson({ ...report, turns: report.turns.length });
-    else process.stdout.write(renderTraceText(report, users));
+    // The report quotes the model and its tools: shown with their control characters escaped (line breaks kept).
+    else process.stdout.write(terminalText(renderTraceText(report, users), { newlines: true }));
   } finally {
     await store.close();
   }
