@@ -68,11 +68,21 @@ export const sandboxMounts = (input: ProfileInput, host: HostFiles = hostFiles):
     { kind: input.workspaceWritable ? 'bind' : 'ro-bind', source: input.workspace, target: input.workspace, why: input.workspaceWritable ? 'the workspace, read-write' : 'the workspace, read-only' },
     ...(input.extraFiles ?? []).map((file) => ({ kind: 'ro-bind' as const, source: file, target: file, why: 'the network allow-list proxy\'s socket' })),
   ];
+  const pinned = new Set<string>();
   for (const path of input.protectedPaths) {
     if (path === input.workspace || !isInside(input.workspace, path)) continue;
     const kind = host.kind(path);
     if (kind === 'directory') layered.push({ kind: 'mask-directory', target: path, why: 'protected: hidden behind an empty read-only directory' });
     else if (kind === 'file') layered.push({ kind: 'mask-file', target: path, why: 'protected: hidden, reads and writes fail' });
+    else continue;
+    // A mask moves with its folder: `mv .agents old && mkdir -p .agents/skills` would put an unmasked impostor where
+    // the protected path was. Each folder between the workspace and a masked path is bound onto itself, which makes
+    // it a mount point the command can write in but not rename or remove (EBUSY).
+    for (let folder = dirname(path); folder !== input.workspace && isInside(input.workspace, folder) && !pinned.has(folder); folder = dirname(folder)) {
+      if (host.kind(folder) !== 'directory') break;
+      pinned.add(folder);
+      layered.push({ kind: 'bind', source: folder, target: folder, why: 'holds a protected path: pinned in place (it cannot be renamed or removed)' });
+    }
   }
   const ordered = layered.map((mount, index) => ({ mount, index })).sort((left, right) => depth(left.mount.target) - depth(right.mount.target) || left.index - right.index).map(({ mount }) => mount);
   return [...system, ...ordered, { kind: 'proc', target: '/proc', why: 'processes of this sandbox only' }, { kind: 'dev', target: '/dev', why: 'minimal devices (null, zero, random, tty)' }];

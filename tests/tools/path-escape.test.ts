@@ -312,6 +312,25 @@ describe('the workspace boundary: an escape corpus through every tool', () => {
     }
   });
 
+  it('a folder holding a protected path cannot be renamed or removed under bubblewrap, so no impostor takes its place', async () => {
+    if (!sandboxed) return;
+    await mkdir(join(real, '.agents', 'skills', 'good'), { recursive: true });
+    await writeFile(join(real, '.agents', 'skills', 'good', 'SKILL.md'), 'be good\n');
+    try {
+      const swapped = JSON.parse((await approved.run('bash', { command: 'mv .agents old; echo mv=$?; rm -rf .agents; echo rm=$?; mkdir -p .agents/skills/good && echo evil > .agents/skills/good/SKILL.md; echo write=$?; touch .agents/notes.txt; echo touch=$?' })).observation);
+      expect(swapped.stdout).toMatch(/mv=[1-9]/);
+      expect(swapped.stdout).toMatch(/rm=[1-9]/);
+      expect(swapped.stdout).toMatch(/write=[1-9]/);
+      // The folder itself stays writable: only its place is pinned.
+      expect(swapped.stdout).toContain('touch=0');
+      expect(await readFile(join(real, '.agents', 'skills', 'good', 'SKILL.md'), 'utf8')).toBe('be good\n');
+      expect(existsSync(join(real, 'old'))).toBe(false);
+    } finally {
+      await rm(join(real, '.agents'), { recursive: true, force: true });
+      await rm(join(real, 'old'), { recursive: true, force: true });
+    }
+  });
+
   it('denies a symlink swapped in after the read was checked', async () => {
     const context = { sessionId: 's', callId: 'c', workspace: tools.workspace, blobs: tools.environment.blobs, signal: new AbortController().signal, baselines: tools.state.baselines, artifacts: tools.state.artifacts, sandbox: tools.environment.sandbox, progress: () => {}, outputBudget: 16_000 };
     await writeFile(join(real, 'swap.txt'), 'harmless\n');
