@@ -31,6 +31,8 @@ const readOnlyCommands = new Set([
   'seq', 'hostname', 'less', 'more', 'od', 'hexdump', 'xxd', 'strings', 'cd',
 ]);
 const gitReadOnly = new Set(['status', 'diff', 'log', 'show', 'rev-parse', 'ls-files', 'blame', 'describe', 'shortlog', 'grep', 'cat-file', 'ls-tree', 'reflog', 'whatchanged']);
+/** Git options before the verb that change nothing about what runs or where (`git --no-pager log`). */
+const harmlessGitGlobals = new Set(['--no-pager', '-P', '--no-optional-locks', '--literal-pathspecs', '--glob-pathspecs', '--noglob-pathspecs', '--icase-pathspecs', '--no-replace-objects', '--bare']);
 const gitNetwork = new Set(['push', 'pull', 'fetch', 'clone', 'ls-remote', 'submodule', 'remote']);
 const deleteCommands = new Set(['rm', 'rmdir', 'unlink', 'shred', 'truncate', 'srm', 'wipe']);
 const writeCommands = new Set(['touch', 'mkdir', 'cp', 'mv', 'tee', 'chmod', 'chown', 'chgrp', 'ln', 'install', 'dd', 'patch', 'tar', 'unzip', 'zip', 'gzip', 'gunzip']);
@@ -157,7 +159,17 @@ const commandClasses = (words: readonly string[], classes: Set<ShellClass>, foll
     return provenReadOnly(readOnlyOptionEffect(words, command, args), classes);
   }
   if (command === 'git') {
-    const verb = args.find((arg) => !arg.startsWith('-')) ?? '';
+    const verbAt = args.findIndex((arg) => !arg.startsWith('-'));
+    const verb = verbAt === -1 ? '' : args[verbAt]!;
+    // Options before the verb are git's own: `-c`/`--config-env` set any configuration (`core.fsmonitor=<program>`
+    // runs it on `git status`), `--exec-path`, `--git-dir`, `-C` change what runs where. Only those that cannot are
+    // allowed in front of a read-only verb; anything else makes the line not read-only.
+    const globals = verbAt === -1 ? args : args.slice(0, verbAt);
+    if (globals.some((arg) => !harmlessGitGlobals.has(arg))) {
+      if (verb === 'clean' || (verb === 'reset' && args.includes('--hard'))) classes.add('delete');
+      else if (gitNetwork.has(verb)) classes.add('network');
+      return false;
+    }
     if (verb === 'clean' || (verb === 'reset' && args.includes('--hard'))) return classes.add('delete'), false;
     if (gitNetwork.has(verb)) return classes.add('network'), false;
     if (gitReadOnly.has(verb)) return provenReadOnly(gitReadOnlyEffect(verb, args) ?? readOnlyOptionEffect(words, command, args), classes);

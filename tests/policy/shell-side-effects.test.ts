@@ -34,6 +34,13 @@ describe('provably read-only commands (D20)', () => {
     ["git grep -O'touch x' hi", 'unparseable'],
     ['git diff --ext-diff', 'unparseable'],
     ['git reflog expire --all', 'delete'],
+    ['git --config-env=core.fsmonitor=SHELL status', undefined],
+    ['git --config-env core.fsmonitor=SHELL status', undefined],
+    ['git -c core.fsmonitor=./2 status', undefined],
+    ['git -c diff.external=./x diff', undefined],
+    ['git --exec-path=. log', undefined],
+    ['git --git-dir=/elsewhere/.git log', undefined],
+    ['git -C .. status', undefined],
     ['date -s 2020-01-01', 'privileged'],
     ['date --set=2020-01-01', 'privileged'],
     ['date 0101000020', 'privileged'],
@@ -54,7 +61,7 @@ describe('provably read-only commands (D20)', () => {
     if (added) expect(result).toContain(added);
   });
 
-  it.each(['sed -n 1,5p a.txt', "sed 's/a/b/g' a.txt", 'sed -ne 2p a.txt', 'sort -u a.txt', 'sort -k2 -t, a.txt', 'git diff --stat', 'git log --oneline -5', 'git grep -n hi', 'date +%s', 'date -u', 'hostname', 'rg -n foo src', 'less a.txt', 'tree -L 2', 'uniq -c a.txt', 'xxd a.bin', 'file a.txt', 'LC_ALL=C sort a.txt', 'git reflog'])('%s stays read-only', (command) => {
+  it.each(['sed -n 1,5p a.txt', "sed 's/a/b/g' a.txt", 'sed -ne 2p a.txt', 'sort -u a.txt', 'sort -k2 -t, a.txt', 'git diff --stat', 'git log --oneline -5', 'git grep -n hi', 'date +%s', 'date -u', 'hostname', 'rg -n foo src', 'less a.txt', 'tree -L 2', 'uniq -c a.txt', 'xxd a.bin', 'file a.txt', 'LC_ALL=C sort a.txt', 'git reflog', 'git --no-pager log -3', 'git -P diff --stat'])('%s stays read-only', (command) => {
     expect(classes(command)).toEqual(['read-only']);
   });
 
