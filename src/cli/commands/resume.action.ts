@@ -20,6 +20,9 @@ import type { ReinSession } from '../../session/session-handle.js';
 import { pluginProviderFor, pluginsFor, projectPluginFolders } from '../plugin-options.js';
 import type { ResumeReport } from '../../session/resume-session.js';
 import { summarizeArguments } from '../transcript.js';
+import type { SandboxChecked } from '../../../models/sandbox.records.js';
+import { mergeSandboxConfig, type SandboxConfig } from '../../policy/sandbox-config.js';
+import type { SandboxPolicy } from '../../policy/sandbox-policy.js';
 
 /** An in-doubt effect as a person reads it: `bash npm test`, `callModel`. */
 const describeEffect = (resolution: ResumeReport['resolutions'][number]): string =>
@@ -91,19 +94,20 @@ const resumeHere = async (
   const settings = pluginProvider || ended !== undefined ? undefined : await providerSettingsFor(options, workspace, created.provider);
   const { provider, fallbacks } = ended !== undefined ? { provider: endedProvider(id, created.provider, ended), fallbacks: undefined } : pluginProvider ? { provider: await pluginProviderFor(pluginProvider, { ...(options.model ?? created.provider.model ? { model: options.model ?? created.provider.model } : {}), ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}) }, workspace, loaded.plugins), fallbacks: undefined } : await buildProvider(settings!, store);
   const { mcpServers, capabilities } = await cliCapabilitiesFor(workspace, options);
-  const rein = await createRein({ store, workspace, ...(options.memory === false ? { memory: false as const } : {}), protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins)], provider, ...(fallbacks ? { fallbacks } : {}), ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
+  const sandbox = await restoredSandbox(store, id, options, workspace);
+  const rein = await createRein({ store, workspace, ...(options.memory === false ? { memory: false as const } : {}), protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins)], provider, ...(fallbacks ? { fallbacks } : {}), ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandbox.policy, plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
   context.telemetry?.attach(rein);
   const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes), ...context.held?.confirmations });
   // The session's MCP servers stop when this command is done with it, however it ends.
   try {
-    return await continueResumed(id, session, report, options, { store, held: context.held, rein }, onInterrupt);
+    return await continueResumed(id, session, report, options, { store, held: context.held, rein, sandboxChanges: sandbox.changes }, onInterrupt);
   } finally {
     await session.release();
   }
 };
 
 /** Report what resume found and drive the session on (released by the caller). */
-const continueResumed = async (id: string, session: ReinSession, report: ResumeReport, options: ResumeCommandOptions, { store, held, rein }: { store: EventStore; held: HeldSession | undefined; rein: Rein }, onInterrupt: (stop: (reason: string) => void) => void): Promise<number> => {
+const continueResumed = async (id: string, session: ReinSession, report: ResumeReport, options: ResumeCommandOptions, { store, held, rein, sandboxChanges }: { store: EventStore; held: HeldSession | undefined; rein: Rein; sandboxChanges: readonly string[] }, onInterrupt: (stop: (reason: string) => void) => void): Promise<number> => {
   onInterrupt((reason) => void session.interrupt(reason).catch(() => undefined));
   if (!options.json) {
     process.stdout.write(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` after the snapshot at seq ${report.snapshotSeq}` : ''} (${report.inputs} inputs re-applied, ${report.regenerated} derived records regenerated and equal)\n`);
@@ -111,6 +115,7 @@ const continueResumed = async (id: string, session: ReinSession, report: ResumeR
     if (report.strayProcessesKilled > 0) process.stdout.write(`killed ${report.strayProcessesKilled} process(es) an earlier run of this session left running (background commands and what they started)\n`);
     // The session's recorded mode and rules hold again; say what these flags change on top of them.
     for (const change of report.permissionChanges) process.stdout.write(`permissions: ${change}\n`);
+    for (const change of sandboxChanges) process.stdout.write(`sandbox: ${change}\n`);
     for (const resolution of report.resolutions) {
       process.stdout.write(`in doubt: ${resolution.effectId} (${describeEffect(resolution)}) → ${resolution.resolution}\n`);
       if (resolution.resolution === 'awaiting-confirmation') process.stdout.write(`  ${resolution.reason}\n`);
@@ -144,4 +149,37 @@ const continueResumed = async (id: string, session: ReinSession, report: ResumeR
     process.stdout.write(`  rerun it with: rein resume ${id} --yes\n`);
   }
   return exitCodeOf(result);
+};
+
+/** The newest `sandbox.checked` of a session: what its last start or resume ran under. */
+const lastSandboxChecked = async (store: EventStore, id: string): Promise<SandboxChecked | undefined> => {
+  for (let to: number | undefined; ; ) {
+    const page = await store.read(id, { reverse: true, limit: 512, ...(to === undefined ? {} : { to }) });
+    const found = page.find((record) => record.type === 'sandbox.checked');
+    if (found) return found.data as SandboxChecked;
+    const oldest = page.at(-1)?.seq;
+    if (oldest === undefined || oldest <= 1) return undefined;
+    to = oldest - 1;
+  }
+};
+
+/**
+ * The sandbox a resumed session runs under: the mode and network policy it ran under last time hold again (a
+ * `required` session stays required on a machine without bubblewrap: its bash calls are refused, not run
+ * unisolated), unless a flag of this resume names them; every difference is returned to be printed.
+ */
+const restoredSandbox = async (store: EventStore, id: string, options: ResumeCommandOptions, workspace: string): Promise<{ policy: Partial<SandboxPolicy>; changes: string[] }> => {
+  const file = (await loadWorkspaceConfig(workspace))?.sandbox;
+  const recorded = await lastSandboxChecked(store, id);
+  if (!recorded) return { policy: sandboxOf(options, file), changes: [] };
+  const session: SandboxConfig = { mode: recorded.mode, network: recorded.network, ...(recorded.allowedHosts ? { allowedHosts: recorded.allowedHosts } : {}) };
+  const flagged = sandboxOf({ ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }), ...(options.network === undefined ? {} : { network: options.network }), ...(options.allowHost === undefined ? {} : { allowHost: options.allowHost }) });
+  // Flags first, then what the session ran under, then the workspace file (for what neither says: the login shell).
+  const policy = { ...mergeSandboxConfig(flagged as SandboxConfig, session, file), ...(options.loginShell ? { loginShell: true } : {}) };
+  const changes: string[] = [];
+  if (policy.mode !== undefined && policy.mode !== recorded.mode) changes.push(`mode ${recorded.mode} → ${policy.mode} (--sandbox)`);
+  if (policy.network !== undefined && policy.network !== recorded.network) changes.push(`network ${recorded.network} → ${policy.network}`);
+  const hosts = (list: readonly string[] | undefined) => [...(list ?? [])].sort().join(', ');
+  if (hosts(policy.allowedHosts) !== hosts(recorded.allowedHosts) && policy.network === 'allow-list') changes.push(`allowed hosts ${hosts(recorded.allowedHosts) || 'none'} → ${hosts(policy.allowedHosts) || 'none'}`);
+  return { policy, changes };
 };
