@@ -10,6 +10,7 @@ import { main as cliStartup } from './cli-startup.bench.js';
 import { main as telemetry } from './telemetry.bench.js';
 import { main as capabilities } from './capabilities.bench.js';
 import { main as hooks } from './hooks.bench.js';
+import { main as longSession } from './long-session.bench.js';
 
 /** `npm run bench`: every benchmark in turn; each prints its figures and the ratio against its same-run baseline. */
 await append();
@@ -35,3 +36,6 @@ process.stdout.write('\n');
 await hooks();
 process.stdout.write('\n');
 await delegation();
+process.stdout.write('\n');
+// Last: goal 4's 100,000-step synced session takes several minutes.
+await longSession();
