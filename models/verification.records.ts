@@ -3,13 +3,15 @@ import { z } from 'zod';
 /**
  * effect (fact) · a verification ran: a command the runtime classified as a verification (a test command) that a
  * tool executed, or one a host recorded itself. The status comes from the run: `passed` only for exit code 0 with
- * no signal and no timeout, `failed` otherwise. `passed` is the only status that can make a session `succeeded`;
+ * no signal and no timeout, `failed` otherwise, and `inconclusive` for an exit 0 whose runner reports that no test
+ * ran (`# pass 0`, `0 passing`, `[no tests to run]`, `No tests found`). `passed` is the only status that can make a session `succeeded`;
  * `summary` holds the key lines of the output (failure lines first). Tool-driven ones carry the call's `callId`,
  * share its `corr`, and carry the exit evidence (`exitCode`, `signal`, `timedOut`, `durationMs`).
  */
 export const VerificationRecorded = z.object({
   name: z.string().min(1),
-  status: z.enum(['passed', 'failed']),
+  /** `inconclusive`: the command exited 0 but its own summary says no test ran (a filter matched nothing). */
+  status: z.enum(['passed', 'failed', 'inconclusive']),
   callId: z.string().optional(),
   effectId: z.string().optional(),
   command: z.string().optional(),

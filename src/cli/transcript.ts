@@ -103,7 +103,7 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
     case 'plugin.failed':
       return `${at}${who}${pluginFailedLine(data as PluginFailed)}`;
     case 'verification.recorded':
-      return `${at}${who}verification ${data.status}: ${clip(data.command ?? data.name, 80)}${data.exitCode !== undefined ? ` (exit ${String(data.exitCode)})` : ''}`;
+      return `${at}${who}verification ${data.status}: ${clip(data.command ?? data.name, 80)}${data.exitCode !== undefined ? ` (exit ${String(data.exitCode)}${data.status === 'inconclusive' ? ', no test ran' : ''})` : ''}`;
     case 'delegation.started':
       return `${at}${who}↳ task ${data.taskId} (${data.task.role}) started as ${data.child}: ${clip(data.task.objective, 120)}`;
     case 'delegation.permission-escalated':

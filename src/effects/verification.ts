@@ -23,6 +23,35 @@ export const defaultVerificationClassifier: VerificationClassifier = (call) => {
   return /(^|_)(tests?|verify|verification|check)($|_)/i.test(call.name) ? {} : undefined;
 };
 
+const sum = (text: string, pattern: RegExp): number | undefined => {
+  // A summary line whose passed count is absent (`Tests: 1 skipped, 1 total`) counts zero.
+  const counts = [...text.matchAll(pattern)].map((match) => Number(match[1] ?? 0));
+  return counts.length === 0 ? undefined : counts.reduce((total, count) => total + count, 0);
+};
+
+/**
+ * True when a test runner's own summary says that no test ran — so an exit 0 verified nothing: `node --test`
+ * (`# pass 0` / `ℹ pass 0`), Jest (`Tests: … total` without any passed, `No tests found`), Vitest (`Tests  1 skipped`,
+ * `No test files found`), Mocha (`0 passing`), pytest (`no tests ran`), Go (`[no tests to run]` on every package),
+ * Cargo (`test result: ok. 0 passed` on every target). False when any summary counts a passed test, and when no
+ * summary is recognised (the exit code is then all there is).
+ */
+export const ranNoTest = (text: string): boolean => {
+  const passed = [
+    sum(text, /^\s*[#ℹ]\s*pass (\d+)\s*$/gm),
+    sum(text, /^\s*Tests:\s+(?:.*?(\d+) passed)?.*\d+ total\s*$/gm),
+    sum(text, /^\s*Tests\s+(?:.*?(\d+) passed)?.*\(\d+\)\s*$/gm),
+    sum(text, /^\s*(\d+) passing\b/gm),
+    sum(text, /^=+ (?:.*?(\d+) passed)?.* in [\d.]+s(?: \([^)]*\))? =+$/gm),
+    sum(text, /^test result: \w+\. (\d+) passed;/gm),
+  ];
+  const counted = passed.filter((count): count is number => count !== undefined);
+  const total = counted.reduce((all, count) => all + count, 0);
+  if (counted.length > 0) return total === 0;
+  if (/no tests? (?:files? )?found|no tests ran|\[no tests to run\]/i.test(text)) return !/^ok\s+\S+\s+[\d.]+s\s*$/m.test(text);
+  return false;
+};
+
 /** The output a person reads: a shell tool's JSON result is unwrapped to its stdout and stderr. */
 const outputText = (observation: string): string => {
   if (!observation.startsWith('{')) return observation;
@@ -46,9 +75,12 @@ export const verificationOf = (call: Pick<ToolCall, 'name' | 'arguments' | 'call
   const text = outputText(outcome.observation);
   const lines = keyLines(text, 10);
   const summary = (lines.length > 0 ? lines : text.trimEnd().split('\n').slice(-3)).join('\n').slice(0, 2_000);
+  const passed = executionPassed(execution);
+  // Exit 0 from a run whose own summary says nothing ran (a name filter that matched no test) verified nothing.
+  const inconclusive = passed && ranNoTest(text);
   return {
     name: call.name,
-    status: executionPassed(execution) ? 'passed' : 'failed',
+    status: inconclusive ? 'inconclusive' : passed ? 'passed' : 'failed',
     callId: call.callId,
     effectId,
     command: classified.command ?? execution.command,
@@ -57,7 +89,7 @@ export const verificationOf = (call: Pick<ToolCall, 'name' | 'arguments' | 'call
     ...(execution.signal ? { signal: execution.signal } : {}),
     ...(execution.timedOut ? { timedOut: execution.timedOut } : {}),
     durationMs: execution.durationMs,
-    summary,
+    summary: inconclusive ? `no test ran (the runner's own summary says so)\n${summary}`.slice(0, 2_000) : summary,
     ...(outcome.truncated ? { artifact: outcome.truncated.artifact } : {}),
   };
 };

@@ -96,7 +96,7 @@ export interface ActorContext {
   reads: readonly EvidenceItem[];
   modified: ReadonlyArray<{ path: string; seq: number }>;
   lastMutationSeq: number;
-  verification?: { seq: number; status: 'passed' | 'failed'; name: string; summary: string };
+  verification?: { seq: number; status: 'passed' | 'failed' | 'inconclusive'; name: string; summary: string };
   compactionLevel: number;
   turns: number;
   /** Hook context recorded before the message or result it belongs to arrived (same batch): attached when it does. */

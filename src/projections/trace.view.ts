@@ -30,7 +30,7 @@ export interface TraceContext extends TraceRef {
 export interface TraceVerification extends TraceRef {
   actor: string;
   name: string;
-  status: 'passed' | 'failed';
+  status: 'passed' | 'failed' | 'inconclusive';
   summary: string;
   callId?: string;
   command?: string;

@@ -13,6 +13,8 @@ const outcomeOf = (view: TraceView, lastVerification: RuleInput['lastVerificatio
   if (view.ended.status !== 'completed') return view.ended.status as TraceOutcome;
   if (!lastVerification) return 'unverified';
   if (lastVerification.status === 'failed') return 'failed';
+  // A run that ran no test verified nothing.
+  if (lastVerification.status === 'inconclusive') return 'unverified';
   // A completion over a blocked turn is not MutationReady: whatever the tests say, it never counts as succeeded.
   if (view.ended.unresolved) return 'unverified';
   return lastVerification.seq < lastMutation ? 'unverified' : 'succeeded';

@@ -42,6 +42,9 @@ export const verificationRules = async (input: RuleInput): Promise<TraceFinding[
     return [finding('verification_missing', { type: 'verification_stale', boundary: 'verification', seq: finalRef.seq, confidence: 'high', evidence: [...at(verification), `#${input.lastMutation}`, ...at(finalRef)], claim: `the last passing verification (#${verification.seq}) ran before the last change (#${input.lastMutation}); the final success claim is unverified` })];
   }
   if (verification.status === 'passed') return [];
+  if (verification.status === 'inconclusive') {
+    return [finding('verification_missing', { type: 'missing_verification', boundary: 'verification', seq: finalRef.seq, confidence: 'high', evidence: [...at(verification), ...at(finalRef)], claim: `the last verification (#${verification.seq}) ${verification.command ? `\`${clip(verification.command, 60)}\`` : verification.name} exited 0 but ran no test; the final success claim (#${finalRef.seq}) is unverified` })];
+  }
   const findings = [finding('verification_missing', { type: 'verification_contradicted_final', boundary: 'verification', seq: finalRef.seq, confidence: 'high', evidence: [...at(verification), ...at(finalRef)], claim: `claimed success over a failed verification: ${verification.command ? `\`${clip(verification.command, 60)}\`` : verification.name} failed at #${verification.seq}${verification.exitCode !== undefined && verification.exitCode !== null ? ` (exit ${verification.exitCode})` : ''}, yet the final message (#${finalRef.seq}) claims success` })];
   const action = input.turns.flatMap((turn) => turn.actions).find((candidate) => candidate.verification?.id === verification.id);
   const output = action ? await fullOutput(action, input.readText) : undefined;
