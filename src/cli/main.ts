@@ -3,6 +3,7 @@ import { CommanderError } from 'commander';
 import { buildProgram, usageCodes } from './program.js';
 import { ExitCode } from './exit-codes.js';
 import { cliErrorOf } from './cli-errors.js';
+import { outputClosed } from './output-closed.js';
 
 /** Commander's codes for help it printed (not a mistake to report). */
 const helpCodes: ReadonlySet<string> = new Set(['commander.help', 'commander.helpDisplayed', 'commander.version']);
@@ -12,6 +13,8 @@ const usageMessage = (message: string): string => `${message.replace(/^error: /,
 
 const main = async (): Promise<void> => {
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    // A session that runs is interrupted and recorded as such; the writes that follow fail quietly.
+    if (outputClosed()) return;
     if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
     throw error;
   });

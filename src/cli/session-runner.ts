@@ -3,6 +3,7 @@ import type { SessionResult } from '../host/session-host.js';
 import type { ReinSession } from '../session/session-handle.js';
 import { answerPending, type ApprovalAnswering } from './approval-prompt.js';
 import { ExitCode } from './exit-codes.js';
+import { onOutputClosed } from './output-closed.js';
 import { LiveRenderer } from './live-renderer.js';
 import type { EventStore } from '../../stores/event-store.js';
 import type { SandboxChecked } from '../../models/sandbox.records.js';
@@ -74,6 +75,16 @@ export const runToQuiet = async (
     void session.interrupt('interrupted by the user (Ctrl-C)');
   };
   process.on('SIGINT', onInterrupt);
+  let outputGone = false;
+  onOutputClosed(() => {
+    if (outputGone) return;
+    outputGone = true;
+    process.stderr.write(`rein: stdout was closed: interrupting session ${session.id}; continue it with rein resume ${session.id}\n`);
+    if (!interrupted) {
+      interrupted = true;
+      void session.interrupt('stdout was closed');
+    }
+  });
   try {
     if (options.interruptAtStart) {
       // Ctrl-C came while the session was being created (the caller held it): nothing of the task has run, so none
@@ -104,6 +115,7 @@ export const runToQuiet = async (
     return result;
   } finally {
     process.off('SIGINT', onInterrupt);
+    onOutputClosed(undefined);
     subscription.unsubscribe();
   }
 };

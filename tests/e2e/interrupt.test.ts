@@ -105,3 +105,27 @@ describe('Ctrl-C while the session is being created', () => {
     }
   }, 120_000);
 });
+
+describe('stdout closed while a session runs (rein run … | head -1)', () => {
+  it('interrupts the session like Ctrl-C: recorded, said on stderr, exit 130 — not a silent exit 0', async () => {
+    const workspace = await makeTempDir('rein-epipe-');
+    try {
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'one', toolCalls: [{ name: 'bash', arguments: { command: 'sleep 1; echo a' } }] }, { text: 'two', toolCalls: [{ name: 'bash', arguments: { command: 'sleep 1; echo b' } }] }, { text: 'Done.' }] }));
+      const child = startCli(['run', 'two slow steps', '--script', 'script.json', '--yes'], { cwd: workspace.path });
+      let stderr = '';
+      child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      // The reader takes the first line and goes away, as `head -1` does.
+      await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
+      child.stdout!.destroy();
+      expect(await exited, stderr).toBe(130);
+      const id = /interrupting session (s-[\w-]+)/.exec(stderr)?.[1];
+      expect(id, stderr).toBeDefined();
+      expect(stderr).toContain(`rein resume ${id}`);
+      const listed = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path })).stdout);
+      expect(listed.find((summary) => summary.id === id)).toMatchObject({ status: 'interrupted' });
+    } finally {
+      await workspace.remove();
+    }
+  }, 120_000);
+});
