@@ -1,4 +1,5 @@
 import type { RecordEnvelope } from '../../../models/envelope.js';
+import { hostRunFiles } from '../host-run-files.js';
 import type { ModelProvider } from '../../providers/provider.js';
 import { sessionStatusOf } from '../../host/session-status.js';
 import { SessionCreated } from '../../../models/session.records.js';
@@ -95,7 +96,7 @@ const resumeHere = async (
   const { provider, fallbacks } = ended !== undefined ? { provider: endedProvider(id, created.provider, ended), fallbacks: undefined } : pluginProvider ? { provider: await pluginProviderFor(pluginProvider, { ...(options.model ?? created.provider.model ? { model: options.model ?? created.provider.model } : {}), ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}) }, workspace, loaded.plugins), fallbacks: undefined } : await buildProvider(settings!, store);
   const { mcpServers, capabilities } = await cliCapabilitiesFor(workspace, options);
   const sandbox = await restoredSandbox(store, id, options, workspace);
-  const rein = await createRein({ store, workspace, ...(options.memory === false ? { memory: false as const } : {}), protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins)], provider, ...(fallbacks ? { fallbacks } : {}), ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandbox.policy, plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
+  const rein = await createRein({ store, workspace, ...(options.memory === false ? { memory: false as const } : {}), protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins), ...(await hostRunFiles(workspace, loaded.hooks, mcpServers))], provider, ...(fallbacks ? { fallbacks } : {}), ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandbox.policy, plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
   context.telemetry?.attach(rein);
   const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes), ...context.held?.confirmations });
   // The session's MCP servers stop when this command is done with it, however it ends.

@@ -1,4 +1,5 @@
 import { ReinError } from '../../host/host-errors.js';
+import { hostRunFiles } from '../host-run-files.js';
 import { createRein, type Rein } from '../../rein.js';
 import { ExitCode } from '../exit-codes.js';
 import { openStore, printJson, protectedPathsOf, workspaceOf } from '../cli-context.js';
@@ -41,7 +42,7 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   try {
     const { provider, replaying, fallbacks } = fromPlugin ? { provider: await pluginProviderFor(fromPlugin, options, workspace, loaded.plugins), replaying: undefined, fallbacks: undefined } : await buildProvider(settings!, store);
     const budgets = { ...replaying?.budgets, ...budgetsOf(options) };
-    rein = await createRein({ store, workspace, ...(options.memory === false ? { memory: false as const } : {}), protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins)], provider, ...(fallbacks ? { fallbacks } : {}), budgets, ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(inspector ? { inspect: inspector.inspect } : {}), ...telemetry?.reinOptions });
+    rein = await createRein({ store, workspace, ...(options.memory === false ? { memory: false as const } : {}), protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins), ...(await hostRunFiles(workspace, loaded.hooks, mcpServers))], provider, ...(fallbacks ? { fallbacks } : {}), budgets, ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(inspector ? { inspect: inspector.inspect } : {}), ...telemetry?.reinOptions });
     telemetry?.attach(rein);
     const text = task || replaying?.task || 'Follow the script.';
     if (options.detach) {
