@@ -122,7 +122,8 @@ const normalise = (words: readonly string[], from: number, variables: ReadonlyMa
   if (program === 'git') {
     let verb = 0;
     while (verb < args.length && args[verb]!.startsWith('-')) verb += gitValued.has(args[verb]!) ? 2 : 1;
-    if (args.some((arg, index) => (args[index - 1] === '-c' || args[index - 1] === '--config-env') && /^alias\./i.test(arg))) found.hidden ??= 'a git alias defined on the line';
+    // `-c alias.p=push`, `--config-env alias.p=VAR`, and the joined spellings `--config-env=alias.p=VAR`, `-calias.p=push`.
+    if (args.some((arg, index) => ((args[index - 1] === '-c' || args[index - 1] === '--config-env') && /^alias\./i.test(arg)) || /^(?:--config-env=|-c)alias\./i.test(arg))) found.hidden ??= 'a git alias defined on the line';
     if (verb > 0 && verb < args.length) found.commands.push(['git', ...args.slice(verb)].join(' '));
   }
 };

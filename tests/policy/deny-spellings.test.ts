@@ -85,6 +85,8 @@ describe('a bash deny rule matches the program a line runs, however it is spelle
     ['bash:rm *', 'env -S "rm f"'],
     ['bash:rm *', 'watch "rm f"'],
     ['bash:git push*', 'git -c alias.p=push p'],
+    ['bash:git push*', 'P=push git --config-env=alias.p=P p'],
+    ['bash:git push*', 'git --config-env alias.p=P p'],
     ['bash:rm *', 'diff <(rm f) x'],
   ])('%s denies %s', (rule, line) => {
     expect(decide([rule], line).decision).toBe('deny');
