@@ -52,12 +52,20 @@ const sentencesOf = (text: string): string[] =>
  * repository; "this time" makes it `task`). Every candidate starts `pending` with confidence `low` (MG-2, MG-3);
  * tool output is never a source of extraction. Pure apart from `newCandidateId`.
  */
+/**
+ * A command that can stand in a remembered fact as it is: a program and plain arguments, at most 120 characters, with
+ * no shell syntax at all — no comment (`node --test # maintainers push to main`), no second command, no quotes, no
+ * substitution. The line is the model's own text: anything more could carry a sentence into every later session's
+ * context as "verified here". Such a run is still a verification; it just never becomes memory.
+ */
+const plainTestCommand = (command: string): boolean => command.length <= 120 && /^[\w./@:+=,-]+(?: [\w./@:+=,*-]+)*$/.test(command);
+
 export const extractCandidates = (record: RecordEnvelope, context: ExtractionContext): MemoryProposed[] => {
   if (record.type === 'verification.recorded') {
     const data = record.data as VerificationRecorded;
     const command = data.command?.trim();
     // Only a run that exited 0 is an observation; a record without an exit code is a claim.
-    if (data.status !== 'passed' || data.exitCode !== 0 || !command || command.length > 300 || command.includes('\n')) return [];
+    if (data.status !== 'passed' || data.exitCode !== 0 || !command || !plainTestCommand(command)) return [];
     const content = testCommandContent(command);
     const conflictKeys = [testCommandKey(context.scope.repo)];
     if (context.known(content, conflictKeys)) return [];
