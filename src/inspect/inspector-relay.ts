@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { InspectError } from './inspect-errors.js';
 // `ws` is loaded when a relay starts, not when the CLI starts.
 
 /** A local inspector relay: `ws://127.0.0.1:<port>` for producers and browsers, and the bridge page over HTTP. */
@@ -50,6 +51,8 @@ export const startInspectorRelay = async (options: { port?: number; inspectorUrl
     response.end(bridgePage(port, options.inspectorUrl ?? 'https://stately.ai/inspect'));
   });
   const sockets = new WebSocketServer({ server: http });
+  // The WebSocket server re-emits the HTTP server's errors: handled here, so a failed listen is one typed error.
+  sockets.on('error', () => undefined);
   sockets.on('connection', (client) => {
     for (const message of kept) client.send(message);
     client.on('message', (data) => {
@@ -60,7 +63,10 @@ export const startInspectorRelay = async (options: { port?: number; inspectorUrl
     });
   });
   await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
+    http.once('error', (error: NodeJS.ErrnoException) => {
+      sockets.close();
+      reject(error.code === 'EADDRINUSE' ? new InspectError('INSPECTOR_PORT_IN_USE', `port ${port} on 127.0.0.1 is in use: pick another with --serve <port> (0 picks a free one)`, { cause: error }) : error);
+    });
     http.listen(port, '127.0.0.1', () => resolve());
   });
   port = (http.address() as AddressInfo).port;

@@ -85,6 +85,15 @@ describe('the Stately inspector stream', () => {
     await expect(connectInspector(url, { timeoutMs: 2_000 })).rejects.toMatchObject({ code: 'INSPECTOR_UNREACHABLE' });
   });
 
+  it('a relay on a port that is taken is a typed INSPECTOR_PORT_IN_USE, not a crash', async () => {
+    const first = await startInspectorRelay({ port: 0 });
+    try {
+      await expect(startInspectorRelay({ port: first.port })).rejects.toMatchObject({ code: 'INSPECTOR_PORT_IN_USE', message: expect.stringContaining(`port ${first.port}`) });
+    } finally {
+      await first.close();
+    }
+  });
+
   it('the relay listens on 127.0.0.1, serves the bridge page and hands a late browser everything it relayed', async () => {
     const run = await runScriptedSession({ script, workspace: workspace.path });
     const relay = await startInspectorRelay({ port: 0 });

@@ -1,4 +1,4 @@
-import { InspectError } from '../../inspect/inspect-errors.js';
+import { ReinError } from '../../host/host-errors.js';
 import { inspectRecords } from '../../inspect/inspect-session.js';
 import { startInspectorRelay } from '../../inspect/inspector-relay.js';
 import { connectInspector } from '../../inspect/stately-inspector.js';
@@ -10,7 +10,7 @@ const servePort = (value: string | boolean | undefined): number | undefined => {
   if (value === undefined || value === false) return undefined;
   if (value === true) return 8080;
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new InspectError('INSPECTOR_NOT_LOCAL', `--serve takes a port number, got ${JSON.stringify(value)}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ReinError('USAGE', `--serve takes a port number from 0 to 65535, got ${JSON.stringify(value)}`);
   return port;
 };
 
