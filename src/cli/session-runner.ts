@@ -1,4 +1,5 @@
 import { firstValueFrom, takeWhile, tap, toArray, type Subscription } from 'rxjs';
+import type { RecordEnvelope } from '../../models/envelope.js';
 import type { SessionResult } from '../host/session-host.js';
 import type { ReinSession } from '../session/session-handle.js';
 import { answerPending, type ApprovalAnswering } from './approval-prompt.js';
@@ -42,6 +43,16 @@ export const exitCodeOf = (result: SessionResult): number => {
   if (result.status === 'paused') return ExitCode.paused;
   if (result.status === 'interrupted') return ExitCode.interrupted;
   return ExitCode.failed;
+};
+
+/** ` --plugin <dir>` for every plugin the session's records say came from a `--plugin` flag (quoted when needed). */
+export const cliPluginFlags = (records: readonly RecordEnvelope[]): string => {
+  const locations = new Set<string>();
+  for (const record of records) {
+    const data = record.data as { source?: string; location?: string };
+    if (record.type === 'plugin.loaded' && data.source === 'cli' && data.location) locations.add(data.location);
+  }
+  return [...locations].map((location) => ` --plugin ${/^[\w./@:+=,-]+$/.test(location) ? location : JSON.stringify(location)}`).join('');
 };
 
 /**
@@ -108,9 +119,12 @@ export const runToQuiet = async (
       // The summary counts the whole session, not only what this process ran (a resume sees part of it).
       const records = await firstValueFrom(session.records(1).pipe(takeWhile((record) => record.seq < result.head, true), toArray()));
       process.stdout.write(renderer.summary(result, startedAt, records));
+      // The plugins this session was given with --plugin (their hooks may guard it): a resume needs them again.
+      const plugins = cliPluginFlags(records);
       for (const request of result.status === 'paused' ? session.pendingApprovals() : []) {
-        process.stdout.write(`waiting for approval ${request.approvalId}${request.actor && request.actor !== 'root' ? ` (child agent ${request.actor})` : ''}: ${request.summary}\n  answer with: rein resume ${result.sessionId} --approve ${JSON.stringify(request.suggestedRule ?? request.tool)} (or --yes)\n`);
+        process.stdout.write(`waiting for approval ${request.approvalId}${request.actor && request.actor !== 'root' ? ` (child agent ${request.actor})` : ''}: ${request.summary}\n  answer with: rein resume ${result.sessionId}${plugins} --approve ${JSON.stringify(request.suggestedRule ?? request.tool)} (or --yes)\n`);
       }
+      if (plugins && (result.status === 'paused' || result.status === 'interrupted') && session.pendingApprovals().length === 0) process.stdout.write(`resume it with: rein resume ${result.sessionId}${plugins}\n`);
     }
     return result;
   } finally {
