@@ -5,7 +5,7 @@ import { exitText } from '../trace/trace-report.js';
 import type { LiveEvent } from '../../models/live-events.js';
 import type { SessionResult } from '../host/session-host.js';
 import { StatusLine } from './status-line.js';
-import { callTally, callVerdict, plural, summarizeArguments, verdictMark, type CallVerdict } from './transcript.js';
+import { callTally, callVerdict, plural, settledCount, summarizeArguments, verdictMark, type CallVerdict } from './transcript.js';
 
 /** What the renderer reads from a session: its durable records and its live progress. */
 export interface RenderedSession {
@@ -81,7 +81,8 @@ export class LiveRenderer {
    * The closing lines: outcome, turns, tool calls (and how many failed, were denied or were left running), tokens,
    * time, and how to replay or inspect the session. Turns and calls are the whole session's (its state is rebuilt
    * from the log); pass the session's `records` so the failed and denied counts are too — after a resume this
-   * process saw only part of the session.
+   * process saw only part of the session. The call count is the budget's (a call waiting for its approval counts)
+   * unless more calls settled: those a reply proposed past the tool-call budget were refused without counting.
    */
   summary(result: SessionResult, startedAt: number, records?: Iterable<RecordEnvelope>): string {
     // Whatever still waits for a request this renderer never saw is shown now rather than lost.
@@ -93,9 +94,10 @@ export class LiveRenderer {
     const seconds = ((Date.now() - startedAt) / 1000).toFixed(1);
     const color = result.status === 'completed' ? 32 : result.status === 'paused' || result.status === 'interrupted' ? 33 : 31;
     const id = result.sessionId;
+    const tally = records ? callTally(records) : this.shown;
     const lines = [
       `${this.paint(color, result.status)}${result.reason ? ` — ${result.reason}` : ''}`,
-      `${plural(result.usage.turns, 'turn')} · ${plural(result.usage.toolCalls, 'tool call')}${this.callCounts(records ? callTally(records) : this.shown)} · ${tokens} tokens · ${seconds} s · ${result.head} records`,
+      `${plural(result.usage.turns, 'turn')} · ${plural(Math.max(result.usage.toolCalls, settledCount(tally)), 'tool call')}${this.callCounts(tally)} · ${tokens} tokens · ${seconds} s · ${result.head} records`,
       `session ${id}: rein show ${id} · rein trace ${id} · rein replay ${id}${result.status === 'paused' || result.status === 'interrupted' ? ` · rein resume ${id}` : ''}`,
       this.paint(2, `rerun its model outputs against this code: rein run --provider recorded --from ${id}`),
     ];
