@@ -202,10 +202,11 @@ export class LiveRenderer {
       const data = record.data as { summary: string; reason: string };
       this.status.clear();
       this.endLine();
-      this.out.write(`  ${this.paint(33, '?')} ${data.summary} ${this.paint(2, `— needs approval: ${data.reason}`)}\n`);
+      this.out.write(`  ${this.who(record.actor)}${this.paint(33, '?')} ${data.summary} ${this.paint(2, `— needs approval: ${data.reason}`)}\n`);
     } else if (record.type === 'approval.replied') {
       const data = record.data as { decision: string; feedback?: string };
-      this.out.write(`  ${this.paint(2, `→ ${data.decision}${data.feedback ? `: ${data.feedback}` : ''}`)}\n`);
+      // An answer is recorded by the permission actor (`<agent>/approval-<n>`): it is named after the agent that asked.
+      this.out.write(`  ${this.who(record.actor.slice(0, record.actor.lastIndexOf('/')))}${this.paint(2, `→ ${data.decision}${data.feedback ? `: ${data.feedback}` : ''}`)}\n`);
     } else if (record.type === 'delegation.started' || record.type === 'delegation.completed' || record.type === 'delegation.failed' || record.type === 'delegation.joined') {
       this.status.clear();
       this.endLine();
@@ -251,8 +252,7 @@ export class LiveRenderer {
       const code = data.errorCode ? ` ${this.paint(31, data.errorCode)}` : '';
       this.status.clear();
       this.endLine();
-      const who = record.actor === 'root' ? '' : `${this.paint(36, `[${record.actor.slice(record.actor.lastIndexOf('/') + 1)}]`)} `;
-      this.out.write(`  ${who}${mark} ${data.name} ${this.argsByEffect.get(data.effectId) ?? ''}${code}${this.paint(2, duration)}\n`);
+      this.out.write(`  ${this.who(record.actor)}${mark} ${data.name} ${this.argsByEffect.get(data.effectId) ?? ''}${code}${this.paint(2, duration)}\n`);
     }
   }
 
@@ -284,6 +284,11 @@ export class LiveRenderer {
     if (record.type === 'delegation.completed') return `${this.paint(32, '↳')} task ${data.taskId} completed, report ${data.reportStatus}`;
     if (record.type === 'delegation.failed') return `${this.paint(data.cancelled ? 33 : 31, '↳')} task ${data.taskId} ${data.cancelled ? 'cancelled' : `failed (${data.failureClass})`}${this.paint(2, ` — ${data.reason ?? ''}`)}`;
     return `${this.paint(data.outcome === 'satisfied' ? 32 : 33, '✓')} delegate_task joined (${data.policy}): ${data.outcome}, ${data.children?.length ?? 0} task(s)`;
+  }
+
+  /** A child agent's lines are prefixed with its task's name (`[w] `); the root agent's are not. */
+  private who(actor: string): string {
+    return actor === 'root' ? '' : `${this.paint(36, `[${actor.slice(actor.lastIndexOf('/') + 1)}]`)} `;
   }
 
   private callCounts(tally: Record<CallVerdict, number>): string {
