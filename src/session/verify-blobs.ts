@@ -19,35 +19,48 @@ const requiredRefsOf = (record: RecordEnvelope): string[] => {
   return [truncated?.artifact, ...artifacts].filter((ref): ref is string => typeof ref === 'string');
 };
 
+/** Blob reads in flight at once: reads of a stream's blobs are independent, and a delta chain is many small gets. */
+const CONCURRENT_READS = 8;
+
 /**
  * Read every blob the records of `stream` name, each distinct one once, through the store's verified read (which
  * checks its BLAKE3, every link of a delta chain included): a blob whose bytes no longer match is `BLOB_CORRUPT`,
  * and a blob the runtime recorded (a model input, a tool's full output) that is gone is `BLOB_NOT_FOUND`; the message
- * names the first record that names it. A ref the model wrote that names no blob is not damage. Resolves with the
- * number of blobs checked.
+ * names the first record that names it (the damage earliest in the log is the one reported). A ref the model wrote
+ * that names no blob is not damage. Resolves with the number of blobs checked.
  */
 export const verifyBlobs = async (store: EventStore, stream: string, records: readonly RecordEnvelope[]): Promise<number> => {
-  const present = new Set<string>();
-  const absent = new Set<string>();
+  // Each distinct ref with the first record naming it, and the first that requires it.
+  const refs = new Map<string, { named: RecordEnvelope; required?: RecordEnvelope }>();
   for (const record of records) {
-    const required = new Set(requiredRefsOf(record));
-    const named = new Set([...required, ...(JSON.stringify(record.data ?? null).match(REF_PATTERN) ?? [])]);
-    for (const ref of named) {
-      if (present.has(ref) || (absent.has(ref) && !required.has(ref))) continue;
-      try {
-        if (absent.has(ref)) throw new BlobError('BLOB_NOT_FOUND', ref);
-        await store.readBlob(stream, ref);
-        present.add(ref);
-      } catch (error) {
-        if (!(error instanceof BlobError)) throw error;
-        if (error.code === 'BLOB_NOT_FOUND' && !required.has(ref)) {
-          absent.add(ref);
-          continue;
-        }
-        error.message = `${error.message} (named by #${record.seq} ${record.type} of ${stream})`;
-        throw error;
-      }
+    const required = requiredRefsOf(record);
+    for (const ref of [...required, ...(JSON.stringify(record.data ?? null).match(REF_PATTERN) ?? [])]) {
+      const entry = refs.get(ref) ?? { named: record };
+      if (entry.required === undefined && required.includes(ref)) entry.required = record;
+      refs.set(ref, entry);
     }
   }
-  return present.size;
+  const queue = [...refs.keys()];
+  const failures: Array<{ error: BlobError; record: RecordEnvelope }> = [];
+  let present = 0;
+  const worker = async (): Promise<void> => {
+    for (let ref = queue.shift(); ref !== undefined; ref = queue.shift()) {
+      const entry = refs.get(ref)!;
+      try {
+        await store.readBlob(stream, ref);
+        present++;
+      } catch (error) {
+        if (!(error instanceof BlobError)) throw error;
+        if (error.code === 'BLOB_NOT_FOUND' && entry.required === undefined) continue;
+        failures.push({ error, record: error.code === 'BLOB_NOT_FOUND' ? entry.required! : entry.named });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENT_READS, queue.length) }, worker));
+  const first = failures.sort((left, right) => left.record.seq - right.record.seq)[0];
+  if (first) {
+    first.error.message = `${first.error.message} (named by #${first.record.seq} ${first.record.type} of ${stream})`;
+    throw first.error;
+  }
+  return present;
 };
