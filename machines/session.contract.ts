@@ -128,6 +128,11 @@ export interface SessionContext {
   stopContinuations: number;
   /** A user message arrived while the model call in flight was already asked: the model has not seen it yet. */
   unseenMessage?: boolean;
+  /**
+   * Why the tool-call budget ends the session: a reply proposed more calls than the budget had left, those past it
+   * were refused unrun, and the session ends `budget-exhausted` once their turn has joined.
+   */
+  toolCallBudgetSpent?: string;
 }
 
 /** The event a permission actor's parent receives when it reaches a final state. */

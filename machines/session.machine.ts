@@ -17,7 +17,7 @@ import type { AgentOutput, ApprovalDoneEvent, DelegationDoneEvent, DelegationNot
 export * from './session.contract.js';
 
 /** Bumped whenever a change to this machine would make old snapshots restore into the wrong state. */
-export const sessionMachineVersion = '6';
+export const sessionMachineVersion = '7';
 
 const effectIdOf = (context: SessionContext): string => `${context.path}:e${context.nextEffect}`;
 
@@ -143,18 +143,32 @@ export const sessionMachine = setup({
       // A message the settled call did not see matters only for its answer (guards read it before this runs).
       return { outstanding, awaitingModel: null, usage: { ...usage, elapsedMs: Math.max(usage.elapsedMs, event.elapsedMs) }, unseenMessage: undefined };
     }),
+    /**
+     * One effect per proposed call, so every call settles and its turn's join closes. The calls the tool-call budget
+     * still allows run (in the reply's order); each one past it is settled unrun with a model-visible budget failure,
+     * and the session ends `budget-exhausted` once the turn has joined.
+     */
     requestToolCalls: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'model.responded') return;
       let next = context.nextEffect;
       const outstanding = { ...context.outstanding };
-      for (const call of event.toolCalls) {
+      const left = Math.max(0, context.budgets.maxToolCalls - context.usage.toolCalls);
+      const proposed = event.toolCalls.length;
+      event.toolCalls.forEach((call, index) => {
         const effectId = `${context.path}:e${next++}`;
         outstanding[effectId] = { kind: 'executeTool', callId: call.callId };
+        const overBudget = index >= left ? { budget: { maxToolCalls: context.budgets.maxToolCalls, proposed, left } } : {};
         // A turn its pre-flight guardrail blocked still gets one result per call (refused, nothing runs), so its join closes.
         const blocked = event.preFlight?.verdict === 'block' ? { preFlight: { ...(event.preFlight.by ? { by: event.preFlight.by } : {}), reason: event.preFlight.reason ?? 'blocked' } } : {};
-        enqueue({ type: 'requestEffect', params: { effectId, kind: 'executeTool', args: { callId: call.callId, name: call.name, arguments: call.arguments, ...(call.invalid ? { invalid: call.invalid } : {}), ...blocked } } });
+        enqueue({ type: 'requestEffect', params: { effectId, kind: 'executeTool', args: { callId: call.callId, name: call.name, arguments: call.arguments, ...(call.invalid ? { invalid: call.invalid } : {}), ...blocked, ...overBudget } } });
+      });
+      const allowed = Math.min(proposed, left);
+      enqueue.assign({ nextEffect: next, outstanding, usage: { ...context.usage, toolCalls: context.usage.toolCalls + allowed } });
+      if (allowed < proposed) {
+        enqueue.assign({
+          toolCallBudgetSpent: `tool-call budget exhausted: the reply proposed ${proposed} tool call${proposed === 1 ? '' : 's'} with ${left} of ${context.budgets.maxToolCalls} left; ${proposed - allowed} ${proposed - allowed === 1 ? 'was' : 'were'} not run`,
+        });
       }
-      enqueue.assign({ nextEffect: next, outstanding, usage: { ...context.usage, toolCalls: context.usage.toolCalls + event.toolCalls.length } });
     }),
     spawnTurn: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'model.responded') return;
@@ -342,8 +356,8 @@ export const sessionMachine = setup({
     isContinuation: ({ context, event }) => event.type === 'model.responded' && event.continuation !== undefined && context.stopContinuations < maxStopContinuations,
     /** The provider paused a long turn (`pause_turn`): the model continues it in another call. */
     isPausedTurn: ({ event }) => event.type === 'model.responded' && event.stopReason === 'pause_turn',
-    toolCallBudgetLeft: ({ context, event }) =>
-      event.type === 'model.responded' && context.usage.toolCalls + event.toolCalls.length <= context.budgets.maxToolCalls,
+    /** A call of the turn just joined was refused for the tool-call budget: the session cannot go on. */
+    toolCallBudgetSpent: ({ context }) => context.toolCallBudgetSpent !== undefined,
     tokenBudgetLeft: ({ context, event }) =>
       event.type !== 'model.responded' || tokensUsed(context.usage) + event.usage.inputTokens + event.usage.outputTokens <= context.budgets.maxTokens,
     turnBudgetLeft: ({ context }) => context.usage.turns < context.budgets.maxTurns,
@@ -411,11 +425,6 @@ export const sessionMachine = setup({
                 target: '#session.budgetExhausted',
                 actions: ['settleModelCall', assign({ endReason: 'token budget exhausted' })],
               },
-              {
-                guard: and(['isAwaitedModelCall', 'hasToolCalls', not('toolCallBudgetLeft')]),
-                target: '#session.budgetExhausted',
-                actions: ['settleModelCall', assign({ endReason: 'tool-call budget exhausted' })],
-              },
               { guard: and(['isAwaitedModelCall', 'hasToolCalls']), target: 'runningTools', actions: ['settleModelCall', 'spawnTurn', 'requestToolCalls'] },
               { guard: and(['isAwaitedModelCall', 'isPausedTurn']), target: 'nextTurn', actions: 'settleModelCall' },
               { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'hasUnseenMessage']), target: 'nextTurn', actions: 'settleModelCall' },
@@ -467,6 +476,7 @@ export const sessionMachine = setup({
               { guard: and(['isCurrentTurnDone', 'turnJoinClosed', 'hasReport', 'turnMutationReady']), target: '#session.completed', actions: 'closeTurn' },
               { guard: and(['isCurrentTurnDone', 'turnJoinClosed', 'hasReport']), target: '#session.failed', actions: ['closeTurn', 'failContract'] },
               { guard: and(['isCurrentTurnDone', 'turnJoinClosed', 'contractExhausted']), target: '#session.failed', actions: ['closeTurn', 'failContract'] },
+              { guard: and(['isCurrentTurnDone', 'turnJoinClosed', 'toolCallBudgetSpent']), target: '#session.budgetExhausted', actions: ['closeTurn', assign(({ context }) => ({ endReason: context.toolCallBudgetSpent ?? null }))] },
               { guard: and(['isCurrentTurnDone', 'turnJoinClosed']), target: 'nextTurn', actions: 'closeTurn' },
               { guard: 'isCurrentTurnDone', target: '#session.failed', actions: 'closeTurn' },
             ],

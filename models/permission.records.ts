@@ -25,7 +25,7 @@ export type ShellClass = z.infer<typeof ShellClass>;
  * approval. A new kind of refusal (a policy hook, …) joins by adding its name here; nothing downstream branches on
  * the source: every denial is an outcome the model reads, never a fail-closed violation.
  */
-export const DenialSource = z.enum(['rule', 'tool-deny', 'mode', 'user', 'hook', 'guardrail']);
+export const DenialSource = z.enum(['rule', 'tool-deny', 'mode', 'user', 'hook', 'guardrail', 'budget']);
 export type DenialSource = z.infer<typeof DenialSource>;
 
 /** A call that was denied or hidden and so never ran: where the refusal came from, the rule that decided, and why. */

@@ -61,6 +61,7 @@ const stagesReached = (row: ResultRow): Array<'input' | 'output'> => {
     case 'schema':
     case 'runtime-validation':
     case 'pre-flight':
+    case 'budget':
     case 'hook':
       return [];
     case 'guardrail':

@@ -92,7 +92,7 @@ export class CapabilityDeriver {
     return this.agents.get(actor)?.visible;
   }
 
-  /** The tools `tool_search` found for an agent, oldest first. */
+  /** The tools `tool_search` found for an agent, most wanted first: the newest search's hits in its ranking, then older ones. */
   hitsOf(actor: string): readonly string[] {
     return this.agents.get(actor)?.hits ?? [];
   }
@@ -259,8 +259,9 @@ export class CapabilityDeriver {
     if (name === toolSearchName) {
       const found = stringsOf(value.hits);
       if (found.length === 0) return;
-      // Only the newest hits can ever be visible (hits rank first), so no more than the visible limit are kept.
-      agent.hits = [...agent.hits.filter((hit) => !found.includes(hit)), ...found].slice(-(this.catalog?.policy.visibleLimit ?? found.length));
+      // The newest search ranks first, its best hit first; only as many hits as the visible limit can ever be shown, so
+      // no more are kept (an older search's, then a search's lowest hits are the ones dropped).
+      agent.hits = [...found, ...agent.hits.filter((hit) => !found.includes(hit))].slice(0, this.catalog?.policy.visibleLimit ?? found.length);
       agent.dirty = true;
     } else if (name === skillToolName && typeof value.skill === 'string') {
       const allowed = value.allowedTools === undefined ? undefined : stringsOf(value.allowedTools);

@@ -23,7 +23,7 @@ export interface SelectionInput {
   mode: PermissionMode;
   /** A child agent's tools (its task package); undefined for the root agent, which may see the whole catalog. */
   rights?: ReadonlySet<string>;
-  /** Names `tool_search` found for this agent, oldest first. */
+  /** Names `tool_search` found for this agent, most wanted first: the newest search's hits in its ranking, then older searches'. */
   hits: readonly string[];
   /** Consecutive invalid calls per tool. */
   streaks: ReadonlyMap<string, number>;
@@ -148,8 +148,8 @@ export class SelectionPool {
           tokens += descriptor.tokens;
         }
       };
-      // Hits first (newest first), then local and MCP tools in catalog order, then the lowered ones.
-      for (let index = round.hits.length - 1; index >= 0 && taken.length < room; index--) {
+      // Hits first (the newest search's best first), then local and MCP tools in catalog order, then the lowered ones.
+      for (let index = 0; index < round.hits.length && taken.length < room; index++) {
         const hit = this.byName.get(round.hits[index]!);
         if (hit && !lowered.has(hit.descriptor.name) && !chosen.has(hit.descriptor.name)) offer(hit);
       }
@@ -175,8 +175,8 @@ export class SelectionPool {
 /**
  * The discovery policy (pure, deterministic): from the catalog keep what is offered (its server up), permitted (the
  * mode and tool-wide deny rules), within the agent's rights and the active skill's allowed tools; if that is more
- * than the visible limit or the tools' schemas exceed the token budget, rank — `tool_search` hits first (newest
- * first), then built-in and host tools, then MCP tools, each lowered below the rest after three invalid calls in a
+ * than the visible limit or the tools' schemas exceed the token budget, rank — `tool_search` hits first (the newest
+ * search first, each search's hits in its ranking), then built-in and host tools, then MCP tools, each lowered below the rest after three invalid calls in a
  * row, ties in catalog order — and defer the rest behind `tool_search`. MCP schemas must fit the budget; local tools
  * are never deferred for tokens. `skill` and `submit_report` are never deferred.
  */

@@ -17,6 +17,13 @@ export interface CliCapabilities {
   problems: CapabilityProblem[];
 }
 
+/** `--visible-limit` as a number (undefined when absent); anything but a positive integer is `USAGE`. */
+export const visibleLimitOf = (flags: CapabilityFlags): number | undefined => {
+  const limit = flags.visibleLimit === undefined ? undefined : Number(flags.visibleLimit);
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw new ReinError('USAGE', `--visible-limit must be a positive integer, got ${JSON.stringify(flags.visibleLimit)}`);
+  return limit;
+};
+
 /**
  * Resolve the workspace's capabilities for a session: the discovery policy from `--visible-limit` and
  * `rein.config.json`, and the MCP servers of `rein.config.json` and `.mcp.json` whose content the user trusts. A file
@@ -25,8 +32,7 @@ export interface CliCapabilities {
  */
 export const cliCapabilitiesFor = async (workspace: string, flags: CapabilityFlags, io: { interactive: boolean; trust?: TrustStore } = { interactive: Boolean(process.stdin.isTTY) }): Promise<CliCapabilities> => {
   const config = await loadWorkspaceConfig(workspace);
-  const limit = flags.visibleLimit === undefined ? undefined : Number(flags.visibleLimit);
-  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw new ReinError('USAGE', `--visible-limit must be a positive integer, got ${JSON.stringify(flags.visibleLimit)}`);
+  const limit = visibleLimitOf(flags);
   const capabilities: CapabilityOptions = { ...config?.capabilities, ...(limit === undefined ? {} : { visibleLimit: limit }) };
   const trust = io.trust ?? new TrustStore();
   const mcpServers: Record<string, McpServerConfig> = {};

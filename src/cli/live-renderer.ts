@@ -6,7 +6,7 @@ import { exitText } from '../trace/trace-report.js';
 import type { LiveEvent } from '../../models/live-events.js';
 import type { SessionResult } from '../host/session-host.js';
 import { StatusLine } from './status-line.js';
-import { callTally, callVerdict, plural, summarizeArguments, verdictMark, type CallVerdict } from './transcript.js';
+import { callTally, callVerdict, plural, settledCount, summarizeArguments, verdictMark, type CallVerdict } from './transcript.js';
 
 /** What the renderer reads from a session: its durable records and its live progress. */
 export interface RenderedSession {
@@ -84,7 +84,8 @@ export class LiveRenderer {
    * The closing lines: outcome, turns, tool calls (and how many failed, were denied or were left running), tokens,
    * time, and how to replay or inspect the session. Turns and calls are the whole session's (its state is rebuilt
    * from the log); pass the session's `records` so the failed and denied counts are too — after a resume this
-   * process saw only part of the session.
+   * process saw only part of the session. The call count is the budget's (a call waiting for its approval counts)
+   * unless more calls settled: those a reply proposed past the tool-call budget were refused without counting.
    */
   summary(result: SessionResult, startedAt: number, records?: Iterable<RecordEnvelope>): string {
     // Whatever still waits for a request this renderer never saw is shown now rather than lost.
@@ -96,9 +97,10 @@ export class LiveRenderer {
     const seconds = ((Date.now() - startedAt) / 1000).toFixed(1);
     const color = result.status === 'completed' ? 32 : result.status === 'paused' || result.status === 'interrupted' ? 33 : 31;
     const id = result.sessionId;
+    const tally = records ? callTally(records) : this.shown;
     const lines = [
       `${this.paint(color, result.status)}${result.reason ? ` — ${result.reason}` : ''}`,
-      `${plural(result.usage.turns, 'turn')} · ${plural(result.usage.toolCalls, 'tool call')}${this.callCounts(records ? callTally(records) : this.shown)} · ${tokens} tokens · ${seconds} s · ${result.head} records`,
+      `${plural(result.usage.turns, 'turn')} · ${plural(Math.max(result.usage.toolCalls, settledCount(tally)), 'tool call')}${this.callCounts(tally)} · ${tokens} tokens · ${seconds} s · ${result.head} records`,
       `session ${id}: rein show ${id} · rein trace ${id} · rein replay ${id}${result.status === 'paused' || result.status === 'interrupted' ? ` · rein resume ${id}` : ''}`,
       this.paint(2, `rerun its model outputs against this code: rein run --provider recorded --from ${id}`),
     ];
@@ -207,10 +209,11 @@ export class LiveRenderer {
       const data = record.data as { summary: string; reason: string };
       this.status.clear();
       this.endLine();
-      this.out.write(`  ${this.paint(33, '?')} ${data.summary} ${this.paint(2, `— needs approval: ${data.reason}`)}\n`);
+      this.out.write(`  ${this.who(record.actor)}${this.paint(33, '?')} ${data.summary} ${this.paint(2, `— needs approval: ${data.reason}`)}\n`);
     } else if (record.type === 'approval.replied') {
       const data = record.data as { decision: string; feedback?: string };
-      this.out.write(`  ${this.paint(2, `→ ${data.decision}${data.feedback ? `: ${data.feedback}` : ''}`)}\n`);
+      // An answer is recorded by the permission actor (`<agent>/approval-<n>`): it is named after the agent that asked.
+      this.out.write(`  ${this.who(record.actor.slice(0, record.actor.lastIndexOf('/')))}${this.paint(2, `→ ${data.decision}${data.feedback ? `: ${data.feedback}` : ''}`)}\n`);
     } else if (record.type === 'delegation.started' || record.type === 'delegation.completed' || record.type === 'delegation.failed' || record.type === 'delegation.joined') {
       this.status.clear();
       this.endLine();
@@ -256,8 +259,7 @@ export class LiveRenderer {
       const code = data.errorCode ? ` ${this.paint(31, data.errorCode)}` : '';
       this.status.clear();
       this.endLine();
-      const who = record.actor === 'root' ? '' : `${this.paint(36, `[${record.actor.slice(record.actor.lastIndexOf('/') + 1)}]`)} `;
-      this.out.write(`  ${who}${mark} ${data.name} ${this.argsByEffect.get(data.effectId) ?? ''}${code}${this.paint(2, duration)}\n`);
+      this.out.write(`  ${this.who(record.actor)}${mark} ${data.name} ${this.argsByEffect.get(data.effectId) ?? ''}${code}${this.paint(2, duration)}\n`);
     }
   }
 
@@ -289,6 +291,11 @@ export class LiveRenderer {
     if (record.type === 'delegation.completed') return `${this.paint(32, '↳')} task ${data.taskId} completed, report ${data.reportStatus}`;
     if (record.type === 'delegation.failed') return `${this.paint(data.cancelled ? 33 : 31, '↳')} task ${data.taskId} ${data.cancelled ? 'cancelled' : `failed (${data.failureClass})`}${this.paint(2, ` — ${data.reason ?? ''}`)}`;
     return `${this.paint(data.outcome === 'satisfied' ? 32 : 33, '✓')} delegate_task joined (${data.policy}): ${data.outcome}, ${data.children?.length ?? 0} task(s)`;
+  }
+
+  /** A child agent's lines are prefixed with its task's name (`[w] `); the root agent's are not. */
+  private who(actor: string): string {
+    return actor === 'root' ? '' : `${this.paint(36, `[${actor.slice(actor.lastIndexOf('/') + 1)}]`)} `;
   }
 
   private callCounts(tally: Record<CallVerdict, number>): string {

@@ -44,6 +44,9 @@ export const callTally = (records: Iterable<RecordEnvelope>): Record<CallVerdict
   return tally;
 };
 
+/** How many calls a tally holds (every verdict). */
+export const settledCount = (tally: Record<CallVerdict, number>): number => tally.passed + tally.failed + tally.denied + tally.background;
+
 /** How a command ended, in a transcript: `exit 1, 812 ms`. */
 const ran = (execution: { exitCode: number | null; signal?: string; timedOut?: string; durationMs: number } | undefined): string =>
   execution ? ` (${execution.timedOut ? `timed out (${execution.timedOut})` : execution.exitCode === null ? (execution.signal ?? 'killed') : `exit ${execution.exitCode}`}, ${Math.round(execution.durationMs)} ms)` : '';

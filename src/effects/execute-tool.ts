@@ -18,6 +18,13 @@ const approvalOf = (value: unknown): ApprovalOutcome | undefined => {
   };
 };
 
+/** The tool-call budget a call is past (from the session machine's request), when it is. */
+const budgetOf = (value: unknown): { maxToolCalls: number; proposed: number; left: number } | undefined => {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { maxToolCalls, proposed, left } = value as Record<string, unknown>;
+  return typeof maxToolCalls === 'number' && typeof proposed === 'number' && typeof left === 'number' ? { maxToolCalls, proposed, left } : undefined;
+};
+
 export interface ExecuteToolOptions {
   /** Which calls are verifications (default: test commands and tools named like `run_tests`). */
   classifyVerification?: VerificationClassifier;
@@ -54,10 +61,11 @@ export const createExecuteToolExecutor = (environments: PipelineEnvironment | ((
       const approval = approvalOf(request.args.approval);
       const invalid = Array.isArray(request.args.invalid) ? (request.args.invalid as ArgumentProblem[]) : undefined;
       const preFlight = request.args.preFlight as { by?: string; reason: string } | undefined;
+      const budget = budgetOf(request.args.budget);
       let ran = false;
       const result = await runToolPipeline(
         environment,
-        { effectId: request.effectId, callId, actor: request.actor, name, arguments: args, ...(approval ? { approval } : {}), ...(invalid && invalid.length > 0 ? { invalid } : {}), ...(preFlight && typeof preFlight.reason === 'string' ? { preFlight } : {}) },
+        { effectId: request.effectId, callId, actor: request.actor, name, arguments: args, ...(approval ? { approval } : {}), ...(invalid && invalid.length > 0 ? { invalid } : {}), ...(preFlight && typeof preFlight.reason === 'string' ? { preFlight } : {}), ...(budget ? { budget } : {}) },
         {
           sessionId: context.sessionId,
           signal: context.signal,

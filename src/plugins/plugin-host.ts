@@ -31,6 +31,8 @@ export interface PluginSpec {
   enabled?: boolean;
   /** For project plugins: whether the user trusted this exact manifest and code (see `ProjectTrust`). */
   trusted?: boolean;
+  /** For an untrusted project plugin: the user trusted it once, and its manifest or code changed since (`untrusted (changed)`). */
+  trustChanged?: boolean;
   /** The source could not even be read (no manifest file, bad JSON, a package that is not installed). */
   error?: { code: PluginErrorCode; message: string };
 }
@@ -159,7 +161,9 @@ export class PluginHost {
       entry.state.error = { phase: 'policy', code: 'PLUGIN_SOURCE_REFUSED', message: 'not enabled (defaultEnabled is false and the workspace does not enable it)' };
       return this.stateFor(pluginId);
     }
-    if (spec.source === 'project' && !spec.trusted) return refuse('PLUGIN_UNTRUSTED', 'a project plugin runs only after you trust it (`rein plugins trust`, or `rein run --yes`)');
+    if (spec.source === 'project' && !spec.trusted) {
+      return refuse('PLUGIN_UNTRUSTED', spec.trustChanged ? 'untrusted (changed): its manifest or code changed since you trusted it, and a project plugin runs only as you trusted it (`rein plugins trust`, or `rein run --yes`)' : 'a project plugin runs only after you trust it (`rein plugins trust`, or `rein run --yes`)');
+    }
 
     let plugin: ReinPlugin;
     try {

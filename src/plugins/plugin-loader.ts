@@ -104,12 +104,14 @@ export const pluginSpecsOf = async (discovered: Awaited<ReturnType<typeof discov
       continue;
     }
     const id = (entry.manifest as { id?: unknown }).id;
-    const trusted = entry.source !== 'project' || (typeof id === 'string' && (await options.trust.isTrusted({ workspace: options.workspace, pluginId: id, digest: entry.digest })));
+    const subject = typeof id === 'string' ? { workspace: options.workspace, pluginId: id, digest: entry.digest } : undefined;
+    const status = entry.source !== 'project' ? 'trusted' : subject === undefined ? 'untrusted' : options.trust.status ? await options.trust.status(subject) : (await options.trust.isTrusted(subject)) ? 'trusted' : 'untrusted';
     specs.push({
       source: entry.source,
       location: entry.directory,
       manifest: entry.manifest,
-      trusted,
+      trusted: status === 'trusted',
+      ...(status === 'changed' ? { trustChanged: true } : {}),
       ...(typeof id === 'string' && options.config?.[id] !== undefined ? { config: options.config[id] } : {}),
       load: async () => {
         const module = (await import(pathToFileURL(join(entry.directory, entry.main)).href)) as { default?: ReinPlugin; plugin?: ReinPlugin };

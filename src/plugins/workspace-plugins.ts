@@ -32,6 +32,6 @@ export const workspacePlugins = async (options: {
   const discovered = await discoverPlugins({ workspace, configured: config?.plugins ?? [], cli: options.cli ?? [], ...(options.env ? { env: options.env } : {}) });
   const warnings = options.settleTrust ? await options.settleTrust(discovered, trust) : [];
   const plugins = await pluginSpecsOf(discovered, { workspace, ...(config?.pluginConfig ? { config: config.pluginConfig } : {}), trust });
-  for (const spec of plugins) if (spec.source === 'project' && spec.trusted === false) warnings.push(`project plugin in ${spec.location} is not trusted: run \`rein plugins trust\` (or pass --yes) to enable it`);
+  for (const spec of plugins) if (spec.source === 'project' && spec.trusted === false) warnings.push(`project plugin in ${spec.location} is ${spec.trustChanged ? 'untrusted (changed since you trusted it)' : 'not trusted'}: run \`rein plugins trust\` (or pass --yes) to enable it`);
   return { plugins, ...(config?.hooks ? { hooks: config.hooks } : {}), warnings };
 };

@@ -34,6 +34,8 @@ export interface PipelineCall {
   invalid?: readonly ArgumentProblem[];
   /** The turn's `pre_flight` guardrail blocked it: the call is refused before anything else. */
   preFlight?: { by?: string; reason: string };
+  /** The reply proposed more calls than the session's tool-call budget had left, and this one is past it: refused unrun. */
+  budget?: { maxToolCalls: number; proposed: number; left: number };
 }
 
 /** What the pipeline works with for one session. */
@@ -129,6 +131,13 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   const kernel = environment.hooks;
   const evidence: GuardrailEvidence[] = [];
   const withEvidence = (outcome: ToolOutcome): ToolOutcome => (evidence.length > 0 ? { ...outcome, guardrails: [...evidence] } : outcome);
+
+  if (call.budget) {
+    const { maxToolCalls, proposed, left } = call.budget;
+    const message = `${call.name} was not run: the session's tool-call budget of ${maxToolCalls} allowed ${left === 0 ? 'no more calls' : `only the first ${left} of this reply's ${proposed} calls`}; the session ends once this turn's calls have settled`;
+    note('tool.rejected', { stage: 'budget', code: 'tool_call_budget_exhausted', errorCode: 'Denied', message });
+    return refuse('budget', { ...failureOutcome('Denied', message), denial: { source: 'budget', rule: `tool-call budget ${maxToolCalls}`, reason: message } });
+  }
 
   if (call.preFlight) {
     note('tool.rejected', { stage: 'pre-flight', code: 'guardrail_blocked', errorCode: 'Denied', message: call.preFlight.reason });

@@ -38,6 +38,15 @@ describe('selectVisibleSet', () => {
     expect(selection.lowered).toEqual(['read', 'mcp__demo__lookup_0']);
   });
 
+  it('with room for fewer hits than a search found, its best hits are the ones shown (D19)', () => {
+    // hits are most wanted first: this search's ranking, then an older search's hit.
+    const hits = ['mcp__demo__lookup_50', 'mcp__demo__lookup_20', 'mcp__demo__lookup_30', 'mcp__demo__lookup_45'];
+    const one = selectVisibleSet(input([local('tool_search'), ...sixty], { policy: policy({ visibleLimit: 2 }), hits }));
+    expect(names(one)).toEqual(['tool_search', 'mcp__demo__lookup_50']);
+    const two = selectVisibleSet(input([local('tool_search'), ...sixty], { policy: policy({ visibleLimit: 3 }), hits }));
+    expect(names(two)).toEqual(['tool_search', 'mcp__demo__lookup_20', 'mcp__demo__lookup_50']);
+  });
+
   it('keeps MCP schemas within the token budget; a full context halves it', () => {
     const heavy = sixty.slice(0, 10).map((descriptor) => ({ ...descriptor, tokens: 1_000 }));
     const roomy = selectVisibleSet(input([...builtins, ...heavy], { policy: policy({ contextWindow: 32_000 }) }));
@@ -83,8 +92,8 @@ const reference = (input: SelectionInput): { visible: string[]; deferred: number
   const low = (name: string) => (input.streaks.get(name) ?? 0) >= 3;
   const score = ({ descriptor }: Candidate) => {
     if (low(descriptor.name)) return descriptor.source === 'mcp' ? 0 : 1;
-    const hit = input.hits.lastIndexOf(descriptor.name);
-    if (hit >= 0) return 1_000 + hit;
+    const hit = input.hits.indexOf(descriptor.name);
+    if (hit >= 0) return 1_000 + input.hits.length - hit;
     return descriptor.source === 'mcp' ? 2 : 3;
   };
   const budget = Math.floor(policy.toolShare * policy.contextWindow) / (input.lastInputTokens > policy.contextWindow * 0.75 ? 2 : 1);
@@ -113,7 +122,7 @@ describe('selectVisibleSet against an independent ranking', () => {
         const all = withSearch ? [...descriptors, local('tool_search')] : descriptors;
         const candidatesOf = all.map((descriptor, index) => ({ descriptor, index, offered: descriptor.name === 'tool_search' || entries[index]!.offered }));
         const names = descriptors.map((descriptor) => descriptor.name);
-        const selection: SelectionInput = { candidates: candidatesOf, policy: policy({ visibleLimit, contextWindow: 32_000 }), mode, hits: hitIndexes.flatMap((index) => (names[index] ? [names[index]!] : [])).filter((name, position, list) => list.lastIndexOf(name) === position), streaks: new Map(lowIndexes.flatMap((index) => (names[index] ? [[names[index]!, 3] as const] : []))), lastInputTokens, resourcesOffered: false };
+        const selection: SelectionInput = { candidates: candidatesOf, policy: policy({ visibleLimit, contextWindow: 32_000 }), mode, hits: hitIndexes.flatMap((index) => (names[index] ? [names[index]!] : [])).filter((name, position, list) => list.indexOf(name) === position), streaks: new Map(lowIndexes.flatMap((index) => (names[index] ? [[names[index]!, 3] as const] : []))), lastInputTokens, resourcesOffered: false };
         const decided = selectVisibleSet(selection);
         expect({ visible: decided.visible.map((entry) => entry.name).sort(), deferred: decided.deferred }).toEqual(reference(selection));
       }),

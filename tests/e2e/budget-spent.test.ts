@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jsonLines, runCli } from '../support/cli.js';
@@ -50,6 +50,46 @@ describe('a spent wall-time budget ends the session, without asking anyone or re
       expect(after.find((record) => record.type === 'effect.resolved')?.data).toMatchObject({ kind: 'callModel', resolution: 'failed-in-doubt', reason: expect.stringContaining('wall-time budget') });
       expect(after.find((record) => record.type === 'session.ended')?.data).toMatchObject({ status: 'budget-exhausted' });
       expect((await runCli(['replay', forkId], { cwd: workspace.path })).code).toBe(0);
+    } finally {
+      await workspace.remove();
+    }
+  });
+
+  it('a reply proposing more calls than the tool-call budget has left runs the ones it allows and refuses the rest, each settled and in the trace (D22)', async () => {
+    const workspace = await makeTempDir('rein-budget-calls-');
+    try {
+      const append = { name: 'bash', arguments: { command: 'echo k >> n.txt' } };
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Appending.', toolCalls: [append, append, append] }, { text: 'Done.' }] }));
+      const run = await runCli(['run', 'append', '--script', 'script.json', '--yes', '--max-tool-calls', '2', '--json'], { cwd: workspace.path });
+      expect(run.code, run.stderr).toBe(1);
+      const records = jsonLines(run.stdout);
+      expect(await readFile(join(workspace.path, 'n.txt'), 'utf8')).toBe('k\nk\n');
+      const settled = records.filter((record) => record.type === 'tool.settled').map((record) => record.data);
+      expect(settled).toHaveLength(3);
+      expect(settled.slice(0, 2)).toMatchObject([{ status: 'ok' }, { status: 'ok' }]);
+      expect(settled[2]).toMatchObject({ status: 'error', errorCode: 'Denied', failedStage: 'budget', denial: { source: 'budget' }, observation: expect.stringContaining('only the first 2 of') });
+      expect(records.filter((record) => record.type === 'turn.blocked')).toEqual([]);
+      expect(records.find((record) => record.type === 'session.ended')?.data).toMatchObject({ status: 'budget-exhausted', reason: expect.stringContaining('proposed 3 tool calls with 2 of 2 left; 1 was not run') });
+      const id = records[0]!.stream as string;
+      const trace = await runCli(['trace', id], { cwd: workspace.path });
+      expect(trace.stdout.match(/bash\(echo k >> n\.txt\)/g)).toHaveLength(3);
+      expect(trace.stdout).toContain('denied by budget');
+      expect((await runCli(['replay', id], { cwd: workspace.path })).code).toBe(0);
+    } finally {
+      await workspace.remove();
+    }
+  });
+
+  it('a reply once the tool-call budget is spent has every call refused and recorded, none run', async () => {
+    const workspace = await makeTempDir('rein-budget-none-');
+    try {
+      const append = { name: 'bash', arguments: { command: 'echo k >> n.txt' } };
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'One.', toolCalls: [append] }, { text: 'Two.', toolCalls: [append, append] }, { text: 'Done.' }] }));
+      const run = await runCli(['run', 'append', '--script', 'script.json', '--yes', '--max-tool-calls', '1'], { cwd: workspace.path });
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stdout).toContain('budget-exhausted — tool-call budget exhausted: the reply proposed 2 tool calls with 0 of 1 left; 2 were not run');
+      expect(run.stdout).toContain('2 turns · 3 tool calls (2 denied)');
+      expect(await readFile(join(workspace.path, 'n.txt'), 'utf8')).toBe('k\n');
     } finally {
       await workspace.remove();
     }

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
-import { damageStreamLog } from '../support/damage.js';
+import { damageStreamLog, tamperStreamBlob } from '../support/damage.js';
+import { openLevelEventStore } from '../../stores/index.js';
 import { hashTree } from '../support/tree-hash.js';
 
 describe('the store never hides damage', () => {
@@ -106,6 +107,41 @@ describe('the store never hides damage', () => {
       const damaged = await runCli(['resume', sourceId], { cwd: workspace.path });
       expect(damaged.code).toBe(1);
       expect(damaged.stderr).toContain('STORE_CORRUPT_RECORD');
+    } finally {
+      await workspace.remove();
+    }
+  });
+
+  it('rein replay reads back every blob the log names: a tampered model input is BLOB_CORRUPT, not "verified" (D2)', async () => {
+    const workspace = await makeTempDir('rein-damaged-blob-');
+    try {
+      const turns = Array.from({ length: 3 }, (_, index) => ({ text: `Looking ${index}.`, toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] }));
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [...turns, { text: 'Done.' }] }));
+      const made = await runCli(['run', 'look', '--script', 'script.json', '--json'], { cwd: workspace.path });
+      expect(made.code, made.stderr).toBe(0);
+      const records = jsonLines(made.stdout);
+      const id = records[0]!.stream as string;
+      expect((await runCli(['replay', id], { cwd: workspace.path })).code).toBe(0);
+      // The second model input: stored as a delta against the first, and the base of the ones after it.
+      const inputs = records.filter((record) => record.type === 'context.projected').map((record) => (record.data as { input: string }).input);
+      expect(inputs.length).toBeGreaterThanOrEqual(3);
+      const ref = inputs[1]!;
+      const store = await openLevelEventStore(join(workspace.path, '.rein'));
+      const original = await store.readBlob(id, ref as `artifact://${string}`);
+      await store.close();
+      await tamperStreamBlob(join(workspace.path, '.rein', 'streams', id), ref.slice(ref.lastIndexOf('/') + 1), original);
+
+      const replayed = await runCli(['replay', id], { cwd: workspace.path });
+      expect(replayed.code).toBe(1);
+      expect(replayed.stdout).not.toContain('verified');
+      expect(replayed.stderr).toContain(`rein: BLOB_CORRUPT: blob ${ref} does not match its content hash`);
+      const json = await runCli(['replay', id, '--json'], { cwd: workspace.path });
+      expect(json.code).toBe(1);
+      expect(json.stderr).toContain('BLOB_CORRUPT');
+      // The same code `rein context` reports for that turn.
+      const context = await runCli(['context', id, '--turn', '2'], { cwd: workspace.path });
+      expect(context.code).toBe(1);
+      expect(context.stderr).toContain('BLOB_CORRUPT');
     } finally {
       await workspace.remove();
     }

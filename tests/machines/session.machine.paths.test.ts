@@ -77,6 +77,12 @@ const outstandingCallIds = (snapshot: Snapshot): string[] => Object.values(snaps
 
 const isFinal = (snapshot: Snapshot) => snapshot.status === 'done';
 
+/** The event is the current turn actor's done event (its output names the open turn). */
+const isTurnDone = (event: SessionEvent, snapshot: Snapshot): boolean => {
+  const turn = snapshot.context.lastTurn;
+  return turn?.status === 'open' && event.type === `xstate.done.actor.${turn.path}` && (event as { output?: { turnId?: string } }).output?.turnId === turn.turnId;
+};
+
 describe('session.machine model check', () => {
   const result = checkMachine({
     machine: sessionMachine,
@@ -137,6 +143,20 @@ describe('session.machine model check', () => {
       'a message the model call in flight did not see gets its own call before the session may complete': ({ from, event, to, actions }) =>
         !(from.matches({ running: 'awaitingModel' }) && from.context.unseenMessage === true && event.type === 'model.responded' && event.effectId === from.context.awaitingModel && Object.keys(from.context.outstanding).length === 1) ||
         (!to.matches('completed') && (to.matches('budgetExhausted') || to.matches('failed') || to.matches({ running: 'runningTools' }) || actions.some((action) => action.type === 'requestEffect' && (action.params as { kind: string }).kind === 'callModel'))),
+      'every proposed call gets its effect, and only as many run as the tool-call budget has left': ({ from, event, to, actions }) => {
+        if (!(from.matches({ running: 'awaitingModel' }) && event.type === 'model.responded' && event.effectId === from.context.awaitingModel && event.toolCalls.length > 0 && to.matches({ running: 'runningTools' }))) return true;
+        const requests = actions.filter((action) => action.type === 'requestEffect').map((action) => (action.params as { args: { callId: string; budget?: unknown } }).args);
+        const left = budgets.maxToolCalls - from.context.usage.toolCalls;
+        const allowed = requests.filter((args) => args.budget === undefined);
+        return (
+          JSON.stringify(requests.map((args) => args.callId)) === JSON.stringify(event.toolCalls.map((call) => call.callId)) &&
+          allowed.length === Math.min(left, event.toolCalls.length) &&
+          requests.slice(0, allowed.length).every((args) => args.budget === undefined) &&
+          (to.context.toolCallBudgetSpent !== undefined) === allowed.length < requests.length
+        );
+      },
+      'a turn with calls refused for the tool-call budget ends the session budget-exhausted once it joins': ({ from, event, to }) =>
+        !(from.matches({ running: 'joiningTurn' }) && from.context.toolCallBudgetSpent !== undefined && isTurnDone(event, from)) || to.matches('budgetExhausted') || to.matches('failed') || to.matches('completed'),
       'unknown effect ids change nothing': ({ from, to, event }) =>
         !('effectId' in event) || event.effectId !== 'root:e999' || JSON.stringify(from.value) === JSON.stringify(to.value),
       'a forged approval id changes nothing': ({ from, to, event }) =>

@@ -21,3 +21,25 @@ export const damageStreamLog = async (streamDirectory: string): Promise<string> 
   }
   return log;
 };
+
+/**
+ * The trial's tampering with a stream blob: the blob `hex` (stored whole or as a delta) is replaced by a whole blob
+ * whose bytes are its own with one character changed — the key still says `hex`, the content no longer hashes to it.
+ * `original` is the blob's real content (read before, through the store). The stream's database must be closed.
+ */
+export const tamperStreamBlob = async (streamDirectory: string, hex: string, original: Uint8Array): Promise<void> => {
+  const { ClassicLevel } = await import('classic-level');
+  const database = new ClassicLevel<string, Uint8Array>(streamDirectory, { valueEncoding: 'view', createIfMissing: false });
+  await database.open();
+  try {
+    const altered = Buffer.from(original);
+    const at = Math.floor(altered.length / 2);
+    altered[at] = altered[at] === 0x41 ? 0x42 : 0x41;
+    await database.batch([
+      { type: 'del', key: `d!${hex}` },
+      { type: 'put', key: `b!${hex}`, value: altered },
+    ]);
+  } finally {
+    await database.close();
+  }
+};

@@ -15,7 +15,7 @@ import type { ApprovalAnswering } from '../approval-prompt.js';
 import type { PermissionOptions } from '../command-options.js';
 import type { RunOptions } from './run.command.js';
 import { cliTelemetryFor } from '../telemetry-options.js';
-import { cliCapabilitiesFor } from '../capability-options.js';
+import { cliCapabilitiesFor, visibleLimitOf } from '../capability-options.js';
 import { pluginProviderFor, pluginsFor, projectPluginFolders } from '../plugin-options.js';
 
 /** How the CLI answers approvals for these flags: in advance from the rules, and on a TTY by asking. */
@@ -27,6 +27,11 @@ export const answeringOf = (options: PermissionOptions): ApprovalAnswering => ({
 
 /** The body of `rein run` (see `registerRun`). */
 export const runCommand = async (task: string, options: RunOptions, setExit: (code: number) => void): Promise<void> => {
+  // A bad flag value is a usage error before anything else is looked at (a provider that is not configured, plugins).
+  const flagBudgets = budgetsOf(options);
+  const permissions = permissionsOf(options);
+  sandboxOf(options);
+  visibleLimitOf(options);
   const workspace = await workspaceOf(options);
   if (options.detach && options.memory === false) throw new ReinError('USAGE', '--no-memory applies to a session this process runs: a worker runs a queued (--detach) session with its own settings');
   // A provider a plugin contributes (`--provider <plugin>__<id>`) is built from the plugins, not from provider settings.
@@ -41,8 +46,8 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   let rein: Rein | undefined;
   try {
     const { provider, replaying, fallbacks } = fromPlugin ? { provider: await pluginProviderFor(fromPlugin, options, workspace, loaded.plugins), replaying: undefined, fallbacks: undefined } : await buildProvider(settings!, store);
-    const budgets = { ...replaying?.budgets, ...budgetsOf(options) };
-    rein = await createRein({ store, workspace, ...(options.memory === false ? { memory: false as const } : {}), protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins), ...(await hostRunFiles(workspace, loaded.hooks, mcpServers))], provider, ...(fallbacks ? { fallbacks } : {}), budgets, ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions: permissionsOf(options), sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(inspector ? { inspect: inspector.inspect } : {}), ...telemetry?.reinOptions });
+    const budgets = { ...replaying?.budgets, ...flagBudgets };
+    rein = await createRein({ store, workspace, ...(options.memory === false ? { memory: false as const } : {}), protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins), ...(await hostRunFiles(workspace, loaded.hooks, mcpServers))], provider, ...(fallbacks ? { fallbacks } : {}), budgets, ...(settings ? { modelOptions: settings.modelOptions } : {}), permissions, sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(inspector ? { inspect: inspector.inspect } : {}), ...telemetry?.reinOptions });
     telemetry?.attach(rein);
     const text = task || replaying?.task || 'Follow the script.';
     if (options.detach) {
