@@ -181,7 +181,11 @@ export const bashTool = defineTool<BashParameters, { cwd: string; relative: stri
       policy: context.sandbox,
       signal: context.signal,
       sessionId: context.sessionId,
-      ...(args.run_in_background ? { detachAfterMs: backgroundStartupMs } : {}),
+      ...(args.run_in_background ? { detachAfterMs: backgroundStartupMs, onBackgroundEnd: (ended: CommandOutcome, how: 'exited' | 'timeout' | 'stopped') => {
+        // What stopped it from outside (the session's end) is the session's record; what it did itself is this one.
+        if (how === 'stopped') return;
+        context.recordLater?.('command.ended', { ...(ended.pid === undefined ? {} : { pid: ended.pid }), ended: how, exitCode: ended.exitCode, ...(ended.signal ? { signal: ended.signal } : {}), ...(ended.timedOut ? { timedOut: ended.timedOut } : {}), timeoutMs, durationMs: ended.durationMs });
+      } } : {}),
       onOutput: (_stream, text) => {
         const now = Date.now();
         if (now - lastProgress < 200) return;

@@ -16,6 +16,11 @@ export interface CommandRun {
   onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
   /** Return as soon as the command has run this long, leaving it running in the background (its group is still killed by the hard timeout). */
   detachAfterMs?: number;
+  /**
+   * Called once when a command left running in the background ends after its call returned, with how: by itself,
+   * at its timeout, or stopped (its session's end, an interruption, rein's exit).
+   */
+  onBackgroundEnd?: (outcome: CommandOutcome, how: 'exited' | 'timeout' | 'stopped') => void;
 }
 
 /** Captured output of one stream: the bytes kept and how many were dropped past the capture cap. */
@@ -168,6 +173,7 @@ export const runCommand = (run: CommandRun): Promise<CommandOutcome> =>
     let timedOut: CommandOutcome['timedOut'] = null;
     let cancelled = false;
     let settled = false;
+    let stoppedFromOutside = false;
     const released = markLive(marker);
     // Under the watchdog, fd 3 is its end of a socket whose other end only this process holds (see `commandWatchdog`).
     const child = spawn(argv[0]!, argv.slice(1), { cwd: run.cwd, env: launch.env, detached: true, stdio: launch.watchdog ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'] });
@@ -239,9 +245,16 @@ export const runCommand = (run: CommandRun): Promise<CommandOutcome> =>
       clearTimeout(hard);
       clearTimeout(watchdogKill);
       run.signal.removeEventListener('abort', onAbort);
+      run.onBackgroundEnd?.(outcomeOf(code, signal, true), stoppedFromOutside || cancelled ? 'stopped' : timedOut ? 'timeout' : 'exited');
     });
     if (run.detachAfterMs !== undefined && pid !== undefined) {
-      background.set(pid, { sessionId: run.sessionId, stop: () => stop('SIGKILL') });
+      background.set(pid, {
+        sessionId: run.sessionId,
+        stop: () => {
+          stoppedFromOutside = true;
+          stop('SIGKILL');
+        },
+      });
       setTimeout(() => {
         // Left running: nothing of it may keep this process alive; the 'exit' hook and the session's end stop it.
         soft.unref();

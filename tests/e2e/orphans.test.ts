@@ -168,22 +168,27 @@ describe('no command outlives rein', () => {
     const marker = newMarker();
     try {
       const script = { turns: [
-        { text: 'Starting.', toolCalls: [{ name: 'bash', arguments: { command: `(env -i REIN_TEST_MARK=${marker} setsid sleep 1000 & echo $! > orphan.pid); echo $$ > main.pid; export REIN_TEST_MARK=${marker}; exec sleep 1000`, run_in_background: true, timeout_ms: 1500 } }] },
-        // Waits (event-driven, inside the session) until both processes are gone; its own timeout is generous.
-        { text: 'Waiting.', toolCalls: [{ name: 'bash', arguments: { command: 'for f in main.pid orphan.pid; do while kill -0 "$(cat $f)" 2>/dev/null; do sleep 0.05; done; done; echo gone', timeout_ms: 120_000 } }] },
+        { text: 'Starting.', toolCalls: [{ name: 'bash', arguments: { command: `(env -i REIN_TEST_MARK=${marker} setsid sleep 1000 & echo $! > orphan.pid); echo $$ > main.pid; echo $PPID > watchdog.pid; export REIN_TEST_MARK=${marker}; exec sleep 1000`, run_in_background: true, timeout_ms: 1500 } }] },
+        // Waits (event-driven, inside the session) until both processes and their watchdog are gone (and rein has
+        // reaped it, so its end is recorded); its own timeout is generous.
+        { text: 'Waiting.', toolCalls: [{ name: 'bash', arguments: { command: 'for f in main.pid orphan.pid watchdog.pid; do while kill -0 "$(cat $f)" 2>/dev/null; do sleep 0.05; done; done; echo gone', timeout_ms: 120_000 } }] },
         { text: 'Done.' },
       ] };
       const rein = await createRein({ store: createMemoryEventStore(), workspace: workspace.path, provider: createScriptedProvider(parseScript(script)), permissions: { approveAll: true }, sandbox: { mode: 'off' } });
       const session = await rein.createSession({ task: 'start it' });
       const settled: Array<Record<string, any>> = [];
+      const ended: Array<Record<string, any>> = [];
       session.records$.subscribe((record) => {
         if (record.type === 'tool.settled') settled.push(record.data as Record<string, any>);
+        if (record.type === 'command.ended') ended.push({ ...(record.data as Record<string, any>), before: settled.length });
       });
       await session.send('start it');
       expect((await session.whenQuiet()).status).toBe('completed');
       const [started, waited] = settled;
       expect(JSON.parse(started!.observation)).toMatchObject({ background: true, timeout_ms: 1500, message: expect.stringContaining('at its timeout of 1500 ms'), sandbox: { enforcement: 'fallback', lifetime: expect.stringContaining('enforced (watchdog') } });
       expect(waited!.execution).toMatchObject({ exitCode: 0 });
+      // Its end is recorded: stopped at its timeout by SIGTERM (its processes die of it), before the wait settled.
+      expect(ended).toEqual([expect.objectContaining({ callId: started!.callId, ended: 'timeout', timedOut: 'soft', exitCode: null, signal: 'SIGTERM', timeoutMs: 1500, pid: JSON.parse(started!.observation).pid, before: 1 })]);
       expect(JSON.parse(waited!.observation).stdout).toBe('gone\n');
       expect(markedProcesses(marker)).toEqual([]);
       expect(await eventually(() => processesOfSession(session.id), (found) => found.length === 0)).toEqual([]);
