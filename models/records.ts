@@ -36,7 +36,7 @@ import { CapabilityCatalog, CapabilityDiff, CapabilityLoaded } from './capabilit
 import { McpClosed, McpConnected, McpDegraded, McpFailed, McpReconnecting, McpStarted, McpToolsListed } from './mcp.records.js';
 import { HookDecided } from './hook.records.js';
 import { PluginFailed, PluginLoaded, PluginReady, PluginStopped } from './plugin.records.js';
-import { NetworkDecided, SandboxChecked, WorkspaceCleaned } from './sandbox.records.js';
+import { CommandEnded, NetworkDecided, SandboxChecked, WorkspaceCleaned } from './sandbox.records.js';
 
 /**
  * The three classes of record (DESIGN §3):
@@ -136,6 +136,7 @@ export const recordTypes = {
   'sandbox.checked': fact(SandboxChecked),
   'network.decided': fact(NetworkDecided),
   'workspace.cleaned': fact(WorkspaceCleaned),
+  'command.ended': fact(CommandEnded),
 } as const satisfies Record<string, RecordTypeInfo>;
 
 export type RecordType = keyof typeof recordTypes;

@@ -31,6 +31,27 @@ export const NetworkDecided = z.object({
 export type NetworkDecided = z.infer<typeof NetworkDecided>;
 
 /**
+ * effect (fact) · a command left running in the background (`run_in_background`) ended after its call had returned:
+ * by itself (`exited`) or stopped at its `timeout_ms` (`timeout`). Not written when its session's end, an
+ * interruption or rein's exit stopped it.
+ */
+export const CommandEnded = z.object({
+  effectId: z.string().min(1),
+  callId: z.string().min(1),
+  /** The command's pid, as its call's result named it. */
+  pid: z.number().int().optional(),
+  ended: z.enum(['exited', 'timeout']),
+  /** null: a signal ended it. */
+  exitCode: z.number().int().nullable(),
+  signal: z.string().optional(),
+  /** `soft`: it stopped after SIGTERM; `hard`: it needed SIGKILL. */
+  timedOut: z.enum(['soft', 'hard']).optional(),
+  timeoutMs: z.number().int().min(1),
+  durationMs: z.number().int().min(0),
+});
+export type CommandEnded = z.infer<typeof CommandEnded>;
+
+/**
  * effect (fact) · rein removed files of its own or of a command from the workspace: the temp files of a write
  * interrupted by a crash (found on resume), or protected paths a command created.
  */

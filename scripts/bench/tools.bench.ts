@@ -10,6 +10,9 @@ import { PermissionPolicy } from '../../src/policy/permission-policy.js';
 import { defaultSandboxPolicy, type SandboxPolicy } from '../../src/policy/sandbox-policy.js';
 import { sandboxEnforcement } from '../../src/policy/sandbox-probe.js';
 import { builtinTools } from '../../src/tools/builtin-tools.js';
+import { prepareLaunch } from '../../src/tools/command-launch.js';
+import { commandWatchdog } from '../../src/tools/command-watchdog.js';
+import { runCommand } from '../../src/tools/process-runner.js';
 import { globOptions } from '../../src/tools/glob.tool.js';
 import { ripgrepArguments, ripgrepPath } from '../../src/tools/grep.tool.js';
 import { defaultIgnoredDirectories } from '../../src/tools/search-scope.js';
@@ -116,6 +119,8 @@ export const main = async (): Promise<void> => {
   const { fs: _pinned, ...plainOptions } = globOptions(scope, ignored);
   line('glob node_modules **/*.js', await interleave(7, () => glob('**/*.js', plainOptions), () => call('glob', { pattern: '**/*.js', path: 'node_modules' })), '≤ 1.3×');
 
+  await watchdogCost(workspace);
+
   // The sandbox's cost per command: `bash true` in bubblewrap against the same call without it (mode off).
   const sandboxed = await pipelineOver(repositoryRoot, undefined, { mode: 'auto' });
   const unsandboxed = await pipelineOver(repositoryRoot, undefined, { mode: 'off' });
@@ -126,6 +131,22 @@ export const main = async (): Promise<void> => {
   }
   const bash = await interleave(50, () => unsandboxed('bash', { command: 'true' }), () => sandboxed('bash', { command: 'true' }));
   process.stdout.write(`  ${'bash true, bubblewrap vs none (median of 50)'.padEnd(44)} sandboxed ${formatMs(bash.candidate).padStart(9)} · none ${formatMs(bash.baseline).padStart(9)} · added ${formatMs(bash.candidate - bash.baseline)} (target ≤ 30 ms) · ratio ${(bash.candidate / bash.baseline).toFixed(2)}×\n`);
+};
+
+/** The fallback watchdog's cost per command: `echo` run as the fallback runs it, under the watchdog and without it. */
+const watchdogCost = async (workspace: Workspace): Promise<void> => {
+  const watchdog = commandWatchdog();
+  if (!watchdog.prefix) {
+    process.stdout.write(`  echo under the fallback watchdog: not measured (${watchdog.reason})\n`);
+    return;
+  }
+  const policy = { ...defaultSandboxPolicy, mode: 'off' as const };
+  const launch = await prepareLaunch({ command: 'echo hi', cwd: workspace.root, policy, workspace, marker: 'bench:watchdog' });
+  if ('refused' in launch) throw new Error(launch.refused);
+  const bare = { ...launch, argv: launch.argv.slice(watchdog.prefix.length), watchdog: false };
+  const run = (which: typeof launch) => runCommand({ launch: which, cwd: workspace.root, timeoutMs: 60_000, policy, signal: new AbortController().signal });
+  const cost = await interleave(50, () => run(bare), () => run(launch));
+  process.stdout.write(`  ${'echo, fallback watchdog vs none (median of 50)'.padEnd(44)} watched ${formatMs(cost.candidate).padStart(9)} · none ${formatMs(cost.baseline).padStart(9)} · added ${formatMs(cost.candidate - cost.baseline)} · ratio ${(cost.candidate / cost.baseline).toFixed(2)}×\n`);
 };
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

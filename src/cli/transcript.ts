@@ -82,6 +82,8 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
       return `${at}${who}network: ${data.decision === 'allow' ? 'allowed' : 'refused'} ${data.method} ${data.host}:${data.port} (${data.reason})`;
     case 'memory.unavailable':
       return `${at}${who}memory unavailable: ${data.code} ${data.message} (the session ran on without memory)`;
+    case 'command.ended':
+      return `${at}${who}background command of ${data.callId} ${data.ended === 'timeout' ? `stopped at its timeout of ${data.timeoutMs} ms` : 'exited'} (${data.exitCode === null ? `signal ${data.signal ?? 'unknown'}` : `exit ${data.exitCode}`}) after ${(data.durationMs / 1000).toFixed(1)} s`;
     case 'workspace.cleaned':
       return `${at}${who}removed ${(data.paths as string[]).join(', ')} (${data.reason === 'interrupted-write' ? 'temp files of an interrupted write' : 'protected paths a command created'})`;
     case 'user.message':

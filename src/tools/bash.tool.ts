@@ -80,6 +80,8 @@ interface CallExtras {
   outsidePaths: readonly string[];
   removed: readonly string[];
   notes: ToolNote[];
+  /** The timeout the command runs under (for a background command: when it is stopped). */
+  timeoutMs: number;
 }
 
 const resultOf = async (args: BashParameters, cwd: string, outcome: CommandOutcome, context: ToolContext, extras: CallExtras): Promise<ToolResult> => {
@@ -101,7 +103,7 @@ const resultOf = async (args: BashParameters, cwd: string, outcome: CommandOutco
   else if (extras.launch.sandbox.enforcement === 'bubblewrap' && outcome.exitCode !== null && outcome.exitCode > 128 && signalNames.has(outcome.exitCode - 128)) result.signal = signalNames.get(outcome.exitCode - 128);
   if (stdout.artifact) result.stdout_truncated = { omitted_bytes: stdout.omittedBytes, artifact: stdout.artifact };
   if (stderr.artifact) result.stderr_truncated = { omitted_bytes: stderr.omittedBytes, artifact: stderr.artifact };
-  if (outcome.background) Object.assign(result, { background: true, pid: outcome.pid, success: true, message: `still running in the background after ${backgroundStartupMs} ms; later output is not captured — redirect it to a file to read it` });
+  if (outcome.background) Object.assign(result, { background: true, pid: outcome.pid, success: true, timeout_ms: extras.timeoutMs, message: `still running in the background after ${backgroundStartupMs} ms; later output is not captured — redirect it to a file to read it. It is stopped (SIGTERM, then SIGKILL ${context.sandbox.killGraceMs} ms later) with everything it started at its timeout of ${extras.timeoutMs} ms or at the session's end, whichever comes first` });
   result.sandbox = {
     enforcement: extras.launch.sandbox.enforcement,
     ...(extras.launch.sandbox.enforcement === 'fallback' ? { reason: extras.launch.sandbox.reason } : {}),
@@ -109,6 +111,7 @@ const resultOf = async (args: BashParameters, cwd: string, outcome: CommandOutco
     network: `${context.sandbox.network}, ${enforcementText(outcome.enforcement.network)}`,
     processes: `max ${context.sandbox.maxProcesses}, ${enforcementText(outcome.enforcement.processes)}`,
     memory: `max ${context.sandbox.maxMemoryMb} MB, ${enforcementText(outcome.enforcement.memory)}`,
+    lifetime: enforcementText(outcome.enforcement.lifetime),
     env: 'cleared to the allow-list',
   };
   if (extras.outsidePaths.length > 0) {
@@ -168,16 +171,21 @@ export const bashTool = defineTool<BashParameters, { cwd: string; relative: stri
     const launch = await prepareLaunch({ command: args.command, cwd: plan.cwd, policy: context.sandbox, workspace: context.workspace, marker: plan.marker });
     if ('refused' in launch) return toolFailure('Denied', `${launch.refused}. Nothing was run.`, 'sandbox_unavailable');
     const absent = await absentProtectedPaths(context.workspace);
-    const timeoutMs = Math.min(args.timeout_ms ?? context.sandbox.defaultTimeoutMs, context.sandbox.maxTimeoutMs);
+    // A background command runs until the timeout it asked for, or the longest the policy allows when it asked none.
+    const timeoutMs = Math.min(args.timeout_ms ?? (args.run_in_background ? context.sandbox.maxTimeoutMs : context.sandbox.defaultTimeoutMs), context.sandbox.maxTimeoutMs);
     let lastProgress = 0;
     const outcome = await runCommand({
       launch,
       cwd: plan.cwd,
-      timeoutMs: args.run_in_background ? context.sandbox.maxTimeoutMs : timeoutMs,
+      timeoutMs,
       policy: context.sandbox,
       signal: context.signal,
       sessionId: context.sessionId,
-      ...(args.run_in_background ? { detachAfterMs: backgroundStartupMs } : {}),
+      ...(args.run_in_background ? { detachAfterMs: backgroundStartupMs, onBackgroundEnd: (ended: CommandOutcome, how: 'exited' | 'timeout' | 'stopped') => {
+        // What stopped it from outside (the session's end) is the session's record; what it did itself is this one.
+        if (how === 'stopped') return;
+        context.recordLater?.('command.ended', { ...(ended.pid === undefined ? {} : { pid: ended.pid }), ended: how, exitCode: ended.exitCode, ...(ended.signal ? { signal: ended.signal } : {}), ...(ended.timedOut ? { timedOut: ended.timedOut } : {}), timeoutMs, durationMs: ended.durationMs });
+      } } : {}),
       onOutput: (_stream, text) => {
         const now = Date.now();
         if (now - lastProgress < 200) return;
@@ -193,7 +201,7 @@ export const bashTool = defineTool<BashParameters, { cwd: string; relative: stri
       ...(launch.proxy?.decisions ?? []).map((decision) => ({ type: 'network.decided', data: { ...decision } })),
       ...(removed.length > 0 ? [{ type: 'workspace.cleaned', data: { paths: removed, reason: 'protected-path-created' } }] : []),
     ];
-    return resultOf(args, plan.relative, outcome, context, { launch, outsidePaths: plan.outsidePaths, removed, notes });
+    return resultOf(args, plan.relative, outcome, context, { launch, outsidePaths: plan.outsidePaths, removed, notes, timeoutMs });
   },
   checkResume: async (intent) => checkCommandGone(intent),
 });

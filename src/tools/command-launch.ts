@@ -2,6 +2,7 @@ import { startAllowListProxy, type AllowListProxy } from '../policy/network-prox
 import { bwrapArguments, runtimeDirectory, sandboxHome, sandboxMounts } from '../policy/sandbox-profile.js';
 import { detectIsolation, limitPrefix, sandboxPrefix, type Enforcement, type SandboxPolicy } from '../policy/sandbox-policy.js';
 import { sandboxEnforcement, type SandboxEnforcement } from '../policy/sandbox-probe.js';
+import { commandWatchdog } from './command-watchdog.js';
 import { callMarkerVariable } from './process-tree.js';
 import type { Workspace } from './workspace.js';
 
@@ -14,9 +15,15 @@ export interface Launch {
   env: NodeJS.ProcessEnv;
   shell: string;
   sandbox: SandboxEnforcement;
-  enforcement: { filesystem: Enforcement; network: Enforcement; processes: Enforcement; memory: Enforcement };
+  /** `lifetime`: whether every process the command starts is bound to end with its call and with rein. */
+  enforcement: { filesystem: Enforcement; network: Enforcement; processes: Enforcement; memory: Enforcement; lifetime: Enforcement };
   /** The allow-list proxy serving this command (under `allow-list`); the caller closes it when the command ends. */
   proxy?: AllowListProxy;
+  /**
+   * The fallback's watchdog runs the command (see `commandWatchdog`): the spawn gives it a socket on fd 3 and keeps
+   * the other end, and everything the command starts stays below it and dies with rein.
+   */
+  watchdog?: boolean;
 }
 
 export interface LaunchRequest {
@@ -82,18 +89,23 @@ export const prepareLaunch = async (request: LaunchRequest): Promise<Launch | { 
       env,
       shell: support.shell,
       sandbox,
-      enforcement: { filesystem: { enforced: true, mechanism: 'bubblewrap: the workspace only, protected paths masked' }, network, processes: limits.processes, memory: limits.memory },
+      enforcement: { filesystem: { enforced: true, mechanism: 'bubblewrap: the workspace only, protected paths masked' }, network, processes: limits.processes, memory: limits.memory, lifetime: { enforced: true, mechanism: 'bubblewrap: own pid namespace, --die-with-parent' } },
       ...(proxy ? { proxy } : {}),
     };
   }
   const fallback = sandboxPrefix(policy, support, { bridged: proxy !== undefined && support.networkOff !== null });
   const bridged = proxy !== undefined && support.networkOff !== null;
+  const { prefix: watchdog, reason: noWatchdog } = commandWatchdog();
+  const lifetime: Enforcement = watchdog ? { enforced: true, mechanism: 'watchdog: a subreaper that kills everything below it when the call ends or rein dies' } : { enforced: false, reason: `${noWatchdog ?? 'no watchdog'}; a command killed together with rein can survive it (resume kills it by its marker)` };
+  // Perl's complaint about a locale this machine lacks would land in every command's stderr; the watchdog drops it.
+  if (watchdog) env.PERL_BADLANG = '0';
   return {
-    argv: [...fallback.prefix, ...(bridged ? ['/bin/sh', '-c', bridgeScript(proxy.socketPath), 'rein-bridge'] : []), ...shellArgv],
+    argv: [...(watchdog ?? []), ...fallback.prefix, ...(bridged ? ['/bin/sh', '-c', bridgeScript(proxy.socketPath), 'rein-bridge'] : []), ...shellArgv],
     env,
+    ...(watchdog ? { watchdog: true } : {}),
     shell: support.shell,
     sandbox,
-    enforcement: { filesystem: { enforced: false, reason: sandbox.reason }, network: fallback.network, processes: fallback.processes, memory: fallback.memory },
+    enforcement: { filesystem: { enforced: false, reason: sandbox.reason }, network: fallback.network, processes: fallback.processes, memory: fallback.memory, lifetime },
     ...(proxy ? { proxy } : {}),
   };
 };

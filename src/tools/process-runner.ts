@@ -16,6 +16,11 @@ export interface CommandRun {
   onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
   /** Return as soon as the command has run this long, leaving it running in the background (its group is still killed by the hard timeout). */
   detachAfterMs?: number;
+  /**
+   * Called once when a command left running in the background ends after its call returned, with how: by itself,
+   * at its timeout, or stopped (its session's end, an interruption, rein's exit).
+   */
+  onBackgroundEnd?: (outcome: CommandOutcome, how: 'exited' | 'timeout' | 'stopped') => void;
 }
 
 /** Captured output of one stream: the bytes kept and how many were dropped past the capture cap. */
@@ -53,9 +58,11 @@ const killGroup = (pid: number | undefined, signal: NodeJS.Signals): void => {
  * Signal everything a command started: its process group, every descendant (a `setsid` child leaves the group but
  * not the tree) and, outside bubblewrap, every process carrying the call's marker (an orphan that was re-parented
  * away). Under bubblewrap SIGTERM spares the sandbox's own processes (the command's exit then ends them, and with
- * them the pid namespace), and SIGKILL to them kills the whole namespace.
+ * them the pid namespace), and SIGKILL to them kills the whole namespace. Under the fallback's watchdog (`control`,
+ * the socket to it) nothing is re-parented away from it, and SIGKILL closes that socket instead of killing it: it
+ * then kills everything below it, including what forks while it does, and exits.
  */
-const signalCommand = (pid: number | undefined, launch: Launch, marker: string | undefined, signal: NodeJS.Signals, leaderGone = false): void => {
+const signalCommand = (pid: number | undefined, launch: Launch, marker: string | undefined, signal: NodeJS.Signals, leaderGone = false, control?: { destroy(): void }): void => {
   if (pid === undefined) return;
   const sandboxed = launch.sandbox.enforcement === 'bubblewrap';
   // Once the leader is gone its pid may be reused: its orphans are found by group and marker only.
@@ -65,7 +72,8 @@ const signalCommand = (pid: number | undefined, launch: Launch, marker: string |
     signalEach(tree.filter((candidate) => !own.has(candidate)), signal);
     return;
   }
-  killGroup(pid, signal);
+  if (control && signal === 'SIGKILL' && !leaderGone) control.destroy();
+  else killGroup(pid, signal);
   signalEach(tree, signal);
   if (!sandboxed && marker) signalEach(processesMarked(marker), signal);
 };
@@ -180,19 +188,37 @@ export const runCommand = (run: CommandRun): Promise<CommandOutcome> =>
     let timedOut: CommandOutcome['timedOut'] = null;
     let cancelled = false;
     let settled = false;
+    let stoppedFromOutside = false;
     const released = markLive(marker);
-    const child = spawn(argv[0]!, argv.slice(1), { cwd: run.cwd, env: launch.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Under the watchdog, fd 3 is its end of a socket whose other end only this process holds (see `commandWatchdog`).
+    const child = spawn(argv[0]!, argv.slice(1), { cwd: run.cwd, env: launch.env, detached: true, stdio: launch.watchdog ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'] });
     const pid = child.pid;
-    const stop = (signal: NodeJS.Signals, leaderGone = false) => signalCommand(pid, launch, marker, signal, leaderGone);
+    const control = launch.watchdog ? (child.stdio[3] as (NodeJS.ReadableStream & { destroy(): void; unref?(): void }) | null) ?? undefined : undefined;
+    control?.on('error', () => undefined);
+    // The watchdog's first line is the command's own pid: the one a background result names (`kill <pid>` stops it).
+    let commandPid: number | undefined;
+    let said = '';
+    control?.on('data', (chunk: Buffer) => {
+      said += chunk.toString('latin1');
+      if (commandPid === undefined && said.includes('\n')) commandPid = Number.parseInt(said, 10) || undefined;
+    });
+    let watchdogKill: NodeJS.Timeout | undefined;
+    const stop = (signal: NodeJS.Signals, leaderGone = false) => {
+      signalCommand(pid, launch, marker, signal, leaderGone, control);
+      // The watchdog exits once nothing is left below it; should it not, it is killed like any process.
+      if (control && signal === 'SIGKILL' && !leaderGone && watchdogKill === undefined) watchdogKill = setTimeout(() => killGroup(pid, 'SIGKILL'), run.policy.killGraceMs).unref();
+    };
+    const outcomeOf = (exitCode: number | null, signal: NodeJS.Signals | null, detached: boolean): CommandOutcome => ({ shell: launch.shell, pid: commandPid ?? pid, exitCode, signal, stdout: stdout.result(), stderr: stderr.result(), timedOut, cancelled, background: detached, durationMs: Date.now() - started, enforcement: launch.enforcement });
     const finish = (exitCode: number | null, signal: NodeJS.Signals | null, detached = false) => {
       if (settled) return;
       settled = true;
       if (!detached) {
         clearTimeout(soft);
         clearTimeout(hard);
+        clearTimeout(watchdogKill);
         run.signal.removeEventListener('abort', onAbort);
       }
-      resolve({ shell: launch.shell, pid, exitCode, signal, stdout: stdout.result(), stderr: stderr.result(), timedOut, cancelled, background: detached, durationMs: Date.now() - started, enforcement: launch.enforcement });
+      resolve(outcomeOf(exitCode, signal, detached));
     };
     const soft = setTimeout(() => {
       timedOut = 'soft';
@@ -208,11 +234,11 @@ export const runCommand = (run: CommandRun): Promise<CommandOutcome> =>
     };
     run.signal.addEventListener('abort', onAbort, { once: true });
     if (run.signal.aborted) onAbort();
-    child.stdout.on('data', (chunk: Buffer) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
       stdout.add(chunk);
       run.onOutput?.('stdout', chunk.toString('utf8'));
     });
-    child.stderr.on('data', (chunk: Buffer) => {
+    child.stderr!.on('data', (chunk: Buffer) => {
       stderr.add(chunk);
       run.onOutput?.('stderr', chunk.toString('utf8'));
     });
@@ -227,11 +253,25 @@ export const runCommand = (run: CommandRun): Promise<CommandOutcome> =>
       if (pid !== undefined) background.delete(pid);
       released();
       void launch.proxy?.close();
-      finish(code, signal);
+      if (!settled) return finish(code, signal);
+      // A background command ended after its call returned (by itself, at its timeout, or with its session): its
+      // timers must not signal a group id that may be reused.
+      clearTimeout(soft);
+      clearTimeout(hard);
+      clearTimeout(watchdogKill);
+      run.signal.removeEventListener('abort', onAbort);
+      run.onBackgroundEnd?.(outcomeOf(code, signal, true), stoppedFromOutside || cancelled ? 'stopped' : timedOut ? 'timeout' : 'exited');
     });
     if (run.detachAfterMs !== undefined && pid !== undefined) {
       const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-      background.set(pid, { sessionId: run.sessionId, stop: () => stop('SIGKILL'), closed });
+      background.set(pid, {
+        sessionId: run.sessionId,
+        stop: () => {
+          stoppedFromOutside = true;
+          stop('SIGKILL');
+        },
+        closed,
+      });
       setTimeout(() => {
         // Left running: nothing of it may keep this process alive; the 'exit' hook and the session's end stop it.
         soft.unref();
@@ -239,6 +279,7 @@ export const runCommand = (run: CommandRun): Promise<CommandOutcome> =>
         child.unref();
         (child.stdout as unknown as { unref?: () => void }).unref?.();
         (child.stderr as unknown as { unref?: () => void }).unref?.();
+        control?.unref?.();
         finish(null, null, true);
       }, run.detachAfterMs).unref();
     }

@@ -83,6 +83,11 @@ export interface ToolContext {
   outputBudget: number;
   /** Stream a progress line to live subscribers (never persisted). */
   progress(message: string): void;
+  /**
+   * Record a fact about this call after it settled (`effectId` and `callId` are added): a background command's end.
+   * Absent where nothing records; never awaited, and a failure to write it is not the call's.
+   */
+  recordLater?(type: string, data: Record<string, unknown>): void;
   /** The session's governed memory (scoped reads, candidate proposals); absent when the harness runs without memory. */
   memory?: ToolMemory;
   /** The calling agent's rights and the delegation settings (absent where delegation is not wired). */

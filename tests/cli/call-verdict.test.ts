@@ -12,6 +12,12 @@ describe('how a settled call reads to a person', () => {
     expect(transcriptLine(settled(background))).toMatch(/^#1 {4}… bash \(left running in the background: outcome unknown\): /);
   });
 
+  it('the end of a background command, when it comes, is its own line: by itself or at its timeout', () => {
+    const ended = (data: Record<string, unknown>): RecordEnvelope => ({ stream: 's', seq: 9, id: 'r9', type: 'command.ended', v: 1, at: 0, actor: 'root', data: { effectId: 'root:e1', callId: 'c1', timeoutMs: 1500, ...data } });
+    expect(transcriptLine(ended({ ended: 'timeout', exitCode: null, signal: 'SIGTERM', timedOut: 'soft', durationMs: 1520 }))).toBe('#9    background command of c1 stopped at its timeout of 1500 ms (signal SIGTERM) after 1.5 s');
+    expect(transcriptLine(ended({ ended: 'exited', exitCode: 2, durationMs: 400 }))).toBe('#9    background command of c1 exited (exit 2) after 0.4 s');
+  });
+
   it('a call the sandbox refused (--sandbox required without bubblewrap) is denied, not failed', () => {
     expect(callVerdict({ status: 'error', errorCode: 'Denied', observation: 'Denied: the sandbox mode is "required" but bubblewrap is not available' })).toBe('denied');
     expect(callVerdict({ status: 'error', errorCode: 'Denied', observation: 'Denied: no', denial: { source: 'rule', reason: 'no' } })).toBe('denied');

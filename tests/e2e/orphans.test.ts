@@ -7,12 +7,15 @@ import { createRein } from '../../src/rein.js';
 import { createScriptedProvider, parseScript } from '../../src/providers/scripted-provider.js';
 import { jsonLines, runCli, startCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
-import { eventually, markedProcesses, newMarker, requireBubblewrap } from '../support/sandbox.js';
+import { eventually, markedProcesses, newMarker, requireBubblewrap, requireWatchdog } from '../support/sandbox.js';
 import { killStrayProcesses, runCommand, stopBackgroundCommands } from '../../src/tools/process-runner.js';
 import { defaultSandboxPolicy } from '../../src/policy/sandbox-policy.js';
-import type { Launch } from '../../src/tools/command-launch.js';
+import { prepareLaunch, type Launch } from '../../src/tools/command-launch.js';
+import { processesMarked, processesOfSession } from '../../src/tools/process-tree.js';
+import { Workspace } from '../../src/tools/workspace.js';
 
 const sandboxed = await requireBubblewrap();
+const watched = requireWatchdog();
 
 /** Start `rein run` on a one-command script and resolve once the command's processes exist (found by the test's marker). */
 const runUntilCommandRuns = async (workspace: string, command: string, marker: string, extra: string[] = []): Promise<{ child: ChildProcess; sessionId: () => string | undefined }> => {
@@ -79,21 +82,23 @@ describe('no command outlives rein', () => {
     }
   });
 
-  it('without the sandbox a killed rein can leave the command behind; resume finds it by its marker and kills it before any rerun', async () => {
+  it.runIf(watched)('without the sandbox, SIGKILL of rein kills the command and all it started (setsid, nohup, env -i) with no resume; resume then finds nothing alive', async () => {
     const workspace = await makeTempDir('rein-orphan-off-');
+    const marker = newMarker();
     try {
-      const marker = newMarker();
-      const { child, sessionId } = await runUntilCommandRuns(workspace.path, `export REIN_TEST_MARK=${marker}; sleep 1000`, marker, ['--sandbox', 'off']);
+      // `env -i` drops REIN_CALL (and keeps only the test's mark), `setsid` leaves the process group: only the
+      // watchdog, whose descendants they stay, ties them to rein.
+      const command = `export REIN_TEST_MARK=${marker}; setsid sleep 1000 & nohup sleep 1000 >/dev/null 2>&1 & (env -i REIN_TEST_MARK=${marker} setsid sleep 1000 &); sleep 1000`;
+      const { child, sessionId } = await runUntilCommandRuns(workspace.path, command, marker, ['--sandbox', 'off']);
+      expect((await eventually(() => markedProcesses(marker), (pids) => pids.length >= 4, 30_000)).length).toBeGreaterThanOrEqual(4);
       await killed(child);
-      const left = markedProcesses(marker);
-      // Without bubblewrap nothing ties the command to rein's life (that is what the fallback cannot promise).
-      expect(left.length).toBeGreaterThan(0);
+      expect(await eventually(() => markedProcesses(marker), (pids) => pids.length === 0)).toEqual([]);
       const result = await runCli(['resume', sessionId()!, '--json', '--sandbox', 'off'], { cwd: workspace.path });
       expect(result.code).toBe(3);
       const resolved = jsonLines(result.stdout).find((record) => record.type === 'effect.resolved');
-      expect(resolved?.data).toMatchObject({ resolution: 'awaiting-confirmation', reason: expect.stringContaining('were still alive and were killed') });
-      expect(await eventually(() => markedProcesses(marker), (pids) => pids.length === 0)).toEqual([]);
+      expect(resolved?.data).toMatchObject({ resolution: 'awaiting-confirmation', reason: expect.stringContaining('no process of the earlier run is alive') });
     } finally {
+      killEach(markedProcesses(marker));
       await workspace.remove();
     }
   });
@@ -119,13 +124,14 @@ describe('no command outlives rein', () => {
     }
   });
 
-  it('without the sandbox a background command left by a SIGKILLed rein is killed by resume, though its call had settled', async () => {
+  it.runIf(watched)('without the sandbox a background command dies with a SIGKILLed rein, though its call had settled; resume still sweeps what carries the session\'s marker', async () => {
     const workspace = await makeTempDir('rein-orphan-bg-');
     const background = newMarker();
     const foreground = newMarker();
+    const planted = newMarker();
     try {
       await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [
-        { text: 'Starting a ticker.', toolCalls: [{ name: 'bash', arguments: { command: `export REIN_TEST_MARK=${background}; for i in $(seq 1 1000); do echo tick >> ticks.txt; sleep 1; done`, run_in_background: true, timeout_ms: 5000 } }] },
+        { text: 'Starting a ticker.', toolCalls: [{ name: 'bash', arguments: { command: `export REIN_TEST_MARK=${background}; (env -i REIN_TEST_MARK=${background} setsid sleep 1000 &); for i in $(seq 1 1000); do echo tick >> ticks.txt; sleep 1; done`, run_in_background: true } }] },
         { text: 'Waiting.', toolCalls: [{ name: 'bash', arguments: { command: `export REIN_TEST_MARK=${foreground}; sleep 1000` } }] },
         { text: 'Done.' },
       ] }));
@@ -134,19 +140,89 @@ describe('no command outlives rein', () => {
       child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
       // The background call has settled (the second call only starts after it) and the second one runs.
       expect((await eventually(() => markedProcesses(foreground), (pids) => pids.length > 0, 30_000)).length).toBeGreaterThan(0);
+      expect(markedProcesses(background).length).toBeGreaterThanOrEqual(2);
       await killed(child);
       const id = jsonLines(stdout).find((record) => typeof record.stream === 'string')?.stream as string;
-      expect(markedProcesses(background).length, 'the ticker survived rein (nothing ties it to rein outside bubblewrap)').toBeGreaterThan(0);
+      // No resume: the watchdogs saw rein die and killed everything below them.
+      expect(await eventually(() => [...markedProcesses(background), ...markedProcesses(foreground)], (pids) => pids.length === 0)).toEqual([]);
+      expect(await eventually(() => processesOfSession(id), (found) => found.length === 0), 'no watchdog outlives its command').toEqual([]);
+      // What a process of the session could still have left (its watchdog killed with it): resume kills it by marker.
+      const stray = spawn('sleep', ['1000'], { env: { ...process.env, REIN_CALL: `${id}:root:e9.0`, REIN_TEST_MARK: planted }, detached: true, stdio: 'ignore' });
+      stray.unref();
+      expect((await eventually(() => markedProcesses(planted), (pids) => pids.length > 0)).length).toBe(1);
       const result = await runCli(['resume', id, '--json', '--sandbox', 'off'], { cwd: workspace.path });
       expect(result.code).toBe(3);
       const resumed = jsonLines(result.stdout).find((record) => record.type === 'session.resumed');
-      expect(resumed?.data.strayProcessesKilled).toBeGreaterThan(0);
-      expect(markedProcesses(background)).toEqual([]);
-      expect(markedProcesses(foreground)).toEqual([]);
+      expect(resumed?.data.strayProcessesKilled).toBe(1);
+      expect(markedProcesses(planted)).toEqual([]);
       const human = await runCli(['show', id], { cwd: workspace.path });
-      expect(human.stdout).toMatch(/killed \d+ process\(es\) an earlier run left/);
+      expect(human.stdout).toMatch(/killed 1 process\(es\) an earlier run left/);
     } finally {
-      killEach([...markedProcesses(background), ...markedProcesses(foreground)]);
+      killEach([...markedProcesses(background), ...markedProcesses(foreground), ...markedProcesses(planted)]);
+      await workspace.remove();
+    }
+  });
+
+  it.runIf(watched)('without the sandbox a background command is stopped at its timeout_ms, with what it started under env -i and setsid, and the result says when', async () => {
+    const workspace = await makeTempDir('rein-background-timeout-');
+    const marker = newMarker();
+    try {
+      const script = { turns: [
+        { text: 'Starting.', toolCalls: [{ name: 'bash', arguments: { command: `(env -i REIN_TEST_MARK=${marker} setsid sleep 1000 & echo $! > orphan.pid); echo $$ > main.pid; echo $PPID > watchdog.pid; export REIN_TEST_MARK=${marker}; exec sleep 1000`, run_in_background: true, timeout_ms: 1500 } }] },
+        // Waits (event-driven, inside the session) until both processes and their watchdog are gone (and rein has
+        // reaped it, so its end is recorded); its own timeout is generous.
+        { text: 'Waiting.', toolCalls: [{ name: 'bash', arguments: { command: 'for f in main.pid orphan.pid watchdog.pid; do while kill -0 "$(cat $f)" 2>/dev/null; do sleep 0.05; done; done; echo gone', timeout_ms: 120_000 } }] },
+        { text: 'Done.' },
+      ] };
+      const rein = await createRein({ store: createMemoryEventStore(), workspace: workspace.path, provider: createScriptedProvider(parseScript(script)), permissions: { approveAll: true }, sandbox: { mode: 'off' } });
+      const session = await rein.createSession({ task: 'start it' });
+      const settled: Array<Record<string, any>> = [];
+      const ended: Array<Record<string, any>> = [];
+      session.records$.subscribe((record) => {
+        if (record.type === 'tool.settled') settled.push(record.data as Record<string, any>);
+        if (record.type === 'command.ended') ended.push({ ...(record.data as Record<string, any>), before: settled.length });
+      });
+      await session.send('start it');
+      expect((await session.whenQuiet()).status).toBe('completed');
+      const [started, waited] = settled;
+      expect(JSON.parse(started!.observation)).toMatchObject({ background: true, timeout_ms: 1500, message: expect.stringContaining('at its timeout of 1500 ms'), sandbox: { enforcement: 'fallback', lifetime: expect.stringContaining('enforced (watchdog') } });
+      expect(waited!.execution).toMatchObject({ exitCode: 0 });
+      // Its end is recorded: stopped at its timeout by SIGTERM (its processes die of it), before the wait settled.
+      expect(ended).toEqual([expect.objectContaining({ callId: started!.callId, ended: 'timeout', timedOut: 'soft', exitCode: null, signal: 'SIGTERM', timeoutMs: 1500, pid: JSON.parse(started!.observation).pid, before: 1 })]);
+      expect(JSON.parse(waited!.observation).stdout).toBe('gone\n');
+      expect(markedProcesses(marker)).toEqual([]);
+      expect(await eventually(() => processesOfSession(session.id), (found) => found.length === 0)).toEqual([]);
+    } finally {
+      killEach(markedProcesses(marker));
+      await workspace.remove();
+    }
+  });
+
+  it.runIf(watched)('without the sandbox what a command started under env -i and setsid dies when the command exits, times out or is cancelled', async () => {
+    const policy = { ...defaultSandboxPolicy, mode: 'off' as const, killGraceMs: 200 };
+    const workspace = await makeTempDir('rein-watchdog-');
+    try {
+      const ws = await Workspace.open(workspace.path);
+      for (const [label, command, options] of [
+        ['exits', 'echo started', {}],
+        ['times out', 'echo started; sleep 1000', { timeoutMs: 500 }],
+        ['is cancelled', 'echo started; sleep 1000', { cancel: true }],
+      ] as const) {
+        const marker = newMarker();
+        // Every process ignores SIGTERM, so the hard timeout's SIGKILL is what stops them.
+        const launch = await prepareLaunch({ command: `trap "" TERM; (env -i REIN_TEST_MARK=${marker} setsid sleep 1000 &); (env -i REIN_TEST_MARK=${marker} nohup sleep 1000 >/dev/null 2>&1 &); ${command}`, cwd: ws.root, policy, workspace: ws, marker: `s-${marker}:root:e1.0` });
+        if ('refused' in launch) throw new Error(launch.refused);
+        expect(launch.watchdog).toBe(true);
+        const abort = new AbortController();
+        const running = runCommand({ launch, cwd: ws.root, timeoutMs: 'timeoutMs' in options ? options.timeoutMs : 60_000, policy, signal: abort.signal, onOutput: () => {
+          if ('cancel' in options) abort.abort();
+        } });
+        const outcome = await running;
+        expect(outcome.stdout.bytes.toString(), label).toBe('started\n');
+        expect(markedProcesses(marker), label).toEqual([]);
+        expect(processesMarked(`s-${marker}:root:e1.0`), `${label}: no watchdog is left`).toEqual([]);
+      }
+    } finally {
       await workspace.remove();
     }
   });
@@ -179,7 +255,7 @@ describe('no command outlives rein', () => {
       env: { PATH: process.env.PATH, REIN_CALL: `${session}:root:e1.0`, REIN_TEST_MARK: own },
       shell: '/bin/bash',
       sandbox: { enforcement: 'fallback', reason: 'test' },
-      enforcement: { filesystem: { enforced: false, reason: 'test' }, network: { enforced: false, reason: 'test' }, processes: { enforced: false, reason: 'test' }, memory: { enforced: false, reason: 'test' } },
+      enforcement: { filesystem: { enforced: false, reason: 'test' }, network: { enforced: false, reason: 'test' }, processes: { enforced: false, reason: 'test' }, memory: { enforced: false, reason: 'test' }, lifetime: { enforced: false, reason: 'test' } },
     };
     const outcome = await runCommand({ launch, cwd: process.cwd(), timeoutMs: 60_000, policy: { ...defaultSandboxPolicy, mode: 'off' }, signal: new AbortController().signal, sessionId: session, detachAfterMs: 100 });
     expect(outcome.background).toBe(true);

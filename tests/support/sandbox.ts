@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { probeBubblewrap } from '../../src/policy/sandbox-probe.js';
+import { commandWatchdog } from '../../src/tools/command-watchdog.js';
 
 /**
  * Whether bubblewrap works here. Tests that need it call `requireBubblewrap()`: where `CI` is set a missing
@@ -14,6 +15,14 @@ export const requireBubblewrap = async (): Promise<boolean> => {
   const probe = await probeBubblewrap();
   if (probe.available) return true;
   if (process.env.CI) throw new Error(`bubblewrap is required in CI and does not work here: ${probe.reason}`);
+  return false;
+};
+
+/** Whether the fallback's watchdog (Perl, Linux) works here; in CI its absence fails the test. */
+export const requireWatchdog = (): boolean => {
+  const watchdog = commandWatchdog();
+  if (watchdog.prefix) return true;
+  if (process.env.CI) throw new Error(`the fallback's command watchdog is required in CI and does not work here: ${watchdog.reason}`);
   return false;
 };
 
