@@ -3,7 +3,7 @@ import type { FailClosedFinding } from '../models/fail-closed.js';
 import type { ToolCall } from '../models/model.records.js';
 import type { CallSpec, GuardrailEvidence, Provenance, RequestRow, ResultRow, UseRow } from '../models/turn.records.js';
 import { detectGuardrailFindings, detectPreFlightFindings, detectRequestFindings, detectResultFindings } from './typestate/detectors.js';
-import { digestOf, multisetDigest } from './typestate/digest.js';
+import { digestOf, rowsDigest } from './typestate/digest.js';
 import { closeJoin, joinDigestOf, type JoinClosed } from './typestate/join.js';
 import { checkMutationReady } from './typestate/mutation.js';
 
@@ -160,7 +160,7 @@ export const turnMachine = setup({
       always: 'toolRequests',
     },
     toolRequests: {
-      entry: witness('turn.requests', (context) => ({ turnId: context.turnId, requests: context.requests, multisetDigest: multisetDigest(context.requests) })),
+      entry: witness('turn.requests', (context) => ({ turnId: context.turnId, requests: context.requests, multisetDigest: rowsDigest(context.requests) })),
       always: [
         { guard: 'observeOnly', target: 'blocked', actions: assign({ blockedStage: 'requests', status: 'blocked' }) },
         { target: 'toolResults' },
@@ -181,14 +181,14 @@ export const turnMachine = setup({
       },
     },
     toolUse: {
-      entry: [witness('turn.results', (context) => ({ turnId: context.turnId, rows: context.results, digest: multisetDigest(context.results) })), 'announceResults'],
+      entry: [witness('turn.results', (context) => ({ turnId: context.turnId, rows: context.results, digest: rowsDigest(context.results) })), 'announceResults'],
       on: {
         'tool.settled': { actions: 'recordResult' },
         'turn.uses': { target: 'closingJoin', actions: 'recordUses' },
       },
     },
     closingJoin: {
-      entry: [witness('turn.uses', (context) => ({ turnId: context.turnId, uses: context.uses, digest: multisetDigest(context.uses) })), 'closeJoin'],
+      entry: [witness('turn.uses', (context) => ({ turnId: context.turnId, uses: context.uses, digest: rowsDigest(context.uses) })), 'closeJoin'],
       always: [{ guard: 'joinClosed', target: 'joinClosed' }, { target: 'blocked', actions: assign({ status: 'blocked' }) }],
     },
     joinClosed: {

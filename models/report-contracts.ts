@@ -89,11 +89,19 @@ export const reportSchemas = {
 /** A report of any format (what `delegation.completed` carries). */
 export type Report = FindingReport | TestReport | ReviewReport | PatchProposal;
 
-/** The fields a format requires before any task-specific requirement. */
-export const requiredFieldsOf = (format: ReportFormat): string[] =>
-  Object.entries(reportSchemas[format].shape)
-    .filter(([, field]) => !(field as z.ZodType).safeParse(undefined).success)
-    .map(([name]) => name);
+const requiredByFormat = new Map<ReportFormat, readonly string[]>();
+
+/** The fields a format requires before any task-specific requirement (found once per format: a delegation asks per task). */
+export const requiredFieldsOf = (format: ReportFormat): string[] => {
+  let required = requiredByFormat.get(format);
+  if (required === undefined) {
+    required = Object.entries(reportSchemas[format].shape)
+      .filter(([, field]) => !(field as z.ZodType).safeParse(undefined).success)
+      .map(([name]) => name);
+    requiredByFormat.set(format, required);
+  }
+  return [...required];
+};
 
 /** The optional fields of a format: the ones a task package may additionally require. */
 export const optionalFieldsOf = (format: ReportFormat): string[] =>

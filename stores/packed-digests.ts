@@ -42,13 +42,27 @@ const prefixOf = (text: string): number => {
 // The shortest packable string: anything shorter is left alone without looking at it.
 const SHORTEST = Math.min(...PREFIXES.map((prefix) => prefix.length)) + HEX_LENGTH;
 
+/**
+ * The packed bytes of recent digests. Most digests a step writes repeat across steps and agents (a CallSpec's schema
+ * and policy digests, a capability set's), so each is converted once; msgpackr copies what `pack` returns into its
+ * output, so one buffer serves every record. Bounded: cleared when full.
+ */
+const packedBytes = new Map<string, Buffer>();
+const packedBytesCapacity = 4_096;
+
 addExtension({
   Class: PackedDigest,
   type: PACKED_DIGEST_EXTENSION,
   pack: (digest: PackedDigest): Buffer => {
-    const bytes = Buffer.allocUnsafe(1 + HEX_LENGTH / 2);
-    bytes[0] = digest.prefix;
-    bytes.write(digest.hex, 1, 'hex');
+    const key = digest.prefix === 0 ? digest.hex : `${digest.prefix}${digest.hex}`;
+    let bytes = packedBytes.get(key);
+    if (bytes === undefined) {
+      bytes = Buffer.allocUnsafe(1 + HEX_LENGTH / 2);
+      bytes[0] = digest.prefix;
+      bytes.write(digest.hex, 1, 'hex');
+      if (packedBytes.size >= packedBytesCapacity) packedBytes.clear();
+      packedBytes.set(key, bytes);
+    }
     return bytes;
   },
   unpack: (bytes: Uint8Array): string => {

@@ -60,9 +60,37 @@ const encodeTime = (at: number, previous: number | undefined): number | [number]
 export async function encodeGroups(envelopes: readonly RecordEnvelope[]): Promise<EncodedGroup[]> {
   const groups: EncodedGroup[] = [];
   for (let start = 0; start < envelopes.length; start += MAX_GROUP_RECORDS) {
-    groups.push(await encodeGroup(envelopes.slice(start, start + MAX_GROUP_RECORDS)));
+    groups.push(await encodeGroupMovingLongStrings(envelopes.slice(start, start + MAX_GROUP_RECORDS)));
   }
   return groups;
+}
+
+/**
+ * True when `data` holds a string `externalStrings` would move to a blob: one of at least `EXTERNAL_STRING_LENGTH`
+ * characters below the top level, not under a key named `__proto__`. The same walk without collecting paths or
+ * copying anything, so a large group of short strings costs one pass that allocates nothing.
+ */
+const holdsLongString = (data: unknown, nested: boolean): boolean => {
+  if (typeof data === 'string') return nested && data.length >= EXTERNAL_STRING_LENGTH;
+  if (typeof data !== 'object' || data === null) return false;
+  if (Array.isArray(data)) {
+    for (let index = 0; index < data.length; index++) if (holdsLongString(data[index], true)) return true;
+    return false;
+  }
+  for (const key of Object.keys(data)) if (key !== '__proto__' && holdsLongString((data as Record<string, unknown>)[key], true)) return true;
+  return false;
+};
+
+/**
+ * Encodes a group, moving its long strings to blobs when it holds any. A group shorter than a long string cannot hold
+ * one; a longer one is walked once for them, and encoded a second time (moving them) only when it does: a merged
+ * append of many steps is long but rarely holds a long string, and scanning each record's data with its paths and
+ * encoding the whole group twice cost more than its records' encoding.
+ */
+async function encodeGroupMovingLongStrings(envelopes: readonly RecordEnvelope[]): Promise<EncodedGroup> {
+  const plain = await encodeGroup(envelopes, false);
+  if (plain.value.length < EXTERNAL_STRING_LENGTH || !envelopes.some((envelope) => holdsLongString(envelope.data, false))) return plain;
+  return encodeGroup(envelopes, true);
 }
 
 async function encodeGroup(envelopes: readonly RecordEnvelope[], externalize = true): Promise<EncodedGroup> {
@@ -95,8 +123,7 @@ async function encodeGroup(envelopes: readonly RecordEnvelope[], externalize = t
 export async function encodeAppend(envelopes: readonly RecordEnvelope[]): Promise<EncodedGroup[]> {
   if (envelopes.length === 0) return [];
   if (envelopes.length > MAX_GROUP_RECORDS) return encodeGroups(envelopes);
-  const plain = await encodeGroup(envelopes, false);
-  return plain.value.length < EXTERNAL_STRING_LENGTH ? [plain] : [await encodeGroup(envelopes, true)];
+  return [await encodeGroupMovingLongStrings(envelopes)];
 }
 
 const dedupe = (blobs: readonly StreamBlob[]): StreamBlob[] => [...new Map(blobs.map((blob) => [blob.hex, blob])).values()];

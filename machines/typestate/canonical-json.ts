@@ -11,6 +11,29 @@ const quotedKey = (key: string): string => {
   return quoted;
 };
 
+/** The canonical JSON of values `shareCanonical` froze, by identity (a frozen value cannot change under its text). */
+const frozenTexts = new WeakMap<object, string>();
+
+const deepFreeze = (value: unknown): void => {
+  if (typeof value !== 'object' || value === null) return;
+  // A frozen object may still hold mutable members: every level is frozen.
+  for (const member of Object.values(value)) deepFreeze(member);
+  Object.freeze(value);
+};
+
+/**
+ * Freeze `value` deeply and remember its canonical JSON, so every value that holds it (by reference) serialises it for
+ * free: a session's CallSpecs share their policy members, and each turn digests its whole CallSpec. Only for values
+ * built to be shared and never changed afterwards (a change would now throw).
+ */
+export const shareCanonical = <T>(value: T): T => {
+  if (typeof value === 'object' && value !== null && !frozenTexts.has(value)) {
+    deepFreeze(value);
+    frozenTexts.set(value, canonicalJson(value));
+  }
+  return value;
+};
+
 /**
  * Canonical JSON: object keys sorted by code point, no whitespace, `undefined` members omitted, non-finite numbers
  * refused. Two values that mean the same data always serialise to the same string, so their digests agree.
@@ -25,6 +48,8 @@ export const canonicalJson = (value: unknown): string => {
       return JSON.stringify(value);
     case 'object': {
       if (value === null) return 'null';
+      const shared = frozenTexts.get(value);
+      if (shared !== undefined) return shared;
       if (Array.isArray(value)) {
         let out = '[';
         for (let index = 0; index < value.length; index++) {

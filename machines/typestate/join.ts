@@ -1,6 +1,6 @@
 import type { FailClosedFinding } from '../../models/fail-closed.js';
 import type { CallSpec, RequestRow, ResultRow, UseRow } from '../../models/turn.records.js';
-import { digestOf, multisetDigest } from './digest.js';
+import { digestOf, rowsDigest } from './digest.js';
 
 declare const joinClosedBrand: unique symbol;
 
@@ -22,9 +22,12 @@ export interface JoinInput {
 
 export type JoinOutcome = { ok: true; value: JoinClosed } | { ok: false; findings: FailClosedFinding[] };
 
-/** The join digest over the request, result and use digest sets (each order-insensitive). */
+/**
+ * The join digest over the request, result and use digest sets (each order-insensitive). The lists are a turn's
+ * context rows, never changed in place, so each set's digest is the one its witness already computed (`rowsDigest`).
+ */
 export const joinDigestOf = (input: Pick<JoinInput, 'requests' | 'results' | 'uses'>): string =>
-  digestOf({ requests: multisetDigest(input.requests), results: multisetDigest(input.results), uses: multisetDigest(input.uses) });
+  digestOf({ requests: rowsDigest(input.requests), results: rowsDigest(input.results), uses: rowsDigest(input.uses) });
 
 /** Check the JoinClosed obligations (harness-typestate §4.5); on success return the branded value. */
 export const closeJoin = (input: JoinInput): JoinOutcome => {

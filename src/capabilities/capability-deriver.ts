@@ -72,6 +72,8 @@ export class CapabilityDeriver {
   private remote: { candidates: Candidate[]; known: Set<string>; servers: Record<string, string>; resources: boolean } = { candidates: [], known: new Set(), servers: {}, resources: false };
   private remoteDirty = true;
   private readonly agents = new Map<string, AgentState>();
+  /** Paths with agents below them (a child that delegated): only their end has more than their own state to forget. */
+  private readonly ancestors = new Set<string>();
   /** The catalog's candidates in order (local, then MCP), and with a child's `submit_report`; rebuilt when either side changes. */
   private all: { root: Candidate[]; child: Candidate[] } | undefined;
   /** Bumped whenever the catalog or the servers change: every agent's pool is rebuilt on its next decision. */
@@ -138,7 +140,9 @@ export class CapabilityDeriver {
     }
     if (type === 'delegation.completed' || type === 'delegation.failed') {
       const child = String(data.child);
-      for (const path of this.agents.keys()) if (path === child || path.startsWith(`${child}/`)) this.agents.delete(path);
+      this.agents.delete(child);
+      // A scan of every agent per ended child made a delegation's ends quadratic in its fan-out.
+      if (this.ancestors.delete(child)) for (const path of this.agents.keys()) if (path.startsWith(`${child}/`)) this.agents.delete(path);
       return;
     }
     if (type === 'capability.diff') this.applyDiff(this.agent(record.actor), data as CapabilityDiff);
@@ -326,6 +330,7 @@ export class CapabilityDeriver {
       // An unknown non-root actor gets no rights at all (nothing but what its task granted is ever visible).
       if (actor !== rootPath) agent.rights = { tools: new Set(), mode: 'plan' };
       this.agents.set(actor, agent);
+      for (let index = actor.lastIndexOf('/'); index > 0; index = actor.lastIndexOf('/', index - 1)) this.ancestors.add(actor.slice(0, index));
     }
     return agent;
   }

@@ -117,6 +117,14 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
     }
     return described;
   };
+  // The mutation policy digest per policy (the sandbox is the session's): every child of a mode shares its policy, so
+  // a delegation digests it once, not once per task and again per child.
+  const policyDigests = new WeakMap<PermissionPolicy, string>();
+  const policyDigestOf = (policy: PermissionPolicy): string => {
+    let digest = policyDigests.get(policy);
+    if (digest === undefined) policyDigests.set(policy, (digest = mutationPolicyDigestOf(policy, options.sandbox)));
+    return digest;
+  };
   const specFactories = new Map<string, (effectId: string) => CallSpec>();
   const stages = options.hooks?.guardrailStages() ?? [];
   const guardrails = stages.length > 0 ? { stages, ids: stages.flatMap((stage) => options.hooks!.hooksFor(`guardrail.${stage}`).map((hook) => hook.id)) } : undefined;
@@ -128,7 +136,7 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
       const tool = options.registry.get(name);
       return tool !== undefined && childPolicy(mode).visibility(tool).visible;
     },
-    policyDigest: (mode) => mutationPolicyDigestOf(childPolicy(mode), options.sandbox),
+    policyDigest: (mode) => policyDigestOf(childPolicy(mode)),
     observationLimit,
   });
   const environmentOf = (registry: ToolRegistry, policy: PermissionPolicy, tools: ReadonlySet<string>, rights: ActorRights): PipelineEnvironment => ({
@@ -196,10 +204,10 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
       const set = visibleOf(rootPath);
       return set ? specFor(`root|${set.digest}`, options.registry, describeVisible(options.registry, set), options.permissions, options.maxTurns, options.registry.names())(effectId) : rootSpec(effectId);
     },
-    mutationPolicyDigest: mutationPolicyDigestOf(options.permissions, options.sandbox),
+    mutationPolicyDigest: policyDigestOf(options.permissions),
   };
   const nothingRights: ActorRights = { path: 'unknown', depth: 0, tools: [], mode: options.permissions.mode };
-  const nothing: ActorWiring = { rights: nothingRights, environment: environmentOf(options.registry, options.permissions, new Set(), nothingRights), descriptions: [], callSpec: rootSpec, mutationPolicyDigest: mutationPolicyDigestOf(options.permissions, options.sandbox) };
+  const nothing: ActorWiring = { rights: nothingRights, environment: environmentOf(options.registry, options.permissions, new Set(), nothingRights), descriptions: [], callSpec: rootSpec, mutationPolicyDigest: policyDigestOf(options.permissions) };
 
   const children = new Map<string, ActorWiring>();
   /** The wired agents below each path (`root/delegation-1` → its children, theirs, …): an ended child forgets its own. */
@@ -252,7 +260,7 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
         const set = visibleOf(actor);
         return set ? specFor(`${key}|${set.digest}`, registry, describeVisible(registry, set), policy, task.budgets.maxTurns, names)(effectId) : staticSpec(effectId);
       },
-      mutationPolicyDigest: mutationPolicyDigestOf(policy, options.sandbox),
+      mutationPolicyDigest: policyDigestOf(policy),
     };
     children.set(actor, wiring);
     for (let index = actor.lastIndexOf('/'); index > 0; index = actor.lastIndexOf('/', index - 1)) {

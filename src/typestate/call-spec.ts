@@ -2,6 +2,7 @@ import type { CallSpec } from '../../models/call-spec.js';
 import type { ModelToolDescription } from '../../models/model-contract.js';
 import type { DenialSource } from '../../models/permission.records.js';
 import { digestOf } from '../../machines/typestate/digest.js';
+import { shareCanonical } from '../../machines/typestate/canonical-json.js';
 import type { PermissionPolicy } from '../policy/permission-policy.js';
 import { sandboxProfileOf, type SandboxPolicy } from '../policy/sandbox-policy.js';
 
@@ -60,5 +61,8 @@ export const createCallSpecFactory = (policy: CallSpecPolicy): ((callId: string)
     protocolStatePolicy: { handled: ['tool_use', 'end_turn', 'pause_turn', 'max_tokens', 'stop_sequence'], continueOn: ['tool_use', 'pause_turn'] },
     ...(policy.guardrails && policy.guardrails.stages.length > 0 ? { guardrailStages: [...policy.guardrails.stages], guardrailStagePolicyDigest: digestOf(policy.guardrails) } : {}),
   };
+  // Every spec of the factory holds the same members: frozen with their canonical JSON, so a turn's CallSpec digest
+  // serialises only the call id and the members' remembered text (a thousand children's turns digest their specs).
+  for (const member of Object.values(base)) shareCanonical(member);
   return (callId) => ({ callId, ...base });
 };
