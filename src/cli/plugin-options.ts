@@ -1,12 +1,12 @@
 import type { PluginOptions } from './command-options.js';
-import type { CommandHooksConfig } from '../hooks/command-hooks.js';
 import { CapabilityRegistry } from '../plugins/capability-registry.js';
 import { PluginHost, type PluginSpec } from '../plugins/plugin-host.js';
 import type { ModelProvider } from '../providers/provider.js';
 import { builtinTools } from '../tools/builtin-tools.js';
 import { ReinError } from '../host/host-errors.js';
 import type { DiscoveredPlugin } from '../plugins/plugin-loader.js';
-import { workspacePlugins } from '../plugins/workspace-plugins.js';
+import { workspacePlugins, type WorkspacePlugins } from '../plugins/workspace-plugins.js';
+import { describeProjectHooks } from '../hooks/project-hooks.js';
 import { promptForTrust } from '../trust/trust-prompt.js';
 import type { TrustStatus } from '../trust/trust-store.js';
 import { isAbsolute, relative, sep } from 'node:path';
@@ -15,11 +15,12 @@ import type { ProjectTrust } from '../plugins/project-trust.js';
 
 /**
  * What the CLI loads for a workspace: the plugin specs (user, project, `--plugin`) with their config and trust, and
- * the command hooks of `rein.config.json`. A project plugin not yet trusted (or changed since) is trusted by
- * `trustProject` (the `--yes` of `rein run`), or — with `interactive` (a TTY) — by answering the same prompt an MCP
- * project file gets; either is recorded in the trust store with its digest. Otherwise it stays disabled and says why.
+ * the command hooks of `rein.config.json`. A project plugin or a `hooks` section not yet trusted (or changed since)
+ * is trusted by `trustProject` (the `--yes` of `rein run`), or — with `interactive` (a TTY) — by answering the same
+ * prompt an MCP project file gets; either is recorded in the trust store with its digest. Otherwise the plugin stays
+ * disabled, the hooks are not loaded, and a warning says why.
  */
-export const pluginsFor = async (options: PluginOptions, workspace: string, settings: { trustProject?: boolean; interactive?: boolean; trust?: ProjectTrust } = {}): Promise<{ plugins: PluginSpec[]; hooks?: CommandHooksConfig; warnings: string[] }> =>
+export const pluginsFor = async (options: PluginOptions, workspace: string, settings: { trustProject?: boolean; interactive?: boolean; trust?: ProjectTrust } = {}): Promise<WorkspacePlugins> =>
   workspacePlugins({
     workspace,
     cli: options.plugin ?? [],
@@ -43,6 +44,14 @@ export const pluginsFor = async (options: PluginOptions, workspace: string, sett
               }
             }
             return warnings;
+          },
+          settleHooksTrust: async (project, trust) => {
+            if (settings.trustProject) {
+              await trust.trust(project.subject);
+              return [`trusted the command hooks of ${project.file} (${project.subject.digest.slice(0, 19)}…) because of --yes`];
+            }
+            if (await promptForTrust(describeProjectHooks(project), { input: process.stdin, output: process.stderr }, 'trust these hooks as they are now?')) await trust.trust(project.subject);
+            return [];
           },
         }
       : {}),

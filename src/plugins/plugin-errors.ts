@@ -13,6 +13,7 @@ export type PluginErrorCode =
   | 'PLUGIN_STOP_FAILED'
   | 'PLUGIN_NOT_FOUND'
   | 'HOOK_CONFIG_INVALID'
+  | 'HOOK_UNTRUSTED'
   | 'PROMPT_BLOCKED';
 
 /** An error of the plugin host or the hook kernel: a stable `code` and the underlying `cause`. */
