@@ -6,10 +6,11 @@ import { builtinTools } from '../tools/builtin-tools.js';
 import { ReinError } from '../host/host-errors.js';
 import type { DiscoveredPlugin } from '../plugins/plugin-loader.js';
 import { workspacePlugins, type WorkspacePlugins } from '../plugins/workspace-plugins.js';
+export { projectPluginFolders } from '../plugins/workspace-plugins.js';
 import { describeProjectHooks } from '../hooks/project-hooks.js';
 import { promptForTrust } from '../trust/trust-prompt.js';
 import type { TrustStatus } from '../trust/trust-store.js';
-import { isAbsolute, relative, sep } from 'node:path';
+import { relative } from 'node:path';
 import type { ProjectTrust } from '../plugins/project-trust.js';
 
 
@@ -64,15 +65,8 @@ export const describeProjectPlugin = (entry: DiscoveredPlugin, workspace: string
   const contributes = Object.entries(manifest.contributes ?? {}).map(([kind, names]) => `${kind} ${list(names).join(', ')}`).filter((text) => !text.endsWith(' '));
   const where = relative(workspace, entry.directory) || entry.directory;
   const change = status === 'changed' ? ' It changed since you trusted it.' : '';
-  return `project plugin ${String(manifest.id)}${typeof manifest.version === 'string' ? ` ${manifest.version}` : ''} in ${where} asks rein to load ${entry.main} into its own process, with your permissions.${change}\n  permissions: ${list(manifest.permissions).join(', ') || 'none'}${contributes.length > 0 ? `\n  contributes: ${contributes.join('; ')}` : ''}\n  digest: ${entry.digest}`;
+  return `project plugin ${String(manifest.id)}${typeof manifest.version === 'string' ? ` ${manifest.version}` : ''} in ${where} asks rein to load ${entry.main} into its own process, with your permissions.${change}\n  permissions: ${list(manifest.permissions).join(', ') || 'none'}${contributes.length > 0 ? `\n  contributes: ${contributes.join('; ')}` : ''}\n  digest: ${entry.digest}${entry.files === undefined ? '' : ` (every file of ${where}: ${entry.files} entries)`}`;
 };
-
-/**
- * The local folders of a workspace's project plugins (`plugins` entries of `rein.config.json` that name a directory):
- * protected for this run like `.rein-plugins/`. Installed npm packages stay readable (a build may need them).
- */
-export const projectPluginFolders = (plugins: readonly PluginSpec[]): string[] =>
-  plugins.filter((spec) => spec.source === 'project' && spec.location !== undefined && isAbsolute(spec.location) && !spec.location.split(sep).includes('node_modules')).map((spec) => spec.location!);
 
 /**
  * `--provider <plugin>__<id>`: a provider a plugin contributes. The plugins are loaded into a host of their own to

@@ -1,8 +1,10 @@
+import { isAbsolute } from 'node:path';
 import type { CommandHooksConfig } from '../hooks/command-hooks.js';
 import { loadProjectHooks, untrustedHooksWarning, type ProjectHooks } from '../hooks/project-hooks.js';
 import { loadWorkspaceConfig } from '../providers/provider-settings.js';
 import { TrustStore, trustFilePath } from '../trust/trust-store.js';
 import type { PluginSpec } from './plugin-host.js';
+import type { ReinPlugin } from './plugin-contract.js';
 import { discoverPlugins, pluginSpecsOf } from './plugin-loader.js';
 import { fileProjectTrust, type ProjectTrust } from './project-trust.js';
 
@@ -54,3 +56,13 @@ export const workspacePlugins = async (options: {
   if (project && project.status !== 'trusted') warnings.push(untrustedHooksWarning(project));
   return { plugins, ...(project?.status === 'trusted' ? { hooks: project.hooks } : {}), ...(project && project.status !== 'trusted' ? { untrustedHooks: project } : {}), warnings };
 };
+
+/**
+ * The folders of a workspace's project plugins — `.rein-plugins/<dir>`, a directory `plugins` names, and the package
+ * directory of an npm package it names (`node_modules/<name>`): protected paths for a session, like `.rein-plugins/`.
+ * Every file there is the plugin's code (its digest covers them all), so no tool may read or write them, the sandbox
+ * hides them and a command that names them asks; a model that could rewrite one module would run its code in rein's
+ * process at the next start.
+ */
+export const projectPluginFolders = (plugins: ReadonlyArray<PluginSpec | ReinPlugin>): string[] =>
+  plugins.flatMap((plugin) => ('source' in plugin && plugin.source === 'project' && plugin.location !== undefined && isAbsolute(plugin.location) ? [plugin.location] : []));

@@ -63,7 +63,12 @@ export const trustPluginsCommand = async (ids: string[], options: CommonOptions)
   const found = await discoverPlugins({ workspace, configured: config?.plugins ?? [] });
   let trusted = 0;
   for (const entry of found) {
-    if ('error' in entry || entry.source !== 'project') continue;
+    if (entry.source !== 'project') continue;
+    if ('error' in entry) {
+      // A project plugin rein cannot read or digest whole is never trusted; say why rather than skip it silently.
+      process.stderr.write(`rein: cannot trust the project plugin at ${entry.location}: ${entry.error.code}: ${entry.error.message}\n`);
+      continue;
+    }
     const id = (entry.manifest as { id?: unknown }).id;
     if (typeof id !== 'string' || (ids.length > 0 && !ids.includes(id))) continue;
     await trust.trust({ workspace, pluginId: id, digest: entry.digest });
