@@ -212,7 +212,7 @@ export { PluginError } from './plugins/plugin-errors.js';
 export type { PluginErrorCode } from './plugins/plugin-errors.js';
 export { discoverPlugins, pluginSpecsOf } from './plugins/plugin-loader.js';
 export { fileProjectTrust } from './plugins/project-trust.js';
-export { workspacePlugins } from './plugins/workspace-plugins.js';
+export { workspacePlugins, projectPluginFolders } from './plugins/workspace-plugins.js';
 export type { WorkspacePlugins } from './plugins/workspace-plugins.js';
 export type { ProjectTrust } from './plugins/project-trust.js';
 export { HookKernel } from './hooks/hook-kernel.js';

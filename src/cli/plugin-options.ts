@@ -1,25 +1,27 @@
 import type { PluginOptions } from './command-options.js';
-import type { CommandHooksConfig } from '../hooks/command-hooks.js';
 import { CapabilityRegistry } from '../plugins/capability-registry.js';
 import { PluginHost, type PluginSpec } from '../plugins/plugin-host.js';
 import type { ModelProvider } from '../providers/provider.js';
 import { builtinTools } from '../tools/builtin-tools.js';
 import { ReinError } from '../host/host-errors.js';
 import type { DiscoveredPlugin } from '../plugins/plugin-loader.js';
-import { workspacePlugins } from '../plugins/workspace-plugins.js';
+import { workspacePlugins, type WorkspacePlugins } from '../plugins/workspace-plugins.js';
+export { projectPluginFolders } from '../plugins/workspace-plugins.js';
+import { describeProjectHooks } from '../hooks/project-hooks.js';
 import { promptForTrust } from '../trust/trust-prompt.js';
 import type { TrustStatus } from '../trust/trust-store.js';
-import { isAbsolute, relative, sep } from 'node:path';
+import { relative } from 'node:path';
 import type { ProjectTrust } from '../plugins/project-trust.js';
 
 
 /**
  * What the CLI loads for a workspace: the plugin specs (user, project, `--plugin`) with their config and trust, and
- * the command hooks of `rein.config.json`. A project plugin not yet trusted (or changed since) is trusted by
- * `trustProject` (the `--yes` of `rein run`), or — with `interactive` (a TTY) — by answering the same prompt an MCP
- * project file gets; either is recorded in the trust store with its digest. Otherwise it stays disabled and says why.
+ * the command hooks of `rein.config.json`. A project plugin or a `hooks` section not yet trusted (or changed since)
+ * is trusted by `trustProject` (the `--yes` of `rein run`), or — with `interactive` (a TTY) — by answering the same
+ * prompt an MCP project file gets; either is recorded in the trust store with its digest. Otherwise the plugin stays
+ * disabled, the hooks are not loaded, and a warning says why.
  */
-export const pluginsFor = async (options: PluginOptions, workspace: string, settings: { trustProject?: boolean; interactive?: boolean; trust?: ProjectTrust } = {}): Promise<{ plugins: PluginSpec[]; hooks?: CommandHooksConfig; warnings: string[] }> =>
+export const pluginsFor = async (options: PluginOptions, workspace: string, settings: { trustProject?: boolean; interactive?: boolean; trust?: ProjectTrust } = {}): Promise<WorkspacePlugins> =>
   workspacePlugins({
     workspace,
     cli: options.plugin ?? [],
@@ -44,6 +46,14 @@ export const pluginsFor = async (options: PluginOptions, workspace: string, sett
             }
             return warnings;
           },
+          settleHooksTrust: async (project, trust) => {
+            if (settings.trustProject) {
+              await trust.trust(project.subject);
+              return [`trusted the command hooks of ${project.file} (${project.subject.digest.slice(0, 19)}…) because of --yes`];
+            }
+            if (await promptForTrust(describeProjectHooks(project), { input: process.stdin, output: process.stderr }, 'trust these hooks as they are now?')) await trust.trust(project.subject);
+            return [];
+          },
         }
       : {}),
   });
@@ -55,15 +65,8 @@ export const describeProjectPlugin = (entry: DiscoveredPlugin, workspace: string
   const contributes = Object.entries(manifest.contributes ?? {}).map(([kind, names]) => `${kind} ${list(names).join(', ')}`).filter((text) => !text.endsWith(' '));
   const where = relative(workspace, entry.directory) || entry.directory;
   const change = status === 'changed' ? ' It changed since you trusted it.' : '';
-  return `project plugin ${String(manifest.id)}${typeof manifest.version === 'string' ? ` ${manifest.version}` : ''} in ${where} asks rein to load ${entry.main} into its own process, with your permissions.${change}\n  permissions: ${list(manifest.permissions).join(', ') || 'none'}${contributes.length > 0 ? `\n  contributes: ${contributes.join('; ')}` : ''}\n  digest: ${entry.digest}`;
+  return `project plugin ${String(manifest.id)}${typeof manifest.version === 'string' ? ` ${manifest.version}` : ''} in ${where} asks rein to load ${entry.main} into its own process, with your permissions.${change}\n  permissions: ${list(manifest.permissions).join(', ') || 'none'}${contributes.length > 0 ? `\n  contributes: ${contributes.join('; ')}` : ''}\n  digest: ${entry.digest}${entry.files === undefined ? '' : ` (every file of ${where}: ${entry.files} entries)`}`;
 };
-
-/**
- * The local folders of a workspace's project plugins (`plugins` entries of `rein.config.json` that name a directory):
- * protected for this run like `.rein-plugins/`. Installed npm packages stay readable (a build may need them).
- */
-export const projectPluginFolders = (plugins: readonly PluginSpec[]): string[] =>
-  plugins.filter((spec) => spec.source === 'project' && spec.location !== undefined && isAbsolute(spec.location) && !spec.location.split(sep).includes('node_modules')).map((spec) => spec.location!);
 
 /**
  * `--provider <plugin>__<id>`: a provider a plugin contributes. The plugins are loaded into a host of their own to

@@ -11,6 +11,7 @@ import { registerWorker } from './commands/worker.command.js';
 import { registerStore } from './commands/store.command.js';
 import { registerApprove } from './commands/approve.command.js';
 import { registerMcp } from './commands/mcp.command.js';
+import { registerHooks } from './commands/hooks.command.js';
 import { registerSkills } from './commands/skills.command.js';
 import { registerPlugins } from './commands/plugins.command.js';
 import { registerSandbox } from './commands/sandbox.command.js';
@@ -56,6 +57,7 @@ export const commandRegistrars: ReadonlyArray<{ names: readonly string[]; regist
   { names: ['store'], register: (program) => registerStore(program) },
   { names: ['approve'], register: (program) => registerApprove(program) },
   { names: ['mcp'], register: (program) => registerMcp(program) },
+  { names: ['hooks'], register: (program) => registerHooks(program) },
   { names: ['skills'], register: (program) => registerSkills(program) },
   { names: ['plugins'], register: registerPlugins },
   { names: ['sandbox'], register: (program) => registerSandbox(program) },

@@ -12,7 +12,9 @@ export type PluginErrorCode =
   | 'PLUGIN_CONFLICT'
   | 'PLUGIN_STOP_FAILED'
   | 'PLUGIN_NOT_FOUND'
+  | 'PLUGIN_FOLDER_INVALID'
   | 'HOOK_CONFIG_INVALID'
+  | 'HOOK_UNTRUSTED'
   | 'PROMPT_BLOCKED';
 
 /** An error of the plugin host or the hook kernel: a stable `code` and the underlying `cause`. */

@@ -7,6 +7,7 @@ import type { PluginSource } from '../../models/plugin.records.js';
 import { blake3Hex } from '../../stores/blob-hash.js';
 import type { ReinPlugin } from './plugin-contract.js';
 import { PluginError } from './plugin-errors.js';
+import { digestPluginFolder } from './plugin-folder.js';
 import type { PluginSpec } from './plugin-host.js';
 import type { ProjectTrust } from './project-trust.js';
 
@@ -26,8 +27,13 @@ export interface DiscoveredPlugin {
   directory: string;
   manifest: unknown;
   main: string;
-  /** BLAKE3 of the manifest file and the main module: what a user trusts for a project plugin. */
+  /**
+   * What a user trusts: for a project plugin the BLAKE3 of its manifest and every file of its folder (see
+   * `digestPluginFolder`); for a user or `--plugin` plugin, which need no trust, of the manifest file and the main module.
+   */
   digest: string;
+  /** How many entries of the folder the digest covers (project plugins). */
+  files?: number;
 }
 
 const readPluginDirectory = async (directory: string, source: PluginSource): Promise<DiscoveredPlugin> => {
@@ -46,6 +52,10 @@ const readPluginDirectory = async (directory: string, source: PluginSource): Pro
   }
   const { main = 'index.js', ...manifest } = declared;
   if (typeof main !== 'string' || isAbsolute(main) || main.split(/[\\/]/).includes('..')) throw new PluginError('PLUGIN_MANIFEST_INVALID', `${file}: main must be a relative path inside the plugin directory`);
+  if (source === 'project') {
+    const folder = await digestPluginFolder(directory, text);
+    return { source, directory, manifest, main, digest: folder.digest, files: folder.files };
+  }
   const code = await readFile(join(directory, main)).catch(() => Buffer.alloc(0));
   const digest = `b3:${await blake3Hex(Buffer.concat([Buffer.from(text), Buffer.from([0]), code]))}`;
   return { source, directory, manifest, main, digest };

@@ -1,30 +1,44 @@
+import { isAbsolute } from 'node:path';
 import type { CommandHooksConfig } from '../hooks/command-hooks.js';
+import { loadProjectHooks, untrustedHooksWarning, type ProjectHooks } from '../hooks/project-hooks.js';
 import { loadWorkspaceConfig } from '../providers/provider-settings.js';
+import { TrustStore, trustFilePath } from '../trust/trust-store.js';
 import type { PluginSpec } from './plugin-host.js';
+import type { ReinPlugin } from './plugin-contract.js';
 import { discoverPlugins, pluginSpecsOf } from './plugin-loader.js';
 import { fileProjectTrust, type ProjectTrust } from './project-trust.js';
 
-/** What a session in a workspace runs with: its plugin specs, the command hooks of `rein.config.json`, and warnings. */
+/**
+ * What a session in a workspace runs with: its plugin specs, the command hooks of `rein.config.json` (only when the
+ * user trusts them), and warnings. `untrustedHooks`: the hooks that were left out because they are not trusted (or
+ * changed since), for listings.
+ */
 export interface WorkspacePlugins {
   plugins: PluginSpec[];
   hooks?: CommandHooksConfig;
+  untrustedHooks?: ProjectHooks;
   warnings: string[];
 }
 
 /**
  * The plugins and command hooks a session in `workspace` gets, as `rein run` loads them: user plugins (from the
  * config home `env` names), the project's (`.rein-plugins/`, `plugins` in `rein.config.json`; enabled only when
- * `trust` says the user trusted them), the `cli` directories (`--plugin`), each plugin's `pluginConfig`, and `hooks`.
- * `settleTrust` may record trust decisions for the discovered plugins before their specs are built (the CLI's `--yes`
- * and its prompt on a TTY) and returns warnings; without it trust is only read, and an untrusted project plugin stays
- * disabled, with a warning. Reading manifests runs no plugin code.
+ * `trust` says the user trusted them), the `cli` directories (`--plugin`), each plugin's `pluginConfig`, and the
+ * `hooks` of `rein.config.json` — loaded only when the trust store (`hooksTrust`, default the one `env` names) holds
+ * that exact section: a repository's hooks run commands outside the sandbox, so it cannot trust them itself.
+ * `settleTrust` may record trust decisions for the discovered plugins before their specs are built, and
+ * `settleHooksTrust` for the hooks (the CLI's `--yes` and its prompt on a TTY); both return warnings. Without them
+ * trust is only read (a worker): an untrusted project plugin stays disabled and untrusted hooks are not loaded, each
+ * with a warning. Reading manifests and hooks runs no plugin code and no command.
  */
 export const workspacePlugins = async (options: {
   workspace: string;
   cli?: readonly string[];
   env?: Record<string, string | undefined>;
   trust?: ProjectTrust;
+  hooksTrust?: TrustStore;
   settleTrust?: (discovered: Awaited<ReturnType<typeof discoverPlugins>>, trust: ProjectTrust) => Promise<string[]>;
+  settleHooksTrust?: (hooks: ProjectHooks, trust: TrustStore) => Promise<string[]>;
 }): Promise<WorkspacePlugins> => {
   const { workspace } = options;
   const config = await loadWorkspaceConfig(workspace);
@@ -33,5 +47,22 @@ export const workspacePlugins = async (options: {
   const warnings = options.settleTrust ? await options.settleTrust(discovered, trust) : [];
   const plugins = await pluginSpecsOf(discovered, { workspace, ...(config?.pluginConfig ? { config: config.pluginConfig } : {}), trust });
   for (const spec of plugins) if (spec.source === 'project' && spec.trusted === false) warnings.push(`project plugin in ${spec.location} is ${spec.trustChanged ? 'untrusted (changed since you trusted it)' : 'not trusted'}: run \`rein plugins trust\` (or pass --yes) to enable it`);
-  return { plugins, ...(config?.hooks ? { hooks: config.hooks } : {}), warnings };
+  const hooksTrust = options.hooksTrust ?? new TrustStore(trustFilePath(options.env ?? process.env));
+  let project = await loadProjectHooks(workspace, config?.hooks, hooksTrust);
+  if (project && project.status !== 'trusted' && options.settleHooksTrust) {
+    warnings.push(...(await options.settleHooksTrust(project, hooksTrust)));
+    project = { ...project, status: await hooksTrust.status(project.subject) };
+  }
+  if (project && project.status !== 'trusted') warnings.push(untrustedHooksWarning(project));
+  return { plugins, ...(project?.status === 'trusted' ? { hooks: project.hooks } : {}), ...(project && project.status !== 'trusted' ? { untrustedHooks: project } : {}), warnings };
 };
+
+/**
+ * The folders of a workspace's project plugins — `.rein-plugins/<dir>`, a directory `plugins` names, and the package
+ * directory of an npm package it names (`node_modules/<name>`): protected paths for a session, like `.rein-plugins/`.
+ * Every file there is the plugin's code (its digest covers them all), so no tool may read or write them, the sandbox
+ * hides them and a command that names them asks; a model that could rewrite one module would run its code in rein's
+ * process at the next start.
+ */
+export const projectPluginFolders = (plugins: ReadonlyArray<PluginSpec | ReinPlugin>): string[] =>
+  plugins.flatMap((plugin) => ('source' in plugin && plugin.source === 'project' && plugin.location !== undefined && isAbsolute(plugin.location) ? [plugin.location] : []));

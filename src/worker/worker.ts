@@ -14,7 +14,7 @@ import { createRein, type Rein } from '../rein.js';
 import type { CommandHooksConfig } from '../hooks/command-hooks.js';
 import type { ReinPlugin } from '../plugins/plugin-contract.js';
 import type { PluginSpec } from '../plugins/plugin-host.js';
-import { workspacePlugins } from '../plugins/workspace-plugins.js';
+import { projectPluginFolders, workspacePlugins } from '../plugins/workspace-plugins.js';
 import type { AnyToolDefinition } from '../tools/tool.js';
 import type { SandboxPolicy } from '../policy/sandbox-policy.js';
 import { builtinTools } from '../tools/builtin-tools.js';
@@ -202,7 +202,7 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
         effectGate: keeper.check,
         ...(options.tools ? { tools: options.tools } : { tools: builtinTools() }),
         ...(options.snapshotEvery === undefined ? {} : { snapshotEvery: options.snapshotEvery }),
-        ...(loaded.plugins ? { plugins: loaded.plugins } : {}),
+        ...(loaded.plugins ? { plugins: loaded.plugins, protectedPaths: projectPluginFolders(loaded.plugins) } : {}),
         ...(loaded.hooks ? { hooks: loaded.hooks } : {}),
       });
       const harness = rein;

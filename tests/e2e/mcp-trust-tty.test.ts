@@ -93,3 +93,31 @@ describe('trusting a project plugin at the terminal (the same prompt and store a
     expect(existsSync(join(config.path, 'trust.json'))).toBe(false);
   }, 120_000);
 });
+
+describe('trusting the command hooks of rein.config.json at the terminal (the same prompt and store)', () => {
+  let workspace: { path: string; remove: () => Promise<void> };
+  let config: { path: string; remove: () => Promise<void> };
+  beforeEach(async () => {
+    workspace = await makeTempDir('rein-hooks-tty-');
+    config = await makeTempDir('rein-hooks-config-');
+    await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: 'command', command: `echo started > ${join(config.path, 'ran')}` }] }] } }));
+    await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Done.' }] }));
+  });
+  afterEach(async () => {
+    await workspace.remove();
+    await config.remove();
+  });
+
+  it('lists every command before asking, runs them after a yes and records the section\'s digest', async () => {
+    const spec = { argv: [process.execPath, cliPath, 'run', 'hi', '--script', 'script.json'], cwd: workspace.path, answers: [{ expect: 'trust these hooks as they are now\\? \\[y/N\\]', send: 'y\r' }], timeout: 90 };
+    const { stdout } = await promisify(execFile)('python3', [driver, JSON.stringify(spec)], { env: { ...process.env, REIN_CONFIG_HOME: config.path } });
+    const run = JSON.parse(stdout) as { code: number | null; output: string; answered: number };
+    expect(run.answered).toBe(1);
+    expect(run.output).toContain('rein.config.json asks rein to run 1 command hook(s); they run with your permissions and your environment, outside the bash sandbox.');
+    expect(run.output).toContain(`SessionStart: echo started > ${join(config.path, 'ran')}`);
+    expect(run.code).toBe(0);
+    expect(await readFile(join(config.path, 'ran'), 'utf8')).toBe('started\n');
+    const trust = JSON.parse(await readFile(join(config.path, 'trust.json'), 'utf8')) as { entries: Array<{ kind: string; digest: string }> };
+    expect(trust.entries).toEqual([expect.objectContaining({ kind: 'hooks', digest: expect.stringMatching(/^sha256:/) })]);
+  }, 120_000);
+});

@@ -52,7 +52,7 @@ describe('rein plugins and plugin commands', () => {
     const after = await runCli(['plugins', 'list', '--json'], { cwd: workspace.path, env: env() });
     expect(jsonLines(after.stdout)).toEqual([
       expect.objectContaining({ type: 'plugin', id: 'guard', state: 'ready', version: '1.0.0', contributions: ['guard__shout', 'guard__fixed', 'guard:secrets', 'guard hello'] }),
-      { type: 'hook', id: 'guard:secrets', point: 'preToolUse', kind: 'plugin', order: 0, timeoutMs: 1000, failOpen: false },
+      { type: 'hook', id: 'guard:secrets', point: 'preToolUse', kind: 'plugin', order: 0, timeoutMs: 1000, failOpen: false, state: 'loaded' },
     ]);
     const command = await runCli(['guard', 'hello', 'world'], { cwd: workspace.path, env: env() });
     expect(command).toMatchObject({ code: 0, stdout: 'hello world\n' });

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -52,9 +53,21 @@ describePostgres('a worker runs a queued session with the plugins and hooks rein
     await outside.remove();
   });
 
-  it('user, trusted project and --plugin plugins, and the command hook of rein.config.json, whose deny holds; the plugins stop on record', async () => {
+  it('user, trusted project and --plugin plugins, and the command hook of rein.config.json once trusted, whose deny holds; the plugins stop on record', async () => {
     const env = { REIN_CONFIG_HOME: home.path };
     expect((await runCli(['plugins', 'trust', 'proj'], { cwd: workspace.path, env })).code).toBe(0);
+    // The hooks of rein.config.json are not trusted yet: the worker does not load them, and says so.
+    const untrusted = await runCli(['run', 'ping and read', '--script', 'script.json', '--store', url, '--detach', '--json', '--plugin', outside.path], { cwd: workspace.path, env });
+    const untrustedId = String(jsonLines(untrusted.stdout)[0]!.sessionId);
+    const before = await runCli(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: home.path, env });
+    expect(jsonLines(before.stdout).filter((event) => event.sessionId === untrustedId).map((event) => [event.type, event.detail ?? null])).toEqual([
+      ['claimed', null],
+      ['warning', 'the command hooks of rein.config.json are not trusted: its 1 hook(s) (PreToolUse) were not loaded (trust them with `rein hooks trust` or --yes)'],
+      ['finished', 'completed'],
+    ]);
+    expect((await store.read(untrustedId)).filter((record) => record.type === 'tool.settled').map((record) => (record.data as { status: string }).status)).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
+    expect(existsSync(join(home.path, 'hook-runs.log'))).toBe(false);
+    expect((await runCli(['hooks', 'trust'], { cwd: workspace.path, env })).code).toBe(0);
     const queued = await runCli(['run', 'ping and read', '--script', 'script.json', '--store', url, '--detach', '--json', '--plugin', outside.path], { cwd: workspace.path, env });
     expect(queued.code).toBe(0);
     const { sessionId } = jsonLines(queued.stdout)[0]!;

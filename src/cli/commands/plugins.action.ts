@@ -1,7 +1,7 @@
 import { builtinTools } from '../../tools/builtin-tools.js';
 import { CapabilityRegistry } from '../../plugins/capability-registry.js';
 import { PluginHost, type PluginState } from '../../plugins/plugin-host.js';
-import { PluginError } from '../../plugins/plugin-errors.js';
+import { PluginError, type PluginErrorCode } from '../../plugins/plugin-errors.js';
 import { discoverPlugins } from '../../plugins/plugin-loader.js';
 import { fileProjectTrust } from '../../plugins/project-trust.js';
 import { HookKernel } from '../../hooks/hook-kernel.js';
@@ -23,7 +23,9 @@ const loadAll = async (options: ListOptions) => {
   const host = new PluginHost({ workspace, registry });
   for (const spec of loaded.plugins) await host.load(spec);
   const hooks = new HookKernel([...registry.hookRegistrations(), ...commandHookRegistrations(loaded.hooks, { workspace })]);
-  return { workspace, host, registry, hooks, warnings: loaded.warnings };
+  // Listed, never run: the hooks of rein.config.json that are not loaded because they are not trusted (or changed).
+  const untrusted = loaded.untrustedHooks ? commandHookRegistrations(loaded.untrustedHooks.hooks, { workspace }).map((hook) => ({ hook, state: loaded.untrustedHooks!.status === 'changed' ? 'untrusted (changed)' : 'untrusted' })) : [];
+  return { workspace, host, registry, hooks, untrusted, warnings: loaded.warnings };
 };
 
 const describe = (plugin: PluginState): string => {
@@ -37,16 +39,18 @@ const describe = (plugin: PluginState): string => {
 
 /** The body of `rein plugins list`. */
 export const listPluginsCommand = async (options: ListOptions): Promise<void> => {
-  const { host, hooks, warnings } = await loadAll(options);
+  const { host, hooks, untrusted, warnings } = await loadAll(options);
   const states = host.plugins();
-  const hookList = hooks.list().map(({ id, point, kind, order, timeoutMs, failOpen }) => ({ id, point, kind, order, timeoutMs, failOpen }));
+  const hookList = hooks.list().map(({ id, point, kind, order, timeoutMs, failOpen }) => ({ id, point, kind, order, timeoutMs, failOpen, state: 'loaded' }));
+  const notLoaded = untrusted.map(({ hook: { id, point, kind, order, timeoutMs, failOpen }, state }) => ({ id, point, kind, order, timeoutMs, failOpen, state, error: { code: 'HOOK_UNTRUSTED' satisfies PluginErrorCode, message: `not loaded: the hooks of rein.config.json are ${state === 'untrusted' ? 'not trusted' : 'changed since they were trusted'} (run \`rein hooks trust\`)` } }));
   if (options.json) {
     for (const plugin of states) printJson({ type: 'plugin', id: plugin.id, state: plugin.state, source: plugin.source, ...(plugin.location ? { location: plugin.location } : {}), ...(plugin.manifest ? { version: plugin.manifest.version, name: plugin.manifest.name } : {}), contributions: plugin.contributions, ...(plugin.error ? { error: plugin.error } : {}) });
-    for (const hook of hookList) printJson({ type: 'hook', ...hook });
+    for (const hook of [...hookList, ...notLoaded]) printJson({ type: 'hook', ...hook });
   } else {
     for (const warning of warnings) process.stderr.write(`rein: ${warning}\n`);
     process.stdout.write(states.length === 0 ? 'no plugins\n' : `${states.map(describe).join('\n')}\n`);
     if (hookList.length > 0) process.stdout.write(`hooks, in the order they run:\n${hookList.map((hook) => `  ${hook.point.padEnd(20)} ${hook.id} (${hook.kind}, order ${hook.order}, timeout ${hook.timeoutMs} ms${hook.failOpen ? ', fail open' : ''})`).join('\n')}\n`);
+    if (notLoaded.length > 0) process.stdout.write(`hooks of rein.config.json not loaded, ${notLoaded[0]!.state} (trust them with \`rein hooks trust\`):\n${notLoaded.map((hook) => `  ${hook.point.padEnd(20)} ${hook.id} (${hook.kind}, ${hook.state})`).join('\n')}\n`);
   }
   await host.stopAll('listed');
 };
@@ -59,7 +63,12 @@ export const trustPluginsCommand = async (ids: string[], options: CommonOptions)
   const found = await discoverPlugins({ workspace, configured: config?.plugins ?? [] });
   let trusted = 0;
   for (const entry of found) {
-    if ('error' in entry || entry.source !== 'project') continue;
+    if (entry.source !== 'project') continue;
+    if ('error' in entry) {
+      // A project plugin rein cannot read or digest whole is never trusted; say why rather than skip it silently.
+      process.stderr.write(`rein: cannot trust the project plugin at ${entry.location}: ${entry.error.code}: ${entry.error.message}\n`);
+      continue;
+    }
     const id = (entry.manifest as { id?: unknown }).id;
     if (typeof id !== 'string' || (ids.length > 0 && !ids.includes(id))) continue;
     await trust.trust({ workspace, pluginId: id, digest: entry.digest });

@@ -1,5 +1,6 @@
 import { lstat } from 'node:fs/promises';
 import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
+import { projectPluginFolders, workspacePlugins } from '../../plugins/workspace-plugins.js';
 import { canonicalPath, isInside, protectedPathsOf as canonicalProtectedPaths } from '../../policy/protected-paths.js';
 import { defaultSandboxPolicy, type SandboxPolicy } from '../../policy/sandbox-policy.js';
 import { runtimeDirectory, sandboxHome, sandboxMounts, type SandboxMount } from '../../policy/sandbox-profile.js';
@@ -66,7 +67,9 @@ const describeMount = (mount: SandboxMount): string => {
 export const sandboxCommand = async (options: SandboxCommandOptions): Promise<void> => {
   const workspace = await workspaceOf(options);
   const policy: SandboxPolicy = { ...defaultSandboxPolicy, ...sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox) };
-  const report = await sandboxReport(policy, workspace, await protectedPathsOf(options, workspace));
+  // The folders of the project's plugins are protected for a session here (discovered, never loaded).
+  const plugins = (await workspacePlugins({ workspace })).plugins;
+  const report = await sandboxReport(policy, workspace, [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(plugins)]);
   if (options.json) return printJson(report);
   const lines = [
     report.enforcement === 'bubblewrap' ? 'enforcement: bubblewrap (commands see only what is listed below)' : `enforcement: fallback — ${report.reason}`,

@@ -1,0 +1,62 @@
+import { createHash } from 'node:crypto';
+import { realpath } from 'node:fs/promises';
+import { join } from 'node:path';
+import { canonicalJson } from '../../machines/typestate/canonical-json.js';
+import { configFileName } from '../providers/config-file-name.js';
+import type { TrustStatus, TrustStore, TrustSubject } from '../trust/trust-store.js';
+import { commandHookEvents, type CommandHookEvent, type CommandHooksConfig } from './command-hooks.js';
+
+/**
+ * The command hooks a workspace's `rein.config.json` asks rein to run, with the trust subject they are bound to and
+ * whether the user trusts them as they are. A hook runs a command outside the bash sandbox with the user's environment,
+ * so a repository's hooks run only once the user trusted that exact `hooks` section — as its MCP servers do.
+ */
+export interface ProjectHooks {
+  /** Workspace-relative name of the file (`rein.config.json`). */
+  file: string;
+  subject: TrustSubject;
+  status: TrustStatus;
+  hooks: CommandHooksConfig;
+}
+
+/** The digest a hooks trust decision is bound to: SHA-256 of the canonical JSON of the file's `hooks`. */
+export const hooksDigest = (hooks: CommandHooksConfig): string => `sha256:${createHash('sha256').update(canonicalJson(hooks)).digest('hex')}`;
+
+/** How many command hooks a `hooks` section holds, per event (events without any are left out). */
+export const hookCounts = (hooks: CommandHooksConfig): Array<[CommandHookEvent, number]> =>
+  (Object.keys(commandHookEvents) as CommandHookEvent[]).flatMap((event) => {
+    const count = (hooks[event] ?? []).reduce((sum, group) => sum + group.hooks.length, 0);
+    return count > 0 ? [[event, count] as [CommandHookEvent, number]] : [];
+  });
+
+/**
+ * The command hooks of `<workspace>/rein.config.json` (`config.hooks`, as `loadWorkspaceConfig` parsed it) with their
+ * trust status, or `undefined` when the file has no hook to run. The subject is `{ kind: 'hooks', path: <the file's
+ * real path> }` with the digest of the section, so trusting one workspace's hooks never trusts another's, and any
+ * change to the section (a command, a matcher, a timeout) asks again.
+ */
+export const loadProjectHooks = async (workspace: string, hooks: CommandHooksConfig | undefined, trust: TrustStore): Promise<ProjectHooks | undefined> => {
+  if (!hooks || hookCounts(hooks).length === 0) return undefined;
+  const subject: TrustSubject = { kind: 'hooks', path: await realpath(join(workspace, configFileName)), digest: hooksDigest(hooks) };
+  return { file: configFileName, subject, status: await trust.status(subject), hooks };
+};
+
+/** One line per command, for the trust prompt: the event, the matcher and the command as it would run. */
+export const describeProjectHooks = (project: ProjectHooks): string => {
+  const lines: string[] = [];
+  for (const event of Object.keys(commandHookEvents) as CommandHookEvent[]) {
+    for (const group of project.hooks[event] ?? []) {
+      for (const hook of group.hooks) lines.push(`  ${event}${group.matcher ? ` (${group.matcher})` : ''}: ${hook.command}`);
+    }
+  }
+  const change = project.status === 'changed' ? ' They changed since you trusted them.' : '';
+  return `${project.file} asks rein to run ${lines.length} command hook(s); they run with your permissions and your environment, outside the bash sandbox.${change}\n${lines.join('\n')}`;
+};
+
+/** The stderr line for hooks that were not loaded because they are not trusted (or changed since). */
+export const untrustedHooksWarning = (project: ProjectHooks): string => {
+  const counts = hookCounts(project.hooks);
+  const total = counts.reduce((sum, [, count]) => sum + count, 0);
+  const state = project.status === 'changed' ? 'changed since they were trusted' : 'are not trusted';
+  return `the command hooks of ${project.file} ${state}: its ${total} hook(s) (${counts.map(([event]) => event).join(', ')}) were not loaded (trust them with \`rein hooks trust\` or --yes)`;
+};
