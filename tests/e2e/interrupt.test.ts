@@ -75,7 +75,8 @@ describe('Ctrl-C while the session is being created', () => {
       // A start-up hook that takes a while: the window between `session.created` and the session's first step.
       await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: 'command', command: 'touch hook-started; sleep 3' }] }] } }));
       await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Done.' }] }));
-      const child = startCli(['run', 'the task from the command line', '--script', 'script.json', '--yes'], { cwd: workspace.path });
+      // --yes trusts the workspace's hooks; the trust store is the test's own.
+      const child = startCli(['run', 'the task from the command line', '--script', 'script.json', '--yes'], { cwd: workspace.path, env: { REIN_CONFIG_HOME: join(workspace.path, '.config-home') } });
       let stdout = '';
       let stderr = '';
       child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
