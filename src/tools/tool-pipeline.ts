@@ -168,7 +168,7 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
 
   const proposals: MemoryProposed[] = [];
   const memory = environment.memory?.forCall({ actor: call.actor, callId: call.callId }, (candidate) => proposals.push(candidate));
-  const context: ToolContext = { sessionId: run.sessionId, callId: call.callId, workspace: environment.workspace, blobs: environment.blobs, signal: run.signal, baselines: state.baselines, artifacts: state.artifacts, sandbox: environment.sandbox, outputBudget: environment.observationLimit ?? defaultObservationLimit, progress: run.progress, ...(memory ? { memory } : {}), ...(environment.delegation ? { delegation: environment.delegation } : {}), ...(environment.capabilities ? { capabilities: environment.capabilities } : {}) };
+  const context: ToolContext = { sessionId: run.sessionId, callId: call.callId, workspace: environment.workspace, blobs: environment.blobs, signal: run.signal, baselines: state.baselines, artifacts: state.artifacts, sandbox: environment.sandbox, outputBudget: environment.observationLimit ?? defaultObservationLimit, progress: run.progress, ...(memory ? { memory } : {}), ...(environment.delegation ? { delegation: environment.delegation } : {}), ...(environment.capabilities ? { capabilities: environment.capabilities } : {}), executions: state.executionsOf(call.actor) };
   // An operating-system error the call ran into (a path too long, a directory it may not write) is a failure the
   // model reads; any other exception is rein's own and propagates (effect.failed).
   const guarded = async <T>(work: () => Promise<T>): Promise<T | ToolFailure> => {
