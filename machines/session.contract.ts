@@ -11,7 +11,7 @@ import type { TurnOutput } from './turn.machine.js';
 import type { Budgets, Usage } from '../models/budgets.js';
 import type { EffectFailed, EffectKind } from '../models/effect.records.js';
 import type { ModelFailed, ModelResponded } from '../models/model.records.js';
-import type { SessionCancelled, SessionOutcome, UserMessage } from '../models/session.records.js';
+import type { SessionCancelled, SessionCaveat, SessionOutcome, UserMessage } from '../models/session.records.js';
 import type { ToolSettled } from '../models/tool.records.js';
 import type { FailClosedFinding } from '../models/fail-closed.js';
 import type { McpStarted } from '../models/mcp.records.js';
@@ -27,6 +27,12 @@ export const reportTool = 'submit_report';
 
 /** How many times `stop` hooks may send a finished session back to the model before it ends anyway (no loop). */
 export const maxStopContinuations = 3;
+
+/**
+ * How many replies in a row cut at the output token limit (`max_tokens`, no tool calls) the model is asked to
+ * continue before the session ends anyway, with a `reply_cut` caveat.
+ */
+export const maxCutContinuations = 3;
 
 /** Broken reports a child may correct: one correction round, then the child fails with a contract failure. */
 export const maxReportCorrections = 1;
@@ -126,6 +132,10 @@ export interface SessionContext {
   outcome: SessionOutcome | null;
   /** Final replies a `stop` hook sent back to the model so far (bounded by `maxStopContinuations`). */
   stopContinuations: number;
+  /** Replies in a row cut at the output token limit with no tool calls (the model continues while below `maxCutContinuations`). */
+  cutReplies: number;
+  /** What the completion leaves open (a cut reply, an objecting stop hook): carried by `session.ended`. */
+  caveats: SessionCaveat[];
   /** A user message arrived while the model call in flight was already asked: the model has not seen it yet. */
   unseenMessage?: boolean;
   /**

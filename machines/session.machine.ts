@@ -8,8 +8,8 @@ import type { CallSpec } from '../models/call-spec.js';
 import type { UseRow } from '../models/turn.records.js';
 import type { Budgets, Usage } from '../models/budgets.js';
 import { emptyUsage } from '../models/budgets.js';
-import type { SessionOutcome } from '../models/session.records.js';
-import { completionClaims, maxReportCorrections, maxStopContinuations, reportTool, shellTools } from './session.contract.js';
+import type { SessionCaveat, SessionOutcome } from '../models/session.records.js';
+import { completionClaims, maxCutContinuations, maxReportCorrections, maxStopContinuations, reportTool, shellTools } from './session.contract.js';
 import type { AgentOutput, ApprovalDoneEvent, DelegationDoneEvent, DelegationNotice, EmitRecordParams, OutstandingEffect, RequestEffectParams, SessionContext, SessionEvent, SessionInput, TurnDoneEvent } from './session.contract.js';
 
 // The contract (constants, input, context, output, events, action params) lives in its own module; importers of the
@@ -82,6 +82,26 @@ const usesOf = (turnId: string, rows: ReadonlyArray<{ callId: string; errorCode?
 
 const tokensUsed = (usage: Usage): number => usage.inputTokens + usage.outputTokens;
 
+/** A reply the output token limit cut before the model finished it (a cut tool call fails its arguments instead). */
+const isCut = (event: SessionEvent): boolean => event.type === 'model.responded' && event.stopReason === 'max_tokens' && event.toolCalls.length === 0;
+
+/** What ending on this final reply leaves open: it was cut at the output limit, or a stop hook still objected. */
+const caveatsOf = (context: SessionContext, event: SessionEvent): SessionCaveat[] => {
+  if (event.type !== 'model.responded') return [];
+  const caveats: SessionCaveat[] = [];
+  if (isCut(event)) {
+    caveats.push({ kind: 'reply_cut', detail: `the last reply was cut at the output token limit (max_tokens)${context.cutReplies > 1 ? ` after ${context.cutReplies - 1} continuation(s)` : ''}: the answer is incomplete` });
+  }
+  if (event.continuation) {
+    caveats.push({ kind: 'stop_hook_objected', detail: event.continuation.reason, ...(event.continuation.by ? { by: event.continuation.by } : {}) });
+  }
+  return caveats;
+};
+
+/** The caveats in words, for `session.ended.reason`: `the stop hook command:Stop#1 still objected after 3 continuations: tests still fail`. */
+const caveatText = (caveat: SessionCaveat): string =>
+  caveat.kind === 'reply_cut' ? caveat.detail : `the stop hook ${caveat.by ?? ''}${caveat.by ? ' ' : ''}still objected after ${maxStopContinuations} continuations: ${caveat.detail}`;
+
 /** The findings a completion leaves standing: the last tool turn's, when it was blocked. */
 const unresolvedOf = (context: SessionContext) =>
   context.lastTurn?.status === 'blocked' && context.lastTurn.findings.length > 0 ? { turnId: context.lastTurn.turnId, findings: context.lastTurn.findings } : undefined;
@@ -91,7 +111,8 @@ const ended = (status: SessionOutcome) =>
     type: 'emitRecord',
     params: ({ context }: { context: SessionContext }) => {
       const unresolved = status === 'completed' ? unresolvedOf(context) : undefined;
-      return { type: 'session.ended', data: { status, ...(context.endReason ? { reason: context.endReason } : {}), ...(unresolved ? { unresolved } : {}) } };
+      const caveats = status === 'completed' ? context.caveats : [];
+      return { type: 'session.ended', data: { status, ...(context.endReason ? { reason: context.endReason } : {}), ...(unresolved ? { unresolved } : {}), ...(caveats.length > 0 ? { caveats } : {}) } };
     },
   }) as const;
 
@@ -141,7 +162,8 @@ export const sessionMachine = setup({
         ? { ...context.usage, inputTokens: context.usage.inputTokens + event.usage.inputTokens, outputTokens: context.usage.outputTokens + event.usage.outputTokens }
         : context.usage;
       // A message the settled call did not see matters only for its answer (guards read it before this runs).
-      return { outstanding, awaitingModel: null, usage: { ...usage, elapsedMs: Math.max(usage.elapsedMs, event.elapsedMs) }, unseenMessage: undefined };
+      const cutReplies = event.type === 'model.responded' ? (isCut(event) ? context.cutReplies + 1 : 0) : context.cutReplies;
+      return { outstanding, awaitingModel: null, usage: { ...usage, elapsedMs: Math.max(usage.elapsedMs, event.elapsedMs) }, unseenMessage: undefined, cutReplies };
     }),
     /**
      * One effect per proposed call, so every call settles and its turn's join closes. The calls the tool-call budget
@@ -308,6 +330,12 @@ export const sessionMachine = setup({
         ? { endReason: `answered over turn ${context.lastTurn.turnId}, which is blocked by ${context.lastTurn.classes.join(', ') || 'unclosed obligations'}: nothing it did is MutationReady` }
         : {},
     ),
+    /** The final reply ends the session: what it leaves open (cut at the limit, a stop hook still objecting) goes on `session.ended`. */
+    noteCaveats: assign(({ context, event }) => {
+      const caveats = caveatsOf(context, event);
+      if (caveats.length === 0) return {};
+      return { caveats, ...(context.endReason ? {} : { endReason: caveats.map(caveatText).join('; ') }) };
+    }),
     noteEventReason: assign(({ event }) => {
       if (event.type === 'model.failed') return { endReason: `model call failed: ${event.error.code}: ${event.error.message}` };
       if (event.type === 'effect.failed') return { endReason: `effect ${event.effectId} failed: ${event.error.code}: ${event.error.message}` };
@@ -354,6 +382,8 @@ export const sessionMachine = setup({
     /** A `stop` hook sent the final reply back (the executor asked), and the bound is not reached. */
     hasUnseenMessage: ({ context }) => context.unseenMessage === true,
     isContinuation: ({ context, event }) => event.type === 'model.responded' && event.continuation !== undefined && context.stopContinuations < maxStopContinuations,
+    /** The output token limit cut a reply with no tool calls, and fewer than `maxCutContinuations` in a row were: the model continues it. */
+    isCutReply: ({ context, event }) => isCut(event) && context.cutReplies < maxCutContinuations,
     /** The provider paused a long turn (`pause_turn`): the model continues it in another call. */
     isPausedTurn: ({ event }) => event.type === 'model.responded' && event.stopReason === 'pause_turn',
     /** A call of the turn just joined was refused for the tool-call budget: the session cannot go on. */
@@ -388,6 +418,8 @@ export const sessionMachine = setup({
     failureClass: null,
     outcome: null,
     stopContinuations: 0,
+    cutReplies: 0,
+    caveats: [],
   }),
   initial: 'idle',
   on: {
@@ -428,6 +460,7 @@ export const sessionMachine = setup({
               { guard: and(['isAwaitedModelCall', 'hasToolCalls']), target: 'runningTools', actions: ['settleModelCall', 'spawnTurn', 'requestToolCalls'] },
               { guard: and(['isAwaitedModelCall', 'isPausedTurn']), target: 'nextTurn', actions: 'settleModelCall' },
               { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'hasUnseenMessage']), target: 'nextTurn', actions: 'settleModelCall' },
+              { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'isCutReply']), target: 'nextTurn', actions: 'settleModelCall' },
               {
                 guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', not('isChild'), 'isContinuation']),
                 target: 'nextTurn',
@@ -435,7 +468,7 @@ export const sessionMachine = setup({
               },
               { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'isChild', 'correctionLeft']), target: 'nextTurn', actions: ['settleModelCall', 'noteMissingReport'] },
               { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'isChild']), target: '#session.failed', actions: ['settleModelCall', 'noteMissingReport', 'failContract'] },
-              { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding']), target: '#session.completed', actions: ['settleModelCall', 'noteUnresolved'] },
+              { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding']), target: '#session.completed', actions: ['settleModelCall', 'noteUnresolved', 'noteCaveats'] },
             ],
             'model.failed': [
               { guard: and(['isAwaitedModelCall', 'wallTimeSpentAtFailure']), target: '#session.budgetExhausted', actions: ['settleModelCall', assign({ endReason: 'wall-time budget exhausted' })] },

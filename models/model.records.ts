@@ -80,7 +80,8 @@ export const ModelResponded = z.object({
   callSpec: CallSpec.optional(),
   /**
    * A final reply that a `stop` hook answered with "continue" (README: *Hooks*): the session takes another turn instead
-   * of ending, at most `maxStopContinuations` times in a row. The hook's reason is what the model reads.
+   * of ending, at most `maxStopContinuations` times. The hook's reason is what the model reads. Past that bound the
+   * hook is still asked; its "continue" ends the session with a `stop_hook_objected` caveat instead.
    */
   continuation: z.object({ reason: z.string(), by: z.string().optional() }).optional(),
   /** The turn's `pre_flight` guardrail verdict, decided before any of its calls runs (a block refuses them all). */

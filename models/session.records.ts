@@ -57,8 +57,18 @@ export type SessionCancelled = z.infer<typeof SessionCancelled>;
 export const UnresolvedFindings = z.object({ turnId: z.string(), findings: z.array(FailClosedFinding).min(1) });
 export type UnresolvedFindings = z.infer<typeof UnresolvedFindings>;
 
+/**
+ * What a completion leaves open that is not a fail-closed finding: `reply_cut` — the final reply was cut at the
+ * output token limit (`max_tokens`) and the continuations it got did not finish it; `stop_hook_objected` — a `stop`
+ * hook still asked to continue when its continuations were spent (`by` names it, `detail` is its reason). A session
+ * that ends with one is `completed` (the answer is the model's to give) but never a clean completion: the summary,
+ * `rein show`, `rein trace` and its outcome say so.
+ */
+export const SessionCaveat = z.object({ kind: z.enum(['reply_cut', 'stop_hook_objected']), detail: z.string(), by: z.string().optional() });
+export type SessionCaveat = z.infer<typeof SessionCaveat>;
+
 /** effect (derived) · the session machine reached a final state. */
-export const SessionEnded = z.object({ status: SessionOutcome, reason: z.string().optional(), unresolved: UnresolvedFindings.optional() });
+export const SessionEnded = z.object({ status: SessionOutcome, reason: z.string().optional(), unresolved: UnresolvedFindings.optional(), caveats: z.array(SessionCaveat).min(1).optional() });
 export type SessionEnded = z.infer<typeof SessionEnded>;
 
 /** effect (fact) · this stream was forked from `parent` after copying its records 1..atSeq. */

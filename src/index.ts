@@ -154,7 +154,7 @@ export type { ModelCallSource, ModelCallAttempt, PreparedModelInput } from './ef
 export type { PermissionMode, PermissionAction, ShellClass, ApprovalDecision } from '../models/permission.records.js';
 export { DenialSource, Denial } from '../models/permission.records.js';
 export { CommandExecution, executionPassed } from '../models/tool.records.js';
-export { UnresolvedFindings } from '../models/session.records.js';
+export { SessionCaveat, UnresolvedFindings } from '../models/session.records.js';
 
 // OpenTelemetry: sessions as GenAI spans, live and from the log (the SDK, exporters and serializer load on first use).
 export { spanProjection, spansOfRecords, finishOpenSpans } from './projections/spans.view.js';

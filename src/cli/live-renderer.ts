@@ -240,6 +240,19 @@ export class LiveRenderer {
         this.endLine();
         this.out.write(`  ${this.paint(2, `◇ tools: +${data.added.length} −${data.removed.length}${data.deferred > 0 ? `, ${data.deferred} deferred` : ''}`)}\n`);
       }
+    } else if (record.type === 'hook.decided' && (record.data as { point: string }).point === 'stop') {
+      const data = record.data as { decision: string; reason?: string; decidedBy?: string };
+      if (data.decision !== 'continue' && data.decision !== 'stop') return;
+      this.status.clear();
+      this.endLine();
+      this.out.write(`  ${this.paint(33, '↻')} stop hook ${data.decidedBy ?? ''}${data.decidedBy ? ': ' : ''}${data.decision}${this.paint(2, data.reason ? ` — ${data.reason}` : '')}\n`);
+    } else if (record.type === 'model.responded') {
+      const data = record.data as { stopReason: string; toolCalls: unknown[] };
+      if (data.stopReason !== 'max_tokens' || data.toolCalls.length > 0) return;
+      this.status.clear();
+      this.endLine();
+      const who = record.actor === 'root' ? '' : `${this.paint(36, `[${record.actor.slice(record.actor.lastIndexOf('/') + 1)}]`)} `;
+      this.out.write(`  ${who}${this.paint(33, '!')} the reply was cut at the output token limit (max_tokens)\n`);
     } else if (record.type === 'tool.started') {
       this.toolStartedAt.set((record.data as { effectId: string }).effectId, record.at);
     } else if (record.type === 'tool.settled') {

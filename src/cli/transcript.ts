@@ -91,8 +91,13 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
     case 'model.responded': {
       const calls = (data.toolCalls as Array<{ name: string; arguments: Record<string, unknown> }>).map((call) => `${call.name}(${summarizeArguments(call.arguments)})`);
       const text = data.text ? `assistant: ${clip(data.text, 200)}` : 'assistant:';
-      return `${at}${who}${text}${calls.length > 0 ? ` → ${calls.join(', ')}` : ''}`;
+      const cut = data.stopReason === 'max_tokens' && calls.length === 0 ? ' [cut at the output token limit: max_tokens]' : '';
+      return `${at}${who}${text}${calls.length > 0 ? ` → ${calls.join(', ')}` : ''}${cut}`;
     }
+    case 'hook.decided':
+      // A stop hook's verdict on a final reply: why the next answer came (continue), or why the session stopped.
+      if (data.point !== 'stop' || (data.decision !== 'continue' && data.decision !== 'stop')) return undefined;
+      return `${at}${who}stop hook ${data.decidedBy ?? ''}${data.decidedBy ? ': ' : ''}${data.decision}${data.reason ? ` — ${clip(data.reason, 160)}` : ''}`;
     case 'model.failed':
       return `${at}${who}model failed: ${data.error.code}: ${clip(data.error.message)}`;
     case 'model.attempted':
@@ -146,7 +151,7 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
     case 'turn.blocked':
       return `${at}${who}turn ${data.turnId}: BLOCKED at ${data.stage}: ${data.findings.map((finding: { class: string }) => finding.class).join(', ')}`;
     case 'session.ended':
-      return `${at}${who}session ended: ${data.status}${data.reason ? ` (${data.reason})` : ''}${data.unresolved ? `; unresolved: ${data.unresolved.findings.map((finding: { class: string }) => finding.class).join(', ')}` : ''}`;
+      return `${at}${who}session ended: ${data.status}${data.reason ? ` (${data.reason})` : ''}${data.unresolved ? `; unresolved: ${data.unresolved.findings.map((finding: { class: string }) => finding.class).join(', ')}` : ''}${data.caveats ? `; left open: ${data.caveats.map((caveat: { kind: string }) => caveat.kind).join(', ')}` : ''}`;
     case 'session.forked':
       return `${at}${who}forked from ${data.parent} at seq ${data.atSeq}`;
     case 'session.resumed':

@@ -46,7 +46,7 @@ export interface ModelCallSource {
    * it has tool calls, a `stop` hook's continuation when it has none. What it returns is recorded in `model.responded`
    * (an input, so replay reads it and never runs a hook) and its facts go into the settling batch.
    */
-  review?(reply: { actor: string; effectId: string; turn: number; text: string; toolCalls: readonly ToolCall[] }, signal: AbortSignal): Promise<ReplyReview>;
+  review?(reply: { actor: string; effectId: string; turn: number; text: string; toolCalls: readonly ToolCall[]; stopReason: StopReason }, signal: AbortSignal): Promise<ReplyReview>;
 }
 
 /** What reviewing a reply decided, and the facts that record it. */
@@ -223,7 +223,7 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
           // hold, so the first provider is tried again a minute after the outage that caused it.
           if (position > 0) sticky = link === 0 ? { link: 0, until: 0 } : { link, until: context.now() + fallbackStickyMs };
           const callSpec = source.callSpec?.(request.effectId, request.actor);
-          const review = source.review ? await source.review({ actor: request.actor, effectId: request.effectId, turn, text, toolCalls }, context.signal) : undefined;
+          const review = source.review ? await source.review({ actor: request.actor, effectId: request.effectId, turn, text, toolCalls, stopReason: result.stopReason as StopReason }, context.signal) : undefined;
           const data = {
             effectId: request.effectId,
             turn,

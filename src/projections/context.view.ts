@@ -212,9 +212,13 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
         const reply = record.data as ModelResponded;
         const toolCalls = reply.toolCalls.map(({ callId, name, arguments: args }) => ({ callId, name, arguments: args }));
         const next = push({ ...actor, turns: actor.turns + 1 }, { kind: 'turn', seq: record.seq, turn: reply.turn, text: reply.text, toolCalls, results: [] });
+        // The output limit cut the reply: the model reads that it was cut, and continues it (or answers a later message knowing it).
+        const cut = reply.stopReason === 'max_tokens' && reply.toolCalls.length === 0
+          ? push(next, { kind: 'user', seq: record.seq, text: '[harness] Your previous reply was cut off at the output token limit (max_tokens). Continue exactly where it stopped, without repeating what you already wrote; keep the rest short.' })
+          : next;
         // A stop hook asked the model to go on: it reads why, as untrusted context, in place of the user's next word.
-        if (!reply.continuation) return next;
-        return push(next, { kind: 'user', seq: record.seq, text: '[harness] A stop hook asked you to continue before ending.', hookContext: reply.continuation.reason });
+        if (!reply.continuation) return cut;
+        return push(cut, { kind: 'user', seq: record.seq, text: '[harness] A stop hook asked you to continue before ending.', hookContext: reply.continuation.reason });
       }
       case 'hook.decided': {
         const decided = record.data as HookDecided;

@@ -2,7 +2,7 @@ import type { RecordEnvelope } from '../../models/envelope.js';
 import type { ContextProjected } from '../../models/context.records.js';
 import type { EffectFailed, EffectRequested } from '../../models/effect.records.js';
 import type { ModelAttempted, ModelFailed, ModelResponded } from '../../models/model.records.js';
-import type { SessionCreated, SessionEnded, UnresolvedFindings } from '../../models/session.records.js';
+import type { SessionCaveat, SessionCreated, SessionEnded, UnresolvedFindings } from '../../models/session.records.js';
 import type { CommandExecution, ToolSettled, Truncation } from '../../models/tool.records.js';
 import type { Denial } from '../../models/permission.records.js';
 import type { HookDecided } from '../../models/hook.records.js';
@@ -106,7 +106,8 @@ export interface TraceTurn {
   requested: TraceRef;
   contexts: TraceContext[];
   attempts: TraceAttempt[];
-  response?: TraceRef & { text: string; toolCalls: number; stopReason: string };
+  /** The reply; `continuation`: a `stop` hook answered this final reply with "continue" (its reason, and which hook). */
+  response?: TraceRef & { text: string; toolCalls: number; stopReason: string; continuation?: { reason: string; by?: string } };
   failure?: TraceRef & { type: 'model.failed' | 'effect.failed'; code: string; message: string };
   actions: TraceAction[];
 }
@@ -130,7 +131,7 @@ export interface TraceView extends ViewState {
   open: Readonly<Record<string, TraceTurn>>;
   verifications: PersistentList<TraceVerification> | undefined;
   notes: PersistentList<TraceNote> | undefined;
-  ended?: TraceRef & { status: string; reason?: string; unresolved?: UnresolvedFindings };
+  ended?: TraceRef & { status: string; reason?: string; unresolved?: UnresolvedFindings; caveats?: SessionCaveat[] };
   /** Records whose `cause` / `corr` named nothing the view knew: a broken link in the chain. */
   unlinked: number;
   /** What the log says about the session's status (as `rein sessions` lists it). */
@@ -335,7 +336,7 @@ const applyTraceRecord = (view: TraceView, record: RecordEnvelope): TraceView =>
     }
     case 'model.responded': {
       const reply = record.data as ModelResponded;
-      return applyToTurn(view, record, (turn) => ({ ...turn, response: { ...ref(record), text: reply.text, toolCalls: reply.toolCalls.length, stopReason: reply.stopReason } }));
+      return applyToTurn(view, record, (turn) => ({ ...turn, response: { ...ref(record), text: reply.text, toolCalls: reply.toolCalls.length, stopReason: reply.stopReason, ...(reply.continuation ? { continuation: reply.continuation } : {}) } }));
     }
     case 'model.failed': {
       const failure = record.data as ModelFailed;
@@ -382,7 +383,7 @@ const applyTraceRecord = (view: TraceView, record: RecordEnvelope): TraceView =>
     case 'session.ended': {
       if (record.actor !== 'root') return view;
       const ended = record.data as SessionEnded;
-      return { ...view, ended: { ...ref(record), status: ended.status, ...(ended.reason ? { reason: ended.reason } : {}), ...(ended.unresolved ? { unresolved: ended.unresolved } : {}) } };
+      return { ...view, ended: { ...ref(record), status: ended.status, ...(ended.reason ? { reason: ended.reason } : {}), ...(ended.unresolved ? { unresolved: ended.unresolved } : {}), ...(ended.caveats ? { caveats: ended.caveats } : {}) } };
     }
     default: {
       const describe = noteTypes[record.type];

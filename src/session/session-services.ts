@@ -8,7 +8,7 @@ import { createCallModelExecutor, type ModelCallSource, type ReplyReview } from 
 import type { FactDraft } from '../../models/envelope.js';
 import { decidePoint } from '../hooks/decide-point.js';
 import type { PointDecision } from '../hooks/hook-types.js';
-import { maxStopContinuations } from '../../machines/session.contract.js';
+import { maxCutContinuations } from '../../machines/session.contract.js';
 import { rootPath } from '../host/actor-tree.js';
 import type { RetryPolicy } from '../effects/model-retry.js';
 import type { EffectExecutors } from '../effects/effect.js';
@@ -145,6 +145,8 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
   const hooks = services.hooks && services.hooks.size > 0 ? services.hooks : undefined;
   /** Final replies of each agent a stop hook sent back so far (folded from the log: replay and resume agree). */
   const continuations = new Map<string, number>();
+  /** Replies in a row of each agent the output limit cut with no tool calls (folded from the log, as the machine counts them). */
+  const cutReplies = new Map<string, number>();
   const pendingCompactFacts: FactDraft[] = [];
   const hookBase = (actor: string) => ({ sessionId, actor, cwd: services.workspace.root, mode: actors.of(actor).rights.mode });
   const source: ModelCallSource = {
@@ -186,8 +188,11 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
               review.preFlight = { verdict: decided.decision === 'block' ? 'block' : 'pass', ...(decided.decidedBy ? { by: decided.decidedBy } : {}), ...(decided.reason ? { reason: decided.reason } : {}) };
             }
             // Only the root agent's final reply ends the session; a child ends by its report (subagentStop observes it).
+            // A reply the output limit cut is continued by the session (while below its bound): it is not final yet.
+            // Past `maxStopContinuations` the hook is still asked: its "continue" then ends the session as an objection.
             const used = continuations.get(reply.actor) ?? 0;
-            if (reply.toolCalls.length === 0 && reply.actor === rootPath && used < maxStopContinuations && hooks.has('stop')) {
+            const continuesCut = reply.stopReason === 'max_tokens' && reply.toolCalls.length === 0 && (cutReplies.get(reply.actor) ?? 0) < maxCutContinuations;
+            if (reply.toolCalls.length === 0 && reply.actor === rootPath && !continuesCut && hooks.has('stop')) {
               const { decided, fact } = await decidePoint({ kernel: hooks, point: 'stop', subject: { effectId: reply.effectId }, input: { ...hookBase(reply.actor), point: 'stop', text: reply.text, continuations: used }, signal, now: services.clock });
               if (fact) facts.push(fact);
               if (decided.decision === 'continue') review.continuation = { reason: decided.reason ?? 'a stop hook asked to continue', ...(decided.decidedBy ? { by: decided.decidedBy } : {}) };
@@ -221,7 +226,11 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
     },
     observe: (record) => {
       context = reduceContext(context, record);
-      if (record.type === 'model.responded' && (record.data as { continuation?: unknown }).continuation) continuations.set(record.actor, (continuations.get(record.actor) ?? 0) + 1);
+      if (record.type === 'model.responded') {
+        const reply = record.data as { continuation?: unknown; stopReason: string; toolCalls: readonly unknown[] };
+        if (reply.continuation) continuations.set(record.actor, (continuations.get(record.actor) ?? 0) + 1);
+        cutReplies.set(record.actor, reply.stopReason === 'max_tokens' && reply.toolCalls.length === 0 ? (cutReplies.get(record.actor) ?? 0) + 1 : 0);
+      }
       if (memory) memory.observe(record);
       else ownMemory = reduceMemory(ownMemory, record);
       toolState.observe(record);

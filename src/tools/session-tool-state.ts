@@ -1,13 +1,16 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { ApprovalReplied, ApprovalRequested } from '../../models/permission.records.js';
-import type { FileRead, FileWritten, ToolSettled } from '../../models/tool.records.js';
+import type { CommandExecution, FileRead, FileWritten, ToolSettled } from '../../models/tool.records.js';
 import type { HookDecided } from '../../models/hook.records.js';
 import { parseRule, type PermissionRule } from '../policy/permission-rules.js';
+
+/** How commands are compared: whitespace runs collapsed, ends trimmed (`npm  test ` is `npm test`). */
+export const commandKey = (command: string): string => command.replace(/\s+/g, ' ').trim();
 
 /**
  * What the tool pipeline remembers about one session, folded from its log so a resumed session has the same: file
  * baselines (`file.read` / `file.written`), the artifacts the model was shown (`tool.settled`), and the rules
- * granted with `allow for session` (`approval.replied`).
+ * granted with `allow for session` (`approval.replied`), and the commands each agent ran (`tool.settled.execution`).
  */
 export class SessionToolState {
   readonly baselines = new Map<string, string>();
@@ -19,6 +22,13 @@ export class SessionToolState {
    */
   readonly hookDecisions = new Map<string, HookDecided>();
   private readonly suggested = new Map<string, string>();
+  /** Per agent (actor path): the latest execution of each command it ran, keyed by `commandKey`. */
+  private readonly executions = new Map<string, Map<string, CommandExecution>>();
+
+  /** The latest execution of each command the agent at `actor` ran (keyed by `commandKey`); empty when it ran none. */
+  executionsOf(actor: string): ReadonlyMap<string, CommandExecution> {
+    return this.executions.get(actor) ?? new Map();
+  }
   private lastSeq = 0;
 
   /** Fold one durable record (records at or below the last folded seq are ignored). */
@@ -42,8 +52,18 @@ export class SessionToolState {
         if (this.hookDecisions.size > 0) for (const key of this.hookDecisions.keys()) if (key.startsWith(`${data.effectId}|`)) this.hookDecisions.delete(key);
         for (const artifact of data.artifacts ?? []) this.artifacts.add(artifact);
         if (data.truncated) this.artifacts.add(data.truncated.artifact);
+        if (data.execution) {
+          const own = this.executions.get(record.actor) ?? new Map<string, CommandExecution>();
+          own.set(commandKey(data.execution.command), data.execution);
+          this.executions.set(record.actor, own);
+        }
         break;
       }
+      case 'delegation.completed':
+      case 'delegation.failed':
+        // A child that ended reports nothing more: what it ran is no longer asked for.
+        this.executions.delete((record.data as { child: string }).child);
+        break;
       case 'approval.requested': {
         const data = record.data as ApprovalRequested;
         if (this.hookDecisions.size > 0) for (const key of this.hookDecisions.keys()) if (key.startsWith(`${data.effectId}|`)) this.hookDecisions.delete(key);

@@ -94,6 +94,11 @@ export interface ToolContext {
   delegation?: DelegationScope;
   /** The session's capabilities as the calling agent sees them (`tool_search`, `skill`); absent where not wired. */
   capabilities?: AgentCapabilities;
+  /**
+   * The commands the calling agent ran so far, each with its latest execution (keyed by `commandKey`): what a report
+   * may claim ran. Absent where not wired (nothing ran, as far as a tool can tell).
+   */
+  executions?: ReadonlyMap<string, CommandExecution>;
 }
 
 /** What resume does with an in-doubt call of a `rerun-after-check` tool, decided from its recorded intent. */

@@ -2,7 +2,7 @@ import { newest } from '../projections/persistent-list.js';
 import { statusOfState } from '../host/session-status.js';
 import type { TraceView } from '../projections/trace.view.js';
 import { claimsSuccess, ContextReader, lastMutationSeq, turnsOf } from './trace-evidence.js';
-import { executionRules, failClosedRules, projectionRules, repetitionRules, truncationRules, verificationRules, type RuleInput } from './trace-rules.js';
+import { caveatRules, executionRules, failClosedRules, projectionRules, repetitionRules, truncationRules, verificationRules, type RuleInput } from './trace-rules.js';
 import { boundaryPrecedence, type ReadText, type TraceFinding, type TraceOutcome, type TraceReport } from './trace-types.js';
 
 const outcomeOf = (view: TraceView, lastVerification: RuleInput['lastVerification'], lastMutation: number): TraceOutcome => {
@@ -17,6 +17,8 @@ const outcomeOf = (view: TraceView, lastVerification: RuleInput['lastVerificatio
   if (lastVerification.status === 'inconclusive') return 'unverified';
   // A completion over a blocked turn is not MutationReady: whatever the tests say, it never counts as succeeded.
   if (view.ended.unresolved) return 'unverified';
+  // Nor does one whose last reply was cut at the output limit, or that a stop hook still objected to.
+  if (view.ended.caveats) return 'unverified';
   return lastVerification.seq < lastMutation ? 'unverified' : 'succeeded';
 };
 
@@ -38,7 +40,7 @@ export const analyzeTrace = async (view: TraceView, readText: ReadText): Promise
   const finalTurn = completed ? [...turns].reverse().find((turn) => turn.actor === 'root' && turn.response && turn.response.toolCalls === 0) : undefined;
   const final = finalTurn?.response ? { turn: finalTurn, claims: claimsSuccess(finalTurn.response.text) } : undefined;
   const input: RuleInput = { turns, reader: new ContextReader(readText), readText, lastMutation, completed, ...(final ? { final } : {}), ...(lastVerification ? { lastVerification } : {}), ...(view.ended ? { ended: view.ended } : {}) };
-  const found = (await Promise.all([verificationRules(input), truncationRules(input), projectionRules(input), repetitionRules(input), executionRules(input), failClosedRules(input)])).flat();
+  const found = (await Promise.all([verificationRules(input), truncationRules(input), projectionRules(input), repetitionRules(input), executionRules(input), failClosedRules(input), caveatRules(input)])).flat();
   const seen = new Set<string>();
   const findings = found
     .filter((entry) => {

@@ -57,12 +57,15 @@ const turnLines = (turn: TraceTurn): string[] => {
   const context = turn.contexts[turn.contexts.length - 1];
   const head = `turn ${turn.turn}${turn.actor === 'root' ? '' : ` [${turn.actor}]`} #${turn.requested.seq}`;
   const contextText = context ? `context #${context.seq}: ${context.estimatedTokens} tokens, ${context.phase}, ${context.excluded} excluded, ${context.compacted} compacted${turn.contexts.length > 1 ? `, ${turn.contexts.length} attempts` : ''}` : 'context: not recorded';
-  const reply = turn.response ? `model #${turn.response.seq}: "${clip(turn.response.text, 90)}"` : turn.failure ? `model failed #${turn.failure.seq}: ${turn.failure.code}` : 'model: no reply';
+  const cut = turn.response?.stopReason === 'max_tokens' && turn.response.toolCalls === 0 ? ' (cut at the output token limit: max_tokens)' : '';
+  const reply = turn.response ? `model #${turn.response.seq}: "${clip(turn.response.text, 90)}"${cut}` : turn.failure ? `model failed #${turn.failure.seq}: ${turn.failure.code}` : 'model: no reply';
   // Retries and fallbacks: shown only when some attempt failed (a clean first attempt says nothing new).
   const attempts = turn.attempts.some((attempt) => attempt.outcome === 'error')
     ? [`  attempts: ${turn.attempts.map((attempt) => `#${attempt.seq} ${attempt.model ? `${attempt.provider}/${attempt.model}` : attempt.provider} ${attempt.outcome === 'ok' ? 'ok' : `${attempt.errorCode ?? 'error'} → ${attempt.decision}${attempt.fallbackTo ? ` to ${attempt.fallbackTo}` : ''}`}`).join(' · ')}`]
     : [];
-  return [`${head} · ${contextText}`, ...attempts, `  ${reply}`, ...turn.actions.flatMap((action) => [`  ${actionLine(action)}`, ...delegationLines(action)])];
+  const objection = turn.response?.continuation;
+  const stopHook = objection ? [`  stop hook ${objection.by ?? ''}${objection.by ? ': ' : ''}continue — ${clip(objection.reason, 160)}`] : [];
+  return [`${head} · ${contextText}`, ...attempts, `  ${reply}`, ...stopHook, ...turn.actions.flatMap((action) => [`  ${actionLine(action)}`, ...delegationLines(action)])];
 };
 
 const findingLine = (finding: TraceFinding): string => `[${finding.category} @ ${finding.boundary}] ${finding.type}: ${finding.claim}`;
@@ -73,6 +76,7 @@ export const renderTraceText = (report: TraceReport, users: ReadonlyArray<{ seq:
   const events = [...users.map((user) => ({ seq: user.seq, lines: [`user #${user.seq}: ${clip(user.text, 120)}`] })), ...report.turns.map((turn) => ({ seq: turn.requested.seq, lines: turnLines(turn) }))].sort((left, right) => left.seq - right.seq);
   for (const event of events) lines.push(...event.lines);
   if (report.ended) lines.push(`ended #${report.ended.seq}: ${report.ended.status}${report.ended.reason ? ` (${report.ended.reason})` : ''}`);
+  for (const caveat of report.ended?.caveats ?? []) lines.push(`  left open: ${caveat.kind === 'reply_cut' ? caveat.detail : `the stop hook ${caveat.by ?? ''}${caveat.by ? ' ' : ''}still objected: ${caveat.detail}`}`);
   if (report.ended?.unresolved) lines.push(`  unresolved fail-closed findings of turn ${report.ended.unresolved.turnId}: ${report.ended.unresolved.findings.map((entry) => entry.class).join(', ')}`);
   lines.push('', report.findings.length === 0 ? 'findings: none' : 'findings:');
   for (const finding of report.findings) {

@@ -1,7 +1,7 @@
 import { canonicalEqual } from '../host/canonical-equal.js';
 import { keyLines, normalizeSpace } from '../projections/key-lines.js';
 import type { FailClosedClass } from '../../models/fail-closed.js';
-import type { UnresolvedFindings } from '../../models/session.records.js';
+import type { SessionCaveat, UnresolvedFindings } from '../../models/session.records.js';
 import type { TraceAction, TraceTurn, TraceVerification } from '../projections/trace.view.js';
 import { ContextReader, fullOutput, mutatingTools, nextTurnAfter } from './trace-evidence.js';
 import { repairRoutes, type Boundary, type FailureCategory, type ReadText, type TraceFinding } from './trace-types.js';
@@ -16,7 +16,7 @@ export interface RuleInput {
   lastMutation: number;
   completed: boolean;
   /** The root's `session.ended`, with the fail-closed findings a completion left standing. */
-  ended?: { seq: number; unresolved?: UnresolvedFindings };
+  ended?: { seq: number; unresolved?: UnresolvedFindings; caveats?: SessionCaveat[] };
 }
 
 const finding = (category: FailureCategory, fields: Omit<TraceFinding, 'category' | 'suggestedFixArea' | 'unknowns'> & { unknowns?: string[] }): TraceFinding => ({
@@ -206,4 +206,21 @@ export const failClosedRules = async (input: RuleInput): Promise<TraceFinding[]>
       claim: `the session completed over turn ${unresolved.turnId}, blocked by ${name} (${clip(entries.map((entry) => entry.detail).join('; '), 160)}): nothing that turn did is MutationReady, so the final answer is an unsupported claim`,
     });
   });
+};
+
+/**
+ * What a completion left open besides fail-closed findings (`session.ended.caveats`): a final reply the output token
+ * limit cut (the answer is incomplete), or a `stop` hook that still objected when its continuations ran out. Either
+ * way the session did not end the way a clean completion does, and the trace says so at the end it happened.
+ */
+export const caveatRules = async (input: RuleInput): Promise<TraceFinding[]> => {
+  const ended = input.ended;
+  if (!ended?.caveats) return [];
+  const final = input.final?.turn.response;
+  const evidence = [...at(final), `#${ended.seq}`];
+  return ended.caveats.map((caveat) =>
+    caveat.kind === 'reply_cut'
+      ? finding('unknown_or_mixed', { type: 'reply_cut', boundary: 'provider', seq: ended.seq, confidence: 'high', evidence, unknowns: ['what the rest of the answer would have said'], claim: `${caveat.detail}; raise the output limit (maxOutputTokens) or ask for a shorter answer` })
+      : finding('verification_missing', { type: 'stop_hook_objection', boundary: 'verification', seq: ended.seq, confidence: 'high', evidence, fact: caveat.detail, claim: `the stop hook ${caveat.by ?? ''}${caveat.by ? ' ' : ''}still objected when the session ended (its continuations were spent): "${clip(caveat.detail, 160)}"` }),
+  );
 };

@@ -1,4 +1,4 @@
-import type { UnresolvedFindings } from '../../models/session.records.js';
+import type { SessionCaveat, UnresolvedFindings } from '../../models/session.records.js';
 import type { TraceRef, TraceTurn } from '../projections/trace.view.js';
 
 /** The trace document's failure classes (top level), plus `unknown_or_mixed` when evidence is incomplete. */
@@ -38,6 +38,8 @@ export type FindingType =
   | 'permission_allow_without_rationale'
   | 'provider_failed'
   | 'unresolved_fail_closed'
+  | 'reply_cut'
+  | 'stop_hook_objection'
   | 'unknown_or_mixed';
 
 /** One finding: what broke, where, the evidence (refs into the log and its artifacts), and where to repair it. */
@@ -72,7 +74,7 @@ export interface TraceReport {
   sessionId: string;
   task: string;
   outcome: TraceOutcome;
-  ended?: TraceRef & { status: string; reason?: string; unresolved?: UnresolvedFindings };
+  ended?: TraceRef & { status: string; reason?: string; unresolved?: UnresolvedFindings; caveats?: SessionCaveat[] };
   claimedSuccess: boolean;
   finalMessage?: TraceRef & { text: string };
   findings: TraceFinding[];

@@ -64,3 +64,58 @@ describe('rein run with delegation, then rein trace', () => {
     expect(graph.stdout).toContain('delegation_running --> delegation_cancelled: delegation.cancel');
   });
 });
+
+describe('a tester\'s report is checked against the commands it ran (trial5 E9)', () => {
+  let workspace: { path: string; remove: () => Promise<void> };
+  beforeAll(async () => {
+    workspace = await makeTempDir('rein-delegation-claim-');
+    await writeFile(join(workspace.path, 'keep.txt'), 'keep\n');
+    // t1 runs `rm keep.txt` (denied) and `true`, then reports `npm test` as passed; t2 runs `true` and reports it.
+    const claim = { status: 'completed', summary: 'all pass', command: 'npm test', exit_code: 0, passed: true, failing_tests: [], relevant_output: 'ok' };
+    const script = {
+      turns: [
+        { text: 'delegating', toolCalls: [{ name: 'delegate_task', arguments: { tasks: [{ id: 't1', role: 'tester', objective: 'run the tests' }, { id: 't2', role: 'tester', objective: 'run true' }], join: { policy: 'all' } } }] },
+        { text: 'Done.' },
+      ],
+      agents: {
+        tester: {
+          turns: [
+            { text: 't', toolCalls: [{ name: 'bash', arguments: { command: 'rm keep.txt' } }, { name: 'bash', arguments: { command: 'true' } }] },
+            { text: 'r', toolCalls: [{ name: 'submit_report', arguments: claim }] },
+            { text: 'end' },
+          ],
+        },
+      },
+    };
+    await writeFile(join(workspace.path, 'claim.json'), JSON.stringify(script));
+    const honest = { ...script, turns: [{ ...script.turns[0], toolCalls: [{ name: 'delegate_task', arguments: { tasks: [{ id: 't2', role: 'tester', objective: 'run true' }] } }] }, script.turns[1]], agents: { tester: { turns: [{ text: 't', toolCalls: [{ name: 'bash', arguments: { command: 'true' } }] }, { text: 'r', toolCalls: [{ name: 'submit_report', arguments: { ...claim, command: 'true', summary: 'true exits 0' } }] }] } } };
+    await writeFile(join(workspace.path, 'honest.json'), JSON.stringify(honest));
+  });
+  afterAll(() => workspace.remove());
+
+  it('a report of `npm test` passing that no command bears out is refused, the child fails its contract and the join is unsatisfied', async () => {
+    const run = await runCli(['run', 'd', '--script', 'claim.json', '--deny', 'bash:rm *', '--yes'], { cwd: workspace.path });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/\[t1\] ✗ submit_report npm test InvalidInput/);
+    expect(run.stdout).toMatch(/↳ task t1 failed \(contract\)/);
+    expect(run.stdout).toContain('✓ delegate_task joined (all): unsatisfied, 2 task(s)');
+    const sessionId = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
+    const records = jsonLines((await runCli(['show', sessionId, '--json'], { cwd: workspace.path })).stdout);
+    const rejected = records.filter((record) => record.type === 'tool.rejected' && record.data.code === 'report_unverified');
+    expect(rejected.length).toBeGreaterThanOrEqual(1);
+    expect(rejected[0]!.data.message).toContain('no command "npm test" ran in this task');
+    const joined = records.find((record) => record.type === 'delegation.joined')!;
+    expect(joined.data.outcome).toBe('unsatisfied');
+    expect(joined.data.observation).not.toContain('"exit_code": 0');
+    expect(records.some((record) => record.type === 'delegation.completed' && record.data.taskId === 't1')).toBe(false);
+    const replay = await runCli(['replay', sessionId, '--json'], { cwd: workspace.path });
+    expect(replay.code).toBe(0);
+  });
+
+  it('a report that restates the run it rests on is accepted and joined', async () => {
+    const run = await runCli(['run', 'd', '--script', 'honest.json', '--yes'], { cwd: workspace.path });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/\[t2\] ✓ submit_report true/);
+    expect(run.stdout).toContain('✓ delegate_task joined (all): satisfied, 1 task(s)');
+  });
+});

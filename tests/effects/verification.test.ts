@@ -63,15 +63,21 @@ describe('a verification comes from what ran', () => {
     expect(verifications(run.records)).toEqual([expect.objectContaining({ name: 'check', status: 'failed', command: 'make check', exitCode: 2, durationMs: 40 })]);
   });
 
-  it('a child tester whose report names `npm test` as passed is not a verification: only the parent\'s own runs are', async () => {
+  it('a child tester whose report names `npm test` as passed is not a verification, and without that run it is no report either', async () => {
     const store = createMemoryEventStore();
     await writeFile(join(workspace.path, 'a.txt'), 'alpha\n');
-    const provider = actorProvider({ root: [delegate([{ id: 't', role: 'tester', objective: 'run the tests' }]), { text: 'Done: the tests pass.' }], t: [submit(validReport('test-report', 'completed'))] });
+    const claim = submit(validReport('test-report', 'completed'));
+    const provider = actorProvider({ root: [delegate([{ id: 't', role: 'tester', objective: 'run the tests' }]), { text: 'Done: the tests pass.' }], t: [claim, claim] });
     const rein = await createRein({ store, workspace: workspace.path, provider, sandbox: { loginShell: false } });
     const session = await rein.startSession({ task: 'have the tests checked' });
     expect((await session.whenQuiet()).status).toBe('completed');
     const records = await store.read(session.id);
-    expect(records.some((record) => record.type === 'delegation.completed')).toBe(true);
+    // No `npm test` ran in the child: both reports are refused at runtime validation, and the child fails its contract.
+    const refused = records.filter((record) => record.type === 'tool.rejected' && (record.data as { code: string }).code === 'report_unverified');
+    expect(refused).toHaveLength(2);
+    expect(records.some((record) => record.type === 'delegation.completed')).toBe(false);
+    expect(records.find((record) => record.type === 'delegation.failed')?.data).toMatchObject({ failureClass: 'contract' });
+    expect(records.find((record) => record.type === 'delegation.joined')?.data).toMatchObject({ outcome: 'unsatisfied' });
     expect(verifications(records)).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkMachine } from 'rein/testing';
-import { sessionMachine, type SessionEvent } from '../../machines/session.machine.js';
+import { maxCutContinuations, maxStopContinuations, sessionMachine, type SessionEvent } from '../../machines/session.machine.js';
 import { approvalIdOf } from '../../models/permission.records.js';
 import { baseCallSpec } from './turn.fixtures.js';
 import type { SnapshotFrom } from 'xstate';
@@ -83,6 +83,25 @@ const isTurnDone = (event: SessionEvent, snapshot: Snapshot): boolean => {
   return turn?.status === 'open' && event.type === `xstate.done.actor.${turn.path}` && (event as { output?: { turnId?: string } }).output?.turnId === turn.turnId;
 };
 
+const endedData = (actions: ReadonlyArray<{ type: string; params?: unknown }>) =>
+  actions.filter((action) => action.type === 'emitRecord' && (action.params as { type: string }).type === 'session.ended').map((action) => (action.params as { data: { status: string; reason?: string; caveats?: Array<{ kind: string; detail: string }> } }).data);
+
+/** What a final reply leaves open is on `session.ended`, never hidden behind a bare `completed` (trial5 E4, E6). */
+const endingInvariants = {
+  'a reply cut at max_tokens is continued while below the bound, and never ends the session as a clean completion': ({ from, event, to, actions }: { from: Snapshot; event: SessionEvent; to: Snapshot; actions: ReadonlyArray<{ type: string; params?: unknown }> }) => {
+    if (!(from.matches({ running: 'awaitingModel' }) && event.type === 'model.responded' && event.effectId === from.context.awaitingModel && event.stopReason === 'max_tokens' && event.toolCalls.length === 0)) return true;
+    if (to.matches('completed')) return from.context.cutReplies >= maxCutContinuations && endedData(actions).some((data) => data.caveats?.some((caveat) => caveat.kind === 'reply_cut') && (data.reason ?? '').length > 0);
+    return true;
+  },
+  'a stop hook that still objects past its bound ends the session with its objection': ({ from, event, to, actions }: { from: Snapshot; event: SessionEvent; to: Snapshot; actions: ReadonlyArray<{ type: string; params?: unknown }> }) => {
+    if (!(from.matches({ running: 'awaitingModel' }) && event.type === 'model.responded' && event.effectId === from.context.awaitingModel && event.continuation !== undefined && event.toolCalls.length === 0)) return true;
+    if (!to.matches('completed')) return true;
+    return from.context.stopContinuations >= maxStopContinuations && endedData(actions).some((data) => data.caveats?.some((caveat) => caveat.kind === 'stop_hook_objected' && caveat.detail === 'tests still fail') === true);
+  },
+  'only a completion carries caveats, and a clean final answer none': ({ event, actions }: { event: SessionEvent; actions: ReadonlyArray<{ type: string; params?: unknown }> }) =>
+    endedData(actions).every((data) => data.caveats === undefined || (data.status === 'completed' && event.type === 'model.responded' && (event.stopReason === 'max_tokens' || event.continuation !== undefined))),
+};
+
 describe('session.machine model check', () => {
   const result = checkMachine({
     machine: sessionMachine,
@@ -135,8 +154,11 @@ describe('session.machine model check', () => {
           }),
       'a final answer with nothing outstanding completes': ({ from, event, to }) =>
         !(from.matches({ running: 'awaitingModel' }) && event.type === 'model.responded' && event.effectId === from.context.awaitingModel && event.toolCalls.length === 0 && event.stopReason !== 'pause_turn' && Object.keys(from.context.outstanding).length === 1 && from.context.unseenMessage !== true) ||
+        (event.type === 'model.responded' && event.continuation !== undefined && from.context.stopContinuations < maxStopContinuations) ||
+        (event.type === 'model.responded' && event.stopReason === 'max_tokens' && from.context.cutReplies < maxCutContinuations) ||
         to.matches('completed') ||
         to.matches('budgetExhausted'),
+      ...endingInvariants,
       'a model call that failed once the wall time was spent ends the session budget-exhausted, before that failed': ({ from, event, to }) =>
         !(from.matches({ running: 'awaitingModel' }) && event.type === 'model.failed' && event.effectId === from.context.awaitingModel) ||
         to.matches(event.elapsedMs >= budgets.maxWallTimeMs ? 'budgetExhausted' : 'failed'),
@@ -194,5 +216,38 @@ describe('session.machine model check', () => {
 
   it('keeps the size of the state graph under review', () => {
     expect({ states: result.states, transitions: result.transitions }).toMatchSnapshot();
+  });
+});
+
+describe('session.machine model check: cut replies and stop-hook continuations up to and past their bounds', () => {
+  // Only final replies, with enough turns to pass both bounds: the rest of the machine is checked above (with these
+  // events there the graph grows several times over, for paths this smaller graph already covers).
+  const long = { ...input, budgets: { ...budgets, maxTurns: maxCutContinuations + maxStopContinuations + 2, maxTokens: 1_000_000 } };
+  const finals = (snapshot: Snapshot): SessionEvent[] => {
+    const { awaitingModel } = snapshot.context;
+    if (!awaitingModel) return snapshot.matches('idle') ? [{ type: 'user.message', text: 'go' }] : [];
+    const reply = { effectId: awaitingModel, turn: snapshot.context.usage.turns, text: 'ok', stopReason: 'end_turn' as const, usage, elapsedMs: 1, toolCalls: [] };
+    return [
+      { type: 'model.responded', ...reply },
+      { type: 'model.responded', ...reply, stopReason: 'max_tokens' },
+      { type: 'model.responded', ...reply, continuation: { reason: 'tests still fail', by: 'command:Stop#1' } },
+      // A cut reply with a continuation (the stop hook is asked once the cut bound is reached), and a message mid-call.
+      { type: 'model.responded', ...reply, stopReason: 'max_tokens', continuation: { reason: 'tests still fail', by: 'command:Stop#1' } },
+      ...(snapshot.context.unseenMessage ? [] : [{ type: 'user.message', text: 'also this' } as SessionEvent]),
+    ];
+  };
+  const result = checkMachine({
+    machine: sessionMachine,
+    input: long,
+    events: finals,
+    stateInvariants: {
+      'stop-hook continuations never exceed their bound': (snapshot) => snapshot.context.stopContinuations <= maxStopContinuations,
+    },
+    transitionInvariants: endingInvariants,
+  });
+
+  it('holds every invariant on every reachable state and edge, and reaches a completion past each bound', () => {
+    expect(result.violations).toEqual([]);
+    expect(result.stateValues).toContain('"completed"');
   });
 });

@@ -222,11 +222,13 @@ describe('command hooks in a session', () => {
     const results = settled(run.records);
     expect(results.map((result) => [result.status, result.failedStage ?? null])).toEqual([['error', 'hook'], ['ok', null]]);
     expect(results[0]!.observation).toContain('no secrets');
-    // Three continuations, then the fourth final reply ends the session.
+    // Three continuations; the hook is asked about the fourth final reply too, and its objection ends the session
+    // as a caveat of the completion, not a bare `completed`.
     const replies = of(run.records, 'model.responded').map((record) => (record.data as { continuation?: { reason: string } }).continuation?.reason ?? null);
-    expect(replies).toEqual([null, 'not yet: check again', 'not yet: check again', 'not yet: check again', null]);
+    expect(replies).toEqual([null, 'not yet: check again', 'not yet: check again', 'not yet: check again', 'not yet: check again']);
+    expect(of(run.records, 'session.ended')[0]!.data).toMatchObject({ status: 'completed', caveats: [{ kind: 'stop_hook_objected', detail: 'not yet: check again' }] });
     const runs = (await readFile(counter, 'utf8')).trim().split('\n');
-    expect(runs.filter((line) => line === 'stop.sh')).toHaveLength(3);
+    expect(runs.filter((line) => line === 'stop.sh')).toHaveLength(4);
     // The PostToolUse context reaches the model with the result, as untrusted data.
     const projected = of(run.records, 'context.projected')[1]!.data as { input: string };
     const input = Buffer.from(await run.store.readBlob(run.session.id, projected.input)).toString('utf8');

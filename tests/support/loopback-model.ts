@@ -5,6 +5,8 @@ export interface Reply {
   text?: string;
   toolCalls?: Array<{ id: string; name: string; arguments: Record<string, unknown> }>;
   usage?: { prompt: number; completion: number };
+  /** The vendor's finish reason when it is not the natural one (`length` / `max_tokens`: the output limit cut the reply). */
+  finish?: string;
 }
 
 const chunk = (id: string, choices: unknown[], usage: unknown = null) =>
@@ -25,7 +27,7 @@ export const openAIReplyChunks = (reply: Reply, pieceLength = 8): string[] => {
     const json = JSON.stringify(call.arguments);
     for (let offset = 0; offset < json.length; offset += pieceLength) chunks.push(chunk(id, choice({ tool_calls: [{ index, function: { arguments: json.slice(offset, offset + pieceLength) } }] })));
   }
-  chunks.push(chunk(id, choice({}, (reply.toolCalls ?? []).length > 0 ? 'tool_calls' : 'stop')));
+  chunks.push(chunk(id, choice({}, reply.finish ?? ((reply.toolCalls ?? []).length > 0 ? 'tool_calls' : 'stop'))));
   const usage = reply.usage ?? { prompt: 100, completion: 20 };
   chunks.push(chunk(id, [], { prompt_tokens: usage.prompt, completion_tokens: usage.completion, total_tokens: usage.prompt + usage.completion }));
   chunks.push('data: [DONE]\n\n');
@@ -99,7 +101,7 @@ export const anthropicReplyChunks = (reply: Reply, pieceLength = 8): string[] =>
     chunks.push(event('content_block_stop', { type: 'content_block_stop', index }));
     index++;
   }
-  chunks.push(event('message_delta', { type: 'message_delta', delta: { stop_reason: (reply.toolCalls ?? []).length > 0 ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: reply.usage?.completion ?? 20 } }));
+  chunks.push(event('message_delta', { type: 'message_delta', delta: { stop_reason: reply.finish ?? ((reply.toolCalls ?? []).length > 0 ? 'tool_use' : 'end_turn'), stop_sequence: null }, usage: { output_tokens: reply.usage?.completion ?? 20 } }));
   chunks.push(event('message_stop', { type: 'message_stop' }));
   return chunks;
 };
