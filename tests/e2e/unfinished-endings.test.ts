@@ -87,7 +87,8 @@ describe('a Stop hook that keeps objecting', () => {
 
   it('shows each continue in the live output, show and trace, and ends with the objection instead of a bare "completed"', async () => {
     const run = await cli(['run', 'h', '--script', 'script.json', '--yes']);
-    expect(run.stderr).toBe('');
+    // --yes trusts the workspace's hooks (and says so); nothing else goes to stderr.
+    expect(run.stderr.replace(/^rein: trusted the command hooks of rein\.config\.json \(sha256:[0-9a-f]+…\) because of --yes\n/, '')).toBe('');
     expect(run.stdout.match(/↻ stop hook \S+: continue — tests still fail/g)).toHaveLength(4);
     expect(run.stdout).toMatch(/completed — the stop hook \S+ still objected after 3 continuations: tests still fail/);
     const id = idOf(run.stdout);
