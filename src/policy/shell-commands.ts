@@ -86,7 +86,14 @@ const normalise = (words: readonly string[], from: number, variables: ReadonlyMa
     return;
   }
   const program = baseName(written);
-  const args = words.slice(at + 1).map((word) => expand(word, variables));
+  const raw = words.slice(at + 1);
+  const args = raw.map((word) => expand(word, variables));
+  // A command line held in an argument (`bash -c '…'`, `eval`, `su -c`) is read as written and as expanded: the parser
+  // does not keep quotes, so `x=bash; $x -c 'x=git; $x push'` must not see the inner `$x` as the outer one only.
+  const nested = (index: number): void => {
+    collect(raw[index]!, depth + 1, found);
+    if (args[index] !== raw[index]) collect(args[index]!, depth + 1, found);
+  };
   found.commands.push([program, ...args].join(' '));
   if (args.some(unresolved)) found.dynamic.push(program);
   const later = (start: number) => {
@@ -102,18 +109,22 @@ const normalise = (words: readonly string[], from: number, variables: ReadonlyMa
   if (wrappers.has(program)) {
     later(at + 1);
     // `env -S 'git push'`, `su -c 'rm f'`, `watch 'git push'`, `flock f -c '…'`: an argument holding a command line.
-    for (const arg of args) if (/\s/.test(arg)) collect(arg, depth + 1, found);
+    args.forEach((arg, index) => /\s/.test(arg) && nested(index));
     return;
   }
   if (shells.has(program)) {
     const script = args.findIndex((arg) => /^-[A-Za-z]*c[A-Za-z]*$/.test(arg));
     if (script !== -1) {
       if (args[script + 1] === undefined) found.hidden ??= `${program} -c without a command`;
-      else collect(args[script + 1]!, depth + 1, found);
+      else nested(script + 1);
     } else if (!args.some((arg) => !arg.startsWith('-') && !arg.startsWith('+'))) found.hidden ??= `${program} reading its commands from its input`;
     return;
   }
-  if (program === 'eval') return collect(args.join(' '), depth + 1, found);
+  if (program === 'eval') {
+    collect(raw.join(' '), depth + 1, found);
+    if (args.join(' ') !== raw.join(' ')) collect(args.join(' '), depth + 1, found);
+    return;
+  }
   if (program === 'find') {
     const exec = args.findIndex((arg) => ['-exec', '-execdir', '-ok', '-okdir'].includes(arg));
     if (exec !== -1) later(at + 2 + exec);

@@ -86,6 +86,8 @@ describe('a bash deny rule matches the program a line runs, however it is spelle
     ['bash:rm *', 'watch "rm f"'],
     ['bash:git push*', 'git -c alias.p=push p'],
     ['bash:git push*', 'P=push git --config-env=alias.p=P p'],
+    ['bash:git push*', "x=bash; $x -c 'x=git; $x push origin main'"],
+    ['bash:git push*', "x=eval; $x 'x=git; $x push origin main'"],
     ['bash:git push*', 'git --config-env alias.p=P p'],
     ['bash:rm *', 'diff <(rm f) x'],
   ])('%s denies %s', (rule, line) => {
