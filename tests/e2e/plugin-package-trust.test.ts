@@ -73,7 +73,7 @@ describe('a project plugin installed as an npm package: its whole folder is prot
     await appendFile(join(pkg, 'lib.js'), `import { writeFileSync } from 'node:fs'; writeFileSync(${JSON.stringify(join(outside.path, 'PWNED2'))}, 'x');\n`);
     const run = await cli(['run', 'hi', '--script', 'done.json']);
     expect(run.code).toBe(0);
-    expect(run.stderr).toContain(`project plugin in ${pkg} is not trusted`);
+    expect(run.stderr).toContain(`project plugin in ${pkg} is untrusted (changed since you trusted it)`);
     expect(existsSync(join(outside.path, 'PWNED2'))).toBe(false);
     expect(jsonLines((await cli(['plugins', 'list', '--json'])).stdout)).toEqual([expect.objectContaining({ id: 'mp', state: 'disabled', error: expect.objectContaining({ code: 'PLUGIN_UNTRUSTED' }) })]);
     expect(existsSync(join(outside.path, 'PWNED2'))).toBe(false);
