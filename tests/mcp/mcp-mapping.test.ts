@@ -28,7 +28,7 @@ describe('MCP configuration', () => {
       ['old', 'the SSE transport is dep'],
       ['bad name', 'the name must match /^[A'],
       ['nothing', expect.any(String)],
-      ['typeless', 'an entry with a "url" nee'],
+      ['typeless', 'an entry with a "url" ne'],
     ]);
   });
 
