@@ -63,6 +63,8 @@ export type ToolCall = z.infer<typeof ToolCall>;
 export const TokenUsage = z.object({
   inputTokens: z.number().int().nonnegative(),
   outputTokens: z.number().int().nonnegative(),
+  /** The endpoint reported no usage: these are rein's own count (request and reply characters / 4). */
+  estimated: z.literal(true).optional(),
 });
 export type TokenUsage = z.infer<typeof TokenUsage>;
 

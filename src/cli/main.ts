@@ -40,3 +40,7 @@ const main = async (): Promise<void> => {
 };
 
 await main();
+// The command is done and has closed what it opened. Whatever a plugin left running (a timer, a pool, a watcher) must
+// not keep the process, and the exit code with it, from its caller: once stdout has drained, a timer that does not
+// itself hold the process ends it after a grace second if nothing else did.
+process.stdout.write('', () => setTimeout(() => process.exit(), 1_000).unref());

@@ -86,11 +86,20 @@ interface Attempt {
   reasoning: string;
   toolCalls: ToolCall[];
   usage: TokenUsage;
+  /** Whether the endpoint sent a usage event (many local servers never do). */
+  usageReported: boolean;
   stopReason: StopReason | undefined;
   error: ProviderErrorInfo | undefined;
   model: string | undefined;
   requestId: string | undefined;
 }
+
+/** rein's own count of a call's tokens when the endpoint reports none: the request's and the reply's characters / 4. */
+const estimatedUsage = (request: ModelRequest, text: string, reasoning: string, toolCalls: readonly unknown[]): TokenUsage => {
+  const sent = request.messages.reduce((sum, message) => sum + JSON.stringify(message).length, 0) + JSON.stringify(request.tools ?? []).length;
+  const got = text.length + reasoning.length + (toolCalls.length > 0 ? JSON.stringify(toolCalls).length : 0);
+  return { inputTokens: Math.ceil(sent / 4), outputTokens: Math.ceil(got / 4), estimated: true };
+};
 
 /** How long later model calls start at the fallback that answered, before trying the first provider again. */
 export const fallbackStickyMs = 60_000;
@@ -101,7 +110,7 @@ const cancelled: ProviderErrorInfo = { code: 'cancelled', message: 'the model ca
 
 /** Stream one attempt, forwarding deltas live; a thrown provider error becomes an `unknown` error, never a tool error. */
 const attemptOnce = async (provider: ModelProvider, modelRequest: ModelRequest, request: EffectRequest, context: EffectContext): Promise<Attempt> => {
-  const state: Attempt = { text: '', reasoning: '', toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, stopReason: undefined, error: undefined, model: undefined, requestId: undefined };
+  const state: Attempt = { text: '', reasoning: '', toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, usageReported: false, stopReason: undefined, error: undefined, model: undefined, requestId: undefined };
   const argumentsLength = new Map<number, number>();
   try {
     for await (const event of provider.stream(modelRequest)) {
@@ -125,6 +134,7 @@ const attemptOnce = async (provider: ModelProvider, modelRequest: ModelRequest, 
         state.requestId = event.requestId;
       } else if (event.type === 'usage') {
         state.usage = event.usage;
+        state.usageReported = true;
       } else if (event.type === 'finished') {
         state.stopReason = event.stopReason;
       } else if (event.type === 'error') {
@@ -218,7 +228,10 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
         const result = await attemptOnce(provider, modelRequest, request, context);
         const durationMs = context.now() - started;
         if (!result.error) {
-          const { text, reasoning, toolCalls, usage } = result;
+          const { text, reasoning, toolCalls } = result;
+          // An endpoint that reports no usage would make every turn cost 0 tokens and the token budget void: rein
+          // counts what it sent and got instead (4 characters a token), marked as its own estimate.
+          const usage = result.usageReported ? result.usage : estimatedUsage(modelRequest, text, reasoning, toolCalls);
           // Hold a fallback only when this call had to move to it: a call that merely started there does not renew the
           // hold, so the first provider is tried again a minute after the outage that caused it.
           if (position > 0) sticky = link === 0 ? { link: 0, until: 0 } : { link, until: context.now() + fallbackStickyMs };

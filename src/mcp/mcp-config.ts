@@ -89,6 +89,11 @@ export const parseMcpServers = (value: unknown, origin: McpOrigin): { servers: M
       problems.push({ name, ...file, reason: 'the SSE transport is deprecated and not supported: use "type": "http" (Streamable HTTP)' });
       continue;
     }
+    // `{ "url": … }` without a type is how some other clients write an HTTP server: say what is missing.
+    if (type === undefined && typeof (entry as { url?: unknown } | null)?.url === 'string' && (entry as { command?: unknown }).command === undefined) {
+      problems.push({ name, ...file, reason: 'an entry with a "url" needs "type": "http" (Streamable HTTP); rein does not guess the transport' });
+      continue;
+    }
     const parsed = McpServerEntry.safeParse(entry);
     if (!parsed.success) {
       problems.push({ name, ...file, reason: parsed.error.issues.map((issue) => `${issue.path.join('.') || '(entry)'}: ${issue.message}`).join('; ') });

@@ -116,7 +116,9 @@ export class McpRuntimeConnection {
     this.client = client;
     this.transport = transport;
     client.onclose = () => this.onClosed();
-    client.onerror = () => undefined;
+    // A transport error while calls wait (an HTTP server gone mid-call: its response stream reset) settles them
+    // `Unavailable` at once instead of leaving them to their timeout; other errors are the reconnect logic's.
+    client.onerror = (error) => this.failPending(error);
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new Error(`no answer within ${timeout} ms`)), timeout);
     try {
@@ -141,10 +143,33 @@ export class McpRuntimeConnection {
     }
   }
 
+  /** Rejecters of the calls waiting for an answer now. */
+  private readonly pending = new Set<(error: Error) => void>();
+
+  private failPending(error: Error): void {
+    if (this.transportKind === 'stdio' || this.pending.size === 0) return;
+    const dropped = Object.assign(new Error(`the connection dropped during the call: ${error.message}`), { code: 'CONNECTION_CLOSED' });
+    for (const reject of [...this.pending]) reject(dropped);
+  }
+
   /** Call a tool; rejects with the SDK's error (the tool maps it to a failure class). */
   async call(tool: string, args: Record<string, unknown>, options: { signal: AbortSignal; onProgress(message: string): void }): Promise<McpCallResult> {
     const client = this.client;
     if (!client || this.ended) throw Object.assign(new Error('the server is not connected'), { code: 'NOT_CONNECTED' });
+    let reject!: (error: Error) => void;
+    const dropped = new Promise<never>((_, fail) => (reject = fail));
+    this.pending.add(reject);
+    try {
+      const answer = this.callOnce(client, tool, args, options);
+      // When the drop wins the race, the SDK's own rejection of this call (at its timeout) must not go unhandled.
+      answer.catch(() => undefined);
+      return await Promise.race([answer, dropped]);
+    } finally {
+      this.pending.delete(reject);
+    }
+  }
+
+  private async callOnce(client: SdkClient, tool: string, args: Record<string, unknown>, options: { signal: AbortSignal; onProgress(message: string): void }): Promise<McpCallResult> {
     const result = await client.callTool(
       { name: tool, arguments: args },
       {

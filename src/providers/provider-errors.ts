@@ -98,9 +98,15 @@ export const classifyError = (details: ErrorDetails, status?: number): ProviderE
   return byType ?? 'server_error';
 };
 
-/** Replace every occurrence of each secret (API keys) with `[redacted]`. */
+/**
+ * Replace every occurrence of each secret (API keys) with `[redacted]`, and in every URL of the message the userinfo
+ * (`https://user:key@host`) and the query's values (`?key=…`): a message that quotes the request URL carries neither.
+ */
 export const redact = (message: string, secrets: readonly string[]): string =>
-  secrets.reduce((current, secret) => (secret.length >= 4 ? current.split(secret).join('[redacted]') : current), message);
+  secrets
+    .reduce((current, secret) => (secret.length >= 4 ? current.split(secret).join('[redacted]') : current), message)
+    .replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@"'<>]*@/gi, '$1[redacted]@')
+    .replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s?#"'<>]*\?)([^\s#"'<>]*)/gi, (_whole, before: string, query: string) => `${before}${query.replace(/=([^&]*)/g, '=[redacted]')}`);
 
 const labels: Partial<Record<ProviderErrorCode, string>> = {
   auth: 'the endpoint refused the credentials',

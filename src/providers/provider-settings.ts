@@ -167,6 +167,8 @@ const resolveRemote = (provider: 'openai' | 'anthropic', model: string, baseUrlO
     throw new ReinError('USAGE', `${what}: the base URL ${JSON.stringify(baseUrl)} is not a URL (expected e.g. ${official})`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ReinError('USAGE', `${what}: the base URL must be http or https, got ${url.protocol}`);
+  // Credentials in the URL would travel into error messages (and fetch refuses them anyway): the key has its own place.
+  if (url.username || url.password) throw new ReinError('USAGE', `${what}: the base URL must not hold credentials (user:password@): put the key in the environment variable apiKeyEnv names (${apiKeyEnvOrDefault ?? (provider === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY')})`);
   const apiKeyEnv = apiKeyEnvOrDefault ?? (provider === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY');
   const apiKey = env[apiKeyEnv] || undefined;
   if (!apiKey && needsKey(baseUrl, official)) throw new ReinError('USAGE', `${what} needs an API key for ${official}: set ${apiKeyEnv}`);

@@ -115,7 +115,7 @@ const resultOf = async (args: BashParameters, cwd: string, outcome: CommandOutco
     env: 'cleared to the allow-list',
   };
   if (extras.outsidePaths.length > 0) {
-    result.outside_sandbox = { paths: extras.outsidePaths, note: extras.launch.sandbox.enforcement === 'bubblewrap' ? 'these paths lie outside the workspace or are protected: inside the sandbox they do not exist (or are empty)' : 'these paths lie outside the workspace or are protected; without the sandbox nothing hid them' };
+    result.outside_sandbox = { paths: extras.outsidePaths, note: extras.launch.sandbox.enforcement === 'bubblewrap' ? 'these paths lie outside the workspace or are protected: inside the sandbox the system directories (/usr, /etc, /bin, /lib, /opt) are visible read-only, protected paths are empty, and anything else outside the workspace does not exist' : 'these paths lie outside the workspace or are protected; without the sandbox nothing hid them' };
   }
   if (extras.removed.length > 0) result.protected_paths_removed = { paths: extras.removed, note: 'the command created protected paths; rein removed them' };
   const connections = extras.launch.proxy?.decisions ?? [];

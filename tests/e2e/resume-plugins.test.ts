@@ -32,3 +32,24 @@ describe('a session run with --plugin', () => {
     }
   }, 120_000);
 });
+
+describe('a plugin that leaves a handle open', () => {
+  it('does not keep rein run or rein plugins list from exiting with their code (trial 5 E16)', async () => {
+    const workspace = await makeTempDir('rein-plugin-handle-');
+    try {
+      const manifest = { id: 'tim', name: 'tim', version: '1.0.0', contributes: { tools: ['t'] }, permissions: ['read'] };
+      await mkdir(join(workspace.path, 'tim'));
+      await writeFile(join(workspace.path, 'tim', 'rein-plugin.json'), JSON.stringify({ ...manifest, main: 'index.mjs' }));
+      // setup opens an interval and nothing ever clears it.
+      await writeFile(join(workspace.path, 'tim', 'index.mjs'), `export default { manifest: ${JSON.stringify(manifest)}, setup: () => { setInterval(() => {}, 1000); return { tools: [{ name: 't', description: 'x', parameters: { type: 'object', properties: {} }, risk: 'read', execute: async () => 'x' }] }; } };\n`);
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Done.' }] }));
+      const run = await runCli(['run', 'x', '--script', 'script.json', '--plugin', './tim'], { cwd: workspace.path });
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.stdout).toContain('completed');
+      const listed = await runCli(['plugins', 'list', '--plugin', './tim'], { cwd: workspace.path });
+      expect(listed.code, listed.stdout + listed.stderr).toBe(0);
+    } finally {
+      await workspace.remove();
+    }
+  }, 60_000);
+});

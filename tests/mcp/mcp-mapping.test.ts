@@ -18,6 +18,7 @@ describe('MCP configuration', () => {
         off: { command: 'x', disabled: true },
         'bad name': { command: 'x' },
         nothing: { args: ['x'] },
+        typeless: { url: 'http://127.0.0.1:9/mcp' },
       },
       { kind: 'project', file: '.mcp.json' },
     );
@@ -27,6 +28,7 @@ describe('MCP configuration', () => {
       ['old', 'the SSE transport is dep'],
       ['bad name', 'the name must match /^[A'],
       ['nothing', expect.any(String)],
+      ['typeless', 'an entry with a "url" ne'],
     ]);
   });
 

@@ -52,6 +52,11 @@ describe('provider error mapping', () => {
     expect(error.code).toBe('auth');
     expect(error.message).not.toContain('sk-secret-1234567890');
     expect(redact('a sk-secret-1234567890 b sk-secret-1234567890', ['sk-secret-1234567890'])).toBe('a [redacted] b [redacted]');
+    // A URL quoted in a message keeps neither its userinfo nor its query values (trial 5 E40).
+    const quoted = redact('Request cannot be constructed from a URL that includes credentials: http://u:sk-PASSSECRET123@127.0.0.1:18101/v1/chat/completions?key=sk-QUERYSECRET123&x=1 (retry)', []);
+    expect(quoted).not.toMatch(/SECRET/);
+    expect(quoted).toContain('http://[redacted]@127.0.0.1:18101/v1/chat/completions?key=[redacted]&x=[redacted] (retry)');
+    expect(redact('the connection to http://127.0.0.1:9/v1 failed', [])).toBe('the connection to http://127.0.0.1:9/v1 failed');
   });
 
   it('reads error details from every body shape', () => {

@@ -42,6 +42,8 @@ describe('provider settings precedence: flags > session > environment > file > d
     expect(usage({ flags: { provider: 'openai', baseUrl: 'http://x/v1' } })).toBe('USAGE');
     expect(usage({ flags: { provider: 'openai', model: 'm', baseUrl: 'not a url' } })).toBe('USAGE');
     expect(usage({ flags: { provider: 'openai', model: 'm', baseUrl: 'ftp://x' } })).toBe('USAGE');
+    // Credentials in the URL are refused before anything is sent or recorded (trial 5 E40).
+    expect(usage({ flags: { provider: 'openai', model: 'm', baseUrl: 'http://u:sk-PASS@127.0.0.1:1/v1' } })).toBe('USAGE');
     expect(usage({ flags: { provider: 'openai', model: 'm', baseUrl: 'http://x/v1', script: 's.json' } })).toBe('USAGE');
     expect(usage({ flags: { provider: 'recorded' } })).toBe('USAGE');
     expect(usage({ flags: { provider: 'scripted' } })).toBe('USAGE');

@@ -37,6 +37,9 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   // A provider a plugin contributes (`--provider <plugin>__<id>`) is built from the plugins, not from provider settings.
   const fromPlugin = options.provider?.includes('__') ? options.provider : undefined;
   const settings = fromPlugin ? undefined : await providerSettingsFor(options, workspace);
+  // A model acts on the task in the user's name: it is never made up. Only a script (or a recorded session, which
+  // brings its own task) runs without one.
+  if (!task?.trim() && settings?.provider !== 'scripted' && settings?.provider !== 'recorded') throw new ReinError('USAGE', 'rein run needs a task: rein run "<what to do>" (only --script or --provider recorded runs without one)');
   const inspector: InspectorConnection | undefined = options.inspect === undefined || options.inspect === false ? undefined : await connectInspector(options.inspect === true ? 'ws://127.0.0.1:8080' : options.inspect);
   const telemetry = options.detach ? undefined : await cliTelemetryFor(options);
   const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY) });
