@@ -1,4 +1,5 @@
 import type { Observable } from 'rxjs';
+import { checkReinOptions } from './rein-options-check.js';
 import { defaultBudgets, type Budgets } from '../models/budgets.js';
 import type { ReinRecord } from '../models/records.js';
 import type { ModelOptions } from '../models/model-contract.js';
@@ -250,6 +251,7 @@ const sandboxPolicyOf = (given: Partial<SandboxPolicy> = {}): SandboxPolicy => {
 
 /** Compose a harness from a store, a workspace and a provider. */
 export const createRein = async (options: ReinOptions): Promise<Rein> => {
+  checkReinOptions(options as Parameters<typeof checkReinOptions>[0], [...(options.tools ?? builtinTools()).map((tool) => tool.name), 'submit_report', 'delegate_task', 'tool_search', 'skill', 'memory_read', 'memory_write', 'read_artifact']);
   await loadBlake3();
   const sandbox = sandboxPolicyOf(options.sandbox);
   // The start-up probe: whether bubblewrap can build a sandbox here is found once, before any session runs.

@@ -1,0 +1,40 @@
+import { PermissionAction, PermissionMode } from '../models/permission.records.js';
+import { ReinError } from './host/host-errors.js';
+import { parseRule } from './policy/permission-rules.js';
+import type { PermissionsConfig } from './policy/permission-policy.js';
+
+const usage = (field: string, problem: string): never => {
+  throw new ReinError('USAGE', `createRein({ ${field} }): ${problem}`);
+};
+
+/**
+ * What `createRein` refuses before it builds anything (`USAGE`, naming the field): a missing provider, a permission
+ * mode or rule it cannot apply — a misspelt action, a missing one, a tool name that is none of the harness's tools
+ * (`Bash` for `bash`): a deny rule that silently matched nothing would protect nothing — and budgets, retry and
+ * snapshot settings that are not positive whole numbers. `tools` are the names the harness has; names holding `__`
+ * (plugin and MCP tools, known only later) and globs pass.
+ */
+export const checkReinOptions = (options: { provider?: unknown; permissions?: PermissionsConfig; budgets?: Record<string, unknown>; retry?: Record<string, unknown>; snapshotEvery?: unknown }, tools: readonly string[]): void => {
+  const provider = options.provider as { name?: unknown; stream?: unknown } | undefined;
+  if (!provider || typeof provider !== 'object' || typeof provider.stream !== 'function') usage('provider', 'a provider object with a stream(request) method is required');
+  const permissions = options.permissions;
+  if (permissions?.mode !== undefined && !PermissionMode.safeParse(permissions.mode).success) usage('permissions.mode', `${JSON.stringify(permissions.mode)} is not a mode: default, plan or accept-edits`);
+  for (const [index, rule] of (permissions?.rules ?? []).entries()) {
+    const field = `permissions.rules[${index}]`;
+    const parsed = typeof rule === 'string' ? parseRule(rule) : rule;
+    if (typeof parsed !== 'object' || parsed === null) usage(field, 'a rule is a string (`deny bash:git push*`) or { action, tool, pattern? }');
+    if (!PermissionAction.safeParse(parsed.action).success) usage(field, `action must be allow, ask or deny, got ${JSON.stringify(parsed.action)}`);
+    if (typeof parsed.tool !== 'string' || parsed.tool.length === 0) usage(field, 'tool is required (a tool name, a glob such as mcp__fs__*, or *)');
+    if (parsed.pattern !== undefined && (typeof parsed.pattern !== 'string' || parsed.pattern.length === 0)) usage(field, 'pattern, when given, is a non-empty string');
+    const tool = parsed.tool;
+    if (tool !== '*' && !/[*?]/.test(tool) && !tool.includes('__') && !tools.includes(tool)) usage(field, `there is no tool ${JSON.stringify(tool)}; the tools are ${tools.join(', ')} (names are case-sensitive)`);
+  }
+  for (const [key, value] of Object.entries(options.budgets ?? {})) {
+    if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) usage(`budgets.${key}`, `must be a number ≥ 0, got ${JSON.stringify(value)}`);
+  }
+  for (const [key, value] of Object.entries(options.retry ?? {})) {
+    if (typeof value === 'number' && !(Number.isFinite(value) && value >= 0)) usage(`retry.${key}`, `must be a number ≥ 0, got ${JSON.stringify(value)}`);
+  }
+  if (options.retry?.maxAttempts !== undefined && !(Number.isInteger(options.retry.maxAttempts) && (options.retry.maxAttempts as number) >= 1)) usage('retry.maxAttempts', `must be a whole number ≥ 1, got ${JSON.stringify(options.retry.maxAttempts)}`);
+  if (options.snapshotEvery !== undefined && !(Number.isInteger(options.snapshotEvery) && (options.snapshotEvery as number) >= 0)) usage('snapshotEvery', `must be a whole number ≥ 0, got ${JSON.stringify(options.snapshotEvery)}`);
+};
