@@ -103,7 +103,8 @@ const resultOf = async (args: BashParameters, cwd: string, outcome: CommandOutco
   else if (extras.launch.sandbox.enforcement === 'bubblewrap' && outcome.exitCode !== null && outcome.exitCode > 128 && signalNames.has(outcome.exitCode - 128)) result.signal = signalNames.get(outcome.exitCode - 128);
   if (stdout.artifact) result.stdout_truncated = { omitted_bytes: stdout.omittedBytes, artifact: stdout.artifact };
   if (stderr.artifact) result.stderr_truncated = { omitted_bytes: stderr.omittedBytes, artifact: stderr.artifact };
-  if (outcome.background) Object.assign(result, { background: true, pid: outcome.pid, success: true, timeout_ms: extras.timeoutMs, message: `still running in the background after ${backgroundStartupMs} ms; later output is not captured — redirect it to a file to read it. It is stopped (SIGTERM, then SIGKILL ${context.sandbox.killGraceMs} ms later) with everything it started at its timeout of ${extras.timeoutMs} ms or at the session's end, whichever comes first` });
+  // A background command has not ended: whether it succeeds is not known yet (`command.ended` records its end).
+  if (outcome.background) Object.assign(result, { background: true, pid: outcome.pid, success: null, timeout_ms: extras.timeoutMs, message: `still running in the background after ${backgroundStartupMs} ms; later output is not captured — redirect it to a file to read it. It is stopped (SIGTERM, then SIGKILL ${context.sandbox.killGraceMs} ms later) with everything it started at its timeout of ${extras.timeoutMs} ms or at the session's end, whichever comes first` });
   result.sandbox = {
     enforcement: extras.launch.sandbox.enforcement,
     ...(extras.launch.sandbox.enforcement === 'fallback' ? { reason: extras.launch.sandbox.reason } : {}),
