@@ -117,7 +117,7 @@ describe('bash', () => {
     const marker = newMarker();
     const json = parse((await quick.run('bash', { command: `export REIN_TEST_MARK=${marker}; echo started; sleep 30`, run_in_background: true })).observation);
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect(json).toMatchObject({ background: true, stdout: 'started\n' });
+    expect(json).toMatchObject({ background: true, stdout: 'started\n', exit_code: null, success: null });
     expect(markedProcesses(marker).length).toBeGreaterThan(0);
     process.kill(-json.pid, 'SIGKILL');
     expect(await eventually(() => markedProcesses(marker), (pids) => pids.length === 0)).toEqual([]);
