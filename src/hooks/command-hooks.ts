@@ -34,7 +34,17 @@ const CommandHook = z
 const Matcher = z
   .object({
     /** A regular expression over the tool name (rein's, or the Claude Code name it maps to); empty or `*` matches every tool. */
-    matcher: z.string().optional(),
+    matcher: z
+      .string()
+      .refine((matcher) => {
+        try {
+          new RegExp(`^(?:${matcher})$`);
+          return true;
+        } catch {
+          return false;
+        }
+      }, 'not a valid regular expression')
+      .optional(),
     hooks: z.array(CommandHook).min(1),
   })
   .strict();

@@ -34,6 +34,8 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   visibleLimitOf(options);
   const workspace = await workspaceOf(options);
   if (options.detach && options.memory === false) throw new ReinError('USAGE', '--no-memory applies to a session this process runs: a worker runs a queued (--detach) session with its own settings');
+  // So do --otlp and --inspect: a queued session's spans and actors live in the worker's process, not this one.
+  if (options.detach && (options.otlp !== undefined || (options.inspect !== undefined && options.inspect !== false))) throw new ReinError('USAGE', `${options.otlp !== undefined ? '--otlp' : '--inspect'} applies to a session this process runs: a worker runs a queued (--detach) session`);
   // A provider a plugin contributes (`--provider <plugin>__<id>`) is built from the plugins, not from provider settings.
   const fromPlugin = options.provider?.includes('__') ? options.provider : undefined;
   const settings = fromPlugin ? undefined : await providerSettingsFor(options, workspace);
