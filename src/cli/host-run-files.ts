@@ -24,10 +24,10 @@ export const hostRunFiles = async (workspace: string, hooks: CommandHooksConfig 
   const files = new Set<string>();
   for (const words of lines) {
     for (const word of words) {
-      if (word === '' || word.startsWith('-') || word.includes('://')) continue;
-      // `--config=./x.js` and `VAR=./x` name a file after the `=`.
+      if (word === '' || word.includes('://')) continue;
+      // `--config=./x.js` and `VAR=./x` name a file after the `=`; any other option names none.
       const named = word.includes('=') ? word.slice(word.indexOf('=') + 1) : word;
-      if (named === '') continue;
+      if (named === '' || named.startsWith('-')) continue;
       const path = canonicalPath(isAbsolute(named) ? named : resolve(root, named));
       if (path === root || !isInside(root, path)) continue;
       if ((await stat(path).catch(() => undefined))?.isFile()) files.add(path);
