@@ -45,15 +45,18 @@ export const exitCodeOf = (result: SessionResult): number => {
   return ExitCode.failed;
 };
 
-/** ` --plugin <dir>` for every plugin the session's records say came from a `--plugin` flag (quoted when needed). */
-export const cliPluginFlags = (records: readonly RecordEnvelope[]): string => {
+/** The folders of the plugins the session's records say came from a `--plugin` flag, once each. */
+export const cliPluginLocations = (records: readonly RecordEnvelope[]): string[] => {
   const locations = new Set<string>();
   for (const record of records) {
     const data = record.data as { source?: string; location?: string };
     if (record.type === 'plugin.loaded' && data.source === 'cli' && data.location) locations.add(data.location);
   }
-  return [...locations].map((location) => ` --plugin ${/^[\w./@:+=,-]+$/.test(location) ? location : JSON.stringify(location)}`).join('');
+  return [...locations];
 };
+
+/** ` --plugin <dir>` for each folder (quoted when needed): what a printed resume command must repeat. */
+export const pluginFlags = (locations: readonly string[]): string => locations.map((location) => ` --plugin ${/^[\w./@:+=,-]+$/.test(location) ? location : JSON.stringify(location)}`).join('');
 
 /**
  * Drive a session to quiet for the CLI: render it (or print NDJSON records), answer approval requests (in advance
@@ -120,7 +123,7 @@ export const runToQuiet = async (
       const records = await firstValueFrom(session.records(1).pipe(takeWhile((record) => record.seq < result.head, true), toArray()));
       process.stdout.write(renderer.summary(result, startedAt, records));
       // The plugins this session was given with --plugin (their hooks may guard it): a resume needs them again.
-      const plugins = cliPluginFlags(records);
+      const plugins = pluginFlags(cliPluginLocations(records));
       for (const request of result.status === 'paused' ? session.pendingApprovals() : []) {
         process.stdout.write(`waiting for approval ${request.approvalId}${request.actor && request.actor !== 'root' ? ` (child agent ${request.actor})` : ''}: ${request.summary}\n  answer with: rein resume ${result.sessionId}${plugins} --approve ${JSON.stringify(request.suggestedRule ?? request.tool)} (or --yes)\n`);
       }

@@ -7,7 +7,7 @@ import { ReinError } from '../../host/host-errors.js';
 import { createRein, type Rein } from '../../rein.js';
 import { openStore, protectedPathsOf, workspaceOf } from '../cli-context.js';
 import { ExitCode } from '../exit-codes.js';
-import { cliPluginFlags, exitCodeOf, printSandbox, runToQuiet, stopPluginsAfter } from '../session-runner.js';
+import { cliPluginLocations, pluginFlags, exitCodeOf, printSandbox, runToQuiet, stopPluginsAfter } from '../session-runner.js';
 import { resolve as resolvePath } from 'node:path';
 import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
 import { buildProvider, providerSettingsFor } from '../provider-options.js';
@@ -92,8 +92,11 @@ const resumeHere = async (
   const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY) });
   for (const warning of loaded.warnings) process.stderr.write(`rein: ${warning}\n`);
   // A plugin the session was given with --plugin and is not given now: its hooks and guardrails no longer guard it.
-  const missing = cliPluginFlags(await store.read(id)).split(' --plugin ').filter(Boolean).filter((flag) => !(options.plugin ?? []).some((given) => resolvePath(given) === resolvePath(flag.replace(/^"|"$/g, ''))));
-  for (const flag of missing) process.stderr.write(`rein: warning: this session ran with --plugin ${flag}, which is not given now: its tools, hooks and guardrails do not apply (add --plugin ${flag} to keep them)\n`);
+  const missing = cliPluginLocations(await store.read(id)).filter((location) => !(options.plugin ?? []).some((given) => resolvePath(given) === resolvePath(location)));
+  for (const location of missing) {
+    const flag = pluginFlags([location]).trimStart();
+    process.stderr.write(`rein: warning: this session ran with ${flag}, which is not given now: its tools, hooks and guardrails do not apply (add ${flag} to keep them)\n`);
+  }
   // A session that ran on a plugin's provider resumes on it (or on the one --provider names).
   const pluginProvider = ended !== undefined ? undefined : (options.provider ?? (options.script || options.from ? undefined : created.provider.name))?.includes('__') ? (options.provider ?? created.provider.name) : undefined;
   const settings = pluginProvider || ended !== undefined ? undefined : await providerSettingsFor(options, workspace, created.provider);
