@@ -8,6 +8,7 @@ import { promptForTrust } from '../trust/trust-prompt.js';
 import { TrustStore } from '../trust/trust-store.js';
 
 import type { CapabilityFlags } from './command-options.js';
+import { printText } from './print-text.js';
 
 /** What a session of this CLI run gets: the trusted project MCP servers, the discovery policy, and what was skipped. */
 export interface CliCapabilities {
@@ -47,7 +48,7 @@ export const cliCapabilitiesFor = async (workspace: string, flags: CapabilityFla
     if (!trusted) {
       const reason = `${file.status === 'changed' ? 'changed since it was trusted' : 'not trusted'}: its ${file.servers.length} MCP server(s) did not start (trust it with \`rein mcp trust\` or --yes)`;
       problems.push({ source: file.file, reason });
-      process.stderr.write(`rein: ${file.file} is ${reason}\n`);
+      printText(`rein: ${file.file} is ${reason}\n`, process.stderr);
       continue;
     }
     for (const spec of file.servers) mcpServers[spec.name] = { ...spec.config, origin: spec.origin } as McpServerConfig;

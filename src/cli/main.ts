@@ -27,12 +27,14 @@ const main = async (): Promise<void> => {
   } catch (error) {
     if (error instanceof CommanderError) {
       // `--help`, `--version` (and a bare `rein`, which prints the help) end here too: they already wrote their text.
-      if (error.exitCode !== 0 && !helpCodes.has(error.code)) process.stderr.write(`rein: USAGE: ${usageMessage(error.message)}\n`);
+      if (error.exitCode !== 0 && !helpCodes.has(error.code)) (await import('./print-text.js')).printText(`rein: USAGE: ${usageMessage(error.message)}\n`, process.stderr);
       process.exitCode = error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
       return;
     }
     const { code: errorCode, message } = cliErrorOf(error);
-    process.stderr.write(`rein: ${errorCode}: ${message}\n`);
+    // Loaded only when printing: `rein --help` loads nothing outside the CLI's declarations.
+    const { printText } = await import('./print-text.js');
+    printText(`rein: ${errorCode}: ${message}\n`, process.stderr);
     process.exitCode = usageCodes.has(errorCode) ? ExitCode.usage : ExitCode.failed;
     return;
   }

@@ -1,6 +1,7 @@
 import { ReinError } from '../../host/host-errors.js';
 import { statusStateOf } from '../../host/session-status.js';
 import { openStore, printJson } from '../cli-context.js';
+import { printText } from '../print-text.js';
 import type { ApproveOptions } from './approve.command.js';
 
 /**
@@ -28,7 +29,7 @@ export const approveCommand = async (sessionId: string, id: string, options: App
     if (state === 'already-answered') throw new ReinError('APPROVAL_NOT_FOUND', `${id} of session ${sessionId} is already answered: the answer waits in the queue for a worker`);
     if (state === undefined) throw new ReinError('SESSION_NOT_FOUND', `${sessionId} is no longer queued`);
     if (options.json) printJson({ sessionId, ...key, decision, state });
-    else process.stdout.write(`${decision} ${id}: session ${sessionId} is ${state === 'queued' ? 'queued for a worker' : state}\n`);
+    else printText(`${decision} ${id}: session ${sessionId} is ${state === 'queued' ? 'queued for a worker' : state}\n`);
   } finally {
     await store.close();
   }

@@ -4,6 +4,7 @@ import { readSession } from '../../session/session-records.js';
 import { builtinTools } from '../../tools/builtin-tools.js';
 import { ToolRegistry } from '../../tools/tool-registry.js';
 import { openStore, printJson, workspaceOf } from '../cli-context.js';
+import { printText } from '../print-text.js';
 import { renderContext } from '../context-display.js';
 import type { ContextOptions } from './context.command.js';
 
@@ -23,7 +24,7 @@ export const contextCommand = async (id: string, options: ContextOptions): Promi
     const records = await readSession(store, id);
     const shown = await contextAtTurn(store, records, { registry: new ToolRegistry(builtinTools()), ...(turn ? { turn } : {}), ...(attempt ? { attempt } : {}), ...(options.actor ? { actor: options.actor } : {}) });
     if (options.json) printJson(shown);
-    else process.stdout.write(renderContext(shown));
+    else printText(renderContext(shown));
   } finally {
     await store.close();
   }

@@ -1,4 +1,5 @@
 import { printJson, workspaceOf } from '../cli-context.js';
+import { printText } from '../print-text.js';
 import type { CommonOptions } from '../command-options.js';
 import { commandHookRegistrations } from '../../hooks/command-hooks.js';
 import { loadProjectHooks } from '../../hooks/project-hooks.js';
@@ -11,11 +12,11 @@ export const hooksTrustCommand = async (options: CommonOptions): Promise<void> =
   const trust = new TrustStore();
   const project = await loadProjectHooks(workspace, (await loadWorkspaceConfig(workspace))?.hooks, trust);
   if (!project) {
-    if (!options.json) process.stdout.write('no command hooks to trust ("hooks" in rein.config.json)\n');
+    if (!options.json) printText('no command hooks to trust ("hooks" in rein.config.json)\n');
     return;
   }
   if (project.status !== 'trusted') await trust.trust(project.subject);
   const hooks = commandHookRegistrations(project.hooks, { workspace }).map((hook) => hook.id);
   if (options.json) return printJson({ file: project.file, digest: project.subject.digest, hooks, was: project.status });
-  process.stdout.write(`trusted the command hooks of ${project.file} (${project.subject.digest.slice(0, 19)}…): ${hooks.join(', ')}${project.status === 'trusted' ? ' (already trusted)' : ''}\n`);
+  printText(`trusted the command hooks of ${project.file} (${project.subject.digest.slice(0, 19)}…): ${hooks.join(', ')}${project.status === 'trusted' ? ' (already trusted)' : ''}\n`);
 };

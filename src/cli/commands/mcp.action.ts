@@ -1,4 +1,5 @@
 import { printJson, workspaceOf } from '../cli-context.js';
+import { printText } from '../print-text.js';
 import type { CommonOptions } from '../command-options.js';
 import type { McpServerSpec } from '../../mcp/mcp-config.js';
 import { McpRuntimeConnection } from '../../mcp/mcp-connection.js';
@@ -18,7 +19,7 @@ interface McpServerRow {
 }
 
 const print = (lines: readonly string[]): void => {
-  process.stdout.write(lines.map((line) => `${line}\n`).join(''));
+  printText(lines.map((line) => `${line}\n`).join(''));
 };
 
 /** Connect to a server long enough to list its tools (with its connect timeout), then close it. */

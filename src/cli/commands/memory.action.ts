@@ -1,6 +1,7 @@
 import { ReinError } from '../../host/host-errors.js';
 import { createMemoryGovernance, type MemoryGovernance } from '../../memory/memory-governance.js';
 import { openStore, printJson, workspaceOf, type CommonOptions } from '../cli-context.js';
+import { printText } from '../print-text.js';
 import { candidateLines, healthLine, recordLine, showLines } from '../memory-render.js';
 import { maxMemoryContent } from '../../memory/governance-policy.js';
 import { scopeLevels } from './memory.command.js';
@@ -23,7 +24,7 @@ const withGovernance = async <T>(options: CommonOptions, mode: 'read' | 'write',
 };
 
 const print = (lines: readonly string[]): void => {
-  process.stdout.write(lines.map((line) => `${line}\n`).join(''));
+  printText(lines.map((line) => `${line}\n`).join(''));
 };
 
 /** `rein memory list`. */

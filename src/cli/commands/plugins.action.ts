@@ -9,6 +9,7 @@ import { commandHookRegistrations } from '../../hooks/command-hooks.js';
 import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
 import { ReinError } from '../../host/host-errors.js';
 import { printJson, workspaceOf } from '../cli-context.js';
+import { printText } from '../print-text.js';
 import type { CommonOptions, PluginOptions } from '../command-options.js';
 import { pluginsFor } from '../plugin-options.js';
 import { ExitCode } from '../exit-codes.js';
@@ -47,10 +48,10 @@ export const listPluginsCommand = async (options: ListOptions): Promise<void> =>
     for (const plugin of states) printJson({ type: 'plugin', id: plugin.id, state: plugin.state, source: plugin.source, ...(plugin.location ? { location: plugin.location } : {}), ...(plugin.manifest ? { version: plugin.manifest.version, name: plugin.manifest.name } : {}), contributions: plugin.contributions, ...(plugin.error ? { error: plugin.error } : {}) });
     for (const hook of [...hookList, ...notLoaded]) printJson({ type: 'hook', ...hook });
   } else {
-    for (const warning of warnings) process.stderr.write(`rein: ${warning}\n`);
-    process.stdout.write(states.length === 0 ? 'no plugins\n' : `${states.map(describe).join('\n')}\n`);
-    if (hookList.length > 0) process.stdout.write(`hooks, in the order they run:\n${hookList.map((hook) => `  ${hook.point.padEnd(20)} ${hook.id} (${hook.kind}, order ${hook.order}, timeout ${hook.timeoutMs} ms${hook.failOpen ? ', fail open' : ''})`).join('\n')}\n`);
-    if (notLoaded.length > 0) process.stdout.write(`hooks of rein.config.json not loaded, ${notLoaded[0]!.state} (trust them with \`rein hooks trust\`):\n${notLoaded.map((hook) => `  ${hook.point.padEnd(20)} ${hook.id} (${hook.kind}, ${hook.state})`).join('\n')}\n`);
+    for (const warning of warnings) printText(`rein: ${warning}\n`, process.stderr);
+    printText(states.length === 0 ? 'no plugins\n' : `${states.map(describe).join('\n')}\n`);
+    if (hookList.length > 0) printText(`hooks, in the order they run:\n${hookList.map((hook) => `  ${hook.point.padEnd(20)} ${hook.id} (${hook.kind}, order ${hook.order}, timeout ${hook.timeoutMs} ms${hook.failOpen ? ', fail open' : ''})`).join('\n')}\n`);
+    if (notLoaded.length > 0) printText(`hooks of rein.config.json not loaded, ${notLoaded[0]!.state} (trust them with \`rein hooks trust\`):\n${notLoaded.map((hook) => `  ${hook.point.padEnd(20)} ${hook.id} (${hook.kind}, ${hook.state})`).join('\n')}\n`);
   }
   await host.stopAll('listed');
 };
@@ -66,13 +67,13 @@ export const trustPluginsCommand = async (ids: string[], options: CommonOptions)
     if (entry.source !== 'project') continue;
     if ('error' in entry) {
       // A project plugin rein cannot read or digest whole is never trusted; say why rather than skip it silently.
-      process.stderr.write(`rein: cannot trust the project plugin at ${entry.location}: ${entry.error.code}: ${entry.error.message}\n`);
+      printText(`rein: cannot trust the project plugin at ${entry.location}: ${entry.error.code}: ${entry.error.message}\n`, process.stderr);
       continue;
     }
     const id = (entry.manifest as { id?: unknown }).id;
     if (typeof id !== 'string' || (ids.length > 0 && !ids.includes(id))) continue;
     await trust.trust({ workspace, pluginId: id, digest: entry.digest });
-    process.stdout.write(`trusted ${id} (${entry.digest}) in ${workspace}\n`);
+    printText(`trusted ${id} (${entry.digest}) in ${workspace}\n`);
     trusted++;
   }
   if (trusted === 0) throw new ReinError('USAGE', ids.length > 0 ? `no project plugin named ${ids.join(', ')}` : 'no project plugins to trust');

@@ -9,6 +9,7 @@ import { readSession } from '../../session/session-records.js';
 import { builtinTools } from '../../tools/builtin-tools.js';
 import { ToolRegistry } from '../../tools/tool-registry.js';
 import { printJson, workspaceOf, type CommonOptions } from '../cli-context.js';
+import { printText } from '../print-text.js';
 import type { PermissionOptions, PluginOptions } from '../command-options.js';
 import { dryRunHooks } from '../../session/dry-run-hooks.js';
 import { pluginsFor } from '../plugin-options.js';
@@ -39,14 +40,14 @@ export const replayCommand = (id: string, options: CommonOptions & PermissionOpt
       for (const call of report.calls) {
         const then = `${call.then.validation}${call.then.permission ? `/${call.then.permission}` : ''}${call.then.answered ? ` (answered ${call.then.answered})` : call.then.answeredBy ? ` (by ${call.then.answeredBy})` : ''}${call.then.status ? ` → ${call.then.status}${call.then.errorCode ? ` ${call.then.errorCode}` : ''}` : ''}`;
         const now = `${call.now.validation}${call.now.permission ? `/${call.now.permission}` : ''}${call.now.hook && call.now.hook !== 'none' ? ` hook ${call.now.hook}` : ''}`;
-        process.stdout.write(`#${call.seq} ${call.name} ${call.callId}: then ${then} · now ${now}${call.changed ? ` · CHANGED: ${call.reasons.join('; ')}` : ''}\n`);
+        printText(`#${call.seq} ${call.name} ${call.callId}: then ${then} · now ${now}${call.changed ? ` · CHANGED: ${call.reasons.join('; ')}` : ''}\n`);
       }
-      process.stdout.write(`${report.calls.length} recorded tool calls, ${report.changed} would now be decided differently${report.permissionEvaluated ? '' : ' (validation only: no permission policy in this build)'}; nothing was executed\n`);
+      printText(`${report.calls.length} recorded tool calls, ${report.changed} would now be decided differently${report.permissionEvaluated ? '' : ' (validation only: no permission policy in this build)'}; nothing was executed\n`);
       return;
     }
     const result = await replaySession(store, id);
     if (options.json) printJson({ sessionId: id, verified: result.verified, regenerated: result.regenerated, inputs: result.inputs, head: result.head });
-    else process.stdout.write(`verified ${result.verified} records (${result.inputs} inputs re-applied, ${result.regenerated} derived records regenerated and equal)\n`);
+    else printText(`verified ${result.verified} records (${result.inputs} inputs re-applied, ${result.regenerated} derived records regenerated and equal)\n`);
   });
 
 /** The body of `rein fork`. */
@@ -56,5 +57,5 @@ export const forkCommand = (id: string, options: CommonOptions & { at: string })
     if (!Number.isInteger(atSeq)) throw new ReinError('USAGE', `--at must be an integer seq, got ${JSON.stringify(options.at)}`);
     const forkId = await forkSession(store, id, atSeq);
     if (options.json) printJson({ sessionId: forkId, parent: id, atSeq });
-    else process.stdout.write(`${forkId}\n`);
+    else printText(`${forkId}\n`);
   });

@@ -6,6 +6,7 @@ import { SessionCreated } from '../../../models/session.records.js';
 import { ReinError } from '../../host/host-errors.js';
 import { createRein, type Rein } from '../../rein.js';
 import { openStore, protectedPathsOf, workspaceOf } from '../cli-context.js';
+import { printText } from '../print-text.js';
 import { ExitCode } from '../exit-codes.js';
 import { cliPluginLocations, pluginFlags, exitCodeOf, printSandbox, runToQuiet, stopPluginsAfter } from '../session-runner.js';
 import { resolve as resolvePath } from 'node:path';
@@ -90,12 +91,12 @@ const resumeHere = async (
   // session, a key, an endpoint): one that refuses every call stands in.
   const ended = endedStatusOf(await store.read(id, { reverse: true, limit: 64 }));
   const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY) });
-  for (const warning of loaded.warnings) process.stderr.write(`rein: ${warning}\n`);
+  for (const warning of loaded.warnings) printText(`rein: ${warning}\n`, process.stderr);
   // A plugin the session was given with --plugin and is not given now: its hooks and guardrails no longer guard it.
   const missing = cliPluginLocations(await store.read(id)).filter((location) => !(options.plugin ?? []).some((given) => resolvePath(given) === resolvePath(location)));
   for (const location of missing) {
     const flag = pluginFlags([location]).trimStart();
-    process.stderr.write(`rein: warning: this session ran with ${flag}, which is not given now: its tools, hooks and guardrails do not apply (add ${flag} to keep them)\n`);
+    printText(`rein: warning: this session ran with ${flag}, which is not given now: its tools, hooks and guardrails do not apply (add ${flag} to keep them)\n`, process.stderr);
   }
   // A session that ran on a plugin's provider resumes on it (or on the one --provider names).
   const pluginProvider = ended !== undefined ? undefined : (options.provider ?? (options.script || options.from ? undefined : created.provider.name))?.includes('__') ? (options.provider ?? created.provider.name) : undefined;
@@ -118,15 +119,15 @@ const resumeHere = async (
 const continueResumed = async (id: string, session: ReinSession, report: ResumeReport, options: ResumeCommandOptions, { store, held, rein, sandboxChanges }: { store: EventStore; held: HeldSession | undefined; rein: Rein; sandboxChanges: readonly string[] }, onInterrupt: (stop: (reason: string) => void) => void): Promise<number> => {
   onInterrupt((reason) => void session.interrupt(reason).catch(() => undefined));
   if (!options.json) {
-    process.stdout.write(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` after the snapshot at seq ${report.snapshotSeq}` : ''} (${report.inputs} inputs re-applied, ${report.regenerated} derived records regenerated and equal)\n`);
-    if (report.snapshotRejected) process.stderr.write(`warning: ${report.snapshotRejected}; used a full replay\n`);
-    if (report.strayProcessesKilled > 0) process.stdout.write(`killed ${report.strayProcessesKilled} process(es) an earlier run of this session left running (background commands and what they started)\n`);
+    printText(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` after the snapshot at seq ${report.snapshotSeq}` : ''} (${report.inputs} inputs re-applied, ${report.regenerated} derived records regenerated and equal)\n`);
+    if (report.snapshotRejected) printText(`warning: ${report.snapshotRejected}; used a full replay\n`, process.stderr);
+    if (report.strayProcessesKilled > 0) printText(`killed ${report.strayProcessesKilled} process(es) an earlier run of this session left running (background commands and what they started)\n`);
     // The session's recorded mode and rules hold again; say what these flags change on top of them.
-    for (const change of report.permissionChanges) process.stdout.write(`permissions: ${change}\n`);
-    for (const change of sandboxChanges) process.stdout.write(`sandbox: ${change}\n`);
+    for (const change of report.permissionChanges) printText(`permissions: ${change}\n`);
+    for (const change of sandboxChanges) printText(`sandbox: ${change}\n`);
     for (const resolution of report.resolutions) {
-      process.stdout.write(`in doubt: ${resolution.effectId} (${describeEffect(resolution)}) → ${resolution.resolution}\n`);
-      if (resolution.resolution === 'awaiting-confirmation') process.stdout.write(`  ${resolution.reason}\n`);
+      printText(`in doubt: ${resolution.effectId} (${describeEffect(resolution)}) → ${resolution.resolution}\n`);
+      if (resolution.resolution === 'awaiting-confirmation') printText(`  ${resolution.reason}\n`);
     }
     if (!report.alreadyEnded) await printSandbox(store, id);
   }
@@ -135,7 +136,7 @@ const continueResumed = async (id: string, session: ReinSession, report: ResumeR
     await rein.stopPlugins('rein resume finished');
     await held?.release(result);
     if (options.json) process.stdout.write(`${JSON.stringify({ sessionId: id, alreadyEnded: true, status: result.status })}\n`);
-    else process.stdout.write(`already ${result.status}: session ${id} ended; nothing to resume\n`);
+    else printText(`already ${result.status}: session ${id} ended; nothing to resume\n`);
     return result.status === 'completed' ? ExitCode.ok : ExitCode.failed;
   }
   await held?.applyAnswers(session);
@@ -153,8 +154,8 @@ const continueResumed = async (id: string, session: ReinSession, report: ResumeR
   await held?.release(result);
   const waiting = report.resolutions.filter((resolution) => resolution.resolution === 'awaiting-confirmation');
   if (!options.json && result.status === 'paused' && waiting.length > 0) {
-    for (const resolution of waiting) process.stdout.write(`waiting for confirmation to rerun ${resolution.effectId} (${describeEffect(resolution)}): its outcome is unknown\n`);
-    process.stdout.write(`  rerun it with: rein resume ${id} --yes\n`);
+    for (const resolution of waiting) printText(`waiting for confirmation to rerun ${resolution.effectId} (${describeEffect(resolution)}): its outcome is unknown\n`);
+    printText(`  rerun it with: rein resume ${id} --yes\n`);
   }
   return exitCodeOf(result);
 };

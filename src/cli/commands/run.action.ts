@@ -3,6 +3,7 @@ import { hostRunFiles } from '../host-run-files.js';
 import { createRein, type Rein } from '../../rein.js';
 import { ExitCode } from '../exit-codes.js';
 import { openStore, printJson, protectedPathsOf, workspaceOf } from '../cli-context.js';
+import { printText } from '../print-text.js';
 import { exitCodeOf, printSandbox, runToQuiet, stopPluginsAfter } from '../session-runner.js';
 import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
 import { budgetsOf } from '../budget-options.js';
@@ -45,7 +46,7 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   const inspector: InspectorConnection | undefined = options.inspect === undefined || options.inspect === false ? undefined : await connectInspector(options.inspect === true ? 'ws://127.0.0.1:8080' : options.inspect);
   const telemetry = options.detach ? undefined : await cliTelemetryFor(options);
   const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY) });
-  for (const warning of loaded.warnings) process.stderr.write(`rein: ${warning}\n`);
+  for (const warning of loaded.warnings) printText(`rein: ${warning}\n`, process.stderr);
   const { mcpServers, capabilities } = options.detach ? { mcpServers: {}, capabilities: {} } : await cliCapabilitiesFor(workspace, options);
   const store = await openStore(options, workspace, 'write');
   let rein: Rein | undefined;

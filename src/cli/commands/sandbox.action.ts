@@ -6,6 +6,7 @@ import { defaultSandboxPolicy, type SandboxPolicy } from '../../policy/sandbox-p
 import { runtimeDirectory, sandboxHome, sandboxMounts, type SandboxMount } from '../../policy/sandbox-profile.js';
 import { sandboxEnforcement } from '../../policy/sandbox-probe.js';
 import { printJson, protectedPathsOf, workspaceOf } from '../cli-context.js';
+import { printText } from '../print-text.js';
 import { sandboxOf } from '../permission-options.js';
 import type { SandboxCommandOptions } from './sandbox.command.js';
 
@@ -80,5 +81,5 @@ export const sandboxCommand = async (options: SandboxCommandOptions): Promise<vo
     ...report.protected.map((entry) => `  ${entry.path}  — ${entry.state === 'masked' ? 'masked in the sandbox' : entry.state === 'exposed' ? 'exists; not hidden from commands without the sandbox' : entry.state === 'absent' ? 'absent; removed again if a command creates it' : 'outside the workspace'}`),
     ...(report.binds.length > 0 ? ['binds:', ...report.binds.map((mount) => `  ${describeMount(mount)}  — ${mount.why}`)] : ['binds: none (no OS sandbox: commands see the whole file system; rein kills their process tree and limits them with prlimit and unshare where it can)']),
   ];
-  process.stdout.write(`${lines.join('\n')}\n`);
+  printText(`${lines.join('\n')}\n`);
 };

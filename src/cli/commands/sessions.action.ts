@@ -1,6 +1,7 @@
 import { ReinError } from '../../host/host-errors.js';
 import { sessionPages, sessionStatuses, type SessionSummary } from '../../session/session-catalog.js';
 import { openStore, printJson, workspaceOf, type CommonOptions } from '../cli-context.js';
+import { printText } from '../print-text.js';
 import { transcriptLine } from '../transcript.js';
 import { terminalSafe } from '../../util/terminal-text.js';
 import type { EventStore } from '../../../stores/event-store.js';
@@ -31,18 +32,18 @@ export const sessionsCommand = async (options: CommonOptions & { status?: string
       for (const session of page) {
         printed++;
         if (options.json) printJson(session);
-        else if (session.damaged) process.stdout.write(`${session.id}  damaged: ${session.damaged.code} ${oneLine(session.damaged.message)}\n`);
+        else if (session.damaged) printText(`${session.id}  damaged: ${session.damaged.code} ${oneLine(session.damaged.message)}\n`);
         else {
           const fork = session.forkedFrom ? ` (fork of ${session.forkedFrom.stream}@${session.forkedFrom.seq})` : '';
-          process.stdout.write(`${session.id}  ${session.status.padEnd(statusWidth)} ${String(session.head).padStart(6)} records  ${session.task.slice(0, 60)}${fork}\n`);
+          printText(`${session.id}  ${session.status.padEnd(statusWidth)} ${String(session.head).padStart(6)} records  ${session.task.slice(0, 60)}${fork}\n`);
         }
       }
     }
     if (printed > 0 || options.json) return;
-    if (status === undefined) return void process.stdout.write('no sessions\n');
+    if (status === undefined) return void printText('no sessions\n');
     // Say whether the store is empty or only nothing matched.
     const [any] = await firstPage(store);
-    process.stdout.write(any === undefined ? 'no sessions\n' : `no sessions with status ${status}\n`);
+    printText(any === undefined ? 'no sessions\n' : `no sessions with status ${status}\n`);
   });
 };
 
@@ -63,7 +64,7 @@ export const showCommand = (id: string, options: CommonOptions & { verbose?: boo
       if (options.json) printJson(record);
       else {
         const line = transcriptLine(terminalSafe(record), { verbose: Boolean(options.verbose) });
-        if (line) process.stdout.write(`${line}\n`);
+        if (line) printText(`${line}\n`);
       }
     }
   });
@@ -78,5 +79,5 @@ const showQueued = async (store: EventStore, id: string, json: boolean): Promise
   if (!entry || entry.state === 'done') throw new ReinError('SESSION_NOT_FOUND', `no session ${id} in this store`);
   const task = String((entry.spec as { task?: unknown }).task ?? '');
   if (json) return printJson({ sessionId: id, queued: true, state: entry.state, task });
-  process.stdout.write(`${id} is ${entry.state === 'queued' ? 'queued: no worker has started it yet' : 'starting on a worker'}; no records yet\ntask: ${task}\n`);
+  printText(`${id} is ${entry.state === 'queued' ? 'queued: no worker has started it yet' : 'starting on a worker'}; no records yet\ntask: ${task}\n`);
 };

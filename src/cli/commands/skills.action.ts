@@ -1,4 +1,5 @@
 import { printJson, workspaceOf } from '../cli-context.js';
+import { printText } from '../print-text.js';
 import type { CommonOptions } from '../command-options.js';
 import { discoverSkills } from '../../skills/skill-discovery.js';
 import { builtinTools } from '../../tools/builtin-tools.js';
@@ -17,5 +18,5 @@ export const skillsListCommand = async (options: CommonOptions): Promise<void> =
     ...found.skills.map((skill) => `${skill.name}  ${skill.scope}  ${skill.path}  ${skill.description.split('\n')[0]!.slice(0, 100)}${skill.allowedTools ? `  (tools: ${skill.allowedTools.join(', ')})` : ''}`),
     ...found.problems.map((problem) => `✗ ${problem.source}: ${problem.reason}`),
   ];
-  process.stdout.write(lines.length === 0 ? 'no skills (.agents/skills, .claude/skills, ~/.agents/skills)\n' : lines.map((line) => `${line}\n`).join(''));
+  printText(lines.length === 0 ? 'no skills (.agents/skills, .claude/skills, ~/.agents/skills)\n' : lines.map((line) => `${line}\n`).join(''));
 };

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { ReinError } from '../../host/host-errors.js';
 import { isPostgresUrl } from '../../../stores/postgres/postgres-url.js';
 import { openStoreAt, printJson, storeLocationOf, type CommonOptions } from '../cli-context.js';
+import { printText } from '../print-text.js';
 import type { CopyOptions } from './store.command.js';
 
 /** The body of `rein store migrate` (see `registerStore`). */
@@ -14,7 +15,7 @@ export const migrateCommand = async (options: CommonOptions): Promise<void> => {
   try {
     const report = opened.migration!;
     if (options.json) printJson({ store: opened.location, ...report });
-    else process.stdout.write(`${opened.location}: schema ${report.schema} at version ${report.to}${report.applied.length > 0 ? ` (applied ${report.applied.join(', ')})` : ' (up to date)'}\n`);
+    else printText(`${opened.location}: schema ${report.schema} at version ${report.to}${report.applied.length > 0 ? ` (applied ${report.applied.join(', ')})` : ' (up to date)'}\n`);
   } finally {
     await opened.close();
   }
@@ -40,12 +41,12 @@ export const copyCommand = async (options: CopyOptions): Promise<void> => {
       const copied = await copyStore(from, to, {
         onStream: (stream) => {
           if (options.json) printJson(stream);
-          else if (stream.error) process.stdout.write(`failed ${stream.stream}: ${stream.error.code} ${stream.error.message}\n`);
-          else process.stdout.write(`${stream.outcome} ${stream.stream}: ${stream.records} records${stream.outcome === 'extended' ? ` (${stream.appended} appended)` : ''}, ${stream.blobs} blobs${stream.verified === undefined ? '' : `, replay verified ${stream.verified}`}\n`);
+          else if (stream.error) printText(`failed ${stream.stream}: ${stream.error.code} ${stream.error.message}\n`);
+          else printText(`${stream.outcome} ${stream.stream}: ${stream.records} records${stream.outcome === 'extended' ? ` (${stream.appended} appended)` : ''}, ${stream.blobs} blobs${stream.verified === undefined ? '' : `, replay verified ${stream.verified}`}\n`);
         },
       });
       const failed = copied.filter((stream) => stream.outcome === 'failed');
-      if (!options.json) process.stdout.write(`${copied.length} streams${failed.length > 0 ? `, ${failed.length} not copied` : ''}\n`);
+      if (!options.json) printText(`${copied.length} streams${failed.length > 0 ? `, ${failed.length} not copied` : ''}\n`);
       if (failed.length > 0) {
         throw new ReinError('STORE_COPY_INCOMPLETE', `${failed.length} of ${copied.length} streams were not copied: ${failed.map((stream) => `${stream.stream} (${stream.error!.code})`).join(', ')}`);
       }

@@ -1,6 +1,7 @@
 import { ReinError } from '../../host/host-errors.js';
 import { isPostgresUrl } from '../../../stores/postgres/postgres-url.js';
 import { printJson, storeLocationOf } from '../cli-context.js';
+import { printText } from '../print-text.js';
 import type { WorkerCommandOptions } from './worker.command.js';
 
 const positiveInteger = (flag: string, value: string | undefined, fallback: number): number => {
@@ -32,11 +33,11 @@ export const workerCommand = async (options: WorkerCommandOptions): Promise<void
       ...(exitWhenIdleMs === undefined ? {} : { exitWhenIdleMs }),
       onEvent: (event) => {
         if (options.json) printJson(event);
-        else process.stdout.write(`${event.type} ${event.sessionId} (epoch ${event.epoch})${event.detail ? `: ${event.detail}` : ''}\n`);
+        else printText(`${event.type} ${event.sessionId} (epoch ${event.epoch})${event.detail ? `: ${event.detail}` : ''}\n`);
       },
     });
     if (options.json) printJson({ type: 'stopped', ...report });
-    else process.stdout.write(`worker ${report.owner} stopped: ${report.claimed} claimed, ${report.finished} finished, ${report.parked} parked, ${report.fenced} fenced, ${report.failed} failed\n`);
+    else printText(`worker ${report.owner} stopped: ${report.claimed} claimed, ${report.finished} finished, ${report.parked} parked, ${report.fenced} fenced, ${report.failed} failed\n`);
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
