@@ -13,6 +13,15 @@ import { parseShell, type ShellSegment } from '../policy/shell-parse.js';
  */
 export const runsTestSuite = (command: string): boolean => runsTestSuiteAt(command, 0);
 
+/** Runner options that run only some of the suite's tests: by name (`-t`, `--grep`, `-k`, `-run`, …) or `.only`. */
+const selectingFlag = /^(?:--test-name-pattern|--test-skip-pattern|--test-only|--testNamePattern|--testPathPattern|-t|--grep|-g|--fgrep|-k|-run|--skip)(?:=|$)/;
+
+/**
+ * Whether a test command selects which tests run (a name filter, `--test-only`): its exit 0 then says only that the
+ * selected tests passed — none, when the filter matched nothing — never that the repository's tests pass.
+ */
+export const selectsTests = (command: string): boolean => command.split(/\s+/).some((word) => selectingFlag.test(word.replace(/^['"]/, '')));
+
 const maximumNesting = 3;
 
 const baseName = (word: string): string => word.slice(word.lastIndexOf('/') + 1);

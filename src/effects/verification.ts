@@ -2,7 +2,7 @@ import type { ToolCall } from '../../models/model.records.js';
 import { executionPassed } from '../../models/tool.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
 import { keyLines } from '../projections/key-lines.js';
-import { runsTestSuite } from './test-command.js';
+import { runsTestSuite, selectsTests } from './test-command.js';
 import type { ToolOutcome } from '../tools/observation.js';
 
 /**
@@ -30,13 +30,12 @@ const sum = (text: string, pattern: RegExp): number | undefined => {
 };
 
 /**
- * True when a test runner's own summary says that no test ran — so an exit 0 verified nothing: `node --test`
- * (`# pass 0` / `ℹ pass 0`), Jest (`Tests: … total` without any passed, `No tests found`), Vitest (`Tests  1 skipped`,
- * `No test files found`), Mocha (`0 passing`), pytest (`no tests ran`), Go (`[no tests to run]` on every package),
- * Cargo (`test result: ok. 0 passed` on every target). False when any summary counts a passed test, and when no
- * summary is recognised (the exit code is then all there is).
+ * How many tests a runner's own summary says passed, or undefined when no summary is recognised: `node --test`
+ * (`# pass 0` / `ℹ pass 0`), Jest (`Tests: … total`), Vitest (`Tests  1 skipped (1)`, `No test files found`), Mocha
+ * (`0 passing`), pytest (`no tests ran`, `=== 2 passed in 0.1s ===`), Go (`[no tests to run]` on every package), Cargo
+ * (`test result: ok. 0 passed`).
  */
-export const ranNoTest = (text: string): boolean => {
+export const passedTests = (text: string): number | undefined => {
   const passed = [
     sum(text, /^\s*[#ℹ]\s*pass (\d+)\s*$/gm),
     sum(text, /^\s*Tests:\s+(?:.*?(\d+) passed)?.*\d+ total\s*$/gm),
@@ -46,10 +45,27 @@ export const ranNoTest = (text: string): boolean => {
     sum(text, /^test result: \w+\. (\d+) passed;/gm),
   ];
   const counted = passed.filter((count): count is number => count !== undefined);
-  const total = counted.reduce((all, count) => all + count, 0);
-  if (counted.length > 0) return total === 0;
-  if (/no tests? (?:files? )?found|no tests ran|\[no tests to run\]/i.test(text)) return !/^ok\s+\S+\s+[\d.]+s\s*$/m.test(text);
-  return false;
+  if (counted.length > 0) return counted.reduce((all, count) => all + count, 0);
+  if (/no tests? (?:files? )?found|no tests ran|\[no tests to run\]/i.test(text)) return /^ok\s+\S+\s+[\d.]+s\s*$/m.test(text) ? undefined : 0;
+  return undefined;
+};
+
+/**
+ * True when a test runner's own summary says that no test ran — so an exit 0 verified nothing. False when any
+ * summary counts a passed test, and when no summary is recognised (the exit code is then all there is).
+ */
+export const ranNoTest = (text: string): boolean => passedTests(text) === 0;
+
+/**
+ * Why an exit 0 verified nothing, or undefined when it is a pass: the runner's own summary says no test ran; or the
+ * command selects tests by name (`--test-name-pattern`, `-t`, `--grep`, `-k`, …) and its output shows no summary
+ * counting a passed test (a dot reporter, output sent elsewhere) — a filter that matched nothing exits 0 too.
+ */
+export const inconclusiveReason = (command: string | undefined, text: string): string | undefined => {
+  const passed = passedTests(text);
+  if (passed === 0) return "no test ran (the runner's own summary says so)";
+  if (passed === undefined && command !== undefined && selectsTests(command)) return 'the command selects tests by name and its output shows no summary of a test that passed';
+  return undefined;
 };
 
 /** The output a person reads: a shell tool's JSON result is unwrapped to its stdout and stderr. */
@@ -76,20 +92,21 @@ export const verificationOf = (call: Pick<ToolCall, 'name' | 'arguments' | 'call
   const lines = keyLines(text, 10);
   const summary = (lines.length > 0 ? lines : text.trimEnd().split('\n').slice(-3)).join('\n').slice(0, 2_000);
   const passed = executionPassed(execution);
-  // Exit 0 from a run whose own summary says nothing ran (a name filter that matched no test) verified nothing.
-  const inconclusive = passed && ranNoTest(text);
+  const command = classified.command ?? execution.command;
+  // Exit 0 from a run that cannot show a test ran (a name filter that matched nothing) verified nothing.
+  const inconclusive = passed ? inconclusiveReason(command, text) : undefined;
   return {
     name: call.name,
-    status: inconclusive ? 'inconclusive' : passed ? 'passed' : 'failed',
+    status: inconclusive !== undefined ? 'inconclusive' : passed ? 'passed' : 'failed',
     callId: call.callId,
     effectId,
-    command: classified.command ?? execution.command,
+    command,
     ...(outcome.errorCode ? { errorCode: outcome.errorCode } : {}),
     exitCode: execution.exitCode,
     ...(execution.signal ? { signal: execution.signal } : {}),
     ...(execution.timedOut ? { timedOut: execution.timedOut } : {}),
     durationMs: execution.durationMs,
-    summary: inconclusive ? `no test ran (the runner's own summary says so)\n${summary}`.slice(0, 2_000) : summary,
+    summary: inconclusive !== undefined ? `${inconclusive}\n${summary}`.slice(0, 2_000) : summary,
     ...(outcome.truncated ? { artifact: outcome.truncated.artifact } : {}),
   };
 };

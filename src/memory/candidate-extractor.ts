@@ -3,6 +3,7 @@ import type { CandidateScope, MemoryKind, MemoryProposed } from '../../models/me
 import type { UserMessage } from '../../models/session.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
 import { scopeKeyOf, type MemoryScopeKeys } from './memory-scope.js';
+import { selectsTests } from '../effects/test-command.js';
 
 /** What extraction needs besides the record: the session's scope, a fresh candidate id, and what it already proposed. */
 export interface ExtractionContext {
@@ -65,7 +66,8 @@ export const extractCandidates = (record: RecordEnvelope, context: ExtractionCon
     const data = record.data as VerificationRecorded;
     const command = data.command?.trim();
     // Only a run that exited 0 is an observation; a record without an exit code is a claim.
-    if (data.status !== 'passed' || data.exitCode !== 0 || !command || !plainTestCommand(command)) return [];
+    // A run that selects tests by name passed only the tests it selected: never "this repository's tests pass".
+    if (data.status !== 'passed' || data.exitCode !== 0 || !command || !plainTestCommand(command) || selectsTests(command)) return [];
     const content = testCommandContent(command);
     const conflictKeys = [testCommandKey(context.scope.repo)];
     if (context.known(content, conflictKeys)) return [];

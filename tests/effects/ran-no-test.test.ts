@@ -3,11 +3,11 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ranNoTest, verificationOf } from '../../src/effects/verification.js';
+import { inconclusiveReason, ranNoTest, verificationOf } from '../../src/effects/verification.js';
 import { makeTempDir, propertyRuns } from '../support/temp-dir.js';
 
 /** What `node --test` really prints (both reporters) for a run of `args` over one failing test. */
-const nodeTest = async (args: readonly string[], reporter: 'tap' | 'spec'): Promise<{ output: string; status: number | null }> => {
+const nodeTest = async (args: readonly string[], reporter: 'tap' | 'spec' | 'dot'): Promise<{ output: string; status: number | null }> => {
   const dir = await makeTempDir('rein-no-test-');
   try {
     await mkdir(join(dir.path, 'test'));
@@ -56,6 +56,21 @@ describe('an exit 0 from a run that ran no test verifies nothing', () => {
       }),
       { numRuns: propertyRuns(200) },
     );
+  });
+
+  it('a run that selects tests by name and shows no summary (a dot reporter, output sent elsewhere) is inconclusive (trial 6 F4)', async () => {
+    const none = await nodeTest(['--test-name-pattern=zzz_nothing'], 'dot');
+    expect(none.status).toBe(0);
+    const command = 'node --test --test-reporter=dot --test-name-pattern=zzz_nothing';
+    const call = { name: 'bash', arguments: { command }, callId: 'root:e1.0' };
+    const verification = verificationOf(call, 'root:e2', { status: 'ok', observation: JSON.stringify({ stdout: none.output, stderr: '' }), execution: { command, exitCode: 0, durationMs: 40 } }, { command });
+    expect(verification).toMatchObject({ status: 'inconclusive', exitCode: 0 });
+    expect(verification!.summary).toContain('selects tests by name');
+    expect(inconclusiveReason('node --test --test-reporter=tap --test-reporter-destination=/dev/null --test-name-pattern=zzz', '')).toBeDefined();
+    // Without a filter the exit code speaks for the whole suite; with a summary counting a pass the filter ran a test.
+    expect(inconclusiveReason('node --test --test-reporter=dot', '..')).toBeUndefined();
+    const one = await nodeTest(['--test-name-pattern=passes'], 'tap');
+    expect(inconclusiveReason('node --test --test-name-pattern=passes', one.output)).toBeUndefined();
   });
 
   it('the verification of such a run is inconclusive, not passed; a failing or passing one keeps its status', async () => {

@@ -143,6 +143,13 @@ describe('candidate extraction', () => {
       expect(extractCandidates(passed(command), context), command).toHaveLength(1);
     }
   });
+
+  it('a passing run that selects tests by name passed only those: never "this repository\'s tests pass" (trial 6 F4)', () => {
+    const passed = (command: string) => ({ stream: 's-1', seq: 5, id: 'v1', type: 'verification.recorded', v: 1, at: 0, actor: 'root', data: { name: 'bash', status: 'passed', command, exitCode: 0, summary: '' } });
+    for (const command of ['node --test --test-reporter=dot --test-name-pattern=zzz', 'node --test --test-only', 'npx vitest run -t parser', 'npx jest --testNamePattern=x', 'npx mocha --grep=x', 'pytest -k parser', 'go test -run TestX ./...']) {
+      expect(extractCandidates(passed(command), context), command).toEqual([]);
+    }
+  });
 });
 
 describe('the governance log', () => {
