@@ -4,7 +4,7 @@ import type { EffectFailed, EffectRequested } from '../../models/effect.records.
 import type { ModelAttempted, ModelFailed, ModelResponded } from '../../models/model.records.js';
 import type { SessionCaveat, SessionCreated, SessionEnded, UnresolvedFindings } from '../../models/session.records.js';
 import type { CommandExecution, ToolSettled, Truncation } from '../../models/tool.records.js';
-import type { Denial } from '../../models/permission.records.js';
+import type { Denial, ShellClass } from '../../models/permission.records.js';
 import type { HookDecided } from '../../models/hook.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
 import type { DelegationCompleted, DelegationFailed, DelegationJoined, DelegationPermissionEscalated, DelegationStarted, DelegationValidated } from '../../models/delegation.records.js';
@@ -72,7 +72,8 @@ export interface TraceAction {
   name: string;
   arguments: Record<string, unknown>;
   requested: TraceRef & { cause?: string };
-  permission?: TraceRef & { decision: string; reason?: string };
+  /** The permission decision; `classes`: what the shell classifier found in a command (`read-only`, `write`, …). */
+  permission?: TraceRef & { decision: string; reason?: string; classes?: readonly ShellClass[] };
   /**
    * A call whose permission asked a person: the `ask` decision, and the request re-issued with the answer (a new
    * effect for the same call, which then has its own permission decision). One action, not two rows.
@@ -349,7 +350,7 @@ const applyTraceRecord = (view: TraceView, record: RecordEnvelope): TraceView =>
       return updateAction(view, record, (action) => action.effectId === failure.effectId, (action) => ({ ...action, failed: { ...ref(record), code: failure.error.code, message: failure.error.message } }));
     }
     case 'permission.decided':
-      return updateAction(view, record, byCall(record), (action) => ({ ...action, permission: { ...ref(record), decision: String(data.decision ?? data.outcome ?? 'unknown'), ...(typeof data.reason === 'string' ? { reason: data.reason } : {}) } }));
+      return updateAction(view, record, byCall(record), (action) => ({ ...action, permission: { ...ref(record), decision: String(data.decision ?? data.outcome ?? 'unknown'), ...(typeof data.reason === 'string' ? { reason: data.reason } : {}), ...(Array.isArray(data.classes) ? { classes: data.classes as ShellClass[] } : {}) } }));
     case 'hook.decided': {
       const decided = record.data as HookDecided;
       if (!decided.callId) return view;

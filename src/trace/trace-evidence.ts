@@ -2,21 +2,48 @@ import { normalizeSpace } from '../projections/key-lines.js';
 import { toArray } from '../projections/persistent-list.js';
 import type { TraceAction, TraceContext, TraceTurn, TraceView } from '../projections/trace.view.js';
 import type { ReadText } from './trace-types.js';
+import { commandsRun } from '../policy/shell-commands.js';
 
 /** Every turn of the view (closed and open), in the order they were requested. */
 export const turnsOf = (view: TraceView): TraceTurn[] =>
   [...toArray(view.closed), ...Object.values(view.open)].sort((left, right) => left.requested.seq - right.requested.seq);
 
 /**
- * Tools whose successful call changes the workspace (the same defaults as the context view). A shell tool is not
- * counted: most of its calls only read, and counting them would make every later passing test look stale.
+ * Tools whose successful call changes the workspace (the same defaults as the context view). A shell call counts
+ * when it ran and the classifier found more than reading in it (`changedByCommand`).
  */
 export const mutatingTools: ReadonlySet<string> = new Set(['write', 'edit', 'edit_lines', 'apply_patch', 'delete']);
 
-/** The seq of the last successful change to the workspace, 0 when nothing changed. */
+/** git verbs that record or move history without touching a file of the working tree. */
+const historyOnlyGit = new Set(['add', 'commit', 'tag', 'push', 'fetch', 'notes']);
+
+/**
+ * Whether a shell call that ran may have changed the workspace: its permission decision did not record it
+ * `read-only`, and found more than `network` (`sed -i`, a redirect, `rm`, `npm install`, a chained or unreadable line), unless every
+ * command of the line only records history (`git add`, `git commit`, …). A command changes files as `write` does, so
+ * a passing test run before it no longer speaks for the code.
+ */
+const changedByCommand = (action: TraceAction): boolean => {
+  const command = action.arguments.command;
+  const classes = action.permission?.classes;
+  if (!action.settled?.execution || typeof command !== 'string' || !classes) return false;
+  // `read-only` is recorded only when every part of the line only reads (`chained` marks a pipe or list of them).
+  if (classes.includes('read-only') || classes.every((shellClass) => shellClass === 'network' || shellClass === 'chained')) return false;
+  const run = commandsRun(command);
+  return run.hidden !== undefined || run.dynamic.length > 0 || run.commands.length === 0 || !run.commands.every((line) => {
+    const [program, verb] = line.split(/\s+/);
+    return program === 'git' && verb !== undefined && historyOnlyGit.has(verb);
+  });
+};
+
+/** Whether a call changed the workspace: a successful write tool, or a shell command that did more than read. */
+export const changesWorkspace = (action: TraceAction): boolean =>
+  !action.verification && ((mutatingTools.has(action.name) && action.settled?.status === 'ok') || changedByCommand(action));
+
+/** The seq of the last change to the workspace, 0 when nothing changed. */
 export const lastMutationSeq = (turns: readonly TraceTurn[]): number => {
   let last = 0;
-  for (const turn of turns) for (const action of turn.actions) if (mutatingTools.has(action.name) && action.settled?.status === 'ok' && !action.verification) last = Math.max(last, action.settled.seq);
+  for (const turn of turns) for (const action of turn.actions) if (changesWorkspace(action) && action.settled) last = Math.max(last, action.settled.seq);
   return last;
 };
 

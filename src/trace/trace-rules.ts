@@ -3,7 +3,7 @@ import { keyLines, normalizeSpace } from '../projections/key-lines.js';
 import type { FailClosedClass } from '../../models/fail-closed.js';
 import type { SessionCaveat, UnresolvedFindings } from '../../models/session.records.js';
 import type { TraceAction, TraceTurn, TraceVerification } from '../projections/trace.view.js';
-import { ContextReader, fullOutput, mutatingTools, nextTurnAfter } from './trace-evidence.js';
+import { changesWorkspace, ContextReader, fullOutput, nextTurnAfter } from './trace-evidence.js';
 import { repairRoutes, type Boundary, type FailureCategory, type ReadText, type TraceFinding } from './trace-types.js';
 
 /** What every rule reads: the linked turns, a reader for recorded model inputs and blobs, and the final message. */
@@ -127,7 +127,7 @@ const failedWith = (action: TraceAction): string | undefined => {
 export const repetitionRules = async (input: RuleInput): Promise<TraceFinding[]> => {
   const findings: TraceFinding[] = [];
   const actions = input.turns.flatMap((turn) => turn.actions.map((action) => ({ turn, action })));
-  const mutations = actions.filter(({ action }) => mutatingTools.has(action.name) && action.settled?.status === 'ok').map(({ action }) => action.settled!.seq);
+  const mutations = actions.filter(({ action }) => changesWorkspace(action)).map(({ action }) => action.settled!.seq);
   const reported = new Set<string>();
   for (const [index, { turn, action }] of actions.entries()) {
     const failure = failedWith(action);

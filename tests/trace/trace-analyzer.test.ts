@@ -108,6 +108,26 @@ describe('trace analyzer on scripted failure sessions', () => {
     expect(report.primary?.type).toBe('verification_stale');
   });
 
+  it('a shell command that changed code after the passing run makes it stale; one that only read does not (trial 6 F12)', async () => {
+    const changed = await run([
+      { text: 'Fixing.', toolCalls: [fix] },
+      { text: 'Testing.', toolCalls: [tests] },
+      { text: 'Tidying.', toolCalls: [{ name: 'bash', arguments: { command: "sed -i 's/+ x/- x/' src/stats.js" } }] },
+      { text: 'All tests pass. Done.' },
+    ]);
+    const stale = await analyze(changed.records, changed.store);
+    expect(stale.outcome).toBe('unverified');
+    expect(stale.primary?.type).toBe('verification_stale');
+
+    const looked = await run([
+      { text: 'Fixing.', toolCalls: [fix] },
+      { text: 'Testing.', toolCalls: [tests] },
+      { text: 'Looking.', toolCalls: [{ name: 'bash', arguments: { command: 'cat src/stats.js | wc -l' } }] },
+      { text: 'All tests pass. Done.' },
+    ]);
+    expect((await analyze(looked.records, looked.store)).outcome).toBe('succeeded');
+  });
+
   it('fix then a passing test run succeeds with no findings', async () => {
     const session = await run([{ text: 'Testing.', toolCalls: [tests] }, { text: 'Fixing.', toolCalls: [fix] }, { text: 'Testing again.', toolCalls: [tests] }, { text: 'Fixed: sum adds and the test passes.' }]);
     const report = await analyze(session.records, session.store);
