@@ -2,6 +2,7 @@ import type { ShellClass } from '../../models/permission.records.js';
 import { parseShell, type ShellSegment } from './shell-parse.js';
 import { changeDirectory, initialScope, judgeWord, quietTargets, type PathScope } from './shell-paths.js';
 import { gitReadOnlyEffect, readOnlyOptionEffect, type Effect } from './shell-side-effects.js';
+import { gitConfigHazard, steersGit } from './git-config-hazard.js';
 
 /** Classes that no mode default and no wildcard rule may allow: only an exact rule, a session grant or a person. */
 export const neverAutoAllowed: ReadonlySet<ShellClass> = new Set(['delete', 'network', 'install', 'outside-workspace', 'protected-path', 'chained', 'unparseable', 'privileged']);
@@ -257,6 +258,16 @@ export const classifyShellCommand = (command: string, options: ClassifyOptions):
       else if (verdict === 'protected') flag(word, 'protected-path');
     }
     const words = unwrap(segment.words);
+    if (words[0] !== undefined && words[0].slice(words[0].lastIndexOf('/') + 1) === 'git') {
+      // The repository's own configuration is a workspace file the model can write: `core.fsmonitor` there turns a
+      // read-only `git status` into any program, so such a git command is never read-only (nor is one a GIT_*
+      // variable points at another repository or configuration).
+      const steered = segment.words.some((word) => /^GIT_[A-Za-z0-9_]*=/.test(word)) || [...scope.variables.keys()].some(steersGit);
+      if (steered || gitConfigHazard(scope.cwd, options.workspace) !== undefined) {
+        flag('.git/config', 'protected-path');
+        readOnly = false;
+      }
+    }
     if (words[0] === 'cd') {
       const target = changeDirectory(words[1], scope);
       if (words[1] === undefined || words[1] === '~') flag(words[1] ?? 'cd', 'outside-workspace');

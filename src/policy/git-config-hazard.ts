@@ -1,0 +1,90 @@
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { isInside } from './protected-paths.js';
+
+/** Larger repository configuration files are not read: a command of such a repository is not read-only. */
+const maxConfigBytes = 256 * 1024;
+
+/**
+ * Configuration keys that make git run a program (or send a credential) on an ordinary command: `core.fsmonitor` runs
+ * on `status` and `diff`, a diff driver's `textconv` / `command` and `diff.external` on `diff`, `log -p`, `show`,
+ * filter drivers (`clean`, `smudge`, `process`) on `status`, `gpg.program` on a signature check, and the rest on the
+ * commands they name. An `[include]` / `[includeIf]` section reads another file, which may set any of them, and an
+ * `[alias]` section renames commands (`p = push` walks past a `git push*` deny rule; `x = !sh` runs a shell).
+ */
+const runsProgram = /^\s*(?:fsmonitor|pager|external|textconv|command|clean|smudge|process|driver|hookspath|sshcommand|gitproxy|askpass|editor|helper|program)\s*=/im;
+const includes = /^\s*\[\s*(?:include(?:if)?|alias)\b/im;
+
+/** The text of a regular file, without blocking on a FIFO; undefined when it is not a regular file or too large. */
+const readRegular = (path: string): string | undefined => {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch {
+    return undefined;
+  }
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile() || info.size > maxConfigBytes) return undefined;
+    const buffer = Buffer.alloc(info.size);
+    const read = readSync(fd, buffer, 0, info.size, 0);
+    return buffer.subarray(0, read).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+};
+
+/** What is wrong with one git directory's configuration, or undefined when it runs nothing. */
+const configHazard = (gitDir: string, shown: string): string | undefined => {
+  const configPath = join(gitDir, 'config');
+  let exists = true;
+  try {
+    lstatSync(configPath);
+  } catch {
+    exists = false;
+  }
+  if (!exists) return undefined;
+  const text = readRegular(configPath);
+  if (text === undefined) return `${shown}/config is not a regular file git can be trusted to read`;
+  const key = runsProgram.exec(text);
+  if (key) return `${shown}/config sets \`${key[0].trim().replace(/\s*=$/, '')}\`, which makes git run a program`;
+  if (includes.test(text)) return `${shown}/config includes another configuration file or defines git aliases`;
+  return undefined;
+};
+
+/**
+ * Why a git command run from `cwd` would read a repository configuration that the workspace holds (so the model
+ * may have written it) and that can make git run a program — `git status` with `core.fsmonitor` set in
+ * `.git/config` runs that program — or undefined when it cannot. Only the nearest `.git` between `cwd` and the
+ * workspace root counts; a repository above the workspace is the user's own. A `.git` file (a worktree, a
+ * submodule) is followed to its git directory when that lies inside the workspace too.
+ */
+export const gitConfigHazard = (cwd: string, workspace: string): string | undefined => {
+  for (let dir = cwd; isInside(workspace, dir); dir = dirname(dir)) {
+    const dotGit = join(dir, '.git');
+    let info;
+    try {
+      info = lstatSync(dotGit);
+    } catch {
+      if (dir === workspace || dirname(dir) === dir) return undefined;
+      continue;
+    }
+    const shown = dir === workspace ? '.git' : `${dir.slice(workspace.length + 1)}/.git`;
+    if (info.isDirectory()) return configHazard(dotGit, shown);
+    if (info.isSymbolicLink()) return `${shown} is a symbolic link`;
+    const text = readRegular(dotGit);
+    const target = text === undefined ? undefined : /^gitdir:\s*(.+)$/m.exec(text)?.[1]?.trim();
+    if (target === undefined) return `${shown} is neither a directory nor a gitdir file`;
+    const gitDir = isAbsolute(target) ? target : resolve(dir, target);
+    if (!isInside(workspace, gitDir)) return undefined;
+    const own = configHazard(gitDir, shown);
+    if (own) return own;
+    const common = readRegular(join(gitDir, 'commondir'))?.trim();
+    const commonDir = common === undefined ? undefined : isAbsolute(common) ? common : resolve(gitDir, common);
+    return commonDir !== undefined && isInside(workspace, commonDir) ? configHazard(commonDir, shown) : undefined;
+  }
+  return undefined;
+};
+
+/** Environment variables that point git at another repository, configuration, program or pager. */
+export const steersGit = (name: string): boolean => name.startsWith('GIT_');
