@@ -1,0 +1,54 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cliPath, jsonLines, runCli } from '../support/cli.js';
+import { makeTempDir } from '../support/temp-dir.js';
+
+/** The fifth trial's leftovers, each through the CLI as the trial met it. */
+describe('trial 5 leftovers', () => {
+  let workspace: { path: string; remove: () => Promise<void> };
+  let scripts: { path: string; remove: () => Promise<void> };
+  const env = () => ({ HOME: workspace.path, REIN_CONFIG_HOME: join(workspace.path, '.config-home'), REIN_PROVIDER: '' });
+  const cli = (args: string[]) => runCli(args, { cwd: workspace.path, env: env() });
+  const script = async (name: string, value: unknown) => {
+    const path = join(scripts.path, name);
+    await writeFile(path, JSON.stringify(value));
+    return path;
+  };
+  const sessionId = (stdout: string) => /session (s-[\w-]+)/.exec(stdout)?.[1] ?? /(s-\d{8}-\d{6}-[0-9a-f]+)/.exec(stdout)![1]!;
+  beforeEach(async () => {
+    workspace = await makeTempDir('rein-trial5-');
+    scripts = await makeTempDir('rein-trial5-scripts-');
+  });
+  afterEach(async () => {
+    await workspace.remove();
+    await scripts.remove();
+  });
+
+  it('the --approve rule printed for a command with glob characters, pasted into a shell, answers exactly that command (E30)', async () => {
+    for (const name of ['a', 'b', 'h1.txt']) await writeFile(join(workspace.path, name), 'x\n');
+    const path = await script('glob.json', { turns: [{ text: '1', toolCalls: [{ name: 'bash', arguments: { command: 'rm -f * && echo $HOME' } }] }, { text: 'Done.' }] });
+    const run = await cli(['run', 'a', '--script', path]);
+    expect(run.code, run.stderr).toBe(3);
+    const hint = /answer with: (rein resume .*) \(or --yes\)/.exec(run.stdout)![1]!;
+    expect(hint).toContain(`--approve 'bash:rm -f \\* && echo $HOME'`);
+    // A broader rule than the one printed is not an answer: `?` and an unescaped `*` are patterns, and the line is a delete.
+    const id = /rein resume (\S+)/.exec(hint)![1]!;
+    for (const broader of ['bash:rm -f ? && echo $HOME', 'bash:rm -f * && echo $HOME', 'bash:rm -f \\* && echo *']) {
+      const again = await cli(['resume', id, '--approve', broader]);
+      expect(again.code, again.stdout).toBe(3);
+      expect(again.stdout).toContain(`answer with: rein resume ${id} --approve 'bash:rm -f \\* && echo $HOME'`);
+    }
+    expect(existsSync(join(workspace.path, 'a'))).toBe(true);
+    // The printed line, run by a real shell as the user would paste it.
+    const pasted = await promisify(execFile)('bash', ['-c', hint.replace(/^rein /, `"${process.execPath}" "${cliPath}" `)], { cwd: workspace.path, env: { ...process.env, ...env() } });
+    expect(pasted.stdout).toContain('→ allow');
+    expect(existsSync(join(workspace.path, 'a'))).toBe(false);
+    expect(existsSync(join(workspace.path, 'h1.txt'))).toBe(false);
+    const status = jsonLines((await cli(['sessions', '--json'])).stdout).find((session) => session.id === id);
+    expect(status).toMatchObject({ status: 'completed' });
+  });
+});
