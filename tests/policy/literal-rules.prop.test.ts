@@ -5,7 +5,7 @@ import { PermissionPolicy, suggestRule, type PermissionTool } from '../../src/po
 import { isExactPattern, literalPattern, parseRule, patternLiteral, patternMatches } from '../../src/policy/permission-rules.js';
 import { shellWord } from '../../src/util/shell-word.js';
 
-const bash: PermissionTool = { name: 'bash', annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true }, risk: 'execute' };
+const bash: PermissionTool = { name: 'bash', annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true, requiresConfirmation: false }, risk: 'execute' };
 
 // Commands as a model writes them, weighted towards the characters patterns and shells treat specially.
 const special = fc.constantFrom('*', '?', '\\', '[', ']', '{', '}', ' ', "'", '"', '$', '`', '\n', '\t', '\u001b', '\u202e', ':', '!', ';', '&');
