@@ -3,6 +3,7 @@ import type { ToolSettled } from '../../models/tool.records.js';
 import type { SandboxChecked } from '../../models/sandbox.records.js';
 import { sandboxLine } from '../policy/sandbox-status.js';
 import type { PluginFailed } from '../../models/plugin.records.js';
+import { backgroundEndText } from '../projections/trace.view.js';
 
 const clip = (text: string, length = 100): string => {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -83,7 +84,7 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
     case 'memory.unavailable':
       return `${at}${who}memory unavailable: ${data.code} ${data.message} (the session ran on without memory)`;
     case 'command.ended':
-      return `${at}${who}background command of ${data.callId} ${data.ended === 'timeout' ? `stopped at its timeout of ${data.timeoutMs} ms` : 'exited'} (${data.exitCode === null ? `signal ${data.signal ?? 'unknown'}` : `exit ${data.exitCode}`}) after ${(data.durationMs / 1000).toFixed(1)} s`;
+      return `${at}${who}background command of ${data.callId} ${backgroundEndText(data)}`;
     case 'workspace.cleaned':
       return `${at}${who}removed ${(data.paths as string[]).join(', ')} (${data.reason === 'interrupted-write' ? 'temp files of an interrupted write' : 'protected paths a command created'})`;
     case 'user.message':

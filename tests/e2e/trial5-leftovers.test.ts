@@ -51,4 +51,20 @@ describe('trial 5 leftovers', () => {
     const status = jsonLines((await cli(['sessions', '--json'])).stdout).find((session) => session.id === id);
     expect(status).toMatchObject({ status: 'completed' });
   });
+
+  it('a background command stopped at the session end is recorded as stopped, with its signal, and show and trace say so (E18)', async () => {
+    const path = await script('bg.json', { turns: [{ text: 'bg', toolCalls: [{ name: 'bash', arguments: { command: 'echo started; sleep 60', run_in_background: true } }] }, { text: 'The dev server is running. Done.' }] });
+    const run = await cli(['run', 'b', '--script', path, '--yes', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    const records = jsonLines(run.stdout);
+    const ended = records.findIndex((record) => record.type === 'session.ended');
+    const commandEnded = records.findIndex((record) => record.type === 'command.ended');
+    expect(commandEnded).toBeGreaterThan(ended);
+    expect(records[commandEnded]!.data).toMatchObject({ callId: 'root:e1.0', ended: 'stopped', stoppedBy: 'session-end', exitCode: null, signal: 'SIGKILL' });
+    const id = records[0]!.stream as string;
+    const show = await cli(['show', id]);
+    expect(show.stdout).toMatch(/session ended: completed\n.*background command of root:e1\.0 stopped by rein at the session's end \(signal SIGKILL\) after \d+\.\d s/);
+    const trace = await cli(['trace', id]);
+    expect(trace.stdout).toMatch(/ended #\d+: completed\n(?:.*\n)*background command of root:e1\.0 stopped by rein at the session's end \(signal SIGKILL\)/);
+  });
 });
