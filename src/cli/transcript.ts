@@ -96,6 +96,8 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
       return `${at}${who}${text}${calls.length > 0 ? ` → ${calls.join(', ')}` : ''}${cut}`;
     }
     case 'hook.decided':
+      // A message a userPromptSubmit hook refused: it never reached the model.
+      if (data.point === 'userPromptSubmit' && data.decision === 'block') return `${at}${who}prompt blocked by ${data.decidedBy ?? 'a userPromptSubmit hook'}${data.reason ? ` — ${clip(data.reason, 160)}` : ''} (the message was not sent)`;
       // A stop hook's verdict on a final reply: why the next answer came (continue), or why the session stopped.
       if (data.point !== 'stop' || (data.decision !== 'continue' && data.decision !== 'stop')) return undefined;
       return `${at}${who}stop hook ${data.decidedBy ?? ''}${data.decidedBy ? ': ' : ''}${data.decision}${data.reason ? ` — ${clip(data.reason, 160)}` : ''}`;

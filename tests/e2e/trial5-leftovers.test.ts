@@ -67,4 +67,20 @@ describe('trial 5 leftovers', () => {
     const trace = await cli(['trace', id]);
     expect(trace.stdout).toMatch(/ended #\d+: completed\n(?:.*\n)*background command of root:e1\.0 stopped by rein at the session's end \(signal SIGKILL\)/);
   });
+
+  it('a task a UserPromptSubmit hook blocks ends the session cancelled, named, and show prints the block (E27)', async () => {
+    await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ hooks: { UserPromptSubmit: [{ hooks: [{ type: 'command', command: 'echo no secrets in prompts >&2; exit 2' }] }] } }));
+    const path = await script('done.json', { turns: [{ text: 'Done.' }] });
+    const run = await cli(['run', 'my password is hunter2', '--script', path, '--yes']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('rein: PROMPT_BLOCKED: a userPromptSubmit hook blocked the message: no secrets in prompts');
+    const id = /session (s-[\w-]+):/.exec(run.stdout)?.[1];
+    expect(id, run.stdout).toBeDefined();
+    expect(run.stdout).toContain('cancelled — the task was not sent');
+    const [listed] = jsonLines((await cli(['sessions', '--json'])).stdout);
+    expect(listed).toMatchObject({ id, status: 'cancelled' });
+    const show = await cli(['show', id!]);
+    expect(show.stdout).toContain('prompt blocked by command:UserPromptSubmit#1 — no secrets in prompts (the message was not sent)');
+    expect(show.stdout).toContain('session ended: cancelled');
+  });
 });

@@ -1,4 +1,5 @@
 import { ReinError } from '../../host/host-errors.js';
+import { PluginError } from '../../plugins/plugin-errors.js';
 import { hostRunFiles } from '../host-run-files.js';
 import { createRein, type Rein } from '../../rein.js';
 import { ExitCode } from '../exit-codes.js';
@@ -78,9 +79,22 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
     } finally {
       process.off('SIGINT', onEarlyInterrupt);
     }
+    // A task a userPromptSubmit hook blocks never reaches the model: the session ends `cancelled` with the hook's
+    // reason (recorded, shown by `rein show`), its summary names it like any run's, and the exit is the error's.
+    let blocked: PluginError | undefined;
+    const begin = async () => {
+      try {
+        await session.send(text);
+      } catch (error) {
+        if (!(error instanceof PluginError && error.code === 'PROMPT_BLOCKED')) throw error;
+        blocked = error;
+        await session.cancel(`the task was not sent: ${error.message}`);
+      }
+    };
     try {
-      const result = await runToQuiet(session, { json: Boolean(options.json), begin: () => session.send(text), approvals: answeringOf(options), interruptAtStart: interruptedEarly });
+      const result = await runToQuiet(session, { json: Boolean(options.json), begin, approvals: answeringOf(options), interruptAtStart: interruptedEarly });
       await stopPluginsAfter(rein, session.id, { json: Boolean(options.json), printedThrough: session.snapshot().head, reason: 'rein run finished' });
+      if (blocked) throw blocked;
       setExit(exitCodeOf(result));
     } finally {
       await session.release();
