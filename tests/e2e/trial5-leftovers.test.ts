@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -82,5 +83,24 @@ describe('trial 5 leftovers', () => {
     const show = await cli(['show', id!]);
     expect(show.stdout).toContain('prompt blocked by command:UserPromptSubmit#1 — no secrets in prompts (the message was not sent)');
     expect(show.stdout).toContain('session ended: cancelled');
+  });
+
+  it('the README says which commands take --workspace, --store, --json and --relaxed, and the CLI agrees (E32)', async () => {
+    const readme = await readFile(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+    const paragraph = readme.slice(readme.indexOf('Every command that works on a'), readme.indexOf("is `USAGE: unknown option '…'`"));
+    const common = ['--workspace', '--store', '--json', '--relaxed'];
+    // The exceptions the README names, e.g. `rein worker --store --json`.
+    const exceptions = new Map([...paragraph.replace(/\n/g, ' ').matchAll(/`rein ([a-z ]+?)((?: --[a-z]+)+)`/g)].map((match) => [match[1]!, match[2]!.trim().split(' ')]));
+    expect([...exceptions.keys()].sort()).toEqual(['graph', 'plugins list', 'plugins trust', 'sandbox', 'store copy', 'store migrate', 'worker']);
+    const takes = async (command: string) => {
+      const help = await cli([...command.split(' '), '--help']);
+      return common.filter((flag) => new RegExp(`^\\s+${flag}\\b`, 'm').test(help.stdout));
+    };
+    const commands = ['run', 'resume', 'sessions', 'show', 'replay', 'fork', 'trace', 'context', 'inspect', 'approve', 'memory list', 'memory review', 'mcp list', 'mcp trust', 'hooks trust', 'skills list', ...exceptions.keys()];
+    for (const command of commands) expect(await takes(command), command).toEqual(exceptions.get(command) ?? common);
+    // An option a command does not take is a usage error, not silently ignored.
+    const refused = await cli(['graph', 'session', '--relaxed']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("rein: USAGE: unknown option '--relaxed'");
   });
 });
