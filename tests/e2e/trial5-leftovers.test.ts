@@ -103,4 +103,20 @@ describe('trial 5 leftovers', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("rein: USAGE: unknown option '--relaxed'");
   });
+
+  it('rein plugins trust with an unknown id next to a valid one names it, exits 2 and trusts nothing (E36)', async () => {
+    const manifest = { id: 'tr', name: 'Tr', version: '1.0.0', contributes: {}, permissions: [] };
+    await mkdir(join(workspace.path, '.rein-plugins', 'tr'), { recursive: true });
+    await writeFile(join(workspace.path, '.rein-plugins', 'tr', 'rein-plugin.json'), JSON.stringify({ ...manifest, main: 'index.mjs' }));
+    await writeFile(join(workspace.path, '.rein-plugins', 'tr', 'index.mjs'), `export default { manifest: ${JSON.stringify(manifest)}, setup() {} };\n`);
+    const mixed = await cli(['plugins', 'trust', 'tr', 'nope', 'nah']);
+    expect(mixed.code).toBe(2);
+    expect(mixed.stderr).toContain('rein: USAGE: no project plugin named nope, nah (the project plugins here: tr); nothing was trusted');
+    expect(mixed.stdout).not.toContain('trusted tr');
+    expect(existsSync(join(workspace.path, '.config-home', 'trust.json'))).toBe(false);
+    const right = await cli(['plugins', 'trust', 'tr']);
+    expect(right.code, right.stderr).toBe(0);
+    expect(right.stdout).toContain('trusted tr');
+    expect(existsSync(join(workspace.path, '.config-home', 'trust.json'))).toBe(true);
+  });
 });
