@@ -47,6 +47,8 @@ export class LiveRenderer {
   private readonly status: StatusLine;
   private readonly colour: boolean;
   private midLine = false;
+  /** The root call whose reasoning is being shown (dimmed, after `thinking: `), until its text or anything else comes. */
+  private reasoningOf: string | undefined;
   /** The root agent's calls this renderer showed, by verdict: the summary's counts when it is given no log. */
   private readonly shown: Record<CallVerdict, number> = { passed: 0, failed: 0, denied: 0, background: 0 };
 
@@ -150,8 +152,22 @@ export class LiveRenderer {
   private showLive(event: LiveEvent): void {
     switch (event.type) {
       case 'model.delta':
-        if (event.channel === 'text' && event.actor === 'root') {
+        if (event.channel === 'reasoning' && event.actor === 'root') {
+          // Reasoning an endpoint streams is shown as it comes, dimmed and labelled, on lines of its own.
           this.status.clear();
+          if (this.reasoningOf !== event.effectId) {
+            this.endLine();
+            this.reasoningOf = event.effectId;
+            this.out.write(this.paint(2, 'thinking: '));
+          }
+          this.out.write(this.paint(2, event.text));
+          this.midLine = !event.text.endsWith('\n');
+        } else if (event.channel === 'text' && event.actor === 'root') {
+          this.status.clear();
+          if (this.reasoningOf !== undefined) {
+            this.endLine();
+            this.reasoningOf = undefined;
+          }
           this.out.write(event.text);
           this.midLine = !event.text.endsWith('\n');
         } else if (!this.midLine) {
@@ -321,6 +337,7 @@ export class LiveRenderer {
   }
 
   private endLine(): void {
+    this.reasoningOf = undefined;
     if (!this.midLine) return;
     this.out.write('\n');
     this.midLine = false;

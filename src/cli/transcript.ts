@@ -91,7 +91,7 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
       return `${at}${who}user: ${clip(data.text, 200)}`;
     case 'model.responded': {
       const calls = (data.toolCalls as Array<{ name: string; arguments: Record<string, unknown> }>).map((call) => `${call.name}(${summarizeArguments(call.arguments)})`);
-      const text = data.text ? `assistant: ${clip(data.text, 200)}` : 'assistant:';
+      const text = `${data.reasoning ? `reasoning: ${clip(data.reasoning, options.verbose ? 2000 : 200)}\n${' '.repeat(6)}${who}` : ''}${data.text ? `assistant: ${clip(data.text, 200)}` : 'assistant:'}`;
       const cut = data.stopReason === 'max_tokens' && calls.length === 0 ? ' [cut at the output token limit: max_tokens]' : '';
       return `${at}${who}${text}${calls.length > 0 ? ` → ${calls.join(', ')}` : ''}${cut}`;
     }

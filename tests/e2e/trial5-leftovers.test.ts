@@ -119,4 +119,16 @@ describe('trial 5 leftovers', () => {
     expect(right.stdout).toContain('trusted tr');
     expect(existsSync(join(workspace.path, '.config-home', 'trust.json'))).toBe(true);
   });
+
+  it('streamed reasoning is shown, escaped, live and by rein show (E41)', async () => {
+    const path = await script('reasoning.json', { turns: [{ reasoning: 'Let me think about the \u001b[2Ksecret plan.', text: 'Done.' }] });
+    const run = await cli(['run', 'r', '--script', path]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('thinking: Let me think about the \\x1b[2Ksecret plan.\nDone.');
+    expect(run.stdout).not.toContain('\u001b');
+    const id = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
+    const show = await cli(['show', id]);
+    expect(show.stdout).toMatch(/#\d+ +reasoning: Let me think about the \\x1b\[2Ksecret plan\.\n +assistant: Done\./);
+    expect(show.stdout).not.toContain('\u001b');
+  });
 });
