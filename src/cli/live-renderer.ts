@@ -6,7 +6,7 @@ import { exitText } from '../trace/trace-report.js';
 import type { LiveEvent } from '../../models/live-events.js';
 import type { SessionResult } from '../host/session-host.js';
 import { StatusLine } from './status-line.js';
-import { callTally, callVerdict, plural, settledCount, summarizeArguments, verdictMark, type CallVerdict } from './transcript.js';
+import { callTally, callVerdict, plural, settledCount, summarizeArguments, verdictMark, type CallVerdict, unmatchedRuleText } from './transcript.js';
 
 /** What the renderer reads from a session: its durable records and its live progress. */
 export interface RenderedSession {
@@ -234,6 +234,10 @@ export class LiveRenderer {
       this.status.clear();
       this.endLine();
       this.out.write(`  ${this.delegationLine(record)}\n`);
+    } else if (record.type === 'permission.rule-unmatched') {
+      this.status.clear();
+      this.endLine();
+      this.out.write(`  ${this.paint(33, `! ${unmatchedRuleText(record.data as { rule: string; suggestion?: string })}`)}\n`);
     } else if (record.type === 'memory.unavailable') {
       const data = record.data as { code: string; message: string };
       this.status.clear();

@@ -48,6 +48,12 @@ export const callTally = (records: Iterable<RecordEnvelope>): Record<CallVerdict
 /** How many calls a tally holds (every verdict). */
 export const settledCount = (tally: Record<CallVerdict, number>): number => tally.passed + tally.failed + tally.denied + tally.background;
 
+/** A rule that guards nothing, as a person reads it: `deny rule mcp__x__get_env matches no tool of this session (did you mean …?)`. */
+export const unmatchedRuleText = (data: { rule: string; suggestion?: string }): string => {
+  const [action, ...subject] = data.rule.split(' ');
+  return `${action} rule ${subject.join(' ')} matches no tool of this session${data.suggestion ? ` (did you mean ${data.suggestion}?)` : ''}`;
+};
+
 /** How a command ended, in a transcript: `exit 1, 812 ms`. */
 const ran = (execution: { exitCode: number | null; signal?: string; timedOut?: string; durationMs: number } | undefined): string =>
   execution ? ` (${execution.timedOut ? `timed out (${execution.timedOut})` : execution.exitCode === null ? (execution.signal ?? 'killed') : `exit ${execution.exitCode}`}, ${Math.round(execution.durationMs)} ms)` : '';
@@ -85,6 +91,8 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
       return `${at}${who}memory unavailable: ${data.code} ${data.message} (the session ran on without memory)`;
     case 'command.ended':
       return `${at}${who}background command of ${data.callId} ${backgroundEndText(data)}`;
+    case 'permission.rule-unmatched':
+      return `${at}${who}! ${unmatchedRuleText(data as { rule: string; suggestion?: string })}`;
     case 'workspace.cleaned':
       return `${at}${who}removed ${(data.paths as string[]).join(', ')} (${data.reason === 'interrupted-write' ? 'temp files of an interrupted write' : 'protected paths a command created'})`;
     case 'user.message':

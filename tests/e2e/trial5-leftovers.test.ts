@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cliPath, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { everythingPath } from '../support/mcp-servers.js';
 
 /** The fifth trial's leftovers, each through the CLI as the trial met it. */
 describe('trial 5 leftovers', () => {
@@ -131,4 +132,22 @@ describe('trial 5 leftovers', () => {
     expect(show.stdout).toMatch(/#\d+ +reasoning: Let me think about the \\x1b\[2Ksecret plan\.\n +assistant: Done\./);
     expect(show.stdout).not.toContain('\u001b');
   });
+
+  it('a deny rule naming no MCP tool of the session is said, live, in show and in a record, with the tool it meant (E42)', async () => {
+    await writeFile(join(workspace.path, '.mcp.json'), JSON.stringify({ mcpServers: { everything: { command: 'node', args: [everythingPath, 'stdio'] } } }));
+    const path = await script('md.json', { turns: [{ text: 'Env.', toolCalls: [{ name: 'mcp__everything__get-env', arguments: {} }] }, { text: 'Done.' }] });
+    const run = await cli(['run', 'd', '--script', path, '--yes', '--deny', 'mcp__everything__get_env', '--deny', 'mcp__nowhere__*', '--deny', 'mcp__*__get-e*']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('! deny rule mcp__everything__get_env matches no tool of this session (did you mean mcp__everything__get-env?)');
+    expect(run.stdout).toContain('! deny rule mcp__nowhere__* matches no tool of this session');
+    // The rule that does name the tool is not reported, and it holds.
+    expect(run.stdout).not.toContain('mcp__*__get-e* matches');
+    const id = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
+    const records = jsonLines((await cli(['show', id, '--json'])).stdout);
+    expect(records.filter((record) => record.type === 'permission.rule-unmatched').map((record) => record.data)).toEqual([
+      { rule: 'deny mcp__everything__get_env', suggestion: 'mcp__everything__get-env' },
+      { rule: 'deny mcp__nowhere__*' },
+    ]);
+    expect((await cli(['show', id])).stdout).toContain('! deny rule mcp__everything__get_env matches no tool of this session (did you mean mcp__everything__get-env?)');
+  }, 60_000);
 });
