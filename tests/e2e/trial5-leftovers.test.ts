@@ -150,4 +150,25 @@ describe('trial 5 leftovers', () => {
     ]);
     expect((await cli(['show', id])).stdout).toContain('! deny rule mcp__everything__get_env matches no tool of this session (did you mean mcp__everything__get-env?)');
   }, 60_000);
+
+  it('a plugin provider works by its full name, and a wrong guess names the plugin providers loaded (E43)', async () => {
+    const rein = fileURLToPath(new URL('../../dist/src/index.js', import.meta.url));
+    const manifest = { id: 'echoprov', name: 'Echo provider', version: '1.0.0', contributes: { providers: ['echo'] }, permissions: ['model'] };
+    const folder = join(scripts.path, 'prov');
+    await mkdir(folder, { recursive: true });
+    await writeFile(join(folder, 'rein-plugin.json'), JSON.stringify({ ...manifest, main: 'index.mjs' }));
+    await writeFile(join(folder, 'index.mjs'), `import { createScriptedProvider, parseScript } from ${JSON.stringify(rein)};
+export default { manifest: ${JSON.stringify(manifest)}, setup: () => ({ providers: [{ id: 'echo', create: () => createScriptedProvider(parseScript({ turns: [{ text: 'echo says hi' }] })) }] }) };
+`);
+    const right = await cli(['run', 'hi', '--plugin', folder, '--provider', 'echoprov__echo', '--model', 'm']);
+    expect(right.code, right.stderr).toBe(0);
+    expect(right.stdout).toContain('echo says hi');
+    const guess = await cli(['run', 'hi', '--plugin', folder, '--provider', 'echo', '--model', 'm']);
+    expect(guess.code).toBe(2);
+    expect(guess.stderr).toContain(`rein: USAGE: unknown provider "echo": expected openai, anthropic, scripted or recorded, or a plugin's provider: echoprov__echo`);
+    const none = await cli(['run', 'hi', '--provider', 'echo', '--model', 'm']);
+    expect(none.stderr).toContain('(or <plugin>__<id> for a provider a plugin contributes; none here does)');
+    const help = await cli(['run', '--help']);
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain('<plugin>__<id> for a provider a plugin contributes');
+  });
 });
