@@ -87,3 +87,14 @@ export type ApprovalReplied = z.infer<typeof ApprovalReplied>;
 
 /** The approval id (and permission actor path) for an `executeTool` effect `<actor>:e<n>`: `<actor>/approval-<n>`. */
 export const approvalIdOf = (actor: string, effectId: string): string => `${actor}/approval-${effectId.slice(effectId.lastIndexOf(':e') + 2)}`;
+
+/**
+ * fact · a deny or ask rule for MCP tools that names no tool of the session once its servers are up (it guards
+ * nothing: `deny mcp__everything__get_env` next to the tool `mcp__everything__get-env`), with the tool it most likely
+ * meant. Written once per run, after the MCP servers are ready or have failed.
+ */
+export const PermissionRuleUnmatched = z.object({
+  rule: z.string().min(1),
+  suggestion: z.string().min(1).optional(),
+});
+export type PermissionRuleUnmatched = z.infer<typeof PermissionRuleUnmatched>;

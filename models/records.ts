@@ -18,7 +18,7 @@ import {
 import { ContextProjected } from './context.records.js';
 import { VerificationRecorded } from './verification.records.js';
 import { MemoryExpired, MemoryPromoted, MemoryProposed, MemoryRejected, MemoryReviewed, MemoryRevoked, MemorySubmitted, MemoryUnavailable } from './memory.records.js';
-import { ApprovalReplied, ApprovalRequested, PermissionDecided } from './permission.records.js';
+import { ApprovalReplied, ApprovalRequested, PermissionDecided, PermissionRuleUnmatched } from './permission.records.js';
 import {
   DelegationAccepted,
   DelegationCompleted,
@@ -108,6 +108,7 @@ export const recordTypes = {
   'tool.repaired': fact(ToolRepaired),
   'tool.validated': fact(ToolValidated),
   'permission.decided': fact(PermissionDecided),
+  'permission.rule-unmatched': fact(PermissionRuleUnmatched),
   'file.read': fact(FileRead),
   'file.written': fact(FileWritten),
   'effect.resolved': fact(EffectResolved),

@@ -32,15 +32,19 @@ export type NetworkDecided = z.infer<typeof NetworkDecided>;
 
 /**
  * effect (fact) · a command left running in the background (`run_in_background`) ended after its call had returned:
- * by itself (`exited`) or stopped at its `timeout_ms` (`timeout`). Not written when its session's end, an
- * interruption or rein's exit stopped it.
+ * by itself (`exited`), stopped at its `timeout_ms` (`timeout`), or stopped by rein while it still ran (`stopped`,
+ * with `stoppedBy`): at its session's end (written after `session.ended`, before that end's `workspace.cleaned`),
+ * at an interruption or at its call's cancellation. Not written when rein's own exit stopped it.
  */
 export const CommandEnded = z.object({
   effectId: z.string().min(1),
   callId: z.string().min(1),
   /** The command's pid, as its call's result named it. */
   pid: z.number().int().optional(),
-  ended: z.enum(['exited', 'timeout']),
+  /** `exited`: by itself; `timeout`: stopped at its `timeout_ms`; `stopped`: rein stopped it (`stoppedBy` says why). */
+  ended: z.enum(['exited', 'timeout', 'stopped']),
+  /** What rein stopped it for: its session's end, an interruption of the session, its call's cancellation. */
+  stoppedBy: z.enum(['session-end', 'interrupted', 'cancelled']).optional(),
   /** null: a signal ended it. */
   exitCode: z.number().int().nullable(),
   signal: z.string().optional(),

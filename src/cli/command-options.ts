@@ -104,7 +104,7 @@ export const addSandboxOptions = (command: Command): Command =>
 /** Add `--provider`, `--model`, `--base-url`, `--script`, `--from` and `--fallback` / `--no-fallback`. */
 export const addProviderOptions = (command: Command, scriptHelp: string): Command =>
   command
-    .option('--provider <name>', 'openai (any OpenAI-compatible endpoint), anthropic, scripted or recorded (env REIN_PROVIDER)')
+    .option('--provider <name>', 'openai (any OpenAI-compatible endpoint), anthropic, scripted, recorded, or <plugin>__<id> for a provider a plugin contributes (env REIN_PROVIDER)')
     .option('--model <id>', 'the model id (env REIN_MODEL)')
     .option('--base-url <url>', 'the endpoint: OpenAI style includes /v1 (http://127.0.0.1:11434/v1), Anthropic style does not (env REIN_BASE_URL)')
     .option('--script <file>', scriptHelp)

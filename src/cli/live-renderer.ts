@@ -6,7 +6,7 @@ import { exitText } from '../trace/trace-report.js';
 import type { LiveEvent } from '../../models/live-events.js';
 import type { SessionResult } from '../host/session-host.js';
 import { StatusLine } from './status-line.js';
-import { callTally, callVerdict, plural, settledCount, summarizeArguments, verdictMark, type CallVerdict } from './transcript.js';
+import { callTally, callVerdict, plural, settledCount, summarizeArguments, verdictMark, type CallVerdict, unmatchedRuleText } from './transcript.js';
 
 /** What the renderer reads from a session: its durable records and its live progress. */
 export interface RenderedSession {
@@ -47,6 +47,8 @@ export class LiveRenderer {
   private readonly status: StatusLine;
   private readonly colour: boolean;
   private midLine = false;
+  /** The root call whose reasoning is being shown (dimmed, after `thinking: `), until its text or anything else comes. */
+  private reasoningOf: string | undefined;
   /** The root agent's calls this renderer showed, by verdict: the summary's counts when it is given no log. */
   private readonly shown: Record<CallVerdict, number> = { passed: 0, failed: 0, denied: 0, background: 0 };
 
@@ -150,8 +152,22 @@ export class LiveRenderer {
   private showLive(event: LiveEvent): void {
     switch (event.type) {
       case 'model.delta':
-        if (event.channel === 'text' && event.actor === 'root') {
+        if (event.channel === 'reasoning' && event.actor === 'root') {
+          // Reasoning an endpoint streams is shown as it comes, dimmed and labelled, on lines of its own.
           this.status.clear();
+          if (this.reasoningOf !== event.effectId) {
+            this.endLine();
+            this.reasoningOf = event.effectId;
+            this.out.write(this.paint(2, 'thinking: '));
+          }
+          this.out.write(this.paint(2, event.text));
+          this.midLine = !event.text.endsWith('\n');
+        } else if (event.channel === 'text' && event.actor === 'root') {
+          this.status.clear();
+          if (this.reasoningOf !== undefined) {
+            this.endLine();
+            this.reasoningOf = undefined;
+          }
           this.out.write(event.text);
           this.midLine = !event.text.endsWith('\n');
         } else if (!this.midLine) {
@@ -218,6 +234,10 @@ export class LiveRenderer {
       this.status.clear();
       this.endLine();
       this.out.write(`  ${this.delegationLine(record)}\n`);
+    } else if (record.type === 'permission.rule-unmatched') {
+      this.status.clear();
+      this.endLine();
+      this.out.write(`  ${this.paint(33, `! ${unmatchedRuleText(record.data as { rule: string; suggestion?: string })}`)}\n`);
     } else if (record.type === 'memory.unavailable') {
       const data = record.data as { code: string; message: string };
       this.status.clear();
@@ -321,6 +341,7 @@ export class LiveRenderer {
   }
 
   private endLine(): void {
+    this.reasoningOf = undefined;
     if (!this.midLine) return;
     this.out.write('\n');
     this.midLine = false;

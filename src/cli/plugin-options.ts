@@ -72,6 +72,17 @@ export const describeProjectPlugin = (entry: DiscoveredPlugin, workspace: string
  * `--provider <plugin>__<id>`: a provider a plugin contributes. The plugins are loaded into a host of their own to
  * build it (the harness loads them again for the session); an unknown id is a usage error listing the plugin providers.
  */
+/**
+ * The provider names (`<plugin>__<id>`) the enabled plugins' manifests contribute, read from the manifests only (no
+ * plugin code runs): what `--provider` also accepts, for a usage error to name.
+ */
+export const pluginProviderNames = (plugins: readonly PluginSpec[]): string[] =>
+  plugins.flatMap((spec) => {
+    const manifest = spec.manifest as { id?: unknown; contributes?: { providers?: unknown } } | undefined;
+    if (spec.enabled === false || spec.trusted === false || typeof manifest?.id !== 'string' || !Array.isArray(manifest.contributes?.providers)) return [];
+    return manifest.contributes.providers.filter((id): id is string => typeof id === 'string').map((id) => `${manifest.id as string}__${id}`);
+  });
+
 export const pluginProviderFor = async (name: string, flags: { model?: string; baseUrl?: string }, workspace: string, plugins: readonly PluginSpec[]): Promise<ModelProvider> => {
   const registry = new CapabilityRegistry(new Set(builtinTools().map((tool) => tool.name)));
   const host = new PluginHost({ workspace, registry });

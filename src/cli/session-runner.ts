@@ -11,6 +11,8 @@ import type { SandboxChecked } from '../../models/sandbox.records.js';
 import { sandboxLine } from '../policy/sandbox-status.js';
 import type { PluginFailed } from '../../models/plugin.records.js';
 import { pluginFailedLine } from './transcript.js';
+import { shellWord } from '../util/shell-word.js';
+import { terminalText } from '../util/terminal-text.js';
 
 /**
  * Print what this run starts with, from its first records: the sandbox it records (`sandbox.checked`, the latest one),
@@ -56,7 +58,7 @@ export const cliPluginLocations = (records: readonly RecordEnvelope[]): string[]
 };
 
 /** ` --plugin <dir>` for each folder (quoted when needed): what a printed resume command must repeat. */
-export const pluginFlags = (locations: readonly string[]): string => locations.map((location) => ` --plugin ${/^[\w./@:+=,-]+$/.test(location) ? location : JSON.stringify(location)}`).join('');
+export const pluginFlags = (locations: readonly string[]): string => locations.map((location) => ` --plugin ${shellWord(location)}`).join('');
 
 /**
  * Drive a session to quiet for the CLI: render it (or print NDJSON records), answer approval requests (in advance
@@ -125,7 +127,7 @@ export const runToQuiet = async (
       // The plugins this session was given with --plugin (their hooks may guard it): a resume needs them again.
       const plugins = pluginFlags(cliPluginLocations(records));
       for (const request of result.status === 'paused' ? session.pendingApprovals() : []) {
-        process.stdout.write(`waiting for approval ${request.approvalId}${request.actor && request.actor !== 'root' ? ` (child agent ${request.actor})` : ''}: ${request.summary}\n  answer with: rein resume ${result.sessionId}${plugins} --approve ${JSON.stringify(request.suggestedRule ?? request.tool)} (or --yes)\n`);
+        process.stdout.write(`waiting for approval ${request.approvalId}${request.actor && request.actor !== 'root' ? ` (child agent ${terminalText(request.actor)})` : ''}: ${terminalText(request.summary)}\n  answer with: rein resume ${result.sessionId}${plugins} --approve ${shellWord(request.suggestedRule ?? request.tool)} (or --yes)\n`);
       }
       if (plugins && (result.status === 'paused' || result.status === 'interrupted') && session.pendingApprovals().length === 0) process.stdout.write(`resume it with: rein resume ${result.sessionId}${plugins}\n`);
     }

@@ -3,6 +3,7 @@ import type { ToolSettled } from '../../models/tool.records.js';
 import type { SandboxChecked } from '../../models/sandbox.records.js';
 import { sandboxLine } from '../policy/sandbox-status.js';
 import type { PluginFailed } from '../../models/plugin.records.js';
+import { backgroundEndText } from '../projections/trace.view.js';
 
 const clip = (text: string, length = 100): string => {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -47,6 +48,12 @@ export const callTally = (records: Iterable<RecordEnvelope>): Record<CallVerdict
 /** How many calls a tally holds (every verdict). */
 export const settledCount = (tally: Record<CallVerdict, number>): number => tally.passed + tally.failed + tally.denied + tally.background;
 
+/** A rule that guards nothing, as a person reads it: `deny rule mcp__x__get_env matches no tool of this session (did you mean …?)`. */
+export const unmatchedRuleText = (data: { rule: string; suggestion?: string }): string => {
+  const [action, ...subject] = data.rule.split(' ');
+  return `${action} rule ${subject.join(' ')} matches no tool of this session${data.suggestion ? ` (did you mean ${data.suggestion}?)` : ''}`;
+};
+
 /** How a command ended, in a transcript: `exit 1, 812 ms`. */
 const ran = (execution: { exitCode: number | null; signal?: string; timedOut?: string; durationMs: number } | undefined): string =>
   execution ? ` (${execution.timedOut ? `timed out (${execution.timedOut})` : execution.exitCode === null ? (execution.signal ?? 'killed') : `exit ${execution.exitCode}`}, ${Math.round(execution.durationMs)} ms)` : '';
@@ -83,18 +90,22 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
     case 'memory.unavailable':
       return `${at}${who}memory unavailable: ${data.code} ${data.message} (the session ran on without memory)`;
     case 'command.ended':
-      return `${at}${who}background command of ${data.callId} ${data.ended === 'timeout' ? `stopped at its timeout of ${data.timeoutMs} ms` : 'exited'} (${data.exitCode === null ? `signal ${data.signal ?? 'unknown'}` : `exit ${data.exitCode}`}) after ${(data.durationMs / 1000).toFixed(1)} s`;
+      return `${at}${who}background command of ${data.callId} ${backgroundEndText(data)}`;
+    case 'permission.rule-unmatched':
+      return `${at}${who}! ${unmatchedRuleText(data as { rule: string; suggestion?: string })}`;
     case 'workspace.cleaned':
       return `${at}${who}removed ${(data.paths as string[]).join(', ')} (${data.reason === 'interrupted-write' ? 'temp files of an interrupted write' : 'protected paths a command created'})`;
     case 'user.message':
       return `${at}${who}user: ${clip(data.text, 200)}`;
     case 'model.responded': {
       const calls = (data.toolCalls as Array<{ name: string; arguments: Record<string, unknown> }>).map((call) => `${call.name}(${summarizeArguments(call.arguments)})`);
-      const text = data.text ? `assistant: ${clip(data.text, 200)}` : 'assistant:';
+      const text = `${data.reasoning ? `reasoning: ${clip(data.reasoning, options.verbose ? 2000 : 200)}\n${' '.repeat(6)}${who}` : ''}${data.text ? `assistant: ${clip(data.text, 200)}` : 'assistant:'}`;
       const cut = data.stopReason === 'max_tokens' && calls.length === 0 ? ' [cut at the output token limit: max_tokens]' : '';
       return `${at}${who}${text}${calls.length > 0 ? ` → ${calls.join(', ')}` : ''}${cut}`;
     }
     case 'hook.decided':
+      // A message a userPromptSubmit hook refused: it never reached the model.
+      if (data.point === 'userPromptSubmit' && data.decision === 'block') return `${at}${who}prompt blocked by ${data.decidedBy ?? 'a userPromptSubmit hook'}${data.reason ? ` — ${clip(data.reason, 160)}` : ''} (the message was not sent)`;
       // A stop hook's verdict on a final reply: why the next answer came (continue), or why the session stopped.
       if (data.point !== 'stop' || (data.decision !== 'continue' && data.decision !== 'stop')) return undefined;
       return `${at}${who}stop hook ${data.decidedBy ?? ''}${data.decidedBy ? ': ' : ''}${data.decision}${data.reason ? ` — ${clip(data.reason, 160)}` : ''}`;

@@ -74,9 +74,7 @@ export const createExecuteToolExecutor = (environments: PipelineEnvironment | ((
             ran ||= facts.some((fact) => fact.type === 'tool.started');
             return context.recordFacts(facts, { sync: true });
           },
-          recordLater: (facts) => {
-            context.recordFacts(facts).catch(() => undefined);
-          },
+          recordLater: (facts) => context.recordFacts(facts).catch(() => undefined),
           progress: (message) => context.live({ type: 'effect.progress', actor: request.actor, effectId: request.effectId, message }),
         },
       );

@@ -1,7 +1,7 @@
 import type { PermissionAction, PermissionMode, PermissionSource, ShellClass } from '../../models/permission.records.js';
 import type { ApprovalOutcome } from '../../machines/permission.machine.js';
 import type { ToolAnnotations, ToolRisk } from '../../models/tool-traits.js';
-import { isExactPattern, isToolGlob, parseRule, ruleMatches, ruleNamesTool, ruleSubject, type PermissionRule } from './permission-rules.js';
+import { isExactPattern, isToolGlob, literalPattern, parseRule, patternLiteral, ruleMatches, ruleNamesTool, ruleSubject, type PermissionRule } from './permission-rules.js';
 import { neverAutoAllowed } from './shell-classify.js';
 import { denyCannotBeChecked, type CommandsRun } from './shell-commands.js';
 
@@ -98,7 +98,7 @@ export class PermissionPolicy {
     }
     // A destructive MCP tool is allowed only by a rule that names it: a glob of tool names (`mcp__fs__*`) never covers it.
     const namedOnly = tool.annotations.destructive && tool.name.startsWith('mcp__');
-    const covers = (rule: PermissionRule) => ruleMatches(rule, tool.name, targets) && (risky.length === 0 || (isExactPattern(rule.pattern) && rule.pattern === subject.target)) && !(namedOnly && isToolGlob(rule.tool));
+    const covers = (rule: PermissionRule) => ruleMatches(rule, tool.name, targets) && (risky.length === 0 || (isExactPattern(rule.pattern) && patternLiteral(rule.pattern) === subject.target)) && !(namedOnly && isToolGlob(rule.tool));
     const ask = this.rules.find((rule) => rule.action === 'ask' && ruleMatches(rule, tool.name, ran));
     if (ask) return this.answered({ decision: 'ask', rule: describe(ask), reason: `the rule "${describe(ask)}" asks`, source: 'rule' });
     const allow = this.rules.find((rule) => rule.action === 'allow' && covers(rule));
@@ -148,6 +148,10 @@ export const restoredPolicy = (recorded: ReturnType<PermissionPolicy['recorded']
   return { policy, changes };
 };
 
-/** The rule an approval suggests for `allow for session`: the exact command for a shell call, the tool for anything else. */
+/**
+ * The rule an approval suggests for `allow for session` (and the CLI prints for `--approve`): the exact command for a
+ * shell call — its `*`, `?` and escaping backslashes escaped, so the rule matches that command and no other — the
+ * tool for anything else.
+ */
 export const suggestRule = (tool: PermissionTool, subject: PermissionSubject = {}): string =>
-  tool.risk === 'execute' && subject.target !== undefined ? ruleSubject({ tool: tool.name, pattern: subject.target.replace(/[*?]/g, '?') }) : tool.name;
+  tool.risk === 'execute' && subject.target !== undefined ? ruleSubject({ tool: tool.name, pattern: literalPattern(subject.target) }) : tool.name;

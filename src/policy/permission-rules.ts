@@ -4,7 +4,9 @@ import { ReinError } from '../host/host-errors.js';
 /**
  * One permission rule: an action for a tool (or `*`), optionally narrowed by a pattern over the call's target
  * (the workspace-relative path of a file tool, the command of `bash`). In patterns `*` matches any run of
- * characters (slashes and spaces included) and `?` one character; everything else matches itself.
+ * characters (slashes and spaces included) and `?` one character; `\*`, `\?` and `\\` stand for a literal `*`, `?` and
+ * `\` (a backslash before anything else is itself); everything else matches itself. A pattern whose every `*` and `?`
+ * is escaped names one exact target (`bash:rm -f \*` is the command `rm -f *` and nothing else).
  */
 export interface PermissionRule {
   action: PermissionAction;
@@ -34,10 +36,27 @@ export const ruleSubject = (rule: Pick<PermissionRule, 'tool' | 'pattern'>): str
 
 const patternCache = new Map<string, RegExp>();
 
+/** The pattern read character by character: each piece is a literal character or a wildcard (`*`, `?`). */
+const tokens = (pattern: string): Array<{ literal: string } | { wildcard: '*' | '?' }> => {
+  const out: Array<{ literal: string } | { wildcard: '*' | '?' }> = [];
+  for (let index = 0; index < pattern.length; index += 1) {
+    const character = pattern[index]!;
+    const next = pattern[index + 1];
+    if (character === '\\' && (next === '\\' || next === '*' || next === '?')) {
+      out.push({ literal: next });
+      index += 1;
+    } else if (character === '*' || character === '?') out.push({ wildcard: character });
+    else out.push({ literal: character });
+  }
+  return out;
+};
+
 const compile = (pattern: string): RegExp => {
   let compiled = patternCache.get(pattern);
   if (!compiled) {
-    const source = [...pattern].map((character) => (character === '*' ? '[\\s\\S]*' : character === '?' ? '[\\s\\S]' : character.replace(/[.+^${}()|[\]\\]/g, '\\$&'))).join('');
+    const source = tokens(pattern)
+      .map((token) => ('wildcard' in token ? (token.wildcard === '*' ? '[\\s\\S]*' : '[\\s\\S]') : token.literal.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('');
     compiled = new RegExp(`^${source}$`);
     if (patternCache.size > 1000) patternCache.clear();
     patternCache.set(pattern, compiled);
@@ -45,8 +64,20 @@ const compile = (pattern: string): RegExp => {
   return compiled;
 };
 
+/** True when a pattern holds a wildcard (an unescaped `*` or `?`). */
+export const hasWildcard = (pattern: string): boolean => tokens(pattern).some((token) => 'wildcard' in token);
+
 /** True when a pattern has no wildcard: it names one exact target. */
-export const isExactPattern = (pattern: string | undefined): pattern is string => pattern !== undefined && !/[*?]/.test(pattern);
+export const isExactPattern = (pattern: string | undefined): pattern is string => pattern !== undefined && !hasWildcard(pattern);
+
+/** What a pattern without wildcards names, its escapes undone (`rm -f \*` → `rm -f *`). */
+export const patternLiteral = (pattern: string): string => tokens(pattern).map((token) => ('wildcard' in token ? token.wildcard : token.literal)).join('');
+
+/**
+ * The pattern that matches `text` and nothing else: `*` and `?` escaped, and a backslash escaped where it would
+ * otherwise start an escape. `patternLiteral(literalPattern(text)) === text` for every text.
+ */
+export const literalPattern = (text: string): string => text.replace(/\\(?=[\\*?])|[*?]/g, '\\$&');
 
 /** True when `pattern` matches the whole of `target`. */
 export const patternMatches = (pattern: string, target: string): boolean => compile(pattern).test(target);

@@ -1,3 +1,4 @@
+import { hasWildcard, patternLiteral } from './permission-rules.js';
 import { parseShell } from './shell-parse.js';
 
 /**
@@ -148,5 +149,5 @@ export const denyCannotBeChecked = (pattern: string, run: Pick<CommandsRun, 'dyn
   if (run.hidden !== undefined) return true;
   if (run.dynamic.length === 0) return false;
   const program = pattern.trim().split(/\s+/)[0] ?? '';
-  return /[*?]/.test(program) || run.dynamic.includes(baseName(program));
+  return hasWildcard(program) || run.dynamic.includes(baseName(patternLiteral(program)));
 };

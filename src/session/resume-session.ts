@@ -22,6 +22,7 @@ import { sessionStopOf } from '../hooks/decide-point.js';
 import { sandboxCheckedOf } from '../policy/sandbox-status.js';
 import { killStrayProcesses } from '../tools/process-runner.js';
 import { restoredPolicy } from '../policy/permission-policy.js';
+import { unmatchedRuleFacts } from '../policy/unmatched-rules.js';
 
 export interface ResumeOptions {
   /** Rerun in-doubt effects whose policy is `require-user-confirmation` (the CLI's `--yes`). */
@@ -220,6 +221,9 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
     }
     capabilities.start((input) => host.step(input), () => rebuilt.tree.mcpConnections());
     await capabilities.ready();
+    // A deny or ask rule for MCP tools (recorded, or added by this resume) that names none of them is said again.
+    const unmatched = unmatchedRuleFacts(services.permissions.rules, capabilities.registry.names());
+    if (unmatched.length > 0) await host.recordFacts(unmatched);
   }
   const inDoubt = findInDoubt(records, rebuilt.tree);
   // A hook asked to stop the session and the process ended before the cancellation was written: nothing reruns, the

@@ -17,6 +17,8 @@ import type { SessionHooks } from '../hooks/session-hooks.js';
 import { PluginError } from '../plugins/plugin-errors.js';
 import { endBackgroundCommands } from '../tools/process-runner.js';
 import { cleanAfterBackground } from '../tools/protected-watch.js';
+import type { PermissionRule } from '../policy/permission-rules.js';
+import { unmatchedRuleFacts } from '../policy/unmatched-rules.js';
 
 /** A session's memory views: its own candidate ledger, and the workspace's governance stream (store records). */
 export interface MemoryViews {
@@ -47,7 +49,7 @@ export class ReinSession {
   constructor(
     private readonly host: SessionHost,
     private readonly store: EventStore,
-    private readonly viewOptions: { contextView?: ContextViewOptions; memory?: SessionMemory; hooks?: SessionHooks; capabilities?: SessionCapabilities; hold?: () => Promise<void> } = {},
+    private readonly viewOptions: { contextView?: ContextViewOptions; memory?: SessionMemory; hooks?: SessionHooks; capabilities?: SessionCapabilities; hold?: () => Promise<void>; rules?: readonly PermissionRule[] } = {},
   ) {
     const capabilities = viewOptions.capabilities;
     // The session's MCP connections end with it (its end is in the log; closing them records nothing more).
@@ -64,6 +66,9 @@ export class ReinSession {
 
   /** The work of the session's end that outlives `session.ended`: background commands stopped, the workspace checked. */
   private ending: Promise<void> | undefined;
+
+  /** Whether the permission rules were checked against the session's MCP tools (on the first message). */
+  private rulesChecked = false;
 
   private async endBackground(): Promise<void> {
     await endBackgroundCommands(this.id);
@@ -174,7 +179,15 @@ export class ReinSession {
       await this.host.recordFacts(reviewed.facts);
       throw new PluginError('PROMPT_BLOCKED', `a userPromptSubmit hook blocked the message: ${reviewed.blocked}`);
     }
-    await this.viewOptions.capabilities?.ready();
+    const capabilities = this.viewOptions.capabilities;
+    await capabilities?.ready();
+    // Once the servers are up, a deny or ask rule for MCP tools that names none of them is said (it guards nothing).
+    const rules = this.viewOptions.rules;
+    if (rules && capabilities && !this.rulesChecked) {
+      this.rulesChecked = true;
+      const facts = unmatchedRuleFacts(rules, capabilities.registry.names());
+      if (facts.length > 0) await this.host.recordFacts(facts);
+    }
     await this.host.step({ type: 'user.message', data: { text }, refuseWhenEnded: true, ...(reviewed && reviewed.facts.length > 0 ? { facts: reviewed.facts } : {}) });
   }
 

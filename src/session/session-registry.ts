@@ -18,7 +18,7 @@ export class SessionRegistry {
       if (this.running.get(session.id) === session) this.running.delete(session.id);
       // Background commands live until their hard timeout or the session's end, whichever comes first — those an
       // earlier process of the session left (it was killed before it could stop them) too: found by their marker.
-      stopBackgroundCommands(session.id);
+      stopBackgroundCommands(session.id, record.type === 'session.ended' ? 'session-end' : 'interrupted');
       void killStrayProcesses(session.id);
       queueMicrotask(() => subscription.unsubscribe());
     });

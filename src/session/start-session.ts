@@ -119,7 +119,7 @@ export const createSession = async (services: SessionServices, options: CreateSe
   const hooks = sessionHooksFor(services, sessionId, wiring, host);
   await hooks?.sessionStarted(options.task);
   capabilities?.start((input) => host.step(input), () => tree.mcpConnections());
-  return new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}), ...(capabilities ? { capabilities } : {}), ...(hold ? { hold } : {}) });
+  return new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}), ...(capabilities ? { capabilities } : {}), ...(hold ? { hold } : {}), rules: services.permissions.rules });
 };
 
 /** The session-level hook points of a session, attached to its host (absent when no hook is configured). */

@@ -8,7 +8,7 @@ import { sandboxProfileOf, type Enforcement } from '../policy/sandbox-policy.js'
 import { digestOf } from '../../machines/typestate/digest.js';
 import { prepareLaunch, type Launch } from './command-launch.js';
 import { sandboxEnforcement } from '../policy/sandbox-probe.js';
-import { runCommand, type CapturedStream, type CommandOutcome } from './process-runner.js';
+import { runCommand, type BackgroundStop, type CapturedStream, type CommandOutcome } from './process-runner.js';
 import { absentProtectedPaths, removeCreatedProtectedPaths, watchBackground } from './protected-watch.js';
 import { defineTool, toolFailure, type ResumeCheck, type ToolContext, type ToolNote, type ToolResult } from './tool.js';
 import { fieldsWithNul, nulByteFailure } from './os-errors.js';
@@ -182,10 +182,10 @@ export const bashTool = defineTool<BashParameters, { cwd: string; relative: stri
       policy: context.sandbox,
       signal: context.signal,
       sessionId: context.sessionId,
-      ...(args.run_in_background ? { detachAfterMs: backgroundStartupMs, onBackgroundEnd: (ended: CommandOutcome, how: 'exited' | 'timeout' | 'stopped') => {
-        // What stopped it from outside (the session's end) is the session's record; what it did itself is this one.
-        if (how === 'stopped') return;
-        context.recordLater?.('command.ended', { ...(ended.pid === undefined ? {} : { pid: ended.pid }), ended: how, exitCode: ended.exitCode, ...(ended.signal ? { signal: ended.signal } : {}), ...(ended.timedOut ? { timedOut: ended.timedOut } : {}), timeoutMs, durationMs: ended.durationMs });
+      ...(args.run_in_background ? { detachAfterMs: backgroundStartupMs, onBackgroundEnd: (ended: CommandOutcome, how: 'exited' | 'timeout' | 'stopped', stoppedBy?: BackgroundStop) => {
+        // rein's own exit leaves no moment to write anything: the next resume finds what it left by its marker.
+        if (stoppedBy === 'exit') return;
+        return context.recordLater?.('command.ended', { ...(ended.pid === undefined ? {} : { pid: ended.pid }), ended: how, ...(stoppedBy ? { stoppedBy } : {}), exitCode: ended.exitCode, ...(ended.signal ? { signal: ended.signal } : {}), ...(ended.timedOut ? { timedOut: ended.timedOut } : {}), timeoutMs, durationMs: ended.durationMs });
       } } : {}),
       onOutput: (_stream, text) => {
         const now = Date.now();

@@ -18,10 +18,14 @@ export interface CommandRun {
   detachAfterMs?: number;
   /**
    * Called once when a command left running in the background ends after its call returned, with how: by itself,
-   * at its timeout, or stopped (its session's end, an interruption, rein's exit).
+   * at its timeout, or stopped by rein (`stoppedBy`: its session's end, an interruption, its call's cancellation,
+   * rein's exit). A promise it returns (the end being recorded) is waited for by `endBackgroundCommands`.
    */
-  onBackgroundEnd?: (outcome: CommandOutcome, how: 'exited' | 'timeout' | 'stopped') => void;
+  onBackgroundEnd?: (outcome: CommandOutcome, how: 'exited' | 'timeout' | 'stopped', stoppedBy?: BackgroundStop) => void | Promise<unknown>;
 }
+
+/** What stopped a background command that was still running: its session's end, an interruption, its call's cancellation, rein's exit. */
+export type BackgroundStop = 'session-end' | 'interrupted' | 'cancelled' | 'exit';
 
 /** Captured output of one stream: the bytes kept and how many were dropped past the capture cap. */
 export interface CapturedStream {
@@ -79,17 +83,17 @@ const signalCommand = (pid: number | undefined, launch: Launch, marker: string |
 };
 
 /** Background commands still running, by session; each entry stops its command and knows when it has exited. */
-const background = new Map<number, { sessionId: string | undefined; stop: () => void; closed: Promise<void> }>();
+const background = new Map<number, { sessionId: string | undefined; stop: (reason: BackgroundStop) => void; closed: Promise<void> }>();
 process.once('exit', () => {
-  for (const entry of background.values()) entry.stop();
+  for (const entry of background.values()) entry.stop('exit');
 });
 
-/** Stop every background command of a session (its end, interruption or cancellation). */
-export const stopBackgroundCommands = (sessionId: string): number => {
+/** Stop every background command of a session (its end or interruption), saying why. */
+export const stopBackgroundCommands = (sessionId: string, reason: BackgroundStop): number => {
   let stopped = 0;
   for (const [pid, entry] of background) {
     if (entry.sessionId !== sessionId) continue;
-    entry.stop();
+    entry.stop(reason);
     background.delete(pid);
     stopped++;
   }
@@ -97,12 +101,12 @@ export const stopBackgroundCommands = (sessionId: string): number => {
 };
 
 /**
- * Stop every background command of a session and wait until each has exited (its pipes closed), at most `waitMs`:
- * what runs after this can trust that none of them still writes to the workspace.
+ * Stop every background command of a session and wait until each has exited (its pipes closed) and its end is
+ * recorded, at most `waitMs`: what runs after this can trust that none of them still writes to the workspace.
  */
-export const endBackgroundCommands = async (sessionId: string, waitMs = 5_000): Promise<number> => {
+export const endBackgroundCommands = async (sessionId: string, reason: BackgroundStop = 'session-end', waitMs = 5_000): Promise<number> => {
   const closing = [...background.values()].filter((entry) => entry.sessionId === sessionId).map((entry) => entry.closed);
-  const stopped = stopBackgroundCommands(sessionId);
+  const stopped = stopBackgroundCommands(sessionId, reason);
   if (closing.length > 0) {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all(closing), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
@@ -188,7 +192,9 @@ export const runCommand = (run: CommandRun): Promise<CommandOutcome> =>
     let timedOut: CommandOutcome['timedOut'] = null;
     let cancelled = false;
     let settled = false;
-    let stoppedFromOutside = false;
+    let stoppedBy: BackgroundStop | undefined;
+    // A background command's end being recorded (`onBackgroundEnd`), which `closed` waits for.
+    let endRecorded: Promise<unknown> = Promise.resolve();
     const released = markLive(marker);
     // Under the watchdog, fd 3 is its end of a socket whose other end only this process holds (see `commandWatchdog`).
     const child = spawn(argv[0]!, argv.slice(1), { cwd: run.cwd, env: launch.env, detached: true, stdio: launch.watchdog ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'] });
@@ -229,6 +235,7 @@ export const runCommand = (run: CommandRun): Promise<CommandOutcome> =>
       stop('SIGKILL');
     }, run.timeoutMs + run.policy.killGraceMs);
     const onAbort = () => {
+      if (settled && child.exitCode === null && child.signalCode === null) stoppedBy ??= 'cancelled';
       cancelled = true;
       stop('SIGKILL');
     };
@@ -260,14 +267,16 @@ export const runCommand = (run: CommandRun): Promise<CommandOutcome> =>
       clearTimeout(hard);
       clearTimeout(watchdogKill);
       run.signal.removeEventListener('abort', onAbort);
-      run.onBackgroundEnd?.(outcomeOf(code, signal, true), stoppedFromOutside || cancelled ? 'stopped' : timedOut ? 'timeout' : 'exited');
+      endRecorded = Promise.resolve(run.onBackgroundEnd?.(outcomeOf(code, signal, true), stoppedBy ? 'stopped' : timedOut ? 'timeout' : 'exited', stoppedBy)).catch(() => undefined);
     });
     if (run.detachAfterMs !== undefined && pid !== undefined) {
-      const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+      // Registered after the handler above: by then the end is being recorded.
+      const closed = new Promise<void>((resolve) => child.once('close', () => void endRecorded.then(() => resolve())));
       background.set(pid, {
         sessionId: run.sessionId,
-        stop: () => {
-          stoppedFromOutside = true;
+        stop: (reason) => {
+          // Only what rein really stopped is "stopped": a command that had already exited ended by itself.
+          if (child.exitCode === null && child.signalCode === null && timedOut === null) stoppedBy ??= reason;
           stop('SIGKILL');
         },
         closed,

@@ -71,7 +71,7 @@ export interface PipelineRun {
   persist(facts: readonly FactDraft[]): Promise<void>;
   progress(message: string): void;
   /** Append facts about the call after it settled (a background command's end); absent where nothing records. */
-  recordLater?(facts: readonly FactDraft[]): void;
+  recordLater?(facts: readonly FactDraft[]): Promise<void>;
 }
 
 /**

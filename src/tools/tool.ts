@@ -85,9 +85,10 @@ export interface ToolContext {
   progress(message: string): void;
   /**
    * Record a fact about this call after it settled (`effectId` and `callId` are added): a background command's end.
-   * Absent where nothing records; never awaited, and a failure to write it is not the call's.
+   * Absent where nothing records. Resolves once it is written (or failed to be: a failure is not the call's), so the
+   * session's end can wait for a stopped background command's record before it checks the workspace again.
    */
-  recordLater?(type: string, data: Record<string, unknown>): void;
+  recordLater?(type: string, data: Record<string, unknown>): Promise<void>;
   /** The session's governed memory (scoped reads, candidate proposals); absent when the harness runs without memory. */
   memory?: ToolMemory;
   /** The calling agent's rights and the delegation settings (absent where delegation is not wired). */

@@ -1,4 +1,4 @@
-import { newest } from '../projections/persistent-list.js';
+import { newest, toArray } from '../projections/persistent-list.js';
 import { statusOfState } from '../host/session-status.js';
 import type { TraceView } from '../projections/trace.view.js';
 import { claimsSuccess, ContextReader, lastMutationSeq, turnsOf } from './trace-evidence.js';
@@ -51,6 +51,10 @@ export const analyzeTrace = async (view: TraceView, readText: ReadText): Promise
     })
     .sort((left, right) => rank(left) - rank(right) || left.seq - right.seq);
   const unknowns = turns.filter((turn) => turn.contexts.length === 0 && (turn.response || turn.failure)).map((turn) => `turn ${turn.turn} of ${turn.actor} (#${turn.requested.seq}) has no recorded context snapshot`);
+  const backgroundEnds = toArray(view.notes)
+    .filter((note) => note.type === 'command.ended')
+    .map((note) => ({ seq: note.seq, id: note.id, text: note.text }))
+    .sort((left, right) => left.seq - right.seq);
   if (view.unlinked > 0) unknowns.push(`${view.unlinked} records could not be linked to a turn or call by cause / corr`);
   return {
     sessionId: view.sessionId ?? '',
@@ -62,6 +66,7 @@ export const analyzeTrace = async (view: TraceView, readText: ReadText): Promise
     findings,
     ...(findings[0] ? { primary: findings[0] } : {}),
     turns,
+    ...(backgroundEnds.length > 0 ? { backgroundEnds } : {}),
     unknowns,
     evalCandidate: findings.length > 0,
   };

@@ -74,10 +74,13 @@ const findingLine = (finding: TraceFinding): string => `[${finding.category} @ $
 export const renderTraceText = (report: TraceReport, users: ReadonlyArray<{ seq: number; text: string }>): string => {
   const lines = [`session ${report.sessionId} · outcome: ${report.outcome}${report.claimedSuccess ? ' (the agent claimed success)' : ''}`, `goal: ${clip(report.task, 160)}`, ''];
   const events = [...users.map((user) => ({ seq: user.seq, lines: [`user #${user.seq}: ${clip(user.text, 120)}`] })), ...report.turns.map((turn) => ({ seq: turn.requested.seq, lines: turnLines(turn) }))].sort((left, right) => left.seq - right.seq);
-  for (const event of events) lines.push(...event.lines);
+  const backgroundEnds = (report.backgroundEnds ?? []).map((entry) => ({ seq: entry.seq, lines: [`${entry.text} #${entry.seq}`] }));
+  for (const event of [...events, ...backgroundEnds.filter((entry) => !report.ended || entry.seq < report.ended.seq)].sort((left, right) => left.seq - right.seq)) lines.push(...event.lines);
   if (report.ended) lines.push(`ended #${report.ended.seq}: ${report.ended.status}${report.ended.reason ? ` (${report.ended.reason})` : ''}`);
   for (const caveat of report.ended?.caveats ?? []) lines.push(`  left open: ${caveat.kind === 'reply_cut' ? caveat.detail : `the stop hook ${caveat.by ?? ''}${caveat.by ? ' ' : ''}still objected: ${caveat.detail}`}`);
   if (report.ended?.unresolved) lines.push(`  unresolved fail-closed findings of turn ${report.ended.unresolved.turnId}: ${report.ended.unresolved.findings.map((entry) => entry.class).join(', ')}`);
+  // What ended after the session did (its background commands, stopped by its end) follows the end.
+  for (const entry of backgroundEnds.filter((entry) => report.ended && entry.seq > report.ended.seq)) lines.push(...entry.lines);
   lines.push('', report.findings.length === 0 ? 'findings: none' : 'findings:');
   for (const finding of report.findings) {
     lines.push(`  ${findingLine(finding)}`, `    evidence: ${finding.evidence.join(' ')} · confidence ${finding.confidence}`, `    repair: ${finding.suggestedFixArea}`);

@@ -80,6 +80,8 @@ export interface TraceReport {
   findings: TraceFinding[];
   primary?: TraceFinding;
   turns: TraceTurn[];
+  /** Background commands whose end is recorded (`command.ended`), in log order: how each really ended. */
+  backgroundEnds?: Array<TraceRef & { text: string }>;
   unknowns: string[];
   evalCandidate: boolean;
 }

@@ -52,6 +52,11 @@ describe('a background command and the protected paths', () => {
       const ended = records.findIndex((record) => record.type === 'session.ended');
       const cleaned = records.findIndex((record) => record.type === 'workspace.cleaned');
       expect(cleaned).toBeGreaterThan(ended);
+      // How the command really ended comes first: stopped by rein at the session's end, killed; then the check's removal.
+      const commandEnded = records.findIndex((record) => record.type === 'command.ended');
+      expect(commandEnded).toBeGreaterThan(ended);
+      expect(commandEnded).toBeLessThan(cleaned);
+      expect(records[commandEnded]!.data).toMatchObject({ ended: 'stopped', stoppedBy: 'session-end', exitCode: null, signal: 'SIGKILL' });
       expect([...(records[cleaned]!.data as { paths: string[] }).paths].sort()).toEqual(['.agents/skills', '.claude', '.mcp.json']);
       expect(records[cleaned]!.data).toMatchObject({ reason: 'protected-path-created' });
       expect(existsSync(join(outside.path, 'PWNED'))).toBe(false);

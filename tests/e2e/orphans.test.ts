@@ -271,7 +271,7 @@ describe('no command outlives rein', () => {
       expect(markedProcesses(other)).toEqual([strays[1]]);
       expect(markedProcesses(own).length).toBeGreaterThan(0);
     } finally {
-      stopBackgroundCommands(session);
+      stopBackgroundCommands(session, 'session-end');
       killEach(strays);
     }
     expect(await eventually(() => markedProcesses(own), (pids) => pids.length === 0)).toEqual([]);

@@ -38,7 +38,8 @@ const notCaptured: Record<string, string> = {
   'mcp.closed': 'written only when a resumed session no longer configures a server; covered by tests/machines (the connection machine)',
   'plugin.stopped': 'written when a harness stops its plugins on close, after its sessions were interrupted; covered by tests/plugins',
   'memory.unavailable': 'needs a damaged memory stream on disk; covered by tests/e2e/memory-cli.test.ts',
-  'command.ended': 'needs a background command that ends while its session still runs; covered by tests/e2e/orphans.test.ts',
+  'command.ended': 'needs a background command (run_in_background) in a captured scenario; covered by tests/e2e/orphans.test.ts and tests/e2e/background-protected.test.ts',
+  'permission.rule-unmatched': 'needs an MCP server and a deny rule that names none of its tools; covered by tests/e2e/trial5-leftovers.test.ts',
 };
 
 const fixtures: Array<{ name: string; fixture: LogFixture }> = [];

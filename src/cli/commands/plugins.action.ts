@@ -62,6 +62,11 @@ export const trustPluginsCommand = async (ids: string[], options: CommonOptions)
   const config = await loadWorkspaceConfig(workspace);
   const trust = fileProjectTrust();
   const found = await discoverPlugins({ workspace, configured: config?.plugins ?? [] });
+  // Every id named must be a project plugin here, or nothing is trusted: a typo is named, not passed over while the
+  // other ids are trusted.
+  const known = new Set(found.flatMap((entry) => (entry.source === 'project' && !('error' in entry) && typeof (entry.manifest as { id?: unknown }).id === 'string' ? [(entry.manifest as { id: string }).id] : [])));
+  const unknown = [...new Set(ids.filter((id) => !known.has(id)))];
+  if (unknown.length > 0 && known.size > 0) throw new ReinError('USAGE', `no project plugin named ${unknown.join(', ')} (the project plugins here: ${[...known].join(', ')}); nothing was trusted`);
   let trusted = 0;
   for (const entry of found) {
     if (entry.source !== 'project') continue;

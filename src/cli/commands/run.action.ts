@@ -1,4 +1,5 @@
 import { ReinError } from '../../host/host-errors.js';
+import { PluginError } from '../../plugins/plugin-errors.js';
 import { hostRunFiles } from '../host-run-files.js';
 import { createRein, type Rein } from '../../rein.js';
 import { ExitCode } from '../exit-codes.js';
@@ -17,7 +18,7 @@ import type { PermissionOptions } from '../command-options.js';
 import type { RunOptions } from './run.command.js';
 import { cliTelemetryFor } from '../telemetry-options.js';
 import { cliCapabilitiesFor, visibleLimitOf } from '../capability-options.js';
-import { pluginProviderFor, pluginsFor, projectPluginFolders } from '../plugin-options.js';
+import { pluginProviderFor, pluginProviderNames, pluginsFor, projectPluginFolders } from '../plugin-options.js';
 
 /** How the CLI answers approvals for these flags: in advance from the rules, and on a TTY by asking. */
 export const answeringOf = (options: PermissionOptions): ApprovalAnswering => ({
@@ -39,7 +40,12 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   if (options.detach && (options.otlp !== undefined || (options.inspect !== undefined && options.inspect !== false))) throw new ReinError('USAGE', `${options.otlp !== undefined ? '--otlp' : '--inspect'} applies to a session this process runs: a worker runs a queued (--detach) session`);
   // A provider a plugin contributes (`--provider <plugin>__<id>`) is built from the plugins, not from provider settings.
   const fromPlugin = options.provider?.includes('__') ? options.provider : undefined;
-  const settings = fromPlugin ? undefined : await providerSettingsFor(options, workspace);
+  const settings = fromPlugin ? undefined : await providerSettingsFor(options, workspace).catch(async (error: unknown) => {
+    // An unknown name may be a plugin's provider without its prefix: the message names the ones loaded here.
+    if (!(error instanceof ReinError && error.code === 'USAGE' && error.message.startsWith('unknown provider'))) throw error;
+    const names = pluginProviderNames((await pluginsFor(options, workspace)).plugins);
+    throw new ReinError('USAGE', `${error.message}${names.length > 0 ? `, or a plugin's provider: ${names.join(', ')}` : ' (or <plugin>__<id> for a provider a plugin contributes; none here does)'}`);
+  });
   // A model acts on the task in the user's name: it is never made up. Only a script (or a recorded session, which
   // brings its own task) runs without one.
   if (!task?.trim() && settings?.provider !== 'scripted' && settings?.provider !== 'recorded') throw new ReinError('USAGE', 'rein run needs a task: rein run "<what to do>" (only --script or --provider recorded runs without one)');
@@ -79,9 +85,22 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
     } finally {
       process.off('SIGINT', onEarlyInterrupt);
     }
+    // A task a userPromptSubmit hook blocks never reaches the model: the session ends `cancelled` with the hook's
+    // reason (recorded, shown by `rein show`), its summary names it like any run's, and the exit is the error's.
+    let blocked: PluginError | undefined;
+    const begin = async () => {
+      try {
+        await session.send(text);
+      } catch (error) {
+        if (!(error instanceof PluginError && error.code === 'PROMPT_BLOCKED')) throw error;
+        blocked = error;
+        await session.cancel(`the task was not sent: ${error.message}`);
+      }
+    };
     try {
-      const result = await runToQuiet(session, { json: Boolean(options.json), begin: () => session.send(text), approvals: answeringOf(options), interruptAtStart: interruptedEarly });
+      const result = await runToQuiet(session, { json: Boolean(options.json), begin, approvals: answeringOf(options), interruptAtStart: interruptedEarly });
       await stopPluginsAfter(rein, session.id, { json: Boolean(options.json), printedThrough: session.snapshot().head, reason: 'rein run finished' });
+      if (blocked) throw blocked;
       setExit(exitCodeOf(result));
     } finally {
       await session.release();
