@@ -34,7 +34,8 @@ export type NetworkDecided = z.infer<typeof NetworkDecided>;
  * effect (fact) · a command left running in the background (`run_in_background`) ended after its call had returned:
  * by itself (`exited`), stopped at its `timeout_ms` (`timeout`), or stopped by rein while it still ran (`stopped`,
  * with `stoppedBy`): at its session's end (written after `session.ended`, before that end's `workspace.cleaned`),
- * at an interruption or at its call's cancellation. Not written when rein's own exit stopped it.
+ * at an interruption, at its call's cancellation, or when the process let go of a paused session (`release`, before
+ * the `workspace.cleaned` of that check). Not written when rein's own exit stopped it.
  */
 export const CommandEnded = z.object({
   effectId: z.string().min(1),
@@ -43,8 +44,11 @@ export const CommandEnded = z.object({
   pid: z.number().int().optional(),
   /** `exited`: by itself; `timeout`: stopped at its `timeout_ms`; `stopped`: rein stopped it (`stoppedBy` says why). */
   ended: z.enum(['exited', 'timeout', 'stopped']),
-  /** What rein stopped it for: its session's end, an interruption of the session, its call's cancellation. */
-  stoppedBy: z.enum(['session-end', 'interrupted', 'cancelled']).optional(),
+  /**
+   * What rein stopped it for: its session's end, an interruption of the session, its call's cancellation, or this
+   * process letting go of a session that waits for a person (`paused`: an approval or a confirmation).
+   */
+  stoppedBy: z.enum(['session-end', 'interrupted', 'cancelled', 'paused']).optional(),
   /** null: a signal ended it. */
   exitCode: z.number().int().nullable(),
   signal: z.string().optional(),

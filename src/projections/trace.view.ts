@@ -164,7 +164,7 @@ const byCall = (record: RecordEnvelope) => {
  * 600000 ms (signal SIGTERM) after 600.0 s`, `stopped by rein at the session's end (signal SIGKILL) after 1.1 s`.
  */
 export const backgroundEndText = (data: Record<string, unknown>): string => {
-  const stoppedBy: Record<string, string> = { 'session-end': "at the session's end", interrupted: 'when the session was interrupted', cancelled: 'when its call was cancelled' };
+  const stoppedBy: Record<string, string> = { 'session-end': "at the session's end", interrupted: 'when the session was interrupted', cancelled: 'when its call was cancelled', paused: 'when rein let go of the paused session' };
   const how = data.ended === 'timeout' ? `stopped at its timeout of ${String(data.timeoutMs)} ms` : data.ended === 'stopped' ? `stopped by rein ${stoppedBy[String(data.stoppedBy)] ?? ''}`.trimEnd() : 'exited';
   const status = data.exitCode === null || data.exitCode === undefined ? `signal ${typeof data.signal === 'string' ? data.signal : 'unknown'}` : `exit ${String(data.exitCode)}`;
   return `${how} (${status}) after ${(Number(data.durationMs) / 1000).toFixed(1)} s`;

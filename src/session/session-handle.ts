@@ -15,7 +15,7 @@ import type { SessionMemory } from '../memory/session-memory.js';
 import type { SessionCapabilities } from '../capabilities/session-capabilities.js';
 import type { SessionHooks } from '../hooks/session-hooks.js';
 import { PluginError } from '../plugins/plugin-errors.js';
-import { endBackgroundCommands } from '../tools/process-runner.js';
+import { endBackgroundCommands, type BackgroundStop } from '../tools/process-runner.js';
 import { cleanAfterBackground } from '../tools/protected-watch.js';
 import type { PermissionRule } from '../policy/permission-rules.js';
 import { unmatchedRuleFacts } from '../policy/unmatched-rules.js';
@@ -70,8 +70,8 @@ export class ReinSession {
   /** Whether the permission rules were checked against the session's MCP tools (on the first message). */
   private rulesChecked = false;
 
-  private async endBackground(): Promise<void> {
-    await endBackgroundCommands(this.id);
+  private async endBackground(reason: BackgroundStop = 'session-end'): Promise<void> {
+    await endBackgroundCommands(this.id, reason);
     const removed = await cleanAfterBackground(this.id);
     // Recorded after the end, as a `sessionEnd` hook's facts are: what rein removed is in the log.
     if (removed.length > 0) await this.host.recordFacts([{ type: 'workspace.cleaned', data: { paths: removed, reason: 'protected-path-created' } }]).catch(() => undefined);
@@ -197,6 +197,10 @@ export class ReinSession {
    * (its MCP connections). The store's hold of the session's stream (`EventStore.hold`) ends here too.
    */
   async release(): Promise<void> {
+    // A paused session's background commands would die with this process unchecked: stop them now and check the
+    // protected paths again (a command may have planted `.mcp.json` or a skill after its call's own check).
+    this.ending ??= this.endBackground('paused');
+    await this.ending;
     await this.viewOptions.capabilities?.close();
     await this.viewOptions.hold?.();
   }
@@ -214,6 +218,8 @@ export class ReinSession {
   /** Stop this process's work without ending the session; `resume` continues it later. */
   async interrupt(reason = 'interrupted'): Promise<void> {
     await this.host.interrupt(reason);
+    this.ending ??= this.endBackground('interrupted');
+    await this.ending;
     await this.viewOptions.capabilities?.close();
   }
 

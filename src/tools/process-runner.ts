@@ -25,7 +25,7 @@ export interface CommandRun {
 }
 
 /** What stopped a background command that was still running: its session's end, an interruption, its call's cancellation, rein's exit. */
-export type BackgroundStop = 'session-end' | 'interrupted' | 'cancelled' | 'exit';
+export type BackgroundStop = 'session-end' | 'interrupted' | 'cancelled' | 'paused' | 'exit';
 
 /** Captured output of one stream: the bytes kept and how many were dropped past the capture cap. */
 export interface CapturedStream {

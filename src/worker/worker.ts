@@ -206,7 +206,8 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
         ...(loaded.hooks ? { hooks: loaded.hooks } : {}),
       });
       const harness = rein;
-      // The plugins stop (recorded in the session's log) while the lease still fences the log: before any release.
+      // The plugins stop (recorded in the session's log) while the lease still fences the log: before any release; then
+      // the session's background commands are stopped and the workspace checked (`session.release`), still fenced.
       const letGo = () => harness.stopPlugins(`worker ${owner} let go of the session`);
       const fresh = (await options.store.head(spec.sessionId)) === 0;
       // Confirmations `rein approve` left decide the in-doubt effects of this resume.
@@ -235,12 +236,14 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
         if (keeper.lost) throw new ReinError('LEASE_LOST', keeper.lost);
         if (result.status === 'paused' && confirmed) {
           await letGo();
+          await session.release();
           await queue.release(lease, 'queued');
           return emit({ type: 'requeued', sessionId: lease.session, epoch: lease.epoch, detail: 'a confirmation arrived: the session resumes with it' });
         }
         if (result.status === 'paused') {
           if ((await queue.answers(lease)).length > 0) continue;
           await letGo();
+          await session.release();
           const state = await queue.release(lease, 'parked');
           if (state === 'running') {
             // An answer came in meanwhile, but this harness's plugins are stopped: a worker resumes it afresh.
@@ -254,6 +257,7 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
           return emit({ type: 'parked', sessionId: lease.session, epoch: lease.epoch, detail, waitingFor });
         }
         await letGo();
+        await session.release();
         if (result.status === 'interrupted') {
           await queue.release(lease, 'queued');
           return emit({ type: 'requeued', sessionId: lease.session, epoch: lease.epoch, detail: result.reason ?? 'interrupted' });
