@@ -125,24 +125,36 @@ export interface SessionContext {
   startedAtMs: number;
   /** A child's accepted report (from a `submit_report` call that settled ok), waiting for its turn to reach MutationReady. */
   report: { callId: string; value: Record<string, unknown> } | null;
-  /** Broken reports so far (invalid `submit_report` calls, replies without a report). */
-  contractFailures: number;
   failureClass: FailureClass | null;
   /** The final state reached (for the output). */
   outcome: SessionOutcome | null;
+  /** What the completion leaves open (a cut reply, an objecting stop hook): carried by `session.ended`. */
+  caveats: SessionCaveat[];
+  /** The session's small counters and flags, kept in one field (see `SessionTally`). */
+  tally: SessionTally;
+}
+
+/**
+ * Counters and flags of a session that only the machine reads, grouped so the context stays at 18 top-level fields.
+ * XState copies the whole context with `Object.assign({}, context, update)` on every `assign`; V8 turns an object
+ * built that way into a slow dictionary-mode object at 20 properties, which made each assign ~10× dearer and every
+ * context read a hash lookup (measured: ~5% of an in-memory round trip's CPU). tests/machines/session.machine.paths.test.ts
+ * keeps the count below that limit.
+ */
+export interface SessionTally {
+  /** Broken reports so far (invalid `submit_report` calls, replies without a report). */
+  contractFailures: number;
   /** Final replies a `stop` hook sent back to the model so far (bounded by `maxStopContinuations`). */
   stopContinuations: number;
   /** Replies in a row cut at the output token limit with no tool calls (the model continues while below `maxCutContinuations`). */
   cutReplies: number;
-  /** What the completion leaves open (a cut reply, an objecting stop hook): carried by `session.ended`. */
-  caveats: SessionCaveat[];
   /** A user message arrived while the model call in flight was already asked: the model has not seen it yet. */
-  unseenMessage?: boolean;
+  unseenMessage: boolean;
   /**
    * Why the tool-call budget ends the session: a reply proposed more calls than the budget had left, those past it
    * were refused unrun, and the session ends `budget-exhausted` once their turn has joined.
    */
-  toolCallBudgetSpent?: string;
+  toolCallBudgetSpent: string | null;
 }
 
 /** The event a permission actor's parent receives when it reaches a final state. */

@@ -90,7 +90,7 @@ const caveatsOf = (context: SessionContext, event: SessionEvent): SessionCaveat[
   if (event.type !== 'model.responded') return [];
   const caveats: SessionCaveat[] = [];
   if (isCut(event)) {
-    caveats.push({ kind: 'reply_cut', detail: `the last reply was cut at the output token limit (max_tokens)${context.cutReplies > 1 ? ` after ${context.cutReplies - 1} continuation(s)` : ''}: the answer is incomplete` });
+    caveats.push({ kind: 'reply_cut', detail: `the last reply was cut at the output token limit (max_tokens)${context.tally.cutReplies > 1 ? ` after ${context.tally.cutReplies - 1} continuation(s)` : ''}: the answer is incomplete` });
   }
   if (event.continuation) {
     caveats.push({ kind: 'stop_hook_objected', detail: event.continuation.reason, ...(event.continuation.by ? { by: event.continuation.by } : {}) });
@@ -151,7 +151,7 @@ export const sessionMachine = setup({
         awaitingModel: effectId,
         outstanding: { ...context.outstanding, [effectId]: { kind: 'callModel' } },
         usage: { ...context.usage, turns: turn },
-        unseenMessage: undefined,
+        ...(context.tally.unseenMessage ? { tally: { ...context.tally, unseenMessage: false } } : {}),
       });
       enqueue({ type: 'requestEffect', params: { effectId, kind: 'callModel', args: { turn } } });
     }),
@@ -162,8 +162,9 @@ export const sessionMachine = setup({
         ? { ...context.usage, inputTokens: context.usage.inputTokens + event.usage.inputTokens, outputTokens: context.usage.outputTokens + event.usage.outputTokens }
         : context.usage;
       // A message the settled call did not see matters only for its answer (guards read it before this runs).
-      const cutReplies = event.type === 'model.responded' ? (isCut(event) ? context.cutReplies + 1 : 0) : context.cutReplies;
-      return { outstanding, awaitingModel: null, usage: { ...usage, elapsedMs: Math.max(usage.elapsedMs, event.elapsedMs) }, unseenMessage: undefined, cutReplies };
+      const cutReplies = event.type === 'model.responded' ? (isCut(event) ? context.tally.cutReplies + 1 : 0) : context.tally.cutReplies;
+      const tally = cutReplies === context.tally.cutReplies && !context.tally.unseenMessage ? context.tally : { ...context.tally, unseenMessage: false, cutReplies };
+      return { outstanding, awaitingModel: null, usage: { ...usage, elapsedMs: Math.max(usage.elapsedMs, event.elapsedMs) }, tally };
     }),
     /**
      * One effect per proposed call, so every call settles and its turn's join closes. The calls the tool-call budget
@@ -188,7 +189,7 @@ export const sessionMachine = setup({
       enqueue.assign({ nextEffect: next, outstanding, usage: { ...context.usage, toolCalls: context.usage.toolCalls + allowed } });
       if (allowed < proposed) {
         enqueue.assign({
-          toolCallBudgetSpent: `tool-call budget exhausted: the reply proposed ${proposed} tool call${proposed === 1 ? '' : 's'} with ${left} of ${context.budgets.maxToolCalls} left; ${proposed - allowed} ${proposed - allowed === 1 ? 'was' : 'were'} not run`,
+          tally: { ...context.tally, toolCallBudgetSpent: `tool-call budget exhausted: the reply proposed ${proposed} tool call${proposed === 1 ? '' : 's'} with ${left} of ${context.budgets.maxToolCalls} left; ${proposed - allowed} ${proposed - allowed === 1 ? 'was' : 'were'} not run` },
         });
       }
     }),
@@ -242,22 +243,22 @@ export const sessionMachine = setup({
         return;
       }
       if (event.status !== 'error' || (event.failedStage !== 'schema' && event.failedStage !== 'runtime-validation')) return;
-      const attempt = context.contractFailures + 1;
-      enqueue.assign({ contractFailures: attempt });
+      const attempt = context.tally.contractFailures + 1;
+      enqueue.assign({ tally: { ...context.tally, contractFailures: attempt } });
       enqueue({ type: 'emitRecord', params: { type: 'report.rejected', data: { reason: 'invalid', attempt, format: context.child.format, callId: event.callId, final: attempt > maxReportCorrections } } });
     }),
     /** A child replied without calling `submit_report`: a broken report. */
     noteMissingReport: enqueueActions(({ context, enqueue }) => {
       if (!context.child) return;
-      const attempt = context.contractFailures + 1;
-      enqueue.assign({ contractFailures: attempt });
+      const attempt = context.tally.contractFailures + 1;
+      enqueue.assign({ tally: { ...context.tally, contractFailures: attempt } });
       enqueue({ type: 'emitRecord', params: { type: 'report.rejected', data: { reason: 'missing', attempt, format: context.child.format, final: attempt > maxReportCorrections } } });
     }),
     failContract: assign(({ context }) => ({
       failureClass: 'contract' as const,
       endReason: context.report
         ? `the report's turn ${context.lastTurn?.turnId} did not reach MutationReady (${context.lastTurn?.classes.join(', ') || 'blocked'}): the report is not merged`
-        : `the output contract was broken ${context.contractFailures} times (one correction round): no valid ${context.child?.format ?? 'report'} was submitted`,
+        : `the output contract was broken ${context.tally.contractFailures} times (one correction round): no valid ${context.child?.format ?? 'report'} was submitted`,
     })),
     /** A `delegate_task` call's plan was accepted: spawn its delegation actor; the call stays outstanding until the join. */
     spawnDelegation: enqueueActions(({ context, event, enqueue }) => {
@@ -362,8 +363,8 @@ export const sessionMachine = setup({
     isChild: ({ context }) => context.child !== null,
     hasReport: ({ context }) => context.report !== null,
     turnMutationReady: ({ event }) => isTurnDone(event) && event.output.status === 'mutation-ready',
-    correctionLeft: ({ context }) => context.contractFailures < maxReportCorrections,
-    contractExhausted: ({ context }) => context.contractFailures > maxReportCorrections,
+    correctionLeft: ({ context }) => context.tally.contractFailures < maxReportCorrections,
+    contractExhausted: ({ context }) => context.tally.contractFailures > maxReportCorrections,
     isLastOutstanding: ({ context, event }) =>
       'effectId' in event && Object.keys(context.outstanding).length === 1 && Object.hasOwn(context.outstanding, event.effectId),
     isOutstandingApprovalRequest: ({ context, event }) =>
@@ -380,14 +381,14 @@ export const sessionMachine = setup({
     isCurrentTurnDone: ({ context, event }) => isTurnDone(event) && context.lastTurn?.status === 'open' && event.type === `xstate.done.actor.${context.lastTurn.path}` && event.output.turnId === context.lastTurn.turnId,
     turnJoinClosed: ({ event }) => isTurnDone(event) && event.output.joinClosed,
     /** A `stop` hook sent the final reply back (the executor asked), and the bound is not reached. */
-    hasUnseenMessage: ({ context }) => context.unseenMessage === true,
-    isContinuation: ({ context, event }) => event.type === 'model.responded' && event.continuation !== undefined && context.stopContinuations < maxStopContinuations,
+    hasUnseenMessage: ({ context }) => context.tally.unseenMessage,
+    isContinuation: ({ context, event }) => event.type === 'model.responded' && event.continuation !== undefined && context.tally.stopContinuations < maxStopContinuations,
     /** The output token limit cut a reply with no tool calls, and fewer than `maxCutContinuations` in a row were: the model continues it. */
-    isCutReply: ({ context, event }) => isCut(event) && context.cutReplies < maxCutContinuations,
+    isCutReply: ({ context, event }) => isCut(event) && context.tally.cutReplies < maxCutContinuations,
     /** The provider paused a long turn (`pause_turn`): the model continues it in another call. */
     isPausedTurn: ({ event }) => event.type === 'model.responded' && event.stopReason === 'pause_turn',
     /** A call of the turn just joined was refused for the tool-call budget: the session cannot go on. */
-    toolCallBudgetSpent: ({ context }) => context.toolCallBudgetSpent !== undefined,
+    toolCallBudgetSpent: ({ context }) => context.tally.toolCallBudgetSpent !== null,
     tokenBudgetLeft: ({ context, event }) =>
       event.type !== 'model.responded' || tokensUsed(context.usage) + event.usage.inputTokens + event.usage.outputTokens <= context.budgets.maxTokens,
     turnBudgetLeft: ({ context }) => context.usage.turns < context.budgets.maxTurns,
@@ -414,12 +415,10 @@ export const sessionMachine = setup({
     child: input.child ?? null,
     startedAtMs: input.child?.startedAtMs ?? 0,
     report: null,
-    contractFailures: 0,
     failureClass: null,
     outcome: null,
-    stopContinuations: 0,
-    cutReplies: 0,
     caveats: [],
+    tally: { contractFailures: 0, stopContinuations: 0, cutReplies: 0, unseenMessage: false, toolCallBudgetSpent: null },
   }),
   initial: 'idle',
   on: {
@@ -450,7 +449,7 @@ export const sessionMachine = setup({
           entry: 'requestModelCall',
           on: {
             // A follow-up sent while the model works is not in this call's input: it gets a turn of its own.
-            'user.message': { actions: assign({ unseenMessage: true }) },
+            'user.message': { actions: assign(({ context }) => ({ tally: { ...context.tally, unseenMessage: true } })) },
             'model.responded': [
               {
                 guard: and(['isAwaitedModelCall', not('tokenBudgetLeft')]),
@@ -464,7 +463,7 @@ export const sessionMachine = setup({
               {
                 guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', not('isChild'), 'isContinuation']),
                 target: 'nextTurn',
-                actions: ['settleModelCall', assign(({ context }) => ({ stopContinuations: context.stopContinuations + 1 }))],
+                actions: ['settleModelCall', assign(({ context }) => ({ tally: { ...context.tally, stopContinuations: context.tally.stopContinuations + 1 } }))],
               },
               { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'isChild', 'correctionLeft']), target: 'nextTurn', actions: ['settleModelCall', 'noteMissingReport'] },
               { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'isChild']), target: '#session.failed', actions: ['settleModelCall', 'noteMissingReport', 'failContract'] },
@@ -509,7 +508,7 @@ export const sessionMachine = setup({
               { guard: and(['isCurrentTurnDone', 'turnJoinClosed', 'hasReport', 'turnMutationReady']), target: '#session.completed', actions: 'closeTurn' },
               { guard: and(['isCurrentTurnDone', 'turnJoinClosed', 'hasReport']), target: '#session.failed', actions: ['closeTurn', 'failContract'] },
               { guard: and(['isCurrentTurnDone', 'turnJoinClosed', 'contractExhausted']), target: '#session.failed', actions: ['closeTurn', 'failContract'] },
-              { guard: and(['isCurrentTurnDone', 'turnJoinClosed', 'toolCallBudgetSpent']), target: '#session.budgetExhausted', actions: ['closeTurn', assign(({ context }) => ({ endReason: context.toolCallBudgetSpent ?? null }))] },
+              { guard: and(['isCurrentTurnDone', 'turnJoinClosed', 'toolCallBudgetSpent']), target: '#session.budgetExhausted', actions: ['closeTurn', assign(({ context }) => ({ endReason: context.tally.toolCallBudgetSpent }))] },
               { guard: and(['isCurrentTurnDone', 'turnJoinClosed']), target: 'nextTurn', actions: 'closeTurn' },
               { guard: 'isCurrentTurnDone', target: '#session.failed', actions: 'closeTurn' },
             ],

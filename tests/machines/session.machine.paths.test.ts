@@ -90,13 +90,13 @@ const endedData = (actions: ReadonlyArray<{ type: string; params?: unknown }>) =
 const endingInvariants = {
   'a reply cut at max_tokens is continued while below the bound, and never ends the session as a clean completion': ({ from, event, to, actions }: { from: Snapshot; event: SessionEvent; to: Snapshot; actions: ReadonlyArray<{ type: string; params?: unknown }> }) => {
     if (!(from.matches({ running: 'awaitingModel' }) && event.type === 'model.responded' && event.effectId === from.context.awaitingModel && event.stopReason === 'max_tokens' && event.toolCalls.length === 0)) return true;
-    if (to.matches('completed')) return from.context.cutReplies >= maxCutContinuations && endedData(actions).some((data) => data.caveats?.some((caveat) => caveat.kind === 'reply_cut') && (data.reason ?? '').length > 0);
+    if (to.matches('completed')) return from.context.tally.cutReplies >= maxCutContinuations && endedData(actions).some((data) => data.caveats?.some((caveat) => caveat.kind === 'reply_cut') && (data.reason ?? '').length > 0);
     return true;
   },
   'a stop hook that still objects past its bound ends the session with its objection': ({ from, event, to, actions }: { from: Snapshot; event: SessionEvent; to: Snapshot; actions: ReadonlyArray<{ type: string; params?: unknown }> }) => {
     if (!(from.matches({ running: 'awaitingModel' }) && event.type === 'model.responded' && event.effectId === from.context.awaitingModel && event.continuation !== undefined && event.toolCalls.length === 0)) return true;
     if (!to.matches('completed')) return true;
-    return from.context.stopContinuations >= maxStopContinuations && endedData(actions).some((data) => data.caveats?.some((caveat) => caveat.kind === 'stop_hook_objected' && caveat.detail === 'tests still fail') === true);
+    return from.context.tally.stopContinuations >= maxStopContinuations && endedData(actions).some((data) => data.caveats?.some((caveat) => caveat.kind === 'stop_hook_objected' && caveat.detail === 'tests still fail') === true);
   },
   'only a completion carries caveats, and a clean final answer none': ({ event, actions }: { event: SessionEvent; actions: ReadonlyArray<{ type: string; params?: unknown }> }) =>
     endedData(actions).every((data) => data.caveats === undefined || (data.status === 'completed' && event.type === 'model.responded' && (event.stopReason === 'max_tokens' || event.continuation !== undefined))),
@@ -153,9 +153,9 @@ describe('session.machine model check', () => {
             return data.unresolved?.turnId === turn.turnId && JSON.stringify(data.unresolved.findings) === JSON.stringify(turn.findings);
           }),
       'a final answer with nothing outstanding completes': ({ from, event, to }) =>
-        !(from.matches({ running: 'awaitingModel' }) && event.type === 'model.responded' && event.effectId === from.context.awaitingModel && event.toolCalls.length === 0 && event.stopReason !== 'pause_turn' && Object.keys(from.context.outstanding).length === 1 && from.context.unseenMessage !== true) ||
-        (event.type === 'model.responded' && event.continuation !== undefined && from.context.stopContinuations < maxStopContinuations) ||
-        (event.type === 'model.responded' && event.stopReason === 'max_tokens' && from.context.cutReplies < maxCutContinuations) ||
+        !(from.matches({ running: 'awaitingModel' }) && event.type === 'model.responded' && event.effectId === from.context.awaitingModel && event.toolCalls.length === 0 && event.stopReason !== 'pause_turn' && Object.keys(from.context.outstanding).length === 1 && !from.context.tally.unseenMessage) ||
+        (event.type === 'model.responded' && event.continuation !== undefined && from.context.tally.stopContinuations < maxStopContinuations) ||
+        (event.type === 'model.responded' && event.stopReason === 'max_tokens' && from.context.tally.cutReplies < maxCutContinuations) ||
         to.matches('completed') ||
         to.matches('budgetExhausted'),
       ...endingInvariants,
@@ -163,7 +163,7 @@ describe('session.machine model check', () => {
         !(from.matches({ running: 'awaitingModel' }) && event.type === 'model.failed' && event.effectId === from.context.awaitingModel) ||
         to.matches(event.elapsedMs >= budgets.maxWallTimeMs ? 'budgetExhausted' : 'failed'),
       'a message the model call in flight did not see gets its own call before the session may complete': ({ from, event, to, actions }) =>
-        !(from.matches({ running: 'awaitingModel' }) && from.context.unseenMessage === true && event.type === 'model.responded' && event.effectId === from.context.awaitingModel && Object.keys(from.context.outstanding).length === 1) ||
+        !(from.matches({ running: 'awaitingModel' }) && from.context.tally.unseenMessage && event.type === 'model.responded' && event.effectId === from.context.awaitingModel && Object.keys(from.context.outstanding).length === 1) ||
         (!to.matches('completed') && (to.matches('budgetExhausted') || to.matches('failed') || to.matches({ running: 'runningTools' }) || actions.some((action) => action.type === 'requestEffect' && (action.params as { kind: string }).kind === 'callModel'))),
       'every proposed call gets its effect, and only as many run as the tool-call budget has left': ({ from, event, to, actions }) => {
         if (!(from.matches({ running: 'awaitingModel' }) && event.type === 'model.responded' && event.effectId === from.context.awaitingModel && event.toolCalls.length > 0 && to.matches({ running: 'runningTools' }))) return true;
@@ -174,11 +174,11 @@ describe('session.machine model check', () => {
           JSON.stringify(requests.map((args) => args.callId)) === JSON.stringify(event.toolCalls.map((call) => call.callId)) &&
           allowed.length === Math.min(left, event.toolCalls.length) &&
           requests.slice(0, allowed.length).every((args) => args.budget === undefined) &&
-          (to.context.toolCallBudgetSpent !== undefined) === allowed.length < requests.length
+          (to.context.tally.toolCallBudgetSpent !== null) === allowed.length < requests.length
         );
       },
       'a turn with calls refused for the tool-call budget ends the session budget-exhausted once it joins': ({ from, event, to }) =>
-        !(from.matches({ running: 'joiningTurn' }) && from.context.toolCallBudgetSpent !== undefined && isTurnDone(event, from)) || to.matches('budgetExhausted') || to.matches('failed') || to.matches('completed'),
+        !(from.matches({ running: 'joiningTurn' }) && from.context.tally.toolCallBudgetSpent !== null && isTurnDone(event, from)) || to.matches('budgetExhausted') || to.matches('failed') || to.matches('completed'),
       'unknown effect ids change nothing': ({ from, to, event }) =>
         !('effectId' in event) || event.effectId !== 'root:e999' || JSON.stringify(from.value) === JSON.stringify(to.value),
       'a forged approval id changes nothing': ({ from, to, event }) =>
@@ -233,7 +233,7 @@ describe('session.machine model check: cut replies and stop-hook continuations u
       { type: 'model.responded', ...reply, continuation: { reason: 'tests still fail', by: 'command:Stop#1' } },
       // A cut reply with a continuation (the stop hook is asked once the cut bound is reached), and a message mid-call.
       { type: 'model.responded', ...reply, stopReason: 'max_tokens', continuation: { reason: 'tests still fail', by: 'command:Stop#1' } },
-      ...(snapshot.context.unseenMessage ? [] : [{ type: 'user.message', text: 'also this' } as SessionEvent]),
+      ...(snapshot.context.tally.unseenMessage ? [] : [{ type: 'user.message', text: 'also this' } as SessionEvent]),
     ];
   };
   const result = checkMachine({
@@ -241,7 +241,10 @@ describe('session.machine model check: cut replies and stop-hook continuations u
     input: long,
     events: finals,
     stateInvariants: {
-      'stop-hook continuations never exceed their bound': (snapshot) => snapshot.context.stopContinuations <= maxStopContinuations,
+      'stop-hook continuations never exceed their bound': (snapshot) => snapshot.context.tally.stopContinuations <= maxStopContinuations,
+      // XState copies the context with Object.assign on every assign; V8 makes such a copy a slow dictionary-mode
+      // object from 20 properties on (see SessionTally).
+      'the context keeps at most 19 top-level fields': (snapshot) => Object.keys(snapshot.context).length <= 19,
     },
     transitionInvariants: endingInvariants,
   });
