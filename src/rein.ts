@@ -10,7 +10,8 @@ import type { ModelProvider } from './providers/provider.js';
 import type { ContextPolicyOptions } from './projections/context-policy.js';
 import type { ContextViewOptions } from './projections/context.view.js';
 import type { VerificationClassifier } from './effects/verification.js';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
+import { hostFileProblem, readHostFile } from './util/read-regular-file.js';
 import { resolve as resolvePath } from 'node:path';
 import { checkSessionOptions, createSession, newSessionId, type CreateSessionOptions } from './session/start-session.js';
 import { submitSession } from './worker/submit-session.js';
@@ -342,7 +343,9 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     submit: async (submitOptions) => {
       checkSessionOptions(submitOptions, 'submit');
       const { name: providerName, model: providerModel, source } = options.provider;
-      const script = providerName === 'scripted' && source !== undefined ? JSON.parse(await readFile(resolvePath(workspace.root, source), 'utf8')) : undefined;
+      const scriptFile = providerName === 'scripted' && source !== undefined ? await readHostFile(resolvePath(workspace.root, source)) : undefined;
+      if (scriptFile && !scriptFile.ok) throw new ReinError('SCRIPT_INVALID', `cannot read the script: ${hostFileProblem(source!, scriptFile)}`);
+      const script = scriptFile?.ok ? JSON.parse(scriptFile.bytes.toString('utf8')) : undefined;
       return submitSession(options.store, {
         sessionId: submitOptions.sessionId ?? newSessionId(clock()),
         task: submitOptions.task,

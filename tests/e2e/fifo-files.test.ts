@@ -83,4 +83,16 @@ describe('a FIFO where rein reads a workspace file is a typed error, never a han
       await workspace.remove();
     }
   }, 180_000);
+  it('a script the config names that is a FIFO is SCRIPT_INVALID naming it', async () => {
+    const workspace = await workspaceWithFifo('fifo-script.json');
+    try {
+      await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ provider: 'scripted', script: 'fifo-script.json' }));
+      const result = await runGuarded(['run', 'hi'], workspace.path, workspace.env);
+      expect(result.signal, 'rein run hung').toBeNull();
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toContain('fifo-script.json is not a regular file (a FIFO)');
+    } finally {
+      await workspace.remove();
+    }
+  }, 60_000);
 });
