@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { executionFailure } from './execution-outcome.js';
 import { Denial } from './permission.records.js';
 import { GuardrailEvidence, Provenance } from './turn.records.js';
 
@@ -32,7 +33,7 @@ export const CommandExecution = z.object({
 export type CommandExecution = z.infer<typeof CommandExecution>;
 
 /** True when an execution ran to completion and exited 0: the only run that is a passing verification. */
-export const executionPassed = (execution: CommandExecution): boolean => execution.exitCode === 0 && execution.signal === undefined && execution.timedOut === undefined;
+export const executionPassed = (execution: CommandExecution): boolean => executionFailure(execution) === undefined;
 
 const callFields = {
   effectId: z.string().min(1),

@@ -1,10 +1,31 @@
+import type { Budgets } from '../models/budgets.js';
 import { PermissionAction, PermissionMode } from '../models/permission.records.js';
 import { ReinError } from './host/host-errors.js';
 import { parseRule } from './policy/permission-rules.js';
 import type { PermissionsConfig } from './policy/permission-policy.js';
 
-const usage = (field: string, problem: string): never => {
-  throw new ReinError('USAGE', `createRein({ ${field} }): ${problem}`);
+const usage = (field: string, problem: string, where = 'createRein'): never => {
+  throw new ReinError('USAGE', `${where}({ ${field} }): ${problem}`);
+};
+
+/** The least each budget may be: a session may be allowed no tool call at all, never no turn, token or time. */
+const budgetMinimum: Readonly<Record<keyof Budgets, number>> = { maxTurns: 1, maxToolCalls: 0, maxTokens: 1, maxWallTimeMs: 1 };
+
+/**
+ * Budgets a harness or one session is given (`createRein`, `createSession`, `startSession`, `submit`): an object
+ * whose keys are `maxTurns`, `maxToolCalls`, `maxTokens`, `maxWallTimeMs` only, each a whole number at least its
+ * minimum (`maxToolCalls` ≥ 0, the rest ≥ 1) — the `Budgets` the session machine enforces. Anything else is `USAGE`
+ * naming the field: a typo (`"abc"`, `-1`, `1.5`, `maxTurn`) would otherwise become a session recorded as
+ * `budget-exhausted` that never ran, or a limit silently dropped.
+ */
+export const checkBudgets = (budgets: unknown, where: string): void => {
+  if (budgets === undefined) return;
+  if (typeof budgets !== 'object' || budgets === null || Array.isArray(budgets)) usage('budgets', `must be an object such as { maxTurns: 20 }, got ${JSON.stringify(budgets)}`, where);
+  for (const [key, value] of Object.entries(budgets as Record<string, unknown>)) {
+    if (!Object.hasOwn(budgetMinimum, key)) usage(`budgets.${key}`, `there is no such budget; the budgets are ${Object.keys(budgetMinimum).join(', ')}`, where);
+    const minimum = budgetMinimum[key as keyof Budgets];
+    if (value !== undefined && !(typeof value === 'number' && Number.isSafeInteger(value) && value >= minimum)) usage(`budgets.${key}`, `must be a whole number ≥ ${minimum}, got ${typeof value === 'number' ? String(value) : JSON.stringify(value) ?? String(value)}`, where);
+  }
 };
 
 /**
@@ -29,9 +50,7 @@ export const checkReinOptions = (options: { provider?: unknown; permissions?: Pe
     const tool = parsed.tool;
     if (tool !== '*' && !/[*?]/.test(tool) && !tool.includes('__') && !tools.includes(tool)) usage(field, `there is no tool ${JSON.stringify(tool)}; the tools are ${tools.join(', ')} (names are case-sensitive)`);
   }
-  for (const [key, value] of Object.entries(options.budgets ?? {})) {
-    if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) usage(`budgets.${key}`, `must be a number ≥ 0, got ${JSON.stringify(value)}`);
-  }
+  checkBudgets(options.budgets, 'createRein');
   for (const [key, value] of Object.entries(options.retry ?? {})) {
     if (typeof value === 'number' && !(Number.isFinite(value) && value >= 0)) usage(`retry.${key}`, `must be a number ≥ 0, got ${JSON.stringify(value)}`);
   }

@@ -1,4 +1,4 @@
-import type { Observable } from 'rxjs';
+import { defer, mergeAll, type Observable } from 'rxjs';
 import { checkReinOptions } from './rein-options-check.js';
 import { defaultBudgets, type Budgets } from '../models/budgets.js';
 import type { ReinRecord } from '../models/records.js';
@@ -10,9 +10,10 @@ import type { ModelProvider } from './providers/provider.js';
 import type { ContextPolicyOptions } from './projections/context-policy.js';
 import type { ContextViewOptions } from './projections/context.view.js';
 import type { VerificationClassifier } from './effects/verification.js';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
+import { hostFileProblem, readHostFile } from './util/read-regular-file.js';
 import { resolve as resolvePath } from 'node:path';
-import { createSession, newSessionId, type CreateSessionOptions } from './session/start-session.js';
+import { checkSessionOptions, createSession, newSessionId, type CreateSessionOptions } from './session/start-session.js';
 import { submitSession } from './worker/submit-session.js';
 import type { QueuedSession } from './worker/queued-session.js';
 import { displayEndpoint } from './providers/wire-format.js';
@@ -340,8 +341,11 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     provider: { name, ...(model === undefined ? {} : { model }), ...(source === undefined ? {} : { source }) },
     createSession: async (sessionOptions) => remember(watched(registry.add(await createSession(services, sessionOptions)))),
     submit: async (submitOptions) => {
+      checkSessionOptions(submitOptions, 'submit');
       const { name: providerName, model: providerModel, source } = options.provider;
-      const script = providerName === 'scripted' && source !== undefined ? JSON.parse(await readFile(resolvePath(workspace.root, source), 'utf8')) : undefined;
+      const scriptFile = providerName === 'scripted' && source !== undefined ? await readHostFile(resolvePath(workspace.root, source)) : undefined;
+      if (scriptFile && !scriptFile.ok) throw new ReinError('SCRIPT_INVALID', `cannot read the script: ${hostFileProblem(source!, scriptFile)}`);
+      const script = scriptFile?.ok ? JSON.parse(scriptFile.bytes.toString('utf8')) : undefined;
       return submitSession(options.store, {
         sessionId: submitOptions.sessionId ?? newSessionId(clock()),
         task: submitOptions.task,
@@ -385,7 +389,12 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     runningSessions: () => registry.list(),
     ...(telemetry ? { telemetry: { stats: () => telemetry.stats(), flush: (timeoutMs?: number) => telemetry.flush(timeoutMs), shutdown: (timeoutMs?: number) => telemetry.shutdown(timeoutMs) } } : {}),
     memory: createMemoryGovernance({ store: options.store, clock, log: governance }),
-    records: (sessionId, from = 1) => options.store.tail(sessionId, from) as Observable<ReinRecord>,
+    // A session that does not exist is an error, not a tail that waits forever for a first record.
+    records: (sessionId, from = 1) =>
+      defer(async () => {
+        if ((await options.store.head(sessionId)) === 0) throw new ReinError('SESSION_NOT_FOUND', `no session ${sessionId} in this store`);
+        return options.store.tail(sessionId, from) as Observable<ReinRecord>;
+      }).pipe(mergeAll()),
     plugins: {
       list: () => pluginHost.plugins(),
       tools: () => capabilities.describeTools(),

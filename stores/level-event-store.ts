@@ -273,7 +273,18 @@ export class LevelEventStore implements EventStore {
     assertStreamName(stream);
     const hex = refDigest(ref);
     const stored = await this.#withReadable(stream, (opened) => opened.blobBytes(hex), undefined);
-    if (stored === undefined || stored === 'missing') return this.blobs.get(ref as `artifact://${string}`);
+    if (stored === undefined || stored === 'missing') {
+      try {
+        return await this.blobs.get(ref as `artifact://${string}`);
+      } catch (error) {
+        // Absent from the stream and the shared store: damage when the stream holds a key a damaged block garbled.
+        if (stored === 'missing' && (error as { code?: unknown }).code === 'BLOB_NOT_FOUND') {
+          const garbled = await this.#withReadable(stream, (opened) => opened.damagedKey(), undefined);
+          if (garbled !== undefined) throw new BlobError('BLOB_CORRUPT', ref, { detail: `stream ${stream} holds a garbled key (a damaged LevelDB table block), so it cannot be read back` });
+        }
+        throw error;
+      }
+    }
     if (stored === 'damaged') throw new BlobError('BLOB_CORRUPT', ref);
     return stored;
   }

@@ -53,3 +53,12 @@ export function keySeq(key: string): number | undefined {
   const seq = Number.parseInt(key.slice(2), 16);
   return Number.isSafeInteger(seq) ? seq : undefined;
 }
+
+/**
+ * True for a key of the layout above. LevelDB reads table blocks without verifying their checksums, so a damaged
+ * block can hand back a garbled key: the value stored under the right key is then simply absent, and only a key that
+ * fits no part of the layout tells the damage from a blob that was never there.
+ */
+export function isLayoutKey(key: string): boolean {
+  return /^(?:[es]![0-9a-f]{16}|[bd]![0-9a-f]{64}|m!meta|m!sync)$/.test(key);
+}

@@ -1,7 +1,7 @@
 import { ClassicLevel } from 'classic-level';
 import type { RecordEnvelope } from '../models/envelope.js';
 import type { StoredSnapshot } from './event-store.js';
-import { META_KEY, RECORD_KEYS, SNAPSHOT_KEYS, SYNC_KEY, blobKey, deltaKey, keySeq, recordKey, snapshotKey } from './level-keys.js';
+import { META_KEY, RECORD_KEYS, SNAPSHOT_KEYS, SYNC_KEY, blobKey, deltaKey, isLayoutKey, keySeq, recordKey, snapshotKey } from './level-keys.js';
 import { MAX_DELTA_DEPTH, applyDelta, decodeBlobDelta } from './blob-deltas.js';
 import { databaseExists, holdsData } from './level-stream-files.js';
 import { checkIntegrity, writeWatermark } from './level-stream-integrity.js';
@@ -187,6 +187,17 @@ export class LevelStream {
     return this.#levelCall(() => this.#database.iterator(bounds).all());
   }
 
+  /**
+   * The first key of this database that fits none of the stream's key layout (`isLayoutKey`) — the trace a damaged
+   * table block leaves — or undefined. Reads every key: for telling damage from absence after a read failed.
+   */
+  async damagedKey(): Promise<string | undefined> {
+    return this.#levelCall(async () => {
+      for await (const key of this.#database.keys()) if (!isLayoutKey(key)) return key;
+      return undefined;
+    });
+  }
+
   /** The stored bytes under `key`, unchecked (for test hooks that damage a value). */
   async rawValue(key: string): Promise<Uint8Array | undefined> {
     return this.#levelCall(() => this.#database.get(key));
@@ -366,6 +377,7 @@ export async function openLevelStream(options: OpenLevelStreamOptions): Promise<
     return new LevelStream({ ...options, database, head, meta, watermark });
   } catch (error) {
     await database.close();
-    throw error;
+    // A damaged table block is often first met here (the meta key, the last record key): rein's code, as in every read.
+    throw storeErrorOfLevel(options.stream, error);
   }
 }

@@ -80,11 +80,11 @@ export class CodecMismatchError extends StoreError {
   }
 }
 
-/** A blob is unknown (`BLOB_NOT_FOUND`) or its bytes no longer match its content hash (`BLOB_CORRUPT`). */
+/** A blob is unknown (`BLOB_NOT_FOUND`), or its bytes no longer match its content hash or cannot be read back from a damaged store (`BLOB_CORRUPT`). */
 export class BlobError extends StoreError {
   readonly ref: string;
-  constructor(code: 'BLOB_NOT_FOUND' | 'BLOB_CORRUPT', ref: string, options?: { cause?: unknown }) {
-    super(code, code === 'BLOB_NOT_FOUND' ? `no blob ${ref}` : `blob ${ref} does not match its content hash`, options);
+  constructor(code: 'BLOB_NOT_FOUND' | 'BLOB_CORRUPT', ref: string, options?: { cause?: unknown; detail?: string }) {
+    super(code, code === 'BLOB_NOT_FOUND' ? `no blob ${ref}` : options?.detail ? `blob ${ref} is damaged: ${options.detail}` : `blob ${ref} does not match its content hash`, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'BlobError';
     this.ref = ref;
   }

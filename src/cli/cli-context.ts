@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import type { EventStore } from '../../stores/event-store.js';
 import { openLevelEventStore } from '../../stores/level-event-store.js';
 import { ensureStoreDirectory } from './store-directory.js';
-import { readFile } from 'node:fs/promises';
+import { readHostTextIfPresent } from '../util/read-regular-file.js';
 import { isPostgresUrl } from '../../stores/postgres/postgres-url.js';
 import { ReinError } from '../host/host-errors.js';
 import { configFileName } from '../providers/config-file-name.js';
@@ -25,7 +25,7 @@ export const workspaceOf = async (options: CommonOptions): Promise<string> => {
  * `CONFIG_INVALID`.
  */
 const configuredStore = async (workspace: string): Promise<string | undefined> => {
-  const text = await readFile(resolve(workspace, configFileName), 'utf8').catch(() => undefined);
+  const text = await readHostTextIfPresent(resolve(workspace, configFileName), configFileName, (message) => new ReinError('CONFIG_INVALID', message));
   if (text === undefined) return undefined;
   let store: unknown;
   try {

@@ -1,5 +1,6 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { ToolSettled } from '../../models/tool.records.js';
+import { executionFailure } from '../../models/execution-outcome.js';
 import type { SandboxChecked } from '../../models/sandbox.records.js';
 import { sandboxLine } from '../policy/sandbox-status.js';
 import type { PluginFailed } from '../../models/plugin.records.js';
@@ -25,9 +26,9 @@ export type CallVerdict = 'passed' | 'failed' | 'denied' | 'background';
 
 export const callVerdict = (settled: Pick<ToolSettled, 'status' | 'errorCode' | 'denial' | 'execution' | 'observation'>): CallVerdict => {
   if (settled.denial !== undefined || settled.errorCode === 'Denied') return 'denied';
-  // `executionPassed` (models) inlined: `rein show` loads this file and must not load zod.
+  // `executionFailure` is zod-free: `rein show` loads this file and must not load zod.
   const execution = settled.execution;
-  if (settled.status === 'error' || (execution !== undefined && (execution.exitCode !== 0 || execution.signal !== undefined || execution.timedOut !== undefined))) return 'failed';
+  if (settled.status === 'error' || (execution !== undefined && executionFailure(execution) !== undefined)) return 'failed';
   if (execution === undefined && /"background":\s*true/.test(settled.observation)) return 'background';
   return 'passed';
 };

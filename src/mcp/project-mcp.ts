@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { terminalText } from '../util/terminal-text.js';
-import { readFile, realpath } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
+import { readHostTextIfPresent } from '../util/read-regular-file.js';
 import { join } from 'node:path';
 import { canonicalJson } from '../../machines/typestate/canonical-json.js';
 import { ReinError } from '../host/host-errors.js';
@@ -24,13 +25,8 @@ export interface ProjectMcpFile {
 export const mcpServersDigest = (servers: unknown): string => `sha256:${createHash('sha256').update(canonicalJson(servers)).digest('hex')}`;
 
 const readJson = async (path: string): Promise<unknown> => {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new ReinError('CONFIG_INVALID', `cannot read ${path}: ${(error as Error).message}`, { cause: error });
-  }
+  const text = await readHostTextIfPresent(path, path, (message) => new ReinError('CONFIG_INVALID', message));
+  if (text === undefined) return undefined;
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {

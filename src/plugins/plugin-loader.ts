@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
+import { hostFileProblem, readHostFile } from '../util/read-regular-file.js';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { PluginSource } from '../../models/plugin.records.js';
@@ -38,12 +39,12 @@ export interface DiscoveredPlugin {
 
 const readPluginDirectory = async (directory: string, source: PluginSource): Promise<DiscoveredPlugin> => {
   const file = join(directory, pluginManifestFile);
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new PluginError('PLUGIN_NOT_FOUND', `no ${pluginManifestFile} in ${directory}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  const read = await readHostFile(file);
+  if (!read.ok) {
+    if (read.reason === 'missing' || read.reason === 'unreadable') throw new PluginError('PLUGIN_NOT_FOUND', `no ${pluginManifestFile} in ${directory}: ${read.detail}`);
+    throw new PluginError('PLUGIN_MANIFEST_INVALID', hostFileProblem(file, read));
   }
+  const text = read.bytes.toString('utf8');
   let declared: Record<string, unknown>;
   try {
     declared = JSON.parse(text) as Record<string, unknown>;
@@ -56,7 +57,9 @@ const readPluginDirectory = async (directory: string, source: PluginSource): Pro
     const folder = await digestPluginFolder(directory, text);
     return { source, directory, manifest, main, digest: folder.digest, files: folder.files };
   }
-  const code = await readFile(join(directory, main)).catch(() => Buffer.alloc(0));
+  const mainFile = await readHostFile(join(directory, main));
+  if (!mainFile.ok && mainFile.reason !== 'missing') throw new PluginError('PLUGIN_MANIFEST_INVALID', hostFileProblem(join(directory, main), mainFile));
+  const code = mainFile.ok ? mainFile.bytes : Buffer.alloc(0);
   const digest = `b3:${await blake3Hex(Buffer.concat([Buffer.from(text), Buffer.from([0]), code]))}`;
   return { source, directory, manifest, main, digest };
 };

@@ -7,6 +7,7 @@ import type { ApprovalReplied, ApprovalRequested, PermissionDecided } from '../.
 import type { SessionCreated, SessionEnded, SessionForked, SessionInterrupted, SessionResumed } from '../../models/session.records.js';
 import type { ToolRejected, ToolRepaired, ToolSettled, ToolValidated } from '../../models/tool.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
+import { executionFailure } from '../../models/execution-outcome.js';
 import { attr, operation, reinAttr } from '../telemetry/gen-ai-attributes.js';
 import { createRedactor } from '../telemetry/redact.js';
 import { spanIdOf, traceIdOf, type SpanSubject } from '../telemetry/span-ids.js';
@@ -437,11 +438,17 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
       const key = toolKeyOf(draft, record);
       if (!key) return;
       updateSpan(draft, key, (span) => touch(span, record.at));
+      // A command is judged by how it ran whatever the call's status, as `rein show` and `rein trace` judge it.
+      const ranBadly = settled.execution ? executionFailure(settled.execution) : undefined;
+      const failure = settled.status === 'error' ? (settled.errorCode ?? 'error') : ranBadly;
       closeSpan(draft, key, record.at, {
-        status: settled.status === 'ok' ? { code: 'unset' } : { code: 'error' },
+        status: failure === undefined ? { code: 'unset' } : { code: 'error' },
         attributes: {
           [reinAttr.toolStatus]: settled.status,
-          [attr.errorType]: settled.status === 'error' ? (settled.errorCode ?? 'error') : undefined,
+          [attr.errorType]: failure,
+          [attr.processExitCode]: settled.execution?.exitCode ?? undefined,
+          [reinAttr.toolSignal]: settled.execution?.signal,
+          [reinAttr.toolTimedOut]: settled.execution?.timedOut,
           [reinAttr.failedStage]: settled.failedStage,
           [reinAttr.omittedBytes]: settled.truncated?.omittedBytes,
           [attr.toolCallResult]: content(settled.observation),

@@ -1,7 +1,7 @@
-import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import type { ModelOptions } from '../../models/model-contract.js';
+import { readHostTextIfPresent } from '../util/read-regular-file.js';
 import { ReinError } from '../host/host-errors.js';
 import { configFileName } from './config-file-name.js';
 import { SandboxConfig } from '../policy/sandbox-config.js';
@@ -68,13 +68,8 @@ export type WorkspaceConfig = z.infer<typeof WorkspaceConfig>;
 /** Read `<workspace>/rein.config.json`; absent is undefined, unreadable or invalid is `CONFIG_INVALID`. */
 export const loadWorkspaceConfig = async (workspace: string): Promise<WorkspaceConfig | undefined> => {
   const path = resolve(workspace, configFileName);
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new ReinError('CONFIG_INVALID', `cannot read ${path}: ${(error as Error).message}`, { cause: error });
-  }
+  const text = await readHostTextIfPresent(path, path, (message) => new ReinError('CONFIG_INVALID', message));
+  if (text === undefined) return undefined;
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { hostFileProblem, readHostFile } from '../util/read-regular-file.js';
 import type { ModelEvent, ModelRequest } from '../../models/model-contract.js';
 import { Script, type ScriptTurn } from '../../models/script.js';
 import { ReinError } from '../host/host-errors.js';
@@ -22,14 +22,13 @@ export const parseScript = (value: unknown, source = 'script'): Script => {
   return parsed.data;
 };
 
-/** Read a JSON script file from disk and validate it. */
+/** Read a JSON script file from disk (a regular file: `SCRIPT_INVALID` otherwise) and validate it. */
 export const loadScript = async (path: string): Promise<Script> => {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    throw new ReinError('SCRIPT_INVALID', `cannot read script ${path}: ${(error as Error).message}`, { cause: error });
-  }
+  // Read without blocking and only as a regular file: a workspace's rein.config.json may name the script, and a FIFO
+  // there must not hang the run.
+  const read = await readHostFile(path);
+  if (!read.ok) throw new ReinError('SCRIPT_INVALID', read.reason === 'not_a_file' ? `script ${hostFileProblem(path, read)}` : `cannot read script ${path}: ${hostFileProblem(path, read)}`);
+  const text = read.bytes.toString('utf8');
   try {
     return parseScript(JSON.parse(text), path);
   } catch (error) {

@@ -171,6 +171,8 @@ export class ReinSession {
    * servers are ready or have failed, so the first round's visible set knows them.
    */
   async send(text: string): Promise<void> {
+    // A blank message would reach the model as a turn of nothing: refused before anything is written.
+    if (typeof text !== 'string' || text.trim() === '') throw new ReinError('INPUT_INVALID', `a message must be a non-blank string, got ${JSON.stringify(text) ?? String(text)}`);
     // A message to an ended session is refused, not dropped: nothing would ever answer it.
     if (this.host.isDone) throw new ReinError('SESSION_ENDED', `session ${this.id} has ended (${this.host.result().status}): the message was not delivered; start a session or fork this one to go on`);
     const reviewed = await this.viewOptions.hooks?.promptSubmitted(text);

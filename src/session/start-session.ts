@@ -5,6 +5,7 @@ import { recordVersion } from '../../models/records.js';
 import type { SessionCreated } from '../../models/session.records.js';
 import { ActorTree, rootPath } from '../host/actor-tree.js';
 import { ReinError } from '../host/host-errors.js';
+import { checkBudgets } from '../rein-options-check.js';
 import { machineVersion } from '../host/machine-version.js';
 import { mutationPolicyDigestOf } from '../typestate/call-spec.js';
 import { createIdGenerator } from '../host/record-ids.js';
@@ -50,10 +51,20 @@ export const newSessionId = (now: number): string => {
 };
 
 /**
+ * What a session cannot start with (`USAGE`, writing nothing): a task that is not a non-blank string (it is the first
+ * user message) and budgets `checkBudgets` refuses.
+ */
+export const checkSessionOptions = (options: { task?: unknown; budgets?: unknown }, where: string): void => {
+  if (typeof options.task !== 'string' || options.task.trim() === '') throw new ReinError('USAGE', `${where}({ task }): the task must be a non-blank string, got ${JSON.stringify(options.task) ?? String(options.task)}`);
+  checkBudgets(options.budgets, where);
+};
+
+/**
  * Create a session: build its actor tree, append `session.created` with the initial transition as the stream's
  * first batch, and return a handle. Nothing runs until a message is sent.
  */
 export const createSession = async (services: SessionServices, options: CreateSessionOptions): Promise<ReinSession> => {
+  checkSessionOptions(options, 'createSession');
   const sessionId = options.sessionId ?? newSessionId(services.clock());
   if (isReservedStreamName(sessionId)) throw new ReinError('SESSION_INVALID', `${sessionId} is reserved for the workspace's memory`);
   if ((await services.store.head(sessionId)) > 0) throw new ReinError('SESSION_INVALID', `session ${sessionId} already exists`);

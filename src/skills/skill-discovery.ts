@@ -1,4 +1,5 @@
-import { open, readdir, realpath, stat } from 'node:fs/promises';
+import { readdir, realpath, stat } from 'node:fs/promises';
+import { hostFileProblem, readHostFile } from '../util/read-regular-file.js';
 import { homedir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import type { CapabilityProblem } from '../../models/capability.records.js';
@@ -39,17 +40,11 @@ export const displaySkillPath = (path: string, workspace: string, home: string):
   return !inHome.startsWith('..') && inHome !== '' ? `~/${inHome}` : path;
 };
 
-const readCapped = async (path: string): Promise<string | { error: string }> => {
-  const handle = await open(path, 'r').catch((error: NodeJS.ErrnoException) => ({ error: error.code ?? error.message }));
-  if ('error' in handle) return { error: `cannot open SKILL.md (${handle.error})` };
-  try {
-    const info = await handle.stat();
-    if (!info.isFile()) return { error: 'SKILL.md is not a regular file' };
-    if (info.size > maxSkillFileBytes) return { error: `SKILL.md is ${info.size} bytes; at most ${maxSkillFileBytes}` };
-    return await handle.readFile('utf8');
-  } finally {
-    await handle.close();
-  }
+const readCapped = async (path: string): Promise<string | { error: string; missing?: true }> => {
+  const read = await readHostFile(path, { maxBytes: maxSkillFileBytes });
+  if (read.ok) return read.bytes.toString('utf8');
+  if (read.reason === 'missing') return { error: `cannot open SKILL.md (${read.detail})`, missing: true };
+  return { error: hostFileProblem('SKILL.md', read) };
 };
 
 /**
@@ -72,7 +67,7 @@ export const discoverSkills = async (input: { workspace: string; options?: Skill
       if (!root || !(await stat(root).then((info) => info.isDirectory()).catch(() => false))) continue;
       const text = await readCapped(join(root, 'SKILL.md'));
       if (typeof text !== 'string') {
-        if (text.error.includes('ENOENT')) continue;
+        if (text.missing) continue;
         problems.push({ source: shown, reason: text.error });
         continue;
       }

@@ -1,4 +1,5 @@
-import { open, readdir, realpath } from 'node:fs/promises';
+import { readdir, realpath } from 'node:fs/promises';
+import { hostFileProblem, readHostFile } from '../util/read-regular-file.js';
 import { join, relative, sep } from 'node:path';
 import { z } from 'zod';
 import { blake3Text } from '../../machines/typestate/blake3.js';
@@ -66,18 +67,10 @@ const readInside = async (root: string, file: string): Promise<{ text: string } 
   const target = await realpath(join(root, file)).catch(() => undefined);
   if (!target) return { error: `${file} does not exist in the skill's folder` };
   if (!target.startsWith(root + sep)) return { error: `${file} is outside the skill's folder` };
-  const handle = await open(target, 'r').catch(() => undefined);
-  if (!handle) return { error: `${file} cannot be opened` };
-  try {
-    const info = await handle.stat();
-    if (!info.isFile()) return { error: `${file} is not a regular file` };
-    if (info.size > maxSkillResourceBytes) return { error: `${file} is ${info.size} bytes; at most ${maxSkillResourceBytes}` };
-    const bytes = await handle.readFile();
-    if (bytes.includes(0)) return { error: `${file} is binary; run it (scripts) instead of reading it` };
-    return { text: bytes.toString('utf8') };
-  } finally {
-    await handle.close();
-  }
+  const read = await readHostFile(target, { maxBytes: maxSkillResourceBytes });
+  if (!read.ok) return { error: read.reason === 'missing' || read.reason === 'unreadable' ? `${file} cannot be opened` : hostFileProblem(file, read) };
+  if (read.bytes.includes(0)) return { error: `${file} is binary; run it (scripts) instead of reading it` };
+  return { text: read.bytes.toString('utf8') };
 };
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The OpenTelemetry names rein's spans use. The `gen_ai.*`, `error.type`, `server.*` and `service.*` names are the
+ * The OpenTelemetry names rein's spans use. The `gen_ai.*`, `error.type`, `process.exit.code`, `server.*` and `service.*` names are the
  * semantic conventions' (`@opentelemetry/semantic-conventions/incubating`, which asks libraries to copy the
  * incubating names rather than import them at run time; a test checks every copy against the package), so loading
  * rein never loads OpenTelemetry. The `rein.*` names are rein's own.
@@ -25,6 +25,7 @@ export const attr = {
   inputMessages: 'gen_ai.input.messages',
   outputMessages: 'gen_ai.output.messages',
   errorType: 'error.type',
+  processExitCode: 'process.exit.code',
   serverAddress: 'server.address',
   serverPort: 'server.port',
   serviceName: 'service.name',
@@ -54,6 +55,8 @@ export const reinAttr = {
   contextExcluded: 'rein.context.excluded',
   contextCompacted: 'rein.context.compacted',
   toolStatus: 'rein.tool.status',
+  toolSignal: 'rein.tool.signal',
+  toolTimedOut: 'rein.tool.timed_out',
   mcpServer: 'rein.tool.mcp_server',
   failedStage: 'rein.tool.failed_stage',
   omittedBytes: 'rein.tool.truncated_bytes',

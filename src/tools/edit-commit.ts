@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readHostFile } from '../util/read-regular-file.js';
 import type { InputRepair } from '../../models/tool.records.js';
 import { blake3Hex } from '../util/blake3.js';
 import { readWorkspaceFile, removeInterruptedTemps, writeWorkspaceFile } from './file-access.js';
@@ -85,7 +85,8 @@ export const checkEditResume = async (intent: Record<string, unknown> | undefine
   if (!path) return { resolution: 'rerun', reason: 'it never started' };
   const cleaned = await removeInterruptedTemps(workspace, path);
   const resolved = await workspace.resolveExisting(path);
-  const hash = resolved.ok ? await readFile(resolved.path).then((bytes) => blake3Hex(bytes), () => null) : null;
+  const read = resolved.ok ? await readHostFile(resolved.path) : undefined;
+  const hash = read?.ok ? blake3Hex(read.bytes) : null;
   if (hash !== null && hash === intent?.after) return { resolution: 'settled-from-log', reason: 'the file already has the edited content', observation: `edited ${path} (confirmed after a restart: the edit is in the file)`, cleaned };
   if (hash !== null && hash === intent?.before) return { resolution: 'rerun', reason: 'the file still has the content the edit was checked against', cleaned };
   return { resolution: 'awaiting-confirmation', reason: `${path} matches neither the content before nor after the edit`, cleaned };

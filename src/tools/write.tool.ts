@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { blake3Hex } from '../util/blake3.js';
+import { readHostFile } from '../util/read-regular-file.js';
 import { removeInterruptedTemps, writeWorkspaceFile } from './file-access.js';
 import { defineTool, toolFailure } from './tool.js';
 
@@ -12,7 +12,11 @@ export const WriteParameters = z
   .strict();
 export type WriteParameters = z.infer<typeof WriteParameters>;
 
-const currentHash = async (path: string): Promise<string | null> => readFile(path).then((bytes) => blake3Hex(bytes), () => null);
+/** The file's hash now, or null when it is absent or not a regular file (read without blocking: a FIFO cannot hang it). */
+const currentHash = async (path: string): Promise<string | null> => {
+  const read = await readHostFile(path);
+  return read.ok ? blake3Hex(read.bytes) : null;
+};
 
 /** Write a whole file atomically (temp file + rename) inside the workspace; the parent directory must exist there. */
 export const writeTool = defineTool<WriteParameters, { target: string; relative: string }>({

@@ -1,4 +1,5 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { readHostTextIfPresent } from '../util/read-regular-file.js';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -75,13 +76,8 @@ export class TrustStore {
   }
 
   private async entries(): Promise<TrustEntry[]> {
-    let text: string;
-    try {
-      text = await readFile(this.file, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw new ReinError('CONFIG_INVALID', `cannot read ${this.file}: ${(error as Error).message}`, { cause: error });
-    }
+    const text = await readHostTextIfPresent(this.file, this.file, (message) => new ReinError('CONFIG_INVALID', message));
+    if (text === undefined) return [];
     let value: unknown;
     try {
       value = JSON.parse(text);

@@ -1,4 +1,4 @@
-import { readdir, rm, truncate, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jsonLines, runCli } from '../support/cli.js';
@@ -39,6 +39,37 @@ describe('the store never hides damage', () => {
       const shown = await runCli(['show', second], { cwd: workspace.path });
       expect(shown.code).toBe(1);
       expect(shown.stderr).toContain('rein: STORE_CORRUPT_RECORD');
+    } finally {
+      await workspace.remove();
+    }
+  });
+
+  it('a damaged LevelDB table block is STORE_CORRUPT_RECORD in sessions, show and replay, never a raw LEVEL_CORRUPTION (trial 6 F8)', async () => {
+    const workspace = await makeTempDir('rein-damaged-table-');
+    try {
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Hello. '.repeat(300) }] }));
+      const run = await runCli(['run', 'hi', '--script', 'script.json', '--json'], { cwd: workspace.path });
+      expect(run.code, run.stderr).toBe(0);
+      const id = jsonLines(run.stdout)[0]!.stream as string;
+      // Opening the stream in place once moves its log into a table file (the trial's 000005.ldb).
+      const again = await runCli(['resume', id, '--yes'], { cwd: workspace.path });
+      expect(again.code, again.stderr).toBe(0);
+      const directory = join(workspace.path, '.rein', 'streams', id);
+      const tables = (await readdir(directory)).filter((name) => name.endsWith('.ldb'));
+      expect(tables.length).toBeGreaterThan(0);
+      for (const table of tables) {
+        const bytes = await readFile(join(directory, table));
+        for (let index = 64; index < bytes.length - 64; index += 7) bytes[index] = bytes[index]! ^ 0x5a;
+        await writeFile(join(directory, table), bytes);
+      }
+      const listed = await runCli(['sessions'], { cwd: workspace.path });
+      expect(listed.stdout).toContain(`${id}  damaged: STORE_CORRUPT_RECORD`);
+      for (const command of ['show', 'replay']) {
+        const refused = await runCli([command, id], { cwd: workspace.path });
+        expect(refused.code).toBe(1);
+        expect(refused.stderr).toContain('rein: STORE_CORRUPT_RECORD');
+        expect(refused.stderr).not.toMatch(/rein: LEVEL_/);
+      }
     } finally {
       await workspace.remove();
     }

@@ -26,6 +26,7 @@ const expected: Record<keyof typeof attr, string> = {
   inputMessages: semconv.ATTR_GEN_AI_INPUT_MESSAGES,
   outputMessages: semconv.ATTR_GEN_AI_OUTPUT_MESSAGES,
   errorType: semconv.ATTR_ERROR_TYPE,
+  processExitCode: semconv.ATTR_PROCESS_EXIT_CODE,
   serverAddress: semconv.ATTR_SERVER_ADDRESS,
   serverPort: semconv.ATTR_SERVER_PORT,
   serviceName: semconv.ATTR_SERVICE_NAME,
