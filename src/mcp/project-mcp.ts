@@ -46,12 +46,15 @@ const readJson = async (path: string): Promise<unknown> => {
 export const loadProjectMcp = async (workspace: string, trust: TrustStore): Promise<ProjectMcpFile[]> => {
   const files: ProjectMcpFile[] = [];
   const taken = new Map<string, string>();
+  const root = await realpath(workspace);
   for (const file of projectMcpFiles) {
     const path = join(workspace, file);
     const value = await readJson(path);
     if (value === undefined || typeof value !== 'object' || value === null || !('mcpServers' in value)) continue;
     const servers = (value as { mcpServers: unknown }).mcpServers;
-    const subject: TrustSubject = { kind: 'mcp', path: await realpath(path), digest: mcpServersDigest(servers) };
+    // Trust is bound to where the servers run — the file's place in this workspace, never a link's target: a
+    // repository whose `.mcp.json` links to another project's trusted file would start its own `./srv.js` under it.
+    const subject: TrustSubject = { kind: 'mcp', path: join(root, file), digest: mcpServersDigest(servers) };
     const parsed = parseMcpServers(servers, { kind: 'project', file, digest: subject.digest });
     const kept: McpServerSpec[] = [];
     for (const spec of parsed.servers) {

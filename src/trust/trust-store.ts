@@ -7,13 +7,15 @@ import { ReinError } from '../host/host-errors.js';
 
 /**
  * What a person trusts: one project file's content of one kind, by its path and the digest of that content. `mcp`:
- * the MCP servers a project file would start (path: the file's real path); `plugin`: a project plugin's manifest and
- * module (path: the workspace, name: the plugin id). One store holds both, so one decision format covers everything a
+ * the MCP servers a project file would start, `hooks`: the command hooks of `rein.config.json` (path: the file's place
+ * in the workspace's real path — a symlinked file is read, but its trust is never that of the place it links to);
+ * `plugin`: a project plugin's manifest and module (path: the workspace's real path, name: the plugin id). Trust is
+ * bound to where the code runs and what it is, so a decision made for one place never starts anything in another. One store holds both, so one decision format covers everything a
  * repository could make rein run.
  */
 export interface TrustSubject {
   kind: string;
-  /** The file's canonical path (for a plugin: its workspace). */
+  /** Where it runs: the file's path in the canonical workspace (for a plugin: the canonical workspace). */
   path: string;
   /** What inside `path` is trusted, when a path holds several subjects (a plugin's id). */
   name?: string;
