@@ -1,5 +1,5 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
+import { reinConfigHome } from '../policy/protected-paths.js';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -28,8 +28,7 @@ type TrustEntry = z.infer<typeof TrustEntry>;
 
 /** Where trust decisions live: `$REIN_CONFIG_HOME/trust.json`, else `$XDG_CONFIG_HOME/rein` or `~/.config/rein` — never inside a workspace. */
 export const trustFilePath = (env: NodeJS.ProcessEnv = process.env): string => {
-  const directory = env.REIN_CONFIG_HOME ?? join(env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'rein');
-  return join(directory, 'trust.json');
+  return join(reinConfigHome(env), 'trust.json');
 };
 
 /** One decision is about one subject: the same kind, path and name (the digest is what it decided about). */
