@@ -1,0 +1,77 @@
+import { request } from 'node:http';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { startInspectorRelay, type InspectorRelay } from '../../src/inspect/inspector-relay.js';
+
+/**
+ * The trial's E31: the relay bound to 127.0.0.1 served the session to a page of any site (WebSockets are not subject
+ * to CORS) and to a rebound DNS name. It now serves its own page's origin and clients that send none; anything else is 403.
+ */
+const get = (port: number, headers: Record<string, string>): Promise<{ status: number; body: string }> =>
+  new Promise((resolve, reject) => {
+    const sent = request({ host: '127.0.0.1', port, path: '/', headers }, (response) => {
+      let body = '';
+      response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    sent.on('error', reject);
+    sent.end();
+  });
+
+/** Open a socket with these headers: the messages it got once the relay replayed what it kept, or the refusal's status. */
+const open = (relay: InspectorRelay, headers: Record<string, string>): Promise<{ status: number; messages: string[] }> =>
+  new Promise((resolve) => {
+    const socket = new WebSocket(relay.wsUrl, { headers });
+    const messages: string[] = [];
+    socket.on('message', (data) => {
+      messages.push(data.toString());
+      if (messages.length === 2) {
+        socket.close();
+        resolve({ status: 101, messages });
+      }
+    });
+    socket.on('unexpected-response', (_request, response) => {
+      resolve({ status: response.statusCode ?? 0, messages });
+      socket.terminate();
+    });
+    socket.on('error', () => undefined);
+  });
+
+describe('the inspector relay serves only its own page and non-browser clients', () => {
+  let relay: InspectorRelay;
+  beforeEach(async () => {
+    relay = await startInspectorRelay({ port: 0 });
+    // A producer (no Origin, as rein's own connection) sends the session.
+    const producer = new WebSocket(relay.wsUrl);
+    await new Promise((resolve) => producer.once('open', resolve));
+    producer.send(JSON.stringify({ type: '@xstate.actor', secret: 'rm keep.txt' }));
+    producer.send(JSON.stringify({ type: '@xstate.event', secret: 'Tests pass' }));
+    await expect.poll(() => relay.relayed()).toBe(2);
+    producer.close();
+  });
+  afterEach(() => relay.close());
+
+  it('a socket from another web origin is refused with 403 and gets nothing', async () => {
+    for (const origin of ['https://evil.example', `http://evil.example:${relay.port}`, 'null', `http://127.0.0.1:${relay.port + 1}`, `https://127.0.0.1:${relay.port}`]) {
+      expect(await open(relay, { Origin: origin }), origin).toEqual({ status: 403, messages: [] });
+    }
+  });
+
+  it('a rebound DNS name (Host not loopback) is refused for the socket and the page', async () => {
+    expect(await open(relay, { Host: `evil.example:${relay.port}` })).toEqual({ status: 403, messages: [] });
+    expect((await get(relay.port, { Host: `evil.example:${relay.port}` })).status).toBe(403);
+    expect((await get(relay.port, { Host: `127.0.0.1:${relay.port}`, Origin: 'https://evil.example' })).status).toBe(403);
+  });
+
+  it('its own page origin and clients without one get the session', async () => {
+    for (const origin of [`http://127.0.0.1:${relay.port}`, `http://localhost:${relay.port}`]) {
+      const seen = await open(relay, { Origin: origin });
+      expect(seen.status, origin).toBe(101);
+      expect(seen.messages[0]).toContain('rm keep.txt');
+    }
+    expect((await open(relay, {})).status).toBe(101);
+    const page = await get(relay.port, { Host: `localhost:${relay.port}` });
+    expect(page.status).toBe(200);
+    expect(page.body).toContain(`ws://127.0.0.1:${relay.port}`);
+  });
+});
