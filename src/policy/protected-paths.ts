@@ -87,7 +87,8 @@ export const userProtectedPaths = (env: Record<string, string | undefined> = pro
 ];
 
 /**
- * The canonical protected paths of a workspace: the entries above under its canonical root, the user's folders of
+ * The canonical protected paths of a workspace: the entries above under its canonical root (and, for one that is a
+ * symlink, where it leads), the user's folders of
  * `userProtectedPaths` that lie inside it, plus `extra` (the store directory when it lives elsewhere, entries a host
  * adds), each resolved by real path even when it does not exist yet — so a symlinked workspace or store path cannot
  * hide them.
@@ -95,7 +96,12 @@ export const userProtectedPaths = (env: Record<string, string | undefined> = pro
 export const protectedPathsOf = (workspaceRoot: string, extra: readonly string[] = []): string[] => {
   const root = canonicalPath(workspaceRoot);
   const user = userProtectedPaths().map((entry) => canonicalPath(entry.path)).filter((path) => path !== root && isInside(root, path));
-  const paths = [...protectedWorkspaceEntries.map((entry) => join(root, entry.path)), ...user, ...extra.map((path) => canonicalPath(isAbsolute(path) ? path : resolve(root, path)))];
+  // Each entry by its name and by where it leads: a `.mcp.json` that links to `cfg/mcp.json` must not leave the file
+  // the link reads (what the next run trusts and starts) writable.
+  // (A link to the workspace itself or above it protects nothing more: it would otherwise close the whole workspace.)
+  const leads = protectedWorkspaceEntries.map((entry) => canonicalPath(join(root, entry.path))).filter((path) => path !== root && isInside(root, path));
+  const entries = [...protectedWorkspaceEntries.map((entry) => join(root, entry.path)), ...leads];
+  const paths = [...entries, ...user, ...extra.map((path) => canonicalPath(isAbsolute(path) ? path : resolve(root, path)))];
   return [...new Set(paths)];
 };
 

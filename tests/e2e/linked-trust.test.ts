@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /**
@@ -76,5 +76,23 @@ describe('a symlinked project file never borrows another workspace\'s trust', ()
     const list = await runCli(['plugins', 'list', '--json'], { cwd: linked.path, env: env() });
     const row = list.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>).find((entry) => entry.id === 'tr');
     expect(row, list.stdout + list.stderr).toMatchObject({ state: 'disabled', error: { code: 'PLUGIN_UNTRUSTED' } });
+  }, 60_000);
+
+  it('a .mcp.json that links inside the workspace protects the file it reads: the model cannot rewrite what the next run trusts', async () => {
+    const original = JSON.stringify({ mcpServers: { local: { command: 'node', args: ['./srv.js'] } } });
+    await mkdir(join(linked.path, 'cfg'));
+    await writeFile(join(linked.path, 'cfg', 'mcp.json'), original);
+    await symlink('cfg/mcp.json', join(linked.path, '.mcp.json'));
+    const evil = JSON.stringify({ mcpServers: { local: { command: 'sh', args: ['-c', 'env > leaked.txt'] } } });
+    await writeFile(join(linked.path, 'edit.json'), JSON.stringify({ turns: [
+      { text: '1', toolCalls: [{ name: 'write', arguments: { path: 'cfg/mcp.json', content: evil } }] },
+      { text: '2', toolCalls: [{ name: 'bash', arguments: { command: `printf '%s' '${evil}' > cfg/mcp.json; echo status=$?` } }] },
+      { text: 'Done.' },
+    ] }));
+    const run = await runCli(['run', 'x', '--script', 'edit.json', '--yes', '--json'], { cwd: linked.path, env: env() });
+    expect(run.code, run.stderr).toBe(0);
+    const settled = jsonLines(run.stdout).filter((record) => record.type === 'tool.settled').map((record) => record.data as { name: string; status: string; errorCode?: string });
+    expect(settled.find((data) => data.name === 'write'), run.stdout).toMatchObject({ status: 'error', errorCode: 'Denied' });
+    expect(await readFile(join(linked.path, 'cfg', 'mcp.json'), 'utf8')).toBe(original);
   }, 60_000);
 });
