@@ -34,6 +34,7 @@ describe("rein's configuration folder inside the workspace", () => {
     ] }));
     const run = await runCli(['run', 'w', '--script', 'script.json', '--yes', '--json'], { cwd: home.path, env: env() });
     expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain('rein: warning: the workspace is your home directory');
     const settled = jsonLines(run.stdout).filter((record) => record.type === 'tool.settled').map((record) => record.data as { name: string; status: string; errorCode?: string });
     expect(settled.filter((data) => data.name === 'write'), run.stdout).toEqual([expect.objectContaining({ status: 'error', errorCode: 'Denied' }), expect.objectContaining({ status: 'error', errorCode: 'Denied' })]);
     // What the command created inside rein's configuration folder was removed when it ended.

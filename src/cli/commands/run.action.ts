@@ -2,7 +2,7 @@ import { ReinError } from '../../host/host-errors.js';
 import { hostRunFiles } from '../host-run-files.js';
 import { createRein, type Rein } from '../../rein.js';
 import { ExitCode } from '../exit-codes.js';
-import { openStore, printJson, protectedPathsOf, workspaceOf } from '../cli-context.js';
+import { openStore, printJson, protectedPathsOf, workspaceOf, broadWorkspaceWarning } from '../cli-context.js';
 import { exitCodeOf, printSandbox, runToQuiet, stopPluginsAfter } from '../session-runner.js';
 import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
 import { budgetsOf } from '../budget-options.js';
@@ -33,6 +33,8 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   sandboxOf(options);
   visibleLimitOf(options);
   const workspace = await workspaceOf(options);
+  const broad = broadWorkspaceWarning(workspace);
+  if (broad) process.stderr.write(`rein: warning: ${broad}\n`);
   if (options.detach && options.memory === false) throw new ReinError('USAGE', '--no-memory applies to a session this process runs: a worker runs a queued (--detach) session with its own settings');
   // So do --otlp and --inspect: a queued session's spans and actors live in the worker's process, not this one.
   if (options.detach && (options.otlp !== undefined || (options.inspect !== undefined && options.inspect !== false))) throw new ReinError('USAGE', `${options.otlp !== undefined ? '--otlp' : '--inspect'} applies to a session this process runs: a worker runs a queued (--detach) session`);
