@@ -38,9 +38,9 @@ socket.onmessage = (event) => {
 
 /**
  * Start a relay bound to 127.0.0.1 only (never another interface), serving only its own page and clients that are not
- * browsers (`loopbackRequestProblem`: another `Origin` or a `Host` that is not loopback is 403): every message a client sends is kept (up to
- * `maxMessages`) and forwarded to every other client, and each new client first receives what was kept, so a
- * browser opened after a replay still sees the whole session. The page embeds the Stately inspector UI, which the
+ * browsers (`loopbackRequestProblem`: another `Origin`, or a `Host` that is not loopback, is 403): every message a
+ * client sends is kept (up to `maxMessages`) and forwarded to every other client, and each new client first receives
+ * what was kept, so a browser opened after a replay still sees the whole session. The page embeds the Stately inspector UI, which the
  * browser (not rein) loads from `inspectorUrl`.
  */
 export const startInspectorRelay = async (options: { port?: number; inspectorUrl?: string; maxMessages?: number } = {}): Promise<InspectorRelay> => {

@@ -91,6 +91,7 @@ export interface McpServerEnvironment {
   inherited: string[];
 }
 
+/** What of `env` (rein's environment) `spec` would receive when started; see `McpServerEnvironment`. */
 export const mcpServerEnvironment = (spec: McpServerSpec, env: NodeJS.ProcessEnv = process.env): McpServerEnvironment => {
   const config = spec.config as { type?: string; command?: string; args?: string[]; url?: string; env?: Record<string, string>; headers?: Record<string, string> };
   const variables: McpServerEnvironment['variables'] = [];

@@ -77,25 +77,21 @@ export const reinConfigHome = (env: Record<string, string | undefined> = process
   resolve(env.REIN_CONFIG_HOME || join(env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'rein'));
 
 /**
- * The user's own folders that steer what rein runs, wherever the workspace is: rein's configuration folder (trust
- * store, user plugins) and the user skills folder (`~/.agents/skills`). When one lies inside a workspace — a session
- * run in the home directory — it is protected there like `.rein`.
+ * The user's own folders that steer what rein runs, wherever the workspace is: rein's configuration folder (the trust
+ * store and the user plugins, which run outside the sandbox) and the user skills folder (`~/.agents/skills`). When one
+ * lies inside a workspace — a session run in the home directory — it is protected there like `.rein`.
  */
-export const userProtectedPaths = (env: Record<string, string | undefined> = process.env): Array<{ path: string; why: string }> => [
-  { path: reinConfigHome(env), why: "rein's configuration: the trust store and the user plugins, which run outside the sandbox" },
-  { path: join(homedir(), '.agents', 'skills'), why: 'the user skills: a model that could write one could steer every later run' },
-];
+export const userProtectedPaths = (env: Record<string, string | undefined> = process.env): string[] => [reinConfigHome(env), join(homedir(), '.agents', 'skills')];
 
 /**
  * The canonical protected paths of a workspace: the entries above under its canonical root (and, for one that is a
- * symlink, where it leads), the user's folders of
- * `userProtectedPaths` that lie inside it, plus `extra` (the store directory when it lives elsewhere, entries a host
- * adds), each resolved by real path even when it does not exist yet — so a symlinked workspace or store path cannot
- * hide them.
+ * symlink, where it leads inside the workspace), the user's folders of `userProtectedPaths` that lie inside it, plus
+ * `extra` (the store directory when it lives elsewhere, entries a host adds), each resolved by real path even when it
+ * does not exist yet — so a symlinked workspace or store path cannot hide them.
  */
 export const protectedPathsOf = (workspaceRoot: string, extra: readonly string[] = []): string[] => {
   const root = canonicalPath(workspaceRoot);
-  const user = userProtectedPaths().map((entry) => canonicalPath(entry.path)).filter((path) => path !== root && isInside(root, path));
+  const user = userProtectedPaths().map((path) => canonicalPath(path)).filter((path) => path !== root && isInside(root, path));
   // Each entry by its name and by where it leads: a `.mcp.json` that links to `cfg/mcp.json` must not leave the file
   // the link reads (what the next run trusts and starts) writable.
   // (A link to the workspace itself or above it protects nothing more: it would otherwise close the whole workspace.)

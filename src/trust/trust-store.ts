@@ -10,8 +10,8 @@ import { ReinError } from '../host/host-errors.js';
  * the MCP servers a project file would start, `hooks`: the command hooks of `rein.config.json` (path: the file's place
  * in the workspace's real path — a symlinked file is read, but its trust is never that of the place it links to);
  * `plugin`: a project plugin's manifest and module (path: the workspace's real path, name: the plugin id). Trust is
- * bound to where the code runs and what it is, so a decision made for one place never starts anything in another. One store holds both, so one decision format covers everything a
- * repository could make rein run.
+ * bound to where the code runs and what it is, so a decision made for one place never starts anything in another.
+ * One store holds them all, so one decision format covers everything a repository could make rein run.
  */
 export interface TrustSubject {
   kind: string;
@@ -26,7 +26,7 @@ const TrustEntry = z.object({ kind: z.string(), path: z.string(), name: z.string
 const TrustFile = z.object({ version: z.literal(1), entries: z.array(TrustEntry) });
 type TrustEntry = z.infer<typeof TrustEntry>;
 
-/** Where trust decisions live: `$REIN_CONFIG_HOME/trust.json`, else `$XDG_CONFIG_HOME/rein` or `~/.config/rein` — never inside a workspace. */
+/** Where trust decisions live: `$REIN_CONFIG_HOME/trust.json`, else `$XDG_CONFIG_HOME/rein` or `~/.config/rein` — never in a repository, and protected when a workspace holds it. */
 export const trustFilePath = (env: NodeJS.ProcessEnv = process.env): string => {
   return join(reinConfigHome(env), 'trust.json');
 };
