@@ -14,6 +14,8 @@ export const projectMcpFiles = ['rein.config.json', '.mcp.json'] as const;
 export interface ProjectMcpFile {
   /** Workspace-relative name (`.mcp.json`). */
   file: string;
+  /** Where the file really is, when it is a link leading elsewhere (its trust is still this workspace's). */
+  linksTo?: string;
   subject: TrustSubject;
   status: TrustStatus;
   servers: McpServerSpec[];
@@ -65,7 +67,8 @@ export const loadProjectMcp = async (workspace: string, trust: TrustStore): Prom
         kept.push(spec);
       }
     }
-    files.push({ file, subject, status: await trust.status(subject), servers: kept, problems: parsed.problems });
+    const real = await realpath(path);
+    files.push({ file, ...(real === subject.path ? {} : { linksTo: real }), subject, status: await trust.status(subject), servers: kept, problems: parsed.problems });
   }
   return files;
 };
@@ -134,5 +137,6 @@ export const describeMcpFile = (file: ProjectMcpFile, env: NodeJS.ProcessEnv = p
     return [`  ${terminalText(spec.name)}: ${terminalText(what)}`, ...describeServerEnvironment(mcpServerEnvironment(spec, env)).map((line) => `      ${terminalText(line)}`)];
   });
   const change = file.status === 'changed' ? ' It changed since you trusted it.' : '';
-  return `${file.file} asks rein to start ${file.servers.length} MCP server(s); they run with your permissions, outside the bash sandbox, and receive the variables of your environment listed under each.${change}\n${lines.join('\n')}`;
+  const link = file.linksTo ? ` (a link to ${terminalText(file.linksTo)}: trusting it here trusts it for this workspace only)` : '';
+  return `${file.file}${link} asks rein to start ${file.servers.length} MCP server(s); they run with your permissions, outside the bash sandbox, and receive the variables of your environment listed under each.${change}\n${lines.join('\n')}`;
 };

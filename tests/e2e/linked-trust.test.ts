@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { jsonLines, runCli } from '../support/cli.js';
@@ -42,7 +42,7 @@ describe('a symlinked project file never borrows another workspace\'s trust', ()
     expect(existsSync(marker), run.stderr).toBe(false);
     expect(run.stderr).toMatch(/\.mcp\.json/);
     const list = await runCli(['mcp', 'list', '--json'], { cwd: linked.path, env: env() });
-    expect(JSON.parse(list.stdout.trim().split('\n')[0]!)).toMatchObject({ name: 'local', trusted: false, state: 'untrusted' });
+    expect(JSON.parse(list.stdout.trim().split('\n')[0]!)).toMatchObject({ name: 'local', trusted: false, state: 'untrusted', linksTo: join(await realpath(trusted.path), '.mcp.json') });
     // The trusted project itself keeps its decision.
     const own = await runCli(['mcp', 'list', '--json'], { cwd: trusted.path, env: env() });
     expect(JSON.parse(own.stdout.trim().split('\n')[0]!)).toMatchObject({ name: 'local', trusted: true });

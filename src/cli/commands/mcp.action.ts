@@ -11,6 +11,8 @@ import { terminalText } from '../../util/terminal-text.js';
 interface McpServerRow {
   name: string;
   file: string;
+  /** The file's real path when it is a link leading elsewhere. */
+  linksTo?: string;
   transport: string;
   state: string;
   trusted: boolean;
@@ -52,18 +54,19 @@ export const mcpListCommand = async (options: CommonOptions): Promise<void> => {
     for (const spec of file.servers) {
       const transport = 'url' in spec.config ? 'http' : 'stdio';
       const environment = mcpServerEnvironment(spec);
+      const link = file.linksTo ? { linksTo: file.linksTo } : {};
       if (!trusted) {
-        rows.push({ name: spec.name, file: file.file, transport, state: file.status === 'changed' ? 'untrusted (changed)' : 'untrusted', trusted, environment, error: 'not started: run `rein mcp trust` to trust this file as it is' });
+        rows.push({ name: spec.name, file: file.file, ...link, transport, state: file.status === 'changed' ? 'untrusted (changed)' : 'untrusted', trusted, environment, error: 'not started: run `rein mcp trust` to trust this file as it is' });
         continue;
       }
       const probed = await probe(workspace, spec);
-      rows.push(probed.ok ? { name: spec.name, file: file.file, transport: probed.transport, state: 'ready', trusted, environment, tools: probed.handshake.tools.length } : { name: spec.name, file: file.file, transport: probed.transport, state: 'failed', trusted, environment, error: probed.error });
+      rows.push(probed.ok ? { name: spec.name, file: file.file, ...link, transport: probed.transport, state: 'ready', trusted, environment, tools: probed.handshake.tools.length } : { name: spec.name, file: file.file, ...link, transport: probed.transport, state: 'failed', trusted, environment, error: probed.error });
     }
     for (const problem of file.problems) rows.push({ name: problem.name, file: file.file, transport: '-', state: 'invalid', trusted, error: problem.reason });
   }
   if (options.json) return rows.forEach(printJson);
   if (rows.length === 0) return print(['no MCP servers configured (rein.config.json or .mcp.json, "mcpServers")']);
-  print(rows.map((row) => `${row.name}  ${row.transport}  ${row.state}  ${row.tools === undefined ? '-' : `${row.tools} tools`}  ${row.file}${environmentText(row.environment)}${row.error ? `  — ${row.error}` : ''}`));
+  print(rows.map((row) => `${row.name}  ${row.transport}  ${row.state}  ${row.tools === undefined ? '-' : `${row.tools} tools`}  ${row.file}${row.linksTo ? ` (→ ${terminalText(row.linksTo)})` : ''}${environmentText(row.environment)}${row.error ? `  — ${row.error}` : ''}`));
 };
 
 /** `rein mcp tools <server>`: one trusted server's tools as the model would see them. */
