@@ -1,8 +1,11 @@
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { jsonLines, runCli } from '../support/cli.js';
+import { cliPath, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /**
@@ -34,7 +37,6 @@ describe("rein's configuration folder inside the workspace", () => {
     ] }));
     const run = await runCli(['run', 'w', '--script', 'script.json', '--yes', '--json'], { cwd: home.path, env: env() });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toContain('rein: warning: the workspace is your home directory');
     const settled = jsonLines(run.stdout).filter((record) => record.type === 'tool.settled').map((record) => record.data as { name: string; status: string; errorCode?: string });
     expect(settled.filter((data) => data.name === 'write'), run.stdout).toEqual([expect.objectContaining({ status: 'error', errorCode: 'Denied' }), expect.objectContaining({ status: 'error', errorCode: 'Denied' })]);
     // What the command created inside rein's configuration folder was removed when it ended.
@@ -69,5 +71,15 @@ describe("rein's configuration folder inside the workspace", () => {
     const run = await runCli(['run', 'x', '--script', 'script.json'], { cwd: inside, env: env() });
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/rein: USAGE: the workspace .* lies inside rein's configuration folder/);
+  }, 60_000);
+
+  it('rein run at a terminal warns that the workspace is the home directory', async () => {
+    await writeFile(join(home.path, 'done.json'), JSON.stringify({ turns: [{ text: 'Done.' }] }));
+    const driver = fileURLToPath(new URL('../support/pty-driver.py', import.meta.url));
+    const spec = { argv: [process.execPath, cliPath, 'run', 'x', '--script', 'done.json'], cwd: home.path, answers: [], timeout: 60 };
+    const { stdout } = await promisify(execFile)('python3', [driver, JSON.stringify(spec)], { env: { ...process.env, ...env() } });
+    const run = JSON.parse(stdout) as { code: number | null; output: string };
+    expect(run.code, run.output).toBe(0);
+    expect(run.output).toContain('rein: warning: the workspace is your home directory');
   }, 60_000);
 });

@@ -51,7 +51,8 @@ const endedProvider = (id: string, recorded: { name: string; model?: string | un
 export const resumeCommand = async (id: string, options: ResumeCommandOptions, setExit: (code: number) => void): Promise<void> => {
   const workspace = await workspaceOf(options);
   const broad = broadWorkspaceWarning(workspace);
-  if (broad) process.stderr.write(`rein: warning: ${broad}\n`);
+  // Said to a person at a terminal; scripts that point HOME at a scratch workspace (tests, CI) are not told on every run.
+  if (broad && process.stderr.isTTY) process.stderr.write(`rein: warning: ${broad}\n`);
   const telemetry = await cliTelemetryFor(options);
   const store = await openStore(options, workspace, 'write');
   try {

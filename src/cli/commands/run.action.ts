@@ -34,7 +34,8 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   visibleLimitOf(options);
   const workspace = await workspaceOf(options);
   const broad = broadWorkspaceWarning(workspace);
-  if (broad) process.stderr.write(`rein: warning: ${broad}\n`);
+  // Said to a person at a terminal; scripts that point HOME at a scratch workspace (tests, CI) are not told on every run.
+  if (broad && process.stderr.isTTY) process.stderr.write(`rein: warning: ${broad}\n`);
   if (options.detach && options.memory === false) throw new ReinError('USAGE', '--no-memory applies to a session this process runs: a worker runs a queued (--detach) session with its own settings');
   // So do --otlp and --inspect: a queued session's spans and actors live in the worker's process, not this one.
   if (options.detach && (options.otlp !== undefined || (options.inspect !== undefined && options.inspect !== false))) throw new ReinError('USAGE', `${options.otlp !== undefined ? '--otlp' : '--inspect'} applies to a session this process runs: a worker runs a queued (--detach) session`);
