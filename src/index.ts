@@ -146,6 +146,7 @@ export type { VerificationClassifier } from './effects/verification.js';
 export { connectInspector } from './inspect/stately-inspector.js';
 export type { InspectorConnection } from './inspect/stately-inspector.js';
 export { startInspectorRelay } from './inspect/inspector-relay.js';
+export { loopbackRequestProblem } from './util/loopback-request.js';
 export type { InspectorRelay } from './inspect/inspector-relay.js';
 export { inspectRecords } from './inspect/inspect-session.js';
 export { InspectError } from './inspect/inspect-errors.js';

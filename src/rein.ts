@@ -1,5 +1,6 @@
 import { defer, mergeAll, type Observable } from 'rxjs';
 import { checkReinOptions } from './rein-options-check.js';
+import { workspaceInsideConfigHome } from './policy/protected-paths.js';
 import { defaultBudgets, type Budgets } from '../models/budgets.js';
 import type { ReinRecord } from '../models/records.js';
 import type { ModelOptions } from '../models/model-contract.js';
@@ -259,6 +260,8 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
   await sandboxEnforcement(sandbox);
   const found = await stat(options.workspace).catch(() => undefined);
   if (!found?.isDirectory()) throw new ReinError('USAGE', `createRein({ workspace }): ${options.workspace} ${found ? 'is not a directory' : 'does not exist'}`);
+  const unsafe = workspaceInsideConfigHome(options.workspace);
+  if (unsafe) throw new ReinError('USAGE', unsafe);
   const workspace = await Workspace.open(options.workspace, options.protectedPaths ? { protectedPaths: options.protectedPaths } : {});
   const clock = options.clock ?? Date.now;
   const memoryOptions = options.memory === false ? undefined : (options.memory ?? {});

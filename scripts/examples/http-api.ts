@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Subscription } from 'rxjs';
-import type { Rein } from '../../src/index.js';
+import { loopbackRequestProblem, type Rein } from '../../src/index.js';
 
 /** What a route handler gets: the request, the response, the path parameters and the parsed URL. */
 interface RouteContext {
@@ -146,6 +146,10 @@ export const reinRoutes = (rein: Rein): Route[] => [
 export const createReinHttpHandler = (routes: readonly Route[]) => async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
   const url = new URL(request.url ?? '/', 'http://127.0.0.1');
   try {
+    // Loopback is no boundary for a browser: a page of any site can POST here (a "simple" request needs no preflight)
+    // or reach it through a rebound DNS name. Only this server's own origin, or a client that is no browser, is served.
+    const problem = loopbackRequestProblem(request.headers, request.socket.localPort ?? 0);
+    if (problem) throw new HttpError(403, 'FORBIDDEN', problem);
     const candidates = routes.filter((candidate) => candidate.pattern.test(url.pathname));
     const match = candidates.find((candidate) => candidate.method === request.method);
     if (!match) throw candidates.length > 0 ? new HttpError(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${url.pathname}`) : new HttpError(404, 'NOT_FOUND', `no route ${url.pathname}`);

@@ -1,4 +1,6 @@
+import { homedir } from 'node:os';
 import { resolve } from 'node:path';
+import { canonicalPath } from '../policy/protected-paths.js';
 import { stat } from 'node:fs/promises';
 import type { EventStore } from '../../stores/event-store.js';
 import { openLevelEventStore } from '../../stores/level-event-store.js';
@@ -17,6 +19,18 @@ export const workspaceOf = async (options: CommonOptions): Promise<string> => {
   const info = await stat(workspace).catch(() => undefined);
   if (!info?.isDirectory()) throw new ReinError('USAGE', `workspace ${workspace} is not a directory`);
   return workspace;
+};
+
+/**
+ * A warning when the workspace is the file system's root or the user's home directory: the sandbox gives a command the
+ * whole workspace read-write, so there it can read keys (`.ssh`, `.netrc`) and rewrite what a later login shell or tool
+ * runs outside the sandbox (`.bashrc`, `.gitconfig`). rein's own folders stay protected; these do not.
+ */
+export const broadWorkspaceWarning = (workspace: string): string | undefined => {
+  const root = canonicalPath(workspace);
+  const home = canonicalPath(homedir());
+  if (root !== '/' && root !== home) return undefined;
+  return `the workspace is ${root === '/' ? 'the file system\'s root' : 'your home directory'} (${root}): sandboxed commands may read and change everything in it, your dotfiles (.bashrc, .ssh, .gitconfig) included; run rein in a project folder (--workspace <dir>)`;
 };
 
 /**

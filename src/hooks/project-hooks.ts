@@ -31,13 +31,15 @@ export const hookCounts = (hooks: CommandHooksConfig): Array<[CommandHookEvent, 
 
 /**
  * The command hooks of `<workspace>/rein.config.json` (`config.hooks`, as `loadWorkspaceConfig` parsed it) with their
- * trust status, or `undefined` when the file has no hook to run. The subject is `{ kind: 'hooks', path: <the file's
- * real path> }` with the digest of the section, so trusting one workspace's hooks never trusts another's, and any
- * change to the section (a command, a matcher, a timeout) asks again.
+ * trust status, or `undefined` when the file has no hook to run. The subject is `{ kind: 'hooks', path: <the
+ * workspace's real path>/rein.config.json }` (a link is read, but trust never follows it to another place) with the
+ * digest of the section, so trusting one workspace's hooks never trusts another's, and any change to the section (a
+ * command, a matcher, a timeout) asks again.
  */
 export const loadProjectHooks = async (workspace: string, hooks: CommandHooksConfig | undefined, trust: TrustStore): Promise<ProjectHooks | undefined> => {
   if (!hooks || hookCounts(hooks).length === 0) return undefined;
-  const subject: TrustSubject = { kind: 'hooks', path: await realpath(join(workspace, configFileName)), digest: hooksDigest(hooks) };
+  // The file's place in the (canonical) workspace, never a link's target: hooks run their commands here.
+  const subject: TrustSubject = { kind: 'hooks', path: join(await realpath(workspace), configFileName), digest: hooksDigest(hooks) };
   return { file: configFileName, subject, status: await trust.status(subject), hooks };
 };
 

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { loopbackRequestProblem } from '../util/loopback-request.js';
 import { InspectError } from './inspect-errors.js';
 // `ws` is loaded when a relay starts, not when the CLI starts.
 
@@ -36,9 +37,10 @@ socket.onmessage = (event) => {
 </script></body></html>`;
 
 /**
- * Start a relay bound to 127.0.0.1 only (never another interface): every message a client sends is kept (up to
- * `maxMessages`) and forwarded to every other client, and each new client first receives what was kept, so a
- * browser opened after a replay still sees the whole session. The page embeds the Stately inspector UI, which the
+ * Start a relay bound to 127.0.0.1 only (never another interface), serving only its own page and clients that are not
+ * browsers (`loopbackRequestProblem`: another `Origin`, or a `Host` that is not loopback, is 403): every message a
+ * client sends is kept (up to `maxMessages`) and forwarded to every other client, and each new client first receives
+ * what was kept, so a browser opened after a replay still sees the whole session. The page embeds the Stately inspector UI, which the
  * browser (not rein) loads from `inspectorUrl`.
  */
 export const startInspectorRelay = async (options: { port?: number; inspectorUrl?: string; maxMessages?: number } = {}): Promise<InspectorRelay> => {
@@ -46,11 +48,26 @@ export const startInspectorRelay = async (options: { port?: number; inspectorUrl
   const kept: string[] = [];
   const maxMessages = options.maxMessages ?? 200_000;
   let port = options.port ?? 0;
-  const http: Server = createServer((_request, response) => {
+  const http: Server = createServer((request, response) => {
+    // The page and the socket serve the session (its commands, files, the model's text): only to this relay's own
+    // page and to clients that are not browsers — never to another site's page or a rebound DNS name.
+    const problem = loopbackRequestProblem(request.headers, port);
+    if (problem) {
+      response.writeHead(403, { 'content-type': 'text/plain; charset=utf-8' });
+      response.end(`forbidden: ${problem}\n`);
+      return;
+    }
     response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     response.end(bridgePage(port, options.inspectorUrl ?? 'https://stately.ai/inspect'));
   });
-  const sockets = new WebSocketServer({ server: http });
+  const sockets = new WebSocketServer({
+    server: http,
+    verifyClient: (info: { req: { headers: Record<string, string | string[] | undefined> } }, done: (result: boolean, code?: number, message?: string) => void) => {
+      const problem = loopbackRequestProblem(info.req.headers, port);
+      if (problem) done(false, 403, `forbidden: ${problem}`);
+      else done(true);
+    },
+  });
   // The WebSocket server re-emits the HTTP server's errors: handled here, so a failed listen is one typed error.
   sockets.on('error', () => undefined);
   sockets.on('connection', (client) => {

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { homedir } from 'node:os';
+import { reinConfigHome } from '../policy/protected-paths.js';
 import { readdir } from 'node:fs/promises';
 import { hostFileProblem, readHostFile } from '../util/read-regular-file.js';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
@@ -19,8 +19,7 @@ export const pluginManifestFile = 'rein-plugin.json';
 export const projectPluginDirectory = '.rein-plugins';
 
 /** rein's per-user config directory: `$REIN_CONFIG_HOME`, else `$XDG_CONFIG_HOME/rein`, else `~/.config/rein`. */
-export const userConfigHome = (env: Record<string, string | undefined> = process.env): string =>
-  env.REIN_CONFIG_HOME ?? join(env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'rein');
+export const userConfigHome = (env: Record<string, string | undefined> = process.env): string => reinConfigHome(env);
 
 /** A plugin found on disk: its directory, its manifest (not yet validated) and the digest of what would run. */
 export interface DiscoveredPlugin {

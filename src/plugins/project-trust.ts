@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { canonicalPath } from '../policy/protected-paths.js';
 import { TrustStore, trustFilePath, type TrustStatus, type TrustSubject } from '../trust/trust-store.js';
 import { userConfigHome } from './plugin-loader.js';
 
@@ -14,8 +15,8 @@ export interface ProjectTrust {
   status?(entry: { workspace: string; pluginId: string; digest: string }): Promise<TrustStatus>;
 }
 
-/** A plugin as a subject of the trust store: kind `plugin`, its workspace as the path, its id as the name. */
-export const pluginTrustSubject = (entry: { workspace: string; pluginId: string; digest: string }): TrustSubject => ({ kind: 'plugin', path: entry.workspace, name: entry.pluginId, digest: entry.digest });
+/** A plugin as a subject of the trust store: kind `plugin`, its workspace's real path as the path, its id as the name. */
+export const pluginTrustSubject = (entry: { workspace: string; pluginId: string; digest: string }): TrustSubject => ({ kind: 'plugin', path: canonicalPath(resolve(entry.workspace)), name: entry.pluginId, digest: entry.digest });
 
 interface LegacyTrustFile {
   plugins?: Array<{ workspace?: unknown; pluginId?: unknown; digest?: unknown }>;

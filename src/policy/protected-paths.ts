@@ -1,4 +1,5 @@
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
 /** One path inside every workspace that no tool and no sandboxed command may read or change. */
@@ -68,12 +69,45 @@ export const isInside = (root: string, candidate: string): boolean => candidate 
 export const protectedKey = (path: string): string => path.normalize('NFC').toLowerCase();
 
 /**
- * The canonical protected paths of a workspace: the entries above under its canonical root, plus `extra` (the
- * store directory when it lives elsewhere, entries a host adds), each resolved by real path even when it does not
- * exist yet — so a symlinked workspace or store path cannot hide them.
+ * rein's per-user configuration folder: `$REIN_CONFIG_HOME`, else `$XDG_CONFIG_HOME/rein`, else `~/.config/rein` (an
+ * empty variable counts as unset). It holds the trust store and the user's plugins: what decides, outside any
+ * sandbox, what rein runs next.
+ */
+export const reinConfigHome = (env: Record<string, string | undefined> = process.env): string =>
+  resolve(env.REIN_CONFIG_HOME || join(env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'rein'));
+
+/**
+ * The user's own folders that steer what rein runs, wherever the workspace is: rein's configuration folder (the trust
+ * store and the user plugins, which run outside the sandbox) and the user skills folder (`~/.agents/skills`). When one
+ * lies inside a workspace — a session run in the home directory — it is protected there like `.rein`.
+ */
+export const userProtectedPaths = (env: Record<string, string | undefined> = process.env): string[] => [reinConfigHome(env), join(homedir(), '.agents', 'skills')];
+
+/**
+ * The canonical protected paths of a workspace: the entries above under its canonical root (and, for one that is a
+ * symlink, where it leads inside the workspace), the user's folders of `userProtectedPaths` that lie inside it, plus
+ * `extra` (the store directory when it lives elsewhere, entries a host adds), each resolved by real path even when it
+ * does not exist yet — so a symlinked workspace or store path cannot hide them.
  */
 export const protectedPathsOf = (workspaceRoot: string, extra: readonly string[] = []): string[] => {
   const root = canonicalPath(workspaceRoot);
-  const paths = [...protectedWorkspaceEntries.map((entry) => join(root, entry.path)), ...extra.map((path) => canonicalPath(isAbsolute(path) ? path : resolve(root, path)))];
+  const user = userProtectedPaths().map((path) => canonicalPath(path)).filter((path) => path !== root && isInside(root, path));
+  // Each entry by its name and by where it leads: a `.mcp.json` that links to `cfg/mcp.json` must not leave the file
+  // the link reads (what the next run trusts and starts) writable.
+  // (A link to the workspace itself or above it protects nothing more: it would otherwise close the whole workspace.)
+  const leads = protectedWorkspaceEntries.map((entry) => canonicalPath(join(root, entry.path))).filter((path) => path !== root && isInside(root, path));
+  const entries = [...protectedWorkspaceEntries.map((entry) => join(root, entry.path)), ...leads];
+  const paths = [...entries, ...user, ...extra.map((path) => canonicalPath(isAbsolute(path) ? path : resolve(root, path)))];
   return [...new Set(paths)];
+};
+
+/**
+ * A workspace that is rein's configuration folder or lies inside it (a user plugin's folder opened as the
+ * workspace): the model could then rewrite the trust store or a user plugin that runs outside the sandbox. Returns
+ * why, or undefined for any other workspace.
+ */
+export const workspaceInsideConfigHome = (workspaceRoot: string, env: Record<string, string | undefined> = process.env): string | undefined => {
+  const root = canonicalPath(workspaceRoot);
+  const home = canonicalPath(reinConfigHome(env));
+  return isInside(home, root) ? `the workspace ${root} lies inside rein's configuration folder ${home} (trust store, user plugins): a session there could rewrite what rein runs outside the sandbox; run rein in another folder, or point REIN_CONFIG_HOME elsewhere` : undefined;
 };

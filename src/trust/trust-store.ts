@@ -1,6 +1,6 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { readHostTextIfPresent } from '../util/read-regular-file.js';
-import { homedir } from 'node:os';
+import { reinConfigHome } from '../policy/protected-paths.js';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -8,13 +8,15 @@ import { ReinError } from '../host/host-errors.js';
 
 /**
  * What a person trusts: one project file's content of one kind, by its path and the digest of that content. `mcp`:
- * the MCP servers a project file would start (path: the file's real path); `plugin`: a project plugin's manifest and
- * module (path: the workspace, name: the plugin id). One store holds both, so one decision format covers everything a
- * repository could make rein run.
+ * the MCP servers a project file would start, `hooks`: the command hooks of `rein.config.json` (path: the file's place
+ * in the workspace's real path — a symlinked file is read, but its trust is never that of the place it links to);
+ * `plugin`: a project plugin's manifest and module (path: the workspace's real path, name: the plugin id). Trust is
+ * bound to where the code runs and what it is, so a decision made for one place never starts anything in another.
+ * One store holds them all, so one decision format covers everything a repository could make rein run.
  */
 export interface TrustSubject {
   kind: string;
-  /** The file's canonical path (for a plugin: its workspace). */
+  /** Where it runs: the file's path in the canonical workspace (for a plugin: the canonical workspace). */
   path: string;
   /** What inside `path` is trusted, when a path holds several subjects (a plugin's id). */
   name?: string;
@@ -25,10 +27,9 @@ const TrustEntry = z.object({ kind: z.string(), path: z.string(), name: z.string
 const TrustFile = z.object({ version: z.literal(1), entries: z.array(TrustEntry) });
 type TrustEntry = z.infer<typeof TrustEntry>;
 
-/** Where trust decisions live: `$REIN_CONFIG_HOME/trust.json`, else `$XDG_CONFIG_HOME/rein` or `~/.config/rein` — never inside a workspace. */
+/** Where trust decisions live: `$REIN_CONFIG_HOME/trust.json`, else `$XDG_CONFIG_HOME/rein` or `~/.config/rein` — never in a repository, and protected when a workspace holds it. */
 export const trustFilePath = (env: NodeJS.ProcessEnv = process.env): string => {
-  const directory = env.REIN_CONFIG_HOME ?? join(env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'rein');
-  return join(directory, 'trust.json');
+  return join(reinConfigHome(env), 'trust.json');
 };
 
 /** One decision is about one subject: the same kind, path and name (the digest is what it decided about). */

@@ -15,6 +15,7 @@ import type { CommandHooksConfig } from '../hooks/command-hooks.js';
 import type { ReinPlugin } from '../plugins/plugin-contract.js';
 import type { PluginSpec } from '../plugins/plugin-host.js';
 import { projectPluginFolders, workspacePlugins } from '../plugins/workspace-plugins.js';
+import { hostRunFiles } from '../cli/host-run-files.js';
 import type { AnyToolDefinition } from '../tools/tool.js';
 import type { SandboxPolicy } from '../policy/sandbox-policy.js';
 import { builtinTools } from '../tools/builtin-tools.js';
@@ -202,7 +203,10 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
         effectGate: keeper.check,
         ...(options.tools ? { tools: options.tools } : { tools: builtinTools() }),
         ...(options.snapshotEvery === undefined ? {} : { snapshotEvery: options.snapshotEvery }),
-        ...(loaded.plugins ? { plugins: loaded.plugins, protectedPaths: projectPluginFolders(loaded.plugins) } : {}),
+        ...(loaded.plugins ? { plugins: loaded.plugins } : {}),
+        // As `rein run` protects them: the plugin folders, and the workspace files the command hooks run on the host
+        // (a `./guard.sh` the model could rewrite would run its code outside the sandbox).
+        protectedPaths: [...(loaded.plugins ? projectPluginFolders(loaded.plugins) : []), ...(await hostRunFiles(spec.workspace, loaded.hooks, {}))],
         ...(loaded.hooks ? { hooks: loaded.hooks } : {}),
       });
       const harness = rein;

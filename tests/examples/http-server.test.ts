@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +29,18 @@ const readRecords = async (url: string, headers: Record<string, string> = {}, on
   }
   return { records, ids };
 };
+
+/** A request as a browser would send it, with its own Host / Origin (fetch does not let a caller set them). */
+const raw = (url: string, options: { method: string; headers: Record<string, string>; body?: string }): Promise<{ status: number; body: string }> =>
+  new Promise((resolve, reject) => {
+    const sent = httpRequest(url, { method: options.method, headers: options.headers }, (response) => {
+      let body = '';
+      response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    sent.on('error', reject);
+    sent.end(options.body);
+  });
 
 const post = async (url: string, body: unknown) => {
   const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -105,6 +118,22 @@ describe('the HTTP embedding example', () => {
     expect((await post(`${base}/sessions`, { nothing: true })).body.error.code).toBe('BAD_REQUEST');
     expect((await post(`${base}/sessions/${sessionId}/messages`, { text: 'more' })).status).toBe(409);
     expect((await fetch(`${base}/sessions`, { method: 'DELETE' })).status).toBe(405);
+  });
+
+  it('a page of another site (or a rebound DNS name) can neither start a session nor answer an approval: 403', async () => {
+    const port = new URL(base).port;
+    const before = ((await fetch(`${base}/sessions`).then((response) => response.json())) as unknown[]).length;
+    // A "simple" cross-site POST: no preflight, so a browser sends it as is from any page.
+    const crossSite = await raw(`${base}/sessions`, { method: 'POST', headers: { 'content-type': 'text/plain', origin: 'https://evil.example' }, body: JSON.stringify({ task: 'shout greeting.txt' }) });
+    expect(crossSite.status).toBe(403);
+    expect(JSON.parse(crossSite.body)).toMatchObject({ error: { code: 'FORBIDDEN' } });
+    const rebound = await raw(`${base}/sessions`, { method: 'POST', headers: { 'content-type': 'text/plain', host: `evil.example:${port}` }, body: JSON.stringify({ task: 'shout greeting.txt' }) });
+    expect(rebound.status).toBe(403);
+    const approval = await raw(`${base}/sessions/${sessionId}/approvals/root%2Fapproval-2`, { method: 'POST', headers: { 'content-type': 'text/plain', origin: 'https://evil.example' }, body: '{"decision":"allow-once"}' });
+    expect(approval.status).toBe(403);
+    expect(((await fetch(`${base}/sessions`).then((response) => response.json())) as unknown[]).length).toBe(before);
+    // Its own origin is served.
+    expect((await raw(`${base}/sessions`, { method: 'GET', headers: { origin: `http://127.0.0.1:${port}` } })).status).toBe(200);
   });
 
   it('cancels a running session over HTTP; the stream ends with the cancellation', async () => {

@@ -5,18 +5,30 @@ import type { McpServerSpec } from '../../mcp/mcp-config.js';
 import { McpRuntimeConnection } from '../../mcp/mcp-connection.js';
 import { McpError } from '../../mcp/mcp-errors.js';
 import { mcpToolOf } from '../../mcp/mcp-tool.js';
-import { loadProjectMcp } from '../../mcp/project-mcp.js';
+import { loadProjectMcp, mcpServerEnvironment, type McpServerEnvironment } from '../../mcp/project-mcp.js';
 import { TrustStore } from '../../trust/trust-store.js';
+import { terminalText } from '../../util/terminal-text.js';
 
 interface McpServerRow {
   name: string;
   file: string;
+  /** The file's real path when it is a link leading elsewhere. */
+  linksTo?: string;
   transport: string;
   state: string;
   trusted: boolean;
+  /** The variables of the user's environment the server receives (names only). */
+  environment?: McpServerEnvironment;
   tools?: number;
   error?: string;
 }
+
+/** `$OPENAI_API_KEY → env DOCS_LEVEL, …; inherits HOME, PATH` for a listing line (names only). */
+const environmentText = (environment: McpServerEnvironment | undefined): string => {
+  if (!environment) return '';
+  const parts = [...environment.variables.map((entry) => `$${entry.name} → ${entry.into}${entry.credential ? ' (credential?)' : ''}`), ...(environment.inherited.length > 0 ? [`inherits ${environment.inherited.join(', ')}`] : [])];
+  return parts.length > 0 ? `  [${terminalText(parts.join('; '))}]` : '';
+};
 
 const print = (lines: readonly string[]): void => {
   printText(lines.map((line) => `${line}\n`).join(''));
@@ -42,18 +54,20 @@ export const mcpListCommand = async (options: CommonOptions): Promise<void> => {
     const trusted = file.status === 'trusted';
     for (const spec of file.servers) {
       const transport = 'url' in spec.config ? 'http' : 'stdio';
+      const environment = mcpServerEnvironment(spec);
+      const link = file.linksTo ? { linksTo: file.linksTo } : {};
       if (!trusted) {
-        rows.push({ name: spec.name, file: file.file, transport, state: file.status === 'changed' ? 'untrusted (changed)' : 'untrusted', trusted, error: 'not started: run `rein mcp trust` to trust this file as it is' });
+        rows.push({ name: spec.name, file: file.file, ...link, transport, state: file.status === 'changed' ? 'untrusted (changed)' : 'untrusted', trusted, environment, error: 'not started: run `rein mcp trust` to trust this file as it is' });
         continue;
       }
       const probed = await probe(workspace, spec);
-      rows.push(probed.ok ? { name: spec.name, file: file.file, transport: probed.transport, state: 'ready', trusted, tools: probed.handshake.tools.length } : { name: spec.name, file: file.file, transport: probed.transport, state: 'failed', trusted, error: probed.error });
+      rows.push(probed.ok ? { name: spec.name, file: file.file, ...link, transport: probed.transport, state: 'ready', trusted, environment, tools: probed.handshake.tools.length } : { name: spec.name, file: file.file, ...link, transport: probed.transport, state: 'failed', trusted, environment, error: probed.error });
     }
     for (const problem of file.problems) rows.push({ name: problem.name, file: file.file, transport: '-', state: 'invalid', trusted, error: problem.reason });
   }
   if (options.json) return rows.forEach(printJson);
   if (rows.length === 0) return print(['no MCP servers configured (rein.config.json or .mcp.json, "mcpServers")']);
-  print(rows.map((row) => `${row.name}  ${row.transport}  ${row.state}  ${row.tools === undefined ? '-' : `${row.tools} tools`}  ${row.file}${row.error ? `  — ${row.error}` : ''}`));
+  print(rows.map((row) => `${row.name}  ${row.transport}  ${row.state}  ${row.tools === undefined ? '-' : `${row.tools} tools`}  ${row.file}${row.linksTo ? ` (→ ${terminalText(row.linksTo)})` : ''}${environmentText(row.environment)}${row.error ? `  — ${row.error}` : ''}`));
 };
 
 /** `rein mcp tools <server>`: one trusted server's tools as the model would see them. */
@@ -82,7 +96,7 @@ export const mcpTrustCommand = async (options: CommonOptions): Promise<void> => 
   const trust = new TrustStore();
   const files = await loadProjectMcp(workspace, trust);
   for (const file of files) if (file.status !== 'trusted') await trust.trust(file.subject);
-  const rows = files.map((file) => ({ file: file.file, digest: file.subject.digest, servers: file.servers.map((spec) => spec.name), was: file.status }));
+  const rows = files.map((file) => ({ file: file.file, digest: file.subject.digest, servers: file.servers.map((spec) => spec.name), environment: Object.fromEntries(file.servers.map((spec) => [spec.name, mcpServerEnvironment(spec)])), was: file.status }));
   if (options.json) return rows.forEach(printJson);
-  print(rows.length === 0 ? ['no MCP configuration to trust (rein.config.json or .mcp.json, "mcpServers")'] : rows.map((row) => `trusted ${row.file} (${row.digest.slice(0, 19)}…): ${row.servers.join(', ') || 'no servers'}${row.was === 'trusted' ? ' (already trusted)' : ''}`));
+  print(rows.length === 0 ? ['no MCP configuration to trust (rein.config.json or .mcp.json, "mcpServers")'] : rows.flatMap((row) => [`trusted ${row.file} (${row.digest.slice(0, 19)}…): ${row.servers.join(', ') || 'no servers'}${row.was === 'trusted' ? ' (already trusted)' : ''}`, ...row.servers.flatMap((name) => { const text = environmentText(row.environment[name]); return text ? [`  ${name}${text}`] : []; })]));
 };

@@ -3,7 +3,7 @@ import { PluginError } from '../../plugins/plugin-errors.js';
 import { hostRunFiles } from '../host-run-files.js';
 import { createRein, type Rein } from '../../rein.js';
 import { ExitCode } from '../exit-codes.js';
-import { openStore, printJson, protectedPathsOf, workspaceOf } from '../cli-context.js';
+import { openStore, printJson, protectedPathsOf, workspaceOf, broadWorkspaceWarning } from '../cli-context.js';
 import { printText } from '../print-text.js';
 import { exitCodeOf, printSandbox, runToQuiet, stopPluginsAfter } from '../session-runner.js';
 import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
@@ -35,6 +35,9 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   sandboxOf(options);
   visibleLimitOf(options);
   const workspace = await workspaceOf(options);
+  const broad = broadWorkspaceWarning(workspace);
+  // Said to a person at a terminal; scripts that point HOME at a scratch workspace (tests, CI) are not told on every run.
+  if (broad && process.stderr.isTTY) process.stderr.write(`rein: warning: ${broad}\n`);
   if (options.detach && options.memory === false) throw new ReinError('USAGE', '--no-memory applies to a session this process runs: a worker runs a queued (--detach) session with its own settings');
   // So do --otlp and --inspect: a queued session's spans and actors live in the worker's process, not this one.
   if (options.detach && (options.otlp !== undefined || (options.inspect !== undefined && options.inspect !== false))) throw new ReinError('USAGE', `${options.otlp !== undefined ? '--otlp' : '--inspect'} applies to a session this process runs: a worker runs a queued (--detach) session`);
