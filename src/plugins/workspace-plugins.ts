@@ -1,4 +1,4 @@
-import { isAbsolute } from 'node:path';
+import { isAbsolute, relative } from 'node:path';
 import type { CommandHooksConfig } from '../hooks/command-hooks.js';
 import { loadProjectHooks, untrustedHooksWarning, type ProjectHooks } from '../hooks/project-hooks.js';
 import { loadWorkspaceConfig } from '../providers/provider-settings.js';
@@ -64,5 +64,16 @@ export const workspacePlugins = async (options: {
  * hides them and a command that names them asks; a model that could rewrite one module would run its code in rein's
  * process at the next start.
  */
-export const projectPluginFolders = (plugins: ReadonlyArray<PluginSpec | ReinPlugin>): string[] =>
-  plugins.flatMap((plugin) => ('source' in plugin && plugin.source === 'project' && plugin.location !== undefined && isAbsolute(plugin.location) ? [plugin.location] : []));
+export const projectPluginFolders = (plugins: ReadonlyArray<PluginSpec | ReinPlugin>, workspace?: string): string[] =>
+  plugins.flatMap((plugin) => {
+    if (!('source' in plugin) || plugin.location === undefined || !isAbsolute(plugin.location)) return [];
+    if (plugin.source === 'project') return [plugin.location];
+    // A `--plugin` folder inside the workspace is the model's to rewrite as much as a project plugin is: the next
+    // `rein resume … --plugin <dir>` (the line rein prints) would load its code into rein's process.
+    return plugin.source === 'cli' && workspace !== undefined && isInsidePath(workspace, plugin.location) ? [plugin.location] : [];
+  });
+
+const isInsidePath = (root: string, candidate: string): boolean => {
+  const relation = relative(root, candidate);
+  return relation === '' || (!relation.startsWith('..') && !isAbsolute(relation));
+};

@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
@@ -31,6 +31,24 @@ describe('a session run with --plugin', () => {
       await plugin.remove();
     }
   }, 120_000);
+});
+
+describe('a --plugin folder inside the workspace', () => {
+  it('is a protected path: the model cannot rewrite the code the printed resume line would load (trial 6 F24)', async () => {
+    const workspace = await makeTempDir('rein-plugin-in-workspace-');
+    try {
+      await writePlugin(join(workspace.path, 'guard'), 'guard');
+      const original = `export default { manifest: {}, setup: () => ({}) };\n`;
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: '1', toolCalls: [{ name: 'write', arguments: { path: 'guard/index.mjs', content: original } }] }, { text: 'Done.' }] }));
+      const run = await runCli(['run', 'rewrite', '--script', 'script.json', '--plugin', './guard', '--mode', 'accept-edits', '--json'], { cwd: workspace.path });
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      const settled = run.stdout.split('\n').filter((line) => line.includes('"tool.settled"')).map((line) => JSON.parse(line) as { data: { status: string; errorCode?: string } });
+      expect(settled[0]?.data).toMatchObject({ status: 'error', errorCode: 'Denied' });
+      expect(await readFile(join(workspace.path, 'guard', 'index.mjs'), 'utf8')).toContain('answers pong');
+    } finally {
+      await workspace.remove();
+    }
+  }, 60_000);
 });
 
 describe('a plugin that leaves a handle open', () => {

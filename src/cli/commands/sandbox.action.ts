@@ -70,7 +70,7 @@ export const sandboxCommand = async (options: SandboxCommandOptions): Promise<vo
   const policy: SandboxPolicy = { ...defaultSandboxPolicy, ...sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox) };
   // The folders of the project's plugins are protected for a session here (discovered, never loaded).
   const plugins = (await workspacePlugins({ workspace })).plugins;
-  const report = await sandboxReport(policy, workspace, [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(plugins)]);
+  const report = await sandboxReport(policy, workspace, [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(plugins, workspace)]);
   if (options.json) return printJson(report);
   const lines = [
     report.enforcement === 'bubblewrap' ? 'enforcement: bubblewrap (commands see only what is listed below)' : `enforcement: fallback — ${report.reason}`,
