@@ -7,6 +7,17 @@ import { openLevelEventStore } from '../../stores/level-event-store.js';
 import { ensureStoreDirectory } from './store-directory.js';
 import { readHostTextIfPresent } from '../util/read-regular-file.js';
 import { isPostgresUrl } from '../../stores/postgres/postgres-url.js';
+import { isLoopbackHost } from '../util/loopback-host.js';
+
+/** The host a postgres URL names (`host` query parameter included), or undefined for none (the local socket). */
+const postgresHostOf = (url: string): string | undefined => {
+  try {
+    const parsed = new URL(url);
+    return parsed.searchParams.get('host') ?? (parsed.hostname === '' ? undefined : parsed.hostname);
+  } catch {
+    return 'an unreadable URL';
+  }
+};
 import { ReinError } from '../host/host-errors.js';
 import { configFileName } from '../providers/config-file-name.js';
 import type { CommonOptions } from './command-options.js';
@@ -50,6 +61,12 @@ const configuredStore = async (workspace: string): Promise<string | undefined> =
   if (store === undefined) return undefined;
   if (typeof store !== 'string' || store === '') throw new ReinError('CONFIG_INVALID', `${configFileName}: store must be a directory or a postgres:// URL`);
   if (/^postgres(ql)?:\/\/[^/@]*:[^/@]*@/i.test(store)) throw new ReinError('CONFIG_INVALID', `${configFileName}: a store URL in this file must not hold a password: use PGPASSWORD or ~/.pgpass`);
+  // Every session's transcript (file contents included) goes to the store: a repository's file alone may not send it
+  // off this machine. A remote database is the user's to choose, with --store or REIN_STORE.
+  if (isPostgresUrl(store)) {
+    const host = postgresHostOf(store);
+    if (host !== undefined && !isLoopbackHost(host) && !host.startsWith('/')) throw new ReinError('USAGE', `${configFileName} puts the store on ${host}, which is not this machine: every session's transcript would go there; confirm it with --store or REIN_STORE (a repository's file alone cannot choose where your sessions are written)`);
+  }
   return store;
 };
 

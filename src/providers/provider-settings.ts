@@ -4,6 +4,7 @@ import type { ModelOptions } from '../../models/model-contract.js';
 import { readHostTextIfPresent } from '../util/read-regular-file.js';
 import { ReinError } from '../host/host-errors.js';
 import { configFileName } from './config-file-name.js';
+import { isLoopbackHost } from '../util/loopback-host.js';
 import { SandboxConfig } from '../policy/sandbox-config.js';
 import { defaultAnthropicBaseUrl } from './anthropic.provider.js';
 import { defaultOpenAIBaseUrl } from './openai-compatible.provider.js';
@@ -143,6 +144,31 @@ const pick = <K extends keyof ProviderLayer>(layers: readonly ProviderLayer[], k
 
 const needsKey = (baseUrl: string, official: string): boolean => new URL(baseUrl).host === new URL(official).host;
 
+const officialOf = (provider: 'openai' | 'anthropic'): string => (provider === 'openai' ? defaultOpenAIBaseUrl : defaultAnthropicBaseUrl);
+
+
+/**
+ * What a workspace's `rein.config.json` (which a cloned repository ships) may decide about a key on its own: the key
+ * goes only to the vendor's own host or to this machine, and only a variable made for a model API (`…_API_KEY`) is
+ * read. Anything else — `baseUrl` at another host, `apiKeyEnv: "AWS_SECRET_ACCESS_KEY"` — is `USAGE` naming the flag
+ * or variable that confirms it (`--base-url`, `REIN_BASE_URL`), so a repository cannot send your secrets anywhere.
+ */
+const checkFileEndpoint = (provider: 'openai' | 'anthropic', official: string, baseUrl: string | undefined, apiKeyEnv: string | undefined, what: string): void => {
+  if (apiKeyEnv !== undefined && !/_API_KEY$/.test(apiKeyEnv)) {
+    throw new ReinError('USAGE', `${what}: ${configFileName} names ${apiKeyEnv} as the key variable; a workspace file may only name a variable ending in _API_KEY (a repository could otherwise send any secret of your environment): rename the variable or drop "apiKeyEnv"`);
+  }
+  if (baseUrl === undefined) return;
+  let host: string;
+  try {
+    host = new URL(baseUrl).hostname;
+  } catch {
+    return; // resolveRemote reports the bad URL
+  }
+  if (host !== new URL(official).hostname && !isLoopbackHost(host)) {
+    throw new ReinError('USAGE', `${what}: ${configFileName} sends the ${provider} key to ${host}, which is neither ${new URL(official).hostname} nor this machine; confirm the endpoint with --base-url ${baseUrl} or REIN_BASE_URL (a repository's file alone cannot choose where your key goes)`);
+  }
+};
+
 /** Parse `<provider>:<model>[@<baseUrl>]` (the `--fallback` flag); anything else is a `USAGE` error that shows the form. */
 export const parseFallbackFlag = (text: string): FallbackConfig => {
   // The endpoint is the part after the last `@` that starts a URL, so model ids with an `@` (Vertex style) still work.
@@ -208,6 +234,9 @@ export const resolveProviderSettings = (sources: ProviderSources): ProviderSetti
   const links = sources.noFallbacks ? [] : sources.fallbackFlags && sources.fallbackFlags.length > 0 ? sources.fallbackFlags.map(parseFallbackFlag) : !remote ? [] : recorded.length > 0 ? recorded : fileLinks;
   if (links.length > 4) throw new ReinError('USAGE', `at most 4 fallback providers, got ${links.length}`);
   if (links.length > 0 && provider === 'recorded') throw new ReinError('USAGE', 'the recorded provider replays logged outputs and has no fallbacks');
+  // Links from the workspace file obey its limits; those given as flags or recorded by the session are the user's.
+  // (a recorded link's endpoint is the session's, but its key variable still comes from the file).
+  for (const [index, link] of links.entries()) if (links === fileLinks || links === recorded) checkFileEndpoint(link.provider, officialOf(link.provider), links === fileLinks ? link.baseUrl : undefined, link.apiKeyEnv, `fallback ${index + 1} (${link.provider}:${link.model})`);
   const fallbacks: ProviderSettings[] = links.map((link, index) => ({
     provider: link.provider,
     modelOptions,
@@ -231,5 +260,8 @@ export const resolveProviderSettings = (sources: ProviderSources): ProviderSetti
   }
   const model = pick(layers, 'model');
   if (!model) throw new ReinError('USAGE', `the ${provider} provider needs a model: pass --model <id>, set REIN_MODEL, or add "model" to ${configFileName}`);
-  return { ...base, ...resolveRemote(provider, model, pick(layers, 'baseUrl'), sources.file?.apiKeyEnv, env, `the ${provider} provider`) };
+  const baseUrl = pick(layers, 'baseUrl');
+  const fromFile = baseUrl !== undefined && pick([flags, session, environment], 'baseUrl') === undefined;
+  checkFileEndpoint(provider, officialOf(provider), fromFile ? baseUrl : undefined, sources.file?.apiKeyEnv, `the ${provider} provider`);
+  return { ...base, ...resolveRemote(provider, model, baseUrl, sources.file?.apiKeyEnv, env, `the ${provider} provider`) };
 };

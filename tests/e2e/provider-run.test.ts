@@ -96,16 +96,16 @@ describe('rein run against a loopback OpenAI-compatible endpoint', () => {
     expect(fromEnv.code).toBe(0);
     expect(jsonLines(fromEnv.stdout).at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
 
-    await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ provider: 'openai', model: 'loopback-1', baseUrl, apiKeyEnv: 'LOOPBACK_KEY' }));
+    await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ provider: 'openai', model: 'loopback-1', baseUrl, apiKeyEnv: 'LOOPBACK_API_KEY' }));
     const protectedModel = await startLoopbackServer(modelExchange(shoutingModel('rein.config.json')));
     try {
-      const attempt = await cli(['run', 'read the config', '--base-url', `${protectedModel.url}/v1`], { LOOPBACK_KEY: apiKey });
+      const attempt = await cli(['run', 'read the config', '--base-url', `${protectedModel.url}/v1`], { LOOPBACK_API_KEY: apiKey });
       expect(attempt.stdout).toContain('✗ read rein.config.json Denied');
     } finally {
       await protectedModel.close();
     }
     await writeFile(join(workspace.path, 'greeting.txt'), 'hello, world');
-    const fromFile = await cli(['run', 'shout greeting.txt', '--mode', 'accept-edits'], { LOOPBACK_KEY: apiKey });
+    const fromFile = await cli(['run', 'shout greeting.txt', '--mode', 'accept-edits'], { LOOPBACK_API_KEY: apiKey });
     expect(fromFile.code).toBe(0);
     expect(await readFile(join(workspace.path, 'greeting.txt'), 'utf8')).toBe('HELLO, WORLD\n');
     await writeFile(join(workspace.path, 'rein.config.json'), '{ "provider": "openai", "apiKey": "sk-nope" }');

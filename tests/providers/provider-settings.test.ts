@@ -17,11 +17,27 @@ const usage = (sources: Partial<ProviderSources>) => {
   return 'no error';
 };
 
+describe('what a workspace file alone may decide about a key (trial 6 F1)', () => {
+  it('sends a key only to the vendor host or this machine, and reads only a variable ending in _API_KEY; flags and REIN_BASE_URL confirm another host', () => {
+    const env = { OPENAI_API_KEY: 'sk-1', AWS_SECRET_ACCESS_KEY: 'aws', EVIL_API_KEY: 'e' };
+    expect(usage({ file: { provider: 'openai', model: 'm', baseUrl: 'https://collector.example/v1' }, env })).toBe('USAGE');
+    expect(usage({ file: { provider: 'openai', model: 'm', baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: 'AWS_SECRET_ACCESS_KEY' }, env })).toBe('USAGE');
+    expect(usage({ file: { provider: 'openai', model: 'm', fallbacks: [{ provider: 'anthropic', model: 'b', baseUrl: 'https://collector.example' }] }, env })).toBe('USAGE');
+    expect(resolveWith({ file: { provider: 'openai', model: 'm', baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: 'EVIL_API_KEY' }, env })).toMatchObject({ apiKey: 'e' });
+    expect(resolveWith({ file: { provider: 'openai', model: 'm', baseUrl: 'https://api.openai.com/v1' }, env })).toMatchObject({ apiKey: 'sk-1' });
+    expect(resolveWith({ file: { provider: 'openai', model: 'm', baseUrl: 'https://collector.example/v1' }, env: { ...env, REIN_BASE_URL: 'https://collector.example/v1' } })).toMatchObject({ baseUrl: 'https://collector.example/v1', apiKey: 'sk-1' });
+    expect(resolveWith({ file: { provider: 'openai', model: 'm' }, flags: { baseUrl: 'https://proxy.example/v1' }, env })).toMatchObject({ baseUrl: 'https://proxy.example/v1' });
+    fc.assert(fc.property(fc.stringMatching(/^[A-Z_][A-Z0-9_]{0,20}$/), (name) => {
+      expect(usage({ file: { provider: 'openai', model: 'm', apiKeyEnv: name }, env: { [name]: 'v', OPENAI_API_KEY: 'sk' } }) === 'USAGE').toBe(!name.endsWith('_API_KEY'));
+    }));
+  });
+});
+
 describe('provider settings precedence: flags > session > environment > file > defaults', () => {
   it('takes each field from the highest layer that sets it', () => {
-    const file = { provider: 'anthropic' as const, model: 'file-model', baseUrl: 'http://file:1' };
+    const file = { provider: 'anthropic' as const, model: 'file-model', baseUrl: 'http://localhost:1' };
     const env = { REIN_PROVIDER: 'openai', REIN_MODEL: 'env-model', REIN_BASE_URL: 'http://env:2/v1' };
-    expect(resolveWith({ file })).toMatchObject({ provider: 'anthropic', model: 'file-model', baseUrl: 'http://file:1' });
+    expect(resolveWith({ file })).toMatchObject({ provider: 'anthropic', model: 'file-model', baseUrl: 'http://localhost:1' });
     expect(resolveWith({ file, env })).toMatchObject({ provider: 'openai', model: 'env-model', baseUrl: 'http://env:2/v1' });
     expect(resolveWith({ file, env, flags: { model: 'flag-model' } })).toMatchObject({ provider: 'openai', model: 'flag-model', baseUrl: 'http://env:2/v1' });
     expect(resolveWith({ file, env, flags: { provider: 'anthropic', baseUrl: 'http://flag:3' } })).toMatchObject({ provider: 'anthropic', model: 'env-model', baseUrl: 'http://flag:3' });
@@ -32,7 +48,7 @@ describe('provider settings precedence: flags > session > environment > file > d
     expect(resolveWith({ flags: { provider: 'openai', model: 'gpt-4.1' }, env: { OPENAI_API_KEY: 'sk-1' } })).toEqual({ provider: 'openai', model: 'gpt-4.1', baseUrl: 'https://api.openai.com/v1', apiKey: 'sk-1', apiKeyEnv: 'OPENAI_API_KEY', modelOptions: {} });
     expect(resolveWith({ flags: { provider: 'anthropic', model: 'claude' }, env: { ANTHROPIC_API_KEY: 'k' } })).toMatchObject({ baseUrl: 'https://api.anthropic.com', apiKeyEnv: 'ANTHROPIC_API_KEY' });
     expect(resolveWith({ flags: { provider: 'openai', model: 'qwen', baseUrl: 'http://127.0.0.1:11434/v1' } })).not.toHaveProperty('apiKey');
-    expect(resolveWith({ flags: { provider: 'openai', model: 'm', baseUrl: 'http://x/v1' }, env: { MY_KEY: 'k2' }, file: { apiKeyEnv: 'MY_KEY' } })).toMatchObject({ apiKey: 'k2', apiKeyEnv: 'MY_KEY' });
+    expect(resolveWith({ flags: { provider: 'openai', model: 'm', baseUrl: 'http://x/v1' }, env: { MY_API_KEY: 'k2' }, file: { apiKeyEnv: 'MY_API_KEY' } })).toMatchObject({ apiKey: 'k2', apiKeyEnv: 'MY_API_KEY' });
   });
 
   it('refuses a missing or unknown provider, a missing model, a bad URL, misplaced --script or --from', () => {
@@ -65,7 +81,7 @@ describe('provider settings precedence: flags > session > environment > file > d
   });
 
   it('reads file options into model options', () => {
-    expect(resolveWith({ file: { provider: 'openai', model: 'm', baseUrl: 'http://x/v1', temperature: 0.2, maxOutputTokens: 900, idleTimeoutMs: 5000 } })).toMatchObject({ modelOptions: { temperature: 0.2, maxOutputTokens: 900 }, idleTimeoutMs: 5000 });
+    expect(resolveWith({ file: { provider: 'openai', model: 'm', baseUrl: 'http://127.0.0.1:9/v1', temperature: 0.2, maxOutputTokens: 900, idleTimeoutMs: 5000 } })).toMatchObject({ modelOptions: { temperature: 0.2, maxOutputTokens: 900 }, idleTimeoutMs: 5000 });
   });
 });
 
@@ -125,8 +141,8 @@ describe('the fallback chain', () => {
   it('a resumed session keeps the chain it recorded (over the file\'s, taking a matching link\'s key variable from it) unless the flags name one', () => {
     const session = { name: 'openai', model: 'm', source: 'http://127.0.0.1:1/v1', fallbacks: [{ name: 'anthropic', model: 'b', source: 'http://127.0.0.1:2' }, { name: 'scripted', source: 'x.json' }] };
     expect(resolveWith({ session }).fallbacks).toEqual([expect.objectContaining({ provider: 'anthropic', model: 'b', baseUrl: 'http://127.0.0.1:2', apiKeyEnv: 'ANTHROPIC_API_KEY' })]);
-    const file = { fallbacks: [{ provider: 'anthropic' as const, model: 'b', apiKeyEnv: 'SPARE_KEY' }, { provider: 'openai' as const, model: 'other', baseUrl: 'http://127.0.0.1:5/v1' }] };
-    expect(resolveWith({ session, file, env: { SPARE_KEY: 'k' } }).fallbacks).toEqual([expect.objectContaining({ provider: 'anthropic', model: 'b', apiKeyEnv: 'SPARE_KEY', apiKey: 'k' })]);
+    const file = { fallbacks: [{ provider: 'anthropic' as const, model: 'b', apiKeyEnv: 'SPARE_API_KEY' }, { provider: 'openai' as const, model: 'other', baseUrl: 'http://127.0.0.1:5/v1' }] };
+    expect(resolveWith({ session, file, env: { SPARE_API_KEY: 'k' } }).fallbacks).toEqual([expect.objectContaining({ provider: 'anthropic', model: 'b', apiKeyEnv: 'SPARE_API_KEY', apiKey: 'k' })]);
     expect(resolveWith({ session, file, fallbackFlags: ['openai:c@http://127.0.0.1:4/v1'] }).fallbacks).toEqual([expect.objectContaining({ provider: 'openai', model: 'c' })]);
     // A session resumed on another provider does not inherit the chain recorded for the first one.
     expect(resolveWith({ session, flags: { provider: 'anthropic', model: 'z', baseUrl: 'http://127.0.0.1:6' } })).not.toHaveProperty('fallbacks');
@@ -160,8 +176,8 @@ describe('the fallback chain', () => {
   it('the config file validates its chain strictly', async () => {
     const dir = await makeTempDir('rein-fallback-config-');
     try {
-      await writeFile(join(dir.path, 'rein.config.json'), JSON.stringify({ provider: 'openai', fallbacks: [{ provider: 'anthropic', model: 'b', apiKeyEnv: 'SPARE_KEY' }] }));
-      expect((await loadWorkspaceConfig(dir.path))?.fallbacks).toEqual([{ provider: 'anthropic', model: 'b', apiKeyEnv: 'SPARE_KEY' }]);
+      await writeFile(join(dir.path, 'rein.config.json'), JSON.stringify({ provider: 'openai', fallbacks: [{ provider: 'anthropic', model: 'b', apiKeyEnv: 'SPARE_API_KEY' }] }));
+      expect((await loadWorkspaceConfig(dir.path))?.fallbacks).toEqual([{ provider: 'anthropic', model: 'b', apiKeyEnv: 'SPARE_API_KEY' }]);
       await writeFile(join(dir.path, 'rein.config.json'), JSON.stringify({ fallbacks: [{ provider: 'scripted', model: 'b' }] }));
       await expect(loadWorkspaceConfig(dir.path)).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
       await writeFile(join(dir.path, 'rein.config.json'), JSON.stringify({ fallbacks: [{ provider: 'openai', model: 'b', apiKey: 'sk-no' }] }));
