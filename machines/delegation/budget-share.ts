@@ -21,18 +21,21 @@ export const addPools = (a: BudgetPool, b: BudgetPool): BudgetPool => ({ turns: 
 export const fairShares = (wants: readonly number[], available: number): number[] => {
   const shares = wants.map(() => 0);
   let left = Math.max(0, Math.floor(available));
-  // Smallest wants first (ties in task order): each takes what it wants or an equal share of what is left.
+  // Smallest wants first (ties in task order): a task that wants no more than an equal share of what is left gets it.
   const order = wants.map((want, index) => ({ want: Math.max(0, want), index })).sort((a, b) => a.want - b.want || a.index - b.index);
-  order.forEach(({ want, index }, position) => {
-    const share = Math.min(want, Math.floor(left / (order.length - position)));
-    shares[index] = share;
-    left -= share;
-  });
-  for (let index = 0; index < shares.length && left > 0; index++) {
-    if (shares[index]! < Math.max(0, wants[index]!)) {
-      shares[index]!++;
-      left--;
+  for (let position = 0; position < order.length; position++) {
+    const fair = Math.floor(left / (order.length - position));
+    if (order[position]!.want <= fair) {
+      shares[order[position]!.index] = order[position]!.want;
+      left -= order[position]!.want;
+      continue;
     }
+    // Every task from here wants more than an equal share: each gets it, and the units flooring left over go one
+    // each to the first of them in task order.
+    const rest = order.slice(position).map((entry) => entry.index).sort((a, b) => a - b);
+    left -= fair * rest.length;
+    for (const index of rest) shares[index] = fair + (left-- > 0 ? 1 : 0);
+    break;
   }
   return shares;
 };
