@@ -293,10 +293,11 @@ export class SessionHost {
 
   /** Append runtime facts (not machine output) as one batch in the same queue as steps. */
   async recordFacts(facts: readonly FactDraft[], options: { actor?: string; cause?: string; sync?: boolean; blobs?: readonly Uint8Array[]; refuse?: () => Error | undefined } = {}): Promise<RecordEnvelope[]> {
-    const { written } = await this.enqueue(async () => {
-      // Checked in queue order, against the tree as the steps before it left it.
+    const outcome = await this.enqueue(async (): Promise<{ written: Promise<RecordEnvelope[]> } | { refused: Error }> => {
+      // Checked in queue order, against the tree as the steps before it left it; a refusal is the caller's error, not
+      // the host's (a work item that throws breaks the host).
       const refused = options.refuse?.();
-      if (refused) throw refused;
+      if (refused) return { refused };
       const pending = this.append(this.factDrafts(facts, this.clock(), options.actor, options.cause), options.sync, options.blobs);
       this.settling++;
       const settled = pending
@@ -311,7 +312,8 @@ export class SessionHost {
       settled.catch((error: unknown) => this.fail(error));
       return { written: settled };
     });
-    const stored = await written;
+    if ('refused' in outcome) throw outcome.refused;
+    const stored = await outcome.written;
     // `sync: false` (a model call's attempt facts): written is enough; the commit of the step after them covers them.
     if (stored.length > 0 && options.sync !== false) await this.acknowledged(stored[stored.length - 1]!.seq);
     return stored;
