@@ -3,6 +3,7 @@ import type { Budgets } from '../models/budgets.js';
 import type { ChildUsage, DelegatedTask, DelegationPlan, FailureClass, JoinConflict, JoinPolicy, TimerFired } from '../models/delegation.records.js';
 import { renderJoinObservation } from './delegation/join-observation.js';
 import { decideJoin, findConflicts, type ChildState } from './delegation/join-policy.js';
+import { shareBudgets, spentSoFar } from './delegation/budget-share.js';
 import type { AgentOutput, SessionInput } from './session.contract.js';
 
 /** Bumped whenever a change would make old snapshots of this machine restore into the wrong state. */
@@ -17,7 +18,10 @@ export interface DelegationInput {
   /** The `delegate_task` call this delegation serves: every record it emits carries it as `corr`. */
   callId: string;
   plan: DelegationPlan;
-  /** The parent's remaining budgets at this moment: no child gets more. */
+  /**
+   * The parent's remaining budgets at this moment: the one pool its children share (`shareBudgets`) — together they
+   * never get more, and the parent holds their shares until the join.
+   */
   ceiling: Budgets;
   /** Session time (ms since creation) when the plan was accepted: deadlines count from here. */
   startedAtMs: number;
@@ -120,18 +124,20 @@ const timerOwner = (context: DelegationContext, effectId: string): ChildState | 
 /** True while the delegation still waits on timer `effectId` (its child runs): the host resumes only those. */
 export const awaitsTimer = (context: DelegationContext, effectId: string): boolean => timerOwner(context, effectId) !== undefined;
 
+/**
+ * A running child stopped before it ended (the join was decided, its deadline passed), with what it spent so far read
+ * from its actor: the parent is charged for it like for a child that ended by itself.
+ */
+const stoppedChild = (self: { getSnapshot(): { children: Record<string, unknown> } }, context: DelegationContext, child: ChildState, stopped: Pick<ChildState, 'status' | 'failureClass' | 'reason'>): ChildState => {
+  const usage = spentSoFar(self.getSnapshot().children[childActorId(context, child.taskId)] as Parameters<typeof spentSoFar>[0]);
+  return { ...child, ...stopped, ...(usage ? { usage } : {}) };
+};
+
 const withChild = (context: DelegationContext, child: ChildState): ChildState[] => {
   const children = context.children.slice();
   children[context.slots[child.taskId]!] = child;
   return children;
 };
-
-const clamp = (budgets: Budgets, ceiling: Budgets): Budgets => ({
-  maxTurns: Math.max(1, Math.min(budgets.maxTurns, ceiling.maxTurns)),
-  maxToolCalls: Math.max(0, Math.min(budgets.maxToolCalls, ceiling.maxToolCalls)),
-  maxTokens: Math.max(1, Math.min(budgets.maxTokens, ceiling.maxTokens)),
-  maxWallTimeMs: Math.max(1, Math.min(budgets.maxWallTimeMs, ceiling.maxWallTimeMs)),
-});
 
 /** The outcome of a finished child, judged by what it may merge: a valid report from a MutationReady turn. */
 const judge = (child: ChildState, output: AgentOutput): ChildState => {
@@ -181,9 +187,10 @@ export const delegationMachine = setup({
     startChildren: enqueueActions(({ context, enqueue }) => {
       let next = context.nextEffect;
       const children: ChildState[] = [];
-      for (const task of context.pending) {
+      const shares = shareBudgets(context.pending.map((task) => task.budgets), context.ceiling);
+      for (const [index, task] of context.pending.entries()) {
         const path = `${context.path}/${task.taskId}`;
-        const budgets = clamp(task.budgets, context.ceiling);
+        const budgets = shares[index]!;
         const deadline = `${context.path}:e${next++}`;
         const input: SessionInput = {
           path,
@@ -216,14 +223,14 @@ export const delegationMachine = setup({
         enqueue(record('delegation.failed', { ...common, failureClass: judged.failureClass, reason: judged.reason, ...(judged.usage ? { usage: judged.usage } : {}) }, context.callId));
       }
     }),
-    expireChild: enqueueActions(({ context, event, enqueue }) => {
+    expireChild: enqueueActions(({ context, event, enqueue, self }) => {
       if (event.type !== 'timer.fired') return;
       const child = timerOwner(context, event.effectId);
       if (!child) return;
       const reason = 'the child missed its deadline (wall-time budget) and was stopped';
       // A running child is stopped now, whatever its place; the ended ones after it may be released with it.
       enqueue.stopChild(childActorId(context, child.taskId));
-      const children = withChild(context, { ...child, status: 'failed', failureClass: 'runtime', reason });
+      const children = withChild(context, stoppedChild(self, context, child, { status: 'failed', failureClass: 'runtime', reason }));
       const released = releaseEnded(context, children, (id) => {
         if (id !== childActorId(context, child.taskId)) enqueue.stopChild(id);
       });
@@ -243,7 +250,7 @@ export const delegationMachine = setup({
       if (child?.status === 'awaiting-approval') enqueue.assign({ children: withChild(context, { ...child, status: 'running' }) });
     }),
     /** Stop every child still running, recording each as cancelled (runtime class), then record the join. */
-    closeJoin: enqueueActions(({ context, event, enqueue }) => {
+    closeJoin: enqueueActions(({ context, event, enqueue, self }) => {
       const cancelling = event.type === 'delegation.cancel';
       const decided = cancelling ? 'cancelled' : decideJoin(context.join, context.children);
       if (!decided) return;
@@ -255,7 +262,7 @@ export const delegationMachine = setup({
         if (!active(child)) return child;
         enqueue.stopChild(childActorId(context, child.taskId));
         enqueue(record('delegation.failed', { callId: context.callId, taskId: child.taskId, child: child.path, failureClass: 'runtime', reason, cancelled: true }, context.callId));
-        return { ...child, status: 'cancelled', failureClass: 'runtime', reason };
+        return stoppedChild(self, context, child, { status: 'cancelled', failureClass: 'runtime', reason });
       });
       const conflicts: JoinConflict[] = cancelling ? [] : findConflicts(list);
       const observation = renderJoinObservation({ delegation: context.path, join: context.join, outcome: decided, children: list, conflicts }, context.observationLimit);

@@ -15,6 +15,7 @@ import type { SessionCancelled, SessionCaveat, SessionOutcome, UserMessage } fro
 import type { ToolSettled } from '../models/tool.records.js';
 import type { FailClosedFinding } from '../models/fail-closed.js';
 import type { McpStarted } from '../models/mcp.records.js';
+import type { BudgetPool } from './delegation/budget-share.js';
 
 /** The tools whose results must carry shell boundary evidence. */
 export const shellTools: readonly string[] = ['bash'];
@@ -62,6 +63,8 @@ export interface OutstandingEffect {
   callId?: string;
   /** For a `delegate_task` call whose plan was accepted: the delegation actor whose join is the call's result. */
   delegation?: string;
+  /** What that delegation's children were given (their shares of this agent's budgets), held until the join. */
+  reserved?: BudgetPool;
 }
 
 /** What makes a session a child agent: its task, role and output contract, and the delegation it reports to. */
@@ -155,6 +158,12 @@ export interface SessionTally {
    * were refused unrun, and the session ends `budget-exhausted` once their turn has joined.
    */
   toolCallBudgetSpent: string | null;
+  /**
+   * The turns and tool calls this agent's delegated children (and theirs) spent, charged at each join: they count
+   * against this agent's budgets like its own (their tokens are added to `usage`). Kept apart from `usage`, whose
+   * turn count numbers this agent's own turns.
+   */
+  delegated: { turns: number; toolCalls: number };
 }
 
 /** The event a permission actor's parent receives when it reaches a final state. */

@@ -8,6 +8,7 @@ import type { CallSpec } from '../models/call-spec.js';
 import type { UseRow } from '../models/turn.records.js';
 import type { Budgets, Usage } from '../models/budgets.js';
 import { emptyUsage } from '../models/budgets.js';
+import { addPools, emptyPool, poolOf, shareBudgets, spentOf, type BudgetPool } from './delegation/budget-share.js';
 import type { SessionCaveat, SessionOutcome } from '../models/session.records.js';
 import { completionClaims, maxCutContinuations, maxReportCorrections, maxStopContinuations, reportTool, shellTools } from './session.contract.js';
 import type { AgentOutput, ApprovalDoneEvent, DelegationDoneEvent, DelegationNotice, EmitRecordParams, OutstandingEffect, RequestEffectParams, SessionContext, SessionEvent, SessionInput, TurnDoneEvent } from './session.contract.js';
@@ -17,7 +18,7 @@ import type { AgentOutput, ApprovalDoneEvent, DelegationDoneEvent, DelegationNot
 export * from './session.contract.js';
 
 /** Bumped whenever a change to this machine would make old snapshots restore into the wrong state. */
-export const sessionMachineVersion = '7';
+export const sessionMachineVersion = '8';
 
 const effectIdOf = (context: SessionContext): string => `${context.path}:e${context.nextEffect}`;
 
@@ -49,13 +50,26 @@ const notify = (system: { get(systemId: string): AnyActorRef | undefined }, cont
   if (delegation && context.child) sendTo(delegation, { ...notice, taskId: context.child.taskId });
 };
 
-/** What is left of the session's budgets right now: the ceiling of every child it delegates to. */
-const remainingBudgets = (context: SessionContext): Budgets => ({
-  maxTurns: context.budgets.maxTurns - context.usage.turns,
-  maxToolCalls: context.budgets.maxToolCalls - context.usage.toolCalls,
-  maxTokens: context.budgets.maxTokens - tokensUsed(context.usage),
-  maxWallTimeMs: context.budgets.maxWallTimeMs - (context.usage.elapsedMs - context.startedAtMs),
-});
+/** What the children of this agent's open delegations were given and may still spend. */
+const reservedOf = (context: SessionContext): BudgetPool =>
+  Object.values(context.outstanding).reduce((pool, effect) => (effect.reserved ? addPools(pool, effect.reserved) : pool), emptyPool);
+
+/**
+ * What is left of this agent's budgets right now — after its own turns and calls, what its children spent (charged at
+ * each join) and what its open delegations hold for their children: the pool the next delegation's children share.
+ */
+const remainingBudgets = (context: SessionContext): Budgets => {
+  const reserved = reservedOf(context);
+  return {
+    maxTurns: context.budgets.maxTurns - context.usage.turns - context.tally.delegated.turns - reserved.turns,
+    maxToolCalls: context.budgets.maxToolCalls - context.usage.toolCalls - context.tally.delegated.toolCalls - reserved.toolCalls,
+    maxTokens: context.budgets.maxTokens - tokensUsed(context.usage) - reserved.tokens,
+    maxWallTimeMs: context.budgets.maxWallTimeMs - (context.usage.elapsedMs - context.startedAtMs),
+  };
+};
+
+/** `(4 of them spent by delegated children)`, when children spent any. */
+const delegatedNote = (spent: number, what: string): string => (spent > 0 ? ` (${spent} of them ${spent === 1 ? 'was' : 'were'} ${what} by delegated children)` : '');
 
 /** Without a recorded CallSpec nothing is allowed: every call is `tool.unknown_or_disallowed` and the turn blocks. */
 const missingCallSpec = (callId: string): CallSpec => ({
@@ -175,12 +189,17 @@ export const sessionMachine = setup({
       if (event.type !== 'model.responded') return;
       let next = context.nextEffect;
       const outstanding = { ...context.outstanding };
-      const left = Math.max(0, context.budgets.maxToolCalls - context.usage.toolCalls);
+      // The calls this agent's children made count as its own (a child's budget is its share of what was left).
+      const spentByChildren = context.tally.delegated.toolCalls;
+      const left = Math.max(0, context.budgets.maxToolCalls - context.usage.toolCalls - spentByChildren);
       const proposed = event.toolCalls.length;
       event.toolCalls.forEach((call, index) => {
         const effectId = `${context.path}:e${next++}`;
         outstanding[effectId] = { kind: 'executeTool', callId: call.callId };
-        const overBudget = index >= left ? { budget: { maxToolCalls: context.budgets.maxToolCalls, proposed, left } } : {};
+        const overBudget =
+          index >= left
+            ? { budget: { maxToolCalls: context.budgets.maxToolCalls, proposed, left, ...(spentByChildren > 0 ? { delegated: spentByChildren } : {}), ...(context.child ? { share: true } : {}) } }
+            : {};
         // A turn its pre-flight guardrail blocked still gets one result per call (refused, nothing runs), so its join closes.
         const blocked = event.preFlight?.verdict === 'block' ? { preFlight: { ...(event.preFlight.by ? { by: event.preFlight.by } : {}), reason: event.preFlight.reason ?? 'blocked' } } : {};
         enqueue({ type: 'requestEffect', params: { effectId, kind: 'executeTool', args: { callId: call.callId, name: call.name, arguments: call.arguments, ...(call.invalid ? { invalid: call.invalid } : {}), ...blocked, ...overBudget } } });
@@ -189,7 +208,7 @@ export const sessionMachine = setup({
       enqueue.assign({ nextEffect: next, outstanding, usage: { ...context.usage, toolCalls: context.usage.toolCalls + allowed } });
       if (allowed < proposed) {
         enqueue.assign({
-          tally: { ...context.tally, toolCallBudgetSpent: `tool-call budget exhausted: the reply proposed ${proposed} tool call${proposed === 1 ? '' : 's'} with ${left} of ${context.budgets.maxToolCalls} left; ${proposed - allowed} ${proposed - allowed === 1 ? 'was' : 'were'} not run` },
+          tally: { ...context.tally, toolCallBudgetSpent: `tool-call budget exhausted: the reply proposed ${proposed} tool call${proposed === 1 ? '' : 's'} with ${left} of ${context.budgets.maxToolCalls} left${delegatedNote(spentByChildren, 'made')}; ${proposed - allowed} ${proposed - allowed === 1 ? 'was' : 'were'} not run` },
         });
       }
     }),
@@ -264,17 +283,23 @@ export const sessionMachine = setup({
     spawnDelegation: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'delegation.accepted') return;
       const path = `${context.path}/delegation-${event.effectId.slice(event.effectId.lastIndexOf(':e') + 2)}`;
+      // The children share what is left (the delegation splits it the same way); it is held for them until the join.
+      const ceiling = remainingBudgets(context);
+      const reserved = poolOf(shareBudgets(event.plan.tasks.map((task) => task.budgets), ceiling));
       enqueue.assign({
-        outstanding: { ...context.outstanding, [event.effectId]: { kind: 'executeTool', callId: event.callId, delegation: path } },
+        outstanding: { ...context.outstanding, [event.effectId]: { kind: 'executeTool', callId: event.callId, delegation: path, reserved } },
         usage: { ...context.usage, elapsedMs: Math.max(context.usage.elapsedMs, event.elapsedMs) },
       });
       enqueue.spawnChild('delegation', {
         id: path,
         systemId: path,
-        input: { path, sessionId: context.sessionId, parent: context.path, callId: event.callId, plan: event.plan, ceiling: remainingBudgets(context), startedAtMs: event.elapsedMs },
+        input: { path, sessionId: context.sessionId, parent: context.path, callId: event.callId, plan: event.plan, ceiling, startedAtMs: event.elapsedMs },
       });
     }),
-    /** The join was decided: its observation is the call's terminal result; the children's tokens count as the session's. */
+    /**
+     * The join was decided: its observation is the call's terminal result. What the children spent is charged to this
+     * agent (their tokens to its usage, their turns and tool calls to `delegated`) and their held shares are released.
+     */
     closeDelegation: enqueueActions(({ context, event, enqueue }) => {
       const found = delegationDoneOf(context, event);
       if (!found) return;
@@ -282,7 +307,11 @@ export const sessionMachine = setup({
       const output = (event as DelegationDoneEvent).output;
       const { [effectId]: _joined, ...outstanding } = context.outstanding;
       enqueue.stopChild(effect.delegation);
-      enqueue.assign({ outstanding, usage: { ...context.usage, inputTokens: context.usage.inputTokens + output.usage.inputTokens, outputTokens: context.usage.outputTokens + output.usage.outputTokens } });
+      enqueue.assign({
+        outstanding,
+        usage: { ...context.usage, inputTokens: context.usage.inputTokens + output.usage.inputTokens, outputTokens: context.usage.outputTokens + output.usage.outputTokens },
+        tally: { ...context.tally, delegated: { turns: context.tally.delegated.turns + output.usage.turns, toolCalls: context.tally.delegated.toolCalls + output.usage.toolCalls } },
+      });
       if (context.lastTurn?.status === 'open') enqueue.sendTo(context.lastTurn.path, { type: 'tool.settled', callId: output.callId, name: 'delegate_task', status: 'ok', observation: output.observation });
     }),
     /** An MCP server starts: its connection actor (`<path>/mcp/<server>`) is spawned, or told to start again (a resume). */
@@ -391,7 +420,7 @@ export const sessionMachine = setup({
     toolCallBudgetSpent: ({ context }) => context.tally.toolCallBudgetSpent !== null,
     tokenBudgetLeft: ({ context, event }) =>
       event.type !== 'model.responded' || tokensUsed(context.usage) + event.usage.inputTokens + event.usage.outputTokens <= context.budgets.maxTokens,
-    turnBudgetLeft: ({ context }) => context.usage.turns < context.budgets.maxTurns,
+    turnBudgetLeft: ({ context }) => context.usage.turns + context.tally.delegated.turns < context.budgets.maxTurns,
     wallTimeLeft: ({ context }) => context.usage.elapsedMs - context.startedAtMs < context.budgets.maxWallTimeMs,
     /** A model call failed once the wall time was spent (resume does not rerun an in-doubt call then): the budget ended it. */
     wallTimeSpentAtFailure: ({ context, event }) => event.type === 'model.failed' && event.elapsedMs - context.startedAtMs >= context.budgets.maxWallTimeMs,
@@ -418,7 +447,7 @@ export const sessionMachine = setup({
     failureClass: null,
     outcome: null,
     caveats: [],
-    tally: { contractFailures: 0, stopContinuations: 0, cutReplies: 0, unseenMessage: false, toolCallBudgetSpent: null },
+    tally: { contractFailures: 0, stopContinuations: 0, cutReplies: 0, unseenMessage: false, toolCallBudgetSpent: null, delegated: { turns: 0, toolCalls: 0 } },
   }),
   initial: 'idle',
   on: {
@@ -440,7 +469,11 @@ export const sessionMachine = setup({
       states: {
         nextTurn: {
           always: [
-            { guard: not('turnBudgetLeft'), target: '#session.budgetExhausted', actions: assign({ endReason: 'turn budget exhausted' }) },
+            {
+              guard: not('turnBudgetLeft'),
+              target: '#session.budgetExhausted',
+              actions: assign(({ context }) => ({ endReason: `turn budget exhausted${delegatedNote(context.tally.delegated.turns, 'taken')}` })),
+            },
             { guard: not('wallTimeLeft'), target: '#session.budgetExhausted', actions: assign({ endReason: 'wall-time budget exhausted' }) },
             { target: 'awaitingModel' },
           ],
@@ -531,7 +564,8 @@ export const sessionMachine = setup({
       ...(context.endReason ? { reason: context.endReason } : {}),
       ...(report ? { report: report.value, evidence: { turnId: context.lastTurn!.turnId, joinDigest: context.lastTurn!.joinDigest! } } : {}),
       ...(status === 'completed' || status === 'cancelled' ? {} : { failureClass: context.failureClass ?? 'runtime' }),
-      usage: { turns: context.usage.turns, toolCalls: context.usage.toolCalls, inputTokens: context.usage.inputTokens, outputTokens: context.usage.outputTokens },
+      // What this agent and every agent it delegated to spent: its parent charges all of it.
+      usage: spentOf(context),
     };
   },
 });

@@ -9,6 +9,16 @@ export const Budgets = z.object({
 });
 export type Budgets = z.infer<typeof Budgets>;
 
+/**
+ * A child agent's budgets: its share of what its parent had left when it delegated, which may be nothing (a child
+ * with no turn left ends `budget-exhausted` before its first model call).
+ */
+export const ChildBudgets = Budgets.extend({
+  maxTurns: z.number().int().nonnegative(),
+  maxTokens: z.number().int().nonnegative(),
+});
+export type ChildBudgets = z.infer<typeof ChildBudgets>;
+
 /** The budgets a session gets when nothing else is configured. */
 export const defaultBudgets: Budgets = Object.freeze({
   maxTurns: 100,

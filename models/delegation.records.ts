@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Budgets } from './budgets.js';
+import { ChildBudgets } from './budgets.js';
 import { PermissionMode } from './permission.records.js';
 import { OutputContract, ReportFormat, ReportStatus } from './report-contracts.js';
 
@@ -86,7 +86,8 @@ export const DelegatedTask = z.object({
   /** The mutation policy digest the child's turns must run under (its permission mode, the parent's rules, the sandbox). */
   mutationPolicyDigest: z.string(),
   contract: OutputContract,
-  budgets: Budgets,
+  /** The role's or the task's budgets; in `delegation.started`, the child's share of what its parent had left (may be 0). */
+  budgets: ChildBudgets,
   /** The child's depth: 1 for a child of the root agent. */
   depth: z.number().int().positive(),
 });

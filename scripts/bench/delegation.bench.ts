@@ -70,7 +70,7 @@ interface DelegationRun {
 /** Spawn `count` children, measure them idle, release them and wait for the join; on `store` (memory or LevelDB). */
 export const runDelegation = async (count: number, store: EventStore, workspace: string): Promise<DelegationRun> => {
   const { provider, release, waiting } = gatedProvider(count);
-  const rein = await createRein({ store, workspace, provider, delegation: { maxFanOut: count }, budgets: { maxTurns: 10, maxToolCalls: 10, maxTokens: 1e9, maxWallTimeMs: 3_600_000 } });
+  const rein = await createRein({ store, workspace, provider, delegation: { maxFanOut: count }, budgets: { maxTurns: count + 10, maxToolCalls: count + 10, maxTokens: 1e9, maxWallTimeMs: 3_600_000 } });
   let peakHeap = 0;
   let peakRss = 0;
   const measure = () => {

@@ -19,10 +19,11 @@ const approvalOf = (value: unknown): ApprovalOutcome | undefined => {
 };
 
 /** The tool-call budget a call is past (from the session machine's request), when it is. */
-const budgetOf = (value: unknown): { maxToolCalls: number; proposed: number; left: number } | undefined => {
+const budgetOf = (value: unknown): { maxToolCalls: number; proposed: number; left: number; delegated?: number; share?: boolean } | undefined => {
   if (typeof value !== 'object' || value === null) return undefined;
-  const { maxToolCalls, proposed, left } = value as Record<string, unknown>;
-  return typeof maxToolCalls === 'number' && typeof proposed === 'number' && typeof left === 'number' ? { maxToolCalls, proposed, left } : undefined;
+  const { maxToolCalls, proposed, left, delegated, share } = value as Record<string, unknown>;
+  if (typeof maxToolCalls !== 'number' || typeof proposed !== 'number' || typeof left !== 'number') return undefined;
+  return { maxToolCalls, proposed, left, ...(typeof delegated === 'number' ? { delegated } : {}), ...(share === true ? { share } : {}) };
 };
 
 export interface ExecuteToolOptions {

@@ -82,7 +82,8 @@ export class ActorTree {
   /** Deliver one input record to the actor its envelope names and return the derived drafts of that step. */
   apply(record: Pick<RecordEnvelope, 'type' | 'data' | 'actor'>): DerivedDraft[] {
     const target = record.actor === rootPath ? this.root : this.root.system.get(record.actor);
-    if (target) target.send(eventOf(record));
+    // An agent that ended or was stopped takes no more steps (the settlement of a call it started is still recorded).
+    if (target && (target === this.root || target.getSnapshot().status === 'active')) target.send(eventOf(record));
     this.assertHealthy();
     return this.collector.drain();
   }

@@ -7,6 +7,8 @@ export interface RunningEffect {
   actor: string;
   /** Its executor returned (the settlement is on its way to the queue): nothing is left to abort. */
   finished?: boolean;
+  /** A tool call whose `tool.started` is durable: it settles on the record even if its agent is stopped meanwhile. */
+  started?: boolean;
 }
 
 /** Effects that only wait for time: the session counts as quiet (waiting for someone) while only these run. */
@@ -59,6 +61,17 @@ export class RunningEffects {
   markFinished(effectId: string): void {
     const effect = this.byId.get(effectId);
     if (effect) effect.finished = true;
+  }
+
+  /** Mark a running tool call as started (its `tool.started` is written). */
+  markStarted(effectId: string): void {
+    const effect = this.byId.get(effectId);
+    if (effect) effect.started = true;
+  }
+
+  /** True when the running effect's tool call has a durable `tool.started`. */
+  started(effectId: string): boolean {
+    return this.byId.get(effectId)?.started === true;
   }
 
   ids(): string[] {

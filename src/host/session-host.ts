@@ -292,8 +292,12 @@ export class SessionHost {
   }
 
   /** Append runtime facts (not machine output) as one batch in the same queue as steps. */
-  async recordFacts(facts: readonly FactDraft[], options: { actor?: string; cause?: string; sync?: boolean; blobs?: readonly Uint8Array[] } = {}): Promise<RecordEnvelope[]> {
-    const { written } = await this.enqueue(async () => {
+  async recordFacts(facts: readonly FactDraft[], options: { actor?: string; cause?: string; sync?: boolean; blobs?: readonly Uint8Array[]; refuse?: () => Error | undefined } = {}): Promise<RecordEnvelope[]> {
+    const outcome = await this.enqueue(async (): Promise<{ written: Promise<RecordEnvelope[]> } | { refused: Error }> => {
+      // Checked in queue order, against the tree as the steps before it left it; a refusal is the caller's error, not
+      // the host's (a work item that throws breaks the host).
+      const refused = options.refuse?.();
+      if (refused) return { refused };
       const pending = this.append(this.factDrafts(facts, this.clock(), options.actor, options.cause), options.sync, options.blobs);
       this.settling++;
       const settled = pending
@@ -308,7 +312,8 @@ export class SessionHost {
       settled.catch((error: unknown) => this.fail(error));
       return { written: settled };
     });
-    const stored = await written;
+    if ('refused' in outcome) throw outcome.refused;
+    const stored = await outcome.written;
     // `sync: false` (a model call's attempt facts): written is enough; the commit of the step after them covers them.
     if (stored.length > 0 && options.sync !== false) await this.acknowledged(stored[stored.length - 1]!.seq);
     return stored;
@@ -396,7 +401,12 @@ export class SessionHost {
       head: this.head,
       // The machine counts a turn when it requests the model call (its turn budget); a call still unanswered (the
       // session was stopped, cancelled or paused before the model replied) is a turn that never ran.
-      usage: context.awaitingModel === null ? context.usage : { ...context.usage, turns: Math.max(0, context.usage.turns - 1) },
+      // The whole tree's: the turns and tool calls of delegated children count as the session's (their tokens already do).
+      usage: ((usage) => (context.awaitingModel === null ? usage : { ...usage, turns: Math.max(0, usage.turns - 1) }))({
+        ...context.usage,
+        turns: context.usage.turns + (context.tally?.delegated?.turns ?? 0),
+        toolCalls: context.usage.toolCalls + (context.tally?.delegated?.toolCalls ?? 0),
+      }),
     };
   }
 
@@ -409,6 +419,9 @@ export class SessionHost {
       this.fail(refused);
       return { type: 'effect.failed', data: { effectId: request.effectId, error: { code: 'EFFECT_REFUSED', message: refused.message }, elapsedMs: 0 } };
     }
+    // A tool call of an agent stopped since it was requested (it waited in its lane) is not begun at all.
+    const stopped = request.kind === 'executeTool' ? this.stoppedAgent(request) : undefined;
+    if (stopped) return { type: 'effect.failed', data: { effectId: request.effectId, error: { code: stopped.code, message: stopped.message }, elapsedMs: this.clock() - this.createdAt } };
     const started = this.clock();
     const label = request.kind === 'executeTool' && typeof request.args.name === 'string' ? request.args.name : request.kind;
     this.live$.next({ type: 'effect.started', actor: request.actor, effectId: request.effectId, kind: request.kind, label });
@@ -420,7 +433,17 @@ export class SessionHost {
         sessionId: this.stream,
         signal: controller.signal,
         recordFacts: async (facts, options) => {
-          await this.recordFacts(facts, { actor: request.actor, cause: request.recordId, ...(options?.sync === undefined ? {} : { sync: options.sync }), ...(options?.blobs ? { blobs: options.blobs } : {}) });
+          // What a tool call persists before it runs (up to `tool.started`) is written only while its agent runs: a
+          // child the join (or its deadline) stopped starts nothing after its stop.
+          const guarded = request.kind === 'executeTool' && options?.sync === true;
+          await this.recordFacts(facts, {
+            actor: request.actor,
+            cause: request.recordId,
+            ...(options?.sync === undefined ? {} : { sync: options.sync }),
+            ...(options?.blobs ? { blobs: options.blobs } : {}),
+            ...(guarded ? { refuse: () => this.stoppedAgent(request) } : {}),
+          });
+          if (guarded && facts.some((fact) => fact.type === 'tool.started')) this.running.markStarted(request.effectId);
         },
         live: (event) => this.live$.next(event),
         now: () => this.clock(),
@@ -462,14 +485,25 @@ export class SessionHost {
     return timer;
   }
 
-  /** Apply an effect's settlement as the next step (unless the session ended or was interrupted meanwhile). */
+  /** `SESSION_ENDED` when the agent that requested this effect has ended or was stopped (in the tree as applied so far). */
+  private stoppedAgent(request: EffectRequest): ReinError | undefined {
+    return this.tree.isActive(request.actor) ? undefined : new ReinError('SESSION_ENDED', `${request.actor} ended: its ${String(request.args.name ?? request.kind)} call was not started`);
+  }
+
+  /**
+   * Apply an effect's settlement as the next step (unless the session ended or was interrupted meanwhile). The
+   * settlement of an agent that ended or was stopped is dropped — except a tool call's whose `tool.started` is
+   * durable: every started call gets its end on the record (the machine, whose agent is gone, takes no step on it).
+   */
   private async settle(request: EffectRequest, settlement: Settlement): Promise<void> {
     try {
-      if (!this.broken && !this.tree.done && !this.interrupted && !this.dropped.has(request.effectId)) {
+      const started = this.running.started(request.effectId);
+      const gone = () => this.dropped.has(request.effectId) || !this.tree.isActive(request.actor);
+      if (!this.broken && !this.tree.done && !this.interrupted && (started || !gone())) {
         // Waits for the write, not the commit: a tool lane commits parallel calls' settlements in order through here,
         // and waiting for each one's fsync (and the commit gathering delay) held the next one back.
         await this.step({
-          skipIf: () => this.dropped.has(request.effectId),
+          skipIf: () => !started && gone(),
           trusted: true,
           written: true,
           type: settlement.type,

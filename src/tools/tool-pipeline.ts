@@ -34,8 +34,12 @@ export interface PipelineCall {
   invalid?: readonly ArgumentProblem[];
   /** The turn's `pre_flight` guardrail blocked it: the call is refused before anything else. */
   preFlight?: { by?: string; reason: string };
-  /** The reply proposed more calls than the session's tool-call budget had left, and this one is past it: refused unrun. */
-  budget?: { maxToolCalls: number; proposed: number; left: number };
+  /**
+   * The reply proposed more calls than the agent's tool-call budget had left, and this one is past it: refused unrun.
+   * `delegated`: calls of the budget the agent's children made; `share`: the agent is a child, its budget is its share
+   * of what its parent had left.
+   */
+  budget?: { maxToolCalls: number; proposed: number; left: number; delegated?: number; share?: boolean };
 }
 
 /** What the pipeline works with for one session. */
@@ -135,8 +139,10 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   const withEvidence = (outcome: ToolOutcome): ToolOutcome => (evidence.length > 0 ? { ...outcome, guardrails: [...evidence] } : outcome);
 
   if (call.budget) {
-    const { maxToolCalls, proposed, left } = call.budget;
-    const message = `${call.name} was not run: the session's tool-call budget of ${maxToolCalls} allowed ${left === 0 ? 'no more calls' : `only the first ${left} of this reply's ${proposed} calls`}; the session ends once this turn's calls have settled`;
+    const { maxToolCalls, proposed, left, delegated, share } = call.budget;
+    const whose = share ? `its tool-call budget of ${maxToolCalls} (this child's share of what its parent had left; children share their parent's budgets)` : `the session's tool-call budget of ${maxToolCalls}`;
+    const byChildren = delegated ? ` (${delegated} of them ${delegated === 1 ? 'was' : 'were'} made by delegated children)` : '';
+    const message = `${call.name} was not run: ${whose}${byChildren} allowed ${left === 0 ? 'no more calls' : `only the first ${left} of this reply's ${proposed} calls`}; ${share ? 'this agent ends' : 'the session ends'} once this turn's calls have settled`;
     note('tool.rejected', { stage: 'budget', code: 'tool_call_budget_exhausted', errorCode: 'Denied', message });
     return refuse('budget', { ...failureOutcome('Denied', message), denial: { source: 'budget', rule: `tool-call budget ${maxToolCalls}`, reason: message } });
   }

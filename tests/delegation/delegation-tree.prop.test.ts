@@ -43,14 +43,19 @@ describe('random delegation trees (depth ≤ 3, fan-out ≤ 5)', () => {
         const store = createMemoryEventStore();
         try {
           await writeFile(join(workspace.path, 'a.txt'), 'alpha\n');
-          const rein = await createRein({ store, workspace: workspace.path, provider: treeProvider(tree), permissions: { mode }, delegation: { maxDepth: 3, maxFanOut: 5 }, sandbox: { loginShell: false }, budgets: { maxTurns: 6 } });
+          const rein = await createRein({ store, workspace: workspace.path, provider: treeProvider(tree), permissions: { mode }, delegation: { maxDepth: 3, maxFanOut: 5 }, sandbox: { loginShell: false }, budgets: { maxTurns: 6, maxToolCalls: 8 } });
           const session = await rein.startSession({ task: 'Split the work. Never delete anything.' });
           let result = await session.whenQuiet();
           let asked = 0;
           while (result.status === 'paused') {
             const pending = session.pendingApprovals();
             if (pending.length === 0) break;
-            for (const request of pending) await session.approve(request.approvalId, { decision: answers[asked++ % answers.length] ? 'allow-once' : 'deny' });
+            for (const request of pending) {
+              // An answer may end a child at once (it has no turn left), deciding a join that stops the children still
+              // waiting: their questions are gone.
+              if (!session.pendingApprovals().some((open) => open.approvalId === request.approvalId)) continue;
+              await session.approve(request.approvalId, { decision: answers[asked++ % answers.length] ? 'allow-once' : 'deny' });
+            }
             result = await session.whenQuiet();
           }
           expect(result.status).toBe('completed');
@@ -62,6 +67,17 @@ describe('random delegation trees (depth ≤ 3, fan-out ≤ 5)', () => {
           assertRecordsMatchSchemas(records);
 
           checkRights(records, mode);
+
+          // The session's budgets hold for the whole tree (trial5 E38): every agent's turns (a model call requested)
+          // and tool calls (a call a reply proposed that the budget let run; one asked again after its approval counts
+          // once) add up to no more than the root's budgets, and the session's usage is exactly that sum — children
+          // stopped by a join or a deadline included.
+          const requests = records.filter((record) => record.type === 'effect.requested').map((record) => record.data as { kind: string; args: { budget?: unknown; approval?: unknown } });
+          const turns = requests.filter((request) => request.kind === 'callModel').length;
+          const toolCalls = requests.filter((request) => request.kind === 'executeTool' && request.args.budget === undefined && request.args.approval === undefined).length;
+          expect(turns).toBeLessThanOrEqual(6);
+          expect(toolCalls).toBeLessThanOrEqual(8);
+          expect({ turns: result.usage.turns, toolCalls: result.usage.toolCalls }).toEqual({ turns, toolCalls });
 
           const started = startedOf(records);
           const ended = new Map(records.filter((record) => record.type === 'delegation.completed' || record.type === 'delegation.failed').map((record) => [(record.data as { child: string }).child, record]));

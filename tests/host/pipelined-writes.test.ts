@@ -77,7 +77,8 @@ describe('pipelined writes', () => {
         else yield* reply([{ name: 'submit_report', arguments: report }]);
       },
     };
-    const rein = await createRein({ store, workspace: dir.path, provider, delegation: { maxFanOut: count }, budgets: { maxTurns: 5, maxToolCalls: 5 } });
+    // The children share the session's budgets: enough for each child's turn and report, and the root's two turns.
+    const rein = await createRein({ store, workspace: dir.path, provider, delegation: { maxFanOut: count }, budgets: { maxTurns: count + 3, maxToolCalls: count + 1 } });
     const session = await rein.createSession({ task: 'pipeline' });
     sessionId = session.id;
     await session.send('split it');

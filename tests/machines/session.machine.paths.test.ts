@@ -3,7 +3,10 @@ import { checkMachine } from 'rein/testing';
 import { maxCutContinuations, maxStopContinuations, sessionMachine, type SessionEvent } from '../../machines/session.machine.js';
 import { approvalIdOf } from '../../models/permission.records.js';
 import { baseCallSpec } from './turn.fixtures.js';
-import type { SnapshotFrom } from 'xstate';
+import { createMachine, type SnapshotFrom } from 'xstate';
+import type { DelegatedTask } from '../../models/delegation.records.js';
+import type { DelegationInput } from '../../machines/delegation.machine.js';
+import { poolOf, shareBudgets } from '../../machines/delegation/budget-share.js';
 
 type Snapshot = SnapshotFrom<typeof sessionMachine>;
 
@@ -252,5 +255,121 @@ describe('session.machine model check: cut replies and stop-hook continuations u
   it('holds every invariant on every reachable state and edge, and reaches a completion past each bound', () => {
     expect(result.violations).toEqual([]);
     expect(result.stateValues).toContain('"completed"');
+  });
+});
+
+describe('session.machine model check: delegated children draw from the session budgets (trial5 E38)', () => {
+  // The delegation actor is a stand-in that keeps its input and never ends by itself: its join is injected, its
+  // children spending nothing or everything the delegation machine gives them from that input's ceiling (a real
+  // child cannot spend past its own budget: the graph above checks the guards).
+  const standIn = createMachine({ id: 'delegation-stand-in', context: ({ input }: { input: DelegationInput }) => ({ input }) });
+  const machine = sessionMachine.provide({ actors: { delegation: standIn as never } });
+  type DelegatingSnapshot = SnapshotFrom<typeof machine>;
+  const tight = { maxTurns: 4, maxToolCalls: 4, maxTokens: 1_000, maxWallTimeMs: 1_000 };
+  const wants = { maxTurns: 3, maxToolCalls: 3, maxTokens: 600, maxWallTimeMs: 60_000 };
+  const task = (taskId: string): DelegatedTask => ({
+    taskId,
+    title: taskId,
+    role: 'tester',
+    objective: `do ${taskId}`,
+    scope: { files: [], directories: ['.'], symbols: [], commands: [] },
+    contextMode: 'clean',
+    inheritance: 'intersection',
+    tools: ['bash'],
+    permissionMode: 'default',
+    mutationPolicyDigest: 'b3:policy',
+    contract: { format: 'test-report', requiredFields: ['status'] },
+    budgets: wants,
+    depth: 1,
+  });
+  const delegate = (index: number, tasks: number) => ({ callId: `d${index}`, name: 'delegate_task', arguments: { tasks: Array.from({ length: tasks }, (_, at) => ({ id: `t${at}` })) } });
+  const small = { inputTokens: 50, outputTokens: 50 };
+
+  const delegatingEvents = (snapshot: DelegatingSnapshot): SessionEvent[] => {
+    const { awaitingModel, outstanding } = snapshot.context;
+    const list: SessionEvent[] = [];
+    if (snapshot.matches('idle')) list.push({ type: 'user.message', text: 'go' });
+    if (awaitingModel) {
+      const reply = { effectId: awaitingModel, turn: snapshot.context.usage.turns, text: 'ok', stopReason: 'tool_use' as const, usage: small, elapsedMs: 1, callSpec: baseCallSpec({ callId: awaitingModel }) };
+      list.push(
+        { type: 'model.responded', ...reply, toolCalls: [], stopReason: 'end_turn' },
+        { type: 'model.responded', ...reply, toolCalls: [call(1), call(2)] },
+        { type: 'model.responded', ...reply, toolCalls: [delegate(1, 2)] },
+        // Two delegations in one reply: the second one's children share only what the first one's did not take.
+        { type: 'model.responded', ...reply, toolCalls: [delegate(1, 1), delegate(2, 3)] },
+      );
+    }
+    for (const [effectId, effect] of Object.entries(outstanding)) {
+      if (effect.kind !== 'executeTool' || !effect.callId) continue;
+      if (effect.delegation) {
+        const given = (snapshot.children as unknown as Record<string, { getSnapshot(): { context: { input: DelegationInput } } }>)[effect.delegation]!.getSnapshot().context.input;
+        const most = poolOf(shareBudgets(given.plan.tasks.map((task) => task.budgets), given.ceiling));
+        const join = (share: number) => ({
+          type: `xstate.done.actor.${effect.delegation}`,
+          output: {
+            kind: 'delegation.join',
+            callId: effect.callId,
+            outcome: 'satisfied',
+            observation: '{}',
+            usage: { turns: most.turns * share, toolCalls: most.toolCalls * share, inputTokens: most.tokens * share, outputTokens: 0 },
+          },
+        }) as unknown as SessionEvent;
+        list.push(join(0), join(1));
+      } else if (effect.callId.startsWith('d')) {
+        list.push({ type: 'delegation.accepted', effectId, callId: effect.callId, plan: { tasks: Array.from({ length: effect.callId === 'd2' ? 3 : 2 }, (_, at) => task(`t${at}`)), join: { policy: 'all' }, observationLimit: 4_000 }, elapsedMs: 1 });
+      } else {
+        list.push({ type: 'tool.settled', effectId, callId: effect.callId, name: 'read', status: 'ok', observation: 'fine', elapsedMs: 2 });
+      }
+    }
+    const turn = snapshot.context.lastTurn;
+    if (turn?.status === 'open' && snapshot.matches({ running: 'joiningTurn' })) {
+      list.push({ type: `xstate.done.actor.${turn.path}`, output: { turnId: turn.turnId, status: 'mutation-ready', joinClosed: true, joinDigest: 'b3:join', findings: [] } } as SessionEvent);
+    }
+    return list;
+  };
+
+  const reservedOf = (snapshot: DelegatingSnapshot) =>
+    Object.values(snapshot.context.outstanding).reduce((sum, effect) => ({ turns: sum.turns + (effect.reserved?.turns ?? 0), toolCalls: sum.toolCalls + (effect.reserved?.toolCalls ?? 0), tokens: sum.tokens + (effect.reserved?.tokens ?? 0) }), { turns: 0, toolCalls: 0, tokens: 0 });
+  const tokensOf = (snapshot: DelegatingSnapshot) => snapshot.context.usage.inputTokens + snapshot.context.usage.outputTokens;
+
+  const result = checkMachine({
+    machine,
+    input: { ...input, budgets: tight },
+    events: delegatingEvents,
+    stateInvariants: {
+      'own and delegated turns, with what open delegations hold, stay within the turn budget': (snapshot) =>
+        snapshot.context.usage.turns + snapshot.context.tally.delegated.turns + reservedOf(snapshot).turns <= tight.maxTurns,
+      'own and delegated tool calls, with what open delegations hold, stay within the tool-call budget': (snapshot) =>
+        snapshot.context.usage.toolCalls + snapshot.context.tally.delegated.toolCalls + reservedOf(snapshot).toolCalls <= tight.maxToolCalls,
+      'what open delegations hold for their children never exceeds the tokens left': (snapshot) => reservedOf(snapshot).tokens === 0 || tokensOf(snapshot) + reservedOf(snapshot).tokens <= tight.maxTokens,
+      'a turn always stays for the parent to read a join': (snapshot) => reservedOf(snapshot).turns === 0 || snapshot.context.usage.turns + snapshot.context.tally.delegated.turns + reservedOf(snapshot).turns < tight.maxTurns,
+    },
+    transitionInvariants: {
+      'a join charges exactly what its children spent and releases what was held for them': ({ from, event, to }) => {
+        const output = (event as { output?: { kind?: string; usage?: { turns: number; toolCalls: number; inputTokens: number; outputTokens: number } } }).output;
+        if (output?.kind !== 'delegation.join' || Object.keys(from.context.outstanding).length === Object.keys(to.context.outstanding).length) return true;
+        return (
+          to.context.tally.delegated.turns - from.context.tally.delegated.turns === output.usage!.turns &&
+          to.context.tally.delegated.toolCalls - from.context.tally.delegated.toolCalls === output.usage!.toolCalls &&
+          tokensOf(to) - tokensOf(from) === output.usage!.inputTokens + output.usage!.outputTokens &&
+          Object.values(to.context.outstanding).every((effect) => !effect.delegation || Object.values(from.context.outstanding).some((before) => before.delegation === effect.delegation))
+        );
+      },
+      'calls past what the session and its children left are refused for the budget, saying how many the children made': ({ from, event, actions }) => {
+        if (!(from.matches({ running: 'awaitingModel' }) && event.type === 'model.responded' && event.effectId === from.context.awaitingModel && event.toolCalls.length > 0)) return true;
+        const requests = actions.filter((action) => action.type === 'requestEffect').map((action) => (action.params as { args: { budget?: { left: number; delegated?: number } } }).args);
+        const left = Math.max(0, tight.maxToolCalls - from.context.usage.toolCalls - from.context.tally.delegated.toolCalls);
+        return (
+          requests.filter((args) => args.budget === undefined).length === Math.min(left, requests.length) &&
+          requests.every((args) => !args.budget || (args.budget.left === left && (args.budget.delegated ?? 0) === from.context.tally.delegated.toolCalls))
+        );
+      },
+    },
+  });
+
+  it('holds every invariant on every reachable state and edge, and reaches the ends a spent budget leads to', () => {
+    expect(result.violations).toEqual([]);
+    expect(result.stateValues).toEqual(expect.arrayContaining(['"budgetExhausted"', '"completed"', '{"running":"runningTools"}']));
+    expect(result.states).toBeGreaterThan(20);
   });
 });

@@ -59,7 +59,11 @@ const runLive = async (provider: ModelProvider, workspace: string, options: { ca
   while (options.answers && result.status === 'paused') {
     const pending = session.pendingApprovals();
     if (pending.length === 0) break;
-    for (const request of pending) await session.approve(request.approvalId, { decision: options.answers[asked++ % options.answers.length] ? 'allow-once' : 'deny' });
+    for (const request of pending) {
+      // An answer may end a child at once (no turn left of its share), deciding a join that stops the others waiting.
+      if (!session.pendingApprovals().some((open) => open.approvalId === request.approvalId)) continue;
+      await session.approve(request.approvalId, { decision: options.answers[asked++ % options.answers.length] ? 'allow-once' : 'deny' });
+    }
     result = await session.whenQuiet();
   }
   const stats = await rein.telemetry!.flush();
