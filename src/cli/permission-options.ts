@@ -1,3 +1,4 @@
+import { configFileName } from '../providers/config-file-name.js';
 import { PermissionMode } from '../../models/permission.records.js';
 import { ReinError } from '../host/host-errors.js';
 import type { PermissionsConfig } from '../policy/permission-policy.js';
@@ -51,5 +52,21 @@ export const sandboxOf = (options: PermissionOptions, file?: SandboxConfig): Par
     const flag = { mode: '--sandbox', network: '--network', allowedHosts: '--allow-host', loginShell: '--login-shell' }[String(issue.path[0]) as 'mode'] ?? 'a sandbox flag';
     throw new ReinError('USAGE', `${flag}: ${issue.message} (--sandbox auto|required|off, --network disabled|allow-list|allow-all, --allow-host <name>)`);
   }
+  if (file) checkFileSandbox(flags.data, file);
   return mergeSandboxConfig(flags.data, file);
+};
+
+/**
+ * A workspace's `rein.config.json` comes with the repository: on its own it may narrow the sandbox (`mode:
+ * "required"`, `network: "disabled"`) or name the hosts a command may reach (`allow-list`, shown on the sandbox line),
+ * but turning it off, opening the network to every host or using a login shell is the user's to say with the flag
+ * (`--sandbox off`, `--network allow-all`, `--login-shell`), which then decides; a file that asks for one of those
+ * when no flag decided is `USAGE` naming the flag.
+ */
+const checkFileSandbox = (flags: SandboxConfig, file: SandboxConfig): void => {
+  const widening: string[] = [];
+  if (flags.mode === undefined && file.mode === 'off') widening.push('turns the sandbox off (confirm with --sandbox off)');
+  if (flags.network === undefined && file.network === 'allow-all') widening.push('opens the network to every host (confirm with --network allow-all)');
+  if (flags.loginShell === undefined && file.loginShell === true) widening.push('runs commands in a login shell (confirm with --login-shell)');
+  if (widening.length > 0) throw new ReinError('USAGE', `${configFileName} ${widening.join(' and ')}: a workspace file may only narrow the sandbox`);
 };

@@ -56,6 +56,24 @@ describe('rein sandbox and the sandbox settings', () => {
     }
   });
 
+  it('a workspace file cannot turn the sandbox off, open the network to every host or use a login shell on its own (trial 6 F16)', async () => {
+    const workspace = await makeTempDir('rein-sandbox-widen-');
+    try {
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Done.' }] }));
+      for (const [sandbox, flag] of [[{ mode: 'off' }, '--sandbox off'], [{ network: 'allow-all' }, '--network allow-all'], [{ loginShell: true }, '--login-shell']] as const) {
+        await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ sandbox }));
+        const run = await runCli(['run', 'x', '--script', 'script.json'], { cwd: workspace.path });
+        expect([run.code, run.stderr], JSON.stringify(sandbox)).toEqual([2, expect.stringContaining(`confirm with ${flag}`)]);
+        const confirmed = await runCli(['run', 'x', '--script', 'script.json', ...flag.split(' ')], { cwd: workspace.path });
+        expect(confirmed.code, confirmed.stderr).toBe(0);
+      }
+      await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ sandbox: { mode: 'required', network: 'disabled' } }));
+      expect((await runCli(['sandbox', '--json'], { cwd: workspace.path })).code).toBe(0);
+    } finally {
+      await workspace.remove();
+    }
+  });
+
   it('refuses bad settings: a bad flag is a usage error, a bad sandbox object CONFIG_INVALID, a bad createRein option USAGE', async () => {
     const workspace = await makeTempDir('rein-sandbox-bad-');
     try {
