@@ -25,13 +25,14 @@ const get = (port: number, headers: Record<string, string>): Promise<{ status: n
   });
 
 /** Open a socket with these headers: the messages it got once the relay replayed what it kept, or the refusal's status. */
-const open = (relay: Pick<InspectorRelay, 'wsUrl'>, headers: Record<string, string>): Promise<{ status: number; messages: string[] }> =>
+/** Connect with `headers`; resolves with the upgrade's status and the messages received once `enough` holds (default: two). */
+const open = (relay: Pick<InspectorRelay, 'wsUrl'>, headers: Record<string, string>, enough: (messages: string[]) => boolean = (messages) => messages.length === 2): Promise<{ status: number; messages: string[] }> =>
   new Promise((resolve) => {
     const socket = new WebSocket(relay.wsUrl, { headers });
     const messages: string[] = [];
     socket.on('message', (data) => {
       messages.push(data.toString());
-      if (messages.length === 2) {
+      if (enough(messages)) {
         socket.close();
         resolve({ status: 101, messages });
       }
@@ -104,7 +105,8 @@ describe('rein inspect --serve (the trial\'s repro, through the CLI)', () => {
         const wsUrl = `ws://127.0.0.1:${port}`;
         expect(await open({ wsUrl }, { Origin: 'https://evil.example' })).toEqual({ status: 403, messages: [] });
         expect((await get(port, { Host: `evil.example:${port}` })).status).toBe(403);
-        const own = await open({ wsUrl }, { Origin: page });
+        // The session's events arrive in as many messages as the relay's batching makes: wait for the command's.
+        const own = await open({ wsUrl }, { Origin: page }, (messages) => messages.some((message) => message.includes('echo hi')));
         expect(own.status).toBe(101);
         expect(own.messages.join('\n')).toContain('echo hi');
       } finally {
