@@ -229,9 +229,11 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
         const durationMs = context.now() - started;
         if (!result.error) {
           const { text, reasoning, toolCalls } = result;
-          // An endpoint that reports no usage would make every turn cost 0 tokens and the token budget void: rein
-          // counts what it sent and got instead (4 characters a token), marked as its own estimate.
-          const usage = result.usageReported ? result.usage : estimatedUsage(modelRequest, text, reasoning, toolCalls);
+          // An endpoint that reports no usage — or 0 input tokens, which no request rein sends can cost (a system
+          // prompt and a task at least; several local servers and proxies send zeros) — would make every turn cost 0
+          // tokens and the token budget void: rein counts what it sent and got instead (4 characters a token), marked
+          // as its own estimate.
+          const usage = result.usageReported && result.usage.inputTokens > 0 ? result.usage : estimatedUsage(modelRequest, text, reasoning, toolCalls);
           // Hold a fallback only when this call had to move to it: a call that merely started there does not renew the
           // hold, so the first provider is tried again a minute after the outage that caused it.
           if (position > 0) sticky = link === 0 ? { link: 0, until: 0 } : { link, until: context.now() + fallbackStickyMs };

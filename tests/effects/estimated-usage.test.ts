@@ -17,12 +17,24 @@ const silent: ModelProvider = {
   },
 };
 
-describe('an endpoint that reports no usage', () => {
-  it('is charged rein\'s own estimate, marked as such, so the token budget still holds (trial 5 E13)', async () => {
+/** An endpoint that reports usage of zeros (several local servers in streaming mode, a proxy that strips counts). */
+const zeros: ModelProvider = {
+  ...silent,
+  name: 'zeros',
+  async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
+    for await (const event of silent.stream(request)) {
+      if (event.type === 'finished') yield { type: 'usage', usage: { inputTokens: 0, outputTokens: 0 } };
+      yield event;
+    }
+  },
+};
+
+describe('an endpoint that reports no usage, or zeros', () => {
+  it.each([['no usage (trial 5 E13)', silent], ['usage of zeros (trial 6 F20)', zeros]] as const)('%s is charged rein\'s own estimate, marked as such, so the token budget still holds', async (_, provider) => {
     const workspace = await makeTempDir('rein-no-usage-');
     try {
       const store = createMemoryEventStore();
-      const rein = await createRein({ store, workspace: workspace.path, provider: silent, budgets: { maxTokens: 500, maxTurns: 20 } });
+      const rein = await createRein({ store, workspace: workspace.path, provider, budgets: { maxTokens: 500, maxTurns: 20 } });
       const session = await rein.startSession({ task: 'loop' });
       const result = await session.whenQuiet();
       expect(result.status).toBe('budget-exhausted');
