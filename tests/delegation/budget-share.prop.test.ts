@@ -2,9 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createActor, createMachine } from 'xstate';
 import { fairShares, shareBudgets } from '../../machines/delegation/budget-share.js';
+import { testerTask } from '../support/delegation-fixtures.js';
 import { delegationMachine } from '../../machines/delegation.machine.js';
-import type { Budgets } from '../../models/budgets.js';
-import type { DelegatedTask, DelegationStarted } from '../../models/delegation.records.js';
+import type { DelegationStarted } from '../../models/delegation.records.js';
 import { propertyRuns } from '../support/temp-dir.js';
 
 const budgets = fc.record({
@@ -23,21 +23,7 @@ const ceiling = fc.record({
 
 const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
 
-const task = (taskId: string, wanted: Budgets): DelegatedTask => ({
-  taskId,
-  title: taskId,
-  role: 'tester',
-  objective: `do ${taskId}`,
-  scope: { files: [], directories: ['.'], symbols: [], commands: [] },
-  contextMode: 'clean',
-  inheritance: 'intersection',
-  tools: ['bash'],
-  permissionMode: 'default',
-  mutationPolicyDigest: 'b3:policy',
-  contract: { format: 'test-report', requiredFields: ['status'] },
-  budgets: wanted,
-  depth: 1,
-});
+const task = testerTask;
 
 describe('children share their parent budgets (trial5 E38)', () => {
   it('fair shares: none above its want, never more than there is, all of it when wanted, and max-min fair', () => {

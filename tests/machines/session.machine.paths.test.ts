@@ -7,6 +7,7 @@ import { createMachine, type SnapshotFrom } from 'xstate';
 import type { DelegatedTask } from '../../models/delegation.records.js';
 import type { DelegationInput } from '../../machines/delegation.machine.js';
 import { poolOf, shareBudgets } from '../../machines/delegation/budget-share.js';
+import { testerTask } from '../support/delegation-fixtures.js';
 
 type Snapshot = SnapshotFrom<typeof sessionMachine>;
 
@@ -267,21 +268,7 @@ describe('session.machine model check: delegated children draw from the session 
   type DelegatingSnapshot = SnapshotFrom<typeof machine>;
   const tight = { maxTurns: 4, maxToolCalls: 4, maxTokens: 1_000, maxWallTimeMs: 1_000 };
   const wants = { maxTurns: 3, maxToolCalls: 3, maxTokens: 600, maxWallTimeMs: 60_000 };
-  const task = (taskId: string): DelegatedTask => ({
-    taskId,
-    title: taskId,
-    role: 'tester',
-    objective: `do ${taskId}`,
-    scope: { files: [], directories: ['.'], symbols: [], commands: [] },
-    contextMode: 'clean',
-    inheritance: 'intersection',
-    tools: ['bash'],
-    permissionMode: 'default',
-    mutationPolicyDigest: 'b3:policy',
-    contract: { format: 'test-report', requiredFields: ['status'] },
-    budgets: wants,
-    depth: 1,
-  });
+  const task = (taskId: string): DelegatedTask => testerTask(taskId, wants);
   const delegate = (index: number, tasks: number) => ({ callId: `d${index}`, name: 'delegate_task', arguments: { tasks: Array.from({ length: tasks }, (_, at) => ({ id: `t${at}` })) } });
   const small = { inputTokens: 50, outputTokens: 50 };
 

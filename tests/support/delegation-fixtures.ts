@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import type { ModelEvent, ModelRequest } from '../../models/model-contract.js';
 import type { ReportFormat } from '../../models/report-contracts.js';
+import type { Budgets } from '../../models/budgets.js';
+import type { DelegatedTask } from '../../models/delegation.records.js';
 import type { ModelProvider } from '../../src/providers/provider.js';
 
 /** A valid report of each format, with the given status (a completed finding report carries a finding). */
@@ -171,3 +173,20 @@ export const delegate = (tasks: Array<Record<string, unknown>>, join?: Record<st
 
 /** A `submit_report` call as a scripted reply. */
 export const submit = (report: Record<string, unknown>): ActorReply => ({ text: 'reporting', calls: [{ name: 'submit_report', arguments: report }] });
+
+/** A validated tester task (`test-report`, bash only) wanting `budgets`: what the delegation machine receives. */
+export const testerTask = (taskId: string, budgets: Budgets): DelegatedTask => ({
+  taskId,
+  title: taskId,
+  role: 'tester',
+  objective: `do ${taskId}`,
+  scope: { files: [], directories: ['.'], symbols: [], commands: [] },
+  contextMode: 'clean',
+  inheritance: 'intersection',
+  tools: ['bash'],
+  permissionMode: 'default',
+  mutationPolicyDigest: 'b3:policy',
+  contract: { format: 'test-report', requiredFields: ['status'] },
+  budgets,
+  depth: 1,
+});
