@@ -1,6 +1,5 @@
-import { crc32 } from 'node:zlib';
 import type { Observable } from 'rxjs';
-import type { ClientBase, Pool, PoolClient, PoolConfig } from 'pg';
+import type { ClientBase, Pool, PoolConfig } from 'pg';
 import type { RecordDraft, RecordEnvelope } from '../../models/envelope.js';
 import type {
   AppendOptions,
@@ -17,20 +16,21 @@ import type {
 import { prepareStreamBlobs, verifiedBlob } from '../stream-blobs.js';
 import { refDigest } from '../blob-hash.js';
 import { prepareBatch } from '../record-drafts.js';
-import { decodeValue, encodeValue } from '../record-codec.js';
-import { rangeLength, resolveReadRange, seqAt } from '../read-range.js';
 import { readAllLimit } from '../read-all.js';
 import { assertExpectedSeq, assertSnapshot, assertSnapshotBound } from '../store-arguments.js';
-import { CorruptRecordError, StoreError, StreamLockedError } from '../store-errors.js';
+import { StoreError } from '../store-errors.js';
 import { assertStreamName, forkStreamName } from '../stream-names.js';
 import { TailHub } from '../tail-hub.js';
 import { PostgresBlobStore } from './postgres-blob-store.js';
 import { isConnectionError, storeErrorOf } from './postgres-errors.js';
 import { forkStream } from './postgres-fork.js';
-import { APPEND_SQL, MAX_SEQ, POSITION_PATTERN, appendParameters, assertFence, decodeRow, describe, type RecordRow, type StreamRow } from './postgres-rows.js';
+import { APPEND_SQL, appendParameters, assertFence, describe, type StreamRow } from './postgres-rows.js';
 import { appendChannel, migratePostgresSchema, type MigrationReport } from './postgres-migrate.js';
 import { AppendListener } from './postgres-notifications.js';
 import { PostgresQueries, closedError } from './postgres-queries.js';
+import { holdsBatch, readAllRecords, readStreamRecords } from './postgres-reads.js';
+import { encodeSnapshot, latestSnapshot, upsertSnapshot } from './postgres-snapshots.js';
+import { StreamHolds } from './postgres-stream-holds.js';
 import { parsePostgresUrl } from './postgres-url.js';
 
 /** Options of `openPostgresEventStore`. */
@@ -77,9 +77,8 @@ export class PostgresEventStore implements EventStore {
   readonly #poll: NodeJS.Timeout;
   readonly #pending = new Set<Promise<unknown>>();
   #state: 'open' | 'closing' | 'closed' = 'open';
-  /** The connection holding this process's advisory locks (`hold`), and the streams they name. */
-  #holder: Promise<PoolClient> | undefined;
-  readonly #held = new Map<string, number>();
+  /** This process's advisory locks on streams (`hold`). */
+  readonly #holds: StreamHolds;
 
   readonly #listen: (channel: string, onMessage: (payload: string) => void, onResync: () => void) => AppendListener;
 
@@ -93,6 +92,7 @@ export class PostgresEventStore implements EventStore {
     const settings = options.settings;
     this.db = new PostgresQueries({ pool: options.pool, schema: options.schema, retryForMs: settings.retryForMs ?? 30_000 });
     this.blobs = new PostgresBlobStore(this.db);
+    this.#holds = new StreamHolds(this.db, () => this.#state === 'open');
     this.location = options.location;
     this.#sync = (settings.durability ?? 'sync') === 'sync';
     this.#clock = settings.clock ?? Date.now;
@@ -137,7 +137,7 @@ export class PostgresEventStore implements EventStore {
         },
         // A connection lost while committing leaves the outcome unknown; if the retry then conflicts (or is fenced), the
         // lost attempt may have committed: it did if the stream holds exactly this batch's record ids at these seqs.
-        async () => ((await this.#holdsBatch(stream, batch.envelopes)) ? true : undefined),
+        async () => ((await holdsBatch(this.db, stream, batch.envelopes)) ? true : undefined),
       );
       if (batch.envelopes.length > 0) this.#tails.notify(stream);
       return batch.envelopes;
@@ -177,25 +177,7 @@ export class PostgresEventStore implements EventStore {
 
   async readAll(options?: ReadAllOptions): Promise<PositionedRecord[]> {
     this.#assertNotClosed();
-    const limit = readAllLimit(options);
-    const after = options?.after;
-    let transaction = '0';
-    let position = 0;
-    if (after !== undefined) {
-      const match = typeof after === 'string' ? POSITION_PATTERN.exec(after) : null;
-      if (!match) throw new StoreError('STORE_INVALID_ARGUMENT', `not a position of this store: ${JSON.stringify(after)}`);
-      transaction = match[1]!;
-      position = Number(match[2]);
-    }
-    if (limit === 0) return [];
-    const { rows } = await this.db.query<{ tx: string; position: number; stream: string; seq: number; payload: Buffer; checksum: number }>(
-      'readAll',
-      (s) => `SELECT transaction_id::text AS tx, global_position AS position, stream, seq, payload, checksum FROM ${s}.records
-        WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint) AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-        ORDER BY transaction_id, global_position LIMIT $3`,
-      [transaction, position, limit],
-    );
-    return rows.map((row) => ({ position: `${row.tx}:${row.position}`, record: decodeRow(row.stream, row.seq, row.payload, row.checksum) }));
+    return readAllRecords(this.db, options);
   }
 
   async head(stream: string): Promise<number> {
@@ -272,34 +254,17 @@ export class PostgresEventStore implements EventStore {
     const head = (await this.info(stream))?.head;
     if (head === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
     assertSnapshot(snapshot, head);
-    const { seq, version, at, data } = snapshot;
-    const encoded = encodeValue({ seq, version, at, data });
-    const payload = Buffer.from(encoded.buffer, encoded.byteOffset, encoded.byteLength);
-    await this.#track(() =>
-      this.db.query(
-        stream,
-        (s) => `INSERT INTO ${s}.snapshots (stream, seq, payload, checksum) VALUES ($1, $2, $3, $4) ON CONFLICT (stream, seq) DO UPDATE SET payload = EXCLUDED.payload, checksum = EXCLUDED.checksum`,
-        [stream, seq, payload, crc32(payload)],
-      ),
-    );
+    const stored = encodeSnapshot(snapshot);
+    await this.#track(() => upsertSnapshot(this.db, stream, snapshot.seq, stored));
   }
 
   async loadSnapshot(stream: string, options?: { atOrBefore?: number }): Promise<StoredSnapshot | undefined> {
     this.#assertNotClosed();
     assertStreamName(stream);
     assertSnapshotBound(options?.atOrBefore);
-    const { rows } = await this.db.query<{ seq: number; payload: Buffer; checksum: number }>(
-      stream,
-      (s) => `SELECT seq, payload, checksum FROM ${s}.snapshots WHERE stream = $1 AND seq <= $2 ORDER BY seq DESC LIMIT 1`,
-      [stream, options?.atOrBefore ?? MAX_SEQ],
-    );
-    const row = rows[0];
-    if (row === undefined) return undefined;
-    if (crc32(row.payload) !== row.checksum) throw new CorruptRecordError(stream, row.seq, 'snapshot checksum mismatch');
-    return decodeValue(row.payload, { stream, seq: row.seq }) as StoredSnapshot;
+    return latestSnapshot(this.db, stream, options?.atOrBefore);
   }
 
-  /** Waits for this process's writes in flight, completes every tail after it drained, and closes the connections. */
   /**
    * Take the session-level advisory lock named after this schema and `stream` on this store's holding connection:
    * `STORE_LOCKED` when another connection (process) holds it. Holds of one stream are counted; the last one's end
@@ -308,49 +273,16 @@ export class PostgresEventStore implements EventStore {
   async hold(stream: string): Promise<() => Promise<void>> {
     this.#assertOpen();
     assertStreamName(stream);
-    const holder = await this.#holderConnection();
-    const count = this.#held.get(stream) ?? 0;
-    if (count === 0) {
-      const { rows } = await holder.query<{ held: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS held`, [`rein-stream:${this.db.schema}`, stream]);
-      if (rows[0]?.held !== true) throw new StreamLockedError(stream);
-    }
-    this.#held.set(stream, (this.#held.get(stream) ?? 0) + 1);
-    let ended = false;
-    return async () => {
-      if (ended || this.#state !== 'open' || this.#holder === undefined || (await this.#holder.catch(() => undefined)) !== holder) return;
-      ended = true;
-      const left = (this.#held.get(stream) ?? 1) - 1;
-      if (left > 0) return void this.#held.set(stream, left);
-      this.#held.delete(stream);
-      await holder.query(`SELECT pg_advisory_unlock(hashtext($1), hashtext($2))`, [`rein-stream:${this.db.schema}`, stream]).catch(() => undefined);
-    };
+    return this.#holds.hold(stream);
   }
 
-  #holderConnection(): Promise<PoolClient> {
-    this.#holder ??= this.db.pool.connect().then((client) => {
-      // A lost holding connection loses its locks: forget them (a later hold takes them again on a new connection).
-      client.on('error', () => {
-        this.#held.clear();
-        this.#holder = undefined;
-      });
-      return client;
-    });
-    const holder = this.#holder;
-    holder.catch(() => {
-      if (this.#holder === holder) this.#holder = undefined;
-    });
-    return holder;
-  }
-
+  /** Waits for this process's writes in flight, ends every hold, completes every tail after it drained, and closes the connections. */
   async close(): Promise<void> {
     if (this.#state !== 'open') return;
     this.#state = 'closing';
     try {
       await Promise.allSettled([...this.#pending]);
-      const holder = this.#holder;
-      this.#holder = undefined;
-      this.#held.clear();
-      if (holder) await holder.then((client) => client.release(true)).catch(() => undefined);
+      await this.#holds.releaseAll();
       await this.#tails.close();
       clearInterval(this.#poll);
       await this.#listener.stop();
@@ -363,40 +295,7 @@ export class PostgresEventStore implements EventStore {
   async #readRecords(stream: string, options: ReadOptions | undefined): Promise<RecordEnvelope[]> {
     this.#assertNotClosed();
     assertStreamName(stream);
-    resolveReadRange(options, 0);
-    const reverse = options?.reverse === true;
-    const { rows } = await this.db.query<RecordRow & { head: number }>(
-      stream,
-      (s) => `SELECT st.head, r.seq, r.payload, r.checksum FROM ${s}.streams st
-        LEFT JOIN LATERAL (SELECT seq, payload, checksum FROM ${s}.records WHERE stream = st.stream AND seq >= $2 AND seq <= $3
-          ORDER BY seq ${reverse ? 'DESC' : 'ASC'} LIMIT $4) r ON true
-        WHERE st.stream = $1`,
-      [stream, options?.from ?? 1, options?.to ?? MAX_SEQ, options?.limit ?? null],
-    );
-    const head = rows[0]?.head ?? 0;
-    const range = resolveReadRange(options, head);
-    if (range === undefined) return [];
-    const found = rows.filter((row) => row.seq !== null);
-    const records: RecordEnvelope[] = [];
-    for (let index = 0; index < rangeLength(range); index++) {
-      const seq = seqAt(range, index);
-      const row = found[index];
-      if (row === undefined || row.seq !== seq) throw new CorruptRecordError(stream, seq, 'record is missing');
-      records.push(decodeRow(stream, seq, row.payload!, row.checksum!));
-    }
-    return records;
-  }
-
-  /** True when `stream` holds exactly these envelopes' ids at their seqs (a lost-connection append that committed). */
-  async #holdsBatch(stream: string, envelopes: readonly RecordEnvelope[]): Promise<boolean> {
-    const first = envelopes[0];
-    if (first === undefined) return false;
-    const { rows } = await this.db.query<{ seq: number; id: string }>(
-      stream,
-      (s) => `SELECT seq, id FROM ${s}.records WHERE stream = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq`,
-      [stream, first.seq, first.seq + envelopes.length - 1],
-    );
-    return rows.length === envelopes.length && rows.every((row, index) => row.id === envelopes[index]!.id && row.seq === envelopes[index]!.seq);
+    return readStreamRecords(this.db, stream, options);
   }
 
   #track<T>(work: () => Promise<T>): Promise<T> {
