@@ -4,7 +4,7 @@ import { executionFailure } from '../../models/execution-outcome.js';
 import type { SandboxChecked } from '../../models/sandbox.records.js';
 import { sandboxLine } from '../policy/sandbox-status.js';
 import type { PluginFailed } from '../../models/plugin.records.js';
-import { backgroundEndText } from '../projections/trace.view.js';
+import { backgroundEndText } from '../projections/trace-notes.js';
 
 const clip = (text: string, length = 100): string => {
   const flat = text.replace(/\s+/g, ' ').trim();
