@@ -1,0 +1,116 @@
+import type { Budgets } from '../models/budgets.js';
+import type { ModelOptions } from '../models/model-contract.js';
+import type { EventStore } from '../stores/event-store.js';
+import type { RetryPolicy } from './effects/model-retry.js';
+import type { ModelProvider } from './providers/provider.js';
+import type { ContextPolicyOptions } from './projections/context-policy.js';
+import type { ContextViewOptions } from './projections/context.view.js';
+import type { VerificationClassifier } from './effects/verification.js';
+import type { PermissionsConfig } from './policy/permission-policy.js';
+import type { SandboxPolicy } from './policy/sandbox-policy.js';
+import type { AnyToolDefinition } from './tools/tool.js';
+import type { MemoryScopeKeys } from './memory/memory-scope.js';
+import type { delegationConfigOf } from './delegation/roles.js';
+import type { TelemetryOptions } from './telemetry/live-telemetry.js';
+import type { CapabilityOptions } from './capabilities/catalog.js';
+import type { SkillOptions } from './skills/skill-discovery.js';
+import type { McpServerConfig } from './mcp/mcp-config.js';
+import type { PluginSpec } from './plugins/plugin-host.js';
+import type { PluginPermission, ReinPlugin } from './plugins/plugin-contract.js';
+import type { CommandHooksConfig } from './hooks/command-hooks.js';
+
+/** Governed long-term memory (README: *Memory governance*). */
+export interface MemoryOptions {
+  /** Promote approved candidates when a session ends (default true); off, every candidate waits for a person. */
+  autoPromote?: boolean;
+  /** Override the boundaries memory is scoped to (default: the workspace, its git repository and branch). */
+  scope?: Partial<MemoryScopeKeys>;
+  /** Re-read the governance stream before a model call at most this often, in ms (default 1,000). */
+  refreshIntervalMs?: number;
+}
+
+/** What `createRein` composes a harness from. */
+export interface ReinOptions {
+  /** The event log; `openLevelEventStore` for durable sessions, `createMemoryEventStore` for tests. */
+  store: EventStore;
+  /** The directory tools may read and write; it must exist. */
+  workspace: string;
+  provider: ModelProvider;
+  /**
+   * Providers to fall back to, in order, when `provider` still fails with an availability error (rate limit,
+   * overloaded, server error, network, timeout, quota) after its retry budget; each gets its own retry budget.
+   */
+  fallbacks?: readonly ModelProvider[];
+  /** Tools to register (default: the built-in local tools). */
+  tools?: readonly AnyToolDefinition[];
+  budgets?: Partial<Budgets>;
+  systemPrompt?: string;
+  modelOptions?: ModelOptions;
+  /** Epoch-milliseconds clock used for record times and elapsed time (default `Date.now`). */
+  clock?: () => number;
+  /** Retry budget for model calls: attempts, backoff and total time (see `defaultRetryPolicy`). */
+  retry?: Partial<RetryPolicy>;
+  /** Randomness for backoff jitter (default `Math.random`); inject a seeded one for reproducible timing. */
+  random?: () => number;
+  /** Save a machine snapshot every this many records (default 500; 0 disables). */
+  snapshotEvery?: number;
+  /** Read-only tool calls of one turn that may run at once (default 4); writes always run alone. */
+  parallelTools?: number;
+  /** Observations longer than this many characters are truncated into an artifact. */
+  observationLimit?: number;
+  /** Paths no tool may touch (default: `<workspace>/.rein`); pass the store directory when it lives elsewhere inside. */
+  protectedPaths?: readonly string[];
+  /** The context policy: window, reserved output, tail length, phase shares, memory scope (README: *The context policy*). */
+  context?: ContextPolicyOptions;
+  /** Which tools read and change files, for the context view's evidence and freshness (default read / write, edit…). */
+  contextView?: ContextViewOptions;
+  /** Which tool calls are verifications (default: test commands and tools named like `run_tests`). */
+  classifyVerification?: VerificationClassifier;
+  /** Receives every XState inspection event of every session's actors (e.g. a Stately inspector's `inspect.next`). */
+  inspect?: (event: unknown) => void;
+  /** Permission mode and rules (default: mode `default`, no rules: read-only tools run, edits and commands ask). */
+  permissions?: PermissionsConfig;
+  /**
+   * How commands are isolated and limited: `{ mode, network, allowedHosts, loginShell }` as in `rein.config.json`
+   * (hosts without a network policy mean `allow-list`), plus the limits of `SandboxPolicy` (timeouts, output caps,
+   * env allow-list, …). Default: bubblewrap when it works, network disabled, `bash -c`, 120 s timeout.
+   */
+  sandbox?: Partial<SandboxPolicy>;
+  /** Governed memory (default on); `false` runs without it (the memory tools then report it unavailable). */
+  memory?: MemoryOptions | false;
+  /**
+   * Asked right before each effect (model call, tool, timer) starts; returning an error stops that session's host
+   * instead: the effect does not run and nothing more is written. `rein worker` refuses effects once its lease may
+   * have lapsed.
+   */
+  effectGate?: () => Error | undefined;
+  /** Delegation limits and roles: `maxDepth` (default 1: only the root agent delegates), `maxFanOut` (default 8), `roles`. */
+  delegation?: Parameters<typeof delegationConfigOf>[0];
+  /**
+   * Export every session as OpenTelemetry GenAI spans to `exporter` (any `SpanExporter`), each span as soon as it
+   * ends; OpenTelemetry is loaded only when this is set. See README: *OpenTelemetry*.
+   */
+  telemetry?: TelemetryOptions;
+  /**
+   * The discovery policy (`visibleLimit`, default 64; `toolShare`, default 0.25), or `false` for none: sessions then
+   * keep a fixed tool list, record no catalog and have no skills, MCP servers or `tool_search` (README: *Capabilities*).
+   */
+  capabilities?: CapabilityOptions | false;
+  /** Agent Skills: extra folders, whether to read `~/.agents/skills` (default on); `false` for none. */
+  skills?: SkillOptions | false;
+  /**
+   * MCP servers, by name, in the shape `.mcp.json` uses (`{ command, args?, env?, cwd? }` or `{ type: "http", url,
+   * headers? }`), or an in-process server (`{ type: "in-memory", connect(transport) }`). Each session connects to
+   * them when it starts and closes them when it ends (README: *MCP servers*).
+   */
+  mcpServers?: Readonly<Record<string, McpServerConfig>>;
+  /**
+   * Plugins to load (README: *Plugins*): a plugin value (`definePlugin(...)`, source `host`) or a spec with its source,
+   * config, enablement and trust (what the CLI's loader builds from `.rein-plugins/`, `rein.config.json` and `--plugin`).
+   */
+  plugins?: ReadonlyArray<ReinPlugin | PluginSpec>;
+  /** Command hooks in Claude Code's settings shape (the `hooks` field of `rein.config.json`; README: *Command hooks*). */
+  hooks?: CommandHooksConfig;
+  /** Plugin policy: permissions no plugin may have; whether `test` plugins may load (only the test runtime sets it). */
+  pluginPolicy?: { deniedPermissions?: readonly PluginPermission[]; allowTestSource?: boolean };
+}

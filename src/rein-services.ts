@@ -1,0 +1,123 @@
+import { stat } from 'node:fs/promises';
+import { defaultBudgets } from '../models/budgets.js';
+import { checkReinOptions } from './rein-options-check.js';
+import type { ReinOptions } from './rein-options.js';
+import { workspaceInsideConfigHome } from './policy/protected-paths.js';
+import type { SessionServices } from './session/session-services.js';
+import { defaultSystemPrompt } from './session/system-prompt.js';
+import { PermissionPolicy } from './policy/permission-policy.js';
+import { defaultSandboxPolicy, type SandboxPolicy } from './policy/sandbox-policy.js';
+import { mergeSandboxConfig, SandboxConfig } from './policy/sandbox-config.js';
+import { sandboxEnforcement } from './policy/sandbox-probe.js';
+import { ReinError } from './host/host-errors.js';
+import { builtinTools } from './tools/builtin-tools.js';
+import { ToolRegistry } from './tools/tool-registry.js';
+import { Workspace } from './tools/workspace.js';
+import { loadBlake3 } from './util/blake3.js';
+import { GovernanceLog } from './memory/governance-log.js';
+import { resolveMemoryScope } from './memory/memory-scope.js';
+import { delegationConfigOf } from './delegation/roles.js';
+import type { CapabilityServices } from './capabilities/session-capabilities.js';
+import { discoverSkills } from './skills/skill-discovery.js';
+import { parseMcpServers, type McpServerSpec } from './mcp/mcp-config.js';
+import { SessionMcp } from './mcp/session-mcp.js';
+import { CapabilityRegistry } from './plugins/capability-registry.js';
+import { PluginHost } from './plugins/plugin-host.js';
+import { HookKernel } from './hooks/hook-kernel.js';
+import { commandHookRegistrations } from './hooks/command-hooks.js';
+
+/** The capability side of a harness: discovery policy options, skill discovery, MCP servers. */
+const capabilityServicesOf = (options: ReinOptions, workspace: string, toolNames: readonly string[]): CapabilityServices => {
+  const skills = options.skills;
+  const servers = mcpSpecsOf(options.mcpServers);
+  const known = new Set([...toolNames, 'tool_search', 'skill']);
+  return {
+    options: options.capabilities === false ? {} : (options.capabilities ?? {}),
+    ...(skills === false ? {} : { discoverSkills: () => discoverSkills({ workspace, options: skills ?? {}, known: (name) => known.has(name) || name.startsWith('mcp__') }) }),
+    ...(servers.length > 0 ? { mcp: () => new SessionMcp({ servers, workspace }) } : {}),
+  };
+};
+
+/** The host's MCP servers as specs; a malformed entry is `CONFIG_INVALID` (nothing starts). */
+const mcpSpecsOf = (servers: ReinOptions['mcpServers']): McpServerSpec[] => {
+  if (!servers) return [];
+  const parsed = parseMcpServers(servers, { kind: 'host' });
+  const problem = parsed.problems[0];
+  if (problem) throw new ReinError('CONFIG_INVALID', `mcpServers.${problem.name}: ${problem.reason}`);
+  return parsed.servers;
+};
+
+/** The full sandbox policy for `createRein({ sandbox })`: the shared fields checked like `rein.config.json`'s. */
+const sandboxPolicyOf = (given: Partial<SandboxPolicy> = {}): SandboxPolicy => {
+  const shared = SandboxConfig.safeParse({ mode: given.mode, network: given.network, allowedHosts: given.allowedHosts === undefined ? undefined : [...given.allowedHosts], loginShell: given.loginShell });
+  if (!shared.success) throw new ReinError('USAGE', `createRein({ sandbox }): ${shared.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+  return { ...defaultSandboxPolicy, ...given, ...mergeSandboxConfig(shared.data) };
+};
+
+/** What `composeServices` built: every session's services, and the parts the harness itself answers from. */
+export interface ComposedServices {
+  services: SessionServices;
+  workspace: Workspace;
+  clock: () => number;
+  governance: GovernanceLog;
+  capabilities: CapabilityRegistry;
+  pluginHost: PluginHost;
+  hooks: HookKernel;
+}
+
+/**
+ * Check `createRein`'s options (`USAGE` / `CONFIG_INVALID` naming the field), probe the sandbox once, open the
+ * workspace, resolve the memory scope, load the plugins and their hooks, and compose the services every session of
+ * the harness shares, with each option's default filled in.
+ */
+export const composeServices = async (options: ReinOptions): Promise<ComposedServices> => {
+  checkReinOptions(options as Parameters<typeof checkReinOptions>[0], [...(options.tools ?? builtinTools()).map((tool) => tool.name), 'submit_report', 'delegate_task', 'tool_search', 'skill', 'memory_read', 'memory_write', 'read_artifact']);
+  await loadBlake3();
+  const sandbox = sandboxPolicyOf(options.sandbox);
+  // The start-up probe: whether bubblewrap can build a sandbox here is found once, before any session runs.
+  await sandboxEnforcement(sandbox);
+  const found = await stat(options.workspace).catch(() => undefined);
+  if (!found?.isDirectory()) throw new ReinError('USAGE', `createRein({ workspace }): ${options.workspace} ${found ? 'is not a directory' : 'does not exist'}`);
+  const unsafe = workspaceInsideConfigHome(options.workspace);
+  if (unsafe) throw new ReinError('USAGE', unsafe);
+  const workspace = await Workspace.open(options.workspace, options.protectedPaths ? { protectedPaths: options.protectedPaths } : {});
+  const clock = options.clock ?? Date.now;
+  const memoryOptions = options.memory === false ? undefined : (options.memory ?? {});
+  const scope = memoryOptions ? await resolveMemoryScope(workspace.root, memoryOptions.scope) : undefined;
+  const governance = new GovernanceLog(options.store, { clock });
+  const context = scope && !options.context?.memory ? { ...options.context, memory: { workspace: scope.workspace, repo: scope.repo, ...(scope.branch ? { branch: scope.branch } : {}), ...(scope.user ? { user: scope.user } : {}) } } : options.context;
+  const baseTools = options.tools ?? builtinTools();
+  const capabilities = new CapabilityRegistry(new Set(baseTools.map((tool) => tool.name)));
+  const pluginHost = new PluginHost({ workspace: workspace.root, registry: capabilities, clock, ...(options.pluginPolicy ? { policy: options.pluginPolicy } : {}) });
+  for (const entry of options.plugins ?? []) await pluginHost.load('setup' in entry ? { source: 'host', plugin: entry } : entry);
+  const hooks = new HookKernel([...capabilities.hookRegistrations(), ...commandHookRegistrations(options.hooks, { workspace: workspace.root })]);
+  const services: SessionServices = {
+    store: options.store,
+    provider: options.provider,
+    ...(options.fallbacks && options.fallbacks.length > 0 ? { fallbacks: options.fallbacks } : {}),
+    registry: new ToolRegistry([...baseTools, ...capabilities.toolDefinitions()]),
+    hooks,
+    ...(pluginHost.plugins().length > 0 ? { plugins: pluginHost } : {}),
+    workspace,
+    budgets: { ...defaultBudgets, ...options.budgets },
+    clock,
+    systemPrompt: options.systemPrompt ?? defaultSystemPrompt(workspace.root),
+    modelOptions: options.modelOptions ?? {},
+    retry: options.retry ?? {},
+    random: options.random ?? Math.random,
+    snapshotEvery: options.snapshotEvery ?? 500,
+    parallelTools: options.parallelTools ?? 4,
+    ...(options.effectGate ? { effectGate: options.effectGate } : {}),
+    ...(options.observationLimit === undefined ? {} : { observationLimit: options.observationLimit }),
+    ...(context ? { context } : {}),
+    ...(options.contextView ? { contextView: options.contextView } : {}),
+    ...(options.classifyVerification ? { classifyVerification: options.classifyVerification } : {}),
+    ...(options.inspect ? { inspect: options.inspect } : {}),
+    permissions: new PermissionPolicy(options.permissions),
+    sandbox,
+    ...(memoryOptions && scope ? { memory: { governance, scope, autoPromote: memoryOptions.autoPromote ?? true, refreshIntervalMs: memoryOptions.refreshIntervalMs ?? 1_000 } } : {}),
+    delegation: delegationConfigOf(options.delegation),
+    ...(options.capabilities === false ? {} : { capabilities: capabilityServicesOf(options, workspace.root, [...baseTools.map((tool) => tool.name), ...capabilities.toolDefinitions().map((tool) => tool.name)]) }),
+  };
+  return { services, workspace, clock, governance, capabilities, pluginHost, hooks };
+};
