@@ -7,31 +7,31 @@ import type { ApprovalReplied, ApprovalRequested, PermissionDecided } from '../.
 import type { SessionCreated, SessionEnded, SessionForked, SessionInterrupted, SessionResumed } from '../../models/session.records.js';
 import type { ToolRejected, ToolRepaired, ToolSettled, ToolValidated } from '../../models/tool.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
-import { executionFailure } from '../../models/execution-outcome.js';
 import { attr, operation, reinAttr } from '../telemetry/gen-ai-attributes.js';
 import { createRedactor } from '../telemetry/redact.js';
-import { spanIdOf, traceIdOf, type SpanSubject } from '../telemetry/span-ids.js';
-import type { GenAiSpan, SpanAttributeValue } from '../telemetry/span-types.js';
+import { spanIdOf, traceIdOf } from '../telemetry/span-ids.js';
+import type { GenAiSpan } from '../telemetry/span-types.js';
 import { getIn, removeIn, setIn, valuesOf } from './persistent-map.js';
-import { prepend } from './persistent-list.js';
 import { reducerOf, type Projection } from './projection.js';
 import {
-  closeCallsOf,
-  closeSpan,
-  draftOf,
-  initialSpanView,
-  putSpan,
-  removed,
-  spanOf,
-  spanWith,
-  touch,
-  updateSpan,
-  withAttributes,
-  withEvent,
-  type OpenSpan,
-  type SpanDraft,
-  type SpanView,
-} from './span-state.js';
+  agentPathOf,
+  attemptEventAttributes,
+  chatName,
+  childAgentAttributes,
+  contextAttributes,
+  endedAttributes,
+  joinedOutcome,
+  permissionAttributes,
+  responseAttributes,
+  rootAgentAttributes,
+  serverOf,
+  settledOutcome,
+  sourceOf,
+  toolCallAttributes,
+  verificationAttributes,
+} from './span-attributes.js';
+import { closeSpan, draftOf, initialSpanView, removed, spanOf, spanWith, touch, updateSpan, withAttributes, withEvent, type SpanDraft, type SpanView } from './span-state.js';
+import { spanTree } from './span-tree.js';
 
 export type { OpenSpan, SpanView } from './span-state.js';
 
@@ -59,33 +59,6 @@ export interface SpanViewOptions {
   maxContentLength?: number;
 }
 
-type Attributes = Record<string, SpanAttributeValue | undefined>;
-
-const agentPathOf = (actor: string): string => actor.replace(/\/turn-\d+$/, '');
-
-/** The agent a child agent's path hangs under when its `delegation.started` is missing: `root/delegation-2/map` → `root`. */
-const parentAgentOf = (path: string): string | undefined => {
-  if (path === 'root') return undefined;
-  const at = path.lastIndexOf('/delegation-');
-  return at > 0 ? path.slice(0, at) : 'root';
-};
-
-const chatName = (model: string | undefined): string => (model ? `${operation.chat} ${model}` : operation.chat);
-
-const callIdOf = (record: RecordEnvelope): string | undefined => record.corr ?? ((record.data as { callId?: unknown }).callId as string | undefined);
-
-/** `server.address` / `server.port` of a provider endpoint recorded as a URL (scripts and custom sources have none). */
-const serverOf = (source: string | undefined): Attributes => {
-  if (!source || !/^https?:\/\//i.test(source)) return {};
-  try {
-    const url = new URL(source);
-    const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-    return { [attr.serverAddress]: url.hostname.replace(/^\[|\]$/g, ''), [attr.serverPort]: port };
-  } catch {
-    return {};
-  }
-};
-
 /**
  * The telemetry projection: records → OpenTelemetry GenAI spans. The session is `invoke_agent <name>` (internal),
  * each model call `chat <model>` (client), each tool call `execute_tool <tool>` (internal), each child agent a
@@ -106,137 +79,7 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
     return clip(typeof value === 'string' ? value : JSON.stringify(value));
   };
 
-  const idOf = (draft: SpanDraft, subject: SpanSubject, key: string): string => spanIdOf(draft.stream!, subject, key);
-  const common = (draft: SpanDraft): Attributes => ({ [attr.conversationId]: draft.sessionId });
-
-  const openSpan = (draft: SpanDraft, span: { key: string; spanId: string; parentSpanId?: string | undefined; agent: string; name: string; kind: OpenSpan['kind']; startMs?: number; proposedAt: number; attributes: Attributes }): void => {
-    putSpan(draft, {
-      key: span.key,
-      spanId: span.spanId,
-      parentSpanId: span.parentSpanId,
-      agent: span.agent,
-      name: span.name,
-      kind: span.kind,
-      startMs: span.startMs,
-      proposedAt: span.proposedAt,
-      patches: prepend(undefined, span.attributes),
-      attempts: 0,
-      events: undefined,
-      droppedEvents: 0,
-      links: [],
-    });
-  };
-
-  /** The open span of agent `path`, opened on first sight unless it already ended; undefined when it did. */
-  const ensureAgent = (draft: SpanDraft, path: string, at: number): string | undefined => {
-    const key = `agent:${path}`;
-    if (spanOf(draft, key)) return key;
-    if (getIn(draft.closedAgents, path)) return undefined;
-    const parent = parentAgentOf(path);
-    openSpan(draft, {
-      key,
-      spanId: idOf(draft, 'agent', path),
-      ...(parent ? { parentSpanId: idOf(draft, 'agent', parent) } : {}),
-      agent: path,
-      name: `${operation.invokeAgent} ${path === 'root' ? agentName : 'agent'}`,
-      kind: 'internal',
-      startMs: at,
-      proposedAt: at,
-      attributes: { [attr.operationName]: operation.invokeAgent, [attr.agentName]: path === 'root' ? agentName : 'agent', [attr.agentId]: path, ...common(draft) },
-    });
-    return key;
-  };
-
-  const agentEvent = (draft: SpanDraft, path: string, at: number, name: string, attributes: Attributes): void => {
-    const key = ensureAgent(draft, path, at);
-    if (!key || !updateSpan(draft, key, (span) => withEvent(span, name, at, attributes))) draft.unlinked++;
-  };
-
-  const rootEvent = (draft: SpanDraft, at: number, name: string, attributes: Attributes): void => {
-    if (!updateSpan(draft, 'agent:root', (span) => withEvent(span, name, at, attributes))) draft.unlinked++;
-  };
-
-  const ensureChat = (draft: SpanDraft, record: RecordEnvelope, effectId: string): string | undefined => {
-    const key = `chat:${effectId}`;
-    if (spanOf(draft, key)) return key;
-    const agent = agentPathOf(record.actor);
-    const agentKey = ensureAgent(draft, agent, record.at);
-    if (!agentKey) return undefined;
-    openSpan(draft, {
-      key,
-      spanId: idOf(draft, 'chat', effectId),
-      parentSpanId: spanOf(draft, agentKey)!.spanId,
-      agent,
-      name: chatName(draft.provider?.model ?? draft.provider?.name),
-      kind: 'client',
-      startMs: record.at,
-      proposedAt: record.at,
-      attributes: {
-        [attr.operationName]: operation.chat,
-        [attr.providerName]: draft.provider?.name,
-        [attr.requestModel]: draft.provider?.model,
-        ...serverOf(draft.provider?.source),
-        ...common(draft),
-        [reinAttr.actor]: agent,
-        [reinAttr.effectId]: effectId,
-      },
-    });
-    return key;
-  };
-
-  /** Where a provider recorded in `session.created` (the primary or a fallback) serves from. */
-  const sourceOf = (draft: SpanDraft, provider: string, model: string | undefined): string | undefined => {
-    const chain = draft.provider ? [draft.provider, ...(draft.provider.fallbacks ?? [])] : [];
-    return (chain.find((entry) => entry.name === provider && (model === undefined || entry.model === model)) ?? chain.find((entry) => entry.name === provider))?.source;
-  };
-
-  const closeChat = (draft: SpanDraft, key: string, at: number, status: GenAiSpan['status'], attributes: Attributes): void => {
-    closeSpan(draft, key, at, { status, attributes, redact });
-  };
-
-  const toolKeyOf = (draft: SpanDraft, record: RecordEnvelope): string | undefined => {
-    const callId = callIdOf(record);
-    const key = callId === undefined ? undefined : `tool:${callId}`;
-    if (key && spanOf(draft, key)) return key;
-    draft.unlinked++;
-    return undefined;
-  };
-
-  /** A record of a tool call: widen its span's start to the record's time, and add the event, if any. */
-  const toolFact = (draft: SpanDraft, record: RecordEnvelope, event?: { name: string; attributes: Attributes }): void => {
-    const key = toolKeyOf(draft, record);
-    if (!key) return;
-    updateSpan(draft, key, (span) => {
-      const touched = touch(span, record.at);
-      return event ? withEvent(touched, event.name, record.at, event.attributes) : touched;
-    });
-  };
-
-  const markClosed = (draft: SpanDraft, path: string): void => {
-    draft.closedAgents = setIn(draft.closedAgents, path, true);
-  };
-
-  const closeAgent = (draft: SpanDraft, path: string, at: number, status: GenAiSpan['status'], attributes: Attributes, reason: string): void => {
-    if (!spanOf(draft, `agent:${path}`)) return;
-    // An agent that ends stops its own children too: they end with it, deepest first, unsettled.
-    const descendants = valuesOf(draft.open)
-      .filter((span) => span.key.startsWith('agent:') && span.agent.startsWith(`${path}/`))
-      .sort((a, b) => b.agent.length - a.agent.length || (a.agent < b.agent ? -1 : 1));
-    for (const child of descendants) {
-      closeCallsOf(draft, child.agent, at, reason, redact);
-      closeSpan(draft, child.key, at, { status: { code: 'error' }, attributes: { [reinAttr.unsettled]: true, [attr.errorType]: reason }, redact });
-      markClosed(draft, child.agent);
-    }
-    closeCallsOf(draft, path, at, reason, redact);
-    closeSpan(draft, `agent:${path}`, at, { status, attributes, redact });
-    markClosed(draft, path);
-  };
-
-  /** The root ended: every call and child agent still open ends with it (unsettled), then the root. */
-  const closeSession = (draft: SpanDraft, at: number, status: GenAiSpan['status'], attributes: Attributes, reason: string): void => {
-    closeAgent(draft, 'root', at, status, attributes, reason);
-    draft.rootEnded = true;
-  };
+  const { idOf, common, openSpan, agentEvent, rootEvent, ensureChat, closeChat, toolKeyOf, toolFact, closeAgent, closeSession } = spanTree({ agentName, redact });
 
   const handlers: Record<string, (draft: SpanDraft, record: RecordEnvelope) => void> = {
     'session.created': (draft, record) => {
@@ -253,16 +96,7 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
         kind: 'internal',
         startMs: record.at,
         proposedAt: record.at,
-        attributes: {
-          [attr.operationName]: operation.invokeAgent,
-          [attr.agentName]: agentName,
-          [attr.agentId]: 'root',
-          ...common(draft),
-          [reinAttr.sessionId]: record.stream,
-          [attr.providerName]: created.provider.name,
-          [attr.requestModel]: created.provider.model,
-          [attr.inputMessages]: content([{ role: 'user', parts: [{ type: 'text', content: created.task }] }]),
-        },
+        attributes: rootAgentAttributes(created, { agentName, conversation: common(draft), sessionId: record.stream, content }),
       });
     },
     'user.message': (draft, record) => {
@@ -278,16 +112,7 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
       const projected = record.data as ContextProjected;
       const key = ensureChat(draft, record, projected.effectId);
       if (!key) return;
-      updateSpan(draft, key, (span) =>
-        withAttributes(span, {
-          [reinAttr.turn]: projected.turn,
-          [reinAttr.contextInput]: projected.input,
-          [reinAttr.contextTokens]: projected.estimatedTokens,
-          [reinAttr.contextPhase]: projected.phase,
-          [reinAttr.contextExcluded]: projected.excluded.reduce((sum, entry) => sum + entry.count, 0),
-          [reinAttr.contextCompacted]: projected.compacted.length,
-        }),
-      );
+      updateSpan(draft, key, (span) => withAttributes(span, contextAttributes(projected)));
     },
     'model.attempted': (draft, record) => {
       const attempted = record.data as ModelAttempted;
@@ -307,16 +132,7 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
           [attr.serverPort]: server[attr.serverPort] ?? removed,
         }), { attempts: Math.max(attempted.attempt, span.attempts), ...(first && attempted.model ? { name: chatName(attempted.model) } : {}) });
         if (attempted.decision === 'done') return updated;
-        return withEvent(updated, `rein.model.${attempted.decision}`, record.at, {
-          [reinAttr.attempt]: attempted.attempt,
-          [attr.providerName]: attempted.provider,
-          [attr.requestModel]: attempted.model,
-          [attr.errorType]: attempted.errorCode,
-          [reinAttr.delayMs]: attempted.delayMs,
-          [reinAttr.fallbackProvider]: attempted.fallbackTo?.provider,
-          [reinAttr.fallbackModel]: attempted.fallbackTo?.model,
-          [reinAttr.reason]: content(attempted.message),
-        });
+        return withEvent(updated, `rein.model.${attempted.decision}`, record.at, attemptEventAttributes(attempted, content));
       });
     },
     'model.responded': (draft, record) => {
@@ -324,21 +140,7 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
       const key = ensureChat(draft, record, reply.effectId);
       if (!key) return;
       const agent = agentPathOf(record.actor);
-      const parts = capture
-        ? [
-            ...(reply.reasoning ? [{ type: 'reasoning', content: reply.reasoning }] : []),
-            ...(reply.text ? [{ type: 'text', content: reply.text }] : []),
-            ...reply.toolCalls.map((call) => ({ type: 'tool_call', id: call.callId, name: call.name, arguments: call.arguments })),
-          ]
-        : [];
-      closeChat(draft, key, record.at, { code: 'unset' }, {
-        [reinAttr.turn]: reply.turn,
-        [attr.inputTokens]: reply.usage.inputTokens,
-        [attr.outputTokens]: reply.usage.outputTokens,
-        [attr.finishReasons]: [reply.stopReason],
-        [reinAttr.toolCalls]: reply.toolCalls.length,
-        [attr.outputMessages]: content([{ role: 'assistant', parts, finish_reason: reply.stopReason }]),
-      });
+      closeChat(draft, key, record.at, { code: 'unset' }, responseAttributes(reply, capture, content));
       const agentSpan = spanOf(draft, `agent:${agent}`);
       if (!agentSpan) return;
       for (const call of reply.toolCalls) {
@@ -351,16 +153,7 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
           name: `${operation.executeTool} ${call.name}`,
           kind: 'internal',
           proposedAt: record.at,
-          attributes: {
-            [attr.operationName]: operation.executeTool,
-            [attr.toolName]: call.name,
-            [attr.toolCallId]: call.callId,
-            [attr.toolType]: 'function',
-            [reinAttr.mcpServer]: /^mcp__(.+?)__./.exec(call.name)?.[1],
-            ...common(draft),
-            [reinAttr.actor]: agent,
-            [attr.toolCallArguments]: content(call.arguments),
-          },
+          attributes: toolCallAttributes(call, { agent, conversation: common(draft), content }),
         });
       }
     },
@@ -390,17 +183,7 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
     },
     'permission.decided': (draft, record) => {
       const decided = record.data as PermissionDecided;
-      toolFact(draft, record, {
-        name: 'rein.permission.decided',
-        attributes: {
-          [reinAttr.decisionValue]: decided.decision,
-          [reinAttr.source]: decided.source,
-          [reinAttr.rule]: decided.rule ?? undefined,
-          [reinAttr.mode]: decided.mode,
-          [reinAttr.classes]: decided.classes && decided.classes.length > 0 ? decided.classes : undefined,
-          [reinAttr.reason]: content(decided.reason),
-        },
-      });
+      toolFact(draft, record, { name: 'rein.permission.decided', attributes: permissionAttributes(decided, content) });
     },
     'approval.requested': (draft, record) => {
       const requested = record.data as ApprovalRequested;
@@ -419,16 +202,7 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
     'file.written': (draft, record) => toolFact(draft, record),
     'verification.recorded': (draft, record) => {
       const verified = record.data as VerificationRecorded;
-      const attributes: Attributes = {
-        [reinAttr.verificationName]: verified.name,
-        [reinAttr.verificationStatus]: verified.status,
-        [attr.errorType]: verified.errorCode,
-        [reinAttr.exitCode]: verified.exitCode ?? undefined,
-        [reinAttr.signal]: verified.signal,
-        [reinAttr.timedOut]: verified.timedOut,
-        [reinAttr.command]: content(verified.command),
-        [reinAttr.summary]: content(verified.summary),
-      };
+      const attributes = verificationAttributes(verified, content);
       const key = verified.callId ? `tool:${verified.callId}` : undefined;
       if (key && updateSpan(draft, key, (span) => withEvent(touch(span, record.at), 'rein.verification', record.at, attributes))) return;
       agentEvent(draft, agentPathOf(record.actor), record.at, 'rein.verification', attributes);
@@ -438,23 +212,7 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
       const key = toolKeyOf(draft, record);
       if (!key) return;
       updateSpan(draft, key, (span) => touch(span, record.at));
-      // A command is judged by how it ran whatever the call's status, as `rein show` and `rein trace` judge it.
-      const ranBadly = settled.execution ? executionFailure(settled.execution) : undefined;
-      const failure = settled.status === 'error' ? (settled.errorCode ?? 'error') : ranBadly;
-      closeSpan(draft, key, record.at, {
-        status: failure === undefined ? { code: 'unset' } : { code: 'error' },
-        attributes: {
-          [reinAttr.toolStatus]: settled.status,
-          [attr.errorType]: failure,
-          [attr.processExitCode]: settled.execution?.exitCode ?? undefined,
-          [reinAttr.toolSignal]: settled.execution?.signal,
-          [reinAttr.toolTimedOut]: settled.execution?.timedOut,
-          [reinAttr.failedStage]: settled.failedStage,
-          [reinAttr.omittedBytes]: settled.truncated?.omittedBytes,
-          [attr.toolCallResult]: content(settled.observation),
-        },
-        redact,
-      });
+      closeSpan(draft, key, record.at, { ...settledOutcome(settled, content), redact });
     },
     'delegation.accepted': (draft, record) => {
       const accepted = record.data as DelegationAccepted;
@@ -463,17 +221,7 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
     'delegation.started': (draft, record) => {
       const started = record.data as DelegationStarted;
       if (getIn(draft.closedAgents, started.child)) return;
-      const attributes: Attributes = {
-        [attr.operationName]: operation.invokeAgent,
-        [attr.agentName]: started.task.role,
-        [attr.agentId]: started.child,
-        ...common(draft),
-        [reinAttr.taskId]: started.taskId,
-        [reinAttr.role]: started.task.role,
-        [reinAttr.depth]: started.task.depth,
-        [attr.agentDescription]: content(started.task.title),
-        [attr.inputMessages]: content([{ role: 'user', parts: [{ type: 'text', content: started.task.objective }] }]),
-      };
+      const attributes = childAgentAttributes(started, common(draft), content);
       const parentSpanId = idOf(draft, 'tool', started.callId);
       const name = `${operation.invokeAgent} ${started.task.role}`;
       // The child's first records may come before this one (its model call is requested in the same step).
@@ -507,20 +255,7 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
       const key = `tool:${joined.callId}`;
       if (!spanOf(draft, key)) return void draft.unlinked++;
       updateSpan(draft, key, (span) => touch(span, record.at));
-      closeSpan(draft, key, record.at, {
-        status: joined.outcome === 'satisfied' ? { code: 'unset' } : { code: 'error' },
-        attributes: {
-          [reinAttr.toolStatus]: joined.outcome === 'satisfied' ? 'ok' : 'error',
-          [attr.errorType]: joined.outcome === 'satisfied' ? undefined : joined.outcome === 'cancelled' ? 'cancelled' : 'join_unsatisfied',
-          [reinAttr.joinPolicy]: joined.policy,
-          [reinAttr.joinK]: joined.k,
-          [reinAttr.joinOutcome]: joined.outcome,
-          [reinAttr.joinChildren]: joined.children.length,
-          [reinAttr.joinConflicts]: joined.conflicts.length,
-          [attr.toolCallResult]: content(joined.observation),
-        },
-        redact,
-      });
+      closeSpan(draft, key, record.at, { ...joinedOutcome(joined, content), redact });
     },
     'report.rejected': (draft, record) => {
       const rejected = record.data as ReportRejected;
@@ -555,13 +290,7 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
       const ended = record.data as SessionEnded;
       const failed = ended.status === 'failed' || ended.status === 'budget-exhausted';
       const status = failed ? { code: 'error' as const, ...(capture && ended.reason ? { message: clip(ended.reason) } : {}) } : { code: 'unset' as const };
-      const attributes: Attributes = {
-        [reinAttr.outcome]: ended.status,
-        [attr.errorType]: failed ? ended.status : undefined,
-        [reinAttr.reason]: content(ended.reason),
-        // A final answer after a blocked turn: the fail-closed findings nothing resolved (its claim rests on no MutationReady turn).
-        [reinAttr.unresolved]: ended.unresolved ? ended.unresolved.findings.map((finding) => finding.class) : undefined,
-      };
+      const attributes = endedAttributes(ended, failed, content);
       const reason = draft.cancelled || ended.status === 'cancelled' ? 'cancelled' : 'unsettled';
       if (record.actor === 'root') closeSession(draft, record.at, status, attributes, reason);
       else closeAgent(draft, record.actor, record.at, status, attributes, reason);
