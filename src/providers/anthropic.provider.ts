@@ -1,12 +1,12 @@
-import type { ModelEvent, ModelRequest } from '../../models/model-contract.js';
+import type { ModelEvent } from '../../models/model-contract.js';
 import type { ProviderErrorInfo, StopReason } from '../../models/model.records.js';
 import { anthropicRequestBody } from './anthropic-request.js';
 import { errorFromStreamEvent, providerError } from './provider-errors.js';
 import type { ModelProvider } from './provider.js';
 import type { SseEvent } from './sse-parser.js';
-import { streamSse, type StreamNormalizer } from './sse-transport.js';
+import type { StreamNormalizer } from './sse-transport.js';
 import { isToolIntent, ToolCallAssembler } from './tool-call-assembler.js';
-import { displayEndpoint, joinUrl } from './wire-format.js';
+import { createSseProvider, type SseVendor } from './sse-provider.js';
 
 /** The Anthropic API; the base URL has no version path (`/v1/messages` is appended). */
 export const defaultAnthropicBaseUrl = 'https://api.anthropic.com';
@@ -154,32 +154,20 @@ export class AnthropicStreamNormalizer implements StreamNormalizer {
   }
 }
 
+/** The Anthropic Messages API as an SSE vendor: `x-api-key` and `anthropic-version` headers, `/v1/messages`. */
+const anthropicVendor: SseVendor = {
+  name: 'anthropic',
+  baseUrl: defaultAnthropicBaseUrl,
+  path: 'v1/messages',
+  keyHint: 'ANTHROPIC_API_KEY',
+  requestIdHeader: 'request-id',
+  headers: (apiKey) => ({ 'anthropic-version': '2023-06-01', ...(apiKey ? { 'x-api-key': apiKey } : {}) }),
+  body: anthropicRequestBody,
+  normalizer: (context) => new AnthropicStreamNormalizer(context),
+};
+
 /**
  * A provider for the Anthropic Messages API (and compatible endpoints), over Node's `fetch` and rein's own SSE
  * parser (no vendor SDK). Stateless between calls; the API key lives only in this closure.
  */
-export const createAnthropicProvider = (options: AnthropicOptions): ModelProvider => {
-  const baseUrl = options.baseUrl ?? defaultAnthropicBaseUrl;
-  const url = joinUrl(baseUrl, 'v1/messages');
-  const endpoint = displayEndpoint(baseUrl);
-  const secrets = options.apiKey ? [options.apiKey] : [];
-  return {
-    name: options.name ?? 'anthropic',
-    model: options.model,
-    source: endpoint,
-    stream: (request: ModelRequest) =>
-      streamSse({
-        url,
-        headers: { 'anthropic-version': '2023-06-01', ...(options.apiKey ? { 'x-api-key': options.apiKey } : {}), ...options.headers },
-        body: anthropicRequestBody(request, request.model ?? options.model),
-        signal: request.signal,
-        idleTimeoutMs: options.idleTimeoutMs ?? 300_000,
-        endpoint,
-        keyHint: options.keyHint ?? 'ANTHROPIC_API_KEY',
-        secrets,
-        requestIdHeader: 'request-id',
-        fetch: options.fetch ?? fetch,
-        normalizer: ({ requestId }) => new AnthropicStreamNormalizer({ endpoint, requestId, secrets }),
-      }),
-  };
-};
+export const createAnthropicProvider = (options: AnthropicOptions): ModelProvider => createSseProvider(anthropicVendor, options);

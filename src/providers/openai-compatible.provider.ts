@@ -1,12 +1,12 @@
-import type { ModelEvent, ModelRequest } from '../../models/model-contract.js';
+import type { ModelEvent } from '../../models/model-contract.js';
 import type { StopReason, TokenUsage } from '../../models/model.records.js';
 import { openAIRequestBody } from './openai-request.js';
 import { errorFromStreamEvent, providerError } from './provider-errors.js';
 import type { ModelProvider } from './provider.js';
 import type { SseEvent } from './sse-parser.js';
-import { streamSse, type StreamNormalizer } from './sse-transport.js';
+import type { StreamNormalizer } from './sse-transport.js';
 import { isToolIntent, ToolCallAssembler } from './tool-call-assembler.js';
-import { displayEndpoint, joinUrl } from './wire-format.js';
+import { createSseProvider, type SseVendor } from './sse-provider.js';
 
 /** The OpenAI API; any OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter…) via `baseUrl`. */
 export const defaultOpenAIBaseUrl = 'https://api.openai.com/v1';
@@ -122,32 +122,20 @@ export class OpenAIStreamNormalizer implements StreamNormalizer {
   }
 }
 
+/** An OpenAI-compatible chat-completions API as an SSE vendor: a bearer key, `/chat/completions` under the base URL. */
+const openAIVendor: SseVendor = {
+  name: 'openai',
+  baseUrl: defaultOpenAIBaseUrl,
+  path: 'chat/completions',
+  keyHint: 'OPENAI_API_KEY',
+  requestIdHeader: 'x-request-id',
+  headers: (apiKey): Record<string, string> => (apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+  body: openAIRequestBody,
+  normalizer: (context) => new OpenAIStreamNormalizer(context),
+};
+
 /**
  * A provider for any OpenAI-compatible chat-completions endpoint, over Node's `fetch` and rein's own SSE parser (no
  * vendor SDK). Stateless between calls; the API key lives only in this closure and never in a record or message.
  */
-export const createOpenAICompatibleProvider = (options: OpenAICompatibleOptions): ModelProvider => {
-  const baseUrl = options.baseUrl ?? defaultOpenAIBaseUrl;
-  const url = joinUrl(baseUrl, 'chat/completions');
-  const endpoint = displayEndpoint(baseUrl);
-  const secrets = options.apiKey ? [options.apiKey] : [];
-  return {
-    name: options.name ?? 'openai',
-    model: options.model,
-    source: endpoint,
-    stream: (request: ModelRequest) =>
-      streamSse({
-        url,
-        headers: { ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}), ...options.headers },
-        body: openAIRequestBody(request, request.model ?? options.model),
-        signal: request.signal,
-        idleTimeoutMs: options.idleTimeoutMs ?? 300_000,
-        endpoint,
-        keyHint: options.keyHint ?? 'OPENAI_API_KEY',
-        secrets,
-        requestIdHeader: 'x-request-id',
-        fetch: options.fetch ?? fetch,
-        normalizer: ({ requestId }) => new OpenAIStreamNormalizer({ endpoint, requestId, secrets }),
-      }),
-  };
-};
+export const createOpenAICompatibleProvider = (options: OpenAICompatibleOptions): ModelProvider => createSseProvider(openAIVendor, options);

@@ -1,0 +1,64 @@
+import type { ModelRequest } from '../../models/model-contract.js';
+import type { ModelProvider } from './provider.js';
+import { streamSse, type StreamNormalizer } from './sse-transport.js';
+import { displayEndpoint, joinUrl } from './wire-format.js';
+
+/** What a user gives an HTTP + SSE provider (each vendor documents what its fields mean). */
+export interface SseProviderOptions {
+  model: string;
+  baseUrl?: string;
+  apiKey?: string;
+  headers?: Record<string, string>;
+  idleTimeoutMs?: number;
+  keyHint?: string;
+  name?: string;
+  fetch?: typeof fetch;
+}
+
+/** How one vendor's streaming API is reached and read. */
+export interface SseVendor {
+  /** The provider name recorded when the options give none. */
+  name: string;
+  baseUrl: string;
+  /** Appended to the base URL. */
+  path: string;
+  /** Where the key comes from, named in auth errors, when the options name no other place. */
+  keyHint: string;
+  /** The response header carrying the vendor's request id. */
+  requestIdHeader: string;
+  /** The vendor's own headers and the one carrying the key; the user's `headers` come after them. */
+  headers(apiKey: string | undefined): Record<string, string>;
+  body(request: ModelRequest, model: string): unknown;
+  normalizer(context: { endpoint: string; requestId: string | undefined; secrets: readonly string[] }): StreamNormalizer;
+}
+
+/**
+ * A provider for one vendor's streaming HTTP API, over Node's `fetch` and rein's own SSE parser (no vendor SDK).
+ * Stateless between calls; the API key lives only in this closure and never in a record or message; the endpoint is
+ * recorded without credentials. No byte for `idleTimeoutMs` (default 300,000 ms) is a `timeout`.
+ */
+export const createSseProvider = (vendor: SseVendor, options: SseProviderOptions): ModelProvider => {
+  const baseUrl = options.baseUrl ?? vendor.baseUrl;
+  const url = joinUrl(baseUrl, vendor.path);
+  const endpoint = displayEndpoint(baseUrl);
+  const secrets = options.apiKey ? [options.apiKey] : [];
+  return {
+    name: options.name ?? vendor.name,
+    model: options.model,
+    source: endpoint,
+    stream: (request: ModelRequest) =>
+      streamSse({
+        url,
+        headers: { ...vendor.headers(options.apiKey), ...options.headers },
+        body: vendor.body(request, request.model ?? options.model),
+        signal: request.signal,
+        idleTimeoutMs: options.idleTimeoutMs ?? 300_000,
+        endpoint,
+        keyHint: options.keyHint ?? vendor.keyHint,
+        secrets,
+        requestIdHeader: vendor.requestIdHeader,
+        fetch: options.fetch ?? fetch,
+        normalizer: ({ requestId }) => vendor.normalizer({ endpoint, requestId, secrets }),
+      }),
+  };
+};
