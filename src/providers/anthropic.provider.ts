@@ -6,25 +6,21 @@ import type { ModelProvider } from './provider.js';
 import type { SseEvent } from './sse-parser.js';
 import type { StreamNormalizer } from './sse-transport.js';
 import { isToolIntent, ToolCallAssembler } from './tool-call-assembler.js';
-import { createSseProvider, type SseVendor } from './sse-provider.js';
+import { createSseProvider, type SseProviderOptions, type SseVendor } from './sse-provider.js';
 
 /** The Anthropic API; the base URL has no version path (`/v1/messages` is appended). */
 export const defaultAnthropicBaseUrl = 'https://api.anthropic.com';
 
-export interface AnthropicOptions {
-  model: string;
+/** Options of `createAnthropicProvider`. */
+export interface AnthropicOptions extends SseProviderOptions {
   /** Without the version path, e.g. `https://api.anthropic.com`. */
   baseUrl?: string;
   /** Sent as `x-api-key`. */
   apiKey?: string;
   /** Extra request headers (e.g. `anthropic-beta`). */
   headers?: Record<string, string>;
-  /** Report `timeout` when no byte arrives for this long (default 300,000 ms). */
-  idleTimeoutMs?: number;
   /** Where the key comes from, named in auth errors (default `ANTHROPIC_API_KEY`). */
   keyHint?: string;
-  name?: string;
-  fetch?: typeof fetch;
 }
 
 const stopReasons: Record<string, StopReason> = {

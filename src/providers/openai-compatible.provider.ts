@@ -6,26 +6,23 @@ import type { ModelProvider } from './provider.js';
 import type { SseEvent } from './sse-parser.js';
 import type { StreamNormalizer } from './sse-transport.js';
 import { isToolIntent, ToolCallAssembler } from './tool-call-assembler.js';
-import { createSseProvider, type SseVendor } from './sse-provider.js';
+import { createSseProvider, type SseProviderOptions, type SseVendor } from './sse-provider.js';
 
 /** The OpenAI API; any OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter…) via `baseUrl`. */
 export const defaultOpenAIBaseUrl = 'https://api.openai.com/v1';
 
-export interface OpenAICompatibleOptions {
-  model: string;
+/** Options of `createOpenAICompatibleProvider`. */
+export interface OpenAICompatibleOptions extends SseProviderOptions {
   /** Includes the version path, e.g. `http://127.0.0.1:11434/v1` (default `https://api.openai.com/v1`). */
   baseUrl?: string;
   /** Sent as `Authorization: Bearer …` when present; local servers usually need none. */
   apiKey?: string;
   /** Extra request headers (e.g. OpenRouter's `HTTP-Referer`). */
   headers?: Record<string, string>;
-  /** Report `timeout` when no byte arrives for this long (default 300,000 ms). */
-  idleTimeoutMs?: number;
   /** Where the key comes from, named in auth errors (default `OPENAI_API_KEY`). */
   keyHint?: string;
   /** The provider name recorded in `session.created` (default `openai`). */
   name?: string;
-  fetch?: typeof fetch;
 }
 
 const stopReasons: Record<string, StopReason> = { stop: 'end_turn', tool_calls: 'tool_use', function_call: 'tool_use', length: 'max_tokens' };

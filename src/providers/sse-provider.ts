@@ -3,14 +3,20 @@ import type { ModelProvider } from './provider.js';
 import { streamSse, type StreamNormalizer } from './sse-transport.js';
 import { displayEndpoint, joinUrl } from './wire-format.js';
 
-/** What a user gives an HTTP + SSE provider (each vendor documents what its fields mean). */
+/** What a user gives an HTTP + SSE provider; each vendor's options say what its base URL and key header are. */
 export interface SseProviderOptions {
   model: string;
+  /** Where the vendor's API is (default: the vendor's own). */
   baseUrl?: string;
+  /** The API key, sent in the vendor's key header; never in a record or message. */
   apiKey?: string;
+  /** Extra request headers, sent after the vendor's own (they may replace them). */
   headers?: Record<string, string>;
+  /** Report `timeout` when no byte arrives for this long (default 300,000 ms). */
   idleTimeoutMs?: number;
+  /** Where the key comes from, named in auth errors (default: the vendor's usual variable). */
   keyHint?: string;
+  /** The provider name recorded in `session.created` (default: the vendor's). */
   name?: string;
   fetch?: typeof fetch;
 }
