@@ -116,12 +116,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async append(stream: string, records: readonly RecordDraft[], options: AppendOptions): Promise<RecordEnvelope[]> {
-    this.#assertOpen();
-    assertStreamName(stream);
-    assertExpectedSeq(options?.expectedSeq);
-    assertFence(options);
-    const batch = prepareBatch(stream, options.expectedSeq + 1, records, 'compact');
-    const blobs = await prepareStreamBlobs(options.blobs);
+    const { batch, blobs } = await this.#prepareAppend(stream, records, options);
     const parameters = appendParameters(stream, options, options.createdAt ?? this.#clock(), options.sync ?? this.#sync, batch, blobs);
     const text = APPEND_SQL(this.db.quoted);
     return this.#track(async () => {
@@ -150,12 +145,7 @@ export class PostgresEventStore implements EventStore {
    * with an application's own rows; resolves with the envelopes the commit will store.
    */
   async appendInTransaction(client: ClientBase, stream: string, records: readonly RecordDraft[], options: AppendOptions): Promise<RecordEnvelope[]> {
-    this.#assertOpen();
-    assertStreamName(stream);
-    assertExpectedSeq(options?.expectedSeq);
-    assertFence(options);
-    const batch = prepareBatch(stream, options.expectedSeq + 1, records, 'compact');
-    const blobs = await prepareStreamBlobs(options.blobs);
+    const { batch, blobs } = await this.#prepareAppend(stream, records, options);
     try {
       await client.query(APPEND_SQL(this.db.quoted), appendParameters(stream, options, options.createdAt ?? this.#clock(), options.sync ?? this.#sync, batch, blobs));
     } catch (error) {
@@ -296,6 +286,17 @@ export class PostgresEventStore implements EventStore {
     this.#assertNotClosed();
     assertStreamName(stream);
     return readStreamRecords(this.db, stream, options);
+  }
+
+  /** Check an append's arguments (the store open, the stream name, the expected seq, the fence), then encode its batch and blobs. */
+  async #prepareAppend(stream: string, records: readonly RecordDraft[], options: AppendOptions) {
+    this.#assertOpen();
+    assertStreamName(stream);
+    assertExpectedSeq(options?.expectedSeq);
+    assertFence(options);
+    const batch = prepareBatch(stream, options.expectedSeq + 1, records, 'compact');
+    const blobs = await prepareStreamBlobs(options.blobs);
+    return { batch, blobs };
   }
 
   #track<T>(work: () => Promise<T>): Promise<T> {
