@@ -2,17 +2,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLevelEventStore } from '../../stores/index.js';
-import { jsonLines, runCli, startCli } from '../support/cli.js';
+import { greetingScript, jsonLines, runCli, startCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
-
-const script = {
-  turns: [
-    { text: 'Looking around.', toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] },
-    { text: 'Reading.', toolCalls: [{ name: 'read', arguments: { path: 'hello.txt' } }] },
-    { text: 'Writing.', toolCalls: [{ name: 'write', arguments: { path: 'out.txt', content: 'HELLO\n' } }] },
-    { text: 'Done: out.txt holds the greeting in capitals.' },
-  ],
-};
 
 describe('rein CLI', () => {
   let workspace: { path: string; remove: () => Promise<void> };
@@ -21,7 +12,7 @@ describe('rein CLI', () => {
   beforeAll(async () => {
     workspace = await makeTempDir('rein-cli-');
     await writeFile(join(workspace.path, 'hello.txt'), 'hello\n');
-    await writeFile(join(workspace.path, 'script.json'), JSON.stringify(script));
+    await writeFile(join(workspace.path, 'script.json'), JSON.stringify(greetingScript));
     await writeFile(join(workspace.path, 'short.json'), JSON.stringify({ turns: [{ text: 'one', toolCalls: [{ name: 'read', arguments: { path: 'hello.txt' } }] }] }));
     await writeFile(join(workspace.path, 'broken.json'), '{ "turns": [ { "toolCalls": "nope" } ] }');
   });

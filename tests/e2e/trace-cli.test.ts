@@ -2,19 +2,10 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLevelEventStore } from '../../stores/index.js';
-import { jsonLines, runCli } from '../support/cli.js';
+import { greetingScript, jsonLines, runCli } from '../support/cli.js';
 import { seenByInspector, seenInLog, startReceiver } from '../support/inspector-receiver.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { hashTree } from '../support/tree-hash.js';
-
-const script = {
-  turns: [
-    { text: 'Looking around.', toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] },
-    { text: 'Reading.', toolCalls: [{ name: 'read', arguments: { path: 'hello.txt' } }] },
-    { text: 'Writing.', toolCalls: [{ name: 'write', arguments: { path: 'out.txt', content: 'HELLO\n' } }] },
-    { text: 'Done: out.txt holds the greeting in capitals.' },
-  ],
-};
 
 describe('rein trace, context, inspect and replay --dry-run', () => {
   let workspace: { path: string; remove: () => Promise<void> };
@@ -27,7 +18,7 @@ describe('rein trace, context, inspect and replay --dry-run', () => {
     workspace = await makeTempDir('rein-trace-cli-');
     elsewhere = await makeTempDir('rein-trace-out-');
     await writeFile(join(workspace.path, 'hello.txt'), 'hello\n');
-    await writeFile(join(workspace.path, 'script.json'), JSON.stringify(script));
+    await writeFile(join(workspace.path, 'script.json'), JSON.stringify(greetingScript));
     const run = await runCli(['run', "shout the greeting. Don't touch hello.txt.", '--script', 'script.json', '--approve', 'write'], cwd());
     expect(run.code).toBe(0);
     sessionId = /session (s-[\w-]+):/.exec(run.stdout)![1]!;

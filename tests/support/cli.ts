@@ -7,6 +7,16 @@ export const cliPath = fileURLToPath(new URL('../../dist/cli/rein.js', import.me
 /** The same CLI unbundled (tsc's output), for tests about which modules a command loads. */
 export const libraryCliPath = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
 
+/** The scripted session the CLI tests run: list the workspace, read hello.txt, write its greeting in capitals to out.txt, answer. */
+export const greetingScript = {
+  turns: [
+    { text: 'Looking around.', toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] },
+    { text: 'Reading.', toolCalls: [{ name: 'read', arguments: { path: 'hello.txt' } }] },
+    { text: 'Writing.', toolCalls: [{ name: 'write', arguments: { path: 'out.txt', content: 'HELLO\n' } }] },
+    { text: 'Done: out.txt holds the greeting in capitals.' },
+  ],
+};
+
 export interface CliResult {
   code: number | null;
   signal: NodeJS.Signals | null;
