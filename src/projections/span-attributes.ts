@@ -1,4 +1,3 @@
-import type { RecordEnvelope } from '../../models/envelope.js';
 import type { ContextProjected } from '../../models/context.records.js';
 import type { DelegationJoined, DelegationStarted } from '../../models/delegation.records.js';
 import type { ModelAttempted, ModelResponded, ToolCall } from '../../models/model.records.js';
@@ -35,9 +34,6 @@ export const parentAgentOf = (path: string): string | undefined => {
 
 /** A model call's span name: `chat <model>`, or `chat` when the model is unknown. */
 export const chatName = (model: string | undefined): string => (model ? `${operation.chat} ${model}` : operation.chat);
-
-/** The tool call a record belongs to: its `corr`, else the `callId` in its data. */
-export const callIdOf = (record: RecordEnvelope): string | undefined => record.corr ?? ((record.data as { callId?: unknown }).callId as string | undefined);
 
 /** `server.address` / `server.port` of a provider endpoint recorded as a URL (scripts and custom sources have none). */
 export const serverOf = (source: string | undefined): Attributes => {

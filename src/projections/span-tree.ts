@@ -4,7 +4,8 @@ import { spanIdOf, type SpanSubject } from '../telemetry/span-ids.js';
 import type { GenAiSpan } from '../telemetry/span-types.js';
 import { getIn, setIn, valuesOf } from './persistent-map.js';
 import { prepend } from './persistent-list.js';
-import { agentPathOf, callIdOf, chatName, parentAgentOf, serverOf, type Attributes } from './span-attributes.js';
+import { callIdOf } from './call-id.js';
+import { agentPathOf, chatName, parentAgentOf, serverOf, type Attributes } from './span-attributes.js';
 import { closeCallsOf, closeSpan, putSpan, spanOf, touch, updateSpan, withEvent, type OpenSpan, type SpanDraft } from './span-state.js';
 
 /** What the span tree needs of the projection's options. */

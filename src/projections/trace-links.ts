@@ -1,4 +1,5 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
+import { callIdOf } from './call-id.js';
 import type { TraceAction, TraceRef, TraceTurn, TraceView } from './trace-view-types.js';
 
 /*
@@ -8,9 +9,6 @@ import type { TraceAction, TraceRef, TraceTurn, TraceView } from './trace-view-t
 
 /** The record's place in the log, to cite it as evidence. */
 export const ref = (record: RecordEnvelope): TraceRef => ({ seq: record.seq, id: record.id });
-
-/** The call a record belongs to: its `corr`, else the `callId` in its data. */
-export const corrOf = (record: RecordEnvelope): string | undefined => record.corr ?? ((record.data as { callId?: unknown }).callId as string | undefined);
 
 /** The view with `turn` as its actor's open turn. */
 export const withTurn = (view: TraceView, turn: TraceTurn): TraceView => ({ ...view, open: { ...view.open, [turn.actor]: turn } });
@@ -27,7 +25,7 @@ export const updateAction = (view: TraceView, record: RecordEnvelope, match: (ac
 
 /** Matches the action of the record's call. */
 export const byCall = (record: RecordEnvelope) => {
-  const callId = corrOf(record);
+  const callId = callIdOf(record);
   return (action: TraceAction) => action.callId === callId;
 };
 
