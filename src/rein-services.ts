@@ -90,7 +90,7 @@ export const composeServices = async (options: ReinOptions): Promise<ComposedSer
   const capabilities = new CapabilityRegistry(new Set(baseTools.map((tool) => tool.name)));
   const pluginHost = new PluginHost({ workspace: workspace.root, registry: capabilities, clock, ...(options.pluginPolicy ? { policy: options.pluginPolicy } : {}) });
   for (const entry of options.plugins ?? []) await pluginHost.load('setup' in entry ? { source: 'host', plugin: entry } : entry);
-  const hooks = new HookKernel([...capabilities.hookRegistrations(), ...commandHookRegistrations(options.hooks, { workspace: workspace.root })]);
+  const hooks = new HookKernel([...capabilities.hookRegistrations(), ...commandHookRegistrations(options.hooks, { workspace: workspace.root, sandbox: { policy: sandbox, workspace } })]);
   const services: SessionServices = {
     store: options.store,
     provider: options.provider,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { DecisionPoint, HookPoint } from '../../models/hook.records.js';
 import { runHookCommand } from './command-runner.js';
 import type { HookRegistration, HookResult, InvokeOutcome } from './hook-types.js';
+import { runSandboxedHookCommand, type HookSandbox } from './sandboxed-hook.js';
 
 /** The events of the `hooks` config, with the shape Claude Code's settings use, and the rein point each one is. */
 export const commandHookEvents = {
@@ -28,6 +29,11 @@ const CommandHook = z
     timeout: z.number().positive().max(3_600).optional(),
     /** rein's extension: a failing hook at a blocking point lets the call through instead of denying it (recorded). */
     failOpen: z.boolean().optional(),
+    /**
+     * rein's extension: `true` runs the command inside the bash sandbox (`runSandboxedHookCommand`), `false` on the
+     * host. Unset: on the host for a host's `createRein({ hooks })`; the CLI reads a workspace file's unset as `true`.
+     */
+    sandbox: z.boolean().optional(),
   })
   .strict();
 
@@ -190,7 +196,7 @@ export const commandHookInput = (event: CommandHookEvent, input: Record<string, 
  * blocks with stderr as the message, and any other exit (or a command that cannot start, or invalid JSON) is a
  * failure — which denies at `PreToolUse` (fail closed, unless `failOpen`) and is recorded elsewhere.
  */
-export const commandHookRegistrations = (config: CommandHooksConfig | undefined, options: { workspace: string }): HookRegistration[] => {
+export const commandHookRegistrations = (config: CommandHooksConfig | undefined, options: { workspace: string; sandbox?: HookSandbox }): HookRegistration[] => {
   const registrations: HookRegistration[] = [];
   if (!config) return registrations;
   for (const event of Object.keys(commandHookEvents) as CommandHookEvent[]) {
@@ -200,22 +206,24 @@ export const commandHookRegistrations = (config: CommandHooksConfig | undefined,
       const matches = toolPoints.has(point) ? toolMatcher(group.matcher) : undefined;
       for (const hook of group.hooks) {
         index++;
+        const id = `command:${event}#${index}`;
+        const timeoutMs = (hook.timeout ?? defaultCommandTimeoutSeconds) * 1_000;
         registrations.push({
-          id: `command:${event}#${index}`,
+          id,
           kind: 'command',
           point,
           order: 0,
-          timeoutMs: (hook.timeout ?? defaultCommandTimeoutSeconds) * 1_000,
+          timeoutMs,
           failOpen: hook.failOpen ?? false,
           ...(matches ? { matches } : {}),
           async invoke(input, context) {
-            const outcome = await runHookCommand({
-              command: hook.command,
-              cwd: options.workspace,
-              stdin: JSON.stringify(commandHookInput(event, input)),
-              signal: context.signal,
-              extraEnv: { REIN_PROJECT_DIR: options.workspace, CLAUDE_PROJECT_DIR: options.workspace, ...(typeof input.sessionId === 'string' ? { REIN_SESSION_ID: input.sessionId } : {}) },
-            });
+            const stdin = JSON.stringify(commandHookInput(event, input));
+            const extraEnv = { REIN_PROJECT_DIR: options.workspace, CLAUDE_PROJECT_DIR: options.workspace, ...(typeof input.sessionId === 'string' ? { REIN_SESSION_ID: input.sessionId } : {}) };
+            if (hook.sandbox === true && options.sandbox === undefined) return { ok: false, error: { kind: 'exit', message: 'could not start: it asks for the sandbox, and none was given to run it in' } };
+            const outcome =
+              hook.sandbox === true && options.sandbox !== undefined
+                ? await runSandboxedHookCommand({ command: hook.command, sandbox: options.sandbox, stdin, signal: context.signal, timeoutMs, marker: `${typeof input.sessionId === 'string' ? input.sessionId : 'rein'}:${id}`, extraEnv })
+                : await runHookCommand({ command: hook.command, cwd: options.workspace, stdin, signal: context.signal, extraEnv });
             if (outcome.spawnError) return { ok: false, error: { kind: 'exit', message: `could not start: ${outcome.spawnError}` } };
             if (outcome.killed) return { ok: false, error: { kind: 'timeout', message: 'killed at its timeout' } };
             if (outcome.exitCode === 0) return resultOfOutput(event, outcome.stdout);

@@ -43,16 +43,34 @@ export const loadProjectHooks = async (workspace: string, hooks: CommandHooksCon
   return { file: configFileName, subject, status: await trust.status(subject), hooks };
 };
 
-/** One line per command, for the trust prompt: the event, the matcher and the command as it would run. */
+/**
+ * A workspace file's hooks as rein runs them: every hook that does not say `"sandbox": false` runs inside the bash
+ * sandbox. What such a hook runs — `npm test` runs `package.json`'s script and the test files, `npx prettier` runs
+ * `node_modules` — is workspace code the model can edit, so it gets no more than the model's own commands get.
+ */
+export const sandboxedByDefault = (hooks: CommandHooksConfig): CommandHooksConfig =>
+  Object.fromEntries(
+    Object.entries(hooks).map(([event, groups]) => [event, groups?.map((group) => ({ ...group, hooks: group.hooks.map((hook) => ({ ...hook, sandbox: hook.sandbox ?? true })) }))]),
+  ) as CommandHooksConfig;
+
+/** One line per command, for the trust prompt: the event, the matcher, the command as it would run and where. */
 export const describeProjectHooks = (project: ProjectHooks): string => {
   const lines: string[] = [];
+  let onHost = 0;
   for (const event of Object.keys(commandHookEvents) as CommandHookEvent[]) {
     for (const group of project.hooks[event] ?? []) {
-      for (const hook of group.hooks) lines.push(`  ${event}${group.matcher ? ` (${group.matcher})` : ''}: ${hook.command}`);
+      for (const hook of group.hooks) {
+        if (hook.sandbox === false) onHost++;
+        lines.push(`  ${event}${group.matcher ? ` (${group.matcher})` : ''}: ${hook.command}${hook.sandbox === false ? '   [on the host: your permissions and environment, outside the sandbox]' : ''}`);
+      }
     }
   }
   const change = project.status === 'changed' ? ' They changed since you trusted them.' : '';
-  return `${project.file} asks rein to run ${lines.length} command hook(s); they run with your permissions and your environment, outside the bash sandbox.${change}\n${lines.join('\n')}`;
+  const where =
+    onHost === 0
+      ? 'they run inside the bash sandbox (the workspace, no network, your environment cleared)'
+      : `${onHost === lines.length ? 'all' : onHost} of them ("sandbox": false) run on the host with your permissions and your environment, outside the sandbox — and any workspace file such a command runs (a script, package.json, node_modules, a Makefile) is one the model can edit; the others run inside the bash sandbox`;
+  return `${project.file} asks rein to run ${lines.length} command hook(s); ${where}.${change}\n${lines.join('\n')}`;
 };
 
 /** The stderr line for hooks that were not loaded because they are not trusted (or changed since). */

@@ -1,6 +1,6 @@
 import { isAbsolute, relative } from 'node:path';
 import type { CommandHooksConfig } from '../hooks/command-hooks.js';
-import { loadProjectHooks, untrustedHooksWarning, type ProjectHooks } from '../hooks/project-hooks.js';
+import { loadProjectHooks, sandboxedByDefault, untrustedHooksWarning, type ProjectHooks } from '../hooks/project-hooks.js';
 import { loadWorkspaceConfig } from '../providers/provider-settings.js';
 import { TrustStore, trustFilePath } from '../trust/trust-store.js';
 import type { PluginSpec } from './plugin-host.js';
@@ -54,7 +54,7 @@ export const workspacePlugins = async (options: {
     project = { ...project, status: await hooksTrust.status(project.subject) };
   }
   if (project && project.status !== 'trusted') warnings.push(untrustedHooksWarning(project));
-  return { plugins, ...(project?.status === 'trusted' ? { hooks: project.hooks } : {}), ...(project && project.status !== 'trusted' ? { untrustedHooks: project } : {}), warnings };
+  return { plugins, ...(project?.status === 'trusted' ? { hooks: sandboxedByDefault(project.hooks) } : {}), ...(project && project.status !== 'trusted' ? { untrustedHooks: project } : {}), warnings };
 };
 
 /**

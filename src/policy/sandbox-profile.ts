@@ -14,8 +14,13 @@ export interface ProfileInput {
   workspace: string;
   /** Whether commands may change the workspace (`bash`: yes; the search tools: no). */
   workspaceWritable: boolean;
-  /** Protected paths; those that exist inside the workspace are masked. */
+  /** Protected paths; those that exist inside the workspace are masked (or only read-only, see `protectedReadable`). */
   protectedPaths: readonly string[];
+  /**
+   * Protected paths are bound read-only instead of hidden: for a command the user configured (a hook), which may
+   * run a protected script of the workspace but must not change it.
+   */
+  protectedReadable?: boolean;
   /** The home directory commands see: an empty, writable tmpfs at this path. */
   home: string;
   /** Directories a sandboxed tool needs its binaries from (read-only): ripgrep's, Node's when outside `/usr`. */
@@ -72,7 +77,8 @@ export const sandboxMounts = (input: ProfileInput, host: HostFiles = hostFiles):
   for (const path of input.protectedPaths) {
     if (path === input.workspace || !isInside(input.workspace, path)) continue;
     const kind = host.kind(path);
-    if (kind === 'directory') layered.push({ kind: 'mask-directory', target: path, why: 'protected: hidden behind an empty read-only directory' });
+    if (input.protectedReadable && (kind === 'directory' || kind === 'file')) layered.push({ kind: 'ro-bind', source: path, target: path, why: 'protected: read-only' });
+    else if (kind === 'directory') layered.push({ kind: 'mask-directory', target: path, why: 'protected: hidden behind an empty read-only directory' });
     else if (kind === 'file') layered.push({ kind: 'mask-file', target: path, why: 'protected: hidden, reads and writes fail' });
     else continue;
     // A mask moves with its folder: `mv .agents old && mkdir -p .agents/skills` would put an unmasked impostor where

@@ -34,6 +34,8 @@ export interface LaunchRequest {
   workspace: Workspace;
   /** `<session>:<call id>`: every process of the call carries it as `REIN_CALL`, so resume can prove them gone. */
   marker: string;
+  /** Protected paths read-only rather than hidden (a hook the user configured; see `ProfileInput.protectedReadable`). */
+  protectedReadable?: boolean;
 }
 
 /**
@@ -81,7 +83,7 @@ export const prepareLaunch = async (request: LaunchRequest): Promise<Launch | { 
   if (sandbox.enforcement === 'bubblewrap') {
     const home = sandboxHome();
     Object.assign(env, { HOME: home, TMPDIR: '/tmp' });
-    const mounts = sandboxMounts({ workspace: workspace.root, workspaceWritable: true, protectedPaths: workspace.protectedList(), home, toolDirectories: [runtimeDirectory()], ...(proxy ? { extraFiles: [proxy.socketPath] } : {}) });
+    const mounts = sandboxMounts({ workspace: workspace.root, workspaceWritable: true, protectedPaths: workspace.protectedList(), ...(request.protectedReadable ? { protectedReadable: true } : {}), home, toolDirectories: [runtimeDirectory()], ...(proxy ? { extraFiles: [proxy.socketPath] } : {}) });
     const limits = limitPrefix(policy, support);
     const network: Enforcement = policy.network === 'allow-all' ? { enforced: true, mechanism: 'none needed' } : { enforced: true, mechanism: proxy ? 'bubblewrap --unshare-net + allow-list proxy' : 'bubblewrap --unshare-net' };
     return {

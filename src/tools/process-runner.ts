@@ -12,6 +12,8 @@ export interface CommandRun {
   signal: AbortSignal;
   /** The session the command belongs to: its background commands are stopped when the session ends. */
   sessionId?: string;
+  /** Written to the command's stdin, which is then closed (a hook's JSON); without it stdin is `/dev/null`. */
+  stdin?: string;
   /** Called with each chunk of output as it arrives (for live progress). */
   onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
   /** Return as soon as the command has run this long, leaving it running in the background (its group is still killed by the hard timeout). */
@@ -197,8 +199,14 @@ export const runCommand = (run: CommandRun): Promise<CommandOutcome> =>
     let endRecorded: Promise<unknown> = Promise.resolve();
     const released = markLive(marker);
     // Under the watchdog, fd 3 is its end of a socket whose other end only this process holds (see `commandWatchdog`).
-    const child = spawn(argv[0]!, argv.slice(1), { cwd: run.cwd, env: launch.env, detached: true, stdio: launch.watchdog ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'] });
+    const input = run.stdin === undefined ? 'ignore' : 'pipe';
+    const child = spawn(argv[0]!, argv.slice(1), { cwd: run.cwd, env: launch.env, detached: true, stdio: launch.watchdog ? [input, 'pipe', 'pipe', 'pipe'] : [input, 'pipe', 'pipe'] });
     const pid = child.pid;
+    if (run.stdin !== undefined && child.stdin) {
+      // A command that exits without reading its input must not crash rein with EPIPE.
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(run.stdin);
+    }
     const control = launch.watchdog ? (child.stdio[3] as (NodeJS.ReadableStream & { destroy(): void; unref?(): void }) | null) ?? undefined : undefined;
     control?.on('error', () => undefined);
     // The watchdog's first line is the command's own pid: the one a background result names (`kill <pid>` stops it).

@@ -16,9 +16,9 @@ describe('command hooks of rein.config.json run only once trusted', () => {
   let marks: string;
   const cli = (args: string[]) => runCli(args, { cwd: workspace.path, env: { REIN_CONFIG_HOME: config.path, HOME: config.path } });
   const hooksOf = (tag: string) => ({
-    SessionStart: [{ hooks: [{ type: 'command', command: `echo "${tag} SessionStart $(id -u)" >> ${marks}` }] }],
-    PreToolUse: [{ matcher: 'bash', hooks: [{ type: 'command', command: `echo "${tag} PreToolUse" >> ${marks}` }] }],
-    Stop: [{ hooks: [{ type: 'command', command: `echo "${tag} Stop" >> ${marks}` }] }],
+    SessionStart: [{ hooks: [{ type: 'command', command: `echo "${tag} SessionStart $(id -u)" >> ${marks}`, sandbox: false }] }],
+    PreToolUse: [{ matcher: 'bash', hooks: [{ type: 'command', command: `echo "${tag} PreToolUse" >> ${marks}`, sandbox: false }] }],
+    Stop: [{ hooks: [{ type: 'command', command: `echo "${tag} Stop" >> ${marks}`, sandbox: false }] }],
   });
   const ran = async (): Promise<string[]> => (existsSync(marks) ? (await readFile(marks, 'utf8')).trim().split('\n') : []);
 

@@ -107,7 +107,7 @@ describe('trusting the command hooks of rein.config.json at the terminal (the sa
   beforeEach(async () => {
     workspace = await makeTempDir('rein-hooks-tty-');
     config = await makeTempDir('rein-hooks-config-');
-    await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: 'command', command: `echo started > ${join(config.path, 'ran')}` }] }] } }));
+    await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: 'command', command: `echo started > ${join(config.path, 'ran')}`, sandbox: false }] }] } }));
     await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Done.' }] }));
   });
   afterEach(async () => {
@@ -120,8 +120,9 @@ describe('trusting the command hooks of rein.config.json at the terminal (the sa
     const { stdout } = await promisify(execFile)('python3', [driver, JSON.stringify(spec)], { env: { ...process.env, REIN_CONFIG_HOME: config.path } });
     const run = JSON.parse(stdout) as { code: number | null; output: string; answered: number };
     expect(run.answered).toBe(1);
-    expect(run.output).toContain('rein.config.json asks rein to run 1 command hook(s); they run with your permissions and your environment, outside the bash sandbox.');
-    expect(run.output).toContain(`SessionStart: echo started > ${join(config.path, 'ran')}`);
+    // It writes outside the workspace, so it says `"sandbox": false`, and the prompt says what that means.
+    expect(run.output).toContain('rein.config.json asks rein to run 1 command hook(s); all of them ("sandbox": false) run on the host with your permissions and your environment, outside the sandbox');
+    expect(run.output).toContain(`SessionStart: echo started > ${join(config.path, 'ran')}   [on the host: your permissions and environment, outside the sandbox]`);
     expect(run.code).toBe(0);
     expect(await readFile(join(config.path, 'ran'), 'utf8')).toBe('started\n');
     const trust = JSON.parse(await readFile(join(config.path, 'trust.json'), 'utf8')) as { entries: Array<{ kind: string; digest: string }> };

@@ -42,7 +42,7 @@ describePostgres('a worker runs a queued session with the plugins and hooks rein
     const hook = join(workspace.path, 'guard.sh');
     await writeFile(hook, `#!/bin/sh\necho run >> ${join(home.path, 'hook-runs.log')}\nif grep -q secret; then echo 'secret files stay closed' >&2; exit 2; fi\n`);
     await chmod(hook, 0o755);
-    await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Read', hooks: [{ type: 'command', command: hook }] }] } }));
+    await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Read', hooks: [{ type: 'command', command: hook, sandbox: false }] }] } }));
     const calls = ['mine__ping', 'proj__ping', 'once__ping'].map((name) => ({ name, arguments: {} }));
     await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'go', toolCalls: [...calls, { name: 'read', arguments: { path: 'secret.txt' } }, { name: 'read', arguments: { path: 'notes.txt' } }] }, { text: 'done' }] }));
   });

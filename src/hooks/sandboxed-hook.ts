@@ -1,0 +1,49 @@
+import type { SandboxPolicy } from '../policy/sandbox-policy.js';
+import { prepareLaunch } from '../tools/command-launch.js';
+import { runCommand } from '../tools/process-runner.js';
+import type { Workspace } from '../tools/workspace.js';
+import { hookOutputCap, type HookCommandOutcome } from './command-runner.js';
+
+/** Where a hook marked `"sandbox": true` runs: the session's bash sandbox over this workspace. */
+export interface HookSandbox {
+  policy: SandboxPolicy;
+  workspace: Workspace;
+}
+
+/**
+ * Run a hook command inside the bash sandbox, as the model's own commands run: bubblewrap with the workspace
+ * read-write, protected paths read-only (a hook may run its own protected script, never change it), an empty home,
+ * the environment cleared to the policy's allow-list plus `extraEnv`, the policy's network, and every process it
+ * starts ended with it — or, where bubblewrap is not available, the same fallback measures as `bash`. `stdin` is
+ * written and closed. Never rejects; a launch the policy refuses (`sandbox.mode: required` without bubblewrap) is
+ * a `spawnError`.
+ */
+export const runSandboxedHookCommand = async (options: {
+  command: string;
+  sandbox: HookSandbox;
+  stdin: string;
+  signal: AbortSignal;
+  timeoutMs: number;
+  marker: string;
+  extraEnv: Record<string, string>;
+}): Promise<HookCommandOutcome> => {
+  const { policy, workspace } = options.sandbox;
+  // Its output is a hook's answer, kept as small as a host hook's.
+  const bounded: SandboxPolicy = { ...policy, maxCaptureBytes: Math.min(policy.maxCaptureBytes, hookOutputCap) };
+  let launch;
+  try {
+    launch = await prepareLaunch({ command: options.command, cwd: workspace.root, policy: bounded, workspace, marker: options.marker, protectedReadable: true });
+  } catch (error) {
+    return { exitCode: null, signal: null, stdout: '', stderr: '', spawnError: (error as Error).message, killed: false };
+  }
+  if ('refused' in launch) return { exitCode: null, signal: null, stdout: '', stderr: '', spawnError: launch.refused, killed: false };
+  Object.assign(launch.env, options.extraEnv);
+  const outcome = await runCommand({ launch, cwd: workspace.root, timeoutMs: options.timeoutMs, policy: bounded, signal: options.signal, stdin: options.stdin });
+  return {
+    exitCode: outcome.exitCode,
+    signal: outcome.signal,
+    stdout: outcome.stdout.bytes.toString('utf8'),
+    stderr: outcome.stderr.bytes.toString('utf8'),
+    killed: outcome.timedOut !== null || outcome.cancelled,
+  };
+};
