@@ -25,16 +25,18 @@ import { CapabilityRegistry } from './plugins/capability-registry.js';
 import { PluginHost } from './plugins/plugin-host.js';
 import { HookKernel } from './hooks/hook-kernel.js';
 import { commandHookRegistrations } from './hooks/command-hooks.js';
+import type { SandboxScope } from './tools/command-launch.js';
 
 /** The capability side of a harness: discovery policy options, skill discovery, MCP servers. */
-const capabilityServicesOf = (options: ReinOptions, workspace: string, toolNames: readonly string[]): CapabilityServices => {
+const capabilityServicesOf = (options: ReinOptions, scope: SandboxScope, toolNames: readonly string[]): CapabilityServices => {
+  const workspace = scope.workspace.root;
   const skills = options.skills;
   const servers = mcpSpecsOf(options.mcpServers);
   const known = new Set([...toolNames, 'tool_search', 'skill']);
   return {
     options: options.capabilities === false ? {} : (options.capabilities ?? {}),
     ...(skills === false ? {} : { discoverSkills: () => discoverSkills({ workspace, options: skills ?? {}, known: (name) => known.has(name) || name.startsWith('mcp__') }) }),
-    ...(servers.length > 0 ? { mcp: () => new SessionMcp({ servers, workspace }) } : {}),
+    ...(servers.length > 0 ? { mcp: () => new SessionMcp({ servers, workspace, sandbox: scope }) } : {}),
   };
 };
 
@@ -117,7 +119,7 @@ export const composeServices = async (options: ReinOptions): Promise<ComposedSer
     sandbox,
     ...(memoryOptions && scope ? { memory: { governance, scope, autoPromote: memoryOptions.autoPromote ?? true, refreshIntervalMs: memoryOptions.refreshIntervalMs ?? 1_000 } } : {}),
     delegation: delegationConfigOf(options.delegation),
-    ...(options.capabilities === false ? {} : { capabilities: capabilityServicesOf(options, workspace.root, [...baseTools.map((tool) => tool.name), ...capabilities.toolDefinitions().map((tool) => tool.name)]) }),
+    ...(options.capabilities === false ? {} : { capabilities: capabilityServicesOf(options, { policy: sandbox, workspace }, [...baseTools.map((tool) => tool.name), ...capabilities.toolDefinitions().map((tool) => tool.name)]) }),
   };
   return { services, workspace, clock, governance, capabilities, pluginHost, hooks };
 };

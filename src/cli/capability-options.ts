@@ -6,8 +6,8 @@ import { describeMcpFile, loadProjectMcp } from '../mcp/project-mcp.js';
 import { loadWorkspaceConfig } from '../providers/provider-settings.js';
 import { promptForTrust } from '../trust/trust-prompt.js';
 import { TrustStore } from '../trust/trust-store.js';
-
 import type { CapabilityFlags } from './command-options.js';
+import { hostRunFiles } from './host-run-files.js';
 import { printText } from './print-text.js';
 
 /** What a session of this CLI run gets: the trusted project MCP servers, the discovery policy, and what was skipped. */
@@ -51,7 +51,18 @@ export const cliCapabilitiesFor = async (workspace: string, flags: CapabilityFla
       printText(`rein: ${file.file} is ${reason}\n`, process.stderr);
       continue;
     }
-    for (const spec of file.servers) mcpServers[spec.name] = { ...spec.config, origin: spec.origin } as McpServerConfig;
+    for (const spec of file.servers) mcpServers[spec.name] = { ...(await sandboxedIfLocal(workspace, spec.config as McpServerConfig)), origin: spec.origin } as McpServerConfig;
   }
   return { mcpServers, capabilities: { ...capabilities, ...(problems.length > 0 ? { problems } : {}) }, problems };
+};
+
+/**
+ * A workspace file's local stdio server — one whose command or args name a file of the workspace (`node ./srv.mjs`) —
+ * runs workspace code the model can edit (the modules it imports are not named anywhere), so unless the entry says
+ * `"sandbox": false` it starts inside the sandbox. Other servers (`npx -y <package>`, a program elsewhere) run on the host.
+ */
+const sandboxedIfLocal = async (workspace: string, config: McpServerConfig): Promise<McpServerConfig> => {
+  const stdio = config as { command?: unknown; sandbox?: boolean };
+  if (typeof stdio.command !== 'string' || stdio.sandbox !== undefined) return config;
+  return (await hostRunFiles(workspace, undefined, { server: config })).length > 0 ? ({ ...config, sandbox: true } as McpServerConfig) : config;
 };

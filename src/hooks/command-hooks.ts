@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { DecisionPoint, HookPoint } from '../../models/hook.records.js';
 import { runHookCommand } from './command-runner.js';
 import type { HookRegistration, HookResult, InvokeOutcome } from './hook-types.js';
-import { runSandboxedHookCommand, type HookSandbox } from './sandboxed-hook.js';
+import type { SandboxScope } from '../tools/command-launch.js';
+import { runSandboxedHookCommand } from './sandboxed-hook.js';
 
 /** The events of the `hooks` config, with the shape Claude Code's settings use, and the rein point each one is. */
 export const commandHookEvents = {
@@ -196,7 +197,7 @@ export const commandHookInput = (event: CommandHookEvent, input: Record<string, 
  * blocks with stderr as the message, and any other exit (or a command that cannot start, or invalid JSON) is a
  * failure — which denies at `PreToolUse` (fail closed, unless `failOpen`) and is recorded elsewhere.
  */
-export const commandHookRegistrations = (config: CommandHooksConfig | undefined, options: { workspace: string; sandbox?: HookSandbox }): HookRegistration[] => {
+export const commandHookRegistrations = (config: CommandHooksConfig | undefined, options: { workspace: string; sandbox?: SandboxScope }): HookRegistration[] => {
   const registrations: HookRegistration[] = [];
   if (!config) return registrations;
   for (const event of Object.keys(commandHookEvents) as CommandHookEvent[]) {

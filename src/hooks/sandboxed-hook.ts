@@ -1,14 +1,7 @@
 import type { SandboxPolicy } from '../policy/sandbox-policy.js';
-import { prepareLaunch } from '../tools/command-launch.js';
+import { prepareLaunch, type SandboxScope } from '../tools/command-launch.js';
 import { runCommand } from '../tools/process-runner.js';
-import type { Workspace } from '../tools/workspace.js';
 import { hookOutputCap, type HookCommandOutcome } from './command-runner.js';
-
-/** Where a hook marked `"sandbox": true` runs: the session's bash sandbox over this workspace. */
-export interface HookSandbox {
-  policy: SandboxPolicy;
-  workspace: Workspace;
-}
 
 /**
  * Run a hook command inside the bash sandbox, as the model's own commands run: bubblewrap with the workspace
@@ -20,7 +13,7 @@ export interface HookSandbox {
  */
 export const runSandboxedHookCommand = async (options: {
   command: string;
-  sandbox: HookSandbox;
+  sandbox: SandboxScope;
   stdin: string;
   signal: AbortSignal;
   timeoutMs: number;

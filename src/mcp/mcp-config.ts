@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { McpOrigin } from '../../models/mcp.records.js';
 import { mcpServerName } from './mcp-names.js';
 
-/** A stdio server: a command rein starts (outside the bash sandbox: it is the user's configuration). */
+/** A stdio server: a command rein starts (on the host unless `sandbox`: it is the user's configuration). */
 export const McpStdioConfig = z.object({
   type: z.literal('stdio').optional(),
   command: z.string().min(1),
@@ -10,6 +10,12 @@ export const McpStdioConfig = z.object({
   /** Added to the SDK's default environment (HOME, LOGNAME, PATH, SHELL, TERM, USER); `${VAR}` expands. */
   env: z.record(z.string(), z.string()).optional(),
   cwd: z.string().min(1).optional(),
+  /**
+   * rein's extension: `true` starts the server inside bubblewrap (`sandboxedProgram`), `false` on the host. Unset: on
+   * the host, except that the CLI reads a workspace file's local server (one whose command or args name a workspace
+   * file) as `true`.
+   */
+  sandbox: z.boolean().optional(),
 });
 
 /** A Streamable HTTP server; `${VAR}` in headers expands from the environment. */

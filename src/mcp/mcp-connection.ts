@@ -6,6 +6,7 @@ import { expandRecord, expandVariables, variablesIn, type McpInMemoryConfig, typ
 import type { McpCallResult } from './mcp-result.js';
 import type { McpListedTool } from './mcp-tool.js';
 import { groupedCommand, ProcessGroupReaper } from './stdio-process.js';
+import { sandboxedProgram, type SandboxScope } from '../tools/command-launch.js';
 
 /** What the handshake and the first tool list told rein. */
 export interface McpHandshake {
@@ -80,7 +81,7 @@ export class McpRuntimeConnection {
 
   constructor(
     readonly spec: McpServerSpec,
-    private readonly options: { workspace: string; env: NodeJS.ProcessEnv; events: McpConnectionEvents },
+    private readonly options: { workspace: string; env: NodeJS.ProcessEnv; events: McpConnectionEvents; sandbox?: SandboxScope },
   ) {}
 
   get transportKind(): 'stdio' | 'http' | 'in-memory' {
@@ -237,10 +238,18 @@ export class McpRuntimeConnection {
     }
     const serverEnv = expandRecord(config.env, env);
     if (!serverEnv.ok) throw new Error(`the environment variable ${serverEnv.missing} is not set (used in env)`);
-    const launch = groupedCommand(command.value, args);
+    const cwd = resolve(this.options.workspace, config.cwd ?? '.');
+    let argv = [command.value, ...args];
+    if (config.sandbox === true) {
+      if (this.options.sandbox === undefined) throw new Error('it asks for the sandbox ("sandbox": true), and this session has none to run it in');
+      const wrapped = await sandboxedProgram(this.options.sandbox, { argv, cwd });
+      if ('refused' in wrapped) throw new Error(`${wrapped.refused}; set "sandbox": false to run it on the host`);
+      argv = wrapped.argv;
+    }
+    const launch = groupedCommand(argv[0]!, argv.slice(1));
     this.grouped = launch.grouped;
     // The SDK adds its default environment (HOME, LOGNAME, PATH, SHELL, TERM, USER) and nothing else of rein's.
-    const transport = new StdioClientTransport({ command: launch.command, args: launch.args, env: serverEnv.value, cwd: resolve(this.options.workspace, config.cwd ?? '.'), stderr: 'pipe' });
+    const transport = new StdioClientTransport({ command: launch.command, args: launch.args, env: serverEnv.value, cwd, stderr: 'pipe' });
     this.stderr.attach(transport.stderr as Readable | null);
     return transport;
   }

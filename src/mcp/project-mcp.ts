@@ -127,12 +127,13 @@ export const describeServerEnvironment = (environment: McpServerEnvironment): st
  */
 export const describeMcpFile = (file: ProjectMcpFile, env: NodeJS.ProcessEnv = process.env): string => {
   const lines = file.servers.flatMap((spec) => {
-    const config = spec.config as { command?: string; args?: string[]; url?: string };
-    const what = config.url ? `http ${config.url}` : `${config.command ?? ''} ${(config.args ?? []).join(' ')}`.trim();
+    const config = spec.config as { command?: string; args?: string[]; url?: string; sandbox?: boolean };
+    const where = config.sandbox === false ? '   [on the host]' : config.sandbox === true ? '   [in the sandbox]' : '';
+    const what = (config.url ? `http ${config.url}` : `${config.command ?? ''} ${(config.args ?? []).join(' ')}`.trim()) + where;
     // Quoted from the file: a line break or an escape in a command or a name is shown, never obeyed.
     return [`  ${terminalText(spec.name)}: ${terminalText(what)}`, ...describeServerEnvironment(mcpServerEnvironment(spec, env)).map((line) => `      ${terminalText(line)}`)];
   });
   const change = file.status === 'changed' ? ' It changed since you trusted it.' : '';
   const link = file.linksTo ? ` (a link to ${terminalText(file.linksTo)}: trusting it here trusts it for this workspace only)` : '';
-  return `${file.file}${link} asks rein to start ${file.servers.length} MCP server(s); they run with your permissions, outside the bash sandbox, and receive the variables of your environment listed under each.${change}\n${lines.join('\n')}`;
+  return `${file.file}${link} asks rein to start ${file.servers.length} MCP server(s); they receive the variables of your environment listed under each, and run with your permissions outside the bash sandbox — except a local server (its command or args name a file of this workspace), which runs inside the sandbox unless it says "sandbox": false.${change}\n${lines.join('\n')}`;
 };

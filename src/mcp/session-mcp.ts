@@ -1,6 +1,7 @@
 import type { McpToolInfo, McpToolProblem } from '../../models/mcp.records.js';
 import { mcpConnectionPath } from '../../machines/mcp-connection.machine.js';
 import type { SessionMcpPort } from '../capabilities/session-capabilities.js';
+import type { SandboxScope } from '../tools/command-launch.js';
 import type { AnyToolDefinition } from '../tools/tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { McpServerSpec } from './mcp-config.js';
@@ -25,6 +26,8 @@ export interface SessionMcpOptions {
   workspace: string;
   /** The environment `${VAR}` expands from (never passed to a stdio server as a whole). */
   env?: NodeJS.ProcessEnv;
+  /** The session's sandbox, for a stdio server that says `"sandbox": true`. */
+  sandbox?: SandboxScope;
   /** Reconnection attempts for an HTTP server whose connection dropped (default 3, backoff 1 s, 2 s, 4 s). */
   reconnectAttempts?: number;
   reconnectBaseMs?: number;
@@ -109,6 +112,7 @@ export class SessionMcp implements SessionMcpPort {
     const connection = new McpRuntimeConnection(entry.spec, {
       workspace: this.options.workspace,
       env: this.options.env ?? process.env,
+      ...(this.options.sandbox ? { sandbox: this.options.sandbox } : {}),
       events: {
         toolsChanged: (tools) => void this.toolsChanged(entry, connection, tools),
         toolsFailed: (error) => void this.record('mcp.degraded', entry, { error: `the tool list could not be refreshed: ${error}` }),

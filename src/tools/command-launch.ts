@@ -6,6 +6,12 @@ import { commandWatchdog } from './command-watchdog.js';
 import { callMarkerVariable } from './process-tree.js';
 import type { Workspace } from './workspace.js';
 
+/** A session's sandbox: its policy over its workspace (what a sandboxed hook or MCP server is confined by). */
+export interface SandboxScope {
+  policy: SandboxPolicy;
+  workspace: Workspace;
+}
+
 /** The port the allow-list bridge listens on inside a command's private network namespace. */
 export const bridgePort = 3128;
 
@@ -121,4 +127,18 @@ export const sandboxedHelper = async (options: { argv: readonly string[]; cwd: s
   if (sandbox.enforcement !== 'bubblewrap') return { argv: [...options.argv], sandboxed: false };
   const mounts = sandboxMounts({ workspace: options.workspace.root, workspaceWritable: false, protectedPaths: options.workspace.protectedList(), home: sandboxHome(), toolDirectories: options.toolDirectories });
   return { argv: [options.policy.bubblewrap, ...bwrapArguments(mounts, { network: false, cwd: options.cwd }), '--', ...options.argv], sandboxed: true };
+};
+
+/**
+ * Wrap a long-lived program a user configured (a workspace's local MCP server) in bubblewrap: the workspace
+ * read-write with its protected paths read-only, an empty home, Node's directory, the network only under
+ * `allow-all`, tied to rein's life (`--die-with-parent`). Where bubblewrap does not work it is refused with why: such
+ * a program asked for the sandbox, and the fallback measures (a cleared environment, limits) are made for one command.
+ */
+export const sandboxedProgram = async (scope: SandboxScope, options: { argv: readonly string[]; cwd: string }): Promise<{ argv: string[] } | { refused: string }> => {
+  const sandbox = await sandboxEnforcement(scope.policy);
+  if (sandbox.enforcement !== 'bubblewrap') return { refused: `it asks for the sandbox ("sandbox": true), and bubblewrap does not work here: ${sandbox.reason}` };
+  const home = sandboxHome();
+  const mounts = sandboxMounts({ workspace: scope.workspace.root, workspaceWritable: true, protectedPaths: scope.workspace.protectedList(), protectedReadable: true, home, toolDirectories: [runtimeDirectory()] });
+  return { argv: [scope.policy.bubblewrap, ...bwrapArguments(mounts, { network: scope.policy.network === 'allow-all', cwd: options.cwd }), '--', ...options.argv] };
 };
