@@ -1,7 +1,7 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { hostFileProblem, readHostFile } from '../util/read-regular-file.js';
 import { homedir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import type { CapabilityProblem } from '../../models/capability.records.js';
 import type { LoadableSkill } from '../capabilities/agent-capabilities.js';
 import { mapAllowedTools, maxSkillFileBytes, parseSkillDocument } from './skill-format.js';
@@ -40,6 +40,8 @@ export const displaySkillPath = (path: string, workspace: string, home: string):
   return !inHome.startsWith('..') && inHome !== '' ? `~/${inHome}` : path;
 };
 
+const isInsideRoot = (root: string, path: string): boolean => path.startsWith(root.endsWith(sep) ? root : root + sep);
+
 const readCapped = async (path: string): Promise<string | { error: string; missing?: true }> => {
   const read = await readHostFile(path, { maxBytes: maxSkillFileBytes });
   if (read.ok) return read.bytes.toString('utf8');
@@ -57,6 +59,7 @@ export const discoverSkills = async (input: { workspace: string; options?: Skill
   const skills: LoadableSkill[] = [];
   const problems: CapabilityProblem[] = [];
   const taken = new Map<string, string>();
+  const workspaceRoot = await realpath(input.workspace).catch(() => resolve(input.workspace));
   for (const location of skillLocations(input.workspace, input.options)) {
     const folders = await readdir(location.directory, { withFileTypes: true }).catch(() => []);
     for (const folder of folders.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0))) {
@@ -65,7 +68,19 @@ export const discoverSkills = async (input: { workspace: string; options?: Skill
       const shown = displaySkillPath(join(directory, 'SKILL.md'), input.workspace, home);
       const root = await realpath(directory).catch(() => undefined);
       if (!root || !(await stat(root).then((info) => info.isDirectory()).catch(() => false))) continue;
-      const text = await readCapped(join(root, 'SKILL.md'));
+      // The same real-path rules as loading (`skill`): a project skill lives in the workspace, and SKILL.md in its
+      // folder. The index is model context, so a link must not bring text from elsewhere into it.
+      if (location.scope === 'project' && !isInsideRoot(workspaceRoot, root)) {
+        problems.push({ source: shown, reason: 'the skill folder links outside the workspace; it is not loaded' });
+        continue;
+      }
+      const file = await realpath(join(root, 'SKILL.md')).catch(() => undefined);
+      if (file === undefined) continue;
+      if (!isInsideRoot(root, file)) {
+        problems.push({ source: shown, reason: "SKILL.md links outside the skill's folder; it is not read" });
+        continue;
+      }
+      const text = await readCapped(file);
       if (typeof text !== 'string') {
         if (text.missing) continue;
         problems.push({ source: shown, reason: text.error });

@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordEnvelope } from '../../models/envelope.js';
@@ -147,4 +147,37 @@ describe('the SKILL.md format', () => {
       else expect(parsed.ok ? 'ok' : parsed.reason).toContain(expected);
     });
   }
+});
+
+describe('skills reached through a link (trial 7 G16)', () => {
+  it('a project skill folder or SKILL.md linking outside is a problem; none of its text reaches the index', async () => {
+    const workspace = await makeTempDir('rein-skill-links-');
+    const outside = await makeTempDir('rein-skill-outside-');
+    const home = await makeTempDir('rein-skill-home-');
+    try {
+      await writeFile(join(outside.path, 'loose.md'), skill('y', 'the outside secret is OUTSIDE_SECRET_42', 'OUTSIDE_BODY'));
+      await mkdir(join(outside.path, 'z'));
+      await writeFile(join(outside.path, 'z', 'SKILL.md'), skill('z', 'OUTSIDE_DIR_DESCRIPTION', 'OUTSIDE_DIR_BODY'));
+      await mkdir(join(workspace.path, '.agents/skills/y'), { recursive: true });
+      await symlink(join(outside.path, 'loose.md'), join(workspace.path, '.agents/skills/y/SKILL.md'));
+      await symlink(join(outside.path, 'z'), join(workspace.path, '.agents/skills/z'));
+      // A link that stays inside the workspace is fine.
+      await mkdir(join(workspace.path, 'docs/skills/w'), { recursive: true });
+      await writeFile(join(workspace.path, 'docs/skills/w/SKILL.md'), skill('w', 'kept inside', 'inside body'));
+      await symlink(join(workspace.path, 'docs/skills/w'), join(workspace.path, '.agents/skills/w'));
+      const found = await discoverSkills({ workspace: workspace.path, options: { home: home.path }, known: () => true });
+      expect(found.skills.map((entry) => entry.name)).toEqual(['w']);
+      expect(found.problems).toEqual([
+        { source: '.agents/skills/y/SKILL.md', reason: "SKILL.md links outside the skill's folder; it is not read" },
+        { source: '.agents/skills/z/SKILL.md', reason: 'the skill folder links outside the workspace; it is not loaded' },
+      ]);
+      expect(JSON.stringify(found)).not.toMatch(/OUTSIDE_/);
+      const listed = await runCli(['skills', 'list', '--json'], { cwd: workspace.path, env: { HOME: home.path, REIN_CONFIG_HOME: join(home.path, '.config') } });
+      expect(listed.stdout).not.toMatch(/OUTSIDE_/);
+    } finally {
+      await workspace.remove();
+      await outside.remove();
+      await home.remove();
+    }
+  });
 });
