@@ -14,8 +14,13 @@ export interface ApprovalAnswering {
 
 /** An answer given in advance (`--yes`, `--approve <rule>`) for a request that was pending before those flags existed. */
 export const answeredInAdvance = (answering: ApprovalAnswering, request: ApprovalRequest): ApprovalAnswer | undefined => {
-  // An MCP tool is not among the CLI's tools: judge it as the most careful reading of its annotations (destructive).
-  const tool = answering.tools.find((candidate) => candidate.name === request.tool) ?? (request.tool.startsWith('mcp__') ? { name: request.tool, risk: 'network' as const, annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true, requiresConfirmation: true } } : undefined);
+  // An MCP or a plugin tool is not among the CLI's tools: judge it as the most careful reading of its annotations
+  // (destructive, not read-only), with the risk the request names for a plugin's.
+  const careful = { readOnly: false, destructive: true, idempotent: false, openWorld: true, requiresConfirmation: true };
+  const pluginRisk = (['read', 'write', 'execute', 'network'] as const).find((risk) => risk === request.risk) ?? 'execute';
+  const tool =
+    answering.tools.find((candidate) => candidate.name === request.tool) ??
+    (request.tool.startsWith('mcp__') ? { name: request.tool, risk: 'network' as const, annotations: careful } : request.tool.includes('__') ? { name: request.tool, risk: pluginRisk, annotations: careful } : undefined);
   if (!tool) return undefined;
   const verdict = answering.policy.decide({ tool, subject: { ...(request.target === undefined ? {} : { target: request.target }), ...(request.classes ? { classes: request.classes } : {}) } });
   return verdict.decision === 'allow' ? { decision: 'allow-once' } : undefined;

@@ -13,10 +13,14 @@ export type { PermissionOptions } from './command-options.js';
 /** Tool-name prefixes that discovery fills at run time (an MCP server's tools); rules may name them before they exist. */
 export const discoveredNamespaces: readonly string[] = ['mcp__'];
 
-/** A rule's tool must be `*`, a tool rein has, or in a discovered namespace: a typo would otherwise never match. */
+/**
+ * A rule's tool must be `*`, a tool rein has, in a discovered namespace, or a plugin's (`<plugin>__<tool>`: plugins
+ * load after the flags are read): a typo would otherwise never match. A deny or ask rule naming a namespaced tool the
+ * session does not have is said once the tools are known (`permission.rule-unmatched`).
+ */
 const checkTool = (flag: string, text: string, rule: PermissionRule, known: readonly string[]): PermissionRule => {
-  if (rule.tool === '*' || known.includes(rule.tool) || discoveredNamespaces.some((prefix) => rule.tool.startsWith(prefix))) return rule;
-  throw new ReinError('USAGE', `${flag} ${JSON.stringify(text)}: there is no tool ${JSON.stringify(rule.tool)}; the tools are ${known.join(', ')} (or * for every tool, or ${discoveredNamespaces.map((prefix) => `${prefix}…`).join(', ')} for discovered ones)`);
+  if (rule.tool === '*' || known.includes(rule.tool) || discoveredNamespaces.some((prefix) => rule.tool.startsWith(prefix)) || rule.tool.includes('__')) return rule;
+  throw new ReinError('USAGE', `${flag} ${JSON.stringify(text)}: there is no tool ${JSON.stringify(rule.tool)}; the tools are ${known.join(', ')} (or * for every tool, ${discoveredNamespaces.map((prefix) => `${prefix}…`).join(', ')} for discovered ones, or <plugin>__<tool> for a plugin's)`);
 };
 
 /**

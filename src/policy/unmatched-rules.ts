@@ -1,6 +1,6 @@
 import { isToolGlob, ruleNamesTool, ruleSubject, type PermissionRule } from './permission-rules.js';
 
-/** A deny or ask rule for MCP tools that names no tool the session has, with the tool it most likely meant. */
+/** A deny or ask rule for MCP or plugin tools that names no tool the session has, with the tool it most likely meant. */
 export interface UnmatchedRule {
   rule: string;
   suggestion?: string;
@@ -10,14 +10,15 @@ export interface UnmatchedRule {
 const loose = (name: string): string => name.toLowerCase().replace(/[-_]/g, '');
 
 /**
- * The deny and ask rules whose tool part is in the MCP namespace (`mcp__<server>__<tool>`, or a glob there) and
- * names none of `tools` (every tool the session has once its servers are up). rein's own tool names are checked
- * when a rule is given (`USAGE`); MCP names can be checked only after discovery, and a rule that matches nothing
- * guards nothing: `deny mcp__everything__get_env` does not stop `mcp__everything__get-env`.
+ * The deny and ask rules whose tool part is namespaced — an MCP tool (`mcp__<server>__<tool>`, or a glob there) or a
+ * plugin's (`<plugin>__<tool>`) — and names none of `tools` (every tool the session has once its servers are up and
+ * its plugins loaded). rein's own tool names are checked when a rule is given (`USAGE`); namespaced names can be
+ * checked only then, and a rule that matches nothing guards nothing: `deny mcp__everything__get_env` does not stop
+ * `mcp__everything__get-env`.
  */
 export const unmatchedMcpRules = (rules: readonly PermissionRule[], tools: readonly string[]): UnmatchedRule[] =>
   rules
-    .filter((rule) => (rule.action === 'deny' || rule.action === 'ask') && rule.tool.startsWith('mcp__'))
+    .filter((rule) => (rule.action === 'deny' || rule.action === 'ask') && rule.tool.includes('__'))
     .filter((rule) => !tools.some((tool) => ruleNamesTool(rule, tool)))
     .map((rule) => {
       const suggestion = isToolGlob(rule.tool) ? undefined : tools.find((tool) => loose(tool) === loose(rule.tool));

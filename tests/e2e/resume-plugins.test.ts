@@ -71,3 +71,29 @@ describe('a plugin that leaves a handle open', () => {
     }
   }, 60_000);
 });
+
+describe('a plugin tool that needs approval (trial 7 G18)', () => {
+  it('the printed --approve answer for it works, and a deny rule naming a plugin tool that does not exist is said', async () => {
+    const workspace = await makeTempDir('rein-plugin-approve-');
+    const plugin = await makeTempDir('rein-plugin-approve-dir-');
+    try {
+      const manifest = { id: 'runner', name: 'runner', version: '1.0.0', contributes: { tools: ['go'] }, permissions: ['write'] };
+      await writeFile(join(plugin.path, 'rein-plugin.json'), JSON.stringify({ ...manifest, main: 'index.mjs' }));
+      await writeFile(join(plugin.path, 'index.mjs'), `export default { manifest: ${JSON.stringify(manifest)}, setup: () => ({ tools: [{ name: 'go', description: 'writes', parameters: { type: 'object', properties: {} }, risk: 'write', execute: async () => 'went' }] }) };\n`);
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: '1', toolCalls: [{ name: 'runner__go', arguments: {} }] }, { text: 'Done.' }] }));
+      const run = await runCli(['run', 'go', '--script', 'script.json', '--plugin', plugin.path, '--deny', 'runner__og'], { cwd: workspace.path });
+      expect(run.code, run.stdout + run.stderr).toBe(3);
+      expect(run.stdout + run.stderr).toContain('deny rule runner__og matches no tool of this session');
+      const id = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
+      const answer = new RegExp(`answer with: (rein resume ${id} [^\\n]*--approve runner__go)`).exec(run.stdout);
+      expect(answer, run.stdout).not.toBeNull();
+      const resumed = await runCli(['resume', id, '--plugin', plugin.path, '--approve', 'runner__go'], { cwd: workspace.path });
+      expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+      expect(resumed.stdout).toContain('runner__go');
+      expect(resumed.stdout).toContain('completed');
+    } finally {
+      await workspace.remove();
+      await plugin.remove();
+    }
+  }, 120_000);
+});
