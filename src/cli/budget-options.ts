@@ -1,15 +1,10 @@
 import type { Budgets } from '../../models/budgets.js';
-import { ReinError } from '../host/host-errors.js';
 import type { BudgetOptions } from './command-options.js';
+import { positiveFlag } from './whole-number-flag.js';
 
 export type { BudgetOptions } from './command-options.js';
 
-const positive = (flag: string, value: string | undefined): number | undefined => {
-  if (value === undefined) return undefined;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed <= 0) throw new ReinError('USAGE', `${flag} must be a positive integer, got ${JSON.stringify(value)}`);
-  return parsed;
-};
+const positive = positiveFlag;
 
 /** Budgets given on the command line; absent flags keep the defaults. */
 export const budgetsOf = (options: BudgetOptions): Partial<Budgets> => {

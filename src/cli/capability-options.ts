@@ -1,6 +1,5 @@
 import type { CapabilityProblem } from '../../models/capability.records.js';
 import type { CapabilityOptions } from '../capabilities/catalog.js';
-import { ReinError } from '../host/host-errors.js';
 import type { McpServerConfig } from '../mcp/mcp-config.js';
 import { describeMcpFile, loadProjectMcp } from '../mcp/project-mcp.js';
 import { loadWorkspaceConfig } from '../providers/provider-settings.js';
@@ -8,6 +7,7 @@ import { promptForTrust } from '../trust/trust-prompt.js';
 import { TrustStore } from '../trust/trust-store.js';
 import type { CapabilityFlags } from './command-options.js';
 import { hostRunFiles } from './host-run-files.js';
+import { positiveFlag } from './whole-number-flag.js';
 import { printText } from './print-text.js';
 
 /** What a session of this CLI run gets: the trusted project MCP servers, the discovery policy, and what was skipped. */
@@ -20,9 +20,7 @@ export interface CliCapabilities {
 
 /** `--visible-limit` as a number (undefined when absent); anything but a positive integer is `USAGE`. */
 export const visibleLimitOf = (flags: CapabilityFlags): number | undefined => {
-  const limit = flags.visibleLimit === undefined ? undefined : Number(flags.visibleLimit);
-  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw new ReinError('USAGE', `--visible-limit must be a positive integer, got ${JSON.stringify(flags.visibleLimit)}`);
-  return limit;
+  return positiveFlag('--visible-limit', flags.visibleLimit === undefined ? undefined : String(flags.visibleLimit));
 };
 
 /**

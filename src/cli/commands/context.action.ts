@@ -1,19 +1,14 @@
-import { ReinError } from '../../host/host-errors.js';
 import { contextAtTurn } from '../../session/context-at-turn.js';
 import { readSession } from '../../session/session-records.js';
 import { builtinTools } from '../../tools/builtin-tools.js';
 import { ToolRegistry } from '../../tools/tool-registry.js';
 import { openStore, printJson, workspaceOf } from '../cli-context.js';
 import { printText } from '../print-text.js';
+import { positiveFlag } from '../whole-number-flag.js';
 import { renderContext } from '../context-display.js';
 import type { ContextOptions } from './context.command.js';
 
-const positive = (flag: string, value: string | undefined): number | undefined => {
-  if (value === undefined) return undefined;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1) throw new ReinError('USAGE', `${flag} must be a positive integer, got ${JSON.stringify(value)}`);
-  return parsed;
-};
+const positive = positiveFlag;
 
 /** The body of `rein context` (see `registerContext`). */
 export const contextCommand = async (id: string, options: ContextOptions): Promise<void> => {

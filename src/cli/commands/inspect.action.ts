@@ -1,17 +1,15 @@
-import { ReinError } from '../../host/host-errors.js';
 import { inspectRecords } from '../../inspect/inspect-session.js';
 import { startInspectorRelay } from '../../inspect/inspector-relay.js';
 import { connectInspector } from '../../inspect/stately-inspector.js';
 import { readSession } from '../../session/session-records.js';
 import { openStore, printJson, workspaceOf } from '../cli-context.js';
 import { defaultInspectorUrl, type InspectOptions } from './inspect.command.js';
+import { wholeNumberFlag } from '../whole-number-flag.js';
 
 const servePort = (value: string | boolean | undefined): number | undefined => {
   if (value === undefined || value === false) return undefined;
   if (value === true) return 8080;
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ReinError('USAGE', `--serve takes a port number from 0 to 65535, got ${JSON.stringify(value)}`);
-  return port;
+  return wholeNumberFlag(value, { min: 0, max: 65_535, message: '--serve takes a port number from 0 to 65535' });
 };
 
 /** The body of `rein inspect` (see `registerInspect`). */

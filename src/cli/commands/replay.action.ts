@@ -10,6 +10,7 @@ import { builtinTools } from '../../tools/builtin-tools.js';
 import { ToolRegistry } from '../../tools/tool-registry.js';
 import { printJson, workspaceOf, type CommonOptions } from '../cli-context.js';
 import { printText } from '../print-text.js';
+import { wholeNumberFlag } from '../whole-number-flag.js';
 import type { PermissionOptions, PluginOptions } from '../command-options.js';
 import { dryRunHooks } from '../../session/dry-run-hooks.js';
 import { pluginsFor } from '../plugin-options.js';
@@ -53,8 +54,7 @@ export const replayCommand = (id: string, options: CommonOptions & PermissionOpt
 /** The body of `rein fork`. */
 export const forkCommand = (id: string, options: CommonOptions & { at: string }): Promise<void> =>
   withStore(options, 'write', async (store) => {
-    const atSeq = Number(options.at);
-    if (!Number.isInteger(atSeq)) throw new ReinError('USAGE', `--at must be an integer seq, got ${JSON.stringify(options.at)}`);
+    const atSeq = wholeNumberFlag(options.at, { min: 0, message: '--at must be an integer seq' })!;
     const forkId = await forkSession(store, id, atSeq);
     if (options.json) printJson({ sessionId: forkId, parent: id, atSeq });
     else printText(`${forkId}\n`);

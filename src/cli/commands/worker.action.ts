@@ -2,14 +2,10 @@ import { ReinError } from '../../host/host-errors.js';
 import { isPostgresUrl } from '../../../stores/postgres/postgres-url.js';
 import { printJson, storeLocationOf } from '../cli-context.js';
 import { printText } from '../print-text.js';
+import { positiveFlag } from '../whole-number-flag.js';
 import type { WorkerCommandOptions } from './worker.command.js';
 
-const positiveInteger = (flag: string, value: string | undefined, fallback: number): number => {
-  if (value === undefined) return fallback;
-  const parsed = Number(value);
-  if (!Number.isSafeInteger(parsed) || parsed <= 0) throw new ReinError('USAGE', `${flag} must be a positive integer, got ${JSON.stringify(value)}`);
-  return parsed;
-};
+const positiveInteger = (flag: string, value: string | undefined, fallback: number): number => positiveFlag(flag, value) ?? fallback;
 
 /** The body of `rein worker` (see `registerWorker`). */
 export const workerCommand = async (options: WorkerCommandOptions): Promise<void> => {
