@@ -34,7 +34,7 @@ const readOnlyCommands = new Set([
 const gitReadOnly = new Set(['status', 'diff', 'log', 'show', 'rev-parse', 'ls-files', 'blame', 'describe', 'shortlog', 'grep', 'cat-file', 'ls-tree', 'reflog', 'whatchanged']);
 /** Git options before the verb that change nothing about what runs or where (`git --no-pager log`). */
 const harmlessGitGlobals = new Set(['--no-pager', '-P', '--no-optional-locks', '--literal-pathspecs', '--glob-pathspecs', '--noglob-pathspecs', '--icase-pathspecs', '--no-replace-objects', '--bare']);
-const gitNetwork = new Set(['push', 'pull', 'fetch', 'clone', 'ls-remote', 'submodule', 'remote']);
+const gitNetwork = new Set(['push', 'pull', 'fetch', 'clone', 'ls-remote', 'submodule', 'remote', 'send-pack', 'http-push', 'fetch-pack']);
 const deleteCommands = new Set(['rm', 'rmdir', 'unlink', 'shred', 'truncate', 'srm', 'wipe']);
 const writeCommands = new Set(['touch', 'mkdir', 'cp', 'mv', 'tee', 'chmod', 'chown', 'chgrp', 'ln', 'install', 'dd', 'patch', 'tar', 'unzip', 'zip', 'gzip', 'gunzip']);
 const networkCommands = new Set(['curl', 'wget', 'ssh', 'scp', 'sftp', 'rsync', 'nc', 'ncat', 'netcat', 'telnet', 'ftp', 'ping', 'dig', 'nslookup', 'host', 'http', 'https', 'socat', 'aria2c']);

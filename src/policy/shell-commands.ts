@@ -29,6 +29,9 @@ const wrappers = new Set([
 const shells = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish', 'rbash']);
 const declarations = new Set(['export', 'declare', 'local', 'readonly', 'typeset']);
 const assignment = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s;
+/** Git plumbing commands and the porcelain verb whose work they do. */
+const gitPlumbing: Readonly<Record<string, string>> = { 'send-pack': 'push', 'http-push': 'push', 'fetch-pack': 'fetch' };
+
 const gitValued = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--super-prefix', '--config-env', '--exec-path', '--list-cmds']);
 const maxDepth = 6;
 
@@ -137,6 +140,9 @@ const normalise = (words: readonly string[], from: number, variables: ReadonlyMa
     // `-c alias.p=push`, `--config-env alias.p=VAR`, and the joined spellings `--config-env=alias.p=VAR`, `-calias.p=push`.
     if (args.some((arg, index) => ((args[index - 1] === '-c' || args[index - 1] === '--config-env') && /^alias\./i.test(arg)) || /^(?:--config-env=|-c)alias\./i.test(arg))) found.hidden ??= 'a git alias defined on the line';
     if (verb > 0 && verb < args.length) found.commands.push(['git', ...args.slice(verb)].join(' '));
+    // The plumbing a porcelain verb runs does the same (`git send-pack` pushes): a rule on the verb covers it.
+    const porcelain = args[verb] === undefined ? undefined : gitPlumbing[args[verb]!];
+    if (porcelain) found.commands.push(['git', porcelain, ...args.slice(verb + 1)].join(' '));
   }
 };
 

@@ -73,6 +73,10 @@ describe('a bash deny rule matches the program a line runs, however it is spelle
 
   it.each([
     ['bash:git push*', 'git -C . push origin main'],
+    // Trial 7 G9: the plumbing that does a push.
+    ['bash:git push*', 'git send-pack ./remote.git HEAD:refs/heads/b6'],
+    ['bash:git push*', 'git -C . http-push https://example.com/repo.git main'],
+    ['bash:git fetch*', 'git fetch-pack ./remote.git'],
     ['bash:git push*', 'GIT_DIR=.git git push'],
     ['bash:git push*', 'git --git-dir=.git push'],
     ['bash:git push*', 'v=push; git $v'],
