@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeProjectHooks, type ProjectHooks } from '../../src/hooks/project-hooks.js';
@@ -73,6 +73,9 @@ describe('the command hooks of a workspace rein.config.json run inside the bash 
       expect(JSON.stringify(settled[0])).toContain('secret files stay closed');
       expect(settled[1]).toMatchObject({ status: 'ok' });
       expect(await readFile(join(workspace.path, 'scripts', 'guard.sh'), 'utf8')).toBe(guard);
+      // rein sandbox shows it among the protected paths, as rein run protects it (trial 7 G14).
+      const report = JSON.parse((await runCli(['sandbox', '--json'], { cwd: workspace.path, env })).stdout) as { protected: Array<{ path: string; state: string }> };
+      expect(report.protected).toContainEqual({ path: join(await realpath(workspace.path), 'scripts', 'guard.sh'), state: 'masked' });
     } finally {
       await workspace.remove();
       await configHome.remove();

@@ -5,7 +5,11 @@ import { canonicalPath, isInside, protectedPathsOf as canonicalProtectedPaths } 
 import { defaultSandboxPolicy, type SandboxPolicy } from '../../policy/sandbox-policy.js';
 import { runtimeDirectory, sandboxHome, sandboxMounts, type SandboxMount } from '../../policy/sandbox-profile.js';
 import { sandboxEnforcement } from '../../policy/sandbox-probe.js';
+import type { McpServerConfig } from '../../mcp/mcp-config.js';
+import { loadProjectMcp } from '../../mcp/project-mcp.js';
+import { TrustStore } from '../../trust/trust-store.js';
 import { printJson, protectedPathsOf, workspaceOf } from '../cli-context.js';
+import { hostRunFiles } from '../host-run-files.js';
 import { printText } from '../print-text.js';
 import { sandboxOf } from '../permission-options.js';
 import type { SandboxCommandOptions } from './sandbox.command.js';
@@ -68,9 +72,12 @@ const describeMount = (mount: SandboxMount): string => {
 export const sandboxCommand = async (options: SandboxCommandOptions): Promise<void> => {
   const workspace = await workspaceOf(options);
   const policy: SandboxPolicy = { ...defaultSandboxPolicy, ...sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox) };
-  // The folders of the project's plugins are protected for a session here (discovered, never loaded).
-  const plugins = (await workspacePlugins({ workspace })).plugins;
-  const report = await sandboxReport(policy, workspace, [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(plugins, workspace)]);
+  // The folders of the project's plugins are protected for a session here (discovered, never loaded), and so are the
+  // workspace files its trusted hooks and MCP servers run (read, never started).
+  const loaded = await workspacePlugins({ workspace });
+  const trustedServers: Record<string, McpServerConfig> = {};
+  for (const file of await loadProjectMcp(workspace, new TrustStore())) if (file.status === 'trusted') for (const spec of file.servers) trustedServers[spec.name] = spec.config as McpServerConfig;
+  const report = await sandboxReport(policy, workspace, [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins, workspace), ...(await hostRunFiles(workspace, loaded.hooks, trustedServers))]);
   if (options.json) return printJson(report);
   const lines = [
     report.enforcement === 'bubblewrap' ? 'enforcement: bubblewrap (commands see only what is listed below)' : `enforcement: fallback — ${report.reason}`,
