@@ -59,7 +59,7 @@ if ($main == 0) {
   while (1) {
     my $pid = waitpid(-1, 0);
     if ($pid == $command) { syswrite($ended_w, "$?\n"); exit(($? & 127) ? 128 + ($? & 127) : $? >> 8) }
-    exit 125 if $pid < 0 && !$!{EINTR};
+    exit 125 if $pid < 0 && $! != 4; # EINTR
   }
 }
 close $ended_w;
