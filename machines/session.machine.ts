@@ -420,6 +420,8 @@ export const sessionMachine = setup({
     toolCallBudgetSpent: ({ context }) => context.tally.toolCallBudgetSpent !== null,
     tokenBudgetLeft: ({ context, event }) =>
       event.type !== 'model.responded' || tokensUsed(context.usage) + event.usage.inputTokens + event.usage.outputTokens <= context.budgets.maxTokens,
+    /** Some of the token budget is left for another model call (what this agent and its joined children spent is below it). */
+    tokensLeft: ({ context }) => tokensUsed(context.usage) < context.budgets.maxTokens,
     turnBudgetLeft: ({ context }) => context.usage.turns + context.tally.delegated.turns < context.budgets.maxTurns,
     wallTimeLeft: ({ context }) => context.usage.elapsedMs - context.startedAtMs < context.budgets.maxWallTimeMs,
     /** A model call failed once the wall time was spent (resume does not rerun an in-doubt call then): the budget ended it. */
@@ -475,6 +477,8 @@ export const sessionMachine = setup({
               actions: assign(({ context }) => ({ endReason: `turn budget exhausted${delegatedNote(context.tally.delegated.turns, 'taken')}` })),
             },
             { guard: not('wallTimeLeft'), target: '#session.budgetExhausted', actions: assign({ endReason: 'wall-time budget exhausted' }) },
+            // No model call once the tokens are spent (a join can charge children's tokens that use them all up).
+            { guard: not('tokensLeft'), target: '#session.budgetExhausted', actions: assign({ endReason: 'token budget exhausted' }) },
             { target: 'awaitingModel' },
           ],
         },

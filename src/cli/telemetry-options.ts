@@ -72,6 +72,11 @@ export const cliTelemetryFor = async (flags: TelemetryFlags, env: NodeJS.Process
 /** One stderr line: how many spans reached the collector, and how many were dropped and why. */
 export const telemetryReport = (stats: TelemetryStats, target: OtlpTarget): string => {
   const where = `${displayEndpoint(target.url)} (${target.protocol})`;
-  if (stats.dropped === 0) return `telemetry: ${stats.exported} span${stats.exported === 1 ? '' : 's'} sent to ${where}\n`;
-  return `telemetry: ${stats.exported} of ${stats.ended} spans sent to ${where}; ${stats.dropped} dropped: ${stats.lastError ?? 'unknown reason'}\n`;
+  const unconfirmed = stats.unconfirmed ?? 0;
+  if (stats.dropped === 0 && unconfirmed === 0) return `telemetry: ${stats.exported} span${stats.exported === 1 ? '' : 's'} sent to ${where}\n`;
+  // Sent but not answered is not lost: a slow collector may have every one of them (trial 6 F18).
+  const parts = [`telemetry: ${stats.exported} of ${stats.ended} spans confirmed by ${where}`];
+  if (unconfirmed > 0) parts.push(`${unconfirmed} sent but not confirmed: ${stats.unconfirmedReason ?? 'the collector did not answer'} (it may have them)`);
+  if (stats.dropped > 0) parts.push(`${stats.dropped} dropped: ${stats.lastError ?? 'unknown reason'}`);
+  return `${parts.join('; ')}\n`;
 };

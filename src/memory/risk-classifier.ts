@@ -1,4 +1,5 @@
 import type { CandidateScope, MemoryKind } from '../../models/memory.records.js';
+import { hasCredentialShape } from '../telemetry/redact.js';
 
 /**
  * Why a candidate must be seen by a person before it can become memory:
@@ -25,7 +26,8 @@ export const classifyMemoryRisks = (candidate: { content: string; kind: MemoryKi
   const text = candidate.content.normalize('NFKC');
   const risks = new Set<MemoryRisk>();
   if (permission.test(text) || askingFirst.test(text) || (bypass.test(text) && /\b(checks?|prompts?|reviews?|tests?|hooks?|verification)\b/i.test(text))) risks.add('permission');
-  if (credential.test(text)) risks.add('credential');
+  // Every shape the telemetry redactor removes (a URL's password, a secret-named pair, vendor keys) counts as well.
+  if (credential.test(text) || hasCredentialShape(text)) risks.add('credential');
   if (privatePath.test(text)) risks.add('private_path');
   if (candidate.kind === 'procedure_rule' || procedural.test(text)) risks.add('procedural');
   if (candidate.scope.level === 'user') risks.add('global_preference');

@@ -29,7 +29,6 @@ const stopReasons: Record<string, StopReason> = {
   max_tokens: 'max_tokens',
   stop_sequence: 'stop_sequence',
   pause_turn: 'pause_turn',
-  model_context_window_exceeded: 'max_tokens',
 };
 
 interface Usage {
@@ -99,6 +98,9 @@ export class AnthropicStreamNormalizer implements StreamNormalizer {
         if (data.usage) this.noteUsage(data.usage);
         const reason = data.delta?.stop_reason;
         if (reason === 'refusal') return this.fail(out, providerError('content_filter', `the model declined to continue (stop reason refusal from ${this.context.endpoint})`));
+        // The context window filled up, not the output budget: continuing would only resend a longer context. It is the
+        // context-length failure (compact once and retry, or fail `context_length`).
+        if (reason === 'model_context_window_exceeded') return this.fail(out, providerError('context_length', `the model's context window filled up before it finished its reply (stop reason model_context_window_exceeded from ${this.context.endpoint})`));
         if (reason) this.stopReason = stopReasons[reason] ?? 'end_turn';
         return;
       }

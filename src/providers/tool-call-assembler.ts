@@ -6,7 +6,10 @@ type ToolIntentDelta = Extract<ModelEvent, { type: 'tool-intent-delta' }>;
 type ToolIntent = Extract<ModelEvent, { type: 'tool-intent' }>;
 
 interface PartialCall {
+  /** The index its deltas are streamed under: the vendor's, or a fresh one for a new call sent at a used index. */
   index: number;
+  /** Its order of arrival (calls at one index are completed in it). */
+  seq: number;
   providerCallId: string | undefined;
   name: string | undefined;
   chunks: string[];
@@ -18,29 +21,40 @@ const preview = (raw: string): string => (raw.length > 120 ? `${raw.slice(0, 120
 
 /**
  * Assembles streamed tool calls, one buffer per vendor index, so interleaved argument chunks of parallel calls never
- * mix. The vendor id and name are taken from the first chunk that carries them (later repeats are ignored). A call
+ * mix. The vendor id and name are taken from the first chunk that carries them (later repeats are ignored), but a
+ * chunk with a *different* id at an index whose call already has one starts a new call (some OpenAI-compatible
+ * servers send parallel calls all at index 0, each with its own id and whole arguments: trial 6 F26). A call
  * is proposed only by `complete`, after the vendor's end-of-call signal, never when a prefix happens to parse.
  * Empty arguments mean `{}`; arguments that are not a JSON object are a retryable `malformed_tool_call` (rein does
  * not repair them: a fresh sample is the honest fix, and the tool pipeline only ever sees complete objects).
  * Request-scoped: one assembler per model call.
  */
 export class ToolCallAssembler {
+  /** The open calls, by the vendor index whose chunks go to them now. */
   private readonly calls = new Map<number, PartialCall>();
+  /** Calls a new id at their index replaced: complete, waiting for the end of the message. */
+  private readonly superseded: PartialCall[] = [];
+  private nextSeq = 0;
+  private highestIndex = -1;
 
   /** Record one chunk of call `index` and return the delta event to stream. */
   delta(index: number, part: { providerCallId?: string | undefined; name?: string | undefined; argumentsDelta: string; initial?: Record<string, unknown> }): ToolIntentDelta {
     let call = this.calls.get(index);
-    if (!call) {
-      call = { index, providerCallId: undefined, name: undefined, chunks: [], initial: undefined };
+    const replaced = call !== undefined && call.providerCallId !== undefined && part.providerCallId !== undefined && part.providerCallId !== '' && part.providerCallId !== call.providerCallId;
+    if (replaced) this.superseded.push(call!);
+    if (!call || replaced) {
+      // A new call at a used index streams under an index of its own, so its deltas are not shown as the first's.
+      call = { index: replaced ? this.highestIndex + 1 : index, seq: this.nextSeq++, providerCallId: undefined, name: undefined, chunks: [], initial: undefined };
       this.calls.set(index, call);
     }
+    this.highestIndex = Math.max(this.highestIndex, index, call.index);
     if (call.providerCallId === undefined && part.providerCallId) call.providerCallId = part.providerCallId;
     if (call.name === undefined && part.name) call.name = part.name;
     if (part.initial !== undefined && Object.keys(part.initial).length > 0) call.initial = part.initial;
     if (part.argumentsDelta.length > 0) call.chunks.push(part.argumentsDelta);
     return {
       type: 'tool-intent-delta',
-      index,
+      index: call.index,
       ...(call.providerCallId === undefined ? {} : { providerCallId: call.providerCallId }),
       ...(call.name === undefined ? {} : { name: call.name }),
       argumentsDelta: part.argumentsDelta,
@@ -54,7 +68,7 @@ export class ToolCallAssembler {
 
   /** How many calls are still open. */
   get open(): number {
-    return this.calls.size;
+    return this.calls.size + this.superseded.length;
   }
 
   /** Close call `index`: its complete intent, or a `malformed_tool_call` error. */
@@ -62,6 +76,10 @@ export class ToolCallAssembler {
     const call = this.calls.get(index);
     this.calls.delete(index);
     if (!call) return providerError('malformed_tool_call', `the stream closed tool call ${index}, which never started`);
+    return this.finish(call);
+  }
+
+  private finish(call: PartialCall): ToolIntent | ProviderErrorInfo {
     const label = `${call.name ?? '(no name)'}${call.providerCallId ? ` (${call.providerCallId})` : ''}`;
     if (!call.name) return providerError('malformed_tool_call', `tool call ${label} has no tool name`);
     const raw = call.chunks.join('');
@@ -79,9 +97,11 @@ export class ToolCallAssembler {
     return { type: 'tool-intent', ...(call.providerCallId === undefined ? {} : { providerCallId: call.providerCallId }), name: call.name, arguments: parsed as Record<string, unknown> };
   }
 
-  /** Close every open call in index order (OpenAI proposes all calls at the finish reason). */
+  /** Close every open call in index order, calls sent at one index in their order (OpenAI proposes all calls at the finish reason). */
   completeAll(): Array<ToolIntent | ProviderErrorInfo> {
-    return [...this.calls.keys()].sort((left, right) => left - right).map((index) => this.complete(index));
+    const all = [...this.superseded.splice(0), ...this.calls.values()].sort((left, right) => left.index - right.index || left.seq - right.seq);
+    this.calls.clear();
+    return all.map((call) => this.finish(call));
   }
 }
 

@@ -7,8 +7,14 @@ export interface TelemetryStats {
   ended: number;
   /** Spans the exporter reported as delivered. */
   exported: number;
-  /** Spans lost: the queue was full, an export failed or timed out, or a flush gave up on them. */
+  /** Spans lost: the queue was full, an export failed or timed out, or a flush gave up on them before sending them. */
   dropped: number;
+  /**
+   * Spans sent (their export call started) that a flush stopped waiting for before the collector answered: the
+   * collector may well have them (a slow one acknowledges late). A late answer still moves them to `exported` or
+   * `dropped`.
+   */
+  unconfirmed: number;
   /** Spans waiting for the exporter. */
   queued: number;
   /** Spans inside an export call that has not reported back. */
@@ -17,6 +23,8 @@ export interface TelemetryStats {
   failedExports: number;
   /** Why the last export failed or the last span was dropped. */
   lastError?: string;
+  /** Why spans are unconfirmed (how long the flush waited). */
+  unconfirmedReason?: string;
 }
 
 export interface ShipperOptions {
@@ -27,6 +35,9 @@ export interface ShipperOptions {
   /** An export call that has not reported back after this long counts as failed (default 30 s). */
   exportTimeoutMs?: number;
 }
+
+/** An exporter's failure that says the request was sent and not answered in time (the OTLP exporters' `Request timed out`). */
+const timedOut = /\btimed? ?out\b|\btimeout\b/i;
 
 interface Batch {
   spans: number;
@@ -44,8 +55,9 @@ interface Batch {
 export class SpanShipper {
   private readonly queue: GenAiSpan[] = [];
   private readonly batches = new Set<Batch>();
-  private readonly counts = { ended: 0, exported: 0, dropped: 0, inFlight: 0, failedExports: 0 };
+  private readonly counts = { ended: 0, exported: 0, dropped: 0, unconfirmed: 0, inFlight: 0, failedExports: 0 };
   private lastError: string | undefined;
+  private unconfirmedReason: string | undefined;
   private flushing = 0;
   private closed = false;
   private waiters: Array<() => void> = [];
@@ -76,12 +88,12 @@ export class SpanShipper {
   }
 
   stats(): TelemetryStats {
-    return { ...this.counts, queued: this.queue.length, ...(this.lastError ? { lastError: this.lastError } : {}) };
+    return { ...this.counts, queued: this.queue.length, ...(this.lastError ? { lastError: this.lastError } : {}), ...(this.unconfirmedReason && this.counts.unconfirmed > 0 ? { unconfirmedReason: this.unconfirmedReason } : {}) };
   }
 
   /**
    * Send every queued span now and wait until the exporter has reported on all of them, or `timeoutMs` passed:
-   * whatever is still queued or in flight then is counted as dropped.
+   * whatever is still queued then is counted as dropped, and what is in flight (sent, not answered) as unconfirmed.
    */
   async flush(timeoutMs = 2_000): Promise<TelemetryStats> {
     this.flushing++;
@@ -94,7 +106,7 @@ export class SpanShipper {
           new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
         ]);
         clearTimeout(timer);
-        if (!settled) this.abandon(`the collector did not take them within ${timeoutMs} ms`);
+        if (!settled) this.abandon(timeoutMs);
       }
     } finally {
       this.flushing--;
@@ -129,13 +141,18 @@ export class SpanShipper {
       done = true;
       clearTimeout(timer);
       this.batches.delete(batch);
-      if (!batch.abandoned) {
-        this.counts.inFlight -= batch.spans;
-        if (ok) this.counts.exported += batch.spans;
-        else {
-          this.counts.failedExports++;
-          this.drop(batch.spans, error ?? 'the exporter reported a failure');
-        }
+      // A batch a flush stopped waiting for was counted unconfirmed: its late answer says what became of it.
+      if (batch.abandoned) this.counts.unconfirmed -= batch.spans;
+      else this.counts.inFlight -= batch.spans;
+      if (ok) this.counts.exported += batch.spans;
+      else if (error !== undefined && timedOut.test(error)) {
+        // The request went out and its answer did not come back in time: the collector may have the spans.
+        this.counts.failedExports++;
+        this.counts.unconfirmed += batch.spans;
+        this.unconfirmedReason = `the collector did not answer in time (${error})`;
+      } else {
+        this.counts.failedExports++;
+        this.drop(batch.spans, error ?? 'the exporter reported a failure');
       }
       this.pump();
     };
@@ -151,8 +168,11 @@ export class SpanShipper {
     }
   }
 
-  /** Count everything queued or in flight as dropped (a flush gave up on it); late reports of those batches are ignored. */
-  private abandon(reason: string): void {
+  /**
+   * A flush gave up after `timeoutMs`: what is still queued was never sent (dropped); what is in flight was sent and
+   * not answered (unconfirmed — a late answer still settles it).
+   */
+  private abandon(timeoutMs: number): void {
     const queued = this.queue.splice(0).length;
     let inFlight = 0;
     for (const batch of this.batches) {
@@ -161,7 +181,9 @@ export class SpanShipper {
       inFlight += batch.spans;
     }
     this.counts.inFlight -= inFlight;
-    if (queued + inFlight > 0) this.drop(queued + inFlight, reason);
+    this.counts.unconfirmed += inFlight;
+    if (inFlight > 0) this.unconfirmedReason = `the collector did not answer within ${timeoutMs} ms`;
+    if (queued > 0) this.drop(queued, `they were still queued when the flush gave up after ${timeoutMs} ms`);
   }
 
   private drop(count: number, reason: string): void {

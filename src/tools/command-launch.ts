@@ -103,8 +103,12 @@ export const prepareLaunch = async (request: LaunchRequest): Promise<Launch | { 
   }
   const fallback = sandboxPrefix(policy, support, { bridged: proxy !== undefined && support.networkOff !== null });
   const bridged = proxy !== undefined && support.networkOff !== null;
-  const { prefix: watchdog, reason: noWatchdog } = commandWatchdog();
-  const lifetime: Enforcement = watchdog ? { enforced: true, mechanism: 'watchdog: a subreaper that kills everything below it when the call ends or rein dies' } : { enforced: false, reason: `${noWatchdog ?? 'no watchdog'}; a command killed together with rein can survive it (resume kills it by its marker)` };
+  const { prefix: watchdog, reason: noWatchdog, pidNamespace } = commandWatchdog();
+  const lifetime: Enforcement = !watchdog
+    ? { enforced: false, reason: `${noWatchdog ?? 'no watchdog'}; a command killed together with rein can survive it (resume kills it by its marker)` }
+    : pidNamespace?.enforced
+      ? { enforced: true, mechanism: 'watchdog: a subreaper outside the command\'s own pid namespace (the command cannot signal it) that kills everything below it when the call ends or rein dies' }
+      : { enforced: false, reason: `${pidNamespace?.reason ?? 'no pid namespace'}: a watchdog kills everything below it when the call ends or rein dies, but a command that kills its own watchdog can leave processes running (resume kills those still carrying the call's marker)` };
   // Perl's complaint about a locale this machine lacks would land in every command's stderr; the watchdog drops it.
   if (watchdog) env.PERL_BADLANG = '0';
   return {

@@ -71,6 +71,37 @@ describe('a session budget holds for the whole delegation tree (trial5 E38)', ()
   });
 });
 
+describe('no model call once the session\'s tokens are spent (trial 6 F9)', () => {
+  it('--max-tokens 1000 with two explorers that spend it: after the join the root ends budget-exhausted without calling the model again', async () => {
+    const workspace = await makeTempDir('rein-tree-tokens-');
+    try {
+      await writeFile(join(workspace.path, 'a.txt'), 'hi\n');
+      // The trial's script: the root (110 tokens a turn) delegates two explorers whose turns cost 410 tokens each.
+      const read = { name: 'read', arguments: { path: 'a.txt' } };
+      const report = { name: 'submit_report', arguments: { summary: 'read it', findings: [] } };
+      const explorers = { name: 'delegate_task', arguments: { tasks: [{ id: 'e1', role: 'explorer', objective: 'look' }, { id: 'e2', role: 'explorer', objective: 'look' }] } };
+      const usage = (inputTokens: number) => ({ inputTokens, outputTokens: 10 });
+      const script = {
+        turns: [{ text: 'd', toolCalls: [explorers], usage: usage(100) }, { text: 'Done.', usage: usage(100) }],
+        agents: { explorer: { turns: [{ text: 'r', toolCalls: [read], usage: usage(400) }, { text: 'r', toolCalls: [read], usage: usage(400) }, { text: 's', toolCalls: [report], usage: usage(400) }] } },
+      };
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify(script));
+      const run = await runCli(['run', 'd', '--script', 'script.json', '--yes', '--max-tokens', '1000', '--json'], { cwd: workspace.path });
+      const records = jsonLines(run.stdout);
+      expect(run.code, run.stderr).toBe(1);
+      const joined = records.findIndex((record) => record.type === 'delegation.joined');
+      expect(joined).toBeGreaterThan(0);
+      // The root's only model call is its first: nothing is requested for it after the join.
+      expect(modelCalls(records).filter((record) => record.actor === 'root')).toHaveLength(1);
+      expect(records.slice(joined).filter((record) => record.type === 'effect.requested' && record.data.kind === 'callModel')).toEqual([]);
+      expect(records.find((record) => record.type === 'session.ended' && record.actor === 'root')?.data).toMatchObject({ status: 'budget-exhausted', reason: 'token budget exhausted' });
+      expect((await runCli(['replay', records[0]!.stream as string], { cwd: workspace.path })).code).toBe(0);
+    } finally {
+      await workspace.remove();
+    }
+  });
+});
+
 describe('a child the join cancels starts nothing after its cancellation, and every started call settles (trial5 E29)', () => {
   const afterCancellation = (records: readonly Row[], child: string) => {
     const cancelled = records.find((record) => record.type === 'delegation.failed' && record.data.child === child && record.data.cancelled === true);

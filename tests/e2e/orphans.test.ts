@@ -12,10 +12,15 @@ import { killStrayProcesses, runCommand, stopBackgroundCommands } from '../../sr
 import { defaultSandboxPolicy } from '../../src/policy/sandbox-policy.js';
 import { prepareLaunch, type Launch } from '../../src/tools/command-launch.js';
 import { processesMarked, processesOfSession } from '../../src/tools/process-tree.js';
+import { commandWatchdog } from '../../src/tools/command-watchdog.js';
 import { Workspace } from '../../src/tools/workspace.js';
 
 const sandboxed = await requireBubblewrap();
 const watched = requireWatchdog();
+const ownPidNamespace = watched && (commandWatchdog().pidNamespace?.enforced === true || (() => {
+  if (process.env.CI) throw new Error(`the fallback's pid namespace is required in CI: ${JSON.stringify(commandWatchdog().pidNamespace)}`);
+  return false;
+})());
 
 /** Start `rein run` on a one-command script and resolve once the command's processes exist (found by the test's marker). */
 const runUntilCommandRuns = async (workspace: string, command: string, marker: string, extra: string[] = []): Promise<{ child: ChildProcess; sessionId: () => string | undefined }> => {
@@ -163,15 +168,17 @@ describe('no command outlives rein', () => {
     }
   });
 
-  it.runIf(watched)('without the sandbox a background command is stopped at its timeout_ms, with what it started under env -i and setsid, and the result says when', async () => {
+  it.runIf(ownPidNamespace)('without the sandbox a background command is stopped at its timeout_ms, with what it started under env -i and setsid, and the result says when', async () => {
     const workspace = await makeTempDir('rein-background-timeout-');
     const marker = newMarker();
     try {
       const script = { turns: [
-        { text: 'Starting.', toolCalls: [{ name: 'bash', arguments: { command: `(env -i REIN_TEST_MARK=${marker} setsid sleep 1000 & echo $! > orphan.pid); echo $$ > main.pid; echo $PPID > watchdog.pid; export REIN_TEST_MARK=${marker}; exec sleep 1000`, run_in_background: true, timeout_ms: 1500 } }] },
-        // Waits (event-driven, inside the session) until both processes and their watchdog are gone (and rein has
-        // reaped it, so its end is recorded); its own timeout is generous.
-        { text: 'Waiting.', toolCalls: [{ name: 'bash', arguments: { command: 'for f in main.pid orphan.pid watchdog.pid; do while kill -0 "$(cat $f)" 2>/dev/null; do sleep 0.05; done; done; echo gone', timeout_ms: 120_000 } }] },
+        // The command runs in a pid namespace of its own: the watchdog's pid (as /proc, the host's, names it) is the
+        // parent of the namespace's init, the shell's parent.
+        { text: 'Starting.', toolCalls: [{ name: 'bash', arguments: { command: `(env -i REIN_TEST_MARK=${marker} setsid sleep 1000 &); read -r self rest < /proc/self/stat; init=$(cut -d' ' -f4 /proc/$self/stat); cut -d' ' -f4 /proc/$init/stat > watchdog.pid; export REIN_TEST_MARK=${marker}; exec sleep 1000`, run_in_background: true, timeout_ms: 1500 } }] },
+        // Waits (event-driven, inside the session, in another pid namespace: by /proc) until both processes and their
+        // watchdog are gone (and rein has reaped it, so its end is recorded); its own timeout is generous.
+        { text: 'Waiting.', toolCalls: [{ name: 'bash', arguments: { command: `while grep -qs 'REIN_TEST_MARK=${marker}' /proc/[0-9]*/environ || [ -e /proc/$(cat watchdog.pid) ]; do sleep 0.05; done; echo gone`, timeout_ms: 120_000 } }] },
         { text: 'Done.' },
       ] };
       const rein = await createRein({ store: createMemoryEventStore(), workspace: workspace.path, provider: createScriptedProvider(parseScript(script)), permissions: { approveAll: true }, sandbox: { mode: 'off' } });
@@ -192,6 +199,27 @@ describe('no command outlives rein', () => {
       expect(JSON.parse(waited!.observation).stdout).toBe('gone\n');
       expect(markedProcesses(marker)).toEqual([]);
       expect(await eventually(() => processesOfSession(session.id), (found) => found.length === 0)).toEqual([]);
+    } finally {
+      killEach(markedProcesses(marker));
+      await workspace.remove();
+    }
+  });
+
+  it.runIf(ownPidNamespace)('without the sandbox a command that kills its own watchdog (kill -9 $PPID) cannot: what it started under env -i and setsid dies with the call, through the CLI', async () => {
+    const workspace = await makeTempDir('rein-watchdog-kill-');
+    const marker = newMarker();
+    try {
+      // Trial 6 F15: the command killed its watchdog, and its `env -i setsid` child outlived the call, the session and rein.
+      const command = `env -i REIN_TEST_MARK=${marker} setsid /bin/sh -c 'sleep 1000' </dev/null >/dev/null 2>&1 & sleep 0.3; kill -9 $PPID; echo "killed: $?"`;
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Running it.', toolCalls: [{ name: 'bash', arguments: { command } }] }, { text: 'Done.' }] }));
+      const run = await runCli(['run', 'run it', '--script', 'script.json', '--json', '--yes', '--sandbox', 'off'], { cwd: workspace.path });
+      expect(run.code, run.stderr).toBe(0);
+      const settled = jsonLines(run.stdout).find((record) => record.type === 'tool.settled')?.data as Record<string, any> | undefined;
+      // The kill did not reach the watchdog (it has no pid in the command's namespace); the call ended normally.
+      expect(settled?.execution).toMatchObject({ exitCode: 0 });
+      expect(JSON.parse(settled!.observation)).toMatchObject({ sandbox: { enforcement: 'fallback', lifetime: expect.stringContaining('enforced (watchdog') } });
+      // rein has exited: nothing the command started is left.
+      expect(await eventually(() => markedProcesses(marker), (pids) => pids.length === 0, 3_000)).toEqual([]);
     } finally {
       killEach(markedProcesses(marker));
       await workspace.remove();

@@ -205,6 +205,24 @@ describe('Anthropic adapter over a loopback server', () => {
     expect(JSON.stringify(session.records)).not.toContain(apiKey);
   });
 
+  it('stop reason model_context_window_exceeded is context_length, not an output-limit cut: no continuation; the session compacts once, and fails context_length when it persists (trial 6 F19)', async () => {
+    const full = streamOf(transcript('anthropic/context-window-exceeded.sse'));
+    const provider = await serve(full);
+    expect((await collect(provider, sampleRequest())).at(-1)).toEqual({ type: 'error', error: expect.objectContaining({ code: 'context_length', retryable: false, message: expect.stringContaining('model_context_window_exceeded') }) });
+    await server!.close();
+    const recovered = await runProviderSession(await serve(full));
+    expect(recovered.result.status).toBe('completed');
+    expect(recovered.of('model.attempted').map((fact) => fact.decision)).toEqual(['compact', 'done']);
+    expect(recovered.of('model.responded').map((reply) => reply.stopReason)).toEqual(['end_turn']);
+    await server!.close();
+    const persisting = await runProviderSession(await serve(full, full, full));
+    expect(persisting.result.status).toBe('failed');
+    expect(persisting.of('model.failed')[0].error).toMatchObject({ code: 'context_length' });
+    expect(persisting.of('model.responded')).toEqual([]);
+    expect(server!.requests).toHaveLength(2);
+    expect(JSON.stringify(persisting.result)).not.toContain('maxOutputTokens');
+  });
+
   it('"prompt is too long" is context_length; the session compacts its context once and the retry succeeds', async () => {
     const tooLong = jsonError(400, { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 208310 tokens > 200000 maximum' } });
     const provider = await serve(tooLong);

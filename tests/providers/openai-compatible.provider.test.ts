@@ -110,6 +110,27 @@ describe('OpenAI-compatible adapter over a loopback server', () => {
     ]);
   });
 
+  it('parallel calls sent at the same index, each with its own id and whole arguments, are two calls, not one malformed (trial 6 F26)', async () => {
+    const provider = await serve(streamOf(transcript('openai/same-index-tool-calls.sse')));
+    const events = await collect(provider, sampleRequest());
+    expect(events.filter((event) => event.type === 'tool-intent')).toEqual([
+      { type: 'tool-intent', providerCallId: 'call_a', name: 'read', arguments: { path: 'notes.txt' } },
+      { type: 'tool-intent', providerCallId: 'call_b', name: 'list_dir', arguments: { path: '.' } },
+    ]);
+    // The second call's deltas stream under an index of their own.
+    expect(events.filter((event) => event.type === 'tool-intent-delta').map((event) => [event.index, event.providerCallId])).toEqual([[0, 'call_a'], [1, 'call_b']]);
+    expect(events.at(-1)).toEqual({ type: 'finished', stopReason: 'tool_use' });
+
+    await server!.close();
+    const session = await runProviderSession(await serve(streamOf(transcript('openai/same-index-tool-calls.sse'))));
+    expect(session.result.status).toBe('completed');
+    expect(session.of('model.attempted').map((fact) => fact.decision)).toEqual(['done', 'done']);
+    expect(session.of('tool.settled').map((settled) => [settled.callId, settled.name, settled.status])).toEqual([
+      ['root:e1.0', 'read', 'ok'],
+      ['root:e1.1', 'list_dir', 'ok'],
+    ]);
+  });
+
   it('decodes a multi-byte character split across chunk boundaries', async () => {
     const bytes = Buffer.from(transcript('openai/utf8.sse'), 'utf8');
     const tokyo = bytes.indexOf(Buffer.from('東'));

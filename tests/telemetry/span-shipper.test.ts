@@ -85,18 +85,31 @@ describe('the span shipper', () => {
     expect(shipper.stats()).toMatchObject({ exported: 0, dropped: 2 });
   });
 
-  it('flushes within its bound: what the collector did not take by then is dropped, and late answers change nothing', async () => {
+  it('flushes within its bound: what was sent and not answered by then is unconfirmed, not dropped, and a late answer settles it (trial 6 F18)', async () => {
     const { exporter, calls, shutdowns } = manualExporter();
     const shipper = new SpanShipper(exporter, toReadable, { maxBatchSize: 2 });
     shipper.push(spans(0, 5));
     const stats = await shipper.shutdown(50);
     expect(calls.map((call) => call.spans.length)).toEqual([2, 2, 1]);
-    expect(stats).toMatchObject({ ended: 5, exported: 0, dropped: 5, queued: 0, inFlight: 0 });
-    expect(stats.lastError).toContain('within 50 ms');
+    expect(stats).toMatchObject({ ended: 5, exported: 0, dropped: 0, unconfirmed: 5, queued: 0, inFlight: 0 });
+    expect(stats.unconfirmedReason).toContain('within 50 ms');
     expect(shutdowns()).toBe(1);
-    for (const call of calls) call.answer({ code: 0 });
+    calls[0]!.answer({ code: 0 });
+    calls[1]!.answer({ code: 1, error: new Error('HTTP 500') });
     shipper.push(spans(5, 1));
-    expect(shipper.stats()).toMatchObject({ exported: 0, dropped: 6 });
+    expect(shipper.stats()).toMatchObject({ exported: 2, dropped: 3, unconfirmed: 1 });
+  });
+
+  it('an export the exporter reports as timed out is unconfirmed (sent, no answer), one refused is dropped (trial 6 F18)', async () => {
+    const { exporter, calls } = manualExporter();
+    const shipper = new SpanShipper(exporter, toReadable, { maxBatchSize: 2 });
+    shipper.push(spans(0, 2));
+    await tick();
+    calls[0]!.answer({ code: 1, error: new Error('Request timed out') });
+    shipper.push(spans(2, 2));
+    await tick();
+    calls[1]!.answer({ code: 1, error: new Error('connect ECONNREFUSED 127.0.0.1:4318') });
+    expect(shipper.stats()).toMatchObject({ exported: 0, unconfirmed: 2, dropped: 2, failedExports: 2, unconfirmedReason: expect.stringContaining('Request timed out'), lastError: expect.stringContaining('ECONNREFUSED') });
   });
 
   it('accounts for every span, whatever the exporter does', async () => {
@@ -123,7 +136,7 @@ describe('the span shipper', () => {
         }
         const stats = await shipper.flush(20);
         expect(stats.ended).toBe(next);
-        expect(stats.exported + stats.dropped + stats.queued + stats.inFlight).toBe(next);
+        expect(stats.exported + stats.dropped + stats.unconfirmed + stats.queued + stats.inFlight).toBe(next);
         expect(stats.queued + stats.inFlight).toBe(0);
       }),
       { numRuns: propertyRuns(60) },
