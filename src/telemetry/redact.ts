@@ -35,7 +35,9 @@ const urlPassword = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@"'<>]*:)([^\s/@"'<>]+)@/gi;
  * A `name = value` / `name: value` / `"name": "value"` pair (shell, .env, YAML, JSON, headers): its value goes when
  * the name says it holds a secret. The name's words (split at `_`, `-`, `.` and camel case) are checked one by one.
  */
-const assignment = /([A-Za-z_][A-Za-z0-9_.-]*)(\\?["'])?[ \t]*(?:=>|:=|:|=)[ \t]*(\\?["'])?/g;
+// A name starts only where no name character precedes it: otherwise every position of a long run (a base64 blob)
+// would start a scan to the run's end, quadratic in its length.
+const assignment = /(?<![A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.-]*)(\\?["'])?[ \t]*(?:=>|:=|:|=)[ \t]*(\\?["'])?/g;
 const secretWords = new Set(['key', 'apikey', 'token', 'secret', 'password', 'passwd', 'pwd', 'passphrase', 'credential', 'credentials', 'auth', 'authorization', 'cookie']);
 const secretName = (name: string): boolean =>
   name
@@ -50,7 +52,7 @@ const redactAssignments = (text: string): string => {
   assignment.lastIndex = 0;
   for (let match = assignment.exec(text); match !== null; match = assignment.exec(text)) {
     const start = match.index + match[0].length;
-    if (!secretName(match[1]!) || (match.index > 0 && /[A-Za-z0-9_]/.test(text[match.index - 1]!))) continue;
+    if (!secretName(match[1]!)) continue;
     if (text.startsWith(redactedMarker, start)) continue;
     const quote = match[3];
     let end: number;

@@ -49,6 +49,12 @@ describe('the redactor removes every known secret shape (trial 6 F23)', () => {
     expect(createRedactor()(env)).toBe('DATABASE_URL=postgres://app:[redacted]@db.internal/x\nSTRIPE=[redacted]\nAWS_SECRET_ACCESS_KEY=[redacted]\nslack=https://hooks.slack.com/[redacted]\n');
   });
 
+  it('long runs without a separator (a base64 blob, a minified line) are scanned once, not once per position', () => {
+    // A scan quadratic in the run's length would take minutes here and time the test out; this takes milliseconds.
+    for (const blob of ['A'.repeat(200_000), 'a.b-c_'.repeat(40_000), `${'x'.repeat(100_000)}=${'y'.repeat(100_000)}`]) expect(createRedactor()(blob)).toBe(blob);
+    expect(createRedactor()(`${'k'.repeat(100_000)}_token=${'v'.repeat(10)}`)).toBe(`${'k'.repeat(100_000)}_token=[redacted]`);
+  });
+
   it('ordinary text, code and token counts pass unchanged', () => {
     for (const text of ['"max_tokens": 1000, "input_tokens": 12', 'https://example.com:8080/path?q=1', 'the keyboard=qwerty layout', 'if (token === "") return', 'monkey=banana', 'read a.txt then list_dir .', 'ssh git@github.com:owner/repo.git']) expect(createRedactor()(text), text).toBe(text);
   });
