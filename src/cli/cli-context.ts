@@ -8,19 +8,41 @@ import { ensureStoreDirectory } from './store-directory.js';
 import { readHostTextIfPresent } from '../util/read-regular-file.js';
 import { isPostgresUrl } from '../../stores/postgres/postgres-url.js';
 import { isLoopbackHost } from '../util/loopback-host.js';
-
-/** The host a postgres URL names (`host` query parameter included), or undefined for none (the local socket). */
-const postgresHostOf = (url: string): string | undefined => {
-  try {
-    const parsed = new URL(url);
-    return parsed.searchParams.get('host') ?? (parsed.hostname === '' ? undefined : parsed.hostname);
-  } catch {
-    return 'an unreadable URL';
-  }
-};
 import { ReinError } from '../host/host-errors.js';
 import { configFileName } from '../providers/config-file-name.js';
 import type { CommonOptions } from './command-options.js';
+
+/** Query parameters whose value pg-connection-string opens as a file (`readFileSync`) while it parses the URL. */
+const sslFileParameters = ['sslcert', 'sslkey', 'sslrootcert'];
+
+/**
+ * The host pg will connect to for a workspace file's postgres URL, as the driver's own parser (pg-connection-string,
+ * which `pg.Pool({ connectionString })` uses) reads it: undefined for none (pg's default, the local socket or
+ * PGHOST). A parameter given twice (`?host=127.0.0.1&host=db.example`: rein would read one, pg the other) and the
+ * parameters that make the parser read host files (`sslcert`, `sslkey`, `sslrootcert`) are `CONFIG_INVALID`.
+ */
+const postgresHostOf = async (url: string): Promise<string | undefined> => {
+  let query: URLSearchParams;
+  try {
+    query = new URL(url).searchParams;
+  } catch {
+    throw new ReinError('CONFIG_INVALID', `${configFileName}: the store URL cannot be read as a URL`);
+  }
+  const seen = new Set<string>();
+  for (const name of query.keys()) {
+    if (seen.has(name)) throw new ReinError('CONFIG_INVALID', `${configFileName}: the store URL gives ${JSON.stringify(name)} more than once; a connection parameter may appear once`);
+    seen.add(name);
+    if (sslFileParameters.includes(name)) throw new ReinError('CONFIG_INVALID', `${configFileName}: the store URL names ${name}, a file pg would read from this machine; put it in --store or REIN_STORE instead`);
+  }
+  const { parse } = await import('pg-connection-string');
+  let host: string | null | undefined;
+  try {
+    host = parse(url).host;
+  } catch {
+    throw new ReinError('CONFIG_INVALID', `${configFileName}: the store URL cannot be read as a PostgreSQL connection string`);
+  }
+  return host === null || host === undefined || host === '' ? undefined : host;
+};
 
 export type { CommonOptions } from './command-options.js';
 
@@ -64,7 +86,7 @@ const configuredStore = async (workspace: string): Promise<string | undefined> =
   // Every session's transcript (file contents included) goes to the store: a repository's file alone may not send it
   // off this machine. A remote database is the user's to choose, with --store or REIN_STORE.
   if (isPostgresUrl(store)) {
-    const host = postgresHostOf(store);
+    const host = await postgresHostOf(store);
     if (host !== undefined && !isLoopbackHost(host) && !host.startsWith('/')) throw new ReinError('USAGE', `${configFileName} puts the store on ${host}, which is not this machine: every session's transcript would go there; confirm it with --store or REIN_STORE (a repository's file alone cannot choose where your sessions are written)`);
   }
   return store;

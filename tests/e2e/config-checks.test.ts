@@ -46,6 +46,19 @@ describe('configuration and flag mistakes are typed errors (trial 5 E45, E46)', 
       await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ store: 'postgres://rein@db.example:5432/rein' }));
       const store = await runCli(['sessions'], { cwd: workspace.path, env });
       expect([store.code, store.stderr]).toEqual([2, expect.stringContaining('puts the store on db.example')]);
+      // trial 7 G1: rein read the first `host`, pg (pg-connection-string) the last one, so the transcript went off.
+      await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ store: 'postgres://rein@127.0.0.1:5432/rein?host=127.0.0.1&host=db.example' }));
+      const twice = await runCli(['sessions'], { cwd: workspace.path, env });
+      expect([twice.code, twice.stderr]).toEqual([2, expect.stringContaining('CONFIG_INVALID: rein.config.json: the store URL gives "host" more than once')]);
+      for (const query of ['?port=5432&port=5433', '?sslrootcert=/etc/hostname']) {
+        await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ store: `postgres://rein@127.0.0.1/rein${query}` }));
+        const refused = await runCli(['sessions'], { cwd: workspace.path, env });
+        expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining('CONFIG_INVALID')]);
+      }
+      // What pg reads is checked: a percent-encoded host parameter is the remote host it decodes to.
+      await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ store: 'postgres://rein@127.0.0.1/rein?host=db%2Eexample' }));
+      const encoded = await runCli(['sessions'], { cwd: workspace.path, env });
+      expect([encoded.code, encoded.stderr]).toEqual([2, expect.stringContaining('puts the store on db.example')]);
     } finally {
       await workspace.remove();
     }
