@@ -6,6 +6,7 @@ import { parseRule, type PermissionRule } from '../policy/permission-rules.js';
 import { builtinTools } from '../tools/builtin-tools.js';
 import type { NetworkPolicy, SandboxPolicy } from '../policy/sandbox-policy.js';
 import { mergeSandboxConfig, SandboxConfig } from '../policy/sandbox-config.js';
+import { broadHostReason } from '../policy/host-addresses.js';
 import type { PermissionOptions } from './command-options.js';
 
 export type { PermissionOptions } from './command-options.js';
@@ -65,12 +66,22 @@ export const sandboxOf = (options: PermissionOptions, file?: SandboxConfig): Par
  * "required"`, `network: "disabled"`) or name the hosts a command may reach (`allow-list`, shown on the sandbox line),
  * but turning it off, opening the network to every host or using a login shell is the user's to say with the flag
  * (`--sandbox off`, `--network allow-all`, `--login-shell`), which then decides; a file that asks for one of those
- * when no flag decided is `USAGE` naming the flag.
+ * when no flag decided is `USAGE` naming the flag. Its host list may not name this machine (`localhost`, `127.0.0.1`,
+ * `[::1]`, `169.254.169.254`, an interface's address: the proxy runs on the host, outside the sandbox), a private
+ * network's address or a wildcard over a top-level domain (`*.com`) unless `--allow-host` (whose list then replaces the
+ * file's) says so.
  */
 const checkFileSandbox = (flags: SandboxConfig, file: SandboxConfig): void => {
   const widening: string[] = [];
   if (flags.mode === undefined && file.mode === 'off') widening.push('turns the sandbox off (confirm with --sandbox off)');
   if (flags.network === undefined && file.network === 'allow-all') widening.push('opens the network to every host (confirm with --network allow-all)');
   if (flags.loginShell === undefined && file.loginShell === true) widening.push('runs commands in a login shell (confirm with --login-shell)');
+  if (flags.allowedHosts === undefined) {
+    const broad = (file.allowedHosts ?? []).flatMap((entry) => {
+      const reason = broadHostReason(entry);
+      return reason === undefined ? [] : [`${entry} (${reason})`];
+    });
+    if (broad.length > 0) widening.push(`lets commands reach ${broad.join(', ')} (confirm with --allow-host for each host you mean)`);
+  }
   if (widening.length > 0) throw new ReinError('USAGE', `${configFileName} ${widening.join(' and ')}: a workspace file may only narrow the sandbox`);
 };

@@ -1,8 +1,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { lookup as dnsLookup } from 'node:dns/promises';
 import { connect, isIP, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isThisMachineAddress, namesThisMachine } from './host-addresses.js';
 
 /** One connection a sandboxed command asked the allow-list proxy for, and what the proxy decided. */
 export interface ConnectionDecision {
@@ -27,15 +29,27 @@ const normalizeHost = (host: string): string => host.replace(/^\[|\]$/g, '').rep
  * Whether `host` is on the allow-list: an exact, case-insensitive name (or IP literal), or a `*.example.com`
  * entry, which covers the subdomains of example.com (not example.com itself).
  */
-export const hostAllowed = (host: string, allowedHosts: readonly string[]): boolean => {
+/** The allow-list entries `host` matches (see `hostAllowed`). */
+const matchingEntries = (host: string, allowedHosts: readonly string[]): string[] => {
   const name = normalizeHost(host);
-  if (name === '') return false;
-  return allowedHosts.some((entry) => {
+  if (name === '') return [];
+  return allowedHosts.filter((entry) => {
     const allowed = normalizeHost(entry);
     if (allowed.startsWith('*.')) return isIP(name) === 0 && name.endsWith(allowed.slice(1)) && name.length > allowed.length - 1;
     return allowed === name;
   });
 };
+
+/**
+ * Whether `host` is on the allow-list: an exact, case-insensitive name (or IP literal), or a `*.example.com`
+ * entry, which covers the subdomains of example.com (not example.com itself).
+ */
+export const hostAllowed = (host: string, allowedHosts: readonly string[]): boolean => matchingEntries(host, allowedHosts).length > 0;
+
+/** How the proxy finds a name's addresses (the system resolver by default; tests give their own). */
+export type HostLookup = (host: string) => Promise<string[]>;
+
+const systemLookup: HostLookup = async (host) => (await dnsLookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
 
 const splitAuthority = (authority: string, defaultPort: number): { host: string; port: number } | undefined => {
   const match = /^(\[[^\]]+\]|[^:]+)(?::(\d{1,5}))?$/.exec(authority);
@@ -52,18 +66,40 @@ const refusal = (decision: ConnectionDecision): string => `rein: ${decision.host
  * plain `http://` requests only for allowed host names, answers every other request `403`, and records each
  * decision. It runs in rein's own process, outside the sandbox; commands reach it through a bridge inside.
  */
-export const startAllowListProxy = async (options: { allowedHosts: readonly string[] }): Promise<AllowListProxy> => {
+export const startAllowListProxy = async (options: { allowedHosts: readonly string[]; lookup?: HostLookup }): Promise<AllowListProxy> => {
   const directory = await mkdtemp(join(tmpdir(), 'rein-proxy-'));
   const socketPath = join(directory, 'proxy.sock');
   const decisions: ConnectionDecision[] = [];
   const sockets = new Set<Socket>();
-  const decide = (host: string, port: number, method: string): ConnectionDecision => {
-    const allowed = hostAllowed(host, options.allowedHosts);
-    const decision: ConnectionDecision = { host, port, method, decision: allowed ? 'allow' : 'refuse', reason: allowed ? 'on the allow-list' : 'not on the allow-list' };
-    decisions.push(decision);
-    return decision;
+  const lookup = options.lookup ?? systemLookup;
+  /**
+   * Decide one connection and, when it is allowed, the address to connect to. The name is resolved here, once, and
+   * the connection goes to that address (a second lookup could answer differently: DNS rebinding). An address of this
+   * machine (loopback, link-local such as the cloud metadata service, an interface's own address) is reached only
+   * through an entry that names this machine itself (`localhost`, `127.0.0.1`, `[::1]`), never through another name
+   * that happens to resolve there.
+   */
+  const decide = async (host: string, port: number, method: string): Promise<{ decision: ConnectionDecision; address?: string }> => {
+    const record = (decision: 'allow' | 'refuse', reason: string): ConnectionDecision => {
+      const made: ConnectionDecision = { host, port, method, decision, reason };
+      decisions.push(made);
+      return made;
+    };
+    const entries = matchingEntries(host, options.allowedHosts);
+    if (entries.length === 0) return { decision: record('refuse', 'not on the allow-list') };
+    const name = normalizeHost(host);
+    let addresses: string[];
+    try {
+      addresses = isIP(name) !== 0 ? [name] : await lookup(name);
+    } catch {
+      addresses = [];
+    }
+    if (addresses.length === 0) return { decision: record('allow', 'on the allow-list (the name does not resolve)') };
+    const local = addresses.find((address) => isThisMachineAddress(address));
+    if (local !== undefined && !entries.some(namesThisMachine)) return { decision: record('refuse', `resolves to ${local}, an address of this machine, which only an entry naming it (--allow-host ${local.includes(':') ? `[${local}]` : local}) opens`) };
+    return { decision: record('allow', 'on the allow-list'), address: addresses[0]! };
   };
-  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+  const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
     let url: URL;
     try {
       url = new URL(request.url ?? '');
@@ -75,12 +111,16 @@ export const startAllowListProxy = async (options: { allowedHosts: readonly stri
       response.writeHead(400, { 'content-type': 'text/plain' }).end('rein: only http:// is proxied directly; use CONNECT for https\n');
       return;
     }
-    const decision = decide(url.hostname, url.port === '' ? 80 : Number(url.port), request.method ?? 'GET');
+    const { decision, address } = await decide(url.hostname, url.port === '' ? 80 : Number(url.port), request.method ?? 'GET');
     if (decision.decision === 'refuse') {
       response.writeHead(403, { 'content-type': 'text/plain' }).end(refusal(decision));
       return;
     }
-    const upstream = httpRequest({ host: decision.host, port: decision.port, method: request.method, path: `${url.pathname}${url.search}`, headers: request.headers }, (answer) => {
+    if (address === undefined) {
+      response.writeHead(502, { 'content-type': 'text/plain' }).end(`rein: ${decision.host} does not resolve\n`);
+      return;
+    }
+    const upstream = httpRequest({ host: address, port: decision.port, method: request.method, path: `${url.pathname}${url.search}`, headers: request.headers }, (answer) => {
       response.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(response);
     });
@@ -90,7 +130,7 @@ export const startAllowListProxy = async (options: { allowedHosts: readonly stri
     });
     request.pipe(upstream);
   });
-  server.on('connect', (request: IncomingMessage, client: Socket, head: Buffer) => {
+  server.on('connect', async (request: IncomingMessage, client: Socket, head: Buffer) => {
     sockets.add(client);
     client.on('close', () => sockets.delete(client));
     client.on('error', () => client.destroy());
@@ -99,12 +139,17 @@ export const startAllowListProxy = async (options: { allowedHosts: readonly stri
       client.end('HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\n\r\nrein: CONNECT needs host:port\n');
       return;
     }
-    const decision = decide(target.host, target.port, 'CONNECT');
+    const { decision, address } = await decide(target.host, target.port, 'CONNECT');
     if (decision.decision === 'refuse') {
       client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\n${refusal(decision)}`);
       return;
     }
-    const upstream = connect(target.port, target.host, () => {
+    if (address === undefined) {
+      client.end(`HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\n\r\nrein: ${target.host} does not resolve\n`);
+      return;
+    }
+    if (client.destroyed) return;
+    const upstream = connect(target.port, address, () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length > 0) upstream.write(head);
       upstream.pipe(client);

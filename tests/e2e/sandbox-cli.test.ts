@@ -1,4 +1,8 @@
-import { mkdir, realpath, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createMemoryEventStore } from '../../stores/index.js';
@@ -6,7 +10,7 @@ import { createRein } from '../../src/rein.js';
 import { createScriptedProvider, parseScript } from '../../src/providers/scripted-provider.js';
 import { runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
-import { requireBubblewrap } from '../support/sandbox.js';
+import { requireBubblewrap, requireSocat } from '../support/sandbox.js';
 
 const sandboxed = await requireBubblewrap();
 
@@ -73,6 +77,39 @@ describe('rein sandbox and the sandbox settings', () => {
       await workspace.remove();
     }
   });
+
+  it('a workspace file cannot open this machine, a private address or a whole top-level domain to commands on its own (trial 7 G6)', async () => {
+    const workspace = await makeTempDir('rein-sandbox-hosts-');
+    const server = createServer((_request, response) => response.end('host-service-reached'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const ownAddress = Object.values(networkInterfaces()).flatMap((list) => list ?? []).find((entry) => !entry.internal && entry.family === 'IPv4')?.address;
+      for (const host of ['127.0.0.1', 'localhost', '[::1]', '169.254.169.254', '*.com', '*.internal', '*.localhost', '10.1.2.3', ...(ownAddress ? [ownAddress] : [])]) {
+        await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ sandbox: { network: 'allow-list', allowedHosts: ['registry.npmjs.org', host] } }));
+        const report = await runCli(['sandbox'], { cwd: workspace.path });
+        expect([report.code, report.stderr], host).toEqual([2, expect.stringContaining(`lets commands reach ${host} (`)]);
+        expect(report.stderr).toContain('confirm with --allow-host');
+      }
+      await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ sandbox: { network: 'allow-list', allowedHosts: ['registry.npmjs.org', '*.example.com', '203.0.113.7'] } }));
+      expect((await runCli(['sandbox'], { cwd: workspace.path })).code).toBe(0);
+      // The trial's escape: a command reached a service on the host's loopback through rein's proxy. Now the run is
+      // refused before anything runs, and reaches the service only when the user names the host with --allow-host.
+      await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ sandbox: { network: 'allow-list', allowedHosts: ['127.0.0.1'] } }));
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: '1', toolCalls: [{ name: 'bash', arguments: { command: `curl -s --max-time 5 http://127.0.0.1:${port}/ > got.txt; echo done` } }] }, { text: 'Done.' }] }));
+      const refused = await runCli(['run', 'x', '--script', 'script.json', '--yes'], { cwd: workspace.path });
+      expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining('rein.config.json lets commands reach 127.0.0.1 (this machine)')]);
+      expect(existsSync(join(workspace.path, 'got.txt'))).toBe(false);
+      if (sandboxed && requireSocat()) {
+        const confirmed = await runCli(['run', 'x', '--script', 'script.json', '--yes', '--allow-host', '127.0.0.1'], { cwd: workspace.path });
+        expect(confirmed.code, confirmed.stdout + confirmed.stderr).toBe(0);
+        expect(await readFile(join(workspace.path, 'got.txt'), 'utf8')).toBe('host-service-reached');
+      }
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      await workspace.remove();
+    }
+  }, 120_000);
 
   it('refuses bad settings: a bad flag is a usage error, a bad sandbox object CONFIG_INVALID, a bad createRein option USAGE', async () => {
     const workspace = await makeTempDir('rein-sandbox-bad-');

@@ -2,7 +2,11 @@ import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hostAllowed } from '../../src/policy/network-proxy.js';
+import { connect } from 'node:net';
+import { lookup } from 'node:dns/promises';
+import { hostname } from 'node:os';
+import { hostAllowed, startAllowListProxy } from '../../src/policy/network-proxy.js';
+import { broadHostReason, isThisMachineAddress, namesThisMachine } from '../../src/policy/host-addresses.js';
 import { toolHarness } from '../support/tool-harness.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { requireBubblewrap, requireSocat } from '../support/sandbox.js';
@@ -32,6 +36,78 @@ describe('host names on the allow-list', () => {
     expect(hostAllowed('127.0.0.1', ['localhost'])).toBe(false);
     expect(hostAllowed('[::1]', ['[::1]'])).toBe(true);
     expect(hostAllowed('', ['*'])).toBe(false);
+  });
+});
+
+describe('addresses of this machine (trial 7 G6)', () => {
+  it('loopback, link-local, unspecified, mapped forms and the interfaces\' own addresses are this machine; public ones are not', () => {
+    for (const address of ['127.0.0.1', '127.1.2.3', '0.0.0.0', '169.254.169.254', '::1', '[::1]', '::', 'fe80::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:a9fe:a9fe', '224.0.0.1']) expect(isThisMachineAddress(address), address).toBe(true);
+    for (const address of ['203.0.113.7', '8.8.8.8', '2001:db8::1', '10.1.2.3']) expect(isThisMachineAddress(address), address).toBe(false);
+    expect(namesThisMachine('localhost')).toBe(true);
+    expect(namesThisMachine('api.localhost')).toBe(true);
+    expect(namesThisMachine('registry.npmjs.org')).toBe(false);
+    expect(broadHostReason('*.com')).toBe('every name under .com');
+    expect(broadHostReason('192.168.1.1')).toBe('a private network address');
+    expect(broadHostReason('*.example.com')).toBeUndefined();
+  });
+});
+
+describe('the allow-list proxy checks the address a name resolves to, at connect time (trial 7 G6)', () => {
+  let server: Server;
+  let port: number;
+  beforeAll(async () => {
+    server = createServer((_request, response) => response.end('loopback-service'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  /** Send `CONNECT host:port` to the proxy's socket and return its status line (and, once tunnelled, the server's answer). */
+  const tunnel = (socketPath: string, target: string): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const socket = connect(socketPath, () => socket.write(`CONNECT ${target} HTTP/1.1\r\nhost: ${target}\r\n\r\n`));
+      let text = '';
+      socket.on('data', (chunk) => {
+        text += chunk.toString();
+        if (text.startsWith('HTTP/1.1 200') && text.endsWith('\r\n\r\n')) socket.write(`GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`);
+      });
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+
+  it('a name that resolves to loopback or to the metadata address is refused; an entry naming this machine is not', async () => {
+    const names: Record<string, string[]> = { 'rebind.example': ['127.0.0.1'], 'metadata.example': ['169.254.169.254'], 'mapped.example': ['::ffff:127.0.0.1'] };
+    const proxy = await startAllowListProxy({ allowedHosts: ['rebind.example', 'metadata.example', 'mapped.example', 'localhost', '127.0.0.1'], lookup: async (name) => names[name] ?? (await lookup(name, { all: true })).map((entry) => entry.address) });
+    try {
+      for (const name of Object.keys(names)) {
+        const answer = await tunnel(proxy.socketPath, `${name}:${port}`);
+        expect(answer, name).toMatch(/^HTTP\/1.1 403/);
+        expect(answer).not.toContain('loopback-service');
+      }
+      expect(await tunnel(proxy.socketPath, `127.0.0.1:${port}`)).toContain('loopback-service');
+      expect(await tunnel(proxy.socketPath, `localhost:${port}`)).toContain('loopback-service');
+      expect(proxy.decisions.slice(0, 3)).toEqual(Object.entries(names).map(([host, [address]]) => ({ host, port, method: 'CONNECT', decision: 'refuse', reason: expect.stringContaining(`resolves to ${address}, an address of this machine`) })));
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it.runIf(sandboxed && bridged && curl)('through bubblewrap: the host\'s own name, which resolves to this machine, does not reach its loopback', async () => {
+    const name = hostname();
+    const addresses = (await lookup(name, { all: true }).catch(() => [])).map((entry) => entry.address);
+    expect(addresses.some(isThisMachineAddress), `${name} resolves to ${addresses.join(', ')}`).toBe(true);
+    const dir = await makeTempDir('rein-network-rebind-');
+    try {
+      const harness = await toolHarness(dir.path, { sandbox: { network: 'allow-list', allowedHosts: [name], mode: 'required' } });
+      const result = await harness.run('bash', { command: `curl -s --max-time 5 http://${name}:${port}/; echo; curl -s --max-time 5 -p http://${name}:${port}/` });
+      const json = parse(result.observation);
+      expect(json.stdout).not.toContain('loopback-service');
+      expect(result.facts.filter((fact) => fact.type === 'network.decided').map((fact) => (fact.data as { decision: string }).decision)).toEqual(['refuse', 'refuse']);
+    } finally {
+      await dir.remove();
+    }
   });
 });
 
