@@ -107,7 +107,10 @@ export const discoverPlugins = async (options: { workspace: string; configured?:
   return found;
 };
 
-/** Turn discovered plugins into specs for the host: config, trust and a loader that imports `main` only when asked. */
+/**
+ * Turn discovered plugins into specs for the host: config, trust and a loader that imports `main` only when asked.
+ * `config` (the workspace's `pluginConfig`) reaches project plugins only.
+ */
 export const pluginSpecsOf = async (discovered: Awaited<ReturnType<typeof discoverPlugins>>, options: { workspace: string; config?: Record<string, unknown>; trust: ProjectTrust }): Promise<PluginSpec[]> => {
   const specs: PluginSpec[] = [];
   for (const entry of discovered) {
@@ -124,7 +127,10 @@ export const pluginSpecsOf = async (discovered: Awaited<ReturnType<typeof discov
       manifest: entry.manifest,
       trusted: status === 'trusted',
       ...(status === 'changed' ? { trustChanged: true } : {}),
-      ...(typeof id === 'string' && options.config?.[id] !== undefined ? { config: options.config[id] } : {}),
+      // The workspace file's `pluginConfig` comes with the repository: it configures only the repository's own
+      // (project) plugins. A user or `--plugin` plugin is the user's, and runs in rein's process on the host: a
+      // cloned file that configured it (a command it runs, a path it reads) would act with the user's rights.
+      ...(entry.source === 'project' && typeof id === 'string' && options.config?.[id] !== undefined ? { config: options.config[id] } : {}),
       load: async () => {
         const module = (await import(pathToFileURL(join(entry.directory, entry.main)).href)) as { default?: ReinPlugin; plugin?: ReinPlugin };
         return (module.default ?? module.plugin) as ReinPlugin;

@@ -2,6 +2,7 @@ import { isAbsolute, relative } from 'node:path';
 import type { CommandHooksConfig } from '../hooks/command-hooks.js';
 import { loadProjectHooks, sandboxedByDefault, untrustedHooksWarning, type ProjectHooks } from '../hooks/project-hooks.js';
 import { loadWorkspaceConfig } from '../providers/provider-settings.js';
+import { configFileName } from '../providers/config-file-name.js';
 import { TrustStore, trustFilePath } from '../trust/trust-store.js';
 import type { PluginSpec } from './plugin-host.js';
 import type { ReinPlugin } from './plugin-contract.js';
@@ -23,7 +24,8 @@ export interface WorkspacePlugins {
 /**
  * The plugins and command hooks a session in `workspace` gets, as `rein run` loads them: user plugins (from the
  * config home `env` names), the project's (`.rein-plugins/`, `plugins` in `rein.config.json`; enabled only when
- * `trust` says the user trusted them), the `cli` directories (`--plugin`), each plugin's `pluginConfig`, and the
+ * `trust` says the user trusted them), the `cli` directories (`--plugin`), each project plugin's `pluginConfig` (a user or `--plugin` plugin's is ignored, with a
+ * warning: the workspace file may configure only its own plugins), and the
  * `hooks` of `rein.config.json` — loaded only when the trust store (`hooksTrust`, default the one `env` names) holds
  * that exact section: a repository's hooks run commands outside the sandbox, so it cannot trust them itself.
  * `settleTrust` may record trust decisions for the discovered plugins before their specs are built, and
@@ -46,6 +48,12 @@ export const workspacePlugins = async (options: {
   const discovered = await discoverPlugins({ workspace, configured: config?.plugins ?? [], cli: options.cli ?? [], ...(options.env ? { env: options.env } : {}) });
   const warnings = options.settleTrust ? await options.settleTrust(discovered, trust) : [];
   const plugins = await pluginSpecsOf(discovered, { workspace, ...(config?.pluginConfig ? { config: config.pluginConfig } : {}), trust });
+  const idOf = (spec: PluginSpec): unknown => (spec.manifest as { id?: unknown } | undefined)?.id;
+  const projectIds = new Set(plugins.filter((spec) => spec.source === 'project').map(idOf));
+  for (const id of Object.keys(config?.pluginConfig ?? {})) {
+    const other = plugins.find((spec) => idOf(spec) === id && spec.source !== 'project');
+    if (other && !projectIds.has(id)) warnings.push(`${configFileName}: pluginConfig.${id} is ignored: ${id} is a ${other.source} plugin, not this workspace's, and a workspace file configures only its own project plugins`);
+  }
   for (const spec of plugins) if (spec.source === 'project' && spec.trusted === false) warnings.push(`project plugin in ${spec.location} is ${spec.trustChanged ? 'untrusted (changed since you trusted it)' : 'not trusted'}: run \`rein plugins trust\` (or pass --yes) to enable it`);
   const hooksTrust = options.hooksTrust ?? new TrustStore(trustFilePath(options.env ?? process.env));
   let project = await loadProjectHooks(workspace, config?.hooks, hooksTrust);
