@@ -6,7 +6,7 @@ import { builtinTools } from '../tools/builtin-tools.js';
 import { ReinError } from '../host/host-errors.js';
 import type { DiscoveredPlugin } from '../plugins/plugin-loader.js';
 import { workspacePlugins, type WorkspacePlugins } from '../plugins/workspace-plugins.js';
-export { projectPluginFolders } from '../plugins/workspace-plugins.js';
+export { projectPluginFolders, refuseLostHooks } from '../plugins/workspace-plugins.js';
 import { describeProjectHooks } from '../hooks/project-hooks.js';
 import { promptForTrust } from '../trust/trust-prompt.js';
 import type { TrustStatus } from '../trust/trust-store.js';

@@ -17,7 +17,7 @@ import { registerPlugins } from './commands/plugins.command.js';
 import { registerSandbox } from './commands/sandbox.command.js';
 
 /** Error codes that mean the command line (or its configuration) was wrong: exit 2. */
-export const usageCodes: ReadonlySet<string> = new Set(['USAGE', 'SCRIPT_INVALID', 'CONFIG_INVALID', 'STORE_INVALID_ARGUMENT', 'FORK_NOT_AT_BOUNDARY', 'TURN_NOT_FOUND', 'ACTOR_NOT_FOUND', 'INSPECTOR_NOT_LOCAL', 'QUEUE_UNSUPPORTED', 'TELEMETRY_CONFIG_INVALID', 'HOOK_CONFIG_INVALID', 'MCP_SERVER_NOT_FOUND', 'MCP_UNTRUSTED']);
+export const usageCodes: ReadonlySet<string> = new Set(['USAGE', 'SCRIPT_INVALID', 'CONFIG_INVALID', 'STORE_INVALID_ARGUMENT', 'FORK_NOT_AT_BOUNDARY', 'TURN_NOT_FOUND', 'ACTOR_NOT_FOUND', 'INSPECTOR_NOT_LOCAL', 'QUEUE_UNSUPPORTED', 'TELEMETRY_CONFIG_INVALID', 'HOOK_CONFIG_INVALID', 'MCP_SERVER_NOT_FOUND', 'MCP_UNTRUSTED', 'HOOK_UNTRUSTED']);
 
 /*
  * How a command joins the CLI (and keeps `rein --help`, `rein sessions` and `rein show` fast to start):

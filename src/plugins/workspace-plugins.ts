@@ -7,6 +7,7 @@ import { TrustStore, trustFilePath } from '../trust/trust-store.js';
 import type { PluginSpec } from './plugin-host.js';
 import type { ReinPlugin } from './plugin-contract.js';
 import { discoverPlugins, pluginSpecsOf } from './plugin-loader.js';
+import { PluginError } from './plugin-errors.js';
 import { fileProjectTrust, type ProjectTrust } from './project-trust.js';
 
 /**
@@ -63,6 +64,19 @@ export const workspacePlugins = async (options: {
   }
   if (project && project.status !== 'trusted') warnings.push(untrustedHooksWarning(project));
   return { plugins, ...(project?.status === 'trusted' ? { hooks: sandboxedByDefault(project.hooks) } : {}), ...(project && project.status !== 'trusted' ? { untrustedHooks: project } : {}), warnings };
+};
+
+/**
+ * Fail closed when hooks the user trusted would be lost: the `hooks` section changed since it was trusted (any edit,
+ * even one added hook, changes its digest) and nobody trusted it again (no TTY to ask, no `--yes`, or the prompt was
+ * declined). A session that started anyway would run without the guards the user approved (a `PreToolUse` hook that
+ * denies `rm`), so it does not start: `HOOK_UNTRUSTED` (exit 2) names the section and how to go on. Hooks that were
+ * never trusted are only left out, with a warning, as before: no guard the user relied on is lost.
+ */
+export const refuseLostHooks = (loaded: object): void => {
+  const project = 'untrustedHooks' in loaded ? (loaded.untrustedHooks as ProjectHooks | undefined) : undefined;
+  if (project?.status !== 'changed') return;
+  throw new PluginError('HOOK_UNTRUSTED', `${untrustedHooksWarning(project).replace(/ \(trust them with .*\)$/, '')}; the hooks you trusted before would not guard this session either, so it does not start: review the section and trust it as it is now (\`rein hooks trust\`, --yes, or the prompt on a terminal), or restore the section you trusted`);
 };
 
 /**

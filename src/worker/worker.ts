@@ -14,7 +14,7 @@ import { createRein, type Rein } from '../rein.js';
 import type { CommandHooksConfig } from '../hooks/command-hooks.js';
 import type { ReinPlugin } from '../plugins/plugin-contract.js';
 import type { PluginSpec } from '../plugins/plugin-host.js';
-import { projectPluginFolders, workspacePlugins } from '../plugins/workspace-plugins.js';
+import { projectPluginFolders, refuseLostHooks, workspacePlugins } from '../plugins/workspace-plugins.js';
 import { hostRunFiles } from '../cli/host-run-files.js';
 import type { AnyToolDefinition } from '../tools/tool.js';
 import type { SandboxPolicy } from '../policy/sandbox-policy.js';
@@ -191,6 +191,7 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
       const env = options.env ?? process.env;
       const loaded = options.plugins ? await options.plugins(spec) : await workspacePlugins({ workspace: spec.workspace, cli: spec.plugins, env });
       for (const warning of loaded.warnings ?? []) emit({ type: 'warning', sessionId: lease.session, epoch: lease.epoch, detail: warning });
+      refuseLostHooks(loaded);
       const { provider, fallbacks } = await providerFor(spec, store, env);
       rein = await createRein({
         store,

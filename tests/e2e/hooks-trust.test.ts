@@ -71,9 +71,11 @@ describe('command hooks of rein.config.json run only once trusted', () => {
     await cli(['run', 'hi', '--script', 'script.json', '--approve', 'bash']);
     expect(await ran()).toHaveLength(6);
     await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ hooks: hooksOf('v2') }));
+    // Fail closed (trial 7 G15): the hooks trusted before would not guard the session, and nobody can be asked.
     const changed = await cli(['run', 'hi', '--script', 'script.json', '--approve', 'bash']);
-    expect(changed.code).toBe(0);
-    expect(changed.stderr).toContain('rein: the command hooks of rein.config.json changed since they were trusted: its 3 hook(s)');
+    expect(changed.code, changed.stderr).toBe(2);
+    expect(changed.stderr).toContain('rein: HOOK_UNTRUSTED: the command hooks of rein.config.json changed since they were trusted: its 3 hook(s) (PreToolUse, Stop, SessionStart) were not loaded; the hooks you trusted before would not guard this session either, so it does not start');
+    expect(changed.stdout).not.toContain('session s-');
     expect(await ran()).toHaveLength(6);
     const listed = jsonLines((await cli(['plugins', 'list', '--json'])).stdout).filter((row) => row.type === 'hook');
     expect(listed.map((row) => row.state)).toEqual(['untrusted (changed)', 'untrusted (changed)', 'untrusted (changed)']);
@@ -88,6 +90,28 @@ describe('command hooks of rein.config.json run only once trusted', () => {
       ['command:Stop#1', 'loaded'],
       ['command:SessionStart#1', 'loaded'],
     ]);
+  });
+
+  it('a trusted guard hook is not dropped by an unrelated change: without a terminal or --yes the run refuses to start (trial 7 G15)', async () => {
+    const guard = { matcher: 'bash', hooks: [{ type: 'command', command: 'grep -q "rm " && { echo no rm >&2; exit 2; }; exit 0' }] };
+    await writeFile(join(workspace.path, 'keep.txt'), 'keep\n');
+    await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ hooks: { PreToolUse: [guard] } }));
+    await writeFile(join(workspace.path, 'rm.json'), JSON.stringify({ turns: [{ text: 'x', toolCalls: [{ name: 'bash', arguments: { command: 'rm -f keep.txt' } }] }, { text: 'Done.' }] }));
+    expect((await cli(['hooks', 'trust'])).code).toBe(0);
+    const guarded = await cli(['run', 'x', '--script', 'rm.json', '--approve', 'bash:rm -f keep.txt']);
+    expect(guarded.stdout, guarded.stderr).toMatch(/✗ bash rm -f keep\.txt.*Denied/);
+    expect(existsSync(join(workspace.path, 'keep.txt'))).toBe(true);
+    // A teammate's commit adds an unrelated Stop hook: the section's digest changes.
+    await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ hooks: { PreToolUse: [guard], Stop: [{ hooks: [{ type: 'command', command: 'true' }] }] } }));
+    const unguarded = await cli(['run', 'x', '--script', 'rm.json', '--approve', 'bash:rm -f keep.txt']);
+    expect([unguarded.code, unguarded.stderr]).toEqual([2, expect.stringContaining('rein: HOOK_UNTRUSTED: the command hooks of rein.config.json changed since they were trusted')]);
+    expect(unguarded.stderr).toContain('`rein hooks trust`');
+    expect(existsSync(join(workspace.path, 'keep.txt'))).toBe(true);
+    // Trusting the section as it is now lets the session run, with the guard.
+    expect((await cli(['hooks', 'trust'])).code).toBe(0);
+    const again = await cli(['run', 'x', '--script', 'rm.json', '--approve', 'bash:rm -f keep.txt']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(existsSync(join(workspace.path, 'keep.txt'))).toBe(true);
   });
 
   it('rein hooks trust without hooks says there is nothing to trust', async () => {

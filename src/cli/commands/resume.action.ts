@@ -20,7 +20,7 @@ import type { EventStore } from '../../../stores/event-store.js';
 import type { HeldSession } from '../../worker/session-lease.js';
 import { cliCapabilitiesFor } from '../capability-options.js';
 import type { ReinSession } from '../../session/session-handle.js';
-import { pluginProviderFor, pluginsFor, projectPluginFolders } from '../plugin-options.js';
+import { pluginProviderFor, pluginsFor, projectPluginFolders, refuseLostHooks } from '../plugin-options.js';
 import type { ResumeReport } from '../../session/resume-session.js';
 import { summarizeArguments } from '../transcript.js';
 import type { SandboxChecked } from '../../../models/sandbox.records.js';
@@ -95,6 +95,7 @@ const resumeHere = async (
   const ended = endedStatusOf(await store.read(id, { reverse: true, limit: 64 }));
   const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY) });
   for (const warning of loaded.warnings) printText(`rein: ${warning}\n`, process.stderr);
+  if (ended === undefined) refuseLostHooks(loaded);
   // A plugin the session was given with --plugin and is not given now: its hooks and guardrails no longer guard it.
   const missing = cliPluginLocations(await store.read(id)).filter((location) => !(options.plugin ?? []).some((given) => resolvePath(given) === resolvePath(location)));
   for (const location of missing) {

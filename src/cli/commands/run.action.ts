@@ -18,7 +18,7 @@ import type { PermissionOptions } from '../command-options.js';
 import type { RunOptions } from './run.command.js';
 import { cliTelemetryFor } from '../telemetry-options.js';
 import { cliCapabilitiesFor, visibleLimitOf } from '../capability-options.js';
-import { pluginProviderFor, pluginProviderNames, pluginsFor, projectPluginFolders } from '../plugin-options.js';
+import { pluginProviderFor, pluginProviderNames, pluginsFor, projectPluginFolders, refuseLostHooks } from '../plugin-options.js';
 
 /** How the CLI answers approvals for these flags: in advance from the rules, and on a TTY by asking. */
 export const answeringOf = (options: PermissionOptions): ApprovalAnswering => ({
@@ -56,6 +56,7 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   const telemetry = options.detach ? undefined : await cliTelemetryFor(options);
   const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY) });
   for (const warning of loaded.warnings) printText(`rein: ${warning}\n`, process.stderr);
+  refuseLostHooks(loaded);
   const { mcpServers, capabilities } = options.detach ? { mcpServers: {}, capabilities: {} } : await cliCapabilitiesFor(workspace, options);
   const store = await openStore(options, workspace, 'write');
   let rein: Rein | undefined;
