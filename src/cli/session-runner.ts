@@ -39,11 +39,31 @@ export const stopPluginsAfter = async (rein: { stopPlugins(reason?: string): Pro
   for (const record of await rein.store.read(sessionId, { from: options.printedThrough + 1 })) process.stdout.write(`${JSON.stringify(record)}\n`);
 };
 
+/** The termination signals rein handles like Ctrl-C, with the conventional exit code of each (128 + its number). */
+export const terminationSignals = { SIGTERM: 143, SIGHUP: 129 } as const;
+
+/** The signal that interrupted this process's session (`SIGTERM`, `SIGHUP`), if one did: its exit code is the signal's. */
+let interruptingSignal: keyof typeof terminationSignals | undefined;
+
+/** Record that a termination signal interrupts the session (or the session about to exist). */
+export const noteInterruptingSignal = (signal: keyof typeof terminationSignals): void => {
+  interruptingSignal = signal;
+};
+
+/** Write to stderr, ignoring a terminal that is gone (SIGHUP: writing to it fails with EIO). */
+export const tellStderr = (text: string): void => {
+  try {
+    process.stderr.write(text);
+  } catch {
+    // nobody is reading any more
+  }
+};
+
 /** The exit code a finished (or paused) session maps to. */
 export const exitCodeOf = (result: SessionResult): number => {
   if (result.status === 'completed') return ExitCode.ok;
   if (result.status === 'paused') return ExitCode.paused;
-  if (result.status === 'interrupted') return ExitCode.interrupted;
+  if (result.status === 'interrupted') return interruptingSignal ? terminationSignals[interruptingSignal] : ExitCode.interrupted;
   return ExitCode.failed;
 };
 
@@ -91,6 +111,19 @@ export const runToQuiet = async (
     void session.interrupt('interrupted by the user (Ctrl-C)');
   };
   process.on('SIGINT', onInterrupt);
+  // SIGTERM (`kill`, `timeout`, a service manager) and SIGHUP (the terminal closed) interrupt the same way: background
+  // commands stopped, the protected paths checked again, `session.interrupted` recorded — then the signal's exit code.
+  const onTerminate = (signal: keyof typeof terminationSignals) => {
+    if (interrupted) process.exit(interruptingSignal ? terminationSignals[interruptingSignal] : terminationSignals[signal]);
+    interrupted = true;
+    noteInterruptingSignal(signal);
+    tellStderr(`\nrein: ${signal}: interrupting session ${session.id}; continue it with rein resume ${session.id}\n`);
+    void session.interrupt(`interrupted by ${signal}`);
+  };
+  const onTerm = () => onTerminate('SIGTERM');
+  const onHup = () => onTerminate('SIGHUP');
+  process.on('SIGTERM', onTerm);
+  process.on('SIGHUP', onHup);
   let outputGone = false;
   onOutputClosed(() => {
     if (outputGone) return;
@@ -134,6 +167,8 @@ export const runToQuiet = async (
     return result;
   } finally {
     process.off('SIGINT', onInterrupt);
+    process.off('SIGTERM', onTerm);
+    process.off('SIGHUP', onHup);
     onOutputClosed(undefined);
     subscription.unsubscribe();
   }

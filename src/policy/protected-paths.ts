@@ -1,4 +1,4 @@
-import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
@@ -24,6 +24,63 @@ export const protectedWorkspaceEntries: readonly ProtectedEntry[] = Object.freez
   { path: '.claude/skills', kind: 'directory', why: 'skills: a model that could write one could steer the next run (skill files are read through the skill tool)' },
   { path: '.rein-plugins', kind: 'directory', why: 'project plugins: code rein loads into its own process once trusted' },
 ]);
+
+/** The files and folders of a git directory that make git run a program or are read as its configuration. */
+const gitControlNames = ['config', 'config.worktree', 'hooks', join('info', 'attributes')];
+
+/** The git directory a `.git` file (`gitdir: …`, a worktree or submodule checkout) names, or undefined. */
+const gitDirOfFile = (dotGit: string): string | undefined => {
+  try {
+    if (!lstatSync(dotGit).isFile()) return undefined;
+    const target = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8').slice(0, 4096))?.[1]?.trim();
+    return target === undefined ? undefined : isAbsolute(target) ? target : resolve(dirname(dotGit), target);
+  } catch {
+    return undefined;
+  }
+};
+
+/** The entries of a folder that are folders themselves (none when it cannot be read). */
+const subfolders = (folder: string): string[] => {
+  try {
+    return readdirSync(folder, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => join(folder, entry.name));
+  } catch {
+    return [];
+  }
+};
+
+/**
+ * The repository configuration and hook locations of the workspace's git repository, canonical: what git reads and
+ * runs on an ordinary `git status` in the user's own shell, an editor or a hook that is not sandboxed — a
+ * `core.fsmonitor` the model wrote into `.git/config` would run there. For the workspace's `.git` (a folder, or a
+ * `gitdir:` file whose git directory lies inside the workspace) and its `commondir`: `config`, `config.worktree`,
+ * `hooks/`, `info/attributes`, and the same in each linked worktree (`worktrees/*`) and submodule (`modules/*`, two
+ * levels). They are protected for writing but stay readable (git inside the sandbox needs its configuration):
+ * `gitReadablePaths` returns the same list.
+ */
+export const gitControlPaths = (root: string): string[] => {
+  const dotGit = join(root, '.git');
+  const gitDirs = new Set<string>([dotGit]);
+  const linked = gitDirOfFile(dotGit);
+  if (linked !== undefined) gitDirs.add(canonicalPath(linked));
+  for (const gitDir of [...gitDirs]) {
+    try {
+      const common = readFileSync(join(gitDir, 'commondir'), 'utf8').slice(0, 4096).trim();
+      if (common !== '') gitDirs.add(canonicalPath(isAbsolute(common) ? common : resolve(gitDir, common)));
+    } catch {
+      // no commondir: an ordinary git directory
+    }
+  }
+  const all = new Set<string>();
+  const addDir = (gitDir: string, level: number): void => {
+    if (!isInside(root, gitDir) || gitDir === root) return;
+    for (const name of gitControlNames) all.add(canonicalPath(join(gitDir, name)));
+    if (level >= 2) return;
+    for (const worktree of subfolders(join(gitDir, 'worktrees'))) addDir(canonicalPath(worktree), level + 1);
+    for (const module of subfolders(join(gitDir, 'modules'))) addDir(canonicalPath(module), level + 1);
+  };
+  for (const gitDir of gitDirs) addDir(gitDir, 0);
+  return [...all];
+};
 
 /**
  * The canonical form of a path that may not exist yet: the real path of its nearest existing ancestor, with the
@@ -86,6 +143,7 @@ export const userProtectedPaths = (env: Record<string, string | undefined> = pro
 /**
  * The canonical protected paths of a workspace: the entries above under its canonical root (and, for one that is a
  * symlink, where it leads inside the workspace), the user's folders of `userProtectedPaths` that lie inside it, plus
+ * the repository's git configuration and hooks (`gitControlPaths`), plus
  * `extra` (the store directory when it lives elsewhere, entries a host adds), each resolved by real path even when it
  * does not exist yet — so a symlinked workspace or store path cannot hide them.
  */
@@ -97,7 +155,7 @@ export const protectedPathsOf = (workspaceRoot: string, extra: readonly string[]
   // (A link to the workspace itself or above it protects nothing more: it would otherwise close the whole workspace.)
   const leads = protectedWorkspaceEntries.map((entry) => canonicalPath(join(root, entry.path))).filter((path) => path !== root && isInside(root, path));
   const entries = [...protectedWorkspaceEntries.map((entry) => join(root, entry.path)), ...leads];
-  const paths = [...entries, ...user, ...extra.map((path) => canonicalPath(isAbsolute(path) ? path : resolve(root, path)))];
+  const paths = [...entries, ...gitControlPaths(root), ...user, ...extra.map((path) => canonicalPath(isAbsolute(path) ? path : resolve(root, path)))];
   return [...new Set(paths)];
 };
 

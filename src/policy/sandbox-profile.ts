@@ -21,6 +21,8 @@ export interface ProfileInput {
    * run a protected script of the workspace but must not change it.
    */
   protectedReadable?: boolean;
+  /** Protected paths that are always bound read-only rather than hidden (the repository's git configuration and hooks). */
+  readableProtected?: readonly string[];
   /** The home directory commands see: an empty, writable tmpfs at this path. */
   home: string;
   /** Directories a sandboxed tool needs its binaries from (read-only): ripgrep's, Node's when outside `/usr`. */
@@ -74,10 +76,11 @@ export const sandboxMounts = (input: ProfileInput, host: HostFiles = hostFiles):
     ...(input.extraFiles ?? []).map((file) => ({ kind: 'ro-bind' as const, source: file, target: file, why: 'the network allow-list proxy\'s socket' })),
   ];
   const pinned = new Set<string>();
+  const readable = new Set(input.readableProtected ?? []);
   for (const path of input.protectedPaths) {
     if (path === input.workspace || !isInside(input.workspace, path)) continue;
     const kind = host.kind(path);
-    if (input.protectedReadable && (kind === 'directory' || kind === 'file')) layered.push({ kind: 'ro-bind', source: path, target: path, why: 'protected: read-only' });
+    if ((input.protectedReadable || readable.has(path)) && (kind === 'directory' || kind === 'file')) layered.push({ kind: 'ro-bind', source: path, target: path, why: 'protected: read-only' });
     else if (kind === 'directory') layered.push({ kind: 'mask-directory', target: path, why: 'protected: hidden behind an empty read-only directory' });
     else if (kind === 'file') layered.push({ kind: 'mask-file', target: path, why: 'protected: hidden, reads and writes fail' });
     else continue;

@@ -89,7 +89,7 @@ export const prepareLaunch = async (request: LaunchRequest): Promise<Launch | { 
   if (sandbox.enforcement === 'bubblewrap') {
     const home = sandboxHome();
     Object.assign(env, { HOME: home, TMPDIR: '/tmp' });
-    const mounts = sandboxMounts({ workspace: workspace.root, workspaceWritable: true, protectedPaths: workspace.protectedList(), ...(request.protectedReadable ? { protectedReadable: true } : {}), home, toolDirectories: [runtimeDirectory()], ...(proxy ? { extraFiles: [proxy.socketPath] } : {}) });
+    const mounts = sandboxMounts({ workspace: workspace.root, workspaceWritable: true, protectedPaths: workspace.protectedList(), readableProtected: workspace.readableList(), ...(request.protectedReadable ? { protectedReadable: true } : {}), home, toolDirectories: [runtimeDirectory()], ...(proxy ? { extraFiles: [proxy.socketPath] } : {}) });
     const limits = limitPrefix(policy, support);
     const network: Enforcement = policy.network === 'allow-all' ? { enforced: true, mechanism: 'none needed' } : { enforced: true, mechanism: proxy ? 'bubblewrap --unshare-net + allow-list proxy' : 'bubblewrap --unshare-net' };
     return {
@@ -129,7 +129,7 @@ export const prepareLaunch = async (request: LaunchRequest): Promise<Launch | { 
 export const sandboxedHelper = async (options: { argv: readonly string[]; cwd: string; workspace: Workspace; policy: SandboxPolicy; toolDirectories: readonly string[] }): Promise<{ argv: string[]; sandboxed: boolean }> => {
   const sandbox = await sandboxEnforcement(options.policy);
   if (sandbox.enforcement !== 'bubblewrap') return { argv: [...options.argv], sandboxed: false };
-  const mounts = sandboxMounts({ workspace: options.workspace.root, workspaceWritable: false, protectedPaths: options.workspace.protectedList(), home: sandboxHome(), toolDirectories: options.toolDirectories });
+  const mounts = sandboxMounts({ workspace: options.workspace.root, workspaceWritable: false, protectedPaths: options.workspace.protectedList(), readableProtected: options.workspace.readableList(), home: sandboxHome(), toolDirectories: options.toolDirectories });
   return { argv: [options.policy.bubblewrap, ...bwrapArguments(mounts, { network: false, cwd: options.cwd }), '--', ...options.argv], sandboxed: true };
 };
 
@@ -143,6 +143,6 @@ export const sandboxedProgram = async (scope: SandboxScope, options: { argv: rea
   const sandbox = await sandboxEnforcement(scope.policy);
   if (sandbox.enforcement !== 'bubblewrap') return { refused: `it asks for the sandbox ("sandbox": true), and bubblewrap does not work here: ${sandbox.reason}` };
   const home = sandboxHome();
-  const mounts = sandboxMounts({ workspace: scope.workspace.root, workspaceWritable: true, protectedPaths: scope.workspace.protectedList(), protectedReadable: true, home, toolDirectories: [runtimeDirectory()] });
+  const mounts = sandboxMounts({ workspace: scope.workspace.root, workspaceWritable: true, protectedPaths: scope.workspace.protectedList(), readableProtected: scope.workspace.readableList(), protectedReadable: true, home, toolDirectories: [runtimeDirectory()] });
   return { argv: [scope.policy.bubblewrap, ...bwrapArguments(mounts, { network: scope.policy.network === 'allow-all', cwd: options.cwd }), '--', ...options.argv] };
 };

@@ -24,8 +24,13 @@ export interface AbsentProtectedPath {
  */
 export const absentProtectedPaths = async (workspace: Workspace): Promise<AbsentProtectedPath[]> => {
   const inside = workspace.protectedList().filter((path) => path !== workspace.root && isInside(workspace.root, path));
+  const readable = new Set(workspace.readableList());
   const absent: AbsentProtectedPath[] = [];
   for (const path of inside) {
+    // A git configuration file or hook folder whose git directory does not exist yet is what `git init` creates: the
+    // new repository is not undone (its configuration is still read-only to file tools, and `git status` asks while
+    // its configuration could run a program — see git-config-hazard.ts).
+    if (readable.has(path) && (await lstat(dirname(path)).catch(() => undefined)) === undefined) continue;
     const existing = await aliasesIn(dirname(path), basename(path));
     if (!existing.includes(basename(path))) absent.push({ path, existing });
   }

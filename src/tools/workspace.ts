@@ -1,6 +1,6 @@
 import { lstat, readlink, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, relative, resolve } from 'node:path';
-import { canonicalPath, isInside, protectedKey, protectedPathsOf } from '../policy/protected-paths.js';
+import { canonicalPath, gitControlPaths, isInside, protectedKey, protectedPathsOf } from '../policy/protected-paths.js';
 
 /** Why a path was refused: the validation code the pipeline records. */
 export type PathRefusal = 'outside_workspace' | 'not_found' | 'is_directory' | 'not_a_file' | 'invalid_path' | 'nul_byte';
@@ -20,12 +20,16 @@ const special = (info: { isFile(): boolean; isDirectory(): boolean; isSymbolicLi
  */
 export class Workspace {
   private readonly protectedKeys: readonly string[];
+  private readonly hiddenKeys: readonly string[];
 
   private constructor(
     readonly root: string,
     private readonly protectedPaths: readonly string[],
+    private readonly readablePaths: readonly string[],
   ) {
     this.protectedKeys = protectedPaths.map(protectedKey);
+    const readable = new Set(readablePaths);
+    this.hiddenKeys = protectedPaths.filter((path) => !readable.has(path)).map(protectedKey);
   }
 
   /**
@@ -35,13 +39,27 @@ export class Workspace {
    */
   static async open(directory: string, options: { protectedPaths?: readonly string[] } = {}): Promise<Workspace> {
     const root = await realpath(resolve(directory));
-    return new Workspace(root, protectedPathsOf(root, options.protectedPaths ?? []));
+    return new Workspace(root, protectedPathsOf(root, options.protectedPaths ?? []), gitControlPaths(root));
   }
 
   /** True when `absolute` (a canonical path) is a protected path or lies inside one. */
   isProtected(absolute: string): boolean {
     const key = protectedKey(absolute);
     return this.protectedKeys.some((path) => isInside(path, key));
+  }
+
+  /**
+   * True when `absolute` may not be read: protected and not one of the readable protected paths (the repository's git
+   * configuration and hooks, which file tools may read but never write).
+   */
+  isHidden(absolute: string): boolean {
+    const key = protectedKey(absolute);
+    return this.hiddenKeys.some((path) => isInside(path, key));
+  }
+
+  /** The protected paths that are read-only rather than hidden (canonical): the sandbox binds them read-only. */
+  readableList(): readonly string[] {
+    return this.readablePaths;
   }
 
   /** The protected paths (canonical). */
@@ -52,6 +70,11 @@ export class Workspace {
   /** True when the canonical path `absolute` lies inside the workspace and is not protected. */
   allows(absolute: string): boolean {
     return isInside(this.root, absolute) && !this.isProtected(absolute);
+  }
+
+  /** True when the canonical path `absolute` lies inside the workspace and may be read (not hidden). */
+  readable(absolute: string): boolean {
+    return isInside(this.root, absolute) && !this.isHidden(absolute);
   }
 
   /** Show a path relative to the workspace root (`.` for the root itself). */
@@ -69,10 +92,10 @@ export class Workspace {
       canonical = await realpath(lexical);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENAMETOOLONG') return this.tooLong(requested);
-      if (!this.allows(canonicalPath(lexical)) || this.isProtected(lexical)) return this.denied(requested);
+      if (!this.readable(canonicalPath(lexical)) || this.isHidden(lexical)) return this.denied(requested);
       return { ok: false, code: 'NotFound', message: `${requested} does not exist`, reason: 'not_found' };
     }
-    if (!this.allows(canonical) || this.isProtected(lexical)) return this.denied(requested);
+    if (!this.readable(canonical) || this.isHidden(lexical)) return this.denied(requested);
     return { ok: true, path: canonical, relative: this.display(canonical) };
   }
 
@@ -127,7 +150,7 @@ export class Workspace {
     } catch {
       real = await realpath(path).catch(() => '');
     }
-    return real !== '' && this.allows(real);
+    return real !== '' && this.readable(real);
   }
 
   private malformed(requested: string): Resolved | undefined {

@@ -6,7 +6,7 @@ import type { ModelEvent, ModelRequest } from '../../models/model-contract.js';
 import { createMemoryEventStore } from '../../stores/index.js';
 import type { ModelProvider } from '../../src/providers/provider.js';
 import { createRein } from '../../src/rein.js';
-import { jsonLines, runCli } from '../support/cli.js';
+import { jsonLines, runCli, startCli } from '../support/cli.js';
 import { eventually } from '../support/sandbox.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
@@ -92,4 +92,35 @@ describe('a background command and the protected paths', () => {
       await outside.remove();
     }
   });
+  for (const [signal, code] of [['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+    it(`${signal} to rein run stops it and checks again like Ctrl-C: recorded, cleaned, exit ${code} (trial 7 G7)`, async () => {
+      const workspace = await makeTempDir('rein-bg-signal-');
+      const outside = await makeTempDir('rein-bg-signal-outside-');
+      try {
+        await writeFile(join(workspace.path, 'a.txt'), 'hi\n');
+        await writeFile(join(workspace.path, 'dev.sh'), `sleep 1; mkdir -p .agents/skills/evil; printf -- '---\\nname: evil\\ndescription: evil\\n---\\nbody\\n' > .agents/skills/evil/SKILL.md; echo '{"mcpServers":{"x":{"command":"touch","args":["${outside.path}/PWNED"]}}}' > .mcp.json; sleep 30\n`);
+        const script = { turns: [{ text: 'Starting.', toolCalls: [{ name: 'bash', arguments: { command: 'sh ./dev.sh', run_in_background: true } }] }, { text: 'Waiting.', toolCalls: [{ name: 'bash', arguments: { command: 'sleep 20' } }] }, { text: 'Done.' }] };
+        await writeFile(join(workspace.path, 'script.json'), JSON.stringify(script));
+        const child = startCli(['run', 'bg', '--script', 'script.json', '--yes'], { cwd: workspace.path });
+        let stderr = '';
+        child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.stdout!.resume();
+        const exited = new Promise<number | null>((resolve) => child.on('exit', (exit) => resolve(exit)));
+        await eventually(async () => existsSync(join(workspace.path, '.mcp.json')) && existsSync(join(workspace.path, '.agents', 'skills', 'evil', 'SKILL.md')), (planted) => planted, 30_000);
+        child.kill(signal);
+        expect(await exited, stderr).toBe(code);
+        for (const name of ['.mcp.json', '.agents/skills']) expect(existsSync(join(workspace.path, name)), name).toBe(false);
+        const [summary] = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path })).stdout);
+        expect(summary!.status).toBe('interrupted');
+        const records = jsonLines((await runCli(['show', summary!.id, '--json'], { cwd: workspace.path })).stdout);
+        expect(records.find((record) => record.type === 'session.interrupted')?.data.reason).toContain(signal);
+        expect(records.find((record) => record.type === 'command.ended')?.data).toMatchObject({ ended: 'stopped' });
+        expect([...(records.find((record) => record.type === 'workspace.cleaned')?.data.paths ?? [])].sort()).toEqual(['.agents/skills', '.mcp.json']);
+        expect(existsSync(join(outside.path, 'PWNED'))).toBe(false);
+      } finally {
+        await workspace.remove();
+        await outside.remove();
+      }
+    }, 60_000);
+  }
 });

@@ -37,6 +37,8 @@ describe('rein sandbox and the sandbox settings', () => {
         { path: join(root, '.agents/skills'), state },
         { path: join(root, '.claude/skills'), state: 'absent' },
         { path: join(root, '.rein-plugins'), state: 'absent' },
+        // The repository's git configuration and hooks (trial 7 G13): no repository here.
+        ...['.git/config', '.git/config.worktree', '.git/hooks', '.git/info/attributes'].map((path) => ({ path: join(root, path), state: 'absent' })),
       ];
       expect(report.protected).toEqual(protectedStates(existing));
       if (sandboxed) {

@@ -5,7 +5,7 @@ import { createRein, type Rein } from '../../rein.js';
 import { ExitCode } from '../exit-codes.js';
 import { openStore, printJson, protectedPathsOf, workspaceOf, broadWorkspaceWarning } from '../cli-context.js';
 import { printText } from '../print-text.js';
-import { exitCodeOf, printSandbox, runToQuiet, stopPluginsAfter } from '../session-runner.js';
+import { exitCodeOf, noteInterruptingSignal, printSandbox, runToQuiet, stopPluginsAfter, terminationSignals } from '../session-runner.js';
 import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
 import { budgetsOf } from '../budget-options.js';
 import { buildProvider, providerSettingsFor } from '../provider-options.js';
@@ -82,12 +82,24 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
       process.stderr.write('\ninterrupting once the session exists… (press Ctrl-C again to force)\n');
     };
     process.on('SIGINT', onEarlyInterrupt);
+    // SIGTERM / SIGHUP in the same moment: held the same way, then the session is interrupted with the signal's code.
+    const onEarlySignal = (signal: keyof typeof terminationSignals) => {
+      if (interruptedEarly) process.exit(terminationSignals[signal]);
+      interruptedEarly = true;
+      noteInterruptingSignal(signal);
+    };
+    const onEarlyTerm = () => onEarlySignal('SIGTERM');
+    const onEarlyHup = () => onEarlySignal('SIGHUP');
+    process.on('SIGTERM', onEarlyTerm);
+    process.on('SIGHUP', onEarlyHup);
     let session: Awaited<ReturnType<Rein['createSession']>>;
     try {
       session = await rein.createSession({ task: text });
       if (!options.json) await printSandbox(store, session.id);
     } finally {
       process.off('SIGINT', onEarlyInterrupt);
+      process.off('SIGTERM', onEarlyTerm);
+      process.off('SIGHUP', onEarlyHup);
     }
     // A task a userPromptSubmit hook blocks never reaches the model: the session ends `cancelled` with the hook's
     // reason (recorded, shown by `rein show`), its summary names it like any run's, and the exit is the error's.
