@@ -1,19 +1,21 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { GitConfigSyntaxError, gitConfigName, parseGitConfig } from './git-config-parse.js';
 import { isInside } from './protected-paths.js';
 
 /** Larger repository configuration files are not read: a command of such a repository is not read-only. */
 const maxConfigBytes = 256 * 1024;
 
 /**
- * Configuration keys that make git run a program (or send a credential) on an ordinary command: `core.fsmonitor` runs
- * on `status` and `diff`, a diff driver's `textconv` / `command` and `diff.external` on `diff`, `log -p`, `show`,
- * filter drivers (`clean`, `smudge`, `process`) on `status`, `gpg.program` on a signature check, and the rest on the
- * commands they name. An `[include]` / `[includeIf]` section reads another file, which may set any of them, and an
- * `[alias]` section renames commands (`p = push` walks past a `git push*` deny rule; `x = !sh` runs a shell).
+ * Keys that make git run a program (or send a credential) on an ordinary command, by their last part: `core.fsmonitor`
+ * runs on `status` and `diff`, a diff driver's `textconv` / `command` and `diff.external` on `diff`, `log -p`, `show`,
+ * filter drivers (`clean`, `smudge`, `process`) on `status`, `gpg.program` on a signature check, a credential `helper`,
+ * `core.sshCommand`, `remote.*.uploadpack`, `core.alternateRefsCommand`, any `*cmd` / `*command` / `*program`, and the
+ * rest on the commands they name. Compared on the key git reads, after parsing (`parseGitConfig`), whatever its section.
  */
-const runsProgram = /^\s*(?:fsmonitor|pager|external|textconv|command|clean|smudge|process|driver|hookspath|sshcommand|gitproxy|askpass|editor|helper|program)\s*=/im;
-const includes = /^\s*\[\s*(?:include(?:if)?|alias)\b/im;
+const runsProgram = /^(?:fsmonitor|pager|external|textconv|clean|smudge|process|driver|hookspath|sshcommand|gitproxy|askpass|editor|helper|uploadpack|receivepack|difffilter|browser|.*command|.*cmd|.*program|.*hook)$/;
+/** Sections that read another file (`[include]`, `[includeIf "…"]`), rename commands (`[alias]`: `p = push` walks past a `git push*` deny rule; `x = !sh` runs a shell) or name a pager per command (`[pager]`). */
+const runsSection = /^(?:include|includeif|alias|pager)$/;
 
 /** The text of a regular file, without blocking on a FIFO; undefined when it is not a regular file or too large. */
 const readRegular = (path: string): string | undefined => {
@@ -34,23 +36,35 @@ const readRegular = (path: string): string | undefined => {
   }
 };
 
-/** What is wrong with one git directory's configuration, or undefined when it runs nothing. */
-const configHazard = (gitDir: string, shown: string): string | undefined => {
-  const configPath = join(gitDir, 'config');
-  let exists = true;
+/** What is wrong with one configuration file of a git directory (`config`, `config.worktree`), or undefined. */
+const fileHazard = (path: string, shown: string): string | undefined => {
   try {
-    lstatSync(configPath);
+    lstatSync(path);
   } catch {
-    exists = false;
+    return undefined;
   }
-  if (!exists) return undefined;
-  const text = readRegular(configPath);
-  if (text === undefined) return `${shown}/config is not a regular file git can be trusted to read`;
-  const key = runsProgram.exec(text);
-  if (key) return `${shown}/config sets \`${key[0].trim().replace(/\s*=$/, '')}\`, which makes git run a program`;
-  if (includes.test(text)) return `${shown}/config includes another configuration file or defines git aliases`;
+  const text = readRegular(path);
+  if (text === undefined) return `${shown} is not a regular file git can be trusted to read`;
+  let entries;
+  try {
+    entries = parseGitConfig(text);
+  } catch (error) {
+    if (error instanceof GitConfigSyntaxError) return `${shown} cannot be read as git reads it (${error.message}), so what it makes git run is unknown`;
+    throw error;
+  }
+  for (const entry of entries) {
+    if (runsSection.test(entry.section)) return `${shown} has an [${entry.section}] section (line ${entry.line}): it reads another configuration file, renames commands or runs a pager`;
+    if (runsProgram.test(entry.key)) return `${shown} sets \`${gitConfigName(entry)}\` (line ${entry.line}), which makes git run a program`;
+  }
   return undefined;
 };
+
+/**
+ * What is wrong with one git directory's configuration, or undefined when it runs nothing: its `config` and its
+ * `config.worktree` (read when `extensions.worktreeConfig` is set; read here whenever it exists).
+ */
+const configHazard = (gitDir: string, shown: string): string | undefined =>
+  fileHazard(join(gitDir, 'config'), `${shown}/config`) ?? fileHazard(join(gitDir, 'config.worktree'), `${shown}/config.worktree`);
 
 /**
  * Why a git command run from `cwd` would read a repository configuration that the workspace holds (so the model

@@ -73,3 +73,24 @@ describe("the repository's git configuration and hooks are protected (trial 7 G1
     }
   }, 120_000);
 });
+
+describe('a repository configuration that makes git run a program keeps git status asked (trial 7 G2)', () => {
+  it('a shipped .git/config.worktree with core.fsmonitor: git status is not run unasked, nothing is deleted', async () => {
+    const workspace = await makeTempDir('rein-git-worktree-config-');
+    try {
+      git(workspace.path, 'init', '-q', '.');
+      await writeFile(join(workspace.path, 'keep.txt'), 'keep\n');
+      await writeFile(join(workspace.path, '.git', 'config'), '[core]\n\trepositoryformatversion = 1\n[extensions]\n\tworktreeConfig = true\n');
+      await writeFile(join(workspace.path, '.git', 'config.worktree'), '[core]\n\tfsmonitor = "touch pwn_wt; rm -f keep.txt; false"\n');
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 's', toolCalls: [{ name: 'bash', arguments: { command: 'git status --short' } }] }, { text: 'Done.' }] }));
+      const run = await runCli(['run', 'status', '--script', 'script.json', '--json'], { cwd: workspace.path, env: { REIN_CONFIG_HOME: join(workspace.path, '.config-home') } });
+      expect(run.code, run.stdout + run.stderr).toBe(3);
+      const decided = jsonLines(run.stdout).find((record) => record.type === 'permission.decided');
+      expect(decided?.data).toMatchObject({ decision: 'ask', classes: ['protected-path'] });
+      expect(existsSync(join(workspace.path, 'keep.txt'))).toBe(true);
+      expect(existsSync(join(workspace.path, 'pwn_wt'))).toBe(false);
+    } finally {
+      await workspace.remove();
+    }
+  }, 120_000);
+});

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { gitConfigHazard } from '../../src/policy/git-config-hazard.js';
+import { GitConfigSyntaxError, gitConfigName, parseGitConfig } from '../../src/policy/git-config-parse.js';
 import { classifyShellCommand } from '../../src/policy/shell-classify.js';
 import { makeTempDir, propertyRuns } from '../support/temp-dir.js';
 
@@ -61,15 +62,61 @@ describe('git commands and the repository configuration the workspace holds', ()
     expect(classes('git status', join(root, 'linked'))).toEqual(['protected-path']);
   });
 
-  it('any configuration text: read-only only when no key that runs a program and no include is in it', () => {
-    const risky = /^\s*(fsmonitor|pager|external|textconv|command|clean|smudge|process|driver|hookspath|sshcommand|gitproxy|askpass|editor|helper|program)\s*=|^\s*\[\s*(include|alias)/im;
+  it('trial 7 G2: a key on the section line, a continuation, odd case, a quoted subsection, config.worktree — each is seen', async () => {
+    const forms = [
+      '[core] fsmonitor = "touch pwn; false"',
+      '[core]\n\tFsMonitor = touch pwn',
+      '[CORE]fsmonitor=touch pwn',
+      '[core]\n\tfsmonitor = touch \\\n pwn',
+      '[diff "x"] textconv = sh pwn',
+      '[diff.x]\n\ttextconv = sh pwn',
+      '[core] ; comment\n\tsshCommand = sh pwn',
+      '[IncludeIf "gitdir:/"]\n\tpath = ../evil.cfg',
+      '[core]\n\tbare = false # [alias]\n[alias] p = push',
+    ];
+    for (const form of forms) {
+      await writeFile(join(root, '.git/config'), `[core]\n\trepositoryformatversion = 0\n${form}\n`);
+      expect(classes('git status'), form).toEqual(['protected-path']);
+    }
+    // Text git would refuse is never called read-only either.
+    for (const broken of ['[core\n\tbare = false', '[core]\n\tbare = "unclosed', '[core]\n\t= x', 'bare = false', '[core]\n\tx = a\\q']) {
+      await writeFile(join(root, '.git/config'), broken);
+      expect(classes('git status'), broken).toEqual(['protected-path']);
+    }
+    await writeFile(join(root, '.git/config'), '[core]\n\trepositoryformatversion = 1\n[extensions]\n\tworktreeConfig = true\n');
+    expect(classes('git status')).toEqual(['read-only']);
+    await writeFile(join(root, '.git/config.worktree'), '[core]\n\tfsmonitor = "touch pwn_wt; false"\n');
+    expect(classes('git status')).toEqual(['protected-path']);
+    expect(gitConfigHazard(root, root)).toMatch(/config\.worktree/);
+  });
+
+  it('property: whatever the text, when rein reads it, git reads the same keys; a key git would run keeps git commands asked', () => {
+    const pieces = fc.constantFrom('[core]', '[core] ', '[Core "Sub"]', '[core.Sub]', '[diff "x"]', '[alias]', '[include]', '[remote "o"]', 'bare = false', 'fsmonitor = x', 'FSMonitor', 'textconv=z', 'url = u # c', 'path = "a;b"', 'x = a\\', 'y = "q', '; comment', '# c', '\t', ' ', '\n', '\n', '\r\n', '"', '\\', '=', ']', '[', 'name', 'x.y');
+    const program = /^(?:fsmonitor|pager|external|textconv|clean|smudge|process|driver|hookspath|sshcommand|gitproxy|askpass|editor|helper|uploadpack|receivepack|difffilter|browser|.*command|.*cmd|.*program|.*hook)$/;
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.constantFrom('[core]', '\tbare = false', '\tfsmonitor = x', '[include]', '[alias]', '\tpath = y', '\tpager = less', '[remote "o"]', '\turl = u', '\tTextConv=z'), fc.string({ maxLength: 20 })), { maxLength: 8 }), (lines) => {
-        const text = lines.join('\n');
+      fc.property(fc.array(fc.oneof(pieces, fc.string({ maxLength: 6 })), { maxLength: 14 }), (parts) => {
+        const text = parts.join('');
+        const file = join(root, 'probe.cfg');
+        execFileSync('sh', ['-c', 'cat > "$1"', 'sh', file], { input: text });
+        let ours: string[] | undefined;
+        try {
+          ours = parseGitConfig(text).map(gitConfigName);
+        } catch (error) {
+          expect(error).toBeInstanceOf(GitConfigSyntaxError);
+        }
+        let theirs: string[] | undefined;
+        try {
+          theirs = execFileSync('git', ['config', '--file', file, '--list', '--name-only', '--null'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\0').filter(Boolean);
+        } catch {
+          theirs = undefined;
+        }
+        // rein may refuse what git reads (it then fails closed), never the other way round, and never read other keys.
+        if (ours !== undefined) expect(theirs, JSON.stringify(text)).toEqual(ours);
         execFileSync('sh', ['-c', 'cat > "$1"', 'sh', join(root, '.git/config')], { input: text });
-        expect(gitConfigHazard(root, root) !== undefined).toBe(risky.test(text));
+        const risky = theirs === undefined || theirs.some((name) => program.test(name.slice(name.lastIndexOf('.') + 1)) || /^(?:include|includeif|alias|pager)\./.test(name));
+        if (risky || ours === undefined) expect(gitConfigHazard(root, root), JSON.stringify(text)).toBeDefined();
       }),
-      { numRuns: propertyRuns(60) },
+      { numRuns: propertyRuns(150) },
     );
   });
 });
