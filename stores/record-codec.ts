@@ -4,6 +4,7 @@ import type { Options as PackrOptions } from 'msgpackr';
 // Registers the packed-digest extension before the codec's Packr is built (every decoder needs it).
 import './packed-digests.js';
 import { CorruptRecordError, StoreError } from './store-errors.js';
+import { packPlain } from './plain-pack.js';
 
 /**
  * Identifies the stored value format: one format byte, a big-endian crc32 of the payload, then a msgpack payload
@@ -132,8 +133,20 @@ export function encodeValue(value: unknown): Uint8Array {
   return encodeFramed(RECORD_FORMAT_BYTE, value);
 }
 
-/** Encodes a value behind the given format byte (the record layouts choose theirs). */
+/**
+ * Encodes a value behind the given format byte (the record layouts choose theirs). Plain data goes through
+ * `packPlain`, which writes the bytes the pinned Packr writes, straight behind the header; anything else through
+ * msgpackr itself.
+ */
 export function encodeFramed(formatByte: number, value: unknown): Uint8Array {
+  const plain = packPlain(value, HEADER_LENGTH);
+  if (plain !== undefined) {
+    const stored = Buffer.allocUnsafe(plain.length);
+    plain.copy(stored, HEADER_LENGTH, HEADER_LENGTH);
+    stored[0] = formatByte;
+    stored.writeUInt32BE(crc32(plain.subarray(HEADER_LENGTH)), 1);
+    return stored;
+  }
   let payload: Uint8Array;
   try {
     payload = packr.pack(value);

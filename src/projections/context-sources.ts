@@ -88,8 +88,40 @@ export const renderToolResult = (result: ToolResultItem, maxTokens: number, coun
 
 const missingResult = (callId: string, name: string): ToolResultItem => ({ callId, name, seq: 0, status: 'error', errorCode: 'InDoubt', observation: '[no result was recorded for this call]' });
 
-/** Render a turn as an assistant message plus one tool message per call (a placeholder when a result is missing). */
+/** A turn as rendered once: the messages' contents and counts, for one result cap and one counter. */
+interface RenderedTurn {
+  perResult: number;
+  counter: TokenCounter;
+  messages: readonly ModelMessage[];
+  tokens: number;
+  modes: string[];
+}
+
+/**
+ * Renderings by turn item, the last two (a turn is rendered at the latest observation's cap, then at the tail's for
+ * the next rounds). Turn items are immutable (a settling result makes a new item), so an unchanged turn in the tail is
+ * rendered once instead of on every round: the projection's cost stays with what is new.
+ */
+const renderedTurns = new WeakMap<TurnItem, RenderedTurn[]>();
+
+/**
+ * Render a turn as an assistant message plus one tool message per call (a placeholder when a result is missing).
+ * The messages are fresh objects on every call; their contents are rendered once per turn, cap and counter.
+ */
 export const renderTurn = (turn: TurnItem, perResult: number, counter: TokenCounter): { messages: ModelMessage[]; tokens: number; modes: string[] } => {
+  const known = renderedTurns.get(turn);
+  let rendered = known?.find((entry) => entry.perResult === perResult && entry.counter === counter);
+  if (rendered === undefined) {
+    rendered = { perResult, counter, ...renderTurnOnce(turn, perResult, counter) };
+    renderedTurns.set(turn, known === undefined ? [rendered] : [known[known.length - 1]!, rendered]);
+  }
+  return { messages: rendered.messages.map(copyMessage), tokens: rendered.tokens, modes: rendered.modes.slice() };
+};
+
+const copyMessage = (message: ModelMessage): ModelMessage =>
+  message.role === 'assistant' && message.toolCalls ? { ...message, toolCalls: message.toolCalls.map((call) => ({ ...call })) } : { ...message };
+
+const renderTurnOnce = (turn: TurnItem, perResult: number, counter: TokenCounter): { messages: ModelMessage[]; tokens: number; modes: string[] } => {
   const messages: ModelMessage[] = [{ role: 'assistant', content: turn.text, ...(turn.toolCalls.length > 0 ? { toolCalls: turn.toolCalls.map((call) => ({ ...call })) } : {}) }];
   let tokens = counter.count(turn.text) + (turn.toolCalls.length > 0 ? counter.count(JSON.stringify(turn.toolCalls)) : 0) + 4;
   const modes: string[] = [];

@@ -1,0 +1,234 @@
+/*
+ * A msgpack writer for plain data that produces exactly the bytes the codec's pinned msgpackr Packr produces
+ * (RECORD_CODEC_OPTIONS: plain maps, `undefined` map values skipped, preferred sizes), only faster: msgpackr's
+ * `skipValues` path collects every map's keys into an array and searches the skip list per value, which made packing
+ * the largest single cost of an in-memory append. Anything outside plain data (a class instance, a Map, a byte array,
+ * `undefined` outside a map, a bigint, a function, a cycle) makes `packPlain` give up, and the caller packs the whole
+ * value with msgpackr instead, so stored bytes never depend on which writer ran (tests/stores/plain-pack.prop.test.ts
+ * compares the two on arbitrary values).
+ */
+
+/** Thrown inside the writer when a value is not plain data; never escapes `packPlain`. */
+const notPlain = new Error('not plain data');
+
+/** Nesting deeper than this is left to msgpackr (which reports cycles and stack exhaustion as it always did). */
+const maxDepth = 256;
+
+/**
+ * The writer's state lives in a closure, not in module bindings: V8 checks a module-level `let` for its temporal dead
+ * zone on every access, and the byte loops were slower than msgpackr's until the state moved here.
+ */
+const createPlainWriter = () => {
+  let target = Buffer.allocUnsafe(64 * 1024);
+  let view = new DataView(target.buffer, target.byteOffset, target.byteLength);
+  let position = 0;
+  /** Below this position a number, a literal or a container header always fits. */
+  let safeEnd = target.length - 10;
+
+  const ensure = (bytes: number): void => {
+    if (position + bytes <= target.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(target.length * 2, position + bytes + 1024));
+    target.copy(grown, 0, 0, position);
+    target = grown;
+    view = new DataView(target.buffer, target.byteOffset, target.byteLength);
+    safeEnd = target.length - 10;
+  };
+
+  const writeString = (value: string): void => {
+    const units = value.length;
+    // Like msgpackr: guess the header from the UTF-16 length, write the bytes after it, move them if the guess was short.
+    const headerSize = units < 0x20 ? 1 : units < 0x100 ? 2 : units < 0x10000 ? 3 : 5;
+    ensure(headerSize + units * 3);
+    let length: number;
+    if (units < 0x40) {
+      const bytes = target;
+      let at = position + headerSize;
+      for (let index = 0; index < units; index++) {
+        let code = value.charCodeAt(index);
+        if (code < 0x80) {
+          bytes[at++] = code;
+        } else if (code < 0x800) {
+          bytes[at++] = (code >> 6) | 0xc0;
+          bytes[at++] = (code & 0x3f) | 0x80;
+        } else if ((code & 0xfc00) === 0xd800 && index + 1 < units && (value.charCodeAt(index + 1) & 0xfc00) === 0xdc00) {
+          code = 0x10000 + ((code & 0x03ff) << 10) + (value.charCodeAt(++index) & 0x03ff);
+          bytes[at++] = (code >> 18) | 0xf0;
+          bytes[at++] = ((code >> 12) & 0x3f) | 0x80;
+          bytes[at++] = ((code >> 6) & 0x3f) | 0x80;
+          bytes[at++] = (code & 0x3f) | 0x80;
+        } else if ((code & 0xf800) === 0xd800) {
+          // A lone surrogate: U+FFFD, as TextEncoder and Buffer write it.
+          bytes[at++] = 0xef;
+          bytes[at++] = 0xbf;
+          bytes[at++] = 0xbd;
+        } else {
+          bytes[at++] = (code >> 12) | 0xe0;
+          bytes[at++] = ((code >> 6) & 0x3f) | 0x80;
+          bytes[at++] = (code & 0x3f) | 0x80;
+        }
+      }
+      length = at - position - headerSize;
+    } else {
+      length = target.write(value, position + headerSize, 'utf8');
+    }
+    if (length < 0x20) {
+      target[position++] = 0xa0 | length;
+    } else if (length < 0x100) {
+      if (headerSize < 2) target.copyWithin(position + 2, position + 1, position + 1 + length);
+      target[position++] = 0xd9;
+      target[position++] = length;
+    } else if (length < 0x10000) {
+      if (headerSize < 3) target.copyWithin(position + 3, position + headerSize, position + headerSize + length);
+      target[position++] = 0xda;
+      target[position++] = length >> 8;
+      target[position++] = length & 0xff;
+    } else {
+      if (headerSize < 5) target.copyWithin(position + 5, position + headerSize, position + headerSize + length);
+      target[position++] = 0xdb;
+      view.setUint32(position, length);
+      position += 4;
+    }
+    position += length;
+  };
+
+  const writeNumber = (value: number): void => {
+    if (value >>> 0 === value) {
+      if (value < 0x80) {
+        target[position++] = value;
+      } else if (value < 0x100) {
+        target[position++] = 0xcc;
+        target[position++] = value;
+      } else if (value < 0x10000) {
+        target[position++] = 0xcd;
+        target[position++] = value >> 8;
+        target[position++] = value & 0xff;
+      } else {
+        target[position++] = 0xce;
+        view.setUint32(position, value);
+        position += 4;
+      }
+    } else if (value >> 0 === value) {
+      if (value >= -0x20) {
+        target[position++] = 0x100 + value;
+      } else if (value >= -0x80) {
+        target[position++] = 0xd0;
+        target[position++] = value + 0x100;
+      } else if (value >= -0x8000) {
+        target[position++] = 0xd1;
+        view.setInt16(position, value);
+        position += 2;
+      } else {
+        target[position++] = 0xd2;
+        view.setInt32(position, value);
+        position += 4;
+      }
+    } else {
+      target[position++] = 0xcb;
+      view.setFloat64(position, value);
+      position += 8;
+    }
+  };
+
+  /** Writes a container's size header at `at`, where one byte was reserved, moving what follows if it needs more. */
+  const writeSize = (at: number, size: number, small: number, medium: number): void => {
+    if (size < 0x10) {
+      target[at] = small | size;
+      return;
+    }
+    const extra = size < 0x10000 ? 2 : 4;
+    ensure(extra);
+    target.copyWithin(at + 1 + extra, at + 1, position);
+    position += extra;
+    if (size < 0x10000) {
+      target[at] = medium;
+      target[at + 1] = size >> 8;
+      target[at + 2] = size & 0xff;
+    } else {
+      target[at] = medium + 1;
+      view.setUint32(at + 1, size);
+    }
+  };
+
+  const write = (value: unknown, depth: number): void => {
+    if (position > safeEnd) ensure(16);
+    switch (typeof value) {
+      case 'string':
+        writeString(value);
+        return;
+      case 'number':
+        writeNumber(value);
+        return;
+      case 'boolean':
+        target[position++] = value ? 0xc3 : 0xc2;
+        return;
+      case 'object': {
+        if (value === null) {
+          target[position++] = 0xc0;
+          return;
+        }
+        if (depth >= maxDepth) throw notPlain;
+        const constructor = (value as { constructor?: unknown }).constructor;
+        if (constructor === Array) {
+          const items = value as unknown[];
+          const length = items.length;
+          if (length < 0x10) {
+            target[position++] = 0x90 | length;
+          } else if (length < 0x10000) {
+            target[position++] = 0xdc;
+            target[position++] = length >> 8;
+            target[position++] = length & 0xff;
+          } else {
+            target[position++] = 0xdd;
+            view.setUint32(position, length);
+            position += 4;
+          }
+          for (let index = 0; index < length; index++) {
+            const item = items[index];
+            // msgpackr writes undefined (and holes) as an extension: leave those to it.
+            if (item === undefined) throw notPlain;
+            write(item, depth + 1);
+          }
+          return;
+        }
+        if (constructor !== Object) throw notPlain;
+        const record = value as Record<string, unknown>;
+        const at = position++;
+        let size = 0;
+        // Own enumerable keys in for-in order: what msgpackr's for-in with its own-property check visits.
+        const keys = Object.keys(record);
+        for (let index = 0; index < keys.length; index++) {
+          const key = keys[index]!;
+          // msgpackr asks the object's own `hasOwnProperty`; an object that redefines it is left to msgpackr.
+          if (key === 'hasOwnProperty') throw notPlain;
+          const item = record[key];
+          if (item === undefined) continue;
+          writeString(key);
+          write(item, depth + 1);
+          size++;
+        }
+        writeSize(at, size, 0x80, 0xde);
+        return;
+      }
+      default:
+        throw notPlain;
+    }
+  };
+
+  return (value: unknown, headerLength: number): Buffer | undefined => {
+    position = headerLength;
+    ensure(0);
+    try {
+      write(value, 0);
+    } catch (error) {
+      if (error === notPlain || error instanceof RangeError) return undefined;
+      throw error;
+    }
+    return target.subarray(0, position);
+  };
+};
+
+/**
+ * The msgpack bytes of `value` behind `headerLength` reserved bytes, in a scratch buffer valid until the next call;
+ * undefined when `value` is not plain data (then pack it with msgpackr).
+ */
+export const packPlain: (value: unknown, headerLength: number) => Buffer | undefined = createPlainWriter();

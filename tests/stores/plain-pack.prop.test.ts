@@ -1,0 +1,91 @@
+import fc from 'fast-check';
+import { Packr } from 'msgpackr';
+import { describe, expect, it } from 'vitest';
+import { RECORD_CODEC_OPTIONS, RECORD_FORMAT_BYTE, decodeValue, encodeValue } from '../../stores/index.js';
+import { packPlain } from '../../stores/plain-pack.js';
+
+const runs = Number(process.env.FC_RUNS ?? 50);
+const pinned = new Packr({ ...RECORD_CODEC_OPTIONS });
+
+/** Strings of every width: ASCII, two- and three-byte UTF-8, surrogate pairs, lone surrogates, and long ones. */
+const text = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.string({ unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((code) => String.fromCharCode(code)), maxLength: 8 }),
+  fc.string({ unit: 'grapheme', minLength: 20, maxLength: 400 }),
+  fc.string({ unit: 'binary', minLength: 60, maxLength: 30_000 }),
+  fc.integer({ min: 0, max: 70_000 }).map((length) => 'é'.repeat(length)),
+);
+
+const numbers = fc.oneof(
+  fc.integer(),
+  fc.integer({ min: -200, max: 300 }),
+  fc.double(),
+  fc.constantFrom(0, -0, 0x7f, 0x80, 0xff, 0x100, 0xffff, 0x10000, 2 ** 32 - 1, 2 ** 32, -(2 ** 31), -(2 ** 31) - 1, 2 ** 53, Number.NaN, Infinity, -Infinity),
+);
+
+/** JSON-like data, with `undefined` map values (skipped by the codec), many keys, wide arrays and odd keys. */
+const plain = fc.letrec<{ value: unknown }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    text,
+    numbers,
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(tie('value'), { maxLength: 20 }),
+    fc.dictionary(fc.oneof(text, fc.constantFrom('__proto__', 'constructor', 'toString')), fc.option(tie('value'), { nil: undefined }), { maxKeys: 20 }),
+  ),
+})).value;
+
+describe('packPlain', () => {
+  it('writes exactly the bytes the pinned msgpackr writes, for any plain value', () => {
+    fc.assert(
+      fc.property(plain, (value) => {
+        const written = packPlain(value, 0);
+        if (written === undefined) return;
+        expect(Buffer.from(written).equals(Buffer.from(pinned.pack(value)))).toBe(true);
+      }),
+      { numRuns: runs * 20 },
+    );
+  });
+
+  it('frames the same bytes as msgpackr, and decodes them back, through encodeValue', () => {
+    fc.assert(
+      fc.property(plain, (value) => {
+        const stored = encodeValue(value);
+        expect(Buffer.from(stored.subarray(5)).equals(Buffer.from(pinned.pack(value)))).toBe(true);
+        expect(decodeValue(stored, { stream: 's', seq: 1 })).toEqual(pinned.unpack(pinned.pack(value)));
+      }),
+      { numRuns: runs * 10 },
+    );
+  });
+
+  it('covers the container and string size boundaries', () => {
+    const sizes = [0, 15, 16, 31, 32, 255, 256, 65_535, 65_536];
+    for (const size of sizes) {
+      const array = Array.from({ length: size }, (_, index) => index);
+      const map = Object.fromEntries(Array.from({ length: size }, (_, index) => [`k${index}`, index % 3 === 0 ? undefined : index]));
+      for (const value of [array, map, 'a'.repeat(size), 'é'.repeat(size), '€'.repeat(size), { nested: [map] }]) {
+        expect(Buffer.from(packPlain(value, 0)!).equals(Buffer.from(pinned.pack(value)))).toBe(true);
+      }
+    }
+  });
+
+  it('leaves what is not plain data to msgpackr, which still encodes or refuses it as before', () => {
+    class Point {
+      constructor(readonly x: number) {}
+    }
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    const deep = Array.from({ length: 300 }).reduce<unknown>((inner) => [inner], 1);
+    const overridden = { hasOwnProperty: 1, value: 2 };
+    for (const value of [new Point(1), new Map([['a', 1]]), new Uint8Array([1, 2]), [1, undefined], undefined, new Date(0), deep, overridden, { list: [new Set([1])] }]) {
+      expect(packPlain(value, 0)).toBeUndefined();
+      expect(Buffer.from(encodeValue(value).subarray(5)).equals(Buffer.from(pinned.pack(value)))).toBe(true);
+    }
+    expect(packPlain(cyclic, 0)).toBeUndefined();
+    expect(() => encodeValue(cyclic)).toThrow(expect.objectContaining({ code: 'STORE_INVALID_ARGUMENT' }));
+    expect(() => encodeValue({ run: () => 1 })).toThrow(expect.objectContaining({ code: 'STORE_INVALID_ARGUMENT' }));
+    expect(() => encodeValue({ big: 2n ** 70n })).toThrow(expect.objectContaining({ code: 'STORE_INVALID_ARGUMENT' }));
+  });
+});
