@@ -1,7 +1,7 @@
 import { ClassicLevel } from 'classic-level';
 import type { RecordEnvelope } from '../models/envelope.js';
 import type { StoredSnapshot } from './event-store.js';
-import { META_KEY, RECORD_KEYS, SNAPSHOT_KEYS, SYNC_KEY, blobKey, deltaKey, isLayoutKey, keySeq, recordKey, snapshotKey } from './level-keys.js';
+import { BLOB_KEYS, DELTA_KEYS, META_KEY, RECORD_KEYS, SNAPSHOT_KEYS, SYNC_KEY, blobKey, deltaKey, isLayoutKey, keySeq, recordKey, snapshotKey } from './level-keys.js';
 import { MAX_DELTA_DEPTH, applyDelta, decodeBlobDelta } from './blob-deltas.js';
 import { databaseExists, holdsData } from './level-stream-files.js';
 import { checkIntegrity, writeWatermark } from './level-stream-integrity.js';
@@ -37,6 +37,15 @@ const FOLD_LOG_BYTES = 256 * 1024;
 const FOLD_KEY = '~';
 const PAGE_BYTES = 1024 * 1024;
 const EMPTY = new Uint8Array(0);
+
+/** `b!…` or `d!…`: a blob key, whole or delta. */
+const isBlobKey = (key: string): boolean => key.length === 66 && key[1] === '!' && (key[0] === 'b' || key[0] === 'd');
+
+/**
+ * A blob's entry in a stream's blob index: the first 28 bits of its BLAKE3, a small integer. Two blobs may share one
+ * (then `storedBlobs` reads to tell them apart); a stored blob never lacks its entry.
+ */
+const blobIndexEntry = (hex: string): number => Number.parseInt(hex.slice(0, 7), 16);
 
 /** Every `code` along an error's chain of causes (classic-level wraps the native error in a not-open error). */
 function levelErrorCodes(error: unknown): string[] {
@@ -122,6 +131,8 @@ export class LevelStream {
         for (const write of writes) {
           batch.put(write.key, write.value);
           this.#logged += write.key.length + write.value.length;
+          // Indexed before the write: an entry for a blob the write then failed to store only costs a read.
+          if (this.#blobIndex !== undefined && isBlobKey(write.key)) this.#blobIndex.add(blobIndexEntry(write.key.slice(2)));
         }
       } catch (error) {
         await batch.close();
@@ -138,15 +149,43 @@ export class LevelStream {
     this.onSync?.(this.durableHead);
   }
 
-  /** Which of `hexes` the stream already stores as blobs, whole or as a delta. */
+  /**
+   * Which of `hexes` the stream already stores as blobs, whole or as a delta. Answered from the stream's blob index
+   * (`#blobIndex`) without reading the database for a blob it cannot hold — every append of a model input, so nearly
+   * every round trip. That read was one LevelDB get of two absent keys per round trip, on the append's critical path,
+   * and each absent key probed every table, which charged LevelDB's seek counter until it compacted level 1 into level
+   * 2 every few hundred round trips — rewriting the whole stream each time (24–50 KB of compaction per round trip).
+   * Only a hex the index may hold (one this stream stored, or a rare prefix collision) is read to be sure.
+   */
   async storedBlobs(hexes: readonly string[]): Promise<Set<string>> {
-    const keys = hexes.flatMap((hex) => [blobKey(hex), deltaKey(hex)]);
-    const values = await this.#levelCall(() => this.#database.getMany(keys));
+    const index = this.#blobIndex ?? (await this.#loadBlobIndex());
+    const candidates = hexes.filter((hex) => index.has(blobIndexEntry(hex)));
     const stored = new Set<string>();
-    hexes.forEach((hex, index) => {
-      if (values[2 * index] !== undefined || values[2 * index + 1] !== undefined) stored.add(hex);
+    if (candidates.length === 0) return stored;
+    const keys = candidates.flatMap((hex) => [blobKey(hex), deltaKey(hex)]);
+    const values = await this.#levelCall(() => this.#database.getMany(keys));
+    candidates.forEach((hex, position) => {
+      if (values[2 * position] !== undefined || values[2 * position + 1] !== undefined) stored.add(hex);
     });
     return stored;
+  }
+
+  /**
+   * The blob index: one entry (`blobIndexEntry`) per blob key the stream holds, whole or delta, read from the database
+   * the first time a blob is appended after open and kept up to date by `write` (the LevelDB lock makes this process
+   * the stream's only writer). A small integer per blob, so it stays a few bytes per round trip.
+   */
+  #blobIndex: Set<number> | undefined;
+
+  async #loadBlobIndex(): Promise<Set<number>> {
+    const index = new Set<number>();
+    for (const bounds of [BLOB_KEYS, DELTA_KEYS]) {
+      const keys = await this.#levelCall(() => this.#database.keys(bounds).all());
+      for (const key of keys) index.add(blobIndexEntry(key.slice(2)));
+    }
+    // A write between the read and now (none can happen: appends to a stream are serialized) was added to neither.
+    this.#blobIndex ??= index;
+    return this.#blobIndex;
   }
 
   /**
