@@ -431,7 +431,11 @@ export class LevelEventStore implements EventStore {
       else pending.waiters.push(waiter);
     }
     if (pending.waiters.length > 0) this.#schedule(stream, pending);
-    else if (pending.timer === undefined && pending.durableHead >= pending.writtenHead) this.#pending.delete(stream);
+    else if (pending.durableHead >= pending.writtenHead) {
+      // Nothing left to commit (a synced append covered it): the arranged marker write would only cost an fsync.
+      pending.timer?.();
+      this.#pending.delete(stream);
+    }
     this.#tails.notify(stream);
   }
 

@@ -1,3 +1,7 @@
+import { readdirSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import type { RecordEnvelope } from '../models/envelope.js';
 import type { StoredSnapshot } from './event-store.js';
@@ -15,7 +19,7 @@ import { decodeStoredValue } from './record-groups.js';
 import type { ExternalString } from './record-drafts.js';
 import { blake3Hex } from './blob-hash.js';
 import { decodeValue } from './record-codec.js';
-import { CorruptRecordError, storeErrorOfLevel } from './store-errors.js';
+import { CorruptRecordError, StoreError, storeErrorOfLevel } from './store-errors.js';
 
 type Database = ClassicLevel<string, Uint8Array>;
 
@@ -255,8 +259,8 @@ export class LevelStream {
   }
 
   /**
-   * A tiny synced write: LevelDB fsyncs its log, making every earlier unsynced batch durable (group commit).
-   * Waits for a sync already in flight, so when it resolves every write made before the call is durable.
+   * Makes every earlier unsynced batch durable (group commit) by fdatasyncing the database's write-ahead logs
+   * (`#syncLogs`). Waits for a sync already in flight, so when it resolves every write made before the call is durable.
    */
   async sync(): Promise<void> {
     while (this.#syncing !== undefined) await this.#syncing.catch(() => undefined);
@@ -268,7 +272,7 @@ export class LevelStream {
     this.unsynced = false;
     // Every write that completed before this point is covered (LevelDB fsyncs its log up to the sync write).
     const covered = this.head;
-    const syncing = this.#levelCall(() => this.#database.put(SYNC_KEY, EMPTY, { sync: true })).catch((error: unknown) => {
+    const syncing = this.#syncLogs().catch((error: unknown) => {
       this.unsynced = true;
       throw error;
     });
@@ -281,6 +285,61 @@ export class LevelStream {
       this.#syncing = undefined;
     }
   }
+
+  /**
+   * fdatasyncs every write-ahead log file of the database, which makes every batch LevelDB wrote before the call
+   * durable without writing anything. LevelDB (1.20, as classic-level builds it) hands each batch's log record to the OS
+   * (`fflush`) before the write resolves, and a synced write of its own only adds an `fdatasync` of the current log —
+   * this one. It was a tiny synced put (`SYNC_KEY`): one more LevelDB write per commit, and while its fsync ran it held
+   * LevelDB's writer queue, so the next step's batch waited for the disk. A log LevelDB switched away from since the
+   * batch was written is synced as well (LevelDB itself never syncs it; it deletes it once its memtable is a synced
+   * table, so a log gone before it is opened needs nothing). Descriptors stay open between commits.
+   */
+  async #syncLogs(): Promise<void> {
+    let names: string[];
+    try {
+      names = readdirSync(this.directory).filter((name) => name.endsWith('.log'));
+    } catch (error) {
+      throw new StoreError('STORE_IO', `stream ${this.stream} could not list its write-ahead logs`, { cause: error });
+    }
+    for (const [name, handle] of this.#logs) {
+      if (names.includes(name)) continue;
+      this.#logs.delete(name);
+      await handle.close().catch(() => undefined);
+    }
+    // No log at all would leave nothing synced: fall back to a synced LevelDB write, which makes one.
+    if (names.length === 0) {
+      await this.#levelCall(() => this.#database.put(SYNC_KEY, EMPTY, { sync: true }));
+      return;
+    }
+    await Promise.all(
+      names.map(async (name) => {
+        try {
+          let handle = this.#logs.get(name);
+          if (handle === undefined) {
+            try {
+              handle = await open(join(this.directory, name), 'r');
+            } catch (error) {
+              // Deleted since it was listed: LevelDB synced the table holding its batches first.
+              if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+              throw error;
+            }
+            const raced = this.#logs.get(name);
+            if (raced !== undefined) {
+              await handle.close();
+              handle = raced;
+            } else this.#logs.set(name, handle);
+          }
+          await handle.datasync();
+        } catch (error) {
+          throw new StoreError('STORE_IO', `stream ${this.stream} could not sync its write-ahead log ${name}`, { cause: error });
+        }
+      }),
+    );
+  }
+
+  /** Open descriptors of the database's write-ahead logs, by file name (`#syncLogs`); closed with the database. */
+  readonly #logs = new Map<string, FileHandle>();
 
   /** Called after every fsync of this database with the head it made durable (the store's `onSync` hook). */
   onSync: ((durableHead: number) => void) | undefined;
@@ -371,6 +430,8 @@ export class LevelStream {
         if (this.#logged > FOLD_LOG_BYTES) await this.#levelCall(() => this.#database.compactRange(FOLD_KEY, FOLD_KEY));
       }
     } finally {
+      for (const handle of this.#logs.values()) await handle.close().catch(() => undefined);
+      this.#logs.clear();
       await this.#database.close();
     }
   }
