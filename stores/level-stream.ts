@@ -158,7 +158,7 @@ export class LevelStream {
    * (`#blobIndex`) without reading the database for a blob it cannot hold — every append of a model input, so nearly
    * every round trip. That read was one LevelDB get of two absent keys per round trip, on the append's critical path,
    * and each absent key probed every table, which charged LevelDB's seek counter until it compacted level 1 into level
-   * 2 every few hundred round trips — rewriting the whole stream each time (24–50 KB of compaction per round trip).
+   * 2 every few hundred round trips — rewriting the whole stream each time, so a cost that grew with the session.
    * Only a hex the index may hold (one this stream stored, or a rare prefix collision) is read to be sure.
    */
   async storedBlobs(hexes: readonly string[]): Promise<Set<string>> {
@@ -270,7 +270,7 @@ export class LevelStream {
       return;
     }
     this.unsynced = false;
-    // Every write that completed before this point is covered (LevelDB fsyncs its log up to the sync write).
+    // Every write that completed before this point is covered: its log record is in a log file `#syncLogs` syncs.
     const covered = this.head;
     const syncing = this.#syncLogs().catch((error: unknown) => {
       this.unsynced = true;
