@@ -47,7 +47,7 @@ export interface LevelEventStoreOptions {
    * `'sync'` (default): every append is fsynced before it resolves; an acknowledged append survives a power loss. An
    * append with `sync: false` is only written, and `commit` makes it durable together with the others written
    * meanwhile (one fsync per group; tails wait for it).
-   * `'relaxed'`: appends are handed to the OS without fsync and a synced write per stream every
+   * `'relaxed'`: appends are handed to the OS without fsync and an fsync of each stream's log every
    * `groupCommitIntervalMs` (and on `flush` / `close`) makes them durable. A process crash loses nothing; an OS crash
    * or power loss can lose the appends acknowledged in the last interval, always as a suffix of the stream (should a
    * loss ever leave a hole, reads report `STORE_CORRUPT_RECORD` rather than skip it). `append(..., { sync: true })`
@@ -431,7 +431,11 @@ export class LevelEventStore implements EventStore {
       else pending.waiters.push(waiter);
     }
     if (pending.waiters.length > 0) this.#schedule(stream, pending);
-    else if (pending.timer === undefined && pending.durableHead >= pending.writtenHead) this.#pending.delete(stream);
+    else if (pending.durableHead >= pending.writtenHead) {
+      // Nothing left to commit (a synced append covered it): the arranged marker write would only cost an fsync.
+      pending.timer?.();
+      this.#pending.delete(stream);
+    }
     this.#tails.notify(stream);
   }
 

@@ -1,6 +1,6 @@
 /**
- * Group commit for the relaxed durability mode: after an unsynced write, `schedule` arranges one `commit` (a synced
- * write per stream with unsynced data) `intervalMs` later, so many appends share one fsync. The timer never keeps
+ * Group commit for the relaxed durability mode: after an unsynced write, `schedule` arranges one `commit` (an fsync
+ * of the log of each stream with unsynced data) `intervalMs` later, so many appends share one fsync. The timer never keeps
  * the process alive. A failed commit is kept and raised by the next `takeFailure`, so a lost fsync is not ignored.
  */
 export class GroupCommitter {

@@ -9,7 +9,10 @@ const SEQ_WIDTH = 16;
 
 /** The stream meta (JSON, see level-stream-meta.ts). */
 export const META_KEY = 'm!meta';
-/** Target of the group commit's tiny synced write; its value is empty and never read. */
+/**
+ * Target of a tiny synced write (empty, never read): how the group commit synced before it fdatasynced the write-ahead
+ * logs itself, and still its fallback when a database shows no log file. Older streams hold it.
+ */
 export const SYNC_KEY = 'm!sync';
 
 /** Bounds covering every record key. */

@@ -66,7 +66,7 @@ export class LevelStreamPool {
     }
   }
 
-  /** Group commit: one synced write per open database with unsynced writes, each leased so it cannot be evicted. */
+  /** Group commit: one fsync of the logs of each open database with unsynced writes, each leased so it cannot be evicted. */
   async syncAll(): Promise<void> {
     const dirty = [...this.#entries.values()].filter((entry) => entry.handle?.unsynced === true);
     await Promise.all(

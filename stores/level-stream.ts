@@ -1,7 +1,11 @@
+import { readdirSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import type { RecordEnvelope } from '../models/envelope.js';
 import type { StoredSnapshot } from './event-store.js';
-import { META_KEY, RECORD_KEYS, SNAPSHOT_KEYS, SYNC_KEY, blobKey, deltaKey, isLayoutKey, keySeq, recordKey, snapshotKey } from './level-keys.js';
+import { BLOB_KEYS, DELTA_KEYS, META_KEY, RECORD_KEYS, SNAPSHOT_KEYS, SYNC_KEY, blobKey, deltaKey, isLayoutKey, keySeq, recordKey, snapshotKey } from './level-keys.js';
 import { MAX_DELTA_DEPTH, applyDelta, decodeBlobDelta } from './blob-deltas.js';
 import { databaseExists, holdsData } from './level-stream-files.js';
 import { checkIntegrity, writeWatermark } from './level-stream-integrity.js';
@@ -15,7 +19,7 @@ import { decodeStoredValue } from './record-groups.js';
 import type { ExternalString } from './record-drafts.js';
 import { blake3Hex } from './blob-hash.js';
 import { decodeValue } from './record-codec.js';
-import { CorruptRecordError, storeErrorOfLevel } from './store-errors.js';
+import { CorruptRecordError, StoreError, storeErrorOfLevel } from './store-errors.js';
 
 type Database = ClassicLevel<string, Uint8Array>;
 
@@ -37,6 +41,15 @@ const FOLD_LOG_BYTES = 256 * 1024;
 const FOLD_KEY = '~';
 const PAGE_BYTES = 1024 * 1024;
 const EMPTY = new Uint8Array(0);
+
+/** `b!…` or `d!…`: a blob key, whole or delta. */
+const isBlobKey = (key: string): boolean => key.length === 66 && key[1] === '!' && (key[0] === 'b' || key[0] === 'd');
+
+/**
+ * A blob's entry in a stream's blob index: the first 28 bits of its BLAKE3, a small integer. Two blobs may share one
+ * (then `storedBlobs` reads to tell them apart); a stored blob never lacks its entry.
+ */
+const blobIndexEntry = (hex: string): number => Number.parseInt(hex.slice(0, 7), 16);
 
 /** Every `code` along an error's chain of causes (classic-level wraps the native error in a not-open error). */
 function levelErrorCodes(error: unknown): string[] {
@@ -122,6 +135,8 @@ export class LevelStream {
         for (const write of writes) {
           batch.put(write.key, write.value);
           this.#logged += write.key.length + write.value.length;
+          // Indexed before the write: an entry for a blob the write then failed to store only costs a read.
+          if (this.#blobIndex !== undefined && isBlobKey(write.key)) this.#blobIndex.add(blobIndexEntry(write.key.slice(2)));
         }
       } catch (error) {
         await batch.close();
@@ -138,15 +153,43 @@ export class LevelStream {
     this.onSync?.(this.durableHead);
   }
 
-  /** Which of `hexes` the stream already stores as blobs, whole or as a delta. */
+  /**
+   * Which of `hexes` the stream already stores as blobs, whole or as a delta. Answered from the stream's blob index
+   * (`#blobIndex`) without reading the database for a blob it cannot hold — every append of a model input, so nearly
+   * every round trip. That read was one LevelDB get of two absent keys per round trip, on the append's critical path,
+   * and each absent key probed every table, which charged LevelDB's seek counter until it compacted level 1 into level
+   * 2 every few hundred round trips — rewriting the whole stream each time, so a cost that grew with the session.
+   * Only a hex the index may hold (one this stream stored, or a rare prefix collision) is read to be sure.
+   */
   async storedBlobs(hexes: readonly string[]): Promise<Set<string>> {
-    const keys = hexes.flatMap((hex) => [blobKey(hex), deltaKey(hex)]);
-    const values = await this.#levelCall(() => this.#database.getMany(keys));
+    const index = this.#blobIndex ?? (await this.#loadBlobIndex());
+    const candidates = hexes.filter((hex) => index.has(blobIndexEntry(hex)));
     const stored = new Set<string>();
-    hexes.forEach((hex, index) => {
-      if (values[2 * index] !== undefined || values[2 * index + 1] !== undefined) stored.add(hex);
+    if (candidates.length === 0) return stored;
+    const keys = candidates.flatMap((hex) => [blobKey(hex), deltaKey(hex)]);
+    const values = await this.#levelCall(() => this.#database.getMany(keys));
+    candidates.forEach((hex, position) => {
+      if (values[2 * position] !== undefined || values[2 * position + 1] !== undefined) stored.add(hex);
     });
     return stored;
+  }
+
+  /**
+   * The blob index: one entry (`blobIndexEntry`) per blob key the stream holds, whole or delta, read from the database
+   * the first time a blob is appended after open and kept up to date by `write` (the LevelDB lock makes this process
+   * the stream's only writer). A small integer per blob, so it stays a few bytes per round trip.
+   */
+  #blobIndex: Set<number> | undefined;
+
+  async #loadBlobIndex(): Promise<Set<number>> {
+    const index = new Set<number>();
+    for (const bounds of [BLOB_KEYS, DELTA_KEYS]) {
+      const keys = await this.#levelCall(() => this.#database.keys(bounds).all());
+      for (const key of keys) index.add(blobIndexEntry(key.slice(2)));
+    }
+    // A write between the read and now (none can happen: appends to a stream are serialized) was added to neither.
+    this.#blobIndex ??= index;
+    return this.#blobIndex;
   }
 
   /**
@@ -216,8 +259,8 @@ export class LevelStream {
   }
 
   /**
-   * A tiny synced write: LevelDB fsyncs its log, making every earlier unsynced batch durable (group commit).
-   * Waits for a sync already in flight, so when it resolves every write made before the call is durable.
+   * Makes every earlier unsynced batch durable (group commit) by fdatasyncing the database's write-ahead logs
+   * (`#syncLogs`). Waits for a sync already in flight, so when it resolves every write made before the call is durable.
    */
   async sync(): Promise<void> {
     while (this.#syncing !== undefined) await this.#syncing.catch(() => undefined);
@@ -227,9 +270,9 @@ export class LevelStream {
       return;
     }
     this.unsynced = false;
-    // Every write that completed before this point is covered (LevelDB fsyncs its log up to the sync write).
+    // Every write that completed before this point is covered: its log record is in a log file `#syncLogs` syncs.
     const covered = this.head;
-    const syncing = this.#levelCall(() => this.#database.put(SYNC_KEY, EMPTY, { sync: true })).catch((error: unknown) => {
+    const syncing = this.#syncLogs().catch((error: unknown) => {
       this.unsynced = true;
       throw error;
     });
@@ -242,6 +285,61 @@ export class LevelStream {
       this.#syncing = undefined;
     }
   }
+
+  /**
+   * fdatasyncs every write-ahead log file of the database, which makes every batch LevelDB wrote before the call
+   * durable without writing anything. LevelDB (1.20, as classic-level builds it) hands each batch's log record to the OS
+   * (`fflush`) before the write resolves, and a synced write of its own only adds an `fdatasync` of the current log —
+   * this one. It was a tiny synced put (`SYNC_KEY`): one more LevelDB write per commit, and while its fsync ran it held
+   * LevelDB's writer queue, so the next step's batch waited for the disk. A log LevelDB switched away from since the
+   * batch was written is synced as well (LevelDB itself never syncs it; it deletes it once its memtable is a synced
+   * table, so a log gone before it is opened needs nothing). Descriptors stay open between commits.
+   */
+  async #syncLogs(): Promise<void> {
+    let names: string[];
+    try {
+      names = readdirSync(this.directory).filter((name) => name.endsWith('.log'));
+    } catch (error) {
+      throw new StoreError('STORE_IO', `stream ${this.stream} could not list its write-ahead logs`, { cause: error });
+    }
+    for (const [name, handle] of this.#logs) {
+      if (names.includes(name)) continue;
+      this.#logs.delete(name);
+      await handle.close().catch(() => undefined);
+    }
+    // No log at all would leave nothing synced: fall back to a synced LevelDB write, which makes one.
+    if (names.length === 0) {
+      await this.#levelCall(() => this.#database.put(SYNC_KEY, EMPTY, { sync: true }));
+      return;
+    }
+    await Promise.all(
+      names.map(async (name) => {
+        try {
+          let handle = this.#logs.get(name);
+          if (handle === undefined) {
+            try {
+              handle = await open(join(this.directory, name), 'r');
+            } catch (error) {
+              // Deleted since it was listed: LevelDB synced the table holding its batches first.
+              if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+              throw error;
+            }
+            const raced = this.#logs.get(name);
+            if (raced !== undefined) {
+              await handle.close();
+              handle = raced;
+            } else this.#logs.set(name, handle);
+          }
+          await handle.datasync();
+        } catch (error) {
+          throw new StoreError('STORE_IO', `stream ${this.stream} could not sync its write-ahead log ${name}`, { cause: error });
+        }
+      }),
+    );
+  }
+
+  /** Open descriptors of the database's write-ahead logs, by file name (`#syncLogs`); closed with the database. */
+  readonly #logs = new Map<string, FileHandle>();
 
   /** Called after every fsync of this database with the head it made durable (the store's `onSync` hook). */
   onSync: ((durableHead: number) => void) | undefined;
@@ -332,6 +430,8 @@ export class LevelStream {
         if (this.#logged > FOLD_LOG_BYTES) await this.#levelCall(() => this.#database.compactRange(FOLD_KEY, FOLD_KEY));
       }
     } finally {
+      for (const handle of this.#logs.values()) await handle.close().catch(() => undefined);
+      this.#logs.clear();
       await this.#database.close();
     }
   }

@@ -87,6 +87,41 @@ describe('stream blobs stored as deltas', () => {
     await reopened.close();
   });
 
+  it('knows a blob stored before the store reopened, and rewrites none of them', async () => {
+    const root = freshRoot();
+    const [first, second, third] = [modelInput(1), modelInput(2), modelInput(3)];
+    const store = await openLevelEventStore(root);
+    await appendBlobs(store, 's', [first, second]);
+    await store.close();
+    const reopened = await openLevelEventStore(root);
+    const refs = await appendBlobs(reopened, 's', [third, second, first, third]);
+    await reopened.close();
+    const { whole, deltas } = await keysOf(root, 's');
+    expect(whole.length + deltas.length).toBe(3);
+    const again = await openLevelEventStore(root);
+    for (const [index, content] of [third, second, first, third].entries()) expect(text(await again.readBlob('s', refs[index]!))).toBe(content);
+    await again.close();
+  });
+
+  it('appends a blob it has never stored without reading the database for it', async () => {
+    const root = freshRoot();
+    const store = await openLevelEventStore(root);
+    await appendBlobs(store, 's', [modelInput(1)]);
+    const getMany = ClassicLevel.prototype.getMany;
+    let reads = 0;
+    ClassicLevel.prototype.getMany = function (this: ClassicLevel<string, Uint8Array>, ...args: Parameters<typeof getMany>) {
+      reads++;
+      return getMany.apply(this, args);
+    } as typeof getMany;
+    try {
+      await appendBlobs(store, 's', Array.from({ length: 20 }, (_, index) => modelInput(index + 2)));
+    } finally {
+      ClassicLevel.prototype.getMany = getMany;
+    }
+    expect(reads).toBe(0);
+    await store.close();
+  });
+
   it('reads a damaged link as BLOB_CORRUPT for every blob built on it, and the blobs before it still read', async () => {
     const root = freshRoot();
     const store = await openLevelEventStore(root);

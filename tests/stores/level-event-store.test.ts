@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readdir, readFile, stat, truncate, writeFile } from 'node:fs/promises';
+import { open, readdir, readFile, readlink, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -298,6 +298,52 @@ describe('LevelEventStore', () => {
     for (const name of names) expect((await store.read(name)).map((record) => record.seq)).toEqual([1, 2, 3, 4, 5, 6]);
     expect((await store.streams()).map((info) => info.head)).toEqual([6, 6, 6, 6, 6]);
     await store.close();
+  });
+
+  it('commits by fdatasyncing the write-ahead log that already holds the batch, writing nothing more to LevelDB', async () => {
+    const root = freshRoot();
+    const synced: number[] = [];
+    const store = await openLevelEventStore(root, { onSync: (_stream, head) => synced.push(head) });
+    await store.append('s', drafts(1, 2), { expectedSeq: 0 });
+    await store.append('s', drafts(3, 2), { expectedSeq: 2, sync: false });
+    const directory = join(root, 'streams', 's');
+    // The batch is in the log once its append resolved (LevelDB flushed it to the OS): what an fdatasync makes durable.
+    const logs = (await readdir(directory)).filter((name) => name.endsWith('.log'));
+    expect(logs.length).toBeGreaterThan(0);
+    const logged = Buffer.concat(await Promise.all(logs.map((name) => readFile(join(directory, name)))));
+    expect(logged.includes(Buffer.from(recordKey(4)))).toBe(true);
+    const probe = await open(join(directory, logs[0]!), 'r');
+    const fileHandle = Object.getPrototypeOf(probe) as { datasync: (this: { fd: number }) => Promise<void> };
+    await probe.close();
+    const datasync = fileHandle.datasync;
+    const syncedFiles: string[] = [];
+    fileHandle.datasync = async function (this: { fd: number }) {
+      syncedFiles.push(await readlink(`/proc/self/fd/${this.fd}`));
+      return datasync.call(this);
+    };
+    const levelWrites: string[] = [];
+    const { put, batch } = ClassicLevel.prototype;
+    ClassicLevel.prototype.put = function (this: ClassicLevel<string, Uint8Array>, ...args: Parameters<typeof put>) {
+      levelWrites.push(`put ${String(args[0])}`);
+      return put.apply(this, args);
+    } as typeof put;
+    ClassicLevel.prototype.batch = function (this: ClassicLevel<string, Uint8Array>, ...args: unknown[]) {
+      levelWrites.push('batch');
+      return (batch as (...rest: unknown[]) => unknown).apply(this, args);
+    } as typeof batch;
+    try {
+      await store.commit('s', 4);
+    } finally {
+      fileHandle.datasync = datasync;
+      Object.assign(ClassicLevel.prototype, { put, batch });
+    }
+    expect(levelWrites).toEqual([]);
+    expect(syncedFiles.some((file) => file.startsWith(directory) && file.endsWith('.log'))).toBe(true);
+    expect(synced.at(-1)).toBe(4);
+    await store.close();
+    const reopened = await openLevelEventStore(root);
+    expect((await reopened.read('s')).map((record) => record.seq)).toEqual([1, 2, 3, 4]);
+    await reopened.close();
   });
 
   describe('relaxed durability', () => {
