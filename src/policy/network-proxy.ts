@@ -46,10 +46,10 @@ const matchingEntries = (host: string, allowedHosts: readonly string[]): string[
  */
 export const hostAllowed = (host: string, allowedHosts: readonly string[]): boolean => matchingEntries(host, allowedHosts).length > 0;
 
-/** How the proxy finds a name's addresses (the system resolver by default; tests give their own). */
+/** How the proxy finds a name's addresses (the system resolver by default, IPv4 addresses first; tests give their own). */
 export type HostLookup = (host: string) => Promise<string[]>;
 
-const systemLookup: HostLookup = async (host) => (await dnsLookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
+const systemLookup: HostLookup = async (host) => (await dnsLookup(host, { all: true, verbatim: false })).map((entry) => entry.address);
 
 const splitAuthority = (authority: string, defaultPort: number): { host: string; port: number } | undefined => {
   const match = /^(\[[^\]]+\]|[^:]+)(?::(\d{1,5}))?$/.exec(authority);
