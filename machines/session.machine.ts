@@ -1,4 +1,4 @@
-import { and, assign, enqueueActions, not, setup, type AnyActorRef } from 'xstate';
+import { and, assign, enqueueActions, not, setup, stopChild, type AnyActorRef } from 'xstate';
 import { approvalIdOf } from '../models/permission.records.js';
 import { delegationMachine, type DelegationMachine } from './delegation.machine.js';
 import { permissionMachine } from './permission.machine.js';
@@ -21,6 +21,12 @@ export * from './session.contract.js';
 export const sessionMachineVersion = '8';
 
 const effectIdOf = (context: SessionContext): string => `${context.path}:e${context.nextEffect}`;
+
+/** The model call `reserveModelCall` just reserved (it runs first: the params read the context it assigned). */
+const requestModelCall = {
+  type: 'requestEffect',
+  params: ({ context }: { context: SessionContext }): RequestEffectParams => ({ effectId: context.awaitingModel!, kind: 'callModel', args: { turn: context.usage.turns } }),
+} as const;
 
 let delegatingMachine: DelegationMachine | undefined;
 /** The delegation machine whose children are this session machine, made once. */
@@ -120,6 +126,18 @@ const caveatText = (caveat: SessionCaveat): string =>
 const unresolvedOf = (context: SessionContext) =>
   context.lastTurn?.status === 'blocked' && context.lastTurn.findings.length > 0 ? { turnId: context.lastTurn.turnId, findings: context.lastTurn.findings } : undefined;
 
+/** What a child's `submit_report` result changes: an ok one is its report; a schema-invalid one a rejected attempt. */
+const reportNoteOf = (context: SessionContext, event: Extract<SessionEvent, { type: 'tool.settled' }>): { update: Partial<SessionContext>; rejected?: EmitRecordParams } | undefined => {
+  if (!context.child) return undefined;
+  if (event.status === 'ok' && event.value) return { update: { report: { callId: event.callId, value: event.value } } };
+  if (event.status !== 'error' || (event.failedStage !== 'schema' && event.failedStage !== 'runtime-validation')) return undefined;
+  const attempt = context.tally.contractFailures + 1;
+  return {
+    update: { tally: { ...context.tally, contractFailures: attempt } },
+    rejected: { type: 'report.rejected', data: { reason: 'invalid', attempt, format: context.child.format, callId: event.callId, final: attempt > maxReportCorrections } },
+  };
+};
+
 const ended = (status: SessionOutcome) =>
   ({
     type: 'emitRecord',
@@ -157,17 +175,19 @@ export const sessionMachine = setup({
     requestEffect: (_: unknown, _params: RequestEffectParams) => {},
     /** Observed by the host through inspection; deliberately does nothing here. */
     emitRecord: (_: unknown, _params: EmitRecordParams) => {},
-    requestModelCall: enqueueActions(({ context, enqueue }) => {
+    /**
+     * Reserve the next model call (its effect id, the turn it counts as); `requestModelCall` then asks for it. A plain
+     * assign and a declarative action rather than `enqueueActions`, which builds its `enqueue` closures on every call.
+     */
+    reserveModelCall: assign(({ context }) => {
       const effectId = effectIdOf(context);
-      const turn = context.usage.turns + 1;
-      enqueue.assign({
+      return {
         nextEffect: context.nextEffect + 1,
         awaitingModel: effectId,
-        outstanding: { ...context.outstanding, [effectId]: { kind: 'callModel' } },
-        usage: { ...context.usage, turns: turn },
+        outstanding: { ...context.outstanding, [effectId]: { kind: 'callModel' as const } },
+        usage: { ...context.usage, turns: context.usage.turns + 1 },
         ...(context.tally.unseenMessage ? { tally: { ...context.tally, unseenMessage: false } } : {}),
-      });
-      enqueue({ type: 'requestEffect', params: { effectId, kind: 'callModel', args: { turn } } });
+      };
     }),
     settleModelCall: assign(({ context, event }) => {
       if (event.type !== 'model.responded' && event.type !== 'model.failed') return {};
@@ -181,12 +201,30 @@ export const sessionMachine = setup({
       return { outstanding, awaitingModel: null, usage: { ...usage, elapsedMs: Math.max(usage.elapsedMs, event.elapsedMs) }, tally };
     }),
     /**
-     * One effect per proposed call, so every call settles and its turn's join closes. The calls the tool-call budget
-     * still allows run (in the reply's order); each one past it is settled unrun with a model-visible budget failure,
-     * and the session ends `budget-exhausted` once the turn has joined.
+     * Open the reply's tool turn: spawn its turn actor (`<path>/turn-<n>`) and request one effect per proposed call, so
+     * every call settles and the turn's join closes. The calls the tool-call budget still allows run (in the reply's
+     * order); each one past it is settled unrun with a model-visible budget failure, and the session ends
+     * `budget-exhausted` once the turn has joined. One action with one context update (spawning, requesting and
+     * assigning were three actions and two copies of the context per reply).
      */
-    requestToolCalls: enqueueActions(({ context, event, enqueue }) => {
+    startToolTurn: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'model.responded') return;
+      const path = `${context.path}/turn-${event.turn}`;
+      enqueue.spawnChild('turn', {
+        id: path,
+        systemId: path,
+        input: {
+          path,
+          turnId: event.effectId,
+          callSpec: event.callSpec ?? missingCallSpec(event.effectId),
+          stopReason: event.stopReason,
+          toolCalls: event.toolCalls,
+          activeMutationPolicyDigest: context.mutationPolicyDigest,
+          ...(event.preFlight ? { preFlight: event.preFlight } : {}),
+          requiredClaims: [...completionClaims],
+          shellTools: [...shellTools],
+        },
+      });
       let next = context.nextEffect;
       const outstanding = { ...context.outstanding };
       // The calls this agent's children made count as its own (a child's budget is its share of what was left).
@@ -205,66 +243,49 @@ export const sessionMachine = setup({
         enqueue({ type: 'requestEffect', params: { effectId, kind: 'executeTool', args: { callId: call.callId, name: call.name, arguments: call.arguments, ...(call.invalid ? { invalid: call.invalid } : {}), ...blocked, ...overBudget } } });
       });
       const allowed = Math.min(proposed, left);
-      enqueue.assign({ nextEffect: next, outstanding, usage: { ...context.usage, toolCalls: context.usage.toolCalls + allowed } });
-      if (allowed < proposed) {
-        enqueue.assign({
-          tally: { ...context.tally, toolCallBudgetSpent: `tool-call budget exhausted: the reply proposed ${proposed} tool call${proposed === 1 ? '' : 's'} with ${left} of ${context.budgets.maxToolCalls} left${delegatedNote(spentByChildren, 'made')}; ${proposed - allowed} ${proposed - allowed === 1 ? 'was' : 'were'} not run` },
-        });
-      }
-    }),
-    spawnTurn: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'model.responded') return;
-      const path = `${context.path}/turn-${event.turn}`;
-      enqueue.assign({ lastTurn: { turnId: event.effectId, path, status: 'open', classes: [], findings: [] } });
-      enqueue.spawnChild('turn', {
-        id: path,
-        systemId: path,
-        input: {
-          path,
-          turnId: event.effectId,
-          callSpec: event.callSpec ?? missingCallSpec(event.effectId),
-          stopReason: event.stopReason,
-          toolCalls: event.toolCalls,
-          activeMutationPolicyDigest: context.mutationPolicyDigest,
-          ...(event.preFlight ? { preFlight: event.preFlight } : {}),
-          requiredClaims: [...completionClaims],
-          shellTools: [...shellTools],
-        },
+      enqueue.assign({
+        lastTurn: { turnId: event.effectId, path, status: 'open', classes: [], findings: [] },
+        nextEffect: next,
+        outstanding,
+        usage: { ...context.usage, toolCalls: context.usage.toolCalls + allowed },
+        ...(allowed < proposed
+          ? {
+              tally: { ...context.tally, toolCallBudgetSpent: `tool-call budget exhausted: the reply proposed ${proposed} tool call${proposed === 1 ? '' : 's'} with ${left} of ${context.budgets.maxToolCalls} left${delegatedNote(spentByChildren, 'made')}; ${proposed - allowed} ${proposed - allowed === 1 ? 'was' : 'were'} not run` },
+            }
+          : {}),
       });
-    }),
-    forwardToTurn: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'tool.settled' || !context.lastTurn || context.lastTurn.status !== 'open') return;
-      const { effectId: _effectId, elapsedMs: _elapsedMs, ...result } = event;
-      enqueue.sendTo(context.lastTurn.path, result);
     }),
     declareUses: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'turn.results-ready' || context.lastTurn?.turnId !== event.turnId) return;
       enqueue.sendTo(context.lastTurn.path, { type: 'turn.uses', uses: usesOf(event.turnId, event.rows) });
     }),
-    closeTurn: enqueueActions(({ context, event, enqueue }) => {
-      if (!isTurnDone(event) || !context.lastTurn) return;
+    /** The finished turn actor is stopped so children never accumulate (`closeTurn` keeps its verdict in context). */
+    stopTurn: stopChild(({ context }) => context.lastTurn?.path ?? ''),
+    closeTurn: assign(({ context, event }) => {
+      if (!isTurnDone(event) || !context.lastTurn) return {};
       const output = event.output;
-      // The verdict is kept in context; the finished turn actor is stopped so children never accumulate.
-      enqueue.stopChild(context.lastTurn.path);
-      enqueue.assign({ lastTurn: { ...context.lastTurn, status: output.status, classes: [...new Set(output.findings.map((finding) => finding.class))], findings: output.findings, joinDigest: output.joinDigest } });
-      if (!output.joinClosed) enqueue.assign({ endReason: `the tool-call join of turn ${output.turnId} did not close: ${[...new Set(output.findings.map((finding) => finding.class))].join(', ')}` });
+      const classes = [...new Set(output.findings.map((finding) => finding.class))];
+      return {
+        lastTurn: { ...context.lastTurn, status: output.status, classes, findings: output.findings, joinDigest: output.joinDigest },
+        ...(output.joinClosed ? {} : { endReason: `the tool-call join of turn ${output.turnId} did not close: ${classes.join(', ')}` }),
+      };
     }),
-    settleToolCall: assign(({ context, event }) => {
-      if (event.type !== 'tool.settled') return {};
+    /**
+     * A call of the turn settled: it is no longer outstanding, a child's `submit_report` result is noted (an ok one is
+     * its report; an invalid one is a broken report, one correction round), and the result goes on to the open turn.
+     * One action with one context update (these were three actions, two of them building `enqueue` closures).
+     */
+    settleTool: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'tool.settled') return;
       const { [event.effectId]: _settled, ...outstanding } = context.outstanding;
-      return { outstanding, usage: { ...context.usage, elapsedMs: Math.max(context.usage.elapsedMs, event.elapsedMs) } };
-    }),
-    /** A child's `submit_report` result: an ok one is its report; an invalid one is a broken report (one correction round). */
-    noteReport: enqueueActions(({ context, event, enqueue }) => {
-      if (!context.child || event.type !== 'tool.settled' || event.name !== reportTool) return;
-      if (event.status === 'ok' && event.value) {
-        enqueue.assign({ report: { callId: event.callId, value: event.value } });
-        return;
+      const usage = { ...context.usage, elapsedMs: Math.max(context.usage.elapsedMs, event.elapsedMs) };
+      const report = context.child && event.name === reportTool ? reportNoteOf(context, event) : undefined;
+      enqueue.assign({ outstanding, usage, ...report?.update });
+      if (report?.rejected) enqueue({ type: 'emitRecord', params: report.rejected });
+      if (context.lastTurn?.status === 'open') {
+        const { effectId: _effectId, elapsedMs: _elapsedMs, ...result } = event;
+        enqueue.sendTo(context.lastTurn.path, result);
       }
-      if (event.status !== 'error' || (event.failedStage !== 'schema' && event.failedStage !== 'runtime-validation')) return;
-      const attempt = context.tally.contractFailures + 1;
-      enqueue.assign({ tally: { ...context.tally, contractFailures: attempt } });
-      enqueue({ type: 'emitRecord', params: { type: 'report.rejected', data: { reason: 'invalid', attempt, format: context.child.format, callId: event.callId, final: attempt > maxReportCorrections } } });
     }),
     /** A child replied without calling `submit_report`: a broken report. */
     noteMissingReport: enqueueActions(({ context, enqueue }) => {
@@ -483,7 +504,7 @@ export const sessionMachine = setup({
           ],
         },
         awaitingModel: {
-          entry: 'requestModelCall',
+          entry: ['reserveModelCall', requestModelCall],
           on: {
             // A follow-up sent while the model works is not in this call's input: it gets a turn of its own.
             'user.message': { actions: assign(({ context }) => ({ tally: { ...context.tally, unseenMessage: true } })) },
@@ -493,7 +514,7 @@ export const sessionMachine = setup({
                 target: '#session.budgetExhausted',
                 actions: ['settleModelCall', assign({ endReason: 'token budget exhausted' })],
               },
-              { guard: and(['isAwaitedModelCall', 'hasToolCalls']), target: 'runningTools', actions: ['settleModelCall', 'spawnTurn', 'requestToolCalls'] },
+              { guard: and(['isAwaitedModelCall', 'hasToolCalls']), target: 'runningTools', actions: ['settleModelCall', 'startToolTurn'] },
               { guard: and(['isAwaitedModelCall', 'isPausedTurn']), target: 'nextTurn', actions: 'settleModelCall' },
               { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'hasUnseenMessage']), target: 'nextTurn', actions: 'settleModelCall' },
               { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'isCutReply']), target: 'nextTurn', actions: 'settleModelCall' },
@@ -515,9 +536,9 @@ export const sessionMachine = setup({
         runningTools: {
           on: {
             'tool.settled': [
-              { guard: and(['isOutstandingTool', 'isLastOutstanding', not('hasPendingApprovals')]), target: 'joiningTurn', actions: ['settleToolCall', 'noteReport', 'forwardToTurn'] },
-              { guard: and(['isOutstandingTool', 'isLastOutstanding']), target: 'awaitingApproval', actions: ['settleToolCall', 'noteReport', 'forwardToTurn'] },
-              { guard: 'isOutstandingTool', actions: ['settleToolCall', 'noteReport', 'forwardToTurn'] },
+              { guard: and(['isOutstandingTool', 'isLastOutstanding', not('hasPendingApprovals')]), target: 'joiningTurn', actions: 'settleTool' },
+              { guard: and(['isOutstandingTool', 'isLastOutstanding']), target: 'awaitingApproval', actions: 'settleTool' },
+              { guard: 'isOutstandingTool', actions: 'settleTool' },
             ],
             'delegation.accepted': { guard: 'isAcceptedDelegation', actions: 'spawnDelegation' },
             'approval.requested': [
@@ -542,12 +563,12 @@ export const sessionMachine = setup({
           on: {
             'turn.results-ready': { guard: 'isCurrentTurnResults', actions: 'declareUses' },
             'xstate.done.actor.*': [
-              { guard: and(['isCurrentTurnDone', 'turnJoinClosed', 'hasReport', 'turnMutationReady']), target: '#session.completed', actions: 'closeTurn' },
-              { guard: and(['isCurrentTurnDone', 'turnJoinClosed', 'hasReport']), target: '#session.failed', actions: ['closeTurn', 'failContract'] },
-              { guard: and(['isCurrentTurnDone', 'turnJoinClosed', 'contractExhausted']), target: '#session.failed', actions: ['closeTurn', 'failContract'] },
-              { guard: and(['isCurrentTurnDone', 'turnJoinClosed', 'toolCallBudgetSpent']), target: '#session.budgetExhausted', actions: ['closeTurn', assign(({ context }) => ({ endReason: context.tally.toolCallBudgetSpent }))] },
-              { guard: and(['isCurrentTurnDone', 'turnJoinClosed']), target: 'nextTurn', actions: 'closeTurn' },
-              { guard: 'isCurrentTurnDone', target: '#session.failed', actions: 'closeTurn' },
+              { guard: and(['isCurrentTurnDone', 'turnJoinClosed', 'hasReport', 'turnMutationReady']), target: '#session.completed', actions: ['stopTurn', 'closeTurn'] },
+              { guard: and(['isCurrentTurnDone', 'turnJoinClosed', 'hasReport']), target: '#session.failed', actions: ['stopTurn', 'closeTurn', 'failContract'] },
+              { guard: and(['isCurrentTurnDone', 'turnJoinClosed', 'contractExhausted']), target: '#session.failed', actions: ['stopTurn', 'closeTurn', 'failContract'] },
+              { guard: and(['isCurrentTurnDone', 'turnJoinClosed', 'toolCallBudgetSpent']), target: '#session.budgetExhausted', actions: ['stopTurn', 'closeTurn', assign(({ context }) => ({ endReason: context.tally.toolCallBudgetSpent }))] },
+              { guard: and(['isCurrentTurnDone', 'turnJoinClosed']), target: 'nextTurn', actions: ['stopTurn', 'closeTurn'] },
+              { guard: 'isCurrentTurnDone', target: '#session.failed', actions: ['stopTurn', 'closeTurn'] },
             ],
           },
         },
