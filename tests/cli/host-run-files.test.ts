@@ -40,4 +40,24 @@ describe('the workspace files configured hooks and MCP servers run on the host',
   it('a word that is not a path (a program, a subcommand, an option) never becomes one', async () => {
     expect(await hostRunFiles(root, hooksOf('npm test --silent', 'exit 2', 'echo ok'), {})).toEqual([]);
   });
+
+  it('trial 7 G5: globs, ${VAR:-default}, $(pwd), unknown variables, python -m, node -r and -Ilib are resolved or protected conservatively', async () => {
+    await mkdir(join(root, 'scripts', 'checks'));
+    await mkdir(join(root, 'tools'));
+    await writeFile(join(root, 'top.sh'), '#\n');
+    const hooks = hooksOf(
+      'for f in scripts/checks/*.sh; do sh "$f"; done',
+      '${CLAUDE_PROJECT_DIR:-.}/scripts/g.sh',
+      '"$(pwd)"/scripts/c.sh',
+      'sh $(git rev-parse --show-toplevel)/start.sh',
+      '$TOOLS_HOME/scripts/unknown.sh',
+      '${HOOK_DIR:-scripts}/fallback.sh',
+      'python3 -m tools.g3',
+      'sh ./*.sh',
+      'ruby -Ilib x.rb',
+      '[ -f a ] && echo ok',
+    );
+    const servers = { p: { command: 'python3', args: ['-m', 'tools.srv'] }, n: { command: 'node', args: ['-r', 'dotenv/config', 'srv/main.js'] } } as unknown as Record<string, McpServerConfig>;
+    expect(relative(await hostRunFiles(root, hooks, servers))).toEqual(['lib', 'node_modules/dotenv', 'scripts/c.sh', 'scripts/checks', 'scripts/fallback.sh', 'scripts/g.sh', 'scripts/unknown.sh', 'srv/main.js', 'start.sh', 'tools', 'tools.py', 'top.sh'].sort());
+  });
 });
