@@ -139,7 +139,7 @@ export const runToQuiet = async (
       // Ctrl-C came while the session was being created (the caller held it): nothing of the task has run, so none
       // is started; the session is recorded as interrupted, and the summary names it for `rein resume`.
       interrupted = true;
-      await session.interrupt('interrupted by the user (Ctrl-C) before the task was sent');
+      await session.interrupt(interruptingSignal ? `interrupted by ${interruptingSignal} before the task was sent` : 'interrupted by the user (Ctrl-C) before the task was sent');
     } else await options.begin?.();
     let result = await session.whenQuiet();
     for (;;) {
