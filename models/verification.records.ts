@@ -10,7 +10,10 @@ import { z } from 'zod';
  */
 export const VerificationRecorded = z.object({
   name: z.string().min(1),
-  /** `inconclusive`: the command exited 0 but its own summary says no test ran (a filter matched nothing). */
+  /**
+   * `inconclusive`: the command exited 0 but cannot show a test ran (its runner's summary says none ran, or it shows
+   * no count). `failed` also covers an exit 0 whose runner's own summary counts a failed test.
+   */
   status: z.enum(['passed', 'failed', 'inconclusive']),
   callId: z.string().optional(),
   effectId: z.string().optional(),
@@ -23,5 +26,10 @@ export const VerificationRecorded = z.object({
   durationMs: z.number().nonnegative().optional(),
   summary: z.string(),
   artifact: z.string().optional(),
+  /**
+   * `npm test` / `npm run X` (and yarn, pnpm, bun): the script it ran, read from the workspace's `package.json` when
+   * the call was made (`script` absent: no such script). The status was decided with it; replay reads it from here.
+   */
+  packageScript: z.object({ name: z.string().min(1), script: z.string().optional() }).optional(),
 });
 export type VerificationRecorded = z.infer<typeof VerificationRecorded>;

@@ -33,6 +33,16 @@ export const callVerdict = (settled: Pick<ToolSettled, 'status' | 'errorCode' | 
   return 'passed';
 };
 
+/** Why a verification's status is not its exit's, as a few words after the exit code (from its summary's first line). */
+const verificationCaveat = (data: { status: string; exitCode?: number | null; summary?: string }): string => {
+  const first = String(data.summary ?? '').split('\n')[0] ?? '';
+  if (data.status === 'failed' && data.exitCode === 0) return `, ${/counts (\d+) failed/.exec(first)?.[1] ?? 'some'} failed by the runner's own summary`;
+  if (data.status !== 'inconclusive') return '';
+  if (first.startsWith('its output shows no runner summary')) return ', no count of tests that ran';
+  if (first.startsWith('the package.json script')) return `, its package script does not report a test suite's exit`;
+  return ', no test ran';
+};
+
 /** The mark a verdict shows with: ✓ passed, ✗ failed or denied, … still running (outcome unknown). */
 export const verdictMark = (verdict: CallVerdict): string => (verdict === 'passed' ? '✓' : verdict === 'background' ? '…' : '✗');
 
@@ -125,7 +135,7 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
     case 'plugin.failed':
       return `${at}${who}${pluginFailedLine(data as PluginFailed)}`;
     case 'verification.recorded':
-      return `${at}${who}verification ${data.status}: ${clip(data.command ?? data.name, 80)}${data.exitCode !== undefined ? ` (exit ${String(data.exitCode)}${data.status === 'inconclusive' ? ', no test ran' : ''})` : ''}`;
+      return `${at}${who}verification ${data.status}: ${clip(data.command ?? data.name, 80)}${data.exitCode !== undefined ? ` (exit ${String(data.exitCode)}${verificationCaveat(data as { status: string; exitCode?: number | null; summary?: string })})` : ''}`;
     case 'delegation.started':
       return `${at}${who}↳ task ${data.taskId} (${data.task.role}) started as ${data.child}: ${clip(data.task.objective, 120)}`;
     case 'delegation.permission-escalated':

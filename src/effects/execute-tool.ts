@@ -4,7 +4,31 @@ import type { ApprovalOutcome } from '../../machines/permission.machine.js';
 import { runToolPipeline, type PipelineEnvironment } from '../tools/tool-pipeline.js';
 import type { ResumeCheck } from '../tools/tool.js';
 import type { EffectExecutor, EffectRequest, FactDraft } from './effect.js';
-import { defaultVerificationClassifier, verificationOf, type VerificationClassifier } from './verification.js';
+import { readFile, lstat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { packageScriptOf } from './test-command.js';
+import { defaultVerificationClassifier, verificationOf, type PackageScript, type VerificationClassifier } from './verification.js';
+
+/**
+ * The package script a `npm test` / `npm run X` call is about to run, as the workspace's `package.json` holds it now
+ * (a regular file at the root, at most 1 MiB), or undefined when the call runs none. Read before the call runs, since
+ * the run may rewrite the file; recorded with the verification, so replay never reads the file again.
+ */
+const packageScriptFor = async (workspace: string, args: Record<string, unknown>): Promise<PackageScript | undefined> => {
+  if (typeof args.command !== 'string' || (args.cwd !== undefined && args.cwd !== '.' && args.cwd !== '')) return undefined;
+  const name = packageScriptOf(args.command);
+  if (name === undefined) return undefined;
+  try {
+    const path = join(workspace, 'package.json');
+    const stat = await lstat(path);
+    if (!stat.isFile() || stat.size > 1_048_576) return { name };
+    const scripts = (JSON.parse(await readFile(path, 'utf8')) as { scripts?: Record<string, unknown> }).scripts;
+    const script = scripts && Object.hasOwn(scripts, name) ? scripts[name] : undefined;
+    return typeof script === 'string' ? { name, script } : { name };
+  } catch {
+    return { name };
+  }
+};
 
 const approvalOf = (value: unknown): ApprovalOutcome | undefined => {
   if (typeof value !== 'object' || value === null) return undefined;
@@ -64,6 +88,7 @@ export const createExecuteToolExecutor = (environments: PipelineEnvironment | ((
       const preFlight = request.args.preFlight as { by?: string; reason: string } | undefined;
       const budget = budgetOf(request.args.budget);
       let ran = false;
+      const packageScript = await packageScriptFor(environment.workspace.root, args);
       const result = await runToolPipeline(
         environment,
         { effectId: request.effectId, callId, actor: request.actor, name, arguments: args, ...(approval ? { approval } : {}), ...(invalid && invalid.length > 0 ? { invalid } : {}), ...(preFlight && typeof preFlight.reason === 'string' ? { preFlight } : {}), ...(budget ? { budget } : {}) },
@@ -84,7 +109,7 @@ export const createExecuteToolExecutor = (environments: PipelineEnvironment | ((
       if (result.kind === 'continue') return { type: result.input.type, corr: callId, data: { ...result.input.data, effectId: request.effectId, callId, elapsedMs: context.elapsedMs() }, ...(facts.length > 0 ? { facts } : {}) };
       ran ||= facts.some((fact) => fact.type === 'tool.started');
       const classified = ran ? classifyVerification({ name, arguments: args }) : undefined;
-      const verification = classified ? verificationOf({ name, arguments: args, callId }, request.effectId, result.outcome, classified) : undefined;
+      const verification = classified ? verificationOf({ name, arguments: args, callId }, request.effectId, result.outcome, classified, packageScript) : undefined;
       if (verification) facts.push({ type: 'verification.recorded', data: verification, corr: callId, at: context.now() });
       return { type: 'tool.settled', corr: callId, data: { effectId: request.effectId, callId, name, ...result.outcome, elapsedMs: context.elapsedMs() }, ...(facts.length > 0 ? { facts } : {}) };
     },

@@ -22,11 +22,96 @@ const selectingFlag = /^(?:--test-name-pattern|--test-skip-pattern|--test-only|-
  */
 export const selectsTests = (command: string): boolean => command.split(/\s+/).some((word) => selectingFlag.test(word.replace(/^['"]/, '')));
 
+/** An argument naming a test file or a folder below the suite's root (`test/helpers.test.js`, `tests/unit`, `a_test.go`). */
+const testPathArgument = (word: string): boolean => {
+  if (/\.(?:[cm]?[jt]sx?|py|go|rb)$/.test(word)) return true;
+  return word.includes('/') && !word.endsWith('...') && !/^(?:\.\/)?(?:tests?|specs?|__tests__|src|lib)?\/?$/.test(word);
+};
+
+/**
+ * Whether a test command runs only some files of the suite: a runner given a test file or folder
+ * (`node --test test/helpers.test.js`, `npx vitest run test/a.test.ts`, `pytest tests/unit/test_x.py`). Its exit 0
+ * says that those files passed (none ran, when the file holds no test), never that the repository's tests pass.
+ */
+export const selectsFiles = (command: string): boolean => {
+  const parsed = parseShell(command);
+  if (!parsed.ok) return false;
+  return parsed.segments.some((segment) => segmentRunsSuite(segment.words, 0) && fileArguments(unwrap(segment.words).slice(1)).some(testPathArgument));
+};
+
+/** Runner options that take a value which is not a test to run (a config file, a reporter, a module to preload). */
+const runnerValueFlags = new Set(['--config', '-c', '--reporter', '--test-reporter', '--test-reporter-destination', '--root', '-r', '--require', '--import', '--loader', '--experimental-loader', '--project', '--rootdir', '--rootDir', '--environment', '--setupFiles', '--cov', '--cov-config', '--tsconfig', '--outputFile', '--coverage.reportsDirectory', '--manifest-path']);
+
+/** The arguments that may name test files: not flags, nor the values of flags known to take one, nor config files. */
+const fileArguments = (args: readonly string[]): string[] => {
+  const result: string[] = [];
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index]!;
+    if (arg === '--') continue;
+    if (arg.startsWith('-')) {
+      if (runnerValueFlags.has(arg) || valueFlags.has(arg)) index++;
+      continue;
+    }
+    if (!/(?:^|[./])config\.|rc\.[cm]?[jt]s$/.test(arg)) result.push(arg);
+  }
+  return result;
+};
+
+/** Programs that check without running tests (a type checker, `go vet`, `cargo check`): their exit is all they report. */
+const checkerOnly = (words: readonly string[]): boolean => {
+  const real = unwrap(words);
+  const program = baseName(real[0] ?? '');
+  const sub = positional(real.slice(1))[0];
+  if (program === 'npx' || program === 'pnpx' || program === 'bunx') return checkerOnly(afterRunner(real.slice(1)));
+  return program === 'tsc' || program === 'vue-tsc' || (program === 'go' && sub === 'vet') || (program === 'cargo' && (sub === 'check' || sub === 'clippy'));
+};
+
+/**
+ * Whether every suite-running command of a line is a checker that prints no count (`tsc --noEmit`, `go vet ./...`,
+ * `cargo check`): an exit 0 then says all there is to say. A test runner's exit 0 needs its summary besides.
+ */
+export const checksOnly = (command: string): boolean => {
+  const parsed = parseShell(command);
+  if (!parsed.ok) return false;
+  const runners = parsed.segments.filter((segment) => segmentRunsSuite(segment.words, 0));
+  return runners.length > 0 && runners.every((segment) => checkerOnly(segment.words));
+};
+
+/**
+ * The package script a line runs through its package manager (`npm test` → `test`, `npm run test:unit` →
+ * `test:unit`, `yarn test`, `pnpm run check`), when the line runs exactly one and runs it in the workspace root it
+ * was called in (no `cd`, `--prefix`, `-C`, `--workspace`, `--filter`, `--dir`); undefined otherwise.
+ */
+export const packageScriptOf = (command: string): string | undefined => {
+  const parsed = parseShell(command);
+  if (!parsed.ok) return undefined;
+  if (parsed.segments.some((segment) => ['cd', 'pushd'].includes(unwrap(segment.words)[0] ?? ''))) return undefined;
+  const names: string[] = [];
+  for (const segment of parsed.segments) {
+    const real = unwrap(segment.words);
+    const program = baseName(real[0] ?? '');
+    if (!['npm', 'yarn', 'pnpm', 'bun'].includes(program)) continue;
+    const args = real.slice(1);
+    if (args.some((arg) => valueFlags.has(arg.replace(/=.*$/, '')))) return undefined;
+    const words = positional(args);
+    if (words[0] === 'test' || words[0] === 't' || words[0] === 'tst') names.push('test');
+    else if ((words[0] === 'run' || words[0] === 'run-script') && words[1] !== undefined && scriptNames.test(words[1])) names.push(words[1]);
+  }
+  return names.length === 1 ? names[0] : undefined;
+};
+
 const maximumNesting = 3;
 
 const baseName = (word: string): string => word.slice(word.lastIndexOf('/') + 1);
 const isAssignment = (word: string): boolean => /^[A-Za-z_][A-Za-z0-9_]*=/.test(word);
 const nonRunning = new Set(['--help', '-h', '--version', '--init', '--collect-only', '--co', '--listTests', '--list', '-list', '--showConfig', '--list-tests']);
+/**
+ * Builtins that change what a line's exit means or what its words run: `trap … EXIT` rewrites the shell's exit
+ * status, `alias` and `eval` rewrite commands. A line with one is not read as reporting a suite's exit.
+ */
+const exitRewriting = new Set(['trap', 'alias', 'eval', 'enable', 'shopt']);
+/** Assignments that make a shell run a file of the line's choosing first (where a `trap` may wait). */
+const startupFiles = /^(?:BASH_ENV|ENV|PROMPT_COMMAND|BASH_FUNC_[\w%-]*)=/;
 const reservedWords = new Set(['if', 'then', 'else', 'elif', 'fi', 'for', 'while', 'until', 'do', 'done', 'case', 'esac', 'select', 'function', 'coproc', '!', '[[', ']]']);
 const scriptNames = /^(test|tests|check|verify)([:-].*)?$/;
 const directRunners = new Set(['vitest', 'jest', 'mocha', 'ava', 'tap', 'jasmine', 'tsc', 'pytest', 'py.test', 'rspec', 'phpunit', 'ctest', 'tox', 'nox']);
@@ -192,6 +277,7 @@ const runsTestSuiteAt = (command: string, depth: number): boolean => {
   if (!parsed.ok) return false;
   const { segments, operators } = parsed;
   if (segments.some((segment) => reservedWords.has(segment.words[0] ?? ''))) return false;
+  if (segments.some((segment) => exitRewriting.has(baseName(unwrap(segment.words)[0] ?? '')) || segment.words.some((word) => startupFiles.test(word)))) return false;
   if (segments.some((segment, index) => endsTheShell(segment.words, index === segments.length - 1))) return false;
   const runners = new Set<number>();
   segments.forEach((segment: ShellSegment, index) => {

@@ -2,7 +2,7 @@ import type { ToolCall } from '../../models/model.records.js';
 import { executionPassed } from '../../models/tool.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
 import { keyLines } from '../projections/key-lines.js';
-import { runsTestSuite, selectsTests } from './test-command.js';
+import { checksOnly, runsTestSuite, selectsTests } from './test-command.js';
 import type { ToolOutcome } from '../tools/observation.js';
 
 /**
@@ -52,20 +52,56 @@ export const passedTests = (text: string): number | undefined => {
 
 /**
  * True when a test runner's own summary says that no test ran — so an exit 0 verified nothing. False when any
- * summary counts a passed test, and when no summary is recognised (the exit code is then all there is).
+ * summary counts a passed test, and when no summary is recognised.
  */
 export const ranNoTest = (text: string): boolean => passedTests(text) === 0;
 
 /**
- * Why an exit 0 verified nothing, or undefined when it is a pass: the runner's own summary says no test ran; or the
- * command selects tests by name (`--test-name-pattern`, `-t`, `--grep`, `-k`, …) and its output shows no summary
- * counting a passed test (a dot reporter, output sent elsewhere) — a filter that matched nothing exits 0 too.
+ * How many tests a runner's own summary says failed, or undefined when no failure count is recognised: `node --test`
+ * (`# fail 1` / `ℹ fail 1`), Jest (`Tests: 1 failed, …`), Vitest (`Tests  1 failed | …`), Mocha (`1 failing`), pytest
+ * (`=== 1 failed, 2 passed in 0.1s ===`), Go (a `FAIL` or `--- FAIL` line), Cargo (`test result: FAILED.`).
  */
-export const inconclusiveReason = (command: string | undefined, text: string): string | undefined => {
+export const failedTests = (text: string): number | undefined => {
+  const failed = [
+    sum(text, /^\s*[#ℹ]\s*fail (\d+)\s*$/gm),
+    sum(text, /^\s*Tests:?\s+(\d+) failed\b/gm),
+    sum(text, /^\s*(\d+) failing\b/gm),
+    sum(text, /^=+ (?:.*?\b)?(\d+) (?:failed|errors?)\b.* in [\d.]+s(?: \([^)]*\))? =+$/gm),
+    sum(text, /^test result: FAILED\. \d+ passed; (\d+) failed;/gm),
+    /^(?:FAIL|--- FAIL)\b/m.test(text) ? 1 : undefined,
+  ];
+  const counted = failed.filter((count): count is number => count !== undefined);
+  return counted.length === 0 ? undefined : counted.reduce((all, count) => all + count, 0);
+};
+
+/** The package script a `npm test` / `npm run X` line ran, as `package.json` held it when the call was made. */
+export interface PackageScript {
+  name: string;
+  /** The script's text; absent when `package.json` had no such script (or could not be read as one). */
+  script?: string;
+}
+
+/**
+ * Why an exit 0 verified nothing, or undefined when it is a pass. The runner's own summary says no test ran; or
+ * its output shows no summary counting a passed test (a dot reporter, a file with no tests, output sent elsewhere)
+ * while the command runs tests, not only a checker such as `tsc` whose exit is all it reports; or the command runs a
+ * package script that, as `package.json` held it, does not report a test suite's exit (`echo ok`, `node --test || true`).
+ */
+export const inconclusiveReason = (command: string | undefined, text: string, packageScript?: PackageScript): string | undefined => {
+  if (packageScript?.script !== undefined && !runsTestSuite(packageScript.script)) return `the package.json script "${packageScript.name}" (${packageScript.script.slice(0, 200)}) does not report a test suite's exit`;
   const passed = passedTests(text);
   if (passed === 0) return "no test ran (the runner's own summary says so)";
-  if (passed === undefined && command !== undefined && selectsTests(command)) return 'the command selects tests by name and its output shows no summary of a test that passed';
-  return undefined;
+  if (passed !== undefined) return undefined;
+  const checked = packageScript?.script ?? command;
+  if (checked !== undefined && checksOnly(checked)) return undefined;
+  if (command !== undefined && selectsTests(command)) return 'the command selects tests by name and its output shows no summary of a test that passed';
+  return "its output shows no runner summary counting a test that passed (a reporter that prints no count, a file with no test, output sent elsewhere): exit 0 alone cannot show a test ran";
+};
+
+/** Why an exit 0 is a failure: the runner's own summary counts failed tests (the line's exit status was rewritten). */
+export const contradictedReason = (text: string): string | undefined => {
+  const failed = failedTests(text);
+  return failed !== undefined && failed > 0 ? `the runner's own summary counts ${String(failed)} failed test(s) though the command exited 0` : undefined;
 };
 
 /** The output a person reads: a shell tool's JSON result is unwrapped to its stdout and stderr. */
@@ -85,7 +121,7 @@ const outputText = (observation: string): string => {
  * report that names a command, a claim, a tool that reports no exit): those are never verifications. The status
  * is the run's: `passed` only for exit code 0 with no signal and no timeout. The summary holds the key lines.
  */
-export const verificationOf = (call: Pick<ToolCall, 'name' | 'arguments' | 'callId'>, effectId: string, outcome: ToolOutcome, classified: { command?: string }): VerificationRecorded | undefined => {
+export const verificationOf = (call: Pick<ToolCall, 'name' | 'arguments' | 'callId'>, effectId: string, outcome: ToolOutcome, classified: { command?: string }, packageScript?: PackageScript): VerificationRecorded | undefined => {
   const execution = outcome.execution;
   if (!execution) return undefined;
   const text = outputText(outcome.observation);
@@ -93,11 +129,13 @@ export const verificationOf = (call: Pick<ToolCall, 'name' | 'arguments' | 'call
   const summary = (lines.length > 0 ? lines : text.trimEnd().split('\n').slice(-3)).join('\n').slice(0, 2_000);
   const passed = executionPassed(execution);
   const command = classified.command ?? execution.command;
-  // Exit 0 from a run that cannot show a test ran (a name filter that matched nothing) verified nothing.
-  const inconclusive = passed ? inconclusiveReason(command, text) : undefined;
+  // Exit 0 whose runner's own summary counts a failure is a failure; one that cannot show a test ran verified nothing.
+  const contradicted = passed ? contradictedReason(text) : undefined;
+  const inconclusive = passed && contradicted === undefined ? inconclusiveReason(command, text, packageScript) : undefined;
+  const reason = contradicted ?? inconclusive;
   return {
     name: call.name,
-    status: inconclusive !== undefined ? 'inconclusive' : passed ? 'passed' : 'failed',
+    status: contradicted !== undefined ? 'failed' : inconclusive !== undefined ? 'inconclusive' : passed ? 'passed' : 'failed',
     callId: call.callId,
     effectId,
     command,
@@ -106,7 +144,8 @@ export const verificationOf = (call: Pick<ToolCall, 'name' | 'arguments' | 'call
     ...(execution.signal ? { signal: execution.signal } : {}),
     ...(execution.timedOut ? { timedOut: execution.timedOut } : {}),
     durationMs: execution.durationMs,
-    summary: inconclusive !== undefined ? `${inconclusive}\n${summary}`.slice(0, 2_000) : summary,
+    summary: reason !== undefined ? `${reason}\n${summary}`.slice(0, 2_000) : summary,
+    ...(packageScript ? { packageScript } : {}),
     ...(outcome.truncated ? { artifact: outcome.truncated.artifact } : {}),
   };
 };

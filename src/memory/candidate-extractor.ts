@@ -3,7 +3,7 @@ import type { CandidateScope, MemoryKind, MemoryProposed } from '../../models/me
 import type { UserMessage } from '../../models/session.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
 import { scopeKeyOf, type MemoryScopeKeys } from './memory-scope.js';
-import { selectsTests } from '../effects/test-command.js';
+import { selectsFiles, selectsTests } from '../effects/test-command.js';
 
 /** What extraction needs besides the record: the session's scope, a fresh candidate id, and what it already proposed. */
 export interface ExtractionContext {
@@ -67,7 +67,10 @@ export const extractCandidates = (record: RecordEnvelope, context: ExtractionCon
     const command = data.command?.trim();
     // Only a run that exited 0 is an observation; a record without an exit code is a claim.
     // A run that selects tests by name passed only the tests it selected: never "this repository's tests pass".
-    if (data.status !== 'passed' || data.exitCode !== 0 || !command || !plainTestCommand(command) || selectsTests(command)) return [];
+    // So did one given some test files, or whose package script (as recorded) selects tests or files.
+    const script = data.packageScript?.script;
+    if (data.status !== 'passed' || data.exitCode !== 0 || !command || !plainTestCommand(command) || selectsTests(command) || selectsFiles(command)) return [];
+    if (script !== undefined && (selectsTests(script) || selectsFiles(script))) return [];
     const content = testCommandContent(command);
     const conflictKeys = [testCommandKey(context.scope.repo)];
     if (context.known(content, conflictKeys)) return [];

@@ -111,6 +111,8 @@ export interface TraceNote extends TraceRef {
   type: string;
   actor: string;
   text: string;
+  /** `command.ended`: the call whose background command ended. */
+  callId?: string;
 }
 
 /** The trace view: the session's facts linked into turns and tool calls (DESIGN's responsibility chain). */

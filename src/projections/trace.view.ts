@@ -156,7 +156,8 @@ const applyTraceRecord = (view: TraceView, record: RecordEnvelope): TraceView =>
     default: {
       const describe = noteTypes[record.type];
       if (!describe) return view;
-      return { ...view, notes: prepend(view.notes, { ...ref(record), type: record.type, actor: record.actor, text: describe(data) }) };
+      const callId = record.type === 'command.ended' && typeof data.callId === 'string' ? { callId: data.callId } : {};
+      return { ...view, notes: prepend(view.notes, { ...ref(record), type: record.type, actor: record.actor, text: describe(data), ...callId }) };
     }
   }
 };

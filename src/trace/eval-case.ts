@@ -3,7 +3,7 @@ import { normalizeSpace } from '../projections/key-lines.js';
 import { newest } from '../projections/persistent-list.js';
 import type { TraceView } from '../projections/trace.view.js';
 import { analyzeTrace } from './trace-analyzer.js';
-import { ContextReader, lastMutationSeq, turnsOf } from './trace-evidence.js';
+import { backgroundEndsOf, ContextReader, lastMutationSeq, turnsOf } from './trace-evidence.js';
 import type { ReadText, TraceReport } from './trace-types.js';
 
 /** A check on the trajectory of a session (its steps), not only on its final answer. */
@@ -73,8 +73,9 @@ export const checkEvalCase = async (evalCase: EvalCase, view: TraceView, readTex
       results.push({ assertion, passed, detail: `outcome ${report.outcome}${report.claimedSuccess ? ', success claimed' : ''}` });
     } else if (assertion.type === 'verification_after_last_change') {
       const last = newest(view.verifications, 1)[0];
-      const mutation = lastMutationSeq(turns);
-      results.push({ assertion, passed: last !== undefined && last.seq > mutation, detail: last ? `last verification #${last.seq}, last change #${mutation}` : 'no verification recorded' });
+      const mutation = lastMutationSeq(turns, backgroundEndsOf(view));
+      const change = mutation === Number.POSITIVE_INFINITY ? 'a background command that may change files has no recorded end' : `last change #${mutation}`;
+      results.push({ assertion, passed: last !== undefined && last.seq > mutation, detail: last ? `last verification #${last.seq}, ${change}` : 'no verification recorded' });
     } else if (assertion.type === 'context_contains_fact') {
       const fact = normalizeSpace(assertion.fact);
       let where: number | undefined;

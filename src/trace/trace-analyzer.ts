@@ -1,7 +1,7 @@
 import { newest, toArray } from '../projections/persistent-list.js';
 import { statusOfState } from '../host/session-status.js';
 import type { TraceView } from '../projections/trace.view.js';
-import { claimsSuccess, ContextReader, lastMutationSeq, turnsOf } from './trace-evidence.js';
+import { backgroundEndsOf, claimsSuccess, ContextReader, lastChange, turnsOf } from './trace-evidence.js';
 import { caveatRules, executionRules, failClosedRules, projectionRules, repetitionRules, truncationRules, verificationRules, type RuleInput } from './trace-rules.js';
 import { boundaryPrecedence, type ReadText, type TraceFinding, type TraceOutcome, type TraceReport } from './trace-types.js';
 
@@ -35,11 +35,12 @@ const rank = (finding: TraceFinding): number => (finding.category === 'unknown_o
 export const analyzeTrace = async (view: TraceView, readText: ReadText): Promise<TraceReport> => {
   const turns = turnsOf(view);
   const lastVerification = newest(view.verifications, 1)[0];
-  const lastMutation = lastMutationSeq(turns);
+  const change = lastChange(turns, backgroundEndsOf(view));
+  const lastMutation = change.seq;
   const completed = view.ended?.status === 'completed';
   const finalTurn = completed ? [...turns].reverse().find((turn) => turn.actor === 'root' && turn.response && turn.response.toolCalls === 0) : undefined;
   const final = finalTurn?.response ? { turn: finalTurn, claims: claimsSuccess(finalTurn.response.text) } : undefined;
-  const input: RuleInput = { turns, reader: new ContextReader(readText), readText, lastMutation, completed, ...(final ? { final } : {}), ...(lastVerification ? { lastVerification } : {}), ...(view.ended ? { ended: view.ended } : {}) };
+  const input: RuleInput = { turns, reader: new ContextReader(readText), readText, lastMutation, ...(change.background ? { backgroundChange: change.background } : {}), completed, ...(final ? { final } : {}), ...(lastVerification ? { lastVerification } : {}), ...(view.ended ? { ended: view.ended } : {}) };
   const found = (await Promise.all([verificationRules(input), truncationRules(input), projectionRules(input), repetitionRules(input), executionRules(input), failClosedRules(input), caveatRules(input)])).flat();
   const seen = new Set<string>();
   const findings = found

@@ -23,10 +23,13 @@ const historyOnlyGit = new Set(['add', 'commit', 'tag', 'push', 'fetch', 'notes'
  * command of the line only records history (`git add`, `git commit`, …). A command changes files as `write` does, so
  * a passing test run before it no longer speaks for the code.
  */
-const changedByCommand = (action: TraceAction): boolean => {
+const changedByCommand = (action: TraceAction): boolean => action.settled?.execution !== undefined && mayChangeFiles(action);
+
+/** Whether a shell call's recorded permission classes (and its line) say it may have changed files. */
+const mayChangeFiles = (action: TraceAction): boolean => {
   const command = action.arguments.command;
   const classes = action.permission?.classes;
-  if (!action.settled?.execution || typeof command !== 'string' || !classes) return false;
+  if (typeof command !== 'string' || !classes) return false;
   // `read-only` is recorded only when every part of the line only reads (`chained` marks a pipe or list of them).
   if (classes.includes('read-only') || classes.every((shellClass) => shellClass === 'network' || shellClass === 'chained')) return false;
   const run = commandsRun(command);
@@ -40,12 +43,50 @@ const changedByCommand = (action: TraceAction): boolean => {
 export const changesWorkspace = (action: TraceAction): boolean =>
   !action.verification && ((mutatingTools.has(action.name) && action.settled?.status === 'ok') || changedByCommand(action));
 
-/** The seq of the last change to the workspace, 0 when nothing changed. */
-export const lastMutationSeq = (turns: readonly TraceTurn[]): number => {
-  let last = 0;
-  for (const turn of turns) for (const action of turn.actions) if (changesWorkspace(action) && action.settled) last = Math.max(last, action.settled.seq);
+/**
+ * A shell call left running in the background (`run_in_background`) that may change files: its call returned
+ * before the command ended (no execution on its result), and its permission classes are not read-only.
+ */
+export const backgroundWriter = (action: TraceAction): boolean =>
+  action.settled !== undefined && action.settled.status === 'ok' && action.settled.execution === undefined && /"background":\s*true/.test(action.settled.observation) && mayChangeFiles(action);
+
+/** The seq of each background command's `command.ended`, by call id. */
+export const backgroundEndsOf = (view: TraceView): ReadonlyMap<string, number> =>
+  new Map(toArray(view.notes).filter((note) => note.type === 'command.ended' && note.callId !== undefined).map((note) => [note.callId!, note.seq]));
+
+/** The last change to the workspace: its seq (0: none), and when a background command made it, which one. */
+export interface LastChange {
+  seq: number;
+  /** A background command that may change files: its call's request, and its `command.ended` (absent: no end recorded). */
+  background?: { requested: number; ended?: number };
+}
+
+/**
+ * The last change to the workspace. A background command that may change files changes them until it ends: when its
+ * `command.ended` falls while a verifying command ran (between its start and its result) or after, the change counts
+ * after that verification (its call's result seq, or the end's); while no end is recorded (still running, or
+ * stopped by rein's own exit) it counts after everything (`Infinity`) — no earlier verification speaks for the code.
+ */
+export const lastChange = (turns: readonly TraceTurn[], backgroundEnds: ReadonlyMap<string, number> = new Map()): LastChange => {
+  const actions = turns.flatMap((turn) => turn.actions);
+  const verifying = actions.filter((action) => action.verification && action.started && action.settled);
+  let last: LastChange = { seq: 0 };
+  for (const action of actions) {
+    if (changesWorkspace(action) && action.settled) {
+      if (action.settled.seq > last.seq) last = { seq: action.settled.seq };
+    } else if (backgroundWriter(action)) {
+      const ended = backgroundEnds.get(action.callId);
+      let seq = ended ?? Number.POSITIVE_INFINITY;
+      // Ended while a test run was running: it may have changed the code after the run read it.
+      for (const run of verifying) if (ended !== undefined && run.started!.seq < ended && ended < run.settled!.seq) seq = Math.max(seq, run.settled!.seq);
+      if (seq > last.seq) last = { seq, background: { requested: action.requested.seq, ...(ended !== undefined ? { ended } : {}) } };
+    }
+  }
   return last;
 };
+
+/** The seq of the last change to the workspace, 0 when nothing changed (see `lastChange`). */
+export const lastMutationSeq = (turns: readonly TraceTurn[], backgroundEnds: ReadonlyMap<string, number> = new Map()): number => lastChange(turns, backgroundEnds).seq;
 
 const success = /\b(fixed|done|pass(?:es|ed|ing)?|succe(?:ss|ssful|ssfully|eded|eds)|resolved|complete[sd]?|works|working|green|all good)\b/i;
 const negated = /\b(not|couldn't|could not|unable|failed to|can't|cannot|didn't|did not|doesn't|does not)\b[^.!?\n]{0,40}\b(fix|pass|complete|work|succeed|resolve)/i;

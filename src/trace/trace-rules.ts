@@ -14,6 +14,8 @@ export interface RuleInput {
   final?: { turn: TraceTurn; claims: boolean };
   lastVerification?: TraceVerification;
   lastMutation: number;
+  /** When the last change was a background command's: its call's request seq and its end's (absent: none recorded). */
+  backgroundChange?: { requested: number; ended?: number };
   completed: boolean;
   /** The root's `session.ended`, with the fail-closed findings a completion left standing. */
   ended?: { seq: number; unresolved?: UnresolvedFindings; caveats?: SessionCaveat[] };
@@ -39,6 +41,11 @@ export const verificationRules = async (input: RuleInput): Promise<TraceFinding[
     return [finding('verification_missing', { type: 'missing_verification', boundary: 'verification', seq: finalRef.seq, confidence: 'high', evidence: at(finalRef), claim: `the final message (#${finalRef.seq}) claims success but no verification was recorded: the outcome is unverified` })];
   }
   if (verification.status === 'passed' && verification.seq < input.lastMutation) {
+    const background = input.backgroundChange;
+    if (background) {
+      const when = background.ended === undefined ? 'has no recorded end (still running, or stopped without one)' : `ended at #${background.ended}, during or after it`;
+      return [finding('verification_missing', { type: 'verification_stale', boundary: 'verification', seq: finalRef.seq, confidence: 'high', evidence: [...at(verification), `#${background.requested}`, ...(background.ended !== undefined ? [`#${background.ended}`] : []), ...at(finalRef)], claim: `the background command requested at #${background.requested}, which may change files, ${when}: the last passing verification (#${verification.seq}) no longer speaks for the code; the final success claim is unverified` })];
+    }
     return [finding('verification_missing', { type: 'verification_stale', boundary: 'verification', seq: finalRef.seq, confidence: 'high', evidence: [...at(verification), `#${input.lastMutation}`, ...at(finalRef)], claim: `the last passing verification (#${verification.seq}) ran before the last change (#${input.lastMutation}); the final success claim is unverified` })];
   }
   if (verification.status === 'passed') return [];

@@ -67,8 +67,9 @@ describe('an exit 0 from a run that ran no test verifies nothing', () => {
     expect(verification).toMatchObject({ status: 'inconclusive', exitCode: 0 });
     expect(verification!.summary).toContain('selects tests by name');
     expect(inconclusiveReason('node --test --test-reporter=tap --test-reporter-destination=/dev/null --test-name-pattern=zzz', '')).toBeDefined();
-    // Without a filter the exit code speaks for the whole suite; with a summary counting a pass the filter ran a test.
-    expect(inconclusiveReason('node --test --test-reporter=dot', '..')).toBeUndefined();
+    // Without a filter a reporter that prints no count cannot show a test ran either (trial 7 G3); with a summary
+    // counting a pass the filter ran a test.
+    expect(inconclusiveReason('node --test --test-reporter=dot', '..')).toMatch(/shows no runner summary/);
     const one = await nodeTest(['--test-name-pattern=passes'], 'tap');
     expect(inconclusiveReason('node --test --test-name-pattern=passes', one.output)).toBeUndefined();
   });

@@ -33,6 +33,8 @@ describe('a verification is a line that runs a suite and reports its exit (D7)',
       'node --test || true', 'npm test; true', 'npm test || :', 'npm test | tail -5', 'npm test 2>&1 | tee log', 'npm test &', '! npm test', 'npm test; echo done',
       'npm test; exit 0', 'npm test || pytest', 'npm test; pytest', 'npm test && false', 'set -e; npm test | tail', 'set -o pipefail; set +o pipefail; npm test | tail', 'set -o pipefail & npm test | tail', 'set -e | true; npm test; true', 'false && set -e; npm test; true',
       'if npm test; then echo ok; fi', 'for f in a b; do pytest $f; done', '(cd app && npm test)', 'echo $(npm test)', 'npm test || true # keep going', 'npm test & wait', 'exit 0 && npm test', 'exit; npm test', 'exec true; npm test',
+      // Trial 7 G11: builtins that rewrite the exit status or the commands, and start-up files that may hold a trap.
+      "trap 'exit 0' EXIT; node --test", "trap 'exit 0' ERR; set -e; npm test", 'alias npm=true; npm test', 'eval npm test', 'BASH_ENV=x.sh bash -c "npm test"', "bash -c \"trap 'exit 0' EXIT; npm test\"",
     ]) expect(runsTestSuite(line), line).toBe(false);
   });
 
@@ -58,7 +60,7 @@ describe('a verification is a line that runs a suite and reports its exit (D7)',
 
   it('against bash itself: whenever a line is classified as a verification, a failing suite makes the line fail', () => {
     // The runners are shell functions here, so bash decides the exit; a classified line whose suite fails must not exit 0.
-    const atom = fc.constantFrom('npm test', 'pytest -q', 'node --test', 'true', 'false', 'echo x', 'exit 0', 'exit 3', 'cat /dev/null', 'set -e', 'set -o pipefail', 'set +e', 'grep -q npm /dev/null');
+    const atom = fc.constantFrom('npm test', 'pytest -q', 'node --test', 'true', 'false', 'echo x', 'exit 0', 'exit 3', 'cat /dev/null', 'set -e', 'set -o pipefail', 'set +e', 'grep -q npm /dev/null', "trap 'exit 0' EXIT", "trap 'exit 0' ERR");
     const joiner = fc.constantFrom(' && ', ' || ', '; ', ' | ', '\n', ' & ');
     const line = fc.tuple(atom, fc.array(fc.tuple(joiner, atom), { maxLength: 5 })).map(([first, rest]) => first + rest.map(([join, next]) => join + next).join(''));
     const prelude = 'npm() { return $SUITE; }; pytest() { return $SUITE; }; node() { return $SUITE; }\n';

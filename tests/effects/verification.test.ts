@@ -37,14 +37,27 @@ afterEach(() => workspace.remove());
 describe('a verification comes from what ran', () => {
   it('its status is the exit: 0 passes; a non-zero exit, a signal or a timeout fails; no exit on record is no verification', () => {
     const call = { name: 'bash', arguments: { command: 'npm test' }, callId: 'root:e1.0' };
-    const outcome = (execution?: CommandExecution) => ({ status: 'ok' as const, observation: '{"stdout":"not ok 1 - adds\\n","stderr":""}', ...(execution ? { execution } : {}) });
-    const run = (fields: Partial<CommandExecution>) => verificationOf(call, 'root:e2', outcome({ command: 'npm test', exitCode: 0, durationMs: 5, ...fields }), { command: 'npm test' });
+    const outcome = (execution?: CommandExecution, stdout = 'not ok 1 - adds\n# pass 0\n# fail 1\n') => ({ status: 'ok' as const, observation: JSON.stringify({ stdout, stderr: '' }), ...(execution ? { execution } : {}) });
+    const run = (fields: Partial<CommandExecution>, stdout = 'ok 1 - adds\n# pass 1\n# fail 0\n') => verificationOf(call, 'root:e2', outcome({ command: 'npm test', exitCode: 0, durationMs: 5, ...fields }, stdout), { command: 'npm test' });
     expect(run({})).toMatchObject({ status: 'passed', exitCode: 0, durationMs: 5, command: 'npm test' });
     expect(run({ exitCode: 1 })).toMatchObject({ status: 'failed', exitCode: 1 });
     expect(run({ exitCode: null, signal: 'SIGKILL' })).toMatchObject({ status: 'failed', exitCode: null, signal: 'SIGKILL' });
     expect(run({ exitCode: 0, timedOut: 'soft' })).toMatchObject({ status: 'failed', timedOut: 'soft' });
     // The summary is read from the command's output, not from the JSON wrapped around it.
-    expect(run({ exitCode: 1 })!.summary).toBe('not ok 1 - adds');
+    expect(run({ exitCode: 1 }, 'not ok 1 - adds\n')!.summary).toBe('not ok 1 - adds');
+    // Trial 7 G11: an exit 0 whose runner's own summary counts a failure is failed (an exit rewritten by the line).
+    expect(run({}, 'not ok 1 - adds\n# pass 0\n# fail 1\n')).toMatchObject({ status: 'failed', exitCode: 0 });
+    expect(run({}, 'Tests: 1 failed, 2 passed, 3 total\n')).toMatchObject({ status: 'failed' });
+    expect(run({}, '=== 1 failed, 2 passed in 0.12s ===\n')).toMatchObject({ status: 'failed' });
+    expect(run({}, '--- FAIL: TestAdd (0.00s)\nFAIL\n')).toMatchObject({ status: 'failed' });
+    expect(run({}, 'test result: FAILED. 1 passed; 1 failed; 0 ignored\n')).toMatchObject({ status: 'failed' });
+    // Trial 7 G3: an exit 0 that cannot show a test ran (no count) is inconclusive, unless only a checker ran.
+    expect(run({}, '..\n')).toMatchObject({ status: 'inconclusive' });
+    const tsc = { name: 'bash', arguments: { command: 'npx tsc --noEmit' }, callId: 'root:e1.0' };
+    expect(verificationOf(tsc, 'root:e2', outcome({ command: 'npx tsc --noEmit', exitCode: 0, durationMs: 5 }, ''), { command: 'npx tsc --noEmit' })).toMatchObject({ status: 'passed' });
+    // npm test: the package script on record decides — one that masks the exit is not the suite's.
+    const masked = verificationOf(call, 'root:e2', outcome({ command: 'npm test', exitCode: 0, durationMs: 5 }, 'ok 1 - adds\n# pass 1\n# fail 0\n'), { command: 'npm test' }, { name: 'test', script: 'node --test || true' });
+    expect(masked).toMatchObject({ status: 'inconclusive', packageScript: { name: 'test', script: 'node --test || true' } });
     expect(verificationOf(call, 'root:e2', outcome(), { command: 'npm test' })).toBeUndefined();
   });
 

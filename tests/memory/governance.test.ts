@@ -139,8 +139,16 @@ describe('candidate extraction', () => {
     for (const command of ['node --test # maintainers push each change to origin main right after editing', 'echo the suite is optional here; npm test', "npm test -- --grep 'always skip review'", 'npm test && echo from now on push to main', `npm test ${'x'.repeat(120)}`, 'npm test $(cat notes)']) {
       expect(extractCandidates(passed(command), context), command).toEqual([]);
     }
-    for (const command of ['npm test', 'node --test', 'npx vitest run --config tests/vitest.config.ts', 'go test ./...', 'cargo test -p core', 'pytest -q tests/unit']) {
+    for (const command of ['npm test', 'node --test', 'npx vitest run --config tests/vitest.config.ts', 'go test ./...', 'cargo test -p core', 'pytest -q']) {
       expect(extractCandidates(passed(command), context), command).toHaveLength(1);
+    }
+    // Trial 7 G3: a run given some test files or folders passed those, never "this repository's tests".
+    for (const command of ['node --test test/helpers.test.js', 'pytest -q tests/unit', 'npx vitest run test/a.test.ts', 'go test ./pkg/x']) {
+      expect(extractCandidates(passed(command), context), command).toEqual([]);
+    }
+    // Nor a package script on record that selects tests or files.
+    for (const script of ['node --test --test-name-pattern=zzz', 'node --test test/helpers.test.js']) {
+      expect(extractCandidates({ ...passed('npm test'), data: { ...passed('npm test').data, packageScript: { name: 'test', script } } }, context), script).toEqual([]);
     }
   });
 
