@@ -6,6 +6,7 @@ import type { ModelProvider } from './provider.js';
 import type { SseEvent } from './sse-parser.js';
 import type { StreamNormalizer } from './sse-transport.js';
 import { isToolIntent, ToolCallAssembler } from './tool-call-assembler.js';
+import { tokenCount } from './wire-format.js';
 import { createSseProvider, type SseProviderOptions, type SseVendor } from './sse-provider.js';
 
 /** The Anthropic API; the base URL has no version path (`/v1/messages` is appended). */
@@ -142,8 +143,10 @@ export class AnthropicStreamNormalizer implements StreamNormalizer {
   }
 
   private noteUsage(usage: Usage): void {
-    if (usage.input_tokens !== undefined) this.inputTokens = Math.max(this.inputTokens, inputTokensOf(usage));
-    if (usage.output_tokens !== undefined) this.outputTokens = Math.max(this.outputTokens, usage.output_tokens);
+    // A count that is not a whole number is not taken: a part of the input left at 0 is estimated by rein.
+    const counted = { input_tokens: tokenCount(usage.input_tokens), output_tokens: tokenCount(usage.output_tokens), cache_creation_input_tokens: tokenCount(usage.cache_creation_input_tokens ?? undefined), cache_read_input_tokens: tokenCount(usage.cache_read_input_tokens ?? undefined) };
+    if (counted.input_tokens !== undefined) this.inputTokens = Math.max(this.inputTokens, inputTokensOf(counted));
+    if (counted.output_tokens !== undefined) this.outputTokens = Math.max(this.outputTokens, counted.output_tokens);
   }
 
   private fail(out: ModelEvent[], error: ProviderErrorInfo): void {

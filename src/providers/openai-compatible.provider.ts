@@ -6,6 +6,7 @@ import type { ModelProvider } from './provider.js';
 import type { SseEvent } from './sse-parser.js';
 import type { StreamNormalizer } from './sse-transport.js';
 import { isToolIntent, ToolCallAssembler } from './tool-call-assembler.js';
+import { tokenCount } from './wire-format.js';
 import { createSseProvider, type SseProviderOptions, type SseVendor } from './sse-provider.js';
 
 /** The OpenAI API; any OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter…) via `baseUrl`. */
@@ -37,7 +38,7 @@ interface Chunk {
   id?: string;
   model?: string;
   error?: unknown;
-  usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
   choices?: Array<{ index?: number; delta?: { content?: unknown; refusal?: unknown; reasoning_content?: unknown; reasoning?: unknown; tool_calls?: ChunkToolCall[] }; finish_reason?: string | null }>;
 }
 
@@ -72,7 +73,12 @@ export class OpenAIStreamNormalizer implements StreamNormalizer {
       const requestId = this.context.requestId ?? chunk.id;
       out.push({ type: 'started', ...(chunk.model ? { model: chunk.model } : {}), ...(requestId ? { requestId } : {}) });
     }
-    if (chunk.usage) this.usage = { inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 };
+    if (chunk.usage) {
+      const input = chunk.usage.prompt_tokens === undefined ? 0 : tokenCount(chunk.usage.prompt_tokens);
+      const output = chunk.usage.completion_tokens === undefined ? 0 : tokenCount(chunk.usage.completion_tokens);
+      // A count that is not a whole number (`"5000"`, `1e-9`) makes the whole usage unknown: rein's estimate is charged.
+      this.usage = input === undefined || output === undefined ? undefined : { inputTokens: input, outputTokens: output };
+    }
     const choice = chunk.choices?.find((entry) => (entry.index ?? 0) === 0);
     if (!choice) return;
     const delta = choice.delta ?? {};

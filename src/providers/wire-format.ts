@@ -37,3 +37,10 @@ export const wireSchema = (tool: ModelToolDescription): Record<string, unknown> 
   const { $schema: _marker, ...schema } = tool.inputSchema;
   return schema.type === undefined ? { type: 'object', properties: {}, ...schema } : schema;
 };
+
+/**
+ * A token count as an endpoint sent it, if it is one: a whole number from 0 up. A string (`"5000"`), a fraction, a
+ * negative or a huge value is not taken (the caller then charges rein's own estimate), so a usage record always holds
+ * counts and a summary never concatenates them.
+ */
+export const tokenCount = (value: unknown): number | undefined => (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined);

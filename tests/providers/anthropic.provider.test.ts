@@ -22,6 +22,13 @@ const started = (id: string) => ({ type: 'started', model, requestId: id });
 const overloaded = jsonError(529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' }, request_id: 'req_011CSHoEeqs5C35K2UUqR7Fy' });
 
 describe('Anthropic adapter over a loopback server', () => {
+  it('takes no token count that is not a whole number (trial 7 G8): a string input count is left to the estimate', async () => {
+    const odd = finalText.replaceAll('"input_tokens":25', '"input_tokens":"25"').replace('"output_tokens":12}', '"output_tokens":12.5}');
+    expect(odd).not.toBe(finalText);
+    const events = await collect(await serve(streamOf(odd)), sampleRequest());
+    expect(events.filter((event) => (event as { type: string }).type === 'usage')).toEqual([{ type: 'usage', usage: { inputTokens: 0, outputTokens: 1 } }]);
+  });
+
   it('streams plain text (pings ignored), then usage and the finish; builds a Messages request', async () => {
     const provider = await serve(streamOf(finalText, { headers: { 'request-id': 'req_018EeWyXxfu5pfWkrYcMdjWG' } }));
     expect(await collect(provider, sampleRequest())).toEqual([

@@ -46,6 +46,19 @@ describe('OpenAI-compatible adapter over a loopback server', () => {
     });
   });
 
+  it('takes no usage whose counts are not whole numbers (trial 7 G8): the session charges its own estimate', async () => {
+    for (const [prompt, completion] of [['"5000"', '10'], ['1e-9', '1'], ['-3', '2'], ['19', '7.5']]) {
+      const odd = finalText.replace('"prompt_tokens":19,"completion_tokens":7', `"prompt_tokens":${prompt},"completion_tokens":${completion}`);
+      expect(odd, 'the fixture holds the usage this test rewrites').not.toBe(finalText);
+      const provider = await serve(streamOf(odd));
+      const events = await collect(provider, sampleRequest());
+      expect(events.filter((event) => (event as { type: string }).type === 'usage'), `${prompt}/${completion}`).toEqual([]);
+      expect(events.at(-1)).toEqual({ type: 'finished', stopReason: 'end_turn' });
+      await server!.close();
+      server = undefined;
+    }
+  });
+
   it('takes the request id from x-request-id when the server sends one', async () => {
     const provider = await serve(streamOf(finalText, { headers: { 'x-request-id': 'req_abc123' } }));
     expect((await collect(provider, sampleRequest()))[0]).toEqual({ type: 'started', model, requestId: 'req_abc123' });
