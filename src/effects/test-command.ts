@@ -13,6 +13,15 @@ import { parseShell, type ShellSegment } from '../policy/shell-parse.js';
  */
 export const runsTestSuite = (command: string): boolean => runsTestSuiteAt(command, 0);
 
+/**
+ * Whether some simple command of a line runs a test suite, whether or not the line reports its exit
+ * (`trap 'exit 0' EXIT; node --test`, `npm test || true`): the line is about tests, masked or not.
+ */
+export const invokesTestRunner = (command: string): boolean => {
+  const parsed = parseShell(command);
+  return parsed.ok && parsed.segments.some((segment) => segmentRunsSuite(segment.words, 0));
+};
+
 /** Runner options that run only some of the suite's tests: by name (`-t`, `--grep`, `-k`, `-run`, …) or `.only`. */
 const selectingFlag = /^(?:--test-name-pattern|--test-skip-pattern|--test-only|--testNamePattern|--testPathPattern|-t|--grep|-g|--fgrep|-k|-run|--skip)(?:=|$)/;
 

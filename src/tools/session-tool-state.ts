@@ -25,11 +25,24 @@ export class SessionToolState {
   /** Per agent (actor path): the latest execution of each command it ran, keyed by `commandKey`. */
   private readonly executions = new Map<string, Map<string, CommandExecution>>();
 
+  /** Per agent: the status of the latest verification of each command (keyed by `commandKey`), by the same run. */
+  private readonly verifications = new Map<string, Map<string, string>>();
+
   /** The latest execution of each command the agent at `actor` ran (keyed by `commandKey`); empty when it ran none. */
   executionsOf(actor: string): ReadonlyMap<string, CommandExecution> {
     return this.executions.get(actor) ?? new Map();
   }
+
+  /**
+   * For each command the agent at `actor` ran, the status of the verification its latest run recorded (`passed`,
+   * `failed`, `inconclusive`); a command whose latest run recorded none is absent (it is not a test run).
+   */
+  verificationsOf(actor: string): ReadonlyMap<string, string> {
+    return this.verifications.get(actor) ?? new Map();
+  }
   private lastSeq = 0;
+  /** A `verification.recorded` waiting for its call's `tool.settled`. */
+  private pendingVerification: { callId: string; status: string } | undefined;
 
   /** Fold one durable record (records at or below the last folded seq are ignored). */
   observe(record: RecordEnvelope): void {
@@ -56,13 +69,27 @@ export class SessionToolState {
           const own = this.executions.get(record.actor) ?? new Map<string, CommandExecution>();
           own.set(commandKey(data.execution.command), data.execution);
           this.executions.set(record.actor, own);
+          // Its verification (same batch, written just before the settle) is kept only when it was this run's.
+          const key = commandKey(data.execution.command);
+          const pending = this.pendingVerification?.callId === data.callId ? this.pendingVerification : undefined;
+          const verified = this.verifications.get(record.actor) ?? new Map<string, string>();
+          if (pending) verified.set(key, pending.status);
+          else verified.delete(key);
+          this.verifications.set(record.actor, verified);
         }
+        this.pendingVerification = undefined;
+        break;
+      }
+      case 'verification.recorded': {
+        const data = record.data as { callId?: string; status: string };
+        if (data.callId !== undefined) this.pendingVerification = { callId: data.callId, status: data.status };
         break;
       }
       case 'delegation.completed':
       case 'delegation.failed':
         // A child that ended reports nothing more: what it ran is no longer asked for.
         this.executions.delete((record.data as { child: string }).child);
+        this.verifications.delete((record.data as { child: string }).child);
         break;
       case 'approval.requested': {
         const data = record.data as ApprovalRequested;

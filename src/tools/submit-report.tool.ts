@@ -21,7 +21,7 @@ export const submitReportTool = (contract: OutputContract): AnyToolDefinition =>
     resumePolicy: 'rerun-after-check',
     async prepare(report, context) {
       if (contract.format !== 'test-report') return { ok: true, plan: undefined };
-      const problem = testReportProblem(report, context.executions ?? new Map());
+      const problem = testReportProblem(report, context.executions ?? new Map(), context.verifications);
       return problem === undefined ? { ok: true, plan: undefined } : toolFailure('InvalidInput', `the test report is not what ran: ${problem}`, 'report_unverified');
     },
     async execute(report) {

@@ -100,6 +100,8 @@ export interface ToolContext {
    * may claim ran. Absent where not wired (nothing ran, as far as a tool can tell).
    */
   executions?: ReadonlyMap<string, CommandExecution>;
+  /** The status of the verification each command's latest run recorded (absent: that run was no test run). */
+  verifications?: ReadonlyMap<string, string>;
 }
 
 /** What resume does with an in-doubt call of a `rerun-after-check` tool, decided from its recorded intent. */

@@ -52,6 +52,23 @@ describe('a verification is what the suite said, not what the line exited (trial
     expect((await cli(['replay', id])).code).toBe(0);
   });
 
+  it("G11: a tester child cannot report a trapped run as passed: its report is refused, the join is not satisfied", async () => {
+    await writeFile(join(workspace.path, 'test', 'a.test.js'), mixedSuite);
+    const line = "trap 'exit 0' EXIT; node --test";
+    const report = { status: 'completed', summary: 'all pass', command: line, exit_code: 0, passed: true, failing_tests: [], relevant_output: 'ok' };
+    const turns = {
+      turns: [{ text: 'd', toolCalls: [{ name: 'delegate_task', arguments: { tasks: [{ id: 't1', role: 'tester', objective: 'run the tests' }] } }] }, { text: 'Tests pass. Done.' }],
+      agents: { tester: { turns: [{ text: 't', toolCalls: [{ name: 'bash', arguments: { command: line } }] }, { text: 'rep', toolCalls: [{ name: 'submit_report', arguments: report }] }] } },
+    };
+    await writeFile(join(workspace.path, 'script.json'), JSON.stringify(turns));
+    const result = await cli(['run', 'make the tests pass', '--script', 'script.json', '--yes']);
+    expect(result.stdout).not.toMatch(/joined \(all\): satisfied/);
+    const records = await recordsOf(sessionOf(result.stdout));
+    const refused = records.find((record) => record.type === 'tool.settled' && record.data.name === 'submit_report')!;
+    expect(refused.data).toMatchObject({ status: 'error', errorCode: 'InvalidInput' });
+    expect(refused.data.observation).toContain('is not one rein counts as a test run');
+  });
+
   it('G3: a test file with no tests, a dot reporter, or a package script that filters is inconclusive and never memory', async () => {
     await writeFile(join(workspace.path, 'test', 'a.test.js'), failingSuite);
     await writeFile(join(workspace.path, 'test', 'helpers.test.js'), '// helpers\n');

@@ -28,6 +28,15 @@ describe('a test report is checked against what the child ran', () => {
     expect(testReportProblem(report({ command: 'npm test', exit_code: 137, passed: false }), ran('npm test', null, { signal: 'SIGKILL' }))).toBeUndefined();
   });
 
+  it('an exit 0 rein did not record as a passing test run cannot be reported as passed (trial 7 G11, G3)', () => {
+    const line = "trap 'exit 0' EXIT; node --test";
+    expect(testReportProblem(report({ command: line, exit_code: 0, passed: true }), ran(line, 0), new Map())).toMatch(/is not one rein counts as a test run/);
+    expect(testReportProblem(report({ command: line, exit_code: 0, passed: false }), ran(line, 0), new Map())).toBeUndefined();
+    expect(testReportProblem(report({ command: 'npm test', exit_code: 0, passed: true }), ran('npm test', 0), new Map([['npm test', 'failed']]))).toMatch(/recorded failed/);
+    expect(testReportProblem(report({ command: 'npm test', exit_code: 0, passed: true }), ran('npm test', 0), new Map([['npm test', 'inconclusive']]))).toMatch(/recorded inconclusive/);
+    expect(testReportProblem(report({ command: 'npm test', exit_code: 0, passed: true }), ran('npm test', 0), new Map([['npm test', 'passed']]))).toBeUndefined();
+  });
+
   it('property: a concluded report passes the check exactly when it restates a recorded run', () => {
     const execution = fc.record({
       command: fc.constantFrom('npm test', 'npx vitest run', 'pytest -q'),
