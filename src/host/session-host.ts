@@ -248,10 +248,11 @@ export class SessionHost {
     const outcome = this.enqueue(async (): Promise<{ written: Promise<RecordEnvelope[]> } | { refused: Error }> => {
       if (this.tree.done && input.refuseWhenEnded) return { refused: new ReinError('SESSION_ENDED', `session ${this.stream} has ended (${String(this.tree.value)}): the message was not delivered; start a session or fork this one to go on`) };
       if (this.tree.done) return { written: Promise.resolve([]) };
+      // A settlement queued before an interrupt is dropped like one arriving after it (its effect stays in doubt).
+      if (input.skipIf?.()) return { written: Promise.resolve([]) };
       if (this.interrupted) throw new ReinError('SESSION_ENDED', 'the session was interrupted; resume it to continue');
       const refused = input.precondition?.();
       if (refused) return { refused };
-      if (input.skipIf?.()) return { written: Promise.resolve([]) };
       const at = this.clock();
       const record: RecordDraft = { id: this.newId(), type: input.type, v: versionOf(input.type), at, actor: input.actor ?? rootPath, data, ...(input.cause ? { cause: input.cause } : {}), ...(input.corr ? { corr: input.corr } : {}) };
       const machineDrafts = this.tree.apply(record);
@@ -336,7 +337,8 @@ export class SessionHost {
   /** Start an effect whose `effect.requested` record is already durable (after a step, or on resume). */
   startEffect(record: RecordEnvelope): void {
     const data = record.data as { effectId: string; kind: EffectKind; args: Record<string, unknown> };
-    if (this.running.has(data.effectId)) return;
+    // Interrupted while the step that requested it was being written: it stays requested and unstarted (resume runs it).
+    if (this.interrupted || this.running.has(data.effectId)) return;
     const request: EffectRequest = { effectId: data.effectId, kind: data.kind, actor: record.actor, args: data.args, recordId: record.id, ...(record.corr ? { corr: record.corr } : {}) };
     const controller = new AbortController();
     this.running.add(request.effectId, { controller, kind: request.kind, actor: request.actor });
@@ -503,7 +505,7 @@ export class SessionHost {
         // Waits for the write, not the commit: a tool lane commits parallel calls' settlements in order through here,
         // and waiting for each one's fsync (and the commit gathering delay) held the next one back.
         await this.step({
-          skipIf: () => !started && gone(),
+          skipIf: () => this.interrupted || (!started && gone()),
           trusted: true,
           written: true,
           type: settlement.type,
