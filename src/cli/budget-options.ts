@@ -1,10 +1,8 @@
 import type { Budgets } from '../../models/budgets.js';
 import type { BudgetOptions } from './command-options.js';
-import { positiveFlag } from './whole-number-flag.js';
+import { positiveFlag as positive } from './whole-number-flag.js';
 
 export type { BudgetOptions } from './command-options.js';
-
-const positive = positiveFlag;
 
 /** Budgets given on the command line; absent flags keep the defaults. */
 export const budgetsOf = (options: BudgetOptions): Partial<Budgets> => {

@@ -220,11 +220,10 @@ export const commandHookRegistrations = (config: CommandHooksConfig | undefined,
           async invoke(input, context) {
             const stdin = JSON.stringify(commandHookInput(event, input));
             const extraEnv = { REIN_PROJECT_DIR: options.workspace, CLAUDE_PROJECT_DIR: options.workspace, ...(typeof input.sessionId === 'string' ? { REIN_SESSION_ID: input.sessionId } : {}) };
-            if (hook.sandbox === true && options.sandbox === undefined) return { ok: false, error: { kind: 'exit', message: 'could not start: it asks for the sandbox, and none was given to run it in' } };
-            const outcome =
-              hook.sandbox === true && options.sandbox !== undefined
-                ? await runSandboxedHookCommand({ command: hook.command, sandbox: options.sandbox, stdin, signal: context.signal, timeoutMs, marker: `${typeof input.sessionId === 'string' ? input.sessionId : 'rein'}:${id}`, extraEnv })
-                : await runHookCommand({ command: hook.command, cwd: options.workspace, stdin, signal: context.signal, extraEnv });
+            let outcome;
+            if (hook.sandbox !== true) outcome = await runHookCommand({ command: hook.command, cwd: options.workspace, stdin, signal: context.signal, extraEnv });
+            else if (options.sandbox) outcome = await runSandboxedHookCommand({ command: hook.command, sandbox: options.sandbox, stdin, signal: context.signal, timeoutMs, marker: `${typeof input.sessionId === 'string' ? input.sessionId : 'rein'}:${id}`, extraEnv });
+            else return { ok: false, error: { kind: 'exit', message: 'could not start: it asks for the sandbox, and none was given to run it in' } };
             if (outcome.spawnError) return { ok: false, error: { kind: 'exit', message: `could not start: ${outcome.spawnError}` } };
             if (outcome.killed) return { ok: false, error: { kind: 'timeout', message: 'killed at its timeout' } };
             if (outcome.exitCode === 0) return resultOfOutput(event, outcome.stdout);

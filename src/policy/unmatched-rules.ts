@@ -16,7 +16,7 @@ const loose = (name: string): string => name.toLowerCase().replace(/[-_]/g, '');
  * checked only then, and a rule that matches nothing guards nothing: `deny mcp__everything__get_env` does not stop
  * `mcp__everything__get-env`.
  */
-export const unmatchedMcpRules = (rules: readonly PermissionRule[], tools: readonly string[]): UnmatchedRule[] =>
+export const unmatchedNamespacedRules = (rules: readonly PermissionRule[], tools: readonly string[]): UnmatchedRule[] =>
   rules
     .filter((rule) => (rule.action === 'deny' || rule.action === 'ask') && rule.tool.includes('__'))
     .filter((rule) => !tools.some((tool) => ruleNamesTool(rule, tool)))
@@ -27,4 +27,4 @@ export const unmatchedMcpRules = (rules: readonly PermissionRule[], tools: reado
 
 /** The `permission.rule-unmatched` facts for the session's tools as they are now (none when every rule names a tool). */
 export const unmatchedRuleFacts = (rules: readonly PermissionRule[], tools: readonly string[]): Array<{ type: 'permission.rule-unmatched'; data: Record<string, unknown> }> =>
-  unmatchedMcpRules(rules, tools).map((data) => ({ type: 'permission.rule-unmatched' as const, data: { ...data } }));
+  unmatchedNamespacedRules(rules, tools).map((data) => ({ type: 'permission.rule-unmatched' as const, data: { ...data } }));

@@ -4,11 +4,9 @@ import { builtinTools } from '../../tools/builtin-tools.js';
 import { ToolRegistry } from '../../tools/tool-registry.js';
 import { openStore, printJson, workspaceOf } from '../cli-context.js';
 import { printText } from '../print-text.js';
-import { positiveFlag } from '../whole-number-flag.js';
+import { positiveFlag as positive } from '../whole-number-flag.js';
 import { renderContext } from '../context-display.js';
 import type { ContextOptions } from './context.command.js';
-
-const positive = positiveFlag;
 
 /** The body of `rein context` (see `registerContext`). */
 export const contextCommand = async (id: string, options: ContextOptions): Promise<void> => {
