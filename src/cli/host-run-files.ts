@@ -30,9 +30,10 @@ const globPattern = (component: string): RegExp =>
 
 /**
  * The files inside the workspace that the configured command hooks and local MCP servers run: a hook's
- * `./scripts/guard.sh`, a server's `node ./srv.js`. They run on the host, outside the sandbox, with the user's
- * environment, so a model that could edit one would run its code there: each becomes a protected path of the
- * session (file tools refuse it, the sandbox masks it, the classifier asks), like the plugin folders.
+ * `./scripts/guard.sh`, a server's `node ./srv.js`. A host hook or server runs them outside the sandbox with the
+ * user's environment, and a sandboxed hook's answer still decides what the model may do, so a model that could edit
+ * one would run its code there or choose that answer: each becomes a protected path of the session (file tools refuse
+ * it, the bash sandbox masks it, the classifier asks), like the plugin folders.
  */
 export const hostRunFiles = async (workspace: string, hooks: CommandHooksConfig | undefined, servers: Readonly<Record<string, McpServerConfig>>): Promise<string[]> => {
   const root = canonicalPath(resolve(workspace));

@@ -8,8 +8,9 @@ import { commandHookEvents, type CommandHookEvent, type CommandHooksConfig } fro
 
 /**
  * The command hooks a workspace's `rein.config.json` asks rein to run, with the trust subject they are bound to and
- * whether the user trusts them as they are. A hook runs a command outside the bash sandbox with the user's environment,
- * so a repository's hooks run only once the user trusted that exact `hooks` section — as its MCP servers do.
+ * whether the user trusts them as they are. A hook decides what the model may do, and one that says `"sandbox": false`
+ * runs on the host with the user's environment, so a repository's hooks run only once the user trusted that exact
+ * `hooks` section — as its MCP servers do.
  */
 export interface ProjectHooks {
   /** Workspace-relative name of the file (`rein.config.json`). */
