@@ -162,7 +162,7 @@ export class ReinSession {
       type: 'approval.replied',
       actor: approvalId,
       data: { approvalId, decision: decision.data, ...(feedback ? { feedback } : {}), ...(decision.data === 'allow-session' ? { rule: request.suggestedRule ?? request.tool } : {}) },
-      precondition: () => (pending() ? undefined : new ReinError('APPROVAL_NOT_FOUND', `approval ${approvalId} was already answered`)),
+      precondition: () => (pending() ? undefined : new ReinError('APPROVAL_NOT_FOUND', `approval ${approvalId} is no longer pending: it was answered, or the agent that asked was stopped (a join decided without it)`)),
     });
   }
 
