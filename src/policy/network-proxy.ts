@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { connect, isIP, type Socket } from 'node:net';
@@ -170,6 +170,9 @@ export const startAllowListProxy = async (options: { allowedHosts: readonly stri
     server.once('error', reject);
     server.listen(socketPath, () => resolve());
   });
+  // A command rein runs as root gets a uid of its own (see sandbox-identity.ts), which must be able to connect; the
+  // folder around the socket (0700) keeps everyone else on the host out.
+  await chmod(socketPath, 0o666);
   server.unref();
   return {
     socketPath,

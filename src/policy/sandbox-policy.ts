@@ -37,9 +37,15 @@ export interface SandboxPolicy {
   stderrPreviewChars: number;
   /** The most output kept per stream; beyond it output is dropped (and the result says so). */
   maxCaptureBytes: number;
-  /** Process-count and data-segment limits, applied with prlimit where the OS allows. */
+  /**
+   * Process-count and data-segment limits, applied with prlimit where the OS allows. The process count binds every
+   * uid but root; under bubblewrap a command never runs as root when the identity mapping works (see
+   * `sandbox-identity.ts`).
+   */
   maxProcesses: number;
   maxMemoryMb: number;
+  /** The size of each private tmpfs a sandboxed command can write (`/tmp`, its home, `/dev/shm`), in MB. */
+  maxTmpMb: number;
 }
 
 export const defaultSandboxPolicy: SandboxPolicy = Object.freeze({
@@ -57,6 +63,7 @@ export const defaultSandboxPolicy: SandboxPolicy = Object.freeze({
   maxCaptureBytes: 32 * 1024 * 1024,
   maxProcesses: 1_024,
   maxMemoryMb: 4_096,
+  maxTmpMb: 1_024,
 }) as SandboxPolicy;
 
 /** What this machine can enforce, found once per process by trying the tools. */
@@ -117,12 +124,15 @@ export const sandboxPrefix = (policy: SandboxPolicy, support: IsolationSupport, 
   return { prefix, network, processes: limits.processes, memory: limits.memory };
 };
 
-/** The prlimit prefix for the process and memory limits, and whether each binds here. */
-export const limitPrefix = (policy: SandboxPolicy, support: IsolationSupport): { prefix: string[]; processes: Enforcement; memory: Enforcement } => {
+/**
+ * The prlimit prefix for the process and memory limits, and whether each binds here. `unprivileged`: the command runs
+ * as another uid than root although rein is root (see `sandbox-identity.ts`), so the process count binds it.
+ */
+export const limitPrefix = (policy: SandboxPolicy, support: IsolationSupport, options: { unprivileged?: boolean } = {}): { prefix: string[]; processes: Enforcement; memory: Enforcement } => {
   if (!support.prlimit) return { prefix: [], processes: { enforced: false, reason: 'prlimit is not installed' }, memory: { enforced: false, reason: 'prlimit is not installed' } };
   return {
     prefix: [support.prlimit, `--nproc=${policy.maxProcesses}`, `--data=${policy.maxMemoryMb * 1024 * 1024}`],
-    processes: support.root ? { enforced: false, reason: 'RLIMIT_NPROC does not bind root' } : { enforced: true, mechanism: 'prlimit --nproc' },
+    processes: support.root && !options.unprivileged ? { enforced: false, reason: 'RLIMIT_NPROC does not bind root' } : { enforced: true, mechanism: support.root ? 'prlimit --nproc, as an unprivileged uid of its own' : 'prlimit --nproc' },
     memory: { enforced: true, mechanism: 'prlimit --data' },
   };
 };

@@ -6,8 +6,11 @@ import { isInside } from './protected-paths.js';
 export type SandboxMount =
   | { kind: 'ro-bind' | 'bind'; source: string; target: string; why: string }
   | { kind: 'symlink'; link: string; target: string; why: string }
-  | { kind: 'tmpfs' | 'proc' | 'dev'; target: string; why: string }
-  | { kind: 'mask-file' | 'mask-directory'; target: string; why: string };
+  | { kind: 'tmpfs'; target: string; why: string; sizeMb?: number; mode?: string }
+  | { kind: 'proc' | 'dev'; target: string; why: string }
+  | { kind: 'mask-file' | 'mask-directory'; target: string; why: string }
+  | { kind: 'remount-ro'; target: string; why: string }
+  | { kind: 'dir'; target: string; why: string };
 
 /** What a sandbox is built around. Paths are canonical. */
 export interface ProfileInput {
@@ -29,6 +32,13 @@ export interface ProfileInput {
   toolDirectories?: readonly string[];
   /** Files bound read-only at the same path (the allow-list proxy's socket). */
   extraFiles?: readonly string[];
+  /** The size of each writable tmpfs (`/tmp`, the home, `/dev/shm`) in MB; unbounded when not given. */
+  tmpSizeMb?: number;
+  /**
+   * The command runs as another uid than bubblewrap (rein is root; see `sandbox-identity.ts`): the home bubblewrap
+   * makes must be writable by everyone in the sandbox (0777) instead of its owner only.
+   */
+  foreignUser?: boolean;
 }
 
 /** The read-only system directories every sandbox sees; a directory that is a symlink here is recreated as one. */
@@ -60,6 +70,7 @@ const depth = (path: string): number => path.split('/').filter(Boolean).length;
  * of the host is visible. Mounts are ordered so that an outer one never hides an inner one.
  */
 export const sandboxMounts = (input: ProfileInput, host: HostFiles = hostFiles): SandboxMount[] => {
+  const sized = input.tmpSizeMb === undefined ? {} : { sizeMb: input.tmpSizeMb };
   const system: SandboxMount[] = [];
   for (const directory of systemDirectories) {
     const kind = host.kind(directory);
@@ -70,8 +81,8 @@ export const sandboxMounts = (input: ProfileInput, host: HostFiles = hostFiles):
   const tools = (input.toolDirectories ?? []).filter((directory) => !systemDirectories.some((root) => isInside(root, directory)));
   const layered: SandboxMount[] = [
     ...tools.map((directory) => ({ kind: 'ro-bind' as const, source: directory, target: directory, why: 'programs a sandboxed command needs (ripgrep, the Node.js rein runs on), read-only' })),
-    { kind: 'tmpfs', target: '/tmp', why: 'a private, empty /tmp' },
-    ...(input.home !== input.workspace && input.home !== '/' ? [{ kind: 'tmpfs' as const, target: input.home, why: 'an empty, writable home: no profile, keys or history of the user' }] : []),
+    { kind: 'tmpfs', target: '/tmp', why: 'a private, empty /tmp', ...sized, mode: '1777' },
+    ...(input.home !== input.workspace && input.home !== '/' ? [{ kind: 'tmpfs' as const, target: input.home, why: 'an empty, writable home: no profile, keys or history of the user', ...sized, mode: input.foreignUser ? '0777' : '0700' }] : []),
     { kind: input.workspaceWritable ? 'bind' : 'ro-bind', source: input.workspace, target: input.workspace, why: input.workspaceWritable ? 'the workspace, read-write' : 'the workspace, read-only' },
     ...(input.extraFiles ?? []).map((file) => ({ kind: 'ro-bind' as const, source: file, target: file, why: 'the network allow-list proxy\'s socket' })),
   ];
@@ -93,9 +104,59 @@ export const sandboxMounts = (input: ProfileInput, host: HostFiles = hostFiles):
       layered.push({ kind: 'bind', source: folder, target: folder, why: 'holds a protected path: pinned in place (it cannot be renamed or removed)' });
     }
   }
+  layered.push(...foldersOnTheWay(system, layered));
   const ordered = layered.map((mount, index) => ({ mount, index })).sort((left, right) => depth(left.mount.target) - depth(right.mount.target) || left.index - right.index).map(({ mount }) => mount);
-  return [...system, ...ordered, { kind: 'proc', target: '/proc', why: 'processes of this sandbox only' }, { kind: 'dev', target: '/dev', why: 'minimal devices (null, zero, random, tty)' }];
+  return [
+    ...system,
+    ...ordered,
+    { kind: 'proc', target: '/proc', why: 'processes of this sandbox only' },
+    ...kernelMounts(host),
+    { kind: 'dev', target: '/dev', why: 'minimal devices (null, zero, random, tty)' },
+    { kind: 'tmpfs', target: '/dev/shm', why: 'private shared memory', ...sized, mode: '1777' },
+    { kind: 'remount-ro', target: '/dev', why: 'no new device files' },
+    { kind: 'remount-ro', target: '/', why: 'the sandbox\'s own root: nothing can be written outside the workspace and the tmpfs mounts above' },
+  ];
 };
+
+/**
+ * The folders bubblewrap would make on the way to a mount target in its own tmpfs (`/work` of a workspace at
+ * `/work/project`, a folder under `/tmp`): made explicitly with mode 0755, since bubblewrap makes them 0700 and a
+ * command that runs as another uid than bubblewrap (rein is root) could not pass them. A folder inside a bound host
+ * directory exists already; one that is itself a mount target is made by its mount.
+ */
+const foldersOnTheWay = (system: readonly SandboxMount[], layered: readonly SandboxMount[]): SandboxMount[] => {
+  const targets = [...system, ...layered].map((mount) => mount.target);
+  const bound = [...system, ...layered].filter((mount) => mount.kind === 'bind' || mount.kind === 'ro-bind' || mount.kind === 'symlink' || mount.kind === 'mask-directory').map((mount) => mount.target);
+  const folders = new Set<string>();
+  for (const target of targets) {
+    for (let folder = dirname(target); folder !== '/' && folder !== '.'; folder = dirname(folder)) {
+      if (targets.includes(folder) || bound.some((root) => isInside(root, folder))) continue;
+      folders.add(folder);
+    }
+  }
+  return [...folders].map((target) => ({ kind: 'dir' as const, target, why: 'a folder on the way to a mount: searchable by the command' }));
+};
+
+/**
+ * The parts of `/proc` that are not about the sandbox's own processes but the whole machine's kernel: bound read-only
+ * (the sysctls of `/proc/sys` — `kernel.core_pattern` names a program the kernel runs as root on the host —,
+ * `sysrq-trigger`, `irq`, `bus`, `fs`) or hidden (kernel memory, keys, timers, the kernel log, hardware). Only those
+ * the host has are listed.
+ */
+export const kernelReadOnly: readonly string[] = Object.freeze(['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs']);
+export const kernelHidden: readonly string[] = Object.freeze(['/proc/kcore', '/proc/kmsg', '/proc/keys', '/proc/key-users', '/proc/timer_list', '/proc/sched_debug', '/proc/latency_stats', '/proc/mtrr', '/proc/acpi', '/proc/scsi', '/proc/asound', '/proc/driver']);
+
+const kernelMounts = (host: HostFiles): SandboxMount[] => [
+  ...kernelReadOnly.flatMap((path): SandboxMount[] => {
+    const kind = host.kind(path);
+    return kind === 'directory' || kind === 'file' ? [{ kind: 'ro-bind', source: path, target: path, why: 'kernel settings of the whole machine: read-only' }] : [];
+  }),
+  ...kernelHidden.flatMap((path): SandboxMount[] => {
+    const kind = host.kind(path);
+    if (kind === 'directory') return [{ kind: 'mask-directory', target: path, why: 'kernel state of the whole machine: hidden' }];
+    return kind === 'file' ? [{ kind: 'mask-file', target: path, why: 'kernel state of the whole machine: hidden' }] : [];
+  }),
+];
 
 /** Namespace and privilege flags: own pid, ipc and uts namespaces, a new session, no capabilities, dies with rein. */
 export const isolationFlags = (options: { network: boolean }): string[] => [
@@ -122,7 +183,11 @@ export const bwrapArguments = (mounts: readonly SandboxMount[], options: { netwo
       case 'symlink':
         return ['--symlink', mount.link, mount.target];
       case 'tmpfs':
-        return ['--tmpfs', mount.target];
+        return [...(mount.mode ? ['--perms', mount.mode] : []), ...(mount.sizeMb === undefined ? [] : ['--size', String(mount.sizeMb * 1024 * 1024)]), '--tmpfs', mount.target];
+      case 'remount-ro':
+        return ['--remount-ro', mount.target];
+      case 'dir':
+        return ['--perms', '0755', '--dir', mount.target];
       case 'proc':
         return ['--proc', mount.target];
       case 'dev':

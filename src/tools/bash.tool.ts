@@ -113,6 +113,9 @@ const resultOf = async (args: BashParameters, cwd: string, outcome: CommandOutco
     processes: `max ${context.sandbox.maxProcesses}, ${enforcementText(outcome.enforcement.processes)}`,
     memory: `max ${context.sandbox.maxMemoryMb} MB, ${enforcementText(outcome.enforcement.memory)}`,
     lifetime: enforcementText(outcome.enforcement.lifetime),
+    user: enforcementText(outcome.enforcement.user),
+    kernel: enforcementText(outcome.enforcement.kernel),
+    tmp: `max ${context.sandbox.maxTmpMb} MB each for /tmp, the home and /dev/shm, ${enforcementText(outcome.enforcement.tmp)}`,
     env: 'cleared to the allow-list',
   };
   if (extras.outsidePaths.length > 0) {

@@ -1,5 +1,6 @@
 import { startAllowListProxy, type AllowListProxy } from '../policy/network-proxy.js';
 import { bwrapArguments, runtimeDirectory, sandboxHome, sandboxMounts } from '../policy/sandbox-profile.js';
+import { hardenSandbox } from '../policy/sandbox-hardening.js';
 import { detectIsolation, limitPrefix, sandboxPrefix, type Enforcement, type SandboxPolicy } from '../policy/sandbox-policy.js';
 import { sandboxEnforcement, type SandboxEnforcement } from '../policy/sandbox-probe.js';
 import { commandWatchdog } from './command-watchdog.js';
@@ -21,8 +22,12 @@ export interface Launch {
   env: NodeJS.ProcessEnv;
   shell: string;
   sandbox: SandboxEnforcement;
-  /** `lifetime`: whether every process the command starts is bound to end with its call and with rein. */
-  enforcement: { filesystem: Enforcement; network: Enforcement; processes: Enforcement; memory: Enforcement; lifetime: Enforcement };
+  /**
+   * `lifetime`: whether every process the command starts is bound to end with its call and with rein; `user`: who
+   * the kernel sees (never root under bubblewrap when the mapping works); `kernel`: whether host-global kernel state
+   * is out of reach; `tmp`: whether its writable tmpfs mounts are bounded.
+   */
+  enforcement: { filesystem: Enforcement; network: Enforcement; processes: Enforcement; memory: Enforcement; lifetime: Enforcement; user: Enforcement; kernel: Enforcement; tmp: Enforcement };
   /** The allow-list proxy serving this command (under `allow-list`); the caller closes it when the command ends. */
   proxy?: AllowListProxy;
   /**
@@ -89,15 +94,16 @@ export const prepareLaunch = async (request: LaunchRequest): Promise<Launch | { 
   if (sandbox.enforcement === 'bubblewrap') {
     const home = sandboxHome();
     Object.assign(env, { HOME: home, TMPDIR: '/tmp' });
-    const mounts = sandboxMounts({ workspace: workspace.root, workspaceWritable: true, protectedPaths: workspace.protectedList(), readableProtected: workspace.readableList(), ...(request.protectedReadable ? { protectedReadable: true } : {}), home, toolDirectories: [runtimeDirectory()], ...(proxy ? { extraFiles: [proxy.socketPath] } : {}) });
-    const limits = limitPrefix(policy, support);
+    const hardened = await hardenSandbox({ bubblewrap: policy.bubblewrap, workspace: workspace.root, home });
+    const mounts = sandboxMounts({ workspace: workspace.root, workspaceWritable: true, protectedPaths: workspace.protectedList(), readableProtected: workspace.readableList(), ...(request.protectedReadable ? { protectedReadable: true } : {}), home, toolDirectories: [runtimeDirectory()], ...(proxy ? { extraFiles: [proxy.socketPath] } : {}), tmpSizeMb: policy.maxTmpMb, foreignUser: hardened.foreignUser });
+    const limits = limitPrefix(policy, support, { unprivileged: hardened.identity.kind === 'mapped' });
     const network: Enforcement = policy.network === 'allow-all' ? { enforced: true, mechanism: 'none needed' } : { enforced: true, mechanism: proxy ? 'bubblewrap --unshare-net + allow-list proxy' : 'bubblewrap --unshare-net' };
     return {
-      argv: [policy.bubblewrap, ...bwrapArguments(mounts, { network: policy.network === 'allow-all', cwd: request.cwd }), '--', ...limits.prefix, ...(proxy ? ['/bin/sh', '-c', bridgeScript(proxy.socketPath), 'rein-bridge'] : []), ...shellArgv],
+      argv: [...hardened.head, ...bwrapArguments(mounts, { network: policy.network === 'allow-all', cwd: request.cwd }), ...hardened.flags, '--', ...hardened.inner, ...limits.prefix, ...(proxy ? ['/bin/sh', '-c', bridgeScript(proxy.socketPath), 'rein-bridge'] : []), ...shellArgv],
       env,
       shell: support.shell,
       sandbox,
-      enforcement: { filesystem: { enforced: true, mechanism: 'bubblewrap: the workspace only, protected paths masked' }, network, processes: limits.processes, memory: limits.memory, lifetime: { enforced: true, mechanism: 'bubblewrap: own pid namespace, --die-with-parent' } },
+      enforcement: { filesystem: { enforced: true, mechanism: 'bubblewrap: the workspace only, protected paths masked' }, network, processes: limits.processes, memory: limits.memory, lifetime: { enforced: true, mechanism: 'bubblewrap: own pid namespace, --die-with-parent' }, user: hardened.user, kernel: hardened.kernel, tmp: { enforced: true, mechanism: 'tmpfs size' } },
       ...(proxy ? { proxy } : {}),
     };
   }
@@ -117,7 +123,16 @@ export const prepareLaunch = async (request: LaunchRequest): Promise<Launch | { 
     ...(watchdog ? { watchdog: true } : {}),
     shell: support.shell,
     sandbox,
-    enforcement: { filesystem: { enforced: false, reason: sandbox.reason }, network: fallback.network, processes: fallback.processes, memory: fallback.memory, lifetime },
+    enforcement: {
+      filesystem: { enforced: false, reason: sandbox.reason },
+      network: fallback.network,
+      processes: fallback.processes,
+      memory: fallback.memory,
+      lifetime,
+      user: support.root ? { enforced: false, reason: 'no sandbox: the command runs as root, with every capability rein has' } : { enforced: true, mechanism: `the user rein runs as (uid ${process.getuid?.() ?? '?'}), not root` },
+      kernel: { enforced: false, reason: 'no sandbox: /proc and /sys are the host\'s' },
+      tmp: { enforced: false, reason: 'no sandbox: /tmp is the host\'s' },
+    },
     ...(proxy ? { proxy } : {}),
   };
 };
@@ -143,6 +158,7 @@ export const sandboxedProgram = async (scope: SandboxScope, options: { argv: rea
   const sandbox = await sandboxEnforcement(scope.policy);
   if (sandbox.enforcement !== 'bubblewrap') return { refused: `it asks for the sandbox ("sandbox": true), and bubblewrap does not work here: ${sandbox.reason}` };
   const home = sandboxHome();
-  const mounts = sandboxMounts({ workspace: scope.workspace.root, workspaceWritable: true, protectedPaths: scope.workspace.protectedList(), readableProtected: scope.workspace.readableList(), protectedReadable: true, home, toolDirectories: [runtimeDirectory()] });
-  return { argv: [scope.policy.bubblewrap, ...bwrapArguments(mounts, { network: scope.policy.network === 'allow-all', cwd: options.cwd }), '--', ...options.argv] };
+  const hardened = await hardenSandbox({ bubblewrap: scope.policy.bubblewrap, workspace: scope.workspace.root, home });
+  const mounts = sandboxMounts({ workspace: scope.workspace.root, workspaceWritable: true, protectedPaths: scope.workspace.protectedList(), readableProtected: scope.workspace.readableList(), protectedReadable: true, home, toolDirectories: [runtimeDirectory()], tmpSizeMb: scope.policy.maxTmpMb, foreignUser: hardened.foreignUser });
+  return { argv: [...hardened.head, ...bwrapArguments(mounts, { network: scope.policy.network === 'allow-all', cwd: options.cwd }), ...hardened.flags, '--', ...hardened.inner, ...options.argv] };
 };

@@ -8,12 +8,15 @@ const debian: HostFiles = {
     if (['/bin', '/sbin', '/lib', '/lib64'].includes(path)) return { symlink: `usr${path}` };
     if (['/usr', '/etc', '/work/ws', '/work/ws/.rein'].includes(path)) return 'directory';
     if (path === '/work/ws/rein.config.json') return 'file';
+    // The kernel's view of the whole machine under /proc: a few of each kind, others absent on this host.
+    if (['/proc/sys', '/proc/irq', '/proc/acpi'].includes(path)) return 'directory';
+    if (['/proc/sysrq-trigger', '/proc/kcore'].includes(path)) return 'file';
     return 'missing';
   },
 };
 
 describe('the sandbox profile', () => {
-  const mounts = sandboxMounts({ workspace: '/work/ws', workspaceWritable: true, protectedPaths: ['/work/ws/.rein', '/work/ws/rein.config.json', '/elsewhere/store'], home: '/root' }, debian);
+  const mounts = sandboxMounts({ workspace: '/work/ws', workspaceWritable: true, protectedPaths: ['/work/ws/.rein', '/work/ws/rein.config.json', '/elsewhere/store'], home: '/root', tmpSizeMb: 64 }, debian);
 
   it('binds exactly the system directories, a private /tmp, an empty home, the workspace and masks, /proc and /dev', () => {
     expect(mounts.map((mount) => [mount.kind, mount.target])).toEqual([
@@ -25,18 +28,41 @@ describe('the sandbox profile', () => {
       ['ro-bind', '/etc'],
       ['tmpfs', '/tmp'],
       ['tmpfs', '/root'],
+      ['dir', '/work'],
       ['bind', '/work/ws'],
       ['mask-directory', '/work/ws/.rein'],
       ['mask-file', '/work/ws/rein.config.json'],
       ['proc', '/proc'],
+      ['ro-bind', '/proc/sys'],
+      ['ro-bind', '/proc/sysrq-trigger'],
+      ['ro-bind', '/proc/irq'],
+      ['mask-file', '/proc/kcore'],
+      ['mask-directory', '/proc/acpi'],
       ['dev', '/dev'],
+      ['tmpfs', '/dev/shm'],
+      ['remount-ro', '/dev'],
+      ['remount-ro', '/'],
     ]);
     for (const mount of mounts) expect(mount.why.length).toBeGreaterThan(5);
   });
 
+  it('bounds every writable tmpfs, and makes the home writable by everyone only for a command of another uid', () => {
+    const tmpfs = mounts.filter((mount) => mount.kind === 'tmpfs');
+    expect(tmpfs.map((mount) => [mount.target, mount.sizeMb, mount.mode])).toEqual([['/tmp', 64, '1777'], ['/root', 64, '0700'], ['/dev/shm', 64, '1777']]);
+    const argv = bwrapArguments(mounts, { network: false, cwd: '/work/ws' }).join(' ');
+    expect(argv).toContain(`--perms 1777 --size ${64 * 1024 * 1024} --tmpfs /tmp`);
+    expect(argv).toContain('--ro-bind /proc/sys /proc/sys');
+    expect(argv).toContain('--ro-bind /dev/null /proc/kcore');
+    expect(argv).toContain('--perms 0755 --dir /work --bind /work/ws /work/ws');
+    expect(argv).toMatch(/--remount-ro \/dev --remount-ro \/ --chdir/);
+    const foreign = sandboxMounts({ workspace: '/work/ws', workspaceWritable: true, protectedPaths: [], home: '/root', foreignUser: true }, debian);
+    expect(foreign.find((mount) => mount.target === '/root')).toMatchObject({ kind: 'tmpfs', mode: '0777' });
+    expect(foreign.find((mount) => mount.target === '/tmp')).not.toHaveProperty('sizeMb');
+  });
+
   it('orders mounts so an outer one never hides an inner one (a workspace under /tmp, a home inside the workspace)', () => {
     const underTmp = sandboxMounts({ workspace: '/tmp/x/ws', workspaceWritable: true, protectedPaths: [], home: '/tmp/x/ws/home' }, { kind: () => 'missing' });
-    expect(underTmp.map((mount) => mount.target)).toEqual(['/tmp', '/tmp/x/ws', '/tmp/x/ws/home', '/proc', '/dev']);
+    expect(underTmp.map((mount) => mount.target)).toEqual(['/tmp', '/tmp/x', '/tmp/x/ws', '/tmp/x/ws/home', '/proc', '/dev', '/dev/shm', '/dev', '/']);
   });
 
   it('gives the search tools a read-only workspace and their own binaries', () => {
