@@ -15,6 +15,13 @@ export const SandboxChecked = z.object({
   allowedHosts: z.array(z.string()).optional(),
   /** Why the fallback is in effect (bubblewrap missing, user namespaces refused, mode off). */
   reason: z.string().optional(),
+  /**
+   * Why the network policy holds nowhere (the fallback, and no network namespace can be made): the network is open
+   * whatever `network` says; `bash` is refused unless the mode is `off`.
+   */
+  networkNotEnforced: z.string().optional(),
+  /** The limits of every command: processes at once, MB of data segment per process, MB of each private tmpfs. */
+  limits: z.object({ maxProcesses: z.number().int().positive(), maxMemoryMb: z.number().int().positive(), maxTmpMb: z.number().int().positive() }).optional(),
 });
 export type SandboxChecked = z.infer<typeof SandboxChecked>;
 

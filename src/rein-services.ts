@@ -51,7 +51,7 @@ const mcpSpecsOf = (servers: ReinOptions['mcpServers']): McpServerSpec[] => {
 
 /** The full sandbox policy for `createRein({ sandbox })`: the shared fields checked like `rein.config.json`'s. */
 const sandboxPolicyOf = (given: Partial<SandboxPolicy> = {}): SandboxPolicy => {
-  const shared = SandboxConfig.safeParse({ mode: given.mode, network: given.network, allowedHosts: given.allowedHosts === undefined ? undefined : [...given.allowedHosts], loginShell: given.loginShell });
+  const shared = SandboxConfig.safeParse({ mode: given.mode, network: given.network, allowedHosts: given.allowedHosts === undefined ? undefined : [...given.allowedHosts], loginShell: given.loginShell, maxProcesses: given.maxProcesses, maxMemoryMb: given.maxMemoryMb, maxTmpMb: given.maxTmpMb });
   if (!shared.success) throw new ReinError('USAGE', `createRein({ sandbox }): ${shared.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
   return { ...defaultSandboxPolicy, ...given, ...mergeSandboxConfig(shared.data) };
 };

@@ -30,12 +30,15 @@ export interface PermissionOptions extends SandboxOptions {
   yes?: boolean;
 }
 
-/** The sandbox flags: `--sandbox`, `--network`, `--allow-host` (repeatable), `--login-shell`. */
+/** The sandbox flags: `--sandbox`, `--network`, `--allow-host` (repeatable), `--login-shell` and the limits. */
 export interface SandboxOptions {
   network?: string;
   sandbox?: string;
   allowHost?: string[];
   loginShell?: boolean;
+  maxProcesses?: string;
+  maxMemoryMb?: string;
+  maxTmpMb?: string;
 }
 
 /** The provider flags of `rein run` and `rein resume`. */
@@ -93,13 +96,16 @@ export const addPermissionOptions = (command: Command): Command =>
       .option('--deny <rule>', 'deny matching calls, whatever the answers, e.g. "bash:git push*" (repeatable)', collect),
   );
 
-/** Add `--sandbox <mode>`, `--network <policy>`, `--allow-host <name>` (repeatable) and `--login-shell`. */
+/** Add `--sandbox <mode>`, `--network <policy>`, `--allow-host <name>` (repeatable), `--login-shell` and the limits. */
 export const addSandboxOptions = (command: Command): Command =>
   command
     .option('--sandbox <mode>', 'how bash is isolated: auto (bubblewrap when it works, else the fallback; default), required (refuse bash without bubblewrap) or off')
     .option('--network <policy>', 'network for bash: disabled (default), allow-list (only --allow-host names, through rein\'s proxy) or allow-all')
     .option('--allow-host <name>', 'a host name bash may reach under allow-list, e.g. registry.npmjs.org or *.example.com (repeatable; implies --network allow-list)', collect)
-    .option('--login-shell', 'run bash as a login shell (bash -lc: reads the profile) instead of bash -c');
+    .option('--login-shell', 'run bash as a login shell (bash -lc: reads the profile) instead of bash -c')
+    .option('--max-processes <n>', 'the most processes a sandboxed command may have at once (default 1024)')
+    .option('--max-memory-mb <n>', 'the data segment each process of a command may use, in MB (default 4096)')
+    .option('--max-tmp-mb <n>', 'the size of each private tmpfs a sandboxed command writes (/tmp, its home, /dev/shm), in MB (default 1024)');
 
 /** Add `--provider`, `--model`, `--base-url`, `--script`, `--from` and `--fallback` / `--no-fallback`. */
 export const addProviderOptions = (command: Command, scriptHelp: string): Command =>

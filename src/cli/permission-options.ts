@@ -4,10 +4,11 @@ import { ReinError } from '../host/host-errors.js';
 import type { PermissionsConfig } from '../policy/permission-policy.js';
 import { parseRule, type PermissionRule } from '../policy/permission-rules.js';
 import { builtinTools } from '../tools/builtin-tools.js';
-import type { NetworkPolicy, SandboxPolicy } from '../policy/sandbox-policy.js';
-import { mergeSandboxConfig, SandboxConfig } from '../policy/sandbox-config.js';
+import { defaultSandboxPolicy, type NetworkPolicy, type SandboxPolicy } from '../policy/sandbox-policy.js';
+import { mergeSandboxConfig, SandboxConfig, sandboxLimits, type SandboxLimit } from '../policy/sandbox-config.js';
 import { broadHostReason } from '../policy/host-addresses.js';
-import type { PermissionOptions } from './command-options.js';
+import type { PermissionOptions, SandboxOptions } from './command-options.js';
+import { wholeNumberFlag } from './whole-number-flag.js';
 
 export type { PermissionOptions } from './command-options.js';
 
@@ -51,6 +52,7 @@ export const sandboxOf = (options: PermissionOptions, file?: SandboxConfig): Par
     ...(options.network === undefined ? {} : { network: options.network }),
     ...(options.allowHost === undefined ? {} : { allowedHosts: options.allowHost }),
     ...(options.loginShell ? { loginShell: true } : {}),
+    ...limitFlags(options),
   });
   if (!flags.success) {
     const issue = flags.error.issues[0]!;
@@ -60,6 +62,34 @@ export const sandboxOf = (options: PermissionOptions, file?: SandboxConfig): Par
   if (file) checkFileSandbox(flags.data, file);
   return mergeSandboxConfig(flags.data, file);
 };
+
+/** The limit flags among `options`, as given (for passing them on). */
+export const limitOptions = (options: SandboxOptions): Pick<SandboxOptions, 'maxProcesses' | 'maxMemoryMb' | 'maxTmpMb'> => ({
+  ...(options.maxProcesses === undefined ? {} : { maxProcesses: options.maxProcesses }),
+  ...(options.maxMemoryMb === undefined ? {} : { maxMemoryMb: options.maxMemoryMb }),
+  ...(options.maxTmpMb === undefined ? {} : { maxTmpMb: options.maxTmpMb }),
+});
+
+/** The limit flags (`--max-processes 64`) as numbers; a value that is not a whole number in range is `USAGE`. */
+const limitFlags = (options: SandboxOptions): Partial<Record<SandboxLimit, number>> => {
+  const given: Partial<Record<SandboxLimit, number>> = {};
+  for (const [name, { flag, min, max }] of Object.entries(sandboxLimits) as Array<[SandboxLimit, (typeof sandboxLimits)[SandboxLimit]]>) {
+    const value = wholeNumberFlag(options[name], { min, max, message: `${flag} must be a whole number from ${min} to ${max}` });
+    if (value !== undefined) given[name] = value;
+  }
+  return given;
+};
+
+/**
+ * What a workspace file's limits would widen: a limit above the default (`maxProcesses: 100000`) is the user's to
+ * say with its flag, which then decides; one at or below the default narrows and stands.
+ */
+export const fileLimitWidening = (flags: SandboxConfig, file: SandboxConfig): string[] =>
+  (Object.keys(sandboxLimits) as SandboxLimit[]).flatMap((name) => {
+    const value = file[name];
+    if (flags[name] !== undefined || value === undefined || value <= defaultSandboxPolicy[name]) return [];
+    return [`raises ${sandboxLimits[name].what} to ${value}, above the default ${defaultSandboxPolicy[name]} (confirm with ${sandboxLimits[name].flag} ${value})`];
+  });
 
 /**
  * A workspace's `rein.config.json` comes with the repository: on its own it may narrow the sandbox (`mode:
@@ -72,7 +102,7 @@ export const sandboxOf = (options: PermissionOptions, file?: SandboxConfig): Par
  * file's) says so.
  */
 const checkFileSandbox = (flags: SandboxConfig, file: SandboxConfig): void => {
-  const widening: string[] = [];
+  const widening: string[] = [...fileLimitWidening(flags, file)];
   if (flags.mode === undefined && file.mode === 'off') widening.push('turns the sandbox off (confirm with --sandbox off)');
   if (flags.network === undefined && file.network === 'allow-all') widening.push('opens the network to every host (confirm with --network allow-all)');
   if (flags.loginShell === undefined && file.loginShell === true) widening.push('runs commands in a login shell (confirm with --login-shell)');

@@ -95,6 +95,26 @@ export const detectIsolation = (): IsolationSupport => {
   return detected;
 };
 
+/**
+ * Why the fallback (no bubblewrap) cannot enforce the network policy here, or null when it can: `disabled` and
+ * `allow-list` need a network namespace (`unshare -n`), and where every way to make one is refused the network is
+ * open whatever the policy says.
+ */
+export const unenforcedNetwork = (policy: Pick<SandboxPolicy, 'network'>, support: Pick<IsolationSupport, 'networkOff'>): string | null => {
+  if (policy.network === 'allow-all' || support.networkOff) return null;
+  return 'no network namespace can be made here (unshare -n and unshare -rn are refused or missing): the network is open';
+};
+
+/**
+ * Why a command must not run because the network policy it asks for cannot hold, or null: `disabled` or `allow-list`
+ * that nothing enforces is refused unless the user chose `--sandbox off` (no isolation, said so) or `allow-all`.
+ */
+export const networkRefusal = (policy: Pick<SandboxPolicy, 'network' | 'mode'>, support: Pick<IsolationSupport, 'networkOff'>): string | null => {
+  const reason = unenforcedNetwork(policy, support);
+  if (!reason || policy.mode === 'off') return null;
+  return `the network policy is "${policy.network}" but without bubblewrap nothing can enforce it: ${reason}. Run with --sandbox off to accept commands with the network open, or --network allow-all`;
+};
+
 /** How one policy dimension was enforced, as the `bash` result and README report it. */
 export interface Enforcement {
   enforced: boolean;
@@ -113,7 +133,7 @@ export const sandboxPrefix = (policy: SandboxPolicy, support: IsolationSupport, 
   prefix.push(...limits.prefix);
   let network: Enforcement;
   if (policy.network === 'allow-all') network = { enforced: true, mechanism: 'none needed' };
-  else if (!support.networkOff) network = { enforced: false, reason: policy.network === 'disabled' ? 'no network isolation tool (unshare) is usable' : 'no network isolation tool (unshare) is usable; the network is open' };
+  else if (!support.networkOff) network = { enforced: false, reason: unenforcedNetwork(policy, support)! };
   else if (policy.network === 'disabled') {
     prefix.push(...support.networkOff);
     network = { enforced: true, mechanism: support.networkOff.join(' ') };

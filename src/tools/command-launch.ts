@@ -1,7 +1,7 @@
 import { startAllowListProxy, type AllowListProxy } from '../policy/network-proxy.js';
 import { bwrapArguments, runtimeDirectory, sandboxHome, sandboxMounts } from '../policy/sandbox-profile.js';
 import { hardenSandbox } from '../policy/sandbox-hardening.js';
-import { detectIsolation, limitPrefix, sandboxPrefix, type Enforcement, type SandboxPolicy } from '../policy/sandbox-policy.js';
+import { detectIsolation, limitPrefix, networkRefusal, sandboxPrefix, type Enforcement, type SandboxPolicy } from '../policy/sandbox-policy.js';
 import { sandboxEnforcement, type SandboxEnforcement } from '../policy/sandbox-probe.js';
 import { commandWatchdog } from './command-watchdog.js';
 import { callMarkerVariable } from './process-tree.js';
@@ -87,6 +87,8 @@ export const prepareLaunch = async (request: LaunchRequest): Promise<Launch | { 
   const sandbox = await sandboxEnforcement(policy);
   if (sandbox.enforcement === 'fallback' && policy.mode === 'required') return { refused: `the sandbox mode is "required" but bubblewrap is not available: ${sandbox.reason}` };
   const support = detectIsolation();
+  const network = sandbox.enforcement === 'fallback' ? networkRefusal(policy, support) : null;
+  if (network) return { refused: network };
   const env = baseEnvironment(policy, request.marker);
   const proxy = policy.network === 'allow-list' ? await startAllowListProxy({ allowedHosts: policy.allowedHosts }) : undefined;
   if (proxy) Object.assign(env, proxyVariables());

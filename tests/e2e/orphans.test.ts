@@ -283,7 +283,7 @@ describe('no command outlives rein', () => {
       env: { PATH: process.env.PATH, REIN_CALL: `${session}:root:e1.0`, REIN_TEST_MARK: own },
       shell: '/bin/bash',
       sandbox: { enforcement: 'fallback', reason: 'test' },
-      enforcement: { filesystem: { enforced: false, reason: 'test' }, network: { enforced: false, reason: 'test' }, processes: { enforced: false, reason: 'test' }, memory: { enforced: false, reason: 'test' }, lifetime: { enforced: false, reason: 'test' } },
+      enforcement: { filesystem: { enforced: false, reason: 'test' }, network: { enforced: false, reason: 'test' }, processes: { enforced: false, reason: 'test' }, memory: { enforced: false, reason: 'test' }, lifetime: { enforced: false, reason: 'test' }, user: { enforced: false, reason: 'test' }, kernel: { enforced: false, reason: 'test' }, tmp: { enforced: false, reason: 'test' } },
     };
     const outcome = await runCommand({ launch, cwd: process.cwd(), timeoutMs: 60_000, policy: { ...defaultSandboxPolicy, mode: 'off' }, signal: new AbortController().signal, sessionId: session, detachAfterMs: 100 });
     expect(outcome.background).toBe(true);

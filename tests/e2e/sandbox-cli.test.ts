@@ -140,7 +140,7 @@ describe('rein sandbox and the sandbox settings', () => {
       const json = await runCli(['run', 'say hello', '--script', 'script.json', '--json', '--sandbox', 'off'], { cwd: workspace.path });
       const checked = json.stdout.split('\n').filter((line) => line.includes('"sandbox.checked"'));
       expect(checked).toHaveLength(1);
-      expect(JSON.parse(checked[0]!).data).toEqual({ enforcement: 'fallback', mode: 'off', network: 'disabled', reason: 'the sandbox is off (mode "off")' });
+      expect(JSON.parse(checked[0]!).data).toEqual({ enforcement: 'fallback', mode: 'off', network: 'disabled', reason: 'the sandbox is off (mode "off")', limits: { maxProcesses: 1024, maxMemoryMb: 4096, maxTmpMb: 1024 } });
     } finally {
       await workspace.remove();
     }

@@ -12,7 +12,7 @@ import { cliPluginLocations, pluginFlags, exitCodeOf, printSandbox, runToQuiet, 
 import { resolve as resolvePath } from 'node:path';
 import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
 import { buildProvider, providerSettingsFor } from '../provider-options.js';
-import { permissionsOf, sandboxOf } from '../permission-options.js';
+import { fileLimitWidening, limitOptions, permissionsOf, sandboxOf } from '../permission-options.js';
 import { answeringOf } from './run.action.js';
 import type { ResumeCommandOptions } from './resume.command.js';
 import { cliTelemetryFor } from '../telemetry-options.js';
@@ -24,7 +24,8 @@ import { pluginProviderFor, pluginsFor, projectPluginFolders, refuseLostHooks } 
 import type { ResumeReport } from '../../session/resume-session.js';
 import { summarizeArguments } from '../transcript.js';
 import type { SandboxChecked } from '../../../models/sandbox.records.js';
-import { mergeSandboxConfig, type SandboxConfig } from '../../policy/sandbox-config.js';
+import { mergeSandboxConfig, sandboxLimits, type SandboxConfig, type SandboxLimit } from '../../policy/sandbox-config.js';
+import { configFileName } from '../../providers/config-file-name.js';
 import type { SandboxPolicy } from '../../policy/sandbox-policy.js';
 
 /** An in-doubt effect as a person reads it: `bash npm test`, `callModel`. */
@@ -185,8 +186,11 @@ const restoredSandbox = async (store: EventStore, id: string, options: ResumeCom
   const file = (await loadWorkspaceConfig(workspace))?.sandbox;
   const recorded = await lastSandboxChecked(store, id);
   if (!recorded) return { policy: sandboxOf(options, file), changes: [] };
-  const session: SandboxConfig = { mode: recorded.mode, network: recorded.network, ...(recorded.allowedHosts ? { allowedHosts: recorded.allowedHosts } : {}) };
-  const flagged = sandboxOf({ ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }), ...(options.network === undefined ? {} : { network: options.network }), ...(options.allowHost === undefined ? {} : { allowHost: options.allowHost }) });
+  const session: SandboxConfig = { mode: recorded.mode, network: recorded.network, ...(recorded.allowedHosts ? { allowedHosts: recorded.allowedHosts } : {}), ...recorded.limits };
+  const flagged = sandboxOf({ ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }), ...(options.network === undefined ? {} : { network: options.network }), ...(options.allowHost === undefined ? {} : { allowHost: options.allowHost }), ...limitOptions(options) });
+  // A session recorded before its limits were: the workspace file's limits may still only narrow.
+  const widening = file && !recorded.limits ? fileLimitWidening(flagged as SandboxConfig, file) : [];
+  if (widening.length > 0) throw new ReinError('USAGE', `${configFileName} ${widening.join(' and ')}: a workspace file may only narrow the sandbox`);
   // Flags first, then what the session ran under, then the workspace file (for what neither says: the login shell).
   const policy = { ...mergeSandboxConfig(flagged as SandboxConfig, session, file), ...(options.loginShell ? { loginShell: true } : {}) };
   const changes: string[] = [];
@@ -194,5 +198,9 @@ const restoredSandbox = async (store: EventStore, id: string, options: ResumeCom
   if (policy.network !== undefined && policy.network !== recorded.network) changes.push(`network ${recorded.network} → ${policy.network}`);
   const hosts = (list: readonly string[] | undefined) => [...(list ?? [])].sort().join(', ');
   if (hosts(policy.allowedHosts) !== hosts(recorded.allowedHosts) && policy.network === 'allow-list') changes.push(`allowed hosts ${hosts(recorded.allowedHosts) || 'none'} → ${hosts(policy.allowedHosts) || 'none'}`);
+  for (const name of Object.keys(sandboxLimits) as SandboxLimit[]) {
+    const before = recorded.limits?.[name];
+    if (before !== undefined && policy[name] !== undefined && policy[name] !== before) changes.push(`${sandboxLimits[name].what} ${before} → ${policy[name]} (${sandboxLimits[name].flag})`);
+  }
   return { policy, changes };
 };

@@ -2,7 +2,9 @@ import { lstat } from 'node:fs/promises';
 import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
 import { projectPluginFolders, workspacePlugins } from '../../plugins/workspace-plugins.js';
 import { canonicalPath, isInside, protectedPathsOf as canonicalProtectedPaths } from '../../policy/protected-paths.js';
-import { defaultSandboxPolicy, type SandboxPolicy } from '../../policy/sandbox-policy.js';
+import { hardenSandbox } from '../../policy/sandbox-hardening.js';
+import { sandboxUidRange, type SandboxIdentity } from '../../policy/sandbox-identity.js';
+import { defaultSandboxPolicy, detectIsolation, limitPrefix, sandboxPrefix, unenforcedNetwork, type Enforcement, type SandboxPolicy } from '../../policy/sandbox-policy.js';
 import { runtimeDirectory, sandboxHome, sandboxMounts, type SandboxMount } from '../../policy/sandbox-profile.js';
 import { sandboxEnforcement } from '../../policy/sandbox-probe.js';
 import type { McpServerConfig } from '../../mcp/mcp-config.js';
@@ -22,6 +24,14 @@ export interface SandboxReport {
   network: SandboxPolicy['network'];
   allowedHosts?: string[];
   loginShell: boolean;
+  /** Whether the network policy holds (false: the fallback cannot make a network namespace; `networkReason` says why). */
+  networkEnforced: boolean;
+  networkReason?: string;
+  /** Who the kernel sees running a command, and whether host-global kernel state is out of its reach. */
+  user: ReportedEnforcement;
+  kernel: ReportedEnforcement;
+  /** Each limit and whether it binds here. */
+  limits: { processes: ReportedLimit; memoryMb: ReportedLimit; tmpMb: ReportedLimit };
   binds: SandboxMount[];
   /**
    * The protected paths: `masked` when they exist and bubblewrap hides them from commands, `exposed` when they exist
@@ -31,10 +41,30 @@ export interface SandboxReport {
   protected: Array<{ path: string; state: 'masked' | 'exposed' | 'absent' | 'outside' }>;
 }
 
+/** One dimension of the report: enforced, and how; or not, and why. */
+export type ReportedEnforcement = { enforced: true; mechanism: string } | { enforced: false; reason: string };
+/** A limit: its value and whether it binds. */
+export type ReportedLimit = ReportedEnforcement & { max: number };
+
+const reported = (enforcement: Enforcement): ReportedEnforcement => (enforcement.enforced ? { enforced: true, mechanism: enforcement.mechanism ?? '' } : { enforced: false, reason: enforcement.reason ?? '' });
+
+/** Who runs a command under bubblewrap here, in words that hold for every command (each gets its own uid as root). */
+const userOf = (identity: SandboxIdentity): ReportedEnforcement => {
+  if (identity.kind === 'invoking-user') return { enforced: true, mechanism: `the user rein runs as (uid ${identity.uid}), not root` };
+  if (identity.kind === 'root') return { enforced: false, reason: `runs as root without capabilities: ${identity.reason}` };
+  const last = sandboxUidRange.first + sandboxUidRange.count - 1;
+  return { enforced: true, mechanism: `a fresh unprivileged uid per command (${sandboxUidRange.first}–${last}, used by nothing else); the workspace is an idmapped mount in which it owns uid ${identity.ownerUid}'s files, and files it creates are uid ${identity.ownerUid}'s on the host` };
+};
+
 /** The report for a policy and a workspace (the binds are those a `bash` call there would get). */
 export const sandboxReport = async (policy: SandboxPolicy, workspace: string, protectedPaths: readonly string[]): Promise<SandboxReport> => {
   const status = await sandboxEnforcement(policy);
   const root = canonicalPath(workspace);
+  const support = detectIsolation();
+  const home = sandboxHome();
+  const hardened = status.enforcement === 'bubblewrap' ? await hardenSandbox({ bubblewrap: policy.bubblewrap, workspace: root, home }) : undefined;
+  const limits = hardened ? limitPrefix(policy, support, { unprivileged: hardened.identity.kind === 'mapped' }) : sandboxPrefix(policy, support);
+  const unenforced = status.enforcement === 'fallback' ? unenforcedNetwork(policy, support) : null;
   const paths = canonicalProtectedPaths(root, protectedPaths);
   // Only bubblewrap masks a path: without it an existing one is within a command's reach, and the report says so.
   const existing = status.enforcement === 'bubblewrap' ? ('masked' as const) : ('exposed' as const);
@@ -46,7 +76,16 @@ export const sandboxReport = async (policy: SandboxPolicy, workspace: string, pr
     network: policy.network,
     ...(policy.network === 'allow-list' ? { allowedHosts: [...policy.allowedHosts] } : {}),
     loginShell: policy.loginShell,
-    binds: status.enforcement === 'bubblewrap' ? sandboxMounts({ workspace: root, workspaceWritable: true, protectedPaths: paths, home: sandboxHome(), toolDirectories: [runtimeDirectory()] }) : [],
+    networkEnforced: unenforced === null,
+    ...(unenforced ? { networkReason: unenforced } : {}),
+    user: hardened ? userOf(hardened.identity) : support.root ? { enforced: false, reason: 'no sandbox: commands run as root, with every capability rein has' } : { enforced: true, mechanism: `the user rein runs as (uid ${process.getuid?.() ?? '?'}), not root` },
+    kernel: hardened ? reported(hardened.kernel) : { enforced: false, reason: 'no sandbox: /proc and /sys are the host\'s' },
+    limits: {
+      processes: { max: policy.maxProcesses, ...reported(limits.processes) },
+      memoryMb: { max: policy.maxMemoryMb, ...reported(limits.memory) },
+      tmpMb: { max: policy.maxTmpMb, ...(hardened ? { enforced: true as const, mechanism: 'tmpfs size, each of /tmp, the home and /dev/shm' } : { enforced: false as const, reason: 'no sandbox: /tmp is the host\'s' }) },
+    },
+    binds: hardened ? sandboxMounts({ workspace: root, workspaceWritable: true, protectedPaths: paths, home, toolDirectories: [runtimeDirectory()], tmpSizeMb: policy.maxTmpMb, foreignUser: hardened.foreignUser }) : [],
     protected: states,
   };
 };
@@ -59,7 +98,11 @@ const describeMount = (mount: SandboxMount): string => {
     case 'symlink':
       return `symlink    ${mount.target} → ${mount.link}`;
     case 'tmpfs':
-      return `empty      ${mount.target}`;
+      return `empty      ${mount.target}${mount.sizeMb === undefined ? '' : ` (at most ${mount.sizeMb} MB)`}`;
+    case 'remount-ro':
+      return `read-only  ${mount.target} (remounted)`;
+    case 'dir':
+      return `folder     ${mount.target}`;
     case 'proc':
     case 'dev':
       return `minimal    ${mount.target}`;
@@ -67,6 +110,8 @@ const describeMount = (mount: SandboxMount): string => {
       return `masked     ${mount.target}`;
   }
 };
+
+const enforcementLine = (enforcement: ReportedEnforcement): string => (enforcement.enforced ? `enforced (${enforcement.mechanism})` : `not enforced: ${enforcement.reason}`);
 
 /** The body of `rein sandbox` (see `registerSandbox`). */
 export const sandboxCommand = async (options: SandboxCommandOptions): Promise<void> => {
@@ -82,7 +127,12 @@ export const sandboxCommand = async (options: SandboxCommandOptions): Promise<vo
   const lines = [
     report.enforcement === 'bubblewrap' ? 'enforcement: bubblewrap (commands see only what is listed below)' : `enforcement: fallback — ${report.reason}`,
     `mode: ${report.mode}${report.mode === 'required' && report.enforcement === 'fallback' ? ' (bash is refused)' : ''}`,
-    `network: ${report.network}${report.allowedHosts ? ` (${report.allowedHosts.join(', ') || 'no hosts'})` : ''}`,
+    `network: ${report.network}${report.allowedHosts ? ` (${report.allowedHosts.join(', ') || 'no hosts'})` : ''}${report.networkEnforced ? '' : `: not enforced (${report.networkReason})${report.mode === 'off' ? '' : ' — bash is refused unless --sandbox off or --network allow-all'}`}`,
+    `user: ${enforcementLine(report.user)}`,
+    `kernel: ${enforcementLine(report.kernel)}`,
+    `processes: at most ${report.limits.processes.max} at once, ${enforcementLine(report.limits.processes)}`,
+    `memory: at most ${report.limits.memoryMb.max} MB per process, ${enforcementLine(report.limits.memoryMb)}`,
+    `tmp: at most ${report.limits.tmpMb.max} MB, ${enforcementLine(report.limits.tmpMb)}`,
     `shell: ${report.loginShell ? 'bash -lc (login shell)' : 'bash -c'}`,
     'protected paths (file tools refuse them, commands never run unasked when they name them):',
     ...report.protected.map((entry) => `  ${entry.path}  — ${entry.state === 'masked' ? 'masked in the sandbox' : entry.state === 'exposed' ? 'exists; not hidden from commands without the sandbox' : entry.state === 'absent' ? 'absent; removed again if a command creates it' : 'outside the workspace'}`),
