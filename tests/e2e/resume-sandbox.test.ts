@@ -59,10 +59,12 @@ describe('resume keeps the sandbox a session ran under', () => {
       const kept = await runCli(['resume', id, '--approve', 'write'], { cwd: workspace.path });
       expect(kept.stdout, kept.stdout + kept.stderr).toContain('network allow-list (localhost)');
       expect(kept.stdout).not.toContain('sandbox: network');
-      const again = await runCli(['run', 'write', '--script', 'script.json', '--sandbox', 'required'], { cwd: workspace.path });
+      const again = await runCli(['run', 'write', '--script', 'script.json', '--sandbox', 'required', '--max-processes', '64'], { cwd: workspace.path });
       const second = /session (s-[\w-]+):/.exec(again.stdout)![1]!;
-      const changed = await runCli(['resume', second, '--approve', 'write', '--sandbox', 'off'], { cwd: workspace.path });
+      const changed = await runCli(['resume', second, '--approve', 'write', '--sandbox', 'off', '--max-processes', '128'], { cwd: workspace.path });
       expect(changed.stdout, changed.stdout + changed.stderr).toContain('sandbox: mode required → off (--sandbox)');
+      // The limits it ran under are recorded and hold again; a flag that changes one says so.
+      expect(changed.stdout).toContain('the process limit 64 → 128 (--max-processes)');
     } finally {
       await workspace.remove();
     }

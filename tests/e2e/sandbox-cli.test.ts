@@ -66,15 +66,20 @@ describe('rein sandbox and the sandbox settings', () => {
     const workspace = await makeTempDir('rein-sandbox-widen-');
     try {
       await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Done.' }] }));
-      for (const [sandbox, flag] of [[{ mode: 'off' }, '--sandbox off'], [{ network: 'allow-all' }, '--network allow-all'], [{ loginShell: true }, '--login-shell']] as const) {
+      for (const [sandbox, flag] of [[{ mode: 'off' }, '--sandbox off'], [{ network: 'allow-all' }, '--network allow-all'], [{ loginShell: true }, '--login-shell'], [{ maxProcesses: 100_000 }, '--max-processes 100000'], [{ maxTmpMb: 4096 }, '--max-tmp-mb 4096']] as const) {
         await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ sandbox }));
         const run = await runCli(['run', 'x', '--script', 'script.json'], { cwd: workspace.path });
         expect([run.code, run.stderr], JSON.stringify(sandbox)).toEqual([2, expect.stringContaining(`confirm with ${flag}`)]);
         const confirmed = await runCli(['run', 'x', '--script', 'script.json', ...flag.split(' ')], { cwd: workspace.path });
         expect(confirmed.code, confirmed.stderr).toBe(0);
       }
-      await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ sandbox: { mode: 'required', network: 'disabled' } }));
-      expect((await runCli(['sandbox', '--json'], { cwd: workspace.path })).code).toBe(0);
+      // Lower limits narrow: they stand, and rein sandbox shows them; a flag that is not a whole number in range is USAGE.
+      await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ sandbox: { mode: 'required', network: 'disabled', maxProcesses: 100, maxMemoryMb: 512, maxTmpMb: 16 } }));
+      const narrowed = await runCli(['sandbox', '--json'], { cwd: workspace.path });
+      expect(narrowed.code).toBe(0);
+      expect(JSON.parse(narrowed.stdout).limits).toMatchObject({ processes: { max: 100 }, memoryMb: { max: 512 }, tmpMb: { max: 16 } });
+      expect(JSON.parse((await runCli(['sandbox', '--json', '--max-tmp-mb', '32'], { cwd: workspace.path })).stdout).limits.tmpMb.max).toBe(32);
+      for (const bad of [['--max-processes', '0'], ['--max-tmp-mb', '1e3'], ['--max-memory-mb', '8']]) expect((await runCli(['sandbox', ...bad], { cwd: workspace.path })).code, bad.join(' ')).toBe(2);
     } finally {
       await workspace.remove();
     }

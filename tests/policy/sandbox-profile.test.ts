@@ -86,12 +86,14 @@ describe('the sandbox profile', () => {
 describe('the sandbox object', () => {
   it('accepts the documented shape and refuses anything else', () => {
     expect(SandboxConfig.safeParse({ mode: 'required', network: 'allow-list', allowedHosts: ['registry.npmjs.org', '*.example.com', '127.0.0.1', '[::1]'], loginShell: true }).success).toBe(true);
-    for (const bad of [{ mode: 'strict' }, { network: 'some' }, { allowedHosts: ['bad host'] }, { allowedHosts: ['http://x.com'] }, { loginshell: true }]) expect(SandboxConfig.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
+    expect(SandboxConfig.safeParse({ maxProcesses: 64, maxMemoryMb: 1024, maxTmpMb: 8 }).success).toBe(true);
+    for (const bad of [{ mode: 'strict' }, { network: 'some' }, { allowedHosts: ['bad host'] }, { allowedHosts: ['http://x.com'] }, { loginshell: true }, { maxProcesses: 0 }, { maxTmpMb: 1.5 }, { maxMemoryMb: '512' }]) expect(SandboxConfig.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
   });
 
   it('merges layers: the first that sets a field wins, hosts without a policy mean allow-list', () => {
     expect(mergeSandboxConfig({ allowedHosts: ['a.com'] }, { network: 'disabled', mode: 'off' })).toEqual({ mode: 'off', network: 'allow-list', allowedHosts: ['a.com'] });
     expect(mergeSandboxConfig({ network: 'allow-all' }, { allowedHosts: ['a.com'] })).toEqual({ network: 'allow-all', allowedHosts: ['a.com'] });
     expect(mergeSandboxConfig(undefined, { loginShell: true })).toEqual({ loginShell: true });
+    expect(mergeSandboxConfig({ maxTmpMb: 32 }, { maxTmpMb: 8, maxProcesses: 64 })).toEqual({ maxTmpMb: 32, maxProcesses: 64 });
   });
 });
