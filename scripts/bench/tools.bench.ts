@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { glob } from 'tinyglobby';
 import { createMemoryEventStore } from '../../stores/index.js';
 import { PermissionPolicy } from '../../src/policy/permission-policy.js';
-import { defaultSandboxPolicy, type SandboxPolicy } from '../../src/policy/sandbox-policy.js';
+import { defaultSandboxPolicy, detectIsolation, limitPrefix, type SandboxPolicy } from '../../src/policy/sandbox-policy.js';
+import { bwrapArguments, runtimeDirectory, sandboxHome, sandboxMounts } from '../../src/policy/sandbox-profile.js';
 import { sandboxEnforcement } from '../../src/policy/sandbox-probe.js';
 import { builtinTools } from '../../src/tools/builtin-tools.js';
 import { prepareLaunch } from '../../src/tools/command-launch.js';
@@ -131,6 +132,27 @@ export const main = async (): Promise<void> => {
   }
   const bash = await interleave(50, () => unsandboxed('bash', { command: 'true' }), () => sandboxed('bash', { command: 'true' }));
   process.stdout.write(`  ${'bash true, bubblewrap vs none (median of 50)'.padEnd(44)} sandboxed ${formatMs(bash.candidate).padStart(9)} · none ${formatMs(bash.baseline).padStart(9)} · added ${formatMs(bash.candidate - bash.baseline)} (target ≤ 30 ms) · ratio ${(bash.candidate / bash.baseline).toFixed(2)}×\n`);
+  await hardeningCost(workspace);
+};
+
+/**
+ * The hardening's cost per command (issue #25): `true` launched as `bash` launches it now — the launcher (Perl) with
+ * the seccomp program and, as root, the idmapped workspace, the switch to a fresh uid (setpriv) — against the same
+ * bubblewrap profile started directly, as before.
+ */
+const hardeningCost = async (workspace: Workspace): Promise<void> => {
+  const policy = { ...defaultSandboxPolicy, mode: 'auto' as const };
+  const launch = await prepareLaunch({ command: 'true', cwd: workspace.root, policy, workspace, marker: 'bench:hardening' });
+  if ('refused' in launch) throw new Error(launch.refused);
+  const support = detectIsolation();
+  const mounts = sandboxMounts({ workspace: workspace.root, workspaceWritable: true, protectedPaths: workspace.protectedList(), readableProtected: workspace.readableList(), home: sandboxHome(), toolDirectories: [runtimeDirectory()], tmpSizeMb: policy.maxTmpMb });
+  const plain = { ...launch, argv: [policy.bubblewrap, ...bwrapArguments(mounts, { network: false, cwd: workspace.root }), '--', ...limitPrefix(policy, support).prefix, support.shell, '-c', 'true'] };
+  const run = (which: typeof launch) => runCommand({ launch: which, cwd: workspace.root, timeoutMs: 60_000, policy, signal: new AbortController().signal });
+  const check = await run(launch);
+  if (check.exitCode !== 0) throw new Error(`the hardened launch failed: ${check.stderr.bytes.toString()}`);
+  const cost = await interleave(50, () => run(plain), () => run(launch));
+  const who = launch.enforcement.user.enforced ? (support.root ? 'as root: launcher, idmapped workspace, own uid' : 'launcher with seccomp') : 'launcher';
+  process.stdout.write(`  ${`bash true, hardened vs plain bubblewrap (median of 50; ${who})`.padEnd(44)} hardened ${formatMs(cost.candidate).padStart(9)} · plain ${formatMs(cost.baseline).padStart(9)} · added ${formatMs(cost.candidate - cost.baseline)} · ratio ${(cost.candidate / cost.baseline).toFixed(2)}×\n`);
 };
 
 /** The fallback watchdog's cost per command: `echo` run as the fallback runs it, under the watchdog and without it. */

@@ -45,7 +45,7 @@ if ($mode eq 'mapped') {
     syscall($unshare_nr, 0x10000000) == 0 or do { syswrite($made_w, "unshare(CLONE_NEWUSER): $!"); require POSIX; POSIX::_exit(1) };
     syswrite($made_w, 'ok');
     sysread($done_r, my $ignored, 1);
-    require POSIX; POSIX::_exit(0);
+    exit 0;
   }
   close $made_w; close $done_r;
   sysread($made_r, my $made, 200);

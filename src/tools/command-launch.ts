@@ -35,6 +35,8 @@ export interface Launch {
    * the other end, and everything the command starts stays below it and dies with rein.
    */
   watchdog?: boolean;
+  /** The seccomp program bubblewrap reads on fd 3 (`--seccomp 3`): the spawn writes it into a pipe there. */
+  seccomp?: Buffer;
 }
 
 export interface LaunchRequest {
@@ -105,6 +107,7 @@ export const prepareLaunch = async (request: LaunchRequest): Promise<Launch | { 
       env,
       shell: support.shell,
       sandbox,
+      ...(hardened.seccompOnFd3 ? { seccomp: hardened.seccompOnFd3 } : {}),
       enforcement: { filesystem: { enforced: true, mechanism: 'bubblewrap: the workspace only, protected paths masked' }, network, processes: limits.processes, memory: limits.memory, lifetime: { enforced: true, mechanism: 'bubblewrap: own pid namespace, --die-with-parent' }, user: hardened.user, kernel: hardened.kernel, tmp: { enforced: true, mechanism: 'tmpfs size' } },
       ...(proxy ? { proxy } : {}),
     };
@@ -160,7 +163,7 @@ export const sandboxedProgram = async (scope: SandboxScope, options: { argv: rea
   const sandbox = await sandboxEnforcement(scope.policy);
   if (sandbox.enforcement !== 'bubblewrap') return { refused: `it asks for the sandbox ("sandbox": true), and bubblewrap does not work here: ${sandbox.reason}` };
   const home = sandboxHome();
-  const hardened = await hardenSandbox({ bubblewrap: scope.policy.bubblewrap, workspace: scope.workspace.root, home });
+  const hardened = await hardenSandbox({ bubblewrap: scope.policy.bubblewrap, workspace: scope.workspace.root, home, argvOnly: true });
   const mounts = sandboxMounts({ workspace: scope.workspace.root, workspaceWritable: true, protectedPaths: scope.workspace.protectedList(), readableProtected: scope.workspace.readableList(), protectedReadable: true, home, toolDirectories: [runtimeDirectory()], tmpSizeMb: scope.policy.maxTmpMb, foreignUser: hardened.foreignUser });
   return { argv: [...hardened.head, ...bwrapArguments(mounts, { network: scope.policy.network === 'allow-all', cwd: options.cwd }), ...hardened.flags, '--', ...hardened.inner, ...options.argv] };
 };

@@ -200,8 +200,14 @@ export const runCommand = (run: CommandRun): Promise<CommandOutcome> =>
     const released = markLive(marker);
     // Under the watchdog, fd 3 is its end of a socket whose other end only this process holds (see `commandWatchdog`).
     const input = run.stdin === undefined ? 'ignore' : 'pipe';
-    const child = spawn(argv[0]!, argv.slice(1), { cwd: run.cwd, env: launch.env, detached: true, stdio: launch.watchdog ? [input, 'pipe', 'pipe', 'pipe'] : [input, 'pipe', 'pipe'] });
+    // Under the watchdog fd 3 is its control socket; under bubblewrap it may carry the seccomp program (`--seccomp 3`).
+    const child = spawn(argv[0]!, argv.slice(1), { cwd: run.cwd, env: launch.env, detached: true, stdio: launch.watchdog || launch.seccomp ? [input, 'pipe', 'pipe', 'pipe'] : [input, 'pipe', 'pipe'] });
     const pid = child.pid;
+    if (launch.seccomp && !launch.watchdog) {
+      const program = child.stdio[3] as (NodeJS.WritableStream & { on(event: 'error', listener: () => void): unknown }) | null;
+      program?.on('error', () => undefined);
+      program?.end(launch.seccomp);
+    }
     if (run.stdin !== undefined && child.stdin) {
       // A command that exits without reading its input must not crash rein with EPIPE.
       child.stdin.on('error', () => undefined);
