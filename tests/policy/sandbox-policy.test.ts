@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { defaultSandboxPolicy, sandboxPrefix, type IsolationSupport } from '../../src/policy/sandbox-policy.js';
+import { defaultSandboxPolicy, limitPrefix, networkRefusal, sandboxPrefix, unenforcedNetwork, type IsolationSupport } from '../../src/policy/sandbox-policy.js';
+import { fileLimitWidening } from '../../src/cli/permission-options.js';
 
 const everything: IsolationSupport = { shell: '/bin/bash', networkOff: ['unshare', '-n'], prlimit: 'prlimit', root: false };
 const nothing: IsolationSupport = { shell: '/bin/sh', networkOff: null, prlimit: null, root: false };
@@ -26,5 +27,30 @@ describe('sandbox enforcement reporting', () => {
     expect(allowList.network).toMatchObject({ enforced: false });
     expect(allowList.prefix).not.toContain('unshare');
     expect(sandboxPrefix({ ...defaultSandboxPolicy, network: 'allow-all' }, everything).prefix).not.toContain('unshare');
+  });
+
+  it('binds the process limit for root only when the command runs as an unprivileged uid of its own', () => {
+    expect(limitPrefix(defaultSandboxPolicy, { ...everything, root: true }).processes).toMatchObject({ enforced: false, reason: 'RLIMIT_NPROC does not bind root' });
+    expect(limitPrefix(defaultSandboxPolicy, { ...everything, root: true }, { unprivileged: true }).processes).toEqual({ enforced: true, mechanism: 'prlimit --nproc, as an unprivileged uid of its own' });
+    expect(limitPrefix({ ...defaultSandboxPolicy, maxProcesses: 64 }, everything).prefix).toContain('--nproc=64');
+  });
+
+  it('a network policy nothing enforces is said so, and refuses commands unless the sandbox is off or the network open (issue #25 §5)', () => {
+    expect(unenforcedNetwork(defaultSandboxPolicy, everything)).toBeNull();
+    expect(unenforcedNetwork(defaultSandboxPolicy, nothing)).toContain('the network is open');
+    expect(unenforcedNetwork({ network: 'allow-all' }, nothing)).toBeNull();
+    expect(networkRefusal(defaultSandboxPolicy, nothing)).toContain('--sandbox off');
+    expect(networkRefusal({ network: 'allow-list', mode: 'auto' }, nothing)).toContain('"allow-list"');
+    expect(networkRefusal({ network: 'disabled', mode: 'off' }, nothing)).toBeNull();
+    expect(networkRefusal({ network: 'allow-all', mode: 'auto' }, nothing)).toBeNull();
+    expect(networkRefusal(defaultSandboxPolicy, everything)).toBeNull();
+    expect(sandboxPrefix(defaultSandboxPolicy, nothing).network).toEqual({ enforced: false, reason: unenforcedNetwork(defaultSandboxPolicy, nothing) });
+  });
+
+  it('a workspace file may lower a limit; raising one is the flag\'s to say', () => {
+    expect(fileLimitWidening({}, { maxProcesses: 64, maxTmpMb: 8, maxMemoryMb: 512 })).toEqual([]);
+    expect(fileLimitWidening({}, { maxProcesses: 5000 })).toEqual(['raises the process limit to 5000, above the default 1024 (confirm with --max-processes 5000)']);
+    expect(fileLimitWidening({ maxProcesses: 5000 }, { maxProcesses: 5000 })).toEqual([]);
+    expect(fileLimitWidening({}, { maxTmpMb: 2048, maxMemoryMb: 8192 })).toHaveLength(2);
   });
 });
