@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants, mkdtempSync, readFileSync, rmdirSync } from 'node:fs';
 import { chmod, chown, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,14 +25,29 @@ const corpus = fileURLToPath(new URL('../fixtures/sandbox/host-kernel-corpus.sh'
 const syscallNumbers: Record<string, number[]> = { x64: [165, 101, 175, 313, 169], arm64: [40, 117, 105, 273, 142], riscv64: [40, 117, 105, 273, 142], loong64: [40, 117, 105, 273, 142] };
 const path = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
-/** Whether `uid` can run rein from this checkout and bubblewrap works for it; in CI a refusal fails the test. */
+/** The checkout (its `dist/` and `node_modules/`), which an unprivileged uid may not be able to reach (a clone under `/root`). */
+const checkout = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
+/** Where the unprivileged pass sees the checkout: an empty folder, bound over in a private mount namespace (`unshare -m`). */
+const exposed = root ? mkdtempSync(join(tmpdir(), 'rein-checkout-')) : '';
+if (exposed) chmodSync(exposed, 0o755);
+afterAll(() => {
+  if (exposed) rmdirSync(exposed);
+});
+const exposedCli = join(exposed, cliPath.slice(checkout.length));
+
+/**
+ * The argv prefix that runs a program as `uid` with the checkout readable at `exposed`: a private mount namespace
+ * (nothing reaches the host's mounts) binds the checkout there, then setpriv drops to the uid.
+ */
+const asUnprivileged = (uid: number): string[] => ['unshare', '--mount', '--propagation', 'private', '--', 'sh', '-c', 'mount --bind "$2" "$1" && shift 2 && exec "$@"', 'expose', exposed, checkout, 'setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--'];
+
+/** Whether the unprivileged pass can run here (root, and bubblewrap works for that uid); in CI a refusal fails the test. */
 const unprivilegedWorks = (): boolean => {
   if (!root) return false;
-  const as = ['--reuid', String(unprivileged), '--regid', String(unprivileged), '--clear-groups', '--'];
-  const node = spawnSync('setpriv', [...as, process.execPath, '-e', `require('fs').accessSync(${JSON.stringify(cliPath)})`], { stdio: 'ignore' });
-  const bwrap = spawnSync('setpriv', [...as, 'bwrap', '--unshare-user', '--ro-bind', '/', '/', 'true'], { stdio: 'ignore' });
+  const node = spawnSync(asUnprivileged(unprivileged)[0]!, [...asUnprivileged(unprivileged).slice(1), process.execPath, '-e', `require('fs').accessSync(${JSON.stringify(exposedCli)})`], { stdio: 'ignore' });
+  const bwrap = spawnSync('setpriv', ['--reuid', String(unprivileged), '--regid', String(unprivileged), '--clear-groups', '--', 'bwrap', '--unshare-user', '--ro-bind', '/', '/', 'true'], { stdio: 'ignore' });
   if (node.status === 0 && bwrap.status === 0) return true;
-  if (process.env.CI) throw new Error(`the unprivileged pass needs uid ${unprivileged} to read ${cliPath} (${node.status === 0 ? 'it can' : 'it cannot'}) and to run bubblewrap (${bwrap.status === 0 ? 'it can' : 'it cannot'})`);
+  if (process.env.CI) throw new Error(`the unprivileged pass needs uid ${unprivileged} to run rein from ${exposed} (${node.status === 0 ? 'it can' : 'it cannot'}) and to run bubblewrap (${bwrap.status === 0 ? 'it can' : 'it cannot'})`);
   return false;
 };
 
@@ -52,16 +67,16 @@ const collect = (child: ChildProcess): Promise<CliResult> =>
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
 
-const asUser = (uid: number): string[] => (uid === process.getuid?.() ? [] : ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--']);
+const own = (uid: number): boolean => uid === process.getuid?.();
 
 const passOf = (uid: number): Pass => ({
   uid,
   run: (args, cwd, env) => {
-    const argv = [...asUser(uid), process.execPath, cliPath, ...args];
+    const argv = own(uid) ? [process.execPath, cliPath, ...args] : [...asUnprivileged(uid), process.execPath, exposedCli, ...args];
     return collect(spawn(argv[0]!, argv.slice(1), { cwd, env: { PATH: path, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
   },
   canary: () => {
-    const argv = [...asUser(uid), 'sleep', '600'];
+    const argv = own(uid) ? ['sleep', '600'] : ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', 'sleep', '600'];
     return spawn(argv[0]!, argv.slice(1), { stdio: 'ignore' });
   },
 });
