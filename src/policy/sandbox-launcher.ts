@@ -109,6 +109,8 @@ export const launcherPrefix = (options: LauncherOptions, arch: string = process.
   const numbers = launcherSyscalls[arch];
   if (!numbers) return null;
   const seccomp = options.seccomp ? options.seccomp.toString('hex') : '-';
-  const mapped = options.mapped ? ['mapped', String(options.mapped.uid), String(options.mapped.ownerUid), String(options.mapped.ownerGid), options.mapped.workspace, options.mapped.home] : ['plain'];
+  // The home goes into a passwd line: one a colon or a line break would split names `/` there instead.
+  const home = options.mapped && /[:\n]/.test(options.mapped.home) ? '/' : options.mapped?.home;
+  const mapped = options.mapped ? ['mapped', String(options.mapped.uid), String(options.mapped.ownerUid), String(options.mapped.ownerGid), options.mapped.workspace, home!] : ['plain'];
   return ['perl', '-e', launcherProgram, String(numbers[0]), String(numbers[1]), seccomp, ...mapped];
 };
