@@ -37,6 +37,7 @@ import { assertExpectedSeq, assertForkPoint, assertSnapshot, assertSnapshotBound
 import { BlobError, ConcurrencyConflictError, CorruptRecordError, StoreError, StreamLockedError } from './store-errors.js';
 import { assertStreamName, forkStreamName } from './stream-names.js';
 import { TailHub } from './tail-hub.js';
+import { watchStreamDirectory } from './level-stream-watch.js';
 
 /** How many stream databases `streams()` opens at a time. */
 const LISTING_CONCURRENCY = 8;
@@ -75,6 +76,16 @@ export interface LevelEventStoreOptions {
    * sessions`, `show`, `replay`, `trace`, `context`, `inspect`, the `rein memory` listings).
    */
   readOnly?: boolean;
+  /**
+   * Read-only mode: replace a stream's temporary copy whenever the stream was written since the copy was made (a
+   * directory listing per read), so a long-lived reader sees what other processes append (`rein serve --read-only`).
+   */
+  freshReads?: boolean;
+  /**
+   * How often a tail checks its stream's files for appends made by other processes or other store objects, in ms
+   * (default 200; a file-system notification wakes it sooner where there is one).
+   */
+  followIntervalMs?: number;
 }
 
 const wholeBlob = (blob: StreamBlob): StreamWrite => ({ type: 'put', key: blobKey(blob.hex), value: blob.bytes });
@@ -109,7 +120,8 @@ async function blobWrites(target: LevelStream, blobs: readonly StreamBlob[]): Pr
  * The LevelDB EventStore (DESIGN §3): `<root>/streams/<stream>/` is one LevelDB database per stream and
  * `<root>/blobs/` the blob files. Appends to a stream are serialized in-process, so the `expectedSeq` check and the
  * single atomic batch that follows cannot interleave. A stream held by another process is still readable (through a
- * temporary copy) but appending to it raises `STORE_LOCKED`.
+ * temporary copy) but appending to it raises `STORE_LOCKED`. A tail follows appends made by other processes too: its
+ * stream's files are watched while it has tails (`followIntervalMs`).
  */
 export class LevelEventStore implements EventStore {
   readonly capabilities: StoreCapabilities = { persistent: true, durableSync: true, crossProcessReads: true, globalOrder: false, fencing: false };
@@ -119,11 +131,11 @@ export class LevelEventStore implements EventStore {
   readonly #clock: () => number;
   readonly #pool: LevelStreamPool;
   readonly #queue = new KeyedSerialQueue();
-  readonly #tails = new TailHub((stream, options) => this.#readCommitted(stream, options));
+  readonly #tails: TailHub;
   readonly #committer: GroupCommitter;
   readonly #readOnly: boolean;
   /** Read-only mode: the throwaway copies reads go through, one per stream, kept until `close`. */
-  readonly #copies = new LevelCopyCache(16);
+  readonly #copies: LevelCopyCache;
   readonly #commitDelayMs: number;
   readonly #onSync: ((stream: string, durableHead: number) => void) | undefined;
   /** Sync mode: streams with written but not yet durable appends, their durable head and the writers waiting on them. */
@@ -135,6 +147,22 @@ export class LevelEventStore implements EventStore {
     this.#sync = (options.durability ?? 'sync') === 'sync';
     this.#clock = options.clock ?? Date.now;
     this.#readOnly = options.readOnly ?? false;
+    this.#copies = new LevelCopyCache(16, { fresh: options.freshReads ?? false });
+    const followIntervalMs = options.followIntervalMs ?? 200;
+    // A tail follows appends other processes (or other store objects) make: its stream's files are watched while it
+    // has tails. A read-only store's cached copy of the stream is then stale and is replaced on the next read.
+    this.#tails = new TailHub(
+      (stream, readOptions) => this.#readCommitted(stream, readOptions),
+      (stream, wake) =>
+        watchStreamDirectory(
+          streamDirectory(root, stream),
+          () => {
+            if (this.#readOnly) this.#copies.invalidate(stream);
+            wake();
+          },
+          { intervalMs: followIntervalMs },
+        ),
+    );
     this.#commitDelayMs = options.commitDelayMs ?? 4;
     this.#onSync = options.onSync;
     this.#pool = new LevelStreamPool({ root, maxOpenStreams: options.maxOpenStreams ?? 64, onSync: (stream, durableHead) => this.#durable(stream, durableHead) });

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { copyDatabase, removeCopy } from './level-stream-files.js';
 import { openLevelStream } from './level-stream.js';
+import { directorySignature } from './level-stream-watch.js';
 import type { LevelStream } from './level-stream.js';
 import { CodecMismatchError } from './store-errors.js';
 
@@ -70,6 +71,8 @@ interface CachedCopy {
   lastUsed: number;
   /** Dropped from the cache (a read on it failed, or evicted): disposed once its last use ends. */
   dropped: boolean;
+  /** With `fresh`: the stream directory's fingerprint taken before the copy was made. */
+  signature?: string;
 }
 
 /**
@@ -82,16 +85,36 @@ interface CachedCopy {
 export class LevelCopyCache {
   readonly #entries = new Map<string, CachedCopy>();
   readonly #limit: number;
+  readonly #fresh: boolean;
   #clock = 0;
 
-  constructor(limit: number) {
+  /**
+   * `fresh`: before each read, the stream directory's fingerprint (`directorySignature`) is compared with the one taken
+   * when the copy was made, and a copy of a stream that was written since is replaced — for a long-lived reader
+   * (`rein serve --read-only`) that must see what other processes append. Each read then costs a directory listing.
+   */
+  constructor(limit: number, options: { fresh?: boolean } = {}) {
     this.#limit = limit;
+    this.#fresh = options.fresh ?? false;
+  }
+
+  /** Forget the copy of `stream` (disposed once its reads end): the next read makes a new one. */
+  invalidate(stream: string): void {
+    const entry = this.#entries.get(stream);
+    if (entry === undefined) return;
+    this.#drop(stream, entry);
+    if (entry.leases === 0) void dispose(entry);
   }
 
   async with<T>(directory: string, stream: string, use: (copy: LevelStream) => Promise<T>): Promise<T> {
+    const signature = this.#fresh ? await directorySignature(directory) : undefined;
     let entry = this.#entries.get(stream);
+    if (entry !== undefined && signature !== undefined && entry.signature !== signature) {
+      this.invalidate(stream);
+      entry = undefined;
+    }
     if (entry === undefined) {
-      entry = { opening: openCopy(directory, stream), leases: 0, lastUsed: 0, dropped: false };
+      entry = { opening: openCopy(directory, stream), leases: 0, lastUsed: 0, dropped: false, ...(signature === undefined ? {} : { signature }) };
       this.#entries.set(stream, entry);
     }
     entry.leases += 1;

@@ -6,6 +6,12 @@ import type { ReadOptions } from './event-store.js';
 /** How a tail reads history: the store's own `read`, still usable while the store is closing. */
 export type TailRead = (stream: string, options: ReadOptions) => Promise<RecordEnvelope[]>;
 
+/**
+ * How a store learns of appends other processes make to `stream`: calls `wake` for each (or for anything that may be
+ * one) and returns the function that stops. Started with the first tail of a stream, stopped with its last.
+ */
+export type TailFollow = (stream: string, wake: () => void) => () => void;
+
 const PAGE_SIZE = 1000;
 
 /**
@@ -25,10 +31,14 @@ export class TailHub {
   readonly #read: TailRead;
   readonly #wakers = new Map<string, Set<() => void>>();
   readonly #closers = new Set<() => Promise<void>>();
+  readonly #follow: TailFollow | undefined;
+  readonly #following = new Map<string, () => void>();
   #closed = false;
 
-  constructor(read: TailRead) {
+  /** `follow`, when given, watches a stream for other writers while it has tails (see `TailFollow`). */
+  constructor(read: TailRead, follow?: TailFollow) {
     this.#read = read;
+    this.#follow = follow;
   }
 
   /** Tells the tails of `stream` that records were appended. */
@@ -49,6 +59,8 @@ export class TailHub {
   /** Drains every tail, completes them, and refuses new ones (they complete right after their history). */
   async close(): Promise<void> {
     this.#closed = true;
+    for (const stop of this.#following.values()) stop();
+    this.#following.clear();
     await Promise.all([...this.#closers].map((finish) => finish()));
   }
 
@@ -105,6 +117,7 @@ export class TailHub {
       const wakers = this.#wakers.get(stream) ?? new Set<() => void>();
       this.#wakers.set(stream, wakers);
       wakers.add(pump);
+      if (this.#follow && !this.#closed && !this.#following.has(stream)) this.#following.set(stream, this.#follow(stream, () => this.notify(stream)));
       this.#closers.add(finish);
       if (this.#closed) void finish();
       else void pump();
@@ -112,7 +125,11 @@ export class TailHub {
       return () => {
         stopped = true;
         wakers.delete(pump);
-        if (wakers.size === 0 && this.#wakers.get(stream) === wakers) this.#wakers.delete(stream);
+        if (wakers.size === 0 && this.#wakers.get(stream) === wakers) {
+          this.#wakers.delete(stream);
+          this.#following.get(stream)?.();
+          this.#following.delete(stream);
+        }
         this.#closers.delete(finish);
       };
     });
