@@ -22,6 +22,15 @@ const outcomeOf = (view: TraceView, lastVerification: RuleInput['lastVerificatio
   return lastVerification.seq < lastMutation ? 'unverified' : 'succeeded';
 };
 
+/**
+ * The trace outcome alone, from the view (no blob is read; the same as `analyzeTrace(view).outcome`): what a listing
+ * shows for each session without running the whole analysis.
+ */
+export const traceOutcomeOf = (view: TraceView): TraceOutcome => {
+  const turns = turnsOf(view);
+  return outcomeOf(view, newest(view.verifications, 1)[0], lastChange(turns, backgroundEndsOf(view)).seq);
+};
+
 const rank = (finding: TraceFinding): number => (finding.category === 'unknown_or_mixed' ? boundaryPrecedence.length : boundaryPrecedence.indexOf(finding.boundary));
 
 /**

@@ -1,0 +1,386 @@
+import { z } from 'zod';
+import type { EventStore } from '../../stores/event-store.js';
+import { statusStateOf } from '../host/session-status.js';
+import type { Rein } from '../rein.js';
+import { compareSessions } from '../session/compare-sessions.js';
+import { listSessions, summarizeSession, type SessionSummary } from '../session/session-catalog.js';
+import { machineGraph } from '../cli/machine-graph.js';
+import { sessionMachine } from '../../machines/session.machine.js';
+import { turnMachine } from '../../machines/turn.machine.js';
+import { ReinError } from '../host/host-errors.js';
+import {
+  ActionResult,
+  ActorStates,
+  ApprovalBody,
+  ApprovalPath,
+  BlobQuery,
+  CompareBody,
+  CompareQuery,
+  ConfirmBody,
+  ContextBody,
+  ContextQuery,
+  EffectPath,
+  EventsQuery,
+  ForkBody,
+  ListQuery,
+  MachineList,
+  MemoryBody,
+  MessageBody,
+  ReasonBody,
+  RecordPage,
+  RecordsQuery,
+  ReplayBody,
+  SessionDetail,
+  SessionId,
+  SessionList,
+  type SessionRow,
+  StartBody,
+  StatesQuery,
+  Timeline,
+  TimelineQuery,
+  TraceBody,
+  type PendingApproval,
+} from './api-schemas.js';
+import { defineRoute, type Route } from './route-kit.js';
+import { digestOutcome, digestStatus, type DigestCache, type SessionDigest } from './session-digest.js';
+import { actorStatesAt, contextOfTurn, memoryOf } from './session-views.js';
+import type { SessionControl } from './session-control.js';
+import { ServeError } from './serve-errors.js';
+import { streamEvents } from './session-events.js';
+import { timelineOf } from './timeline.js';
+
+/** What the API routes read and act through. */
+export interface ApiContext {
+  store: EventStore;
+  digests: DigestCache;
+  rein?: Rein;
+  control?: SessionControl;
+  /** Ends every open event stream on `close`. */
+  streams: Set<() => void>;
+}
+
+const rowOf = (summary: SessionSummary, digest: SessionDigest | undefined, rein: Rein | undefined): SessionRow => ({
+  ...summary,
+  ...(digest ? { outcome: digestOutcome(digest) } : {}),
+  turns: digest?.turns ?? 0,
+  toolCalls: digest?.toolCalls ?? 0,
+  tokens: digest?.tokens ?? { input: 0, output: 0, estimated: false },
+  updatedAt: digest?.lastAt ?? summary.createdAt,
+  durationMs: digest ? Math.max(0, digest.lastAt - digest.firstAt) : 0,
+  runningHere: rein?.session(summary.id) !== undefined,
+});
+
+const needDigest = async (context: ApiContext, id: string): Promise<SessionDigest> => {
+  const digest = await context.digests.get(id);
+  if (!digest) throw new ReinError('SESSION_NOT_FOUND', `no session ${id} in this store`);
+  return digest;
+};
+
+const needControl = (context: ApiContext): SessionControl => {
+  if (!context.control) throw new ServeError('SERVE_READ_ONLY', 'this server is read-only: it takes no actions');
+  return context.control;
+};
+
+/** The approvals the log says a session waits for (asked, not answered), with the seq they were asked at. */
+const pendingApprovals = async (context: ApiContext, id: string, digest: SessionDigest): Promise<PendingApproval[]> => {
+  const running = context.rein?.session(id);
+  if (running) return running.pendingApprovals();
+  if (digestStatus(digest) !== 'awaiting-approval') return [];
+  const records = await context.store.read(id);
+  const answered = new Set(records.filter((record) => record.type === 'approval.replied').map((record) => String((record.data as { approvalId?: unknown }).approvalId)));
+  return records
+    .filter((record) => record.type === 'approval.requested' && !answered.has(String((record.data as { approvalId?: unknown }).approvalId)))
+    .map((record) => {
+      const { elapsedMs: _elapsed, ...data } = record.data as PendingApproval & { elapsedMs?: number };
+      return { ...data, actor: record.actor, seq: record.seq };
+    });
+};
+
+const matches = (row: SessionRow, text: string): boolean => {
+  const needle = text.trim().toLowerCase();
+  return needle === '' || row.id.toLowerCase().includes(needle) || row.task.toLowerCase().includes(needle);
+};
+
+/** Every route of the JSON API (the page's routes are added by the server). */
+export const apiRoutes = (context: ApiContext): Route[] => [
+  defineRoute({
+    method: 'GET',
+    path: '/api/sessions',
+    summary: 'List the sessions (oldest first) with status, trace outcome, task, turns, tokens and times; filter by status, search id and task',
+    tag: 'sessions',
+    query: ListQuery,
+    answer: SessionList,
+    changes: false,
+    handle: async ({ query }) => {
+      const summaries = await listSessions(context.store, query.status ? { status: query.status } : {});
+      const rows = await Promise.all(summaries.map(async (summary) => rowOf(summary, summary.damaged ? undefined : await context.digests.get(summary.id).catch(() => undefined), context.rein)));
+      return { sessions: rows.filter((row) => matches(row, query.q ?? '')) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/sessions/{id}',
+    summary: 'One session: its row, the approvals and confirmations it waits for, and the sessions forked from it',
+    tag: 'sessions',
+    params: SessionId,
+    answer: SessionDetail,
+    changes: false,
+    handle: async ({ params }) => {
+      const summary = await summarizeSession(context.store, params.id);
+      if (!summary) throw new ReinError('SESSION_NOT_FOUND', `no session ${params.id} in this store`);
+      const digest = await needDigest(context, params.id);
+      const infos = await context.store.streams().catch(() => []);
+      const waiting = digestStatus(digest) === 'awaiting-confirmation' ? statusStateOf(await context.store.read(params.id, { reverse: true, limit: 64 }).then((records) => records.reverse())).waiting : [];
+      return {
+        ...rowOf(summary, digest, context.rein),
+        approvals: await pendingApprovals(context, params.id, digest),
+        confirmations: waiting.map((effectId) => ({ effectId })),
+        forks: infos.filter((info) => info.forkedFrom?.stream === params.id).map((info) => info.stream),
+      };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/sessions/{id}/records',
+    summary: 'A range of the session’s records (from and to inclusive, at most limit, default 1000), typed by their type',
+    tag: 'records',
+    params: SessionId,
+    query: RecordsQuery,
+    answer: RecordPage,
+    changes: false,
+    handle: async ({ params, query }) => {
+      const head = await context.store.head(params.id);
+      if (head === 0) throw new ReinError('SESSION_NOT_FOUND', `no session ${params.id} in this store`);
+      const records = await context.store.read(params.id, { from: query.from ?? 1, ...(query.to ? { to: query.to } : {}), limit: query.limit ?? 1000 });
+      return { head, records: records as RecordPage['records'] };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/sessions/{id}/events',
+    summary: 'Server-sent events: the session’s records from `from` (inclusive; or after Last-Event-ID), history then live, each with its seq as the event id',
+    tag: 'records',
+    params: SessionId,
+    query: EventsQuery,
+    answer: { stream: 'text/event-stream', description: 'events `record` (data: one record as JSON, id: its seq) and `failure` (data: an ErrorBody), with `: keep-alive` comments' },
+    changes: false,
+    handle: async ({ params, query, request, response }) => streamEvents({ store: context.store, sessionId: params.id, from: query.from ?? 1, request, response, streams: context.streams }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/sessions/{id}/timeline',
+    summary: 'The session’s timeline (turns, tool calls, approvals, children lanes, verifications, notes), a window of it by offset and limit',
+    tag: 'views',
+    params: SessionId,
+    query: TimelineQuery,
+    answer: Timeline,
+    changes: false,
+    handle: async ({ params, query }) => {
+      const digest = await needDigest(context, params.id);
+      const { steps, stable, lanes } = timelineOf(digest.view, digest.report?.findings ?? []);
+      const offset = Math.min(query.offset ?? 0, steps.length);
+      return { head: digest.head, total: steps.length, stable, offset, steps: steps.slice(offset, offset + (query.limit ?? steps.length)), lanes };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/sessions/{id}/trace',
+    summary: 'The trace report: outcome, findings (primary first) and unknowns, as rein trace --json prints it',
+    tag: 'views',
+    params: SessionId,
+    answer: TraceBody,
+    changes: false,
+    handle: async ({ params }) => {
+      const analysed = await context.digests.report(params.id);
+      if (!analysed) throw new ReinError('SESSION_NOT_FOUND', `no session ${params.id} in this store`);
+      const { report } = analysed;
+      return {
+        sessionId: params.id,
+        task: report.task,
+        outcome: report.outcome,
+        claimedSuccess: report.claimedSuccess,
+        ...(report.ended ? { ended: report.ended } : {}),
+        ...(report.finalMessage ? { finalMessage: report.finalMessage } : {}),
+        findings: report.findings,
+        ...(report.primary ? { primary: report.primary } : {}),
+        turns: report.turns.length,
+        unknowns: report.unknowns,
+        evalCandidate: report.evalCandidate,
+      };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/sessions/{id}/context',
+    summary: 'What the model saw at a turn (default: the actor’s last): each part with its tokens, what the policy dropped or summarised and why, the exact input, and the previous turn’s input',
+    tag: 'views',
+    params: SessionId,
+    query: ContextQuery,
+    answer: ContextBody,
+    changes: false,
+    handle: async ({ params, query }) => contextOfTurn(context.store, await needDigest(context, params.id), query),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/sessions/{id}/states',
+    summary: 'The state of every actor as of a seq (the machine view’s highlight)',
+    tag: 'views',
+    params: SessionId,
+    query: StatesQuery,
+    answer: ActorStates,
+    changes: false,
+    handle: async ({ params, query }) => {
+      await needDigest(context, params.id);
+      return actorStatesAt(context.store, params.id, query.seq);
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/sessions/{id}/memory',
+    summary: 'The session’s memory view: its candidate ledger and the records it promoted',
+    tag: 'views',
+    params: SessionId,
+    answer: MemoryBody,
+    changes: false,
+    handle: async ({ params }) => memoryOf(context.store, params.id),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/sessions/{id}/blob',
+    summary: 'The text of a blob the session references (an artifact:// ref: a full tool output, a model input)',
+    tag: 'views',
+    params: SessionId,
+    query: BlobQuery,
+    answer: { stream: 'text/plain', description: 'the blob’s bytes as UTF-8 text' },
+    changes: false,
+    handle: async ({ params, query, response }) => {
+      const bytes = await context.store.readBlob(params.id, query.ref);
+      response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'content-length': bytes.byteLength });
+      response.end(bytes);
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/machines',
+    summary: 'The statecharts of the session and of a turn’s typestate (as rein graph prints them)',
+    tag: 'views',
+    answer: MachineList,
+    changes: false,
+    handle: async () => ({ machines: [machineGraph('session', sessionMachine), machineGraph('turn', turnMachine)] }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/compare',
+    summary: 'Compare two sessions: outcome, verifications, tokens, time, files changed and the first differing turn (a fork against its parent aligned at the fork point)',
+    tag: 'views',
+    query: CompareQuery,
+    answer: CompareBody,
+    changes: false,
+    handle: async ({ query }) => compareSessions(context.store, query.a, query.b),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/sessions',
+    summary: 'Start a session on a task (it runs in this server’s process)',
+    tag: 'actions',
+    body: StartBody,
+    answer: ActionResult,
+    status: 201,
+    changes: true,
+    handle: async ({ body }) => needControl(context).start(body.task),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/sessions/{id}/messages',
+    summary: 'Send a message to a session (resumed here first when no process runs it)',
+    tag: 'actions',
+    params: SessionId,
+    body: MessageBody,
+    answer: ActionResult,
+    status: 202,
+    changes: true,
+    handle: async ({ params, body }) => needControl(context).send(params.id, body.text),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/sessions/{id}/approvals/{approvalId}',
+    summary: 'Answer an approval the session waits for: allow-once, allow-session or deny (with feedback); the session continues',
+    tag: 'actions',
+    params: ApprovalPath,
+    body: ApprovalBody,
+    answer: ActionResult,
+    status: 202,
+    changes: true,
+    handle: async ({ params, body }) => needControl(context).approve(params.id, params.approvalId, { decision: body.decision, ...(body.feedback ? { feedback: body.feedback } : {}) }),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/sessions/{id}/confirmations/{effectId}',
+    summary: 'Confirm (rerun) or decline the rerun of an in-doubt effect a resume left waiting',
+    tag: 'actions',
+    params: EffectPath,
+    body: ConfirmBody,
+    answer: ActionResult,
+    status: 202,
+    changes: true,
+    handle: async ({ params, body }) => needControl(context).confirm(params.id, params.effectId, body.decision),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/sessions/{id}/interrupt',
+    summary: 'Interrupt a session running in this process (resumable)',
+    tag: 'actions',
+    params: SessionId,
+    body: ReasonBody,
+    answer: ActionResult,
+    changes: true,
+    handle: async ({ params, body }) => needControl(context).interrupt(params.id, body.reason),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/sessions/{id}/cancel',
+    summary: 'Cancel a session (it ends cancelled)',
+    tag: 'actions',
+    params: SessionId,
+    body: ReasonBody,
+    answer: ActionResult,
+    changes: true,
+    handle: async ({ params, body }) => needControl(context).cancel(params.id, body.reason),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/sessions/{id}/resume',
+    summary: 'Resume a session here (rebuilt from its log, in-doubt effects resolved by their policies)',
+    tag: 'actions',
+    params: SessionId,
+    answer: ActionResult,
+    status: 202,
+    changes: true,
+    handle: async ({ params }) => needControl(context).resume(params.id),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/sessions/{id}/fork',
+    summary: 'Fork a session at a step boundary into a new session (the answer names it)',
+    tag: 'actions',
+    params: SessionId,
+    body: ForkBody,
+    answer: ActionResult,
+    status: 201,
+    changes: true,
+    handle: async ({ params, body }) => needControl(context).fork(params.id, body.at),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/sessions/{id}/replay',
+    summary: 'Verify a session by replay (runs no tool and no model): verified, or the first differing seq',
+    tag: 'actions',
+    params: SessionId,
+    answer: ReplayBody,
+    changes: true,
+    handle: async ({ params }) => needControl(context).replay(params.id),
+  }),
+];
+
+/** The schema of a route that answers JSON, for tests and clients: `z.infer<typeof …>` is what it sends. */
+export type AnswerOf<R extends Route> = R['answer'] extends z.ZodType ? z.infer<R['answer']> : never;

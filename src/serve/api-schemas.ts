@@ -1,0 +1,242 @@
+import { z } from 'zod';
+import { ReinRecordSchema } from '../../models/records.js';
+import { StateValue } from '../../models/actor.records.js';
+import { ContextProjected } from '../../models/context.records.js';
+import { ApprovalDecision, ApprovalRequested } from '../../models/permission.records.js';
+import type { TraceOutcome, TraceFinding } from '../trace/trace-types.js';
+import type { SessionSummary } from '../session/session-catalog.js';
+import type { MachineGraph } from '../cli/machine-graph.js';
+
+/*
+ * The shapes the HTTP API speaks, as zod schemas: requests are parsed with them, and `/openapi.json` is generated from
+ * them (`z.toJSONSchema`). Records are rein's own `ReinRecordSchema`; the other shapes mirror the library's types, and
+ * the assertions at the end of this file fail to compile when one drifts from the type it mirrors.
+ */
+
+/** Every error answer: `{ error: { code, message } }` with a stable code (README: *Error codes*). */
+export const ErrorBody = z.object({ error: z.object({ code: z.string(), message: z.string() }) }).meta({ id: 'ErrorBody' });
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+export const TraceOutcomeSchema = z.enum(['succeeded', 'unverified', 'failed', 'cancelled', 'budget-exhausted', 'interrupted', 'awaiting-approval', 'awaiting-confirmation', 'idle', 'running']).meta({ id: 'TraceOutcome' });
+
+/** One line of the session list: `rein sessions`' summary plus the trace outcome, turns, tokens and times. */
+export const SessionRow = z
+  .object({
+    id: z.string(),
+    status: z.string(),
+    head: z.number().int(),
+    createdAt: z.number(),
+    task: z.string(),
+    forkedFrom: z.object({ stream: z.string(), seq: z.number().int() }).optional(),
+    damaged: z.object({ code: z.string(), message: z.string() }).optional(),
+    /** The trace outcome (a completed run whose last test failed is `failed`, one with no passing test after its last change `unverified`). */
+    outcome: TraceOutcomeSchema.optional(),
+    turns: z.number().int(),
+    toolCalls: z.number().int(),
+    tokens: z.object({ input: z.number().int(), output: z.number().int(), estimated: z.boolean() }),
+    /** The provider's cost when a record states one; rein records none today, so it is absent. */
+    costUsd: z.number().optional(),
+    updatedAt: z.number(),
+    durationMs: z.number(),
+    /** Running in this server's process now (its actions need no resume). */
+    runningHere: z.boolean(),
+  })
+  .meta({ id: 'SessionRow' });
+export type SessionRow = z.infer<typeof SessionRow>;
+
+export const SessionList = z.object({ sessions: z.array(SessionRow) }).meta({ id: 'SessionList' });
+export type SessionList = z.infer<typeof SessionList>;
+
+export const PendingApproval = ApprovalRequested.omit({ elapsedMs: true })
+  .extend({ actor: z.string().optional(), seq: z.number().int().optional() })
+  .meta({ id: 'PendingApproval' });
+export type PendingApproval = z.infer<typeof PendingApproval>;
+
+/** One session: its row, what it waits for, and the sessions forked from it. */
+export const SessionDetail = SessionRow.extend({
+  approvals: z.array(PendingApproval),
+  /** In-doubt effects a resume left waiting for a person's confirmation to rerun them. */
+  confirmations: z.array(z.object({ effectId: z.string() })),
+  forks: z.array(z.string()),
+}).meta({ id: 'SessionDetail' });
+export type SessionDetail = z.infer<typeof SessionDetail>;
+
+export const RecordPage = z.object({ head: z.number().int(), records: z.array(ReinRecordSchema) }).meta({ id: 'RecordPage' });
+export type RecordPage = z.infer<typeof RecordPage>;
+
+/** One row of a session's timeline (see src/serve/timeline.ts). */
+export const TimelineStep = z
+  .object({
+    kind: z.enum(['user', 'turn', 'call', 'approval', 'child', 'join', 'note', 'verification', 'end']),
+    actor: z.string(),
+    seq: z.number().int(),
+    to: z.number().int(),
+    label: z.string(),
+    status: z.enum(['ok', 'error', 'denied', 'waiting', 'running', 'info']),
+    turn: z.number().int().optional(),
+    callId: z.string().optional(),
+    tool: z.string().optional(),
+    findings: z.array(z.string()).optional(),
+  })
+  .meta({ id: 'TimelineStep' });
+export type TimelineStep = z.infer<typeof TimelineStep>;
+
+export const Timeline = z
+  .object({
+    head: z.number().int(),
+    total: z.number().int(),
+    /** Steps before this index are final: a live client refetches from here. */
+    stable: z.number().int(),
+    offset: z.number().int(),
+    steps: z.array(TimelineStep),
+    /** Each actor that has steps, in order of its first one (the lanes). */
+    lanes: z.array(z.string()),
+  })
+  .meta({ id: 'Timeline' });
+export type Timeline = z.infer<typeof Timeline>;
+
+export const TraceFindingSchema = z
+  .object({
+    type: z.string(),
+    category: z.string(),
+    boundary: z.string(),
+    claim: z.string(),
+    evidence: z.array(z.string()),
+    confidence: z.enum(['low', 'medium', 'high']),
+    suggestedFixArea: z.string(),
+    unknowns: z.array(z.string()),
+    seq: z.number().int(),
+    fact: z.string().optional(),
+  })
+  .meta({ id: 'TraceFinding' });
+
+/** The trace report (`rein trace --json`): outcome, findings (primary first), and what the analyzer could not know. */
+export const TraceBody = z
+  .object({
+    sessionId: z.string(),
+    task: z.string(),
+    outcome: TraceOutcomeSchema,
+    claimedSuccess: z.boolean(),
+    ended: z.object({ seq: z.number().int(), id: z.string(), status: z.string(), reason: z.string().optional() }).optional(),
+    finalMessage: z.object({ seq: z.number().int(), id: z.string(), text: z.string() }).optional(),
+    findings: z.array(TraceFindingSchema),
+    primary: TraceFindingSchema.optional(),
+    /** How many linked turns the report has (the timeline lists them). */
+    turns: z.number().int(),
+    unknowns: z.array(z.string()),
+    evalCandidate: z.boolean(),
+  })
+  .meta({ id: 'TraceReport' });
+export type TraceBody = z.infer<typeof TraceBody>;
+
+const ModelInput = z.object({ messages: z.array(z.object({ role: z.string() }).loose()), tools: z.array(z.object({ name: z.string() }).loose()) });
+
+/** What the model of `actor` saw at `turn`: the ledger (parts with tokens, what was dropped or summarised and why) and the exact input. */
+export const ContextBody = z
+  .object({
+    actor: z.string(),
+    turn: z.number().int(),
+    seq: z.number().int().optional(),
+    reconstructed: z.boolean(),
+    ledger: ContextProjected.omit({ input: true }).partial({ effectId: true }).extend({ input: z.string().optional() }).loose(),
+    input: ModelInput,
+    /** The same actor's previous turn's input, for the diff. */
+    previous: z.object({ turn: z.number().int(), input: ModelInput }).optional(),
+  })
+  .meta({ id: 'ContextBody' });
+export type ContextBody = z.infer<typeof ContextBody>;
+
+export const MemoryBody = z
+  .object({
+    candidates: z.array(z.object({ candidateId: z.string(), status: z.string(), text: z.string().optional(), kind: z.string().optional() })),
+    records: z.array(z.object({ recordId: z.string(), status: z.string(), text: z.string().optional() })),
+    orphans: z.number().int(),
+  })
+  .meta({ id: 'MemoryBody' });
+export type MemoryBody = z.infer<typeof MemoryBody>;
+
+export const MachineGraphSchema = z
+  .object({
+    machine: z.string(),
+    states: z.array(z.object({ id: z.string(), type: z.string(), initial: z.string().optional() })),
+    transitions: z.array(z.object({ source: z.string(), event: z.string(), guard: z.string().optional(), targets: z.array(z.string()) })),
+  })
+  .meta({ id: 'MachineGraph' });
+export const MachineList = z.object({ machines: z.array(MachineGraphSchema) }).meta({ id: 'MachineList' });
+export type MachineList = z.infer<typeof MachineList>;
+
+/** The state of every actor as of a seq (for the machine view's highlight). */
+export const ActorStates = z.object({ seq: z.number().int(), actors: z.record(z.string(), StateValue) }).meta({ id: 'ActorStates' });
+export type ActorStates = z.infer<typeof ActorStates>;
+
+const CompareSide = z.object({
+  sessionId: z.string(),
+  status: z.string(),
+  outcome: TraceOutcomeSchema,
+  turns: z.number().int(),
+  toolCalls: z.number().int(),
+  tokens: z.object({ input: z.number().int(), output: z.number().int() }),
+  durationMs: z.number(),
+  verifications: z.array(z.object({ seq: z.number().int(), name: z.string(), status: z.string(), command: z.string().optional() })),
+  filesChanged: z.array(z.string()),
+});
+
+/** Two sessions side by side (see `compareSessions`). */
+export const CompareBody = z
+  .object({
+    a: CompareSide,
+    b: CompareSide,
+    alignment: z.enum(['fork', 'turns']),
+    forkSeq: z.number().int().optional(),
+    firstDifference: z
+      .object({ turn: z.number().int(), a: z.object({ seq: z.number().int(), text: z.string() }).optional(), b: z.object({ seq: z.number().int(), text: z.string() }).optional() })
+      .optional(),
+  })
+  .meta({ id: 'CompareBody' });
+export type CompareBody = z.infer<typeof CompareBody>;
+
+export const StartBody = z.object({ task: z.string().trim().min(1) }).meta({ id: 'StartBody' });
+export const MessageBody = z.object({ text: z.string().trim().min(1) }).meta({ id: 'MessageBody' });
+export const ApprovalBody = z.object({ decision: ApprovalDecision, feedback: z.string().max(2000).optional() }).meta({ id: 'ApprovalBody' });
+export const ConfirmBody = z.object({ decision: z.enum(['rerun', 'decline']) }).meta({ id: 'ConfirmBody' });
+export const ForkBody = z.object({ at: z.number().int().min(1) }).meta({ id: 'ForkBody' });
+export const ReasonBody = z.object({ reason: z.string().max(500).optional() }).meta({ id: 'ReasonBody' });
+
+/** What an action did: the session it concerns and its status afterwards (`paused` while it runs on). */
+export const ActionResult = z.object({ sessionId: z.string(), status: z.string() }).meta({ id: 'ActionResult' });
+export type ActionResult = z.infer<typeof ActionResult>;
+
+/** A replay verdict: verified, or the first differing seq. */
+export const ReplayBody = z
+  .object({
+    sessionId: z.string(),
+    verified: z.boolean(),
+    records: z.number().int().optional(),
+    inputs: z.number().int().optional(),
+    regenerated: z.number().int().optional(),
+    divergence: z.object({ seq: z.number().int(), message: z.string() }).optional(),
+  })
+  .meta({ id: 'ReplayBody' });
+export type ReplayBody = z.infer<typeof ReplayBody>;
+
+export const SessionId = z.object({ id: z.string().min(1).max(128) });
+export const ApprovalPath = SessionId.extend({ approvalId: z.string().min(1) });
+export const EffectPath = SessionId.extend({ effectId: z.string().min(1) });
+const seqParam = z.coerce.number().int().min(1);
+export const ListQuery = z.object({ status: z.string().optional(), q: z.string().optional() });
+export const RecordsQuery = z.object({ from: seqParam.optional(), to: seqParam.optional(), limit: z.coerce.number().int().min(1).max(5000).optional() });
+export const EventsQuery = z.object({ from: seqParam.optional() });
+export const TimelineQuery = z.object({ offset: z.coerce.number().int().min(0).optional(), limit: z.coerce.number().int().min(1).max(100_000).optional() });
+export const ContextQuery = z.object({ actor: z.string().optional(), turn: z.coerce.number().int().min(1).optional() });
+export const StatesQuery = z.object({ seq: seqParam });
+export const BlobQuery = z.object({ ref: z.string().startsWith('artifact://') });
+export const CompareQuery = z.object({ a: z.string().min(1), b: z.string().min(1) });
+
+// The mirrors stay in step with the library's types: each line fails to compile when they drift apart.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const mirrors: [Same<z.infer<typeof TraceOutcomeSchema>, TraceOutcome>, Same<TraceFinding['confidence'], z.infer<typeof TraceFindingSchema>['confidence']>] = [true, true];
+const rowFromSummary = (summary: SessionSummary): Pick<SessionRow, keyof SessionSummary> => summary;
+const graphFits = (graph: MachineGraph): z.infer<typeof MachineGraphSchema> => graph;
+void mirrors;
+void rowFromSummary;
+void graphFits;

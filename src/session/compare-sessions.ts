@@ -1,0 +1,101 @@
+import type { RecordEnvelope } from '../../models/envelope.js';
+import type { FileWritten } from '../../models/tool.records.js';
+import type { EventStore } from '../../stores/event-store.js';
+import { upcastRecords } from '../../stores/upcasters.js';
+import { sessionStatusOf } from '../host/session-status.js';
+import { toArray } from '../projections/persistent-list.js';
+import { rebuildTraceView } from '../projections/rebuild.js';
+import type { TraceTurn } from '../projections/trace.view.js';
+import { traceOutcomeOf } from '../trace/trace-analyzer.js';
+import type { TraceOutcome } from '../trace/trace-types.js';
+import { turnsOf } from '../trace/trace-evidence.js';
+import { callLabel as callSummary } from '../trace/call-label.js';
+import { readSession } from './session-records.js';
+
+/** One side of a comparison: how the session ended as the trace judges it, and what it cost and changed. */
+export interface ComparedSession {
+  sessionId: string;
+  status: string;
+  outcome: TraceOutcome;
+  turns: number;
+  toolCalls: number;
+  tokens: { input: number; output: number };
+  durationMs: number;
+  verifications: Array<{ seq: number; name: string; status: string; command?: string }>;
+  /** Paths the session's file tools wrote (`file.written`), sorted; changes made by commands are not in it yet. */
+  filesChanged: string[];
+}
+
+/** Two sessions side by side, aligned at the fork point when one is a fork of the other, else turn by turn. */
+export interface SessionComparison {
+  a: ComparedSession;
+  b: ComparedSession;
+  alignment: 'fork' | 'turns';
+  /** The seq the fork copied up to: both sessions are the same through it. */
+  forkSeq?: number;
+  /** The first root turn (after the fork point) whose reply or calls differ, with each side's text; absent when none does. */
+  firstDifference?: { turn: number; a?: { seq: number; text: string }; b?: { seq: number; text: string } };
+}
+
+const sideOf = (sessionId: string, records: readonly RecordEnvelope[]): { side: ComparedSession; turns: TraceTurn[] } => {
+  const view = rebuildTraceView(records);
+  const tokens = { input: 0, output: 0 };
+  let toolCalls = 0;
+  let turns = 0;
+  const files = new Set<string>();
+  for (const record of records) {
+    if (record.type === 'model.responded') {
+      const usage = (record.data as { usage?: { inputTokens?: number; outputTokens?: number } }).usage;
+      tokens.input += usage?.inputTokens ?? 0;
+      tokens.output += usage?.outputTokens ?? 0;
+      turns += 1;
+    } else if (record.type === 'tool.settled') toolCalls += 1;
+    else if (record.type === 'file.written') files.add((record.data as FileWritten).path);
+  }
+  const verifications = toArray(view.verifications)
+    .map((verification) => ({ seq: verification.seq, name: verification.name, status: verification.status, ...(verification.command ? { command: verification.command } : {}) }))
+    .sort((left, right) => left.seq - right.seq);
+  const first = records[0]?.at ?? 0;
+  const last = records[records.length - 1]?.at ?? first;
+  return {
+    side: { sessionId, status: sessionStatusOf(records) ?? 'active', outcome: traceOutcomeOf(view), turns, toolCalls, tokens, durationMs: Math.max(0, last - first), verifications, filesChanged: [...files].sort() },
+    turns: turnsOf(view)
+      .filter((turn) => turn.actor === 'root')
+      .sort((left, right) => left.requested.seq - right.requested.seq),
+  };
+};
+
+/** What a turn did, as compared: its reply and each call it made. */
+const turnText = (turn: TraceTurn): string => [turn.response?.text ?? (turn.failure ? `${turn.failure.code}: ${turn.failure.message}` : ''), ...turn.actions.map((action) => callSummary(action.name, action.arguments))].join('\n');
+
+/**
+ * Compare two stored sessions (read-only): each one's trace outcome, verifications, tokens, time, turns and the files
+ * its tools wrote, and the first root turn where they part. A fork and its parent (either way round) are aligned at
+ * the fork point (the turns before it are the same records); any other two sessions turn by turn.
+ * `SESSION_NOT_FOUND` when either has no record. The rewind work extends this with exact workspace changes.
+ */
+export const compareSessions = async (store: Pick<EventStore, 'read' | 'info'>, a: string, b: string): Promise<SessionComparison> => {
+  const [recordsA, recordsB] = await Promise.all([readSession(store, a), readSession(store, b)]);
+  const [infoA, infoB] = await Promise.all([store.info(a), store.info(b)]);
+  const left = sideOf(a, upcastRecords(recordsA));
+  const right = sideOf(b, upcastRecords(recordsB));
+  const forkSeq = infoB?.forkedFrom?.stream === a ? infoB.forkedFrom.seq : infoA?.forkedFrom?.stream === b ? infoA.forkedFrom.seq : undefined;
+  const after = (turns: TraceTurn[]) => (forkSeq === undefined ? turns : turns.filter((turn) => turn.requested.seq > forkSeq));
+  const turnsA = after(left.turns);
+  const turnsB = after(right.turns);
+  let firstDifference: SessionComparison['firstDifference'];
+  for (let index = 0; index < Math.max(turnsA.length, turnsB.length); index++) {
+    const turnA = turnsA[index];
+    const turnB = turnsB[index];
+    const textA = turnA ? turnText(turnA) : undefined;
+    const textB = turnB ? turnText(turnB) : undefined;
+    if (textA === textB) continue;
+    firstDifference = {
+      turn: (turnA ?? turnB)!.turn,
+      ...(turnA && textA !== undefined ? { a: { seq: turnA.requested.seq, text: textA } } : {}),
+      ...(turnB && textB !== undefined ? { b: { seq: turnB.requested.seq, text: textB } } : {}),
+    };
+    break;
+  }
+  return { a: left.side, b: right.side, alignment: forkSeq === undefined ? 'turns' : 'fork', ...(forkSeq === undefined ? {} : { forkSeq }), ...(firstDifference ? { firstDifference } : {}) };
+};
