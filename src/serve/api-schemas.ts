@@ -77,6 +77,8 @@ export const TimelineStep = z
     callId: z.string().optional(),
     tool: z.string().optional(),
     findings: z.array(z.string()).optional(),
+    /** The seq to fork at to redo this step (just before the input that settled it: the reply, the result, the answer). */
+    forkAt: z.number().int().optional(),
   })
   .meta({ id: 'TimelineStep' });
 export type TimelineStep = z.infer<typeof TimelineStep>;

@@ -4,6 +4,9 @@ import type { TraceFinding } from '../trace/trace-types.js';
 import type { TimelineStep } from './api-schemas.js';
 import { callLabel as callSummary, oneLine } from '../trace/call-label.js';
 
+/** Fork just before an input record (a reply, a result, an answer): the seq before it ends a step. */
+const forkBefore = (seq: number | undefined): { forkAt?: number } => (seq !== undefined && seq > 1 ? { forkAt: seq - 1 } : {});
+
 const seqsOf = (turn: TraceTurn): number[] => [
   turn.requested.seq,
   ...turn.contexts.map((context) => context.seq),
@@ -37,6 +40,7 @@ const turnRows = (turn: TraceTurn, open: boolean): TimelineStep[] => {
       label: oneLine(`turn ${turn.turn}${text ? `: ${text}` : ''}`),
       status: turn.failure ? 'error' : turn.response ? 'ok' : 'running',
       turn: turn.turn,
+      ...forkBefore(turn.response?.seq ?? turn.failure?.seq),
     },
   ];
   for (const action of turn.actions) {
@@ -53,11 +57,12 @@ const turnRows = (turn: TraceTurn, open: boolean): TimelineStep[] => {
         turn: turn.turn,
         callId: action.callId,
         tool: action.name,
+        ...forkBefore(action.approval?.answered.seq),
       });
     }
     const seqs = actionSeqs(action);
     const exit = action.settled?.execution ? ` → exit ${String(action.settled.execution.exitCode)}` : '';
-    rows.push({ kind: 'call', actor: turn.actor, seq: action.requested.seq, to: Math.max(...seqs), label: oneLine(`${callSummary(action.name, action.arguments)}${exit}`), status, turn: turn.turn, callId: action.callId, tool: action.name });
+    rows.push({ kind: 'call', actor: turn.actor, seq: action.requested.seq, to: Math.max(...seqs), label: oneLine(`${callSummary(action.name, action.arguments)}${exit}`), status, turn: turn.turn, callId: action.callId, tool: action.name, ...forkBefore(action.settled?.seq) });
     for (const child of action.delegation?.children ?? []) {
       rows.push({
         kind: 'child',
@@ -83,7 +88,7 @@ const turnRows = (turn: TraceTurn, open: boolean): TimelineStep[] => {
  */
 export const timelineOf = (view: TraceView, findings: readonly TraceFinding[] = []): { steps: TimelineStep[]; stable: number; lanes: string[] } => {
   const steps: TimelineStep[] = [];
-  for (const user of toArray(view.users)) steps.push({ kind: 'user', actor: user.actor, seq: user.seq, to: user.seq, label: oneLine(user.text), status: 'info' });
+  for (const user of toArray(view.users)) steps.push({ kind: 'user', actor: user.actor, seq: user.seq, to: user.seq, label: oneLine(user.text), status: 'info', ...forkBefore(user.seq) });
   for (const turn of toArray(view.closed)) steps.push(...turnRows(turn, false));
   const open = Object.values(view.open);
   for (const turn of open) steps.push(...turnRows(turn, true));
