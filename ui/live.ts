@@ -69,6 +69,7 @@ export class LiveFeed {
         const batch = this.#pending;
         this.#pending = [];
         this.deliver(batch);
+        this.onState('live', this.#last);
       }, 60);
     });
     source.addEventListener('failure', () => this.#reopenSoon(1000));

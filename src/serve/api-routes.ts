@@ -48,6 +48,7 @@ import type { SessionControl } from './session-control.js';
 import { ServeError } from './serve-errors.js';
 import { streamEvents } from './session-events.js';
 import { timelineOf } from './timeline.js';
+import { environmentSecrets, exportSessionHtml } from './export-html.js';
 
 /** What the API routes read and act through. */
 export interface ApiContext {
@@ -57,6 +58,8 @@ export interface ApiContext {
   control?: SessionControl;
   /** Ends every open event stream on `close`. */
   streams: Set<() => void>;
+  /** The built page's directory, for exports (default: the package's). */
+  assets?: string;
 }
 
 const rowOf = (summary: SessionSummary, digest: SessionDigest | undefined, rein: Rein | undefined): SessionRow => ({
@@ -257,6 +260,20 @@ export const apiRoutes = (context: ApiContext): Route[] => [
       const bytes = await context.store.readBlob(params.id, query.ref);
       response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'content-length': bytes.byteLength });
       response.end(bytes);
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/sessions/{id}/export',
+    summary: 'The session as one self-contained HTML file of the viewer (secrets redacted), as rein export --html writes it',
+    tag: 'views',
+    params: SessionId,
+    answer: { stream: 'text/html', description: 'the HTML file, as an attachment' },
+    changes: false,
+    handle: async ({ params, response }) => {
+      const html = await exportSessionHtml(context.store, params.id, { secrets: environmentSecrets(), ...(context.assets ? { assets: context.assets } : {}) });
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-disposition': `attachment; filename="${params.id.replace(/[^A-Za-z0-9._-]/g, '_')}.html"`, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(html) });
+      response.end(html);
     },
   }),
   defineRoute({

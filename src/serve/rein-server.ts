@@ -70,6 +70,7 @@ export const createReinServer = (options: ReinServerOptions): ReinServer => {
     ...(options.rein ? { rein: options.rein } : {}),
     ...(readOnly || !options.rein ? {} : { control: new SessionControl(options.rein, options.onSessionError) }),
     streams,
+    ...(typeof options.assets === 'string' ? { assets: options.assets } : {}),
   };
   const routes = apiRoutes(context);
   const matchers = routes.map((route) => ({ route, pattern: pathPattern(route.path) }));

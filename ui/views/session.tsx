@@ -236,6 +236,9 @@ export const SessionView = ({ source, id, tab }: { source: Source; id: string; t
           {detail.runningHere ? <button onClick={() => act('/interrupt', {})}>interrupt</button> : null}
           {!detail.runningHere && ['interrupted', 'awaiting-approval', 'awaiting-confirmation', 'active', 'idle'].includes(status ?? '') ? <button onClick={() => act('/resume', {})}>resume</button> : null}
           {['completed', 'failed', 'cancelled', 'budget-exhausted'].includes(status ?? '') ? null : <button onClick={() => act('/cancel', {})}>cancel</button>}
+          <a class="button" href={`/api/sessions/${encodeURIComponent(id)}/export`} download>
+            export HTML
+          </a>
           <button onClick={() => act('/replay', {}, (result) => setNotice(result.verified ? `replay verified ${String((result as { records?: number }).records ?? '')} records` : `replay diverged at #${result.divergence?.seq}: ${result.divergence?.message}`))}>verify by replay</button>
           {status === 'idle' || status === 'awaiting-approval' || detail.runningHere ? (
             <form
