@@ -33,7 +33,11 @@ export const openApiDocument = (routes: readonly Route[], version: string): Open
     register(route.body);
     if (route.answer instanceof z.ZodType) register(route.answer);
   }
-  const components = z.toJSONSchema(registry, { target: 'draft-2020-12', unrepresentable: 'any', io: 'output', uri: (id) => `#/components/schemas/${id}` }).schemas;
+  const generated = z.toJSONSchema(registry, { target: 'draft-2020-12', unrepresentable: 'any', io: 'output', uri: (id) => `#/components/schemas/${id}` }).schemas as Record<string, unknown>;
+  // Schemas the registered ones share (named by their own `id`, or numbered) are put beside them as components too.
+  const { __shared: shared, ...named_ } = generated as { __shared?: { $defs?: Record<string, unknown> } } & Record<string, unknown>;
+  const hoisted = JSON.stringify({ ...named_, ...(shared?.$defs ?? {}) }).replaceAll('#/components/schemas/__shared#/$defs/', '#/components/schemas/');
+  const components = JSON.parse(hoisted) as Record<string, unknown>;
   const inline = (schema: z.ZodType, io: 'input' | 'output') => {
     const id = named.get(schema);
     if (id) return ref(id);
@@ -61,7 +65,7 @@ export const openApiDocument = (routes: readonly Route[], version: string): Open
   return {
     openapi: '3.1.0',
     info: { title: 'rein serve', version, description: 'The local HTTP API of a rein workspace: sessions, records from any seq (JSON and server-sent events), views and actions. Every route needs the per-launch token (Authorization: Bearer <token>, or the cookie the page gets from its token URL); Host must be a loopback name; a request that changes state must come from the page’s own origin or from no browser.' },
-    components: { schemas: components as Record<string, unknown>, securitySchemes: { token: { type: 'http', scheme: 'bearer' } } },
+    components: { schemas: components, securitySchemes: { token: { type: 'http', scheme: 'bearer' } } },
     security: [{ token: [] }],
     paths,
   };

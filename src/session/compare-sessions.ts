@@ -80,7 +80,8 @@ export const compareSessions = async (store: Pick<EventStore, 'read' | 'info'>, 
   const left = sideOf(a, upcastRecords(recordsA));
   const right = sideOf(b, upcastRecords(recordsB));
   const forkSeq = infoB?.forkedFrom?.stream === a ? infoB.forkedFrom.seq : infoA?.forkedFrom?.stream === b ? infoA.forkedFrom.seq : undefined;
-  const after = (turns: TraceTurn[]) => (forkSeq === undefined ? turns : turns.filter((turn) => turn.requested.seq > forkSeq));
+  // After the fork point: every turn settled (or still open) after it; a turn the fork point cut is compared whole.
+  const after = (turns: TraceTurn[]) => (forkSeq === undefined ? turns : turns.filter((turn) => (turn.response?.seq ?? turn.failure?.seq ?? Number.POSITIVE_INFINITY) > forkSeq));
   const turnsA = after(left.turns);
   const turnsB = after(right.turns);
   let firstDifference: SessionComparison['firstDifference'];

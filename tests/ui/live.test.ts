@@ -4,8 +4,9 @@ import type { ReinSession } from '../../src/index.js';
 import { haveChromium, launchChromium, watchedPage, type WatchedPage } from '../support/browser.js';
 import { startViewerFixture, type ViewerFixture } from '../support/viewer-fixture.js';
 
-/** What the page's live feed received, in order (see ui/live.ts). */
-const received = (watched: WatchedPage) => watched.page.evaluate(() => window.reinViewer?.live ?? []);
+/** The page's diagnostics (ui/live.ts): what its live feed received, in order, and how often it connected. */
+type Diagnostics = { reinViewer?: { live: number[]; connects: number } };
+const received = (watched: WatchedPage) => watched.page.evaluate(() => (globalThis as Diagnostics).reinViewer?.live ?? []);
 
 /** Answer the approvals the session waits for until it ends. */
 const approveToEnd = async (session: ReinSession) => {
@@ -80,6 +81,6 @@ describe.runIf(haveChromium())('the viewer follows a running session', () => {
     await page.locator(`[data-live="live"][data-last="${head}"]`).waitFor();
     await page.locator('.step[data-kind="end"]').waitFor();
     expect(await received(watched)).toEqual(Array.from({ length: head - before }, (_, index) => before + 1 + index));
-    expect(await page.evaluate(() => window.reinViewer?.connects ?? 0)).toBeGreaterThanOrEqual(2);
+    expect(await page.evaluate(() => (globalThis as Diagnostics).reinViewer?.connects ?? 0)).toBeGreaterThanOrEqual(2);
   });
 });

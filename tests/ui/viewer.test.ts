@@ -7,6 +7,9 @@ import { haveChromium, launchChromium, watchedPage, type WatchedPage } from '../
 import { buggyStats } from '../support/agent-fixtures.js';
 import { startViewerFixture, type ViewerFixture } from '../support/viewer-fixture.js';
 
+/** The page's location (in functions evaluated in the page, which the tests' DOM-less types do not know). */
+type Paged = { location: { hash: string } };
+
 const screenshot = fileURLToPath(new URL('../../docs/images/viewer.png', import.meta.url));
 
 /**
@@ -92,7 +95,7 @@ describe.runIf(haveChromium())('the session viewer in Chromium', () => {
     await fork.waitFor();
     const at = Number(/#(\d+)/.exec((await fork.textContent()) ?? '')?.[1]);
     await fork.click();
-    await page.waitForFunction((parent) => location.hash.startsWith('#/s/') && !location.hash.includes(parent), done);
+    await page.waitForFunction((parent) => (globalThis as unknown as Paged).location.hash.startsWith('#/s/') && !(globalThis as unknown as Paged).location.hash.includes(parent), done);
     const forked = decodeURIComponent(page.url().split('#/s/')[1]!.split('/')[0]!);
     expect(await fixture.writer.info(forked)).toMatchObject({ forkedFrom: { stream: done, seq: at } });
     expect((await fixture.writer.read(forked, { reverse: true, limit: 1 }))[0]).toMatchObject({ type: 'session.forked', data: { parent: done, atSeq: at } });
@@ -109,7 +112,7 @@ describe.runIf(haveChromium())('the session viewer in Chromium', () => {
     await page.goto(fixture.listening.pageUrl());
     await page.getByLabel('new session task').fill('fix the failing test from the page');
     await page.getByRole('button', { name: 'start' }).click();
-    await page.waitForFunction(() => location.hash.startsWith('#/s/'));
+    await page.waitForFunction(() => (globalThis as unknown as Paged).location.hash.startsWith('#/s/'));
     const id = decodeURIComponent(page.url().split('#/s/')[1]!.split('/')[0]!);
     const card = page.locator('[data-testid="approvals"] .approval').first();
     await card.waitFor();
