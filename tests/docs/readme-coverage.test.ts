@@ -37,6 +37,7 @@ describe('README documents every contract', () => {
       ...(await unionLiterals('../../src/telemetry/telemetry-errors.ts', 'TelemetryErrorCode')),
       ...(await unionLiterals('../../src/mcp/mcp-errors.ts', 'McpErrorCode')),
       ...(await unionLiterals('../../src/plugins/plugin-errors.ts', 'PluginErrorCode')),
+      ...(await unionLiterals('../../src/serve/serve-errors.ts', 'ServeErrorCode')),
     ];
     expect(codes.length).toBeGreaterThan(20);
     expect(codes.filter((code) => !readme.includes(`\`${code}\``))).toEqual([]);
