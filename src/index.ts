@@ -172,6 +172,19 @@ export { createRedactor } from './telemetry/redact.js';
 export { TelemetryError } from './telemetry/telemetry-errors.js';
 export type { TelemetryErrorCode } from './telemetry/telemetry-errors.js';
 
+// The HTTP API and the viewer (`rein serve`, `rein ui`, `rein export --html`): every frontend reads the same log.
+export { createReinServer, listenReinServer } from './serve/rein-server.js';
+export type { ReinServer, ReinServerOptions, ListeningReinServer } from './serve/rein-server.js';
+export type { OpenApiDocument } from './serve/openapi.js';
+export type { Route as ReinRoute } from './serve/route-kit.js';
+export { ServeError } from './serve/serve-errors.js';
+export type { ServeErrorCode } from './serve/serve-errors.js';
+export { SessionRow, SessionList, SessionDetail, PendingApproval, RecordPage, Timeline, TimelineStep, TraceBody, ContextBody, MemoryBody, ActorStates, MachineList, CompareBody, ActionResult, ReplayBody, ErrorBody } from './serve/api-schemas.js';
+export { timelineOf } from './serve/timeline.js';
+export { exportSessionHtml } from './serve/export-html.js';
+export { compareSessions } from './session/compare-sessions.js';
+export type { SessionComparison, ComparedSession } from './session/compare-sessions.js';
+
 // Capabilities: MCP servers, Agent Skills, the visible set per round and tool_search.
 export type { CapabilityOptions } from './capabilities/catalog.js';
 export { defaultVisibleLimit, defaultToolShare } from './capabilities/catalog.js';

@@ -11,6 +11,7 @@ import { main as telemetry } from './telemetry.bench.js';
 import { main as capabilities } from './capabilities.bench.js';
 import { main as hooks } from './hooks.bench.js';
 import { main as longSession } from './long-session.bench.js';
+import { main as viewer } from './viewer.bench.js';
 
 /** `npm run bench`: every benchmark in turn; each prints its figures and the ratio against its same-run baseline. */
 await append();
@@ -36,6 +37,8 @@ process.stdout.write('\n');
 await hooks();
 process.stdout.write('\n');
 await delegation();
+process.stdout.write('\n');
+await viewer();
 process.stdout.write('\n');
 // Last: goal 4's 100,000-step synced session takes several minutes.
 await longSession();

@@ -42,12 +42,11 @@ import {
   type PendingApproval,
 } from './api-schemas.js';
 import { defineRoute, type Route } from './route-kit.js';
-import { digestOutcome, digestStatus, type DigestCache, type SessionDigest } from './session-digest.js';
+import { digestOutcome, type DigestCache, type SessionDigest } from './session-digest.js';
 import { actorStatesAt, contextOfTurn, memoryOf } from './session-views.js';
 import type { SessionControl } from './session-control.js';
 import { ServeError } from './serve-errors.js';
 import { streamEvents } from './session-events.js';
-import { timelineOf } from './timeline.js';
 import { environmentSecrets, exportSessionHtml } from './export-html.js';
 
 /** What the API routes read and act through. */
@@ -62,9 +61,13 @@ export interface ApiContext {
   assets?: string;
 }
 
-const rowOf = (summary: SessionSummary, digest: SessionDigest | undefined, rein: Rein | undefined): SessionRow => ({
+/** How long a request waits for a first read of a long session before it answers with what is read so far. */
+const FOLD_BUDGET_MS = 400;
+
+const rowOf = (summary: SessionSummary, digest: SessionDigest | undefined, rein: Rein | undefined, complete = true): SessionRow => ({
   ...summary,
-  ...(digest ? { outcome: digestOutcome(digest) } : {}),
+  ...(digest && complete ? { outcome: digestOutcome(digest) } : {}),
+  indexed: complete,
   turns: digest?.turns ?? 0,
   toolCalls: digest?.toolCalls ?? 0,
   tokens: digest?.tokens ?? { input: 0, output: 0, estimated: false },
@@ -85,10 +88,10 @@ const needControl = (context: ApiContext): SessionControl => {
 };
 
 /** The approvals the log says a session waits for (asked, not answered), with the seq they were asked at. */
-const pendingApprovals = async (context: ApiContext, id: string, digest: SessionDigest): Promise<PendingApproval[]> => {
+const pendingApprovals = async (context: ApiContext, id: string, status: string): Promise<PendingApproval[]> => {
   const running = context.rein?.session(id);
   if (running) return running.pendingApprovals();
-  if (digestStatus(digest) !== 'awaiting-approval') return [];
+  if (status !== 'awaiting-approval') return [];
   const records = await context.store.read(id);
   const answered = new Set(records.filter((record) => record.type === 'approval.replied').map((record) => String((record.data as { approvalId?: unknown }).approvalId)));
   return records
@@ -116,7 +119,12 @@ export const apiRoutes = (context: ApiContext): Route[] => [
     changes: false,
     handle: async ({ query }) => {
       const summaries = await listSessions(context.store, query.status ? { status: query.status } : {});
-      const rows = await Promise.all(summaries.map(async (summary) => rowOf(summary, summary.damaged ? undefined : await context.digests.get(summary.id).catch(() => undefined), context.rein)));
+      const rows = await Promise.all(
+        summaries.map(async (summary) => {
+          const found = summary.damaged ? undefined : await context.digests.current(summary.id, FOLD_BUDGET_MS).catch(() => undefined);
+          return rowOf(summary, found?.digest, context.rein, found?.complete ?? true);
+        }),
+      );
       return { sessions: rows.filter((row) => matches(row, query.q ?? '')) };
     },
   }),
@@ -131,12 +139,14 @@ export const apiRoutes = (context: ApiContext): Route[] => [
     handle: async ({ params }) => {
       const summary = await summarizeSession(context.store, params.id);
       if (!summary) throw new ReinError('SESSION_NOT_FOUND', `no session ${params.id} in this store`);
-      const digest = await needDigest(context, params.id);
+      const found = await context.digests.current(params.id, FOLD_BUDGET_MS);
+      if (!found) throw new ReinError('SESSION_NOT_FOUND', `no session ${params.id} in this store`);
+      const { digest, complete } = found;
       const infos = await context.store.streams().catch(() => []);
-      const waiting = digestStatus(digest) === 'awaiting-confirmation' ? statusStateOf(await context.store.read(params.id, { reverse: true, limit: 64 }).then((records) => records.reverse())).waiting : [];
+      const waiting = summary.status === 'awaiting-confirmation' ? statusStateOf(await context.store.read(params.id, { reverse: true, limit: 64 }).then((records) => records.reverse())).waiting : [];
       return {
-        ...rowOf(summary, digest, context.rein),
-        approvals: await pendingApprovals(context, params.id, digest),
+        ...rowOf(summary, digest, context.rein, complete),
+        approvals: await pendingApprovals(context, params.id, summary.status),
         confirmations: waiting.map((effectId) => ({ effectId })),
         forks: infos.filter((info) => info.forkedFrom?.stream === params.id).map((info) => info.stream),
       };
@@ -179,10 +189,13 @@ export const apiRoutes = (context: ApiContext): Route[] => [
     answer: Timeline,
     changes: false,
     handle: async ({ params, query }) => {
-      const digest = await needDigest(context, params.id);
-      const { steps, stable, lanes } = timelineOf(digest.view, digest.report?.findings ?? []);
+      const logHead = await context.store.head(params.id);
+      const found = await context.digests.current(params.id, FOLD_BUDGET_MS);
+      if (!found) throw new ReinError('SESSION_NOT_FOUND', `no session ${params.id} in this store`);
+      const { digest, complete } = found;
+      const { steps, stable, lanes } = context.digests.timeline(digest);
       const offset = Math.min(query.offset ?? 0, steps.length);
-      return { head: digest.head, total: steps.length, stable, offset, steps: steps.slice(offset, offset + (query.limit ?? steps.length)), lanes };
+      return { head: digest.head, total: steps.length, stable, offset, steps: steps.slice(offset, offset + (query.limit ?? steps.length)), lanes, complete, logHead };
     },
   }),
   defineRoute({
@@ -233,7 +246,7 @@ export const apiRoutes = (context: ApiContext): Route[] => [
     answer: ActorStates,
     changes: false,
     handle: async ({ params, query }) => {
-      await needDigest(context, params.id);
+      if ((await context.store.head(params.id)) === 0) throw new ReinError('SESSION_NOT_FOUND', `no session ${params.id} in this store`);
       return actorStatesAt(context.store, params.id, query.seq);
     },
   }),

@@ -40,6 +40,8 @@ export const SessionRow = z
     durationMs: z.number(),
     /** Running in this server's process now (its actions need no resume). */
     runningHere: z.boolean(),
+    /** False while the server is still reading the session for the first time: the counts are partial and the outcome is left out. */
+    indexed: z.boolean(),
   })
   .meta({ id: 'SessionRow' });
 export type SessionRow = z.infer<typeof SessionRow>;
@@ -93,6 +95,10 @@ export const Timeline = z
     steps: z.array(TimelineStep),
     /** Each actor that has steps, in order of its first one (the lanes). */
     lanes: z.array(z.string()),
+    /** False while the server is still reading a long session for the first time: `head` is how far it got; ask again. */
+    complete: z.boolean(),
+    /** The log's head when the request came (a live client follows from after it). */
+    logHead: z.number().int(),
   })
   .meta({ id: 'Timeline' });
 export type Timeline = z.infer<typeof Timeline>;

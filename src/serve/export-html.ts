@@ -46,7 +46,7 @@ export const exportSessionHtml = async (store: EventStore, sessionId: string, op
   const { digest, report } = analysed;
   const records = upcastRecords(await readSession(store, sessionId));
   const { steps, stable, lanes } = timelineOf(digest.view, report.findings);
-  const timeline: Timeline = { head: digest.head, total: steps.length, stable, offset: 0, steps, lanes };
+  const timeline: Timeline = { head: digest.head, total: steps.length, stable, offset: 0, steps, lanes, complete: true, logHead: digest.head };
   const trace: TraceBody = { sessionId, task: report.task, outcome: report.outcome, claimedSuccess: report.claimedSuccess, ...(report.ended ? { ended: report.ended } : {}), ...(report.finalMessage ? { finalMessage: report.finalMessage } : {}), findings: report.findings, ...(report.primary ? { primary: report.primary } : {}), turns: report.turns.length, unknowns: report.unknowns, evalCandidate: report.evalCandidate };
   const contexts: Record<string, ContextBody> = {};
   for (const turn of turnsOf(digest.view)) {
@@ -62,6 +62,7 @@ export const exportSessionHtml = async (store: EventStore, sessionId: string, op
     updatedAt: digest.lastAt,
     durationMs: Math.max(0, digest.lastAt - digest.firstAt),
     runningHere: false,
+    indexed: true,
     approvals: [],
     confirmations: [],
     forks: [],

@@ -11,15 +11,22 @@ const draft = (index: number) => ({ id: `r${index}`, type: 'user.message', v: 1,
 /** Collects a tail's records and resolves `until(seq)` once the record `seq` has arrived. */
 const collect = (tail: ReturnType<Awaited<ReturnType<typeof openLevelEventStore>>['tail']>) => {
   const seen: number[] = [];
-  const waiters: Array<{ seq: number; done: () => void }> = [];
-  const subscription: Subscription = tail.subscribe((record: RecordEnvelope) => {
-    seen.push(record.seq);
-    for (const waiter of waiters.filter((entry) => entry.seq <= record.seq)) waiter.done();
+  const waiters: Array<{ seq: number; done: () => void; fail: (error: unknown) => void }> = [];
+  let failure: unknown;
+  const subscription: Subscription = tail.subscribe({
+    next: (record: RecordEnvelope) => {
+      seen.push(record.seq);
+      for (const waiter of waiters.filter((entry) => entry.seq <= record.seq)) waiter.done();
+    },
+    error: (error: unknown) => {
+      failure = error;
+      for (const waiter of waiters) waiter.fail(error);
+    },
   });
   return {
     seen,
     subscription,
-    until: (seq: number) => (seen.includes(seq) ? Promise.resolve() : new Promise<void>((done) => waiters.push({ seq, done }))),
+    until: (seq: number) => (seen.includes(seq) ? Promise.resolve() : failure !== undefined ? Promise.reject(failure) : new Promise<void>((done, fail) => waiters.push({ seq, done, fail }))),
   };
 };
 
@@ -89,7 +96,10 @@ describe('a LevelDB tail follows appends made elsewhere', () => {
     });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    await new Promise<void>((resolve) => child.stdout.on('data', () => output.includes('ready') && resolve()));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', () => output.includes('ready') && resolve());
+      void exited.then((code) => reject(new Error(`the writer process exited (${String(code)}) before it was ready`)));
+    });
 
     const reader = await openLevelEventStore(root);
     const tail = collect(reader.tail('s', 1));

@@ -120,6 +120,19 @@ export const SessionView = ({ source, id, tab }: { source: Source; id: string; t
     setTimeline((previous) => (previous && offset > 0 ? { ...fresh, offset: 0, steps: [...previous.steps.slice(0, offset), ...fresh.steps] } : fresh));
     return fresh;
   }, [source, id]);
+  // A long session the server is still reading for the first time: show what it has, and ask again until it is all there.
+  useEffect(() => {
+    if (!timeline || timeline.complete) return;
+    const again = setTimeout(() => {
+      void loadTimeline().then((fresh) => {
+        if (fresh.complete) {
+          void loadDetail();
+          void loadTrace();
+        }
+      }, fail);
+    }, 300);
+    return () => clearTimeout(again);
+  }, [timeline, loadTimeline, loadDetail, loadTrace]);
 
   useEffect(() => {
     let feed: LiveFeed | undefined;
@@ -134,7 +147,7 @@ export const SessionView = ({ source, id, tab }: { source: Source; id: string; t
         if (stopped || !source.live) return;
         feed = new LiveFeed(
           id,
-          first.head + 1,
+          first.logHead + 1,
           (records) => {
             if (records.some((record) => statusTypes.has(record.type))) statusChanged = true;
             clearTimeout(refresh);
@@ -300,6 +313,7 @@ export const SessionView = ({ source, id, tab }: { source: Source; id: string; t
           <span class="muted">no failure</span>
         )}
         <span class="muted">j / k: next / previous step</span>
+        {timeline && !timeline.complete ? <span class="muted">reading the log… #{timeline.head} of #{timeline.logHead}</span> : null}
       </div>
       <nav class="tabs">
         {tabs.map((name) => (
@@ -310,7 +324,7 @@ export const SessionView = ({ source, id, tab }: { source: Source; id: string; t
       </nav>
       {tab === 'timeline' ? (
         <div class="split">
-          {timeline ? <TimelineList steps={steps} lanes={timeline.lanes} selected={selected} onSelect={setSelected} /> : <p class="muted">loading…</p>}
+          {timeline ? <TimelineList steps={steps} lanes={timeline.lanes} selected={selected} onSelect={setSelected} complete={timeline.complete} /> : <p class="muted">loading…</p>}
           <div class="detail">{step ? <StepPanel source={source} sessionId={id} step={step} sandbox={sandbox} {...(source.live ? { onFork: fork } : {})} /> : <p class="muted">select a step (or press f for the first failure)</p>}</div>
         </div>
       ) : tab === 'machines' ? (

@@ -11,7 +11,7 @@ const icons: Record<TimelineStep['kind'], string> = { user: '✉', turn: '◆', 
  * scrolls smoothly. Each actor has a lane (a column of the gutter): a child agent's rows sit in its own lane, which
  * runs from its first row to its last, and its join shows in the parent's.
  */
-export const TimelineList = ({ steps, lanes, selected, onSelect }: { steps: readonly TimelineStep[]; lanes: readonly string[]; selected: number | undefined; onSelect: (index: number) => void }) => {
+export const TimelineList = ({ steps, lanes, selected, onSelect, complete = true }: { steps: readonly TimelineStep[]; lanes: readonly string[]; selected: number | undefined; onSelect: (index: number) => void; complete?: boolean }) => {
   const box = useRef<HTMLDivElement>(null);
   const [top, setTop] = useState(0);
   const [height, setHeight] = useState(600);
@@ -72,7 +72,7 @@ export const TimelineList = ({ steps, lanes, selected, onSelect }: { steps: read
     );
   }
   return (
-    <div class="timeline" ref={box} onScroll={(event) => setTop((event.target as HTMLDivElement).scrollTop)} data-testid="timeline" data-total={steps.length}>
+    <div class="timeline" ref={box} onScroll={(event) => setTop((event.target as HTMLDivElement).scrollTop)} data-testid="timeline" data-total={steps.length} data-complete={String(complete)}>
       <div class="timeline-space" style={{ height: `${steps.length * ROW}px` }}>
         {rows}
       </div>
