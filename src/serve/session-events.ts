@@ -8,6 +8,18 @@ import { errorAnswer } from './serve-errors.js';
 const HISTORY_PAGE = 500;
 const KEEP_ALIVE_MS = 15_000;
 
+/** Resolves when the socket drained (or closed); both listeners are removed then. */
+const drained = (response: ServerResponse): Promise<void> =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      response.off('drain', done);
+      response.off('close', done);
+      resolve();
+    };
+    response.on('drain', done);
+    response.on('close', done);
+  });
+
 const eventOf = (record: RecordEnvelope): string => `id: ${record.seq}\nevent: record\ndata: ${JSON.stringify(record)}\n\n`;
 
 /** The seq to start at: after `Last-Event-ID` when the client sends one (an EventSource reconnecting), else `from`. */
@@ -57,7 +69,7 @@ export const streamEvents = async (options: { store: EventStore; sessionId: stri
       let text = '';
       for (const record of page) text += eventOf(record);
       if (page.length > 0) next = page[page.length - 1]!.seq + 1;
-      if (text !== '' && !response.write(text)) await new Promise<void>((resolve) => response.once('drain', resolve).once('close', resolve));
+      if (text !== '' && !response.write(text)) await drained(response);
       if (page.length < HISTORY_PAGE) break;
     }
   } catch (error) {

@@ -15,7 +15,8 @@ const serveOptions = (command: Command): Command =>
           addProviderOptions(
             command
               .option('--port <n>', 'the port on 127.0.0.1 (default 0: a free one)')
-              .option('--read-only', 'serve the log only: no action (start, send, approve, resume, fork…) and the store is only read'),
+              .option('--read-only', 'serve the log only: no action (start, send, approve, resume, fork…) and the store is only read')
+              .option('--yes', 'answer every approval with yes in the sessions this server runs (deny rules and the workspace boundary still hold); also trusts the workspace\'s MCP configuration and untrusted project plugins'),
             'scripted provider: sessions started from the page play this JSON script',
           ),
         ),
