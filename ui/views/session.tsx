@@ -130,7 +130,7 @@ export const SessionView = ({ source, id, tab }: { source: Source; id: string; t
           void loadTrace();
         }
       }, fail);
-    }, 300);
+    }, 700);
     return () => clearTimeout(again);
   }, [timeline, loadTimeline, loadDetail, loadTrace]);
 
