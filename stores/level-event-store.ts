@@ -81,6 +81,8 @@ export interface LevelEventStoreOptions {
    * directory listing per read), so a long-lived reader sees what other processes append (`rein serve --read-only`).
    */
   freshReads?: boolean;
+  /** Read-only mode: how many streams' copies stay open for the next reads (default 16). */
+  readCopies?: number;
   /**
    * How often a tail checks its stream's files for appends made by other processes or other store objects, in ms
    * (default 200; a file-system notification wakes it sooner where there is one).
@@ -147,7 +149,7 @@ export class LevelEventStore implements EventStore {
     this.#sync = (options.durability ?? 'sync') === 'sync';
     this.#clock = options.clock ?? Date.now;
     this.#readOnly = options.readOnly ?? false;
-    this.#copies = new LevelCopyCache(16, { fresh: options.freshReads ?? false });
+    this.#copies = new LevelCopyCache(options.readCopies ?? 16, { fresh: options.freshReads ?? false });
     const followIntervalMs = options.followIntervalMs ?? 200;
     // A tail follows appends other processes (or other store objects) make: its stream's files are watched while it
     // has tails. A read-only store's cached copy of the stream is then stale and is replaced on the next read.

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { EventStore } from '../../stores/event-store.js';
+import type { EventStore, StreamInfo } from '../../stores/event-store.js';
 import { statusStateOf } from '../host/session-status.js';
 import type { Rein } from '../rein.js';
 import { compareSessions } from '../session/compare-sessions.js';
@@ -59,6 +59,8 @@ export interface ApiContext {
   streams: Set<() => void>;
   /** The built page's directory, for exports (default: the package's). */
   assets?: string;
+  /** What routes keep between requests. */
+  cache: { streams?: { at: number; infos: StreamInfo[] } };
 }
 
 /** How long a request waits for a first read of a long session before it answers with what is read so far. */
@@ -80,6 +82,16 @@ const needDigest = async (context: ApiContext, id: string): Promise<SessionDiges
   const digest = await context.digests.get(id);
   if (!digest) throw new ReinError('SESSION_NOT_FOUND', `no session ${id} in this store`);
   return digest;
+};
+
+/** The store's streams, read at most every few seconds (a fork made here is seen at once: `forked` clears it). */
+const STREAMS_TTL_MS = 5_000;
+const streamsOf = async (context: ApiContext): Promise<StreamInfo[]> => {
+  const cached = context.cache.streams;
+  if (cached && Date.now() - cached.at < STREAMS_TTL_MS) return cached.infos;
+  const infos = await context.store.streams().catch(() => []);
+  context.cache.streams = { at: Date.now(), infos };
+  return infos;
 };
 
 const needControl = (context: ApiContext): SessionControl => {
@@ -142,7 +154,7 @@ export const apiRoutes = (context: ApiContext): Route[] => [
       const found = await context.digests.current(params.id, FOLD_BUDGET_MS);
       if (!found) throw new ReinError('SESSION_NOT_FOUND', `no session ${params.id} in this store`);
       const { digest, complete } = found;
-      const infos = await context.store.streams().catch(() => []);
+      const infos = await streamsOf(context);
       const waiting = summary.status === 'awaiting-confirmation' ? statusStateOf(await context.store.read(params.id, { reverse: true, limit: 64 }).then((records) => records.reverse())).waiting : [];
       return {
         ...rowOf(summary, digest, context.rein, complete),
@@ -398,7 +410,11 @@ export const apiRoutes = (context: ApiContext): Route[] => [
     answer: ActionResult,
     status: 201,
     changes: true,
-    handle: async ({ params, body }) => needControl(context).fork(params.id, body.at),
+    handle: async ({ params, body }) => {
+      const forked = await needControl(context).fork(params.id, body.at);
+      delete context.cache.streams;
+      return forked;
+    },
   }),
   defineRoute({
     method: 'POST',

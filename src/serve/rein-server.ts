@@ -16,7 +16,11 @@ import { SessionControl } from './session-control.js';
 export interface ReinServerOptions {
   /** The harness the actions go through (start, send, approve, resume, fork…); without one the server is read-only. */
   rein?: Rein;
-  /** Where reads and live tails come from (default `rein.store`): e.g. a read-only store over the same directory. */
+  /**
+   * Where reads and live tails come from (default `rein.store`). With LevelDB, pass a read-only store over the same
+   * directory (`openLevelEventStore(root, { readOnly: true, freshReads: true })`, as `rein serve` does): a writing
+   * store opens every stream it reads in place, and so locks it against a `rein resume` in another process.
+   */
   store?: EventStore;
   /** The token every request must carry (default: 32 random bytes, new for each server). */
   token?: string;
@@ -70,6 +74,7 @@ export const createReinServer = (options: ReinServerOptions): ReinServer => {
     ...(options.rein ? { rein: options.rein } : {}),
     ...(readOnly || !options.rein ? {} : { control: new SessionControl(options.rein, options.onSessionError) }),
     streams,
+    cache: {},
     ...(typeof options.assets === 'string' ? { assets: options.assets } : {}),
   };
   const routes = apiRoutes(context);

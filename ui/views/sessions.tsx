@@ -39,7 +39,7 @@ export const SessionsView = ({ source }: { source: Source }) => {
         .then((found) => !stopped && (setRows(found), setError(undefined)))
         .catch((failure: Error) => !stopped && setError(failure.message));
     const debounce = setTimeout(load, text ? 150 : 0);
-    const poll = source.live ? setInterval(load, 2500) : undefined;
+    const poll = source.live ? setInterval(load, 4000) : undefined;
     return () => {
       stopped = true;
       clearTimeout(debounce);

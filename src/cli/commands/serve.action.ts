@@ -74,7 +74,7 @@ export const serveCommand = async (sessionId: string | undefined, options: Serve
   const location = await storeLocationOf(options, workspace);
   const postgres = isPostgresUrl(location);
   const writer = options.readOnly ? undefined : await openStore(options, workspace, 'write');
-  const reader = postgres ? (writer ?? (await openStore(options, workspace, 'read-only'))) : await openLevelEventStore(resolve(location), { readOnly: true, freshReads: true });
+  const reader = postgres ? (writer ?? (await openStore(options, workspace, 'read-only'))) : await openLevelEventStore(resolve(location), { readOnly: true, freshReads: true, readCopies: 64 });
   let rein: Rein | undefined;
   try {
     rein = writer ? await harnessFor(options, workspace, writer) : undefined;
