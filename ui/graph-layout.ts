@@ -89,12 +89,22 @@ export const layoutMachine = (graph: Graph): Layout => {
   }
   const placed = new Map(nodes.map((node) => [node.id, node]));
   const edges: LaidEdge[] = [];
+  // One curve per pair of states, labelled with every transition between them.
+  const pairs = new Map<string, { source: string; target: string; labels: string[] }>();
   for (const transition of graph.transitions) {
-    const from = placed.get(transition.source);
     for (const target of transition.targets) {
-      const to = placed.get(target);
+      const key = `${transition.source}\u0000${target}`;
+      const pair = pairs.get(key) ?? { source: transition.source, target, labels: [] };
+      pair.labels.push(`${transition.event}${transition.guard ? ` [${transition.guard}]` : ''}`);
+      pairs.set(key, pair);
+    }
+  }
+  for (const pair of pairs.values()) {
+    const from = placed.get(pair.source);
+    {
+      const to = placed.get(pair.target);
       if (!from || !to) continue;
-      const label = `${transition.event}${transition.guard ? ` [${transition.guard}]` : ''}`;
+      const label = pair.labels.join(' · ');
       if (from === to) {
         const cx = from.x + from.width / 2;
         edges.push({ source: from.id, target: to.id, label, path: `M ${cx - 8} ${from.y} C ${cx - 20} ${from.y - 22}, ${cx + 20} ${from.y - 22}, ${cx + 8} ${from.y}`, labelX: cx, labelY: from.y - 18 });

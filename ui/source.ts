@@ -14,7 +14,7 @@ export class ApiError extends Error {
 /** Where the page's data comes from: the server's API, or the data an exported file carries. */
 export interface Source {
   readonly live: boolean;
-  sessions(filter: { status?: string; q?: string }): Promise<SessionRow[]>;
+  sessions(filter: { status?: string; q?: string }): Promise<{ sessions: SessionRow[]; actions: boolean }>;
   session(id: string): Promise<SessionDetail>;
   timeline(id: string, offset?: number): Promise<Timeline>;
   trace(id: string): Promise<TraceBody>;
@@ -47,7 +47,7 @@ const q = (value: string) => encodeURIComponent(value);
 /** The server's API (the page's cookie carries the token). */
 export const httpSource = (): Source => ({
   live: true,
-  sessions: ({ status, q: text }) => get<{ sessions: SessionRow[] }>(`/api/sessions?${new URLSearchParams({ ...(status ? { status } : {}), ...(text ? { q: text } : {}) }).toString()}`).then((body) => body.sessions),
+  sessions: ({ status, q: text }) => get<{ sessions: SessionRow[]; actions: boolean }>(`/api/sessions?${new URLSearchParams({ ...(status ? { status } : {}), ...(text ? { q: text } : {}) }).toString()}`),
   session: (id) => get(`/api/sessions/${q(id)}`),
   timeline: (id, offset = 0) => get(`/api/sessions/${q(id)}/timeline?offset=${offset}`),
   trace: (id) => get(`/api/sessions/${q(id)}/trace`),
@@ -68,7 +68,7 @@ export const staticSource = (data: ExportData): Source => {
   const records = data.records;
   return {
     live: false,
-    sessions: async () => [data.session],
+    sessions: async () => ({ sessions: [data.session], actions: false }),
     session: async () => data.session,
     timeline: async (_id, offset = 0) => ({ ...data.timeline, offset, steps: data.timeline.steps.slice(offset) }),
     trace: async () => data.trace,

@@ -137,7 +137,7 @@ export const apiRoutes = (context: ApiContext): Route[] => [
           return rowOf(summary, found?.digest, context.rein, found?.complete ?? true);
         }),
       );
-      return { sessions: rows.filter((row) => matches(row, query.q ?? '')) };
+      return { sessions: rows.filter((row) => matches(row, query.q ?? '')), actions: context.control !== undefined };
     },
   }),
   defineRoute({
@@ -161,6 +161,7 @@ export const apiRoutes = (context: ApiContext): Route[] => [
         approvals: await pendingApprovals(context, params.id, summary.status),
         confirmations: waiting.map((effectId) => ({ effectId })),
         forks: infos.filter((info) => info.forkedFrom?.stream === params.id).map((info) => info.stream),
+        actions: context.control !== undefined,
       };
     },
   }),

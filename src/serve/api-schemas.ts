@@ -46,7 +46,13 @@ export const SessionRow = z
   .meta({ id: 'SessionRow' });
 export type SessionRow = z.infer<typeof SessionRow>;
 
-export const SessionList = z.object({ sessions: z.array(SessionRow) }).meta({ id: 'SessionList' });
+export const SessionList = z
+  .object({
+    sessions: z.array(SessionRow),
+    /** Whether this server takes actions (start, send, approve, resume, fork…); false when it is read-only. */
+    actions: z.boolean(),
+  })
+  .meta({ id: 'SessionList' });
 export type SessionList = z.infer<typeof SessionList>;
 
 export const PendingApproval = ApprovalRequested.omit({ elapsedMs: true })
@@ -60,6 +66,8 @@ export const SessionDetail = SessionRow.extend({
   /** In-doubt effects a resume left waiting for a person's confirmation to rerun them. */
   confirmations: z.array(z.object({ effectId: z.string() })),
   forks: z.array(z.string()),
+  /** Whether this server takes actions; false when it is read-only. */
+  actions: z.boolean(),
 }).meta({ id: 'SessionDetail' });
 export type SessionDetail = z.infer<typeof SessionDetail>;
 

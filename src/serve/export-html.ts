@@ -66,6 +66,7 @@ export const exportSessionHtml = async (store: EventStore, sessionId: string, op
     approvals: [],
     confirmations: [],
     forks: [],
+    actions: false,
   };
   const redact = createRedactor([...(options.secrets ?? [])]);
   const data = redactDeep({ exportedAt: options.now ?? Date.now(), session, timeline, trace, records, contexts, machines: { machines: [machineGraph('session', sessionMachine), machineGraph('turn', turnMachine)] } }, redact);

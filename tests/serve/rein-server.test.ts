@@ -80,7 +80,7 @@ describe('rein serve’s HTTP API', () => {
     expect((await api.get('/api/sessions?q=FAILING', SessionList)).sessions.map((session) => session.id)).toContain(done);
     expect((await api.get('/api/sessions?q=nothing-like-this', SessionList)).sessions).toEqual([]);
     const detail = await api.get(`/api/sessions/${done}`, SessionDetail);
-    expect(detail).toMatchObject({ id: done, approvals: [], confirmations: [], forks: [] });
+    expect(detail).toMatchObject({ id: done, approvals: [], confirmations: [], forks: [], actions: true });
     expect((await api.get('/api/sessions/no-such-session', ErrorBody, 404)).error.code).toBe('SESSION_NOT_FOUND');
   });
 
@@ -220,7 +220,9 @@ describe('rein serve’s HTTP API', () => {
     const readOnly = await listenReinServer({ store: fixture.reader, token: 'read-only-token' });
     try {
       const ro = client(() => readOnly, 'read-only-token');
-      expect((await ro.get('/api/sessions', SessionList)).sessions.length).toBeGreaterThan(0);
+      const listed = await ro.get('/api/sessions', SessionList);
+      expect(listed.sessions.length).toBeGreaterThan(0);
+      expect(listed.actions).toBe(false);
       expect((await ro.post('/api/sessions', ErrorBody, { task: 'x' }, 403)).error.code).toBe('SERVE_READ_ONLY');
     } finally {
       await readOnly.close();

@@ -23,7 +23,7 @@ export const CompareView = ({ source, a, b }: { source: Source; a: string; b: st
   const [sessions, setSessions] = useState<SessionRow[]>([]);
   const [result, setResult] = useState<CompareBody | undefined>(undefined);
   const [problem, setProblem] = useState<string | undefined>(undefined);
-  useEffect(() => void source.sessions({}).then(setSessions, () => undefined), [source]);
+  useEffect(() => void source.sessions({}).then((found) => setSessions(found.sessions), () => undefined), [source]);
   useEffect(() => {
     setResult(undefined);
     setProblem(undefined);

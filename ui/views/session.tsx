@@ -246,14 +246,15 @@ export const SessionView = ({ source, id, tab }: { source: Source; id: string; t
       {detail ? <p class="task">{detail.task}</p> : null}
       {source.live && detail ? (
         <div class="actions">
-          {detail.runningHere ? <button onClick={() => act('/interrupt', {})}>interrupt</button> : null}
-          {!detail.runningHere && ['interrupted', 'awaiting-approval', 'awaiting-confirmation', 'active', 'idle'].includes(status ?? '') ? <button onClick={() => act('/resume', {})}>resume</button> : null}
-          {['completed', 'failed', 'cancelled', 'budget-exhausted'].includes(status ?? '') ? null : <button onClick={() => act('/cancel', {})}>cancel</button>}
+          {detail.actions ? null : <span class="muted">read-only server: no actions</span>}
+          {detail.actions && detail.runningHere ? <button onClick={() => act('/interrupt', {})}>interrupt</button> : null}
+          {detail.actions && !detail.runningHere && ['interrupted', 'awaiting-approval', 'awaiting-confirmation', 'active', 'idle'].includes(status ?? '') ? <button onClick={() => act('/resume', {})}>resume</button> : null}
+          {!detail.actions || ['completed', 'failed', 'cancelled', 'budget-exhausted'].includes(status ?? '') ? null : <button onClick={() => act('/cancel', {})}>cancel</button>}
           <a class="button" href={`/api/sessions/${encodeURIComponent(id)}/export`} download>
             export HTML
           </a>
-          <button onClick={() => act('/replay', {}, (result) => setNotice(result.verified ? `replay verified ${String((result as { records?: number }).records ?? '')} records` : `replay diverged at #${result.divergence?.seq}: ${result.divergence?.message}`))}>verify by replay</button>
-          {status === 'idle' || status === 'awaiting-approval' || detail.runningHere ? (
+          {detail.actions ? <button onClick={() => act('/replay', {}, (result) => setNotice(result.verified ? `replay verified ${String((result as { records?: number }).records ?? '')} records` : `replay diverged at #${result.divergence?.seq}: ${result.divergence?.message}`))}>verify by replay</button> : null}
+          {detail.actions && (status === 'idle' || status === 'awaiting-approval' || detail.runningHere) ? (
             <form
               class="send"
               onSubmit={(event) => {
@@ -283,11 +284,11 @@ export const SessionView = ({ source, id, tab }: { source: Source; id: string; t
         <div class="approvals" data-testid="approvals">
           <h3>waiting for your approval</h3>
           {detail.approvals.map((approval) =>
-            source.live ? <ApprovalCard approval={approval} answer={(decision, feedback) => act(`/approvals/${encodeURIComponent(approval.approvalId)}`, { decision, ...(feedback ? { feedback } : {}) })} /> : <pre class="text">{pretty(approval)}</pre>,
+            source.live && detail.actions ? <ApprovalCard approval={approval} answer={(decision, feedback) => act(`/approvals/${encodeURIComponent(approval.approvalId)}`, { decision, ...(feedback ? { feedback } : {}) })} /> : <pre class="text">{pretty(approval)}</pre>,
           )}
         </div>
       ) : null}
-      {detail && detail.confirmations.length > 0 && source.live ? (
+      {detail && detail.confirmations.length > 0 && source.live && detail.actions ? (
         <div class="approvals" data-testid="confirmations">
           <h3>in doubt: rerun?</h3>
           {detail.confirmations.map((confirmation) => (
@@ -325,7 +326,7 @@ export const SessionView = ({ source, id, tab }: { source: Source; id: string; t
       {tab === 'timeline' ? (
         <div class="split">
           {timeline ? <TimelineList steps={steps} lanes={timeline.lanes} selected={selected} onSelect={setSelected} complete={timeline.complete} /> : <p class="muted">loading…</p>}
-          <div class="detail">{step ? <StepPanel source={source} sessionId={id} step={step} sandbox={sandbox} {...(source.live ? { onFork: fork } : {})} /> : <p class="muted">select a step (or press f for the first failure)</p>}</div>
+          <div class="detail">{step ? <StepPanel source={source} sessionId={id} step={step} sandbox={sandbox} {...(source.live && detail?.actions ? { onFork: fork } : {})} /> : <p class="muted">select a step (or press f for the first failure)</p>}</div>
         </div>
       ) : tab === 'machines' ? (
         <MachinesView source={source} sessionId={id} step={step} />

@@ -31,12 +31,13 @@ export const SessionsView = ({ source }: { source: Source }) => {
   const [error, setError] = useState<string | undefined>(undefined);
   const [picked, setPicked] = useState<string[]>([]);
   const [task, setTask] = useState('');
+  const [actions, setActions] = useState(false);
   useEffect(() => {
     let stopped = false;
     const load = () =>
       source
         .sessions({ ...(status ? { status } : {}), ...(text ? { q: text } : {}) })
-        .then((found) => !stopped && (setRows(found), setError(undefined)))
+        .then((found) => !stopped && (setRows(found.sessions), setActions(found.actions), setError(undefined)))
         .catch((failure: Error) => !stopped && setError(failure.message));
     const debounce = setTimeout(load, text ? 150 : 0);
     const poll = source.live ? setInterval(load, 4000) : undefined;
@@ -74,7 +75,7 @@ export const SessionsView = ({ source }: { source: Source }) => {
         ) : (
           <span class="muted">tick two sessions to compare them</span>
         )}
-        {source.live ? (
+        {source.live && actions ? (
           <form class="start" onSubmit={start}>
             <input placeholder="a task for a new session" value={task} onInput={(event) => setTask((event.target as HTMLInputElement).value)} aria-label="new session task" />
             <button type="submit" disabled={task.trim() === ''}>
