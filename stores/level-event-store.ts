@@ -162,7 +162,8 @@ export class LevelEventStore implements EventStore {
             if (this.#readOnly) this.#copies.invalidate(stream);
             wake();
           },
-          { intervalMs: followIntervalMs },
+          // A stream open in place here is locked against every other writer: its tails hear of its appends directly.
+          { intervalMs: followIntervalMs, idle: () => this.#pool.isOpen(stream) },
         ),
     );
     this.#commitDelayMs = options.commitDelayMs ?? 4;

@@ -66,6 +66,11 @@ export class LevelStreamPool {
     }
   }
 
+  /** Whether `stream`'s database is open in place in this process now (so its LevelDB lock is this process's). */
+  isOpen(stream: string): boolean {
+    return this.#entries.get(stream)?.handle !== undefined;
+  }
+
   /** Group commit: one fsync of the logs of each open database with unsynced writes, each leased so it cannot be evicted. */
   async syncAll(): Promise<void> {
     const dirty = [...this.#entries.values()].filter((entry) => entry.handle?.unsynced === true);

@@ -38,9 +38,10 @@ export const directorySignature = async (directory: string): Promise<string> => 
  * also covers a directory created later and file systems that do not notify). The first call comes right after the
  * first fingerprint is taken, so a tail that read its history before that catches up on what was appended meanwhile.
  * Returns the function that stops watching. For appends made by other processes (or other store objects): this
- * process's own appends notify their tails directly.
+ * process's own appends notify their tails directly, and while `idle` says so (this process holds the stream, so no
+ * other can write it) the directory is not even looked at.
  */
-export const watchStreamDirectory = (directory: string, onChange: () => void, options: { intervalMs: number }): (() => void) => {
+export const watchStreamDirectory = (directory: string, onChange: () => void, options: { intervalMs: number; idle?: () => boolean }): (() => void) => {
   let last: string | undefined;
   let watcher: FSWatcher | undefined;
   let checking = false;
@@ -60,7 +61,8 @@ export const watchStreamDirectory = (directory: string, onChange: () => void, op
     }
   };
   const check = async (): Promise<void> => {
-    if (stopped) return;
+    // Nobody else can be writing (this process holds the stream): look again once that is no longer so.
+    if (stopped || options.idle?.()) return;
     if (checking) {
       again = true;
       return;
