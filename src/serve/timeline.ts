@@ -95,13 +95,29 @@ export const timelineOf = (view: TraceView, findings: readonly TraceFinding[] = 
   for (const verification of toArray(view.verifications)) steps.push({ kind: 'verification', actor: verification.actor, seq: verification.seq, to: verification.seq, label: oneLine(`${verification.status}: ${verification.command ?? verification.name} ${verification.summary}`), status: verification.status === 'passed' ? 'ok' : verification.status === 'failed' ? 'error' : 'info', ...(verification.callId ? { callId: verification.callId } : {}) });
   for (const note of toArray(view.notes)) steps.push({ kind: 'note', actor: note.actor, seq: note.seq, to: note.seq, label: oneLine(`${note.type}: ${note.text}`), status: note.type === 'session.interrupted' || note.type === 'session.cancelled' ? 'error' : 'info', ...(note.callId ? { callId: note.callId } : {}) });
   if (view.ended) steps.push({ kind: 'end', actor: 'root', seq: view.ended.seq, to: view.ended.seq, label: oneLine(`ended ${view.ended.status}${view.ended.reason ? `: ${view.ended.reason}` : ''}`), status: view.ended.status === 'completed' ? 'ok' : 'error' });
-  const order: Record<TimelineStep['kind'], number> = { user: 0, note: 1, turn: 2, approval: 3, call: 4, child: 5, join: 6, verification: 7, end: 8 };
+  // A child's row spans its whole lane: from its first record (its first turn may be written before its start fact) to its last.
+  const spans = new Map<string, { first: number; last: number }>();
+  for (const step of steps) {
+    if (step.kind === 'child') continue;
+    const span = spans.get(step.actor);
+    spans.set(step.actor, { first: Math.min(span?.first ?? step.seq, step.seq), last: Math.max(span?.last ?? step.to, step.to) });
+  }
+  for (const step of steps) {
+    const span = step.kind === 'child' ? spans.get(step.actor) : undefined;
+    if (!span) continue;
+    step.seq = Math.min(step.seq, span.first);
+    step.to = Math.max(step.to, span.last);
+  }
+  const order: Record<TimelineStep['kind'], number> = { user: 0, note: 1, child: 2, turn: 3, approval: 4, call: 5, join: 6, verification: 7, end: 8 };
   steps.sort((left, right) => left.seq - right.seq || order[left.kind] - order[right.kind]);
   for (const finding of findings) {
     const at = findStep(steps, finding.seq);
     if (at !== undefined) (steps[at]!.findings ??= []).push(finding.type);
   }
-  const openFrom = Math.min(...open.map((turn) => turn.requested.seq), ...steps.filter((step) => step.status === 'running' || step.status === 'waiting').map((step) => step.seq));
+  // A turn still open may grow (its reply, its calls' results); one with its reply and every call settled will not —
+  // a child's last turn stays open in the view after the child ended.
+  const growing = open.filter((turn) => (!turn.response && !turn.failure) || turn.actions.some((action) => !action.settled && !action.failed));
+  const openFrom = view.ended ? Number.POSITIVE_INFINITY : Math.min(...growing.map((turn) => turn.requested.seq), ...steps.filter((step) => step.status === 'running' || step.status === 'waiting').map((step) => step.seq));
   const stableIndex = steps.findIndex((step) => step.seq >= openFrom);
   const lanes: string[] = [];
   for (const step of steps) if (!lanes.includes(step.actor)) lanes.push(step.actor);

@@ -143,6 +143,8 @@ describe('rein serve’s HTTP API', () => {
   it('takes the actions through the harness: start, approve, send, interrupt, resume, cancel, fork, replay, compare', async () => {
     const started = await api.post('/api/sessions', ActionResult, { task: 'fix the failing test over HTTP' }, 201);
     const id = started.sessionId;
+    // It runs on in the server's process until it needs a person.
+    await fixture.rein.session(id)?.whenQuiet();
     const waiting = await api.get(`/api/sessions/${id}`, SessionDetail);
     expect(waiting).toMatchObject({ status: 'awaiting-approval', runningHere: true });
     const [approval] = waiting.approvals;
@@ -152,6 +154,7 @@ describe('rein serve’s HTTP API', () => {
     expect((await api.get(`/api/sessions/${id}`, SessionDetail)).status).toBe('interrupted');
     expect((await api.post(`/api/sessions/${id}/interrupt`, ErrorBody, {}, 409)).error.code).toBe('SERVE_NOT_RUNNING');
     expect((await api.post(`/api/sessions/${id}/resume`, ActionResult, {}, 202)).status).toBe('paused');
+    await fixture.rein.session(id)?.whenQuiet();
     const resumed = await api.get(`/api/sessions/${id}`, SessionDetail);
     expect(resumed.status).toBe('awaiting-approval');
     // A message while it waits is taken (it reaches the model with the next turn).
