@@ -36,7 +36,8 @@ export const directorySignature = async (directory: string): Promise<string> => 
  * Calls `onChange` whenever the files of a stream's database directory change: at once on a file-system
  * notification (inotify where there is one), and in any case within `intervalMs` (a poll of `directorySignature`, which
  * also covers a directory created later and file systems that do not notify). The first call comes right after the
- * first fingerprint is taken, so a tail that read its history before that catches up on what was appended meanwhile.
+ * first fingerprint is taken, so a tail that read its history before that catches up on what was appended meanwhile;
+ * each change is reported twice, at once and `intervalMs` later, for a read that raced the write.
  * Returns the function that stops watching. For appends made by other processes (or other store objects): this
  * process's own appends notify their tails directly, and while `idle` says so (this process holds the stream, so no
  * other can write it) the directory is not even looked at.
@@ -47,6 +48,7 @@ export const watchStreamDirectory = (directory: string, onChange: () => void, op
   let checking = false;
   let again = false;
   let stopped = false;
+  let settle: ReturnType<typeof setTimeout> | undefined;
 
   const ensureWatcher = (): void => {
     if (watcher !== undefined || stopped || last === 'missing') return;
@@ -75,7 +77,14 @@ export const watchStreamDirectory = (directory: string, onChange: () => void, op
         if (stopped) return;
         const changed = signature !== last;
         last = signature;
-        if (changed) onChange();
+        if (changed) {
+          onChange();
+          // Once more a moment later: a read that raced the write (a copy taken while the writer's files were
+          // changing) may have missed it, and the files may not change again for a long time.
+          clearTimeout(settle);
+          settle = setTimeout(() => !stopped && onChange(), options.intervalMs);
+          settle.unref();
+        }
         ensureWatcher();
       } while (again && !stopped);
     } finally {
@@ -88,6 +97,7 @@ export const watchStreamDirectory = (directory: string, onChange: () => void, op
   return () => {
     stopped = true;
     clearInterval(timer);
+    clearTimeout(settle);
     watcher?.close();
     watcher = undefined;
   };

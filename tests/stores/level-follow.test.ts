@@ -26,6 +26,11 @@ const collect = (tail: ReturnType<Awaited<ReturnType<typeof openLevelEventStore>
   return {
     seen,
     subscription,
+    /** Fail whoever waits (the writer is gone). */
+    fail: (error: unknown) => {
+      failure ??= error;
+      for (const waiter of waiters) waiter.fail(error);
+    },
     until: (seq: number) => (seen.includes(seq) ? Promise.resolve() : failure !== undefined ? Promise.reject(failure) : new Promise<void>((done, fail) => waiters.push({ seq, done, fail }))),
   };
 };
@@ -40,16 +45,20 @@ let head = await store.head('s');
 const draft = (index) => ({ id: 'c' + index, type: 'user.message', v: 1, at: index, actor: 'root', data: { text: 'child ' + index } });
 process.stdin.setEncoding('utf8');
 let buffered = '';
-process.stdin.on('data', async (chunk) => {
+// One append at a time, in the order the lines came (a line may arrive before the previous append resolved).
+let queue = Promise.resolve();
+process.stdin.on('data', (chunk) => {
   buffered += chunk;
   while (buffered.includes('\\n')) {
     buffered = buffered.slice(buffered.indexOf('\\n') + 1);
-    await store.append('s', [draft(head + 1)], { expectedSeq: head });
-    head += 1;
-    process.stdout.write('ack ' + head + '\\n');
+    queue = queue.then(async () => {
+      await store.append('s', [draft(head + 1)], { expectedSeq: head });
+      head += 1;
+      process.stdout.write('ack ' + head + '\\n');
+    });
   }
 });
-process.stdin.on('end', async () => { await store.close(); process.exit(0); });
+process.stdin.on('end', () => { queue = queue.then(async () => { await store.close(); process.exit(0); }); });
 process.stdout.write('ready\\n');
 `;
 
@@ -103,6 +112,7 @@ describe('a LevelDB tail follows appends made elsewhere', () => {
 
     const reader = await openLevelEventStore(root);
     const tail = collect(reader.tail('s', 1));
+    void exited.then((code) => tail.fail(new Error(`the writer process exited (${String(code)})`)));
     await tail.until(1);
     for (const seq of [2, 3, 4]) {
       child.stdin.write('append\n');
