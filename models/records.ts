@@ -37,6 +37,7 @@ import { McpClosed, McpConnected, McpDegraded, McpFailed, McpReconnecting, McpSt
 import { HookDecided } from './hook.records.js';
 import { PluginFailed, PluginLoaded, PluginReady, PluginStopped } from './plugin.records.js';
 import { CommandEnded, NetworkDecided, SandboxChecked, WorkspaceCleaned } from './sandbox.records.js';
+import { PlanUpdated } from './plan.records.js';
 
 /**
  * The three classes of record (DESIGN §3):
@@ -138,6 +139,7 @@ export const recordTypes = {
   'network.decided': fact(NetworkDecided),
   'workspace.cleaned': fact(WorkspaceCleaned),
   'command.ended': fact(CommandEnded),
+  'plan.updated': fact(PlanUpdated),
 } as const satisfies Record<string, RecordTypeInfo>;
 
 export type RecordType = keyof typeof recordTypes;

@@ -43,6 +43,12 @@ export interface ReinOptions {
   fallbacks?: readonly ModelProvider[];
   /** Tools to register (default: the built-in local tools). */
   tools?: readonly AnyToolDefinition[];
+  /**
+   * Whether the default tools include `apply_patch` (OpenAI's patch format). Default: true for the scripted and
+   * recorded providers, false for other models (the CLI sets it from `applyPatch` in `rein.config.json`). Ignored when
+   * `tools` is given.
+   */
+  applyPatch?: boolean;
   budgets?: Partial<Budgets>;
   systemPrompt?: string;
   modelOptions?: ModelOptions;

@@ -27,6 +27,9 @@ import { HookKernel } from './hooks/hook-kernel.js';
 import { commandHookRegistrations } from './hooks/command-hooks.js';
 import type { SandboxScope } from './tools/command-launch.js';
 
+/** Providers that play recorded or scripted outputs: every built-in tool is offered to them (scripts may call any). */
+const embeddedProviders: ReadonlySet<string> = new Set(['scripted', 'recorded']);
+
 /** The capability side of a harness: discovery policy options, skill discovery, MCP servers. */
 const capabilityServicesOf = (options: ReinOptions, scope: SandboxScope, toolNames: readonly string[]): CapabilityServices => {
   const workspace = scope.workspace.root;
@@ -88,7 +91,8 @@ export const composeServices = async (options: ReinOptions): Promise<ComposedSer
   const scope = memoryOptions ? await resolveMemoryScope(workspace.root, memoryOptions.scope) : undefined;
   const governance = new GovernanceLog(options.store, { clock });
   const context = scope && !options.context?.memory ? { ...options.context, memory: { workspace: scope.workspace, repo: scope.repo, ...(scope.branch ? { branch: scope.branch } : {}), ...(scope.user ? { user: scope.user } : {}) } } : options.context;
-  const baseTools = options.tools ?? builtinTools();
+  // apply_patch: for the embedded providers always, for a real model when its settings ask (`applyPatch`).
+  const baseTools = options.tools ?? builtinTools({ applyPatch: options.applyPatch ?? embeddedProviders.has(options.provider.name) });
   const capabilities = new CapabilityRegistry(new Set(baseTools.map((tool) => tool.name)));
   const pluginHost = new PluginHost({ workspace: workspace.root, registry: capabilities, clock, ...(options.pluginPolicy ? { policy: options.pluginPolicy } : {}) });
   for (const entry of options.plugins ?? []) await pluginHost.load('setup' in entry ? { source: 'host', plugin: entry } : entry);

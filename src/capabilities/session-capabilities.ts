@@ -132,4 +132,4 @@ export class SessionCapabilities {
 }
 
 /** The names of rein's built-in tools (the rest of a catalog's local tools are the host's). */
-const builtinNames: ReadonlySet<string> = new Set(['read', 'write', 'edit', 'edit_lines', 'list_dir', 'glob', 'grep', 'read_artifact', 'bash', 'memory_read', 'memory_write', 'delegate_task', 'submit_report']);
+const builtinNames: ReadonlySet<string> = new Set(['read', 'write', 'edit', 'edit_lines', 'list_dir', 'glob', 'grep', 'read_artifact', 'bash', 'memory_read', 'memory_write', 'delegate_task', 'submit_report', 'apply_patch', 'update_plan']);

@@ -5,6 +5,7 @@ import type { SandboxChecked } from '../../models/sandbox.records.js';
 import { sandboxLine } from '../policy/sandbox-status.js';
 import type { PluginFailed } from '../../models/plugin.records.js';
 import { backgroundEndText } from '../projections/trace-notes.js';
+import { patchSummary } from '../tools/patch/patch-paths.js';
 
 const clip = (text: string, length = 100): string => {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -13,6 +14,7 @@ const clip = (text: string, length = 100): string => {
 
 /** A short, readable summary of a tool call's arguments (`path`, `command` or the first few fields). */
 export const summarizeArguments = (args: Record<string, unknown>): string => {
+  if (typeof args.input === 'string' && args.input.includes('*** Begin Patch')) return clip(patchSummary(args.input), 80);
   for (const key of ['path', 'command', 'pattern', 'query']) if (typeof args[key] === 'string') return clip(String(args[key]), 80);
   return clip(JSON.stringify(args), 80);
 };

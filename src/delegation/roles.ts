@@ -14,7 +14,7 @@ export interface RoleDefinition {
   budgets: Budgets;
 }
 
-const readTools = ['read', 'list_dir', 'glob', 'grep', 'read_artifact'] as const;
+const readTools = ['read', 'list_dir', 'glob', 'grep', 'read_artifact', 'update_plan'] as const;
 
 const explorerBudgets: Budgets = { maxTurns: 12, maxToolCalls: 40, maxTokens: 400_000, maxWallTimeMs: 10 * 60 * 1000 };
 
@@ -27,7 +27,7 @@ export const defaultRoles: Readonly<Record<DelegationRole, RoleDefinition>> = Ob
   reviewer: { allowed: readTools, required: ['read'], contract: 'review-report', budgets: explorerBudgets },
   security: { allowed: readTools, required: ['read'], contract: 'review-report', budgets: explorerBudgets },
   tester: { allowed: [...readTools, 'bash'], required: ['bash'], contract: 'test-report', budgets: { ...explorerBudgets, maxToolCalls: 30 } },
-  worker: { allowed: [...readTools, 'write', 'edit', 'edit_lines', 'bash'], required: ['read'], contract: 'patch-proposal', budgets: { ...explorerBudgets, maxTurns: 20, maxToolCalls: 60 } },
+  worker: { allowed: [...readTools, 'write', 'edit', 'edit_lines', 'apply_patch', 'bash'], required: ['read'], contract: 'patch-proposal', budgets: { ...explorerBudgets, maxTurns: 20, maxToolCalls: 60 } },
 });
 
 /** How delegation is configured (`createRein({ delegation })`); every field has a default. */

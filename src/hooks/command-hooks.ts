@@ -67,6 +67,8 @@ export const claudeToolAliases: Readonly<Record<string, readonly string[]>> = {
   write: ['Write'],
   edit: ['Edit'],
   edit_lines: ['Edit', 'MultiEdit'],
+  // A patch edits, writes and deletes files: a hook written for Claude Code's file tools guards it too.
+  apply_patch: ['Edit', 'MultiEdit', 'Write'],
   glob: ['Glob'],
   grep: ['Grep'],
   list_dir: ['LS'],

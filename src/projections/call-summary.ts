@@ -1,13 +1,15 @@
 import type { ModelMessageToolCall } from '../../models/model-contract.js';
 import type { ToolResultItem } from './context.view.js';
+import { patchSummary } from '../tools/patch/patch-paths.js';
 
 const clip = (text: string, length: number): string => {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > length ? `${flat.slice(0, length - 1)}…` : flat;
 };
 
-/** What a call acted on, for a one-line summary: its path, command, pattern or query. */
+/** What a call acted on, for a one-line summary: its path, command, pattern or query (a patch: the files it names). */
 const targetOf = (args: Record<string, unknown>): string => {
+  if (typeof args.input === 'string' && args.input.includes('*** Begin Patch')) return patchSummary(args.input);
   for (const key of ['path', 'command', 'pattern', 'query']) if (typeof args[key] === 'string') return String(args[key]);
   return '';
 };

@@ -12,6 +12,7 @@ import { PersistentReadonlyMap } from './persistent-map.js';
 import type { HookDecided } from '../../models/hook.records.js';
 import { prepend, type PersistentList } from './persistent-list.js';
 import type { Projection, ViewState } from './projection.js';
+import { patchPaths } from '../tools/patch/patch-paths.js';
 
 /** Points whose `additionalContext` the model is shown (with the result, or with the next user message). */
 const hookContextPoints: ReadonlySet<string> = new Set(['postToolUse', 'userPromptSubmit', 'sessionStart']);
@@ -119,7 +120,7 @@ export interface ContextViewOptions {
   recentCapacity?: number;
   /** Distinct files whose last read is kept as evidence (default 16). */
   evidenceCapacity?: number;
-  /** Tools whose successful call with a `path` argument changes that file (default write, edit, edit_lines, apply_patch, delete). */
+  /** Tools whose successful call with a `path` argument changes that file (default write, edit, edit_lines, apply_patch — whose patch names its files —, delete). */
   mutatingTools?: readonly string[];
   /** Tools whose successful call with a `path` argument is a read of that file (default read). */
   readTools?: readonly string[];
@@ -159,8 +160,16 @@ const countOlder = (older: OlderItems, item: ConversationItem): OlderItems => {
   };
 };
 
-/** The file a call names, normalised (`./src/a.ts` and `src/a.ts` are the same file for freshness). */
-const pathArgument = (call: ModelMessageToolCall | undefined): string | undefined => (typeof call?.arguments.path === 'string' ? posix.normalize(call.arguments.path.replace(/\\/g, '/')) : undefined);
+const normalisedPath = (path: string): string => posix.normalize(path.replace(/\\/g, '/'));
+
+/**
+ * The files a call names, normalised (`./src/a.ts` and `src/a.ts` are the same file for freshness): its `path`
+ * argument, or for `apply_patch` the files its patch text names (a patch has no `path`).
+ */
+const pathsOf = (call: ModelMessageToolCall | undefined): string[] => {
+  if (typeof call?.arguments.path === 'string') return [normalisedPath(call.arguments.path)];
+  return call?.name === 'apply_patch' ? patchPaths(call.arguments.input).map(normalisedPath) : [];
+};
 
 /** Build the context projection; the options are part of the view's definition (live and rebuilt must match). */
 export const contextProjection = (options: ContextViewOptions = {}): Projection<ContextView> => {
@@ -185,13 +194,14 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
     const recent = actor.recent.slice();
     recent[index] = { ...turn, results: [...turn.results, result] };
     let next: ActorContext = { ...actor, recent, ...(hook ? { pendingHooks: actor.pendingHooks!.filter((pending) => pending !== hook) } : {}) };
-    const path = pathArgument(turn.toolCalls.find((call) => call.callId === settled.callId));
+    const paths = pathsOf(turn.toolCalls.find((call) => call.callId === settled.callId));
+    const path = paths[0];
     if (settled.status !== 'ok' || path === undefined) return next;
     if (reading.has(settled.name)) {
       const reads = [...actor.reads.filter((read) => read.path !== path), { path, seq, callId: settled.callId, observation: settled.observation, ...(settled.truncated ? { truncated: settled.truncated } : {}) }];
       next = { ...next, reads: reads.length > evidenceCapacity ? reads.slice(reads.length - evidenceCapacity) : reads };
     } else if (mutating.has(settled.name)) {
-      const modified = [...actor.modified.filter((entry) => entry.path !== path), { path, seq }];
+      const modified = [...actor.modified.filter((entry) => !paths.includes(entry.path)), ...paths.map((changed) => ({ path: changed, seq }))];
       next = { ...next, modified: modified.length > 64 ? modified.slice(modified.length - 64) : modified, lastMutationSeq: seq };
     }
     return next;

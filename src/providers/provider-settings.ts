@@ -62,6 +62,8 @@ export const WorkspaceConfig = z
     hooks: CommandHooksConfig.optional(),
     /** How commands are isolated: `{ mode, network, allowedHosts, loginShell }` (README: *The sandbox*). */
     sandbox: SandboxConfig.optional(),
+    /** Offer `apply_patch` to real models: `true` for every model, or model-id globs (`["gpt-5*"]`); off by default. */
+    applyPatch: z.union([z.boolean(), z.array(z.string().min(1))]).optional(),
   })
   .strict();
 export type WorkspaceConfig = z.infer<typeof WorkspaceConfig>;
@@ -108,6 +110,8 @@ export interface ProviderSettings {
   idleTimeoutMs?: number;
   /** The fallback chain, in order (remote providers only). */
   fallbacks?: ProviderSettings[];
+  /** Whether the file's `applyPatch` offers `apply_patch` to this model (absent: the harness's default for the provider). */
+  applyPatch?: boolean;
 }
 
 export interface ProviderSources {
@@ -263,5 +267,12 @@ export const resolveProviderSettings = (sources: ProviderSources): ProviderSetti
   const baseUrl = pick(layers, 'baseUrl');
   const fromFile = baseUrl !== undefined && pick([flags, session, environment], 'baseUrl') === undefined;
   checkFileEndpoint(provider, officialOf(provider), fromFile ? baseUrl : undefined, sources.file?.apiKeyEnv, `the ${provider} provider`);
-  return { ...base, ...resolveRemote(provider, model, baseUrl, sources.file?.apiKeyEnv, env, `the ${provider} provider`) };
+  const applyPatch = applyPatchFor(sources.file?.applyPatch, model);
+  return { ...base, ...resolveRemote(provider, model, baseUrl, sources.file?.apiKeyEnv, env, `the ${provider} provider`), ...(applyPatch === undefined ? {} : { applyPatch }) };
+};
+
+/** Whether `applyPatch` (true, false or model-id globs with `*`) covers this model; undefined when not set. */
+export const applyPatchFor = (setting: boolean | readonly string[] | undefined, model: string): boolean | undefined => {
+  if (setting === undefined || typeof setting === 'boolean') return setting;
+  return setting.some((pattern) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(model));
 };

@@ -43,7 +43,8 @@ export const preparedEdit = (plan: EditPlan, repairs: readonly InputRepair[] = [
   ...(repairs.length > 0 ? { repairs: [...repairs] } : {}),
 });
 
-const excerpt = (content: string, changedLines: readonly number[]): string => {
+/** A file's content with fresh tags: whole when short, else the lines near `changedLines` (as edits show it). */
+export const excerpt = (content: string, changedLines: readonly number[]): string => {
   const { lines } = splitLines(content);
   if (lines.length <= 200) return renderTaggedLines(lines, 1);
   const shown = new Set<number>();
