@@ -19,7 +19,3 @@ export const PlanUpdated = z.object({
   explanation: z.string().max(2_000).optional(),
 });
 export type PlanUpdated = z.infer<typeof PlanUpdated>;
-
-/** The plan as a compact checklist, one line per step: `[x] done`, `[>] doing`, `[ ] to do`. */
-export const planChecklist = (plan: readonly PlanStep[]): string[] =>
-  plan.map((entry) => `${entry.status === 'completed' ? '[x]' : entry.status === 'in_progress' ? '[>]' : '[ ]'} ${entry.step}`);

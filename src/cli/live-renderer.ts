@@ -6,6 +6,7 @@ import { exitText } from '../trace/trace-report.js';
 import type { LiveEvent } from '../../models/live-events.js';
 import type { SessionResult } from '../host/session-host.js';
 import { StatusLine } from './status-line.js';
+import { planChecklist, type PlanStepText } from '../projections/plan-text.js';
 import { callTally, callVerdict, plural, settledCount, summarizeArguments, verdictMark, type CallVerdict, unmatchedRuleText } from './transcript.js';
 
 /** What the renderer reads from a session: its durable records and its live progress. */
@@ -51,6 +52,8 @@ export class LiveRenderer {
   private reasoningOf: string | undefined;
   /** The root agent's calls this renderer showed, by verdict: the summary's counts when it is given no log. */
   private readonly shown: Record<CallVerdict, number> = { passed: 0, failed: 0, denied: 0, background: 0 };
+  /** The last plan shown, per agent: a plan the model sends again unchanged is not printed again. */
+  private readonly plans = new Map<string, string>();
 
   constructor(
     private readonly out: NodeJS.WritableStream & { isTTY?: boolean },
@@ -273,6 +276,17 @@ export class LiveRenderer {
       this.endLine();
       const who = record.actor === 'root' ? '' : `${this.paint(36, `[${record.actor.slice(record.actor.lastIndexOf('/') + 1)}]`)} `;
       this.out.write(`  ${who}${this.paint(33, '!')} the reply was cut at the output token limit (max_tokens)\n`);
+    } else if (record.type === 'plan.updated') {
+      const data = record.data as { plan: PlanStepText[]; explanation?: string };
+      const lines = planChecklist(data.plan);
+      const fingerprint = lines.join('\n');
+      if (this.plans.get(record.actor) === fingerprint) return;
+      this.plans.set(record.actor, fingerprint);
+      this.status.clear();
+      this.endLine();
+      const done = data.plan.filter((entry) => entry.status === 'completed').length;
+      this.out.write(`  ${this.who(record.actor)}${this.paint(36, '☰')} plan ${this.paint(2, `(${done} of ${data.plan.length} done)${data.explanation ? ` — ${data.explanation}` : ''}`)}\n`);
+      for (const line of lines) this.out.write(`    ${line.startsWith('[x]') ? this.paint(2, line) : line.startsWith('[>]') ? this.paint(1, line) : line}\n`);
     } else if (record.type === 'tool.started') {
       this.toolStartedAt.set((record.data as { effectId: string }).effectId, record.at);
     } else if (record.type === 'tool.settled') {

@@ -6,6 +6,7 @@ import { sandboxLine } from '../policy/sandbox-status.js';
 import type { PluginFailed } from '../../models/plugin.records.js';
 import { backgroundEndText } from '../projections/trace-notes.js';
 import { patchSummary } from '../tools/patch/patch-paths.js';
+import { planLine } from '../projections/plan-text.js';
 
 const clip = (text: string, length = 100): string => {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -106,6 +107,8 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
       return `${at}${who}background command of ${data.callId} ${backgroundEndText(data)}`;
     case 'permission.rule-unmatched':
       return `${at}${who}! ${unmatchedRuleText(data as { rule: string; suggestion?: string })}`;
+    case 'plan.updated':
+      return `${at}${who}${planLine(data)}`;
     case 'workspace.cleaned':
       return `${at}${who}removed ${(data.paths as string[]).join(', ')} (${data.reason === 'interrupted-write' ? 'temp files of an interrupted write' : 'protected paths a command created'})`;
     case 'user.message':

@@ -1,7 +1,8 @@
 /*
  * The timeline lines of records that belong to no turn: resume, interruption, cancellation, fork, a background
- * command's end, an in-doubt effect's resolution, a rejected snapshot.
+ * command's end, an in-doubt effect's resolution, a rejected snapshot, the model's plan.
  */
+import { planLine } from './plan-text.js';
 
 /**
  * How a background command ended, as a person reads it: `exited (exit 1) after 2.0 s`, `stopped at its timeout of
@@ -23,4 +24,5 @@ export const noteTypes: Record<string, (data: Record<string, unknown>) => string
   'session.forked': (data) => `forked from ${String(data.parent)} at #${String(data.atSeq)}`,
   'effect.resolved': (data) => `in-doubt ${String(data.effectId)} → ${String(data.resolution)} (${String(data.reason)})`,
   'snapshot.rejected': (data) => `snapshot rejected: ${String(data.reason)}`,
+  'plan.updated': planLine,
 };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { PlanStep, planChecklist } from '../../models/plan.records.js';
+import { PlanStep } from '../../models/plan.records.js';
+import { planChecklist } from '../projections/plan-text.js';
 import { defineTool, readOnlyAnnotations, toolFailure } from './tool.js';
 
 export const UpdatePlanParameters = z

@@ -205,4 +205,17 @@ describe('the live renderer', () => {
     expect(text).toContain('mcp everything tools changed: 1 tools');
     subscription.unsubscribe();
   });
+
+  it('shows the model\'s plan as a compact checklist when it changes, and not again when it does not', () => {
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    const records$ = new Subject<RecordEnvelope>();
+    const subscription = new LiveRenderer(out, { tty: false }).attach({ live$: new Subject<LiveEvent>(), records$ });
+    const plan = [{ step: 'read the test', status: 'completed' }, { step: 'fix it', status: 'in_progress' }, { step: 'run the tests', status: 'pending' }];
+    records$.next(record('plan.updated', { effectId: 'root:e2', callId: 'root:e1.0', plan, explanation: 'found it' }, 2));
+    records$.next(record('plan.updated', { effectId: 'root:e4', callId: 'root:e3.0', plan }, 3));
+    subscription.unsubscribe();
+    expect(text).toBe('  ☰ plan (1 of 3 done) — found it\n    [x] read the test\n    [>] fix it\n    [ ] run the tests\n');
+  });
 });

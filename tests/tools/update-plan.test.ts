@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toolHarness, type ToolHarness } from '../support/tool-harness.js';
 import { makeTempDir } from '../support/temp-dir.js';
-import { planChecklist } from '../../models/plan.records.js';
+import { planChecklist, planLine } from '../../src/projections/plan-text.js';
 
 describe('update_plan', () => {
   let dir: { path: string; remove: () => Promise<void> };
@@ -32,5 +32,6 @@ describe('update_plan', () => {
   it('renders an empty plan and each status compactly', () => {
     expect(planChecklist([])).toEqual([]);
     expect(planChecklist([{ step: 's', status: 'pending' }])).toEqual(['[ ] s']);
+    expect(planLine({ plan: [{ step: 'a', status: 'completed' }, { step: 'b', status: 'in_progress' }], explanation: 'why' })).toBe('plan (1 of 2 done): [x] a · [>] b — why');
   });
 });
