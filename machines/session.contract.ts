@@ -38,6 +38,12 @@ export const maxCutContinuations = 3;
 /** Broken reports a child may correct: one correction round, then the child fails with a contract failure. */
 export const maxReportCorrections = 1;
 
+/**
+ * Final answers that do not validate against the session's output schema which are returned to the model with the
+ * validation errors; one more invalid answer fails the session (`OUTPUT_INVALID`).
+ */
+export const maxOutputCorrections = 3;
+
 /** What the session remembers of its latest tool turn: completing the session rests on it. */
 export interface TurnVerdict {
   turnId: string;
@@ -104,6 +110,11 @@ export interface SessionInput {
   mutationPolicyDigest?: string;
   /** Present for a child agent (spawned by a delegation actor). */
   child?: ChildInput;
+  /**
+   * A conversation (an editor's chat, `rein acp`): a final answer ends the prompt's turn, not the session, which waits
+   * in `idle` for the next message.
+   */
+  conversation?: boolean;
 }
 
 export interface SessionContext {
@@ -164,6 +175,14 @@ export interface SessionTally {
    * turn count numbers this agent's own turns.
    */
   delegated: { turns: number; toolCalls: number };
+  /** Final answers the output schema refused so far (bounded by `maxOutputCorrections`); absent: none. */
+  outputCorrections?: number;
+  /** The validated final answer, carried by `session.ended` as its `output`. */
+  answer?: { value: unknown };
+  /** The validation errors of the last refused answer, when they failed the session. */
+  outputErrors?: string[];
+  /** The session is a conversation (see `SessionInput.conversation`). */
+  conversation?: boolean;
 }
 
 /** The event a permission actor's parent receives when it reaches a final state. */

@@ -10,7 +10,7 @@ import type { Budgets, Usage } from '../models/budgets.js';
 import { emptyUsage } from '../models/budgets.js';
 import { addPools, emptyPool, poolOf, shareBudgets, spentOf, type BudgetPool } from './delegation/budget-share.js';
 import type { SessionCaveat, SessionOutcome } from '../models/session.records.js';
-import { completionClaims, maxCutContinuations, maxReportCorrections, maxStopContinuations, reportTool, shellTools } from './session.contract.js';
+import { completionClaims, maxCutContinuations, maxOutputCorrections, maxReportCorrections, maxStopContinuations, reportTool, shellTools } from './session.contract.js';
 import type { AgentOutput, ApprovalDoneEvent, DelegationDoneEvent, DelegationNotice, EmitRecordParams, OutstandingEffect, RequestEffectParams, SessionContext, SessionEvent, SessionInput, TurnDoneEvent } from './session.contract.js';
 
 // The contract (constants, input, context, output, events, action params) lives in its own module; importers of the
@@ -144,7 +144,9 @@ const ended = (status: SessionOutcome) =>
     params: ({ context }: { context: SessionContext }) => {
       const unresolved = status === 'completed' ? unresolvedOf(context) : undefined;
       const caveats = status === 'completed' ? context.caveats : [];
-      return { type: 'session.ended', data: { status, ...(context.endReason ? { reason: context.endReason } : {}), ...(unresolved ? { unresolved } : {}), ...(caveats.length > 0 ? { caveats } : {}) } };
+      const answer = status === 'completed' ? context.tally.answer : undefined;
+      const outputErrors = status === 'failed' ? context.tally.outputErrors : undefined;
+      return { type: 'session.ended', data: { status, ...(context.endReason ? { reason: context.endReason } : {}), ...(unresolved ? { unresolved } : {}), ...(caveats.length > 0 ? { caveats } : {}), ...(answer ? { output: answer.value } : {}), ...(outputErrors ? { outputErrors } : {}) } };
     },
   }) as const;
 
@@ -387,6 +389,19 @@ export const sessionMachine = setup({
       if (caveats.length === 0) return {};
       return { caveats, ...(context.endReason ? {} : { endReason: caveats.map(caveatText).join('; ') }) };
     }),
+    /** A final answer the output schema refused goes back to the model (its errors are in the reply's record). */
+    countOutputCorrection: assign(({ context }) => ({ tally: { ...context.tally, outputCorrections: (context.tally.outputCorrections ?? 0) + 1 } })),
+    /** The answer still did not validate once the corrections were spent: the session fails, naming the errors. */
+    failOutput: assign(({ context, event }) => {
+      const errors = event.type === 'model.responded' && event.output?.ok === false ? event.output.errors : ['the final answer did not validate'];
+      return {
+        failureClass: 'contract' as const,
+        endReason: `OUTPUT_INVALID: the final answer did not validate against the output schema after ${context.tally.outputCorrections ?? 0} correction(s): ${errors.join('; ')}`,
+        tally: { ...context.tally, outputErrors: [...errors] },
+      };
+    }),
+    /** The validated final answer is the session's output (on `session.ended`). */
+    noteOutput: assign(({ context, event }) => (event.type === 'model.responded' && event.output?.ok === true ? { tally: { ...context.tally, answer: { value: event.output.value } } } : {})),
     noteEventReason: assign(({ event }) => {
       if (event.type === 'model.failed') return { endReason: `model call failed: ${event.error.code}: ${event.error.message}` };
       if (event.type === 'effect.failed') return { endReason: `effect ${event.effectId} failed: ${event.error.code}: ${event.error.message}` };
@@ -437,6 +452,11 @@ export const sessionMachine = setup({
     isCutReply: ({ context, event }) => isCut(event) && context.tally.cutReplies < maxCutContinuations,
     /** The provider paused a long turn (`pause_turn`): the model continues it in another call. */
     isPausedTurn: ({ event }) => event.type === 'model.responded' && event.stopReason === 'pause_turn',
+    /** The final answer did not validate against the session's output schema. */
+    isInvalidOutput: ({ event }) => event.type === 'model.responded' && event.output?.ok === false,
+    outputCorrectionLeft: ({ context }) => (context.tally.outputCorrections ?? 0) < maxOutputCorrections,
+    /** A conversation's final answer ends the prompt's turn: the session waits for the next message. */
+    isConversation: ({ context }) => context.tally.conversation === true,
     /** A call of the turn just joined was refused for the tool-call budget: the session cannot go on. */
     toolCallBudgetSpent: ({ context }) => context.tally.toolCallBudgetSpent !== null,
     tokenBudgetLeft: ({ context, event }) =>
@@ -470,7 +490,7 @@ export const sessionMachine = setup({
     failureClass: null,
     outcome: null,
     caveats: [],
-    tally: { contractFailures: 0, stopContinuations: 0, cutReplies: 0, unseenMessage: false, toolCallBudgetSpent: null, delegated: { turns: 0, toolCalls: 0 } },
+    tally: { contractFailures: 0, stopContinuations: 0, cutReplies: 0, unseenMessage: false, toolCallBudgetSpent: null, delegated: { turns: 0, toolCalls: 0 }, ...(input.conversation ? { conversation: true } : {}) },
   }),
   initial: 'idle',
   on: {
@@ -480,7 +500,7 @@ export const sessionMachine = setup({
   },
   states: {
     idle: {
-      description: 'A child agent starts at once: its objective (in its task package) is its first message.',
+      description: 'A child agent starts at once: its objective (in its task package) is its first message. A conversation comes back here after each final answer.',
       always: { guard: 'isChild', target: 'running' },
       on: { 'user.message': { target: 'running' } },
     },
@@ -525,7 +545,10 @@ export const sessionMachine = setup({
               },
               { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'isChild', 'correctionLeft']), target: 'nextTurn', actions: ['settleModelCall', 'noteMissingReport'] },
               { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'isChild']), target: '#session.failed', actions: ['settleModelCall', 'noteMissingReport', 'failContract'] },
-              { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding']), target: '#session.completed', actions: ['settleModelCall', 'noteUnresolved', 'noteCaveats'] },
+              { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'isInvalidOutput', 'outputCorrectionLeft']), target: 'nextTurn', actions: ['settleModelCall', 'countOutputCorrection'] },
+              { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'isInvalidOutput']), target: '#session.failed', actions: ['settleModelCall', 'failOutput'] },
+              { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding', 'isConversation']), target: '#session.idle', actions: 'settleModelCall' },
+              { guard: and(['isAwaitedModelCall', 'nothingElseOutstanding']), target: '#session.completed', actions: ['settleModelCall', 'noteUnresolved', 'noteCaveats', 'noteOutput'] },
             ],
             'model.failed': [
               { guard: and(['isAwaitedModelCall', 'wallTimeSpentAtFailure']), target: '#session.budgetExhausted', actions: ['settleModelCall', assign({ endReason: 'wall-time budget exhausted' })] },

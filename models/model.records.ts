@@ -88,6 +88,11 @@ export const ModelResponded = z.object({
   continuation: z.object({ reason: z.string(), by: z.string().optional() }).optional(),
   /** The turn's `pre_flight` guardrail verdict, decided before any of its calls runs (a block refuses them all). */
   preFlight: z.object({ verdict: z.enum(['pass', 'block']), by: z.string().optional(), reason: z.string().optional() }).optional(),
+  /**
+   * A final answer checked against the session's output schema (README: *Typed final answers*): its parsed value, or
+   * the validation errors the model is shown (at most `maxOutputCorrections` times, then the session fails).
+   */
+  output: z.union([z.object({ ok: z.literal(true), value: z.unknown() }), z.object({ ok: z.literal(false), errors: z.array(z.string()).min(1) })]).optional(),
 });
 export type ModelResponded = z.infer<typeof ModelResponded>;
 

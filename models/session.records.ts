@@ -34,6 +34,10 @@ export const SessionCreated = z.object({
       rules: z.array(z.object({ action: PermissionAction, tool: z.string().min(1), pattern: z.string().optional(), source: PermissionSource.optional() })),
     })
     .optional(),
+  /** The final answer must be JSON valid against this JSON Schema (README: *Typed final answers*). */
+  output: z.object({ schema: z.record(z.string(), z.unknown()) }).optional(),
+  /** A conversation: a final answer ends the prompt's turn and the session waits for the next message (`rein acp`). */
+  conversation: z.literal(true).optional(),
 });
 export type SessionCreated = z.infer<typeof SessionCreated>;
 
@@ -68,7 +72,16 @@ export const SessionCaveat = z.object({ kind: z.enum(['reply_cut', 'stop_hook_ob
 export type SessionCaveat = z.infer<typeof SessionCaveat>;
 
 /** effect (derived) · the session machine reached a final state. */
-export const SessionEnded = z.object({ status: SessionOutcome, reason: z.string().optional(), unresolved: UnresolvedFindings.optional(), caveats: z.array(SessionCaveat).min(1).optional() });
+export const SessionEnded = z.object({
+  status: SessionOutcome,
+  reason: z.string().optional(),
+  unresolved: UnresolvedFindings.optional(),
+  caveats: z.array(SessionCaveat).min(1).optional(),
+  /** The final answer, validated against the session's output schema (only with one, and only when completed). */
+  output: z.unknown().optional(),
+  /** Why the final answer never validated (the last answer's errors): the session failed with `OUTPUT_INVALID`. */
+  outputErrors: z.array(z.string()).min(1).optional(),
+});
 export type SessionEnded = z.infer<typeof SessionEnded>;
 
 /** effect (fact) · this stream was forked from `parent` after copying its records 1..atSeq. */

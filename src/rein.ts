@@ -1,4 +1,5 @@
 import { defer, mergeAll, type Observable } from 'rxjs';
+import type { z } from 'zod';
 import type { ReinRecord } from '../models/records.js';
 import type { EventStore } from '../stores/event-store.js';
 import type { ReplayCounts } from './host/replay.js';
@@ -41,10 +42,13 @@ export interface Rein {
   readonly workspace: string;
   /** The provider's name, model and endpoint as sessions record them (never a key). */
   readonly provider: { name: string; model?: string; source?: string };
-  /** Create a session without starting it (subscribe first, then `send` the task). */
-  createSession(options: CreateSessionOptions): Promise<ReinSession>;
+  /**
+   * Create a session without starting it (subscribe first, then `send` the task). With `output` (a zod schema) its
+   * final answer is typed: `session.output()` resolves with `z.infer<typeof output>`.
+   */
+  createSession<Schema extends z.ZodType = z.ZodType<unknown>>(options: CreateSessionOptions<Schema>): Promise<ReinSession<z.infer<Schema>>>;
   /** Create a session and send its task. */
-  startSession(options: CreateSessionOptions): Promise<ReinSession>;
+  startSession<Schema extends z.ZodType = z.ZodType<unknown>>(options: CreateSessionOptions<Schema>): Promise<ReinSession<z.infer<Schema>>>;
   /**
    * Queue a session for `rein worker` instead of running it here (PostgreSQL stores only, else `QUEUE_UNSUPPORTED`):
    * it carries the task, this harness's workspace, provider identity (and the scripted provider's script, never a
@@ -104,10 +108,15 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     store: options.store,
     workspace: workspace.root,
     provider: { name, ...(model === undefined ? {} : { model }), ...(source === undefined ? {} : { source }) },
-    createSession: async (sessionOptions) => stops.remember(watched(registry.add(await createSession(services, sessionOptions)))),
+    createSession: async (sessionOptions) => {
+      const session = await createSession(services, sessionOptions);
+      stops.remember(watched(registry.add(session)));
+      return session;
+    },
     submit: (submitOptions) => submitToWorkers(options, { workspace: workspace.root, clock }, submitOptions),
     startSession: async (sessionOptions) => {
-      const session = stops.remember(watched(registry.add(await createSession(services, sessionOptions))));
+      const session = await createSession(services, sessionOptions);
+      stops.remember(watched(registry.add(session)));
       await session.send(sessionOptions.task);
       return session;
     },

@@ -178,7 +178,7 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
     case 'turn.blocked':
       return `${at}${who}turn ${data.turnId}: BLOCKED at ${data.stage}: ${data.findings.map((finding: { class: string }) => finding.class).join(', ')}`;
     case 'session.ended':
-      return `${at}${who}session ended: ${data.status}${data.reason ? ` (${data.reason})` : ''}${data.unresolved ? `; unresolved: ${data.unresolved.findings.map((finding: { class: string }) => finding.class).join(', ')}` : ''}${data.caveats ? `; left open: ${data.caveats.map((caveat: { kind: string }) => caveat.kind).join(', ')}` : ''}`;
+      return `${at}${who}session ended: ${data.status}${data.reason ? ` (${data.reason})` : ''}${'output' in data ? `; output: ${clip(JSON.stringify(data.output ?? null), 200)}` : ''}${data.unresolved ? `; unresolved: ${data.unresolved.findings.map((finding: { class: string }) => finding.class).join(', ')}` : ''}${data.caveats ? `; left open: ${data.caveats.map((caveat: { kind: string }) => caveat.kind).join(', ')}` : ''}`;
     case 'session.forked':
       return `${at}${who}forked from ${data.parent} at seq ${data.atSeq}`;
     case 'session.resumed':

@@ -52,6 +52,8 @@ export interface ModelCallSource {
 /** What reviewing a reply decided, and the facts that record it. */
 export interface ReplyReview {
   continuation?: { reason: string; by?: string };
+  /** A final answer checked against the session's output schema. */
+  output?: { ok: true; value: unknown } | { ok: false; errors: string[] };
   preFlight?: { verdict: 'pass' | 'block'; by?: string; reason?: string };
   facts: FactDraft[];
 }
@@ -251,6 +253,7 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
             ...(callSpec ? { callSpec } : {}),
             ...(review?.continuation ? { continuation: review.continuation } : {}),
             ...(review?.preFlight ? { preFlight: review.preFlight } : {}),
+            ...(review?.output ? { output: review.output } : {}),
           };
           return { type: 'model.responded', data, facts: [...attemptFacts(prepared, factOf(provider, request, attempt, result, durationMs)), ...(review?.facts ?? [])], ...blobsOf(prepared) };
         }

@@ -43,7 +43,7 @@ export class ActorTree {
     const root = createActor(sessionMachine, {
       id: rootPath,
       systemId: rootPath,
-      input: { path: rootPath, sessionId: created.sessionId, budgets: created.budgets, ...(created.policy ? { mutationPolicyDigest: created.policy.mutationPolicyDigest } : {}) },
+      input: { path: rootPath, sessionId: created.sessionId, budgets: created.budgets, ...(created.policy ? { mutationPolicyDigest: created.policy.mutationPolicyDigest } : {}), ...(created.conversation ? { conversation: true } : {}) },
       inspect: ActorTree.inspector(collector, options.inspect),
     });
     root.start();

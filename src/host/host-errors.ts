@@ -16,6 +16,8 @@ export type HostErrorCode =
   | 'QUEUE_UNSUPPORTED'
   | 'STORE_NOT_FOUND'
   | 'STORE_COPY_INCOMPLETE'
+  | 'OUTPUT_SCHEMA_INVALID'
+  | 'OUTPUT_INVALID'
   | 'USAGE';
 
 /** Base class for runtime errors that cross a boundary: a stable `code` and the underlying `cause`. */
@@ -41,5 +43,20 @@ export class DivergenceError extends ReinError {
     this.seq = options.seq;
     this.expected = options.expected;
     this.actual = options.actual;
+  }
+}
+
+/**
+ * A session with an output schema ended without a valid final answer: every answer the model gave failed validation
+ * (`errors` are the last one's), or the session ended otherwise (failed, cancelled, out of budget) before one.
+ */
+export class OutputError extends ReinError {
+  readonly errors: readonly string[];
+  readonly status: string;
+  constructor(options: { message: string; errors: readonly string[]; status: string }) {
+    super('OUTPUT_INVALID', options.message);
+    this.name = 'OutputError';
+    this.errors = options.errors;
+    this.status = options.status;
   }
 }

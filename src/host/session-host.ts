@@ -55,6 +55,10 @@ export interface SessionResult {
   reason?: string;
   head: number;
   usage: Usage;
+  /** The validated final answer of a session with an output schema that completed (`session.ended.output`). */
+  output?: unknown;
+  /** Why no answer validated (the last answer's errors), when that failed the session. */
+  outputErrors?: string[];
 }
 
 export interface SessionHostOptions {
@@ -393,7 +397,10 @@ export class SessionHost {
   /** The session's result as of now. */
   result(): SessionResult {
     const context = this.tree.context;
-    const ended = this.endedRecord?.data as { status: SessionOutcome; reason?: string } | undefined;
+    const ended = this.endedRecord?.data as { status: SessionOutcome; reason?: string; output?: unknown; outputErrors?: string[] } | undefined;
+    const tally = this.tree.done ? context.tally : undefined;
+    const answer = ended ? ('output' in ended ? { output: ended.output } : {}) : tally?.answer ? { output: tally.answer.value } : {};
+    const outputErrors = ended?.outputErrors ?? tally?.outputErrors;
     return {
       sessionId: this.stream,
       // A session rebuilt after it ended (resume of an ended session) has no `session.ended` from this process: its
@@ -401,6 +408,8 @@ export class SessionHost {
       status: ended?.status ?? (this.tree.done ? (context.outcome ?? 'failed') : this.interrupted ? 'interrupted' : 'paused'),
       ...(ended?.reason ?? context.endReason ? { reason: ended?.reason ?? context.endReason ?? undefined } : {}),
       head: this.head,
+      ...answer,
+      ...(outputErrors ? { outputErrors } : {}),
       // The machine counts a turn when it requests the model call (its turn budget); a call still unanswered (the
       // session was stopped, cancelled or paused before the model replied) is a turn that never ran.
       // The whole tree's: the turns and tool calls of delegated children count as the session's (their tokens already do).

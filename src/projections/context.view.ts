@@ -226,6 +226,8 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
         const cut = reply.stopReason === 'max_tokens' && reply.toolCalls.length === 0
           ? push(next, { kind: 'user', seq: record.seq, text: '[harness] Your previous reply was cut off at the output token limit (max_tokens). Continue exactly where it stopped, without repeating what you already wrote; keep the rest short.' })
           : next;
+        // A final answer the output schema refused: the model reads the errors and answers again.
+        if (reply.output?.ok === false) return push(cut, { kind: 'user', seq: record.seq, text: `[harness] Your final answer does not validate against the required output schema:\n${reply.output.errors.map((error) => `- ${error}`).join('\n')}\nReply again with only the corrected JSON value.` });
         // A stop hook asked the model to go on: it reads why, as untrusted context, in place of the user's next word.
         if (!reply.continuation) return cut;
         return push(cut, { kind: 'user', seq: record.seq, text: '[harness] A stop hook asked you to continue before ending.', hookContext: reply.continuation.reason });

@@ -197,4 +197,7 @@ export const endedAttributes = (ended: SessionEnded, failed: boolean, content: C
   [reinAttr.reason]: content(ended.reason),
   // A final answer after a blocked turn: the fail-closed findings nothing resolved (its claim rests on no MutationReady turn).
   [reinAttr.unresolved]: ended.unresolved ? ended.unresolved.findings.map((finding) => finding.class) : undefined,
+  // The typed final answer is content (it may quote the workspace): exported only when content is captured.
+  [reinAttr.output]: 'output' in ended ? content(JSON.stringify(ended.output ?? null)) : undefined,
+  [reinAttr.outputErrors]: ended.outputErrors ? content(ended.outputErrors.join('; ')) : undefined,
 });

@@ -127,7 +127,7 @@ export interface TraceView extends ViewState {
   open: Readonly<Record<string, TraceTurn>>;
   verifications: PersistentList<TraceVerification> | undefined;
   notes: PersistentList<TraceNote> | undefined;
-  ended?: TraceRef & { status: string; reason?: string; unresolved?: UnresolvedFindings; caveats?: SessionCaveat[] };
+  ended?: TraceRef & { status: string; reason?: string; unresolved?: UnresolvedFindings; caveats?: SessionCaveat[]; output?: unknown; outputErrors?: string[] };
   /** Records whose `cause` / `corr` named nothing the view knew: a broken link in the chain. */
   unlinked: number;
   /** What the log says about the session's status (as `rein sessions` lists it). */

@@ -151,7 +151,7 @@ const applyTraceRecord = (view: TraceView, record: RecordEnvelope): TraceView =>
     case 'session.ended': {
       if (record.actor !== 'root') return view;
       const ended = record.data as SessionEnded;
-      return { ...view, ended: { ...ref(record), status: ended.status, ...(ended.reason ? { reason: ended.reason } : {}), ...(ended.unresolved ? { unresolved: ended.unresolved } : {}), ...(ended.caveats ? { caveats: ended.caveats } : {}) } };
+      return { ...view, ended: { ...ref(record), status: ended.status, ...(ended.reason ? { reason: ended.reason } : {}), ...(ended.unresolved ? { unresolved: ended.unresolved } : {}), ...(ended.caveats ? { caveats: ended.caveats } : {}), ...('output' in ended ? { output: ended.output } : {}), ...(ended.outputErrors ? { outputErrors: ended.outputErrors } : {}) } };
     }
     default: {
       const describe = noteTypes[record.type];

@@ -5,7 +5,7 @@ import type { StateValue } from '../../models/actor.records.js';
 import type { Usage } from '../../models/budgets.js';
 import type { EventStore } from '../../stores/event-store.js';
 import type { LiveEvent } from '../../models/live-events.js';
-import { ReinError } from '../host/host-errors.js';
+import { OutputError, ReinError } from '../host/host-errors.js';
 import type { SessionHost, SessionResult } from '../host/session-host.js';
 import { contextProjection, type ContextView, type ContextViewOptions } from '../projections/context.view.js';
 import { memoryProjection, type MemoryView } from '../projections/memory.view.js';
@@ -43,7 +43,7 @@ export interface ApprovalAnswer {
  * A running session as a host app or the CLI holds it. Every method goes through the step loop, so whatever it
  * changes is in the log before anything acts on it.
  */
-export class ReinSession {
+export class ReinSession<Output = unknown> {
   private views: { context?: Observable<ContextView>; trace?: Observable<TraceView>; memory?: Observable<MemoryViews> } = {};
 
   constructor(
@@ -241,6 +241,34 @@ export class ReinSession {
       result = await this.host.whenQuiet();
     }
     return result;
+  }
+
+  /**
+   * The session's typed final answer (`createSession({ output })`): resolves with `session.ended.output` once the
+   * session completed, typed by its schema (`undefined` for a session without one). Rejects with `OutputError` (code
+   * `OUTPUT_INVALID`, `errors` the last answer's validation errors) when it ended without a valid answer — failed
+   * after its corrections, cancelled, out of budget — and with `SESSION_ENDED` when this process interrupted it.
+   * While the session runs or waits for a person, it waits.
+   */
+  async output(): Promise<Output> {
+    await new Promise<void>((resolve) => {
+      const stopping = (record: { type: string; actor: string }) => record.actor === 'root' && (record.type === 'session.ended' || record.type === 'session.interrupted');
+      const subscription = this.host.records$.subscribe((record) => {
+        if (!stopping(record)) return;
+        subscription.unsubscribe();
+        resolve();
+      });
+      const now = this.host.result().status;
+      if (now !== 'paused') {
+        subscription.unsubscribe();
+        resolve();
+      }
+    });
+    const result = await this.whenQuiet();
+    if (result.status === 'interrupted') throw new ReinError('SESSION_ENDED', `session ${this.id} was interrupted before it ended: resume it for its answer`);
+    if (result.status === 'completed') return result.output as Output;
+    const errors = result.outputErrors ?? [];
+    throw new OutputError({ status: result.status, errors, message: `session ${this.id} ended ${result.status} without a valid final answer${result.reason ? `: ${result.reason}` : ''}` });
   }
 
   /** The result as of now (status `paused` while it is still running or waiting). */

@@ -35,6 +35,8 @@ import { createActorWiring } from './actor-wiring.js';
 import type { CapabilityServices, SessionCapabilities } from '../capabilities/session-capabilities.js';
 import type { HookKernel } from '../hooks/hook-kernel.js';
 import type { PluginHost } from '../plugins/plugin-host.js';
+import type { SessionCreated } from '../../models/session.records.js';
+import { outputFromJsonSchema, outputInstruction, type OutputContract } from './output-schema.js';
 
 /** Everything a session needs from its environment; `createRein` builds it once and shares it. */
 export interface SessionServices {
@@ -104,7 +106,9 @@ export interface SessionWiring {
  * rebuild uses) and, with `memory`, the governance store's view (re-read before a model call) and this session's
  * own candidates; each projection's exact input is stored as a blob and recorded as `context.projected`.
  */
-export const wireSession = (services: SessionServices, tools: readonly string[], memory?: SessionMemory, sessionId = '', capabilities?: SessionCapabilities): SessionWiring => {
+export const wireSession = (services: SessionServices, tools: readonly string[], memory?: SessionMemory, sessionId = '', capabilities?: SessionCapabilities, options: { output?: OutputContract } = {}): SessionWiring => {
+  // The session's output contract: the host's (a zod schema), else the JSON Schema its `session.created` records.
+  let output = options.output;
   const toolState = new SessionToolState();
   const directory = new DelegationDirectory();
   const actors = createActorWiring({
@@ -139,9 +143,11 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
   });
   const levelOf = (actor: string): number => Math.max(compaction.get(actor) ?? 0, context.actors.get(actor)?.compactionLevel ?? 0);
   // A loaded skill is guidance the model chose to load: the rules say so (tool output is otherwise never instructions).
-  const systemPrompt = capabilities && capabilities.skills.length > 0 ? `${services.systemPrompt}\n${skillRule}` : services.systemPrompt;
+  const basePrompt = capabilities && capabilities.skills.length > 0 ? `${services.systemPrompt}\n${skillRule}` : services.systemPrompt;
+  // The root agent is told the schema its final answer must satisfy (fixed for the session: part of the stable prefix).
+  const systemPromptOf = (actor: string): string => (output && actor === rootPath ? `${basePrompt}\n\n${outputInstruction(output.jsonSchema)}` : basePrompt);
   const project = (actor: string, hookCandidates?: PointDecision['candidates']) =>
-    projectModelInput({ view: context, actor, memory: memoryViews().governance, ...(memory ? { sessionMemory: memoryViews().session } : {}), systemPrompt, tools: actors.of(actor).descriptions, counter, ...(services.context ? { options: services.context } : {}), ...(model === undefined ? {} : { model }), now: services.clock(), compactionLevel: levelOf(actor), ...(hookCandidates ? { hookCandidates } : {}) });
+    projectModelInput({ view: context, actor, memory: memoryViews().governance, ...(memory ? { sessionMemory: memoryViews().session } : {}), systemPrompt: systemPromptOf(actor), tools: actors.of(actor).descriptions, counter, ...(services.context ? { options: services.context } : {}), ...(model === undefined ? {} : { model }), now: services.clock(), compactionLevel: levelOf(actor), ...(hookCandidates ? { hookCandidates } : {}) });
   const hooks = services.hooks && services.hooks.size > 0 ? services.hooks : undefined;
   /** Final replies of each agent a stop hook sent back so far (folded from the log: replay and resume agree). */
   const continuations = new Map<string, number>();
@@ -176,31 +182,30 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
       // The exact input travels with the fact into the settling step's batch: durable exactly when the step is.
       return { messages, tools, facts: [...memoryFacts, ...hookFacts, { type: 'context.projected', data }], blobs: [bytes] };
     },
-    ...(hooks
-      ? {
-          async review(reply, signal): Promise<ReplyReview> {
-            const facts: FactDraft[] = [];
-            const review: ReplyReview = { facts };
-            if (reply.toolCalls.length > 0 && hooks.has('guardrail.pre_flight')) {
-              const toolCalls = reply.toolCalls.map((call) => ({ name: call.name, input: call.arguments, callId: call.callId }));
-              const { decided, fact } = await decidePoint({ kernel: hooks, point: 'guardrail.pre_flight', subject: { effectId: reply.effectId }, input: { ...hookBase(reply.actor), stage: 'pre_flight', text: reply.text, toolCalls }, signal, now: services.clock });
-              if (fact) facts.push(fact);
-              review.preFlight = { verdict: decided.decision === 'block' ? 'block' : 'pass', ...(decided.decidedBy ? { by: decided.decidedBy } : {}), ...(decided.reason ? { reason: decided.reason } : {}) };
-            }
-            // Only the root agent's final reply ends the session; a child ends by its report (subagentStop observes it).
-            // A reply the output limit cut is continued by the session (while below its bound): it is not final yet.
-            // Past `maxStopContinuations` the hook is still asked: its "continue" then ends the session as an objection.
-            const used = continuations.get(reply.actor) ?? 0;
-            const continuesCut = reply.stopReason === 'max_tokens' && reply.toolCalls.length === 0 && (cutReplies.get(reply.actor) ?? 0) < maxCutContinuations;
-            if (reply.toolCalls.length === 0 && reply.actor === rootPath && !continuesCut && hooks.has('stop')) {
-              const { decided, fact } = await decidePoint({ kernel: hooks, point: 'stop', subject: { effectId: reply.effectId }, input: { ...hookBase(reply.actor), point: 'stop', text: reply.text, continuations: used }, signal, now: services.clock });
-              if (fact) facts.push(fact);
-              if (decided.decision === 'continue') review.continuation = { reason: decided.reason ?? 'a stop hook asked to continue', ...(decided.decidedBy ? { by: decided.decidedBy } : {}) };
-            }
-            return review;
-          },
-        }
-      : {}),
+    async review(reply, signal): Promise<ReplyReview> {
+      const facts: FactDraft[] = [];
+      const review: ReplyReview = { facts };
+      if (hooks && reply.toolCalls.length > 0 && hooks.has('guardrail.pre_flight')) {
+        const toolCalls = reply.toolCalls.map((call) => ({ name: call.name, input: call.arguments, callId: call.callId }));
+        const { decided, fact } = await decidePoint({ kernel: hooks, point: 'guardrail.pre_flight', subject: { effectId: reply.effectId }, input: { ...hookBase(reply.actor), stage: 'pre_flight', text: reply.text, toolCalls }, signal, now: services.clock });
+        if (fact) facts.push(fact);
+        review.preFlight = { verdict: decided.decision === 'block' ? 'block' : 'pass', ...(decided.decidedBy ? { by: decided.decidedBy } : {}), ...(decided.reason ? { reason: decided.reason } : {}) };
+      }
+      // Only the root agent's final reply ends the session; a child ends by its report (subagentStop observes it).
+      // A reply the output limit cut is continued by the session (while below its bound): it is not final yet.
+      // Past `maxStopContinuations` the hook is still asked: its "continue" then ends the session as an objection.
+      const used = continuations.get(reply.actor) ?? 0;
+      const continuesCut = reply.stopReason === 'max_tokens' && reply.toolCalls.length === 0 && (cutReplies.get(reply.actor) ?? 0) < maxCutContinuations;
+      const final = reply.toolCalls.length === 0 && reply.actor === rootPath && !continuesCut;
+      if (hooks && final && hooks.has('stop')) {
+        const { decided, fact } = await decidePoint({ kernel: hooks, point: 'stop', subject: { effectId: reply.effectId }, input: { ...hookBase(reply.actor), point: 'stop', text: reply.text, continuations: used }, signal, now: services.clock });
+        if (fact) facts.push(fact);
+        if (decided.decision === 'continue') review.continuation = { reason: decided.reason ?? 'a stop hook asked to continue', ...(decided.decidedBy ? { by: decided.decidedBy } : {}) };
+      }
+      // The typed final answer: checked once the answer is final (not continued by a stop hook), recorded with it.
+      if (output && final && !review.continuation) review.output = output.check(reply.text);
+      return review;
+    },
     async compact(actor) {
       const level = levelOf(actor);
       if (level >= maxCompactionLevel) return false;
@@ -226,6 +231,10 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
     },
     observe: (record) => {
       context = reduceContext(context, record);
+      if (record.type === 'session.created' && output === undefined) {
+        const recorded = (record.data as SessionCreated).output;
+        if (recorded) output = outputFromJsonSchema(recorded.schema, 'the output schema the session recorded');
+      }
       if (record.type === 'model.responded') {
         const reply = record.data as { continuation?: unknown; stopReason: string; toolCalls: readonly unknown[] };
         if (reply.continuation) continuations.set(record.actor, (continuations.get(record.actor) ?? 0) + 1);

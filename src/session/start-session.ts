@@ -21,6 +21,8 @@ import { isReservedStreamName } from '../memory/memory-stream.js';
 import { sessionMemoryFor } from './session-memory-wiring.js';
 import { SessionCapabilities } from '../capabilities/session-capabilities.js';
 import { sandboxCheckedOf } from '../policy/sandbox-status.js';
+import type { z } from 'zod';
+import { outputFromJsonSchema, outputFromZod } from './output-schema.js';
 
 /**
  * What a session records about a provider: its name, model and endpoint or source — never a key. A URL source is
@@ -32,13 +34,27 @@ const providerIdentity = (provider: ModelProvider): { name: string; model?: stri
   ...(provider.source === undefined ? {} : { source: /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(provider.source) ? displayEndpoint(provider.source) : provider.source }),
 });
 
-export interface CreateSessionOptions {
+export interface CreateSessionOptions<Schema extends z.ZodType = z.ZodType<unknown>> {
   /** The task; recorded in `session.created` and sent as the first user message by `startSession`. */
   task: string;
   sessionId?: string;
   budgets?: Partial<Budgets>;
   /** Names of the tools visible to the model; defaults to every registered tool. */
   tools?: readonly string[];
+  /**
+   * A typed final answer: the session completes only with a final answer (a reply without tool calls) that is JSON
+   * valid against this zod schema — an invalid one goes back to the model with the errors, at most
+   * `maxOutputCorrections` times, then the session fails (`OUTPUT_INVALID`). The answer is `session.ended.output`, and
+   * `session.output()` resolves with it typed as `z.infer<typeof schema>`. Its JSON Schema is recorded and shown to the model.
+   */
+  output?: Schema;
+  /** The same as a JSON Schema object (what `rein run --output-schema <file>` reads); `output` wins when both are given. */
+  outputSchema?: Record<string, unknown>;
+  /**
+   * A conversation (an editor's chat; `rein acp`): a final answer ends the turn, and the session waits for the next
+   * message (`send`) instead of ending. Recorded in `session.created`.
+   */
+  conversation?: boolean;
 }
 
 const pad = (value: number): string => String(value).padStart(2, '0');
@@ -63,8 +79,10 @@ export const checkSessionOptions = (options: { task?: unknown; budgets?: unknown
  * Create a session: build its actor tree, append `session.created` with the initial transition as the stream's
  * first batch, and return a handle. Nothing runs until a message is sent.
  */
-export const createSession = async (services: SessionServices, options: CreateSessionOptions): Promise<ReinSession> => {
+export const createSession = async <Schema extends z.ZodType = z.ZodType<unknown>>(services: SessionServices, options: CreateSessionOptions<Schema>): Promise<ReinSession<z.infer<Schema>>> => {
   checkSessionOptions(options, 'createSession');
+  // A schema that cannot be checked or shown is refused before anything is written.
+  const output = options.output ? outputFromZod(options.output) : options.outputSchema !== undefined ? outputFromJsonSchema(options.outputSchema, 'createSession({ outputSchema })') : undefined;
   const sessionId = options.sessionId ?? newSessionId(services.clock());
   if (isReservedStreamName(sessionId)) throw new ReinError('SESSION_INVALID', `${sessionId} is reserved for the workspace's memory`);
   if ((await services.store.head(sessionId)) > 0) throw new ReinError('SESSION_INVALID', `session ${sessionId} already exists`);
@@ -80,6 +98,8 @@ export const createSession = async (services: SessionServices, options: CreateSe
     machine: { name: 'session', version: machineVersion },
     policy: { mutationPolicyDigest: mutationPolicyDigestOf(services.permissions, services.sandbox) },
     permissions: services.permissions.recorded(),
+    ...(output ? { output: { schema: output.jsonSchema } } : {}),
+    ...(options.conversation ? { conversation: true as const } : {}),
   };
   const newId = createIdGenerator();
   const at = services.clock();
@@ -106,7 +126,7 @@ export const createSession = async (services: SessionServices, options: CreateSe
   // This process is the session's writer while it runs: another process's `resume` of it is refused (STORE_LOCKED).
   const hold = await services.store.hold?.(sessionId);
   const memory = sessionMemoryFor(services, sessionId);
-  const wiring = wireSession(services, created.tools, memory, sessionId, capabilities);
+  const wiring = wireSession(services, created.tools, memory, sessionId, capabilities, output ? { output } : {});
   for (const record of stored) wiring.observe(record);
   const host = new SessionHost({
     store: services.store,
@@ -130,7 +150,7 @@ export const createSession = async (services: SessionServices, options: CreateSe
   const hooks = sessionHooksFor(services, sessionId, wiring, host);
   await hooks?.sessionStarted(options.task);
   capabilities?.start((input) => host.step(input), () => tree.mcpConnections());
-  return new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}), ...(capabilities ? { capabilities } : {}), ...(hold ? { hold } : {}), rules: services.permissions.rules });
+  return new ReinSession<z.infer<Schema>>(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}), ...(capabilities ? { capabilities } : {}), ...(hold ? { hold } : {}), rules: services.permissions.rules });
 };
 
 /** The session-level hook points of a session, attached to its host (absent when no hook is configured). */
@@ -143,7 +163,7 @@ export const sessionHooksFor = (services: SessionServices, sessionId: string, wi
 };
 
 /** Create a session and send its task as the first user message. */
-export const startSession = async (services: SessionServices, options: CreateSessionOptions): Promise<ReinSession> => {
+export const startSession = async <Schema extends z.ZodType = z.ZodType<unknown>>(services: SessionServices, options: CreateSessionOptions<Schema>): Promise<ReinSession<z.infer<Schema>>> => {
   const session = await createSession(services, options);
   await session.send(options.task);
   return session;

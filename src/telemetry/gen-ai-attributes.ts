@@ -39,6 +39,10 @@ export const operation = { chat: 'chat', executeTool: 'execute_tool', invokeAgen
 export const reinAttr = {
   sessionId: 'rein.session.id',
   outcome: 'rein.session.outcome',
+  /** The typed final answer (JSON), when the session has an output schema: content, captured like messages. */
+  output: 'rein.session.output',
+  /** Why no answer validated against the output schema. */
+  outputErrors: 'rein.session.output_errors',
   actor: 'rein.actor',
   turn: 'rein.turn',
   effectId: 'rein.effect.id',

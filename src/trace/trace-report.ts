@@ -80,6 +80,7 @@ export const renderTraceText = (report: TraceReport, users: ReadonlyArray<{ seq:
   for (const event of [...events, ...backgroundEnds.filter((entry) => !report.ended || entry.seq < report.ended.seq)].sort((left, right) => left.seq - right.seq)) lines.push(...event.lines);
   if (report.ended) lines.push(`ended #${report.ended.seq}: ${report.ended.status}${report.ended.reason ? ` (${report.ended.reason})` : ''}`);
   for (const caveat of report.ended?.caveats ?? []) lines.push(`  left open: ${caveat.kind === 'reply_cut' ? caveat.detail : `the stop hook ${caveat.by ?? ''}${caveat.by ? ' ' : ''}still objected: ${caveat.detail}`}`);
+  if (report.ended && 'output' in report.ended) lines.push(`  output: ${clip(JSON.stringify(report.ended.output ?? null), 300)}`);
   if (report.ended?.unresolved) lines.push(`  unresolved fail-closed findings of turn ${report.ended.unresolved.turnId}: ${report.ended.unresolved.findings.map((entry) => entry.class).join(', ')}`);
   // What ended after the session did (its background commands, stopped by its end) follows the end.
   for (const entry of backgroundEnds.filter((entry) => report.ended && entry.seq > report.ended.seq)) lines.push(...entry.lines);

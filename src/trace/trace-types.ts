@@ -74,7 +74,7 @@ export interface TraceReport {
   sessionId: string;
   task: string;
   outcome: TraceOutcome;
-  ended?: TraceRef & { status: string; reason?: string; unresolved?: UnresolvedFindings; caveats?: SessionCaveat[] };
+  ended?: TraceRef & { status: string; reason?: string; unresolved?: UnresolvedFindings; caveats?: SessionCaveat[]; output?: unknown; outputErrors?: string[] };
   claimedSuccess: boolean;
   finalMessage?: TraceRef & { text: string };
   findings: TraceFinding[];

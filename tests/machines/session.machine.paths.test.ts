@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkMachine } from 'rein/testing';
-import { maxCutContinuations, maxStopContinuations, sessionMachine, type SessionEvent } from '../../machines/session.machine.js';
+import { maxCutContinuations, maxOutputCorrections, maxStopContinuations, sessionMachine, type SessionEvent } from '../../machines/session.machine.js';
 import { approvalIdOf } from '../../models/permission.records.js';
 import { baseCallSpec } from './turn.fixtures.js';
 import { createMachine, type SnapshotFrom } from 'xstate';
@@ -256,6 +256,55 @@ describe('session.machine model check: cut replies and stop-hook continuations u
   it('holds every invariant on every reachable state and edge, and reaches a completion past each bound', () => {
     expect(result.violations).toEqual([]);
     expect(result.stateValues).toContain('"completed"');
+  });
+});
+
+describe('session.machine model check: typed final answers and conversations', () => {
+  const long = { ...input, budgets: { ...budgets, maxTurns: maxOutputCorrections + 3, maxTokens: 1_000_000 } };
+  const answers = (snapshot: Snapshot): SessionEvent[] => {
+    const { awaitingModel } = snapshot.context;
+    if (!awaitingModel) return snapshot.matches('idle') ? [{ type: 'user.message', text: 'go' }] : [];
+    const reply = { effectId: awaitingModel, turn: snapshot.context.usage.turns, text: '{}', stopReason: 'end_turn' as const, usage, elapsedMs: 1, toolCalls: [] };
+    return [
+      { type: 'model.responded', ...reply, output: { ok: true, value: { answer: 42 } } },
+      { type: 'model.responded', ...reply, output: { ok: false, errors: ['answer: Required'] } },
+      { type: 'model.responded', ...reply },
+    ];
+  };
+  const answerInvariants = {
+    'a refused answer goes back to the model while corrections are left, then fails the session naming its errors': ({ from, event, to, actions }: { from: Snapshot; event: SessionEvent; to: Snapshot; actions: ReadonlyArray<{ type: string; params?: unknown }> }) => {
+      if (!(from.matches({ running: 'awaitingModel' }) && event.type === 'model.responded' && event.effectId === from.context.awaitingModel && event.output?.ok === false)) return true;
+      if ((from.context.tally.outputCorrections ?? 0) < maxOutputCorrections) return !isFinal(to) || to.matches('budgetExhausted');
+      const ended = actions.filter((action) => action.type === 'emitRecord' && (action.params as { type: string }).type === 'session.ended').map((action) => (action.params as { data: { status: string; reason?: string; outputErrors?: string[] } }).data);
+      return to.matches('failed') && ended.length === 1 && ended[0]!.outputErrors?.[0] === 'answer: Required' && (ended[0]!.reason ?? '').startsWith('OUTPUT_INVALID');
+    },
+    'a completion carries the validated answer as its output, and only then': ({ event, actions }: { event: SessionEvent; actions: ReadonlyArray<{ type: string; params?: unknown }> }) =>
+      endedData(actions).every((data) => {
+        const output = (data as { output?: unknown }).output;
+        const valid = data.status === 'completed' && event.type === 'model.responded' && event.output?.ok === true;
+        return valid ? JSON.stringify(output) === '{"answer":42}' : output === undefined;
+      }),
+  };
+
+  it('a typed session: refused answers are corrected up to the bound, a valid one completes with its output', () => {
+    const result = checkMachine({ machine: sessionMachine, input: long, events: answers, transitionInvariants: answerInvariants });
+    expect(result.violations).toEqual([]);
+    expect(result.stateValues).toEqual(expect.arrayContaining(['"completed"', '"failed"']));
+  });
+
+  it('a conversation goes back to idle after each final answer and never completes by answering', () => {
+    const result = checkMachine({
+      machine: sessionMachine,
+      input: { ...long, conversation: true },
+      events: answers,
+      transitionInvariants: {
+        'a final answer of a conversation returns to idle': ({ from, event, to }) =>
+          !(from.matches({ running: 'awaitingModel' }) && event.type === 'model.responded' && event.effectId === from.context.awaitingModel && event.output === undefined) || to.matches('idle') || to.matches('budgetExhausted'),
+      },
+      stateInvariants: { 'a conversation never completes': (snapshot) => !snapshot.matches('completed') },
+    });
+    expect(result.violations).toEqual([]);
+    expect(result.stateValues).toContain('"idle"');
   });
 });
 

@@ -1,4 +1,7 @@
+import { resolve } from 'node:path';
 import { ReinError } from '../../host/host-errors.js';
+import { readHostTextIfPresent } from '../../util/read-regular-file.js';
+import { outputFromJsonSchema } from '../../session/output-schema.js';
 import { PluginError } from '../../plugins/plugin-errors.js';
 import { hostRunFiles } from '../host-run-files.js';
 import { createRein, type Rein } from '../../rein.js';
@@ -38,6 +41,8 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   const broad = broadWorkspaceWarning(workspace);
   // Said to a person at a terminal; scripts that point HOME at a scratch workspace (tests, CI) are not told on every run.
   if (broad && process.stderr.isTTY) process.stderr.write(`rein: warning: ${broad}\n`);
+  const outputSchema = options.outputSchema === undefined ? undefined : await readOutputSchema(options.outputSchema);
+  if (options.detach && outputSchema) throw new ReinError('USAGE', '--output-schema applies to a session this process runs: a queued (--detach) session has no output schema');
   if (options.detach && options.memory === false) throw new ReinError('USAGE', '--no-memory applies to a session this process runs: a worker runs a queued (--detach) session with its own settings');
   // So do --otlp and --inspect: a queued session's spans and actors live in the worker's process, not this one.
   if (options.detach && (options.otlp !== undefined || (options.inspect !== undefined && options.inspect !== false))) throw new ReinError('USAGE', `${options.otlp !== undefined ? '--otlp' : '--inspect'} applies to a session this process runs: a worker runs a queued (--detach) session`);
@@ -94,7 +99,7 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
     process.on('SIGHUP', onEarlyHup);
     let session: Awaited<ReturnType<Rein['createSession']>>;
     try {
-      session = await rein.createSession({ task: text });
+      session = await rein.createSession({ task: text, ...(outputSchema ? { outputSchema } : {}) });
       if (!options.json) await printSandbox(store, session.id);
     } finally {
       process.off('SIGINT', onEarlyInterrupt);
@@ -129,4 +134,20 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
     await inspector?.flush();
     await inspector?.close();
   }
+};
+
+/** Read `--output-schema <file>`: a regular JSON file holding a JSON Schema object, checked before anything runs. */
+const readOutputSchema = async (file: string): Promise<Record<string, unknown>> => {
+  const path = resolve(file);
+  const text = await readHostTextIfPresent(path, `--output-schema ${file}`, (message) => new ReinError('OUTPUT_SCHEMA_INVALID', message));
+  if (text === undefined) throw new ReinError('OUTPUT_SCHEMA_INVALID', `--output-schema ${file}: no such file`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ReinError('OUTPUT_SCHEMA_INVALID', `--output-schema ${file} is not valid JSON: ${(error as Error).message}`, { cause: error });
+  }
+  // Checked now (zod must be able to read it), so a bad schema costs no session.
+  outputFromJsonSchema(value, `--output-schema ${file}`);
+  return value as Record<string, unknown>;
 };

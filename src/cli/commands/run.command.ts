@@ -9,6 +9,8 @@ export interface RunOptions extends CommonOptions, BudgetOptions, ProviderFlags,
   otlp?: string;
   /** `--no-memory` sets it false. */
   memory?: boolean;
+  /** A JSON Schema file the final answer must validate against. */
+  outputSchema?: string;
 }
 
 /**
@@ -24,7 +26,8 @@ export const registerRun = (program: Command, setExit: (code: number) => void): 
     .option('--yes', 'answer every approval request with yes (deny rules and the workspace boundary still hold); also trusts the workspace\'s MCP configuration and untrusted project plugins; with --detach, a worker that resumes the session also reruns in-doubt calls that need confirmation')
     .option('--detach', 'queue the session for rein worker and print its id (PostgreSQL store only)')
     .option('--no-memory', "run without the workspace's long-term memory (nothing injected or read, memory_read reports it disabled, no end-of-session pass): e.g. while its stream is damaged")
-    .option('--otlp <base-url>', 'send every span to this OpenTelemetry collector over OTLP/HTTP (<base-url>/v1/traces), as OTEL_EXPORTER_OTLP_ENDPOINT does');
+    .option('--otlp <base-url>', 'send every span to this OpenTelemetry collector over OTLP/HTTP (<base-url>/v1/traces), as OTEL_EXPORTER_OTLP_ENDPOINT does')
+    .option('--output-schema <file.json>', 'the final answer must be JSON valid against this JSON Schema (an invalid one goes back to the model with the errors, up to 3 times; then the session fails with OUTPUT_INVALID); the answer is session.ended.output');
   addCapabilityOptions(addPluginOptions(addPermissionOptions(addBudgetOptions(addCommonOptions(addProviderOptions(command, 'scripted provider: play this JSON script (selects --provider scripted)')))))).action(async (task: string, options: RunOptions) =>
     (await import('./run.action.js')).runCommand(task, options, setExit),
   );
