@@ -6,6 +6,7 @@ export const ContextSource = z.enum([
   'goal_constraints',
   'state',
   'tools',
+  'project_instructions',
   'latest_observation',
   'recent_tail',
   'history_summary',

@@ -38,6 +38,7 @@ import { HookDecided } from './hook.records.js';
 import { PluginFailed, PluginLoaded, PluginReady, PluginStopped } from './plugin.records.js';
 import { CommandEnded, NetworkDecided, SandboxChecked, WorkspaceCleaned } from './sandbox.records.js';
 import { PlanUpdated } from './plan.records.js';
+import { InstructionsLoaded } from './instructions.records.js';
 
 /**
  * The three classes of record (DESIGN §3):
@@ -140,6 +141,7 @@ export const recordTypes = {
   'workspace.cleaned': fact(WorkspaceCleaned),
   'command.ended': fact(CommandEnded),
   'plan.updated': fact(PlanUpdated),
+  'instructions.loaded': fact(InstructionsLoaded),
 } as const satisfies Record<string, RecordTypeInfo>;
 
 export type RecordType = keyof typeof recordTypes;

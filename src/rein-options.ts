@@ -18,6 +18,7 @@ import type { McpServerConfig } from './mcp/mcp-config.js';
 import type { PluginSpec } from './plugins/plugin-host.js';
 import type { PluginPermission, ReinPlugin } from './plugins/plugin-contract.js';
 import type { CommandHooksConfig } from './hooks/command-hooks.js';
+import type { InstructionOptions } from './session/project-instructions.js';
 
 /** Governed long-term memory (README: *Memory governance*). */
 export interface MemoryOptions {
@@ -68,6 +69,12 @@ export interface ReinOptions {
   protectedPaths?: readonly string[];
   /** The context policy: window, reserved output, tail length, phase shares, memory scope (README: *The context policy*). */
   context?: ContextPolicyOptions;
+  /**
+   * Project instructions (README: *Project instructions*): `AGENTS.md` (else `CLAUDE.md`) at the workspace root and on
+   * the way to the files the agent works in, and the user's `<config home>/AGENTS.md`, within `maxTokens` (default
+   * 8,000); `user: false` skips the user's file; `false` loads none.
+   */
+  instructions?: InstructionOptions | false;
   /** Which tools read and change files, for the context view's evidence and freshness (default read / write, edit…). */
   contextView?: ContextViewOptions;
   /** Which tool calls are verifications (default: test commands and tools named like `run_tests`). */

@@ -117,6 +117,7 @@ export const composeServices = async (options: ReinOptions): Promise<ComposedSer
     ...(options.observationLimit === undefined ? {} : { observationLimit: options.observationLimit }),
     ...(context ? { context } : {}),
     ...(options.contextView ? { contextView: options.contextView } : {}),
+    ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
     ...(options.classifyVerification ? { classifyVerification: options.classifyVerification } : {}),
     ...(options.inspect ? { inspect: options.inspect } : {}),
     permissions: new PermissionPolicy(options.permissions),

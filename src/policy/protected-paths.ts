@@ -82,6 +82,42 @@ export const gitControlPaths = (root: string): string[] => {
   return [...all];
 };
 
+/** The names of the project instruction files rein loads (README: *Project instructions*): AGENTS.md, else CLAUDE.md. */
+export const instructionFileNames: readonly string[] = ['AGENTS.md', 'CLAUDE.md'];
+
+/** True for a file name that is a project instruction file (any case: an alias on a case-insensitive file system). */
+export const isInstructionFileName = (name: string): boolean => instructionFileNames.some((known) => protectedKey(known) === protectedKey(name));
+
+/** Folders the instruction scan does not enter: dot folders (`.git`, `.rein`) and installed dependencies. */
+const unscannedFolder = (name: string): boolean => name.startsWith('.') || name === 'node_modules';
+
+/**
+ * The project instruction files of a workspace, canonical: `AGENTS.md` and `CLAUDE.md` at its root (whether or not
+ * they exist: one a command creates there is removed again) and those that exist in its folders, found by a bounded
+ * scan (6 levels, 2,000 folders; dot folders and `node_modules` skipped). They are protected for writing and stay
+ * readable: the model reads them as instructions, so a model that could edit one could steer the next turn.
+ */
+export const instructionPaths = (root: string): string[] => {
+  const found = new Set(instructionFileNames.map((name) => join(root, name)));
+  let folders = 0;
+  const visit = (folder: string, depth: number): void => {
+    if (depth > 6 || folders >= 2_000) return;
+    folders++;
+    let entries;
+    try {
+      entries = readdirSync(folder, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      if (entry.isFile() && isInstructionFileName(entry.name) && depth > 0) found.add(canonicalPath(join(folder, entry.name)));
+      else if (entry.isDirectory() && !unscannedFolder(entry.name)) visit(join(folder, entry.name), depth + 1);
+    }
+  };
+  visit(root, 0);
+  return [...found].filter((path) => isInside(root, path));
+};
+
 /**
  * The canonical form of a path that may not exist yet: the real path of its nearest existing ancestor, with the
  * remaining components appended; a dangling symlink on the way is followed to where it points (so a link to a file
@@ -143,7 +179,7 @@ export const userProtectedPaths = (env: Record<string, string | undefined> = pro
 /**
  * The canonical protected paths of a workspace: the entries above under its canonical root (and, for one that is a
  * symlink, where it leads inside the workspace), the user's folders of `userProtectedPaths` that lie inside it, plus
- * the repository's git configuration and hooks (`gitControlPaths`), plus
+ * the repository's git configuration and hooks (`gitControlPaths`), the project instruction files (`instructionPaths`), plus
  * `extra` (the store directory when it lives elsewhere, entries a host adds), each resolved by real path even when it
  * does not exist yet — so a symlinked workspace or store path cannot hide them.
  */
@@ -155,7 +191,7 @@ export const protectedPathsOf = (workspaceRoot: string, extra: readonly string[]
   // (A link to the workspace itself or above it protects nothing more: it would otherwise close the whole workspace.)
   const leads = protectedWorkspaceEntries.map((entry) => canonicalPath(join(root, entry.path))).filter((path) => path !== root && isInside(root, path));
   const entries = [...protectedWorkspaceEntries.map((entry) => join(root, entry.path)), ...leads];
-  const paths = [...entries, ...gitControlPaths(root), ...user, ...extra.map((path) => canonicalPath(isAbsolute(path) ? path : resolve(root, path)))];
+  const paths = [...entries, ...gitControlPaths(root), ...instructionPaths(root), ...user, ...extra.map((path) => canonicalPath(isAbsolute(path) ? path : resolve(root, path)))];
   return [...new Set(paths)];
 };
 

@@ -37,9 +37,11 @@ const stateBlock = (actor: ActorContext, phase: ContextPhase, level: number): st
  * (verbatim, prohibitions marked), the task state, and the tool schemas; every user message is counted here too,
  * wherever it ends up in the input, because user messages are never trimmed.
  */
-export const fixedBlocks = (input: { view: ContextView; actor: ActorContext; systemPrompt: string; tools: readonly ModelToolDescription[]; counter: TokenCounter; phase: ContextPhase; level: number }): FixedBlocks => {
+export const fixedBlocks = (input: { view: ContextView; actor: ActorContext; systemPrompt: string; tools: readonly ModelToolDescription[]; counter: TokenCounter; phase: ContextPhase; level: number; instructions?: { text: string; files: readonly string[]; cut: boolean; ref?: string } }): FixedBlocks => {
   const { view, actor, counter } = input;
   const rules = `<system-rules trust="trusted">\n${input.systemPrompt}\n${isolationNote}\n</system-rules>`;
+  // The project's AGENTS.md / CLAUDE.md (and the user's file): their own part, cut to their own budget when loaded.
+  const instructions = input.instructions ? `<project-instructions trust="trusted">\n${input.instructions.text}\n</project-instructions>` : '';
   // A child agent's goal is its objective; its task package and (summary mode) a brief of its parent's log follow.
   const ownGoal = actor.goal ?? view.goal;
   const goal = ownGoal?.text;
@@ -50,14 +52,16 @@ export const fixedBlocks = (input: { view: ContextView; actor: ActorContext; sys
   const constraints = toArray(actor.constraints);
   const constraintBlock = constraints.length === 0 ? '' : `<user-constraints trust="trusted">\n${constraints.map((constraint) => `- ${constraint.prohibition ? '(prohibition) ' : ''}${quoteUntrusted(constraint.text)} (#${constraint.seq})`).join('\n')}\n</user-constraints>`;
   const state = stateBlock(actor, input.phase, input.level);
-  const system = [rules, goalBlock, taskBlock, briefBlock, constraintBlock, state].filter((block) => block.length > 0).join('\n');
+  const system = [rules, instructions, goalBlock, taskBlock, briefBlock, constraintBlock, state].filter((block) => block.length > 0).join('\n');
   const users = toArray(actor.users);
   const rulesTokens = counter.count(rules);
   const goalTokens = counter.count(goalBlock) + counter.count(taskBlock) + counter.count(briefBlock) + counter.count(constraintBlock) + users.reduce((sum, user) => sum + counter.count(user.text) + 4, 0);
   const stateTokens = counter.count(state);
   const toolTokens = toolSchemaTokens(input.tools, counter);
+  const instructionTokens = instructions ? counter.count(instructions) : 0;
   const included: ContextInclusion[] = [
     { source: 'system_rules', refs: [], mode: 'full', trust: 'trusted', tokens: rulesTokens, reason: 'always included, never trimmed' },
+    ...(input.instructions ? [{ source: 'project_instructions' as const, refs: input.instructions.ref ? [input.instructions.ref] : [], mode: input.instructions.cut ? ('excerpt' as const) : ('full' as const), trust: 'trusted' as const, tokens: instructionTokens, reason: `${input.instructions.files.join(', ')}${input.instructions.cut ? ' (cut to their budget, with a note)' : ''}; always included` }] : []),
     { source: 'goal_constraints', refs: [...(ownGoal ? [`#${ownGoal.seq}`] : []), ...users.map((user) => `#${user.seq}`)], mode: 'full', trust: 'trusted', tokens: goalTokens, reason: `the goal${delegated ? `, the task package (${delegated.task.role} ${delegated.task.taskId}, context ${delegated.task.contextMode}${briefBlock ? ' with a brief of the parent\'s log' : ''})` : ''}, ${users.length} user messages and ${constraints.length} constraints (${constraints.filter((constraint) => constraint.prohibition).length} prohibitions), never trimmed` },
     { source: 'state', refs: [], mode: 'summary', trust: 'fact', tokens: stateTokens, reason: 'task state folded from the log' },
   ];
@@ -66,8 +70,8 @@ export const fixedBlocks = (input: { view: ContextView; actor: ActorContext; sys
     system,
     goal,
     users,
-    tokens: rulesTokens + goalTokens + stateTokens + toolTokens + 4,
-    bySource: { system_rules: rulesTokens, goal_constraints: goalTokens, state: stateTokens, tools: toolTokens },
+    tokens: rulesTokens + instructionTokens + goalTokens + stateTokens + toolTokens + 4,
+    bySource: { system_rules: rulesTokens, ...(instructions ? { project_instructions: instructionTokens } : {}), goal_constraints: goalTokens, state: stateTokens, tools: toolTokens },
     included,
   };
 };

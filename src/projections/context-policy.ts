@@ -47,6 +47,18 @@ export interface PolicyInput {
   compactionLevel?: number;
   /** Candidates `contextProject` hooks offered for this round (admitted after memory, within memory's share). */
   hookCandidates?: readonly HookCandidate[];
+  /** The project instructions (AGENTS.md / CLAUDE.md, the user's file), already cut to their own budget. */
+  instructions?: ProjectInstructionsPart;
+}
+
+/** The project instructions as one part of the input: their text, tokens and files (README: *Project instructions*). */
+export interface ProjectInstructionsPart {
+  text: string;
+  /** The rendered text's blob (`artifact://…`), as `instructions.loaded` records it. */
+  ref?: string;
+  tokens: number;
+  files: readonly string[];
+  cut: boolean;
 }
 
 /** The model input for one round and the decision ledger behind it (`context.projected` without `input`). */
@@ -91,7 +103,7 @@ export const projectModelInput = (input: PolicyInput): ModelInputProjection => {
   const summaryLines = options.summaryLines ?? 20;
 
   const split = splitConversation(actor, tailEvents);
-  const fixed = fixedBlocks({ view: input.view, actor, systemPrompt: input.systemPrompt, tools: input.tools, counter, phase, level });
+  const fixed = fixedBlocks({ view: input.view, actor, systemPrompt: input.systemPrompt, tools: input.tools, counter, phase, level, ...(input.instructions ? { instructions: input.instructions } : {}) });
   const hints = input.memory ? memoryHints(input.memory, { workspace: input.view.workspace ?? '', ...options.memory, now: input.now }, input.sessionMemory) : { hints: [], excluded: [] };
 
   const allocate = (flexible: number) => {

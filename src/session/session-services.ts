@@ -37,6 +37,8 @@ import type { HookKernel } from '../hooks/hook-kernel.js';
 import type { PluginHost } from '../plugins/plugin-host.js';
 import type { SessionCreated } from '../../models/session.records.js';
 import { outputFromJsonSchema, outputInstruction, type OutputContract } from './output-schema.js';
+import { ProjectInstructions, type InstructionOptions } from './project-instructions.js';
+import type { InstructionsLoaded } from '../../models/instructions.records.js';
 
 /** Everything a session needs from its environment; `createRein` builds it once and shares it. */
 export interface SessionServices {
@@ -78,6 +80,8 @@ export interface SessionServices {
   hooks?: HookKernel;
   /** The plugin host whose lifecycle facts each session records (absent: no plugins). */
   plugins?: PluginHost;
+  /** Project instructions (AGENTS.md / CLAUDE.md, the user's file); `false`: none are loaded. */
+  instructions?: InstructionOptions | false;
 }
 
 /** The system rule added when a session has skills: a loaded skill's body is guidance, never permission. */
@@ -146,8 +150,14 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
   const basePrompt = capabilities && capabilities.skills.length > 0 ? `${services.systemPrompt}\n${skillRule}` : services.systemPrompt;
   // The root agent is told the schema its final answer must satisfy (fixed for the session: part of the stable prefix).
   const systemPromptOf = (actor: string): string => (output && actor === rootPath ? `${basePrompt}\n\n${outputInstruction(output.jsonSchema)}` : basePrompt);
+  const instructions = services.instructions === false ? undefined : new ProjectInstructions(services.workspace.root, services.instructions ?? {});
+  const instructionPart = () => {
+    const now = instructions?.now;
+    return now ? { instructions: { text: now.text, ref: now.ref, tokens: now.tokens, files: now.files.map((file) => file.path), cut: now.files.some((file) => file.cut) } } : {};
+  };
   const project = (actor: string, hookCandidates?: PointDecision['candidates']) =>
-    projectModelInput({ view: context, actor, memory: memoryViews().governance, ...(memory ? { sessionMemory: memoryViews().session } : {}), systemPrompt: systemPromptOf(actor), tools: actors.of(actor).descriptions, counter, ...(services.context ? { options: services.context } : {}), ...(model === undefined ? {} : { model }), now: services.clock(), compactionLevel: levelOf(actor), ...(hookCandidates ? { hookCandidates } : {}) });
+    projectModelInput({
+      ...instructionPart(), view: context, actor, memory: memoryViews().governance, ...(memory ? { sessionMemory: memoryViews().session } : {}), systemPrompt: systemPromptOf(actor), tools: actors.of(actor).descriptions, counter, ...(services.context ? { options: services.context } : {}), ...(model === undefined ? {} : { model }), now: services.clock(), compactionLevel: levelOf(actor), ...(hookCandidates ? { hookCandidates } : {}) });
   const hooks = services.hooks && services.hooks.size > 0 ? services.hooks : undefined;
   /** Final replies of each agent a stop hook sent back so far (folded from the log: replay and resume agree). */
   const continuations = new Map<string, number>();
@@ -165,6 +175,8 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
       // Candidates extracted from the last step are written first: this session's own facts must beat memory.
       await memory?.settled();
       const memoryFacts = await refreshMemory(memory);
+      // The instructions are re-read before every call; a change is recorded with the call that first sees it.
+      const loaded = instructions ? await instructions.refresh(counter) : { facts: [], blobs: [] };
       const tools = actors.of(actor).descriptions;
       // contextProject hooks offer candidates; the policy admits or refuses each one in the ledger.
       const hookFacts: FactDraft[] = pendingCompactFacts.splice(0);
@@ -180,7 +192,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
       const input = artifactRef(await blake3Hex(bytes));
       const data: ContextProjected = { effectId, turn, attempt, ...(model === undefined ? {} : { model }), ...ledger, input };
       // The exact input travels with the fact into the settling step's batch: durable exactly when the step is.
-      return { messages, tools, facts: [...memoryFacts, ...hookFacts, { type: 'context.projected', data }], blobs: [bytes] };
+      return { messages, tools, facts: [...memoryFacts, ...loaded.facts, ...hookFacts, { type: 'context.projected', data }], blobs: [...loaded.blobs, bytes] };
     },
     async review(reply, signal): Promise<ReplyReview> {
       const facts: FactDraft[] = [];
@@ -231,6 +243,10 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
     },
     observe: (record) => {
       context = reduceContext(context, record);
+      if (instructions) {
+        if (record.type === 'file.read' || record.type === 'file.written') instructions.noteFile((record.data as { path: string }).path);
+        else if (record.type === 'instructions.loaded') instructions.observe(record.data as InstructionsLoaded);
+      }
       if (record.type === 'session.created' && output === undefined) {
         const recorded = (record.data as SessionCreated).output;
         if (recorded) output = outputFromJsonSchema(recorded.schema, 'the output schema the session recorded');

@@ -1,6 +1,6 @@
 import { lstat, readlink, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, relative, resolve } from 'node:path';
-import { canonicalPath, gitControlPaths, isInside, protectedKey, protectedPathsOf } from '../policy/protected-paths.js';
+import { canonicalPath, gitControlPaths, instructionPaths, isInside, isInstructionFileName, protectedKey, protectedPathsOf } from '../policy/protected-paths.js';
 
 /** Why a path was refused: the validation code the pipeline records. */
 export type PathRefusal = 'outside_workspace' | 'not_found' | 'is_directory' | 'not_a_file' | 'invalid_path' | 'nul_byte';
@@ -39,7 +39,8 @@ export class Workspace {
    */
   static async open(directory: string, options: { protectedPaths?: readonly string[] } = {}): Promise<Workspace> {
     const root = await realpath(resolve(directory));
-    return new Workspace(root, protectedPathsOf(root, options.protectedPaths ?? []), gitControlPaths(root));
+    // The git configuration and the project instruction files are protected for writing but stay readable.
+    return new Workspace(root, protectedPathsOf(root, options.protectedPaths ?? []), [...gitControlPaths(root), ...instructionPaths(root)]);
   }
 
   /** True when `absolute` (a canonical path) is a protected path or lies inside one. */
@@ -117,6 +118,8 @@ export class Workspace {
     if (malformed) return malformed;
     const lexical = resolve(this.root, requested);
     if (!this.allows(canonicalPath(lexical)) || this.isProtected(lexical)) return this.denied(requested);
+    // A project instruction file in any folder (AGENTS.md, CLAUDE.md) steers the next turn: no file tool writes one.
+    if (isInstructionFileName(basename(lexical))) return { ok: false, code: 'Denied', message: `${requested} is a project instruction file (rein loads it into the model's instructions): file tools do not write it; ask the user to change it`, reason: 'outside_workspace' };
     let parent: string;
     try {
       parent = await realpath(dirname(lexical));
