@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { StopReason } from './stop-reason.js';
 
 /** One scripted tool call: a tool name and its arguments, exactly as a model would propose them. */
 export const ScriptToolCall = z
@@ -20,6 +21,8 @@ export const ScriptTurn = z
     reasoning: z.string().optional(),
     toolCalls: z.array(ScriptToolCall).default([]),
     usage: z.object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative() }).strict().optional(),
+    /** Why the turn stopped, as a model would say (default: `tool_use` with tool calls, else `end_turn`): `max_tokens`, `content_filter`… */
+    stopReason: StopReason.optional(),
   })
   .strict();
 export type ScriptTurn = z.infer<typeof ScriptTurn>;

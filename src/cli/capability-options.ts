@@ -10,6 +10,9 @@ import { hostRunFiles } from './host-run-files.js';
 import { positiveFlag } from './whole-number-flag.js';
 import { printText } from './print-text.js';
 
+/** Ask a person whether to trust something (the ACP client's permission request, where there is no terminal). */
+export type TrustQuestion = (description: string, question: string) => Promise<boolean>;
+
 /** What a session of this CLI run gets: the trusted project MCP servers, the discovery policy, and what was skipped. */
 export interface CliCapabilities {
   mcpServers: Record<string, McpServerConfig>;
@@ -29,7 +32,7 @@ export const visibleLimitOf = (flags: CapabilityFlags): number | undefined => {
  * not yet trusted (or changed since) is trusted by `--yes`, or by answering the prompt on a TTY — both recorded in the
  * trust store with the file's digest; otherwise its servers do not start, and stderr says how to trust it.
  */
-export const cliCapabilitiesFor = async (workspace: string, flags: CapabilityFlags, io: { interactive: boolean; trust?: TrustStore } = { interactive: Boolean(process.stdin.isTTY) }): Promise<CliCapabilities> => {
+export const cliCapabilitiesFor = async (workspace: string, flags: CapabilityFlags, io: { interactive: boolean; trust?: TrustStore; ask?: TrustQuestion } = { interactive: Boolean(process.stdin.isTTY) }): Promise<CliCapabilities> => {
   const config = await loadWorkspaceConfig(workspace);
   const limit = visibleLimitOf(flags);
   const capabilities: CapabilityOptions = { ...config?.capabilities, ...(limit === undefined ? {} : { visibleLimit: limit }) };
@@ -41,6 +44,7 @@ export const cliCapabilitiesFor = async (workspace: string, flags: CapabilityFla
     if (file.servers.length === 0) continue;
     let trusted = file.status === 'trusted';
     if (!trusted && flags.yes) trusted = true;
+    else if (!trusted && io.ask) trusted = await io.ask(describeMcpFile(file), `trust the MCP servers of ${file.file}?`);
     else if (!trusted && io.interactive) trusted = await promptForTrust(describeMcpFile(file), { input: process.stdin, output: process.stderr });
     if (trusted && file.status !== 'trusted') await trust.trust(file.subject);
     if (!trusted) {

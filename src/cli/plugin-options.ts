@@ -21,12 +21,12 @@ import type { ProjectTrust } from '../plugins/project-trust.js';
  * prompt an MCP project file gets; either is recorded in the trust store with its digest. Otherwise the plugin stays
  * disabled, the hooks are not loaded, and a warning says why.
  */
-export const pluginsFor = async (options: PluginOptions, workspace: string, settings: { trustProject?: boolean; interactive?: boolean; trust?: ProjectTrust } = {}): Promise<WorkspacePlugins> =>
+export const pluginsFor = async (options: PluginOptions, workspace: string, settings: { trustProject?: boolean; interactive?: boolean; trust?: ProjectTrust; ask?: (description: string, question: string) => Promise<boolean> } = {}): Promise<WorkspacePlugins> =>
   workspacePlugins({
     workspace,
     cli: options.plugin ?? [],
     ...(settings.trust ? { trust: settings.trust } : {}),
-    ...(settings.trustProject || settings.interactive
+    ...(settings.trustProject || settings.interactive || settings.ask
       ? {
           settleTrust: async (discovered, trust) => {
             const warnings: string[] = [];
@@ -40,7 +40,7 @@ export const pluginsFor = async (options: PluginOptions, workspace: string, sett
               if (settings.trustProject) {
                 await trust.trust(subject);
                 warnings.push(`trusted project plugin ${id} (${entry.digest.slice(0, 15)}…) because of --yes`);
-              } else if (await promptForTrust(describeProjectPlugin(entry, workspace, status), { input: process.stdin, output: process.stderr }, 'trust this plugin as it is now?')) {
+              } else if (settings.ask ? await settings.ask(describeProjectPlugin(entry, workspace, status), 'trust this plugin as it is now?') : await promptForTrust(describeProjectPlugin(entry, workspace, status), { input: process.stdin, output: process.stderr }, 'trust this plugin as it is now?')) {
                 await trust.trust(subject);
               }
             }
@@ -51,7 +51,7 @@ export const pluginsFor = async (options: PluginOptions, workspace: string, sett
               await trust.trust(project.subject);
               return [`trusted the command hooks of ${project.file} (${project.subject.digest.slice(0, 19)}…) because of --yes`];
             }
-            if (await promptForTrust(describeProjectHooks(project), { input: process.stdin, output: process.stderr }, 'trust these hooks as they are now?')) await trust.trust(project.subject);
+            if (settings.ask ? await settings.ask(describeProjectHooks(project), 'trust these hooks as they are now?') : await promptForTrust(describeProjectHooks(project), { input: process.stdin, output: process.stderr }, 'trust these hooks as they are now?')) await trust.trust(project.subject);
             return [];
           },
         }

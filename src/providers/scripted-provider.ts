@@ -61,6 +61,6 @@ export const createScriptedProvider = (script: Script, options: { source?: strin
     const last = request.messages[request.messages.length - 1];
     const input = estimateTokens(last ? last.content : '');
     yield { type: 'usage', usage: turn.usage ?? { inputTokens: input, outputTokens: estimateTokens(turn.text + JSON.stringify(turn.toolCalls)) } };
-    yield { type: 'finished', stopReason: turn.toolCalls.length > 0 ? 'tool_use' : 'end_turn' };
+    yield { type: 'finished', stopReason: turn.stopReason ?? (turn.toolCalls.length > 0 ? 'tool_use' : 'end_turn') };
   },
 });
