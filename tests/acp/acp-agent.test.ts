@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openLevelEventStore } from '../../stores/level-event-store.js';
 import { loadUpdates } from '../../src/acp/acp-updates.js';
 import { coalesced, startAcp, type AcpEditor } from '../support/acp-client.js';
+import { everythingPath } from '../support/mcp-servers.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /*
@@ -222,5 +223,20 @@ describe('rein acp', () => {
     const records = await readLog(sessionId);
     expect(records.some((record) => record.type === 'policy.changed')).toBe(true);
     expect(records.find((record) => record.type === 'tool.settled')?.data).toMatchObject({ name: 'write', errorCode: 'Denied' });
+  });
+
+  it('the editor\'s MCP servers join the workspace\'s; trust for the workspace\'s .mcp.json is asked through a permission request', async () => {
+    await writeFile(join(workspace.path, '.mcp.json'), JSON.stringify({ mcpServers: { project: { command: process.execPath, args: [everythingPath, 'stdio'] } } }));
+    const editor = await start({
+      turns: [{ text: 'Echoing.', toolCalls: [{ name: 'mcp__project__echo', arguments: { message: 'from the project' } }, { name: 'mcp__editor__echo', arguments: { message: 'from the editor' } }] }, { text: 'Done.' }],
+    });
+    editor.answer = (request) => (request.options.some((option) => option.optionId === 'trust') ? 'trust' : 'allow-once');
+    const { sessionId } = await editor.agent.request(methods.agent.session.new, { cwd: workspace.path, mcpServers: [{ name: 'editor', command: process.execPath, args: [everythingPath, 'stdio'], env: [] }] });
+    expect((await editor.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'echo twice' }] })).stopReason).toBe('end_turn');
+    expect(editor.asked[0]).toMatchObject({ toolCall: { title: 'trust the MCP servers of .mcp.json?' } });
+    expect(JSON.stringify(editor.asked[0]!.toolCall.content)).toContain('asks rein to start 1 MCP server(s)');
+    const settled = (await readLog(sessionId)).filter((record) => record.type === 'tool.settled').map((record) => record.data as { name: string; status: string; observation: string });
+    expect(settled.map((entry) => [entry.name, entry.status])).toEqual([['mcp__project__echo', 'ok'], ['mcp__editor__echo', 'ok']]);
+    expect(settled[1]!.observation).toContain('from the editor');
   });
 });
