@@ -2,6 +2,7 @@ import type { CommandExecution } from '../../models/tool.records.js';
 import type { TraceAction, TraceTurn } from '../projections/trace.view.js';
 import type { TraceFinding, TraceReport } from './trace-types.js';
 import { patchSummary } from '../tools/patch/patch-paths.js';
+import { planLine } from '../projections/plan-text.js';
 
 const clip = (text: string, length = 100): string => {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -10,6 +11,8 @@ const clip = (text: string, length = 100): string => {
 
 const argumentsOf = (action: TraceAction): string => {
   if (action.name === 'apply_patch') return clip(patchSummary(action.arguments.input), 60);
+  // The model's plan, as a checklist (update_plan's arguments are the whole plan).
+  if (action.name === 'update_plan') return clip(planLine(action.arguments), 160);
   for (const key of ['path', 'command', 'pattern']) if (typeof action.arguments[key] === 'string') return clip(String(action.arguments[key]), 60);
   const json = JSON.stringify(action.arguments);
   return json === '{}' ? '' : clip(json, 60);

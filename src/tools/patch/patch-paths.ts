@@ -21,7 +21,9 @@ const moveHeader = '*** Move to: ';
 export const patchTargets = (text: unknown): PatchTarget[] => {
   if (typeof text !== 'string') return [];
   const targets: PatchTarget[] = [];
-  for (const raw of text.split('\n')) {
+  // A patch shown with its control characters escaped (`rein show` escapes what a model wrote) has `\n` for its line ends.
+  const lines = text.includes('\n') ? text.split('\n') : text.split('\\n');
+  for (const raw of lines) {
     const line = raw.replace(/\r$/, '').trimEnd();
     if (!line.startsWith('*** ')) continue;
     const header = headers.find(([, prefix]) => line.startsWith(prefix));

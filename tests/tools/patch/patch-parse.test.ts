@@ -62,5 +62,7 @@ describe('the apply_patch grammar', () => {
     expect(patchPaths(text)).toEqual(['new.ts', 'old.ts', 'moved.ts', 'gone.ts']);
     expect(patchSummary(text)).toBe('patch new.ts, old.ts (+2 more)');
     expect(patchPaths(42)).toEqual([]);
+    // As `rein show` sees it: control characters escaped, line ends as `\n`.
+    expect(patchPaths(text.replace(/\n/g, '\\n'))).toEqual(['new.ts', 'old.ts', 'moved.ts', 'gone.ts']);
   });
 });
