@@ -59,8 +59,9 @@ export interface BenchSession {
 }
 
 /** Run a scripted session of `roundTrips` model → noop-tool round trips on a LevelDB store (or in memory). */
-export const runBenchSession = async (options: { roundTrips: number; durability: 'sync' | 'relaxed' | 'memory'; onTurn?: (done: number) => void; telemetry?: ReinOptions['telemetry'] }): Promise<BenchSession> => {
+export const runBenchSession = async (options: { roundTrips: number; durability: 'sync' | 'relaxed' | 'memory'; onTurn?: (done: number) => void; telemetry?: ReinOptions['telemetry']; instructions?: ReinOptions['instructions']; prepare?: (workspace: string) => Promise<void> }): Promise<BenchSession> => {
   const directory = await mkdtemp(join(tmpdir(), 'rein-bench-'));
+  await options.prepare?.(directory);
   const storeDirectory = join(directory, '.rein');
   const store = options.durability === 'memory' ? createMemoryEventStore() : await openLevelEventStore(storeDirectory, { durability: options.durability });
   const rein = await createRein({
@@ -70,6 +71,7 @@ export const runBenchSession = async (options: { roundTrips: number; durability:
     tools: [noopTool],
     budgets: { maxTurns: options.roundTrips + 5, maxToolCalls: options.roundTrips + 5, maxTokens: 1e12, maxWallTimeMs: 3_600_000 },
     ...(options.telemetry ? { telemetry: options.telemetry } : {}),
+    ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
   });
   const session = await rein.createSession({ task: 'bench' });
   const stepTimes: number[] = [];

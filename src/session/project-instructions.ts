@@ -64,6 +64,8 @@ export class ProjectInstructions {
   private readonly folders = new Set<string>(['']);
   private readonly cache = new Map<string, { key: string; read: Read | undefined }>();
   private current: CurrentInstructions | undefined;
+  /** The files (path and digest) the current text was rendered from: unchanged files are not rendered again. */
+  private renderedFrom = '';
   /** What the log last recorded: the digest of the text and each file's digest (folded from `instructions.loaded`). */
   private recorded: { digest: string; files: Map<string, string> } | undefined;
 
@@ -139,7 +141,11 @@ export class ProjectInstructions {
       found.push(read);
     }
     found.sort((left, right) => left.candidate.depth - right.candidate.depth || left.candidate.display.localeCompare(right.candidate.display));
-    this.current = found.length === 0 ? undefined : render(found, counter, this.options.maxTokens ?? 8_000);
+    const fingerprint = found.map((read) => `${read.candidate.display}\0${read.digest}`).join('\0');
+    if (fingerprint !== this.renderedFrom || (found.length > 0 && !this.current)) {
+      this.current = found.length === 0 ? undefined : render(found, counter, this.options.maxTokens ?? 8_000);
+      this.renderedFrom = fingerprint;
+    }
     const digest = this.current?.digest ?? 'none';
     if ((this.recorded?.digest ?? 'none') === digest) return { facts: [], blobs: [] };
     const before = this.recorded?.files ?? new Map<string, string>();

@@ -237,7 +237,7 @@ describe('the rights ceiling', () => {
     const records = await replayed(store, session);
     const started = of(records, 'delegation.started')[0]!.data as DelegationStarted;
     expect(started.task.permissionMode).toBe('plan');
-    expect(started.task.tools).toEqual(['read', 'list_dir', 'glob', 'grep', 'read_artifact']);
+    expect(started.task.tools).toEqual(['read', 'list_dir', 'glob', 'grep', 'read_artifact', 'update_plan']);
   });
 
   it('a child calling a tool outside its set is denied at the visibility stage and nothing changes', async () => {
