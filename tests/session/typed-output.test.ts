@@ -7,6 +7,8 @@ import { createScriptedProvider, parseScript } from '../../src/providers/scripte
 import type { ModelProvider } from '../../src/providers/provider.js';
 import { createRein } from '../../src/rein.js';
 import { replaySession } from '../../src/session/replay-session.js';
+import { spansOfRecords } from '../../src/projections/spans.view.js';
+import { rebuildTraceView } from '../../src/projections/rebuild.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /** The scripted provider, keeping every request it was sent. */
@@ -52,6 +54,11 @@ describe('typed final answers', () => {
       expect((await session.whenQuiet()).output).toEqual({ verdict: 'fail', failing: ['sum.test.js'] });
       // Replay regenerates the same end from the recorded checks (no validation runs again).
       await expect(replaySession(store, session.id)).resolves.toMatchObject({ verified: records.length });
+      // The trace view and the spans carry it (the spans only when content is captured).
+      expect(rebuildTraceView(records).ended).toMatchObject({ status: 'completed', output: { verdict: 'fail', failing: ['sum.test.js'] } });
+      const agentSpan = (capture: boolean) => spansOfRecords(records, { captureContent: capture }).find((span) => span.name.startsWith('invoke_agent'))!;
+      expect(agentSpan(true).attributes['rein.session.output']).toBe('{"verdict":"fail","failing":["sum.test.js"]}');
+      expect(agentSpan(false).attributes['rein.session.output']).toBeUndefined();
     } finally {
       await store.close();
     }
