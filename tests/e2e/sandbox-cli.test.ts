@@ -39,6 +39,8 @@ describe('rein sandbox and the sandbox settings', () => {
         { path: join(root, '.rein-plugins'), state: 'absent' },
         // The repository's git configuration and hooks (trial 7 G13): no repository here.
         ...['.git/config', '.git/config.worktree', '.git/hooks', '.git/info/attributes'].map((path) => ({ path: join(root, path), state: 'absent' })),
+        // The project instruction files at the root (issue 29): none here.
+        ...['AGENTS.md', 'CLAUDE.md'].map((path) => ({ path: join(root, path), state: 'absent' })),
       ];
       expect(report.protected).toEqual(protectedStates(existing));
       if (sandboxed) {
