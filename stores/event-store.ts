@@ -1,6 +1,7 @@
 import type { Observable } from 'rxjs';
 import type { RecordDraft, RecordEnvelope } from '../models/envelope.js';
 import type { BlobStore } from './blob-store.js';
+import type { ChainReport } from './chain-check.js';
 
 /** Options of `EventStore.append`. */
 export interface AppendOptions {
@@ -114,6 +115,9 @@ export interface StoreCapabilities {
  * - `read` returns records in seq order (or reverse), bounded by `from`/`to` (inclusive) and `limit`; an unknown
  *   stream reads as empty. A record whose checksum fails raises `CorruptRecordError` instead of being returned.
  * - `tail` emits every record from `from` on, history first and then live appends, with no gap and no duplicate.
+ * - Every appended record gets a chain field the store computes itself (README: *The chain*): it commits to the record,
+ *   its predecessor's field and, through an HMAC under the store's chain key, to who wrote it. A caller cannot pass
+ *   one; copying records through `append` re-chains them under this store's key. `verifyChain` checks it.
  */
 export interface EventStore {
   readonly capabilities: StoreCapabilities;
@@ -137,7 +141,14 @@ export interface EventStore {
    * with the damage), so a listing can show the healthy streams and name the damaged ones.
    */
   streamNames?(): Promise<string[]>;
-  /** Copy records 1..atSeq of `stream` into a new stream; the parent is untouched. */
+  /**
+   * Check `stream`'s chain under this store's key without interpreting any record: every record must follow its
+   * predecessor as the chain recorded, the key must have written the chain, and the stream must reach its seal (so a
+   * stream cut short is caught). Resolves with what it found (`ChainReport`: the first record that fails and why),
+   * never rejects for a broken chain; an unknown stream reports head 0.
+   */
+  verifyChain(stream: string): Promise<ChainReport>;
+  /** Copy records 1..atSeq of `stream` into a new stream (with their chain, sealed anew); the parent is untouched. */
   fork(stream: string, atSeq: number, options?: ForkOptions): Promise<StreamInfo>;
   /**
    * A blob a record of `stream` references: one appended with the stream (`AppendOptions.blobs`, carried by forks),

@@ -21,7 +21,14 @@ import { prepareStreamBlobs } from './stream-blobs.js';
 import type { StreamBlob } from './stream-blobs.js';
 import { LevelCopyCache, readLockedStream } from './level-locked-read.js';
 import { databaseExists, holdsData, listStreamNames, streamDirectory } from './level-stream-files.js';
-import { createStreamMeta, encodeStreamMeta, recordLayoutOf } from './level-stream-meta.js';
+import { createStreamMeta, encodeStreamMeta, isChainedMeta } from './level-stream-meta.js';
+import { RECORD_CODEC_DESCRIPTOR } from './record-codec.js';
+import type { ChainKey } from './chain-crypto.js';
+import { loadChainKey } from './chain-key-file.js';
+import { canonicalRecordBytes } from './chain-canon.js';
+import { chainFields } from './chain.js';
+import { checkChain, type ChainReport } from './chain-check.js';
+import { StreamCutShortError } from './level-stream-integrity.js';
 import type { StreamMeta } from './level-stream-meta.js';
 import { LevelStreamPool } from './level-stream-pool.js';
 import type { PooledStream } from './level-stream-pool.js';
@@ -29,8 +36,8 @@ import type { LevelStream, StreamWrite } from './level-stream.js';
 import { resolveReadRange } from './read-range.js';
 import { readAllByStream } from './read-all.js';
 import { refuseFence } from './store-arguments.js';
-import { encodeRecord, prepareEnvelopes } from './record-drafts.js';
-import { encodeAppend, encodeGroups } from './record-groups.js';
+import { prepareEnvelopes } from './record-drafts.js';
+import { encodeAppend, encodeChainedGroups, withChainFields } from './record-groups.js';
 import { encodeValue } from './record-codec.js';
 import { KeyedSerialQueue, mapWithLimit } from './task-queues.js';
 import { assertExpectedSeq, assertForkPoint, assertSnapshot, assertSnapshotBound } from './store-arguments.js';
@@ -88,6 +95,12 @@ export interface LevelEventStoreOptions {
    * (default 200; a file-system notification wakes it sooner where there is one).
    */
   followIntervalMs?: number;
+  /**
+   * The key that authenticates the chain of every appended record (README: *The chain*). Default: this machine's key
+   * (`loadChainKey`: `$REIN_CHAIN_KEY_FILE`, else `chain.key` in rein's configuration folder), created by the first
+   * append; a read-only store never creates it.
+   */
+  chainKey?: ChainKey;
 }
 
 const wholeBlob = (blob: StreamBlob): StreamWrite => ({ type: 'put', key: blobKey(blob.hex), value: blob.bytes });
@@ -142,6 +155,9 @@ export class LevelEventStore implements EventStore {
   readonly #onSync: ((stream: string, durableHead: number) => void) | undefined;
   /** Sync mode: streams with written but not yet durable appends, their durable head and the writers waiting on them. */
   readonly #pending = new Map<string, PendingCommit>();
+  /** The chain key, loaded on first need (see `LevelEventStoreOptions.chainKey`). */
+  #chainKey: Promise<ChainKey | undefined> | undefined;
+  readonly #givenChainKey: ChainKey | undefined;
   #state: 'open' | 'closing' | 'closed' = 'open';
 
   constructor(root: string, options: LevelEventStoreOptions = {}) {
@@ -168,6 +184,7 @@ export class LevelEventStore implements EventStore {
     );
     this.#commitDelayMs = options.commitDelayMs ?? 4;
     this.#onSync = options.onSync;
+    this.#givenChainKey = options.chainKey;
     this.#pool = new LevelStreamPool({ root, maxOpenStreams: options.maxOpenStreams ?? 64, onSync: (stream, durableHead) => this.#durable(stream, durableHead) });
     this.blobs = new FileBlobStore({ directory: join(root, 'blobs'), sync: true });
     this.#committer = new GroupCommitter({
@@ -185,30 +202,35 @@ export class LevelEventStore implements EventStore {
     const expectedSeq = options.expectedSeq;
     const envelopes = prepareEnvelopes(stream, expectedSeq + 1, records);
     const blobs = await prepareStreamBlobs(options.blobs);
-    // Encoded for a `/3` stream, the usual case, before taking the stream's turn (record-groups.ts).
+    // Encoded before taking the stream's turn (record-groups.ts); the chain fields, which need the head's, are set in it.
     const groups = await encodeAppend(envelopes);
+    const canonicals = envelopes.map(canonicalRecordBytes);
+    const key = envelopes.length > 0 ? await this.#writerKey() : undefined;
     return this.#queue.run(stream, () =>
       this.#pool.with(stream, envelopes.length > 0, async (opened) => {
         const target = this.#writable(stream, opened);
         const head = target?.head ?? 0;
         if (head !== expectedSeq) throw new ConcurrencyConflictError(stream, expectedSeq, head);
-        if (target === undefined || envelopes.length === 0) return [];
-        // A stream an earlier build created (codec `/2` or `/1`) keeps its layout, so that build can still read it.
-        const layout = recordLayoutOf(target.meta);
-        const writes: StreamWrite[] =
-          layout === 'packed'
-            ? groups.map((group) => ({ type: 'put', key: recordKey(group.lastSeq), value: group.value }))
-            : envelopes.map((envelope) => ({ type: 'put', key: recordKey(envelope.seq), value: encodeRecord(envelope, layout) }));
-        // Deltas only in a `/3` stream: an earlier build looks for blobs whole.
-        const appended = layout === 'packed' ? await blobWrites(target, blobs) : { writes: blobs.map(wholeBlob), last: target.lastBlob };
+        if (target === undefined || key === undefined || envelopes.length === 0) return [];
+        // A stream an earlier build created starts its chain here (its records before are covered from here on).
+        const chained = chainFields(key, await target.chainPredecessor(), envelopes, canonicals);
+        let offset = 0;
+        const writes: StreamWrite[] = groups.map((group) => {
+          const count = group.lastSeq - envelopes[offset]!.seq + 1;
+          const fields = chained.fields.slice(offset, (offset += count));
+          return { type: 'put', key: recordKey(group.lastSeq), value: withChainFields(group, fields).value };
+        });
+        const appended = await blobWrites(target, blobs);
         writes.push(...appended.writes);
-        if (layout === 'packed') writes.push(...groups.flatMap((group) => group.blobs.map(wholeBlob)));
-        const meta = target.meta ?? createStreamMeta(options.createdAt ?? this.#clock());
-        if (target.meta === undefined) writes.push({ type: 'put', key: META_KEY, value: encodeStreamMeta(meta) });
+        writes.push(...groups.flatMap((group) => group.blobs.map(wholeBlob)));
+        const meta = target.meta === undefined ? createStreamMeta(options.createdAt ?? this.#clock()) : isChainedMeta(target.meta) ? target.meta : { ...target.meta, codec: RECORD_CODEC_DESCRIPTOR };
+        if (meta !== target.meta) writes.push({ type: 'put', key: META_KEY, value: encodeStreamMeta(meta) });
         const durable = await this.#write(target, writes, options.sync);
         target.meta = meta;
         target.head = expectedSeq + envelopes.length;
         target.lastBlob = appended.last;
+        target.predecessor = chained.next;
+        target.chainKey = key;
         if (durable) target.markSynced();
         else if (this.#sync) {
           const pending = this.#pendingOf(stream);
@@ -272,13 +294,18 @@ export class LevelEventStore implements EventStore {
       async (opened) => {
         if (opened.meta === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
         assertForkPoint(stream, atSeq, opened.head);
-        return { records: await opened.read({ low: 1, high: atSeq, reverse: false }), blobs: [...(await opened.rawEntries(BLOB_KEYS)), ...(await opened.rawEntries(DELTA_KEYS))] };
+        return { entries: await opened.readChained({ low: 1, high: atSeq, reverse: false }), blobs: [...(await opened.rawEntries(BLOB_KEYS)), ...(await opened.rawEntries(DELTA_KEYS))] };
       },
       undefined,
     );
     if (copied === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
-    // The copies are stored in groups; their long strings go back to blobs (the parent's blobs are copied as they are).
-    const groups = await encodeGroups(copied.records.map((record) => ({ ...record, stream: name })));
+    // The copies are stored in groups with their chain fields as they are (a record's digest leaves its stream out);
+    // their long strings go back to blobs (the parent's blobs are copied as they are).
+    const groups = await encodeChainedGroups(
+      copied.entries.map(({ record }) => ({ ...record, stream: name })),
+      copied.entries.map(({ field }) => field),
+    );
+    const key = await this.#writerKey();
     return this.#queue.run(name, () =>
       this.#pool.with(name, true, async (opened) => {
         if (opened === 'locked' || (opened !== 'missing' && opened.meta !== undefined)) {
@@ -293,10 +320,37 @@ export class LevelEventStore implements EventStore {
         await this.#write(target, writes, undefined);
         target.meta = meta;
         target.head = atSeq;
+        // Sealed at its close under its own name, when the fork point is chained (else its next append upgrades it).
+        target.predecessor = copied.entries.at(-1)?.field;
+        target.chainKey = key;
         this.#tails.notify(name);
         return describe(target)!;
       }),
     );
+  }
+
+  /**
+   * Checks `stream`'s chain under this store's key (see `EventStore.verifyChain`). The seal is the one the stream's
+   * last clean close wrote (a crash leaves an older one, or none); a stream cut below it is broken there.
+   */
+  async verifyChain(stream: string): Promise<ChainReport> {
+    this.#assertNotClosed();
+    assertStreamName(stream);
+    const key = await this.#readerKey();
+    const keyId = key === undefined ? {} : { keyId: key.id };
+    try {
+      return await this.#withReadable(
+        stream,
+        async (opened) => {
+          if (opened.meta === undefined) return { stream, head: 0, status: 'authenticated' as const, ...keyId };
+          return checkChain({ stream, head: opened.head, pages: chainedPages(opened), key, seal: opened.seal, sealedOnAppend: false });
+        },
+        { stream, head: 0, status: 'authenticated' as const, ...keyId },
+      );
+    } catch (error) {
+      if (!(error instanceof StreamCutShortError)) throw error;
+      return { stream, head: error.head, status: 'broken', seq: error.head + 1, problem: `the stream was closed cleanly at record ${error.sealedHead} but now ends at ${error.head}: records ${error.head + 1}..${error.sealedHead} were cut off`, ...keyId };
+    }
   }
 
   async readBlob(stream: string, ref: string): Promise<Uint8Array> {
@@ -436,6 +490,27 @@ export class LevelEventStore implements EventStore {
     });
   }
 
+  /** The chain key for a writer: the given one, else this machine's, created if it has none (`CHAIN_KEY_UNAVAILABLE` when it cannot be). */
+  async #writerKey(): Promise<ChainKey> {
+    const key = await this.#readerKey();
+    if (key === undefined) throw new StoreError('CHAIN_KEY_UNAVAILABLE', 'no chain key');
+    return key;
+  }
+
+  /** The chain key: the given one, else this machine's (a read-only store never creates it: undefined when there is none). */
+  #readerKey(): Promise<ChainKey | undefined> {
+    if (this.#givenChainKey !== undefined) return Promise.resolve(this.#givenChainKey);
+    if (this.#chainKey === undefined) {
+      const loading = loadChainKey({ create: !this.#readOnly });
+      this.#chainKey = loading;
+      // A failed load is tried again by the next operation (a key file fixed meanwhile).
+      loading.catch(() => {
+        if (this.#chainKey === loading) this.#chainKey = undefined;
+      });
+    }
+    return this.#chainKey;
+  }
+
   #writable(stream: string, opened: PooledStream): LevelStream | undefined {
     if (opened === 'locked') throw new StreamLockedError(stream);
     return opened === 'missing' ? undefined : opened;
@@ -534,6 +609,12 @@ interface PendingCommit {
   waiters: Array<{ seq: number; resolve: () => void; reject: (error: unknown) => void }>;
   /** Cancels the arranged group commit; undefined when none is arranged. */
   timer: (() => void) | undefined;
+}
+
+/** A stream's records 1..head with their chain fields, page by page. */
+async function* chainedPages(opened: LevelStream): AsyncGenerator<Array<{ record: RecordEnvelope; field: Uint8Array | undefined }>> {
+  const page = 1000;
+  for (let low = 1; low <= opened.head; low += page) yield opened.readChained({ low, high: Math.min(opened.head, low + page - 1), reverse: false });
 }
 
 function describe(opened: LevelStream): StreamInfo | undefined {

@@ -16,6 +16,23 @@ export const WATERMARK_FILE = 'rein-watermark.json';
 export interface Watermark {
   head: number;
   damaged?: string;
+  /**
+   * The stream's seal at `head` (README: *The chain*), as hex: written with the head at a clean close, so that records
+   * cut off the end later are caught by `rein verify` even where the watermark's own head was rewritten.
+   */
+  seal?: string;
+}
+
+/** The stream holds fewer records than its last clean close recorded: records were cut off its end. */
+export class StreamCutShortError extends CorruptRecordError {
+  readonly sealedHead: number;
+  readonly head: number;
+  constructor(stream: string, head: number, sealedHead: number) {
+    super(stream, head + 1, `records up to ${sealedHead} were stored at the last clean close but the head is now ${head}`);
+    this.name = 'StreamCutShortError';
+    this.sealedHead = sealedHead;
+    this.head = head;
+  }
 }
 
 /** Reads the watermark; a stream never closed cleanly has `{ head: 0 }`. */
@@ -29,7 +46,7 @@ export async function readWatermark(directory: string, stream: string): Promise<
   }
   try {
     const parsed = JSON.parse(text) as Watermark;
-    if (Number.isSafeInteger(parsed.head)) return parsed;
+    if (Number.isSafeInteger(parsed.head) && (parsed.seal === undefined || typeof parsed.seal === 'string')) return parsed;
   } catch (error) {
     throw new CorruptRecordError(stream, undefined, 'the watermark file is not JSON', { cause: error });
   }
@@ -86,9 +103,10 @@ export interface IntegrityCheck {
 
 /**
  * Raises `CorruptRecordError` when the just-opened database lost data: its recovery dropped log bytes, an earlier
- * open recorded damage, or its head is below the last clean-close watermark. Returns the watermark head otherwise.
+ * open recorded damage, or its head is below the last clean-close watermark (`StreamCutShortError`). Returns the
+ * watermark otherwise.
  */
-export async function checkIntegrity(check: IntegrityCheck): Promise<number> {
+export async function checkIntegrity(check: IntegrityCheck): Promise<Watermark> {
   const watermark = await readWatermark(check.directory, check.stream);
   if (watermark.damaged !== undefined) {
     throw new CorruptRecordError(check.stream, undefined, `damage found on an earlier open: ${watermark.damaged}`);
@@ -98,12 +116,6 @@ export async function checkIntegrity(check: IntegrityCheck): Promise<number> {
     if (!check.copy) await writeWatermark(check.directory, { head: watermark.head, damaged: drops });
     throw new CorruptRecordError(check.stream, undefined, `LevelDB recovery dropped damaged data: ${drops}`);
   }
-  if (check.head < watermark.head) {
-    throw new CorruptRecordError(
-      check.stream,
-      check.head + 1,
-      `records up to ${watermark.head} were stored at the last clean close but the head is now ${check.head}`,
-    );
-  }
-  return watermark.head;
+  if (check.head < watermark.head) throw new StreamCutShortError(check.stream, check.head, watermark.head);
+  return watermark;
 }

@@ -1,6 +1,5 @@
-import { COMPACT_RECORD_CODEC_DESCRIPTOR, LEGACY_RECORD_CODEC_DESCRIPTOR, RECORD_CODEC_DESCRIPTOR } from './record-codec.js';
+import { COMPACT_RECORD_CODEC_DESCRIPTOR, LEGACY_RECORD_CODEC_DESCRIPTOR, PACKED_RECORD_CODEC_DESCRIPTOR, RECORD_CODEC_DESCRIPTOR } from './record-codec.js';
 import type { CodecDescriptor } from './record-codec.js';
-import type { RecordLayout } from './record-drafts.js';
 import { CodecMismatchError, CorruptRecordError } from './store-errors.js';
 
 /**
@@ -25,17 +24,17 @@ function canonicalJson(value: unknown): string {
 }
 
 const CURRENT_CODEC = canonicalJson(RECORD_CODEC_DESCRIPTOR);
+const PACKED_CODEC = canonicalJson(PACKED_RECORD_CODEC_DESCRIPTOR);
 const COMPACT_CODEC = canonicalJson(COMPACT_RECORD_CODEC_DESCRIPTOR);
 const LEGACY_CODEC = canonicalJson(LEGACY_RECORD_CODEC_DESCRIPTOR);
 
 /**
- * The record layout a stream is written in: what its meta's codec says (`/2` streams stay compact rows, `/1` streams
- * envelope maps, so the builds that wrote them can still read them).
+ * Whether appends to a stream with this meta are chained as they are: its codec is this build's (`/4`). A stream an
+ * earlier build created (`/3`, `/2`, `/1`) is upgraded by its next append: its chain starts there and its meta moves
+ * to `/4` (the records it holds keep their layout and stay readable).
  */
-export function recordLayoutOf(meta: StreamMeta | undefined): RecordLayout {
-  if (meta?.codec.id === LEGACY_RECORD_CODEC_DESCRIPTOR.id) return 'envelope';
-  if (meta?.codec.id === COMPACT_RECORD_CODEC_DESCRIPTOR.id) return 'compact';
-  return 'packed';
+export function isChainedMeta(meta: StreamMeta | undefined): boolean {
+  return meta?.codec.id === RECORD_CODEC_DESCRIPTOR.id;
 }
 
 /** Meta for a new stream: created now, with this build's codec, and its fork parent if any. */
@@ -51,7 +50,7 @@ export function encodeStreamMeta(meta: StreamMeta): Uint8Array {
 }
 
 /**
- * Parses stored meta and checks its codec against the ones this build reads (the current one, and `/2` and `/1` from
+ * Parses stored meta and checks its codec against the ones this build reads (the current one, and `/3`, `/2` and `/1` from
  * earlier builds): any other id or different pinned options is a `CodecMismatchError` (`STORE_CODEC_MISMATCH`); unparseable
  * meta is a `CorruptRecordError`.
  */
@@ -66,6 +65,6 @@ export function decodeStreamMeta(stream: string, stored: Uint8Array): StreamMeta
     throw new CorruptRecordError(stream, undefined, 'stream meta has the wrong shape');
   }
   const storedCodec = canonicalJson(meta.codec);
-  if (storedCodec !== CURRENT_CODEC && storedCodec !== COMPACT_CODEC && storedCodec !== LEGACY_CODEC) throw new CodecMismatchError(stream, storedCodec, CURRENT_CODEC);
+  if (storedCodec !== CURRENT_CODEC && storedCodec !== PACKED_CODEC && storedCodec !== COMPACT_CODEC && storedCodec !== LEGACY_CODEC) throw new CodecMismatchError(stream, storedCodec, CURRENT_CODEC);
   return meta;
 }

@@ -8,7 +8,9 @@ import type { StoredSnapshot } from './event-store.js';
 import { BLOB_KEYS, DELTA_KEYS, META_KEY, RECORD_KEYS, SNAPSHOT_KEYS, SYNC_KEY, blobKey, deltaKey, isLayoutKey, keySeq, recordKey, snapshotKey } from './level-keys.js';
 import { MAX_DELTA_DEPTH, applyDelta, decodeBlobDelta } from './blob-deltas.js';
 import { databaseExists, holdsData } from './level-stream-files.js';
-import { checkIntegrity, writeWatermark } from './level-stream-integrity.js';
+import { checkIntegrity, writeWatermark, type Watermark } from './level-stream-integrity.js';
+import { CHAIN_ORIGIN, sealTag, successorOf, type StreamSeal } from './chain.js';
+import type { ChainKey } from './chain-crypto.js';
 import { damagedLog } from './level-log-check.js';
 import { decodeStreamMeta } from './level-stream-meta.js';
 import type { StreamMeta } from './level-stream-meta.js';
@@ -102,7 +104,14 @@ export class LevelStream {
   /** The highest seq known to be on stable storage (the head after a synced write, or when a sync started). */
   durableHead: number;
   readonly #database: Database;
-  #watermark: number;
+  #watermark: Watermark;
+  /**
+   * What the next append's chain starts from (the head record's chain field, or the walk's digest when it has none),
+   * once an append or a check needed it; kept up to date by appends. See `chainPredecessor`.
+   */
+  predecessor: Uint8Array | undefined;
+  /** The key appends chained with: `close` seals the stream with it. */
+  chainKey: ChainKey | undefined;
   #syncing: Promise<void> | undefined;
   /** Bytes written since open (what the write-ahead log and memtable hold, at most). */
   #logged = 0;
@@ -112,7 +121,7 @@ export class LevelStream {
    */
   lastBlob: { hex: string; bytes: Uint8Array; depth: number } | undefined;
 
-  constructor(options: OpenLevelStreamOptions & { database: Database; head: number; meta: StreamMeta | undefined; watermark: number }) {
+  constructor(options: OpenLevelStreamOptions & { database: Database; head: number; meta: StreamMeta | undefined; watermark: Watermark }) {
     this.stream = options.stream;
     this.directory = options.directory;
     this.copy = options.copy;
@@ -349,7 +358,36 @@ export class LevelStream {
     return this.#levelCall(() => this.#readRange(range));
   }
 
-  async #readRange(range: SeqRange): Promise<RecordEnvelope[]> {
+  /** Reads exactly the seqs of `range` (forwards) with each record's chain field (undefined: written before the chain). */
+  async readChained(range: SeqRange): Promise<Array<{ record: RecordEnvelope; field: Uint8Array | undefined }>> {
+    const fields: Array<Uint8Array | undefined> = [];
+    const records = await this.#levelCall(() => this.#readRange({ ...range, reverse: false }, fields));
+    return records.map((record, index) => ({ record, field: fields[index] }));
+  }
+
+  /**
+   * What the next append's chain starts from: nothing for an empty stream, the head record's chain field, or — for a
+   * stream whose head was written before the chain — the digest a walk over every record gives (read once: the upgrade).
+   */
+  async chainPredecessor(): Promise<Uint8Array> {
+    if (this.predecessor !== undefined) return this.predecessor;
+    if (this.head === 0) return (this.predecessor = CHAIN_ORIGIN);
+    const [last] = await this.readChained({ low: this.head, high: this.head, reverse: false });
+    if (last?.field !== undefined) return (this.predecessor = last.field);
+    let predecessor = CHAIN_ORIGIN;
+    for (let low = 1; low <= this.head; low += PAGE_SIZE) {
+      for (const { record, field } of await this.readChained({ low, high: Math.min(this.head, low + PAGE_SIZE - 1), reverse: false })) predecessor = successorOf(predecessor, record, field);
+    }
+    return (this.predecessor = predecessor);
+  }
+
+  /** The seal the last clean close recorded, if it has one. */
+  get seal(): StreamSeal | undefined {
+    const { head, seal } = this.#watermark;
+    return seal === undefined || !/^[0-9a-f]{32}$/.test(seal) ? undefined : { head, tag: Buffer.from(seal, 'hex') };
+  }
+
+  async #readRange(range: SeqRange, fields?: Array<Uint8Array | undefined>): Promise<RecordEnvelope[]> {
     const records: RecordEnvelope[] = [];
     const wanted = rangeLength(range);
     // The first key at or after `low` holds `low`: its own record, or the group (keyed by its last seq) holding it.
@@ -366,11 +404,12 @@ export class LevelStream {
           if (records.length >= wanted) break reading;
           const seq = keySeq(key);
           if (seq === undefined) throw new CorruptRecordError(this.stream, undefined, `unreadable record key ${key}`);
-          for (const { record, externals } of decodeStoredValue(stored, this.stream, seq)) {
+          for (const { record, externals, field } of decodeStoredValue(stored, this.stream, seq)) {
             if (record.seq < range.low) continue;
             if (record.seq > range.high) break reading;
             verifyPosition(this.stream, record, range.low + records.length);
             records.push(record);
+            fields?.push(field);
             if (externals !== undefined) external.push({ record, externals });
           }
         }
@@ -416,16 +455,18 @@ export class LevelStream {
   }
 
   /**
-   * Makes unsynced writes durable, records the head as the watermark (not in copies), folds a large write-ahead log into
-   * a table (`FOLD_LOG_BYTES`), and closes the database.
+   * Makes unsynced writes durable, records the head as the watermark with the stream's seal (not in copies), folds a
+   * large write-ahead log into a table (`FOLD_LOG_BYTES`), and closes the database.
    */
   async close(): Promise<void> {
     try {
       if (!this.copy) {
         await this.sync();
-        if (this.head > this.#watermark) {
-          await writeWatermark(this.directory, { head: this.head });
-          this.#watermark = this.head;
+        if (this.head > this.#watermark.head) {
+          const watermark: Watermark = { head: this.head };
+          if (this.chainKey !== undefined && this.predecessor !== undefined) watermark.seal = Buffer.from(sealTag(this.chainKey, this.stream, this.head, this.predecessor)).toString('hex');
+          await writeWatermark(this.directory, watermark);
+          this.#watermark = watermark;
         }
         if (this.#logged > FOLD_LOG_BYTES) await this.#levelCall(() => this.#database.compactRange(FOLD_KEY, FOLD_KEY));
       }

@@ -22,6 +22,9 @@ import { assertStreamName, forkStreamName } from './stream-names.js';
 import { refDigest } from './blob-hash.js';
 import { prepareStreamBlobs, verifiedBlob } from './stream-blobs.js';
 import { TailHub } from './tail-hub.js';
+import { randomChainKey, type ChainKey } from './chain-crypto.js';
+import { CHAIN_ORIGIN, chainFields, sealTag, successorOf, type StreamSeal } from './chain.js';
+import { checkChain, type ChainReport } from './chain-check.js';
 
 /** Options of `createMemoryEventStore`. */
 export interface MemoryEventStoreOptions {
@@ -32,6 +35,11 @@ export interface MemoryEventStoreOptions {
    * outside — tests damage them here, as they damage the files of a LevelDB store or the rows of a PostgreSQL one.
    */
   storage?: MemoryStorage;
+  /**
+   * The key that authenticates the chain of every appended record (README: *The chain*). Default: the storage's own
+   * key, a random one made on first use (a memory store is its own machine).
+   */
+  chainKey?: ChainKey;
 }
 
 /**
@@ -41,11 +49,17 @@ export interface MemoryEventStoreOptions {
 export class MemoryStorage {
   readonly streams = new Map<string, MemoryStream>();
   readonly blobs = new Map<string, Uint8Array>();
+  /** The key of stores over this storage that were given none (made on first use). */
+  chainKey: ChainKey | undefined;
 }
 
 /** One stream's stored bytes. */
 export interface MemoryStream {
   records: Uint8Array[];
+  /** Each record's chain field, index for index (undefined: none). */
+  chain: Array<Uint8Array | undefined>;
+  /** The seal the last append left (README: *The chain*). */
+  seal?: StreamSeal;
   /** Blobs appended with the stream, by BLAKE3 hex. */
   blobs: Map<string, Uint8Array>;
   snapshots: Map<number, Uint8Array>;
@@ -66,12 +80,16 @@ export class MemoryEventStore implements EventStore {
   /** Every appended record's stream and seq, in append order: the global order `readAll` walks. */
   readonly #order: Array<[stream: string, seq: number]> = [];
   readonly #clock: () => number;
+  readonly #storage: MemoryStorage;
+  readonly #chainKey: ChainKey | undefined;
   readonly #tails = new TailHub((stream, options) => this.#readRecords(stream, options));
   #state: 'open' | 'closing' | 'closed' = 'open';
 
   constructor(options: MemoryEventStoreOptions = {}) {
     this.#clock = options.clock ?? Date.now;
     const storage = options.storage ?? new MemoryStorage();
+    this.#storage = storage;
+    this.#chainKey = options.chainKey;
     this.#streams = storage.streams;
     this.blobs = new MemoryBlobStore(storage.blobs);
   }
@@ -87,8 +105,12 @@ export class MemoryEventStore implements EventStore {
     const head = existing?.records.length ?? 0;
     if (head !== options.expectedSeq) throw new ConcurrencyConflictError(stream, options.expectedSeq, head);
     if (batch.values.length === 0) return [];
+    const key = this.#key();
+    const chained = chainFields(key, existing === undefined ? CHAIN_ORIGIN : predecessorOf(stream, existing), batch.envelopes);
     const target = existing ?? this.#create(stream, undefined, options.createdAt);
     target.records.push(...batch.values);
+    target.chain.push(...chained.fields);
+    target.seal = { head: target.records.length, tag: sealTag(key, stream, target.records.length, chained.next) };
     for (const envelope of batch.envelopes) this.#order.push([stream, envelope.seq]);
     for (const blob of blobs) target.blobs.set(blob.hex, new Uint8Array(blob.bytes));
     this.#tails.notify(stream);
@@ -159,10 +181,23 @@ export class MemoryEventStore implements EventStore {
     });
     const child = this.#create(name, { stream, seq: atSeq });
     child.records.push(...copies);
+    // The fork carries its parent's chain as it is (the stream is not in a record's digest), sealed under its own name.
+    child.chain.push(...parent.chain.slice(0, atSeq));
+    child.seal = { head: atSeq, tag: sealTag(this.#key(), name, atSeq, predecessorOf(name, child)) };
     for (let seq = 1; seq <= copies.length; seq++) this.#order.push([name, seq]);
     for (const [hex, bytes] of parent.blobs) child.blobs.set(hex, bytes);
     this.#tails.notify(name);
     return describe(name, child);
+  }
+
+  /** Checks `stream`'s chain under this store's key (see `EventStore.verifyChain`); the seal is written with every append. */
+  async verifyChain(stream: string): Promise<ChainReport> {
+    this.#assertNotClosed();
+    assertStreamName(stream);
+    const key = this.#key();
+    const found = this.#streams.get(stream);
+    if (found === undefined) return { stream, head: 0, status: 'authenticated', keyId: key.id };
+    return checkChain({ stream, head: found.records.length, pages: entriesOf(stream, found), key, seal: found.seal, sealedOnAppend: true });
   }
 
   async readBlob(stream: string, ref: string): Promise<Uint8Array> {
@@ -220,8 +255,15 @@ export class MemoryEventStore implements EventStore {
     return records;
   }
 
+  /** This store's chain key: the one it was given, else its storage's (made on first use). */
+  #key(): ChainKey {
+    if (this.#chainKey !== undefined) return this.#chainKey;
+    this.#storage.chainKey ??= randomChainKey();
+    return this.#storage.chainKey;
+  }
+
   #create(stream: string, forkedFrom?: { stream: string; seq: number }, createdAt?: number): MemoryStream {
-    const created: MemoryStream = { records: [], blobs: new Map(), snapshots: new Map(), createdAt: createdAt ?? this.#clock() };
+    const created: MemoryStream = { records: [], chain: [], blobs: new Map(), snapshots: new Map(), createdAt: createdAt ?? this.#clock() };
     if (forkedFrom !== undefined) created.forkedFrom = forkedFrom;
     this.#streams.set(stream, created);
     return created;
@@ -234,6 +276,28 @@ export class MemoryEventStore implements EventStore {
   #assertNotClosed(): void {
     if (this.#state === 'closed') throw new StoreError('STORE_CLOSED', 'the store is closed');
   }
+}
+
+/** A stream's records with their chain fields, one by one (each checked as a read checks it). */
+async function* entriesOf(stream: string, found: MemoryStream): AsyncGenerator<Array<{ record: RecordEnvelope; field: Uint8Array | undefined }>> {
+  for (let index = 0; index < found.records.length; index++) {
+    const stored = found.records[index];
+    if (stored === undefined) throw new CorruptRecordError(stream, index + 1, 'record is missing');
+    const record = decodeRecord(stored, stream, index + 1);
+    verifyPosition(stream, record, index + 1);
+    yield [{ record, field: found.chain[index] }];
+  }
+}
+
+/** What the next append to a stream starts its chain from: its head record's field, or (unchained) the walk's digest. */
+function predecessorOf(stream: string, found: MemoryStream): Uint8Array {
+  const head = found.records.length;
+  const last = found.chain[head - 1];
+  if (head === 0) return CHAIN_ORIGIN;
+  if (last !== undefined) return last;
+  let predecessor = CHAIN_ORIGIN;
+  for (let index = 0; index < head; index++) predecessor = successorOf(predecessor, decodeRecord(found.records[index]!, stream, index + 1), found.chain[index]);
+  return predecessor;
 }
 
 function describe(stream: string, found: MemoryStream): StreamInfo {

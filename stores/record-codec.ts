@@ -9,11 +9,15 @@ import { packPlain } from './plain-pack.js';
 /**
  * Identifies the stored value format: one format byte, a big-endian crc32 of the payload, then a msgpack payload
  * written with `RECORD_CODEC_OPTIONS`. Streams record it in their meta; an unknown id on open is a codec mismatch.
- * `/3` stores records in the packed layout (`PACKED_RECORD_FORMAT_BYTE`: the compact row with digests as 32 bytes).
- * Streams written by earlier builds keep being written in their own layout, so that build can still read them: `/2`
- * streams hold compact rows (`COMPACT_RECORD_FORMAT_BYTE`), `/1` streams envelope maps (`RECORD_FORMAT_BYTE`).
+ * `/4` stores records in chained groups (record-groups.ts: packed rows, digests as 32 bytes, and each record's chain
+ * field). Streams written by earlier builds (`/3` unchained groups, `/2` compact rows, `/1` envelope maps) stay
+ * readable; the first append by this build starts their chain and moves their meta to `/4` (README: *The chain*), so
+ * a build without the chain refuses them with `STORE_CODEC_MISMATCH` rather than append unchained records.
  */
-export const RECORD_CODEC_ID = 'rein.msgpackr2-plain.crc32/3';
+export const RECORD_CODEC_ID = 'rein.msgpackr2-plain.crc32/4';
+
+/** The codec id of streams written in unchained groups, before the chain. */
+export const PACKED_RECORD_CODEC_ID = 'rein.msgpackr2-plain.crc32/3';
 
 /** The codec id of streams written in the compact layout, before digests were packed. */
 export const COMPACT_RECORD_CODEC_ID = 'rein.msgpackr2-plain.crc32/2';
@@ -101,6 +105,9 @@ export interface CodecDescriptor {
   options: Record<string, unknown>;
 }
 
+/** The descriptor of `/3` streams (same library and options, unchained groups). */
+export const PACKED_RECORD_CODEC_DESCRIPTOR: Readonly<CodecDescriptor> = Object.freeze({ ...RECORD_CODEC_DESCRIPTOR, id: PACKED_RECORD_CODEC_ID });
+
 /** The descriptor of `/2` streams (same library and options, compact rows with digests as hex). */
 export const COMPACT_RECORD_CODEC_DESCRIPTOR: Readonly<CodecDescriptor> = Object.freeze({ ...RECORD_CODEC_DESCRIPTOR, id: COMPACT_RECORD_CODEC_ID });
 
@@ -185,4 +192,23 @@ export function decodeFramed(stored: Uint8Array, location: ValueLocation, format
   } catch (error) {
     throw new CorruptRecordError(location.stream, location.seq, 'payload does not decode', { cause: error });
   }
+}
+
+/**
+ * The msgpack bytes of `value` with the pinned options, without a header: `plain` says whether `packPlain` wrote them
+ * (plain data) or msgpackr did. The bytes of a plain value sit in a scratch buffer valid until the next pack.
+ */
+export function packPayload(value: unknown): { bytes: Uint8Array; plain: boolean } {
+  const plain = packPlain(value, 0);
+  if (plain !== undefined) return { bytes: plain, plain: true };
+  try {
+    return { bytes: packr.pack(value), plain: false };
+  } catch (error) {
+    throw new StoreError('STORE_INVALID_ARGUMENT', `value cannot be encoded: ${String(error)}`, { cause: error });
+  }
+}
+
+/** Decodes bytes `packPayload` wrote (no header, no checksum). */
+export function unpackPayload(bytes: Uint8Array): unknown {
+  return packr.unpack(bytes);
 }

@@ -5,6 +5,8 @@ import { EXTERNAL_STRING_LENGTH, decodeStoredRecord, externalStrings, externalsO
 import type { ExternalString } from './record-drafts.js';
 import type { StreamBlob } from './stream-blobs.js';
 import { CorruptRecordError } from './store-errors.js';
+import { CHAIN_FIELD_BYTES, fieldOf } from './chain.js';
+import { crc32 } from 'node:zlib';
 
 /**
  * The records of one append stored as one value (codec `/3`), under the key of the last one's seq. A step's input
@@ -20,6 +22,9 @@ import { CorruptRecordError } from './store-errors.js';
  * - `cause` is nil (none), a string, or the index of the row in this group whose id it is;
  * - `data` is packed like a packed row's (digests as bytes), and `externals` lists the long strings kept in stream
  *   blobs, as in an external row.
+ *
+ * A chained group (codec `/4`, README: *The chain*) has a third element: the rows' chain fields, 12 bytes each, in one
+ * byte string (`[firstSeq, [row, …], fields]`). A group is chained throughout or not at all.
  *
  * A read returns exactly the envelopes that were appended; a property test checks it against the per-record layouts.
  * Key order still gives seq order, and a read of seqs from `low` starts at the first key at or after `low`: the group
@@ -128,10 +133,63 @@ export async function encodeAppend(envelopes: readonly RecordEnvelope[]): Promis
 
 const dedupe = (blobs: readonly StreamBlob[]): StreamBlob[] => [...new Map(blobs.map((blob) => [blob.hex, blob])).values()];
 
-/** A record read back from a stored value, with the long strings its data keeps in stream blobs (if any). */
+/**
+ * The group with its rows' chain fields (`CHAIN_FIELD_BYTES` each, in order) as its third element: the fixarray
+ * header of two becomes one of three and a msgpack byte string follows what the two held, so a group encoded before
+ * its fields were known (an append computes them in the stream's turn) needs no second encoding. The checksum is
+ * written anew.
+ */
+export function withChainFields(group: EncodedGroup, fields: readonly Uint8Array[]): EncodedGroup {
+  const stored = group.value;
+  const length = fields.length * CHAIN_FIELD_BYTES;
+  if (stored[5] !== 0x92 || fields.some((field) => field.length !== CHAIN_FIELD_BYTES)) throw new Error('not an unchained group, or a malformed chain field');
+  const header = length < 0x100 ? 2 : 3;
+  const value = Buffer.allocUnsafe(stored.length + header + length);
+  value.set(stored, 0);
+  value[5] = 0x93;
+  let at = stored.length;
+  if (header === 2) {
+    value[at++] = 0xc4;
+    value[at++] = length;
+  } else {
+    value[at++] = 0xc5;
+    value.writeUInt16BE(length, at);
+    at += 2;
+  }
+  for (const field of fields) {
+    value.set(field, at);
+    at += CHAIN_FIELD_BYTES;
+  }
+  value[0] = GROUP_RECORD_FORMAT_BYTE;
+  value.writeUInt32BE(crc32(value.subarray(5)), 1);
+  return { ...group, value };
+}
+
+/**
+ * Encodes consecutive envelopes with their chain fields (undefined for a record written before the chain): groups of
+ * at most `MAX_GROUP_RECORDS`, each chained throughout or not at all (a fork copies a parent's unchained records as
+ * they are).
+ */
+export async function encodeChainedGroups(envelopes: readonly RecordEnvelope[], fields: ReadonlyArray<Uint8Array | undefined>): Promise<EncodedGroup[]> {
+  const groups: EncodedGroup[] = [];
+  let start = 0;
+  while (start < envelopes.length) {
+    const chained = fields[start] !== undefined;
+    let end = start;
+    while (end < envelopes.length && end - start < MAX_GROUP_RECORDS && (fields[end] !== undefined) === chained) end++;
+    const group = await encodeGroupMovingLongStrings(envelopes.slice(start, end));
+    groups.push(chained ? withChainFields(group, fields.slice(start, end) as Uint8Array[]) : group);
+    start = end;
+  }
+  return groups;
+}
+
+/** A record read back from a stored value, with the long strings its data keeps in stream blobs (if any) and its chain field. */
 export interface StoredRecord {
   record: RecordEnvelope;
   externals?: ExternalString[];
+  /** Its chain field; undefined for a record written before the chain. */
+  field?: Uint8Array;
 }
 
 const isOptionalString = (value: unknown): value is string | null => value === null || typeof value === 'string';
@@ -144,8 +202,9 @@ export function decodeStoredValue(stored: Uint8Array, stream: string, keySeq: nu
   if (formatByteOf(stored) !== GROUP_RECORD_FORMAT_BYTE) return [decodeStoredRecord(stored, stream, keySeq)];
   const value = decodeFramed(stored, { stream, seq: keySeq }, GROUP_RECORD_FORMAT_BYTE);
   const corrupt = (detail: string) => new CorruptRecordError(stream, keySeq, `stored group ${detail}`);
-  if (!Array.isArray(value) || value.length !== 2 || !Number.isSafeInteger(value[0]) || !Array.isArray(value[1]) || value[1].length === 0) throw corrupt('has the wrong shape');
-  const [firstSeq, rows] = value as [number, unknown[]];
+  if (!Array.isArray(value) || (value.length !== 2 && value.length !== 3) || !Number.isSafeInteger(value[0]) || !Array.isArray(value[1]) || value[1].length === 0) throw corrupt('has the wrong shape');
+  const [firstSeq, rows, chain] = value as [number, unknown[], unknown];
+  if (value.length === 3 && !(chain instanceof Uint8Array && chain.length === rows.length * CHAIN_FIELD_BYTES)) throw corrupt('has malformed chain fields');
   if (firstSeq + rows.length - 1 !== keySeq) throw corrupt(`holds seqs ${firstSeq}..${firstSeq + rows.length - 1} under the key of ${keySeq}`);
   const records: StoredRecord[] = [];
   const ids: string[] = [];
@@ -161,7 +220,8 @@ export function decodeStoredValue(stored: Uint8Array, stream: string, keySeq: nu
     if (!(isOptionalString(cause) || (Number.isSafeInteger(cause) && (cause as number) >= 0 && (cause as number) < rows.length)) || !isOptionalString(corr)) throw corrupt(`row ${index} has the wrong cause or corr`);
     ids.push(id);
     const record = { stream, seq: firstSeq + index, id, type, v, at, actor } as RecordEnvelope;
-    records.push({ record });
+    const field = chain === undefined ? undefined : fieldOf((chain as Uint8Array).subarray(index * CHAIN_FIELD_BYTES, (index + 1) * CHAIN_FIELD_BYTES));
+    records.push(field === undefined ? { record } : { record, field });
     if (cause !== null) (record as { cause?: unknown }).cause = cause;
     if (corr !== null) record.corr = corr;
     if (row.length >= 8) record.data = row[7];

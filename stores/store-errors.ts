@@ -15,7 +15,11 @@ export type StoreErrorCode =
   | 'STORE_VERSION_UNSUPPORTED'
   | 'STORE_FENCED'
   | 'STORE_UNAVAILABLE'
-  | 'STORE_BACKEND';
+  | 'STORE_BACKEND'
+  | 'CHAIN_BROKEN'
+  | 'CHAIN_UNAUTHENTICATED'
+  | 'CHAIN_KEY_INVALID'
+  | 'CHAIN_KEY_UNAVAILABLE';
 
 /** Base class of store errors: a stable `code` plus the underlying `cause` when there is one. */
 export class StoreError extends Error {
@@ -51,6 +55,24 @@ export class CorruptRecordError extends StoreError {
   constructor(stream: string, seq: number | undefined, detail: string, options?: { cause?: unknown }) {
     super('STORE_CORRUPT_RECORD', `corrupt record in ${stream}${seq === undefined ? '' : ` at seq ${seq}`}: ${detail}`, options);
     this.name = 'CorruptRecordError';
+    this.stream = stream;
+    this.seq = seq;
+  }
+}
+
+/**
+ * A stream's chain does not vouch for its records (README: *The chain*): `CHAIN_BROKEN` when the records no longer
+ * follow one another as the chain recorded (one was changed, inserted, deleted or moved, the stream was cut short, or
+ * a record cannot be read), `CHAIN_UNAUTHENTICATED` when the chain is intact but this machine's key did not write it
+ * (copied from another machine, rewritten without the key, or written before the chain). `seq` is the first record
+ * concerned.
+ */
+export class ChainError extends StoreError {
+  readonly stream: string;
+  readonly seq: number | undefined;
+  constructor(code: 'CHAIN_BROKEN' | 'CHAIN_UNAUTHENTICATED', stream: string, seq: number | undefined, problem: string, options?: { cause?: unknown }) {
+    super(code, `${stream}: ${problem}`, options);
+    this.name = 'ChainError';
     this.stream = stream;
     this.seq = seq;
   }

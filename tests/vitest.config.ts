@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { scaledTimeout } from './support/timeouts.js';
@@ -21,6 +23,9 @@ export default defineConfig({
     testTimeout: scaledTimeout(60_000),
     hookTimeout: scaledTimeout(60_000),
     pool: 'forks',
+    // The chain key every store of the run uses (and every CLI a test starts, which inherits the environment): one per
+    // user, outside every test's workspace and the user's own configuration folder. Tests of the key itself set their own.
+    env: { REIN_CHAIN_KEY_FILE: process.env.REIN_CHAIN_KEY_FILE || join(tmpdir(), `rein-tests-${process.getuid?.() ?? 'user'}`, 'chain.key') },
     typecheck: { enabled: false },
   },
 });

@@ -8,6 +8,10 @@ export const ExitCode = {
   usage: 2,
   /** The session is paused waiting for a person (an approval or a confirmation); `rein resume` continues it. */
   paused: 3,
+  /** The log's chain is broken: a record was changed, inserted, deleted or moved, or the log was cut short (`CHAIN_BROKEN`). */
+  chainBroken: 4,
+  /** The log's chain is intact but this machine's key did not write it, or the log predates the chain (`CHAIN_UNAUTHENTICATED`). */
+  chainUnauthenticated: 5,
   /** Interrupted with Ctrl-C; the session is resumable. */
   interrupted: 130,
 } as const;

@@ -8,6 +8,9 @@ import { outputClosed } from './output-closed.js';
 /** Commander's codes for help it printed (not a mistake to report). */
 const helpCodes: ReadonlySet<string> = new Set(['commander.help', 'commander.helpDisplayed', 'commander.version']);
 
+/** A log whose chain fails ends every command with its own code: broken (4) apart from intact but unauthenticated (5). */
+const chainExitCodes: Readonly<Record<string, number>> = { CHAIN_BROKEN: ExitCode.chainBroken, CHAIN_UNAUTHENTICATED: ExitCode.chainUnauthenticated };
+
 /** `error: unknown option '--bogus'` → `unknown option '--bogus' (see rein --help)`. */
 const usageMessage = (message: string): string => `${message.replace(/^error: /, '').trim()} (see rein <command> --help)`;
 
@@ -35,7 +38,7 @@ const main = async (): Promise<void> => {
     // Loaded only when printing: `rein --help` loads nothing outside the CLI's declarations.
     const { printText } = await import('./print-text.js');
     printText(`rein: ${errorCode}: ${message}\n`, process.stderr);
-    process.exitCode = usageCodes.has(errorCode) ? ExitCode.usage : ExitCode.failed;
+    process.exitCode = usageCodes.has(errorCode) ? ExitCode.usage : (chainExitCodes[errorCode] ?? ExitCode.failed);
     return;
   }
   process.exitCode = code;

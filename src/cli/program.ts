@@ -17,6 +17,7 @@ import { registerPlugins } from './commands/plugins.command.js';
 import { registerSandbox } from './commands/sandbox.command.js';
 import { registerExport, registerServe } from './commands/serve.command.js';
 import { registerAcp } from './commands/acp.command.js';
+import { registerVerify } from './commands/verify.command.js';
 
 /** Error codes that mean the command line (or its configuration) was wrong: exit 2. */
 export const usageCodes: ReadonlySet<string> = new Set(['USAGE', 'SCRIPT_INVALID', 'CONFIG_INVALID', 'STORE_INVALID_ARGUMENT', 'FORK_NOT_AT_BOUNDARY', 'TURN_NOT_FOUND', 'ACTOR_NOT_FOUND', 'INSPECTOR_NOT_LOCAL', 'QUEUE_UNSUPPORTED', 'TELEMETRY_CONFIG_INVALID', 'HOOK_CONFIG_INVALID', 'MCP_SERVER_NOT_FOUND', 'MCP_UNTRUSTED', 'HOOK_UNTRUSTED']);
@@ -66,6 +67,7 @@ export const commandRegistrars: ReadonlyArray<{ names: readonly string[]; regist
   { names: ['serve', 'ui'], register: (program) => registerServe(program) },
   { names: ['export'], register: (program) => registerExport(program) },
   { names: ['acp'], register: (program) => registerAcp(program) },
+  { names: ['verify'], register: (program) => registerVerify(program) },
 ];
 
 /**

@@ -1,6 +1,7 @@
 import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { chainKeyPath, reinConfigHome as configHomeOf } from '../../stores/chain-key-file.js';
 
 /** One path inside every workspace that no tool and no sandboxed command may read or change. */
 export interface ProtectedEntry {
@@ -163,18 +164,18 @@ export const protectedKey = (path: string): string => path.normalize('NFC').toLo
 
 /**
  * rein's per-user configuration folder: `$REIN_CONFIG_HOME`, else `$XDG_CONFIG_HOME/rein`, else `~/.config/rein` (an
- * empty variable counts as unset). It holds the trust store and the user's plugins: what decides, outside any
- * sandbox, what rein runs next.
+ * empty variable counts as unset). It holds the chain key, the trust store and the user's plugins: what vouches for
+ * the log and what decides, outside any sandbox, what rein runs next.
  */
-export const reinConfigHome = (env: Record<string, string | undefined> = process.env): string =>
-  resolve(env.REIN_CONFIG_HOME || join(env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'rein'));
+export const reinConfigHome = (env: Record<string, string | undefined> = process.env): string => configHomeOf(env);
 
 /**
- * The user's own folders that steer what rein runs, wherever the workspace is: rein's configuration folder (the trust
- * store and the user plugins, which run outside the sandbox) and the user skills folder (`~/.agents/skills`). When one
- * lies inside a workspace — a session run in the home directory — it is protected there like `.rein`.
+ * The user's own folders and files that steer what rein runs or vouch for its logs, wherever the workspace is: rein's
+ * configuration folder (the chain key, the trust store and the user plugins, which run outside the sandbox), the chain
+ * key where `REIN_CHAIN_KEY_FILE` puts it, and the user skills folder (`~/.agents/skills`). When one lies inside a
+ * workspace — a session run in the home directory — it is protected there like `.rein`.
  */
-export const userProtectedPaths = (env: Record<string, string | undefined> = process.env): string[] => [reinConfigHome(env), join(homedir(), '.agents', 'skills')];
+export const userProtectedPaths = (env: Record<string, string | undefined> = process.env): string[] => [reinConfigHome(env), ...(env.REIN_CHAIN_KEY_FILE ? [chainKeyPath(env)] : []), join(homedir(), '.agents', 'skills')];
 
 /**
  * The canonical protected paths of a workspace: the entries above under its canonical root (and, for one that is a

@@ -5,6 +5,8 @@ import { StoreError } from '../../stores/store-errors.js';
 import { ReinError } from '../host/host-errors.js';
 import { sessionStatusOf } from '../host/session-status.js';
 import { replaySession } from './replay-session.js';
+import { verifyStreamChain } from './verify-session.js';
+import type { ChainStatus } from '../../stores/chain-check.js';
 
 /** What `copyStore` did with one stream. */
 export interface CopiedStream {
@@ -22,6 +24,12 @@ export interface CopiedStream {
   appended?: number;
   /** Records replay verified in the destination (sessions only; undefined for other streams such as `memory`). */
   verified?: number;
+  /**
+   * What the source's chain said under the source store's key: `authenticated`, or (copied only with `adopt`)
+   * `unauthenticated` or `unchained`. The destination re-chains every record under its own key, so a copy is
+   * verifiable there; a source whose chain is broken is never copied.
+   */
+  sourceChain?: ChainStatus;
   /** Why a `failed` stream was not copied: a damaged source (`STORE_CORRUPT_RECORD`), a conflict (`STORE_STREAM_EXISTS`), … */
   error?: { code: string; message: string };
 }
@@ -32,6 +40,12 @@ export interface CopyStoreOptions {
   streams?: readonly string[];
   /** Called after each stream, a failed one included. */
   onStream?: (copied: CopiedStream) => void;
+  /**
+   * Copy streams whose chain is intact but not authenticated by the source store's key (written on another machine) or
+   * absent (written before the chain): the destination then vouches for them under its key. Without it they are
+   * `failed` with `CHAIN_UNAUTHENTICATED`. A broken chain is never copied (`CHAIN_BROKEN`).
+   */
+  adopt?: boolean;
 }
 
 const PAGE = 500;
@@ -84,7 +98,10 @@ const appendTail = async (from: EventStore, to: EventStore, info: StreamInfo, st
 };
 
 /** Copy one stream; throws what keeps it from being copied or verified. */
-const copyStream = async (from: EventStore, to: EventStore, info: StreamInfo): Promise<CopiedStream> => {
+const copyStream = async (from: EventStore, to: EventStore, info: StreamInfo, adopt: boolean): Promise<CopiedStream> => {
+  // Copying re-chains every record under the destination's key: only a chain the source vouches for is carried over
+  // (or, with `adopt`, an intact one the source's key did not write).
+  const sourceChain = (await verifyChainOf(from, info.stream, adopt)).status;
   const source = await from.read(info.stream);
   const session = source[0]?.type === 'session.created';
   // The status index (PostgreSQL) gets what the session's own appends would have left: its status after the last record.
@@ -100,7 +117,18 @@ const copyStream = async (from: EventStore, to: EventStore, info: StreamInfo): P
   }
   const outcome: CopiedStream['outcome'] = target.length === 0 ? 'copied' : target.length === source.length ? 'present' : 'extended';
   const verified = session ? (await replaySession(to, info.stream)).verified : undefined;
-  return { stream: info.stream, records: source.length, blobs, outcome, appended: source.length - target.length, ...(verified === undefined ? {} : { verified }) };
+  if (!session) await verifyStreamChain(to, info.stream);
+  return { stream: info.stream, records: source.length, blobs, outcome, appended: source.length - target.length, ...(verified === undefined ? {} : { verified }), sourceChain };
+};
+
+/** The source's chain report: authenticated, or with `adopt` intact but unauthenticated or unchained; else `ChainError`. */
+const verifyChainOf = async (store: EventStore, stream: string, adopt: boolean) => {
+  try {
+    return await verifyStreamChain(store, stream, { allowUnchained: adopt });
+  } catch (error) {
+    if (adopt && (error as { code?: unknown }).code === 'CHAIN_UNAUTHENTICATED') return { status: 'unauthenticated' as const };
+    throw error;
+  }
 };
 
 /**
@@ -109,7 +137,8 @@ const copyStream = async (from: EventStore, to: EventStore, info: StreamInfo): P
  * same bytes; every blob a record names (appended with the stream, or in the shared blob store) is written into the
  * destination stream in the same batch as the first record naming it; a stream keeps its creation time, and a session
  * gets the status index entry its own appends would have left. Each copied record is read back and compared byte for
- * byte, and each copied session is verified by replay. A destination stream that already holds exactly the source's
+ * byte; the source's chain is checked first and the destination chains every record under its own key (README: *The
+ * chain*; see `CopyStoreOptions.adopt`), and each copied session is verified by replay, its chain included. A destination stream that already holds exactly the source's
  * records is left as it is (`present`: an interrupted copy can be run again); one that holds a byte-identical prefix
  * gets the rest (`extended`: a memory stream that grew); one that differs is not touched (`failed` with
  * `STORE_STREAM_EXISTS`). A stream that cannot be read, copied or verified is reported `failed` with its error code and
@@ -138,7 +167,7 @@ export const copyStore = async (from: EventStore, to: EventStore, options: CopyS
   infos.sort((left, right) => left.createdAt - right.createdAt || (left.stream < right.stream ? -1 : 1));
   for (const info of infos) {
     try {
-      report(await copyStream(from, to, info));
+      report(await copyStream(from, to, info, options.adopt === true));
     } catch (error) {
       report({ stream: info.stream, records: info.head, blobs: 0, outcome: 'failed', error: errorOf(error) });
     }

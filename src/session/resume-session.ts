@@ -5,6 +5,7 @@ import type { FactDraft } from '../../models/envelope.js';
 import type { EffectExecutors, EffectRequest, EffectResumeCheck } from '../effects/effect.js';
 import { ActorTree, rootPath } from '../host/actor-tree.js';
 import { ReinError } from '../host/host-errors.js';
+import { verifyStreamChain } from './verify-session.js';
 import { readSessionRecords } from './read-session.js';
 import { machineVersion } from '../host/machine-version.js';
 import { createIdGenerator } from '../host/record-ids.js';
@@ -171,6 +172,9 @@ export const resumeSession = async (services: SessionServices, sessionId: string
 };
 
 const resumeHeld = async (shared: SessionServices, sessionId: string, options: ResumeOptions, hold: (() => Promise<void>) | undefined): Promise<{ session: ReinSession; report: ResumeReport }> => {
+  // A log this machine's key did not chain is never continued: appending to it would vouch for what someone else wrote
+  // (`CHAIN_BROKEN`, `CHAIN_UNAUTHENTICATED`). A log written before the chain is continued, and its chain starts here.
+  await verifyStreamChain(shared.store, sessionId, { allowUnchained: true });
   const records = await readSessionRecords(shared.store, sessionId);
   const first = records[0];
   if (!first) throw new ReinError('SESSION_NOT_FOUND', `no session ${sessionId} in this store`);

@@ -32,6 +32,9 @@ import { holdsBatch, readAllRecords, readStreamRecords } from './postgres-reads.
 import { encodeSnapshot, latestSnapshot, upsertSnapshot } from './postgres-snapshots.js';
 import { StreamHolds } from './postgres-stream-holds.js';
 import { parsePostgresUrl } from './postgres-url.js';
+import { PostgresChain } from './postgres-chain.js';
+import type { ChainKey } from '../chain-crypto.js';
+import type { ChainReport } from '../chain-check.js';
 
 /** Options of `openPostgresEventStore`. */
 export interface PostgresEventStoreOptions {
@@ -52,6 +55,12 @@ export interface PostgresEventStoreOptions {
   retryForMs?: number;
   /** `application_name` of the connections (shown in `pg_stat_activity`). */
   applicationName?: string;
+  /**
+   * The key that authenticates the chain of every appended record (README: *The chain*). Default: this machine's key
+   * (`$REIN_CHAIN_KEY_FILE`, else `chain.key` in rein's configuration folder): workers on several machines that share
+   * a store must share the key, by pointing `REIN_CHAIN_KEY_FILE` at the same key.
+   */
+  chainKey?: ChainKey;
 }
 
 /**
@@ -81,6 +90,7 @@ export class PostgresEventStore implements EventStore {
   readonly #holds: StreamHolds;
 
   readonly #listen: (channel: string, onMessage: (payload: string) => void, onResync: () => void) => AppendListener;
+  readonly #chain: PostgresChain;
 
   constructor(options: {
     pool: Pool;
@@ -93,6 +103,7 @@ export class PostgresEventStore implements EventStore {
     this.db = new PostgresQueries({ pool: options.pool, schema: options.schema, retryForMs: settings.retryForMs ?? 30_000 });
     this.blobs = new PostgresBlobStore(this.db);
     this.#holds = new StreamHolds(this.db, () => this.#state === 'open');
+    this.#chain = new PostgresChain(this.db, settings.chainKey);
     this.location = options.location;
     this.#sync = (settings.durability ?? 'sync') === 'sync';
     this.#clock = settings.clock ?? Date.now;
@@ -116,8 +127,8 @@ export class PostgresEventStore implements EventStore {
   }
 
   async append(stream: string, records: readonly RecordDraft[], options: AppendOptions): Promise<RecordEnvelope[]> {
-    const { batch, blobs } = await this.#prepareAppend(stream, records, options);
-    const parameters = appendParameters(stream, options, options.createdAt ?? this.#clock(), options.sync ?? this.#sync, batch, blobs);
+    const { batch, blobs, chain } = await this.#prepareAppend(stream, records, options);
+    const parameters = appendParameters(stream, options, options.createdAt ?? this.#clock(), options.sync ?? this.#sync, batch, blobs, chain);
     const text = APPEND_SQL(this.db.quoted);
     return this.#track(async () => {
       await this.db.retrying(
@@ -134,7 +145,10 @@ export class PostgresEventStore implements EventStore {
         // lost attempt may have committed: it did if the stream holds exactly this batch's record ids at these seqs.
         async () => ((await holdsBatch(this.db, stream, batch.envelopes)) ? true : undefined),
       );
-      if (batch.envelopes.length > 0) this.#tails.notify(stream);
+      if (batch.envelopes.length > 0) {
+        this.#chain.remember(stream, options.expectedSeq + batch.envelopes.length, chain.next);
+        this.#tails.notify(stream);
+      }
       return batch.envelopes;
     });
   }
@@ -145,9 +159,10 @@ export class PostgresEventStore implements EventStore {
    * with an application's own rows; resolves with the envelopes the commit will store.
    */
   async appendInTransaction(client: ClientBase, stream: string, records: readonly RecordDraft[], options: AppendOptions): Promise<RecordEnvelope[]> {
-    const { batch, blobs } = await this.#prepareAppend(stream, records, options);
+    // The predecessor is not remembered: the caller's transaction may still roll back.
+    const { batch, blobs, chain } = await this.#prepareAppend(stream, records, options);
     try {
-      await client.query(APPEND_SQL(this.db.quoted), appendParameters(stream, options, options.createdAt ?? this.#clock(), options.sync ?? this.#sync, batch, blobs));
+      await client.query(APPEND_SQL(this.db.quoted), appendParameters(stream, options, options.createdAt ?? this.#clock(), options.sync ?? this.#sync, batch, blobs, chain));
     } catch (error) {
       throw storeErrorOf(error, stream, options.expectedSeq);
     }
@@ -219,13 +234,20 @@ export class PostgresEventStore implements EventStore {
     return this.#track(() =>
       this.db.retrying(
         name,
-        () => forkStream(this.db, { stream, atSeq, name, createdAt }),
+        async () => forkStream(this.db, { stream, atSeq, name, createdAt, key: (await this.#chain.key(true))! }),
         async (error) => {
           const existing = (error as StoreError).code === 'STORE_STREAM_EXISTS' ? await this.info(name) : undefined;
           return existing?.forkedFrom?.stream === stream && existing.forkedFrom.seq === atSeq && existing.createdAt === createdAt ? existing : undefined;
         },
       ),
     );
+  }
+
+  /** Checks `stream`'s chain under this store's key (see `EventStore.verifyChain`); the seal is written with every append. */
+  async verifyChain(stream: string): Promise<ChainReport> {
+    this.#assertNotClosed();
+    assertStreamName(stream);
+    return this.#chain.verify(stream);
   }
 
   async readBlob(stream: string, ref: string): Promise<Uint8Array> {
@@ -296,7 +318,8 @@ export class PostgresEventStore implements EventStore {
     assertFence(options);
     const batch = prepareBatch(stream, options.expectedSeq + 1, records, 'compact');
     const blobs = await prepareStreamBlobs(options.blobs);
-    return { batch, blobs };
+    const chain = await this.#chain.prepare(stream, options.expectedSeq, batch.envelopes);
+    return { batch, blobs, chain };
   }
 
   #track<T>(work: () => Promise<T>): Promise<T> {

@@ -22,6 +22,10 @@ export const CONFLICT_SQLSTATE = 'RE002';
  * 2. The session queue `rein worker` runs from: each submitted session's spec, its state and the approval answers
  *    waiting for a worker; `claim` and `release`.
  * 3. `claim` also takes a parked session when it is named (`rein resume` of a session waiting for a person).
+ * 4. The chain (README: *The chain*): each record's chain field (`records.chain`, NULL for records written before
+ *    it) and each stream's seal (`streams.seal`: the head it vouches for, 8 bytes, then its tag), both computed by the
+ *    writer under its chain key and stored by `append`, which now takes them. The 18-argument `append` is dropped:
+ *    a build without the chain fails to append instead of writing unchained records.
  */
 export const migrations: readonly Migration[] = [
   {
@@ -236,6 +240,71 @@ BEGIN
   END IF;
   UPDATE {s}.queue q SET state = 'running', updated_at = clock_timestamp(), claims = q.claims + 1 WHERE q.session = v_session;
   RETURN QUERY SELECT q.session, v_epoch, q.spec, q.answers FROM {s}.queue q WHERE q.session = v_session;
+END
+$fn$;
+`,
+  },
+  {
+    version: 4,
+    description: 'the chain: records.chain, streams.seal, and append taking them',
+    sql: `
+ALTER TABLE {s}.records ADD COLUMN chain bytea;
+ALTER TABLE {s}.streams ADD COLUMN seal bytea;
+DROP FUNCTION {s}.append(text, bigint, text, bigint, double precision, boolean, text, text[], text[], integer[], double precision[], text[], text[], text[], bytea[], bigint[], text[], bytea[]);
+CREATE FUNCTION {s}.append(
+  p_stream text, p_expected bigint, p_owner text, p_epoch bigint, p_created_at double precision, p_durable boolean, p_status text,
+  p_ids text[], p_types text[], p_vs integer[], p_ats double precision[], p_actors text[], p_causes text[], p_corrs text[],
+  p_payloads bytea[], p_checksums bigint[], p_blob_hashes text[], p_blobs bytea[], p_chains bytea[], p_seal bytea
+) RETURNS bigint LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_count integer := coalesce(array_length(p_ids, 1), 0);
+  v_head bigint;
+  v_owner text;
+  v_epoch bigint;
+  v_leased boolean;
+BEGIN
+  IF NOT p_durable THEN
+    PERFORM set_config('synchronous_commit', 'off', true);
+  END IF;
+  SELECT owner, epoch INTO v_owner, v_epoch FROM {s}.leases WHERE stream = p_stream FOR SHARE;
+  v_leased := FOUND AND v_owner IS NOT NULL;
+  IF p_owner IS NOT NULL AND (NOT v_leased OR v_owner <> p_owner OR v_epoch <> p_epoch) THEN
+    RAISE EXCEPTION USING ERRCODE = '${FENCED_SQLSTATE}', MESSAGE = 'lease lost',
+      DETAIL = format('%s holds epoch %s', coalesce(v_owner, 'nobody'), coalesce(v_epoch, 0));
+  END IF;
+  IF p_owner IS NULL AND v_leased THEN
+    RAISE EXCEPTION USING ERRCODE = '${FENCED_SQLSTATE}', MESSAGE = 'stream is leased',
+      DETAIL = format('%s holds epoch %s', v_owner, v_epoch);
+  END IF;
+  IF v_count = 0 THEN
+    SELECT head INTO v_head FROM {s}.streams WHERE stream = p_stream;
+    v_head := coalesce(v_head, 0);
+    IF v_head <> p_expected THEN
+      RAISE EXCEPTION USING ERRCODE = '${CONFLICT_SQLSTATE}', MESSAGE = v_head::text;
+    END IF;
+    RETURN v_head;
+  END IF;
+  IF p_expected = 0 THEN
+    INSERT INTO {s}.streams (stream, head, created_at, status, seal) VALUES (p_stream, v_count, p_created_at, p_status, p_seal)
+      ON CONFLICT (stream) DO NOTHING;
+  ELSE
+    UPDATE {s}.streams SET head = head + v_count, status = coalesce(p_status, status), seal = p_seal
+      WHERE stream = p_stream AND head = p_expected;
+  END IF;
+  IF NOT FOUND THEN
+    SELECT head INTO v_head FROM {s}.streams WHERE stream = p_stream;
+    RAISE EXCEPTION USING ERRCODE = '${CONFLICT_SQLSTATE}', MESSAGE = coalesce(v_head, 0)::text;
+  END IF;
+  INSERT INTO {s}.records (stream, seq, id, type, v, at, actor, cause, corr, payload, checksum, chain)
+    SELECT p_stream, p_expected + i, p_ids[i], p_types[i], p_vs[i], p_ats[i], p_actors[i], p_causes[i], p_corrs[i], p_payloads[i], p_checksums[i], p_chains[i]
+    FROM generate_subscripts(p_ids, 1) AS i;
+  IF coalesce(array_length(p_blob_hashes, 1), 0) > 0 THEN
+    INSERT INTO {s}.stream_blobs (stream, hash, content)
+      SELECT p_stream, hash, content FROM unnest(p_blob_hashes, p_blobs) AS blob(hash, content)
+      ON CONFLICT DO NOTHING;
+  END IF;
+  PERFORM pg_notify('{channel}', p_stream);
+  RETURN p_expected + v_count;
 END
 $fn$;
 `,

@@ -32,6 +32,7 @@ export interface StreamRow {
   forked_from: string | null;
   forked_at: number | null;
   status: string | null;
+  seal?: Buffer | null;
 }
 
 /** The `StreamInfo` of a `streams` row. */
@@ -50,8 +51,16 @@ export const decodeRow = (stream: string, seq: number, payload: Buffer, checksum
   return record;
 };
 
-/** The parameters of `<schema>.append(...)` for one prepared batch. */
-export const appendParameters = (stream: string, options: AppendOptions, createdAt: number, durable: boolean, batch: ReturnType<typeof prepareBatch>, blobs: Awaited<ReturnType<typeof prepareStreamBlobs>>): unknown[] => {
+/** The parameters of `<schema>.append(...)` for one prepared batch with its chain fields and the seal it leaves. */
+export const appendParameters = (
+  stream: string,
+  options: AppendOptions,
+  createdAt: number,
+  durable: boolean,
+  batch: ReturnType<typeof prepareBatch>,
+  blobs: Awaited<ReturnType<typeof prepareStreamBlobs>>,
+  chain: { fields: readonly Uint8Array[]; seal: Uint8Array | null },
+): unknown[] => {
   const { envelopes, values } = batch;
   const payloads = values.map((value) => Buffer.from(value.buffer, value.byteOffset, value.byteLength));
   return [
@@ -73,11 +82,25 @@ export const appendParameters = (stream: string, options: AppendOptions, created
     payloads.map((payload) => crc32(payload)),
     blobs.map((blob) => blob.hex),
     blobs.map((blob) => Buffer.from(blob.bytes)),
+    chain.fields.map((field) => Buffer.from(field.buffer, field.byteOffset, field.byteLength)),
+    chain.seal === null ? null : Buffer.from(chain.seal.buffer, chain.seal.byteOffset, chain.seal.byteLength),
   ];
 };
 
+/** A stream's seal as the `streams.seal` column holds it: the head (8 bytes, big-endian), then the tag. */
+export const encodeSeal = (head: number, tag: Uint8Array): Buffer => {
+  const seal = Buffer.alloc(8 + tag.length);
+  seal.writeBigUInt64BE(BigInt(head));
+  seal.set(tag, 8);
+  return seal;
+};
+
+/** The seal a `streams.seal` column holds (undefined when NULL or malformed: a malformed one fails to match). */
+export const decodeSeal = (stored: Buffer | null): { head: number; tag: Uint8Array } | undefined =>
+  stored === null || stored.length < 9 ? undefined : { head: Number(stored.readBigUInt64BE(0)), tag: new Uint8Array(stored.subarray(8)) };
+
 /** The one statement an append sends. */
-export const APPEND_SQL = (schema: string) => `SELECT ${schema}.append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) AS head`;
+export const APPEND_SQL = (schema: string) => `SELECT ${schema}.append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) AS head`;
 
 /** A fence must be `{ owner: non-empty string, epoch: positive integer }`, else `STORE_INVALID_ARGUMENT`. */
 export const assertFence = (options: AppendOptions): void => {

@@ -181,7 +181,7 @@ describe('LevelEventStore', () => {
     expect(heads.at(-1)).toBe(total);
   }, 60_000);
 
-  it('keeps reading and appending a stream an earlier build wrote with codec /1, in the envelope layout it holds', async () => {
+  it('keeps reading a stream an earlier build wrote with codec /1, in the envelope layout it holds, and starts its chain at the next append', async () => {
     const { root, store } = await storeWithRecords(10);
     await store.close();
     // Rewrite the stream as the earlier build stored it: meta codec `/1` and every record an envelope map.
@@ -194,17 +194,24 @@ describe('LevelEventStore', () => {
     const reopened = await openLevelEventStore(root);
     const before = await reopened.read('s');
     expect(before.map((record) => record.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(await reopened.verifyChain('s')).toMatchObject({ status: 'unchained', seq: 1 });
     await reopened.append('s', drafts(11, 5), { expectedSeq: 10 });
     expect((await reopened.read('s')).map((record) => record.seq)).toEqual(Array.from({ length: 15 }, (_, index) => index + 1));
+    // The chain starts at the upgrade; its first record covers the ten written before it.
+    expect(await reopened.verifyChain('s')).toMatchObject({ status: 'authenticated', chainedFrom: 11, head: 15 });
     await reopened.close();
     const check = new ClassicLevel<string, Uint8Array>(join(root, 'streams', 's'), { ...STREAM_DATABASE_OPTIONS });
     await check.open();
     const formats = (await check.values({ gte: recordKey(1), lte: recordKey(15) }).all()).map((value) => value[0]);
+    const upgraded = JSON.parse(Buffer.from((await check.get('m!meta'))!).toString('utf8')) as { codec: { id: string } };
     await check.close();
-    expect(formats).toEqual(Array.from({ length: 15 }, () => 0x01));
+    // The records written before keep their layout; the new ones are one chained group, and the meta says `/4`, so the
+    // earlier build refuses the stream rather than append unchained records to it.
+    expect(formats).toEqual([...Array.from({ length: 10 }, () => 0x01), 0x07]);
+    expect(upgraded.codec.id).toBe('rein.msgpackr2-plain.crc32/4');
   });
 
-  it('keeps reading and appending a stream an earlier build wrote with codec /2, in the compact layout it holds', async () => {
+  it('keeps reading a stream an earlier build wrote with codec /2, in the compact layout it holds, and starts its chain at the next append', async () => {
     const { root, store } = await storeWithRecords(10);
     await store.close();
     // Rewrite the stream as the earlier build stored it: meta codec `/2` and every record a compact row.
@@ -219,12 +226,13 @@ describe('LevelEventStore', () => {
     expect((await reopened.read('s')).map((record) => (record.data as { digest: string }).digest)).toEqual(Array.from({ length: 10 }, () => `b3:${'ab'.repeat(32)}`));
     await reopened.append('s', drafts(11, 5).map((draft) => ({ ...draft, data: { digest: `b3:${'cd'.repeat(32)}` } })), { expectedSeq: 10 });
     expect((await reopened.read('s', { from: 11 })).map((record) => (record.data as { digest: string }).digest)).toEqual(Array.from({ length: 5 }, () => `b3:${'cd'.repeat(32)}`));
+    expect(await reopened.verifyChain('s')).toMatchObject({ status: 'authenticated', chainedFrom: 11, head: 15 });
     await reopened.close();
     const check = new ClassicLevel<string, Uint8Array>(join(root, 'streams', 's'), { ...STREAM_DATABASE_OPTIONS });
     await check.open();
     const formats = (await check.values({ gte: recordKey(1), lte: recordKey(15) }).all()).map((value) => value[0]);
     await check.close();
-    expect(formats).toEqual(Array.from({ length: 15 }, () => 0x02));
+    expect(formats).toEqual([...Array.from({ length: 10 }, () => 0x02), 0x07]);
   });
 
   it('stores new streams in groups, one per append: no stream name in any value, digests as their bytes', async () => {
@@ -238,7 +246,7 @@ describe('LevelEventStore', () => {
     const meta = JSON.parse(Buffer.from((await database.get('m!meta'))!).toString('utf8')) as { codec: { id: string } };
     const values = await database.values({ gte: recordKey(1), lte: recordKey(11) }).all();
     await database.close();
-    expect(meta.codec.id).toBe('rein.msgpackr2-plain.crc32/3');
+    expect(meta.codec.id).toBe('rein.msgpackr2-plain.crc32/4');
     // One value per append (a group, format byte 7), under the key of its last record.
     expect(values.map((value) => value[0])).toEqual([0x07, 0x07]);
     const last = Buffer.from(values.at(-1)!);

@@ -1,5 +1,6 @@
 import { ReinError } from '../../host/host-errors.js';
 import { replaySession } from '../../session/replay-session.js';
+import { describeChain } from '../../session/verify-session.js';
 import { forkSession } from '../../session/fork-session.js';
 import { dryRunSession } from '../../session/dry-run.js';
 import { decideWithPolicy } from '../../session/dry-run-permission.js';
@@ -47,8 +48,8 @@ export const replayCommand = (id: string, options: CommonOptions & PermissionOpt
       return;
     }
     const result = await replaySession(store, id);
-    if (options.json) printJson({ sessionId: id, verified: result.verified, regenerated: result.regenerated, inputs: result.inputs, head: result.head });
-    else printText(`verified ${result.verified} records (${result.inputs} inputs re-applied, ${result.regenerated} derived records regenerated and equal)\n`);
+    if (options.json) printJson({ sessionId: id, verified: result.verified, regenerated: result.regenerated, inputs: result.inputs, head: result.head, chain: result.chain });
+    else printText(`verified ${result.verified} records (${result.inputs} inputs re-applied, ${result.regenerated} derived records regenerated and equal); ${describeChain(result.chain)}\n`);
   });
 
 /** The body of `rein fork`. */

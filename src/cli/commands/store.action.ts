@@ -39,6 +39,7 @@ export const copyCommand = async (options: CopyOptions): Promise<void> => {
     const to = await openStoreAt(options.to, { mode: 'write' });
     try {
       const copied = await copyStore(from, to, {
+        adopt: options.adopt === true,
         onStream: (stream) => {
           if (options.json) printJson(stream);
           else if (stream.error) printText(`failed ${stream.stream}: ${stream.error.code} ${stream.error.message}\n`);

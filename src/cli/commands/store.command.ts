@@ -18,6 +18,7 @@ export const registerStore = (program: Command): void => {
     .description('copy every session (records and blobs) from one store to another, verifying each by replay')
     .requiredOption('--from <dir|url>', 'the source store: a directory or a postgres:// URL')
     .requiredOption('--to <dir|url>', 'the destination store: a directory or a postgres:// URL')
+    .option('--adopt', "also copy logs whose chain is intact but not this machine's (another machine's, or written before the chain): the destination vouches for them under this machine's key")
     .option('--json', 'print one JSON line per copied stream')
     .action(async (options: CopyOptions) => (await import('./store.action.js')).copyCommand(options));
 };
@@ -25,5 +26,6 @@ export const registerStore = (program: Command): void => {
 export interface CopyOptions {
   from: string;
   to: string;
+  adopt?: boolean;
   json?: boolean;
 }

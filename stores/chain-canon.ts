@@ -1,0 +1,26 @@
+import type { RecordEnvelope } from '../models/envelope.js';
+import { packPayload, unpackPayload } from './record-codec.js';
+
+/** A map key `__proto__` as msgpack writes it (fixstr of 9): a read returns it renamed, so it needs normalising. */
+const PROTO_KEY = Buffer.from([0xa9, ...Buffer.from('__proto__', 'latin1')]);
+
+/** The compact row of an envelope: `[seq, id, type, v, at, actor, cause, corr, data?]` (the stream is not in it). */
+const rowOf = (envelope: RecordEnvelope): unknown[] => {
+  const row: unknown[] = [envelope.seq, envelope.id, envelope.type, envelope.v, envelope.at, envelope.actor, envelope.cause ?? null, envelope.corr ?? null];
+  if (envelope.data !== undefined) row.push(envelope.data);
+  return row;
+};
+
+/**
+ * The bytes the chain digests for a record: the msgpack of its compact row as a read returns the record, whatever
+ * backend or layout stores it, so a record digests the same when appended, read back, forked or copied. The stream is
+ * left out (a fork carries its parent's chain as it is; the seal binds the stream). A value a read would return
+ * changed (a key named `__proto__`, data msgpackr writes for non-plain values) is digested as the read returns it:
+ * encoded, decoded and encoded again. Returns a fresh copy the caller may keep.
+ */
+export function canonicalRecordBytes(envelope: RecordEnvelope): Uint8Array {
+  const packed = packPayload(rowOf(envelope));
+  if (packed.plain && Buffer.from(packed.bytes.buffer, packed.bytes.byteOffset, packed.bytes.byteLength).indexOf(PROTO_KEY) === -1) return Uint8Array.prototype.slice.call(packed.bytes);
+  const again = packPayload(unpackPayload(Uint8Array.prototype.slice.call(packed.bytes)));
+  return Uint8Array.prototype.slice.call(again.bytes);
+}
