@@ -338,18 +338,17 @@ export class LevelEventStore implements EventStore {
     assertStreamName(stream);
     const key = await this.#readerKey();
     const keyId = key === undefined ? {} : { keyId: key.id };
+    const check = async (opened: LevelStream): Promise<ChainReport> => {
+      if (opened.meta === undefined) return { stream, head: 0, status: 'authenticated', ...keyId };
+      return checkChain({ stream, head: opened.head, pages: chainedPages(opened), key, seal: opened.seal, sealedOnAppend: false });
+    };
     try {
-      return await this.#withReadable(
-        stream,
-        async (opened) => {
-          if (opened.meta === undefined) return { stream, head: 0, status: 'authenticated' as const, ...keyId };
-          return checkChain({ stream, head: opened.head, pages: chainedPages(opened), key, seal: opened.seal, sealedOnAppend: false });
-        },
-        { stream, head: 0, status: 'authenticated' as const, ...keyId },
-      );
+      return await this.#withReadable(stream, check, { stream, head: 0, status: 'authenticated' as const, ...keyId });
     } catch (error) {
       if (!(error instanceof StreamCutShortError)) throw error;
-      return { stream, head: error.head, status: 'broken', seq: error.head + 1, problem: `the stream was closed cleanly at record ${error.sealedHead} but now ends at ${error.head}: records ${error.head + 1}..${error.sealedHead} were cut off`, ...keyId };
+      // Cut below its last clean close: checked on a throwaway copy that opens anyway, so the report names the first
+      // record concerned (an earlier forgery, or the first one cut off).
+      return readLockedStream(streamDirectory(this.#root, stream), stream, check, { tolerateCutShort: true });
     }
   }
 

@@ -15,11 +15,11 @@ const ATTEMPTS = 12;
  * retried a few times; after that the last error is raised (a `CorruptRecordError` when the data is damaged).
  * `use` must only read: it may run more than once.
  */
-export async function readLockedStream<T>(directory: string, stream: string, use: (copy: LevelStream) => Promise<T>): Promise<T> {
+export async function readLockedStream<T>(directory: string, stream: string, use: (copy: LevelStream) => Promise<T>, options: { tolerateCutShort?: boolean } = {}): Promise<T> {
   let lastError: unknown;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     if (attempt > 0) await sleep(Math.min(5 * attempt, 50));
-    const tried = await tryOpenCopy(directory, stream);
+    const tried = await tryOpenCopy(directory, stream, options.tolerateCutShort === true);
     if ('error' in tried) {
       lastError = tried.error;
       continue;
@@ -44,7 +44,7 @@ export async function readLockedStream<T>(directory: string, stream: string, use
  * One try at copying `directory` and opening the copy: the open copy, or why this try failed (a file vanished mid-copy,
  * the copy did not open cleanly; the copy is then deleted). A codec mismatch is raised: trying again cannot help.
  */
-const tryOpenCopy = async (directory: string, stream: string): Promise<{ copy: string; opened: LevelStream } | { error: unknown }> => {
+const tryOpenCopy = async (directory: string, stream: string, tolerateCutShort: boolean): Promise<{ copy: string; opened: LevelStream } | { error: unknown }> => {
   let copy: string;
   try {
     copy = await copyDatabase(directory);
@@ -53,7 +53,7 @@ const tryOpenCopy = async (directory: string, stream: string): Promise<{ copy: s
     return { error };
   }
   try {
-    const opened = await openLevelStream({ directory: copy, stream, create: false, copy: true });
+    const opened = await openLevelStream({ directory: copy, stream, create: false, copy: true, ...(tolerateCutShort ? { tolerateCutShort } : {}) });
     if (typeof opened !== 'string') return { copy, opened };
     await removeCopy(copy);
     return { error: new Error(`the copy of ${stream} did not open: ${opened}`) };
@@ -168,7 +168,7 @@ const openCopy = async (directory: string, stream: string): Promise<{ copy: stri
   let lastError: unknown;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     if (attempt > 0) await sleep(Math.min(5 * attempt, 50));
-    const tried = await tryOpenCopy(directory, stream);
+    const tried = await tryOpenCopy(directory, stream, false);
     if (!('error' in tried)) return tried;
     lastError = tried.error;
   }

@@ -99,6 +99,8 @@ export interface IntegrityCheck {
   head: number;
   /** A throwaway copy of another process's database: never write the watermark into it. */
   copy: boolean;
+  /** Return a head below the watermark instead of raising `StreamCutShortError` (a chain check of a copy reports it). */
+  tolerateCutShort?: boolean;
 }
 
 /**
@@ -116,6 +118,6 @@ export async function checkIntegrity(check: IntegrityCheck): Promise<Watermark> 
     if (!check.copy) await writeWatermark(check.directory, { head: watermark.head, damaged: drops });
     throw new CorruptRecordError(check.stream, undefined, `LevelDB recovery dropped damaged data: ${drops}`);
   }
-  if (check.head < watermark.head) throw new StreamCutShortError(check.stream, check.head, watermark.head);
+  if (check.head < watermark.head && !(check.copy && check.tolerateCutShort)) throw new StreamCutShortError(check.stream, check.head, watermark.head);
   return watermark;
 }

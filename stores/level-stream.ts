@@ -87,6 +87,8 @@ export interface OpenLevelStreamOptions {
   create: boolean;
   /** The directory is a throwaway copy of a database another process owns. */
   copy: boolean;
+  /** A copy opened for a chain check: a head below the clean-close watermark is reported by the check, not raised. */
+  tolerateCutShort?: boolean;
 }
 
 /**
@@ -381,10 +383,14 @@ export class LevelStream {
     return (this.predecessor = predecessor);
   }
 
-  /** The seal the last clean close recorded, if it has one. */
+  /**
+   * The seal the last clean close recorded, if it has one; a head the stream no longer reaches counts as one (its tag
+   * empty) even without it, so a check reports records cut off its end.
+   */
   get seal(): StreamSeal | undefined {
     const { head, seal } = this.#watermark;
-    return seal === undefined || !/^[0-9a-f]{32}$/.test(seal) ? undefined : { head, tag: Buffer.from(seal, 'hex') };
+    if (seal !== undefined && /^[0-9a-f]{32}$/.test(seal)) return { head, tag: Buffer.from(seal, 'hex') };
+    return head > this.head ? { head, tag: new Uint8Array(0) } : undefined;
   }
 
   async #readRange(range: SeqRange, fields?: Array<Uint8Array | undefined>): Promise<RecordEnvelope[]> {
@@ -514,7 +520,7 @@ export async function openLevelStream(options: OpenLevelStreamOptions): Promise<
     const [lastKey] = await database.keys({ ...RECORD_KEYS, reverse: true, limit: 1 }).all();
     const head = lastKey === undefined ? 0 : keySeq(lastKey);
     if (head === undefined) throw new CorruptRecordError(options.stream, undefined, `unreadable record key ${String(lastKey)}`);
-    const watermark = await checkIntegrity({ directory: options.directory, stream: options.stream, head, copy: options.copy });
+    const watermark = await checkIntegrity({ directory: options.directory, stream: options.stream, head, copy: options.copy, ...(options.tolerateCutShort ? { tolerateCutShort: true } : {}) });
     return new LevelStream({ ...options, database, head, meta, watermark });
   } catch (error) {
     await database.close();

@@ -5,6 +5,8 @@ import type { ArtifactRef } from '../../stores/blob-store.js';
 import type { EventStore, PositionedRecord } from '../../stores/event-store.js';
 import { createBLAKE3 } from 'hash-wasm';
 import { draft, drafts, expectCode } from './store-test-support.js';
+import { randomChainKey, type ChainKey } from '../../stores/chain-crypto.js';
+import { changeRecord, deleteRecord, insertRecord, relinkFrom, swapRecords, truncate, type ChainEntry } from './chain-forgery.js';
 
 /** One fresh store plus the backend-specific hooks the suite needs. */
 export interface ConformanceSubject {
@@ -17,6 +19,16 @@ export interface ConformanceSubject {
   corruptStreamBlob(stream: string, ref: ArtifactRef): Promise<void>;
   /** Closes the store and opens it again on the same storage (persistent backends only). */
   reopen?(): Promise<EventStore>;
+  /** The stream's stored records with their chain fields, read around the store. */
+  rawChain(stream: string): Promise<ChainEntry[]>;
+  /**
+   * Rewrites the stream's stored records and chain fields around the store, as someone with write access to the storage
+   * but without the key would: nothing is computed, the stream's seal stays as the store left it (`dropSeal`: removed).
+   * Resolves with the store to go on with (LevelDB closes and reopens it).
+   */
+  forge(stream: string, entries: readonly ChainEntry[], options?: { dropSeal?: boolean }): Promise<EventStore>;
+  /** A store over the same storage that chains with `key` (another machine's), opened beside this one. */
+  withKey(key: ChainKey): Promise<EventStore>;
 }
 
 /** A backend under test: its name and how to open a fresh, empty store. */
@@ -40,15 +52,17 @@ export function describeEventStoreConformance(harness: ConformanceHarness): void
     const subject = async (): Promise<ConformanceSubject> => {
       const fresh = await harness.open();
       opened.push(fresh.store);
+      const tracked = (open: (...args: never[]) => Promise<EventStore>) => async (...args: never[]) => {
+        const again = await open(...args);
+        opened.push(again);
+        return again;
+      };
       const reopen = fresh.reopen;
-      if (reopen === undefined) return fresh;
       return {
         ...fresh,
-        reopen: async () => {
-          const again = await reopen();
-          opened.push(again);
-          return again;
-        },
+        forge: tracked(fresh.forge as (...args: never[]) => Promise<EventStore>) as ConformanceSubject['forge'],
+        withKey: tracked(fresh.withKey as (...args: never[]) => Promise<EventStore>) as ConformanceSubject['withKey'],
+        ...(reopen === undefined ? {} : { reopen: tracked(reopen) as ConformanceSubject['reopen'] }),
       };
     };
     /** A store whose stream `s` holds records 1..5 (appended as 2 + 3). */
@@ -441,6 +455,77 @@ export function describeEventStoreConformance(harness: ConformanceHarness): void
         await current.store.append('s', [draft(1)], { expectedSeq: 0, blobs: ['will be damaged'] });
         await current.corruptStreamBlob('s', ref);
         await expectCode(current.store.readBlob('s', ref), 'BLOB_CORRUPT');
+      });
+    });
+
+    describe('chain', () => {
+      /** A store whose stream `s` holds records 1..8 (appended as 3 + 5). */
+      const withEight = async () => {
+        const current = await subject();
+        await current.store.append('s', drafts(1, 3), { expectedSeq: 0 });
+        await current.store.append('s', drafts(4, 5), { expectedSeq: 3 });
+        return current;
+      };
+      const forged = async (edit: (entries: ChainEntry[]) => ChainEntry[], options?: { dropSeal?: boolean }) => {
+        const current = await withEight();
+        const entries = await current.rawChain('s');
+        expect(entries.every((entry) => entry.field?.length === 12)).toBe(true);
+        return current.forge('s', edit(entries), options);
+      };
+
+      it('chains every appended record under the store key: intact, authenticated, from record 1', async () => {
+        const current = await withEight();
+        expect(await current.store.verifyChain('s')).toMatchObject({ stream: 's', head: 8, status: 'authenticated', chainedFrom: 1 });
+        expect(await current.store.verifyChain('nothing-here')).toMatchObject({ head: 0 });
+        // A store writes the same chain for the same records under the same key: the fields are a function of them.
+        const fields = (await current.rawChain('s')).map((entry) => Buffer.from(entry.field!).toString('hex'));
+        expect(new Set(fields).size).toBe(8);
+      });
+      it('ignores chain fields a caller passes: the store computes them', async () => {
+        const current = await subject();
+        const bogus = { chain: new Uint8Array(12).fill(7), field: 'x', mac: 'y' };
+        await current.store.append('s', drafts(1, 3).map((item) => ({ ...item, ...bogus })), { expectedSeq: 0 });
+        const records = await current.store.read('s');
+        expect(records.every((record) => !('chain' in record) && !('mac' in record))).toBe(true);
+        expect((await current.rawChain('s')).some((entry) => Buffer.from(entry.field!).equals(Buffer.from(bogus.chain)))).toBe(false);
+        expect(await current.store.verifyChain('s')).toMatchObject({ status: 'authenticated' });
+      });
+      it('says a copy written under another key is intact but not authenticated, from record 1', async () => {
+        const current = await withEight();
+        const other = await current.withKey(randomChainKey());
+        await other.append('copy', (await current.store.read('s')).map(({ stream: _stream, seq: _seq, ...item }) => item), { expectedSeq: 0 });
+        expect(await other.verifyChain('copy')).toMatchObject({ status: 'authenticated' });
+        expect(await current.store.verifyChain('copy')).toMatchObject({ status: 'unauthenticated', seq: 1, chainedFrom: 1 });
+        expect(await other.verifyChain('s')).toMatchObject({ status: 'unauthenticated', seq: 1 });
+      });
+      it('names the record a forger changed, with the chain left as it was: broken there', async () => {
+        const store = await forged((entries) => changeRecord(entries, 4, { index: 5, forged: true }));
+        expect(await store.verifyChain('s')).toMatchObject({ status: 'broken', seq: 5 });
+      });
+      it('names the record a forger changed and relinked without the key: intact but not authenticated from there', async () => {
+        const store = await forged((entries) => relinkFrom(changeRecord(entries, 4, { index: 5, forged: true }), 4));
+        expect(await store.verifyChain('s')).toMatchObject({ status: 'unauthenticated', seq: 5 });
+      });
+      it('names where a record was deleted, two were swapped or one inserted', async () => {
+        expect(await (await forged((entries) => deleteRecord(entries, 2))).verifyChain('s')).toMatchObject({ status: 'broken', seq: 3 });
+        expect(await (await forged((entries) => swapRecords(entries, 5))).verifyChain('s')).toMatchObject({ status: 'broken', seq: 6 });
+        expect(await (await forged((entries) => insertRecord(entries, 1, { ...entries[1]!.record, id: 'r-planted', data: { planted: true } }))).verifyChain('s')).toMatchObject({ status: 'broken', seq: 2 });
+        // Relinked without the key, the same forgeries are not authenticated from the same record (and a deletion also
+        // leaves the stream short of its seal: broken, named at the first record concerned).
+        expect(await (await forged((entries) => relinkFrom(swapRecords(entries, 5), 5))).verifyChain('s')).toMatchObject({ status: 'unauthenticated', seq: 6 });
+        expect(await (await forged((entries) => relinkFrom(deleteRecord(entries, 2), 2))).verifyChain('s')).toMatchObject({ status: 'broken', seq: 3 });
+      });
+      it('says a stream cut short no longer reaches its seal', async () => {
+        const store = await forged((entries) => truncate(entries, 2));
+        expect(await store.verifyChain('s')).toMatchObject({ status: 'broken', seq: 7 });
+      });
+      it('carries the parent\'s chain into a fork, sealed under its own name, and chains the fork\'s own appends', async () => {
+        const current = await withEight();
+        await current.store.fork('s', 5, { newStream: 'kid' });
+        expect(await current.store.verifyChain('kid')).toMatchObject({ status: 'authenticated', head: 5, chainedFrom: 1 });
+        await current.store.append('kid', drafts(6, 2), { expectedSeq: 5 });
+        expect(await current.store.verifyChain('kid')).toMatchObject({ status: 'authenticated', head: 7 });
+        expect((await current.rawChain('kid')).slice(0, 5)).toEqual((await current.rawChain('s')).slice(0, 5).map((entry) => ({ ...entry, record: { ...entry.record, stream: 'kid' } })));
       });
     });
 

@@ -14,6 +14,7 @@ import { describeEventStoreConformance } from './event-store.conformance.js';
 import { holdStreamInAnotherProcess, runBuiltStoreInChild } from './level-child-process.js';
 import type { RawWrite } from './level-child-process.js';
 import { drafts, expectCode, temporaryDirectory } from './store-test-support.js';
+import { levelForge, levelRawChain } from './level-raw-chain.js';
 
 /**
  * Flip one bit of a value in a stream's database, as a failing disk would: the store lets go of the database
@@ -85,6 +86,18 @@ describeEventStoreConformance({
         store = await openLevelEventStore(root);
         return store;
       },
+      rawChain: async (stream) => {
+        await store.release(stream);
+        return levelRawChain(root, stream);
+      },
+      // Closed first: the clean close writes the seal the forger then finds on disk.
+      forge: async (stream, entries, options) => {
+        await store.close();
+        await levelForge(root, stream, entries, options);
+        store = await openLevelEventStore(root);
+        return store;
+      },
+      withKey: (chainKey) => openLevelEventStore(root, { chainKey }),
     };
   },
 });
@@ -191,6 +204,8 @@ describe('LevelEventStore', () => {
     meta.codec.id = 'rein.msgpackr2-plain.crc32/1';
     await database.batch([{ type: 'put', key: 'm!meta', value: Buffer.from(JSON.stringify(meta)) }, ...rawRecords(1, 10).map((write) => ({ type: 'put' as const, ...write }))]);
     await database.close();
+    // The earlier build's clean close recorded the head without a seal.
+    await writeFile(join(root, 'streams', 's', 'rein-watermark.json'), JSON.stringify({ head: 10 }));
     const reopened = await openLevelEventStore(root);
     const before = await reopened.read('s');
     expect(before.map((record) => record.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
@@ -222,6 +237,7 @@ describe('LevelEventStore', () => {
     const rows = rawRecords(1, 10).map((write, index) => ({ type: 'put' as const, key: write.key, value: encodeRecord({ ...(decodeValue(write.value, { stream: 's' }) as RecordEnvelope), data: { digest: `b3:${'ab'.repeat(32)}`, index } }, 'compact') }));
     await database.batch([{ type: 'put', key: 'm!meta', value: Buffer.from(JSON.stringify(meta)) }, ...rows]);
     await database.close();
+    await writeFile(join(root, 'streams', 's', 'rein-watermark.json'), JSON.stringify({ head: 10 }));
     const reopened = await openLevelEventStore(root);
     expect((await reopened.read('s')).map((record) => (record.data as { digest: string }).digest)).toEqual(Array.from({ length: 10 }, () => `b3:${'ab'.repeat(32)}`));
     await reopened.append('s', drafts(11, 5).map((draft) => ({ ...draft, data: { digest: `b3:${'cd'.repeat(32)}` } })), { expectedSeq: 10 });

@@ -6,6 +6,7 @@ import { blake3Hex, refDigest } from '../../stores/blob-hash.js';
 import { describeEventStoreConformance } from './event-store.conformance.js';
 import { draft, drafts, expectCode } from './store-test-support.js';
 import { describePostgres, freshSchemaUrl, postgresUrl } from '../support/postgres.js';
+import { postgresForge, postgresRawChain } from './postgres-raw-chain.js';
 
 const schemaOf = (url: string): string => new URL(url).searchParams.get('schema')!;
 
@@ -37,6 +38,12 @@ describePostgres('PostgreSQL event store', () => {
           store = await openPostgresEventStore(url);
           return store;
         },
+        rawChain: (stream) => postgresRawChain(admin, schema, stream),
+        forge: async (stream, entries, options) => {
+          await postgresForge(admin, schema, stream, entries, options);
+          return store;
+        },
+        withKey: (chainKey) => openPostgresEventStore(url, { chainKey }),
       };
     },
   });
@@ -159,7 +166,7 @@ describePostgres('PostgreSQL event store', () => {
       expect(await first.head('none')).toBe(0);
       expect(await second.head('none')).toBe(0);
       const { rows } = await admin.query(`SELECT version FROM "${schemaOf(url)}".schema_migrations ORDER BY version`);
-      expect(rows.map((row) => row.version)).toEqual([1, 2, 3]);
+      expect(rows.map((row) => row.version)).toEqual([1, 2, 3, 4]);
       await admin.query(`INSERT INTO "${schemaOf(url)}".schema_migrations (version, description) VALUES (99, 'from the future')`);
       await expectCode(openPostgresEventStore(url), 'STORE_VERSION_UNSUPPORTED');
     });
