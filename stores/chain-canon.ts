@@ -1,5 +1,6 @@
 import type { RecordEnvelope } from '../models/envelope.js';
 import { packPayload, unpackPayload } from './record-codec.js';
+import { StoreError } from './store-errors.js';
 
 /** A map key `__proto__` as msgpack writes it (fixstr of 9): a read returns it renamed, so it needs normalising. */
 const PROTO_KEY = Buffer.from([0xa9, ...Buffer.from('__proto__', 'latin1')]);
@@ -16,11 +17,18 @@ const rowOf = (envelope: RecordEnvelope): unknown[] => {
  * backend or layout stores it, so a record digests the same when appended, read back, forked or copied. The stream is
  * left out (a fork carries its parent's chain as it is; the seal binds the stream). A value a read would return
  * changed (a key named `__proto__`, data msgpackr writes for non-plain values) is digested as the read returns it:
- * encoded, decoded and encoded again. Returns a fresh copy the caller may keep.
+ * encoded, decoded and encoded again; a value that would not read back at all (a Map with non-string keys) is
+ * `STORE_INVALID_ARGUMENT`, so the append that brought it writes nothing. Returns a fresh copy the caller may keep.
  */
 export function canonicalRecordBytes(envelope: RecordEnvelope): Uint8Array {
   const packed = packPayload(rowOf(envelope));
   if (packed.plain && Buffer.from(packed.bytes.buffer, packed.bytes.byteOffset, packed.bytes.byteLength).indexOf(PROTO_KEY) === -1) return Uint8Array.prototype.slice.call(packed.bytes);
-  const again = packPayload(unpackPayload(Uint8Array.prototype.slice.call(packed.bytes)));
+  let read: unknown;
+  try {
+    read = unpackPayload(Uint8Array.prototype.slice.call(packed.bytes));
+  } catch (error) {
+    throw new StoreError('STORE_INVALID_ARGUMENT', `value cannot be stored: it would not read back (${String(error)})`, { cause: error });
+  }
+  const again = packPayload(read);
   return Uint8Array.prototype.slice.call(again.bytes);
 }
