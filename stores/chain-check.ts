@@ -145,5 +145,5 @@ function checkSeal(input: ChainCheckInput, predecessor: Uint8Array | undefined):
  */
 export function assertAuthenticated(report: ChainReport): void {
   if (report.status === 'authenticated') return;
-  throw new ChainError(report.status === 'broken' ? 'CHAIN_BROKEN' : 'CHAIN_UNAUTHENTICATED', report.stream, report.seq, report.problem ?? report.status);
+  throw new ChainError(report.status === 'broken' ? 'CHAIN_BROKEN' : 'CHAIN_UNAUTHENTICATED', report.stream, report.seq, report.problem ?? report.status, { report });
 }

@@ -1,3 +1,5 @@
+import type { ChainReport } from './chain-check.js';
+
 /** Stable codes for every error the store layer raises; tests assert these, never messages. */
 export type StoreErrorCode =
   | 'STORE_CONFLICT'
@@ -70,11 +72,14 @@ export class CorruptRecordError extends StoreError {
 export class ChainError extends StoreError {
   readonly stream: string;
   readonly seq: number | undefined;
-  constructor(code: 'CHAIN_BROKEN' | 'CHAIN_UNAUTHENTICATED', stream: string, seq: number | undefined, problem: string, options?: { cause?: unknown }) {
-    super(code, `${stream}: ${problem}`, options);
+  /** The check's whole report, when a check made this error (see `EventStore.verifyChain`). */
+  readonly report: ChainReport | undefined;
+  constructor(code: 'CHAIN_BROKEN' | 'CHAIN_UNAUTHENTICATED', stream: string, seq: number | undefined, problem: string, options?: { cause?: unknown; report?: ChainReport }) {
+    super(code, `${stream}: ${problem}`, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ChainError';
     this.stream = stream;
     this.seq = seq;
+    this.report = options?.report;
   }
 }
 

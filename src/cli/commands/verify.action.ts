@@ -23,11 +23,12 @@ export const verifyCommand = (id: string | undefined, options: VerifyOptions): P
       try {
         report = await verifyStreamChain(store, stream);
       } catch (error) {
+        const code = codeOf(error) ?? 'ERROR';
+        // `--json` prints the report of a chain that fails too (its status, the first record concerned and why).
+        if (options.json) printJson((error as { report?: ChainReport }).report ?? { stream, error: { code, message: (error as Error).message } });
         if (id !== undefined) throw error;
         failures.push({ stream, error });
-        const code = codeOf(error) ?? 'ERROR';
-        if (options.json) printJson({ stream, error: { code, message: (error as Error).message } });
-        else printText(`${stream}: ${code}: ${(error as Error).message}\n`);
+        if (!options.json) printText(`${stream}: ${code}: ${(error as Error).message}\n`);
         continue;
       }
       if (options.json) printJson(report);
