@@ -53,7 +53,7 @@ const range = (from: number, to: number): string => (from === to ? `record ${fro
 
 /**
  * Walks a stream's records with their chain fields and says whether the chain vouches for them (see `ChainStatus`),
- * naming the first record that fails. A record that cannot be read (`CorruptRecordError`) breaks the chain there.
+ * naming the first record that fails. A record that cannot be read raises its `CorruptRecordError` (`STORE_CORRUPT_RECORD`).
  */
 export async function checkChain(input: ChainCheckInput): Promise<ChainReport> {
   const { stream, head, key } = input;
@@ -63,42 +63,36 @@ export async function checkChain(input: ChainCheckInput): Promise<ChainReport> {
   let brokenAt: { seq: number; problem: string } | undefined;
   let unauthenticatedAt: { seq: number; problem: string } | undefined;
   let sealPredecessor: Uint8Array | undefined = input.seal?.head === 0 ? CHAIN_ORIGIN : undefined;
-  try {
-    for await (const page of input.pages) {
-      for (const { record, field } of page) {
-        const seq = record.seq;
-        if (seq !== expected) throw new CorruptRecordError(stream, expected, 'record is missing');
-        expected++;
-        const digest = recordDigest(predecessor, canonicalRecordBytes(record));
-        if (field === undefined) {
-          if (report.chainedFrom !== undefined) brokenAt ??= { seq, problem: `record ${seq} carries no chain field, though the chain starts at ${report.chainedFrom}: it was written or replaced without the chain` };
-          predecessor = digest;
-        } else {
-          report.chainedFrom ??= seq;
-          if (!Buffer.from(field.subarray(0, LINK_BYTES)).equals(digest.subarray(0, LINK_BYTES))) {
-            const before = seq === report.chainedFrom && seq > 1 ? `, or one of ${range(1, seq - 1)} written before the chain (which the chain covers from ${seq} on), was changed` : ' was changed, or a record was inserted, deleted or moved here';
-            brokenAt ??= { seq, problem: `record ${seq} is not the record the chain recorded after ${seq - 1}: it${before}` };
-          } else if (unauthenticatedAt === undefined && brokenAt === undefined) {
-            if (key === undefined) unauthenticatedAt = { seq, problem: `this machine has no chain key, so the chain (intact) cannot be authenticated` };
-            else if (!ChainKey.same(field.subarray(LINK_BYTES), key.mac(digest))) {
-              unauthenticatedAt = {
-                seq,
-                problem:
-                  seq === report.chainedFrom
-                    ? `the chain is intact but not authenticated by this machine's key (${key.id}) from record ${seq} on: the log was written under another key (copied from another machine) or rewritten without the key`
-                    : `${range(report.chainedFrom, seq - 1)} are authenticated by this machine's key (${key.id}) but record ${seq} is not: it was changed, inserted, deleted or moved by someone without the key`,
-              };
-            }
+  for await (const page of input.pages) {
+    for (const { record, field } of page) {
+      const seq = record.seq;
+      if (seq !== expected) throw new CorruptRecordError(stream, expected, 'record is missing');
+      expected++;
+      const digest = recordDigest(predecessor, canonicalRecordBytes(record));
+      if (field === undefined) {
+        if (report.chainedFrom !== undefined) brokenAt ??= { seq, problem: `record ${seq} carries no chain field, though the chain starts at ${report.chainedFrom}: it was written or replaced without the chain` };
+        predecessor = digest;
+      } else {
+        report.chainedFrom ??= seq;
+        if (!Buffer.from(field.subarray(0, LINK_BYTES)).equals(digest.subarray(0, LINK_BYTES))) {
+          const before = seq === report.chainedFrom && seq > 1 ? `, or one of ${range(1, seq - 1)} written before the chain (which the chain covers from ${seq} on), was changed` : ' was changed, or a record was inserted, deleted or moved here';
+          brokenAt ??= { seq, problem: `record ${seq} is not the record the chain recorded after ${seq - 1}: it${before}` };
+        } else if (unauthenticatedAt === undefined && brokenAt === undefined) {
+          if (key === undefined) unauthenticatedAt = { seq, problem: `this machine has no chain key, so the chain (intact) cannot be authenticated` };
+          else if (!ChainKey.same(field.subarray(LINK_BYTES), key.mac(digest))) {
+            unauthenticatedAt = {
+              seq,
+              problem:
+                seq === report.chainedFrom
+                  ? `the chain is intact but not authenticated by this machine's key (${key.id}) from record ${seq} on: the log was written under another key (copied from another machine) or rewritten without the key`
+                  : `${range(report.chainedFrom, seq - 1)} are authenticated by this machine's key (${key.id}) but record ${seq} is not: it was changed, inserted, deleted or moved by someone without the key`,
+            };
           }
-          predecessor = field;
         }
-        if (seq === input.seal?.head) sealPredecessor = predecessor;
+        predecessor = field;
       }
+      if (seq === input.seal?.head) sealPredecessor = predecessor;
     }
-  } catch (error) {
-    if (!(error instanceof CorruptRecordError)) throw error;
-    const seq = error.seq ?? expected;
-    brokenAt ??= { seq, problem: `record ${seq} cannot be read (${error.message})` };
   }
   if (brokenAt === undefined && expected - 1 < head) brokenAt = { seq: expected, problem: `record ${expected} is missing` };
   const chained = report.chainedFrom !== undefined;

@@ -80,6 +80,12 @@ export interface StoredSnapshot {
   version: string;
   at: number;
   data: unknown;
+  /**
+   * Set by `loadSnapshot`: whether this store's chain key wrote the snapshot for the record its seq holds now
+   * (README: *The chain*). A snapshot that is not (written elsewhere, altered, or its record changed since) must not
+   * stand in for the log: resume replays the log in full instead.
+   */
+  authenticated?: boolean;
 }
 
 /** Options of `EventStore.fork`. */

@@ -28,6 +28,7 @@ import { loadChainKey } from './chain-key-file.js';
 import { canonicalRecordBytes } from './chain-canon.js';
 import { chainFields } from './chain.js';
 import { checkChain, type ChainReport } from './chain-check.js';
+import { checkedSnapshot, encodeTaggedSnapshot } from './chain-snapshots.js';
 import { StreamCutShortError } from './level-stream-integrity.js';
 import type { StreamMeta } from './level-stream-meta.js';
 import { LevelStreamPool } from './level-stream-pool.js';
@@ -38,7 +39,6 @@ import { readAllByStream } from './read-all.js';
 import { refuseFence } from './store-arguments.js';
 import { prepareEnvelopes } from './record-drafts.js';
 import { encodeAppend, encodeChainedGroups, withChainFields } from './record-groups.js';
-import { encodeValue } from './record-codec.js';
 import { KeyedSerialQueue, mapWithLimit } from './task-queues.js';
 import { assertExpectedSeq, assertForkPoint, assertSnapshot, assertSnapshotBound } from './store-arguments.js';
 import { BlobError, ConcurrencyConflictError, CorruptRecordError, StoreError, StreamLockedError } from './store-errors.js';
@@ -376,22 +376,33 @@ export class LevelEventStore implements EventStore {
   async saveSnapshot(stream: string, snapshot: StoredSnapshot): Promise<void> {
     this.#assertOpen();
     assertStreamName(stream);
+    const key = await this.#writerKey();
     await this.#queue.run(stream, () =>
       this.#pool.with(stream, false, async (opened) => {
         const target = this.#writable(stream, opened);
         if (target?.meta === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
         assertSnapshot(snapshot, target.head);
-        const { seq, version, at, data } = snapshot;
-        await this.#write(target, [{ type: 'put', key: snapshotKey(seq), value: encodeValue({ seq, version, at, data }) }], undefined);
+        // Tagged for the chain field of the record it reflects (see chain-snapshots.ts).
+        const value = encodeTaggedSnapshot(key, stream, snapshot, await fieldAt(target, snapshot.seq));
+        await this.#write(target, [{ type: 'put', key: snapshotKey(snapshot.seq), value }], undefined);
       }),
     );
   }
 
+  /** The latest snapshot (at or before `atOrBefore`), `authenticated` when this store's key tagged it for the record its seq holds. */
   async loadSnapshot(stream: string, options?: { atOrBefore?: number }): Promise<StoredSnapshot | undefined> {
     this.#assertNotClosed();
     assertStreamName(stream);
     assertSnapshotBound(options?.atOrBefore);
-    return this.#withReadable(stream, (opened) => opened.loadSnapshot(options?.atOrBefore), undefined);
+    const key = await this.#readerKey();
+    return this.#withReadable(
+      stream,
+      async (opened) => {
+        const stored = await opened.loadSnapshot(options?.atOrBefore);
+        return stored === undefined ? undefined : checkedSnapshot(key, stream, stored, await fieldAt(opened, stored.seq));
+      },
+      undefined,
+    );
   }
 
   /**
@@ -609,6 +620,10 @@ interface PendingCommit {
   /** Cancels the arranged group commit; undefined when none is arranged. */
   timer: (() => void) | undefined;
 }
+
+/** The chain field of record `seq` (undefined for seq 0, a record past the head, or one written before the chain). */
+const fieldAt = async (opened: LevelStream, seq: number): Promise<Uint8Array | undefined> =>
+  seq < 1 || seq > opened.head ? undefined : (await opened.readChained({ low: seq, high: seq, reverse: false }))[0]?.field;
 
 /** A stream's records 1..head with their chain fields, page by page. */
 async function* chainedPages(opened: LevelStream): AsyncGenerator<Array<{ record: RecordEnvelope; field: Uint8Array | undefined }>> {

@@ -13,7 +13,7 @@ import type {
 } from './event-store.js';
 import { MemoryBlobStore } from './memory-blob-store.js';
 import { decodeRecord, encodeRecord, prepareBatch } from './record-drafts.js';
-import { decodeValue, encodeValue } from './record-codec.js';
+import { decodeValue } from './record-codec.js';
 import { rangeLength, resolveReadRange, seqAt, verifyPosition } from './read-range.js';
 import { ConcurrencyConflictError, CorruptRecordError, StoreError } from './store-errors.js';
 import { assertExpectedSeq, assertForkPoint, assertSnapshot, assertSnapshotBound, refuseFence } from './store-arguments.js';
@@ -25,6 +25,7 @@ import { TailHub } from './tail-hub.js';
 import { randomChainKey, type ChainKey } from './chain-crypto.js';
 import { CHAIN_ORIGIN, chainFields, sealTag, successorOf, type StreamSeal } from './chain.js';
 import { checkChain, type ChainReport } from './chain-check.js';
+import { checkedSnapshot, encodeTaggedSnapshot } from './chain-snapshots.js';
 
 /** Options of `createMemoryEventStore`. */
 export interface MemoryEventStoreOptions {
@@ -213,8 +214,7 @@ export class MemoryEventStore implements EventStore {
     const found = this.#streams.get(stream);
     if (found === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
     assertSnapshot(snapshot, found.records.length);
-    const { seq, version, at, data } = snapshot;
-    found.snapshots.set(seq, encodeValue({ seq, version, at, data }));
+    found.snapshots.set(snapshot.seq, encodeTaggedSnapshot(this.#key(), stream, snapshot, found.chain[snapshot.seq - 1]));
   }
 
   async loadSnapshot(stream: string, options?: { atOrBefore?: number }): Promise<StoredSnapshot | undefined> {
@@ -227,7 +227,7 @@ export class MemoryEventStore implements EventStore {
     let best: number | undefined;
     for (const seq of found.snapshots.keys()) if (seq <= limit && (best === undefined || seq > best)) best = seq;
     if (best === undefined) return undefined;
-    return decodeValue(found.snapshots.get(best)!, { stream, seq: best }) as StoredSnapshot;
+    return checkedSnapshot(this.#key(), stream, decodeValue(found.snapshots.get(best)!, { stream, seq: best }), found.chain[best - 1]);
   }
 
   async close(): Promise<void> {

@@ -83,6 +83,8 @@ const rebuild = async (services: SessionServices, sessionId: string, records: re
   const snapshot = await services.store.loadSnapshot(sessionId);
   let rejected: string | undefined;
   if (snapshot && snapshot.version !== machineVersion) rejected = `snapshot version ${snapshot.version} differs from ${machineVersion}`;
+  // A snapshot stands in for the log only when this machine's key wrote it for the record its seq holds now.
+  else if (snapshot && snapshot.authenticated === false) rejected = `snapshot at seq ${snapshot.seq} is not authenticated by this machine's chain key (written elsewhere, altered, or its record changed since)`;
   else if (snapshot) {
     try {
       const tree = ActorTree.restore(snapshot.data, services.inspect ? { inspect: services.inspect } : {});

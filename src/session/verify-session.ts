@@ -1,26 +1,19 @@
 import type { EventStore } from '../../stores/event-store.js';
 import { assertAuthenticated, type ChainReport } from '../../stores/chain-check.js';
-import { ChainError, CorruptRecordError } from '../../stores/store-errors.js';
 import { ReinError } from '../host/host-errors.js';
 
 /**
  * Check a stream's chain without interpreting a record (`rein verify`, and the first thing `rein replay`, `rein
  * resume` and `rein store copy` do): resolves the report when every record is covered and this machine's key wrote the
  * chain; otherwise rejects with `ChainError` naming the first record concerned — `CHAIN_BROKEN` (a record changed,
- * inserted, deleted or moved, the stream cut short, a record that cannot be read) or `CHAIN_UNAUTHENTICATED` (intact,
+ * inserted, deleted or moved, the stream cut short) or `CHAIN_UNAUTHENTICATED` (intact,
  * but written under another key, rewritten without the key, or written before the chain). `SESSION_NOT_FOUND` for a
- * stream the store does not hold. With `allowUnchained`, a log written before the chain resolves too (its report says
+ * stream the store does not hold; `STORE_CORRUPT_RECORD` for a record that cannot be read (damaged storage). With `allowUnchained`, a log written before the chain resolves too (its report says
  * `unchained`): the caller's append starts its chain.
  */
 export const verifyStreamChain = async (store: EventStore, stream: string, options: { allowUnchained?: boolean } = {}): Promise<ChainReport> => {
-  let report: ChainReport;
-  try {
-    report = await store.verifyChain(stream);
-  } catch (error) {
-    // A record that cannot be read (damaged, or a LevelDB log cut mid-record) breaks the chain there.
-    if (error instanceof CorruptRecordError) throw new ChainError('CHAIN_BROKEN', stream, error.seq, `the log cannot be read${error.seq === undefined ? '' : ` at record ${error.seq}`}: ${error.message}`, { cause: error });
-    throw error;
-  }
+  // A record that cannot be read (damaged storage) stays `STORE_CORRUPT_RECORD`: found, never vouched for.
+  const report = await store.verifyChain(stream);
   if (report.head === 0) throw new ReinError('SESSION_NOT_FOUND', `no session ${stream} in this store`);
   if (report.status === 'unchained' && options.allowUnchained) return report;
   assertAuthenticated(report);

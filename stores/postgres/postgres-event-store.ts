@@ -29,7 +29,8 @@ import { appendChannel, migratePostgresSchema, type MigrationReport } from './po
 import { AppendListener } from './postgres-notifications.js';
 import { PostgresQueries, closedError } from './postgres-queries.js';
 import { holdsBatch, readAllRecords, readStreamRecords } from './postgres-reads.js';
-import { encodeSnapshot, latestSnapshot, upsertSnapshot } from './postgres-snapshots.js';
+import { chainFieldAt, encodeSnapshot, latestSnapshot, upsertSnapshot } from './postgres-snapshots.js';
+import { checkedSnapshot, encodeTaggedSnapshot } from '../chain-snapshots.js';
 import { StreamHolds } from './postgres-stream-holds.js';
 import { parsePostgresUrl } from './postgres-url.js';
 import { PostgresChain } from './postgres-chain.js';
@@ -266,15 +267,18 @@ export class PostgresEventStore implements EventStore {
     const head = (await this.info(stream))?.head;
     if (head === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
     assertSnapshot(snapshot, head);
-    const stored = encodeSnapshot(snapshot);
+    // Tagged for the chain field of the record it reflects (see chain-snapshots.ts).
+    const stored = encodeSnapshot(encodeTaggedSnapshot((await this.#chain.key(true))!, stream, snapshot, await chainFieldAt(this.db, stream, snapshot.seq)));
     await this.#track(() => upsertSnapshot(this.db, stream, snapshot.seq, stored));
   }
 
+  /** The latest snapshot (at or before `atOrBefore`), `authenticated` when this store's key tagged it for the record its seq holds. */
   async loadSnapshot(stream: string, options?: { atOrBefore?: number }): Promise<StoredSnapshot | undefined> {
     this.#assertNotClosed();
     assertStreamName(stream);
     assertSnapshotBound(options?.atOrBefore);
-    return latestSnapshot(this.db, stream, options?.atOrBefore);
+    const found = await latestSnapshot(this.db, stream, options?.atOrBefore);
+    return found === undefined ? undefined : checkedSnapshot(await this.#chain.key(false), stream, found.stored, found.field);
   }
 
   /**

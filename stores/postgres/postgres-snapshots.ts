@@ -1,5 +1,4 @@
 import { crc32 } from 'node:zlib';
-import type { StoredSnapshot } from '../event-store.js';
 import { decodeValue, encodeValue } from '../record-codec.js';
 import { CorruptRecordError } from '../store-errors.js';
 import type { PostgresQueries } from './postgres-queries.js';
@@ -10,12 +9,17 @@ import { MAX_SEQ } from './postgres-rows.js';
  * Arguments are checked by the caller.
  */
 
-/** A snapshot's stored form: the codec's bytes and their CRC-32. */
-export const encodeSnapshot = (snapshot: StoredSnapshot): { payload: Buffer; checksum: number } => {
-  const { seq, version, at, data } = snapshot;
-  const encoded = encodeValue({ seq, version, at, data });
+/** A snapshot's stored form: the codec's bytes (its fields and tag, see chain-snapshots.ts) and their CRC-32. */
+export const encodeSnapshot = (encoded: Uint8Array): { payload: Buffer; checksum: number } => {
   const payload = Buffer.from(encoded.buffer, encoded.byteOffset, encoded.byteLength);
   return { payload, checksum: crc32(payload) };
+};
+
+/** The chain field of `stream`'s record `seq` (undefined when it has none). */
+export const chainFieldAt = async (db: PostgresQueries, stream: string, seq: number): Promise<Uint8Array | undefined> => {
+  const { rows } = await db.query<{ chain: Buffer | null }>(stream, (s) => `SELECT chain FROM ${s}.records WHERE stream = $1 AND seq = $2`, [stream, seq]);
+  const chain = rows[0]?.chain;
+  return chain === null || chain === undefined ? undefined : new Uint8Array(chain);
 };
 
 /** Store `stream`'s snapshot at `seq`, replacing one saved at the same seq. */
@@ -27,8 +31,11 @@ export const upsertSnapshot = async (db: PostgresQueries, stream: string, seq: n
   );
 };
 
-/** `stream`'s latest snapshot at or before `atOrBefore` (default: any); a checksum mismatch is `STORE_CORRUPT`. */
-export const latestSnapshot = async (db: PostgresQueries, stream: string, atOrBefore: number | undefined): Promise<StoredSnapshot | undefined> => {
+/**
+ * `stream`'s latest snapshot at or before `atOrBefore` (default: any), as stored (fields and tag), with the chain field
+ * of the record it reflects; a checksum mismatch is `STORE_CORRUPT`.
+ */
+export const latestSnapshot = async (db: PostgresQueries, stream: string, atOrBefore: number | undefined): Promise<{ stored: unknown; field: Uint8Array | undefined; seq: number } | undefined> => {
   const { rows } = await db.query<{ seq: number; payload: Buffer; checksum: number }>(
     stream,
     (s) => `SELECT seq, payload, checksum FROM ${s}.snapshots WHERE stream = $1 AND seq <= $2 ORDER BY seq DESC LIMIT 1`,
@@ -37,5 +44,5 @@ export const latestSnapshot = async (db: PostgresQueries, stream: string, atOrBe
   const row = rows[0];
   if (row === undefined) return undefined;
   if (crc32(row.payload) !== row.checksum) throw new CorruptRecordError(stream, row.seq, 'snapshot checksum mismatch');
-  return decodeValue(row.payload, { stream, seq: row.seq }) as StoredSnapshot;
+  return { stored: decodeValue(row.payload, { stream, seq: row.seq }), field: await chainFieldAt(db, stream, row.seq), seq: row.seq };
 };

@@ -151,7 +151,7 @@ describe('stream blobs stored as deltas', () => {
     await store.close();
   });
 
-  it('are not written to a stream an earlier build created (codec /2), which it must still read', async () => {
+  it('are written to a stream an earlier build created (codec /2) once an append upgraded it: its meta says /4, which that build refuses whole', async () => {
     const root = freshRoot();
     const store = await openLevelEventStore(root);
     await store.append('s', [draft(1)], { expectedSeq: 0 });
@@ -163,10 +163,18 @@ describe('stream blobs stored as deltas', () => {
     await database.put('m!meta', Buffer.from(JSON.stringify(meta)));
     await database.close();
     const reopened = await openLevelEventStore(root);
-    await appendBlobs(reopened, 's', [modelInput(1), modelInput(2), modelInput(3)]);
+    const inputs = [modelInput(1), modelInput(2), modelInput(3)];
+    const refs = await appendBlobs(reopened, 's', inputs);
+    for (const [index, ref] of refs.entries()) expect(text(await reopened.readBlob('s', ref))).toBe(inputs[index]);
     await reopened.close();
     const { whole, deltas } = await keysOf(root, 's');
-    expect([whole.length, deltas.length]).toEqual([3, 0]);
+    expect(whole.length + deltas.length).toBe(3);
+    expect(deltas.length).toBeGreaterThan(0);
+    const check = new ClassicLevel<string, Uint8Array>(join(root, 'streams', 's'), { ...STREAM_DATABASE_OPTIONS });
+    await check.open();
+    const upgraded = JSON.parse(Buffer.from((await check.get('m!meta'))!).toString('utf8')) as { codec: { id: string } };
+    await check.close();
+    expect(upgraded.codec.id).toBe('rein.msgpackr2-plain.crc32/4');
   });
 
   it('give back exactly what was appended, whatever the blobs and however often the store reopens', async () => {

@@ -367,7 +367,7 @@ export function describeEventStoreConformance(harness: ConformanceHarness): void
         const { store } = await withFive();
         await store.saveSnapshot('s', { seq: 2, version: 'm@1', at: 10, data: { state: 'two' } });
         await store.saveSnapshot('s', { seq: 4, version: 'm@1', at: 20, data: { state: 'four' } });
-        expect(await store.loadSnapshot('s')).toEqual({ seq: 4, version: 'm@1', at: 20, data: { state: 'four' } });
+        expect(await store.loadSnapshot('s')).toEqual({ seq: 4, version: 'm@1', at: 20, data: { state: 'four' }, authenticated: true });
         expect((await store.loadSnapshot('s', { atOrBefore: 4 }))?.seq).toBe(4);
         expect((await store.loadSnapshot('s', { atOrBefore: 3 }))?.seq).toBe(2);
         expect(await store.loadSnapshot('s', { atOrBefore: 1 })).toBeUndefined();
@@ -526,6 +526,18 @@ export function describeEventStoreConformance(harness: ConformanceHarness): void
         await current.store.append('kid', drafts(6, 2), { expectedSeq: 5 });
         expect(await current.store.verifyChain('kid')).toMatchObject({ status: 'authenticated', head: 7 });
         expect((await current.rawChain('kid')).slice(0, 5)).toEqual((await current.rawChain('s')).slice(0, 5).map((entry) => ({ ...entry, record: { ...entry.record, stream: 'kid' } })));
+      });
+      it('authenticates a snapshot for the record it reflects: not one another key wrote, nor one whose record was changed since', async () => {
+        const current = await withEight();
+        await current.store.saveSnapshot('s', { seq: 6, version: 'm@1', at: 6, data: { n: 6 } });
+        expect(await current.store.loadSnapshot('s')).toEqual({ seq: 6, version: 'm@1', at: 6, data: { n: 6 }, authenticated: true });
+        const other = await current.withKey(randomChainKey());
+        await other.append('t', drafts(1, 2), { expectedSeq: 0 });
+        await other.saveSnapshot('t', { seq: 2, version: 'm@1', at: 2, data: { n: 2 } });
+        expect(await current.store.loadSnapshot('t')).toMatchObject({ seq: 2, authenticated: false });
+        // Relinked from record 5 on, record 6's chain field is no longer the one the snapshot was tagged for.
+        const relinked = await current.forge('s', relinkFrom(changeRecord(await current.rawChain('s'), 4, { forged: true }), 4));
+        expect(await relinked.loadSnapshot('s')).toMatchObject({ seq: 6, authenticated: false });
       });
     });
 

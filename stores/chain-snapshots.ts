@@ -1,0 +1,42 @@
+import type { StoredSnapshot } from './event-store.js';
+import { ChainKey } from './chain-crypto.js';
+import { decodeValue, encodeValue } from './record-codec.js';
+
+/*
+ * Snapshots under the chain (README: *The chain*): a snapshot is stored with a tag — an HMAC under the store's key of
+ * the stream, its seq, the chain field of the record at that seq and the snapshot's canonical bytes — so a snapshot
+ * another key wrote, or one altered in the storage, or one whose record was changed since, is not restored in place of
+ * the log: `loadSnapshot` marks it `authenticated: false` and resume falls back to a full replay, saying so.
+ */
+
+const seqBytes = (seq: number): Buffer => {
+  const bytes = Buffer.alloc(8);
+  bytes.writeBigUInt64BE(BigInt(seq));
+  return bytes;
+};
+
+/** The snapshot's canonical bytes: its fields encoded, decoded and encoded again (the form a load gives back). */
+const canonicalSnapshot = (snapshot: StoredSnapshot): Uint8Array => {
+  const { seq, version, at, data } = snapshot;
+  return encodeValue(decodeValue(encodeValue({ seq, version, at, data }), { stream: 'snapshot' }));
+};
+
+const tagOf = (key: ChainKey, stream: string, snapshot: StoredSnapshot, field: Uint8Array): Uint8Array =>
+  key.tag('snapshot', [Buffer.from(stream, 'utf8'), Buffer.from([0]), seqBytes(snapshot.seq), field, canonicalSnapshot(snapshot)]);
+
+/** The stored bytes of a snapshot: its fields and, when the record at its seq is chained, its tag. */
+export function encodeTaggedSnapshot(key: ChainKey, stream: string, snapshot: StoredSnapshot, field: Uint8Array | undefined): Uint8Array {
+  const { seq, version, at, data } = snapshot;
+  return encodeValue({ seq, version, at, data, ...(field === undefined ? {} : { tag: tagOf(key, stream, snapshot, field) }) });
+}
+
+/**
+ * A decoded stored snapshot with `authenticated` set: true only when its tag is the one `key` gives for it and the
+ * chain field the record at its seq has now (`field`).
+ */
+export function checkedSnapshot(key: ChainKey | undefined, stream: string, stored: unknown, field: Uint8Array | undefined): StoredSnapshot {
+  const { seq, version, at, data, tag } = stored as StoredSnapshot & { tag?: unknown };
+  const snapshot: StoredSnapshot = { seq, version, at, data };
+  const authenticated = key !== undefined && field !== undefined && tag instanceof Uint8Array && ChainKey.same(tag, tagOf(key, stream, snapshot, field));
+  return { ...snapshot, authenticated };
+}

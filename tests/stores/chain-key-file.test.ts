@@ -1,0 +1,105 @@
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { inspect } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ChainKey, randomChainKey } from '../../stores/chain-crypto.js';
+import { chainKeyPath, loadChainKey } from '../../stores/chain-key-file.js';
+import { openLevelEventStore } from '../../stores/index.js';
+import { protectedPathsOf, userProtectedPaths } from '../../src/policy/protected-paths.js';
+import { drafts, expectCode, temporaryDirectory } from './store-test-support.js';
+
+describe('the chain key', () => {
+  let home: { path: string; remove(): Promise<void> };
+  beforeEach(async () => {
+    home = await temporaryDirectory('rein-chain-key-');
+  });
+  afterEach(() => home.remove());
+
+  it('lives in rein\'s configuration folder, or where REIN_CHAIN_KEY_FILE says', () => {
+    expect(chainKeyPath({ REIN_CONFIG_HOME: '/cfg' })).toBe('/cfg/chain.key');
+    expect(chainKeyPath({ XDG_CONFIG_HOME: '/xdg' })).toBe('/xdg/rein/chain.key');
+    expect(chainKeyPath({ REIN_CONFIG_HOME: '/cfg', REIN_CHAIN_KEY_FILE: '/secrets/rein.key' })).toBe('/secrets/rein.key');
+  });
+
+  it('is created on first use by a writer, mode 0600 in a 0700 folder, and the same key is found again', async () => {
+    const env = { REIN_CONFIG_HOME: join(home.path, 'config', 'rein') };
+    expect(await loadChainKey({ create: false, env })).toBeUndefined();
+    const created = await loadChainKey({ create: true, env });
+    const path = chainKeyPath(env);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    expect((await stat(join(home.path, 'config', 'rein'))).mode & 0o777).toBe(0o700);
+    expect((await readFile(path, 'latin1')).trim()).toMatch(/^[0-9a-f]{64}$/);
+    expect((await loadChainKey({ create: false, env }))!.id).toBe(created!.id);
+    // Writers racing to create it agree on one key.
+    const fresh = { REIN_CHAIN_KEY_FILE: join(home.path, 'race', 'chain.key') };
+    const keys = await Promise.all(Array.from({ length: 6 }, () => loadChainKey({ create: true, env: fresh })));
+    expect(new Set(keys.map((key) => key!.id)).size).toBe(1);
+  });
+
+  it('refuses a key file other users can read or write, one that is not a file, and one that holds no key', async () => {
+    const path = join(home.path, 'chain.key');
+    const env = { REIN_CHAIN_KEY_FILE: path };
+    await writeFile(path, `${'ab'.repeat(32)}\n`, { mode: 0o600 });
+    expect(await loadChainKey({ create: false, env })).toBeInstanceOf(ChainKey);
+    await chmod(path, 0o644);
+    await expectCode(loadChainKey({ create: false, env }), 'CHAIN_KEY_INVALID');
+    await chmod(path, 0o600);
+    await writeFile(path, 'not a key\n');
+    await expectCode(loadChainKey({ create: false, env }), 'CHAIN_KEY_INVALID');
+    await expectCode(loadChainKey({ create: false, env: { REIN_CHAIN_KEY_FILE: home.path } }), 'CHAIN_KEY_INVALID');
+    // A key where none can be made is said plainly.
+    await writeFile(join(home.path, 'file'), '');
+    await expectCode(loadChainKey({ create: true, env: { REIN_CHAIN_KEY_FILE: join(home.path, 'file', 'chain.key') } }), 'CHAIN_KEY_UNAVAILABLE');
+  });
+
+  it('is never printed: it shows, serialises and inspects as its id', () => {
+    const key = randomChainKey();
+    expect(key.id).toMatch(/^[0-9a-f]{8}$/);
+    expect(JSON.stringify({ key })).toBe(`{"key":{"chainKey":"${key.id}"}}`);
+    expect(String(key)).toBe(`ChainKey(${key.id})`);
+    expect(inspect(key, { showHidden: true, depth: 5 })).toBe(`ChainKey(${key.id})`);
+    expect(new ChainKey(Buffer.alloc(32, 1)).id).toBe(new ChainKey(Buffer.alloc(32, 1)).id);
+    expect(new ChainKey(Buffer.alloc(32, 1)).id).not.toBe(new ChainKey(Buffer.alloc(32, 2)).id);
+  });
+
+  it('is what a store uses by default: a writer creates it, a read-only store never does and cannot authenticate without it', async () => {
+    const path = join(home.path, 'machine', 'chain.key');
+    const before = process.env.REIN_CHAIN_KEY_FILE;
+    process.env.REIN_CHAIN_KEY_FILE = path;
+    try {
+      const root = join(home.path, 'store');
+      const reader = await openLevelEventStore(root, { readOnly: true });
+      expect(await reader.verifyChain('s')).toMatchObject({ head: 0 });
+      await reader.close();
+      await expect(stat(path)).rejects.toMatchObject({ code: 'ENOENT' });
+      const writer = await openLevelEventStore(root);
+      await writer.append('s', drafts(1, 3), { expectedSeq: 0 });
+      await writer.close();
+      expect((await stat(path)).mode & 0o777).toBe(0o600);
+      const again = await openLevelEventStore(root, { readOnly: true });
+      expect(await again.verifyChain('s')).toMatchObject({ status: 'authenticated', keyId: (await loadChainKey({ create: false }))!.id });
+      await again.close();
+      // Another machine (another key) finds the log intact but not its own.
+      const elsewhere = await openLevelEventStore(root, { readOnly: true, chainKey: randomChainKey() });
+      expect(await elsewhere.verifyChain('s')).toMatchObject({ status: 'unauthenticated', seq: 1 });
+      await elsewhere.close();
+    } finally {
+      process.env.REIN_CHAIN_KEY_FILE = before;
+    }
+  });
+
+  it('is protected wherever a workspace would reach it: the configuration folder, or the file REIN_CHAIN_KEY_FILE names', async () => {
+    const workspace = join(home.path, 'workspace');
+    await mkdir(workspace);
+    expect(userProtectedPaths({ REIN_CONFIG_HOME: '/cfg' })).toContain('/cfg');
+    expect(userProtectedPaths({ REIN_CONFIG_HOME: '/cfg', REIN_CHAIN_KEY_FILE: '/secrets/k' })).toContain('/secrets/k');
+    const before = process.env.REIN_CHAIN_KEY_FILE;
+    process.env.REIN_CHAIN_KEY_FILE = join(workspace, 'keys', 'chain.key');
+    try {
+      await mkdir(join(workspace, 'keys'));
+      expect(protectedPathsOf(workspace)).toContain(join(workspace, 'keys', 'chain.key'));
+    } finally {
+      process.env.REIN_CHAIN_KEY_FILE = before;
+    }
+  });
+});
