@@ -1,5 +1,5 @@
 import type { RecordEnvelope } from '../models/envelope.js';
-import { packPayload, unpackPayload } from './record-codec.js';
+import { FRAME_HEADER_BYTES, packPayload, unpackPayload } from './record-codec.js';
 import { StoreError } from './store-errors.js';
 
 /** A map key `__proto__` as msgpack writes it (fixstr of 9): a read returns it renamed, so it needs normalising. */
@@ -22,13 +22,24 @@ const rowOf = (envelope: RecordEnvelope): unknown[] => {
  */
 export function canonicalRecordBytes(envelope: RecordEnvelope): Uint8Array {
   const packed = packPayload(rowOf(envelope));
-  if (packed.plain && Buffer.from(packed.bytes.buffer, packed.bytes.byteOffset, packed.bytes.byteLength).indexOf(PROTO_KEY) === -1) return Uint8Array.prototype.slice.call(packed.bytes);
+  const bytes = Buffer.from(packed.bytes.buffer, packed.bytes.byteOffset, packed.bytes.byteLength);
+  if (packed.plain && bytes.indexOf(PROTO_KEY) === -1) return Buffer.from(bytes);
   let read: unknown;
   try {
-    read = unpackPayload(Uint8Array.prototype.slice.call(packed.bytes));
+    read = unpackPayload(Buffer.from(bytes));
   } catch (error) {
     throw new StoreError('STORE_INVALID_ARGUMENT', `value cannot be stored: it would not read back (${String(error)})`, { cause: error });
   }
   const again = packPayload(read);
-  return Uint8Array.prototype.slice.call(again.bytes);
+  return Buffer.from(again.bytes);
+}
+
+/**
+ * The canonical bytes of a record a store has just encoded in the compact layout (`stored`: header, then the payload
+ * `canonicalRecordBytes` would write): the payload itself when plain data without a `__proto__` key went in (no
+ * second encoding), else `canonicalRecordBytes`.
+ */
+export function canonicalOfCompact(envelope: RecordEnvelope, stored: Uint8Array, plain: boolean): Uint8Array {
+  const payload = Buffer.from(stored.buffer, stored.byteOffset + FRAME_HEADER_BYTES, stored.byteLength - FRAME_HEADER_BYTES);
+  return plain && payload.indexOf(PROTO_KEY) === -1 ? payload : canonicalRecordBytes(envelope);
 }

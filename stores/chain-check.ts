@@ -1,5 +1,5 @@
 import type { RecordEnvelope } from '../models/envelope.js';
-import { ChainKey, LINK_BYTES, recordDigest } from './chain-crypto.js';
+import { ChainKey, LINK_BYTES, loadChainHashing, recordDigest } from './chain-crypto.js';
 import { canonicalRecordBytes } from './chain-canon.js';
 import { CHAIN_ORIGIN, sealTag, type StreamSeal } from './chain.js';
 import { ChainError, CorruptRecordError } from './store-errors.js';
@@ -56,6 +56,7 @@ const range = (from: number, to: number): string => (from === to ? `record ${fro
  * naming the first record that fails. A record that cannot be read raises its `CorruptRecordError` (`STORE_CORRUPT_RECORD`).
  */
 export async function checkChain(input: ChainCheckInput): Promise<ChainReport> {
+  await loadChainHashing();
   const { stream, head, key } = input;
   const report: ChainReport = { stream, head, status: 'authenticated', ...(key === undefined ? {} : { keyId: key.id }) };
   let predecessor = CHAIN_ORIGIN;

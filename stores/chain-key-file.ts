@@ -27,7 +27,7 @@ const readKeyFile = async (path: string): Promise<ChainKey> => {
   if ((info.mode & 0o077) !== 0) throw new StoreError('CHAIN_KEY_INVALID', `the chain key ${path} is open to other users (mode ${(info.mode & 0o777).toString(8)}): chmod 600 it`);
   const match = KEY_TEXT.exec(await readFile(path, 'latin1'));
   if (match === null) throw new StoreError('CHAIN_KEY_INVALID', `the chain key ${path} is not ${CHAIN_KEY_BYTES * 2} lower-case hex digits`);
-  return new ChainKey(Buffer.from(match[1]!, 'hex'));
+  return ChainKey.create(Buffer.from(match[1]!, 'hex'));
 };
 
 /**

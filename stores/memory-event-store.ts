@@ -51,7 +51,7 @@ export class MemoryStorage {
   readonly streams = new Map<string, MemoryStream>();
   readonly blobs = new Map<string, Uint8Array>();
   /** The key of stores over this storage that were given none (made on first use). */
-  chainKey: ChainKey | undefined;
+  chainKey: Promise<ChainKey> | undefined;
 }
 
 /** One stream's stored bytes. */
@@ -102,12 +102,12 @@ export class MemoryEventStore implements EventStore {
     refuseFence(options);
     const batch = prepareBatch(stream, options.expectedSeq + 1, records, 'compact');
     const blobs = await prepareStreamBlobs(options.blobs);
+    const key = await this.#key();
     const existing = this.#streams.get(stream);
     const head = existing?.records.length ?? 0;
     if (head !== options.expectedSeq) throw new ConcurrencyConflictError(stream, options.expectedSeq, head);
     if (batch.values.length === 0) return [];
-    const key = this.#key();
-    const chained = chainFields(key, existing === undefined ? CHAIN_ORIGIN : predecessorOf(stream, existing), batch.envelopes);
+    const chained = chainFields(key, existing === undefined ? CHAIN_ORIGIN : predecessorOf(stream, existing), batch.envelopes, batch.canonicals);
     const target = existing ?? this.#create(stream, undefined, options.createdAt);
     target.records.push(...batch.values);
     target.chain.push(...chained.fields);
@@ -170,6 +170,7 @@ export class MemoryEventStore implements EventStore {
   async fork(stream: string, atSeq: number, options?: ForkOptions): Promise<StreamInfo> {
     this.#assertOpen();
     assertStreamName(stream);
+    const key = await this.#key();
     const parent = this.#streams.get(stream);
     if (parent === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
     assertForkPoint(stream, atSeq, parent.records.length);
@@ -184,7 +185,7 @@ export class MemoryEventStore implements EventStore {
     child.records.push(...copies);
     // The fork carries its parent's chain as it is (the stream is not in a record's digest), sealed under its own name.
     child.chain.push(...parent.chain.slice(0, atSeq));
-    child.seal = { head: atSeq, tag: sealTag(this.#key(), name, atSeq, predecessorOf(name, child)) };
+    child.seal = { head: atSeq, tag: sealTag(key, name, atSeq, predecessorOf(name, child)) };
     for (let seq = 1; seq <= copies.length; seq++) this.#order.push([name, seq]);
     for (const [hex, bytes] of parent.blobs) child.blobs.set(hex, bytes);
     this.#tails.notify(name);
@@ -195,7 +196,7 @@ export class MemoryEventStore implements EventStore {
   async verifyChain(stream: string): Promise<ChainReport> {
     this.#assertNotClosed();
     assertStreamName(stream);
-    const key = this.#key();
+    const key = await this.#key();
     const found = this.#streams.get(stream);
     if (found === undefined) return { stream, head: 0, status: 'authenticated', keyId: key.id };
     return checkChain({ stream, head: found.records.length, pages: entriesOf(stream, found), key, seal: found.seal, sealedOnAppend: true });
@@ -214,7 +215,7 @@ export class MemoryEventStore implements EventStore {
     const found = this.#streams.get(stream);
     if (found === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
     assertSnapshot(snapshot, found.records.length);
-    found.snapshots.set(snapshot.seq, encodeTaggedSnapshot(this.#key(), stream, snapshot, found.chain[snapshot.seq - 1]));
+    found.snapshots.set(snapshot.seq, encodeTaggedSnapshot(await this.#key(), stream, snapshot, found.chain[snapshot.seq - 1]));
   }
 
   async loadSnapshot(stream: string, options?: { atOrBefore?: number }): Promise<StoredSnapshot | undefined> {
@@ -227,7 +228,7 @@ export class MemoryEventStore implements EventStore {
     let best: number | undefined;
     for (const seq of found.snapshots.keys()) if (seq <= limit && (best === undefined || seq > best)) best = seq;
     if (best === undefined) return undefined;
-    return checkedSnapshot(this.#key(), stream, decodeValue(found.snapshots.get(best)!, { stream, seq: best }), found.chain[best - 1]);
+    return checkedSnapshot(await this.#key(), stream, decodeValue(found.snapshots.get(best)!, { stream, seq: best }), found.chain[best - 1]);
   }
 
   async close(): Promise<void> {
@@ -256,8 +257,8 @@ export class MemoryEventStore implements EventStore {
   }
 
   /** This store's chain key: the one it was given, else its storage's (made on first use). */
-  #key(): ChainKey {
-    if (this.#chainKey !== undefined) return this.#chainKey;
+  #key(): Promise<ChainKey> {
+    if (this.#chainKey !== undefined) return Promise.resolve(this.#chainKey);
     this.#storage.chainKey ??= randomChainKey();
     return this.#storage.chainKey;
   }

@@ -146,13 +146,18 @@ export function encodeValue(value: unknown): Uint8Array {
  * msgpackr itself.
  */
 export function encodeFramed(formatByte: number, value: unknown): Uint8Array {
+  return encodeFramedPlain(formatByte, value).stored;
+}
+
+/** `encodeFramed`, saying whether `packPlain` wrote the payload (plain data) or msgpackr did. */
+export function encodeFramedPlain(formatByte: number, value: unknown): { stored: Uint8Array; plain: boolean } {
   const plain = packPlain(value, HEADER_LENGTH);
   if (plain !== undefined) {
     const stored = Buffer.allocUnsafe(plain.length);
     plain.copy(stored, HEADER_LENGTH, HEADER_LENGTH);
     stored[0] = formatByte;
     stored.writeUInt32BE(crc32(plain.subarray(HEADER_LENGTH)), 1);
-    return stored;
+    return { stored, plain: true };
   }
   let payload: Uint8Array;
   try {
@@ -164,8 +169,11 @@ export function encodeFramed(formatByte: number, value: unknown): Uint8Array {
   stored[0] = formatByte;
   stored.writeUInt32BE(crc32(payload), 1);
   stored.set(payload, HEADER_LENGTH);
-  return stored;
+  return { stored, plain: false };
 }
+
+/** Bytes of the header before a stored value's payload (format byte and checksum). */
+export const FRAME_HEADER_BYTES = HEADER_LENGTH;
 
 /**
  * Decodes a stored value after checking its format byte and checksum.

@@ -1,7 +1,8 @@
 import type { RecordDraft, RecordEnvelope } from '../models/envelope.js';
 import { RECORD_TYPE_PATTERN } from '../models/envelope-rules.js';
 import { blake3Hex } from './blob-hash.js';
-import { COMPACT_RECORD_FORMAT_BYTE, EXTERNAL_RECORD_FORMAT_BYTE, PACKED_RECORD_FORMAT_BYTE, RECORD_FORMAT_BYTE, decodeFramed, encodeFramed, formatByteOf } from './record-codec.js';
+import { COMPACT_RECORD_FORMAT_BYTE, EXTERNAL_RECORD_FORMAT_BYTE, PACKED_RECORD_FORMAT_BYTE, RECORD_FORMAT_BYTE, decodeFramed, encodeFramed, encodeFramedPlain, formatByteOf } from './record-codec.js';
+import { canonicalOfCompact } from './chain-canon.js';
 import { packDigests } from './packed-digests.js';
 import type { StreamBlob } from './stream-blobs.js';
 import { CorruptRecordError, StoreError } from './store-errors.js';
@@ -10,6 +11,8 @@ import { CorruptRecordError, StoreError } from './store-errors.js';
 export interface PreparedBatch {
   envelopes: RecordEnvelope[];
   values: Uint8Array[];
+  /** Compact layout: each record's canonical bytes for the chain (`canonicalRecordBytes`), its payload when it can be. */
+  canonicals?: Uint8Array[];
 }
 
 const isText = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
@@ -53,9 +56,14 @@ export type RecordLayout = 'packed' | 'compact' | 'envelope';
 export function encodeRecord(envelope: RecordEnvelope, layout: RecordLayout = 'packed'): Uint8Array {
   if (layout === 'envelope') return encodeFramed(RECORD_FORMAT_BYTE, envelope);
   const packed = layout === 'packed';
+  return encodeFramed(packed ? PACKED_RECORD_FORMAT_BYTE : COMPACT_RECORD_FORMAT_BYTE, compactRow(envelope, packed));
+}
+
+/** The compact row of an envelope (`[seq, id, type, v, at, actor, cause, corr, data?]`), its digests packed or not. */
+function compactRow(envelope: RecordEnvelope, packed: boolean): unknown[] {
   const row: unknown[] = [envelope.seq, envelope.id, envelope.type, envelope.v, envelope.at, envelope.actor, envelope.cause ?? null, envelope.corr ?? null];
   if (envelope.data !== undefined) row.push(packed ? packDigests(envelope.data) : envelope.data);
-  return encodeFramed(packed ? PACKED_RECORD_FORMAT_BYTE : COMPACT_RECORD_FORMAT_BYTE, row);
+  return row;
 }
 
 /**
@@ -65,7 +73,15 @@ export function encodeRecord(envelope: RecordEnvelope, layout: RecordLayout = 'p
  */
 export function prepareBatch(stream: string, firstSeq: number, drafts: readonly RecordDraft[], layout: RecordLayout = 'packed'): PreparedBatch {
   const envelopes = prepareEnvelopes(stream, firstSeq, drafts);
-  return { envelopes, values: envelopes.map((envelope) => encodeRecord(envelope, layout)) };
+  if (layout !== 'compact') return { envelopes, values: envelopes.map((envelope) => encodeRecord(envelope, layout)) };
+  const values: Uint8Array[] = new Array(envelopes.length);
+  const canonicals: Uint8Array[] = new Array(envelopes.length);
+  envelopes.forEach((envelope, index) => {
+    const { stored, plain } = encodeFramedPlain(COMPACT_RECORD_FORMAT_BYTE, compactRow(envelope, false));
+    values[index] = stored;
+    canonicals[index] = canonicalOfCompact(envelope, stored, plain);
+  });
+  return { envelopes, values, canonicals };
 }
 
 /**

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { createMemoryEventStore, openLevelEventStore } from '../../stores/index.js';
+import { randomChainKey } from '../../stores/chain-crypto.js';
 import type { EventStore } from '../../stores/event-store.js';
 import type { ModelEvent, ModelRequest } from '../../models/model-contract.js';
 import type { ModelProvider } from '../../src/providers/provider.js';
@@ -63,7 +64,8 @@ export const runBenchSession = async (options: { roundTrips: number; durability:
   const directory = await mkdtemp(join(tmpdir(), 'rein-bench-'));
   await options.prepare?.(directory);
   const storeDirectory = join(directory, '.rein');
-  const store = options.durability === 'memory' ? createMemoryEventStore() : await openLevelEventStore(storeDirectory, { durability: options.durability });
+  // A key of its own: a benchmark never creates the machine's chain key in the user's configuration folder.
+  const store = options.durability === 'memory' ? createMemoryEventStore() : await openLevelEventStore(storeDirectory, { durability: options.durability, chainKey: await randomChainKey() });
   const rein = await createRein({
     store,
     workspace: directory,

@@ -8,6 +8,7 @@ import { runInNewContext } from 'node:vm';
 import { ClassicLevel } from 'classic-level';
 import { pack } from 'msgpackr';
 import { directoryBytes, median, runBenchSession } from './bench-support.js';
+import { chainMicrosPerRecord } from './chain-cost.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -39,6 +40,8 @@ interface ReinRun {
   /** CPU time of the process (user + system) per round trip: the harness's cost, which a busy machine disturbs far less than wall time. */
   cpuPerRoundTripUs: number;
   bytesPerRoundTrip: number | undefined;
+  /** The chain's own CPU per round trip (its work re-done alone on the session's records, `chainMicrosPerRecord`). */
+  chainPerRoundTripUs: number;
   /** Heap growth per step (B) between round trip `early` and the end, after forced GCs. */
   heapPerStep: number | undefined;
   peakRss: number;
@@ -55,11 +58,13 @@ const reinRun = async (roundTrips: number, durability: 'sync' | 'relaxed' | 'mem
   const cpuStarted = process.cpuUsage();
   const run = await runBenchSession({ roundTrips, durability, onTurn });
   const cpu = process.cpuUsage(cpuStarted);
+  const records = await run.store.read(run.sessionId);
+  const chainPerRoundTripUs = ((await chainMicrosPerRecord(records)) * records.length) / roundTrips;
   await run.store.close();
   const bytes = run.storeDirectory ? await directoryBytes(run.storeDirectory) : undefined;
   await run.cleanup();
   const growth = heaps.size === 2 ? (heaps.get(roundTrips)! - heaps.get(early)!) / (2 * (roundTrips - early)) : undefined;
-  return { perRoundTripUs: (run.totalMs * 1000) / roundTrips, cpuPerRoundTripUs: (cpu.user + cpu.system) / roundTrips, bytesPerRoundTrip: bytes === undefined ? undefined : bytes / roundTrips, heapPerStep: growth, peakRss };
+  return { perRoundTripUs: (run.totalMs * 1000) / roundTrips, cpuPerRoundTripUs: (cpu.user + cpu.system) / roundTrips, chainPerRoundTripUs, bytesPerRoundTrip: bytes === undefined ? undefined : bytes / roundTrips, heapPerStep: growth, peakRss };
 };
 
 const us = (value: number): string => `${Math.round(value).toLocaleString('en-US')} µs`;
@@ -97,6 +102,9 @@ export const main = async (sizes: readonly number[] = [100, 1_000, 10_000], runs
     process.stdout.write(`    1. synced round trip   ${us(sync).padStart(10)} · ratio ${(sync / floor).toFixed(2)}× the floor (target ≤ 2×) · ${verdict(sync <= 2 * floor)} · cpu ${cpu('sync')}\n`);
     process.stdout.write(`    2. in-memory store     ${us(memory).padStart(10)} · ratio ${(memory / floor).toFixed(2)}× the floor (target ≤ 0.6×) · ${verdict(memory <= 0.6 * floor)} · cpu ${cpu('memory')}\n`);
     process.stdout.write(`       relaxed             ${us(relaxed).padStart(10)} · ratio ${(relaxed / floor).toFixed(2)}× the floor (target ≤ 300 µs) · ${verdict(relaxed <= 300)} · cpu ${cpu('relaxed')}\n`);
+    const chain = of('memory', (entry) => entry.chainPerRoundTripUs);
+    const memoryCpu = of('memory', (entry) => entry.cpuPerRoundTripUs);
+    process.stdout.write(`       the chain           ${us(chain).padStart(10)} of CPU per round trip · ${((chain / memoryCpu) * 100).toFixed(1)}% of the in-memory round trip's CPU (target ≤ 5%) · ${verdict(chain <= 0.05 * memoryCpu)}\n`);
     process.stdout.write(`    3. bytes per round trip ${kb(bytes).padStart(9)} · ratio ${(bytes / floorBytes).toFixed(1)}× the floor (target ≤ 1.5 KB) · ${verdict(bytes <= 1.5 * 1024)}\n`);
     if (roundTrips >= 1_000) {
       const growth = of('relaxed', (entry) => entry.heapPerStep);

@@ -55,10 +55,10 @@ export class PostgresChain {
   }
 
   /** The chain fields of a batch appended after `expectedSeq`, the seal it leaves, and the predecessor after it. */
-  async prepare(stream: string, expectedSeq: number, envelopes: readonly RecordEnvelope[]): Promise<{ fields: Uint8Array[]; seal: Buffer | null; next: Uint8Array }> {
+  async prepare(stream: string, expectedSeq: number, envelopes: readonly RecordEnvelope[], canonicals?: readonly Uint8Array[]): Promise<{ fields: Uint8Array[]; seal: Buffer | null; next: Uint8Array }> {
     if (envelopes.length === 0) return { fields: [], seal: null, next: CHAIN_ORIGIN };
     const key = (await this.key(true))!;
-    const chained = chainFields(key, await this.#predecessor(stream, expectedSeq), envelopes);
+    const chained = chainFields(key, await this.#predecessor(stream, expectedSeq), envelopes, canonicals);
     const head = expectedSeq + envelopes.length;
     return { fields: chained.fields, seal: encodeSeal(head, sealTag(key, stream, head, chained.next)), next: chained.next };
   }

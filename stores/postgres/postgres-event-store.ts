@@ -322,7 +322,7 @@ export class PostgresEventStore implements EventStore {
     assertFence(options);
     const batch = prepareBatch(stream, options.expectedSeq + 1, records, 'compact');
     const blobs = await prepareStreamBlobs(options.blobs);
-    const chain = await this.#chain.prepare(stream, options.expectedSeq, batch.envelopes);
+    const chain = await this.#chain.prepare(stream, options.expectedSeq, batch.envelopes, batch.canonicals);
     return { batch, blobs, chain };
   }
 

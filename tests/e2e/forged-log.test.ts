@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import { openLevelEventStore } from '../../stores/index.js';
-import { randomChainKey } from '../../stores/chain-crypto.js';
+import { loadChainHashing, randomChainKey } from '../../stores/chain-crypto.js';
 import { jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { describePostgres, freshSchemaUrl, postgresUrl } from '../support/postgres.js';
@@ -79,6 +79,7 @@ describe('forged logs are refused (issue 25 §2)', () => {
   };
 
   beforeAll(async () => {
+    await loadChainHashing();
     workspace = await makeTempDir('rein-forged-');
     await writeFile(join(workspace.path, 'notes.txt'), 'notes\n');
     await writeFile(join(workspace.path, 'script.json'), JSON.stringify(script));
@@ -128,7 +129,7 @@ describe('forged logs are refused (issue 25 §2)', () => {
           for (const ref of new Set(JSON.stringify(records).match(/artifact:\/\/blake3\/[0-9a-f]{64}/g) ?? [])) blobs.push(await source.readBlob(session, ref));
           await source.close();
           const fresh = join(workspace.path, '.rein-forged');
-          const attacker = await openLevelEventStore(fresh, { chainKey: randomChainKey() });
+          const attacker = await openLevelEventStore(fresh, { chainKey: (await randomChainKey()) });
           await attacker.append(session, forgery.edit(records).map(({ stream: _stream, seq: _seq, ...draft }) => draft), { expectedSeq: 0, blobs });
           await attacker.close();
           const { rm } = await import('node:fs/promises');

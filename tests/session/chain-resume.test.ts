@@ -24,7 +24,7 @@ const script = {
 describe('resume and the chain', () => {
   let dir: { path: string; remove: () => Promise<void> };
   let storage: MemoryStorage;
-  const open = async (options: { snapshotEvery?: number; chainKey?: ReturnType<typeof randomChainKey> } = {}) => {
+  const open = async (options: { snapshotEvery?: number; chainKey?: Awaited<ReturnType<typeof randomChainKey>> } = {}) => {
     const store = createMemoryEventStore({ storage, ...(options.chainKey ? { chainKey: options.chainKey } : {}) });
     const rein = await createRein({ store, workspace: dir.path, provider: createScriptedProvider(parseScript(script)), sandbox: { loginShell: false }, ...(options.snapshotEvery ? { snapshotEvery: options.snapshotEvery } : {}) });
     return { store, rein };
@@ -61,7 +61,7 @@ describe('resume and the chain', () => {
     // Another machine's key finds the authentic log intact but not its own.
     stream.records = original.records;
     stream.chain = original.chain;
-    await expect((await open({ chainKey: randomChainKey() })).rein.resumeSession(id)).rejects.toMatchObject({ code: 'CHAIN_UNAUTHENTICATED', seq: 1 });
+    await expect((await open({ chainKey: (await randomChainKey()) })).rein.resumeSession(id)).rejects.toMatchObject({ code: 'CHAIN_UNAUTHENTICATED', seq: 1 });
     const { rein, store: again } = await open();
     const { session } = await rein.resumeSession(id);
     expect(session.pendingApprovals()).toHaveLength(1);

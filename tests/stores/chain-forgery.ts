@@ -6,7 +6,8 @@ import { CHAIN_ORIGIN } from '../../stores/chain.js';
 /**
  * Forgeries of a stream as someone with write access to the storage but without the chain key would make them: the
  * records and their stored chain fields, edited by hand. Each edit returns a new list; `relinkFrom` then recomputes
- * the keyless links (the attacker read the source), leaving the MACs they cannot compute as they were.
+ * the keyless links (the attacker read the source), leaving the MACs they cannot compute as they were. (The chain's
+ * hasher must be loaded: `await loadChainHashing()`, which any store operation that chains has done.)
  */
 
 /** A stored record and its chain field (undefined: none). */

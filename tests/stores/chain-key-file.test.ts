@@ -2,7 +2,7 @@ import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ChainKey, randomChainKey } from '../../stores/chain-crypto.js';
+import { ChainKey, randomChainKey, recordDigest } from '../../stores/chain-crypto.js';
 import { chainKeyPath, loadChainKey } from '../../stores/chain-key-file.js';
 import { openLevelEventStore } from '../../stores/index.js';
 import { protectedPathsOf, userProtectedPaths } from '../../src/policy/protected-paths.js';
@@ -52,14 +52,30 @@ describe('the chain key', () => {
     await expectCode(loadChainKey({ create: true, env: { REIN_CHAIN_KEY_FILE: join(home.path, 'file', 'chain.key') } }), 'CHAIN_KEY_UNAVAILABLE');
   });
 
-  it('is never printed: it shows, serialises and inspects as its id', () => {
-    const key = randomChainKey();
+  it('is never printed: it shows, serialises and inspects as its id', async () => {
+    const key = (await randomChainKey());
     expect(key.id).toMatch(/^[0-9a-f]{8}$/);
     expect(JSON.stringify({ key })).toBe(`{"key":{"chainKey":"${key.id}"}}`);
     expect(String(key)).toBe(`ChainKey(${key.id})`);
     expect(inspect(key, { showHidden: true, depth: 5 })).toBe(`ChainKey(${key.id})`);
-    expect(new ChainKey(Buffer.alloc(32, 1)).id).toBe(new ChainKey(Buffer.alloc(32, 1)).id);
-    expect(new ChainKey(Buffer.alloc(32, 1)).id).not.toBe(new ChainKey(Buffer.alloc(32, 2)).id);
+    expect((await ChainKey.create(Buffer.alloc(32, 1))).id).toBe((await ChainKey.create(Buffer.alloc(32, 1))).id);
+    expect((await ChainKey.create(Buffer.alloc(32, 1))).id).not.toBe((await ChainKey.create(Buffer.alloc(32, 2))).id);
+  });
+
+  it('MACs with keyed BLAKE3 that reused hashers never mix up: the same input gives the same MAC, interleaved or not', async () => {
+    const { createBLAKE3 } = await import('hash-wasm');
+    const bytes = Buffer.alloc(32, 9);
+    const key = await ChainKey.create(bytes);
+    const other = await ChainKey.create(Buffer.alloc(32, 8));
+    const digest = Buffer.alloc(32, 3);
+    const reference = (await createBLAKE3(256, bytes)).init().update('rein/chain-mac/1\0').update(digest).digest('binary').subarray(0, 8);
+    expect(Buffer.from(key.mac(digest))).toEqual(Buffer.from(reference));
+    other.mac(Buffer.alloc(32, 1));
+    recordDigest(new Uint8Array(0), Buffer.from('something else'));
+    expect(Buffer.from(key.mac(digest))).toEqual(Buffer.from(reference));
+    expect(Buffer.from(other.mac(digest))).not.toEqual(Buffer.from(reference));
+    const plain = (await createBLAKE3(256)).init().update('rein/chain/1\0').update(Uint8Array.of(0)).update(Buffer.from('record')).digest('binary');
+    expect(Buffer.from(recordDigest(new Uint8Array(0), Buffer.from('record')))).toEqual(Buffer.from(plain));
   });
 
   it('is what a store uses by default: a writer creates it, a read-only store never does and cannot authenticate without it', async () => {
@@ -80,7 +96,7 @@ describe('the chain key', () => {
       expect(await again.verifyChain('s')).toMatchObject({ status: 'authenticated', keyId: (await loadChainKey({ create: false }))!.id });
       await again.close();
       // Another machine (another key) finds the log intact but not its own.
-      const elsewhere = await openLevelEventStore(root, { readOnly: true, chainKey: randomChainKey() });
+      const elsewhere = await openLevelEventStore(root, { readOnly: true, chainKey: (await randomChainKey()) });
       expect(await elsewhere.verifyChain('s')).toMatchObject({ status: 'unauthenticated', seq: 1 });
       await elsewhere.close();
     } finally {

@@ -492,7 +492,7 @@ export function describeEventStoreConformance(harness: ConformanceHarness): void
       });
       it('says a copy written under another key is intact but not authenticated, from record 1', async () => {
         const current = await withEight();
-        const other = await current.withKey(randomChainKey());
+        const other = await current.withKey((await randomChainKey()));
         await other.append('copy', (await current.store.read('s')).map(({ stream: _stream, seq: _seq, ...item }) => item), { expectedSeq: 0 });
         expect(await other.verifyChain('copy')).toMatchObject({ status: 'authenticated' });
         expect(await current.store.verifyChain('copy')).toMatchObject({ status: 'unauthenticated', seq: 1, chainedFrom: 1 });
@@ -531,7 +531,7 @@ export function describeEventStoreConformance(harness: ConformanceHarness): void
         const current = await withEight();
         await current.store.saveSnapshot('s', { seq: 6, version: 'm@1', at: 6, data: { n: 6 } });
         expect(await current.store.loadSnapshot('s')).toEqual({ seq: 6, version: 'm@1', at: 6, data: { n: 6 }, authenticated: true });
-        const other = await current.withKey(randomChainKey());
+        const other = await current.withKey((await randomChainKey()));
         await other.append('t', drafts(1, 2), { expectedSeq: 0 });
         await other.saveSnapshot('t', { seq: 2, version: 'm@1', at: 2, data: { n: 2 } });
         expect(await current.store.loadSnapshot('t')).toMatchObject({ seq: 2, authenticated: false });
