@@ -37,6 +37,12 @@ export { PostgresSessionQueue } from '../stores/postgres/postgres-session-queue.
 export type { QueueState, QueueEntry, SessionLease, ClaimedSession } from '../stores/postgres/postgres-session-queue.js';
 export { runWorker } from './worker/worker.js';
 export { copyStore } from './session/copy-store.js';
+export { verifyStreamChain } from './session/verify-session.js';
+export { ChainKey, randomChainKey, loadChainHashing } from '../stores/chain-crypto.js';
+export { chainKeyPath, loadChainKey } from '../stores/chain-key-file.js';
+export type { LoadChainKeyOptions } from '../stores/chain-key-file.js';
+export { ChainError } from '../stores/store-errors.js';
+export type { ChainReport, ChainStatus } from '../stores/chain-check.js';
 export type { CopiedStream, CopyStoreOptions } from './session/copy-store.js';
 export type { WorkerOptions, WorkerReport, WorkerSessionEvent } from './worker/worker.js';
 export { submitSession, queueOf } from './worker/submit-session.js';

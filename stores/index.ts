@@ -15,6 +15,7 @@ export type {
 export type { ArtifactRef, BlobStore } from './blob-store.js';
 export {
   BlobError,
+  ChainError,
   CodecMismatchError,
   ConcurrencyConflictError,
   CorruptRecordError,
@@ -39,6 +40,10 @@ export { MemoryBlobStore } from './memory-blob-store.js';
 export { FileBlobStore } from './file-blob-store.js';
 export type { FileBlobStoreOptions } from './file-blob-store.js';
 export { createUpcaster, upcastRecords, upcastSteps, UnsupportedVersionError } from './upcasters.js';
+export { ChainKey, randomChainKey, loadChainHashing } from './chain-crypto.js';
+export { chainKeyPath, loadChainKey } from './chain-key-file.js';
+export type { LoadChainKeyOptions } from './chain-key-file.js';
+export type { ChainReport, ChainStatus } from './chain-check.js';
 export type { UpcastStep } from './upcasters.js';
 export { PostgresEventStore, openPostgresEventStore } from './postgres/postgres-event-store.js';
 export type { PostgresEventStoreOptions } from './postgres/postgres-event-store.js';
