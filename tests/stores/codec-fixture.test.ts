@@ -4,6 +4,9 @@ import { describe, expect, it } from 'vitest';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import { decodeValue, encodeValue } from '../../stores/record-codec.js';
 import { decodeRecord, encodeRecord } from '../../stores/record-drafts.js';
+import { decodeStoredValue, encodeGroups, withChainFields } from '../../stores/record-groups.js';
+import { ChainKey } from '../../stores/chain-crypto.js';
+import { CHAIN_ORIGIN, chainFields } from '../../stores/chain.js';
 
 const fixture = (name: string) => readFile(fileURLToPath(new URL(`../fixtures/codec/${name}`, import.meta.url)), 'utf8');
 
@@ -56,5 +59,20 @@ describe('the stored record format', () => {
     // A digest string (2 header bytes, prefix, 64 hex) becomes a 36-byte extension (3 header bytes, prefix code, 32
     // bytes): two `b3:` digests save 33 bytes each, the artifact ref 48 and the `sha256:` digest 37.
     expect(encodeRecord(record, 'compact').length - encodeRecord(record).length).toBe(33 + 33 + 48 + 37);
+  });
+
+  it('decodes the committed chained group (v4) to its records and chain fields, and chains and encodes them to exactly those bytes', async () => {
+    // The chain's derivation is pinned too: the same records under the same key give the same fields, forever.
+    const [hex, json] = await Promise.all([fixture('group-v4.hex'), fixture('group-v4.json')]);
+    const pinned = JSON.parse(json) as { key: string; records: RecordEnvelope[]; fields: string[] };
+    const stored = Buffer.from(hex.trim(), 'hex');
+    const decoded = decodeStoredValue(stored, pinned.records[0]!.stream, pinned.records.at(-1)!.seq);
+    expect(decoded.map((entry) => entry.record)).toEqual(pinned.records);
+    expect(decoded.map((entry) => Buffer.from(entry.field!).toString('hex'))).toEqual(pinned.fields);
+    const key = await ChainKey.create(Buffer.from(pinned.key, 'hex'));
+    const { fields } = chainFields(key, CHAIN_ORIGIN, pinned.records);
+    expect(fields.map((field) => Buffer.from(field).toString('hex'))).toEqual(pinned.fields);
+    const [group] = await encodeGroups(pinned.records);
+    expect(Buffer.from(withChainFields(group!, fields).value).toString('hex')).toBe(hex.trim());
   });
 });
