@@ -1,5 +1,7 @@
 import type { RecordEnvelope } from '../models/envelope.js';
 import { FRAME_HEADER_BYTES, packPayload, unpackPayload } from './record-codec.js';
+import { packPlain } from './plain-pack.js';
+import { digestOfInput, digestPrefixLength, recordDigest, writeDigestPrefix } from './chain-crypto.js';
 import { StoreError } from './store-errors.js';
 
 /** A map key `__proto__` as msgpack writes it (fixstr of 9): a read returns it renamed, so it needs normalising. */
@@ -42,4 +44,17 @@ export function canonicalRecordBytes(envelope: RecordEnvelope): Uint8Array {
 export function canonicalOfCompact(envelope: RecordEnvelope, stored: Uint8Array, plain: boolean): Uint8Array {
   const payload = Buffer.from(stored.buffer, stored.byteOffset + FRAME_HEADER_BYTES, stored.byteLength - FRAME_HEADER_BYTES);
   return plain && payload.indexOf(PROTO_KEY) === -1 ? payload : canonicalRecordBytes(envelope);
+}
+
+/**
+ * `recordDigest(predecessor, canonicalRecordBytes(envelope))` in one pass: plain data is packed straight behind the
+ * digest's prefix in the writer's scratch buffer and hashed there, with no copy (the common case); anything else takes
+ * the general path.
+ */
+export function envelopeDigest(predecessor: Uint8Array, envelope: RecordEnvelope): Uint8Array {
+  const prefix = digestPrefixLength(predecessor.length);
+  const packed = packPlain(rowOf(envelope), prefix);
+  if (packed === undefined || packed.indexOf(PROTO_KEY, prefix) !== -1) return recordDigest(predecessor, canonicalRecordBytes(envelope));
+  writeDigestPrefix(packed, predecessor);
+  return digestOfInput(packed);
 }

@@ -1,6 +1,6 @@
 import type { RecordEnvelope } from '../models/envelope.js';
-import { ChainKey, LINK_BYTES, loadChainHashing, recordDigest } from './chain-crypto.js';
-import { canonicalRecordBytes } from './chain-canon.js';
+import { ChainKey, LINK_BYTES, loadChainHashing } from './chain-crypto.js';
+import { envelopeDigest } from './chain-canon.js';
 import { CHAIN_ORIGIN, sealTag, type StreamSeal } from './chain.js';
 import { ChainError, CorruptRecordError } from './store-errors.js';
 
@@ -69,7 +69,7 @@ export async function checkChain(input: ChainCheckInput): Promise<ChainReport> {
       const seq = record.seq;
       if (seq !== expected) throw new CorruptRecordError(stream, expected, 'record is missing');
       expected++;
-      const digest = recordDigest(predecessor, canonicalRecordBytes(record));
+      const digest = envelopeDigest(predecessor, record);
       if (field === undefined) {
         if (report.chainedFrom !== undefined) brokenAt ??= { seq, problem: `record ${seq} carries no chain field, though the chain starts at ${report.chainedFrom}: it was written or replaced without the chain` };
         predecessor = digest;

@@ -56,14 +56,32 @@ const loadedDigester = (): IHasher => {
   return digester;
 };
 
+/** Bytes before a record's canonical bytes in its digest's input (domain, kind, predecessor). */
+export const digestPrefixLength = (predecessorLength: number): number => DIGEST_DOMAIN.length + 1 + predecessorLength;
+
+/** Writes the digest input's prefix (domain, what the predecessor is, the predecessor) at the start of `target`. */
+export function writeDigestPrefix(target: Uint8Array, predecessor: Uint8Array): void {
+  const kind = PREDECESSOR_KIND[predecessor.length];
+  if (kind === undefined) throw new StoreError('STORE_INVALID_ARGUMENT', `a chain predecessor has ${predecessor.length} bytes`);
+  target.set(DIGEST_DOMAIN, 0);
+  target[DIGEST_DOMAIN.length] = kind[0]!;
+  target.set(predecessor, DIGEST_DOMAIN.length + 1);
+}
+
+/** The digest of a whole input whose prefix `writeDigestPrefix` wrote (one pass over contiguous bytes). */
+export function digestOfInput(input: Uint8Array): Uint8Array {
+  return loadedDigester().init().update(input).digest('binary');
+}
+
+const prefixScratch = new Uint8Array(digestPrefixLength(DIGEST_BYTES));
+
 /**
  * A record's digest: BLAKE3-256 of the domain, what its predecessor is, the predecessor (nothing for seq 1, the chain
  * field of a chained record, the full digest of a record written before the chain) and the record's canonical bytes.
  */
 export function recordDigest(predecessor: Uint8Array, canonical: Uint8Array): Uint8Array {
-  const kind = PREDECESSOR_KIND[predecessor.length];
-  if (kind === undefined) throw new StoreError('STORE_INVALID_ARGUMENT', `a chain predecessor has ${predecessor.length} bytes`);
-  return loadedDigester().init().update(DIGEST_DOMAIN).update(kind).update(predecessor).update(canonical).digest('binary');
+  writeDigestPrefix(prefixScratch, predecessor);
+  return loadedDigester().init().update(prefixScratch.subarray(0, digestPrefixLength(predecessor.length))).update(canonical).digest('binary');
 }
 
 /**
@@ -74,10 +92,13 @@ export class ChainKey {
   /** Identifies the key in reports (`rein verify` prints it); not secret. */
   readonly id: string;
   readonly #mac: IHasher;
+  /** The MAC's input, its domain written once: a digest is copied in behind it. */
+  readonly #macInput = new Uint8Array(MAC_DOMAIN.length + DIGEST_BYTES);
 
   private constructor(id: string, mac: IHasher) {
     this.id = id;
     this.#mac = mac;
+    this.#macInput.set(MAC_DOMAIN, 0);
   }
 
   /** A key from its 32 bytes (see `loadChainKey` for the machine's key, `randomChainKey` for a fresh one). */
@@ -91,7 +112,9 @@ export class ChainKey {
 
   /** The MAC of a record's digest (`MAC_BYTES`): keyed BLAKE3 of a domain and the digest. */
   mac(digest: Uint8Array): Uint8Array {
-    return this.#mac.init().update(MAC_DOMAIN).update(digest).digest('binary').subarray(0, MAC_BYTES);
+    if (digest.length !== DIGEST_BYTES) throw new StoreError('STORE_INVALID_ARGUMENT', `a record digest has ${DIGEST_BYTES} bytes`);
+    this.#macInput.set(digest, MAC_DOMAIN.length);
+    return this.#mac.init().update(this.#macInput).digest('binary').subarray(0, MAC_BYTES);
   }
 
   /** A `TAG_BYTES` keyed BLAKE3 of the parts under a domain of its own (seals, snapshots). */

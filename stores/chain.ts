@@ -1,6 +1,6 @@
 import type { RecordEnvelope } from '../models/envelope.js';
 import { CHAIN_FIELD_BYTES, ChainKey, LINK_BYTES, MAC_BYTES, recordDigest } from './chain-crypto.js';
-import { canonicalRecordBytes } from './chain-canon.js';
+import { envelopeDigest } from './chain-canon.js';
 
 /*
  * The chain (DESIGN §3, README: *The chain*). Every record a store appends gets a chain field of 12 bytes:
@@ -18,9 +18,8 @@ import { canonicalRecordBytes } from './chain-canon.js';
 /** The predecessor of seq 1. */
 export const CHAIN_ORIGIN: Uint8Array = new Uint8Array(0);
 
-/** A record's chain field under `key`, given its predecessor (see above) and its canonical bytes. */
-export function chainField(key: ChainKey, predecessor: Uint8Array, canonical: Uint8Array): Uint8Array {
-  const digest = recordDigest(predecessor, canonical);
+/** A record's chain field under `key`, given its predecessor (see above) and its digest. */
+export function chainField(key: ChainKey, digest: Uint8Array): Uint8Array {
   const field = new Uint8Array(CHAIN_FIELD_BYTES);
   field.set(digest.subarray(0, LINK_BYTES), 0);
   field.set(key.mac(digest), LINK_BYTES);
@@ -35,7 +34,8 @@ export function chainFields(key: ChainKey, predecessor: Uint8Array, records: rea
   const fields: Uint8Array[] = new Array(records.length);
   let previous = predecessor;
   for (let index = 0; index < records.length; index++) {
-    previous = chainField(key, previous, canonicals?.[index] ?? canonicalRecordBytes(records[index]!));
+    const canonical = canonicals?.[index];
+    previous = chainField(key, canonical === undefined ? envelopeDigest(previous, records[index]!) : recordDigest(previous, canonical));
     fields[index] = previous;
   }
   return { fields, next: previous };
@@ -46,7 +46,7 @@ export function chainFields(key: ChainKey, predecessor: Uint8Array, records: rea
  * digest from its own predecessor. Keyless: an upgrade and a verification walk a stream's unchained records alike.
  */
 export function successorOf(predecessor: Uint8Array, record: RecordEnvelope, field: Uint8Array | undefined): Uint8Array {
-  return field ?? recordDigest(predecessor, canonicalRecordBytes(record));
+  return field ?? envelopeDigest(predecessor, record);
 }
 
 /** The predecessor the next append to a stream starts from, walking its records (with their fields) from seq 1. */

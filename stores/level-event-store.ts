@@ -25,7 +25,6 @@ import { createStreamMeta, encodeStreamMeta, isChainedMeta } from './level-strea
 import { RECORD_CODEC_DESCRIPTOR } from './record-codec.js';
 import type { ChainKey } from './chain-crypto.js';
 import { loadChainKey } from './chain-key-file.js';
-import { canonicalRecordBytes } from './chain-canon.js';
 import { chainFields } from './chain.js';
 import { checkChain, type ChainReport } from './chain-check.js';
 import { checkedSnapshot, encodeTaggedSnapshot } from './chain-snapshots.js';
@@ -204,7 +203,6 @@ export class LevelEventStore implements EventStore {
     const blobs = await prepareStreamBlobs(options.blobs);
     // Encoded before taking the stream's turn (record-groups.ts); the chain fields, which need the head's, are set in it.
     const groups = await encodeAppend(envelopes);
-    const canonicals = envelopes.map(canonicalRecordBytes);
     const key = envelopes.length > 0 ? await this.#writerKey() : undefined;
     return this.#queue.run(stream, () =>
       this.#pool.with(stream, envelopes.length > 0, async (opened) => {
@@ -213,7 +211,7 @@ export class LevelEventStore implements EventStore {
         if (head !== expectedSeq) throw new ConcurrencyConflictError(stream, expectedSeq, head);
         if (target === undefined || key === undefined || envelopes.length === 0) return [];
         // A stream an earlier build created starts its chain here (its records before are covered from here on).
-        const chained = chainFields(key, await target.chainPredecessor(), envelopes, canonicals);
+        const chained = chainFields(key, await target.chainPredecessor(), envelopes);
         let offset = 0;
         const writes: StreamWrite[] = groups.map((group) => {
           const count = group.lastSeq - envelopes[offset]!.seq + 1;

@@ -59,7 +59,7 @@ const reinRun = async (roundTrips: number, durability: 'sync' | 'relaxed' | 'mem
   const run = await runBenchSession({ roundTrips, durability, onTurn });
   const cpu = process.cpuUsage(cpuStarted);
   const records = await run.store.read(run.sessionId);
-  const chainPerRoundTripUs = ((await chainMicrosPerRecord(records)) * records.length) / roundTrips;
+  const chainPerRoundTripUs = ((await chainMicrosPerRecord(records, { encoded: durability === 'memory' })) * records.length) / roundTrips;
   await run.store.close();
   const bytes = run.storeDirectory ? await directoryBytes(run.storeDirectory) : undefined;
   await run.cleanup();
@@ -102,9 +102,10 @@ export const main = async (sizes: readonly number[] = [100, 1_000, 10_000], runs
     process.stdout.write(`    1. synced round trip   ${us(sync).padStart(10)} · ratio ${(sync / floor).toFixed(2)}× the floor (target ≤ 2×) · ${verdict(sync <= 2 * floor)} · cpu ${cpu('sync')}\n`);
     process.stdout.write(`    2. in-memory store     ${us(memory).padStart(10)} · ratio ${(memory / floor).toFixed(2)}× the floor (target ≤ 0.6×) · ${verdict(memory <= 0.6 * floor)} · cpu ${cpu('memory')}\n`);
     process.stdout.write(`       relaxed             ${us(relaxed).padStart(10)} · ratio ${(relaxed / floor).toFixed(2)}× the floor (target ≤ 300 µs) · ${verdict(relaxed <= 300)} · cpu ${cpu('relaxed')}\n`);
-    const chain = of('memory', (entry) => entry.chainPerRoundTripUs);
-    const memoryCpu = of('memory', (entry) => entry.cpuPerRoundTripUs);
-    process.stdout.write(`       the chain           ${us(chain).padStart(10)} of CPU per round trip · ${((chain / memoryCpu) * 100).toFixed(1)}% of the in-memory round trip's CPU (target ≤ 5%) · ${verdict(chain <= 0.05 * memoryCpu)}\n`);
+    // The chain's own CPU per round trip against the round trip's, mode by mode (LevelDB encodes each row once more).
+    const shares = (['memory', 'relaxed', 'sync'] as const).map((mode) => ({ mode, chain: of(mode, (entry) => entry.chainPerRoundTripUs), cpu: of(mode, (entry) => entry.cpuPerRoundTripUs) }));
+    const worst = Math.max(...shares.map((share) => share.chain / share.cpu));
+    process.stdout.write(`       the chain           ${shares.map((share) => `${share.mode} ${us(share.chain)} (${((share.chain / share.cpu) * 100).toFixed(1)}%)`).join(' · ')} of CPU per round trip (target ≤ 5%) · ${verdict(worst <= 0.05)}\n`);
     process.stdout.write(`    3. bytes per round trip ${kb(bytes).padStart(9)} · ratio ${(bytes / floorBytes).toFixed(1)}× the floor (target ≤ 1.5 KB) · ${verdict(bytes <= 1.5 * 1024)}\n`);
     if (roundTrips >= 1_000) {
       const growth = of('relaxed', (entry) => entry.heapPerStep);
