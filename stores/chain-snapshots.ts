@@ -1,6 +1,7 @@
 import type { StoredSnapshot } from './event-store.js';
 import { ChainKey } from './chain-crypto.js';
 import { decodeValue, encodeValue } from './record-codec.js';
+import { seqBytes } from './chain.js';
 
 /*
  * Snapshots under the chain (README: *The chain*): a snapshot is stored with a tag — an HMAC under the store's key of
@@ -8,12 +9,6 @@ import { decodeValue, encodeValue } from './record-codec.js';
  * another key wrote, or one altered in the storage, or one whose record was changed since, is not restored in place of
  * the log: `loadSnapshot` marks it `authenticated: false` and resume falls back to a full replay, saying so.
  */
-
-const seqBytes = (seq: number): Buffer => {
-  const bytes = Buffer.alloc(8);
-  bytes.writeBigUInt64BE(BigInt(seq));
-  return bytes;
-};
 
 /** The snapshot's canonical bytes: its fields encoded, decoded and encoded again (the form a load gives back). */
 const canonicalSnapshot = (snapshot: StoredSnapshot): Uint8Array => {

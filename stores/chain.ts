@@ -56,8 +56,8 @@ export async function walkPredecessor(pages: AsyncIterable<ReadonlyArray<{ recor
   return predecessor;
 }
 
-/** `u64` big-endian bytes of a seq. */
-const seqBytes = (seq: number): Uint8Array => {
+/** `u64` big-endian bytes of a seq (in seals and snapshot tags). */
+export const seqBytes = (seq: number): Uint8Array => {
   const bytes = Buffer.alloc(8);
   bytes.writeBigUInt64BE(BigInt(seq));
   return bytes;
