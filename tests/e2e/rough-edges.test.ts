@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openLevelEventStore } from '../../stores/index.js';
+import { describeChain } from '../../src/session/verify-session.js';
 import { replaySession } from '../../src/session/replay-session.js';
 import { cliPath, jsonLines, runCli, startCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
@@ -137,8 +138,9 @@ describe('the rough edges a new user hits', () => {
     const store = await openLevelEventStore(join(workspace.path, '.rein'));
     try {
       const library = await replaySession(store, id);
-      expect(json).toEqual({ sessionId: id, verified: library.verified, regenerated: library.regenerated, inputs: library.inputs, head: library.head });
-      expect(text).toBe(`verified ${library.verified} records (${library.inputs} inputs re-applied, ${library.regenerated} derived records regenerated and equal)\n`);
+      expect(json).toEqual({ sessionId: id, verified: library.verified, regenerated: library.regenerated, inputs: library.inputs, head: library.head, chain: library.chain });
+      expect(library.chain).toMatchObject({ status: 'authenticated', head: library.head });
+      expect(text).toBe(`verified ${library.verified} records (${library.inputs} inputs re-applied, ${library.regenerated} derived records regenerated and equal); ${describeChain(library.chain)}\n`);
       expect(library.verified).toBe(library.head);
     } finally {
       await store.close();
