@@ -5,8 +5,8 @@ import { envelopeDigest } from './chain-canon.js';
 /*
  * The chain (DESIGN §3, README: *The chain*). Every record a store appends gets a chain field of 12 bytes:
  *
- *     digest(n) = SHA-256("rein/chain/1\0" ‖ kind ‖ predecessor ‖ canonical bytes of record n)
- *     field(n)  = digest(n)[0..4) ‖ HMAC-SHA-256(key, "rein/chain-mac/1\0" ‖ digest(n))[0..8)
+ *     digest(n) = BLAKE3-256("rein/chain/1\0" ‖ kind ‖ predecessor ‖ canonical bytes of record n)
+ *     field(n)  = digest(n)[0..4) ‖ keyed-BLAKE3(key, "rein/chain-mac/1\0" ‖ digest(n))[0..8)
  *
  * where the predecessor is nothing for seq 1, record n-1's field when it has one, and record n-1's full digest when
  * it was written before the chain (so the first chained record of an upgraded stream covers every record before it,
@@ -64,7 +64,7 @@ export const seqBytes = (seq: number): Uint8Array => {
 };
 
 /**
- * The seal of a stream at `head`: an HMAC of the stream's name, the head and the predecessor after the head record.
+ * The seal of a stream at `head`: a MAC (keyed BLAKE3) of the stream's name, the head and the predecessor after the head record.
  * A store records it beside the records (with every append, or at a clean close), so that cutting records off the
  * end, which leaves every remaining MAC valid, is caught: the seal names a head the stream no longer reaches.
  */
