@@ -122,8 +122,8 @@ export interface StoreCapabilities {
  *   stream reads as empty. A record whose checksum fails raises `CorruptRecordError` instead of being returned.
  * - `tail` emits every record from `from` on, history first and then live appends, with no gap and no duplicate.
  * - Every appended record gets a chain field the store computes itself (README: *The chain*): it commits to the record,
- *   its predecessor's field and, through an HMAC under the store's chain key, to who wrote it. A caller cannot pass
- *   one; copying records through `append` re-chains them under this store's key. `verifyChain` checks it.
+ *   its predecessor's field and, through a MAC (keyed BLAKE3) under the store's chain key, to who wrote it. A caller
+ *   cannot pass one; copying records through `append` re-chains them under this store's key. `verifyChain` checks it.
  */
 export interface EventStore {
   readonly capabilities: StoreCapabilities;
