@@ -15,9 +15,11 @@ export type SessionReplay = ReplayResult & { chain: ChainReport };
  * (`verifyBlobs`). Resolves with the counts and the chain report, or rejects with `ChainError` (`CHAIN_BROKEN`,
  * `CHAIN_UNAUTHENTICATED`) naming the first record concerned, `DivergenceError` naming the first differing seq,
  * `BLOB_CORRUPT` for a blob whose bytes no longer match its hash, `BLOB_NOT_FOUND` for a recorded blob that is gone.
+ * With `allowUnchained`, a log written wholly before the chain is replayed too (its `chain.status` is `unchained`:
+ * nothing vouches for its inputs and facts, so the caller must not call it verified — `rein replay` exits 5).
  */
-export const replaySession = async (store: EventStore, sessionId: string, options: { inspect?: (event: unknown) => void } = {}): Promise<SessionReplay> => {
-  const chain = await verifyStreamChain(store, sessionId);
+export const replaySession = async (store: EventStore, sessionId: string, options: { inspect?: (event: unknown) => void; allowUnchained?: boolean } = {}): Promise<SessionReplay> => {
+  const chain = await verifyStreamChain(store, sessionId, { allowUnchained: options.allowUnchained === true });
   const records = await readSessionRecords(store, sessionId);
   if (records.length === 0) throw new ReinError('SESSION_NOT_FOUND', `no session ${sessionId} in this store`);
   const result = verifyRecords(sessionId, records, options);

@@ -22,7 +22,7 @@ export const verifyStreamChain = async (store: EventStore, stream: string, optio
 
 /** One line saying what the chain vouches for (`rein verify`, `rein replay`). */
 export const describeChain = (report: ChainReport): string => {
-  if (report.status === 'unchained') return `not chained: ${report.problem ?? ''}`;
+  if (report.status === 'unchained') return `not chained: ${report.problem ?? ''} (rein resume of a session that can go on, or rein store copy --adopt into another store)`;
   const covered = report.chainedFrom !== undefined && report.chainedFrom > 1 ? `; records 1..${report.chainedFrom - 1} were written before the chain and are covered from record ${report.chainedFrom}, where it starts` : '';
   const sealed = report.sealedHead === undefined ? '; no seal (the stream was not closed cleanly since it was chained), so records cut off its end would go unnoticed' : report.sealedHead === report.head ? `; sealed at ${report.sealedHead}` : `; sealed at ${report.sealedHead} (a clean close; the records after it were appended since)`;
   return `chain intact and authenticated by this machine's key (${report.keyId ?? 'none'}): records 1..${report.head}${covered}${sealed}`;

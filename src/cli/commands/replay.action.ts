@@ -1,6 +1,7 @@
 import { ReinError } from '../../host/host-errors.js';
 import { replaySession } from '../../session/replay-session.js';
 import { describeChain } from '../../session/verify-session.js';
+import { assertAuthenticated } from '../../../stores/chain-check.js';
 import { forkSession } from '../../session/fork-session.js';
 import { dryRunSession } from '../../session/dry-run.js';
 import { decideWithPolicy } from '../../session/dry-run-permission.js';
@@ -47,9 +48,12 @@ export const replayCommand = (id: string, options: CommonOptions & PermissionOpt
       printText(`${report.calls.length} recorded tool calls, ${report.changed} would now be decided differently${report.permissionEvaluated ? '' : ' (validation only: no permission policy in this build)'}; nothing was executed\n`);
       return;
     }
-    const result = await replaySession(store, id);
+    // A log written before the chain keeps replaying (its derived records are still regenerated and compared), but
+    // nothing vouches for its inputs and facts: the command says so and exits 5 (`CHAIN_UNAUTHENTICATED`).
+    const result = await replaySession(store, id, { allowUnchained: true });
     if (options.json) printJson({ sessionId: id, verified: result.verified, regenerated: result.regenerated, inputs: result.inputs, head: result.head, chain: result.chain });
-    else printText(`verified ${result.verified} records (${result.inputs} inputs re-applied, ${result.regenerated} derived records regenerated and equal); ${describeChain(result.chain)}\n`);
+    else printText(`${result.chain.status === 'unchained' ? 'replayed' : 'verified'} ${result.verified} records (${result.inputs} inputs re-applied, ${result.regenerated} derived records regenerated and equal); ${describeChain(result.chain)}\n`);
+    assertAuthenticated(result.chain);
   });
 
 /** The body of `rein fork`. */
