@@ -22,6 +22,12 @@ export interface HeldSession {
   applyAnswers(session: ReinSession): Promise<number>;
   /** Stop renewing and let go: `done`, `parked` (waiting for a person) or `queued` (for a worker), by the result. */
   release(result: SessionResult): Promise<void>;
+  /**
+   * Let go before the session was resumed (it was refused: its chain not this machine's, a missing provider, …): back
+   * to the state it was claimed from (`parked` stays waiting for its person, else `queued`), at once rather than when
+   * the lease expires.
+   */
+  giveBack(): Promise<void>;
   /** Stop renewing without letting go (the lease then expires). */
   stop(): void;
 }
@@ -62,6 +68,11 @@ export const holdQueuedSession = async (options: { queue: PostgresSessionQueue; 
       keeper.stop();
       const state = result.status === 'paused' ? 'parked' : result.status === 'interrupted' ? 'queued' : 'done';
       // Parking refuses while answers wait: hand the session to a worker then, which applies them.
+      if ((await options.queue.release(claimed.lease, state)) === 'running') await options.queue.release(claimed.lease, 'queued');
+    },
+    giveBack: async () => {
+      keeper.stop();
+      const state = entry.state === 'parked' ? 'parked' : 'queued';
       if ((await options.queue.release(claimed.lease, state)) === 'running') await options.queue.release(claimed.lease, 'queued');
     },
     stop: () => keeper.stop(),

@@ -213,4 +213,32 @@ describePostgres('rein CLI on a PostgreSQL store', () => {
     expect(result.stderr).toContain('STORE_UNAVAILABLE');
     expect(result.stderr).not.toContain('hunter2');
   });
+
+  it('workers on several machines share the chain key through REIN_CHAIN_KEY_FILE: a machine with another key refuses to continue a session the first chained, one with the same key finishes it, and the log verifies under that key only', async () => {
+    const keys = await makeTempDir('rein-pg-keys-');
+    try {
+      const shared = freshSchemaUrl();
+      const machine = { REIN_CHAIN_KEY_FILE: join(keys.path, 'a', 'chain.key') };
+      const stranger = { REIN_CHAIN_KEY_FILE: join(keys.path, 'b', 'chain.key') };
+      const cli = (args: string[], env: Record<string, string>) => runCli([...args, '--store', shared], { cwd: workspace.path, env });
+      const session = jsonLines((await cli(['run', 'needs a yes', '--script', 'script.json', '--detach', '--json'], machine)).stdout)[0]!.sessionId as string;
+      const first = jsonLines((await cli(['worker', '--json', '--exit-when-idle', '300'], machine)).stdout);
+      expect(first.filter((event) => event.sessionId === session).map((event) => event.type)).toEqual(['claimed', 'parked']);
+      // Another key never appends to the session: that would vouch, under its key, for what this machine's key wrote.
+      const refused = await cli(['resume', session, '--approve', 'write'], stranger);
+      expect(refused.code).toBe(5);
+      expect(refused.stderr).toContain('CHAIN_UNAUTHENTICATED');
+      const resumed = await cli(['resume', session, '--approve', 'write'], machine);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      const verified = await cli(['verify', session, '--json'], machine);
+      expect(verified.code, verified.stderr).toBe(0);
+      expect(jsonLines(verified.stdout)[0]).toMatchObject({ status: 'authenticated', chainedFrom: 1 });
+      expect((await cli(['replay', session], machine)).code).toBe(0);
+      const elsewhere = await cli(['verify', session], stranger);
+      expect(elsewhere.code).toBe(5);
+      expect(elsewhere.stderr).toContain('CHAIN_UNAUTHENTICATED');
+    } finally {
+      await keys.remove();
+    }
+  }, 180_000);
 });

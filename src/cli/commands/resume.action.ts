@@ -111,7 +111,11 @@ const resumeHere = async (
   const sandbox = await restoredSandbox(store, id, options, workspace);
   const rein = await createRein({ store, workspace, ...(options.memory === false ? { memory: false as const } : {}), protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins, workspace), ...(await hostRunFiles(workspace, loaded.hooks, mcpServers))], provider, ...(fallbacks ? { fallbacks } : {}), ...(settings ? { modelOptions: settings.modelOptions } : {}), ...(settings?.applyPatch === undefined ? {} : { applyPatch: settings.applyPatch }), permissions: permissionsOf(options), sandbox: sandbox.policy, plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
   context.telemetry?.attach(rein);
-  const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes), ...context.held?.confirmations });
+  // A session this process may not resume (its chain not this machine's key's, …) goes back to the queue as it was.
+  const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes), ...context.held?.confirmations }).catch(async (error: unknown) => {
+    await context.held?.giveBack().catch(() => undefined);
+    throw error;
+  });
   // The session's MCP servers stop when this command is done with it, however it ends.
   try {
     return await continueResumed(id, session, report, options, { store, held: context.held, rein, sandboxChanges: sandbox.changes }, onInterrupt);
