@@ -40,6 +40,8 @@ const notCaptured: Record<string, string> = {
   'memory.unavailable': 'needs a damaged memory stream on disk; covered by tests/e2e/memory-cli.test.ts',
   'command.ended': 'needs a background command (run_in_background) in a captured scenario; covered by tests/e2e/orphans.test.ts and tests/e2e/background-protected.test.ts',
   'permission.rule-unmatched': 'needs an MCP server and a deny rule that names none of its tools; covered by tests/e2e/trial5-leftovers.test.ts',
+  'plan.updated': 'needs a script that calls update_plan in a captured scenario; covered by tests/tools/update-plan.test.ts and tests/e2e/meet-people-cli.test.ts',
+  'instructions.loaded': 'needs an AGENTS.md in a captured workspace; covered by tests/session/project-instructions.test.ts',
 };
 
 const fixtures: Array<{ name: string; fixture: LogFixture }> = [];
