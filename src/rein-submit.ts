@@ -7,6 +7,7 @@ import { checkSessionOptions, newSessionId } from './session/start-session.js';
 import { hostFileProblem, readHostFile } from './util/read-regular-file.js';
 import type { QueuedSession } from './worker/queued-session.js';
 import { submitSession } from './worker/submit-session.js';
+import { checkSessionId } from './session/session-id.js';
 
 /** Options of `Rein.submit`. */
 export interface SubmitOptions {
@@ -24,6 +25,7 @@ export interface SubmitOptions {
  */
 export const submitToWorkers = async (options: ReinOptions, harness: { workspace: string; clock: () => number }, submitOptions: SubmitOptions): Promise<string> => {
   checkSessionOptions(submitOptions, 'submit');
+  if (submitOptions.sessionId !== undefined) checkSessionId(submitOptions.sessionId);
   const { name: providerName, model: providerModel, source } = options.provider;
   const scriptFile = providerName === 'scripted' && source !== undefined ? await readHostFile(resolvePath(harness.workspace, source)) : undefined;
   if (scriptFile && !scriptFile.ok) throw new ReinError('SCRIPT_INVALID', `cannot read the script: ${hostFileProblem(source!, scriptFile)}`);

@@ -11,6 +11,7 @@ import { listSessions, summarizeSession, type SessionSummary } from './session/s
 import type { ReinSession } from './session/session-handle.js';
 import { SessionRegistry } from './session/session-registry.js';
 import { ReinError } from './host/host-errors.js';
+import { checkSessionId } from './session/session-id.js';
 import { createMemoryGovernance, type MemoryGovernance } from './memory/memory-governance.js';
 import type { LiveTelemetry, TelemetryHandle } from './telemetry/live-telemetry.js';
 import type { CommandDescriptor, ProviderDescriptor, ToolDescriptor } from './plugins/capability-registry.js';
@@ -121,6 +122,7 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
       return session;
     },
     resumeSession: async (sessionId, resumeOptions) => {
+      checkSessionId(sessionId);
       const before = telemetry ? await options.store.head(sessionId) : 0;
       const resumed = await resumeSession(services, sessionId, resumeOptions);
       watched(registry.add(resumed.session), before);
@@ -129,12 +131,16 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
       return resumed;
     },
     replaySession: async (sessionId) => {
+      checkSessionId(sessionId);
       const { verified, inputs, regenerated, head } = await replaySession(options.store, sessionId);
       return { verified, inputs, regenerated, head };
     },
     forkSession: (sessionId, atSeq, forkOptions) => forkSession(options.store, sessionId, atSeq, { clock, ...forkOptions }),
     listSessions: () => listSessions(options.store),
-    getSession: (sessionId) => summarizeSession(options.store, sessionId),
+    getSession: async (sessionId) => {
+      checkSessionId(sessionId);
+      return summarizeSession(options.store, sessionId);
+    },
     session: (sessionId) => registry.get(sessionId),
     runningSessions: () => registry.list(),
     ...(telemetry ? { telemetry: { stats: () => telemetry.stats(), flush: (timeoutMs?: number) => telemetry.flush(timeoutMs), shutdown: (timeoutMs?: number) => telemetry.shutdown(timeoutMs) } } : {}),
@@ -142,6 +148,7 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     // A session that does not exist is an error, not a tail that waits forever for a first record.
     records: (sessionId, from = 1) =>
       defer(async () => {
+        checkSessionId(sessionId);
         if ((await options.store.head(sessionId)) === 0) throw new ReinError('SESSION_NOT_FOUND', `no session ${sessionId} in this store`);
         return options.store.tail(sessionId, from) as Observable<ReinRecord>;
       }).pipe(mergeAll()),

@@ -1,4 +1,5 @@
 import type { ChainReport } from './chain-check.js';
+import { ReinError } from '../models/rein-error.js';
 
 /** Stable codes for every error the store layer raises; tests assert these, never messages. */
 export type StoreErrorCode =
@@ -24,12 +25,10 @@ export type StoreErrorCode =
   | 'CHAIN_KEY_UNAVAILABLE';
 
 /** Base class of store errors: a stable `code` plus the underlying `cause` when there is one. */
-export class StoreError extends Error {
-  readonly code: StoreErrorCode;
+export class StoreError extends ReinError<StoreErrorCode> {
   constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(code, message, options);
     this.name = 'StoreError';
-    this.code = code;
   }
 }
 

@@ -1,3 +1,8 @@
+import { ReinError } from '../../models/rein-error.js';
+
+/** The base class of every error rein throws (each with a stable `code`); the runtime throws it with a `HostErrorCode`. */
+export { ReinError };
+
 /** Stable codes of errors the runtime raises; README lists each one. */
 export type HostErrorCode =
   | 'REPLAY_DIVERGENCE'
@@ -20,18 +25,8 @@ export type HostErrorCode =
   | 'OUTPUT_INVALID'
   | 'USAGE';
 
-/** Base class for runtime errors that cross a boundary: a stable `code` and the underlying `cause`. */
-export class ReinError extends Error {
-  readonly code: HostErrorCode;
-  constructor(code: HostErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'ReinError';
-    this.code = code;
-  }
-}
-
 /** Replay regenerated records that differ from the stored ones: the first differing seq is named. */
-export class DivergenceError extends ReinError {
+export class DivergenceError extends ReinError<'REPLAY_DIVERGENCE'> {
   readonly stream: string;
   readonly seq: number;
   readonly expected: unknown;
@@ -50,7 +45,7 @@ export class DivergenceError extends ReinError {
  * A session with an output schema ended without a valid final answer: every answer the model gave failed validation
  * (`errors` are the last one's), or the session ended otherwise (failed, cancelled, out of budget) before one.
  */
-export class OutputError extends ReinError {
+export class OutputError extends ReinError<'OUTPUT_INVALID'> {
   readonly errors: readonly string[];
   readonly status: string;
   constructor(options: { message: string; errors: readonly string[]; status: string }) {

@@ -1,3 +1,5 @@
+import { ReinError } from '../../models/rein-error.js';
+
 /** Stable codes of memory-governance errors; README lists each one. */
 export type MemoryErrorCode =
   | 'MEMORY_NOT_FOUND'
@@ -9,11 +11,9 @@ export type MemoryErrorCode =
   | 'MEMORY_BUSY';
 
 /** A memory-governance error with a stable `code`; nothing was written when one is raised. */
-export class MemoryError extends Error {
-  readonly code: MemoryErrorCode;
+export class MemoryError extends ReinError<MemoryErrorCode> {
   constructor(code: MemoryErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(code, message, options);
     this.name = 'MemoryError';
-    this.code = code;
   }
 }

@@ -1,3 +1,5 @@
+import { ReinError } from '../../models/rein-error.js';
+
 /** Stable codes of plugin and hook errors; README lists each one. */
 export type PluginErrorCode =
   | 'PLUGIN_MANIFEST_INVALID'
@@ -18,11 +20,9 @@ export type PluginErrorCode =
   | 'PROMPT_BLOCKED';
 
 /** An error of the plugin host or the hook kernel: a stable `code` and the underlying `cause`. */
-export class PluginError extends Error {
-  readonly code: PluginErrorCode;
+export class PluginError extends ReinError<PluginErrorCode> {
   constructor(code: PluginErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(code, message, options);
     this.name = 'PluginError';
-    this.code = code;
   }
 }

@@ -1,13 +1,13 @@
+import { ReinError } from '../../models/rein-error.js';
+
 /** Stable codes of the errors projections and the commands built on them raise; README lists each one. */
 export type ProjectionErrorCode = 'PROJECTION_GAP' | 'CONTEXT_NOT_RECORDED' | 'TURN_NOT_FOUND' | 'ACTOR_NOT_FOUND';
 
 /** An error from a projection or a read-only command over one (`code` is stable; tests assert it). */
-export class ProjectionError extends Error {
-  readonly code: ProjectionErrorCode;
+export class ProjectionError extends ReinError<ProjectionErrorCode> {
   constructor(code: ProjectionErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(code, message, options);
     this.name = 'ProjectionError';
-    this.code = code;
   }
 }
 

@@ -3,6 +3,7 @@ import type { EventStore } from '../../stores/event-store.js';
 import { sessionStatusOf } from '../host/session-status.js';
 import { rootPath } from '../host/actor-tree.js';
 import { ReinError } from '../host/host-errors.js';
+import { checkSessionId } from './session-id.js';
 import { createIdGenerator } from '../host/record-ids.js';
 import { newSessionId } from './start-session.js';
 import { isReservedStreamName } from '../memory/memory-stream.js';
@@ -18,10 +19,12 @@ export interface ForkOptions {
  * fork to `atSeq` equals the parent's state there; otherwise `FORK_NOT_AT_BOUNDARY` names the step's bounds.
  */
 export const forkSession = async (store: EventStore, sessionId: string, atSeq: number, options: ForkOptions = {}): Promise<string> => {
+  checkSessionId(sessionId);
+  if (options.newSessionId !== undefined) checkSessionId(options.newSessionId, 'newSessionId');
   if (isReservedStreamName(sessionId) || (options.newSessionId !== undefined && isReservedStreamName(options.newSessionId))) throw new ReinError('SESSION_INVALID', 'the memory stream is not a session');
   const head = await store.head(sessionId);
   if (head === 0) throw new ReinError('SESSION_NOT_FOUND', `no session ${sessionId} in this store`);
-  if (!Number.isInteger(atSeq) || atSeq < 1 || atSeq > head) throw new ReinError('USAGE', `--at must be a seq between 1 and ${head}`);
+  if (!Number.isInteger(atSeq) || atSeq < 1 || atSeq > head) throw new ReinError('USAGE', `the fork point (atSeq ${JSON.stringify(atSeq) ?? String(atSeq)}) must be a seq between 1 and ${head}, the head of ${sessionId}`);
   const [next] = await store.read(sessionId, { from: atSeq + 1, limit: 1 });
   if (next && isDerivedType(next.type)) {
     const before = await store.read(sessionId, { to: atSeq, reverse: true, limit: 1000 });

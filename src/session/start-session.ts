@@ -5,6 +5,7 @@ import { recordVersion } from '../../models/records.js';
 import type { SessionCreated } from '../../models/session.records.js';
 import { ActorTree, rootPath } from '../host/actor-tree.js';
 import { ReinError } from '../host/host-errors.js';
+import { checkSessionId } from './session-id.js';
 import { checkBudgets } from '../rein-options-check.js';
 import { machineVersion } from '../host/machine-version.js';
 import { mutationPolicyDigestOf } from '../typestate/call-spec.js';
@@ -81,6 +82,7 @@ export const checkSessionOptions = (options: { task?: unknown; budgets?: unknown
  */
 export const createSession = async <Schema extends z.ZodType = z.ZodType<unknown>>(services: SessionServices, options: CreateSessionOptions<Schema>): Promise<ReinSession<z.infer<Schema>>> => {
   checkSessionOptions(options, 'createSession');
+  if (options.sessionId !== undefined) checkSessionId(options.sessionId);
   // A schema that cannot be checked or shown is refused before anything is written.
   const output = options.output ? outputFromZod(options.output) : options.outputSchema !== undefined ? outputFromJsonSchema(options.outputSchema, 'createSession({ outputSchema })') : undefined;
   const sessionId = options.sessionId ?? newSessionId(services.clock());

@@ -1,3 +1,5 @@
+import { ReinError } from '../../models/rein-error.js';
+
 /** Stable codes of telemetry errors; README lists them. */
 export type TelemetryErrorCode = 'TELEMETRY_CONFIG_INVALID' | 'TELEMETRY_EXPORT_FAILED';
 
@@ -6,11 +8,9 @@ export type TelemetryErrorCode = 'TELEMETRY_CONFIG_INVALID' | 'TELEMETRY_EXPORT_
  * (`grpc`), a bad timeout, or an exporter without `export`. Raised before any session runs; a failing collector
  * never raises it (drops are counted instead).
  */
-export class TelemetryError extends Error {
-  readonly code: TelemetryErrorCode;
+export class TelemetryError extends ReinError<TelemetryErrorCode> {
   constructor(code: TelemetryErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(code, message, options);
     this.name = 'TelemetryError';
-    this.code = code;
   }
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ModelToolDescription } from '../../models/model-contract.js';
 import { fieldTypesOf, type FieldTypes } from '../policy/input-repair.js';
 import type { AnyToolDefinition } from './tool.js';
+import { ReinError } from '../host/host-errors.js';
 
 interface Registered {
   tool: AnyToolDefinition;
@@ -30,7 +31,7 @@ export class ToolRegistry {
   }
 
   register(tool: AnyToolDefinition): void {
-    if (this.tools.has(tool.name)) throw new Error(`tool ${tool.name} is already registered`);
+    if (this.tools.has(tool.name)) throw new ReinError('CONFIG_INVALID', `tool ${tool.name} is already registered: two tools cannot share a name`);
     this.tools.set(tool.name, registered(tool));
   }
 

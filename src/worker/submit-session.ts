@@ -7,7 +7,7 @@ import { QueuedSession, type QueuedSessionInput } from './queued-session.js';
 /** The queue of `store`, or `QUEUE_UNSUPPORTED` when the store has none (only the PostgreSQL store queues sessions). */
 export const queueOf = (store: EventStore): PostgresSessionQueue => {
   if (!store.capabilities.fencing || typeof (store as Partial<PostgresEventStore>).listen !== 'function') {
-    throw new ReinError('QUEUE_UNSUPPORTED', 'only a PostgreSQL store (--store postgres://…) queues sessions for workers');
+    throw new ReinError('QUEUE_UNSUPPORTED', 'only a PostgreSQL store (openPostgresEventStore) queues sessions for workers');
   }
   return new PostgresSessionQueue(store as PostgresEventStore);
 };
