@@ -107,6 +107,8 @@ export const ToolSettled = z.object({
   ...callFields,
   status: z.enum(['ok', 'error']),
   errorCode: ToolErrorCode.optional(),
+  /** The class of the error the tool threw (`TypeError`, a host tool's own class), for a failure that was a throw. */
+  errorClass: z.string().optional(),
   observation: z.string(),
   truncated: Truncation.optional(),
   /** Blob refs the result points to (full outputs); `read_artifact` may read only refs its session has seen. */

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import type { AnyToolDefinition, SideEffectClass, ToolAnnotations } from '../tools/tool.js';
+import type { AnyToolDefinition } from '../tools/tool.js';
+import { toolTraitsOf } from '../tools/tool-defaults.js';
 import { toolFailure } from '../tools/tool.js';
+import { thrownFailure } from '../tools/os-errors.js';
 import type { PluginTool } from './plugin-contract.js';
 
-const sideEffectOf: Record<PluginTool['risk'], SideEffectClass> = { read: 'read', write: 'workspace-write', execute: 'process', network: 'network' };
 
 /** A JSON Schema for tool parameters must describe an object; zod builds the validator from it. */
 const parametersOf = (parameters: PluginTool['parameters']): z.ZodType => {
@@ -22,25 +23,22 @@ export const pluginToolDefinition = (options: { id: string; pluginId: string; ve
   const parameters = parametersOf(tool.parameters);
   // The schema must be advertisable to the model: fail registration, not the first model call.
   z.toJSONSchema(parameters, { io: 'input' });
-  const readOnly = tool.readOnly ?? tool.risk === 'read';
-  const annotations: ToolAnnotations = { readOnly, destructive: tool.risk === 'write' || tool.risk === 'execute', idempotent: readOnly, openWorld: tool.risk === 'network', requiresConfirmation: false };
+  // The same traits a host tool's short form gets (`defineTool`): a call in doubt waits for confirmation unless it only reads.
+  const traits = toolTraitsOf({ risk: tool.risk, ...(tool.readOnly === undefined ? {} : { readOnly: tool.readOnly }) });
   const route = `plugin:${options.pluginId}@${options.version}`;
   return {
     name: id,
     description: String(tool.description ?? ''),
     parameters,
-    annotations,
-    risk: tool.risk,
-    sideEffect: sideEffectOf[tool.risk],
-    // rein cannot check what a plugin's handler changed: a call in doubt waits for confirmation unless it only reads.
-    resumePolicy: readOnly ? 'rerun-after-check' : 'require-user-confirmation',
+    ...traits,
     ...(tool.timeoutMs === undefined ? {} : { timeoutMs: tool.timeoutMs }),
     async execute(args: Record<string, unknown>, context) {
       let result: unknown;
       try {
         result = await tool.execute(args, { sessionId: context.sessionId, callId: context.callId, workspace: context.workspace.root, signal: context.signal, progress: context.progress });
       } catch (error) {
-        return { ...toolFailure('ToolFailed', `${id} failed: ${error instanceof Error ? error.message : String(error)}`), provenance: { route } };
+        // The one rule for every tool (tool-pipeline.ts): a throw is a failure the model reads, recorded with its class.
+        return { ...thrownFailure(id, error, context.signal), provenance: { route } };
       }
       if (typeof result === 'string') return { ok: true, output: result, provenance: { route } };
       const value = result as { ok?: unknown; output?: unknown; code?: unknown; message?: unknown } | null;

@@ -7,6 +7,8 @@ import type { BlobStore } from '../../stores/blob-store.js';
 export interface ToolOutcome {
   status: 'ok' | 'error';
   errorCode?: ToolErrorCode;
+  /** The class of the error a tool threw, for a failure that was a throw. */
+  errorClass?: string;
   observation: string;
   truncated?: Truncation;
   artifacts?: string[];

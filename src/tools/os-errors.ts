@@ -69,3 +69,15 @@ export const osFailureOf = (error: unknown, call: { arguments: Record<string, un
   const where = [failure.syscall, failure.path ? shown(failure.path, call.workspace) : undefined, failure.dest ? `→ ${shown(failure.dest, call.workspace)}` : undefined].filter(Boolean).join(' ');
   return toolFailure(mapped.code, `${mapped.says} (${failure.code}${where ? `: ${where}` : ''})`, mapped.reason);
 };
+
+/**
+ * The model-visible failure for anything else a tool threw (a host tool's own error, a bug): `ToolFailed` with the
+ * error's message and its class (`errorClass`, recorded on `tool.settled`); `Cancelled` when the call's signal had
+ * aborted (the session was interrupted, cancelled or out of wall time, and the tool gave up by throwing).
+ */
+export const thrownFailure = (tool: string, error: unknown, signal: AbortSignal): ToolFailure => {
+  const errorClass = error instanceof Error ? (error.constructor?.name && error.constructor.name !== 'Object' ? error.constructor.name : error.name) : typeof error;
+  const message = error instanceof Error ? error.message : String(error);
+  if (signal.aborted) return { ...toolFailure('Cancelled', `${tool} was cancelled while it ran (${errorClass}: ${message})`), errorClass };
+  return { ...toolFailure('ToolFailed', `${tool} threw ${errorClass}: ${message}`), errorClass };
+};

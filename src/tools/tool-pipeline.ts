@@ -9,7 +9,8 @@ import { invalidInputMessage, issuesOf } from './invalid-input.js';
 import { defaultObservationLimit, failureOutcome, truncateObservation, type ToolOutcome } from './observation.js';
 import type { SessionToolState } from './session-tool-state.js';
 import type { AnyToolDefinition, Prepared, ToolContext, ToolFailure, ToolResult } from './tool.js';
-import { osFailureOf } from './os-errors.js';
+import { osFailureOf, thrownFailure } from './os-errors.js';
+import { StoreError } from '../../stores/store-errors.js';
 import { describeArgumentProblems } from './argument-hygiene.js';
 import type { ArgumentProblem } from '../../models/model.records.js';
 import type { ToolRegistry } from './tool-registry.js';
@@ -186,15 +187,15 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   const proposals: MemoryProposed[] = [];
   const memory = environment.memory?.forCall({ actor: call.actor, callId: call.callId }, (candidate) => proposals.push(candidate));
   const context: ToolContext = { sessionId: run.sessionId, callId: call.callId, workspace: environment.workspace, blobs: environment.blobs, signal: run.signal, baselines: state.baselines, artifacts: state.artifacts, sandbox: environment.sandbox, outputBudget: environment.observationLimit ?? defaultObservationLimit, progress: run.progress, ...(run.recordLater ? { recordLater: (type: string, data: Record<string, unknown>) => run.recordLater!([{ type, data: { effectId: call.effectId, callId: call.callId, ...data }, corr: call.callId, at: run.now() }]) } : {}), ...(memory ? { memory } : {}), ...(environment.delegation ? { delegation: environment.delegation } : {}), ...(environment.capabilities ? { capabilities: environment.capabilities } : {}), executions: state.executionsOf(call.actor), verifications: state.verificationsOf(call.actor) };
-  // An operating-system error the call ran into (a path too long, a directory it may not write) is a failure the
-  // model reads; any other exception is rein's own and propagates (effect.failed).
+  // What a tool throws is a failure the model reads: an operating-system error it ran into (a path too long, a
+  // directory it may not write) mapped by errno, anything else `ToolFailed` recorded with the error's class. Only the
+  // store failing under it (a `StoreError`: the log itself cannot go on) propagates and fails the session.
   const guarded = async <T>(work: () => Promise<T>): Promise<T | ToolFailure> => {
     try {
       return await work();
     } catch (error) {
-      const failure = osFailureOf(error, { arguments: parsed.data as Record<string, unknown>, workspace: environment.workspace.root });
-      if (failure) return failure;
-      throw error;
+      if (error instanceof StoreError) throw error;
+      return osFailureOf(error, { arguments: parsed.data as Record<string, unknown>, workspace: environment.workspace.root }) ?? thrownFailure(tool.name, error, run.signal);
     }
   };
   const prepared: Prepared<unknown> = tool.prepare ? await guarded(() => tool.prepare!(parsed.data, context)) : { ok: true as const, plan: undefined };
@@ -311,7 +312,7 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   if (result.ok && result.settleWith) return { kind: 'continue', input: result.settleWith, facts };
   const shaped: ToolOutcome = result.ok
     ? { status: 'ok', observation: result.output, ...(result.artifacts && result.artifacts.length > 0 ? { artifacts: [...result.artifacts] } : {}), ...(result.value ? { value: result.value } : {}) }
-    : failureOutcome(result.code, result.message, result.artifacts);
+    : { ...failureOutcome(result.code, result.message, result.artifacts), ...(result.errorClass ? { errorClass: result.errorClass } : {}) };
   const outcome: ToolOutcome = withEvidence({ ...shaped, ...(result.provenance ? { provenance: result.provenance } : {}), ...(result.execution ? { execution: result.execution } : {}) });
   const final = await truncateObservation(outcome, environment.observationLimit ?? defaultObservationLimit, environment.blobs);
   if (final.truncated) state.artifacts.add(final.truncated.artifact);

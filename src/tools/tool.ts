@@ -12,6 +12,7 @@ import type { SandboxPolicy } from '../policy/sandbox-policy.js';
 import type { Workspace } from './workspace.js';
 import type { ToolMemory } from './tool-memory.js';
 import type { DelegationScope } from '../delegation/actor-rights.js';
+import { toolResultOf, toolTraitsOf, type ToolReturn } from './tool-defaults.js';
 import type { AgentCapabilities } from '../capabilities/agent-capabilities.js';
 
 
@@ -31,6 +32,8 @@ export interface ToolFailure {
   execution?: CommandExecution;
   /** Facts the tool observed while it ran (recorded with the call's settlement, failed or not). */
   notes?: ToolNote[];
+  /** The class of the error the tool threw (`TypeError`, a host's own class), when the failure is a throw. */
+  errorClass?: string;
 }
 
 /** A file a tool read or wrote: its workspace-relative path and content hash become the session's baseline. */
@@ -134,10 +137,43 @@ export interface ToolDefinition<Parameters = Record<string, unknown>, Plan = und
 /** A tool definition with its parameter and plan types erased, as the registry holds it. */
 export type AnyToolDefinition = ToolDefinition<any, any>;
 
-/** Identity helper that checks a tool definition against its parameter schema. */
-export const defineTool = <Parameters, Plan = undefined>(definition: ToolDefinition<Parameters, Plan>): ToolDefinition<Parameters, Plan> => definition;
+/**
+ * What `defineTool` takes: a `ToolDefinition` whose traits may be left out (the short form: `name`, `description`,
+ * `parameters`, `execute`, and `readOnly` or `risk` when you know them) and whose `execute` may resolve with plain
+ * text or any JSON value instead of a `ToolResult`. `toolTraitsOf` (tool-defaults.ts) says what each left-out trait
+ * defaults to.
+ */
+export interface ToolSpec<Parameters = Record<string, unknown>, Plan = undefined> extends Omit<ToolDefinition<Parameters, Plan>, 'annotations' | 'risk' | 'sideEffect' | 'resumePolicy' | 'execute'> {
+  /** A tool that only reads: runs without asking, beside other readers, and again after a crash (default false). */
+  readOnly?: boolean;
+  annotations?: Partial<ToolAnnotations>;
+  risk?: ToolRisk;
+  sideEffect?: SideEffectClass;
+  resumePolicy?: ResumePolicy;
+  /**
+   * Run the call. Resolve with the text the model reads, any JSON value (shown as JSON), or a `ToolResult`. A thrown
+   * error is a `ToolFailed` result the model reads (its class recorded), not a failure of the session.
+   */
+  execute(args: Parameters, context: ToolContext, plan: Plan): Promise<ToolReturn>;
+}
+
+/**
+ * Define a tool. The short form — `defineTool({ name, description, parameters, execute })` — gets careful defaults for
+ * what it leaves out (a tool that says nothing is asked for before it runs, runs alone, and a call a crash left in doubt
+ * waits for a person; `readOnly: true` makes it a reader), and its `execute` may resolve with plain text or a JSON
+ * value. The full form (annotations, risk, side effect, resume policy, `{ ok, output }` results) is taken as given.
+ */
+export const defineTool = <Parameters, Plan = undefined>(spec: ToolSpec<Parameters, Plan>): ToolDefinition<Parameters, Plan> => {
+  const { readOnly: _readOnly, execute, ...rest } = spec;
+  return {
+    ...rest,
+    ...toolTraitsOf(spec),
+    execute: async (args, context, plan) => toolResultOf(await execute(args, context, plan), spec.name),
+  };
+};
 
 /** A model-visible failure value. */
 export const toolFailure = (code: ToolErrorCode, message: string, reason?: string): ToolFailure => ({ ok: false, code, message, ...(reason ? { reason } : {}) });
 
+/** The annotations of a tool that only reads (no side effect, safe to repeat, nothing to confirm). */
 export const readOnlyAnnotations: ToolAnnotations = Object.freeze({ readOnly: true, destructive: false, idempotent: true, openWorld: false, requiresConfirmation: false });

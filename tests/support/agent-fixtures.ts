@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { defineTool, readOnlyAnnotations } from '../../src/tools/tool.js';
 import { builtinTools } from '../../src/tools/builtin-tools.js';
+import { StoreError } from '../../stores/store-errors.js';
 import type { AnyToolDefinition } from '../../src/tools/tool.js';
 
 /**
@@ -60,7 +61,7 @@ export const lintTool = defineTool({
   execute: async () => ({ ok: false, code: 'NonZeroExit', message: 'exit code 1\nsrc/stats.js:1:52 error  sum subtracts instead of adding  no-restricted-syntax\n1 problem (1 error, 0 warnings)' }),
 });
 
-/** A tool whose runtime crashes (an infrastructure failure, not a model-visible error). */
+/** A tool whose runtime crashes under it (the store fails: an infrastructure failure, not a model-visible error). */
 export const crashingTool = defineTool({
   name: 'deploy',
   description: 'Deploy the project.',
@@ -70,7 +71,7 @@ export const crashingTool = defineTool({
   sideEffect: 'external-write',
   resumePolicy: 'never-rerun',
   execute: async () => {
-    throw Object.assign(new Error('the deploy socket closed'), { code: 'EPIPE' });
+    throw new StoreError('STORE_IO', 'the deploy log could not be written');
   },
 });
 

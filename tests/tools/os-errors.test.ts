@@ -10,6 +10,7 @@ import { errnoFailures, osFailureOf } from '../../src/tools/os-errors.js';
 import { builtinTools } from '../../src/tools/builtin-tools.js';
 import { defineTool, readOnlyAnnotations } from '../../src/tools/tool.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { StoreError } from 'rein';
 
 /** An error shaped as Node's fs layer throws it (the errnos this machine cannot produce for root are injected). */
 const injected = (code: string, errno: number, syscall: string, path: string): NodeJS.ErrnoException => Object.assign(new Error(`${code}: injected, ${syscall} '${path}'`), { code, errno, syscall, path });
@@ -101,7 +102,7 @@ describe('an operating-system error inside a tool is a model-visible failure', (
     expect(run.records.some((record) => record.type === 'effect.failed')).toBe(false);
   });
 
-  it('an exception without an errno, or with one outside the table, stays a failure of rein itself', async () => {
+  it('an exception without an errno, or with one outside the table, is a ToolFailed the model reads, recorded with its class', async () => {
     expect(osFailureOf(new Error('boom'), { arguments: {} })).toBeUndefined();
     expect(osFailureOf(injected('EPIPE', -32, 'write', '/x'), { arguments: {} })).toBeUndefined();
     expect(osFailureOf(Object.assign(new Error('no errno'), { code: 'ENOENT' }), { arguments: {} })).toBeUndefined();
@@ -111,8 +112,19 @@ describe('an operating-system error inside a tool is a model-visible failure', (
       script: { turns: [{ text: 'Probing.', toolCalls: [{ name: 'fs_execute', arguments: { errno: 'EPIPE' } }] }, { text: 'Done.' }] },
       rein: { tools: [...builtinTools(), { ...probe('execute'), execute: async () => Promise.reject(injected('EPIPE', -32, 'write', '/x')) }] },
     });
+    expect(run.result.status).toBe('completed');
+    expect(settledOf(run.records)[0]).toMatchObject({ status: 'error', errorCode: 'ToolFailed', errorClass: 'Error', observation: expect.stringContaining('EPIPE: injected') });
+    expect(run.records.some((record) => record.type === 'effect.failed')).toBe(false);
+  });
+
+  it('the store failing under a tool (a StoreError) still fails the session: the log cannot go on', async () => {
+    const run = await runScriptedSession({
+      workspace: workspace.path,
+      script: { turns: [{ text: 'Probing.', toolCalls: [{ name: 'fs_execute', arguments: { errno: 'EIO' } }] }, { text: 'Done.' }] },
+      rein: { tools: [...builtinTools(), { ...probe('execute'), execute: async () => Promise.reject(new StoreError('STORE_IO', 'the disk went away')) }] },
+    });
     expect(run.result.status).toBe('failed');
-    expect(run.records.find((record) => record.type === 'effect.failed')).toBeDefined();
+    expect(run.records.find((record) => record.type === 'effect.failed')?.data).toMatchObject({ error: { code: 'STORE_IO' } });
   });
 
   it('a NUL byte Node refuses is InvalidInput naming the field; in a bash command it is refused before anything runs', async () => {
