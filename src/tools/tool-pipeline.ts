@@ -10,6 +10,7 @@ import { defaultObservationLimit, failureOutcome, truncateObservation, type Tool
 import type { SessionToolState } from './session-tool-state.js';
 import type { AnyToolDefinition, Prepared, ToolContext, ToolFailure, ToolResult } from './tool.js';
 import { osFailureOf, thrownFailure } from './os-errors.js';
+import { toolResultOf } from './tool-defaults.js';
 import { StoreError } from '../../stores/store-errors.js';
 import { describeArgumentProblems } from './argument-hygiene.js';
 import type { ArgumentProblem } from '../../models/model.records.js';
@@ -287,7 +288,8 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
     await run.persist([...facts, started]);
     facts.length = 0;
   }
-  const executed = await withTimeout((signal) => guarded(() => tool.execute(input, { ...context, signal }, plan)), run.signal, tool.timeoutMs);
+  // A definition built without `defineTool` (plain JavaScript) may still resolve with text or JSON: read it the same way.
+  const executed = await withTimeout((signal) => guarded(async () => toolResultOf(await tool.execute(input, { ...context, signal }, plan), tool.name)), run.signal, tool.timeoutMs);
   let result = executed;
   // The output guardrail sees the whole result before the model does; a block withholds it (and its artifacts).
   if (kernel?.has('guardrail.output', tool.name) && !(executed.ok && executed.settleWith)) {
