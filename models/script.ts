@@ -38,3 +38,7 @@ export const Script = z
   })
   .strict();
 export type Script = z.infer<typeof Script>;
+/** A script as you write it: what `Script` accepts before its defaults are filled in (`text`, `toolCalls`, `agents` may be left out). */
+export type ScriptInput = z.input<typeof Script>;
+/** A turn as you write it (`text` and `toolCalls` may be left out). */
+export type ScriptTurnInput = z.input<typeof ScriptTurn>;

@@ -86,7 +86,8 @@ export type { ReinRecord, RecordOf, RecordType, RecordClass } from '../models/re
 export type { RecordEnvelope } from '../models/envelope.js';
 export type { ModelRequest, ModelEvent, ModelMessage, ModelToolDescription, ModelOptions } from '../models/model-contract.js';
 export type { ProviderErrorInfo, ProviderErrorCode, StopReason, ToolCall, TokenUsage, ModelAttempted, ModelResponded, ModelFailed } from '../models/model.records.js';
-export type { Script, ScriptTurn } from '../models/script.js';
+export type { Script, ScriptTurn, ScriptInput, ScriptTurnInput } from '../models/script.js';
+export type { ScriptedProvider } from './providers/scripted-provider.js';
 export type { Budgets } from '../models/budgets.js';
 export type { ContextProjected, ContextInclusion, ContextExclusion, ContextCompaction, ContextSource, ContextPhase } from '../models/context.records.js';
 export type { VerificationRecorded } from '../models/verification.records.js';

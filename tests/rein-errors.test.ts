@@ -20,7 +20,7 @@ describe('every error rein throws is a ReinError with its code', () => {
   let harness: Rein;
   beforeAll(async () => {
     workspace = await makeTempDir('rein-errors-');
-    harness = await createRein({ store: createMemoryEventStore(), workspace: workspace.path, provider: createScriptedProvider({ turns: [{ text: 'done' }] } as never) });
+    harness = await createRein({ store: createMemoryEventStore(), workspace: workspace.path, provider: createScriptedProvider({ turns: [{ text: 'done' }] }) });
   });
   afterAll(() => workspace.remove());
 
@@ -96,7 +96,7 @@ describe('every error rein throws is a ReinError with its code', () => {
 
   it('two tools with one name are CONFIG_INVALID', async () => {
     const tool = rein.defineTool({ name: 'twice', description: 'x', parameters: (await import('zod')).z.object({}), annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false, requiresConfirmation: false }, risk: 'read', sideEffect: 'read', resumePolicy: 'rerun-after-check', execute: async () => ({ ok: true, output: '' }) });
-    const error = await createRein({ store: createMemoryEventStore(), workspace: workspace.path, provider: createScriptedProvider({ turns: [] } as never), tools: [tool, tool] }).catch((caught: unknown) => caught);
+    const error = await createRein({ store: createMemoryEventStore(), workspace: workspace.path, provider: createScriptedProvider({ turns: [] }), tools: [tool, tool] }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ReinError);
     expect(error).toMatchObject({ code: 'CONFIG_INVALID' });
   });

@@ -1,6 +1,6 @@
 import { hostFileProblem, readHostFile } from '../util/read-regular-file.js';
 import type { ModelEvent, ModelRequest } from '../../models/model-contract.js';
-import { Script, type ScriptTurn } from '../../models/script.js';
+import { Script, type ScriptInput, type ScriptTurn } from '../../models/script.js';
 import { ReinError } from '../host/host-errors.js';
 import type { ModelProvider } from './provider.js';
 
@@ -37,30 +37,41 @@ export const loadScript = async (path: string): Promise<Script> => {
   }
 };
 
+/** The scripted provider: a `ModelProvider` that also carries the script it plays (what `rein.submit` queues for a worker). */
+export interface ScriptedProvider extends ModelProvider {
+  readonly name: 'scripted';
+  readonly script: Script;
+}
+
 /**
  * The embedded default model: plays a script's turns in order (`agents.<role>.turns` for child agents), streaming
- * text in a few chunks like a real model would. Running out of turns is a `script_exhausted` provider error.
+ * text in a few chunks like a real model would. Running out of turns is a `script_exhausted` provider error. The
+ * script may be given as written (`ScriptInput`) or parsed; a malformed one is `SCRIPT_INVALID` here.
  */
-export const createScriptedProvider = (script: Script, options: { source?: string } = {}): ModelProvider => ({
-  name: 'scripted',
-  model: 'script',
-  ...(options.source === undefined ? {} : { source: options.source }),
-  async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
-    yield { type: 'started', model: 'script' };
-    const turn = turnFor(script, request);
-    if (!turn) {
-      const who = request.role === undefined ? 'the script' : `agents.${request.role}`;
-      yield { type: 'error', error: { code: 'script_exhausted', message: `${who} has no turn ${request.turn}`, retryable: false } };
-      return;
-    }
-    if (turn.reasoning) yield { type: 'reasoning-delta', text: turn.reasoning };
-    for (let index = 0; index < turn.text.length; index += 64) yield { type: 'text-delta', text: turn.text.slice(index, index + 64) };
-    for (const [index, call] of turn.toolCalls.entries()) {
-      yield { type: 'tool-intent', providerCallId: `script-${request.turn}-${index}`, name: call.name, arguments: call.arguments };
-    }
-    const last = request.messages[request.messages.length - 1];
-    const input = estimateTokens(last ? last.content : '');
-    yield { type: 'usage', usage: turn.usage ?? { inputTokens: input, outputTokens: estimateTokens(turn.text + JSON.stringify(turn.toolCalls)) } };
-    yield { type: 'finished', stopReason: turn.stopReason ?? (turn.toolCalls.length > 0 ? 'tool_use' : 'end_turn') };
-  },
-});
+export const createScriptedProvider = (input: Script | ScriptInput, options: { source?: string } = {}): ScriptedProvider => {
+  const script = parseScript(input, options.source);
+  return {
+    name: 'scripted',
+    script,
+    model: 'script',
+    ...(options.source === undefined ? {} : { source: options.source }),
+    async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
+      yield { type: 'started', model: 'script' };
+      const turn = turnFor(script, request);
+      if (!turn) {
+        const who = request.role === undefined ? 'the script' : `agents.${request.role}`;
+        yield { type: 'error', error: { code: 'script_exhausted', message: `${who} has no turn ${request.turn}`, retryable: false } };
+        return;
+      }
+      if (turn.reasoning) yield { type: 'reasoning-delta', text: turn.reasoning };
+      for (let index = 0; index < turn.text.length; index += 64) yield { type: 'text-delta', text: turn.text.slice(index, index + 64) };
+      for (const [index, call] of turn.toolCalls.entries()) {
+        yield { type: 'tool-intent', providerCallId: `script-${request.turn}-${index}`, name: call.name, arguments: call.arguments };
+      }
+      const last = request.messages[request.messages.length - 1];
+      const input = estimateTokens(last ? last.content : '');
+      yield { type: 'usage', usage: turn.usage ?? { inputTokens: input, outputTokens: estimateTokens(turn.text + JSON.stringify(turn.toolCalls)) } };
+      yield { type: 'finished', stopReason: turn.stopReason ?? (turn.toolCalls.length > 0 ? 'tool_use' : 'end_turn') };
+    },
+  };
+};

@@ -9,6 +9,7 @@ export { sampleCallSpec, sampleTurnInput } from './turn-input.js';
 export { assertRecordsMatchSchemas, assertReplayProperty } from './replay-property.js';
 export type { ReplayPropertyOptions } from './replay-property.js';
 export type { ScriptedRun, ScriptedRunOptions } from './run-scripted.js';
+export type { Script, ScriptInput, ScriptTurn, ScriptTurnInput } from '../../models/script.js';
 export { createMemoryEventStore } from '../../stores/memory-event-store.js';
 export { createScriptedProvider, loadScript, parseScript } from '../providers/scripted-provider.js';
 export { createRecordedProvider, loadRecordedProvider, recordedOutputsOf } from '../providers/recorded.provider.js';

@@ -3,18 +3,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import type { RecordEnvelope } from '../../models/envelope.js';
+import type { Script, ScriptInput } from '../../models/script.js';
 import { isDerivedType, isRecordType, recordTypes } from '../../models/records.js';
 import { canonicalEqual } from '../host/canonical-equal.js';
 import { verifyRecords } from '../host/replay.js';
 import { runScriptedSession, type ScriptedRun, type ScriptedRunOptions } from './run-scripted.js';
 
-export interface ReplayPropertyOptions {
-  /** Arbitrary scripts in the scripted provider's format (a fast-check arbitrary). */
-  scripts: fc.Arbitrary<unknown>;
+export interface ReplayPropertyOptions<S extends Script | ScriptInput = Script | ScriptInput> {
+  /** Arbitrary scripts in the scripted provider's format (a fast-check arbitrary, such as `fc.Arbitrary<Script>`). */
+  scripts: fc.Arbitrary<S>;
   /** Prepare each fresh temporary workspace (seed files) before its session runs. */
   setup?: (workspace: string) => Promise<void>;
-  /** Harness options for every run (tools, permissions, budgets…), or a function of the script. */
-  rein?: ScriptedRunOptions['rein'];
+  /** Harness options for every run (tools, permissions, budgets…): an object, or a function of the generated script. */
+  rein?: ScriptedRunOptions['rein'] | ((script: S) => ScriptedRunOptions['rein']);
   answer?: ScriptedRunOptions['answer'];
   /** Extra checks on each run, after the replay property held. */
   check?: (run: ScriptedRun) => void | Promise<void>;
@@ -45,13 +46,14 @@ export const assertRecordsMatchSchemas = (records: readonly RecordEnvelope[]): v
  * workspace, then replay its log — the rebuilt final snapshot must deep-equal the live one, every derived record
  * must be regenerated exactly, and every record must be exactly what its schema accepts. Throws fast-check's counterexample (shrunk) when it fails.
  */
-export const assertReplayProperty = async (options: ReplayPropertyOptions): Promise<void> => {
+export const assertReplayProperty = async <S extends Script | ScriptInput>(options: ReplayPropertyOptions<S>): Promise<void> => {
   await fc.assert(
     fc.asyncProperty(options.scripts, async (script) => {
       const workspace = await mkdtemp(join(tmpdir(), 'rein-replay-property-'));
       try {
         await options.setup?.(workspace);
-        const run = await runScriptedSession({ script, workspace, ...(options.rein ? { rein: options.rein } : {}), ...(options.answer ? { answer: options.answer } : {}) });
+        const rein = typeof options.rein === 'function' ? options.rein(script) : options.rein;
+        const run = await runScriptedSession({ script, workspace, ...(rein ? { rein } : {}), ...(options.answer ? { answer: options.answer } : {}) });
         const replay = verifyRecords(run.session.id, run.records);
         const live = run.session.persistedSnapshot();
         if (!canonicalEqual(replay.tree?.persisted(), live)) throw new Error(`replay of ${run.session.id} rebuilt a different snapshot than the live run`);

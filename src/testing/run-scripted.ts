@@ -1,15 +1,16 @@
 import type { Budgets } from '../../models/budgets.js';
+import type { Script, ScriptInput } from '../../models/script.js';
 import type { ReinRecord } from '../../models/records.js';
 import type { EventStore } from '../../stores/event-store.js';
 import { createMemoryEventStore } from '../../stores/memory-event-store.js';
 import type { SessionResult } from '../host/session-host.js';
-import { createScriptedProvider, parseScript } from '../providers/scripted-provider.js';
+import { createScriptedProvider } from '../providers/scripted-provider.js';
 import { createRein, type Rein, type ReinOptions } from '../rein.js';
 import type { ApprovalAnswer, ApprovalRequest, ReinSession } from '../session/session-handle.js';
 
 export interface ScriptedRunOptions {
-  /** A script object in the scripted provider's format (validated). */
-  script: unknown;
+  /** The script the model plays, as written (`ScriptInput`: defaults may be left out) or parsed; validated (`SCRIPT_INVALID`). */
+  script: Script | ScriptInput;
   /** An existing directory the tools work in. */
   workspace: string;
   /** Default: a fresh in-memory store. */
@@ -39,7 +40,7 @@ export const runScriptedSession = async (options: ScriptedRunOptions): Promise<S
     ...options.rein,
     store,
     workspace: options.workspace,
-    provider: createScriptedProvider(parseScript(options.script)),
+    provider: createScriptedProvider(options.script),
     ...(options.budgets ? { budgets: options.budgets } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
   });

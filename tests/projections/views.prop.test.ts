@@ -1,3 +1,4 @@
+import type { ScriptInput } from 'rein';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -51,7 +52,7 @@ const memoryRecord = fc.oneof(
 );
 
 /** A real scripted session's records with memory records spliced in at random places, as drafts for a new stream. */
-const sessionDrafts = async (generated: { turns: unknown[] }, memory: Array<{ type: string; data: unknown }>, positions: number[]): Promise<RecordDraft[]> => {
+const sessionDrafts = async (generated: ScriptInput, memory: Array<{ type: string; data: unknown }>, positions: number[]): Promise<RecordDraft[]> => {
   const workspace = await makeTempDir();
   try {
     await writeFile(join(workspace.path, 'a.txt'), 'alpha\n');

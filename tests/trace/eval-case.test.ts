@@ -1,3 +1,4 @@
+import type { ScriptTurnInput } from 'rein';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runScriptedSession, checkEvalCase, exportEvalCase } from 'rein/testing';
 import { rebuildTraceView } from '../../src/projections/rebuild.js';
@@ -13,7 +14,7 @@ beforeEach(async () => {
 });
 afterEach(() => workspace.remove());
 
-const session = async (turns: unknown[], rein: Record<string, unknown> = {}) => {
+const session = async (turns: ScriptTurnInput[], rein: Record<string, unknown> = {}) => {
   await seedStatsProject(workspace.path);
   const run = await runScriptedSession({ workspace: workspace.path, task: 'Fix the failing test', script: { turns }, rein: { tools: fixtureTools(), ...rein } });
   return { view: rebuildTraceView(run.records), readText: blobText(run.store, run.session.id) };
