@@ -1,6 +1,7 @@
 import type { ContextProjected } from '../../models/context.records.js';
 import type { DelegationJoined, DelegationStarted } from '../../models/delegation.records.js';
 import type { ModelAttempted, ModelResponded, ToolCall } from '../../models/model.records.js';
+import type { ModelMessage, ModelToolDescription } from '../../models/model-contract.js';
 import type { PermissionDecided } from '../../models/permission.records.js';
 import type { SessionCreated, SessionEnded } from '../../models/session.records.js';
 import type { ToolSettled } from '../../models/tool.records.js';
@@ -21,6 +22,33 @@ export type Attributes = Record<string, SpanAttributeValue | undefined>;
 
 /** A content value as exported (clipped), or undefined when content is not captured. */
 export type Content = (value: unknown) => string | undefined;
+
+/** The model input a `context.projected` names (its blob): the exact messages and tools the provider received. */
+export interface ModelInputContent {
+  messages: readonly ModelMessage[];
+  tools?: readonly ModelToolDescription[];
+}
+
+const partsOf = (message: ModelMessage): unknown[] => {
+  if (message.role === 'tool') return [{ type: 'tool_call_response', id: message.callId, response: message.content }];
+  const text = message.content ? [{ type: 'text', content: message.content }] : [];
+  if (message.role !== 'assistant') return text;
+  return [...text, ...(message.toolCalls ?? []).map((call) => ({ type: 'tool_call', id: call.callId, name: call.name, arguments: call.arguments }))];
+};
+
+/**
+ * A chat span's prompt, in the GenAI conventions' shapes: the system messages as `gen_ai.system_instructions`, the
+ * rest as `gen_ai.input.messages` (`{ role, parts }`), the tools offered as `gen_ai.tool.definitions`. Content only.
+ */
+export const inputAttributes = (input: ModelInputContent, content: Content): Attributes => {
+  const system = input.messages.filter((message) => message.role === 'system');
+  const rest = input.messages.filter((message) => message.role !== 'system');
+  return {
+    [attr.systemInstructions]: system.length > 0 ? content(system.map((message) => ({ type: 'text', content: message.content }))) : undefined,
+    [attr.inputMessages]: content(rest.map((message) => ({ role: message.role, parts: partsOf(message) }))),
+    [attr.toolDefinitions]: input.tools && input.tools.length > 0 ? content(input.tools.map((tool) => ({ type: 'function', name: tool.name, description: tool.description, parameters: tool.inputSchema }))) : undefined,
+  };
+};
 
 /** The agent path of an actor: a turn's actor (`root/turn-3`) belongs to its agent (`root`). */
 export const agentPathOf = (actor: string): string => actor.replace(/\/turn-\d+$/, '');

@@ -20,6 +20,8 @@ import {
   childAgentAttributes,
   contextAttributes,
   endedAttributes,
+  inputAttributes,
+  type ModelInputContent,
   joinedOutcome,
   permissionAttributes,
   responseAttributes,
@@ -34,6 +36,7 @@ import { closeSpan, draftOf, initialSpanView, removed, spanOf, spanWith, touch, 
 import { spanTree } from './span-tree.js';
 
 export type { OpenSpan, SpanView } from './span-state.js';
+export type { ModelInputContent } from './span-attributes.js';
 
 /**
  * The span projection, and which record types it reads: for any other record `apply` changes nothing but `seq` and
@@ -57,6 +60,13 @@ export interface SpanViewOptions {
   agentName?: string;
   /** Content values longer than this many characters are cut (default 16,000). */
   maxContentLength?: number;
+  /**
+   * The model input a `context.projected` record names (its `input` blob ref), read beforehand from the blob store:
+   * with content captured, each chat span then carries its prompt (`gen_ai.input.messages`,
+   * `gen_ai.system_instructions`, `gen_ai.tool.definitions`). Live telemetry and `exportSessionSpans` read the blobs
+   * themselves; give it to `spansOfRecords` / `otlpJsonOf` to get the same.
+   */
+  modelInputOf?: (ref: string) => ModelInputContent | undefined;
 }
 
 /**
@@ -112,7 +122,8 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
       const projected = record.data as ContextProjected;
       const key = ensureChat(draft, record, projected.effectId);
       if (!key) return;
-      updateSpan(draft, key, (span) => withAttributes(span, contextAttributes(projected)));
+      const input = capture ? options.modelInputOf?.(projected.input) : undefined;
+      updateSpan(draft, key, (span) => withAttributes(span, { ...contextAttributes(projected), ...(input ? inputAttributes(input, content) : {}) }));
     },
     'model.attempted': (draft, record) => {
       const attempted = record.data as ModelAttempted;

@@ -24,6 +24,8 @@ export const attr = {
   conversationId: 'gen_ai.conversation.id',
   inputMessages: 'gen_ai.input.messages',
   outputMessages: 'gen_ai.output.messages',
+  systemInstructions: 'gen_ai.system_instructions',
+  toolDefinitions: 'gen_ai.tool.definitions',
   errorType: 'error.type',
   processExitCode: 'process.exit.code',
   serverAddress: 'server.address',

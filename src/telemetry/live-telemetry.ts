@@ -9,6 +9,8 @@ import type { ReinSession } from '../session/session-handle.js';
 import { readableSpanOf, resourceOf, type ResourceOptions } from './otel-bridge.js';
 import { SpanShipper, type ShipperOptions, type TelemetryStats } from './span-shipper.js';
 import { TelemetryError } from './telemetry-errors.js';
+import { modelInputRefsOf, readModelInput } from './model-inputs.js';
+import type { ModelInputContent } from '../projections/span-attributes.js';
 
 /** `createRein({ telemetry })`: where spans go and what they hold (README: *OpenTelemetry*). */
 export interface TelemetryOptions extends SpanViewOptions, ResourceOptions, ShipperOptions {
@@ -42,7 +44,19 @@ export const createLiveTelemetry = (options: TelemetryOptions): LiveTelemetry =>
   }
   const resource = resourceOf(options);
   const shipper = new SpanShipper(options.exporter, (span) => readableSpanOf(span, resource), options);
-  const projection = spanProjection(options);
+  // With content captured, a chat span carries its prompt: the model input blob is read before its record is folded.
+  const capture = options.captureContent === true && options.modelInputOf === undefined;
+  const shared = spanProjection(options);
+  const loading = new Set<Promise<void>>();
+  /** Wait (at most `timeoutMs`) until no session's records wait for a model input to be read. */
+  const settled = async (timeoutMs: number): Promise<void> => {
+    const deadline = Date.now() + timeoutMs;
+    while (loading.size > 0 && Date.now() < deadline) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([Promise.allSettled([...loading]), new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))))]);
+      clearTimeout(timer);
+    }
+  };
   let failures = 0;
   let lastFailure: string | undefined;
 
@@ -53,9 +67,17 @@ export const createLiveTelemetry = (options: TelemetryOptions): LiveTelemetry =>
 
   return {
     stats,
-    flush: (timeoutMs) => shipper.flush(timeoutMs),
-    shutdown: (timeoutMs) => shipper.shutdown(timeoutMs),
+    flush: async (timeoutMs = 2_000) => {
+      await settled(timeoutMs);
+      return shipper.flush(timeoutMs);
+    },
+    shutdown: async (timeoutMs = 2_000) => {
+      await settled(timeoutMs);
+      return shipper.shutdown(timeoutMs);
+    },
     watch(session, { store, silentThrough }) {
+      const inputs = new Map<string, ModelInputContent>();
+      const projection = capture ? spanProjection({ ...options, modelInputOf: (ref) => inputs.get(ref) }) : shared;
       let view: SpanView = projection.initial();
       let buffer: RecordEnvelope[] | undefined = [];
       let subscription: Subscription | undefined;
@@ -66,7 +88,37 @@ export const createLiveTelemetry = (options: TelemetryOptions): LiveTelemetry =>
         subscription?.unsubscribe();
       };
       let seq = 0;
+      // Records wait here, in order, while a model input they name is read (only with content captured).
+      const backlog: RecordEnvelope[] = [];
+      let reading = false;
       const feed = (record: RecordEnvelope): void => {
+        backlog.push(record);
+        drain();
+      };
+      const drain = (): void => {
+        while (backlog.length > 0 && !reading && !stopped) {
+          const next = backlog[0]!;
+          const missing = capture && next.seq > seq ? modelInputRefsOf(next).filter((ref) => !inputs.has(ref)) : [];
+          if (missing.length > 0) {
+            reading = true;
+            const read: Promise<void> = Promise.all(missing.map(async (ref) => {
+              const input = await readModelInput(store, session.id, ref);
+              if (input) inputs.set(ref, input);
+            })).then(() => {
+              loading.delete(read);
+              reading = false;
+              drain();
+            });
+            loading.add(read);
+            return;
+          }
+          backlog.shift();
+          fold(next);
+          for (const ref of modelInputRefsOf(next)) inputs.delete(ref);
+        }
+        if (stopped) backlog.length = 0;
+      };
+      const fold = (record: RecordEnvelope): void => {
         if (stopped || record.seq <= seq) return;
         try {
           if (record.seq !== seq + 1) throw new ProjectionGapError(projection.name, seq + 1, record.seq);

@@ -17,10 +17,17 @@ export interface ResourceOptions {
   resourceAttributes?: SpanAttributes;
 }
 
-export const resourceOf = (options: ResourceOptions = {}): Resource =>
-  resourceFromAttributes({ [attr.serviceName]: 'rein', [attr.serviceVersion]: reinScope.version })
-    .merge(detectResources({ detectors: [envDetector] }))
-    .merge(resourceFromAttributes({ ...(options.resourceAttributes as Attributes | undefined), ...(options.serviceName ? { [attr.serviceName]: options.serviceName } : {}) }));
+/**
+ * The resource spans describe: the host's service as the host names it (options, then the environment). rein's own
+ * version is the instrumentation scope's (`rein` + version on every span); it is `service.version` only when the
+ * service is rein itself (no service name given), never the version of a host's service.
+ */
+export const resourceOf = (options: ResourceOptions = {}): Resource => {
+  const given = detectResources({ detectors: [envDetector] }).merge(resourceFromAttributes({ ...(options.resourceAttributes as Attributes | undefined), ...(options.serviceName ? { [attr.serviceName]: options.serviceName } : {}) }));
+  const named = given.attributes[attr.serviceName];
+  const host = named !== undefined && named !== 'rein';
+  return resourceFromAttributes(host ? { [attr.serviceName]: 'rein' } : { [attr.serviceName]: 'rein', [attr.serviceVersion]: reinScope.version }).merge(given);
+};
 
 const hrTimeOf = (ms: number): HrTime => {
   const nanos = Math.round(ms * 1e6);

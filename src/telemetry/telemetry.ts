@@ -8,6 +8,7 @@ import type { ResourceOptions } from './otel-bridge.js';
 import { resolveOtlpTarget, type OtlpTarget, type OtlpTargetOptions } from './otlp-target.js';
 import { traceIdOf } from './span-ids.js';
 import { TelemetryError } from './telemetry-errors.js';
+import { modelInputsOf } from './model-inputs.js';
 
 /**
  * The public telemetry functions. None of them loads OpenTelemetry until it is called: the SDK, the exporters and
@@ -64,7 +65,9 @@ export interface LogExportResult {
 export const exportSessionSpans = async (store: EventStore, sessionId: string, options: LogExportOptions): Promise<LogExportResult> => {
   const records = await readSessionRecords(store, sessionId);
   if (records.length === 0) throw new ReinError('SESSION_NOT_FOUND', `no session ${sessionId} in this store`);
-  const spans = spansOfRecords(records, options);
+  // With content captured, each chat span carries its prompt: the model inputs are read from the blob store first.
+  const inputs = options.captureContent === true && options.modelInputOf === undefined ? await modelInputsOf(store, sessionId, records) : undefined;
+  const spans = spansOfRecords(records, inputs ? { ...options, modelInputOf: (ref) => inputs.get(ref) } : options);
   const { exportBatches, readableSpanOf, resourceOf } = await import('./otel-bridge.js');
   const resource = resourceOf(options);
   const result = await exportBatches(options.exporter, spans.map((span) => readableSpanOf(span, resource)), options.batchSize);

@@ -25,6 +25,8 @@ const expected: Record<keyof typeof attr, string> = {
   conversationId: semconv.ATTR_GEN_AI_CONVERSATION_ID,
   inputMessages: semconv.ATTR_GEN_AI_INPUT_MESSAGES,
   outputMessages: semconv.ATTR_GEN_AI_OUTPUT_MESSAGES,
+  systemInstructions: semconv.ATTR_GEN_AI_SYSTEM_INSTRUCTIONS,
+  toolDefinitions: semconv.ATTR_GEN_AI_TOOL_DEFINITIONS,
   errorType: semconv.ATTR_ERROR_TYPE,
   processExitCode: semconv.ATTR_PROCESS_EXIT_CODE,
   serverAddress: semconv.ATTR_SERVER_ADDRESS,

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import { createRein } from '../../src/rein.js';
 import { createScriptedProvider, parseScript } from '../../src/providers/scripted-provider.js';
-import { spansOfRecords } from '../../src/projections/spans.view.js';
+import { spansOfRecords, type SpanViewOptions } from '../../src/projections/spans.view.js';
+import { modelInputsOf } from '../../src/telemetry/model-inputs.js';
 import { readableSpanOf, resourceOf } from '../../src/telemetry/otel-bridge.js';
 import { builtinTools } from '../../src/tools/builtin-tools.js';
 import type { ModelProvider } from '../../src/providers/provider.js';
@@ -19,7 +20,7 @@ import { bySpanId, checkSpanTree, checkTool } from './telemetry-support.js';
 const exportedText = (span: ReadableSpan): string => JSON.stringify({ name: span.name, attributes: span.attributes, events: span.events, links: span.links, status: span.status });
 
 /** The properties every export must have: one root, parents inside the trace, one span per call, live == log. */
-const checkSpans = (records: readonly RecordEnvelope[], live: readonly ReadableSpan[], options: { captureContent?: boolean; secrets?: string[] } = {}) => {
+const checkSpans = (records: readonly RecordEnvelope[], live: readonly ReadableSpan[], options: { captureContent?: boolean; secrets?: string[]; modelInputOf?: SpanViewOptions['modelInputOf'] } = {}) => {
   const logSpans = spansOfRecords(records, options);
   checkSpanTree(records, logSpans);
   const resource = resourceOf();
@@ -68,7 +69,10 @@ const runLive = async (provider: ModelProvider, workspace: string, options: { ca
   }
   const stats = await rein.telemetry!.flush();
   expect(stats.dropped).toBe(0);
-  return { records: await store.read(session.id), live: exporter.getFinishedSpans() };
+  const records = await store.read(session.id);
+  // The chat spans' prompts, as an export from the log reads them (live telemetry read the same blobs).
+  const inputs = await modelInputsOf(store, session.id, records);
+  return { records, live: exporter.getFinishedSpans(), modelInputOf: (ref: string) => inputs.get(ref) };
 };
 
 describe('spans of random sessions', () => {
@@ -79,8 +83,8 @@ describe('spans of random sessions', () => {
         try {
           await writeFile(join(workspace.path, 'a.txt'), 'alpha\n');
           await writeFile(join(workspace.path, 'secret.txt'), `token: ${secret}\n`);
-          const { records, live } = await runLive(createScriptedProvider(parseScript(script)), workspace.path, { captureContent, secrets: [secret], rein: { tools: [...builtinTools(), checkTool], permissions: { mode }, budgets: { maxTurns: 10, maxToolCalls: 20 } } });
-          const spans = checkSpans(records, live, { captureContent, secrets: [secret] });
+          const { records, live, modelInputOf } = await runLive(createScriptedProvider(parseScript(script)), workspace.path, { captureContent, secrets: [secret], rein: { tools: [...builtinTools(), checkTool], permissions: { mode }, budgets: { maxTurns: 10, maxToolCalls: 20 } } });
+          const spans = checkSpans(records, live, { captureContent, secrets: [secret], modelInputOf });
           if (!captureContent) for (const span of spans) expect(exportedText(span)).not.toMatch(/alpha|working|plain/);
         } finally {
           await workspace.remove();
