@@ -47,6 +47,7 @@ export { ChainError } from '../stores/store-errors.js';
 export type { ChainReport, ChainStatus } from '../stores/chain-check.js';
 export type { CopiedStream, CopyStoreOptions } from './session/copy-store.js';
 export type { WorkerOptions, WorkerReport, WorkerSessionEvent } from './worker/worker.js';
+export type { StartRetry } from './worker/start-failure.js';
 export { submitSession, queueOf } from './worker/submit-session.js';
 export { QueuedSession, QueuedAnswer } from './worker/queued-session.js';
 export { createScriptedProvider, loadScript, parseScript } from './providers/scripted-provider.js';

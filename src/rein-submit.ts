@@ -4,9 +4,10 @@ import type { ReinOptions } from './rein-options.js';
 import { ReinError } from './host/host-errors.js';
 import { displayEndpoint } from './providers/wire-format.js';
 import { checkSessionOptions, newSessionId } from './session/start-session.js';
-import { hostFileProblem, readHostFile } from './util/read-regular-file.js';
 import type { QueuedSession } from './worker/queued-session.js';
 import { submitSession } from './worker/submit-session.js';
+import { ProviderName } from './providers/provider-settings.js';
+import { loadScript, type ScriptedProvider } from './providers/scripted-provider.js';
 import { checkSessionId } from './session/session-id.js';
 
 /** Options of `Rein.submit`. */
@@ -21,15 +22,20 @@ export interface SubmitOptions {
 /**
  * `Rein.submit`: queue a session for `rein worker` with what the harness would run it with — its workspace, the
  * provider's identity (and the scripted provider's script, never a key), permissions, sandbox overrides, budgets and
- * the locations of `cli` plugin specs. Resolves with the session id.
+ * the locations of `cli` plugin specs. Resolves with the session id. A provider a worker cannot build from its
+ * identity (a custom `ModelProvider`, a plugin's) is `QUEUE_UNSUPPORTED`, nothing queued.
  */
 export const submitToWorkers = async (options: ReinOptions, harness: { workspace: string; clock: () => number }, submitOptions: SubmitOptions): Promise<string> => {
   checkSessionOptions(submitOptions, 'submit');
   if (submitOptions.sessionId !== undefined) checkSessionId(submitOptions.sessionId);
   const { name: providerName, model: providerModel, source } = options.provider;
-  const scriptFile = providerName === 'scripted' && source !== undefined ? await readHostFile(resolvePath(harness.workspace, source)) : undefined;
-  if (scriptFile && !scriptFile.ok) throw new ReinError('SCRIPT_INVALID', `cannot read the script: ${hostFileProblem(source!, scriptFile)}`);
-  const script = scriptFile?.ok ? JSON.parse(scriptFile.bytes.toString('utf8')) : undefined;
+  // A worker builds the provider from its identity alone (and its own keys): one it cannot build would never start.
+  const unbuildable = [options.provider, ...(options.fallbacks ?? [])].find((provider) => !ProviderName.safeParse(provider.name).success);
+  if (unbuildable) throw new ReinError('QUEUE_UNSUPPORTED', `a worker cannot build the provider ${JSON.stringify(unbuildable.name)}: it builds openai, anthropic, scripted and recorded providers from their name, model and endpoint; run this session with createSession instead`);
+  // The scripted provider's script travels with the session: the one it plays, else the file it was loaded from.
+  const carried = (options.provider as Partial<ScriptedProvider>).script;
+  const script = providerName !== 'scripted' ? undefined : (carried ?? (source === undefined ? undefined : await loadScript(resolvePath(harness.workspace, source))));
+  if (providerName === 'scripted' && script === undefined) throw new ReinError('SCRIPT_INVALID', 'the scripted provider has no script a worker could play');
   return submitSession(options.store, {
     sessionId: submitOptions.sessionId ?? newSessionId(harness.clock()),
     task: submitOptions.task,

@@ -7,7 +7,7 @@ import { createSession, type CreateSessionOptions } from './session/start-sessio
 import { forkSession, type ForkOptions } from './session/fork-session.js';
 import { replaySession } from './session/replay-session.js';
 import { resumeSession, type ResumeOptions, type ResumeReport } from './session/resume-session.js';
-import { listSessions, summarizeSession, type SessionSummary } from './session/session-catalog.js';
+import { listSessions, summarizeQueued, summarizeSession, type SessionSummary } from './session/session-catalog.js';
 import type { ReinSession } from './session/session-handle.js';
 import { SessionRegistry } from './session/session-registry.js';
 import { ReinError } from './host/host-errors.js';
@@ -65,6 +65,7 @@ export interface Rein {
   /** Fork a session at a step boundary; resolves with the new session id. */
   forkSession(sessionId: string, atSeq: number, options?: ForkOptions): Promise<string>;
   listSessions(): Promise<SessionSummary[]>;
+  /** One session's summary, as `listSessions` lists it (a session queued for workers included); undefined when the store has none. */
   getSession(sessionId: string): Promise<SessionSummary | undefined>;
   /** The handle of a session this harness is running now (created, started or resumed here and not yet ended). */
   session(sessionId: string): ReinSession | undefined;
@@ -88,8 +89,10 @@ export interface Rein {
    */
   stopPlugins(reason?: string): Promise<void>;
   /**
-   * Interrupt every running session (effects aborted, each one resumable), wait until they are quiet, then stop the
-   * plugins (`stopPlugins`). The store stays open: the host that opened it closes it.
+   * Interrupt every session with work running (effects aborted, each one resumable; one that only waits for a person
+   * or a message is left waiting, recorded as nothing), wait until they are quiet, stop the plugins (`stopPlugins`),
+   * then release every session (`session.release()`: another process may resume it at once). The store stays open:
+   * the host that opened it closes it.
    */
   close(reason?: string): Promise<void>;
 }
@@ -139,7 +142,8 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     listSessions: () => listSessions(options.store),
     getSession: async (sessionId) => {
       checkSessionId(sessionId);
-      return summarizeSession(options.store, sessionId);
+      // A session submitted for a worker that has no record yet is the queue's: listed, so found here too.
+      return (await summarizeSession(options.store, sessionId)) ?? (await summarizeQueued(options.store, sessionId));
     },
     session: (sessionId) => registry.get(sessionId),
     runningSessions: () => registry.list(),
@@ -161,8 +165,10 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     },
     stopPlugins: (reason = 'the harness is done') => stops.stop(reason),
     close: async (reason = 'the host is shutting down') => {
-      await registry.interruptAll(reason);
+      const sessions = await registry.stopAll(reason);
       await stops.stop(reason);
+      // Each session's hold of its stream ends here: another process may resume it at once.
+      await Promise.all(sessions.map((session) => session.release().catch(() => undefined)));
     },
   };
 };

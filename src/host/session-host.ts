@@ -213,6 +213,11 @@ export class SessionHost {
     return this.tree.done;
   }
 
+  /** Nothing is queued, unwritten, unacknowledged or running (not even a timer): the session only waits for someone. */
+  get idle(): boolean {
+    return this.queued === 0 && this.settling === 0 && this.running.ids().length === 0 && this.acknowledgedHead >= this.issuedHead && !this.broken;
+  }
+
   /** The root agent's current state value and context. */
   snapshot(): { value: StateValue; usage: Usage; head: number } {
     return { value: this.tree.value, usage: this.tree.context.usage, head: this.head };

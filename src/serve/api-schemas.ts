@@ -29,6 +29,8 @@ export const SessionRow = z
     task: z.string(),
     forkedFrom: z.object({ stream: z.string(), seq: z.number().int() }).optional(),
     damaged: z.object({ code: z.string(), message: z.string() }).optional(),
+    /** Why a queued session no worker could start is `failed` (or, still `queued`, why its last try did not start). */
+    reason: z.string().optional(),
     /** The trace outcome (a completed run whose last test failed is `failed`, one with no passing test after its last change `unverified`). */
     outcome: TraceOutcomeSchema.optional(),
     turns: z.number().int(),

@@ -8,7 +8,8 @@ import { mapWithLimit } from '../../stores/task-queues.js';
 /**
  * One line of `rein sessions`. `status` is a final outcome; `interrupted`, `awaiting-approval`,
  * `awaiting-confirmation`, `idle` or `active` for a session that has not ended; `queued` for one submitted for a
- * worker that has no record yet; or `damaged` for one whose log cannot be read (`damaged` then names the error).
+ * worker that has no record yet (`failed`, with `reason`, when no worker could start it); or `damaged` for one whose
+ * log cannot be read (`damaged` then names the error).
  */
 export interface SessionSummary {
   id: string;
@@ -18,6 +19,8 @@ export interface SessionSummary {
   task: string;
   forkedFrom?: { stream: string; seq: number };
   damaged?: { code: string; message: string };
+  /** Why a queued session no worker could start is `failed` (or, still `queued`, why its last try did not start). */
+  reason?: string;
 }
 
 /** The status the newest records (newest first) leave the session in; `active` when none of them decides it. */
@@ -87,19 +90,42 @@ export async function* sessionPages(store: EventStore, options: ListSessionsOpti
   yield summaries.sort((left, right) => rank(left) - rank(right) || left.createdAt - right.createdAt || (left.id < right.id ? -1 : 1));
 }
 
+/** A queue entry whose session has no record yet, as `rein sessions` lists it: `queued`, `active` (claimed a moment ago), or `failed` with the reason no worker could start it. */
+const queuedSummary = (entry: WaitingEntry): SessionSummary => ({
+  id: entry.session,
+  status: entry.state === 'queued' ? 'queued' : entry.state === 'failed' ? 'failed' : 'active',
+  head: 0,
+  createdAt: entry.enqueuedAt,
+  task: entry.task,
+  ...(entry.failure === undefined ? {} : { reason: entry.failure }),
+});
+
 /**
- * The sessions a store's queue holds that have no record yet (PostgreSQL): `queued`, or `active` when a worker claimed
- * one a moment ago. They come after the sessions that have records.
+ * The summary of a session its store's queue holds but no worker has written a record of yet (PostgreSQL); undefined
+ * when there is no queue or no such entry.
+ */
+export const summarizeQueued = async (store: EventStore, id: string): Promise<SessionSummary | undefined> => {
+  if (!store.capabilities.fencing) return undefined;
+  const queue = (await import('../../stores/postgres/postgres-session-queue.js')).sessionQueueOf(store);
+  const entry = await queue?.entry(id);
+  if (!entry || entry.state === 'done' || entry.state === 'parked') return undefined;
+  const spec = entry.spec as { task?: unknown; submittedAt?: unknown };
+  return queuedSummary({ session: id, state: entry.state, task: typeof spec.task === 'string' ? spec.task : '', enqueuedAt: typeof spec.submittedAt === 'number' ? spec.submittedAt : 0, ...(entry.failure === undefined ? {} : { failure: entry.failure }) });
+};
+
+/**
+ * The sessions a store's queue holds that have no record yet (PostgreSQL): `queued`, `active` when a worker claimed
+ * one a moment ago, or `failed` when no worker could start it. They come after the sessions that have records.
  */
 async function* queuedPages(store: EventStore, options: ListSessionsOptions): AsyncGenerator<SessionSummary[]> {
-  if (options.status !== undefined && options.status !== 'queued' && options.status !== 'active') return;
+  if (options.status !== undefined && options.status !== 'queued' && options.status !== 'active' && options.status !== 'failed') return;
   if (!store.capabilities.fencing) return;
   const queue = (await import('../../stores/postgres/postgres-session-queue.js')).sessionQueueOf(store);
   if (!queue) return;
   for (let after: WaitingEntry | undefined; ; ) {
     const page = await queue.waiting({ ...(after ? { after } : {}), limit: PAGE });
     const summaries = page
-      .map((entry): SessionSummary => ({ id: entry.session, status: entry.state === 'queued' ? 'queued' : 'active', head: 0, createdAt: entry.enqueuedAt, task: entry.task }))
+      .map(queuedSummary)
       .filter((summary) => options.status === undefined || summary.status === options.status);
     if (summaries.length > 0) yield summaries;
     if (page.length < PAGE) return;

@@ -196,7 +196,8 @@ export class ReinSession<Output = unknown> {
   /**
    * Let go of the session's resources in this process (its MCP connections and their processes) without recording
    * anything: a paused session stays resumable. The CLI calls it before it exits; a session that ends does it itself
-   * (its MCP connections). The store's hold of the session's stream (`EventStore.hold`) ends here too.
+   * (its MCP connections). The store's hold of the session's stream (`EventStore.hold`) ends here too, and the store
+   * lets go of the stream (`EventStore.release`): another process may resume the session at once.
    */
   async release(): Promise<void> {
     // A paused session's background commands would die with this process unchecked: stop them now and check the
@@ -205,11 +206,23 @@ export class ReinSession<Output = unknown> {
     await this.ending;
     await this.viewOptions.capabilities?.close();
     await this.viewOptions.hold?.();
+    // The store lets go of the stream itself (LevelDB: its database and lock), so another process may resume it at
+    // once; a later read here opens it again.
+    await this.store.release?.(this.id);
   }
 
   /** The session's capabilities (registry, skills, visible sets, MCP connections), when the harness has them. */
   get capabilities(): SessionCapabilities | undefined {
     return this.viewOptions.capabilities;
+  }
+
+  /**
+   * True while the session only waits for someone — an approval, a confirmation or a message — with nothing of it
+   * running, not even a timer. `rein.close()` lets such a session go without interrupting it: its status stays
+   * `awaiting-approval` (or `idle`), and another process may resume it.
+   */
+  get waitingForSomeone(): boolean {
+    return !this.host.isDone && this.host.idle;
   }
 
   /** End the session as `cancelled`; running effects are aborted. */

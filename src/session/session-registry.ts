@@ -34,10 +34,16 @@ export class SessionRegistry {
     return [...this.running.values()];
   }
 
-  /** Interrupt every held session (running effects aborted, each one resumable) and wait until all are quiet. */
-  async interruptAll(reason: string): Promise<void> {
+  /**
+   * Stop every held session's work and wait until all are quiet: a session with anything running is interrupted (its
+   * effects aborted, resumable); one that only waits for someone (an approval, a message) is left as it is, recorded
+   * as nothing. Resolves with the sessions it held, which it no longer holds (release them once done with them).
+   */
+  async stopAll(reason: string): Promise<ReinSession[]> {
     const sessions = this.list();
-    await Promise.all(sessions.map((session) => session.interrupt(reason)));
+    this.running.clear();
+    await Promise.all(sessions.map((session) => (session.waitingForSomeone ? undefined : session.interrupt(reason))));
     await Promise.all(sessions.map((session) => session.whenQuiet().catch(() => undefined)));
+    return sessions;
   }
 }

@@ -23,6 +23,7 @@ import { fencedStore } from './fenced-store.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { confirmationsOf, QueuedAnswer, QueuedConfirmation, QueuedSession } from './queued-session.js';
 import type { ResumeReport } from '../session/resume-session.js';
+import { startFailureOutcome, type StartRetry } from './start-failure.js';
 
 /** What happened to one session a worker claimed. */
 export interface WorkerSessionEvent {
@@ -75,6 +76,12 @@ export interface WorkerOptions {
   snapshotEvery?: number;
   /** Told about every claim and every way a session leaves this worker. */
   onEvent?: (event: WorkerSessionEvent) => void;
+  /**
+   * A session that could not start for a reason a later try may not meet (a server not up, a store that did not
+   * answer) goes back to the queue after a backoff, at most `maxAttempts` claims in all (defaults: 5 claims, 1 s
+   * doubling to 30 s); one that never will (its provider cannot be built, its configuration is wrong) ends `failed`.
+   */
+  startRetry?: StartRetry;
 }
 
 /** What a worker did, when it stops. */
@@ -126,7 +133,9 @@ const waitingForOf = (approvals: ReadonlyArray<{ approvalId: string; tool: strin
  * renew it while the session runs, and run the session with every append fenced by that epoch, so a worker that lost
  * its lease can never write again and stops its effects. A new session is created; one that ran before continues
  * through the normal resume path (in-doubt effects resolved by their policies). A session that waits for an approval
- * is parked (no lease held) until `rein approve` leaves an answer. Resolves when `signal` aborts (running sessions are
+ * is parked (no lease held) until `rein approve` leaves an answer. A session that cannot start ends `failed` with the
+ * reason when no later try would do better, else goes back to the queue with a backoff, at most `startRetry.maxAttempts`
+ * claims (start-failure.ts); other sessions are served meanwhile. Resolves when `signal` aborts (running sessions are
  * interrupted and go back to the queue) or, with `exitWhenIdleMs`, once nothing was runnable for that long.
  */
 export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> => {
@@ -177,8 +186,9 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
     emit({ type: 'claimed', sessionId: lease.session, epoch: lease.epoch });
     const parsed = QueuedSession.safeParse(claimed.spec);
     if (!parsed.success) {
-      await queue.release(lease, 'done').catch(() => undefined);
-      return emit({ type: 'failed', sessionId: lease.session, epoch: lease.epoch, detail: `invalid queued session: ${parsed.error.message}` });
+      const failure = `INPUT_INVALID: invalid queued session: ${parsed.error.message}`;
+      await queue.releaseFailed(lease, { state: 'failed', failure }).catch(() => undefined);
+      return emit({ type: 'failed', sessionId: lease.session, epoch: lease.epoch, detail: failure });
     }
     const spec = parsed.data;
     let interrupt: ((reason: string) => void) | undefined;
@@ -275,10 +285,14 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
       if (code === 'STORE_FENCED' || code === 'LEASE_LOST' || keeper.lost) {
         return emit({ type: 'fenced', sessionId: lease.session, epoch: lease.epoch, detail: `${String(code ?? 'LEASE_LOST')}: ${(error as Error).message}` });
       }
-      // The session could not go on here (unreachable server, a broken provider): hand it back for another try.
+      // The session could not go on here. A problem of its own (its provider cannot be built, its configuration is
+      // wrong) is the same on every try: it ends failed with the reason. Anything else goes back to the queue with a
+      // backoff, a bounded number of times, while the worker serves other sessions.
       await rein?.stopPlugins(`worker ${owner} let go of the session`).catch(() => undefined);
-      await queue.release(lease, 'queued').catch(() => undefined);
-      return emit({ type: 'failed', sessionId: lease.session, epoch: lease.epoch, detail: `${String(code ?? 'ERROR')}: ${(error as Error).message}` });
+      const claims = (await queue.entry(lease.session).catch(() => undefined))?.claims ?? 1;
+      const outcome = startFailureOutcome(error, claims, options.startRetry);
+      await queue.releaseFailed(lease, outcome).catch(() => undefined);
+      return emit({ type: outcome.state === 'failed' ? 'failed' : 'requeued', sessionId: lease.session, epoch: lease.epoch, detail: outcome.state === 'failed' ? outcome.failure : `${outcome.failure} (retried in ${outcome.delayMs} ms)` });
     } finally {
       // Whatever happened, this harness's plugins stop (recorded only where the lease still allows it).
       await rein?.stopPlugins(`worker ${owner} let go of the session`).catch(() => undefined);

@@ -26,6 +26,8 @@ export const CONFLICT_SQLSTATE = 'RE002';
  *    it) and each stream's seal (`streams.seal`: the head it vouches for, 8 bytes, then its tag), both computed by the
  *    writer under its chain key and stored by `append`, which now takes them. The 18-argument `append` is dropped:
  *    a build without the chain fails to append instead of writing unchained records.
+ * 5. A session a worker cannot start: `failed` (with its `failure`) when it never will, or back in the queue until
+ *    `not_before` (a backoff) when a later try may work; `claim` skips a session until its `not_before`.
  */
 export const migrations: readonly Migration[] = [
   {
@@ -305,6 +307,64 @@ BEGIN
   END IF;
   PERFORM pg_notify('{channel}', p_stream);
   RETURN p_expected + v_count;
+END
+$fn$;
+`,
+  },
+  {
+    version: 5,
+    description: 'a session no worker can start ends failed with its reason; a failed start backs off before the next claim',
+    sql: `
+ALTER TABLE {s}.queue DROP CONSTRAINT IF EXISTS queue_state_check;
+ALTER TABLE {s}.queue ADD CONSTRAINT queue_state_check CHECK (state IN ('queued', 'running', 'parked', 'done', 'failed'));
+ALTER TABLE {s}.queue ADD COLUMN failure text;
+ALTER TABLE {s}.queue ADD COLUMN not_before timestamptz;
+CREATE OR REPLACE FUNCTION {s}.claim(p_owner text, p_lease_ms integer, p_session text)
+RETURNS TABLE (session text, epoch bigint, spec jsonb, answers jsonb) LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_session text;
+  v_epoch bigint;
+BEGIN
+  SELECT q.session INTO v_session FROM {s}.queue q LEFT JOIN {s}.leases l ON l.stream = q.session
+    WHERE (p_session IS NULL OR q.session = p_session)
+      AND (q.not_before IS NULL OR q.not_before <= clock_timestamp() OR p_session IS NOT NULL)
+      AND (q.state = 'queued'
+        OR (q.state = 'running' AND (l.owner IS NULL OR l.expires_at < clock_timestamp()))
+        OR (p_session IS NOT NULL AND q.state = 'parked'))
+    ORDER BY q.enqueued_at
+    LIMIT 1
+    FOR UPDATE OF q SKIP LOCKED;
+  IF v_session IS NULL THEN
+    RETURN;
+  END IF;
+  INSERT INTO {s}.leases AS l (stream, owner, epoch, expires_at)
+    VALUES (v_session, p_owner, 1, clock_timestamp() + p_lease_ms * interval '1 millisecond')
+    ON CONFLICT (stream) DO UPDATE SET owner = EXCLUDED.owner, epoch = l.epoch + 1, expires_at = EXCLUDED.expires_at
+      WHERE l.owner IS NULL OR l.expires_at < clock_timestamp()
+    RETURNING l.epoch INTO v_epoch;
+  IF v_epoch IS NULL THEN
+    RETURN;
+  END IF;
+  UPDATE {s}.queue q SET state = 'running', updated_at = clock_timestamp(), claims = q.claims + 1, not_before = NULL WHERE q.session = v_session;
+  RETURN QUERY SELECT q.session, v_epoch, q.spec, q.answers FROM {s}.queue q WHERE q.session = v_session;
+END
+$fn$;
+-- Let go of a lease after a start that failed: 'failed' with the reason (no later try would do better), or back to
+-- 'queued' with the reason, not claimed again for p_delay_ms. Returns the new state, or NULL when the lease was lost.
+CREATE FUNCTION {s}.release_failed(p_session text, p_owner text, p_epoch bigint, p_state text, p_failure text, p_delay_ms integer)
+RETURNS text LANGUAGE plpgsql AS $fn$
+BEGIN
+  PERFORM 1 FROM {s}.queue q WHERE q.session = p_session FOR UPDATE;
+  PERFORM 1 FROM {s}.leases l WHERE l.stream = p_session AND l.owner = p_owner AND l.epoch = p_epoch FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  UPDATE {s}.leases l SET owner = NULL, expires_at = NULL WHERE l.stream = p_session;
+  UPDATE {s}.queue q SET state = p_state, failure = p_failure, updated_at = clock_timestamp(),
+    not_before = CASE WHEN p_state = 'queued' THEN clock_timestamp() + p_delay_ms * interval '1 millisecond' ELSE NULL END
+    WHERE q.session = p_session;
+  PERFORM pg_notify('{queue_channel}', p_session);
+  RETURN p_state;
 END
 $fn$;
 `,

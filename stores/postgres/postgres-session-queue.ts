@@ -4,8 +4,8 @@ import { queueChannel } from './postgres-migrate.js';
 import type { PostgresEventStore } from './postgres-event-store.js';
 import type { EventStore } from '../event-store.js';
 
-/** Where a queued session is: waiting for a worker, leased to one, waiting for a person, or finished. */
-export type QueueState = 'queued' | 'running' | 'parked' | 'done';
+/** Where a queued session is: waiting for a worker, leased to one, waiting for a person, finished, or failed to start. */
+export type QueueState = 'queued' | 'running' | 'parked' | 'done' | 'failed';
 
 /** A lease on one session: the owner and the epoch every fenced append of that session carries. */
 export interface SessionLease {
@@ -29,14 +29,20 @@ export interface QueueEntry {
   answers: unknown[];
   claims: number;
   lease?: { owner: string; epoch: number; expiresAt: number };
+  /** Why its last start failed (`failed`: why it never will; `queued`: why the last try did not). */
+  failure?: string;
+  /** A session whose start failed is not claimed again before this time (ms since the epoch). */
+  notBefore?: number;
 }
 
-/** A queued session no worker has started yet (its stream holds no record): what `rein sessions` lists as `queued`. */
+/** A queued session no worker has started yet (its stream holds no record): what `rein sessions` lists as `queued` (or `failed`). */
 export interface WaitingEntry {
   session: string;
   state: QueueState;
   task: string;
   enqueuedAt: number;
+  /** Why no worker could start it (state `failed`), or why the last try did not (`queued`, backing off). */
+  failure?: string;
 }
 
 interface EntryRow {
@@ -48,6 +54,8 @@ interface EntryRow {
   owner: string | null;
   epoch: number | null;
   expires_at: Date | null;
+  failure: string | null;
+  not_before: Date | null;
 }
 
 /** The session queue of `store` when it has one (a PostgreSQL store), else undefined. */
@@ -118,6 +126,20 @@ export class PostgresSessionQueue {
     return rows[0]?.state ?? undefined;
   }
 
+  /**
+   * Let go of a lease after the session could not start: `failed` with `failure` (no later try would do better), or
+   * `queued` again with `failure` and not claimed before `delayMs` from now (a backoff). Undefined when the lease was
+   * already lost.
+   */
+  async releaseFailed(lease: SessionLease, outcome: { state: 'failed' | 'queued'; failure: string; delayMs?: number }): Promise<QueueState | undefined> {
+    const { rows } = await this.#store.db.query<{ state: QueueState | null }>(
+      lease.session,
+      (s) => `SELECT ${s}.release_failed($1, $2, $3, $4, $5, $6) AS state`,
+      [lease.session, lease.owner, lease.epoch, outcome.state, outcome.failure, Math.max(0, Math.round(outcome.delayMs ?? 0))],
+    );
+    return rows[0]?.state ?? undefined;
+  }
+
   /** The answers waiting for a leased session, oldest first (they stay until `dropAnswers`). */
   async answers(lease: SessionLease): Promise<unknown[]> {
     const entry = await this.entry(lease.session);
@@ -159,7 +181,7 @@ export class PostgresSessionQueue {
   async entry(session: string): Promise<QueueEntry | undefined> {
     const { rows } = await this.#store.db.query<EntryRow>(
       session,
-      (s) => `SELECT q.session, q.state, q.spec, q.answers, q.claims, l.owner, l.epoch, l.expires_at FROM ${s}.queue q LEFT JOIN ${s}.leases l ON l.stream = q.session WHERE q.session = $1`,
+      (s) => `SELECT q.session, q.state, q.spec, q.answers, q.claims, q.failure, q.not_before, l.owner, l.epoch, l.expires_at FROM ${s}.queue q LEFT JOIN ${s}.leases l ON l.stream = q.session WHERE q.session = $1`,
       [session],
     );
     const row = rows[0];
@@ -171,6 +193,8 @@ export class PostgresSessionQueue {
       answers: row.answers,
       claims: row.claims,
       ...(row.owner !== null && row.epoch !== null && row.expires_at !== null ? { lease: { owner: row.owner, epoch: row.epoch, expiresAt: row.expires_at.getTime() } } : {}),
+      ...(row.failure === null ? {} : { failure: row.failure }),
+      ...(row.not_before === null ? {} : { notBefore: row.not_before.getTime() }),
     };
   }
 
@@ -180,23 +204,27 @@ export class PostgresSessionQueue {
    */
   async waiting(options: { after?: WaitingEntry; limit?: number } = {}): Promise<WaitingEntry[]> {
     const after = options.after;
-    const { rows } = await this.#store.db.query<{ session: string; state: QueueState; task: string | null; enqueued: number }>(
+    const { rows } = await this.#store.db.query<{ session: string; state: QueueState; task: string | null; enqueued: number; failure: string | null }>(
       'queue',
-      (s) => `SELECT q.session, q.state, q.spec->>'task' AS task, (extract(epoch FROM q.enqueued_at) * 1000)::float8 AS enqueued FROM ${s}.queue q
-        WHERE q.state IN ('queued', 'running') AND NOT EXISTS (SELECT 1 FROM ${s}.streams st WHERE st.stream = q.session AND st.head > 0)
+      (s) => `SELECT q.session, q.state, q.spec->>'task' AS task, (extract(epoch FROM q.enqueued_at) * 1000)::float8 AS enqueued, q.failure FROM ${s}.queue q
+        WHERE q.state IN ('queued', 'running', 'failed') AND NOT EXISTS (SELECT 1 FROM ${s}.streams st WHERE st.stream = q.session AND st.head > 0)
           AND ($1::float8 IS NULL OR ((extract(epoch FROM q.enqueued_at) * 1000)::float8, q.session) > ($1::float8, $2::text))
         ORDER BY q.enqueued_at, q.session LIMIT $3`,
       [after?.enqueuedAt ?? null, after?.session ?? '', options.limit ?? 200],
     );
-    return rows.map((row) => ({ session: row.session, state: row.state, task: row.task ?? '', enqueuedAt: row.enqueued }));
+    return rows.map((row) => ({ session: row.session, state: row.state, task: row.task ?? '', enqueuedAt: row.enqueued, ...(row.failure === null ? {} : { failure: row.failure }) }));
   }
 
-  /** Milliseconds until the earliest lease of a running session expires (0 when one already has), undefined when none runs. */
+  /**
+   * Milliseconds until the earliest lease of a running session expires or a backing-off session may be claimed again
+   * (0 when one already may), undefined when neither is waiting.
+   */
   async nextExpiryMs(): Promise<number | undefined> {
     const { rows } = await this.#store.db.query<{ ms: number | null }>(
       'queue',
-      (s) => `SELECT greatest(0, extract(epoch FROM min(l.expires_at) - clock_timestamp()) * 1000)::float8 AS ms
-        FROM ${s}.queue q JOIN ${s}.leases l ON l.stream = q.session WHERE q.state = 'running' AND l.owner IS NOT NULL`,
+      (s) => `SELECT greatest(0, extract(epoch FROM least(
+          (SELECT min(l.expires_at) FROM ${s}.queue q JOIN ${s}.leases l ON l.stream = q.session WHERE q.state = 'running' AND l.owner IS NOT NULL),
+          (SELECT min(q.not_before) FROM ${s}.queue q WHERE q.state = 'queued' AND q.not_before IS NOT NULL)) - clock_timestamp()) * 1000)::float8 AS ms`,
     );
     return rows[0]?.ms ?? undefined;
   }
@@ -204,7 +232,7 @@ export class PostgresSessionQueue {
   /** Counts of queue entries by state. */
   async counts(): Promise<Record<QueueState, number>> {
     const { rows } = await this.#store.db.query<{ state: QueueState; n: number }>('queue', (s) => `SELECT state, count(*)::int AS n FROM ${s}.queue GROUP BY state`);
-    const counts: Record<QueueState, number> = { queued: 0, running: 0, parked: 0, done: 0 };
+    const counts: Record<QueueState, number> = { queued: 0, running: 0, parked: 0, done: 0, failed: 0 };
     for (const row of rows) counts[row.state] = row.n;
     return counts;
   }

@@ -1,0 +1,58 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createRein, createScriptedProvider, openLevelEventStore, type EventStore } from 'rein';
+import { makeTempDir } from '../support/temp-dir.js';
+
+/** A session that asks before its first write (default mode), then says it is done. */
+const writeScript = () => createScriptedProvider({ turns: [{ text: 'Writing.', toolCalls: [{ name: 'write', arguments: { path: 'a.txt', content: 'x' } }] }, { text: 'Done.' }] });
+
+let dir: { path: string; remove: () => Promise<void> };
+const stores: EventStore[] = [];
+const open = async () => {
+  const store = await openLevelEventStore(`${dir.path}/.rein`);
+  stores.push(store);
+  return store;
+};
+beforeEach(async () => {
+  dir = await makeTempDir('rein-host-lifecycle-');
+});
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close().catch(() => undefined);
+  await dir.remove();
+});
+
+describe('a host closing or releasing a session on LevelDB', () => {
+  it('rein.close() leaves a session that only waits for a person awaiting approval, and another store resumes it at once', async () => {
+    const first = await open();
+    const rein = await createRein({ store: first, workspace: dir.path, provider: writeScript() });
+    const session = await rein.startSession({ task: 'write a.txt' });
+    expect((await session.whenQuiet()).status).toBe('paused');
+    expect((await rein.getSession(session.id))?.status).toBe('awaiting-approval');
+    await rein.close();
+
+    // Another holder of the same directory (as another process would be) takes the session over without the first closing its store.
+    const second = await open();
+    const other = await createRein({ store: second, workspace: dir.path, provider: writeScript() });
+    expect((await second.read(session.id)).map((record) => record.type)).not.toContain('session.interrupted');
+    expect((await other.getSession(session.id))?.status).toBe('awaiting-approval');
+    const { session: resumed } = await other.resumeSession(session.id);
+    expect(resumed.pendingApprovals()).toHaveLength(1);
+    await resumed.approve(resumed.pendingApprovals()[0]!.approvalId, { decision: 'allow-once' });
+    expect((await resumed.whenQuiet()).status).toBe('completed');
+    await other.close();
+  });
+
+  it('session.release() alone lets another store resume the session', async () => {
+    const first = await open();
+    const rein = await createRein({ store: first, workspace: dir.path, provider: writeScript() });
+    const session = await rein.startSession({ task: 'write a.txt' });
+    await session.whenQuiet();
+    const second = await open();
+    const other = await createRein({ store: second, workspace: dir.path, provider: writeScript() });
+    await expect(other.resumeSession(session.id)).rejects.toMatchObject({ code: 'STORE_LOCKED' });
+    await session.release();
+    const { session: resumed } = await other.resumeSession(session.id);
+    expect(resumed.pendingApprovals()).toHaveLength(1);
+    await other.close();
+    await rein.close();
+  });
+});
