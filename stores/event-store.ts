@@ -132,6 +132,11 @@ export interface EventStore {
   read(stream: string, options?: ReadOptions): Promise<RecordEnvelope[]>;
   tail(stream: string, from?: number): Observable<RecordEnvelope>;
   /**
+   * Resolves once every tail of `stream` this store serves now has handed its subscriber every record up to `seq` (or
+   * has stopped). Tails read asynchronously; a host awaits this before it reads what its subscribers saw.
+   */
+  delivered?(stream: string, seq: number): Promise<void>;
+  /**
    * Records of every stream in the store's global order, each with its position, after `after` (see
    * `StoreCapabilities.globalOrder` for what the order guarantees). Within a stream, seq order. A page shorter than
    * `limit` means nothing more is readable right now. A position that is not one of this store's is

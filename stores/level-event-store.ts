@@ -247,6 +247,11 @@ export class LevelEventStore implements EventStore {
     return this.#readRecords(stream, options);
   }
 
+  /** Resolves once every tail of `stream` subscribed now has handed over every record up to `seq`; see `EventStore.delivered`. */
+  delivered(stream: string, seq: number): Promise<void> {
+    return this.#tails.delivered(stream, seq);
+  }
+
   tail(stream: string, from?: number): Observable<RecordEnvelope> {
     assertStreamName(stream);
     return this.#tails.tail(stream, from);

@@ -33,6 +33,8 @@ export class TailHub {
   readonly #closers = new Set<() => Promise<void>>();
   readonly #follow: TailFollow | undefined;
   readonly #following = new Map<string, () => void>();
+  /** Per stream, each live tail's next seq to hand over and the pump that moves it. */
+  readonly #positions = new Map<string, Set<{ next: () => number; pump: () => Promise<void>; stopped: () => boolean }>>();
   #closed = false;
 
   /** `follow`, when given, watches a stream for other writers while it has tails (see `TailFollow`). */
@@ -54,6 +56,22 @@ export class TailHub {
   /** True while some tail is subscribed (so a store knows whether to listen or poll for other writers). */
   get active(): boolean {
     return this.#wakers.size > 0;
+  }
+
+  /**
+   * Resolves once every tail of `stream` subscribed now has handed its subscriber every record up to `seq` (or has
+   * stopped): what a host waits for before it reads what its subscribers saw (`session.whenQuiet()`). Each tail reads
+   * from where it is, so this costs what the tails had left to read, not the stream's length.
+   */
+  async delivered(stream: string, seq: number): Promise<void> {
+    for (;;) {
+      const behind = [...(this.#positions.get(stream) ?? [])].filter((tail) => !tail.stopped() && tail.next() <= seq);
+      if (behind.length === 0) return;
+      const before = behind.map((tail) => tail.next());
+      await Promise.all(behind.map((tail) => tail.pump()));
+      // A tail that read and found nothing more (the records are not readable here) cannot get further: stop waiting.
+      if (behind.every((tail, index) => tail.next() === before[index])) return;
+    }
   }
 
   /** Drains every tail, completes them, and refuses new ones (they complete right after their history). */
@@ -117,6 +135,10 @@ export class TailHub {
       const wakers = this.#wakers.get(stream) ?? new Set<() => void>();
       this.#wakers.set(stream, wakers);
       wakers.add(pump);
+      const position = { next: () => next, pump, stopped: () => stopped };
+      const positions = this.#positions.get(stream) ?? new Set();
+      this.#positions.set(stream, positions);
+      positions.add(position);
       if (this.#follow && !this.#closed && !this.#following.has(stream)) this.#following.set(stream, this.#follow(stream, () => this.notify(stream)));
       this.#closers.add(finish);
       if (this.#closed) void finish();
@@ -131,6 +153,8 @@ export class TailHub {
           this.#following.delete(stream);
         }
         this.#closers.delete(finish);
+        positions.delete(position);
+        if (positions.size === 0 && this.#positions.get(stream) === positions) this.#positions.delete(stream);
       };
     });
   }

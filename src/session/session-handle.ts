@@ -239,8 +239,9 @@ export class ReinSession<Output = unknown> {
   }
 
   /**
-   * Resolves when the session ended or waits for someone (approval, confirmation, message), and the memory work it
-   * started (candidates extracted from its records, the governance pass when it ends) is done.
+   * Resolves when the session ended or waits for someone (approval, confirmation, message), the memory work it
+   * started (candidates extracted from its records, the governance pass when it ends) is done, and every subscriber of
+   * `records(from)`, `context$`, `trace$` and `memory$` has been handed every record up to the head, on every store.
    */
   async whenQuiet(): Promise<SessionResult> {
     let result = await this.host.whenQuiet();
@@ -253,6 +254,9 @@ export class ReinSession<Output = unknown> {
       await this.ending;
       result = await this.host.whenQuiet();
     }
+    // Every subscriber of `records(from)` and of the views has been handed every record up to the head, on every
+    // store (a LevelDB tail reads asynchronously, behind the in-process append).
+    await this.store.delivered?.(this.id, this.host.snapshot().head);
     return result;
   }
 

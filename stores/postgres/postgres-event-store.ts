@@ -175,6 +175,11 @@ export class PostgresEventStore implements EventStore {
     return this.#readRecords(stream, options);
   }
 
+  /** Resolves once every tail of `stream` subscribed now has handed over every record up to `seq`; see `EventStore.delivered`. */
+  delivered(stream: string, seq: number): Promise<void> {
+    return this.#tails.delivered(stream, seq);
+  }
+
   tail(stream: string, from?: number): Observable<RecordEnvelope> {
     assertStreamName(stream);
     if (this.#state === 'open') this.#listener.start();

@@ -56,3 +56,23 @@ describe('a host closing or releasing a session on LevelDB', () => {
     await rein.close();
   });
 });
+
+describe('whenQuiet and the subscribers of a session', () => {
+  it('resolves only after a records(1) subscriber on LevelDB has been handed every record up to the head', async () => {
+    const store = await open();
+    const turns = [
+      ...Array.from({ length: 4 }, (_, index) => ({ text: `Writing ${index}.`, toolCalls: [{ name: 'write', arguments: { path: `f${index}.txt`, content: `${index}` } }, { name: 'list_dir', arguments: { path: '.' } }] })),
+      { text: 'Done.' },
+    ];
+    const rein = await createRein({ store, workspace: dir.path, provider: createScriptedProvider({ turns }), permissions: { mode: 'accept-edits' } });
+    const session = await rein.startSession({ task: 'look around' });
+    const seen: number[] = [];
+    const subscription = session.records(1).subscribe((record) => seen.push(record.seq));
+    const result = await session.whenQuiet();
+    expect(result.status).toBe('completed');
+    const head = (await store.read(session.id)).at(-1)!.seq;
+    expect(seen).toEqual(Array.from({ length: head }, (_, index) => index + 1));
+    subscription.unsubscribe();
+    await rein.close();
+  });
+});
