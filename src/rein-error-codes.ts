@@ -6,6 +6,7 @@ import type { MemoryErrorCode } from './memory/memory-errors.js';
 import type { PluginErrorCode } from './plugins/plugin-errors.js';
 import type { ProjectionErrorCode } from './projections/projection-errors.js';
 import type { TelemetryErrorCode } from './telemetry/telemetry-errors.js';
+import type { ServeErrorCode } from './serve/serve-errors.js';
 
 /** Every code a `ReinError` can carry, layer by layer (README: *Error codes*). */
-export type ReinErrorCode = HostErrorCode | StoreErrorCode | ProjectionErrorCode | InspectErrorCode | TelemetryErrorCode | McpErrorCode | PluginErrorCode | MemoryErrorCode;
+export type ReinErrorCode = HostErrorCode | StoreErrorCode | ProjectionErrorCode | InspectErrorCode | TelemetryErrorCode | McpErrorCode | PluginErrorCode | MemoryErrorCode | ServeErrorCode;

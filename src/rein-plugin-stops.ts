@@ -43,7 +43,11 @@ export const pluginStops = ({ pluginHost, store, clock }: { pluginHost: PluginHo
       const facts = pluginHost.journal().slice(from);
       for (const [sessionId, session] of hosted) {
         await session?.whenQuiet().catch(() => undefined);
-        if (facts.length > 0) await appendFacts(store, sessionId, facts, clock).catch(() => undefined);
+        if (facts.length === 0) continue;
+        // A session this harness still runs (waiting for someone) records them through its own step loop: an append
+        // beside it would move the head under it.
+        if (session && session.result().status === 'paused') await session.recordFacts(facts).catch(() => undefined);
+        else await appendFacts(store, sessionId, facts, clock).catch(() => undefined);
       }
       hosted.clear();
     })());

@@ -92,7 +92,8 @@ export interface Rein {
    * Interrupt every session with work running (effects aborted, each one resumable; one that only waits for a person
    * or a message is left waiting, recorded as nothing), wait until they are quiet, stop the plugins (`stopPlugins`),
    * then release every session (`session.release()`: another process may resume it at once). The store stays open:
-   * the host that opened it closes it.
+   * the host that opened it closes it. Afterwards `createSession`, `startSession`, `resumeSession` and `submit` reject
+   * with `HARNESS_CLOSED`, and a tool of a stopped plugin is refused unrun (a `ToolFailed` result).
    */
   close(reason?: string): Promise<void>;
 }
@@ -108,23 +109,26 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     return session;
   };
   const { name, model, source } = options.provider;
+  // After close(), nothing new starts here: its plugins are stopped and its sessions released.
+  let closed = false;
+  const open = <T>(what: string, work: () => Promise<T>): Promise<T> => (closed ? Promise.reject(new ReinError('HARNESS_CLOSED', `${what}: this harness was closed (rein.close()); create another with createRein`)) : work());
   return {
     store: options.store,
     workspace: workspace.root,
     provider: { name, ...(model === undefined ? {} : { model }), ...(source === undefined ? {} : { source }) },
-    createSession: async (sessionOptions) => {
+    createSession: (sessionOptions) => open('createSession', async () => {
       const session = await createSession(services, sessionOptions);
       stops.remember(watched(registry.add(session)));
       return session;
-    },
-    submit: (submitOptions) => submitToWorkers(options, { workspace: workspace.root, clock }, submitOptions),
-    startSession: async (sessionOptions) => {
+    }),
+    submit: (submitOptions) => open('submit', () => submitToWorkers(options, { workspace: workspace.root, clock }, submitOptions)),
+    startSession: (sessionOptions) => open('startSession', async () => {
       const session = await createSession(services, sessionOptions);
       stops.remember(watched(registry.add(session)));
       await session.send(sessionOptions.task);
       return session;
-    },
-    resumeSession: async (sessionId, resumeOptions) => {
+    }),
+    resumeSession: (sessionId, resumeOptions) => open('resumeSession', async () => {
       checkSessionId(sessionId);
       const before = telemetry ? await options.store.head(sessionId) : 0;
       const resumed = await resumeSession(services, sessionId, resumeOptions);
@@ -132,7 +136,7 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
       // A session that had ended before recorded nothing of this process's plugins, so nothing of their stop either.
       if (!resumed.report.alreadyEnded) stops.remember(resumed.session);
       return resumed;
-    },
+    }),
     replaySession: async (sessionId) => {
       checkSessionId(sessionId);
       const { verified, inputs, regenerated, head } = await replaySession(options.store, sessionId);
@@ -165,6 +169,7 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     },
     stopPlugins: (reason = 'the harness is done') => stops.stop(reason),
     close: async (reason = 'the host is shutting down') => {
+      closed = true;
       const sessions = await registry.stopAll(reason);
       await stops.stop(reason);
       // Each session's hold of its stream ends here: another process may resume it at once.

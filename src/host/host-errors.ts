@@ -23,6 +23,7 @@ export type HostErrorCode =
   | 'STORE_COPY_INCOMPLETE'
   | 'OUTPUT_SCHEMA_INVALID'
   | 'OUTPUT_INVALID'
+  | 'HARNESS_CLOSED'
   | 'USAGE';
 
 /** Replay regenerated records that differ from the stored ones: the first differing seq is named. */

@@ -259,7 +259,8 @@ export class SessionHost {
       if (this.tree.done) return { written: Promise.resolve([]) };
       // A settlement queued before an interrupt is dropped like one arriving after it (its effect stays in doubt).
       if (input.skipIf?.()) return { written: Promise.resolve([]) };
-      if (this.interrupted) throw new ReinError('SESSION_ENDED', 'the session was interrupted; resume it to continue');
+      // Refused, not thrown: a thrown error would break the host, and a resumable session is not broken.
+      if (this.interrupted) return { refused: new ReinError('SESSION_ENDED', `session ${this.stream} was interrupted: the message was not delivered; resume it to continue`) };
       const refused = input.precondition?.();
       if (refused) return { refused };
       const at = this.clock();

@@ -97,7 +97,7 @@ export class CapabilityRegistry {
       if (taken.has(id) || entry.tools.has(id)) throw new PluginError('PLUGIN_CONFLICT', `plugin ${pluginId}: tool ${id} is already registered`);
       let definition: AnyToolDefinition;
       try {
-        definition = pluginToolDefinition({ id, pluginId, version: manifest.version, tool });
+        definition = pluginToolDefinition({ id, pluginId, version: manifest.version, tool, active: () => this.entries.get(pluginId) === entry });
       } catch (error) {
         throw invalid(`tool ${id} has an invalid parameter schema: ${(error as Error).message}`);
       }

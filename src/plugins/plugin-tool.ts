@@ -16,9 +16,10 @@ const parametersOf = (parameters: PluginTool['parameters']): z.ZodType => {
 /**
  * Normalise a plugin's tool into a tool definition under its full id (`<plugin>__<name>`). Its result carries
  * provenance `plugin:<id>@<version>`; a handler that throws (or returns something that is not a result) is a
- * model-visible `ToolFailed` observation, never a failure of the session (the plugin host document's T3.24).
+ * model-visible `ToolFailed` observation, never a failure of the session (the plugin host document's T3.24). Once
+ * `active()` says the plugin stopped, a call is a `ToolFailed` observation without running the handler.
  */
-export const pluginToolDefinition = (options: { id: string; pluginId: string; version: string; tool: PluginTool }): AnyToolDefinition => {
+export const pluginToolDefinition = (options: { id: string; pluginId: string; version: string; tool: PluginTool; active?: () => boolean }): AnyToolDefinition => {
   const { id, tool } = options;
   const parameters = parametersOf(tool.parameters);
   // The schema must be advertisable to the model: fail registration, not the first model call.
@@ -33,6 +34,8 @@ export const pluginToolDefinition = (options: { id: string; pluginId: string; ve
     ...traits,
     ...(tool.timeoutMs === undefined ? {} : { timeoutMs: tool.timeoutMs }),
     async execute(args: Record<string, unknown>, context) {
+      // A plugin that stopped (its harness closed, `stopPlugins`) released what its tools use: a call is refused unrun.
+      if (options.active && !options.active()) return { ...toolFailure('ToolFailed', `plugin ${options.pluginId} has stopped: ${id} did not run`), provenance: { route } };
       let result: unknown;
       try {
         result = await tool.execute(args, { sessionId: context.sessionId, callId: context.callId, workspace: context.workspace.root, signal: context.signal, progress: context.progress });

@@ -1,3 +1,5 @@
+import { ReinError } from '../../models/rein-error.js';
+
 /** Stable codes of the errors `rein serve` and `createReinServer` answer with; README lists each one. */
 export type ServeErrorCode =
   | 'SERVE_UNAUTHORIZED'
@@ -24,12 +26,10 @@ export const serveErrorStatus: Record<ServeErrorCode, number> = {
 };
 
 /** An error of the HTTP layer: a stable `code`, answered as `{ error: { code, message } }` with its status. */
-export class ServeError extends Error {
-  readonly code: ServeErrorCode;
+export class ServeError extends ReinError<ServeErrorCode> {
   constructor(code: ServeErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(code, message, options);
     this.name = 'ServeError';
-    this.code = code;
   }
 }
 

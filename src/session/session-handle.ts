@@ -1,3 +1,4 @@
+import type { FactDraft } from '../../models/envelope.js';
 import { combineLatest, filter, map, of, type Observable } from 'rxjs';
 import { ApprovalDecision, type ApprovalRequested } from '../../models/permission.records.js';
 import type { ReinRecord } from '../../models/records.js';
@@ -223,6 +224,14 @@ export class ReinSession<Output = unknown> {
    */
   get waitingForSomeone(): boolean {
     return !this.host.isDone && this.host.idle;
+  }
+
+  /**
+   * @internal Append facts to the log through this session's step loop (what a harness records about a session it
+   * still runs, e.g. its plugins' stop): a live session's head stays its own.
+   */
+  recordFacts(facts: readonly FactDraft[]): Promise<unknown> {
+    return this.host.recordFacts(facts);
   }
 
   /** End the session as `cancelled`; running effects are aborted. */

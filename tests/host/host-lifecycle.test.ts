@@ -76,3 +76,32 @@ describe('whenQuiet and the subscribers of a session', () => {
     await rein.close();
   });
 });
+
+describe('a closed harness and an interrupted session', () => {
+  it('after rein.close() the harness starts, creates, resumes and submits nothing (HARNESS_CLOSED)', async () => {
+    const store = await open();
+    const rein = await createRein({ store, workspace: dir.path, provider: writeScript() });
+    const session = await rein.startSession({ task: 'write a.txt' });
+    await session.whenQuiet();
+    await rein.close();
+    await expect(rein.startSession({ task: 'again' })).rejects.toMatchObject({ code: 'HARNESS_CLOSED' });
+    await expect(rein.createSession({ task: 'again' })).rejects.toMatchObject({ code: 'HARNESS_CLOSED' });
+    await expect(rein.resumeSession(session.id)).rejects.toMatchObject({ code: 'HARNESS_CLOSED' });
+    await expect(rein.submit({ task: 'again' })).rejects.toMatchObject({ code: 'HARNESS_CLOSED' });
+    expect((await rein.listSessions()).map((summary) => summary.id)).toEqual([session.id]);
+  });
+
+  it('a send() refused after interrupt() leaves whenQuiet() resolving, and the session resumable', async () => {
+    const store = await open();
+    const rein = await createRein({ store, workspace: dir.path, provider: writeScript() });
+    const session = await rein.startSession({ task: 'write a.txt' });
+    await session.whenQuiet();
+    await session.interrupt('the host stops');
+    await expect(session.send('one more thing')).rejects.toMatchObject({ code: 'SESSION_ENDED' });
+    expect((await session.whenQuiet()).status).toBe('interrupted');
+    await session.release();
+    const { session: resumed } = await rein.resumeSession(session.id);
+    expect(resumed.pendingApprovals()).toHaveLength(1);
+    await rein.close();
+  });
+});

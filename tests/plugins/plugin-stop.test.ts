@@ -94,3 +94,28 @@ describe('plugins stop when their harness is done, and the logs say so', () => {
     expect(await store.read(session.id)).toHaveLength(after.length);
   });
 });
+
+describe('after the harness stopped its plugins', () => {
+  it("a stopped plugin's tool is refused unrun (ToolFailed the model reads), and the session goes on", async () => {
+    const dir = await workspace();
+    let pings = 0;
+    const counting = definePlugin({
+      manifest: { id: 'kit', name: 'kit', version: '1.0.0', contributes: { tools: ['ping'] }, permissions: ['read'] },
+      setup: () => ({ tools: [{ name: 'ping', description: 'answers pong', parameters: z.object({}), risk: 'read', execute: async () => `pong ${++pings}` }] }),
+    });
+    const script = { turns: [{ text: 'ping', toolCalls: [{ name: 'kit__ping', arguments: {} }, { name: 'write', arguments: { path: 'out.txt', content: 'x' } }] }, { text: 'ping again', toolCalls: [{ name: 'kit__ping', arguments: {} }] }, { text: 'done' }] };
+    const store = createMemoryEventStore();
+    const rein = await createRein({ store, workspace: dir, plugins: [counting], provider: createScriptedProvider(parseScript(script)) });
+    const session = await rein.startSession({ task: 'ping twice' });
+    expect((await session.whenQuiet()).status).toBe('paused');
+    expect(pings).toBe(1);
+    await rein.stopPlugins('the host is done with them');
+    await session.approve(session.pendingApprovals()[0]!.approvalId, { decision: 'allow-once' });
+    expect((await session.whenQuiet()).status).toBe('completed');
+    expect(pings).toBe(1);
+    const pingsSettled = (await store.read(session.id)).filter((record) => record.type === 'tool.settled' && (record.data as { name: string }).name === 'kit__ping').map((record) => record.data as { status: string; observation: string });
+    expect(pingsSettled).toHaveLength(2);
+    expect(pingsSettled[1]).toMatchObject({ status: 'error' });
+    expect(pingsSettled[1]!.observation).not.toContain('pong');
+  });
+});
