@@ -59,6 +59,11 @@ export interface SessionResult {
   output?: unknown;
   /** Why no answer validated (the last answer's errors), when that failed the session. */
   outputErrors?: string[];
+  /**
+   * What a `paused` session waits for: a person's answer to an approval (`approval`) or to an in-doubt effect's
+   * confirmation (`confirmation`), or the next message of a session that is only idle (`message`).
+   */
+  waitingFor?: 'approval' | 'confirmation' | 'message';
 }
 
 export interface SessionHostOptions {
@@ -407,8 +412,12 @@ export class SessionHost {
     const tally = this.tree.done ? context.tally : undefined;
     const answer = ended ? ('output' in ended ? { output: ended.output } : {}) : tally?.answer ? { output: tally.answer.value } : {};
     const outputErrors = ended?.outputErrors ?? tally?.outputErrors;
+    const status = ended?.status ?? (this.tree.done ? (context.outcome ?? 'failed') : this.interrupted ? 'interrupted' : 'paused');
+    const waiting = status === 'paused' ? statusOfState(this.statusState) : undefined;
+    const waitingFor = this.tree.pendingApprovals().length > 0 || waiting === 'awaiting-approval' ? 'approval' : waiting === 'awaiting-confirmation' ? 'confirmation' : waiting === 'idle' ? 'message' : undefined;
     return {
       sessionId: this.stream,
+      ...(status === 'paused' && waitingFor ? { waitingFor } : {}),
       // A session rebuilt after it ended (resume of an ended session) has no `session.ended` from this process: its
       // final state says how it ended.
       status: ended?.status ?? (this.tree.done ? (context.outcome ?? 'failed') : this.interrupted ? 'interrupted' : 'paused'),

@@ -1,5 +1,5 @@
 import type { FactDraft } from '../../models/envelope.js';
-import { combineLatest, filter, map, of, type Observable } from 'rxjs';
+import { combineLatest, defer, EMPTY, filter, map, of, ReplaySubject, takeUntil, takeWhile, type Observable } from 'rxjs';
 import { ApprovalDecision, type ApprovalRequested } from '../../models/permission.records.js';
 import type { ReinRecord } from '../../models/records.js';
 import type { StateValue } from '../../models/actor.records.js';
@@ -62,7 +62,38 @@ export class ReinSession<Output = unknown> {
     host.records$.subscribe((record) => {
       if (record.type !== 'session.ended' || record.actor !== 'root' || this.ending) return;
       this.ending = this.endBackground().finally(() => hold?.().catch(() => undefined));
+      // Once the end's own work is written and every subscriber has it, the session's observables complete.
+      void this.ending
+        .then(() => this.whenQuiet())
+        .catch(() => undefined)
+        .finally(() => this.finishObservables());
     });
+  }
+
+  /** Emits (and replays to late subscribers) once the session ended and is quiet, or was released: its observables complete. */
+  private readonly finished$ = new ReplaySubject<void>(1);
+
+  /** The head when the session's observables completed: a later subscriber of a stored view gets up to it, then completion. */
+  private finalHead: number | undefined;
+
+  /**
+   * `source` until the session's observables complete; once they have, a new subscriber gets what is stored up to the
+   * final head (history, the current view) and then completion.
+   */
+  private bounded<T>(source: () => Observable<T>, seqOf: (value: T) => number, from = 1): Observable<T> {
+    return defer(() => {
+      const head = this.finalHead;
+      if (head === undefined) return source().pipe(takeUntil(this.finished$));
+      if (from > head) return EMPTY;
+      return source().pipe(takeWhile((value) => seqOf(value) < head, true));
+    });
+  }
+
+  private finishObservables(): void {
+    if (this.finalHead !== undefined) return;
+    this.finalHead = this.host.snapshot().head;
+    this.finished$.next();
+    this.finished$.complete();
   }
 
   /** The work of the session's end that outlives `session.ended`: background commands stopped, the workspace checked. */
@@ -87,7 +118,7 @@ export class ReinSession<Output = unknown> {
    * Live only: what was appended before you subscribed is not replayed — use `records(1)` for history too.
    */
   get records$(): Observable<ReinRecord> {
-    return this.host.records$.asObservable() as Observable<ReinRecord>;
+    return (this.host.records$.asObservable() as Observable<ReinRecord>).pipe(takeUntil(this.finished$));
   }
 
   /**
@@ -96,7 +127,7 @@ export class ReinSession<Output = unknown> {
    * (`rein.createSession`), subscribe, then `send` the task — `startSession` sends at once.
    */
   get live$(): Observable<LiveEvent> {
-    return this.host.live$.asObservable();
+    return this.host.live$.pipe(takeUntil(this.finished$));
   }
 
   /**
@@ -104,12 +135,14 @@ export class ReinSession<Output = unknown> {
    * from the whole log and shared: `projectModelInput` renders it into what the model sees next.
    */
   get context$(): Observable<ContextView> {
-    return (this.views.context ??= tailView(this.store, this.id, contextProjection(this.viewOptions.contextView)));
+    const view = (this.views.context ??= tailView(this.store, this.id, contextProjection(this.viewOptions.contextView)));
+    return this.bounded(() => view, (current) => current.seq);
   }
 
   /** The trace view (turns linked to their context, reply, tool calls, permissions, results, verifications), live. */
   get trace$(): Observable<TraceView> {
-    return (this.views.trace ??= tailView(this.store, this.id, traceProjection));
+    const view = (this.views.trace ??= tailView(this.store, this.id, traceProjection));
+    return this.bounded(() => view, (current) => current.seq);
   }
 
   /**
@@ -119,7 +152,8 @@ export class ReinSession<Output = unknown> {
    */
   get memory$(): Observable<MemoryViews> {
     const governance$ = this.viewOptions.memory?.governance.view$ ?? of(memoryProjection.initial());
-    return (this.views.memory ??= combineLatest({ session: tailView(this.store, this.id, memoryProjection), governance: governance$ }));
+    const view = (this.views.memory ??= combineLatest({ session: tailView(this.store, this.id, memoryProjection), governance: governance$ }));
+    return this.bounded(() => view, (current) => current.session.seq);
   }
 
   /**
@@ -127,7 +161,7 @@ export class ReinSession<Output = unknown> {
    * duplicate — `records(1)` never misses the first records, however late you subscribe.
    */
   records(from = 1): Observable<ReinRecord> {
-    return this.store.tail(this.id, from) as Observable<ReinRecord>;
+    return this.bounded(() => this.store.tail(this.id, from) as Observable<ReinRecord>, (record) => record.seq, from);
   }
 
   /** The approval requests the session and its child agents are waiting on right now (restored from the log after a restart). */
@@ -138,6 +172,7 @@ export class ReinSession<Output = unknown> {
   /** New approval requests as they become durable (use `pendingApprovals()` for those already waiting). */
   get approvals$(): Observable<ApprovalRequest> {
     return this.host.records$.pipe(
+      takeUntil(this.finished$),
       filter((record) => record.type === 'approval.requested'),
       map((record) => {
         const { elapsedMs: _elapsed, ...request } = record.data as ApprovalRequested;
@@ -207,6 +242,9 @@ export class ReinSession<Output = unknown> {
     await this.ending;
     await this.viewOptions.capabilities?.close();
     await this.viewOptions.hold?.();
+    // Every subscriber gets what is durable, then the session's observables complete.
+    await this.store.delivered?.(this.id, this.host.snapshot().head).catch(() => undefined);
+    this.finishObservables();
     // The store lets go of the stream itself (LevelDB: its database and lock), so another process may resume it at
     // once; a later read here opens it again.
     await this.store.release?.(this.id);

@@ -1,3 +1,4 @@
+import { lastValueFrom, toArray } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRein, createScriptedProvider, openLevelEventStore, type EventStore } from 'rein';
 import { makeTempDir } from '../support/temp-dir.js';
@@ -102,6 +103,43 @@ describe('a closed harness and an interrupted session', () => {
     await session.release();
     const { session: resumed } = await rein.resumeSession(session.id);
     expect(resumed.pendingApprovals()).toHaveLength(1);
+    await rein.close();
+  });
+});
+
+describe("a session's observables end with it", () => {
+  it('records$, records(1), live$ and the views complete once the session ended, so lastValueFrom resolves', async () => {
+    const store = await open();
+    const rein = await createRein({ store, workspace: dir.path, provider: createScriptedProvider({ turns: [{ text: 'Looking.', toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] }, { text: 'Done.' }] }) });
+    const session = await rein.createSession({ task: 'look around' });
+    const live = lastValueFrom(session.records$.pipe(toArray()));
+    const history = lastValueFrom(session.records(1).pipe(toArray()));
+    const trace = lastValueFrom(session.trace$);
+    const progress = lastValueFrom(session.live$.pipe(toArray()));
+    await session.send('look around');
+    expect((await session.whenQuiet()).status).toBe('completed');
+    const head = (await store.read(session.id)).at(-1)!.seq;
+    expect((await history).map((record) => record.seq)).toEqual(Array.from({ length: head }, (_, index) => index + 1));
+    expect((await live).some((record) => record.type === 'session.ended')).toBe(true);
+    expect((await trace).seq).toBe(head);
+    expect((await progress).length).toBeGreaterThan(0);
+    // A late subscriber completes at once.
+    expect(await lastValueFrom(session.records$.pipe(toArray()))).toEqual([]);
+    await rein.close();
+  });
+
+  it('they complete when the session is released, and whenQuiet says what a paused session waits for', async () => {
+    const store = await open();
+    const rein = await createRein({ store, workspace: dir.path, provider: writeScript() });
+    const idle = await rein.createSession({ task: 'nothing yet' });
+    expect(await idle.whenQuiet()).toMatchObject({ status: 'paused', waitingFor: 'message' });
+    const session = await rein.startSession({ task: 'write a.txt' });
+    expect(await session.whenQuiet()).toMatchObject({ status: 'paused', waitingFor: 'approval' });
+    const records = lastValueFrom(session.records(1).pipe(toArray()));
+    const context = lastValueFrom(session.context$);
+    await session.release();
+    expect((await records).length).toBe((await store.read(session.id)).length);
+    expect((await context).seq).toBeGreaterThan(0);
     await rein.close();
   });
 });
