@@ -503,7 +503,9 @@ export async function openLevelStream(options: OpenLevelStreamOptions): Promise<
     }
   }
   // Loaded on the first open, not on import: a host on the in-memory or PostgreSQL store never loads the native addon.
-  const { ClassicLevel: Level } = await import('classic-level');
+  // `default` is module.exports both in Node (classic-level is CommonJS) and in the CLI bundle, whose split chunk of
+  // a CommonJS package exports nothing else.
+  const { ClassicLevel: Level } = ((await import('classic-level')) as unknown as { default: typeof import('classic-level') }).default;
   const database: Database = new Level<string, Uint8Array>(options.directory, {
     ...STREAM_DATABASE_OPTIONS,
     createIfMissing: options.create,

@@ -23,7 +23,6 @@ export const layers: Record<string, readonly string[]> = {
 export const knownCycles: readonly string[] = [
   'machines/delegation.machine.ts ↔ machines/session.contract.ts',
   'src/capabilities/agent-capabilities.ts ↔ src/tools/tool-registry.ts ↔ src/tools/tool.ts',
-  'src/plugins/plugin-loader.ts ↔ src/plugins/project-trust.ts',
   // Each command file imports its action lazily; the action imports the command's options type back.
   ...['acp', 'approve', 'context', 'graph', 'inspect', 'memory', 'resume', 'run', 'sandbox', 'serve', 'store', 'trace', 'worker'].map(
     (command) => `src/cli/commands/${command}.action.ts ↔ src/cli/commands/${command}.command.ts`,
