@@ -45,6 +45,10 @@ const storeCodes: Record<StoreErrorCode, string> = {
   STORE_FENCED: 'an append carrying a lease (owner, epoch) that no longer holds, or an unfenced append to a leased stream; nothing written',
   STORE_UNAVAILABLE: 'the PostgreSQL server could not be reached for longer than the retry window',
   STORE_BACKEND: 'any other PostgreSQL error (its SQLSTATE in the message)',
+  CHAIN_BROKEN: 'a log\'s records no longer follow one another as their chain fields recorded — a record changed, inserted, deleted or moved, a record without a field after the chain started, the stream cut below its seal (`ChainError.seq`: the first record concerned); `rein verify` / `rein replay` / `rein resume` exit 4 (see *The chain*)',
+  CHAIN_UNAUTHENTICATED: 'a log whose chain is intact but not authenticated by this machine\'s key from `ChainError.seq` on (another machine\'s key, a rewrite without the key, a seal that does not match or is missing where the store writes one with every append), or one written before the chain (replay and verify; resume continues it and starts its chain); exit 5',
+  CHAIN_KEY_INVALID: 'the chain key file is not a regular file, is open to other users (mode beyond 0600), or does not hold 64 hex digits',
+  CHAIN_KEY_UNAVAILABLE: 'the chain key cannot be read or created (a read-only or missing home): set `REIN_CONFIG_HOME` or `REIN_CHAIN_KEY_FILE`',
 };
 
 const hostCodes: Record<HostErrorCode, string> = {
