@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ClassicLevel } from 'classic-level';
+import type { ClassicLevel } from 'classic-level';
 import type { RecordEnvelope } from '../models/envelope.js';
 import type { StoredSnapshot } from './event-store.js';
 import { BLOB_KEYS, DELTA_KEYS, META_KEY, RECORD_KEYS, SNAPSHOT_KEYS, SYNC_KEY, blobKey, deltaKey, isLayoutKey, keySeq, recordKey, snapshotKey } from './level-keys.js';
@@ -502,7 +502,11 @@ export async function openLevelStream(options: OpenLevelStreamOptions): Promise<
       throw new CorruptRecordError(options.stream, undefined, `its write-ahead log ${damage}; not opened in place, where LevelDB's recovery would drop what follows the damage (the stream is left as it is, for repair)`);
     }
   }
-  const database: Database = new ClassicLevel<string, Uint8Array>(options.directory, {
+  // Loaded on the first open, not on import: a host on the in-memory or PostgreSQL store never loads the native addon.
+  // `default` is module.exports both in Node (classic-level is CommonJS) and in the CLI bundle, whose split chunk of
+  // a CommonJS package exports nothing else.
+  const { ClassicLevel: Level } = ((await import('classic-level')) as unknown as { default: typeof import('classic-level') }).default;
+  const database: Database = new Level<string, Uint8Array>(options.directory, {
     ...STREAM_DATABASE_OPTIONS,
     createIfMissing: options.create,
   });

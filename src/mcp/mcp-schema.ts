@@ -1,7 +1,14 @@
 import { z } from 'zod';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/ajv';
+import { createRequire } from 'node:module';
+import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/ajv';
 
-const validator = new AjvJsonSchemaValidator();
+/** The MCP SDK's ajv validator, loaded on the first MCP tool (a host without MCP servers never loads the SDK). */
+let shared: AjvJsonSchemaValidator | undefined;
+const validatorOf = (): AjvJsonSchemaValidator => {
+  if (shared) return shared;
+  const { AjvJsonSchemaValidator: Validator } = createRequire(import.meta.url)('@modelcontextprotocol/client/validators/ajv') as typeof import('@modelcontextprotocol/client/validators/ajv');
+  return (shared = new Validator());
+};
 
 /** One problem ajv found, split out of its message (`data/a must be number` → path `a`). */
 const issuesOf = (message: string): Array<{ path: PropertyKey[]; message: string }> =>
@@ -22,7 +29,7 @@ const issuesOf = (message: string): Array<{ path: PropertyKey[]; message: string
  */
 export const mcpParameters = (schema: Record<string, unknown>): z.ZodType<Record<string, unknown>> => {
   if (schema.type !== 'object') throw new Error(`its input schema is not an object schema (type ${JSON.stringify(schema.type)})`);
-  const validate = validator.getValidator<Record<string, unknown>>(schema as never);
+  const validate = validatorOf().getValidator<Record<string, unknown>>(schema as never);
   // Compile now: a broken schema is reported when the server lists the tool, not when the model calls it.
   validate({});
   return z.record(z.string(), z.unknown()).superRefine((value, context) => {

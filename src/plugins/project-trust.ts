@@ -1,8 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { canonicalPath } from '../policy/protected-paths.js';
+import { canonicalPath, reinConfigHome } from '../policy/protected-paths.js';
 import { TrustStore, trustFilePath, type TrustStatus, type TrustSubject } from '../trust/trust-store.js';
-import { userConfigHome } from './plugin-loader.js';
 
 /**
  * Whether the user trusted a project plugin: one exact manifest and module (by digest) in one workspace. A small
@@ -30,7 +29,7 @@ interface LegacyTrustFile {
  */
 export const fileProjectTrust = (options: { path?: string; env?: Record<string, string | undefined>; clock?: () => number } = {}): ProjectTrust => {
   const store = new TrustStore(options.path ?? trustFilePath(options.env));
-  const legacyPath = options.path === undefined ? join(userConfigHome(options.env), 'trusted-plugins.json') : undefined;
+  const legacyPath = options.path === undefined ? join(reinConfigHome(options.env), 'trusted-plugins.json') : undefined;
   const legacyTrusts = async (entry: { workspace: string; pluginId: string; digest: string }): Promise<boolean> => {
     if (!legacyPath) return false;
     try {

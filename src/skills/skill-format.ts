@@ -1,4 +1,8 @@
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
+
+/** yaml (70-odd CommonJS files) is loaded on the first skill read, not when rein is imported. */
+let yaml: typeof import('yaml') | undefined;
+const parseYaml = (text: string): unknown => (yaml ??= createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 
 /** A SKILL.md as the Agent Skills format defines it (agentskills.io): frontmatter fields and the Markdown body. */
 export interface SkillDocument {

@@ -1,7 +1,6 @@
 import type { readdir } from 'node:fs';
 import { join } from 'node:path';
 import { pinnedReaddir } from './pinned-directory.js';
-import { glob } from 'tinyglobby';
 import { z } from 'zod';
 import { defaultIgnoredDirectories, defaultMaxResults, escapingPattern, protectedNames, resolveSearchScope, workspaceRelative, type SearchScope } from './search-scope.js';
 import { defineTool, readOnlyAnnotations, toolFailure } from './tool.js';
@@ -53,6 +52,8 @@ export const globTool = defineTool<GlobParameters, SearchScope>({
     const ignored = [...defaultIgnoredDirectories, ...protectedNames(context)];
     let found: string[];
     try {
+      // tinyglobby (and picomatch, fdir) load on the first glob, not when rein is imported.
+      const { glob } = await import('tinyglobby');
       found = await glob(args.pattern, { ...globOptions(scope, ignored), signal: context.signal });
     } catch (error) {
       if (context.signal.aborted) return toolFailure('Cancelled', 'glob was cancelled');

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -11,6 +11,21 @@ import { scaledTimeout } from '../support/timeouts.js';
 
 const exec = promisify(execFile);
 const repository = fileURLToPath(new URL('../..', import.meta.url));
+/** A host's own code, typed against the published declarations of `rein` and `rein/testing`. */
+const strictConsumer = `import { createRein, createMemoryEventStore, defineTool, openPostgresEventStore, ReinError, StoreError, recordTypes } from 'rein';
+import type { EventStore, ReinRecord, RecordOf, PostgresEventStoreOptions, ToolDefinition, ModelProvider, SessionResult } from 'rein';
+import { runScriptedSession, parseScript, checkMachine, startPostgresCluster } from 'rein/testing';
+import type { ScriptedRun } from 'rein/testing';
+
+const store: EventStore = createMemoryEventStore();
+const settled = (record: ReinRecord): string | undefined => (record.type === 'tool.settled' ? record.data.observation : undefined);
+const ended: RecordOf<'session.ended'>['data']['status'] = 'completed';
+const options: Partial<PostgresEventStoreOptions> = {};
+const code: string = new ReinError('USAGE', 'x').code;
+export const used = [store, settled, ended, options, code, createRein, defineTool, openPostgresEventStore, StoreError, recordTypes, runScriptedSession, parseScript, checkMachine, startPostgresCluster];
+export type Used = [ToolDefinition, ModelProvider, SessionResult, ScriptedRun];
+`;
+
 const clean = { REIN_PROVIDER: '', REIN_MODEL: '', REIN_BASE_URL: '', OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '' };
 
 /** Run a command in the host project, as its developer would; resolves with the exit code and output (never rejects). */
@@ -44,7 +59,8 @@ describe('rein in another project, installed from its packed tarball', () => {
     expect(pack.code, pack.stderr).toBe(0);
     const filename = (JSON.parse(pack.stdout) as Array<{ filename: string }>)[0]!.filename;
     await writeFile(join(project.path, 'package.json'), JSON.stringify({ name: 'host-app', version: '1.0.0', private: true, type: 'module' }));
-    // An ordinary install of the tarball: its dependencies come from npm's cache where it has them, else the registry.
+    // An ordinary install of the tarball: its dependencies come from npm's cache where it has them, else the registry
+    // (@types/pg's `@types/node: *` is not in the cache `npm ci` fills, so a strictly offline install cannot resolve it).
     const install = await runIn(project.path, 'npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', join(packed.path, filename)]);
     expect(install.code, install.stderr).toBe(0);
     // The host's own test runner (a dev dependency of theirs, not of rein): this repository's vitest.
@@ -79,6 +95,21 @@ describe('rein in another project, installed from its packed tarball', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(await readFile(join(project.path, 'greeting.txt'), 'utf8')).toBe('HELLO, WORLD\n');
   });
+
+  it('a strict consumer (NodeNext, skipLibCheck false, @types/node 20) compiles against the published types', async () => {
+    const consumer = join(project.path, 'consumer');
+    await mkdir(consumer, { recursive: true });
+    // The host's own TypeScript and @types/node 20 (dev dependencies of theirs): this repository's.
+    await symlink(join(repository, 'node_modules', 'typescript'), join(project.path, 'node_modules', 'typescript'), 'dir');
+    await rm(join(project.path, 'node_modules', '@types', 'node'), { recursive: true, force: true });
+    await mkdir(join(project.path, 'node_modules', '@types'), { recursive: true });
+    await symlink(join(repository, 'node_modules', '@types', 'node'), join(project.path, 'node_modules', '@types', 'node'), 'dir');
+    const compilerOptions = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, noEmit: true, types: ['node'] };
+    await writeFile(join(consumer, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['main.ts'] }));
+    await writeFile(join(consumer, 'main.ts'), strictConsumer);
+    const tsc = await runIn(consumer, process.execPath, [join(project.path, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.']);
+    expect(tsc.code, `${tsc.stdout}\n${tsc.stderr}`).toBe(0);
+  }, scaledTimeout(120_000));
 
   it("the README's rein/testing example test runs unchanged, importing only from rein and rein/testing", async () => {
     const example = await readmeExample();
