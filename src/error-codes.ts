@@ -57,6 +57,7 @@ const hostCodes: Record<HostErrorCode, string> = {
   SESSION_NOT_FOUND: 'no such session in the store',
   SESSION_INVALID: 'a log that does not start with `session.created`, or a session id already in use',
   SESSION_ENDED: 'a step after the session was interrupted, or `session.send` to a session that has ended (the message is not written)',
+  HARNESS_CLOSED: 'starting, creating, resuming or submitting a session through a harness after `rein.close()`: create another with `createRein`',
   SCRIPT_INVALID: 'a script file that is missing, not a regular file (a FIFO …), not JSON, or not in the script format',
   CONFIG_INVALID: '`rein.config.json` that is not JSON, has unknown fields or wrong types (a bad `sandbox` mode, policy or host name too), or holds an `apiKey`; a `rein.config.json`, `.mcp.json` or trust file that is not a regular file (a FIFO, socket, device or folder) or cannot be read',
   INPUT_INVALID: 'an input record whose data does not match its schema, or a blank `session.send` text (nothing written)',

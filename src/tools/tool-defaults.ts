@@ -1,7 +1,7 @@
 import type { ResumePolicy } from '../../models/effect.records.js';
 import { ToolErrorCode } from '../../models/tool.records.js';
 import type { ToolAnnotations, ToolRisk } from '../../models/tool-traits.js';
-import type { SideEffectClass, ToolResult } from './tool.js';
+import type { SideEffectClass, ToolResult } from './tool-result.js';
 
 /** What the permission policy, the scheduler and resume read about a tool, as `defineTool` fills it in. */
 export interface ToolTraits {
