@@ -21,6 +21,8 @@ export interface PermissionSubject {
   classes?: readonly ShellClass[];
   /** For a shell line: every command it may run, normalised (`/usr/bin/git push` → `git push`), and what it hides. */
   run?: CommandsRun;
+  /** What an approval shows besides the target: an MCP call's arguments (short values, sizes and digests of long ones). */
+  details?: string;
 }
 
 /** The tool facts permission depends on. */
@@ -150,8 +152,8 @@ export const restoredPolicy = (recorded: ReturnType<PermissionPolicy['recorded']
 
 /**
  * The rule an approval suggests for `allow for session` (and the CLI prints for `--approve`): the exact command for a
- * shell call — its `*`, `?` and escaping backslashes escaped, so the rule matches that command and no other — the
- * tool for anything else.
+ * shell call and the exact path for an MCP call that names one — `*`, `?` and escaping backslashes escaped, so the
+ * rule matches that target and no other — the tool for anything else.
  */
 export const suggestRule = (tool: PermissionTool, subject: PermissionSubject = {}): string =>
-  tool.risk === 'execute' && subject.target !== undefined ? ruleSubject({ tool: tool.name, pattern: literalPattern(subject.target) }) : tool.name;
+  (tool.risk === 'execute' || tool.name.startsWith('mcp__')) && subject.target !== undefined ? ruleSubject({ tool: tool.name, pattern: literalPattern(subject.target) }) : tool.name;
