@@ -18,6 +18,7 @@ export type HostErrorCode =
   | 'STORE_COPY_INCOMPLETE'
   | 'OUTPUT_SCHEMA_INVALID'
   | 'OUTPUT_INVALID'
+  | 'LAUNCHER_UNRESOLVED'
   | 'USAGE';
 
 /** Base class for runtime errors that cross a boundary: a stable `code` and the underlying `cause`. */

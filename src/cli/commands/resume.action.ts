@@ -94,7 +94,7 @@ const resumeHere = async (
   // An ended session only says how it ended: it calls no model, so it needs no provider (a recorded provider's source
   // session, a key, an endpoint): one that refuses every call stands in.
   const ended = endedStatusOf(await store.read(id, { reverse: true, limit: 64 }));
-  const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY) });
+  const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY), launch: true });
   for (const warning of loaded.warnings) printText(`rein: ${warning}\n`, process.stderr);
   if (ended === undefined) refuseLostHooks(loaded);
   // A plugin the session was given with --plugin and is not given now: its hooks and guardrails no longer guard it.

@@ -59,7 +59,7 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   if (!task?.trim() && settings?.provider !== 'scripted' && settings?.provider !== 'recorded') throw new ReinError('USAGE', 'rein run needs a task: rein run "<what to do>" (only --script or --provider recorded runs without one)');
   const inspector: InspectorConnection | undefined = options.inspect === undefined || options.inspect === false ? undefined : await connectInspector(options.inspect === true ? 'ws://127.0.0.1:8080' : options.inspect);
   const telemetry = options.detach ? undefined : await cliTelemetryFor(options);
-  const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY) });
+  const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY), launch: true });
   for (const warning of loaded.warnings) printText(`rein: ${warning}\n`, process.stderr);
   refuseLostHooks(loaded);
   const { mcpServers, capabilities } = options.detach ? { mcpServers: {}, capabilities: {} } : await cliCapabilitiesFor(workspace, options);
