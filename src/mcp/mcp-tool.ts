@@ -82,16 +82,20 @@ export const mcpToolOf = (listed: McpListedTool, caller: McpCaller): { ok: true;
       return { ok: true, plan: undefined, subject: { ...(target === undefined ? {} : { target }), details: describeMcpArguments(args) }, intent: { server: caller.server, tool: listed.name, openWorld: annotations.openWorld } };
     },
     async execute(args, context) {
-      // A server on the host is not held by the sandbox: the protected paths are checked after every call, as after
-      // `bash` (created ones removed), and any it changed are put back as they were.
+      const call = async (): Promise<ToolResult> => {
+        try {
+          return await mapCallResult(await caller.call(listed.name, args, { signal: context.signal, onProgress: context.progress }), context.blobs);
+        } catch (error) {
+          return context.signal.aborted ? { ok: false, code: 'Cancelled', message: `${name} was cancelled` } : { ok: false, ...failureOfError(error, caller.server) };
+        }
+      };
+      // A tool its server says changes nothing is not swept (a server that lies about it is code no sweep contains).
+      if (annotations.readOnly) return call();
+      // A server on the host is not held by the sandbox: the protected paths are checked after every call that may
+      // change something, as after `bash` (created ones removed), and any it changed are put back as they were.
       const absent = await absentProtectedPaths(context.workspace);
-      const before = await snapshotProtected(context.workspace);
-      let result: ToolResult;
-      try {
-        result = await mapCallResult(await caller.call(listed.name, args, { signal: context.signal, onProgress: context.progress }), context.blobs);
-      } catch (error) {
-        result = context.signal.aborted ? { ok: false, code: 'Cancelled', message: `${name} was cancelled` } : { ok: false, ...failureOfError(error, caller.server) };
-      }
+      const before = snapshotProtected(context.workspace);
+      const result = await call();
       const created = await removeCreatedProtectedPaths(context.workspace, absent);
       const { removed, restored } = await restoreProtected(context.workspace, before);
       const notes: ToolNote[] = [
