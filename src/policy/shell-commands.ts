@@ -25,6 +25,12 @@ export interface CommandsRun {
    * can tell which parts are fully named. `hidden` is the first reason.
    */
   unknown?: Array<{ command: string; reason: string }>;
+  /**
+   * Per simple command of the line as written (its words joined, as the classifier's `parts`): the commands it runs
+   * and whether it runs a program it does not name. Absent when the line cannot be parsed; a part of a line that hides
+   * a program outside every part (a substitution, text evaluated as arithmetic) is marked unknown.
+   */
+  parts?: Array<{ part: string; commands: string[]; unknown: boolean }>;
 }
 
 const keywords = new Set(['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'while', 'until', '!', 'time', 'coproc', 'function', 'esac', '{', '}']);
@@ -69,7 +75,7 @@ const unresolved = (word: string): boolean => word.includes('$') || /\{[^}]*(,|\
 export const commandsRun = (line: string, depth = 0): CommandsRun => {
   const found: CommandsRun = { commands: [], dynamic: [] };
   collect(line, depth, found);
-  return { commands: [...new Set(found.commands)], dynamic: [...new Set(found.dynamic)], ...(found.hidden ? { hidden: found.hidden } : {}), ...(found.unknown ? { unknown: found.unknown } : {}) };
+  return { commands: [...new Set(found.commands)], dynamic: [...new Set(found.dynamic)], ...(found.hidden ? { hidden: found.hidden } : {}), ...(found.unknown ? { unknown: found.unknown } : {}), ...(found.parts ? { parts: found.parts } : {}) };
 };
 
 /** What the line assigned so far: known values, and names whose value the line no longer tells (set twice, or by `read`). */
@@ -104,10 +110,14 @@ const collect = (line: string, depth: number, found: CommandsRun): void => {
     return;
   }
   for (const body of substitutions) collect(body, depth + 1, found);
+  const outside = found.unknown?.length ?? 0;
+  const parts: NonNullable<CommandsRun['parts']> = [];
   const variables: Variables = { values: new Map(), unknown: new Set() };
   for (const segment of parsed.segments) {
     const words = segment.words;
     const text = words.join(' ');
+    const ran = { commands: found.commands.length, unknown: found.unknown?.length ?? 0 };
+    const partOf = () => ({ part: text, commands: [...new Set(found.commands.slice(ran.commands))], unknown: (found.unknown?.length ?? 0) > ran.unknown });
     // The command word, after keywords (`then read c`) and assignments for it.
     const start = words.findIndex((word) => !keywords.has(word) && !assignment.test(word));
     const head = start === -1 ? '' : words[start]!;
@@ -128,13 +138,22 @@ const collect = (line: string, depth: number, found: CommandsRun): void => {
     const steering = changed.find(commandVariable);
     if (steering !== undefined) hide(found, steering === 'IFS' ? 'the line changes IFS (how bash splits words into a program and its arguments)' : `the line sets ${steering}, which names a program or code bash or a program runs`, text);
     if (head === 'alias') hide(found, 'an alias defined on the line', text);
-    if (words[0] === 'for' || words[0] === 'select' || words[0] === 'case' || words[0] === 'in') continue;
+    if (words[0] === 'for' || words[0] === 'select' || words[0] === 'case' || words[0] === 'in') {
+      parts.push({ ...partOf(), unknown: true });
+      continue;
+    }
     normalise({ words, expanding: segment.expanding }, 0, variables, depth, found, new Set());
+    parts.push(partOf());
   }
   // Text that holds a command substitution bash did not run as written (`x='a[$(rm f)]'`) runs when bash evaluates it
   // as arithmetic (`$((x))`, `[[ $x -eq 1 ]]`, an array index).
   const literal = parsed.segments.some((segment) => segment.words.some((word, index) => !segment.expanding[index] && /\$\(|`/.test(word)));
   if (literal && arithmetic.test(line)) hide(found, 'text holding a command substitution is evaluated as arithmetic, which runs it', line.trim());
+  if (depth === 0) {
+    // What the line hides outside its parts (a substitution's body, arithmetic) belongs to no single part: to all.
+    const everywhere = outside > 0 || (literal && arithmetic.test(line));
+    found.parts = everywhere ? parts.map((part) => ({ ...part, unknown: true })) : parts;
+  }
 };
 
 /** The words of a simple command and, per word, whether the shell expands something in it. */

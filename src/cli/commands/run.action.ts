@@ -24,10 +24,11 @@ import { cliCapabilitiesFor, visibleLimitOf } from '../capability-options.js';
 import { pluginProviderFor, pluginProviderNames, pluginsFor, projectPluginFolders, refuseLostHooks } from '../plugin-options.js';
 
 /** How the CLI answers approvals for these flags: in advance from the rules, and on a TTY by asking. */
-export const answeringOf = (options: PermissionOptions): ApprovalAnswering => ({
+export const answeringOf = (options: PermissionOptions, workspace?: string): ApprovalAnswering => ({
   policy: new PermissionPolicy(permissionsOf(options)),
   tools: builtinTools(),
   interactive: Boolean(process.stdin.isTTY),
+  ...(workspace === undefined ? {} : { workspace }),
 });
 
 /** The body of `rein run` (see `registerRun`). */
@@ -119,7 +120,7 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
       }
     };
     try {
-      const result = await runToQuiet(session, { json: Boolean(options.json), begin, approvals: answeringOf(options), interruptAtStart: interruptedEarly });
+      const result = await runToQuiet(session, { json: Boolean(options.json), begin, approvals: answeringOf(options, workspace), interruptAtStart: interruptedEarly });
       await stopPluginsAfter(rein, session.id, { json: Boolean(options.json), printedThrough: session.snapshot().head, reason: 'rein run finished' });
       if (blocked) throw blocked;
       setExit(exitCodeOf(result));
