@@ -94,20 +94,15 @@ const riskyParts = ['curl -s http://example.com', 'npm install left-pad', 'cat /
 
 const line = (parts: readonly string[], joins: readonly string[]): string => parts.reduce((text, part, index) => (index === 0 ? part : `${text} ${joins[(index - 1) % joins.length]} ${part}`), '');
 const joiners = fc.array(fc.constantFrom('|', '&&', '||', ';'), { minLength: 1, maxLength: 4 });
-const some = (pool: readonly string[]) => fc.array(fc.constantFrom(...pool), { minLength: 0, maxLength: 3 });
 
 describe('composed lines (property)', () => {
   it('any denied part denies, any unknown part denies under a deny rule and asks without one, a risky part asks; all allowed parts allow', () => {
     fc.assert(
       fc.property(
-        fc.tuple(some(readOnlyParts), some(coveredParts), some(deniedParts), some(unknownParts), some(riskyParts)).chain((groups) => {
-          const parts = groups.flatMap((group, kind) => group.map((part) => ({ part, kind })));
-          return fc.shuffledSubarray(parts, { minLength: parts.length, maxLength: parts.length });
-        }),
+        fc.array(fc.oneof(...[readOnlyParts, coveredParts, deniedParts, unknownParts, riskyParts].map((pool, kind) => fc.constantFrom(...pool).map((part) => ({ part, kind })))), { minLength: 2, maxLength: 5 }),
         joiners,
         fc.boolean(),
         (parts, joins, yes) => {
-          fc.pre(parts.length >= 2);
           const command = line(parts.map((entry) => entry.part), joins);
           const kinds = new Set(parts.map((entry) => entry.kind));
           const withDeny = decide(command, ['allow bash:*', 'deny bash:rm *'], { approveAll: yes });
