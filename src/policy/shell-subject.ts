@@ -6,7 +6,8 @@ import { commandsRun } from './shell-commands.js';
  * What the permission stage knows about a shell line — its target, simple commands, classes, the commands it runs
  * — and, for a line of several parts, each part (`ShellPart`), with the paths the classifier flagged. The parts are
  * given only when the classifier and `commandsRun` read the line the same way (same parts, same words); otherwise
- * the line is judged whole, as before. Cost: one classification per command the line runs, O(line length).
+ * the line is judged whole, as before. Cost: O(line length) — a command a part runs as written reuses the part's
+ * classes (judged where the line runs it, so no weaker); any other (behind a wrapper, a variable) is classified alone.
  */
 export const classifyForPermission = (command: string, options: ClassifyOptions): { subject: PermissionSubject; outsidePaths: string[] } => {
   const classified = classifyShellCommand(command, options);
@@ -17,7 +18,7 @@ export const classifyForPermission = (command: string, options: ClassifyOptions)
   if (aligned) {
     subject.shellParts = segments.map((segment, index): ShellPart => {
       const part = run.parts![index]!;
-      return { text: segment.text, classes: segment.classes, runs: part.commands.map((ran) => ({ command: ran, classes: classifyShellCommand(ran, options).classes })), unknown: part.unknown };
+      return { text: segment.text, classes: segment.classes, runs: part.commands.map((ran) => ({ command: ran, classes: ran === part.part ? segment.classes : classifyShellCommand(ran, options).classes })), unknown: part.unknown };
     });
   }
   return { subject, outsidePaths: classified.outsidePaths ?? [] };
