@@ -38,12 +38,13 @@ export type ProviderErrorInfo = z.infer<typeof ProviderErrorInfo>;
 
 /**
  * A value in the model's tool arguments that no log can hold faithfully: a number that is not finite (`1e309`), a
- * lone UTF-16 surrogate, nesting deeper than the limit. The recorded arguments carry `null` / U+FFFD in its place
- * and the call is refused as `InvalidInput` naming `path` — so the log replays exactly what ran.
+ * lone UTF-16 surrogate, nesting deeper than the limit, a value that is not JSON (a custom provider's `Map` or
+ * `BigInt`), a `__proto__` key. The recorded arguments carry `null` / U+FFFD in its place (a `__proto__` key is left
+ * out) and the call is refused as `InvalidInput` naming `path` — so the log replays exactly what ran.
  */
 export const ArgumentProblem = z.object({
   path: z.string(),
-  problem: z.enum(['non_finite_number', 'lone_surrogate', 'too_deep']),
+  problem: z.enum(['non_finite_number', 'lone_surrogate', 'too_deep', 'not_json', 'reserved_key']),
 });
 export type ArgumentProblem = z.infer<typeof ArgumentProblem>;
 

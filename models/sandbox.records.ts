@@ -68,12 +68,13 @@ export type CommandEnded = z.infer<typeof CommandEnded>;
 
 /**
  * effect (fact) · rein removed files of its own or of a command from the workspace: the temp files of a write
- * interrupted by a crash (found on resume), or protected paths a command created.
+ * interrupted by a crash (found on resume), protected paths a command created, or (`protected-path-changed`) the
+ * protected paths an MCP call changed, which rein put back as they were before the call.
  */
 export const WorkspaceCleaned = z.object({
   effectId: z.string().min(1).optional(),
   callId: z.string().min(1).optional(),
   paths: z.array(z.string().min(1)).min(1),
-  reason: z.enum(['interrupted-write', 'protected-path-created']),
+  reason: z.enum(['interrupted-write', 'protected-path-created', 'protected-path-changed']),
 });
 export type WorkspaceCleaned = z.infer<typeof WorkspaceCleaned>;

@@ -58,6 +58,7 @@ const hostCodes: Record<HostErrorCode, string> = {
   SESSION_INVALID: 'a log that does not start with `session.created`, or a session id already in use',
   SESSION_ENDED: 'a step after the session was interrupted, or `session.send` to a session that has ended (the message is not written)',
   HARNESS_CLOSED: 'starting, creating, resuming or submitting a session through a harness after `rein.close()`: create another with `createRein`',
+  LAUNCHER_UNRESOLVED: 'an MCP server or a command hook started by a package launcher (`npx`, `npm exec`, `pnpm dlx`, `yarn dlx`, `bunx`) whose package npm could not install into rein\'s own packages folder, or that offers no such program: it is not started from the workspace instead',
   SCRIPT_INVALID: 'a script file that is missing, not a regular file (a FIFO …), not JSON, or not in the script format',
   CONFIG_INVALID: '`rein.config.json` that is not JSON, has unknown fields or wrong types (a bad `sandbox` mode, policy or host name too), or holds an `apiKey`; a `rein.config.json`, `.mcp.json` or trust file that is not a regular file (a FIFO, socket, device or folder) or cannot be read',
   INPUT_INVALID: 'an input record whose data does not match its schema, or a blank `session.send` text (nothing written)',

@@ -184,6 +184,7 @@ export type { OtlpTarget, OtlpProtocol, OtlpTargetOptions } from './telemetry/ot
 export type { TelemetryOptions, TelemetryHandle } from './telemetry/live-telemetry.js';
 export type { TelemetryStats } from './telemetry/span-shipper.js';
 export { createRedactor } from './telemetry/redact.js';
+export { shareRedactor, type ShareRedactor } from './trace/share-redaction.js';
 export { TelemetryError } from './telemetry/telemetry-errors.js';
 export type { TelemetryErrorCode } from './telemetry/telemetry-errors.js';
 

@@ -1,4 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -11,6 +12,9 @@ import { createScriptedProvider, parseScript } from '../../src/providers/scripte
 import { createRein } from '../../src/rein.js';
 import type { ModelEvent, ModelRequest } from '../../models/model-contract.js';
 import type { ModelProvider } from '../../src/providers/provider.js';
+import { restoreProtected, snapshotProtected } from '../../src/tools/protected-snapshot.js';
+import { absentProtectedPaths, removeCreatedProtectedPaths } from '../../src/tools/protected-watch.js';
+import { Workspace } from '../../src/tools/workspace.js';
 import { formatMs, median } from './bench-support.js';
 
 const everything = fileURLToPath(new URL('../../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
@@ -103,11 +107,40 @@ const visibleSetRounds = (rounds: number) => {
   return { changed: median(changed), unchanged: median(unchanged), naive: median(naive) };
 };
 
+/**
+ * The protected-path sweep around an MCP call of a tool that is not read-only (issue 25 §5): the check before and
+ * after the call and the copy it compares against, in a git repository with its sample hooks, `rein.config.json` and
+ * `.mcp.json` (17 protected entries). Median ms over `rounds`, after 20 warm-up rounds.
+ */
+const sweepRounds = async (rounds: number): Promise<number> => {
+  const workspace = await mkdtemp(join(tmpdir(), 'rein-bench-sweep-'));
+  try {
+    execFileSync('git', ['init', '-q', workspace]);
+    await writeFile(join(workspace, 'rein.config.json'), '{"provider":{"kind":"scripted"}}');
+    await writeFile(join(workspace, '.mcp.json'), '{"mcpServers":{}}');
+    const opened = await Workspace.open(workspace);
+    const times: number[] = [];
+    for (let round = 0; round < rounds + 20; round++) {
+      const started = performance.now();
+      const absent = await absentProtectedPaths(opened);
+      const before = snapshotProtected(opened);
+      await removeCreatedProtectedPaths(opened, absent);
+      await restoreProtected(opened, before);
+      if (round >= 20) times.push(performance.now() - started);
+    }
+    return median(times);
+  } finally {
+    await rm(workspace, { recursive: true, force: true });
+  }
+};
+
 /** `node dist/scripts/bench/capabilities.bench.js`: MCP call overhead through rein, and the visible set's cost per round. */
 export const main = async (): Promise<void> => {
   process.stdout.write('capabilities\n');
   const { rein: reinMs, bare: bareMs } = await mcpCalls(60);
   process.stdout.write(`  ${'MCP echo over stdio, tool.started → tool.settled'.padEnd(52)} rein ${formatMs(reinMs).padStart(10)} · bare SDK callTool ${formatMs(bareMs)} · ratio ${(reinMs / bareMs).toFixed(2)}× (target ≤ 1.3×)\n`);
+  const sweepMs = await sweepRounds(200);
+  process.stdout.write(`  ${'protected-path sweep around a writing MCP call'.padEnd(52)} ${formatMs(sweepMs).padStart(10)} per call (read-only calls: none) · ratio to a bare callTool ${(sweepMs / bareMs).toFixed(2)}×\n`);
   const rounds = visibleSetRounds(2_000);
   process.stdout.write(`  ${'visible set over 1,000 capabilities, inputs changed'.padEnd(52)} ${formatMs(rounds.changed).padStart(10)} per round (target ≤ 1 ms) · naive filter ${formatMs(rounds.naive)} · ratio ${(rounds.changed / rounds.naive).toFixed(2)}×\n`);
   process.stdout.write(`  ${'visible set over 1,000 capabilities, nothing changed'.padEnd(52)} ${formatMs(rounds.unchanged).padStart(10)} per round · ratio ${(rounds.unchanged / rounds.naive).toFixed(2)}×\n`);

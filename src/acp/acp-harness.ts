@@ -98,7 +98,7 @@ export class AcpHarnesses {
     const permissions = { ...permissionsOf(flags), mode };
     const fromPlugin = flags.provider?.includes('__') ? flags.provider : undefined;
     const settings = fromPlugin ? undefined : await providerSettingsFor(flags, workspace);
-    const loaded = await pluginsFor(flags, workspace, { trustProject: Boolean(flags.yes), ask: request.ask });
+    const loaded = await pluginsFor(flags, workspace, { trustProject: Boolean(flags.yes), ask: request.ask, launch: true });
     refuseLostHooks(loaded);
     const capabilities = await cliCapabilitiesFor(workspace, flags, { interactive: false, ask: request.ask });
     const editor = editorServersOf(request.servers);

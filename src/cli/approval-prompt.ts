@@ -1,6 +1,8 @@
 import { terminalText } from '../util/terminal-text.js';
 import { createInterface } from 'node:readline/promises';
-import type { PermissionPolicy } from '../policy/permission-policy.js';
+import { resolve } from 'node:path';
+import type { PermissionPolicy, PermissionSubject } from '../policy/permission-policy.js';
+import { shellSubject } from '../policy/shell-subject.js';
 import type { ApprovalAnswer, ApprovalRequest, ReinSession } from '../session/session-handle.js';
 import type { AnyToolDefinition } from '../tools/tool.js';
 
@@ -10,6 +12,8 @@ export interface ApprovalAnswering {
   tools: readonly AnyToolDefinition[];
   /** Prompt on the terminal for requests no advance answer covers. */
   interactive: boolean;
+  /** The session's workspace: a pending shell line of several parts is judged part by part there, as the run would. */
+  workspace?: string;
 }
 
 /** An answer given in advance (`--yes`, `--approve <rule>`) for a request that was pending before those flags existed. */
@@ -22,8 +26,21 @@ export const answeredInAdvance = (answering: ApprovalAnswering, request: Approva
     answering.tools.find((candidate) => candidate.name === request.tool) ??
     (request.tool.startsWith('mcp__') ? { name: request.tool, risk: 'network' as const, annotations: careful } : request.tool.includes('__') ? { name: request.tool, risk: pluginRisk, annotations: careful } : undefined);
   if (!tool) return undefined;
-  const verdict = answering.policy.decide({ tool, subject: { ...(request.target === undefined ? {} : { target: request.target }), ...(request.classes ? { classes: request.classes } : {}) } });
+  const recorded: PermissionSubject = { ...(request.target === undefined ? {} : { target: request.target }), ...(request.classes ? { classes: request.classes } : {}) };
+  const verdict = answering.policy.decide({ tool, subject: partsOf(answering, request, recorded) });
   return verdict.decision === 'allow' ? { decision: 'allow-once' } : undefined;
+};
+
+/**
+ * A pending shell line of several parts with its parts, judged again in the workspace — used only when that judgement
+ * classes the line as the recorded request did (protected paths, which this process does not know, would differ).
+ */
+const partsOf = (answering: ApprovalAnswering, request: ApprovalRequest, recorded: PermissionSubject): PermissionSubject => {
+  const args = request.arguments as { command?: unknown; cwd?: unknown } | undefined;
+  if (request.tool !== 'bash' || answering.workspace === undefined || typeof args?.command !== 'string' || !request.classes?.includes('chained')) return recorded;
+  const fresh = shellSubject(args.command, { workspace: answering.workspace, cwd: resolve(answering.workspace, typeof args.cwd === 'string' ? args.cwd : '.') });
+  const same = fresh.classes !== undefined && fresh.classes.join(' ') === [...request.classes].sort().join(' ');
+  return same ? { ...fresh, ...recorded } : recorded;
 };
 
 // Every field can carry model text (the command, a path): shown with its control characters escaped, on one line.

@@ -21,10 +21,11 @@ import type { ProjectTrust } from '../plugins/project-trust.js';
  * prompt an MCP project file gets; either is recorded in the trust store with its digest. Otherwise the plugin stays
  * disabled, the hooks are not loaded, and a warning says why.
  */
-export const pluginsFor = async (options: PluginOptions, workspace: string, settings: { trustProject?: boolean; interactive?: boolean; trust?: ProjectTrust; ask?: (description: string, question: string) => Promise<boolean> } = {}): Promise<WorkspacePlugins> =>
+export const pluginsFor = async (options: PluginOptions, workspace: string, settings: { trustProject?: boolean; interactive?: boolean; trust?: ProjectTrust; ask?: (description: string, question: string) => Promise<boolean>; launch?: boolean } = {}): Promise<WorkspacePlugins> =>
   workspacePlugins({
     workspace,
     cli: options.plugin ?? [],
+    ...(settings.launch ? { resolveLaunchers: true } : {}),
     ...(settings.trust ? { trust: settings.trust } : {}),
     ...(settings.trustProject || settings.interactive || settings.ask
       ? {

@@ -1,4 +1,4 @@
-import { sanitizeArguments, wellFormed } from '../tools/argument-hygiene.js';
+import { normaliseArguments, wellFormed } from '../tools/argument-hygiene.js';
 import type { ModelMessage, ModelOptions, ModelRequest, ModelToolDescription } from '../../models/model-contract.js';
 import type { ModelAttempted, ProviderErrorInfo, StopReason, TokenUsage, ToolCall } from '../../models/model.records.js';
 import type { ModelProvider } from '../providers/provider.js';
@@ -129,7 +129,7 @@ const attemptOnce = async (provider: ModelProvider, modelRequest: ModelRequest, 
       } else if (event.type === 'tool-intent') {
         const callId = `${request.effectId}.${state.toolCalls.length}`;
         // Recorded exactly as the runtime will use it: values no log can hold are replaced, named, and refused later.
-        const { value, problems } = sanitizeArguments(event.arguments);
+        const { value, problems } = normaliseArguments(event.arguments);
         state.toolCalls.push({ callId, name: wellFormed(event.name), arguments: value, ...(event.providerCallId ? { providerCallId: wellFormed(event.providerCallId) } : {}), ...(problems.length > 0 ? { invalid: problems } : {}) });
       } else if (event.type === 'started') {
         state.model = event.model;

@@ -24,6 +24,7 @@ export type HostErrorCode =
   | 'OUTPUT_SCHEMA_INVALID'
   | 'OUTPUT_INVALID'
   | 'HARNESS_CLOSED'
+  | 'LAUNCHER_UNRESOLVED'
   | 'USAGE';
 
 /** Replay regenerated records that differ from the stored ones: the first differing seq is named. */

@@ -1,6 +1,10 @@
 import type { McpToolInfo, McpToolProblem } from '../../models/mcp.records.js';
 import { descriptorOf } from '../capabilities/catalog.js';
 import { defineTool, type AnyToolDefinition, type ToolAnnotations } from '../tools/tool.js';
+import { absentProtectedPaths, removeCreatedProtectedPaths } from '../tools/protected-watch.js';
+import { restoreProtected, snapshotProtected } from '../tools/protected-snapshot.js';
+import type { ToolNote, ToolResult } from '../tools/tool.js';
+import { describeMcpArguments, mcpTarget, protectedArgument } from './mcp-arguments.js';
 import { mcpToolName, vendorToolName } from './mcp-names.js';
 import { failureOfError, mapCallResult, type McpCallResult } from './mcp-result.js';
 import { mcpParameters } from './mcp-schema.js';
@@ -35,6 +39,12 @@ export const annotationsOf = (hints: McpListedTool['annotations'] = {}): ToolAnn
 };
 
 /**
+ * The risk an approval names for a tool, from its hints: `read` for a read-only tool, `network` for one the server
+ * says reaches an open world (`openWorldHint: true`), `write` for every other (it changes something: a file, a record).
+ */
+export const riskOf = (hints: McpListedTool['annotations'] = {}): 'read' | 'write' | 'network' => (hints.readOnlyHint === true ? 'read' : hints.openWorldHint === true ? 'network' : 'write');
+
+/**
  * Map one listed tool to a rein tool: named `mcp__<server>__<tool>`, its JSON Schema advertised as is and validated
  * by the SDK's ajv engine in the pipeline's schema stage, its annotations mapped to risk (read-only tools run and
  * rerun freely; others ask, and an in-doubt call of one waits for confirmation on resume). The call runs only in
@@ -60,21 +70,41 @@ export const mcpToolOf = (listed: McpListedTool, caller: McpCaller): { ok: true;
     parameters,
     inputSchema: schema,
     annotations,
-    risk: annotations.readOnly ? 'read' : 'network',
+    risk: riskOf(listed.annotations),
     sideEffect: annotations.readOnly ? 'read' : 'external-write',
     resumePolicy: annotations.readOnly ? 'rerun-after-check' : 'require-user-confirmation',
-    async prepare() {
-      return { ok: true, plan: undefined, intent: { server: caller.server, tool: listed.name, openWorld: annotations.openWorld } };
+    async prepare(args, context) {
+      // A server acts outside the workspace boundary the file tools keep: a call naming a protected path is refused
+      // as theirs would be, whatever the person or the rules would say.
+      const named = protectedArgument(args, context.workspace, { readOnly: annotations.readOnly });
+      if (named) return { ok: false, code: 'Denied', message: `\`${named.argument}\` names ${named.path}, a protected path: no MCP server may act on it. Nothing was run.`, reason: 'protected_path' };
+      const target = mcpTarget(args, context.workspace);
+      return { ok: true, plan: undefined, subject: { ...(target === undefined ? {} : { target }), details: describeMcpArguments(args) }, intent: { server: caller.server, tool: listed.name, openWorld: annotations.openWorld } };
     },
     async execute(args, context) {
-      try {
-        const result = await caller.call(listed.name, args, { signal: context.signal, onProgress: context.progress });
-        return await mapCallResult(result, context.blobs);
-      } catch (error) {
-        if (context.signal.aborted) return { ok: false, code: 'Cancelled', message: `${name} was cancelled` };
-        const failure = failureOfError(error, caller.server);
-        return { ok: false, ...failure };
-      }
+      const call = async (): Promise<ToolResult> => {
+        try {
+          return await mapCallResult(await caller.call(listed.name, args, { signal: context.signal, onProgress: context.progress }), context.blobs);
+        } catch (error) {
+          return context.signal.aborted ? { ok: false, code: 'Cancelled', message: `${name} was cancelled` } : { ok: false, ...failureOfError(error, caller.server) };
+        }
+      };
+      // A tool its server says changes nothing is not swept (a server that lies about it is code no sweep contains).
+      if (annotations.readOnly) return call();
+      // A server on the host is not held by the sandbox: the protected paths are checked after every call that may
+      // change something, as after `bash` (created ones removed), and any it changed are put back as they were.
+      const absent = await absentProtectedPaths(context.workspace);
+      const before = snapshotProtected(context.workspace);
+      const result = await call();
+      const created = await removeCreatedProtectedPaths(context.workspace, absent);
+      const { removed, restored } = await restoreProtected(context.workspace, before);
+      const notes: ToolNote[] = [
+        ...([...new Set([...created, ...removed])].length > 0 ? [{ type: 'workspace.cleaned', data: { paths: [...new Set([...created, ...removed])], reason: 'protected-path-created' } }] : []),
+        ...(restored.length > 0 ? [{ type: 'workspace.cleaned', data: { paths: restored, reason: 'protected-path-changed' } }] : []),
+      ];
+      if (notes.length === 0) return result;
+      const said = `rein undid what the call did to protected paths (${[...created, ...removed, ...restored].join(', ')})`;
+      return result.ok ? { ...result, output: `${result.output}\n[${said}]`, notes: [...(result.notes ?? []), ...notes] } : { ...result, message: `${result.message} [${said}]`, notes: [...(result.notes ?? []), ...notes] };
     },
   });
   const info: McpToolInfo = {

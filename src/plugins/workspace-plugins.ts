@@ -1,5 +1,6 @@
 import { isAbsolute, relative } from 'node:path';
 import type { CommandHooksConfig } from '../hooks/command-hooks.js';
+import { hostHooksOutsideWorkspace } from '../hooks/hook-launchers.js';
 import { loadProjectHooks, sandboxedByDefault, untrustedHooksWarning, type ProjectHooks } from '../hooks/project-hooks.js';
 import { loadWorkspaceConfig } from '../providers/provider-settings.js';
 import { configFileName } from '../providers/config-file-name.js';
@@ -42,6 +43,8 @@ export const workspacePlugins = async (options: {
   hooksTrust?: TrustStore;
   settleTrust?: (discovered: Awaited<ReturnType<typeof discoverPlugins>>, trust: ProjectTrust) => Promise<string[]>;
   settleHooksTrust?: (hooks: ProjectHooks, trust: TrustStore) => Promise<string[]>;
+  /** Resolve the package launchers of host hooks outside the workspace (`hostHooksOutsideWorkspace`): for a session that runs them. */
+  resolveLaunchers?: boolean;
 }): Promise<WorkspacePlugins> => {
   const { workspace } = options;
   const config = await loadWorkspaceConfig(workspace);
@@ -63,7 +66,13 @@ export const workspacePlugins = async (options: {
     project = { ...project, status: await hooksTrust.status(project.subject) };
   }
   if (project && project.status !== 'trusted') warnings.push(untrustedHooksWarning(project));
-  return { plugins, ...(project?.status === 'trusted' ? { hooks: sandboxedByDefault(project.hooks) } : {}), ...(project && project.status !== 'trusted' ? { untrustedHooks: project } : {}), warnings };
+  let hooks = project?.status === 'trusted' ? sandboxedByDefault(project.hooks) : undefined;
+  if (hooks && options.resolveLaunchers) {
+    const launched = await hostHooksOutsideWorkspace(hooks, workspace, options.env ? { env: options.env as NodeJS.ProcessEnv } : {});
+    hooks = launched.hooks;
+    warnings.push(...launched.warnings);
+  }
+  return { plugins, ...(hooks ? { hooks } : {}), ...(project && project.status !== 'trusted' ? { untrustedHooks: project } : {}), warnings };
 };
 
 /**

@@ -100,5 +100,14 @@ export const gitConfigHazard = (cwd: string, workspace: string): string | undefi
   return undefined;
 };
 
+/**
+ * Whether a configuration key given on git's command line (`git -c core.pager=… log`, `--config-env alias.p=VAR`)
+ * makes git run a program, read another file or rename a command, judged as in a configuration file.
+ */
+export const gitKeyRunsProgram = (key: string): boolean => {
+  const parts = key.toLowerCase().split('.');
+  return parts.length < 2 || runsSection.test(parts[0]!) || runsProgram.test(parts.at(-1)!);
+};
+
 /** Environment variables that point git at another repository, configuration, program or pager. */
 export const steersGit = (name: string): boolean => name.startsWith('GIT_');

@@ -21,6 +21,23 @@ export interface PermissionSubject {
   classes?: readonly ShellClass[];
   /** For a shell line: every command it may run, normalised (`/usr/bin/git push` → `git push`), and what it hides. */
   run?: CommandsRun;
+  /** What an approval shows besides the target: an MCP call's arguments (short values, sizes and digests of long ones). */
+  details?: string;
+  /** For a shell line of several parts (a pipeline or list): each part, judged on its own (see `classifyForPermission`). */
+  shellParts?: readonly ShellPart[];
+}
+
+/**
+ * One simple command of a line of several (a pipeline or list part), as a judgement part by part sees it: its text as
+ * a rule matches it (its words and the redirections that write), its classes where the line runs it, every command
+ * it runs (through wrappers, variables the line assigned, `xargs`, `find -exec`, …) each with the classes it has
+ * alone, and whether it runs a program rein cannot name.
+ */
+export interface ShellPart {
+  text: string;
+  classes: readonly ShellClass[];
+  runs: ReadonlyArray<{ command: string; classes: readonly ShellClass[] }>;
+  unknown: boolean;
 }
 
 /** The tool facts permission depends on. */
@@ -105,11 +122,50 @@ export class PermissionPolicy {
     if (allow) return { decision: 'allow', rule: describe(allow), reason: `allowed by the rule "${describe(allow)}"`, source: allow.source ?? 'rule' };
     const grant = (request.grants ?? []).find(covers);
     if (grant) return { decision: 'allow', rule: describe(grant), reason: `allowed for this session ("${ruleSubject(grant)}")`, source: 'session' };
-    return this.answered(this.modeDefault(tool, subject, risky));
+    const parted = subject.shellParts && risky.includes('chained') ? this.partByPart(tool, subject.shellParts, request.grants ?? []) : undefined;
+    if (parted && 'verdict' in parted) return parted.verdict;
+    return this.answered(this.modeDefault(tool, subject, risky, parted?.blocker));
   }
 
-  private modeDefault(tool: PermissionTool, subject: PermissionSubject, risky: readonly ShellClass[]): PermissionVerdict {
+  /**
+   * A line of several parts (a pipeline or list) is allowed when every part is: a read-only command, or one an allow
+   * rule or session grant covers as it would cover that command alone — its text (a writing redirection included)
+   * matched, and a part in a class of `neverAutoAllowed` only by an exact rule — and so is every command the part
+   * runs. A part whose programs rein cannot name is never allowed this way. Deny and ask rules were applied before,
+   * to every part and every command the line runs.
+   */
+  private partByPart(tool: PermissionTool, parts: readonly ShellPart[], grants: readonly PermissionRule[]): { verdict: PermissionVerdict } | { blocker: string } {
+    const namedOnly = tool.annotations.destructive && tool.name.startsWith('mcp__');
+    const allows = [...this.rules.filter((rule) => rule.action === 'allow').map((rule) => ({ rule, source: rule.source ?? ('rule' as const) })), ...grants.map((rule) => ({ rule, source: 'session' as const }))];
+    const used: Array<{ rule: PermissionRule; source: PermissionSource }> = [];
+    /** Undefined when `text` with `classes` is allowed; else why not. */
+    const judge = (text: string, classes: readonly ShellClass[]): string | undefined => {
+      if (classes.length > 0 && classes.every((shellClass) => shellClass === 'read-only')) return undefined;
+      const risky = classes.filter((shellClass) => neverAutoAllowed.has(shellClass));
+      const found = allows.find(({ rule }) => ruleMatches(rule, tool.name, [text]) && (risky.length === 0 || (isExactPattern(rule.pattern) && patternLiteral(rule.pattern) === text)) && !(namedOnly && isToolGlob(rule.tool)));
+      if (found) {
+        if (!used.includes(found)) used.push(found);
+        return undefined;
+      }
+      return risky.length > 0 ? `is ${risky.join(', ')}: never allowed automatically` : 'is not read-only and no rule allows it';
+    };
+    for (const part of parts) {
+      if (part.unknown) return { blocker: `its part "${part.text}" runs a program rein cannot name: never allowed automatically` };
+      const whole = judge(part.text, part.classes);
+      if (whole) return { blocker: `its part "${part.text}" ${whole}` };
+      for (const ran of part.runs) {
+        const inner = judge(ran.command, ran.classes);
+        if (inner) return { blocker: `its part "${part.text}" runs "${ran.command}", which ${inner}` };
+      }
+    }
+    if (used.length === 0) return { verdict: { decision: 'allow', rule: `mode:${this.mode}`, reason: 'every part of the line is a read-only command', source: 'mode' } };
+    const rule = used.map(({ rule: each }) => describe(each)).join(' + ');
+    return { verdict: { decision: 'allow', rule, reason: `every part of the line is read-only or allowed (${rule})`, source: used[0]!.source } };
+  }
+
+  private modeDefault(tool: PermissionTool, subject: PermissionSubject, risky: readonly ShellClass[], blocker?: string): PermissionVerdict {
     const rule = `mode:${this.mode}`;
+    if (blocker !== undefined) return { decision: 'ask', rule, reason: `the command is ${risky.join(', ')}; ${blocker}`, source: 'mode' };
     if (risky.length > 0) return { decision: 'ask', rule, reason: `the command is ${risky.join(', ')}: never allowed automatically`, source: 'mode' };
     if (tool.annotations.readOnly) return { decision: 'allow', rule, reason: 'read-only tool', source: 'mode' };
     if (tool.name.startsWith('mcp__')) return { decision: 'ask', rule, reason: tool.annotations.destructive ? 'the MCP server marks this tool destructive (or does not say it is not)' : 'MCP tools that are not read-only need approval', source: 'mode' };
@@ -150,8 +206,8 @@ export const restoredPolicy = (recorded: ReturnType<PermissionPolicy['recorded']
 
 /**
  * The rule an approval suggests for `allow for session` (and the CLI prints for `--approve`): the exact command for a
- * shell call — its `*`, `?` and escaping backslashes escaped, so the rule matches that command and no other — the
- * tool for anything else.
+ * shell call and the exact path for an MCP call that names one — `*`, `?` and escaping backslashes escaped, so the
+ * rule matches that target and no other — the tool for anything else.
  */
 export const suggestRule = (tool: PermissionTool, subject: PermissionSubject = {}): string =>
-  tool.risk === 'execute' && subject.target !== undefined ? ruleSubject({ tool: tool.name, pattern: literalPattern(subject.target) }) : tool.name;
+  (tool.risk === 'execute' || tool.name.startsWith('mcp__')) && subject.target !== undefined ? ruleSubject({ tool: tool.name, pattern: literalPattern(subject.target) }) : tool.name;

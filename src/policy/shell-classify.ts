@@ -14,6 +14,12 @@ export interface ShellClassification {
   reason?: string;
   /** Words that name a path outside the workspace, a protected path or a hard-linked file (at most 20). */
   outsidePaths?: string[];
+  /**
+   * Per part (aligned with `parts`): the classes of that simple command alone, judged where the line runs it (after
+   * the `cd`s and assignments before it), and its text as a rule sees it — its words and the redirections that write
+   * (`npm test > out.txt`). A judgement part by part (`judgeParts`) reads these.
+   */
+  segments?: Array<{ text: string; classes: ShellClass[] }>;
 }
 
 /** Where a command line runs: the canonical workspace and working directory, and the canonical protected paths. */
@@ -236,19 +242,25 @@ export const classifyShellCommand = (command: string, options: ClassifyOptions):
   const classes = new Set<ShellClass>();
   const scope = initialScope(options);
   const outsidePaths: string[] = [];
+  /** The classes of the simple command being judged; the line takes their union. */
+  let own = new Set<ShellClass>();
   const flag = (word: string, shellClass: ShellClass) => {
-    classes.add(shellClass);
+    own.add(shellClass);
     if (outsidePaths.length < 20 && !outsidePaths.includes(word)) outsidePaths.push(word);
   };
   let readOnly = true;
+  const segments: Array<{ text: string; classes: ShellClass[] }> = [];
   for (const segment of parsed.segments) {
     const follows: string[] = [];
-    if (!commandClasses(segment.words, classes, follows)) readOnly = false;
+    own = new Set<ShellClass>();
+    const writes: string[] = [];
+    let partReadOnly = commandClasses(segment.words, own, follows);
     for (const option of follows) flag(option, 'outside-workspace');
     for (const redirect of segment.redirects) {
       if (redirect.operator.includes('>') && !quietTargets.has(redirect.target) && !/^&?\d+$/.test(redirect.target)) {
-        classes.add('write');
-        readOnly = false;
+        own.add('write');
+        writes.push(`${redirect.operator} ${redirect.target}`);
+        partReadOnly = false;
       }
     }
     learnAssignments(segment, scope);
@@ -265,7 +277,7 @@ export const classifyShellCommand = (command: string, options: ClassifyOptions):
       const steered = segment.words.some((word) => /^GIT_[A-Za-z0-9_]*=/.test(word)) || [...scope.variables.keys()].some(steersGit);
       if (steered || gitConfigHazard(scope.cwd, options.workspace) !== undefined) {
         flag('.git/config', 'protected-path');
-        readOnly = false;
+        partReadOnly = false;
       }
     }
     if (words[0] === 'cd') {
@@ -278,9 +290,12 @@ export const classifyShellCommand = (command: string, options: ClassifyOptions):
       // A command run after `cd` left the workspace works outside it, whatever its arguments.
       flag('.', 'outside-workspace');
     }
+    for (const shellClass of own) classes.add(shellClass);
+    if (!partReadOnly) readOnly = false;
+    segments.push({ text: [...segment.words, ...writes].join(' '), classes: partReadOnly && own.size === 0 ? ['read-only'] : [...own].sort() });
   }
   if (parsed.segments.length > 1) classes.add('chained');
   if (readOnly && classes.size === 0) classes.add('read-only');
   if (readOnly && classes.has('chained')) classes.add('read-only');
-  return { classes: [...classes].sort(), parts: parsed.segments.map((segment) => segment.words.join(' ')), ...(outsidePaths.length > 0 ? { outsidePaths } : {}) };
+  return { classes: [...classes].sort(), parts: parsed.segments.map((segment) => segment.words.join(' ')), ...(outsidePaths.length > 0 ? { outsidePaths } : {}), segments };
 };

@@ -1,5 +1,7 @@
 import { hasWildcard, patternLiteral } from './permission-rules.js';
 import { parseShell } from './shell-parse.js';
+import { streamPath } from './shell-side-effects.js';
+import { commandVariable, unknownProgram } from './shell-unknown.js';
 
 /**
  * The commands a shell line runs, as deny rules need to see them. A deny rule on `bash` names a program and its
@@ -17,6 +19,18 @@ export interface CommandsRun {
   dynamic: string[];
   /** Why the line hides a program it runs (`$x push` with `x` unknown, `eval "$CMD"`, `bash` reading stdin), if it does. */
   hidden?: string;
+  /**
+   * Every place the line runs a program it does not name, with the simple command it was found in (normalised, as in
+   * `commands`; the whole line when it cannot be parsed): a judgement part by part (an allow rule per pipeline part)
+   * can tell which parts are fully named. `hidden` is the first reason.
+   */
+  unknown?: Array<{ command: string; reason: string }>;
+  /**
+   * Per simple command of the line as written (its words joined, as the classifier's `parts`): the commands it runs
+   * and whether it runs a program it does not name. Absent when the line cannot be parsed; a part of a line that hides
+   * a program outside every part (a substitution, text evaluated as arithmetic) is marked unknown.
+   */
+  parts?: Array<{ part: string; commands: string[]; unknown: boolean }>;
 }
 
 const keywords = new Set(['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'while', 'until', '!', 'time', 'coproc', 'function', 'esac', '{', '}']);
@@ -28,7 +42,14 @@ const wrappers = new Set([
 ]);
 const shells = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish', 'rbash']);
 const declarations = new Set(['export', 'declare', 'local', 'readonly', 'typeset']);
-const assignment = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s;
+const assignment = /^([A-Za-z_][A-Za-z0-9_]*)(\+?)=(.*)$/s;
+/**
+ * Commands that set variables in ways the line does not spell as `name=value` (`read c`, `printf -v c`, `mapfile`,
+ * `declare -n`, a sourced file, `eval`, `for c in …`): after one, no variable the line set is known any more.
+ */
+const assigners = new Set(['read', 'mapfile', 'readarray', 'printf', 'getopts', 'let', 'unset', 'source', '.', 'eval', 'for', 'select', 'coproc', 'export', 'declare', 'local', 'readonly', 'typeset']);
+/** Places where bash evaluates text as arithmetic, which runs a `$(…)` held in a variable's value (`a[$(cmd)]`). */
+const arithmetic = /\(\(|\[\[|\blet\b|\b(?:declare|typeset|local)\s+-[A-Za-z]*i|\$\{[^}]*\[/;
 /** Git plumbing commands and the porcelain verb whose work they do. */
 const gitPlumbing: Readonly<Record<string, string>> = { 'send-pack': 'push', 'http-push': 'push', 'fetch-pack': 'fetch' };
 
@@ -41,6 +62,12 @@ const baseName = (word: string): string => word.slice(word.lastIndexOf('/') + 1)
 const expand = (word: string, variables: ReadonlyMap<string, string>): string =>
   word.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (whole, braced?: string, plain?: string) => variables.get((braced ?? plain)!) ?? whole);
 
+/** Record that the line runs a program it does not name, and where (see `CommandsRun.unknown`). */
+const hide = (found: CommandsRun, reason: string, command: string): void => {
+  found.hidden ??= reason;
+  (found.unknown ??= []).push({ command, reason });
+};
+
 /** Whether a word is not what the command receives: an expansion, a glob in the program's name, a brace list. */
 const unresolved = (word: string): boolean => word.includes('$') || /\{[^}]*(,|\.\.)[^}]*\}/.test(word);
 
@@ -48,64 +75,129 @@ const unresolved = (word: string): boolean => word.includes('$') || /\{[^}]*(,|\
 export const commandsRun = (line: string, depth = 0): CommandsRun => {
   const found: CommandsRun = { commands: [], dynamic: [] };
   collect(line, depth, found);
-  return { commands: [...new Set(found.commands)], dynamic: [...new Set(found.dynamic)], ...(found.hidden ? { hidden: found.hidden } : {}) };
+  return { commands: [...new Set(found.commands)], dynamic: [...new Set(found.dynamic)], ...(found.hidden ? { hidden: found.hidden } : {}), ...(found.unknown ? { unknown: found.unknown } : {}), ...(found.parts ? { parts: found.parts } : {}) };
+};
+
+/** What the line assigned so far: known values, and names whose value the line no longer tells (set twice, or by `read`). */
+interface Variables {
+  values: Map<string, string>;
+  unknown: Set<string>;
+}
+
+/** Learn one `name=value` / `name+=value`; a second, different value makes the name unknown (`false && c=ls`). */
+const learn = (variables: Variables, word: string): void => {
+  const match = assignment.exec(word);
+  if (!match) return;
+  const [, name, append, raw] = match as unknown as [string, string, string, string];
+  if (variables.unknown.has(name)) return;
+  const value = append ? `${variables.values.get(name) ?? `\${${name}}`}${expand(raw, variables.values)}` : expand(raw, variables.values);
+  const before = variables.values.get(name);
+  if (before !== undefined && before !== value) {
+    variables.values.delete(name);
+    variables.unknown.add(name);
+  } else variables.values.set(name, value);
 };
 
 const collect = (line: string, depth: number, found: CommandsRun): void => {
   if (depth > maxDepth) {
-    found.hidden ??= 'commands nested too deeply to read';
+    hide(found, 'commands nested too deeply to read', line.trim());
     return;
   }
   const substitutions: string[] = [];
   const parsed = parseShell(line, { groups: true, substitutions });
   if (!parsed.ok) {
-    found.hidden ??= parsed.reason;
+    hide(found, parsed.reason, line.trim());
     return;
   }
   for (const body of substitutions) collect(body, depth + 1, found);
-  const variables = new Map<string, string>();
+  const outside = found.unknown?.length ?? 0;
+  const parts: NonNullable<CommandsRun['parts']> = [];
+  const variables: Variables = { values: new Map(), unknown: new Set() };
   for (const segment of parsed.segments) {
     const words = segment.words;
-    const assigned = declarations.has(words[0] ?? '') ? words.slice(1) : words.every((word) => assignment.test(word)) ? words : [];
-    for (const word of assigned) {
-      const match = assignment.exec(word);
-      if (match) variables.set(match[1]!, expand(match[2]!, variables));
+    const text = words.join(' ');
+    const ran = { commands: found.commands.length, unknown: found.unknown?.length ?? 0 };
+    const partOf = () => ({ part: text, commands: [...new Set(found.commands.slice(ran.commands))], unknown: (found.unknown?.length ?? 0) > ran.unknown });
+    // The command word, after keywords (`then read c`) and assignments for it.
+    const start = words.findIndex((word) => !keywords.has(word) && !assignment.test(word));
+    const head = start === -1 ? '' : words[start]!;
+    const rest = start === -1 ? [] : words.slice(start + 1);
+    const declared = declarations.has(head);
+    // `declare -n r=c` (a reference), `declare -i` (arithmetic): values the line does not spell; plain ones are learnt.
+    const options = declared && rest.some((word) => word.startsWith('-') || word.startsWith('+'));
+    const assigned = declared && !options ? rest : words.every((word) => assignment.test(word)) ? words : [];
+    for (const word of assigned) learn(variables, word);
+    if ((assigners.has(head) && !(declared && !options)) || (head === 'for' && rest.length > 0)) {
+      for (const name of variables.values.keys()) variables.unknown.add(name);
+      variables.values.clear();
     }
-    if (words[0] === 'alias') found.hidden ??= 'an alias defined on the line';
-    if (words[0] === 'for' || words[0] === 'select' || words[0] === 'case' || words[0] === 'in') continue;
-    normalise(words, 0, variables, depth, found, new Set());
+    // A variable that changes how bash splits words or what it runs (`IFS=_`, `BASH_ENV=…`, `GIT_PAGER=…`), set in
+    // any way: as an assignment, for one command, exported, read, or looped over.
+    const named = head === 'printf' ? rest.flatMap((word, index) => (rest[index - 1] === '-v' ? [word] : /^-v./.test(word) ? [word.slice(2)] : [])) : assigners.has(head) ? rest.filter((word) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(word)) : [];
+    const changed = words.flatMap((word) => (/^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(word) ? [word.slice(0, word.search(/\+?=/))] : [])).concat(named);
+    const steering = changed.find(commandVariable);
+    if (steering !== undefined) hide(found, steering === 'IFS' ? 'the line changes IFS (how bash splits words into a program and its arguments)' : `the line sets ${steering}, which names a program or code bash or a program runs`, text);
+    if (head === 'alias') hide(found, 'an alias defined on the line', text);
+    if (words[0] === 'for' || words[0] === 'select' || words[0] === 'case' || words[0] === 'in') {
+      parts.push({ ...partOf(), unknown: true });
+      continue;
+    }
+    normalise({ words, expanding: segment.expanding }, 0, variables, depth, found, new Set());
+    parts.push(partOf());
+  }
+  // Text that holds a command substitution bash did not run as written (`x='a[$(rm f)]'`) runs when bash evaluates it
+  // as arithmetic (`$((x))`, `[[ $x -eq 1 ]]`, an array index).
+  const literal = parsed.segments.some((segment) => segment.words.some((word, index) => !segment.expanding[index] && /\$\(|`/.test(word)));
+  if (literal && arithmetic.test(line)) hide(found, 'text holding a command substitution is evaluated as arithmetic, which runs it', line.trim());
+  if (depth === 0) {
+    // What the line hides outside its parts (a substitution's body, arithmetic) belongs to no single part: to all.
+    const everywhere = outside > 0 || (literal && arithmetic.test(line));
+    found.parts = everywhere ? parts.map((part) => ({ ...part, unknown: true })) : parts;
   }
 };
 
+/** The words of a simple command and, per word, whether the shell expands something in it. */
+interface Words {
+  words: readonly string[];
+  expanding: readonly boolean[];
+}
+
 /** Record the command that starts at `from` (after keywords and assignments), and what it runs in turn. */
-const normalise = (words: readonly string[], from: number, variables: ReadonlyMap<string, string>, depth: number, found: CommandsRun, seen: Set<number>): void => {
+const normalise = (segment: Words, from: number, variables: Variables, depth: number, found: CommandsRun, seen: Set<number>): void => {
   if (seen.has(from)) return;
   seen.add(from);
+  const { words } = segment;
   let at = from;
   while (at < words.length && (keywords.has(words[at]!) || assignment.test(words[at]!))) at++;
   if (at >= words.length) return;
-  const written = expand(words[at]!, variables);
+  const shown = (word: string): string => expand(word, variables.values);
+  const written = shown(words[at]!);
   if (unresolved(written) || /[*?[]/.test(written)) {
-    found.hidden ??= `the program ${JSON.stringify(words[at])} is not a literal word`;
+    hide(found, `the program ${JSON.stringify(words[at])} is not a literal word`, words.slice(at).join(' '));
     return;
   }
   const program = baseName(written);
   const raw = words.slice(at + 1);
-  const args = raw.map((word) => expand(word, variables));
+  const args = raw.map(shown);
+  const command = [program, ...args].join(' ');
+  // A word the shell expands and the line does not resolve: its text is not what the program receives.
+  const opaque = (index: number): boolean => segment.expanding[at + 1 + index] === true && unresolved(args[index]!);
+  const unknown = unknownProgram(program, args, opaque);
+  if (unknown !== undefined) hide(found, unknown, command);
   // A command line held in an argument (`bash -c '…'`, `eval`, `su -c`) is read as written and as expanded: the parser
   // does not keep quotes, so `x=bash; $x -c 'x=git; $x push'` must not see the inner `$x` as the outer one only.
   const nested = (index: number): void => {
     collect(raw[index]!, depth + 1, found);
     if (args[index] !== raw[index]) collect(args[index]!, depth + 1, found);
   };
-  found.commands.push([program, ...args].join(' '));
+  found.commands.push(command);
   if (args.some(unresolved)) found.dynamic.push(program);
   const later = (start: number) => {
-    for (let next = start; next < words.length; next++) normalise(words, next, variables, depth, found, seen);
+    for (let next = start; next < words.length; next++) normalise(segment, next, variables, depth, found, seen);
   };
   if (program === 'xargs' || program === 'parallel') {
     // The command gets arguments from its input: an argument the line does not spell out.
-    const extended = [...words, '$INPUT'];
+    const extended = { words: [...words, '$INPUT'], expanding: [...segment.expanding, true] };
     const seenExtended = new Set<number>();
     for (let next = at + 1; next < words.length; next++) normalise(extended, next, variables, depth, found, seenExtended);
     return;
@@ -119,9 +211,31 @@ const normalise = (words: readonly string[], from: number, variables: ReadonlyMa
   if (shells.has(program)) {
     const script = args.findIndex((arg) => /^-[A-Za-z]*c[A-Za-z]*$/.test(arg));
     if (script !== -1) {
-      if (args[script + 1] === undefined) found.hidden ??= `${program} -c without a command`;
+      if (args[script + 1] === undefined) hide(found, `${program} -c without a command`, command);
       else nested(script + 1);
-    } else if (!args.some((arg) => !arg.startsWith('-') && !arg.startsWith('+'))) found.hidden ??= `${program} reading its commands from its input`;
+      return;
+    }
+    // Options that take a file (`-o opt`, `--rcfile f`) and the first operand, the script; `-s` reads stdin regardless.
+    let operand: string | undefined;
+    for (let index = 0; index < args.length; index++) {
+      const arg = args[index]!;
+      if (arg === '-o' || arg === '+o' || arg === '-O' || arg === '+O') index++;
+      else if (arg === '--rcfile' || arg === '--init-file') {
+        if (args[index + 1] === undefined || streamPath(args[index + 1]!)) hide(found, `${program} ${arg} reads a stream`, command);
+        index++;
+      } else if (arg === '-' || arg === '--') {
+        operand = args[index + 1] ?? '-';
+        break;
+      } else if (!arg.startsWith('-') && !arg.startsWith('+')) {
+        operand = arg;
+        break;
+      } else if (/^-[A-Za-z]*s/.test(arg)) {
+        operand = '-';
+        break;
+      }
+    }
+    if (operand === undefined || operand === '-') hide(found, `${program} reading its commands from its input`, command);
+    else if (streamPath(operand)) hide(found, `${program} reading its commands from a stream (${operand})`, command);
     return;
   }
   if (program === 'eval') {
@@ -129,6 +243,7 @@ const normalise = (words: readonly string[], from: number, variables: ReadonlyMa
     if (args.join(' ') !== raw.join(' ')) collect(args.join(' '), depth + 1, found);
     return;
   }
+  if (program === 'source' || program === '.') return;
   if (program === 'find') {
     const exec = args.findIndex((arg) => ['-exec', '-execdir', '-ok', '-okdir'].includes(arg));
     if (exec !== -1) later(at + 2 + exec);
@@ -138,7 +253,7 @@ const normalise = (words: readonly string[], from: number, variables: ReadonlyMa
     let verb = 0;
     while (verb < args.length && args[verb]!.startsWith('-')) verb += gitValued.has(args[verb]!) ? 2 : 1;
     // `-c alias.p=push`, `--config-env alias.p=VAR`, and the joined spellings `--config-env=alias.p=VAR`, `-calias.p=push`.
-    if (args.some((arg, index) => ((args[index - 1] === '-c' || args[index - 1] === '--config-env') && /^alias\./i.test(arg)) || /^(?:--config-env=|-c)alias\./i.test(arg))) found.hidden ??= 'a git alias defined on the line';
+    if (args.some((arg, index) => ((args[index - 1] === '-c' || args[index - 1] === '--config-env') && /^alias\./i.test(arg)) || /^(?:--config-env=|-c)alias\./i.test(arg))) hide(found, 'a git alias defined on the line', command);
     if (verb > 0 && verb < args.length) found.commands.push(['git', ...args.slice(verb)].join(' '));
     // The plumbing a porcelain verb runs does the same (`git send-pack` pushes): a rule on the verb covers it.
     const porcelain = args[verb] === undefined ? undefined : gitPlumbing[args[verb]!];

@@ -2,6 +2,11 @@
 export interface ShellSegment {
   words: string[];
   redirects: Array<{ operator: string; target: string }>;
+  /**
+   * Per word: whether the shell expands something in it (a `$` or a backquote outside single quotes), so that its
+   * `$` is the shell's — not text a program reads, as in `awk '{print $NF}'`.
+   */
+  expanding: boolean[];
 }
 
 /** A shell line split into simple commands joined by operators (`&&`, `||`, `;`, `|`, `|&`, `&`), or why it could not be. */
@@ -73,8 +78,9 @@ const substitution = (cursor: Cursor): boolean => {
 };
 
 /** Read a quoted or plain word starting at the cursor; returns undefined when the text hides a command. */
-const readWord = (cursor: Cursor): { word: string } | { reason: string } => {
+const readWord = (cursor: Cursor): { word: string; expands: boolean } | { reason: string } => {
   let word = '';
+  let expands = false;
   const { text } = cursor;
   while (cursor.index < text.length) {
     const character = text[cursor.index]!;
@@ -82,8 +88,10 @@ const readWord = (cursor: Cursor): { word: string } | { reason: string } => {
     if (cursor.substitutions && (character === '`' || (character === '$' && text[cursor.index + 1] === '('))) {
       if (!substitution(cursor)) return { reason: 'an unterminated command substitution' };
       word += '$';
+      expands = true;
       continue;
     }
+    if (character === '$') expands = true;
     if (character === '`') return { reason: 'command substitution' };
     if (character === '$' && (text[cursor.index + 1] === '(' || text[cursor.index + 1] === '[')) return { reason: 'command substitution' };
     if (character === '\\') {
@@ -108,8 +116,10 @@ const readWord = (cursor: Cursor): { word: string } | { reason: string } => {
         if (cursor.substitutions && (inner === '`' || (inner === '$' && text[cursor.index + 1] === '('))) {
           if (!substitution(cursor)) return { reason: 'an unterminated command substitution' };
           word += '$';
+          expands = true;
           continue;
         }
+        if (inner === '$') expands = true;
         if (inner === '`' || (inner === '$' && (text[cursor.index + 1] === '(' || text[cursor.index + 1] === '['))) return { reason: 'command substitution' };
         if (inner === '\\' && cursor.index + 1 < text.length && '"\\$`\n'.includes(text[cursor.index + 1]!)) {
           word += text[cursor.index + 1];
@@ -125,7 +135,7 @@ const readWord = (cursor: Cursor): { word: string } | { reason: string } => {
       cursor.index++;
     }
   }
-  return { word };
+  return { word, expands };
 };
 
 /**
@@ -140,16 +150,16 @@ export const parseShell = (command: string, options: ParseOptions = {}): ShellPa
   const operators: string[] = [];
   /** Here-documents whose bodies start at the next line: their delimiters, and whether leading tabs are stripped. */
   const heredocs: Array<{ delimiter: string; tabs: boolean }> = [];
-  let current: ShellSegment = { words: [], redirects: [] };
+  let current: ShellSegment = { words: [], redirects: [], expanding: [] };
   const close = (operator: string): string | undefined => {
     if (current.words.length === 0 && groups) {
-      current = { words: [], redirects: [] };
+      current = { words: [], redirects: [], expanding: [] };
       return undefined;
     }
     if (current.words.length === 0) return `an empty command before ${JSON.stringify(operator)}`;
     segments.push(current);
     operators.push(operator);
-    current = { words: [], redirects: [] };
+    current = { words: [], redirects: [], expanding: [] };
     return undefined;
   };
   while (cursor.index < command.length) {
@@ -219,6 +229,7 @@ export const parseShell = (command: string, options: ParseOptions = {}): ShellPa
     if ((word.word === '{' || word.word === '}') && groups && current.words.length === 0) continue;
     if (word.word === '{' || word.word === '}') return { ok: false, reason: 'a command group' };
     current.words.push(word.word);
+    current.expanding.push(word.expands);
   }
   if (current.words.length > 0) {
     segments.push(current);

@@ -73,6 +73,14 @@ const changesMachine: Effect = { shellClass: 'privileged' };
  * the scanner does not recognise is unproven. Returns undefined for a script that only reads its input and prints.
  */
 export const sedScriptEffect = (script: string): Effect | undefined => {
+  const scanned = scanSedScript(script);
+  return scanned.runs ? runs : scanned.writes ? writes : scanned.unproven ? unproven : undefined;
+};
+
+/** What a sed script holds, read to its end (or to the first command the scanner does not know: `unproven`). */
+const scanSedScript = (script: string): { runs: boolean; writes: boolean; unproven: boolean } => {
+  const found = { runs: false, writes: false, unproven: false };
+  const stop = (what: 'runs' | 'unproven') => ({ ...found, [what]: true });
   let at = 0;
   const peek = () => script[at];
   const skipSpace = () => {
@@ -111,18 +119,18 @@ export const sedScriptEffect = (script: string): Effect | undefined => {
       at++;
       continue;
     }
-    if (!address()) return unproven;
+    if (!address()) return stop('unproven');
     skipSpace();
     if (peek() === ',') {
       at++;
       skipSpace();
       if (peek() === '+' || peek() === '~') at++;
-      if (!address()) return unproven;
+      if (!address()) return stop('unproven');
       skipSpace();
     }
     while (peek() === '!' || peek() === ' ') at++;
     const command = script[at++];
-    if (command === undefined) return unproven;
+    if (command === undefined) return stop('unproven');
     if (command === '{') continue;
     switch (command) {
       case '}':
@@ -167,31 +175,57 @@ export const sedScriptEffect = (script: string): Effect | undefined => {
       case 's':
       case 'y': {
         const delimiter = script[at++];
-        if (delimiter === undefined || delimiter === '\n' || delimiter === '\\') return unproven;
-        if (!delimited(delimiter) || !delimited(delimiter)) return unproven;
+        if (delimiter === undefined || delimiter === '\n' || delimiter === '\\') return stop('unproven');
+        if (!delimited(delimiter) || !delimited(delimiter)) return stop('unproven');
         if (command === 'y') break;
         while (at < script.length && /[gpiImMe0-9w]/.test(script[at]!)) {
           const flag = script[at++]!;
-          if (flag === 'e') return runs;
-          if (flag === 'w') return writes;
+          if (flag === 'e') return stop('runs');
+          if (flag === 'w') {
+            // The file name runs to the end of the line.
+            found.writes = true;
+            toLineEnd();
+          }
         }
         break;
       }
       case 'e':
-        return runs;
+        return stop('runs');
       case 'w':
       case 'W':
-        return writes;
+        found.writes = true;
+        toLineEnd();
+        break;
       default:
         // `r`, `R` read a file the classifier cannot judge; anything else is not a command this scanner knows.
-        return unproven;
+        return stop('unproven');
     }
     skipSpace();
     const next = peek();
-    if (next !== undefined && !/[\n;}#]/.test(next)) return unproven;
+    if (next !== undefined && !/[\n;}#]/.test(next)) return stop('unproven');
     if (next === '#') toLineEnd();
   }
-  return undefined;
+  return found;
+};
+
+/** A path that is a stream rather than a file (`-`, `/dev/stdin`, `/proc/self/fd/0`), or one the line computes (`$f`, `<(…)`). */
+export const streamPath = (word: string): boolean => word === '-' || /^\/(?:dev|proc)\//.test(word) || word.includes('$') || /^[<>]?\(/.test(word);
+
+/**
+ * Whether sed may run a command rein cannot name: its script holds `e` or the `e` flag of `s`, a script the scanner
+ * cannot read to its end, or a script read from a stream. A script *file* (`-f prog.sed`) is not read: undefined.
+ */
+export const sedRunsCommand = (args: readonly string[]): string | undefined => {
+  const scanned = scan(args, 'efl', ['expression', 'file', 'line-length']);
+  const files = [...scanned.short.filter(([letter]) => letter === 'f').map(([, value]) => value), ...scanned.long.filter(([name]) => longIs(name, 'file')).map(([, value]) => value)];
+  if (files.some((file) => file === undefined || streamPath(file))) return 'reads its script from a stream';
+  const scripts = [...scanned.short.filter(([letter]) => letter === 'e').map(([, value]) => value), ...scanned.long.filter(([name]) => longIs(name, 'expression')).map(([, value]) => value)];
+  if (scripts.some((script) => script === undefined)) return 'has a script it cannot read';
+  const script = scripts.length > 0 ? scripts.join('\n') : files.length > 0 ? undefined : scanned.positionals[0];
+  if (script === undefined) return undefined;
+  const found = scanSedScript(script);
+  if (found.runs) return 'runs a command (the e command, or the e flag of s)';
+  return found.unproven ? 'has a script rein cannot read to its end (it could hold the e command)' : undefined;
 };
 
 const sedEffect = (args: readonly string[]): Effect | undefined => {

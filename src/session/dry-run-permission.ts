@@ -1,14 +1,12 @@
 import { resolve } from 'node:path';
 import type { PermissionPolicy, PermissionSubject } from '../policy/permission-policy.js';
-import { classifyShellCommand } from '../policy/shell-classify.js';
-import { commandsRun } from '../policy/shell-commands.js';
+import { shellSubject } from '../policy/shell-subject.js';
 import type { DecidePermission } from './dry-run.js';
 
 const subjectOf = (name: string, args: Record<string, unknown>, workspace: string): PermissionSubject => {
   if (name === 'bash' && typeof args.command === 'string') {
     const cwd = typeof args.cwd === 'string' ? resolve(workspace, args.cwd) : workspace;
-    const classified = classifyShellCommand(args.command, { workspace, cwd });
-    return { target: args.command.trim(), parts: classified.parts, classes: classified.classes, run: commandsRun(args.command) };
+    return shellSubject(args.command, { workspace, cwd });
   }
   const target = typeof args.path === 'string' ? args.path : typeof args.pattern === 'string' ? args.pattern : undefined;
   return target === undefined ? {} : { target };

@@ -46,7 +46,21 @@ const secretName = (name: string): boolean =>
     .some((word) => secretWords.has(word.toLowerCase()));
 const authSchemes = /^(?:basic|bearer|token|digest|bot)$/i;
 
-const redactAssignments = (text: string): string => {
+/**
+ * Whether a value found under a secret's name is worth remembering as a secret everywhere else: 8 characters or more,
+ * no white space, not only digits, and a digit or a mix of letter cases with another character — a password or a
+ * key, not a word (`password: string`), a flag (`token=true`) or a reference (`apiKey: process.env.X`, `${TOKEN}`).
+ */
+export const secretLike = (value: string): boolean =>
+  value.length >= 8 &&
+  value.length <= 8_192 &&
+  !/\s/.test(value) &&
+  !/^\d+$/.test(value) &&
+  !value.includes(redactedMarker) &&
+  !/^(?:process\.env|os\.environ|\$|%|<|\{)/.test(value) &&
+  (/\d/.test(value) || (/[a-z]/.test(value) && /[A-Z]/.test(value) && /[^A-Za-z]/.test(value)));
+
+const redactAssignments = (text: string, found?: (secret: string) => void): string => {
   let out = '';
   let from = 0;
   assignment.lastIndex = 0;
@@ -70,6 +84,7 @@ const redactAssignments = (text: string): string => {
     }
     const value = text.slice(start, end);
     if (value.length < 4) continue;
+    found?.(value);
     out += text.slice(from, start) + redactedMarker;
     from = end;
     assignment.lastIndex = Math.max(end, start + 1);
@@ -82,33 +97,68 @@ export const redactedMarker = '[redacted]';
 /** The shortest text a credential shape can be (`key=abcd`). */
 const shortestShape = 8;
 
-/** Every credential shape in `text` replaced with `[redacted]` (no given secrets). Pure. */
-export const redactCredentialShapes = (text: string): string => {
+/** What a matched shape teaches: the token (a bearer's without its scheme), and each line of a private key's body. */
+const learnShape = (match: string, found: (secret: string) => void): void => {
+  if (match.startsWith('-----BEGIN')) {
+    for (const token of match.split(/[\s|]+/)) if (token.length >= 16 && /^[A-Za-z0-9+/=]+$/.test(token)) found(token);
+    return;
+  }
+  found(match.replace(/^[Bb]earer\s+/, ''));
+};
+
+/**
+ * Every credential shape in `text` replaced with `[redacted]` (no given secrets). Pure; `found` hears each secret
+ * value it removed (a key, a URL's password, a secret-named pair's value), for a redactor that learns.
+ */
+export const redactCredentialShapes = (text: string, found?: (secret: string) => void): string => {
   if (text.length < shortestShape) return text;
   let result = text;
   credentialShapes.lastIndex = 0;
-  if (credentialShapes.test(result)) result = result.replace(credentialShapes, redactedMarker);
+  if (credentialShapes.test(result)) result = result.replace(credentialShapes, (match) => (found && learnShape(match, found), redactedMarker));
   urlPassword.lastIndex = 0;
-  if (urlPassword.test(result)) result = result.replace(urlPassword, `$1${redactedMarker}@`);
-  return redactAssignments(result);
+  if (urlPassword.test(result)) result = result.replace(urlPassword, (_, prefix: string, password: string) => (found?.(password), `${prefix}${redactedMarker}@`));
+  return redactAssignments(result, found);
 };
 
 /** Whether `text` holds something credential-shaped (what `redactCredentialShapes` would remove). */
 export const hasCredentialShape = (text: string): boolean => redactCredentialShapes(text) !== text;
 
+/** The most secrets a redactor learns; past it, values found are still removed where they are found. */
+const maxLearned = 2_000;
+
 /**
  * A function that removes secrets from a string: every occurrence of each given secret (at least 4 characters;
  * shorter ones would redact ordinary words) and every credential-shaped token — known vendor key shapes, a URL's
- * password, the value of a pair whose name says secret. Pure.
+ * password, the value of a pair whose name says secret. It learns: a value found once as a credential (a
+ * secret-named `.env` value a tool read, a key) is then removed wherever it recurs — in the model's own sentences
+ * too — in that string and every later one (with `learn: false`, only what it is given and what has a shape).
  */
-export const createRedactor = (secrets: readonly string[] = []): ((text: string) => string) => {
-  const exact = [...new Set(secrets.filter((secret) => typeof secret === 'string' && secret.length >= 4))].sort((a, b) => b.length - a.length);
-  // Names, ids and models repeat on every span: remember what short strings became (bounded).
+export const createRedactor = (secrets: readonly string[] = [], options: { learn?: boolean } = {}): ((text: string) => string) => {
+  const known = new Set(secrets.filter((secret) => typeof secret === 'string' && secret.length >= 4));
+  let exact = [...known].sort((a, b) => b.length - a.length);
+  // Names, ids and models repeat on every span: remember what short strings became (bounded; forgotten on learning).
   const seen = new Map<string, string>();
-  const redact = (text: string): string => {
+  let learnt = false;
+  const learn =
+    options.learn === false
+      ? undefined
+      : (value: string): void => {
+          if (known.has(value) || known.size >= maxLearned || !secretLike(value)) return;
+          known.add(value);
+          exact = [...known].sort((a, b) => b.length - a.length);
+          seen.clear();
+          learnt = true;
+        };
+  const replaceExact = (text: string): string => {
     let result = text;
     for (const secret of exact) if (result.includes(secret)) result = result.split(secret).join(redactedMarker);
-    return redactCredentialShapes(result);
+    return result;
+  };
+  const redact = (text: string): string => {
+    learnt = false;
+    const result = redactCredentialShapes(replaceExact(text), learn);
+    // A value learnt from this very string may recur later in it.
+    return learnt ? replaceExact(result) : result;
   };
   return (text) => {
     if (text.length > 200) return redact(text);

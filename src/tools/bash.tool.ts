@@ -2,8 +2,7 @@ import { constants } from 'node:os';
 import { z } from 'zod';
 import type { CommandExecution } from '../../models/tool.records.js';
 import type { ArtifactRef } from '../../stores/blob-store.js';
-import { classifyShellCommand } from '../policy/shell-classify.js';
-import { commandsRun } from '../policy/shell-commands.js';
+import { classifyForPermission } from '../policy/shell-subject.js';
 import { detectIsolation, networkRefusal, sandboxProfileOf, type Enforcement } from '../policy/sandbox-policy.js';
 import { digestOf } from '../../machines/typestate/digest.js';
 import { prepareLaunch, type Launch } from './command-launch.js';
@@ -167,9 +166,9 @@ export const bashTool = defineTool<BashParameters, { cwd: string; relative: stri
     if (sandbox.enforcement === 'fallback' && context.sandbox.mode === 'required') return toolFailure('Denied', `the sandbox mode is "required" but bubblewrap is not available: ${sandbox.reason}. Nothing was run.`, 'sandbox_unavailable');
     const network = sandbox.enforcement === 'fallback' ? networkRefusal(context.sandbox, detectIsolation()) : null;
     if (network) return toolFailure('Denied', `${network}. Nothing was run.`, 'sandbox_unavailable');
-    const { classes, parts, outsidePaths } = classifyShellCommand(args.command, { workspace: context.workspace.root, cwd: resolved.path, protectedPaths: context.workspace.protectedList() });
+    const { subject, outsidePaths } = classifyForPermission(args.command, { workspace: context.workspace.root, cwd: resolved.path, protectedPaths: context.workspace.protectedList() });
     const marker = `${context.sessionId}:${context.callId}`;
-    return { ok: true, plan: { cwd: resolved.path, relative: resolved.relative, outsidePaths: outsidePaths ?? [], marker }, subject: { target: args.command.trim(), parts, classes, run: commandsRun(args.command) }, intent: { command: args.command, cwd: resolved.relative, marker } };
+    return { ok: true, plan: { cwd: resolved.path, relative: resolved.relative, outsidePaths, marker }, subject, intent: { command: args.command, cwd: resolved.relative, marker } };
   },
   async execute(args, context, plan) {
     const again = await context.workspace.resolveExisting(plan.relative);

@@ -44,7 +44,7 @@ export const absentProtectedPaths = async (workspace: Workspace): Promise<Absent
  * it; `rm -rf` then removes a link itself, never what it points to, and walks a folder by descriptor. When the check
  * fails nothing is removed and false is returned.
  */
-const removeEntry = (parent: string, name: string): Promise<boolean> =>
+export const removeEntry = (parent: string, name: string): Promise<boolean> =>
   new Promise((resolve) => {
     const script = 'cd -P -- "$1" 2>/dev/null && [ "$(pwd -P)" = "$1" ] && exec rm -rf -- "./$2"';
     const child = spawn('/bin/sh', ['-c', script, 'rein-clean', parent, name], { stdio: 'ignore' });

@@ -117,6 +117,8 @@ const withTimeout = async (work: (signal: AbortSignal) => Promise<ToolResult>, s
 const riskText = (tool: AnyToolDefinition, subject: PermissionSubject | undefined, sandbox: SandboxPolicy): string => {
   const classes = subject?.classes && subject.classes.length > 0 ? ` (${subject.classes.join(', ')})` : '';
   if (tool.risk === 'execute') return `execute${classes}: runs ${sandbox.mode === 'off' ? 'without the OS sandbox' : sandbox.mode === 'required' ? 'only in the sandbox' : 'in the sandbox where bubblewrap works'}, network ${sandbox.network}, timeout ≤ ${Math.round(sandbox.maxTimeoutMs / 1000)} s, output capped`;
+  // An MCP server acts with its own permissions (on the host unless it runs in the sandbox): say what the call names.
+  if (tool.name.startsWith('mcp__')) return `${tool.risk}: the MCP server ${tool.annotations.readOnly ? 'reads' : tool.risk === 'network' ? 'reaches out with' : 'changes'} ${subject?.target ?? 'what its arguments name'}${tool.annotations.destructive ? ' (it may be destructive)' : ''}`;
   if (tool.risk === 'write') return `write: changes ${subject?.target ?? 'a file'} in the workspace`;
   return `${tool.risk}${classes}`;
 };
@@ -272,7 +274,7 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
         tool: tool.name,
         arguments: call.arguments,
         ...(subject?.target === undefined ? {} : { target: subject.target }),
-        summary: `${description}${tool.name}${subject?.target === undefined ? '' : ` ${subject.target}`}`.slice(0, 500),
+        summary: `${description}${tool.name}${subject?.target === undefined ? '' : ` ${subject.target}`}${subject?.details === undefined ? '' : ` (${subject.details})`}`.slice(0, 500),
         risk: riskText(tool, subject, environment.sandbox),
         reason: verdict.reason,
         suggestedRule: suggestRule(tool, subject),

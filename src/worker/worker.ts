@@ -199,7 +199,7 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
     try {
       const store = fencedStore(options.store, lease);
       const env = options.env ?? process.env;
-      const loaded = options.plugins ? await options.plugins(spec) : await workspacePlugins({ workspace: spec.workspace, cli: spec.plugins, env });
+      const loaded = options.plugins ? await options.plugins(spec) : await workspacePlugins({ workspace: spec.workspace, cli: spec.plugins, env, resolveLaunchers: true });
       for (const warning of loaded.warnings ?? []) emit({ type: 'warning', sessionId: lease.session, epoch: lease.epoch, detail: warning });
       refuseLostHooks(loaded);
       const { provider, fallbacks } = await providerFor(spec, store, env);

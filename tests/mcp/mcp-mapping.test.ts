@@ -76,7 +76,12 @@ describe('MCP tools as rein tools', () => {
     expect(annotationsOf({})).toMatchObject({ readOnly: false, destructive: true, requiresConfirmation: true });
     expect(annotationsOf({ destructiveHint: false, openWorldHint: false })).toMatchObject({ destructive: false, openWorld: false });
     const write = mcpToolOf({ name: 'put', inputSchema: { type: 'object' } }, caller);
-    expect(write.ok && [write.definition.risk, write.definition.resumePolicy]).toEqual(['network', 'require-user-confirmation']);
+    // Issue 25 §5: a tool that is not read-only changes something (`write`); `network` only when the server says open world.
+    expect(write.ok && [write.definition.risk, write.definition.resumePolicy]).toEqual(['write', 'require-user-confirmation']);
+    const fetcher = mcpToolOf({ name: 'fetch', inputSchema: { type: 'object' }, annotations: { openWorldHint: true } }, caller);
+    expect(fetcher.ok && fetcher.definition.risk).toBe('network');
+    const reader = mcpToolOf({ name: 'get', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } }, caller);
+    expect(reader.ok && reader.definition.risk).toBe('read');
   });
 
   it('validates arguments with the advertised JSON Schema (field paths kept), and reports a schema it cannot use', () => {

@@ -49,6 +49,14 @@ const spellings: Array<(line: string) => string> = [
   (line) => `true && ${line}`,
   (line) => `if true; then ${line}; fi`,
   (line) => `cat <<EOF | wc -l\nhello\nEOF\n${line}`,
+  // Issue 25 §3: spellings whose program rein cannot name (denied while any bash deny rule is in force).
+  (line) => `source /dev/stdin <<< ${single(line)}`,
+  (line) => `trap ${single(line)} EXIT; true`,
+  (line) => `sed -n ${single(`1e ${line.replace(/\n/g, '; ')}`)} notes.txt`,
+  (line) => `awk ${single(`BEGIN{system(${JSON.stringify(line)})}`)}`,
+  (line) => `python3 -c ${single(`import os; os.system(${JSON.stringify(line)})`)}`,
+  (line) => `perl -e ${single(`system(${JSON.stringify(line)})`)}`,
+  (line) => `node -e ${single(`require("child_process").execSync(${JSON.stringify(line)})`)}`,
 ];
 
 const targets: Array<{ rule: string; words: string[] }> = [

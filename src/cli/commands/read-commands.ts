@@ -15,8 +15,9 @@ export const registerReadCommands = (program: Command): void => {
       .command('show')
       .description('print a session transcript: messages, tool calls and results, approvals, child agents (every record with --json)')
       .argument('<id>', 'session id')
-      .option('--verbose', "also show the turn typestate's witness records"),
-  ).action(async (id: string, options: CommonOptions & { verbose?: boolean }) => (await import('./sessions.action.js')).showCommand(id, options));
+      .option('--verbose', "also show the turn typestate's witness records")
+      .option('--raw', 'show the secrets the session met as they were recorded (redacted by default)'),
+  ).action(async (id: string, options: CommonOptions & { verbose?: boolean; raw?: boolean }) => (await import('./sessions.action.js')).showCommand(id, options));
 
   addPluginOptions(
     addPermissionOptions(

@@ -94,7 +94,7 @@ const resumeHere = async (
   // An ended session only says how it ended: it calls no model, so it needs no provider (a recorded provider's source
   // session, a key, an endpoint): one that refuses every call stands in.
   const ended = endedStatusOf(await store.read(id, { reverse: true, limit: 64 }));
-  const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY) });
+  const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY), launch: true });
   for (const warning of loaded.warnings) printText(`rein: ${warning}\n`, process.stderr);
   if (ended === undefined) refuseLostHooks(loaded);
   // A plugin the session was given with --plugin and is not given now: its hooks and guardrails no longer guard it.
@@ -118,14 +118,14 @@ const resumeHere = async (
   });
   // The session's MCP servers stop when this command is done with it, however it ends.
   try {
-    return await continueResumed(id, session, report, options, { store, held: context.held, rein, sandboxChanges: sandbox.changes }, onInterrupt);
+    return await continueResumed(id, session, report, options, { store, held: context.held, rein, sandboxChanges: sandbox.changes, workspace }, onInterrupt);
   } finally {
     await session.release();
   }
 };
 
 /** Report what resume found and drive the session on (released by the caller). */
-const continueResumed = async (id: string, session: ReinSession, report: ResumeReport, options: ResumeCommandOptions, { store, held, rein, sandboxChanges }: { store: EventStore; held: HeldSession | undefined; rein: Rein; sandboxChanges: readonly string[] }, onInterrupt: (stop: (reason: string) => void) => void): Promise<number> => {
+const continueResumed = async (id: string, session: ReinSession, report: ResumeReport, options: ResumeCommandOptions, { store, held, rein, sandboxChanges, workspace }: { store: EventStore; held: HeldSession | undefined; rein: Rein; sandboxChanges: readonly string[]; workspace: string }, onInterrupt: (stop: (reason: string) => void) => void): Promise<number> => {
   onInterrupt((reason) => void session.interrupt(reason).catch(() => undefined));
   if (!options.json) {
     printText(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` after the snapshot at seq ${report.snapshotSeq}` : ''} (${report.inputs} inputs re-applied, ${report.regenerated} derived records regenerated and equal)\n`);
@@ -154,7 +154,7 @@ const continueResumed = async (id: string, session: ReinSession, report: ResumeR
   const calls = report.resolutions.filter((resolution) => resolution.kind === 'executeTool').map((resolution) => ({ effectId: resolution.effectId, arguments: (resolution.args.arguments ?? {}) as Record<string, unknown> }));
   let result: Awaited<ReturnType<typeof runToQuiet>>;
   try {
-    result = await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options), from: report.head + 1, calls, effects: report.resolutions.map((resolution) => resolution.effectId) });
+    result = await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options, workspace), from: report.head + 1, calls, effects: report.resolutions.map((resolution) => resolution.effectId) });
     // Quiet (ended, or waiting for a person): the plugins stop and the log says so, while a held lease still fences it.
     await stopPluginsAfter(rein, id, { json: Boolean(options.json), printedThrough: session.snapshot().head, reason: 'rein resume finished' });
   } finally {

@@ -24,10 +24,11 @@ import { cliCapabilitiesFor, visibleLimitOf } from '../capability-options.js';
 import { pluginProviderFor, pluginProviderNames, pluginsFor, projectPluginFolders, refuseLostHooks } from '../plugin-options.js';
 
 /** How the CLI answers approvals for these flags: in advance from the rules, and on a TTY by asking. */
-export const answeringOf = (options: PermissionOptions): ApprovalAnswering => ({
+export const answeringOf = (options: PermissionOptions, workspace?: string): ApprovalAnswering => ({
   policy: new PermissionPolicy(permissionsOf(options)),
   tools: builtinTools(),
   interactive: Boolean(process.stdin.isTTY),
+  ...(workspace === undefined ? {} : { workspace }),
 });
 
 /** The body of `rein run` (see `registerRun`). */
@@ -59,7 +60,7 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   if (!task?.trim() && settings?.provider !== 'scripted' && settings?.provider !== 'recorded') throw new ReinError('USAGE', 'rein run needs a task: rein run "<what to do>" (only --script or --provider recorded runs without one)');
   const inspector: InspectorConnection | undefined = options.inspect === undefined || options.inspect === false ? undefined : await connectInspector(options.inspect === true ? 'ws://127.0.0.1:8080' : options.inspect);
   const telemetry = options.detach ? undefined : await cliTelemetryFor(options);
-  const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY) });
+  const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY), launch: true });
   for (const warning of loaded.warnings) printText(`rein: ${warning}\n`, process.stderr);
   refuseLostHooks(loaded);
   const { mcpServers, capabilities } = options.detach ? { mcpServers: {}, capabilities: {} } : await cliCapabilitiesFor(workspace, options);
@@ -119,7 +120,7 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
       }
     };
     try {
-      const result = await runToQuiet(session, { json: Boolean(options.json), begin, approvals: answeringOf(options), interruptAtStart: interruptedEarly });
+      const result = await runToQuiet(session, { json: Boolean(options.json), begin, approvals: answeringOf(options, workspace), interruptAtStart: interruptedEarly });
       await stopPluginsAfter(rein, session.id, { json: Boolean(options.json), printedThrough: session.snapshot().head, reason: 'rein run finished' });
       if (blocked) throw blocked;
       setExit(exitCodeOf(result));

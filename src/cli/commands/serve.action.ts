@@ -42,7 +42,7 @@ const harnessFor = async (options: ServeOptions, workspace: string, store: Event
     printText(`rein: warning: serving read-only: starting or resuming a session needs a provider (${(error as Error).message})\n`, process.stderr);
     return undefined;
   }
-  const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: false });
+  const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: false, launch: true });
   for (const warning of loaded.warnings) printText(`rein: ${warning}\n`, process.stderr);
   const { mcpServers, capabilities } = await cliCapabilitiesFor(workspace, options, { interactive: false });
   const { provider, fallbacks } = await buildProvider(settings, store);

@@ -1,3 +1,5 @@
+import { shareRedactor } from '../../trace/share-redaction.js';
+import { secretsFromEnvironment } from '../telemetry-options.js';
 import { ReinError } from '../../host/host-errors.js';
 import { sessionPages, sessionStatuses, type SessionSummary } from '../../session/session-catalog.js';
 import { openStore, printJson, workspaceOf, type CommonOptions } from '../cli-context.js';
@@ -56,10 +58,13 @@ const firstPage = async (store: EventStore): Promise<SessionSummary[]> => {
 };
 
 /** The body of `rein show`. */
-export const showCommand = (id: string, options: CommonOptions & { verbose?: boolean }): Promise<void> =>
+export const showCommand = (id: string, options: CommonOptions & { verbose?: boolean; raw?: boolean }): Promise<void> =>
   withStore(options, 'read-only', async (store) => {
-    const records = await store.read(id);
-    if (records.length === 0) return showQueued(store, id, Boolean(options.json));
+    const stored = await store.read(id);
+    if (stored.length === 0) return showQueued(store, id, Boolean(options.json));
+    // A transcript is shared as often as a trace: the secrets the session met are removed unless --raw asks.
+    const share = options.raw ? undefined : shareRedactor([stored.map((record) => record.data)], { secrets: secretsFromEnvironment(process.env) });
+    const records = share ? stored.map((record) => ({ ...record, data: share.value(record.data) })) : stored;
     for (const record of records) {
       if (options.json) printJson(record);
       else {

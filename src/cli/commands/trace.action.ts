@@ -12,6 +12,8 @@ import { openStore, printJson, workspaceOf } from '../cli-context.js';
 import type { TraceOptions } from './trace.command.js';
 import { ReinError } from '../../host/host-errors.js';
 import { exportTrace, wantsOtlp } from '../trace-export.js';
+import { shareRedactor } from '../../trace/share-redaction.js';
+import { secretsFromEnvironment } from '../telemetry-options.js';
 
 /** The body of `rein trace` (see `registerTrace`). */
 export const traceCommand = async (id: string, options: TraceOptions): Promise<void> => {
@@ -23,15 +25,19 @@ export const traceCommand = async (id: string, options: TraceOptions): Promise<v
     const view = rebuildView(traceProjection, records);
     const report = await analyzeTrace(view, blobText(store, id));
     const users = toArray(view.users);
-    if (options.out) await writeFile(resolve(options.out), renderTraceMarkdown(report, users));
+    // What this prints or writes is made to be shared: secrets the session met are removed unless --raw asks.
+    const share = options.raw ? undefined : shareRedactor([records.map((record) => record.data), report], { secrets: secretsFromEnvironment(process.env) });
+    const text = (value: string): string => share?.text(value) ?? value;
+    const value = <T>(shared: T): T => share?.value(shared) ?? shared;
+    if (options.out) await writeFile(resolve(options.out), text(renderTraceMarkdown(report, users)));
     if (options.eval !== undefined && options.eval !== false) {
-      const evalCase = exportEvalCase(report);
+      const evalCase = value(exportEvalCase(report));
       if (typeof options.eval === 'string') await writeFile(resolve(options.eval), `${JSON.stringify(evalCase, null, 2)}\n`);
       else return void process.stdout.write(`${JSON.stringify(evalCase, null, 2)}\n`);
     }
-    if (options.json) printJson({ ...report, turns: report.turns.length });
+    if (options.json) printJson(value({ ...report, turns: report.turns.length }));
     // The report quotes the model and its tools: shown with their control characters escaped (line breaks kept).
-    else process.stdout.write(terminalText(renderTraceText(report, users), { newlines: true }));
+    else process.stdout.write(terminalText(text(renderTraceText(report, users)), { newlines: true }));
   } finally {
     await store.close();
   }

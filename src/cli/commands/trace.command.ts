@@ -6,6 +6,7 @@ export interface TraceOptions extends CommonOptions {
   eval?: string | boolean;
   format?: string;
   otlp?: string;
+  raw?: boolean;
 }
 
 /**
@@ -21,6 +22,7 @@ export const registerTrace = (program: Command): void => {
     .option('--out <file>', 'write the Markdown report to this file')
     .option('--eval [file]', 'export an eval case that checks the agent\'s steps (to the file, or stdout)')
     .option('--format <format>', 'text (the default), or otlp-json: the session\'s OpenTelemetry spans as one OTLP/JSON document on stdout')
-    .option('--otlp <base-url>', 'export the session\'s OpenTelemetry spans to this collector over OTLP/HTTP (<base-url>/v1/traces)');
+    .option('--otlp <base-url>', 'export the session\'s OpenTelemetry spans to this collector over OTLP/HTTP (<base-url>/v1/traces)')
+    .option('--raw', 'keep the secrets the session met in the report, --out, --eval and --json (redacted by default)');
   addCommonOptions(command).action(async (id: string, options: TraceOptions) => (await import('./trace.action.js')).traceCommand(id, options));
 };
