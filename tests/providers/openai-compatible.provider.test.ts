@@ -256,6 +256,20 @@ describe('OpenAI-compatible adapter over a loopback server', () => {
     expect(server!.requests).toHaveLength(1);
   });
 
+  it('a base URL answering 200 text/html (a proxy or login page) fails at once, naming the content type and what to check (issue 30 B8)', async () => {
+    const page = { status: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, chunks: ['<!doctype html><html><head><title>Sign in</title></head><body>Please sign in</body></html>'] };
+    const provider = await serve(page, page, page);
+    const session = await runProviderSession(provider);
+    expect(session.result.status).toBe('failed');
+    const failure = session.of('model.failed')[0].error;
+    expect(failure).toMatchObject({ code: 'bad_request', retryable: false });
+    expect(failure.message).toContain('text/html');
+    expect(failure.message).toContain('check the base URL');
+    // Answered at once: one request, no retry.
+    expect(server!.requests).toHaveLength(1);
+    expect(session.of('model.attempted').map((attempt) => attempt.decision)).toEqual(['fail']);
+  });
+
   it('context length exceeded compacts the context once, then fails when the provider still refuses', async () => {
     const tooLong = jsonError(400, { error: { message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages.", type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' } });
     const provider = await serve(tooLong, tooLong, tooLong);
