@@ -180,7 +180,7 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
     case 'session.ended':
       return `${at}${who}session ended: ${data.status}${data.reason ? ` (${data.reason})` : ''}${'output' in data ? `; output: ${clip(JSON.stringify(data.output ?? null), 200)}` : ''}${data.unresolved ? `; unresolved: ${data.unresolved.findings.map((finding: { class: string }) => finding.class).join(', ')}` : ''}${data.caveats ? `; left open: ${data.caveats.map((caveat: { kind: string }) => caveat.kind).join(', ')}` : ''}`;
     case 'session.forked':
-      return `${at}${who}forked from ${data.parent} at seq ${data.atSeq}`;
+      return `${at}${who}forked from ${data.parent} at seq ${data.atSeq}${data.reason ? `: ${data.reason}` : ''}`;
     case 'session.resumed':
       return `${at}${who}resumed at seq ${data.fromSeq}${data.inDoubt.length > 0 ? `; in doubt: ${data.inDoubt.join(', ')}` : ''}${data.strayProcessesKilled ? `; killed ${data.strayProcessesKilled} process(es) an earlier run left` : ''}`;
     case 'session.interrupted':
