@@ -60,7 +60,7 @@ describe('a session whose last reply was cut at the output token limit', () => {
     const before = openai.requests.length;
     const run = await cli(['run', 'please finish', '--provider', 'openai', '--base-url', `${openai.url}/v1`, '--model', 'm']);
     expect(openai.requests.length - before).toBe(2);
-    expect(run.stdout).toMatch(/\ncompleted\n/);
+    expect(run.stdout).toMatch(/\ncompleted · outcome \w+[^\n]*\n/);
     const ended = jsonLines((await cli(['show', idOf(run.stdout), '--json'])).stdout).find((record) => record.type === 'session.ended')!;
     expect(ended.data).toEqual({ status: 'completed' });
   });
