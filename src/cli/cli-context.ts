@@ -11,6 +11,7 @@ import { isLoopbackHost } from '../util/loopback-host.js';
 import { ReinError } from '../host/host-errors.js';
 import { configFileName } from '../providers/config-file-name.js';
 import type { CommonOptions } from './command-options.js';
+import { jsonProblem } from '../util/json-problem.js';
 
 /** Query parameters whose value pg-connection-string opens as a file (`readFileSync`) while it parses the URL. */
 const sslFileParameters = ['sslcert', 'sslkey', 'sslrootcert'];
@@ -78,7 +79,7 @@ const configuredStore = async (workspace: string): Promise<string | undefined> =
   try {
     store = (JSON.parse(text) as { store?: unknown } | null)?.store;
   } catch (error) {
-    throw new ReinError('CONFIG_INVALID', `${configFileName} is not valid JSON: ${(error as Error).message}`, { cause: error });
+    throw new ReinError('CONFIG_INVALID', `${configFileName} is not valid JSON (${jsonProblem(text, error)})`, { cause: error });
   }
   if (store === undefined) return undefined;
   if (typeof store !== 'string' || store === '') throw new ReinError('CONFIG_INVALID', `${configFileName}: store must be a directory or a postgres:// URL`);
@@ -97,10 +98,15 @@ const configuredStore = async (workspace: string): Promise<string | undefined> =
  * `postgres://` URL is returned as it is; a directory is resolved (from the working directory, or from the workspace
  * when it comes from the config file).
  */
-export const storeLocationOf = async (options: CommonOptions, workspace: string): Promise<string> => {
+export const storeLocationOf = async (options: CommonOptions, workspace: string, reading = false): Promise<string> => {
   const given = options.store ?? (process.env.REIN_STORE || undefined);
   if (given !== undefined) return isPostgresUrl(given) ? given : resolve(given);
-  const configured = await configuredStore(workspace);
+  const configured = await configuredStore(workspace).catch((error: unknown) => {
+    // A reading command still reads (the default store) when the file is broken: it says so, and changes nothing.
+    if (!reading || !(error instanceof ReinError && error.code === 'CONFIG_INVALID')) throw error;
+    process.stderr.write(`rein: warning: ${error.message}; reading the default store ${resolve(workspace, '.rein')}\n`);
+    return undefined;
+  });
   if (configured !== undefined) return isPostgresUrl(configured) ? configured : resolve(workspace, configured);
   return resolve(workspace, '.rein');
 };
@@ -119,8 +125,25 @@ export const protectedPathsOf = async (options: CommonOptions, workspace: string
  * database in place (reads go through temporary copies), so the store stays byte-identical. A `postgres://` URL opens
  * the PostgreSQL store (the driver loads only then); its reads never change anything, whatever the mode.
  */
-export const openStore = async (options: CommonOptions, workspace: string, mode: 'read' | 'write' | 'read-only'): Promise<EventStore> =>
-  openStoreAt(await storeLocationOf(options, workspace), { mode, relaxed: Boolean(options.relaxed) });
+export const openStore = async (options: CommonOptions, workspace: string, mode: 'read' | 'write' | 'read-only'): Promise<EventStore> => {
+  const location = await storeLocationOf(options, workspace, mode !== 'write');
+  if (mode !== 'write' && !isPostgresUrl(location)) await mustBeStoreDirectory(location, location !== resolve(workspace, '.rein'));
+  return openStoreAt(location, { mode, relaxed: Boolean(options.relaxed) });
+};
+
+/**
+ * A store a reading command is pointed at must be a directory: one that was named (`--store`, `REIN_STORE`, the config
+ * file) and does not exist is `STORE_NOT_FOUND` — a typo, not an empty store — and a file there is the same code, not
+ * the file system's `ENOTDIR`. A workspace's own `.rein` that does not exist yet is an empty store.
+ */
+const mustBeStoreDirectory = async (location: string, named: boolean): Promise<void> => {
+  const info = await stat(location).catch(() => undefined);
+  if (info === undefined) {
+    if (named) throw new ReinError('STORE_NOT_FOUND', `no store at ${location}: the directory does not exist (check --store, REIN_STORE or the store in ${configFileName})`);
+    return;
+  }
+  if (!info.isDirectory()) throw new ReinError('STORE_NOT_FOUND', `no store at ${location}: it is a file, not a store directory`);
+};
 
 /** Open the store at `location` (a directory, resolved from the working directory, or a `postgres://` URL); see `openStore`. */
 export const openStoreAt = async (location: string, options: { mode: 'read' | 'write' | 'read-only'; relaxed?: boolean }): Promise<EventStore> => {

@@ -69,6 +69,38 @@ export const unmatchedRuleText = (data: { rule: string; suggestion?: string }): 
 };
 
 /** How a command ended, in a transcript: `exit 1, 812 ms`. */
+/** How many lines (and characters) of a command's output `rein show` prints; `--json` has all of it. */
+const outputLines = 40;
+const outputChars = 4000;
+
+/**
+ * A command's output as `rein show` prints it, from the JSON a shell call observes (`stdout`, `stderr`): each line
+ * indented under the call (`  │ …`, stderr's `  ! …`), the first 40 lines and 4,000 characters, then how much more
+ * there is. Undefined when the observation is not such JSON (then the plain observation is shown).
+ */
+const commandOutput = (observation: string): string | undefined => {
+  let parsed: { stdout?: unknown; stderr?: unknown };
+  try {
+    parsed = JSON.parse(observation) as { stdout?: unknown; stderr?: unknown };
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null || (typeof parsed.stdout !== 'string' && typeof parsed.stderr !== 'string')) return undefined;
+  const lines = [...linesOf(parsed.stdout).map((line) => `  │ ${line}`), ...linesOf(parsed.stderr).map((line) => `  ! ${line}`)];
+  if (lines.length === 0) return ' (no output)';
+  const shown: string[] = [];
+  let chars = 0;
+  for (const line of lines) {
+    if (shown.length === outputLines || chars + line.length > outputChars) break;
+    shown.push(line);
+    chars += line.length;
+  }
+  const more = lines.length - shown.length;
+  return `\n${shown.join('\n')}${more > 0 ? `\n  … ${more} more line(s) (rein show --json has them all)` : ''}`;
+};
+
+const linesOf = (text: unknown): string[] => (typeof text === 'string' && text !== '' ? text.replace(/\n$/, '').split('\n') : []);
+
 const ran = (execution: { exitCode: number | null; signal?: string; timedOut?: string; durationMs: number } | undefined): string =>
   execution ? ` (${execution.timedOut ? `timed out (${execution.timedOut})` : execution.exitCode === null ? (execution.signal ?? 'killed') : `exit ${execution.exitCode}`}, ${Math.round(execution.durationMs)} ms)` : '';
 
@@ -135,7 +167,10 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
       // The observation of a failure starts with its code (`Denied: read: ../x is outside…`), which the line already
       // names: the code is printed once.
       const observation = data.errorCode && String(data.observation).startsWith(`${data.errorCode}: `) ? String(data.observation).slice(data.errorCode.length + 2) : data.observation;
-      return `${at}${who}${verdictMark(verdict)} ${data.name}${data.errorCode ? ` ${data.errorCode}` : ''}${ran(data.execution)}${data.denial ? ` (denied by ${data.denial.source})` : ''}${verdict === 'background' ? ' (left running in the background: outcome unknown)' : ''}: ${clip(observation)}`;
+      const head = `${at}${who}${verdictMark(verdict)} ${data.name}${data.errorCode ? ` ${data.errorCode}` : ''}${ran(data.execution)}${data.denial ? ` (denied by ${data.denial.source})` : ''}${verdict === 'background' ? ' (left running in the background: outcome unknown)' : ''}`;
+      // A command's result is its output, shown as the lines it printed, not its JSON envelope cut short.
+      const output = data.execution ? commandOutput(String(observation)) : undefined;
+      return output === undefined ? `${head}: ${clip(observation)}` : `${head}: ${clip(data.execution.command, 100)}${output}`;
     }
     case 'plugin.failed':
       return `${at}${who}${pluginFailedLine(data as PluginFailed)}`;

@@ -143,6 +143,8 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
   const owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const leaseMs = options.leaseMs ?? 15_000;
   const report: WorkerReport = { owner, claimed: 0, finished: 0, parked: 0, fenced: 0, failed: 0 };
+  /** The warnings this worker printed already (each is said once per worker, not once per session). */
+  const warned = new Set<string>();
   const emit = (event: WorkerSessionEvent) => {
     if (event.type === 'claimed') report.claimed++;
     else if (event.type === 'finished') report.finished++;
@@ -200,7 +202,12 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
       const store = fencedStore(options.store, lease);
       const env = options.env ?? process.env;
       const loaded = options.plugins ? await options.plugins(spec) : await workspacePlugins({ workspace: spec.workspace, cli: spec.plugins, env });
-      for (const warning of loaded.warnings ?? []) emit({ type: 'warning', sessionId: lease.session, epoch: lease.epoch, detail: warning });
+      // Each warning once per worker: the same untrusted hooks or plugin are not news on every session it claims.
+      for (const warning of loaded.warnings ?? []) {
+        if (warned.has(warning)) continue;
+        warned.add(warning);
+        emit({ type: 'warning', sessionId: lease.session, epoch: lease.epoch, detail: warning });
+      }
       refuseLostHooks(loaded);
       const { provider, fallbacks } = await providerFor(spec, store, env);
       rein = await createRein({

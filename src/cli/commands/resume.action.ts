@@ -108,8 +108,9 @@ const resumeHere = async (
     return resumeHere(retry, options, context, workspace, onInterrupt);
   }
   const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY) });
-  for (const warning of loaded.warnings) printText(`rein: ${warning}\n`, process.stderr);
+  // Hooks that changed since they were trusted refuse the resume: that error says it all, without the warning before it.
   if (ended === undefined) refuseLostHooks(loaded);
+  for (const warning of loaded.warnings) printText(`rein: ${warning}\n`, process.stderr);
   // A plugin the session was given with --plugin and is not given now: its hooks and guardrails no longer guard it.
   const missing = cliPluginLocations(await store.read(id)).filter((location) => !(options.plugin ?? []).some((given) => resolvePath(given) === resolvePath(location)));
   for (const location of missing) {

@@ -60,8 +60,9 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   const inspector: InspectorConnection | undefined = options.inspect === undefined || options.inspect === false ? undefined : await connectInspector(options.inspect === true ? 'ws://127.0.0.1:8080' : options.inspect);
   const telemetry = options.detach ? undefined : await cliTelemetryFor(options);
   const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY) });
-  for (const warning of loaded.warnings) printText(`rein: ${warning}\n`, process.stderr);
+  // Hooks that changed since they were trusted refuse the run: that error says it all, without the warning before it.
   refuseLostHooks(loaded);
+  for (const warning of loaded.warnings) printText(`rein: ${warning}\n`, process.stderr);
   const { mcpServers, capabilities } = options.detach ? { mcpServers: {}, capabilities: {} } : await cliCapabilitiesFor(workspace, options);
   const store = await openStore(options, workspace, 'write');
   let rein: Rein | undefined;
