@@ -41,7 +41,8 @@ export const promptForApproval = async (request: ApprovalRequest, streams: { inp
   if (cutOff?.aborted) return 'interrupted';
   const handle = streams.input as NodeJS.ReadableStream & { ref?: () => void; unref?: () => void };
   handle.ref?.();
-  const lines = createInterface({ input: streams.input, output: streams.output, terminal: true });
+  // `TERM=dumb` understands no escape sequences: no line editing there (Ctrl-C then reaches the process as SIGINT).
+  const lines = createInterface({ input: streams.input, output: streams.output, terminal: process.env.TERM !== 'dumb' });
   // In raw mode Ctrl-C reaches readline, not the process: without a listener readline would close and the pending
   // question would reject with ABORT_ERR. It means "interrupt", as it does everywhere else in the CLI — and so does a
   // signal sent to the process while the question waits (`cutOff`: SIGINT, SIGTERM, the output gone).

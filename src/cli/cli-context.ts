@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { canonicalPath } from '../policy/protected-paths.js';
 import { stat } from 'node:fs/promises';
 import type { EventStore } from '../../stores/event-store.js';
@@ -47,13 +47,34 @@ const postgresHostOf = async (url: string): Promise<string | undefined> => {
 
 export type { CommonOptions } from './command-options.js';
 
-/** Resolve the workspace (default: the current directory); it must be an existing directory. */
+/**
+ * Resolve the workspace: `--workspace`, else the root of the git repository the current directory is in (the nearest
+ * folder above holding `.git`, a directory or a worktree's file — but never the home directory or `/`, whose `.git`
+ * is a dotfiles repository, not a project), else the current directory. It must be an existing directory.
+ */
 export const workspaceOf = async (options: CommonOptions): Promise<string> => {
-  const workspace = resolve(options.workspace ?? process.cwd());
+  const workspace = resolve(options.workspace ?? (await repositoryRootOf(process.cwd())) ?? process.cwd());
   const info = await stat(workspace).catch(() => undefined);
   if (!info?.isDirectory()) throw new ReinError('USAGE', `workspace ${workspace} is not a directory`);
   return workspace;
 };
+
+/** The root of the git repository `directory` is in (see `workspaceOf`), or undefined. */
+export const repositoryRootOf = async (directory: string): Promise<string | undefined> => {
+  const home = resolve(homedir());
+  for (let current = resolve(directory); ; ) {
+    if (current === home || current === dirname(current)) return undefined;
+    if (await stat(join(current, '.git')).then(() => true, () => false)) return current;
+    current = dirname(current);
+  }
+};
+
+/**
+ * What `rein run` and `rein resume` tell a person whose workspace is not the directory they are in (a repository's
+ * root above it): so nobody wonders why the agent sees the whole repository. Undefined otherwise.
+ */
+export const workspaceNote = (options: CommonOptions, workspace: string): string | undefined =>
+  options.workspace === undefined && workspace !== resolve(process.cwd()) ? `workspace ${workspace}: the root of the git repository you are in (--workspace . for this folder only)` : undefined;
 
 /**
  * A warning when the workspace is the file system's root or the user's home directory: the sandbox gives a command the

@@ -24,9 +24,9 @@ export interface RenderedSession {
 }
 
 export interface RendererOptions {
-  /** Animate a status line (default: the stream is a TTY). */
+  /** Animate a status line (default: the stream is a TTY and `TERM` is not `dumb`). */
   tty?: boolean;
-  /** Use colour (default: a TTY and no `NO_COLOR` in the environment). */
+  /** Use colour (default: a TTY that is not `TERM=dumb`, and no `NO_COLOR` in the environment). */
   colour?: boolean;
 }
 
@@ -67,7 +67,9 @@ export class LiveRenderer {
     private readonly out: NodeJS.WritableStream & { isTTY?: boolean },
     options: RendererOptions = {},
   ) {
-    const tty = options.tty ?? Boolean(out.isTTY);
+    // A terminal that says it understands no escape sequences (`TERM=dumb`: an editor's shell, a CI log viewer) gets
+    // plain lines, as a pipe does: no colour, no spinner line redrawn in place.
+    const tty = options.tty ?? (Boolean(out.isTTY) && process.env.TERM !== 'dumb');
     this.colour = options.colour ?? (tty && process.env.NO_COLOR === undefined);
     this.status = new StatusLine(out, tty, (text) => this.paint(2, text));
   }

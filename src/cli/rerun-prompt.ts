@@ -22,7 +22,8 @@ export const describeInDoubt = (question: Pick<InDoubtQuestion, 'kind' | 'args'>
 export const promptForRerun = async (question: InDoubtQuestion, streams: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream }): Promise<'rerun' | 'decline' | 'wait'> => {
   const handle = streams.input as NodeJS.ReadableStream & { ref?: () => void; unref?: () => void };
   handle.ref?.();
-  const lines = createInterface({ input: streams.input, output: streams.output, terminal: true });
+  // `TERM=dumb` understands no escape sequences: no line editing there (Ctrl-C then reaches the process as SIGINT).
+  const lines = createInterface({ input: streams.input, output: streams.output, terminal: process.env.TERM !== 'dumb' });
   const interrupt = new AbortController();
   lines.on('SIGINT', () => interrupt.abort());
   try {

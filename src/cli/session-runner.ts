@@ -12,6 +12,7 @@ import { sandboxLine } from '../policy/sandbox-status.js';
 import type { PluginFailed } from '../../models/plugin.records.js';
 import { pluginFailedLine } from './transcript.js';
 import { shellWord } from '../util/shell-word.js';
+import { literalPattern, ruleSubject } from '../policy/permission-rules.js';
 import { terminalText } from '../util/terminal-text.js';
 import { sessionOutcome } from '../trace/session-outcome.js';
 import type { TraceOutcome } from '../trace/trace-types.js';
@@ -73,6 +74,15 @@ export const exitCodeOf = (result: CliSessionResult): number => {
   if (result.status === 'paused') return ExitCode.paused;
   if (result.status === 'interrupted') return interruptingSignal ? terminationSignals[interruptingSignal] : ExitCode.interrupted;
   return ExitCode.failed;
+};
+
+/**
+ * The `--approve` rule a printed hint suggests: as narrow as the question — the command for bash (`bash:npm test`), the
+ * path for a file tool (`write:src/add.js`), never the whole tool when the request names what it touches.
+ */
+export const approvalHint = (request: { tool: string; target?: string; suggestedRule?: string }): string => {
+  const suggested = request.suggestedRule ?? request.tool;
+  return suggested === request.tool && request.target !== undefined ? ruleSubject({ tool: request.tool, pattern: literalPattern(request.target) }) : suggested;
 };
 
 /** The folders of the plugins the session's records say came from a `--plugin` flag, once each. */
@@ -183,7 +193,7 @@ export const runToQuiet = async (
       // The plugins this session was given with --plugin (their hooks may guard it): a resume needs them again.
       const plugins = pluginFlags(cliPluginLocations(records));
       for (const request of result.status === 'paused' ? session.pendingApprovals() : []) {
-        process.stdout.write(`waiting for approval ${request.approvalId}${request.actor && request.actor !== 'root' ? ` (child agent ${terminalText(request.actor)})` : ''}: ${terminalText(request.summary)}\n  answer with: rein resume ${result.sessionId}${plugins} --approve ${shellWord(request.suggestedRule ?? request.tool)} (or --yes)\n`);
+        process.stdout.write(`waiting for approval ${request.approvalId}${request.actor && request.actor !== 'root' ? ` (child agent ${terminalText(request.actor)})` : ''}: ${terminalText(request.summary)}\n  answer with: rein resume ${result.sessionId}${plugins} --approve ${shellWord(approvalHint(request))} (or --yes)\n`);
       }
       if (plugins && (result.status === 'paused' || result.status === 'interrupted') && session.pendingApprovals().length === 0) process.stdout.write(`resume it with: rein resume ${result.sessionId}${plugins}\n`);
     }

@@ -148,7 +148,7 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
     case 'model.responded': {
       const calls = (data.toolCalls as Array<{ name: string; arguments: Record<string, unknown> }>).map((call) => `${call.name}(${summarizeArguments(call.arguments)})`);
       const text = `${data.reasoning ? `reasoning: ${clip(data.reasoning, options.verbose ? 2000 : 200)}\n${' '.repeat(6)}${who}` : ''}${data.text ? `assistant: ${clip(data.text, 200)}` : 'assistant:'}`;
-      const cut = data.stopReason === 'max_tokens' && calls.length === 0 ? ' [cut at the output token limit: max_tokens]' : '';
+      const cut = data.stopReason === 'max_tokens' && calls.length === 0 ? ' [cut at the output token limit: max_tokens]' : data.stopReason === 'unknown' ? ` [stopped for a reason rein does not know: ${clip(String(data.rawStopReason ?? '?'), 60)}]` : '';
       return `${at}${who}${text}${calls.length > 0 ? ` → ${calls.join(', ')}` : ''}${cut}`;
     }
     case 'hook.decided':

@@ -59,6 +59,16 @@ describe('OpenAI-compatible adapter over a loopback server', () => {
     }
   });
 
+  it('a finish reason no adapter knows is recorded as unknown with its raw value, never as end_turn (issue 30 E)', async () => {
+    const odd = finalText.replace('"finish_reason":"stop"', '"finish_reason":"eos_token"');
+    expect(odd).not.toBe(finalText);
+    const provider = await serve(streamOf(odd), streamOf(odd));
+    const events = await collect(provider, sampleRequest());
+    expect(events.at(-1)).toEqual({ type: 'finished', stopReason: 'unknown', rawStopReason: 'eos_token' });
+    const session = await runProviderSession(provider);
+    expect(session.of('model.responded')[0]).toMatchObject({ stopReason: 'unknown', rawStopReason: 'eos_token' });
+  });
+
   it('takes the request id from x-request-id when the server sends one', async () => {
     const provider = await serve(streamOf(finalText, { headers: { 'x-request-id': 'req_abc123' } }));
     expect((await collect(provider, sampleRequest()))[0]).toEqual({ type: 'started', model, requestId: 'req_abc123' });

@@ -5,7 +5,7 @@ import { sessionStatusOf } from '../../host/session-status.js';
 import { SessionCreated } from '../../../models/session.records.js';
 import { ReinError } from '../../host/host-errors.js';
 import { createRein, type Rein } from '../../rein.js';
-import { openStore, protectedPathsOf, workspaceOf, broadWorkspaceWarning } from '../cli-context.js';
+import { openStore, protectedPathsOf, workspaceOf, broadWorkspaceWarning, workspaceNote } from '../cli-context.js';
 import { printText } from '../print-text.js';
 import { cliPluginLocations, pluginFlags, exitCodeOf, printSandbox, runToQuiet, stopPluginsAfter } from '../session-runner.js';
 import { resolve as resolvePath } from 'node:path';
@@ -55,6 +55,8 @@ const endedProvider = (id: string, recorded: { name: string; model?: string | un
 /** The body of `rein resume` (see `registerResume`). */
 export const resumeCommand = async (id: string, options: ResumeCommandOptions, setExit: (code: number) => void): Promise<void> => {
   const workspace = await workspaceOf(options);
+  const note = workspaceNote(options, workspace);
+  if (note) process.stderr.write(`rein: ${note}\n`);
   const broad = broadWorkspaceWarning(workspace);
   // Said to a person at a terminal; scripts that point HOME at a scratch workspace (tests, CI) are not told on every run.
   if (broad && process.stderr.isTTY) process.stderr.write(`rein: warning: ${broad}\n`);

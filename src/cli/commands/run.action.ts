@@ -6,7 +6,7 @@ import { PluginError } from '../../plugins/plugin-errors.js';
 import { hostRunFiles } from '../host-run-files.js';
 import { createRein, type Rein } from '../../rein.js';
 import { ExitCode } from '../exit-codes.js';
-import { openStore, printJson, protectedPathsOf, workspaceOf, broadWorkspaceWarning } from '../cli-context.js';
+import { openStore, printJson, protectedPathsOf, workspaceOf, broadWorkspaceWarning, workspaceNote } from '../cli-context.js';
 import { printText } from '../print-text.js';
 import { exitCodeOf, noteInterruptingSignal, printSandbox, runToQuiet, stopPluginsAfter, terminationSignals } from '../session-runner.js';
 import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
@@ -38,6 +38,8 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   sandboxOf(options);
   visibleLimitOf(options);
   const workspace = await workspaceOf(options);
+  const note = workspaceNote(options, workspace);
+  if (note) process.stderr.write(`rein: ${note}\n`);
   const broad = broadWorkspaceWarning(workspace);
   // Said to a person at a terminal; scripts that point HOME at a scratch workspace (tests, CI) are not told on every run.
   if (broad && process.stderr.isTTY) process.stderr.write(`rein: warning: ${broad}\n`);
