@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { lstat, readdir } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
-import { isInside, protectedKey } from '../policy/protected-paths.js';
+import { isInside, protectedKey, protectedWorkspaceEntries } from '../policy/protected-paths.js';
 import type { Workspace } from './workspace.js';
 
 /** Entries of a directory that alias `name` (the same name up to case and Unicode normalisation). */
@@ -96,17 +96,83 @@ export const removeCreatedProtectedPaths = async (workspace: Workspace, absent: 
   return removed;
 };
 
+/** A protected folder that exists, and every entry below it (workspace-relative to the folder), as a command found it. */
+export interface ProtectedFolderListing {
+  folder: string;
+  entries: ReadonlySet<string>;
+}
+
+/** The most entries a listing of one protected folder holds; past it the folder is not watched (and said so nowhere). */
+const listingLimit = 10_000;
+
+/** Every entry below `folder` (relative paths; links are listed, never followed), or undefined past `listingLimit`. */
+const listFolder = async (folder: string): Promise<Set<string> | undefined> => {
+  const entries = new Set<string>();
+  const walk = async (relativeDir: string): Promise<boolean> => {
+    const names = await readdir(join(folder, relativeDir), { withFileTypes: true }).catch(() => []);
+    for (const entry of names) {
+      const path = relativeDir === '' ? entry.name : join(relativeDir, entry.name);
+      entries.add(path);
+      if (entries.size > listingLimit) return false;
+      if (entry.isDirectory() && !(await walk(path))) return false;
+    }
+    return true;
+  };
+  return (await walk('')) ? entries : undefined;
+};
+
+/**
+ * The protected folders that exist now and that nothing masks from a command run outside bubblewrap (the fallback):
+ * the skill folders and the project plugins' — not rein's store, which rein itself writes while a command runs. A
+ * command could plant a skill or a plugin file in one; `removeCreatedInFolders` takes out what appeared, as an absent
+ * protected path a command created is removed.
+ */
+export const existingProtectedFolders = async (workspace: Workspace): Promise<ProtectedFolderListing[]> => {
+  const listings: ProtectedFolderListing[] = [];
+  for (const entry of protectedWorkspaceEntries) {
+    if (entry.kind !== 'directory' || entry.path === '.rein') continue;
+    const folder = join(workspace.root, entry.path);
+    const info = await lstat(folder).catch(() => undefined);
+    if (!info?.isDirectory()) continue;
+    const entries = await listFolder(folder);
+    if (entries) listings.push({ folder, entries });
+  }
+  return listings;
+};
+
+/**
+ * Remove what appeared in the listed protected folders since they were listed (the highest new entry of each new
+ * branch, as a link or a folder, never what a link points to); returns the paths removed, workspace-relative.
+ */
+export const removeCreatedInFolders = async (workspace: Workspace, listings: readonly ProtectedFolderListing[]): Promise<string[]> => {
+  const removed: string[] = [];
+  for (const { folder, entries } of listings) {
+    const info = await lstat(folder).catch(() => undefined);
+    if (!info?.isDirectory()) continue;
+    const now = await listFolder(folder);
+    if (!now) continue;
+    const created = [...now].filter((path) => !entries.has(path)).sort();
+    for (const path of created) {
+      // Below a new entry already removed: gone with it.
+      if (created.some((other) => other !== path && path.startsWith(other + sep))) continue;
+      const absolute = join(folder, path);
+      if (await removeEntry(dirname(absolute), basename(absolute))) removed.push(workspace.display(absolute));
+    }
+  }
+  return removed;
+};
+
 /** Per session, the workspaces and absent protected paths of its background commands, as each started. */
-const backgroundBaselines = new Map<string, Array<{ workspace: Workspace; absent: readonly AbsentProtectedPath[] }>>();
+const backgroundBaselines = new Map<string, Array<{ workspace: Workspace; absent: readonly AbsentProtectedPath[]; folders: readonly ProtectedFolderListing[] }>>();
 
 /**
  * Remember what was absent when a background command started: it keeps running after its call's own check, so it
  * could create a protected path later. `cleanAfterBackground` checks again once the session's commands are stopped.
  */
-export const watchBackground = (sessionId: string, workspace: Workspace, absent: readonly AbsentProtectedPath[]): void => {
-  if (absent.length === 0) return;
+export const watchBackground = (sessionId: string, workspace: Workspace, absent: readonly AbsentProtectedPath[], folders: readonly ProtectedFolderListing[] = []): void => {
+  if (absent.length === 0 && folders.length === 0) return;
   const watched = backgroundBaselines.get(sessionId) ?? [];
-  watched.push({ workspace, absent });
+  watched.push({ workspace, absent, folders });
   backgroundBaselines.set(sessionId, watched);
 };
 
@@ -118,6 +184,6 @@ export const cleanAfterBackground = async (sessionId: string): Promise<string[]>
   const watched = backgroundBaselines.get(sessionId) ?? [];
   backgroundBaselines.delete(sessionId);
   const removed = new Set<string>();
-  for (const { workspace, absent } of watched) for (const path of await removeCreatedProtectedPaths(workspace, absent)) removed.add(path);
+  for (const { workspace, absent, folders } of watched) for (const path of [...(await removeCreatedProtectedPaths(workspace, absent)), ...(await removeCreatedInFolders(workspace, folders))]) removed.add(path);
   return [...removed];
 };
