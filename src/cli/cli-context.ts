@@ -93,17 +93,24 @@ export const broadWorkspaceWarning = (workspace: string): string | undefined => 
  * commands that resolve a provider validate the whole file). A non-string, or a URL holding a password, is
  * `CONFIG_INVALID`.
  */
-const configuredStore = async (workspace: string): Promise<string | undefined> => {
+const configuredStore = async (workspace: string, reading: boolean): Promise<string | undefined> => {
   const text = await readHostTextIfPresent(resolve(workspace, configFileName), configFileName, (message) => new ReinError('CONFIG_INVALID', message));
   if (text === undefined) return undefined;
+  // A file that cannot be read as a configuration at all: a reading command says so and reads the default store (it
+  // changes nothing); the others refuse it. What a readable file asks for is checked for everyone (below).
+  const unreadable = (message: string, cause?: unknown): undefined => {
+    if (!reading) throw new ReinError('CONFIG_INVALID', message, cause === undefined ? undefined : { cause });
+    process.stderr.write(`rein: warning: ${message}; reading the default store ${resolve(workspace, '.rein')}\n`);
+    return undefined;
+  };
   let store: unknown;
   try {
     store = (JSON.parse(text) as { store?: unknown } | null)?.store;
   } catch (error) {
-    throw new ReinError('CONFIG_INVALID', `${configFileName} is not valid JSON (${jsonProblem(text, error)})`, { cause: error });
+    return unreadable(`${configFileName} is not valid JSON (${jsonProblem(text, error)})`, error);
   }
   if (store === undefined) return undefined;
-  if (typeof store !== 'string' || store === '') throw new ReinError('CONFIG_INVALID', `${configFileName}: store must be a directory or a postgres:// URL`);
+  if (typeof store !== 'string' || store === '') return unreadable(`${configFileName}: store must be a directory or a postgres:// URL`);
   if (/^postgres(ql)?:\/\/[^/@]*:[^/@]*@/i.test(store)) throw new ReinError('CONFIG_INVALID', `${configFileName}: a store URL in this file must not hold a password: use PGPASSWORD or ~/.pgpass`);
   // Every session's transcript (file contents included) goes to the store: a repository's file alone may not send it
   // off this machine. A remote database is the user's to choose, with --store or REIN_STORE.
@@ -122,12 +129,7 @@ const configuredStore = async (workspace: string): Promise<string | undefined> =
 export const storeLocationOf = async (options: CommonOptions, workspace: string, reading = false): Promise<string> => {
   const given = options.store ?? (process.env.REIN_STORE || undefined);
   if (given !== undefined) return isPostgresUrl(given) ? given : resolve(given);
-  const configured = await configuredStore(workspace).catch((error: unknown) => {
-    // A reading command still reads (the default store) when the file is broken: it says so, and changes nothing.
-    if (!reading || !(error instanceof ReinError && error.code === 'CONFIG_INVALID')) throw error;
-    process.stderr.write(`rein: warning: ${error.message}; reading the default store ${resolve(workspace, '.rein')}\n`);
-    return undefined;
-  });
+  const configured = await configuredStore(workspace, reading);
   if (configured !== undefined) return isPostgresUrl(configured) ? configured : resolve(workspace, configured);
   return resolve(workspace, '.rein');
 };
