@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { jsonLines } from '../support/cli.js';
 import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { requireBubblewrap } from '../support/sandbox.js';
 
 /* Issue 30 E: where rein works when started inside a repository, what its hints approve, and rein worker's lease. */
 describe('workspace, hints and flags', () => {
@@ -46,5 +47,26 @@ describe('workspace, hints and flags', () => {
   it('rein worker --lease-ms takes at least a second, before anything else is checked', async () => {
     const short = await runInProcess(['worker', '--lease-ms', '5'], { cwd: repo, env: { HOME: home.path } });
     expect([short.code, short.stderr]).toEqual([2, 'rein: USAGE: --lease-ms must be a whole number of milliseconds, at least 1000 (a lease is renewed every third of it), got "5"\n']);
+  });
+});
+
+describe('a HOME that does not exist (issue 30 E)', () => {
+  it('does not make bubblewrap fail: commands run sandboxed with an empty home of their own', async () => {
+    if (!(await requireBubblewrap())) return;
+    const workspace = await makeTempDir('rein-no-home-');
+    try {
+      await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Home?', toolCalls: [{ name: 'bash', arguments: { command: 'test -d "$HOME" && echo home-ok; ls -A "$HOME" | wc -l' } }] }, { text: 'Done.' }] }));
+      // Under a read-only system folder: bubblewrap cannot make a mount point there.
+      const env = { HOME: '/usr/local/rein-no-such-home' };
+      const probe = JSON.parse((await runInProcess(['sandbox', '--json'], { cwd: workspace.path, env })).stdout) as { enforcement: string; reason?: string };
+      expect(probe).toMatchObject({ enforcement: 'bubblewrap' });
+      const run = await runInProcess(['run', 'look home', '--script', 'script.json', '--yes'], { cwd: workspace.path, env });
+      expect(run.stdout).toContain('sandbox: bubblewrap');
+      const id = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
+      const shown = (await runInProcess(['show', id], { cwd: workspace.path, env })).stdout;
+      expect(shown).toMatch(/│ home-ok\n {2}│ 0\n/);
+    } finally {
+      await workspace.remove();
+    }
   });
 });
