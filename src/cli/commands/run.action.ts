@@ -65,6 +65,9 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   // Hooks that changed since they were trusted refuse the run: that error says it all, without the warning before it.
   refuseLostHooks(loaded);
   for (const warning of loaded.warnings) printText(`rein: ${warning}\n`, process.stderr);
+  // A queued session's MCP servers start in the worker, under the worker's user's trust: `--yes` or the prompt here
+  // records that trust for the submitting user, as for plugins; nothing starts in this process.
+  if (options.detach && (options.yes || process.stdin.isTTY)) await cliCapabilitiesFor(workspace, options, { interactive: Boolean(process.stdin.isTTY), warn: () => undefined });
   const { mcpServers, capabilities } = options.detach ? { mcpServers: {}, capabilities: {} } : await cliCapabilitiesFor(workspace, options);
   const store = await openStore(options, workspace, 'write');
   let rein: Rein | undefined;

@@ -3,10 +3,10 @@ import { isPostgresUrl } from '../../../stores/postgres/postgres-url.js';
 import { printJson, storeLocationOf } from '../cli-context.js';
 import { printText } from '../print-text.js';
 import { positiveFlag, wholeNumberFlag } from '../whole-number-flag.js';
+import type { WorkerCommandOptions } from './worker.command.js';
 
 /** The shortest lease `rein worker --lease-ms` takes. */
 const minimumLeaseMs = 1_000;
-import type { WorkerCommandOptions } from './worker.command.js';
 
 const positiveInteger = (flag: string, value: string | undefined, fallback: number): number => positiveFlag(flag, value) ?? fallback;
 
