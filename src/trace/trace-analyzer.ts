@@ -3,16 +3,13 @@ import { outcomeOfTraceView } from './session-outcome.js';
 import type { TraceView } from '../projections/trace.view.js';
 import { backgroundEndsOf, claimsSuccess, ContextReader, lastChange, turnsOf } from './trace-evidence.js';
 import { caveatRules, executionRules, failClosedRules, projectionRules, repetitionRules, truncationRules, verificationRules, type RuleInput } from './trace-rules.js';
-import { boundaryPrecedence, type ReadText, type TraceFinding, type TraceReport } from './trace-types.js';
+import { boundaryPrecedence, type ReadText, type TraceFinding, type TraceOutcome, type TraceReport } from './trace-types.js';
 
 /**
  * The trace outcome alone, from the view (no blob is read; the same as `analyzeTrace(view).outcome`): what a listing
  * shows for each session without running the whole analysis.
  */
-export const traceOutcomeOf = (view: TraceView): TraceOutcome => {
-  const turns = turnsOf(view);
-  return outcomeOf(view, newest(view.verifications, 1)[0], lastChange(turns, backgroundEndsOf(view)).seq);
-};
+export const traceOutcomeOf = (view: TraceView): TraceOutcome => outcomeOfTraceView(view);
 
 const rank = (finding: TraceFinding): number => (finding.category === 'unknown_or_mixed' ? boundaryPrecedence.length : boundaryPrecedence.indexOf(finding.boundary));
 
