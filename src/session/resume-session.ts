@@ -21,6 +21,7 @@ import { canonicalEqual } from '../host/canonical-equal.js';
 import { sessionHooksFor } from './start-session.js';
 import { sessionStopOf } from '../hooks/decide-point.js';
 import { sandboxCheckedOf } from '../policy/sandbox-status.js';
+import { sweepLeftBackground } from '../tools/protected-watch.js';
 import { killStrayProcesses } from '../tools/process-runner.js';
 import { restoredPolicy } from '../policy/permission-policy.js';
 import { unmatchedRuleFacts } from '../policy/unmatched-rules.js';
@@ -223,6 +224,10 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
   }
   const rebuilt = await rebuild(services, sessionId, records);
   const memory = sessionMemoryFor(services, sessionId);
+  // What a background command planted after a process was killed outright (this session's, or another's) is removed
+  // before today's catalog reads the workspace: the check that process's end would have run.
+  const left = rebuilt.tree.done ? undefined : await sweepLeftBackground(services.workspace);
+  const leftFacts: FactDraft[] = left && left.paths.length > 0 ? [{ type: 'workspace.cleaned', data: { paths: left.paths, reason: 'protected-path-created' } }] : [];
   // A session recorded before capabilities existed keeps its fixed tools (no catalog, no MCP servers, no skills).
   const capabilities = services.capabilities && rebuilt.capabilities.active && !rebuilt.tree.done ? await SessionCapabilities.open(services.capabilities, services.registry, rebuilt.capabilities) : undefined;
   const wiring = wireSession(services, created.tools, memory, sessionId, capabilities);
@@ -270,7 +275,7 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
   const stopped = records.reduce<string | undefined>((found, record) => found ?? sessionStopOf(record), undefined);
   if (stopped !== undefined) {
     const killed = await strays();
-    await host.recordFacts([{ type: 'session.resumed', data: { fromSeq: head, inDoubt: inDoubt.map((effect) => effect.effectId), ...(rebuilt.snapshotSeq ? { snapshotSeq: rebuilt.snapshotSeq } : {}), ...killed } }]);
+    await host.recordFacts([{ type: 'session.resumed', data: { fromSeq: head, inDoubt: inDoubt.map((effect) => effect.effectId), ...(rebuilt.snapshotSeq ? { snapshotSeq: rebuilt.snapshotSeq } : {}), ...killed } }, ...leftFacts]);
     await host.cancel(stopped);
     return { session, report };
   }
@@ -304,7 +309,7 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
   const killed = await strays();
   const facts: FactDraft[] = [];
   if (rebuilt.rejected && rebuilt.snapshotRejectedSeq) facts.push({ type: 'snapshot.rejected', data: { seq: rebuilt.snapshotRejectedSeq, reason: rebuilt.rejected } });
-  facts.push({ type: 'session.resumed', data: { fromSeq: head, inDoubt: inDoubt.map((effect) => effect.effectId), ...(rebuilt.snapshotSeq ? { snapshotSeq: rebuilt.snapshotSeq } : {}), ...killed } });
+  facts.push({ type: 'session.resumed', data: { fromSeq: head, inDoubt: inDoubt.map((effect) => effect.effectId), ...(rebuilt.snapshotSeq ? { snapshotSeq: rebuilt.snapshotSeq } : {}), ...killed } }, ...leftFacts);
   // The plugins this process loaded: a resumed session may run with other plugins than before, and the log says so.
   for (const fact of services.plugins?.journal() ?? []) facts.push({ type: fact.type, data: fact.data });
   // This process may isolate commands differently from the one that started the session: say how, once.

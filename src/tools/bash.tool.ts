@@ -204,7 +204,7 @@ export const bashTool = defineTool<BashParameters, { cwd: string; relative: stri
     });
     const removed = [...(await removeCreatedProtectedPaths(context.workspace, absent)), ...(await removeCreatedInFolders(context.workspace, folders))];
     // Still running: it could create a protected path after this check; its session's end checks again.
-    if (outcome.background) watchBackground(context.sessionId, context.workspace, absent, folders);
+    if (outcome.background) await watchBackground(context.sessionId, context.workspace, absent, folders);
     const notes: ToolNote[] = [
       ...(launch.proxy?.decisions ?? []).map((decision) => ({ type: 'network.decided', data: { ...decision } })),
       ...(removed.length > 0 ? [{ type: 'workspace.cleaned', data: { paths: removed, reason: 'protected-path-created' } }] : []),

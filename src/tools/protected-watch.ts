@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
-import { lstat, readdir } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
-import { isInside, protectedKey, protectedWorkspaceEntries } from '../policy/protected-paths.js';
+import { isInside, protectedKey, protectedWorkspaceEntries, reinConfigHome } from '../policy/protected-paths.js';
 import type { Workspace } from './workspace.js';
 
 /** Entries of a directory that alias `name` (the same name up to case and Unicode normalisation). */
@@ -166,14 +167,39 @@ export const removeCreatedInFolders = async (workspace: Workspace, listings: rea
 const backgroundBaselines = new Map<string, Array<{ workspace: Workspace; absent: readonly AbsentProtectedPath[]; folders: readonly ProtectedFolderListing[] }>>();
 
 /**
- * Remember what was absent when a background command started: it keeps running after its call's own check, so it
- * could create a protected path later. `cleanAfterBackground` checks again once the session's commands are stopped.
+ * Where the baselines of a session's background commands are kept on disk: `background/<workspace digest>/<sessionId>.json`
+ * in rein's per-user configuration folder (outside the workspace, so the check itself never sees it appear). A rein
+ * killed outright never runs its end's check; the next session in the workspace finds the file and runs it
+ * (`sweepLeftBackground`).
  */
-export const watchBackground = (sessionId: string, workspace: Workspace, absent: readonly AbsentProtectedPath[], folders: readonly ProtectedFolderListing[] = []): void => {
+const baselineFolder = (root: string): string => join(reinConfigHome(), 'background', createHash('sha256').update(root).digest('hex').slice(0, 32));
+const baselineFile = (root: string, sessionId: string): string => join(baselineFolder(root), `${sessionId}.json`);
+
+interface StoredBaseline {
+  pid: number;
+  absent: AbsentProtectedPath[];
+  folders: Array<{ folder: string; entries: string[] }>;
+}
+
+const writeBaselines = async (sessionId: string, root: string): Promise<void> => {
+  const watched = (backgroundBaselines.get(sessionId) ?? []).filter((entry) => entry.workspace.root === root);
+  const stored: StoredBaseline[] = watched.map(({ absent, folders }) => ({ pid: process.pid, absent: [...absent], folders: folders.map(({ folder, entries }) => ({ folder, entries: [...entries] })) }));
+  await mkdir(dirname(baselineFile(root, sessionId)), { recursive: true });
+  await writeFile(baselineFile(root, sessionId), JSON.stringify(stored));
+};
+
+/**
+ * Remember what was absent when a background command started: it keeps running after its call's own check, so it
+ * could create a protected path later. `cleanAfterBackground` checks again once the session's commands are stopped;
+ * the baseline is also written to rein's configuration folder, for the next session should this process be
+ * killed before that check.
+ */
+export const watchBackground = async (sessionId: string, workspace: Workspace, absent: readonly AbsentProtectedPath[], folders: readonly ProtectedFolderListing[] = []): Promise<void> => {
   if (absent.length === 0 && folders.length === 0) return;
   const watched = backgroundBaselines.get(sessionId) ?? [];
   watched.push({ workspace, absent, folders });
   backgroundBaselines.set(sessionId, watched);
+  await writeBaselines(sessionId, workspace.root).catch(() => undefined);
 };
 
 /**
@@ -185,5 +211,47 @@ export const cleanAfterBackground = async (sessionId: string): Promise<string[]>
   backgroundBaselines.delete(sessionId);
   const removed = new Set<string>();
   for (const { workspace, absent, folders } of watched) for (const path of [...(await removeCreatedProtectedPaths(workspace, absent)), ...(await removeCreatedInFolders(workspace, folders))]) removed.add(path);
+  for (const root of new Set(watched.map((entry) => entry.workspace.root))) await rm(baselineFile(root, sessionId), { force: true });
   return [...removed];
+};
+
+/** Whether a process of this id runs (as far as this user can tell). */
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/**
+ * The check a session's end would have run, for background commands whose rein was killed before it (issue 30 E): the
+ * baselines (see `baselineFile`) written by a process that no longer runs are checked against the workspace now —
+ * what a command planted since is removed — and their files deleted. A process that still runs keeps its own. Returns
+ * the paths removed (workspace-relative) and the sessions they were left by.
+ */
+export const sweepLeftBackground = async (workspace: Workspace): Promise<{ paths: string[]; sessions: string[] }> => {
+  const folder = baselineFolder(workspace.root);
+  const names = await readdir(folder).catch(() => [] as string[]);
+  const removed = new Set<string>();
+  const sessions: string[] = [];
+  for (const name of names.filter((entry) => entry.endsWith('.json')).sort()) {
+    const sessionId = name.slice(0, -'.json'.length);
+    if (backgroundBaselines.has(sessionId)) continue;
+    const stored = await readFile(join(folder, name), 'utf8').then((text) => JSON.parse(text) as StoredBaseline[]).catch(() => undefined);
+    if (!Array.isArray(stored)) {
+      await rm(join(folder, name), { force: true });
+      continue;
+    }
+    if (stored.some((entry) => entry.pid === process.pid || alive(entry.pid))) continue;
+    for (const entry of stored) {
+      const absent = (entry.absent ?? []).filter((item) => typeof item?.path === 'string' && isInside(workspace.root, item.path)).map((item) => ({ path: item.path, existing: Array.isArray(item.existing) ? item.existing : [] }));
+      const folders = (entry.folders ?? []).filter((item) => typeof item?.folder === 'string' && isInside(workspace.root, item.folder)).map((item) => ({ folder: item.folder, entries: new Set(item.entries) }));
+      for (const path of [...(await removeCreatedProtectedPaths(workspace, absent)), ...(await removeCreatedInFolders(workspace, folders))]) removed.add(path);
+    }
+    sessions.push(sessionId);
+    await rm(join(folder, name), { force: true });
+  }
+  return { paths: [...removed].sort(), sessions };
 };
