@@ -34,6 +34,11 @@ export interface JoinOutput {
   outcome: 'satisfied' | 'unsatisfied' | 'cancelled';
   observation: string;
   usage: ChildUsage;
+  /**
+   * The latest session time (ms) the delegation saw: a child's deadline timer that fired. The parent charges it to
+   * its own clock, so a deadline that was also the parent's leaves it no wall time for another call.
+   */
+  elapsedMs: number;
 }
 
 export interface DelegationContext {
@@ -45,6 +50,8 @@ export interface DelegationContext {
   observationLimit: number;
   ceiling: Budgets;
   startedAtMs: number;
+  /** The latest session time seen (`startedAtMs`, then each deadline timer that fired): the join's `elapsedMs`. */
+  elapsedMs: number;
   /** Tasks not spawned yet (emptied by the entry action). */
   pending: DelegatedTask[];
   /** The children in task order (an array: copied per event in microseconds, whatever the fan-out). */
@@ -234,7 +241,7 @@ export const delegationMachine = setup({
       const released = releaseEnded(context, children, (id) => {
         if (id !== childActorId(context, child.taskId)) enqueue.stopChild(id);
       });
-      enqueue.assign({ children, released });
+      enqueue.assign({ children, released, elapsedMs: Math.max(context.elapsedMs, event.elapsedMs) });
       enqueue(record('delegation.failed', { callId: context.callId, taskId: child.taskId, child: child.path, failureClass: 'runtime', reason }, context.callId));
     }),
     relayEscalation: enqueueActions(({ context, event, enqueue }) => {
@@ -301,6 +308,7 @@ export const delegationMachine = setup({
     observationLimit: input.plan.observationLimit,
     ceiling: input.ceiling,
     startedAtMs: input.startedAtMs,
+    elapsedMs: input.startedAtMs,
     pending: input.plan.tasks,
     children: [],
     slots: Object.fromEntries(input.plan.tasks.map((task, index) => [task.taskId, index])),
@@ -331,6 +339,7 @@ export const delegationMachine = setup({
     outcome: context.outcome ?? 'cancelled',
     observation: context.observation ?? '',
     usage: usageSum(context.children),
+    elapsedMs: context.elapsedMs,
   }),
 });
 

@@ -332,7 +332,8 @@ export const sessionMachine = setup({
       enqueue.stopChild(effect.delegation);
       enqueue.assign({
         outstanding,
-        usage: { ...context.usage, inputTokens: context.usage.inputTokens + output.usage.inputTokens, outputTokens: context.usage.outputTokens + output.usage.outputTokens },
+        // The join happened no earlier than the last deadline it saw: a child's deadline is charged to this agent's wall time.
+        usage: { ...context.usage, inputTokens: context.usage.inputTokens + output.usage.inputTokens, outputTokens: context.usage.outputTokens + output.usage.outputTokens, elapsedMs: Math.max(context.usage.elapsedMs, output.elapsedMs) },
         tally: { ...context.tally, delegated: { turns: context.tally.delegated.turns + output.usage.turns, toolCalls: context.tally.delegated.toolCalls + output.usage.toolCalls } },
       });
       if (context.lastTurn?.status === 'open') enqueue.sendTo(context.lastTurn.path, { type: 'tool.settled', callId: output.callId, name: 'delegate_task', status: 'ok', observation: output.observation });

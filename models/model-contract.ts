@@ -77,7 +77,7 @@ export const ModelEvent = z.discriminatedUnion('type', [
     arguments: z.record(z.string(), z.unknown()),
   }),
   z.object({ type: z.literal('usage'), usage: TokenUsage }),
-  z.object({ type: z.literal('finished'), stopReason: StopReason }),
+  z.object({ type: z.literal('finished'), stopReason: StopReason, rawStopReason: z.string().optional() }),
   z.object({ type: z.literal('error'), error: ProviderErrorInfo }),
 ]);
 export type ModelEvent = z.infer<typeof ModelEvent>;

@@ -77,6 +77,8 @@ export const ModelResponded = z.object({
   reasoning: z.string().optional(),
   toolCalls: z.array(ToolCall),
   stopReason: StopReason,
+  /** The vendor's own stop reason when `stopReason` is `unknown` (one no adapter maps), as it came. */
+  rawStopReason: z.string().optional(),
   usage: TokenUsage,
   elapsedMs: z.number().nonnegative(),
   /** The typed contract the call ran under (harness-typestate §4.1); the session hands it to the turn it spawns. */

@@ -85,7 +85,12 @@ export const SessionEnded = z.object({
 export type SessionEnded = z.infer<typeof SessionEnded>;
 
 /** effect (fact) · this stream was forked from `parent` after copying its records 1..atSeq. */
-export const SessionForked = z.object({ parent: z.string(), atSeq: z.number().int().positive() });
+export const SessionForked = z.object({
+  parent: z.string(),
+  atSeq: z.number().int().positive(),
+  /** Why the fork was made, when rein made it: e.g. a new attempt at the model call a provider failure ended the parent on. */
+  reason: z.string().optional(),
+});
 export type SessionForked = z.infer<typeof SessionForked>;
 
 /** effect (fact) · a process resumed the session after rebuilding it from the log. */

@@ -67,7 +67,7 @@ export const ToolRejected = z.object({
 export type ToolRejected = z.infer<typeof ToolRejected>;
 
 /** The repair kinds of the whitelist that change a value rather than a field name. */
-export const RepairKind = z.enum(['string-to-boolean', 'string-to-integer', 'markdown-autolink', 'json-unescape']);
+export const RepairKind = z.enum(['string-to-boolean', 'string-to-integer', 'markdown-autolink', 'json-unescape', 'crlf-line-endings']);
 export type RepairKind = z.infer<typeof RepairKind>;
 
 /** One repair: a field renamed (`from` → `to`) or a field's value reshaped (`field`, `kind`). */

@@ -20,6 +20,8 @@ export type { CreateSessionOptions } from './session/start-session.js';
 export type { ResumeOptions, ResumeReport } from './session/resume-session.js';
 export type { SessionSummary } from './session/session-catalog.js';
 export type { ForkOptions as ForkSessionOptions } from './session/fork-session.js';
+export { providerFailureOf, forkForRetry } from './session/provider-retry.js';
+export type { ProviderFailure } from './session/provider-retry.js';
 export type { SessionResult, InputDraft } from './host/session-host.js';
 export type { LiveEvent } from '../models/live-events.js';
 export type { ReplayCounts, ReplayResult } from './host/replay.js';
@@ -144,6 +146,7 @@ export { rebuildContextView, rebuildTraceView, rebuildMemoryView } from './proje
 
 // Trace analysis, reports and eval cases.
 export { analyzeTrace } from './trace/trace-analyzer.js';
+export { sessionOutcome, outcomeOfTraceView, readSessionOutcome } from './trace/session-outcome.js';
 export { renderTraceMarkdown, renderTraceText } from './trace/trace-report.js';
 export { exportEvalCase, checkEvalCase } from './trace/eval-case.js';
 export type { EvalCase, EvalAssertion, EvalResult } from './trace/eval-case.js';

@@ -6,6 +6,9 @@ import { shellSubject } from '../policy/shell-subject.js';
 import type { ApprovalAnswer, ApprovalRequest, ReinSession } from '../session/session-handle.js';
 import type { AnyToolDefinition } from '../tools/tool.js';
 
+/** How a prompt ended without an answer: Ctrl-C or a signal (`interrupted`), or Ctrl-D (`end-of-input`). */
+export type PromptCutOff = 'interrupted' | 'end-of-input';
+
 /** How the CLI answers approval requests: rules given in advance, and (on a TTY) a person at the keyboard. */
 export interface ApprovalAnswering {
   policy: PermissionPolicy;
@@ -51,27 +54,30 @@ const describeRequest = (request: ApprovalRequest): string =>
  * Ask a person on the terminal: `y` allow once, `s` allow for the session, `n` deny, or any other text to deny with
  * that text as feedback for the model. The prompt goes to stderr so stdout stays the session's output.
  */
-export const promptForApproval = async (request: ApprovalRequest, streams: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream }): Promise<ApprovalAnswer | 'interrupted'> => {
+export const promptForApproval = async (request: ApprovalRequest, streams: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream }, cutOff?: AbortSignal): Promise<ApprovalAnswer | PromptCutOff> => {
+  if (cutOff?.aborted) return 'interrupted';
   const handle = streams.input as NodeJS.ReadableStream & { ref?: () => void; unref?: () => void };
   handle.ref?.();
-  const lines = createInterface({ input: streams.input, output: streams.output, terminal: true });
+  // `TERM=dumb` understands no escape sequences: no line editing there (Ctrl-C then reaches the process as SIGINT).
+  const lines = createInterface({ input: streams.input, output: streams.output, terminal: process.env.TERM !== 'dumb' });
   // In raw mode Ctrl-C reaches readline, not the process: without a listener readline would close and the pending
-  // question would reject with ABORT_ERR. It means "interrupt", as it does everywhere else in the CLI.
+  // question would reject with ABORT_ERR. It means "interrupt", as it does everywhere else in the CLI — and so does a
+  // signal sent to the process while the question waits (`cutOff`: SIGINT, SIGTERM, the output gone).
   const interrupt = new AbortController();
   lines.on('SIGINT', () => interrupt.abort());
+  const onCutOff = () => interrupt.abort();
+  cutOff?.addEventListener('abort', onCutOff);
   try {
     streams.output.write(`${describeRequest(request)}\n`);
     for (;;) {
+      // Ctrl-D (end of input) closes the prompt: nobody is left to answer, which cuts the run off like Ctrl-C.
       const reply = await lines.question('allow? [y]es once / [s]ession / [n]o / or type why not: ', { signal: interrupt.signal }).then(
         (text) => text.trim(),
-        (error: unknown) => {
-          if (interrupt.signal.aborted) return undefined;
-          throw error;
-        },
+        (): PromptCutOff => (interrupt.signal.aborted ? 'interrupted' : 'end-of-input'),
       );
-      if (reply === undefined) {
+      if (reply === 'interrupted' || reply === 'end-of-input') {
         streams.output.write('\n');
-        return 'interrupted';
+        return reply;
       }
       if (/^(y|yes)$/i.test(reply)) return { decision: 'allow-once' };
       if (/^(s|session)$/i.test(reply)) return { decision: 'allow-session' };
@@ -79,6 +85,7 @@ export const promptForApproval = async (request: ApprovalRequest, streams: { inp
       if (reply.length > 1) return { decision: 'deny', feedback: reply };
     }
   } finally {
+    cutOff?.removeEventListener('abort', onCutOff);
     lines.close();
     // A terminal left referenced would keep the process alive after the session ends.
     handle.pause();
@@ -88,14 +95,14 @@ export const promptForApproval = async (request: ApprovalRequest, streams: { inp
 
 /**
  * Answer every pending request the session is waiting on: in advance where a rule or `--yes` covers it, otherwise
- * by prompting when interactive. Returns how many were answered (0 means the session stays paused), or
- * `interrupted` when the person pressed Ctrl-C at the prompt (that question stays pending).
+ * by prompting when interactive. Returns how many were answered (0 means the session stays paused), or how the prompt
+ * was cut off (that question stays pending): `interrupted` (Ctrl-C there, or `cutOff` aborted), `end-of-input` (Ctrl-D).
  */
-export const answerPending = async (session: ReinSession, answering: ApprovalAnswering): Promise<number | 'interrupted'> => {
+export const answerPending = async (session: ReinSession, answering: ApprovalAnswering, cutOff?: AbortSignal): Promise<number | PromptCutOff> => {
   let answered = 0;
   for (const request of session.pendingApprovals()) {
-    const answer = answeredInAdvance(answering, request) ?? (answering.interactive ? await promptForApproval(request, { input: process.stdin, output: process.stderr }) : undefined);
-    if (answer === 'interrupted') return answer;
+    const answer = answeredInAdvance(answering, request) ?? (answering.interactive ? await promptForApproval(request, { input: process.stdin, output: process.stderr }, cutOff) : undefined);
+    if (answer === 'interrupted' || answer === 'end-of-input') return answer;
     if (!answer) continue;
     await session.approve(request.approvalId, answer);
     answered++;

@@ -34,7 +34,7 @@ export const visibleLimitOf = (flags: CapabilityFlags): number | undefined => {
  * not yet trusted (or changed since) is trusted by `--yes`, or by answering the prompt on a TTY — both recorded in the
  * trust store with the file's digest; otherwise its servers do not start, and stderr says how to trust it.
  */
-export const cliCapabilitiesFor = async (workspace: string, flags: CapabilityFlags, io: { interactive: boolean; trust?: TrustStore; ask?: TrustQuestion } = { interactive: Boolean(process.stdin.isTTY) }): Promise<CliCapabilities> => {
+export const cliCapabilitiesFor = async (workspace: string, flags: CapabilityFlags, io: { interactive: boolean; trust?: TrustStore; ask?: TrustQuestion; warn?: (text: string) => void } = { interactive: Boolean(process.stdin.isTTY) }): Promise<CliCapabilities> => {
   const config = await loadWorkspaceConfig(workspace);
   const limit = visibleLimitOf(flags);
   const capabilities: CapabilityOptions = { ...config?.capabilities, ...(limit === undefined ? {} : { visibleLimit: limit }) };
@@ -52,7 +52,8 @@ export const cliCapabilitiesFor = async (workspace: string, flags: CapabilityFla
     if (!trusted) {
       const reason = `${file.status === 'changed' ? 'changed since it was trusted' : 'not trusted'}: its ${file.servers.length} MCP server(s) did not start (trust it with \`rein mcp trust\` or --yes)`;
       problems.push({ source: file.file, reason });
-      printText(`rein: ${file.file} is ${reason}\n`, process.stderr);
+      if (io.warn) io.warn(`${file.file} is ${reason}`);
+      else printText(`rein: ${file.file} is ${reason}\n`, process.stderr);
       continue;
     }
     for (const spec of file.servers) {

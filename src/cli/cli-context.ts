@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { canonicalPath } from '../policy/protected-paths.js';
 import { stat } from 'node:fs/promises';
 import type { EventStore } from '../../stores/event-store.js';
@@ -11,6 +11,7 @@ import { isLoopbackHost } from '../util/loopback-host.js';
 import { ReinError } from '../host/host-errors.js';
 import { configFileName } from '../providers/config-file-name.js';
 import type { CommonOptions } from './command-options.js';
+import { jsonProblem } from '../util/json-problem.js';
 
 /** Query parameters whose value pg-connection-string opens as a file (`readFileSync`) while it parses the URL. */
 const sslFileParameters = ['sslcert', 'sslkey', 'sslrootcert'];
@@ -46,13 +47,34 @@ const postgresHostOf = async (url: string): Promise<string | undefined> => {
 
 export type { CommonOptions } from './command-options.js';
 
-/** Resolve the workspace (default: the current directory); it must be an existing directory. */
+/**
+ * Resolve the workspace: `--workspace`, else the root of the git repository the current directory is in (the nearest
+ * folder above holding `.git`, a directory or a worktree's file — but never the home directory or `/`, whose `.git`
+ * is a dotfiles repository, not a project), else the current directory. It must be an existing directory.
+ */
 export const workspaceOf = async (options: CommonOptions): Promise<string> => {
-  const workspace = resolve(options.workspace ?? process.cwd());
+  const workspace = resolve(options.workspace ?? (await repositoryRootOf(process.cwd())) ?? process.cwd());
   const info = await stat(workspace).catch(() => undefined);
   if (!info?.isDirectory()) throw new ReinError('USAGE', `workspace ${workspace} is not a directory`);
   return workspace;
 };
+
+/** The root of the git repository `directory` is in (see `workspaceOf`), or undefined. */
+export const repositoryRootOf = async (directory: string): Promise<string | undefined> => {
+  const home = resolve(homedir());
+  for (let current = resolve(directory); ; ) {
+    if (current === home || current === dirname(current)) return undefined;
+    if (await stat(join(current, '.git')).then(() => true, () => false)) return current;
+    current = dirname(current);
+  }
+};
+
+/**
+ * What `rein run` and `rein resume` tell a person whose workspace is not the directory they are in (a repository's
+ * root above it): so nobody wonders why the agent sees the whole repository. Undefined otherwise.
+ */
+export const workspaceNote = (options: CommonOptions, workspace: string): string | undefined =>
+  options.workspace === undefined && workspace !== resolve(process.cwd()) ? `workspace ${workspace}: the root of the git repository you are in (--workspace . for this folder only)` : undefined;
 
 /**
  * A warning when the workspace is the file system's root or the user's home directory: the sandbox gives a command the
@@ -71,17 +93,24 @@ export const broadWorkspaceWarning = (workspace: string): string | undefined => 
  * commands that resolve a provider validate the whole file). A non-string, or a URL holding a password, is
  * `CONFIG_INVALID`.
  */
-const configuredStore = async (workspace: string): Promise<string | undefined> => {
+const configuredStore = async (workspace: string, reading: boolean): Promise<string | undefined> => {
   const text = await readHostTextIfPresent(resolve(workspace, configFileName), configFileName, (message) => new ReinError('CONFIG_INVALID', message));
   if (text === undefined) return undefined;
+  // A file that cannot be read as a configuration at all: a reading command says so and reads the default store (it
+  // changes nothing); the others refuse it. What a readable file asks for is checked for everyone (below).
+  const unreadable = (message: string, cause?: unknown): undefined => {
+    if (!reading) throw new ReinError('CONFIG_INVALID', message, cause === undefined ? undefined : { cause });
+    process.stderr.write(`rein: warning: ${message}; reading the default store ${resolve(workspace, '.rein')}\n`);
+    return undefined;
+  };
   let store: unknown;
   try {
     store = (JSON.parse(text) as { store?: unknown } | null)?.store;
   } catch (error) {
-    throw new ReinError('CONFIG_INVALID', `${configFileName} is not valid JSON: ${(error as Error).message}`, { cause: error });
+    return unreadable(`${configFileName} is not valid JSON (${jsonProblem(text, error)})`, error);
   }
   if (store === undefined) return undefined;
-  if (typeof store !== 'string' || store === '') throw new ReinError('CONFIG_INVALID', `${configFileName}: store must be a directory or a postgres:// URL`);
+  if (typeof store !== 'string' || store === '') return unreadable(`${configFileName}: store must be a directory or a postgres:// URL`);
   if (/^postgres(ql)?:\/\/[^/@]*:[^/@]*@/i.test(store)) throw new ReinError('CONFIG_INVALID', `${configFileName}: a store URL in this file must not hold a password: use PGPASSWORD or ~/.pgpass`);
   // Every session's transcript (file contents included) goes to the store: a repository's file alone may not send it
   // off this machine. A remote database is the user's to choose, with --store or REIN_STORE.
@@ -97,10 +126,10 @@ const configuredStore = async (workspace: string): Promise<string | undefined> =
  * `postgres://` URL is returned as it is; a directory is resolved (from the working directory, or from the workspace
  * when it comes from the config file).
  */
-export const storeLocationOf = async (options: CommonOptions, workspace: string): Promise<string> => {
+export const storeLocationOf = async (options: CommonOptions, workspace: string, reading = false): Promise<string> => {
   const given = options.store ?? (process.env.REIN_STORE || undefined);
   if (given !== undefined) return isPostgresUrl(given) ? given : resolve(given);
-  const configured = await configuredStore(workspace);
+  const configured = await configuredStore(workspace, reading);
   if (configured !== undefined) return isPostgresUrl(configured) ? configured : resolve(workspace, configured);
   return resolve(workspace, '.rein');
 };
@@ -119,8 +148,25 @@ export const protectedPathsOf = async (options: CommonOptions, workspace: string
  * database in place (reads go through temporary copies), so the store stays byte-identical. A `postgres://` URL opens
  * the PostgreSQL store (the driver loads only then); its reads never change anything, whatever the mode.
  */
-export const openStore = async (options: CommonOptions, workspace: string, mode: 'read' | 'write' | 'read-only'): Promise<EventStore> =>
-  openStoreAt(await storeLocationOf(options, workspace), { mode, relaxed: Boolean(options.relaxed) });
+export const openStore = async (options: CommonOptions, workspace: string, mode: 'read' | 'write' | 'read-only'): Promise<EventStore> => {
+  const location = await storeLocationOf(options, workspace, mode !== 'write');
+  if (mode !== 'write' && !isPostgresUrl(location)) await mustBeStoreDirectory(location, location !== resolve(workspace, '.rein'));
+  return openStoreAt(location, { mode, relaxed: Boolean(options.relaxed) });
+};
+
+/**
+ * A store a reading command is pointed at must be a directory: one that was named (`--store`, `REIN_STORE`, the config
+ * file) and does not exist is `STORE_NOT_FOUND` — a typo, not an empty store — and a file there is the same code, not
+ * the file system's `ENOTDIR`. A workspace's own `.rein` that does not exist yet is an empty store.
+ */
+const mustBeStoreDirectory = async (location: string, named: boolean): Promise<void> => {
+  const info = await stat(location).catch(() => undefined);
+  if (info === undefined) {
+    if (named) throw new ReinError('STORE_NOT_FOUND', `no store at ${location}: the directory does not exist (check --store, REIN_STORE or the store in ${configFileName})`);
+    return;
+  }
+  if (!info.isDirectory()) throw new ReinError('STORE_NOT_FOUND', `no store at ${location}: it is a file, not a store directory`);
+};
 
 /** Open the store at `location` (a directory, resolved from the working directory, or a `postgres://` URL); see `openStore`. */
 export const openStoreAt = async (location: string, options: { mode: 'read' | 'write' | 'read-only'; relaxed?: boolean }): Promise<EventStore> => {

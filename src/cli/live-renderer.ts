@@ -3,11 +3,19 @@ import { terminalSafe } from '../util/terminal-text.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { ToolSettled } from '../../models/tool.records.js';
 import { exitText } from '../trace/trace-report.js';
+import type { TraceOutcome } from '../trace/trace-types.js';
+import { isProviderFailure } from './provider-failure.js';
 import type { LiveEvent } from '../../models/live-events.js';
 import type { SessionResult } from '../host/session-host.js';
 import { StatusLine } from './status-line.js';
 import { planChecklist, type PlanStepText } from '../projections/plan-text.js';
 import { callTally, callVerdict, plural, settledCount, summarizeArguments, verdictMark, type CallVerdict, unmatchedRuleText } from './transcript.js';
+
+/** What a completed session's outcome means, in the summary line (`completed · outcome failed (…)`). */
+const outcomeNotes: Partial<Record<TraceOutcome, string>> = {
+  failed: 'its last verification failed: rein trace shows which; the exit code is 1',
+  unverified: 'no passing verification after the last change',
+};
 
 /** What the renderer reads from a session: its durable records and its live progress. */
 export interface RenderedSession {
@@ -16,9 +24,9 @@ export interface RenderedSession {
 }
 
 export interface RendererOptions {
-  /** Animate a status line (default: the stream is a TTY). */
+  /** Animate a status line (default: the stream is a TTY and `TERM` is not `dumb`). */
   tty?: boolean;
-  /** Use colour (default: a TTY and no `NO_COLOR` in the environment). */
+  /** Use colour (default: a TTY that is not `TERM=dumb`, and no `NO_COLOR` in the environment). */
   colour?: boolean;
 }
 
@@ -59,7 +67,9 @@ export class LiveRenderer {
     private readonly out: NodeJS.WritableStream & { isTTY?: boolean },
     options: RendererOptions = {},
   ) {
-    const tty = options.tty ?? Boolean(out.isTTY);
+    // A terminal that says it understands no escape sequences (`TERM=dumb`: an editor's shell, a CI log viewer) gets
+    // plain lines, as a pipe does: no colour, no spinner line redrawn in place.
+    const tty = options.tty ?? (Boolean(out.isTTY) && process.env.TERM !== 'dumb');
     this.colour = options.colour ?? (tty && process.env.NO_COLOR === undefined);
     this.status = new StatusLine(out, tty, (text) => this.paint(2, text));
   }
@@ -91,8 +101,9 @@ export class LiveRenderer {
    * from the log); pass the session's `records` so the failed and denied counts are too — after a resume this
    * process saw only part of the session. The call count is the budget's (a call waiting for its approval counts)
    * unless more calls settled: those a reply proposed past the tool-call budget were refused without counting.
+   * `outcomeOf` is the trace's outcome (`sessionOutcome`), shown beside a `completed` status.
    */
-  summary(result: SessionResult, startedAt: number, records?: Iterable<RecordEnvelope>): string {
+  summary(result: SessionResult, startedAt: number, records?: Iterable<RecordEnvelope>, outcomeOf?: TraceOutcome): string {
     // Whatever still waits for a request this renderer never saw is shown now rather than lost.
     this.releaseBatch();
     for (const effectId of [...this.held.keys()]) this.release(effectId);
@@ -103,11 +114,16 @@ export class LiveRenderer {
     const color = result.status === 'completed' ? 32 : result.status === 'paused' || result.status === 'interrupted' ? 33 : 31;
     const id = result.sessionId;
     const tally = records ? callTally(records) : this.shown;
+    // The lifecycle status, then (for a completed session) what its verifications showed: the trace's outcome.
+    const outcome = result.status === 'completed' && outcomeOf ? ` · outcome ${this.paint(outcomeOf === 'succeeded' ? 32 : outcomeOf === 'failed' ? 31 : 33, outcomeOf)}${outcomeNotes[outcomeOf] ? ` (${outcomeNotes[outcomeOf]})` : ''}` : '';
+    const providerFailed = isProviderFailure(result);
     const lines = [
-      `${this.paint(color, result.status)}${result.reason ? ` — ${result.reason}` : ''}`,
+      `${this.paint(color, result.status)}${outcome}${result.reason ? ` — ${result.reason}` : ''}`,
       `${plural(result.usage.turns, 'turn')} · ${plural(Math.max(result.usage.toolCalls, settledCount(tally)), 'tool call')}${this.callCounts(tally)} · ${tokens} tokens · ${seconds} s · ${result.head} records`,
       `session ${id}: rein show ${id} · rein trace ${id} · rein replay ${id}${result.status === 'paused' || result.status === 'interrupted' ? ` · rein resume ${id}` : ''}`,
-      this.paint(2, `rerun its model outputs against this code: rein run --provider recorded --from ${id}`),
+      ...(providerFailed ? [`the provider failed: once it answers again (the key, the network, the endpoint fixed), continue it with rein resume ${id} — a new attempt from the last durable step, with the provider, model and base URL the session was created with unless flags say otherwise`] : []),
+      // A session whose model never answered has no outputs to replay.
+      ...(result.usage.turns > 0 && !providerFailed ? [this.paint(2, `rerun its model outputs against this code: rein run --provider recorded --from ${id}`)] : []),
     ];
     return `\n${lines.join('\n')}\n`;
   }

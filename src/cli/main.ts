@@ -1,18 +1,6 @@
 #!/usr/bin/env node
-import { CommanderError } from 'commander';
-import { buildProgram, usageCodes } from './program.js';
-import { ExitCode } from './exit-codes.js';
-import { cliErrorOf } from './cli-errors.js';
 import { outputClosed } from './output-closed.js';
-
-/** Commander's codes for help it printed (not a mistake to report). */
-const helpCodes: ReadonlySet<string> = new Set(['commander.help', 'commander.helpDisplayed', 'commander.version']);
-
-/** A log whose chain fails ends every command with its own code: broken (4) apart from intact but unauthenticated (5). */
-const chainExitCodes: Readonly<Record<string, number>> = { CHAIN_BROKEN: ExitCode.chainBroken, CHAIN_UNAUTHENTICATED: ExitCode.chainUnauthenticated };
-
-/** `error: unknown option '--bogus'` → `unknown option '--bogus' (see rein --help)`. */
-const usageMessage = (message: string): string => `${message.replace(/^error: /, '').trim()} (see rein <command> --help)`;
+import { runCommandLine } from './command-line.js';
 
 const main = async (): Promise<void> => {
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -21,27 +9,12 @@ const main = async (): Promise<void> => {
     if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
     throw error;
   });
-  let code: number = ExitCode.ok;
-  const program = buildProgram((next) => {
-    code = next;
-  }, process.argv);
-  try {
-    await program.parseAsync(process.argv);
-  } catch (error) {
-    if (error instanceof CommanderError) {
-      // `--help`, `--version` (and a bare `rein`, which prints the help) end here too: they already wrote their text.
-      if (error.exitCode !== 0 && !helpCodes.has(error.code)) (await import('./print-text.js')).printText(`rein: USAGE: ${usageMessage(error.message)}\n`, process.stderr);
-      process.exitCode = error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
-      return;
-    }
-    const { code: errorCode, message } = cliErrorOf(error);
-    // Loaded only when printing: `rein --help` loads nothing outside the CLI's declarations.
-    const { printText } = await import('./print-text.js');
-    printText(`rein: ${errorCode}: ${message}\n`, process.stderr);
-    process.exitCode = usageCodes.has(errorCode) ? ExitCode.usage : (chainExitCodes[errorCode] ?? ExitCode.failed);
-    return;
-  }
-  process.exitCode = code;
+  // stderr's reader gone too (`rein run … 2>&1 | head`): a running session is interrupted the same way; otherwise the
+  // messages nobody reads are dropped — never an uncaught error that ends the process with 1 and the session unrecorded.
+  process.stderr.on('error', () => {
+    outputClosed();
+  });
+  process.exitCode = await runCommandLine(process.argv);
 };
 
 await main();

@@ -70,6 +70,16 @@ export const commandRegistrars: ReadonlyArray<{ names: readonly string[]; regist
   { names: ['verify'], register: (program) => registerVerify(program) },
 ];
 
+const programExamples = `
+Examples:
+  rein run "fix the failing test" --provider openai --model gpt-4.1-mini     run a task (the key from OPENAI_API_KEY)
+  rein run --script script.json                                            the scripted model: no key, no network
+  rein sessions                                                            what ran here, how it ended
+  rein trace <id>                                                          why it ended that way
+  rein resume <id>                                                         continue a paused or interrupted session
+  rein help run                                                            every flag of a command
+`;
+
 /**
  * Build the `rein` command line. With `argv` (`process.argv`), only the invoked command is declared when it is a known
  * one; without it, every command. Exported so tests can drive it in-process.
@@ -83,7 +93,11 @@ export const buildProgram = (setExit: (code: number) => void, argv?: readonly st
     // A command-line mistake is one typed line like every other error (`rein: USAGE: …`, exit 2), printed by
     // `main`: commander's own `error: …` line and the help text after it are not written.
     .configureOutput({ outputError: () => undefined })
-    .exitOverride();
+    .exitOverride()
+    // The program takes arguments (a plugin's commands), which hides commander's implicit `help` command: declared, so
+    // `rein help <command>` prints that command's help as `rein <command> --help` does.
+    .helpCommand(true)
+    .addHelpText('after', programExamples);
   const invoked = argv?.[2];
   const only = commandRegistrars.filter((entry) => invoked !== undefined && entry.names.includes(invoked));
   for (const entry of only.length > 0 ? only : commandRegistrars) entry.register(program, setExit);

@@ -12,7 +12,10 @@ import { sandboxLine } from '../policy/sandbox-status.js';
 import type { PluginFailed } from '../../models/plugin.records.js';
 import { pluginFailedLine } from './transcript.js';
 import { shellWord } from '../util/shell-word.js';
+import { literalPattern, ruleSubject } from '../policy/permission-rules.js';
 import { terminalText } from '../util/terminal-text.js';
+import { sessionOutcome } from '../trace/session-outcome.js';
+import type { TraceOutcome } from '../trace/trace-types.js';
 
 /**
  * Print what this run starts with, from its first records: the sandbox it records (`sandbox.checked`, the latest one),
@@ -59,12 +62,27 @@ export const tellStderr = (text: string): void => {
   }
 };
 
-/** The exit code a finished (or paused) session maps to. */
-export const exitCodeOf = (result: SessionResult): number => {
-  if (result.status === 'completed') return ExitCode.ok;
+/** A session's result as the CLI reports it: with the trace's outcome of a completed session (`sessionOutcome`). */
+export type CliSessionResult = SessionResult & { outcome?: TraceOutcome };
+
+/**
+ * The exit code a finished (or paused) session maps to: a `completed` session whose trace outcome is `failed` (its
+ * last verification failed, whatever the final answer claims) exits 1; `succeeded` and `unverified` exit 0.
+ */
+export const exitCodeOf = (result: CliSessionResult): number => {
+  if (result.status === 'completed') return result.outcome === 'failed' ? ExitCode.failed : ExitCode.ok;
   if (result.status === 'paused') return ExitCode.paused;
   if (result.status === 'interrupted') return interruptingSignal ? terminationSignals[interruptingSignal] : ExitCode.interrupted;
   return ExitCode.failed;
+};
+
+/**
+ * The `--approve` rule a printed hint suggests: as narrow as the question — the command for bash (`bash:npm test`), the
+ * path for a file tool (`write:src/add.js`), never the whole tool when the request names what it touches.
+ */
+export const approvalHint = (request: { tool: string; target?: string; suggestedRule?: string }): string => {
+  const suggested = request.suggestedRule ?? request.tool;
+  return suggested === request.tool && request.target !== undefined ? ruleSubject({ tool: request.tool, pattern: literalPattern(request.target) }) : suggested;
 };
 
 /** The folders of the plugins the session's records say came from a `--plugin` flag, once each. */
@@ -88,7 +106,7 @@ export const pluginFlags = (locations: readonly string[]): string => locations.m
 export const runToQuiet = async (
   session: ReinSession,
   options: { json: boolean; begin?: () => Promise<void>; approvals?: ApprovalAnswering; from?: number; calls?: ReadonlyArray<{ effectId: string; arguments: Record<string, unknown> }>; effects?: readonly string[]; interruptAtStart?: boolean },
-): Promise<SessionResult> => {
+): Promise<CliSessionResult> => {
   const startedAt = Date.now();
   const renderer = new LiveRenderer(process.stdout);
   for (const call of options.calls ?? []) renderer.rememberCall(call.effectId, call.arguments);
@@ -104,10 +122,13 @@ export const runToQuiet = async (
       })
     : renderer.attach(from === undefined ? session : { records$: session.records(from).pipe(tap((record) => (lastPrinted = record.seq))), live$: session.live$ });
   let interrupted = false;
+  // A question waiting at the prompt is cut off by whatever interrupts the run (Ctrl-C, a signal, the output gone).
+  const cutOff = new AbortController();
   const onInterrupt = () => {
     if (interrupted) process.exit(ExitCode.interrupted);
     interrupted = true;
-    process.stderr.write('\ninterrupting… (press Ctrl-C again to force)\n');
+    cutOff.abort();
+    tellStderr('\ninterrupting… (press Ctrl-C again to force)\n');
     void session.interrupt('interrupted by the user (Ctrl-C)');
   };
   process.on('SIGINT', onInterrupt);
@@ -116,6 +137,7 @@ export const runToQuiet = async (
   const onTerminate = (signal: keyof typeof terminationSignals) => {
     if (interrupted) process.exit(interruptingSignal ? terminationSignals[interruptingSignal] : terminationSignals[signal]);
     interrupted = true;
+    cutOff.abort();
     noteInterruptingSignal(signal);
     tellStderr(`\nrein: ${signal}: interrupting session ${session.id}; continue it with rein resume ${session.id}\n`);
     void session.interrupt(`interrupted by ${signal}`);
@@ -128,9 +150,10 @@ export const runToQuiet = async (
   onOutputClosed(() => {
     if (outputGone) return;
     outputGone = true;
-    process.stderr.write(`rein: stdout was closed: interrupting session ${session.id}; continue it with rein resume ${session.id}\n`);
+    tellStderr(`rein: stdout was closed: interrupting session ${session.id}; continue it with rein resume ${session.id}\n`);
     if (!interrupted) {
       interrupted = true;
+      cutOff.abort();
       void session.interrupt('stdout was closed');
     }
   });
@@ -144,27 +167,37 @@ export const runToQuiet = async (
     let result = await session.whenQuiet();
     for (;;) {
       if (!options.approvals || result.status !== 'paused' || interrupted) break;
-      const answered = await answerPending(session, options.approvals);
-      // Ctrl-C at the prompt interrupts like Ctrl-C anywhere else: the question stays pending, the exit is 130.
-      if (answered === 'interrupted') onInterrupt();
-      else if (answered === 0) break;
+      const answered = await answerPending(session, options.approvals, cutOff.signal);
+      // Ctrl-C at the prompt interrupts like Ctrl-C anywhere else: the question stays pending, the exit is 130. A signal
+      // that came while it waited has interrupted the session already. Ctrl-D leaves nobody to answer: the same.
+      if (answered === 'interrupted') {
+        if (!interrupted) onInterrupt();
+      } else if (answered === 'end-of-input') {
+        if (!interrupted) {
+          interrupted = true;
+          tellStderr(`rein: end of input at the approval prompt: interrupting session ${session.id}; continue it with rein resume ${session.id}\n`);
+          await session.interrupt('end of input at the approval prompt (Ctrl-D)');
+        }
+      } else if (answered === 0) break;
       result = await session.whenQuiet();
     }
     if (options.json || from !== undefined) {
       while (lastPrinted < session.snapshot().head) await new Promise((resolve) => setTimeout(resolve, 5));
     }
+    // The summary counts the whole session, not only what this process ran (a resume sees part of it); a completed
+    // session's outcome (and exit code) is what its verifications show.
+    const records = options.json && result.status !== 'completed' ? [] : await firstValueFrom(session.records(1).pipe(takeWhile((record) => record.seq < result.head, true), toArray()));
+    const outcome = result.status === 'completed' ? sessionOutcome(records) : undefined;
     if (!options.json) {
-      // The summary counts the whole session, not only what this process ran (a resume sees part of it).
-      const records = await firstValueFrom(session.records(1).pipe(takeWhile((record) => record.seq < result.head, true), toArray()));
-      process.stdout.write(renderer.summary(result, startedAt, records));
+      process.stdout.write(renderer.summary(result, startedAt, records, outcome));
       // The plugins this session was given with --plugin (their hooks may guard it): a resume needs them again.
       const plugins = pluginFlags(cliPluginLocations(records));
       for (const request of result.status === 'paused' ? session.pendingApprovals() : []) {
-        process.stdout.write(`waiting for approval ${request.approvalId}${request.actor && request.actor !== 'root' ? ` (child agent ${terminalText(request.actor)})` : ''}: ${terminalText(request.summary)}\n  answer with: rein resume ${result.sessionId}${plugins} --approve ${shellWord(request.suggestedRule ?? request.tool)} (or --yes)\n`);
+        process.stdout.write(`waiting for approval ${request.approvalId}${request.actor && request.actor !== 'root' ? ` (child agent ${terminalText(request.actor)})` : ''}: ${terminalText(request.summary)}\n  answer with: rein resume ${result.sessionId}${plugins} --approve ${shellWord(approvalHint(request))} (or --yes)\n`);
       }
       if (plugins && (result.status === 'paused' || result.status === 'interrupted') && session.pendingApprovals().length === 0) process.stdout.write(`resume it with: rein resume ${result.sessionId}${plugins}\n`);
     }
-    return result;
+    return outcome ? { ...result, outcome } : result;
   } finally {
     process.off('SIGINT', onInterrupt);
     process.off('SIGTERM', onTerm);

@@ -69,6 +69,38 @@ export const unmatchedRuleText = (data: { rule: string; suggestion?: string }): 
 };
 
 /** How a command ended, in a transcript: `exit 1, 812 ms`. */
+/** How many lines (and characters) of a command's output `rein show` prints; `--json` has all of it. */
+const outputLines = 40;
+const outputChars = 4000;
+
+/**
+ * A command's output as `rein show` prints it, from the JSON a shell call observes (`stdout`, `stderr`): each line
+ * indented under the call (`  │ …`, stderr's `  ! …`), the first 40 lines and 4,000 characters, then how much more
+ * there is. Undefined when the observation is not such JSON (then the plain observation is shown).
+ */
+const commandOutput = (observation: string): string | undefined => {
+  let parsed: { stdout?: unknown; stderr?: unknown };
+  try {
+    parsed = JSON.parse(observation) as { stdout?: unknown; stderr?: unknown };
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null || (typeof parsed.stdout !== 'string' && typeof parsed.stderr !== 'string')) return undefined;
+  const lines = [...linesOf(parsed.stdout).map((line) => `  │ ${line}`), ...linesOf(parsed.stderr).map((line) => `  ! ${line}`)];
+  if (lines.length === 0) return ' (no output)';
+  const shown: string[] = [];
+  let chars = 0;
+  for (const line of lines) {
+    if (shown.length === outputLines || chars + line.length > outputChars) break;
+    shown.push(line);
+    chars += line.length;
+  }
+  const more = lines.length - shown.length;
+  return `\n${shown.join('\n')}${more > 0 ? `\n  … ${more} more line(s) (rein show --json has them all)` : ''}`;
+};
+
+const linesOf = (text: unknown): string[] => (typeof text === 'string' && text !== '' ? text.replace(/\n$/, '').split('\n') : []);
+
 const ran = (execution: { exitCode: number | null; signal?: string; timedOut?: string; durationMs: number } | undefined): string =>
   execution ? ` (${execution.timedOut ? `timed out (${execution.timedOut})` : execution.exitCode === null ? (execution.signal ?? 'killed') : `exit ${execution.exitCode}`}, ${Math.round(execution.durationMs)} ms)` : '';
 
@@ -116,7 +148,7 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
     case 'model.responded': {
       const calls = (data.toolCalls as Array<{ name: string; arguments: Record<string, unknown> }>).map((call) => `${call.name}(${summarizeArguments(call.arguments)})`);
       const text = `${data.reasoning ? `reasoning: ${clip(data.reasoning, options.verbose ? 2000 : 200)}\n${' '.repeat(6)}${who}` : ''}${data.text ? `assistant: ${clip(data.text, 200)}` : 'assistant:'}`;
-      const cut = data.stopReason === 'max_tokens' && calls.length === 0 ? ' [cut at the output token limit: max_tokens]' : '';
+      const cut = data.stopReason === 'max_tokens' && calls.length === 0 ? ' [cut at the output token limit: max_tokens]' : data.stopReason === 'unknown' ? ` [stopped for a reason rein does not know: ${clip(String(data.rawStopReason ?? '?'), 60)}]` : '';
       return `${at}${who}${text}${calls.length > 0 ? ` → ${calls.join(', ')}` : ''}${cut}`;
     }
     case 'hook.decided':
@@ -135,7 +167,10 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
       // The observation of a failure starts with its code (`Denied: read: ../x is outside…`), which the line already
       // names: the code is printed once.
       const observation = data.errorCode && String(data.observation).startsWith(`${data.errorCode}: `) ? String(data.observation).slice(data.errorCode.length + 2) : data.observation;
-      return `${at}${who}${verdictMark(verdict)} ${data.name}${data.errorCode ? ` ${data.errorCode}` : ''}${ran(data.execution)}${data.denial ? ` (denied by ${data.denial.source})` : ''}${verdict === 'background' ? ' (left running in the background: outcome unknown)' : ''}: ${clip(observation)}`;
+      const head = `${at}${who}${verdictMark(verdict)} ${data.name}${data.errorCode ? ` ${data.errorCode}` : ''}${ran(data.execution)}${data.denial ? ` (denied by ${data.denial.source})` : ''}${verdict === 'background' ? ' (left running in the background: outcome unknown)' : ''}`;
+      // A command's result is its output, shown as the lines it printed, not its JSON envelope cut short.
+      const output = data.execution ? commandOutput(String(observation)) : undefined;
+      return output === undefined ? `${head}: ${clip(observation)}` : `${head}: ${clip(data.execution.command, 100)}${output}`;
     }
     case 'plugin.failed':
       return `${at}${who}${pluginFailedLine(data as PluginFailed)}`;
@@ -180,7 +215,7 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
     case 'session.ended':
       return `${at}${who}session ended: ${data.status}${data.reason ? ` (${data.reason})` : ''}${'output' in data ? `; output: ${clip(JSON.stringify(data.output ?? null), 200)}` : ''}${data.unresolved ? `; unresolved: ${data.unresolved.findings.map((finding: { class: string }) => finding.class).join(', ')}` : ''}${data.caveats ? `; left open: ${data.caveats.map((caveat: { kind: string }) => caveat.kind).join(', ')}` : ''}`;
     case 'session.forked':
-      return `${at}${who}forked from ${data.parent} at seq ${data.atSeq}`;
+      return `${at}${who}forked from ${data.parent} at seq ${data.atSeq}${data.reason ? `: ${data.reason}` : ''}`;
     case 'session.resumed':
       return `${at}${who}resumed at seq ${data.fromSeq}${data.inDoubt.length > 0 ? `; in doubt: ${data.inDoubt.join(', ')}` : ''}${data.strayProcessesKilled ? `; killed ${data.strayProcessesKilled} process(es) an earlier run left` : ''}`;
     case 'session.interrupted':

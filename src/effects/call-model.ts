@@ -91,6 +91,8 @@ interface Attempt {
   /** Whether the endpoint sent a usage event (many local servers never do). */
   usageReported: boolean;
   stopReason: StopReason | undefined;
+  /** The vendor's stop reason when no core reason maps it (`stopReason` is then `unknown`). */
+  rawStopReason?: string;
   error: ProviderErrorInfo | undefined;
   model: string | undefined;
   requestId: string | undefined;
@@ -139,6 +141,7 @@ const attemptOnce = async (provider: ModelProvider, modelRequest: ModelRequest, 
         state.usageReported = true;
       } else if (event.type === 'finished') {
         state.stopReason = event.stopReason;
+        if (event.rawStopReason !== undefined) state.rawStopReason = wellFormed(event.rawStopReason);
       } else if (event.type === 'error') {
         state.error = event.error;
         break;
@@ -248,6 +251,7 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
             ...(reasoning ? { reasoning: wellFormed(reasoning) } : {}),
             toolCalls,
             stopReason: result.stopReason as StopReason,
+            ...(result.rawStopReason === undefined ? {} : { rawStopReason: result.rawStopReason }),
             usage,
             elapsedMs: context.elapsedMs(),
             ...(callSpec ? { callSpec } : {}),

@@ -19,6 +19,8 @@ export interface SessionStatusState {
   waiting: readonly string[];
   /** `idle`, `awaiting-approval` or `active`, from the root's newest `actor.transitioned`. */
   machine?: string;
+  /** The newest word is `session.forked`: a fork nobody has resumed yet (nothing runs it until `rein resume`). */
+  forked?: boolean;
 }
 
 export const initialStatusState: SessionStatusState = { interrupted: false, waiting: [] };
@@ -48,25 +50,29 @@ export const nextStatusState = (state: SessionStatusState, record: StatusSource)
   switch (record.type) {
     case 'session.ended':
       return { ...state, ended: String(data.status) };
+    case 'session.forked':
+      return { ...state, forked: true, interrupted: false };
     case 'session.interrupted':
-      return { ...state, interrupted: true };
+      return { ...state, interrupted: true, forked: false };
     case 'session.resumed':
-      return { ...state, interrupted: false, waiting: [] };
+      return { ...state, interrupted: false, forked: false, waiting: [] };
     case 'actor.transitioned':
-      return { ...state, interrupted: false, machine: machineStatusOf(data.to) };
+      return { ...state, interrupted: false, forked: false, machine: machineStatusOf(data.to) };
     default:
       return state;
   }
 };
 
 /**
- * The status a state stands for: the `session.ended` outcome; else `interrupted`; else `awaiting-confirmation` while
+ * The status a state stands for: the `session.ended` outcome; else `forked` for a fork nobody resumed yet; else
+ * `interrupted`; else `awaiting-confirmation` while
  * an in-doubt effect waits for a person to confirm its rerun (nothing runs until `rein resume --yes` or
  * `rein approve <id> <effectId>`); else the machine's `idle`, `awaiting-approval` or `active`; undefined when nothing
  * seen decides it.
  */
 export const statusOfState = (state: SessionStatusState): string | undefined => {
   if (state.ended !== undefined) return state.ended;
+  if (state.forked) return 'forked';
   if (state.interrupted) return 'interrupted';
   if (state.waiting.length > 0) return 'awaiting-confirmation';
   return state.machine;

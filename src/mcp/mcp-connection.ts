@@ -266,5 +266,21 @@ const messageOf = (error: unknown): string => {
   const value = error as { message?: unknown; code?: unknown };
   const message = typeof value?.message === 'string' ? value.message : String(error);
   if (value?.code === 'ENOENT' || /ENOENT/.test(message)) return `the command was not found: ${message}`;
-  return message;
+  // An HTTP server that cannot be reached: `fetch failed` says nothing; the cause (`ECONNREFUSED 127.0.0.1:4000`) does.
+  const cause = systemCauseOf(error);
+  return cause && !message.includes(cause) ? `${message} (${cause})` : message;
+};
+
+/** The system error under an error's `cause` chain, as `CODE host:port` (`ECONNREFUSED 127.0.0.1:4000`, `ENOTFOUND db`). */
+const systemCauseOf = (error: unknown): string | undefined => {
+  for (let current = error, depth = 0; current !== undefined && current !== null && depth < 6; depth++) {
+    const value = current as { code?: unknown; address?: unknown; port?: unknown; hostname?: unknown; errors?: unknown; cause?: unknown };
+    if (typeof value.code === 'string' && /^E[A-Z]+$/.test(value.code)) {
+      const host = typeof value.address === 'string' ? value.address : typeof value.hostname === 'string' ? value.hostname : undefined;
+      return `${value.code}${host ? ` ${host}${typeof value.port === 'number' ? `:${value.port}` : ''}` : ''}`;
+    }
+    // Node's fetch reports a refused connection to every address it tried as an AggregateError.
+    current = Array.isArray(value.errors) && value.errors.length > 0 ? value.errors[0] : value.cause;
+  }
+  return undefined;
 };

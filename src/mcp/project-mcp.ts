@@ -7,6 +7,7 @@ import { canonicalJson } from '../../machines/typestate/canonical-json.js';
 import { ReinError } from '../host/host-errors.js';
 import type { TrustStatus, TrustStore, TrustSubject } from '../trust/trust-store.js';
 import { parseMcpServers, variablesIn, type McpConfigProblem, type McpServerSpec } from './mcp-config.js';
+import { jsonProblem } from '../util/json-problem.js';
 
 /** The project files that may configure MCP servers, in precedence order (a name in an earlier file wins). */
 export const projectMcpFiles = ['rein.config.json', '.mcp.json'] as const;
@@ -32,7 +33,7 @@ const readJson = async (path: string): Promise<unknown> => {
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new ReinError('CONFIG_INVALID', `${path} is not valid JSON: ${(error as Error).message}`, { cause: error });
+    throw new ReinError('CONFIG_INVALID', `${path} is not valid JSON (${jsonProblem(text, error)})`, { cause: error });
   }
 };
 

@@ -14,8 +14,11 @@ export interface ExtractionContext {
   known: (content: string, conflictKeys: readonly string[]) => boolean;
 }
 
-/** The content of a verified test command: what was observed, where, and nothing more general. */
-export const testCommandContent = (command: string): string => `Verified here: \`${command}\` ran this repository's tests and passed.`;
+/**
+ * The content of a verified test command: which command runs this repository's tests — what stays true — and not
+ * that they passed, which was true of one run (mutable state, never a durable fact; see `mutableStateOf`).
+ */
+export const testCommandContent = (command: string): string => `This repository's tests run with \`${command}\` (seen running them here).`;
 
 /** The conflict key of a repository's test command. */
 export const testCommandKey = (repo: string): string => `repo:${repo}:test-command`;

@@ -4,6 +4,7 @@ import type { MemoryRecordState, MemoryView } from '../projections/memory.view.j
 import { deriveConfidence, governTtl, maxMemoryContent, narrowScope, normalizeContent, rekey, sharesKey } from './governance-policy.js';
 import type { PromotionGateOutcome } from './promotion-gate.js';
 import { classifyMemoryRisks, type MemoryRisk } from './risk-classifier.js';
+import { mutableStateOf } from './mutable-state.js';
 
 /** What governance decides about one candidate. */
 export interface GovernanceInput {
@@ -38,6 +39,11 @@ export interface GovernanceDecision {
   conflictsWith: string[];
   /** Active records that say the same (a new version supersedes them). */
   sameAs: string[];
+  /**
+   * Active records under a shared conflict key that report mutable state (`Verified here: … passed`): never a durable
+   * fact, so never a conflict either — a promotion supersedes them.
+   */
+  stale: string[];
   /** Candidates of other sessions with the same verified observation. */
   corroboratedBy: string[];
   /** The candidate's conflict keys, moved to the decided scope. */
@@ -76,9 +82,13 @@ export const governCandidate = (input: GovernanceInput): GovernanceDecision => {
 
   const normalized = normalizeContent(content);
   const active: MemoryRecordState[] = [];
+  const stale: string[] = [];
   const revokedBefore: string[] = [];
   for (const record of valuesOf(view.records)) {
-    if (record.status === 'active' && sharesKey(record.conflictKeys, conflictKeys)) active.push(record);
+    if (record.status === 'active' && sharesKey(record.conflictKeys, conflictKeys)) {
+      if (mutableStateOf(record.content)) stale.push(record.recordId);
+      else active.push(record);
+    }
     else if (record.status === 'revoked' && normalizeContent(record.content) === normalized) revokedBefore.push(record.recordId);
   }
   const sameAs = active.filter((record) => normalizeContent(record.content) === normalized).map((record) => record.recordId).sort();
@@ -100,7 +110,7 @@ export const governCandidate = (input: GovernanceInput): GovernanceDecision => {
     : candidate.source.type === 'explicit_user' || confidence === 'high' ? 'default' : 'hint';
   const authority = same.reduce((highest, record) => atLeast(authorityRank, highest, record.authority), derivedAuthority);
   const decided = (outcome: GovernanceDecision['outcome'], reason: string): GovernanceDecision => ({
-    outcome, reason, risks, content, scope, confidence, authority, ttl, adjustments, conflictsWith, sameAs, corroboratedBy, conflictKeys, gate: input.gate.evidence,
+    outcome, reason, risks, content, scope, confidence, authority, ttl, adjustments, conflictsWith, sameAs, stale: stale.sort(), corroboratedBy, conflictKeys, gate: input.gate.evidence,
   });
 
   if (content === '' || content.length > maxMemoryContent) return decided('rejected', `content must be 1-${maxMemoryContent} characters`);
@@ -108,6 +118,9 @@ export const governCandidate = (input: GovernanceInput): GovernanceDecision => {
   if (scope.level === 'task') return decided('rejected', 'task-scoped: it does not outlive its session, so there is nothing to keep');
   if (!input.gate.ok) return decided(input.gate.verdict === 'wait' ? 'waiting' : 'rejected', input.gate.reason);
   if (byPerson) return decided('approved', conflictsWith.length > 0 ? `approved by a person; supersedes the conflicting ${conflictsWith.join(', ')}` : 'approved by a person');
+  // A test result, what a file holds now: true when observed, not a fact a later session may rely on.
+  const mutable = mutableStateOf(content);
+  if (mutable) return decided(candidate.source.type === 'explicit_user' ? 'needs_review' : 'rejected', `an observation of mutable state (${mutable}) is not a durable fact: the next run may find otherwise${candidate.source.type === 'explicit_user' ? '; only a person may keep it' : ''}`);
 
   if (risks.length > 0) return decided('needs_review', `needs a person: ${risks.join(', ')}`);
   if (conflictsWith.length > 0) return decided('needs_review', `conflicts with the active ${conflictsWith.join(', ')} under a shared conflict key; never overwritten silently`);

@@ -1,9 +1,10 @@
 import { valuesOf } from '../projections/persistent-map.js';
 import type { MemoryRecordState, MemoryView } from '../projections/memory.view.js';
 import { normalizeContent } from './governance-policy.js';
+import { mutableStateOf } from './mutable-state.js';
 
 /** The periodic checks of the governance store (MG-19). */
-export type MemoryHealthCheck = 'expired' | 'due_for_review' | 'too_broad' | 'no_sources' | 'conflicting_actives';
+export type MemoryHealthCheck = 'expired' | 'due_for_review' | 'mutable_state' | 'too_broad' | 'no_sources' | 'conflicting_actives';
 
 /** One health finding: what is wrong with which active records. */
 export interface MemoryHealthFinding {
@@ -26,7 +27,7 @@ const tooBroad = (record: MemoryRecordState): string | undefined => {
 
 /**
  * Health checks over the active store records at `now`: expired (`expiresAt` passed) and due for review
- * (`reviewAfter` passed) records, too broad a scope, no sources (no `sourceRefs`, or none of the sessions they
+ * (`reviewAfter` passed) records, records reporting mutable state (a test result: `mutableStateOf`), too broad a scope, no sources (no `sourceRefs`, or none of the sessions they
  * point into is still in the store — `sessionExists` decides), and several active records under one conflict key
  * that disagree. Pure; one finding per record (or per conflict key), sorted by check then ids.
  */
@@ -37,6 +38,8 @@ export const memoryHealth = (view: MemoryView, now: number, sessionExists: (sess
   for (const record of active) {
     if (record.expiresAt !== undefined && record.expiresAt <= now) findings.push({ check: 'expired', recordIds: [record.recordId], detail: `expired ${new Date(record.expiresAt).toISOString()}; no longer injected` });
     else if (record.reviewAfter !== undefined && record.reviewAfter <= now) findings.push({ check: 'due_for_review', recordIds: [record.recordId], detail: `due for re-verification since ${new Date(record.reviewAfter).toISOString()}` });
+    const mutable = mutableStateOf(record.content);
+    if (mutable) findings.push({ check: 'mutable_state', recordIds: [record.recordId], detail: `reports ${mutable}, which the next run may contradict: not a durable fact, never injected (revoke it: rein memory revoke ${record.recordId})` });
     const broad = tooBroad(record);
     if (broad) findings.push({ check: 'too_broad', recordIds: [record.recordId], detail: broad });
     const sessions = [...new Set(record.sourceRefs.map(sessionOfSourceRef).filter((id): id is string => id !== undefined))];
@@ -48,6 +51,6 @@ export const memoryHealth = (view: MemoryView, now: number, sessionExists: (sess
       findings.push({ check: 'conflicting_actives', recordIds: records.map((record) => record.recordId).sort(), detail: `${records.length} active records disagree under ${key}` });
     }
   }
-  const order: MemoryHealthCheck[] = ['expired', 'due_for_review', 'too_broad', 'no_sources', 'conflicting_actives'];
+  const order: MemoryHealthCheck[] = ['expired', 'due_for_review', 'mutable_state', 'too_broad', 'no_sources', 'conflicting_actives'];
   return findings.sort((left, right) => order.indexOf(left.check) - order.indexOf(right.check) || (left.recordIds[0]! < right.recordIds[0]! ? -1 : 1));
 };

@@ -29,7 +29,7 @@ export const sourceRefOf = (sessionId: string, recordId: string): string => `${s
  * Promote an approved candidate into a store record (MG-1: the only way into the governance store). Requires the
  * decision to be `approved` and the MutationReady gate's `PromotionReady` (promotion is a mutation). Builds a new
  * version over every active record it supersedes (the same content verified again; for a person's approval, the
- * conflicting ones too) with the candidate's sources (and those of candidates corroborating it) as `sourceRefs`.
+ * conflicting ones too; records under its conflict keys that report mutable state) with the candidate's sources (and those of candidates corroborating it) as `sourceRefs`.
  * Raises `MEMORY_CANDIDATE_INVALID` for a decision that is not an approval. Pure apart from the record id.
  */
 export const promoteCandidate = (input: {
@@ -44,7 +44,7 @@ export const promoteCandidate = (input: {
   const { candidate, decision, view } = input;
   if (decision.outcome !== 'approved') throw new MemoryError('MEMORY_CANDIDATE_INVALID', `candidate ${candidate.candidateId} was not approved (${decision.outcome}: ${decision.reason})`);
   if (decision.scope.level === 'task') throw new MemoryError('MEMORY_CANDIDATE_INVALID', `candidate ${candidate.candidateId} is task-scoped`);
-  const supersedes = [...new Set([...decision.sameAs, ...decision.conflictsWith])].sort();
+  const supersedes = [...new Set([...decision.sameAs, ...decision.conflictsWith, ...decision.stale])].sort();
   const version = supersedes.reduce((highest, id) => Math.max(highest, getIn(view.records, id)?.version ?? 0), 0) + 1;
   const sourceRefs = [
     ...candidate.source.eventIds.map((id) => sourceRefOf(input.sessionId, id)),

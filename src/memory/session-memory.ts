@@ -59,6 +59,8 @@ export class SessionMemory implements ToolMemoryProvider {
   #host: MemoryHost | undefined;
   #lastError: unknown;
   #unavailable: { code: string; message: string } | undefined;
+  /** A run of a command failed in this session: the end-of-session pass checks the store records it may contradict. */
+  #sawFailedRun = false;
 
   readonly #readRecords: () => Promise<RecordEnvelope[]>;
 
@@ -102,6 +104,7 @@ export class SessionMemory implements ToolMemoryProvider {
   observe(record: RecordEnvelope): void {
     this.#session = this.#reduce(this.#session, record);
     if (record.type === 'memory.unavailable') this.markUnavailable(record.data as { code: string; message: string });
+    if (record.type === 'verification.recorded' && (record.data as { status?: unknown; command?: unknown }).status === 'failed' && (record.data as { command?: unknown }).command) this.#sawFailedRun = true;
     if (record.type === 'model.responded') {
       for (const call of (record.data as ModelResponded).toolCalls) this.#calls.set(`${record.actor}\u0000${call.callId}`, { modelRecordId: record.id });
     } else if (record.type === 'tool.settled') {
@@ -198,7 +201,8 @@ export class SessionMemory implements ToolMemoryProvider {
 
   async #governOnEnd(): Promise<void> {
     // Without memory the candidates stay in this session's log (a resume after the stream is repaired governs them).
-    if (this.#session.candidates.size === 0 || this.#unavailable) return;
+    // A session with no candidate still governs when a run of a command failed: it may contradict a stored record.
+    if ((this.#session.candidates.size === 0 && !this.#sawFailedRun) || this.#unavailable) return;
     const records = await this.#readRecords();
     const now = this.#clock();
     await this.#services.governance.transact(

@@ -1,4 +1,4 @@
-import { PermissionAction, type PermissionSource } from '../../models/permission.records.js';
+import type { PermissionAction, PermissionSource } from '../../models/permission.records.js';
 import { ReinError } from '../host/host-errors.js';
 
 /**
@@ -20,7 +20,8 @@ export interface PermissionRule {
 export const parseRule = (text: string, defaultAction?: PermissionAction): PermissionRule => {
   const trimmed = text.trim();
   const spaced = /^(allow|ask|deny)\s+(.+)$/s.exec(trimmed);
-  const action = spaced ? PermissionAction.parse(spaced[1]) : defaultAction;
+  // The pattern admits the three actions only (no zod here: `rein sessions` judges outcomes with these helpers).
+  const action = spaced ? (spaced[1] as PermissionAction) : defaultAction;
   const body = spaced ? spaced[2]!.trim() : trimmed;
   if (!action) throw new ReinError('USAGE', `permission rule ${JSON.stringify(text)} needs an action: allow, ask or deny`);
   const colon = body.indexOf(':');

@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, type Dirent } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { chainKeyPath, reinConfigHome as configHomeOf } from '../../stores/chain-key-file.js';
@@ -40,6 +40,53 @@ const gitDirOfFile = (dotGit: string): string | undefined => {
   }
 };
 
+/** How deep below the workspace, and through how many folders, the search for nested repositories goes. */
+const nestedDepth = 4;
+const nestedFolderBudget = 4_000;
+
+/** Folders that hold no checkout of their own worth the walk (dependencies, rein's store, git's own folders). */
+const skippedFolders = new Set(['.git', 'node_modules', '.rein', '.venv', 'venv', '__pycache__', 'target', 'dist', 'build']);
+
+/**
+ * The folders below `root` holding a `.git` of their own (a folder, or a `gitdir:` file), found breadth first, at most
+ * `nestedDepth` levels down and through at most `nestedFolderBudget` folders, so a large tree costs a bounded walk at
+ * the session's start. Symbolic links are not followed.
+ */
+const nestedCheckouts = (root: string): string[] => {
+  const found: string[] = [];
+  let visited = 0;
+  let level = [root];
+  for (let depth = 0; depth < nestedDepth && level.length > 0; depth++) {
+    const next: string[] = [];
+    for (const folder of level) {
+      if (++visited > nestedFolderBudget) return found;
+      let entries: Dirent[];
+      try {
+        entries = readdirSync(folder, { withFileTypes: true });
+      } catch {
+        continue;
+      }
+      for (const entry of entries) {
+        if (!entry.isDirectory() || skippedFolders.has(entry.name)) continue;
+        const child = join(folder, entry.name);
+        if (lstatExists(join(child, '.git'))) found.push(child);
+        next.push(child);
+      }
+    }
+    level = next;
+  }
+  return found;
+};
+
+const lstatExists = (path: string): boolean => {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 /** The entries of a folder that are folders themselves (none when it cannot be read). */
 const subfolders = (folder: string): string[] => {
   try {
@@ -55,14 +102,19 @@ const subfolders = (folder: string): string[] => {
  * `core.fsmonitor` the model wrote into `.git/config` would run there. For the workspace's `.git` (a folder, or a
  * `gitdir:` file whose git directory lies inside the workspace) and its `commondir`: `config`, `config.worktree`,
  * `hooks/`, `info/attributes`, and the same in each linked worktree (`worktrees/*`) and submodule (`modules/*`, two
- * levels). They are protected for writing but stay readable (git inside the sandbox needs its configuration):
+ * levels) — and for every repository checked out inside the workspace (`nestedCheckouts`). They are protected for writing but stay readable (git inside the sandbox needs its configuration):
  * `gitReadablePaths` returns the same list.
  */
 export const gitControlPaths = (root: string): string[] => {
-  const dotGit = join(root, '.git');
-  const gitDirs = new Set<string>([dotGit]);
-  const linked = gitDirOfFile(dotGit);
-  if (linked !== undefined) gitDirs.add(canonicalPath(linked));
+  const gitDirs = new Set<string>();
+  // The workspace's own repository, and every repository checked out inside it (a nested clone, a vendored project):
+  // git reads each one's configuration the same way when someone runs it there.
+  for (const checkout of [root, ...nestedCheckouts(root)]) {
+    const dotGit = join(checkout, '.git');
+    gitDirs.add(dotGit);
+    const linked = gitDirOfFile(dotGit);
+    if (linked !== undefined) gitDirs.add(canonicalPath(linked));
+  }
   for (const gitDir of [...gitDirs]) {
     try {
       const common = readFileSync(join(gitDir, 'commondir'), 'utf8').slice(0, 4096).trim();

@@ -14,6 +14,12 @@ const probes = new Map<string, Promise<BubblewrapProbe>>();
 const firstLine = (text: string): string => text.trim().split('\n')[0]?.slice(0, 300) ?? '';
 
 /**
+ * Whether bubblewrap's complaint is the kernel refusing a namespace (then "user namespaces may be disabled" is the likely
+ * cause): not a mount it could not make, which it names itself.
+ */
+const namespaceRefusal = (stderr: string): boolean => /namespace|clone|unshare|Operation not permitted|setting up uid map|No permissions to create/i.test(stderr) || stderr.trim() === '';
+
+/**
  * Find out once per process whether bubblewrap can build a sandbox here, by running `/bin/true` in one shaped like
  * the real profile (own pid and network namespaces, no capabilities, system directories read-only). This is a real
  * attempt, not a look for the binary: a missing binary and refused user namespaces both fail it, with the reason.
@@ -35,7 +41,7 @@ export const probeBubblewrap = (binary = 'bwrap'): Promise<BubblewrapProbe> => {
       child.on('close', (code, signal) => {
         clearTimeout(timer);
         if (code === 0) resolve({ available: true, binary });
-        else resolve({ available: false, binary, reason: `bubblewrap cannot build a sandbox here (${firstLine(stderr) || (signal ? `killed by ${signal}` : `exit ${code}`)}); user namespaces may be disabled` });
+        else resolve({ available: false, binary, reason: `bubblewrap cannot build a sandbox here (${firstLine(stderr) || (signal ? `killed by ${signal}` : `exit ${code}`)})${namespaceRefusal(stderr) ? '; user namespaces may be disabled' : ''}` });
       });
     });
     probes.set(binary, probe);

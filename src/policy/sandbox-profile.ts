@@ -202,14 +202,19 @@ export const bwrapArguments = (mounts: readonly SandboxMount[], options: { netwo
   options.cwd,
 ];
 
-/** The home directory commands get: `$HOME` by real path, or `/root` / `/home/rein` when it is unset. */
+/**
+ * The home directory commands get: `$HOME` by real path, or `/root` / `/home/rein` when it is unset — or names no
+ * directory that exists: bubblewrap mounts the empty home at that path, and a path under a read-only system folder
+ * (`/usr/local/nohome`) cannot be made there, which would make every sandbox fail.
+ */
 export const sandboxHome = (): string => {
   const home = process.env.HOME;
-  if (!home) return process.getuid?.() === 0 ? '/root' : '/home/rein';
+  const unset = process.getuid?.() === 0 ? '/root' : '/home/rein';
+  if (!home) return unset;
   try {
     return realpathSync.native(home);
   } catch {
-    return home;
+    return unset;
   }
 };
 

@@ -1,6 +1,7 @@
 import type { MemoryConfidence, MemoryKind } from '../../models/memory.records.js';
 import { valuesOf } from './persistent-map.js';
 import type { MemoryRecordState, MemoryView } from './memory.view.js';
+import { mutableStateOf } from '../memory/mutable-state.js';
 
 /** The boundaries of a memory read: which user, workspace, repository, branch and kind of task this session works in. */
 export interface MemoryQuery {
@@ -19,7 +20,7 @@ export interface MemoryQuery {
 }
 
 /** Why a stored memory was not offered to the context. */
-export type MemoryExclusionReason = 'inactive' | 'expired' | 'out-of-scope' | 'low-confidence' | 'superseded-by-session';
+export type MemoryExclusionReason = 'inactive' | 'expired' | 'out-of-scope' | 'low-confidence' | 'stale' | 'superseded-by-session';
 
 export interface MemoryHints {
   hints: MemoryRecordState[];
@@ -102,6 +103,8 @@ const computeHints = (view: MemoryView, query: MemoryQuery, facts: ReadonlyMap<s
     else if (record.expiresAt !== undefined && record.expiresAt <= query.now) excluded.push({ record, reason: 'expired' });
     else if (!inScope(record, query) || !matchesTask(record, query)) excluded.push({ record, reason: 'out-of-scope' });
     else if (rank[record.confidence] < minimum) excluded.push({ record, reason: 'low-confidence' });
+    // A test result or a file's content was true of one run: left out as `stale` whatever its confidence.
+    else if (mutableStateOf(record.content)) excluded.push({ record, reason: 'stale', detail: `it reports ${mutableStateOf(record.content)}, which may have changed since` });
     else if (superseded) excluded.push({ record, reason: 'superseded-by-session', detail: superseded });
     else hints.push(record);
   }

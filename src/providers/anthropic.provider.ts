@@ -64,6 +64,8 @@ export class AnthropicStreamNormalizer implements StreamNormalizer {
   private inputTokens = 0;
   private outputTokens = 0;
   private stopReason: StopReason | undefined;
+  /** The stop reason as the server sent it, kept when no core reason maps it. */
+  private rawStopReason: string | undefined;
   private readonly calls = new ToolCallAssembler();
 
   constructor(private readonly context: { endpoint: string; requestId: string | undefined; secrets: readonly string[] }) {}
@@ -102,13 +104,14 @@ export class AnthropicStreamNormalizer implements StreamNormalizer {
         // The context window filled up, not the output budget: continuing would only resend a longer context. It is the
         // context-length failure (compact once and retry, or fail `context_length`).
         if (reason === 'model_context_window_exceeded') return this.fail(out, providerError('context_length', `the model's context window filled up before it finished its reply (stop reason model_context_window_exceeded from ${this.context.endpoint})`));
-        if (reason) this.stopReason = stopReasons[reason] ?? 'end_turn';
+        if (reason) this.stopReason = stopReasons[reason] ?? 'unknown';
+        if (reason && this.stopReason === 'unknown') this.rawStopReason = reason.slice(0, 200);
         return;
       }
       case 'message_stop': {
         if (this.calls.open > 0) return this.fail(out, providerError('malformed_tool_call', `the message from ${this.context.endpoint} stopped inside a tool_use block`));
         out.push({ type: 'usage', usage: { inputTokens: this.inputTokens, outputTokens: this.outputTokens } });
-        out.push({ type: 'finished', stopReason: this.stopReason ?? 'end_turn' });
+        out.push({ type: 'finished', stopReason: this.stopReason ?? 'end_turn', ...(this.rawStopReason === undefined ? {} : { rawStopReason: this.rawStopReason }) });
         this.closed = true;
         return;
       }

@@ -53,6 +53,8 @@ export class OpenAIStreamNormalizer implements StreamNormalizer {
   closed = false;
   private started = false;
   private stopReason: StopReason | undefined;
+  /** The finish reason as the server sent it, kept when no core reason maps it. */
+  private rawStopReason: string | undefined;
   private usage: TokenUsage | undefined;
   private readonly calls = new ToolCallAssembler();
   private proposed = 0;
@@ -109,13 +111,14 @@ export class OpenAIStreamNormalizer implements StreamNormalizer {
       out.push(result);
       this.proposed++;
     }
-    this.stopReason = this.proposed > 0 ? 'tool_use' : (stopReasons[reason] ?? 'end_turn');
+    this.stopReason = this.proposed > 0 ? 'tool_use' : (stopReasons[reason] ?? 'unknown');
+    if (this.stopReason === 'unknown') this.rawStopReason = reason.slice(0, 200);
   }
 
   private finish(out: ModelEvent[]): void {
     if (this.stopReason === undefined) return this.fail(out, providerError('network', `the stream from ${this.context.endpoint} ended without a finish reason`));
     if (this.usage) out.push({ type: 'usage', usage: this.usage });
-    out.push({ type: 'finished', stopReason: this.stopReason });
+    out.push({ type: 'finished', stopReason: this.stopReason, ...(this.rawStopReason === undefined ? {} : { rawStopReason: this.rawStopReason }) });
     this.closed = true;
   }
 

@@ -9,6 +9,8 @@ import { SandboxConfig } from '../policy/sandbox-config.js';
 import { defaultAnthropicBaseUrl } from './anthropic.provider.js';
 import { defaultOpenAIBaseUrl } from './openai-compatible.provider.js';
 import { CommandHooksConfig } from '../hooks/command-hooks.js';
+import { jsonProblem } from '../util/json-problem.js';
+import { canonicalPath, isInside } from '../policy/protected-paths.js';
 
 /** The providers rein can run: `openai` means any OpenAI-compatible endpoint. */
 export const ProviderName = z.enum(['openai', 'anthropic', 'scripted', 'recorded']);
@@ -77,7 +79,7 @@ export const loadWorkspaceConfig = async (workspace: string): Promise<WorkspaceC
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new ReinError('CONFIG_INVALID', `${path} is not valid JSON: ${(error as Error).message}`, { cause: error });
+    throw new ReinError('CONFIG_INVALID', `${path} is not valid JSON (${jsonProblem(text, error)})`, { cause: error });
   }
   if (typeof value === 'object' && value !== null && 'apiKey' in value) {
     throw new ReinError('CONFIG_INVALID', `${path} must not hold an API key: set it in the environment and name the variable with "apiKeyEnv"`);
@@ -255,6 +257,9 @@ export const resolveProviderSettings = (sources: ProviderSources): ProviderSetti
     const fromFlags = pick([flags, session], 'script');
     const script = fromFlags ? resolve(sources.cwd ?? process.cwd(), fromFlags) : file.script ? (isAbsolute(file.script) ? file.script : resolve(sources.workspace, file.script)) : undefined;
     if (!script) throw new ReinError('USAGE', `the scripted provider needs a script: pass --script <file> or add "script" to ${configFileName}`);
+    // A repository's file names a script inside that repository: never a file elsewhere on this machine (`../secret`,
+    // `/etc/passwd`), whose bytes an error could print. A script the user names with --script may be anywhere.
+    if (!fromFlags && !isInside(canonicalPath(sources.workspace), canonicalPath(script))) throw new ReinError('SCRIPT_INVALID', `the script ${configFileName} names (${JSON.stringify(file.script)}) is outside the workspace: name a file inside it, or pass --script <file>`);
     return { ...base, script };
   }
   if (provider === 'recorded') {

@@ -3,6 +3,7 @@ import type { ModelEvent, ModelRequest } from '../../models/model-contract.js';
 import { Script, type ScriptInput, type ScriptTurn } from '../../models/script.js';
 import { ReinError } from '../host/host-errors.js';
 import type { ModelProvider } from './provider.js';
+import { jsonProblem } from '../util/json-problem.js';
 
 /** Rough token estimate for scripted usage: one token per four characters, at least one. */
 const estimateTokens = (text: string): number => Math.max(1, Math.ceil(text.length / 4));
@@ -30,10 +31,13 @@ export const loadScript = async (path: string): Promise<Script> => {
   if (!read.ok) throw new ReinError('SCRIPT_INVALID', read.reason === 'not_a_file' ? `script ${hostFileProblem(path, read)}` : `cannot read script ${path}: ${hostFileProblem(path, read)}`);
   const text = read.bytes.toString('utf8');
   try {
-    return parseScript(JSON.parse(text), path);
+    const script = parseScript(JSON.parse(text), path);
+    // A script with no turn fails its first model call: said now, before anything runs or is recorded.
+    if (script.turns.length === 0) throw new ReinError('SCRIPT_INVALID', `${path} is not a valid script: turns: a script needs at least one turn (the first model call plays it)`);
+    return script;
   } catch (error) {
     if (error instanceof ReinError) throw error;
-    throw new ReinError('SCRIPT_INVALID', `${path} is not valid JSON: ${(error as Error).message}`, { cause: error });
+    throw new ReinError('SCRIPT_INVALID', `${path} is not valid JSON (${jsonProblem(text, error)})`, { cause: error });
   }
 };
 

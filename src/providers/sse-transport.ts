@@ -132,6 +132,14 @@ async function* streamBatches(call: SseCall): AsyncGenerator<ModelEvent[]> {
       else yield [{ type: 'error', error: providerError('bad_request', `${call.endpoint} answered with JSON instead of an event stream; does it support streaming?`) }];
       return;
     }
+    // A web page where the API should be (a proxy's or a login page, a base URL missing its `/v1`): waiting and
+    // retrying will not change it, so the call fails at once, naming what came back.
+    if (/html|xml/i.test(contentType)) {
+      settled = true;
+      await response.body?.cancel().catch(() => undefined);
+      yield [{ type: 'error', error: providerError('bad_request', `${call.endpoint} answered HTTP ${response.status} with ${contentType.split(';')[0]!.trim()}, not an event stream: the base URL points at a web page (a proxy, a login page, or a path missing its /v1?) — check the base URL and any proxy in between`) }];
+      return;
+    }
     const normalizer = call.normalizer({ requestId: response.headers.get(call.requestIdHeader) ?? undefined });
     const reader = response.body?.getReader();
     if (!reader) {

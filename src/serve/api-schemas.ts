@@ -17,7 +17,7 @@ import type { MachineGraph } from '../cli/machine-graph.js';
 export const ErrorBody = z.object({ error: z.object({ code: z.string(), message: z.string() }) }).meta({ id: 'ErrorBody' });
 export type ErrorBody = z.infer<typeof ErrorBody>;
 
-export const TraceOutcomeSchema = z.enum(['succeeded', 'unverified', 'failed', 'cancelled', 'budget-exhausted', 'interrupted', 'awaiting-approval', 'awaiting-confirmation', 'idle', 'running']).meta({ id: 'TraceOutcome' });
+export const TraceOutcomeSchema = z.enum(['succeeded', 'unverified', 'failed', 'cancelled', 'budget-exhausted', 'forked', 'interrupted', 'awaiting-approval', 'awaiting-confirmation', 'idle', 'running']).meta({ id: 'TraceOutcome' });
 
 /** One line of the session list: `rein sessions`' summary plus the trace outcome, turns, tokens and times. */
 export const SessionRow = z

@@ -11,6 +11,8 @@ import { isReservedStreamName } from '../memory/memory-stream.js';
 export interface ForkOptions {
   newSessionId?: string;
   clock?: () => number;
+  /** Why the fork is made (recorded on `session.forked`). */
+  reason?: string;
 }
 
 /**
@@ -36,8 +38,10 @@ export const forkSession = async (store: EventStore, sessionId: string, atSeq: n
   const clock = options.clock ?? Date.now;
   const forkId = options.newSessionId ?? newSessionId(clock());
   await store.fork(sessionId, atSeq, { newStream: forkId });
-  // The fork's status is its parent's at the fork point (for stores that index it).
-  const status = sessionStatusOf(await store.read(forkId, { from: Math.max(1, atSeq - 63) })) ?? 'active';
-  await store.append(forkId, [{ id: createIdGenerator()(), type: 'session.forked', v: recordVersion('session.forked'), at: clock(), actor: rootPath, data: { parent: sessionId, atSeq } }], { expectedSeq: atSeq, status });
+  // The fork's status (for stores that index it): `forked` until a resume runs it, or its parent's end when the fork
+  // point is past it.
+  const forked = { id: createIdGenerator()(), type: 'session.forked', v: recordVersion('session.forked'), at: clock(), actor: rootPath, data: { parent: sessionId, atSeq, ...(options.reason === undefined ? {} : { reason: options.reason }) } };
+  const status = sessionStatusOf([...(await store.read(forkId, { from: Math.max(1, atSeq - 63) })), forked]) ?? 'active';
+  await store.append(forkId, [forked], { expectedSeq: atSeq, status });
   return forkId;
 };

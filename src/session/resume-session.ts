@@ -21,9 +21,11 @@ import { canonicalEqual } from '../host/canonical-equal.js';
 import { sessionHooksFor } from './start-session.js';
 import { sessionStopOf } from '../hooks/decide-point.js';
 import { sandboxCheckedOf } from '../policy/sandbox-status.js';
+import { sweepLeftBackground } from '../tools/protected-watch.js';
 import { killStrayProcesses } from '../tools/process-runner.js';
 import { restoredPolicy } from '../policy/permission-policy.js';
 import { unmatchedRuleFacts } from '../policy/unmatched-rules.js';
+import { forkForRetry, providerFailureOf } from './provider-retry.js';
 
 export interface ResumeOptions {
   /** Rerun in-doubt effects whose policy is `require-user-confirmation` (the CLI's `--yes`). */
@@ -32,8 +34,21 @@ export interface ResumeOptions {
   confirmEffects?: readonly string[];
   /** Settle these in-doubt effects in doubt instead of waiting for a confirmation: a person declined to rerun them. */
   declineEffects?: readonly string[];
+  /**
+   * Ask about each in-doubt effect whose rerun needs a confirmation nothing above gave (one at a time, before anything
+   * is recorded): `rerun` runs it again, `decline` settles it in doubt (the model is told its outcome is unknown),
+   * `wait` leaves it awaiting confirmation. The CLI asks a person at the terminal.
+   */
+  confirm?: (inDoubt: { effectId: string; kind: EffectKind; actor: string; args: Record<string, unknown>; reason: string }) => Promise<'rerun' | 'decline' | 'wait'>;
   /** Allow continuing in a workspace other than the one the session was created in. */
   allowWorkspaceChange?: boolean;
+  /**
+   * A session a provider failure ended (`providerFailureOf`) is continued by a new attempt: a fork at the last durable
+   * step before the failure (`forkForRetry`), resumed instead — the returned session is the fork, and
+   * `report.retryOf` names the failed one, which stays `failed`. Other sessions resume as usual. The CLI's `rein
+   * resume` does this.
+   */
+  retryProviderFailure?: boolean;
 }
 
 /** What resume found and decided, for the CLI and the host app. */
@@ -58,12 +73,14 @@ export interface ResumeReport {
    * its mode and every rule), e.g. `mode plan → default (wider than the session started with)`, `adds allow write`.
    */
   permissionChanges: string[];
+  /** With `retryProviderFailure`: the failed session this one is a new attempt of, and the model call it runs again. */
+  retryOf?: { sessionId: string; effectId: string; code: string };
 }
 
 const resolve = (policy: ResumePolicy, confirmed: boolean, check: EffectResumeCheck | undefined): { resolution: EffectResolution; reason: string; observation?: string } => {
   if (policy === 'rerun-after-check') {
     if (!check) return { resolution: 'rerun', reason: 'safe to run again once the session is rebuilt' };
-    if (check.resolution === 'awaiting-confirmation') return confirmed ? { resolution: 'rerun', reason: `rerun confirmed by the user (${check.reason})` } : { resolution: 'awaiting-confirmation', reason: `${check.reason}; rerunning it needs confirmation (resume with --yes)` };
+    if (check.resolution === 'awaiting-confirmation') return confirmed ? { resolution: 'rerun', reason: `rerun confirmed by the user (${check.reason})` } : { resolution: 'awaiting-confirmation', reason: `${check.reason}; rerunning it needs confirmation` };
     const { cleaned: _cleaned, ...decided } = check;
     return decided;
   }
@@ -71,7 +88,7 @@ const resolve = (policy: ResumePolicy, confirmed: boolean, check: EffectResumeCh
     // A check may refuse the rerun outright (the earlier processes still run); confirmation cannot override that.
     if (check?.resolution === 'failed-in-doubt') return { resolution: 'failed-in-doubt', reason: check.reason };
     const why = check ? ` (${check.reason})` : '';
-    return confirmed ? { resolution: 'rerun', reason: `rerun confirmed by the user${why}` } : { resolution: 'awaiting-confirmation', reason: `its outcome is unknown and rerunning it needs confirmation (resume with --yes)${why}` };
+    return confirmed ? { resolution: 'rerun', reason: `rerun confirmed by the user${why}` } : { resolution: 'awaiting-confirmation', reason: `its outcome is unknown and rerunning it needs confirmation${why}` };
   }
   if (policy === 'replay-from-event') return { resolution: 'failed-in-doubt', reason: 'no recorded result to replay' };
   return { resolution: 'failed-in-doubt', reason: 'this effect is never rerun automatically' };
@@ -150,6 +167,17 @@ const modelCallNotRerun = (effect: InDoubtEffect, reason: string, elapsedMs: num
   return { type: 'model.failed', data: { effectId: effect.effectId, turn: Number(args.turn ?? 1), error: { code: 'cancelled', message: reason, retryable: false }, elapsedMs } };
 };
 
+/**
+ * A tool call whose rerun a person confirmed carries that answer (an `allow-once` for this call alone), so the rerun
+ * is not asked about again; a deny rule or plan mode still refuses it. The log's request is unchanged; the answer
+ * shows in the rerun's `permission.decided` (source `user`) after the `effect.resolved` that says it was confirmed.
+ */
+const withConfirmation = (record: RecordEnvelope): RecordEnvelope => {
+  const data = record.data as { effectId: string; kind: string; args: Record<string, unknown> };
+  if (data.kind !== 'executeTool' || data.args.approval !== undefined) return record;
+  return { ...record, data: { ...data, args: { ...data.args, approval: { approvalId: `${data.effectId}:rerun-confirmed`, decision: 'allow-once' } } } };
+};
+
 const policyOf = (executors: EffectExecutors, effect: InDoubtEffect): ResumePolicy => {
   const executor = executors[effect.kind];
   return executor ? executor.resumePolicy(requestOf(effect)) : 'never-rerun';
@@ -161,6 +189,12 @@ const policyOf = (executors: EffectExecutors, effect: InDoubtEffect): ResumePoli
  * one `effect.resolved` each), and continue.
  */
 export const resumeSession = async (services: SessionServices, sessionId: string, options: ResumeOptions = {}): Promise<{ session: ReinSession; report: ResumeReport }> => {
+  const failure = options.retryProviderFailure ? await providerFailureOf(services.store, sessionId) : undefined;
+  if (failure) {
+    const retry = await forkForRetry(services.store, failure, { clock: services.clock });
+    const resumed = await resumeSession(services, retry, { ...options, retryProviderFailure: false });
+    return { ...resumed, report: { ...resumed.report, retryOf: { sessionId, effectId: failure.effectId, code: failure.code } } };
+  }
   // Prove this process may write the stream before anything else: the in-doubt checks below act on the world (a
   // command an interrupted call left is killed), and a process still running the session must keep its commands.
   // Refused (`STORE_LOCKED`), nothing was checked, started or written. The log is read only once the hold is ours.
@@ -190,6 +224,10 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
   }
   const rebuilt = await rebuild(services, sessionId, records);
   const memory = sessionMemoryFor(services, sessionId);
+  // What a background command planted after a process was killed outright (this session's, or another's) is removed
+  // before today's catalog reads the workspace: the check that process's end would have run.
+  const left = rebuilt.tree.done ? undefined : await sweepLeftBackground(services.workspace);
+  const leftFacts: FactDraft[] = left && left.paths.length > 0 ? [{ type: 'workspace.cleaned', data: { paths: left.paths, reason: 'protected-path-created' } }] : [];
   // A session recorded before capabilities existed keeps its fixed tools (no catalog, no MCP servers, no skills).
   const capabilities = services.capabilities && rebuilt.capabilities.active && !rebuilt.tree.done ? await SessionCapabilities.open(services.capabilities, services.registry, rebuilt.capabilities) : undefined;
   const wiring = wireSession(services, created.tools, memory, sessionId, capabilities);
@@ -237,7 +275,7 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
   const stopped = records.reduce<string | undefined>((found, record) => found ?? sessionStopOf(record), undefined);
   if (stopped !== undefined) {
     const killed = await strays();
-    await host.recordFacts([{ type: 'session.resumed', data: { fromSeq: head, inDoubt: inDoubt.map((effect) => effect.effectId), ...(rebuilt.snapshotSeq ? { snapshotSeq: rebuilt.snapshotSeq } : {}), ...killed } }]);
+    await host.recordFacts([{ type: 'session.resumed', data: { fromSeq: head, inDoubt: inDoubt.map((effect) => effect.effectId), ...(rebuilt.snapshotSeq ? { snapshotSeq: rebuilt.snapshotSeq } : {}), ...killed } }, ...leftFacts]);
     await host.cancel(stopped);
     return { session, report };
   }
@@ -251,18 +289,27 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
       const policy = policyOf(wiring.executors, effect);
       const check = policy === 'rerun-after-check' || policy === 'require-user-confirmation' ? await checkOf(wiring.executors, effect, records) : undefined;
       const decided = resolve(policy, options.confirmInDoubt === true || (options.confirmEffects ?? []).includes(effect.effectId), check);
+      // A rerun a person confirmed (it would have waited otherwise) is their answer for this call: it is not asked again.
+      const confirmedByUser = decided.resolution === 'rerun' && resolve(policy, false, check).resolution === 'awaiting-confirmation';
       const declined = decided.resolution === 'awaiting-confirmation' && (options.declineEffects ?? []).includes(effect.effectId);
       const unaffordable = wallTimeSpent && (effect.kind === 'callModel' || effect.kind === 'executeTool') && (decided.resolution === 'rerun' || decided.resolution === 'awaiting-confirmation');
       const overridden = unaffordable
         ? { resolution: 'failed-in-doubt' as const, reason: `the session's wall-time budget of ${budgets.maxWallTimeMs} ms is spent, so it is not run again (${decided.reason})` }
         : declined ? { resolution: 'failed-in-doubt' as const, reason: `a person declined to rerun it (${decided.reason})` } : decided;
-      return { effect, policy, cleaned: check?.cleaned ?? [], ...overridden };
+      return { effect, policy, cleaned: check?.cleaned ?? [], confirmedByUser: confirmedByUser && overridden === decided, ...overridden };
     }),
   );
+  // What nothing above confirmed is asked about, one at a time (a person at a terminal answers them in order).
+  for (const [index, entry] of decided.entries()) {
+    if (entry.resolution !== 'awaiting-confirmation' || !options.confirm) continue;
+    const answer = await options.confirm({ effectId: entry.effect.effectId, kind: entry.effect.kind, actor: entry.effect.record.actor, args: requestOf(entry.effect).args, reason: entry.reason });
+    if (answer === 'rerun') decided[index] = { ...entry, resolution: 'rerun', confirmedByUser: true, reason: `rerun confirmed by the user (${entry.reason})` };
+    else if (answer === 'decline') decided[index] = { ...entry, resolution: 'failed-in-doubt', reason: `a person declined to rerun it (${entry.reason})` };
+  }
   const killed = await strays();
   const facts: FactDraft[] = [];
   if (rebuilt.rejected && rebuilt.snapshotRejectedSeq) facts.push({ type: 'snapshot.rejected', data: { seq: rebuilt.snapshotRejectedSeq, reason: rebuilt.rejected } });
-  facts.push({ type: 'session.resumed', data: { fromSeq: head, inDoubt: inDoubt.map((effect) => effect.effectId), ...(rebuilt.snapshotSeq ? { snapshotSeq: rebuilt.snapshotSeq } : {}), ...killed } });
+  facts.push({ type: 'session.resumed', data: { fromSeq: head, inDoubt: inDoubt.map((effect) => effect.effectId), ...(rebuilt.snapshotSeq ? { snapshotSeq: rebuilt.snapshotSeq } : {}), ...killed } }, ...leftFacts);
   // The plugins this process loaded: a resumed session may run with other plugins than before, and the log says so.
   for (const fact of services.plugins?.journal() ?? []) facts.push({ type: fact.type, data: fact.data });
   // This process may isolate commands differently from the one that started the session: say how, once.
@@ -282,8 +329,8 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
   }
   report.resolutions = decided.map(({ effect, policy, resolution, reason }) => ({ effectId: effect.effectId, kind: effect.kind, policy, resolution, reason, actor: effect.record.actor, args: requestOf(effect).args }));
 
-  for (const { effect, resolution, reason, observation } of decided) {
-    if (resolution === 'rerun') host.startEffect(effect.record);
+  for (const { effect, resolution, reason, observation, confirmedByUser } of decided) {
+    if (resolution === 'rerun') host.startEffect(confirmedByUser ? withConfirmation(effect.record) : effect.record);
     else if (resolution === 'settled-from-log' && effect.kind === 'executeTool') {
       await host.step({ ...settleFromLog(effect, observation ?? reason, records), actor: effect.record.actor, cause: effect.record.id });
     } else if (resolution === 'failed-in-doubt' || resolution === 'settled-from-log') {

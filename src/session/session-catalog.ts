@@ -4,9 +4,11 @@ import type { WaitingEntry } from '../../stores/postgres/postgres-session-queue.
 import { sessionStatusOf } from '../host/session-status.js';
 import { isReservedStreamName, memoryStream } from '../memory/memory-stream.js';
 import { mapWithLimit } from '../../stores/task-queues.js';
+import { readSessionOutcome } from '../trace/session-outcome.js';
+import type { TraceOutcome } from '../trace/trace-types.js';
 
 /**
- * One line of `rein sessions`. `status` is a final outcome; `interrupted`, `awaiting-approval`,
+ * One line of `rein sessions`. `status` is a final outcome; `forked` for a fork nobody resumed yet; `interrupted`, `awaiting-approval`,
  * `awaiting-confirmation`, `idle` or `active` for a session that has not ended; `queued` for one submitted for a
  * worker that has no record yet (`failed`, with `reason`, when no worker could start it); or `damaged` for one whose
  * log cannot be read (`damaged` then names the error).
@@ -14,6 +16,11 @@ import { mapWithLimit } from '../../stores/task-queues.js';
 export interface SessionSummary {
   id: string;
   status: string;
+  /**
+   * How it really ended, as `rein trace` says (`sessionOutcome`): for a `completed` session `succeeded`, `unverified`
+   * or `failed` (its last verification failed); otherwise what its status stands for. Absent for a queued or damaged one.
+   */
+  outcome?: TraceOutcome;
   head: number;
   createdAt: number;
   task: string;
@@ -34,14 +41,16 @@ export const summarizeSession = async (store: EventStore, id: string): Promise<S
   const [first] = await store.read(id, { limit: 1 });
   const tail = await store.read(id, { reverse: true, limit: 64 });
   const task = first?.type === 'session.created' ? String((first.data as { task?: unknown }).task ?? '') : '';
-  return { id, status: statusOf(tail), head: info.head, createdAt: info.createdAt, task, ...(info.forkedFrom ? { forkedFrom: info.forkedFrom } : {}) };
+  const status = statusOf(tail);
+  const outcome = await readSessionOutcome(store, id, status);
+  return { id, status, ...(outcome ? { outcome } : {}), head: info.head, createdAt: info.createdAt, task, ...(info.forkedFrom ? { forkedFrom: info.forkedFrom } : {}) };
 };
 
 /**
  * Every status `rein sessions` lists: a `session.ended` outcome, then those of a session that has not ended, `queued`
  * (submitted for a worker, no record yet) and `damaged` (its log cannot be read).
  */
-export const sessionStatuses = ['completed', 'failed', 'cancelled', 'budget-exhausted', 'interrupted', 'awaiting-approval', 'awaiting-confirmation', 'idle', 'active', 'queued', 'damaged'] as const;
+export const sessionStatuses = ['completed', 'failed', 'cancelled', 'budget-exhausted', 'forked', 'interrupted', 'awaiting-approval', 'awaiting-confirmation', 'idle', 'active', 'queued', 'damaged'] as const;
 
 /** Options of `listSessions`. */
 export interface ListSessionsOptions {

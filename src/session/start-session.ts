@@ -11,6 +11,7 @@ import { machineVersion } from '../host/machine-version.js';
 import { mutationPolicyDigestOf } from '../typestate/call-spec.js';
 import { createIdGenerator } from '../host/record-ids.js';
 import { SessionHost } from '../host/session-host.js';
+import { sweepLeftBackground } from '../tools/protected-watch.js';
 import { sessionStatusOf } from '../host/session-status.js';
 import type { ModelProvider } from '../providers/provider.js';
 import { displayEndpoint } from '../providers/wire-format.js';
@@ -88,6 +89,9 @@ export const createSession = async <Schema extends z.ZodType = z.ZodType<unknown
   const sessionId = options.sessionId ?? newSessionId(services.clock());
   if (isReservedStreamName(sessionId)) throw new ReinError('SESSION_INVALID', `${sessionId} is reserved for the workspace's memory`);
   if ((await services.store.head(sessionId)) > 0) throw new ReinError('SESSION_INVALID', `session ${sessionId} already exists`);
+  // What a background command of a rein killed outright planted since its baseline goes before anything reads the
+  // workspace (the skills of the catalog below): the check that rein's end would have run.
+  const left = await sweepLeftBackground(services.workspace);
   const capabilities = services.capabilities ? await SessionCapabilities.open(services.capabilities, services.registry) : undefined;
   const registry = capabilities?.registry ?? services.registry;
   const created: SessionCreated = {
@@ -115,6 +119,7 @@ export const createSession = async <Schema extends z.ZodType = z.ZodType<unknown
     ...drafts.map((draft) => ({ id: newId(), v: recordVersion(draft.type), at, cause: createdDraft.id, ...draft })),
     { id: newId(), type: 'sandbox.checked', v: recordVersion('sandbox.checked'), at, actor: rootPath, cause: createdDraft.id, data: sandbox },
     ...plugins,
+    ...(left.paths.length > 0 ? [{ id: newId(), type: 'workspace.cleaned', v: recordVersion('workspace.cleaned'), at, actor: rootPath, cause: createdDraft.id, data: { paths: left.paths, reason: 'protected-path-created' as const } }] : []),
   ];
   if (capabilities) {
     // The catalog is the session's second input, last in its first batch (after the sandbox and plugin facts): every

@@ -8,7 +8,7 @@ import { digestOf } from '../../machines/typestate/digest.js';
 import { prepareLaunch, type Launch } from './command-launch.js';
 import { sandboxEnforcement } from '../policy/sandbox-probe.js';
 import { runCommand, type BackgroundStop, type CapturedStream, type CommandOutcome } from './process-runner.js';
-import { absentProtectedPaths, removeCreatedProtectedPaths, watchBackground } from './protected-watch.js';
+import { absentProtectedPaths, existingProtectedFolders, removeCreatedInFolders, removeCreatedProtectedPaths, watchBackground } from './protected-watch.js';
 import { defineTool, toolFailure, type ResumeCheck, type ToolContext, type ToolNote, type ToolResult } from './tool.js';
 import { fieldsWithNul, nulByteFailure } from './os-errors.js';
 import { processesMarked, signalEach } from './process-tree.js';
@@ -176,6 +176,8 @@ export const bashTool = defineTool<BashParameters, { cwd: string; relative: stri
     const launch = await prepareLaunch({ command: args.command, cwd: plan.cwd, policy: context.sandbox, workspace: context.workspace, marker: plan.marker });
     if ('refused' in launch) return toolFailure('Denied', `${launch.refused}. Nothing was run.`, 'sandbox_unavailable');
     const absent = await absentProtectedPaths(context.workspace);
+    // Outside bubblewrap nothing masks the protected folders that exist: what a command plants there is taken out after.
+    const folders = launch.enforcement.filesystem.enforced ? [] : await existingProtectedFolders(context.workspace);
     // A background command runs until the timeout it asked for, or the longest the policy allows when it asked none.
     const timeoutMs = Math.min(args.timeout_ms ?? (args.run_in_background ? context.sandbox.maxTimeoutMs : context.sandbox.defaultTimeoutMs), context.sandbox.maxTimeoutMs);
     let lastProgress = 0;
@@ -199,9 +201,9 @@ export const bashTool = defineTool<BashParameters, { cwd: string; relative: stri
         if (line) context.progress(line.slice(0, 200));
       },
     });
-    const removed = await removeCreatedProtectedPaths(context.workspace, absent);
+    const removed = [...(await removeCreatedProtectedPaths(context.workspace, absent)), ...(await removeCreatedInFolders(context.workspace, folders))];
     // Still running: it could create a protected path after this check; its session's end checks again.
-    if (outcome.background) watchBackground(context.sessionId, context.workspace, absent);
+    if (outcome.background) await watchBackground(context.sessionId, context.workspace, absent, folders);
     const notes: ToolNote[] = [
       ...(launch.proxy?.decisions ?? []).map((decision) => ({ type: 'network.decided', data: { ...decision } })),
       ...(removed.length > 0 ? [{ type: 'workspace.cleaned', data: { paths: removed, reason: 'protected-path-created' } }] : []),

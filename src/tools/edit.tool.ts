@@ -47,6 +47,19 @@ const unescapeJson = (text: string): string | undefined => {
   }
 };
 
+/** True when the file ends every line with CRLF: it has line breaks, and every `\n` follows a `\r`. */
+const usesCrlf = (bytes: Buffer): boolean => {
+  let lines = 0;
+  for (let at = bytes.indexOf(0x0a); at !== -1; at = bytes.indexOf(0x0a, at + 1)) {
+    if (at === 0 || bytes[at - 1] !== 0x0d) return false;
+    lines++;
+  }
+  return lines > 0;
+};
+
+/** `text` with every bare `\n` written as `\r\n` (a `\r\n` already there stays one). */
+const toCrlf = (text: string): string => text.replace(/\r?\n/g, '\r\n');
+
 const lineOf = (bytes: Buffer, index: number): number => {
   let line = 1;
   for (let at = bytes.indexOf(0x0a); at !== -1 && at < index; at = bytes.indexOf(0x0a, at + 1)) line++;
@@ -88,6 +101,18 @@ export const editTool = defineTool<EditParameters, EditPlan>({
           newString = newUnescaped;
           repairs.push({ field: 'new_string', kind: 'json-unescape' });
         }
+      }
+    }
+    // A file that ends every line with CRLF, an old_string over several lines written with `\n` (as read shows them):
+    // the same lines. Both strings take the file's line endings, and the repair is recorded.
+    if (found === 0 && oldString.includes('\n') && !oldString.includes('\r') && usesCrlf(bytes)) {
+      const crlf = toCrlf(oldString);
+      const matches = count(bytes, crlf);
+      if (matches > 0) {
+        oldString = crlf;
+        newString = toCrlf(newString);
+        found = matches;
+        repairs.push({ field: 'old_string', kind: 'crlf-line-endings' }, { field: 'new_string', kind: 'crlf-line-endings' });
       }
     }
     const badLine = found === 0 && oldString.includes('\uFFFD') ? invalidUtf8Line(bytes) : undefined;

@@ -1,35 +1,15 @@
 import { newest, toArray } from '../projections/persistent-list.js';
-import { statusOfState } from '../host/session-status.js';
+import { outcomeOfTraceView } from './session-outcome.js';
 import type { TraceView } from '../projections/trace.view.js';
 import { backgroundEndsOf, claimsSuccess, ContextReader, lastChange, turnsOf } from './trace-evidence.js';
 import { caveatRules, executionRules, failClosedRules, projectionRules, repetitionRules, truncationRules, verificationRules, type RuleInput } from './trace-rules.js';
 import { boundaryPrecedence, type ReadText, type TraceFinding, type TraceOutcome, type TraceReport } from './trace-types.js';
 
-const outcomeOf = (view: TraceView, lastVerification: RuleInput['lastVerification'], lastMutation: number): TraceOutcome => {
-  if (!view.ended) {
-    const status = statusOfState(view.status);
-    return status === 'interrupted' || status === 'awaiting-approval' || status === 'awaiting-confirmation' || status === 'idle' ? status : 'running';
-  }
-  if (view.ended.status !== 'completed') return view.ended.status as TraceOutcome;
-  if (!lastVerification) return 'unverified';
-  if (lastVerification.status === 'failed') return 'failed';
-  // A run that ran no test verified nothing.
-  if (lastVerification.status === 'inconclusive') return 'unverified';
-  // A completion over a blocked turn is not MutationReady: whatever the tests say, it never counts as succeeded.
-  if (view.ended.unresolved) return 'unverified';
-  // Nor does one whose last reply was cut at the output limit, or that a stop hook still objected to.
-  if (view.ended.caveats) return 'unverified';
-  return lastVerification.seq < lastMutation ? 'unverified' : 'succeeded';
-};
-
 /**
  * The trace outcome alone, from the view (no blob is read; the same as `analyzeTrace(view).outcome`): what a listing
  * shows for each session without running the whole analysis.
  */
-export const traceOutcomeOf = (view: TraceView): TraceOutcome => {
-  const turns = turnsOf(view);
-  return outcomeOf(view, newest(view.verifications, 1)[0], lastChange(turns, backgroundEndsOf(view)).seq);
-};
+export const traceOutcomeOf = (view: TraceView): TraceOutcome => outcomeOfTraceView(view);
 
 const rank = (finding: TraceFinding): number => (finding.category === 'unknown_or_mixed' ? boundaryPrecedence.length : boundaryPrecedence.indexOf(finding.boundary));
 
@@ -69,7 +49,7 @@ export const analyzeTrace = async (view: TraceView, readText: ReadText): Promise
   return {
     sessionId: view.sessionId ?? '',
     task: view.task ?? '',
-    outcome: outcomeOf(view, lastVerification, lastMutation),
+    outcome: outcomeOfTraceView(view),
     ...(view.ended ? { ended: view.ended } : {}),
     claimedSuccess: final?.claims ?? false,
     ...(finalTurn?.response ? { finalMessage: { seq: finalTurn.response.seq, id: finalTurn.response.id, text: finalTurn.response.text } } : {}),

@@ -67,7 +67,7 @@ export interface TraceFinding {
  * fail-closed finding left standing, is `succeeded`. A session that has not ended is `interrupted`, waits for a person
  (`awaiting-approval`, `awaiting-confirmation` of an in-doubt rerun), waits for a message (`idle`) or is `running`.
  */
-export type TraceOutcome = 'succeeded' | 'unverified' | 'failed' | 'cancelled' | 'budget-exhausted' | 'interrupted' | 'awaiting-approval' | 'awaiting-confirmation' | 'idle' | 'running';
+export type TraceOutcome = 'succeeded' | 'unverified' | 'failed' | 'cancelled' | 'budget-exhausted' | 'forked' | 'interrupted' | 'awaiting-approval' | 'awaiting-confirmation' | 'idle' | 'running';
 
 /** The analyzer's result: outcome, findings (primary first), the linked turns, and what it could not know. */
 export interface TraceReport {

@@ -8,7 +8,8 @@ import { terminalText } from '../util/terminal-text.js';
 export const promptForTrust = async (description: string, streams: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream }, question = 'trust this file as it is now?'): Promise<boolean> => {
   const handle = streams.input as NodeJS.ReadableStream & { ref?: () => void; unref?: () => void };
   handle.ref?.();
-  const lines = createInterface({ input: streams.input, output: streams.output, terminal: true });
+  // `TERM=dumb` understands no escape sequences: no line editing there (Ctrl-C then reaches the process as SIGINT).
+  const lines = createInterface({ input: streams.input, output: streams.output, terminal: process.env.TERM !== 'dumb' });
   try {
     // The description quotes the file (commands, arguments, manifest strings): no control character of it reaches the
     // terminal as such, so nothing in it can erase or rewrite the lines a person is asked to trust.

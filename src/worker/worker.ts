@@ -16,6 +16,9 @@ import type { ReinPlugin } from '../plugins/plugin-contract.js';
 import type { PluginSpec } from '../plugins/plugin-host.js';
 import { projectPluginFolders, refuseLostHooks, workspacePlugins } from '../plugins/workspace-plugins.js';
 import { hostRunFiles } from '../cli/host-run-files.js';
+import { cliCapabilitiesFor } from '../cli/capability-options.js';
+import type { CapabilityOptions } from '../capabilities/catalog.js';
+import type { McpServerConfig } from '../mcp/mcp-config.js';
 import type { AnyToolDefinition } from '../tools/tool.js';
 import type { SandboxPolicy } from '../policy/sandbox-policy.js';
 import { builtinTools } from '../tools/builtin-tools.js';
@@ -66,6 +69,13 @@ export interface WorkerOptions {
    * this worker's user trusted, the session's `--plugin` directories, and `hooks` of `rein.config.json`.
    */
   plugins?: (spec: QueuedSession) => Promise<{ plugins?: ReadonlyArray<ReinPlugin | PluginSpec>; hooks?: CommandHooksConfig; warnings?: readonly string[] }>;
+  /**
+   * The MCP servers and discovery policy a claimed session gets. Default: what `rein run` would give it in the session's
+   * workspace: the servers of `.mcp.json` and `rein.config.json` that this worker's user trusted (`rein run --detach
+   * --yes`, or the prompt, records that trust at submission; `rein mcp trust` does too) and `capabilities` of
+   * `rein.config.json`. An untrusted file's servers do not start, and the worker warns once.
+   */
+  capabilities?: (spec: QueuedSession) => Promise<{ mcpServers?: Record<string, McpServerConfig>; capabilities?: CapabilityOptions; warnings?: readonly string[] }>;
   /** Where provider keys are read (default `process.env`); never from the queue. */
   env?: Record<string, string | undefined>;
   /** Stop claiming, interrupt running sessions (they go back to the queue) and resolve. */
@@ -143,6 +153,8 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
   const owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const leaseMs = options.leaseMs ?? 15_000;
   const report: WorkerReport = { owner, claimed: 0, finished: 0, parked: 0, fenced: 0, failed: 0 };
+  /** The warnings this worker printed already (each is said once per worker, not once per session). */
+  const warned = new Set<string>();
   const emit = (event: WorkerSessionEvent) => {
     if (event.type === 'claimed') report.claimed++;
     else if (event.type === 'finished') report.finished++;
@@ -200,7 +212,13 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
       const store = fencedStore(options.store, lease);
       const env = options.env ?? process.env;
       const loaded = options.plugins ? await options.plugins(spec) : await workspacePlugins({ workspace: spec.workspace, cli: spec.plugins, env, resolveLaunchers: true });
-      for (const warning of loaded.warnings ?? []) emit({ type: 'warning', sessionId: lease.session, epoch: lease.epoch, detail: warning });
+      const capable = options.capabilities ? await options.capabilities(spec) : await workspaceCapabilities(spec.workspace);
+      // Each warning once per worker: the same untrusted hooks or plugin are not news on every session it claims.
+      for (const warning of [...(loaded.warnings ?? []), ...(capable.warnings ?? [])]) {
+        if (warned.has(warning)) continue;
+        warned.add(warning);
+        emit({ type: 'warning', sessionId: lease.session, epoch: lease.epoch, detail: warning });
+      }
       refuseLostHooks(loaded);
       const { provider, fallbacks } = await providerFor(spec, store, env);
       rein = await createRein({
@@ -215,10 +233,13 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
         ...(options.tools ? { tools: options.tools } : { tools: builtinTools() }),
         ...(options.snapshotEvery === undefined ? {} : { snapshotEvery: options.snapshotEvery }),
         ...(loaded.plugins ? { plugins: loaded.plugins } : {}),
-        // As `rein run` protects them: the plugin folders, and the workspace files the command hooks run on the host
-        // (a `./guard.sh` the model could rewrite would run its code outside the sandbox).
-        protectedPaths: [...(loaded.plugins ? projectPluginFolders(loaded.plugins) : []), ...(await hostRunFiles(spec.workspace, loaded.hooks, {}))],
+        // As `rein run` protects them: the plugin folders, the workspace files the command hooks run on the host
+        // (a `./guard.sh` the model could rewrite would run its code outside the sandbox)
+        // and the workspace files its local MCP servers run.
+        protectedPaths: [...(loaded.plugins ? projectPluginFolders(loaded.plugins) : []), ...(await hostRunFiles(spec.workspace, loaded.hooks, capable.mcpServers ?? {}))],
         ...(loaded.hooks ? { hooks: loaded.hooks } : {}),
+        ...(capable.mcpServers ? { mcpServers: capable.mcpServers } : {}),
+        ...(capable.capabilities ? { capabilities: capable.capabilities } : {}),
       });
       const harness = rein;
       // The plugins stop (recorded in the session's log) while the lease still fences the log: before any release; then
@@ -307,4 +328,11 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
     await stopWatching();
   }
   return report;
+};
+
+/** `rein run`'s MCP servers and discovery policy for a workspace, without a person to ask: only what is trusted starts. */
+const workspaceCapabilities = async (workspace: string): Promise<{ mcpServers: Record<string, McpServerConfig>; capabilities: CapabilityOptions; warnings: string[] }> => {
+  const warnings: string[] = [];
+  const { mcpServers, capabilities } = await cliCapabilitiesFor(workspace, {}, { interactive: false, warn: (text) => warnings.push(text) });
+  return { mcpServers, capabilities, warnings };
 };

@@ -30,7 +30,7 @@ describe('rein CLI', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('✓ read hello.txt');
     expect(run.stdout).toContain('✓ write out.txt');
-    expect(run.stdout).toMatch(/completed\n4 turns · 3 tool calls/);
+    expect(run.stdout).toMatch(/completed · outcome \w+[^\n]*\n4 turns · 3 tool calls/);
     sessionId = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
   });
 

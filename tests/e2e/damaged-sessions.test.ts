@@ -132,7 +132,7 @@ describe('the store never hides damage', () => {
 
       const resumed = await runCli(['resume', rerunId], { cwd: workspace.path });
       expect(resumed.code, resumed.stderr).toBe(0);
-      expect(resumed.stdout).toContain(`already completed: session ${rerunId} ended; nothing to resume`);
+      expect(resumed.stdout).toContain(`already completed (outcome unverified): session ${rerunId} ended; nothing to resume`);
       expect(resumed.stderr).toBe('');
       // The source itself is damaged, and resuming it says so.
       const damaged = await runCli(['resume', sourceId], { cwd: workspace.path });

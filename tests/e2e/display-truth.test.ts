@@ -60,7 +60,7 @@ describe('what the CLI displays is what the log says (the new-user trial)', () =
     for (const answer of answers) last = await cli(['resume', id, ...answer]);
     expect(last.code).toBe(0);
     // The failing test run happened in the first resume: the last process still counts it.
-    expect(last.stdout).toMatch(/\ncompleted\n6 turns · 7 tool calls \(1 failed\) · /);
+    expect(last.stdout).toMatch(/\ncompleted · outcome \w+[^\n]*\n6 turns · 7 tool calls \(1 failed\) · /);
 
     const trace = (await cli(['trace', id])).stdout;
     expect(trace).not.toContain('permission —');

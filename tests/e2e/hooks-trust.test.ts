@@ -76,6 +76,8 @@ describe('command hooks of rein.config.json run only once trusted', () => {
     expect(changed.code, changed.stderr).toBe(2);
     expect(changed.stderr).toContain('rein: HOOK_UNTRUSTED: the command hooks of rein.config.json changed since they were trusted: its 3 hook(s) (PreToolUse, Stop, SessionStart) were not loaded; the hooks you trusted before would not guard this session either, so it does not start');
     expect(changed.stdout).not.toContain('session s-');
+    // Said once (issue 30 E): the refusal, not a warning about the same hooks before it.
+    expect(changed.stderr.match(/changed since they were trusted/g)).toHaveLength(1);
     expect(await ran()).toHaveLength(6);
     const listed = jsonLines((await cli(['plugins', 'list', '--json'])).stdout).filter((row) => row.type === 'hook');
     expect(listed.map((row) => row.state)).toEqual(['untrusted (changed)', 'untrusted (changed)', 'untrusted (changed)']);

@@ -55,7 +55,7 @@ describe('rein run against a loopback OpenAI-compatible endpoint', () => {
     expect(run.stdout).toContain('✓ read greeting.txt');
     expect(run.stdout).toContain('✓ write greeting.txt');
     expect(run.stdout).toContain('Verified: greeting.txt now reads "HELLO, WORLD".');
-    expect(run.stdout).toMatch(/completed\n4 turns · 3 tool calls · 480 tokens/);
+    expect(run.stdout).toMatch(/completed · outcome \w+[^\n]*\n4 turns · 3 tool calls · 480 tokens/);
     expect(await readFile(join(workspace.path, 'greeting.txt'), 'utf8')).toBe('HELLO, WORLD\n');
     sessionId = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
     expect(server.requests).toHaveLength(4);

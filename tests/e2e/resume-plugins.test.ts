@@ -22,8 +22,9 @@ describe('a session run with --plugin', () => {
       const run = await runCli(['run', 'write', '--script', 'script.json', '--plugin', plugin.path], { cwd: workspace.path });
       expect(run.code, run.stdout + run.stderr).toBe(3);
       const id = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
-      expect(run.stdout).toContain(`answer with: rein resume ${id} --plugin ${plugin.path} --approve write`);
-      const resumed = await runCli(['resume', id, '--approve', 'write'], { cwd: workspace.path });
+      // The hint names the path (issue 30 E), and that rule answers the question.
+      expect(run.stdout).toContain(`answer with: rein resume ${id} --plugin ${plugin.path} --approve write:w.txt`);
+      const resumed = await runCli(['resume', id, '--approve', 'write:w.txt'], { cwd: workspace.path });
       expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
       expect(resumed.stderr).toContain(`this session ran with --plugin ${plugin.path}, which is not given now`);
     } finally {

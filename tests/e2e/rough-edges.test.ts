@@ -77,10 +77,10 @@ describe('the rough edges a new user hits', () => {
     const id = sessionOf((await cli(['run', 'x', '--script', 'script.json'])).stdout);
     const resumed = await cli(['resume', id]);
     expect(resumed.code).toBe(0);
-    expect(resumed.stdout).toContain(`already completed: session ${id} ended; nothing to resume`);
+    expect(resumed.stdout).toContain(`already completed (outcome unverified): session ${id} ended; nothing to resume`);
     // With --json: one object a script can read, never silence (D11).
     const json = await cli(['resume', id, '--json']);
-    expect([json.code, jsonLines(json.stdout)]).toEqual([0, [{ sessionId: id, alreadyEnded: true, status: 'completed' }]]);
+    expect([json.code, jsonLines(json.stdout)]).toEqual([0, [{ sessionId: id, alreadyEnded: true, status: 'completed', outcome: 'unverified' }]]);
     await script('short.json', { turns: [{ text: 'Looking.', toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] }] });
     const failed = sessionOf((await cli(['run', 'y', '--script', 'short.json'])).stdout);
     const failedJson = await cli(['resume', failed, '--json']);
@@ -106,8 +106,9 @@ describe('the rough edges a new user hits', () => {
     const waiting = await cli(['resume', id]);
     expect(waiting.code).toBe(3);
     expect(waiting.stdout).toMatch(/in doubt: root:e\d+ \(bash test -f go \|\| sleep 30\) → awaiting-confirmation/);
-    expect(waiting.stdout).toContain(`rerun it with: rein resume ${id} --yes`);
-    const rerun = await cli(['resume', id, '--yes']);
+    const effectId = /in doubt: (root:e\d+)/.exec(waiting.stdout)![1]!;
+    expect(waiting.stdout).toContain(`rerun it with: rein resume ${id} --confirm ${effectId}`);
+    const rerun = await cli(['resume', id, '--confirm', effectId]);
     expect(rerun.code).toBe(0);
     expect(rerun.stdout).toMatch(/✓ bash test -f go \|\| sleep 30 \(exit 0, \d+ ms\)/);
   });

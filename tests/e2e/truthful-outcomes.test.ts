@@ -34,7 +34,9 @@ describe('truthful outcomes at the command line', () => {
     await writeFile(join(workspace.path, 'test', 'add.test.js'), failingTest);
     await writeFile(join(workspace.path, 'script.json'), JSON.stringify(claimsSuccess));
     const run = await cli(['run', 'make the tests pass', '--script', 'script.json', '--approve', 'bash:node --test']);
-    expect(run.code).toBe(0);
+    // Completed, but the last verification failed: the trace's outcome, the summary and the exit code say so.
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/^completed · outcome failed/m);
     expect(run.stdout).toMatch(/✗ bash node --test \(exit 1, \d+ ms\)/);
     expect(run.stdout).toContain('1 tool call (1 failed)');
     const id = sessionOf(run.stdout);
@@ -98,7 +100,7 @@ describe('truthful outcomes at the command line', () => {
       expect(run.code).toBe(0);
       expect(run.stdout).toContain('✗ bash rm -rf build Denied');
       const id = sessionOf(run.stdout);
-      expect(run.stdout).toMatch(/^completed$/m);
+      expect(run.stdout).toMatch(/^completed · outcome unverified/m);
       const records = await recordsOf(id);
       const settled = records.filter((record) => record.type === 'tool.settled').map((record) => record.data);
       expect(settled).toHaveLength(2);

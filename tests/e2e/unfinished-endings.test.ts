@@ -41,7 +41,7 @@ describe('a session whose last reply was cut at the output token limit', () => {
     expect(second.at(-2)).toMatchObject({ role: 'assistant', content: 'truncated answer' });
     expect(second.at(-1)!.content).toContain('cut off at the output token limit (max_tokens)');
     expect(run.stdout).toContain('! the reply was cut at the output token limit (max_tokens)');
-    expect(run.stdout).toMatch(/completed — the last reply was cut at the output token limit \(max_tokens\) after 3 continuation\(s\): the answer is incomplete/);
+    expect(run.stdout).toMatch(/completed · outcome unverified \(no passing verification after the last change\) — the last reply was cut at the output token limit \(max_tokens\) after 3 continuation\(s\): the answer is incomplete/);
     const id = idOf(run.stdout);
     const show = await cli(['show', id]);
     expect(show.stdout).toMatch(/assistant: truncated answer \[cut at the output token limit: max_tokens\]/);
@@ -60,7 +60,7 @@ describe('a session whose last reply was cut at the output token limit', () => {
     const before = openai.requests.length;
     const run = await cli(['run', 'please finish', '--provider', 'openai', '--base-url', `${openai.url}/v1`, '--model', 'm']);
     expect(openai.requests.length - before).toBe(2);
-    expect(run.stdout).toMatch(/\ncompleted\n/);
+    expect(run.stdout).toMatch(/\ncompleted · outcome \w+[^\n]*\n/);
     const ended = jsonLines((await cli(['show', idOf(run.stdout), '--json'])).stdout).find((record) => record.type === 'session.ended')!;
     expect(ended.data).toEqual({ status: 'completed' });
   });
@@ -69,7 +69,7 @@ describe('a session whose last reply was cut at the output token limit', () => {
     const run = await cli(['run', 'hi', '--provider', 'anthropic', '--base-url', anthropic.url, '--model', 'claude-loopback']);
     expect(run.stderr).toBe('');
     expect(anthropic.requests).toHaveLength(4);
-    expect(run.stdout).toMatch(/completed — the last reply was cut at the output token limit \(max_tokens\) after 3 continuation\(s\)/);
+    expect(run.stdout).toMatch(/completed · outcome unverified \(no passing verification after the last change\) — the last reply was cut at the output token limit \(max_tokens\) after 3 continuation\(s\)/);
   });
 });
 
@@ -90,7 +90,7 @@ describe('a Stop hook that keeps objecting', () => {
     // --yes trusts the workspace's hooks (and says so); nothing else goes to stderr.
     expect(run.stderr.replace(/^rein: trusted the command hooks of rein\.config\.json \(sha256:[0-9a-f]+…\) because of --yes\n/, '')).toBe('');
     expect(run.stdout.match(/↻ stop hook \S+: continue — tests still fail/g)).toHaveLength(4);
-    expect(run.stdout).toMatch(/completed — the stop hook \S+ still objected after 3 continuations: tests still fail/);
+    expect(run.stdout).toMatch(/completed · outcome unverified \(no passing verification after the last change\) — the stop hook \S+ still objected after 3 continuations: tests still fail/);
     const id = idOf(run.stdout);
     const show = (await cli(['show', id])).stdout;
     expect(show.match(/stop hook \S+: continue — tests still fail/g)).toHaveLength(4);

@@ -136,3 +136,25 @@ describe('an HTTP server that goes away mid-session', () => {
     }
   }, 60_000);
 });
+
+describe('an HTTP server nobody listens on (issue 30 E)', () => {
+  it('fails to connect naming the cause — ECONNREFUSED host:port — not only "fetch failed"', async () => {
+    const workspace = await makeTempDir();
+    // A port that was free a moment ago and is closed now: nothing listens on it.
+    const gone = await startHttpMcpServer(() => demoServer());
+    const url = gone.url;
+    const port = new URL(url).port;
+    await gone.close();
+    const store = createMemoryEventStore();
+    try {
+      const rein = await createRein({ store, workspace: workspace.path, provider: createScriptedProvider(parseScript({ turns: [{ text: 'Done.' }] })), skills: false, mcpServers: { away: { type: 'http', url } } });
+      const session = await rein.startSession({ task: 'reach nobody' });
+      await session.whenQuiet();
+      const failed = (await store.read(session.id)).find((record) => record.type === 'mcp.failed')!.data as { error: string };
+      expect(failed.error).toContain(`ECONNREFUSED 127.0.0.1:${port}`);
+      await rein.close();
+    } finally {
+      await workspace.remove();
+    }
+  });
+});

@@ -23,7 +23,7 @@ const view = (entries: Array<{ type: string; data: Record<string, unknown> }>) =
 
 const candidate = (extra: Partial<MemoryProposed> = {}): MemoryProposed => ({
   candidateId: 's-1:c-0001',
-  content: 'Verified here: `npm test` ran this repository\'s tests and passed.',
+  content: 'This repository\'s tests run with `npm test` (seen running them here).',
   kind: 'project_fact',
   scope: { level: 'repo', key: repo },
   source: { type: 'verified_observation', eventIds: ['r1'] },
@@ -54,7 +54,7 @@ describe('governance checks and outcomes', () => {
   });
 
   it('never overwrites an active record that says something else (MG-5); a person\'s approval supersedes it', () => {
-    const conflicting = view([active('m1', 'Verified here: `pnpm test` ran this repository\'s tests and passed.')]);
+    const conflicting = view([active('m1', 'This repository\'s tests run with `pnpm test` (seen running them here).')]);
     expect(govern({ view: conflicting })).toMatchObject({ outcome: 'needs_review', conflictsWith: ['m1'] });
     expect(govern({ view: conflicting, reviewer: 'user' })).toMatchObject({ outcome: 'approved', conflictsWith: ['m1'], confidence: 'medium', authority: 'default' });
   });

@@ -140,12 +140,12 @@ describe('freshness', () => {
   it('a record this session contradicts under the same conflict key is left out as superseded; one it confirms stays', () => {
     const builder = new LogBuilder('Fix it').user('Fix it.');
     const key = 'repo:/work/repo:test-command';
-    builder.memory('memory.promoted', { recordId: 'm-old', candidateId: 'c0', content: 'Verified here: `npm test` ran this repository\'s tests and passed.', kind: 'project_fact', scope: { level: 'repo', key: '/work/repo' }, confidence: 'high', authority: 'default', sourceRefs: ['s#1'], version: 1, approvedAt: 1, conflictKeys: [key] });
+    builder.memory('memory.promoted', { recordId: 'm-old', candidateId: 'c0', content: 'This repository\'s tests run with `npm test` (seen running them here).', kind: 'project_fact', scope: { level: 'repo', key: '/work/repo' }, confidence: 'high', authority: 'default', sourceRefs: ['s#1'], version: 1, approvedAt: 1, conflictKeys: [key] });
     const governance = rebuildView(memoryProjection, builder.records);
     const session = (content: string) => rebuildView(memoryProjection, new LogBuilder('x').memory('memory.proposed', { candidateId: 's:c-1', content, kind: 'project_fact', scope: { level: 'repo', key: '/work/repo' }, source: { type: 'verified_observation', eventIds: ['v1'] }, confidence: 'low', conflictKeys: [key], createdBy: 'runtime' }).records);
-    const contradicted = project(builder, {}, { memory: governance, sessionMemory: session('Verified here: `pnpm vitest run` ran this repository\'s tests and passed.') });
+    const contradicted = project(builder, {}, { memory: governance, sessionMemory: session('This repository\'s tests run with `pnpm vitest run` (seen running them here).') });
     expect(contradicted.excluded).toContainEqual(expect.objectContaining({ source: 'memory', refs: ['memory:m-old'], reason: 'superseded-by-session' }));
-    const confirmed = project(builder, {}, { memory: governance, sessionMemory: session('Verified here: `npm test` ran this repository\'s tests and passed.') });
+    const confirmed = project(builder, {}, { memory: governance, sessionMemory: session('This repository\'s tests run with `npm test` (seen running them here).') });
     expect(confirmed.included).toContainEqual(expect.objectContaining({ source: 'memory', refs: ['memory:m-old'] }));
   });
 });

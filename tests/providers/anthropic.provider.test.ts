@@ -29,6 +29,16 @@ describe('Anthropic adapter over a loopback server', () => {
     expect(events.filter((event) => (event as { type: string }).type === 'usage')).toEqual([{ type: 'usage', usage: { inputTokens: 0, outputTokens: 1 } }]);
   });
 
+  it('a stop reason no adapter knows is recorded as unknown with its raw value, never as end_turn (issue 30 E)', async () => {
+    const odd = finalText.replace('"stop_reason":"end_turn"', '"stop_reason":"compaction_pending"');
+    expect(odd).not.toBe(finalText);
+    const provider = await serve(streamOf(odd), streamOf(odd));
+    const events = await collect(provider, sampleRequest());
+    expect(events.at(-1)).toEqual({ type: 'finished', stopReason: 'unknown', rawStopReason: 'compaction_pending' });
+    const session = await runProviderSession(provider);
+    expect(session.of('model.responded')[0]).toMatchObject({ stopReason: 'unknown', rawStopReason: 'compaction_pending' });
+  });
+
   it('streams plain text (pings ignored), then usage and the finish; builds a Messages request', async () => {
     const provider = await serve(streamOf(finalText, { headers: { 'request-id': 'req_018EeWyXxfu5pfWkrYcMdjWG' } }));
     expect(await collect(provider, sampleRequest())).toEqual([

@@ -59,6 +59,16 @@ describe('OpenAI-compatible adapter over a loopback server', () => {
     }
   });
 
+  it('a finish reason no adapter knows is recorded as unknown with its raw value, never as end_turn (issue 30 E)', async () => {
+    const odd = finalText.replace('"finish_reason":"stop"', '"finish_reason":"eos_token"');
+    expect(odd).not.toBe(finalText);
+    const provider = await serve(streamOf(odd), streamOf(odd));
+    const events = await collect(provider, sampleRequest());
+    expect(events.at(-1)).toEqual({ type: 'finished', stopReason: 'unknown', rawStopReason: 'eos_token' });
+    const session = await runProviderSession(provider);
+    expect(session.of('model.responded')[0]).toMatchObject({ stopReason: 'unknown', rawStopReason: 'eos_token' });
+  });
+
   it('takes the request id from x-request-id when the server sends one', async () => {
     const provider = await serve(streamOf(finalText, { headers: { 'x-request-id': 'req_abc123' } }));
     expect((await collect(provider, sampleRequest()))[0]).toEqual({ type: 'started', model, requestId: 'req_abc123' });
@@ -254,6 +264,20 @@ describe('OpenAI-compatible adapter over a loopback server', () => {
     expect(failure.message).toContain('OPENAI_API_KEY');
     expect(JSON.stringify(session.records)).not.toContain(apiKey);
     expect(server!.requests).toHaveLength(1);
+  });
+
+  it('a base URL answering 200 text/html (a proxy or login page) fails at once, naming the content type and what to check (issue 30 B8)', async () => {
+    const page = { status: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, chunks: ['<!doctype html><html><head><title>Sign in</title></head><body>Please sign in</body></html>'] };
+    const provider = await serve(page, page, page);
+    const session = await runProviderSession(provider);
+    expect(session.result.status).toBe('failed');
+    const failure = session.of('model.failed')[0].error;
+    expect(failure).toMatchObject({ code: 'bad_request', retryable: false });
+    expect(failure.message).toContain('text/html');
+    expect(failure.message).toContain('check the base URL');
+    // Answered at once: one request, no retry.
+    expect(server!.requests).toHaveLength(1);
+    expect(session.of('model.attempted').map((attempt) => attempt.decision)).toEqual(['fail']);
   });
 
   it('context length exceeded compacts the context once, then fails when the provider still refuses', async () => {

@@ -125,8 +125,8 @@ describe('golden logs', () => {
       const records: RecordEnvelope[] = fixture.records;
       const ended = records.findLast((record) => record.type === 'session.ended')?.data as { status: string } | undefined;
       const summary = await summarizeSession(store, fixture.stream);
-      // A fork that was never continued is active: it can be resumed from its fork point.
-      expect(summary?.status, name).toBe(ended?.status ?? 'active');
+      // A fork that was never continued is forked (issue 30 A4): it can be resumed from its fork point.
+      expect(summary?.status, name).toBe(ended?.status ?? (name === 'fork' ? 'forked' : 'active'));
       const context = rebuildContextView(records);
       expect(context.actors.get('root'), name).toBeDefined();
       const trace = rebuildTraceView(records);

@@ -1,6 +1,8 @@
 """Run a command in a real pseudo-terminal and answer its prompts, as a person at a keyboard would.
 
 usage: pty-driver.py <json> where json = {"argv": [...], "cwd": "...", "answers": [{"expect": regex, "send": text}], "timeout": s}
+An answer may send a signal to the command instead of typing ({"expect": regex, "signal": "SIGINT"}): a `kill` from
+another terminal, not a key press.
 Prints one JSON line: {"code": exit code, "output": everything the terminal showed, "answered": n}.
 """
 import json
@@ -8,6 +10,7 @@ import os
 import pty
 import re
 import select
+import signal
 import sys
 import time
 
@@ -44,7 +47,11 @@ while time.time() < deadline:
         match = re.search(answers[0]["expect"], text)
         if match:
             scanned += len(text[: match.end()].encode("utf8"))
-            os.write(fd, answers.pop(0)["send"].encode("utf8"))
+            answer = answers.pop(0)
+            if "signal" in answer:
+                os.kill(pid, getattr(signal, answer["signal"]))
+            else:
+                os.write(fd, answer["send"].encode("utf8"))
             answered += 1
     finished, status = os.waitpid(pid, os.WNOHANG)
     if finished:

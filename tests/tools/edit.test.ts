@@ -85,6 +85,23 @@ describe('edit (exact match)', () => {
     await harness.run('edit', { path: 'sum.js', old_string: 'a - b', new_string: 'a + b' });
     expect((await harness.run('edit', { path: 'sum.js', old_string: 'a + b', new_string: 'b + a' })).status).toBe('ok');
   });
+
+  it('a multi-line old_string written with \\n matches a file that ends every line with CRLF, and the edit keeps CRLF (issue 30 E)', async () => {
+    await writeFile(file(), 'function sum(a, b) {\r\n  return a - b;\r\n}\r\n');
+    await harness.run('read', { path: 'sum.js' });
+    const result = await harness.run('edit', { path: 'sum.js', old_string: 'function sum(a, b) {\n  return a - b;', new_string: 'function sum(a, b) {\n  // add\n  return a + b;' });
+    expect(result.status).toBe('ok');
+    expect(await readFile(file(), 'utf8')).toBe('function sum(a, b) {\r\n  // add\r\n  return a + b;\r\n}\r\n');
+    expect(result.facts.find((fact) => fact.type === 'tool.repaired')?.data).toMatchObject({ repairs: [{ field: 'old_string', kind: 'crlf-line-endings' }, { field: 'new_string', kind: 'crlf-line-endings' }] });
+  });
+
+  it('a file that mixes line endings gets no such repair: the match stays exact', async () => {
+    await writeFile(file(), 'a\r\nb\nc\r\n');
+    await harness.run('read', { path: 'sum.js' });
+    const result = await harness.run('edit', { path: 'sum.js', old_string: 'a\nb', new_string: 'x' });
+    expect(rejectionCode(result.facts)).toBe('old_string_not_found');
+    expect(await readFile(file(), 'utf8')).toBe('a\r\nb\nc\r\n');
+  });
 });
 
 describe('edit_lines (hash-anchored)', () => {

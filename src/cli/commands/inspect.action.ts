@@ -5,6 +5,17 @@ import { readSession } from '../../session/session-records.js';
 import { openStore, printJson, workspaceOf } from '../cli-context.js';
 import { defaultInspectorUrl, type InspectOptions } from './inspect.command.js';
 import { wholeNumberFlag } from '../whole-number-flag.js';
+import { ReinError } from '../../host/host-errors.js';
+
+/** `rein inspect --serve` without a session: the relay and its page, until Ctrl-C, for `rein run --inspect <ws-url>`. */
+const serveOnly = async (port: number, json: boolean): Promise<void> => {
+  const relay = await startInspectorRelay({ port });
+  const run = `rein run "<task>" --inspect${relay.wsUrl === defaultInspectorUrl ? '' : ` ${relay.wsUrl}`}`;
+  if (json) printJson({ url: relay.wsUrl, page: relay.pageUrl });
+  else process.stdout.write(`inspector relay on ${relay.wsUrl}: open ${relay.pageUrl} in a browser (the page loads the inspector UI from stately.ai), then stream a live session to it with ${run}; Ctrl-C to stop\n`);
+  await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
+  await relay.close();
+};
 
 const servePort = (value: string | boolean | undefined): number | undefined => {
   if (value === undefined || value === false) return undefined;
@@ -13,8 +24,12 @@ const servePort = (value: string | boolean | undefined): number | undefined => {
 };
 
 /** The body of `rein inspect` (see `registerInspect`). */
-export const inspectCommand = async (id: string, options: InspectOptions): Promise<void> => {
+export const inspectCommand = async (id: string | undefined, options: InspectOptions): Promise<void> => {
   const port = servePort(options.serve);
+  if (id === undefined) {
+    if (port === undefined) throw new ReinError('USAGE', 'rein inspect needs a session id, or --serve to start a relay that rein run --inspect streams a live session to');
+    return serveOnly(port, Boolean(options.json));
+  }
   const store = await openStore(options, await workspaceOf(options), 'read-only');
   let records;
   try {

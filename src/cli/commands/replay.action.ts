@@ -62,5 +62,9 @@ export const forkCommand = (id: string, options: CommonOptions & { at: string })
     const atSeq = wholeNumberFlag(options.at, { min: 0, message: '--at must be an integer seq' })!;
     const forkId = await forkSession(store, id, atSeq);
     if (options.json) printJson({ sessionId: forkId, parent: id, atSeq });
-    else printText(`${forkId}\n`);
+    else {
+      // stdout is the id alone (`id=$(rein fork …)`); the person is told what runs it.
+      printText(`${forkId}\n`);
+      printText(`forked ${id} at #${atSeq}: nothing runs it until you continue it with rein resume ${forkId}\n`, process.stderr);
+    }
   });

@@ -5,9 +5,8 @@ import { sessionStatusOf } from '../../host/session-status.js';
 import { SessionCreated } from '../../../models/session.records.js';
 import { ReinError } from '../../host/host-errors.js';
 import { createRein, type Rein } from '../../rein.js';
-import { openStore, protectedPathsOf, workspaceOf, broadWorkspaceWarning } from '../cli-context.js';
+import { openStore, protectedPathsOf, workspaceOf, broadWorkspaceWarning, workspaceNote } from '../cli-context.js';
 import { printText } from '../print-text.js';
-import { ExitCode } from '../exit-codes.js';
 import { cliPluginLocations, pluginFlags, exitCodeOf, printSandbox, runToQuiet, stopPluginsAfter } from '../session-runner.js';
 import { resolve as resolvePath } from 'node:path';
 import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
@@ -23,6 +22,10 @@ import type { ReinSession } from '../../session/session-handle.js';
 import { pluginProviderFor, pluginsFor, projectPluginFolders, refuseLostHooks } from '../plugin-options.js';
 import type { ResumeReport } from '../../session/resume-session.js';
 import { summarizeArguments } from '../transcript.js';
+import { forkForRetry, providerFailureOf } from '../../session/provider-retry.js';
+import { sessionOutcome } from '../../trace/session-outcome.js';
+import { promptForRerun } from '../rerun-prompt.js';
+import { shellWord } from '../../util/shell-word.js';
 import type { SandboxChecked } from '../../../models/sandbox.records.js';
 import { mergeSandboxConfig, sandboxLimits, type SandboxConfig, type SandboxLimit } from '../../policy/sandbox-config.js';
 import { configFileName } from '../../providers/config-file-name.js';
@@ -52,6 +55,8 @@ const endedProvider = (id: string, recorded: { name: string; model?: string | un
 /** The body of `rein resume` (see `registerResume`). */
 export const resumeCommand = async (id: string, options: ResumeCommandOptions, setExit: (code: number) => void): Promise<void> => {
   const workspace = await workspaceOf(options);
+  const note = workspaceNote(options, workspace);
+  if (note) process.stderr.write(`rein: ${note}\n`);
   const broad = broadWorkspaceWarning(workspace);
   // Said to a person at a terminal; scripts that point HOME at a scratch workspace (tests, CI) are not told on every run.
   if (broad && process.stderr.isTTY) process.stderr.write(`rein: warning: ${broad}\n`);
@@ -94,9 +99,20 @@ const resumeHere = async (
   // An ended session only says how it ended: it calls no model, so it needs no provider (a recorded provider's source
   // session, a key, an endpoint): one that refuses every call stands in.
   const ended = endedStatusOf(await store.read(id, { reverse: true, limit: 64 }));
+  // A session a provider failure ended (an outage, a wrong key, exhausted retries) is continued by a new attempt: a
+  // fork at the last durable step before the failure, resumed here (the failed session itself stays as it ended).
+  // A script that ran out of turns runs out again: only another script (or provider) makes a new attempt worth it.
+  const failed = ended === 'failed' && !context.held ? await providerFailureOf(store, id) : undefined;
+  const failure = failed && (failed.code !== 'script_exhausted' || options.script !== undefined || options.provider !== undefined) ? failed : undefined;
+  if (failure) {
+    const retry = await forkForRetry(store, failure);
+    printText(`session ${id} failed on the provider (${failure.code}: ${failure.message}); a new attempt continues it from the last durable step as ${retry} (${id} stays failed)\n`, options.json ? process.stderr : process.stdout);
+    return resumeHere(retry, options, context, workspace, onInterrupt);
+  }
   const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY), launch: true });
-  for (const warning of loaded.warnings) printText(`rein: ${warning}\n`, process.stderr);
+  // Hooks that changed since they were trusted refuse the resume: that error says it all, without the warning before it.
   if (ended === undefined) refuseLostHooks(loaded);
+  for (const warning of loaded.warnings) printText(`rein: ${warning}\n`, process.stderr);
   // A plugin the session was given with --plugin and is not given now: its hooks and guardrails no longer guard it.
   const missing = cliPluginLocations(await store.read(id)).filter((location) => !(options.plugin ?? []).some((given) => resolvePath(given) === resolvePath(location)));
   for (const location of missing) {
@@ -111,11 +127,22 @@ const resumeHere = async (
   const sandbox = await restoredSandbox(store, id, options, workspace);
   const rein = await createRein({ store, workspace, ...(options.memory === false ? { memory: false as const } : {}), protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins, workspace), ...(await hostRunFiles(workspace, loaded.hooks, mcpServers))], provider, ...(fallbacks ? { fallbacks } : {}), ...(settings ? { modelOptions: settings.modelOptions } : {}), ...(settings?.applyPatch === undefined ? {} : { applyPatch: settings.applyPatch }), permissions: permissionsOf(options), sandbox: sandbox.policy, plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
   context.telemetry?.attach(rein);
-  // A session this process may not resume (its chain not this machine's key's, …) goes back to the queue as it was.
-  const { session, report } = await rein.resumeSession(id, { confirmInDoubt: Boolean(options.yes), ...context.held?.confirmations }).catch(async (error: unknown) => {
+  // An in-doubt call whose rerun needs a confirmation: `--confirm <effectId>` (that call only) or `--yes` confirm it;
+  // otherwise a person at a terminal is asked, call by call; without one it waits (exit 3).
+  const confirmEffects = [...(options.confirm ?? []), ...(context.held?.confirmations.confirmEffects ?? [])];
+  const interactive = Boolean(process.stdin.isTTY) && !options.json;
+  const { session, report } = await rein.resumeSession(id, {
+    confirmInDoubt: Boolean(options.yes),
+    confirmEffects,
+    ...(context.held ? { declineEffects: context.held.confirmations.declineEffects } : {}),
+    ...(interactive ? { confirm: (question) => promptForRerun(question, { input: process.stdin, output: process.stderr }) } : {}),
+  }).catch(async (error: unknown) => {
+    // A session this process may not resume (its chain not this machine's key's, …) goes back to the queue as it was.
     await context.held?.giveBack().catch(() => undefined);
     throw error;
   });
+  const unknown = (options.confirm ?? []).filter((effectId) => !report.resolutions.some((resolution) => resolution.effectId === effectId));
+  for (const effectId of unknown) printText(`rein: warning: --confirm ${effectId}: no in-doubt call of session ${id} has that id (in doubt: ${report.resolutions.map((resolution) => resolution.effectId).join(', ') || 'none'})\n`, process.stderr);
   // The session's MCP servers stop when this command is done with it, however it ends.
   try {
     return await continueResumed(id, session, report, options, { store, held: context.held, rein, sandboxChanges: sandbox.changes, workspace }, onInterrupt);
@@ -144,9 +171,11 @@ const continueResumed = async (id: string, session: ReinSession, report: ResumeR
     const result = session.result();
     await rein.stopPlugins('rein resume finished');
     await held?.release(result);
-    if (options.json) process.stdout.write(`${JSON.stringify({ sessionId: id, alreadyEnded: true, status: result.status })}\n`);
-    else printText(`already ${result.status}: session ${id} ended; nothing to resume\n`);
-    return result.status === 'completed' ? ExitCode.ok : ExitCode.failed;
+    // A completed session's outcome is what its verifications showed: `failed` exits 1 as it did when it ran.
+    const outcome = result.status === 'completed' ? sessionOutcome(await store.read(id)) : undefined;
+    if (options.json) process.stdout.write(`${JSON.stringify({ sessionId: id, alreadyEnded: true, status: result.status, ...(outcome ? { outcome } : {}) })}\n`);
+    else printText(`already ${result.status}${outcome ? ` (outcome ${outcome})` : ''}: session ${id} ended; nothing to resume\n`);
+    return exitCodeOf({ ...result, ...(outcome ? { outcome } : {}) });
   }
   await held?.applyAnswers(session);
   // Reruns start during the rebuild: the display follows from the first record resume wrote, with the rerun calls'
@@ -163,8 +192,9 @@ const continueResumed = async (id: string, session: ReinSession, report: ResumeR
   await held?.release(result);
   const waiting = report.resolutions.filter((resolution) => resolution.resolution === 'awaiting-confirmation');
   if (!options.json && result.status === 'paused' && waiting.length > 0) {
+    // The command confirms those calls and nothing else (`--yes` would also answer every later approval).
     for (const resolution of waiting) printText(`waiting for confirmation to rerun ${resolution.effectId} (${describeEffect(resolution)}): its outcome is unknown\n`);
-    printText(`  rerun it with: rein resume ${id} --yes\n`);
+    printText(`  rerun ${waiting.length === 1 ? 'it' : 'them'} with: rein resume ${id}${waiting.map((resolution) => ` --confirm ${shellWord(resolution.effectId)}`).join('')}\n`);
   }
   return exitCodeOf(result);
 };

@@ -3,6 +3,8 @@ import { addCapabilityOptions, addCommonOptions, addPermissionOptions, addPlugin
 
 export interface ResumeCommandOptions extends CommonOptions, ProviderFlags, PermissionOptions, PluginOptions, CapabilityFlags {
   yes?: boolean;
+  /** `--confirm <effectId>` (repeatable): rerun these in-doubt calls, and nothing more. */
+  confirm?: string[];
   otlp?: string;
   /** `--no-memory` sets it false. */
   memory?: boolean;
@@ -19,6 +21,7 @@ export const registerResume = (program: Command, setExit: (code: number) => void
     .description('continue a paused, interrupted or crashed session from its log')
     .argument('<id>', 'session id')
     .option('--yes', 'rerun in-doubt effects that need confirmation, and answer every approval request with yes; also trusts the workspace\'s MCP configuration and untrusted project plugins')
+    .option('--confirm <effectId>', 'rerun this in-doubt call (e.g. root:e2) although its outcome is unknown; answers nothing else (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
     .option('--no-memory', "run without the workspace's long-term memory (nothing injected or read, memory_read reports it disabled, no end-of-session pass): e.g. while its stream is damaged")
     .option('--otlp <base-url>', 'send the spans that end from now on to this OpenTelemetry collector over OTLP/HTTP, as OTEL_EXPORTER_OTLP_ENDPOINT does');
   addCapabilityOptions(addPluginOptions(addPermissionOptions(addCommonOptions(addProviderOptions(command, 'scripted model (default: the script the session was started with)'))))).action(async (id: string, options: ResumeCommandOptions) =>

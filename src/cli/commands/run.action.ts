@@ -6,7 +6,7 @@ import { PluginError } from '../../plugins/plugin-errors.js';
 import { hostRunFiles } from '../host-run-files.js';
 import { createRein, type Rein } from '../../rein.js';
 import { ExitCode } from '../exit-codes.js';
-import { openStore, printJson, protectedPathsOf, workspaceOf, broadWorkspaceWarning } from '../cli-context.js';
+import { openStore, printJson, protectedPathsOf, workspaceOf, broadWorkspaceWarning, workspaceNote } from '../cli-context.js';
 import { printText } from '../print-text.js';
 import { exitCodeOf, noteInterruptingSignal, printSandbox, runToQuiet, stopPluginsAfter, terminationSignals } from '../session-runner.js';
 import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
@@ -39,6 +39,8 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   sandboxOf(options);
   visibleLimitOf(options);
   const workspace = await workspaceOf(options);
+  const note = workspaceNote(options, workspace);
+  if (note) process.stderr.write(`rein: ${note}\n`);
   const broad = broadWorkspaceWarning(workspace);
   // Said to a person at a terminal; scripts that point HOME at a scratch workspace (tests, CI) are not told on every run.
   if (broad && process.stderr.isTTY) process.stderr.write(`rein: warning: ${broad}\n`);
@@ -61,8 +63,12 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   const inspector: InspectorConnection | undefined = options.inspect === undefined || options.inspect === false ? undefined : await connectInspector(options.inspect === true ? 'ws://127.0.0.1:8080' : options.inspect);
   const telemetry = options.detach ? undefined : await cliTelemetryFor(options);
   const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: Boolean(process.stdin.isTTY), launch: true });
-  for (const warning of loaded.warnings) printText(`rein: ${warning}\n`, process.stderr);
+  // Hooks that changed since they were trusted refuse the run: that error says it all, without the warning before it.
   refuseLostHooks(loaded);
+  for (const warning of loaded.warnings) printText(`rein: ${warning}\n`, process.stderr);
+  // A queued session's MCP servers start in the worker, under the worker's user's trust: `--yes` or the prompt here
+  // records that trust for the submitting user, as for plugins; nothing starts in this process.
+  if (options.detach && (options.yes || process.stdin.isTTY)) await cliCapabilitiesFor(workspace, options, { interactive: Boolean(process.stdin.isTTY), warn: () => undefined });
   const { mcpServers, capabilities } = options.detach ? { mcpServers: {}, capabilities: {} } : await cliCapabilitiesFor(workspace, options);
   const store = await openStore(options, workspace, 'write');
   let rein: Rein | undefined;

@@ -5,7 +5,7 @@ import { sessionPages, sessionStatuses, type SessionSummary } from '../../sessio
 import { openStore, printJson, workspaceOf, type CommonOptions } from '../cli-context.js';
 import { printText } from '../print-text.js';
 import { transcriptLine } from '../transcript.js';
-import { terminalSafe } from '../../util/terminal-text.js';
+import { terminalSafe, terminalText } from '../../util/terminal-text.js';
 import type { EventStore } from '../../../stores/event-store.js';
 
 /** Open the workspace's store for one command and close it afterwards. */
@@ -28,6 +28,7 @@ export const sessionsCommand = async (options: CommonOptions & { status?: string
   // damaged stream in place (the store stays byte-identical, damaged or not).
   // The widest status (`awaiting-confirmation`) sets the column, so the counts line up on every row.
   const statusWidth = Math.max(...sessionStatuses.map((name) => name.length));
+  const outcomeWidth = 'unverified'.length;
   return withStore(options, 'read-only', async (store) => {
     let printed = 0;
     for await (const page of sessionPages(store, options.status === undefined ? {} : { status: options.status })) {
@@ -36,8 +37,10 @@ export const sessionsCommand = async (options: CommonOptions & { status?: string
         if (options.json) printJson(session);
         else if (session.damaged) printText(`${session.id}  damaged: ${session.damaged.code} ${oneLine(session.damaged.message)}\n`);
         else {
-          const fork = session.forkedFrom ? ` (fork of ${session.forkedFrom.stream}@${session.forkedFrom.seq})` : '';
-          printText(`${session.id}  ${session.status.padEnd(statusWidth)} ${String(session.head).padStart(6)} records  ${session.task.slice(0, 60)}${fork}\n`);
+          const fork = session.forkedFrom ? ` (fork of ${session.forkedFrom.stream}@${session.forkedFrom.seq}${session.status === 'forked' ? `; continue it with rein resume ${session.id}` : ''})` : '';
+          // A completed session's outcome says what its verifications showed (`failed`: the last one failed).
+          const outcome = session.status === 'completed' && session.outcome ? session.outcome : '';
+          printText(`${session.id}  ${session.status.padEnd(statusWidth)} ${outcome.padEnd(outcomeWidth)} ${String(session.head).padStart(6)} records  ${terminalText(session.task).slice(0, 60)}${fork}\n`);
         }
       }
     }
