@@ -200,7 +200,7 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
   memory?.attach(host);
   // Hooks recorded in the log are never run again: only records appended from here on reach the observers.
   const hooks = sessionHooksFor(services, sessionId, wiring, host);
-  const session = new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}), ...(capabilities ? { capabilities } : {}), ...(hold ? { hold } : {}) });
+  const session = new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}), ...(capabilities ? { capabilities } : {}), ...(hold ? { hold } : {}), ...(wiring.capture ? { capture: wiring.capture } : {}) });
   const report: ResumeReport = { ...rebuilt.counts, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: rebuilt.tree.done, head, strayProcessesKilled: 0, permissionChanges: restored.changes };
   // This process holds the session now: any process that carries its marker was left by an earlier run (a background
   // command, or a command of a process killed with SIGKILL outside bubblewrap) and is killed — in-doubt calls' own

@@ -18,6 +18,7 @@ import type { SessionHooks } from '../hooks/session-hooks.js';
 import { PluginError } from '../plugins/plugin-errors.js';
 import { endBackgroundCommands, type BackgroundStop } from '../tools/process-runner.js';
 import { cleanAfterBackground } from '../tools/protected-watch.js';
+import type { WorkspaceCapture } from '../changes/workspace-capture.js';
 import type { PermissionRule } from '../policy/permission-rules.js';
 import { unmatchedRuleFacts } from '../policy/unmatched-rules.js';
 
@@ -50,7 +51,7 @@ export class ReinSession<Output = unknown> {
   constructor(
     private readonly host: SessionHost,
     private readonly store: EventStore,
-    private readonly viewOptions: { contextView?: ContextViewOptions; memory?: SessionMemory; hooks?: SessionHooks; capabilities?: SessionCapabilities; hold?: () => Promise<void>; rules?: readonly PermissionRule[] } = {},
+    private readonly viewOptions: { contextView?: ContextViewOptions; memory?: SessionMemory; hooks?: SessionHooks; capabilities?: SessionCapabilities; hold?: () => Promise<void>; rules?: readonly PermissionRule[]; capture?: WorkspaceCapture } = {},
   ) {
     const capabilities = viewOptions.capabilities;
     // The session's MCP connections end with it (its end is in the log; closing them records nothing more).
@@ -107,6 +108,13 @@ export class ReinSession<Output = unknown> {
     const removed = await cleanAfterBackground(this.id);
     // Recorded after the end, as a `sessionEnd` hook's facts are: what rein removed is in the log.
     if (removed.length > 0) await this.host.recordFacts([{ type: 'workspace.cleaned', data: { paths: removed, reason: 'protected-path-created' } }]).catch(() => undefined);
+    // What changed in the workspace since the last call (its background commands, its hooks) is recorded last.
+    const capture = this.viewOptions.capture;
+    if (capture) {
+      const flushed = await capture.flush().catch(() => ({ facts: [], blobs: [] }));
+      if (flushed.facts.length > 0) await this.host.recordFacts(flushed.facts, { blobs: flushed.blobs }).catch(() => undefined);
+      capture.close();
+    }
   }
 
   get id(): string {

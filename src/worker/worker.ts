@@ -1,3 +1,4 @@
+import { loadWorkspaceConfig } from '../providers/provider-settings.js';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
@@ -219,6 +220,7 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
         // (a `./guard.sh` the model could rewrite would run its code outside the sandbox).
         protectedPaths: [...(loaded.plugins ? projectPluginFolders(loaded.plugins) : []), ...(await hostRunFiles(spec.workspace, loaded.hooks, {}))],
         ...(loaded.hooks ? { hooks: loaded.hooks } : {}),
+        capture: (await loadWorkspaceConfig(spec.workspace).catch(() => undefined))?.capture ?? {},
       });
       const harness = rein;
       // The plugins stop (recorded in the session's log) while the lease still fences the log: before any release; then
