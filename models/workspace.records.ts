@@ -90,7 +90,8 @@ export const WorkspaceChanged = z
     inDoubt: z.array(z.string().min(1)).optional(),
     /** For `rewind`: the seq the workspace was restored to. */
     toSeq: z.number().int().min(0).optional(),
-    changes: z.array(PathChange).min(1),
+    /** Empty only for a rewind that changed nothing in the end (every folder it would remove was kept). */
+    changes: z.array(PathChange),
     tree: TreeDigest,
   })
   .strict();

@@ -24,6 +24,8 @@ export type HostErrorCode =
   | 'OUTPUT_SCHEMA_INVALID'
   | 'OUTPUT_INVALID'
   | 'HARNESS_CLOSED'
+  | 'REWIND_CONFLICT'
+  | 'REWIND_BUSY'
   | 'USAGE';
 
 /** Replay regenerated records that differ from the stored ones: the first differing seq is named. */
