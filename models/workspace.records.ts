@@ -42,6 +42,8 @@ export const CaptureRules = z
     exclude: z.array(z.string()),
     include: z.array(z.string()),
     maxFileBytes: z.number().int().min(0),
+    /** Workspace-relative paths never captured (rein's own: the store, its configuration, the protected paths). */
+    never: z.array(z.string()),
   })
   .strict();
 export type CaptureRules = z.infer<typeof CaptureRules>;

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import type { CaptureRules } from '../../models/workspace.records.js';
 
@@ -32,14 +32,14 @@ const toPosix = (path: string): string => (sep === '/' ? path : path.split(sep).
 /**
  * Which workspace paths the capture sees. Paths are workspace-relative and `/`-separated; a directory is tested with
  * its own name (its trailing `/` added here). `.gitignore` files are read once per directory, when first needed, and
- * held for the capture's life (a change to one applies from the next capture on). The paths in `never` (absolute:
- * the workspace's protected paths, the store among them) are always left out.
+ * held for the capture's life (a change to one applies from the next capture on). The paths in `never` (absolute, or
+ * workspace-relative: the workspace's protected paths, the store among them) are always left out.
  */
 export class CaptureFilter {
   readonly rules: CaptureRules;
   private readonly fixed: Ignore;
   private readonly included: Ignore | undefined;
-  private readonly never: readonly string[];
+  private readonly never: string[];
   private readonly gitignores = new Map<string, Ignore | null>();
 
   constructor(
@@ -50,10 +50,16 @@ export class CaptureFilter {
     const exclude = [...(options.exclude ?? [])];
     const include = [...(options.include ?? [])];
     const maxFileBytes = Math.round((options.maxFileMb ?? defaultMaxFileBytes / 1024 / 1024) * 1024 * 1024);
-    this.rules = { gitignore: options.gitignore ?? true, exclude, include, maxFileBytes };
+    this.never = [...new Set(never.map((path) => (isAbsolute(path) ? toPosix(relative(root, path)) : path)).filter((path) => path !== '' && !path.startsWith('..') && !path.startsWith('/')))].sort();
+    this.rules = { gitignore: options.gitignore ?? true, exclude, include, maxFileBytes, never: this.never };
     this.fixed = ignore().add(defaultExclusions).add(exclude);
     this.included = include.length > 0 ? ignore().add(include) : undefined;
-    this.never = never.map((path) => toPosix(relative(root, path))).filter((path) => path !== '' && !path.startsWith('..') && !path.startsWith('/'));
+  }
+
+  /** Also leave out these workspace-relative paths (those a session never captured before: kept out on resume too). */
+  neverAlso(paths: readonly string[]): void {
+    for (const path of paths) if (!this.never.includes(path)) this.never.push(path);
+    this.never.sort();
   }
 
   /** True when the capture leaves `path` out (`directory`: it is a directory). */

@@ -44,11 +44,15 @@ export const stepTitle = (step: StepChanges): string => {
 const fileDiff = async (change: FileChange, read: ContentReader): Promise<string> => {
   const { before, after } = change;
   const oldPath = change.from ?? change.path;
-  const header = [`diff --rein a/${shownPath(oldPath, before)} b/${shownPath(change.path, after)}`];
+  const header = [`diff --rein a/${shownPath(oldPath, before ?? after)} b/${shownPath(change.path, after ?? before)}`];
+  if (change.from !== undefined) {
+    // A rename keeps its content (that is how it was paired): only the names (and a mode) differ.
+    header.push(`rename from ${change.from}`, `rename to ${change.path}`);
+    return header.join('\n');
+  }
   if (!before) header.push(`new ${after?.type === 'dir' ? 'directory' : after?.type === 'symlink' ? 'symlink' : 'file'} mode ${modeText(after)}`);
   else if (!after) header.push(`deleted ${before.type === 'dir' ? 'directory' : before.type === 'symlink' ? 'symlink' : 'file'} mode ${modeText(before)}`);
   else if (modeText(before) !== modeText(after)) header.push(`old mode ${modeText(before)}`, `new mode ${modeText(after)}`);
-  if (change.from !== undefined) header.push(`rename from ${change.from}`, `rename to ${change.path}`);
   if (before?.type === 'dir' || after?.type === 'dir') return header.join('\n');
   const [old, next] = await Promise.all([shownContent(before, read), shownContent(after, read)]);
   if (!('text' in old) || !('text' in next)) {

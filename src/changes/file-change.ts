@@ -1,5 +1,4 @@
 import type { PathChange, TreeEntry } from '../../models/workspace.records.js';
-import { sameEntry, type WorkspaceTree } from './workspace-tree.js';
 
 /** How a path changed: created, modified (content or link target), deleted, renamed (from `from`), its mode, or its type. */
 export type ChangeKind = 'created' | 'modified' | 'deleted' | 'renamed' | 'mode' | 'type';
@@ -34,29 +33,6 @@ export const fileChangesOf = (changes: readonly PathChange[]): FileChange[] =>
       ...(change.before ? { before: change.before } : {}),
       ...(change.after ? { after: change.after } : {}),
     }));
-
-/** Every path whose entry differs between two trees, sorted by path, renames paired as a capture pairs them. */
-export const treeChanges = (from: WorkspaceTree, to: WorkspaceTree): PathChange[] => {
-  const changes: PathChange[] = [];
-  const paths = new Set<string>();
-  for (const [path] of from.list()) paths.add(path);
-  for (const [path] of to.list()) paths.add(path);
-  for (const path of [...paths].sort()) {
-    const before = from.get(path);
-    const after = to.get(path);
-    if (!sameEntry(before, after)) changes.push({ path, ...(before ? { before } : {}), ...(after ? { after } : {}) });
-  }
-  const deleted = new Map<string, PathChange[]>();
-  for (const change of changes) if (change.before?.type === 'file' && !change.after) deleted.set(change.before.content, [...(deleted.get(change.before.content) ?? []), change]);
-  for (const change of changes) {
-    if (change.after?.type !== 'file' || change.before) continue;
-    const source = deleted.get(change.after.content)?.shift();
-    if (!source) continue;
-    change.from = source.path;
-    source.to = change.path;
-  }
-  return changes;
-};
 
 const marks: Record<ChangeKind, string> = { created: '+', modified: '~', deleted: '-', renamed: '→', mode: '~', type: '~' };
 

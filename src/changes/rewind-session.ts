@@ -8,7 +8,8 @@ import { rootPath } from '../host/root-path.js';
 import { checkForkPoint, forkSession } from '../session/fork-session.js';
 import { readSessionRecords } from '../session/read-session.js';
 import { CaptureFilter } from './capture-rules.js';
-import { fileChangesOf, treeChanges, type FileChange } from './file-change.js';
+import { fileChangesOf, type FileChange } from './file-change.js';
+import { treeChanges } from './tree-changes.js';
 import { applyRewind, type RewindOperation } from './rewind-apply.js';
 import { scanWorkspace } from './scan-workspace.js';
 import { loggedTree } from './tree-manifest.js';
@@ -135,7 +136,8 @@ const filterOf = (records: readonly RecordEnvelope[], workspace: RewindWorkspace
   const captured = records.find((record) => record.type === 'workspace.captured');
   if (!captured) return undefined;
   const rules = (captured.data as WorkspaceCaptured).rules;
-  return new CaptureFilter(workspace.root, { gitignore: rules.gitignore, exclude: rules.exclude, include: rules.include, maxFileMb: rules.maxFileBytes / 1024 / 1024 }, workspace.never);
+  // The rules the session captured with, and what it never captured then or would not now.
+  return new CaptureFilter(workspace.root, { gitignore: rules.gitignore, exclude: rules.exclude, include: rules.include, maxFileMb: rules.maxFileBytes / 1024 / 1024 }, [...rules.never, ...workspace.never]);
 };
 
 /**

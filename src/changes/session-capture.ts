@@ -1,5 +1,6 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EffectResolved } from '../../models/effect.records.js';
+import type { WorkspaceCaptured } from '../../models/workspace.records.js';
 import type { EventStore } from '../../stores/event-store.js';
 import type { Workspace } from '../tools/workspace.js';
 import { readSessionRecords } from '../session/read-session.js';
@@ -24,7 +25,8 @@ export const knownTreeOf = async (store: Pick<EventStore, 'readBlob'>, sessionId
   let last = 0;
   for (const record of records) if (record.type.startsWith('workspace.')) last = record.seq;
   const inDoubt = records.filter((record) => record.seq > last && record.type === 'effect.resolved' && (record.data as EffectResolved).kind === 'executeTool').map((record) => (record.data as EffectResolved).effectId);
-  return { tree: logged.tree, inDoubt };
+  const captured = records.find((record) => record.type === 'workspace.captured');
+  return { tree: logged.tree, inDoubt, never: (captured?.data as WorkspaceCaptured | undefined)?.rules.never ?? [] };
 };
 
 /** The capture of one session's workspace, or undefined when capture is off. */

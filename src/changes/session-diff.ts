@@ -3,7 +3,8 @@ import type { ChangeSource, WorkspaceChanged } from '../../models/workspace.reco
 import type { EventStore } from '../../stores/event-store.js';
 import { ReinError } from '../host/host-errors.js';
 import { readSession } from '../session/session-records.js';
-import { fileChangesOf, treeChanges, type FileChange } from './file-change.js';
+import { fileChangesOf, type FileChange } from './file-change.js';
+import { treeChanges } from './tree-changes.js';
 import { loggedTree } from './tree-manifest.js';
 
 /** What `diffSession` shows: every step's changes (default), one step's (`at`), one call's (`call`), or the net change. */

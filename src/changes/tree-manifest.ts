@@ -2,6 +2,7 @@ import type { RecordEnvelope } from '../../models/envelope.js';
 import type { TreeEntry, WorkspaceCaptured, WorkspaceChanged } from '../../models/workspace.records.js';
 import { ReinError } from '../host/host-errors.js';
 import { WorkspaceTree } from './workspace-tree.js';
+import { loadBlake3 } from '../util/blake3.js';
 
 /** A tree's listing as the blob `workspace.captured` names: `{"entries":[[path, entry], …]}`, sorted by path. */
 export const manifestBytes = (list: ReadonlyArray<readonly [string, TreeEntry]>): Uint8Array => Buffer.from(JSON.stringify({ entries: list }), 'utf8');
@@ -31,6 +32,7 @@ export interface LoggedTree {
 export const loggedTree = async (records: readonly RecordEnvelope[], read: BlobReader, atSeq = Number.POSITIVE_INFINITY): Promise<LoggedTree | undefined> => {
   const captured = records.find((record) => record.type === 'workspace.captured');
   if (!captured) return undefined;
+  await loadBlake3();
   const tree = treeOfManifest(await read((captured.data as WorkspaceCaptured).manifest));
   for (const record of records) {
     if (record.seq > atSeq) break;

@@ -4,7 +4,9 @@ import type { IHasher } from 'hash-wasm';
 import type { PathChange, TreeEntry } from '../../models/workspace.records.js';
 import type { CaptureFilter } from './capture-rules.js';
 import { metaOf, readEntry, sameMeta, type EntryMeta } from './file-entry.js';
-import { parentOf, sameEntry, type WorkspaceTree } from './workspace-tree.js';
+import type { WorkspaceTree } from './workspace-tree.js';
+import { parentOf, sameEntry } from './tree-entry.js';
+import { pairRenames } from './tree-changes.js';
 
 /** The changes found by one pass, per path: the entry it had first and has now, and the bytes of a new file content. */
 export class ChangeAccumulator {
@@ -31,17 +33,7 @@ export class ChangeAccumulator {
     const changes: PathChange[] = [];
     for (const [path, { before, after }] of this.paths) if (!sameEntry(before, after)) changes.push({ path, ...(before ? { before } : {}), ...(after ? { after } : {}) });
     changes.sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
-    const deleted = new Map<string, PathChange[]>();
-    for (const change of changes) if (change.before?.type === 'file' && !change.after) deleted.set(change.before.content, [...(deleted.get(change.before.content) ?? []), change]);
-    for (const change of changes) {
-      if (change.after?.type !== 'file' || change.before) continue;
-      const candidates = deleted.get(change.after.content);
-      const source = candidates?.shift();
-      if (!source) continue;
-      change.from = source.path;
-      source.to = change.path;
-    }
-    return changes;
+    return pairRenames(changes);
   }
 }
 

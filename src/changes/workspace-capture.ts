@@ -22,6 +22,8 @@ export interface ChangeSet {
 export interface KnownTree {
   tree: WorkspaceTree;
   inDoubt: readonly string[];
+  /** The paths the session's capture left out when it began (still left out). */
+  never: readonly string[];
 }
 
 export interface WorkspaceCaptureOptions {
@@ -160,6 +162,7 @@ export class WorkspaceCapture {
     const hasher: IHasher = await createBLAKE3();
     const known = await this.options.known();
     if (known) {
+      this.options.filter.neverAlso(known.never);
       for (const [path, entry] of known.tree.list()) {
         this.tree.set(path, entry);
         if (entry.type === 'file' && !entry.unrestorable) this.stored.add(entry.content);

@@ -19,6 +19,7 @@ import { PluginError } from '../plugins/plugin-errors.js';
 import { endBackgroundCommands, type BackgroundStop } from '../tools/process-runner.js';
 import { cleanAfterBackground } from '../tools/protected-watch.js';
 import type { WorkspaceCapture } from '../changes/workspace-capture.js';
+import { diffSession, type DiffOptions, type SessionDiff } from '../changes/session-diff.js';
 import type { PermissionRule } from '../policy/permission-rules.js';
 import { unmatchedRuleFacts } from '../policy/unmatched-rules.js';
 
@@ -170,6 +171,14 @@ export class ReinSession<Output = unknown> {
    */
   records(from = 1): Observable<ReinRecord> {
     return this.bounded(() => this.store.tail(this.id, from) as Observable<ReinRecord>, (record) => record.seq, from);
+  }
+
+  /**
+   * What this session changed in the workspace so far (README: *Time travel*): every `workspace.changed` in log order,
+   * one step's (`at`), one call's (`call`), or with `net` its net change. Read from the store; changes nothing.
+   */
+  diff(options: DiffOptions = {}): Promise<SessionDiff> {
+    return diffSession(this.store, this.id, options);
   }
 
   /** The approval requests the session and its child agents are waiting on right now (restored from the log after a restart). */
