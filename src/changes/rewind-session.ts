@@ -92,6 +92,17 @@ const pendingRewind = (records: readonly RecordEnvelope[]): RecordEnvelope | und
   return records.some((record) => record.seq > last.seq && record.type === 'workspace.changed' && record.cause === last.id) ? undefined : last;
 };
 
+/** The paths whose last recorded change was made outside rein. */
+const outsideSince = (records: readonly RecordEnvelope[]): string[] => {
+  const last = new Map<string, WorkspaceChanged['source']>();
+  for (const record of records) {
+    if (record.type !== 'workspace.changed') continue;
+    const data = record.data as WorkspaceChanged;
+    for (const change of data.changes) last.set(change.path, data.source);
+  }
+  return [...last].filter(([, source]) => source === 'outside').map(([path]) => path);
+};
+
 const planBytes = (operations: readonly RewindOperation[]): Uint8Array => Buffer.from(JSON.stringify({ operations }), 'utf8');
 
 /** Appends to a held session's log, at its head, synced. */
@@ -198,7 +209,9 @@ const rewindCode = async (log: HeldLog, store: EventStore, sessionId: string, wo
   }
   const target = (await loggedTree(log.all, read, options.to))!.tree;
   const planned = treeChanges(disk, target);
-  const touched = new Set(outsideChanges.map((change) => change.path));
+  // Protected: what changed outside rein now, and what an earlier look found changed outside rein and nothing since
+  // (a refused rewind recorded it; refusing once must not make the next one overwrite it silently).
+  const touched = new Set([...outsideSince(log.all), ...outsideChanges.map((change) => change.path)]);
   const plan: RewindPlan = {
     sessionId,
     toSeq: options.to,

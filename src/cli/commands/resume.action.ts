@@ -130,6 +130,7 @@ const continueResumed = async (id: string, session: ReinSession, report: ResumeR
   if (!options.json) {
     printText(`rebuilt ${id}: verified ${report.verified} records${report.snapshotSeq ? ` after the snapshot at seq ${report.snapshotSeq}` : ''} (${report.inputs} inputs re-applied, ${report.regenerated} derived records regenerated and equal)\n`);
     if (report.snapshotRejected) printText(`warning: ${report.snapshotRejected}; used a full replay\n`, process.stderr);
+    if (report.rewindFinished) printText(`finished an interrupted rewind of the workspace to #${report.rewindFinished.toSeq} first (${report.rewindFinished.paths} path${report.rewindFinished.paths === 1 ? '' : 's'}; ${report.rewindFinished.verified ? 'verified: it holds the tree recorded there' : 'the tree differs from the one recorded there'})\n`);
     if (report.strayProcessesKilled > 0) printText(`killed ${report.strayProcessesKilled} process(es) an earlier run of this session left running (background commands and what they started)\n`);
     // The session's recorded mode and rules hold again; say what these flags change on top of them.
     for (const change of report.permissionChanges) printText(`permissions: ${change}\n`);
