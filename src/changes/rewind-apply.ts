@@ -1,7 +1,7 @@
 import { chmodSync, lchownSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { TreeEntry } from '../../models/workspace.records.js';
-import { blake3Hex } from '../util/blake3.js';
+import { blake3Hex, loadBlake3 } from '../util/blake3.js';
 
 /** One step of a rewind plan: make `path` hold `after`, or remove it. */
 export interface RewindOperation {
@@ -36,6 +36,8 @@ const depth = (path: string): number => path.split('/').length;
  * the workspace's owner, as the sandbox's writes are.
  */
 export const applyRewind = async (root: string, operations: readonly RewindOperation[], planId: string, content: (ref: string) => Promise<Uint8Array>): Promise<ApplyReport> => {
+  // A rewind finished by a new process (after a crash) may be its first use of BLAKE3.
+  await loadBlake3();
   const kept: string[] = [];
   const owner = process.getuid?.() === 0 ? statSync(root) : undefined;
   const own = (path: string) => {

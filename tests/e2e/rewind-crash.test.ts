@@ -79,7 +79,7 @@ describe('a rewind killed at random moments', () => {
     expect(back.code, back.stderr).toBe(0);
     expect(jsonLines(back.stdout).at(-1)!.code).toMatchObject({ verified: true });
     trees.set(first, withoutStore(await hashTree(workspace.path)));
-    expect(Object.keys(trees.get(first)!).length).toBe(421);
+    expect(Object.keys(trees.get(first)!).length).toBe(422);
   });
   afterAll(() => workspace.remove());
 
@@ -91,7 +91,7 @@ describe('a rewind killed at random moments', () => {
     for (let kill = 0; kill < kills; kill++) {
       target = target === first ? last : first;
       // Half the kills land after the rewind is recorded (mid-write), half anywhere from the start of the process.
-      const moment = kill % 2 === 0 ? { afterStart: Math.floor(random() * 40), sinceSpawn: 0 } : { sinceSpawn: 300 + Math.floor(random() * 900) };
+      const moment = kill % 2 === 0 || kill === kills - 1 ? { afterStart: Math.floor(random() * 40), sinceSpawn: 0 } : { sinceSpawn: 300 + Math.floor(random() * 900) };
       const killed = await rewindAndKill(['rewind', id, '--to', String(target), '--code', '--yes', '--json'], workspace.path, moment);
       const context = `seed ${seed}, kill ${kill} (${JSON.stringify(moment)}, ${killed.killedAt}): ${killed.stderr}`;
       if (killed.killedAt === 'not killed') expect(killed.code, context).toBe(0);
@@ -119,5 +119,34 @@ describe('a rewind killed at random moments', () => {
     console.log(`rewind crash: ${interrupted} of ${kills} kills interrupted a rewind (seed ${seed})`);
     expect(interrupted).toBeGreaterThan(0);
     expect((await runCli(['replay', id], { cwd: workspace.path })).code).toBe(0);
+  });
+
+  it('a rewind stopped right after its record (before any file changed) is finished by rein resume, which says so', async () => {
+    const now = JSON.stringify(withoutStore(await hashTree(workspace.path)));
+    const target = now === JSON.stringify(trees.get(first)) ? last : first;
+    const store = await openLevelEventStore(join(workspace.path, '.rein'));
+    try {
+      await rewindSession(store, { root: workspace.path, never: [join(workspace.path, '.rein')] }, id, {
+        to: target,
+        code: true,
+        confirm: () => true,
+        onStart: () => {
+          throw new Error('stopped here');
+        },
+      }).then(
+        () => expect.unreachable(),
+        (error: Error) => expect(error.message).toBe('stopped here'),
+      );
+    } finally {
+      await store.close();
+    }
+    const pending = await pendingRewindOf(workspace.path, id);
+    expect(pending).toBeDefined();
+    const resumed = await runCli(['resume', id], { cwd: workspace.path });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain(`finished an interrupted rewind of the workspace to #${pending} first`);
+    expect(resumed.stdout).toContain('verified');
+    expect(await pendingRewindOf(workspace.path, id)).toBeUndefined();
+    expect(withoutStore(await hashTree(workspace.path))).toEqual(trees.get(pending!));
   });
 });
