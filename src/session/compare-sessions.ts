@@ -86,7 +86,7 @@ const turnText = (turn: TraceTurn): string => [turn.response?.text ?? (turn.fail
  * its tools wrote, and the first root turn where they part. A fork and its parent (either way round) are aligned at
  * the fork point (the turns before it are the same records); any other two sessions turn by turn.
  * `SESSION_NOT_FOUND` when either has no record. `filesChanged` is exact where the sessions captured their workspace
- * (every change, whatever made it), and `sameTree` says whether they left it the same.
+ * (every change, whatever made it, up to a later rewind of the session), and `sameTree` says whether they left it the same.
  */
 export const compareSessions = async (store: Pick<EventStore, 'read' | 'info' | 'readBlob'>, a: string, b: string): Promise<SessionComparison> => {
   const [recordsA, recordsB] = await Promise.all([readSession(store, a), readSession(store, b)]);
@@ -120,11 +120,13 @@ export const compareSessions = async (store: Pick<EventStore, 'read' | 'info' | 
 
 /**
  * A side's workspace change after `fromSeq` (0: the whole session), from its recorded workspace changes: the tree the
- * log holds at `fromSeq` against the one at its end. Undefined for a session that never captured its workspace.
+ * log holds at `fromSeq` against the one the session's work left — its end, or the record before a later rewind of it
+ * (a rewind undoes the work being compared, it is not part of it). Undefined for a session that never captured.
  */
 const workspaceSide = async (store: Pick<EventStore, 'readBlob'>, sessionId: string, records: readonly RecordEnvelope[], fromSeq: number): Promise<Pick<ComparedSession, 'filesChanged' | 'changes' | 'tree'> | undefined> => {
   const read = (ref: string) => store.readBlob(sessionId, ref);
-  const last = await loggedTree(records, read);
+  const rewound = records.find((record) => record.seq > fromSeq && record.type === 'workspace.rewind-started');
+  const last = await loggedTree(records, read, rewound ? rewound.seq - 1 : undefined);
   if (!last) return undefined;
   const first = await loggedTree(records, read, fromSeq === 0 ? last.capturedSeq : fromSeq);
   const changes = fileChangesOf(treeChanges(first!.tree, last.tree)).map((change) => ({ path: change.path, kind: change.kind, ...(change.from !== undefined ? { from: change.from } : {}) }));
