@@ -63,7 +63,10 @@ export const WorkspaceCaptured = z
     bytes: z.number().int().min(0),
     unrestorable: z.number().int().min(0),
     rules: CaptureRules,
-    /** How changes are found between two captures: file-system notifications, or a scan of the tree's metadata. */
+    /**
+     * How changes are found between two captures: file-system notifications (a tree of at most 1,000 entries is scanned
+     * instead, cheaper than waiting for them), or a scan of the tree's metadata.
+     */
     detector: z.enum(['inotify', 'scan']),
   })
   .strict();

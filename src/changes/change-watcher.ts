@@ -114,6 +114,13 @@ export class ChangeWatcher {
     return drained;
   }
 
+  /** Forget what was noted (the caller scans the whole tree instead); events still in flight are noted again. */
+  reset(): void {
+    this.dirty = new Set();
+    this.events = 0;
+    this.lost = false;
+  }
+
   /** How many directories are watched. */
   get size(): number {
     return this.watchers.size;

@@ -17,6 +17,16 @@ export const metaOf = (stat: Stats): EntryMeta => ({ size: stat.size, mtimeMs: s
 export const sameMeta = (left: EntryMeta | undefined, right: EntryMeta): boolean =>
   left !== undefined && left.size === right.size && left.mtimeMs === right.mtimeMs && left.ctimeMs === right.ctimeMs && left.ino === right.ino && left.mode === right.mode;
 
+/** A file changed this close (ms) to when it was read may change again within the same timestamp tick. */
+const racyWindowMs = 50;
+
+/**
+ * Whether a meta read at `readAt` may not show the next change (git's "racy" entries): the file was modified within
+ * the file system's timestamp granularity of being read, so a rewrite of the same size right after could leave size,
+ * mtime and ctime as they were. Such an entry is read again next time rather than trusted.
+ */
+export const racyMeta = (meta: EntryMeta, readAt: number): boolean => Math.max(meta.mtimeMs, meta.ctimeMs) >= readAt - racyWindowMs;
+
 /** An entry read from disk, with the bytes of a file small enough to store. */
 export interface ReadEntry {
   entry: TreeEntry;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { IHasher } from 'hash-wasm';
 import type { PathChange, TreeEntry } from '../../models/workspace.records.js';
 import type { CaptureFilter } from './capture-rules.js';
-import { metaOf, readEntry, sameMeta, type EntryMeta } from './file-entry.js';
+import { metaOf, racyMeta, readEntry, sameMeta, type EntryMeta } from './file-entry.js';
 import type { WorkspaceTree } from './workspace-tree.js';
 import { parentOf, sameEntry } from './tree-entry.js';
 import { pairRenames } from './tree-changes.js';
@@ -69,6 +69,7 @@ export const readPath = async (state: TreeReaderState, path: string, changes: Ch
   if (parent !== '' && state.tree.get(parent)?.type !== 'dir') return;
   const absolute = join(state.root, path);
   let stat: Stats | undefined;
+  const readAt = Date.now();
   try {
     stat = lstatSync(absolute);
   } catch (error) {
@@ -113,7 +114,10 @@ export const readPath = async (state: TreeReaderState, path: string, changes: Ch
     changes.note(path, before, read.entry, read.bytes);
     if (read.bytes && state.onBytes) await state.onBytes(read.entry, read.bytes);
   }
-  state.metas.set(path, meta);
+  // A file changed just before it was read is read again next time: a rewrite of the same size in the same
+  // timestamp tick would leave its lstat as it is.
+  if (racyMeta(meta, readAt)) state.metas.delete(path);
+  else state.metas.set(path, meta);
 };
 
 /** Read every entry of directory `path` (`''`: the root), and drop from the tree what is no longer there. */

@@ -35,7 +35,15 @@ export interface WorkspaceCaptureOptions {
   known: () => Promise<KnownTree | undefined>;
   /** `scan`: find changes by a scan of the tree's metadata, never through inotify (`auto`: inotify where it works). */
   detector?: 'auto' | 'scan';
+  /** With inotify, a tree of at most this many entries is scanned instead (default 1,000; 0: never). */
+  scanBelow?: number;
 }
+
+/**
+ * Below this many entries a scan (an `lstat` each, synchronous) costs less than waiting for inotify's round trip
+ * through the event loop, which a busy machine stretches; the watches are kept for when the tree grows.
+ */
+const defaultScanBelow = 1_000;
 
 /** Who a call's changes are attributed to. */
 export interface CallAttribution {
@@ -224,11 +232,12 @@ export class WorkspaceCapture {
     return { facts: [{ type: 'workspace.captured', data: captured }], blobs: [] };
   }
 
-  /** Bring the tree up to date: the paths the watcher noted, or (`full`, no watcher, lost events) every path. */
+  /** Bring the tree up to date: the paths the watcher noted, or (`full`, no watcher, lost events, a small tree) every path. */
   private async pass(full = false): Promise<ChangeSet | undefined> {
     const state = this.state!;
     const changes = new ChangeAccumulator();
-    const drained = this.watcher ? await this.watcher.drain() : undefined;
+    const small = this.tree.size <= (this.options.scanBelow ?? defaultScanBelow);
+    const drained = this.watcher && !small ? await this.watcher.drain() : (this.watcher?.reset(), undefined);
     if (full || !drained || drained.lost) await readDirectory(state, '', changes, true);
     else for (const path of [...drained.paths].sort(depthFirst)) await readPath(state, path, changes, false);
     this.afterPass();

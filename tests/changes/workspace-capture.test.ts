@@ -20,7 +20,7 @@ describe.each(['auto', 'scan'] as const)('the workspace capture (%s)', (detector
   let capture: WorkspaceCapture;
   const store = createMemoryEventStore();
   const open = (options: { known?: KnownTree; maxFileMb?: number; never?: string[] } = {}) =>
-    new WorkspaceCapture({ root: workspace.path, filter: new CaptureFilter(workspace.path, options.maxFileMb === undefined ? {} : { maxFileMb: options.maxFileMb }, options.never ?? []), blobs: store.blobs, known: async () => options.known, detector });
+    new WorkspaceCapture({ root: workspace.path, filter: new CaptureFilter(workspace.path, options.maxFileMb === undefined ? {} : { maxFileMb: options.maxFileMb }, options.never ?? []), blobs: store.blobs, known: async () => options.known, detector, scanBelow: 0 });
   /** One window around `work`: the facts recorded before it and with it. */
   const windowAround = async (work: () => Promise<void>, target = capture) => {
     const before: FactDraft[] = [];
@@ -57,6 +57,21 @@ describe.each(['auto', 'scan'] as const)('the workspace capture (%s)', (detector
     expect((await scanWorkspace(workspace.path, new CaptureFilter(workspace.path))).tree.digest()).toBe(capture.digest);
     // New contents travel with the record: the binary, the empty file, the renamed file's bytes (once each).
     expect(first.blobs.map((bytes) => Buffer.from(bytes).toString('hex')).sort()).toEqual(['', '000102', Buffer.from('hi\n').toString('hex')].sort());
+  });
+
+  it('sees a file rewritten with the same size right after it was read, call after call (racy timestamps)', async () => {
+    await windowAround(async () => undefined);
+    for (let round = 0; round < 20; round++) {
+      const next = await windowAround(() => writeFile(join(workspace.path, 'a.txt'), `round ${String(round).padStart(2, '0')}\n`));
+      expect(changedOf(next.during).map((change) => change.changes.map((entry) => entry.path)), `round ${round}`).toEqual([['a.txt']]);
+    }
+  });
+
+  it('scans a small tree instead of waiting for inotify, and finds the same changes', async () => {
+    capture = new WorkspaceCapture({ root: workspace.path, filter: new CaptureFilter(workspace.path), blobs: store.blobs, known: async () => undefined, detector });
+    await windowAround(async () => undefined);
+    const next = await windowAround(() => writeFile(join(workspace.path, 'src', 'b.txt'), 'changed\n'));
+    expect(changedOf(next.during).map((change) => change.changes.map((entry) => entry.path))).toEqual([['src/b.txt']]);
   });
 
   it('pairs a rename and finds nothing when nothing changed', async () => {
