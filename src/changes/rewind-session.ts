@@ -7,6 +7,7 @@ import { createIdGenerator } from '../host/record-ids.js';
 import { rootPath } from '../host/root-path.js';
 import { checkForkPoint, forkSession } from '../session/fork-session.js';
 import { readSessionRecords } from '../session/read-session.js';
+import { verifyStreamChain } from '../session/verify-session.js';
 import { CaptureFilter } from './capture-rules.js';
 import { fileChangesOf, type FileChange } from './file-change.js';
 import { treeChanges } from './tree-changes.js';
@@ -168,6 +169,8 @@ export const rewindSession = async (store: EventStore, workspace: RewindWorkspac
   const clock = options.clock ?? Date.now;
   const release = await store.hold?.(sessionId);
   try {
+    // A rewind appends to the log: as resume does, never to a log this store's key did not chain.
+    await verifyStreamChain(store, sessionId, { allowUnchained: true });
     const records = await readSessionRecords(store, sessionId);
     if (records.length === 0) throw new ReinError('SESSION_NOT_FOUND', `no session ${sessionId} in this store`);
     const head = records[records.length - 1]!.seq;
