@@ -39,6 +39,7 @@ import { PluginFailed, PluginLoaded, PluginReady, PluginStopped } from './plugin
 import { CommandEnded, NetworkDecided, SandboxChecked, WorkspaceCleaned } from './sandbox.records.js';
 import { PlanUpdated } from './plan.records.js';
 import { InstructionsLoaded } from './instructions.records.js';
+import { WorkspaceCaptured, WorkspaceChanged, WorkspaceRewindStarted } from './workspace.records.js';
 
 /**
  * The three classes of record (DESIGN §3):
@@ -142,6 +143,9 @@ export const recordTypes = {
   'command.ended': fact(CommandEnded),
   'plan.updated': fact(PlanUpdated),
   'instructions.loaded': fact(InstructionsLoaded),
+  'workspace.captured': fact(WorkspaceCaptured),
+  'workspace.changed': fact(WorkspaceChanged),
+  'workspace.rewind-started': fact(WorkspaceRewindStarted),
 } as const satisfies Record<string, RecordTypeInfo>;
 
 export type RecordType = keyof typeof recordTypes;

@@ -57,7 +57,6 @@ const hostCodes: Record<HostErrorCode, string> = {
   SESSION_NOT_FOUND: 'no such session in the store',
   SESSION_INVALID: 'a log that does not start with `session.created`, or a session id already in use',
   SESSION_ENDED: 'a step after the session was interrupted, or `session.send` to a session that has ended (the message is not written)',
-  HARNESS_CLOSED: 'starting, creating, resuming or submitting a session through a harness after `rein.close()`: create another with `createRein`',
   LAUNCHER_UNRESOLVED: 'an MCP server or a command hook started by a package launcher (`npx`, `npm exec`, `pnpm dlx`, `yarn dlx`, `bunx`) whose package npm could not install into rein\'s own packages folder, or that offers no such program: it is not started from the workspace instead',
   SCRIPT_INVALID: 'a script file that is missing, not a regular file (a FIFO …), not JSON, or not in the script format',
   CONFIG_INVALID: '`rein.config.json` that is not JSON, has unknown fields or wrong types (a bad `sandbox` mode, policy or host name too), or holds an `apiKey`; a `rein.config.json`, `.mcp.json` or trust file that is not a regular file (a FIFO, socket, device or folder) or cannot be read',
@@ -72,6 +71,9 @@ const hostCodes: Record<HostErrorCode, string> = {
   STORE_COPY_INCOMPLETE: '`rein store copy` could not copy (or verify) some streams; each is printed with its own code, every other stream was copied',
   OUTPUT_SCHEMA_INVALID: '`rein run --output-schema` names a file that is missing, not JSON or not a JSON Schema object zod can read; `createSession({ output })` with a schema that cannot be shown as JSON Schema (nothing written)',
   OUTPUT_INVALID: 'a session with an output schema ended without a valid final answer: the model\'s answers failed validation `maxOutputCorrections` + 1 times (`session.ended.reason` starts with it, `outputErrors` names the errors; `session.output()` rejects with `OutputError`), or it ended otherwise first',
+  HARNESS_CLOSED: '`createSession`, `startSession`, `resumeSession` or `submit` on a harness after `rein.close()`: create another with `createRein`',
+  REWIND_CONFLICT: 'a rewind would overwrite a file changed outside rein since the session last recorded it, or needs a content never stored (above the capture\'s size cap); nothing changed (`force` / `--force` goes on)',
+  REWIND_BUSY: '`rein.rewind` of a session this harness is running: interrupt it (or wait until it is released) first',
   USAGE: 'bad command-line usage: no or an unknown provider, a missing model, script, `--from` id or API key (a `--from` id the store does not hold is `SESSION_NOT_FOUND`), a bad base URL, a workspace inside rein\'s configuration folder; in the library, options `createRein`, `createSession`, `startSession` or `submit` cannot apply (a blank task, an unknown budget or one that is not a whole number), naming the field',
 };
 

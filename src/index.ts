@@ -252,3 +252,12 @@ export { HookKernel } from './hooks/hook-kernel.js';
 export { CommandHooksConfig, commandHookRegistrations } from './hooks/command-hooks.js';
 export type { HookInput, HookResult, GuardrailInput, GuardrailResult, HookRegistration } from './hooks/hook-types.js';
 export type { ReinPlugins } from './rein.js';
+// Time travel (README: *Time travel*): the workspace's side of every step, diffs and rewinds.
+export { diffSession } from './changes/session-diff.js';
+export type { DiffOptions, SessionDiff, StepChanges } from './changes/session-diff.js';
+export type { FileChange, ChangeKind } from './changes/file-change.js';
+export { renderSessionDiff } from './changes/diff-render.js';
+export { rewindSession } from './changes/rewind-session.js';
+export type { RewindOptions, RewindPlan, RewindResult, RewindWorkspace } from './changes/rewind-session.js';
+export type { CaptureConfig } from './changes/capture-config.js';
+export type { TreeEntry, PathChange, WorkspaceChanged, WorkspaceCaptured, WorkspaceRewindStarted, ChangeSource } from '../models/workspace.records.js';

@@ -1,3 +1,4 @@
+import type { CaptureConfig } from './changes/capture-config.js';
 import type { Budgets } from '../models/budgets.js';
 import type { ModelOptions } from '../models/model-contract.js';
 import type { EventStore } from '../stores/event-store.js';
@@ -126,4 +127,10 @@ export interface ReinOptions {
   hooks?: CommandHooksConfig;
   /** Plugin policy: permissions no plugin may have; whether `test` plugins may load (only the test runtime sets it). */
   pluginPolicy?: { deniedPermissions?: readonly PluginPermission[]; allowTestSource?: boolean };
+  /**
+   * The workspace capture (README: *Time travel*): every change a session's steps make to the workspace is recorded,
+   * so `diff`, `rewind` and `compare` are exact. On by default; `false` turns it off; the object says what to leave out
+   * and the size cap (`{ gitignore?, exclude?, include?, maxFileMb? }`).
+   */
+  capture?: CaptureConfig | false;
 }

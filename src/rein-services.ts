@@ -26,6 +26,7 @@ import { PluginHost } from './plugins/plugin-host.js';
 import { HookKernel } from './hooks/hook-kernel.js';
 import { commandHookRegistrations } from './hooks/command-hooks.js';
 import type { SandboxScope } from './tools/command-launch.js';
+import { CaptureConfig } from './changes/capture-config.js';
 
 /** Providers that play recorded or scripted outputs: every built-in tool is offered to them (scripts may call any). */
 const embeddedProviders: ReadonlySet<string> = new Set(['scripted', 'recorded']);
@@ -57,6 +58,13 @@ const sandboxPolicyOf = (given: Partial<SandboxPolicy> = {}): SandboxPolicy => {
   const shared = SandboxConfig.safeParse({ mode: given.mode, network: given.network, allowedHosts: given.allowedHosts === undefined ? undefined : [...given.allowedHosts], loginShell: given.loginShell, maxProcesses: given.maxProcesses, maxMemoryMb: given.maxMemoryMb, maxTmpMb: given.maxTmpMb });
   if (!shared.success) throw new ReinError('USAGE', `createRein({ sandbox }): ${shared.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
   return { ...defaultSandboxPolicy, ...given, ...mergeSandboxConfig(shared.data) };
+};
+
+/** `createRein({ capture })` checked as `rein.config.json`'s `capture` is (`USAGE` naming the field). */
+const captureOptionsOf = (given: unknown): CaptureConfig => {
+  const parsed = CaptureConfig.safeParse(given ?? {});
+  if (!parsed.success) throw new ReinError('USAGE', `createRein({ capture }): ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+  return parsed.data;
 };
 
 /** What `composeServices` built: every session's services, and the parts the harness itself answers from. */
@@ -124,6 +132,7 @@ export const composeServices = async (options: ReinOptions): Promise<ComposedSer
     sandbox,
     ...(memoryOptions && scope ? { memory: { governance, scope, autoPromote: memoryOptions.autoPromote ?? true, refreshIntervalMs: memoryOptions.refreshIntervalMs ?? 1_000 } } : {}),
     delegation: delegationConfigOf(options.delegation),
+    ...(options.capture === false ? {} : { capture: { options: captureOptionsOf(options.capture) } }),
     ...(options.capabilities === false ? {} : { capabilities: capabilityServicesOf(options, { policy: sandbox, workspace }, [...baseTools.map((tool) => tool.name), ...capabilities.toolDefinitions().map((tool) => tool.name)]) }),
   };
   return { services, workspace, clock, governance, capabilities, pluginHost, hooks };

@@ -1,3 +1,6 @@
+import { diffSession, type DiffOptions, type SessionDiff } from './changes/session-diff.js';
+import { rewindSession, type RewindOptions, type RewindResult } from './changes/rewind-session.js';
+import { compareSessions, type SessionComparison } from './session/compare-sessions.js';
 import { defer, mergeAll, type Observable } from 'rxjs';
 import type { z } from 'zod';
 import type { ReinRecord } from '../models/records.js';
@@ -64,6 +67,25 @@ export interface Rein {
   replaySession(sessionId: string): Promise<ReplayCounts>;
   /** Fork a session at a step boundary; resolves with the new session id. */
   forkSession(sessionId: string, atSeq: number, options?: ForkOptions): Promise<string>;
+  /**
+   * What a stored session changed in the workspace (README: *Time travel*): every `workspace.changed` in log order,
+   * one step's (`at`), one call's (`call`), and with `net` the session's net change. Read-only.
+   */
+  diff(sessionId: string, options?: DiffOptions): Promise<SessionDiff>;
+  /**
+   * Rewind a session to a seq: its workspace (`code`) and/or its conversation (`conversation`: a fork ending at that
+   * step, to continue with `resumeSession`; no model is called); both when neither is given. The rewind is recorded in
+   * the session's own log before any file changes and can be undone by rewinding to the record before it; a crash in
+   * it is finished by the next rewind or resume. `REWIND_BUSY` when this harness is running the session,
+   * `STORE_LOCKED` when another process is, `REWIND_CONFLICT` (nothing changed) when it would overwrite a change made
+   * outside rein or needs a content never stored, unless `force`.
+   */
+  rewind(sessionId: string, options: RewindOptions): Promise<RewindResult>;
+  /**
+   * Two sessions side by side (a fork and its parent aligned at the fork point, any others turn by turn): outcome,
+   * verifications, tokens, time, files changed, the first differing turn — what `rein compare` and the viewer show.
+   */
+  compare(a: string, b: string): Promise<SessionComparison>;
   listSessions(): Promise<SessionSummary[]>;
   /** One session's summary, as `listSessions` lists it (a session queued for workers included); undefined when the store has none. */
   getSession(sessionId: string): Promise<SessionSummary | undefined>;
@@ -143,6 +165,12 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
       return { verified, inputs, regenerated, head };
     },
     forkSession: (sessionId, atSeq, forkOptions) => forkSession(options.store, sessionId, atSeq, { clock, ...forkOptions }),
+    diff: (sessionId, diffOptions) => diffSession(options.store, sessionId, diffOptions),
+    rewind: async (sessionId, rewindOptions) => {
+      if (registry.get(sessionId)) throw new ReinError('REWIND_BUSY', `session ${sessionId} is running in this harness: interrupt it (or wait until it is quiet and released) before rewinding it`);
+      return rewindSession(options.store, { root: workspace.root, never: workspace.protectedList() }, sessionId, { clock, ...rewindOptions });
+    },
+    compare: (a, b) => compareSessions(options.store, a, b),
     listSessions: () => listSessions(options.store),
     getSession: async (sessionId) => {
       checkSessionId(sessionId);

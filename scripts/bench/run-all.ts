@@ -14,6 +14,7 @@ import { main as hooks } from './hooks.bench.js';
 import { main as longSession } from './long-session.bench.js';
 import { main as viewer } from './viewer.bench.js';
 import { main as instructions } from './instructions.bench.js';
+import { main as capture } from './capture.bench.js';
 
 /** `npm run bench`: every benchmark in turn; each prints its figures and the ratio against its same-run baseline. */
 await append();
@@ -45,6 +46,8 @@ process.stdout.write('\n');
 await viewer();
 process.stdout.write('\n');
 await instructions();
+process.stdout.write('\n');
+await capture();
 process.stdout.write('\n');
 // Last: goal 4's 100,000-step synced session takes several minutes.
 await longSession();

@@ -15,6 +15,7 @@ import { registerHooks } from './commands/hooks.command.js';
 import { registerSkills } from './commands/skills.command.js';
 import { registerPlugins } from './commands/plugins.command.js';
 import { registerSandbox } from './commands/sandbox.command.js';
+import { registerChangeCommands } from './commands/changes.command.js';
 import { registerExport, registerServe } from './commands/serve.command.js';
 import { registerAcp } from './commands/acp.command.js';
 import { registerVerify } from './commands/verify.command.js';
@@ -64,6 +65,7 @@ export const commandRegistrars: ReadonlyArray<{ names: readonly string[]; regist
   { names: ['skills'], register: (program) => registerSkills(program) },
   { names: ['plugins'], register: registerPlugins },
   { names: ['sandbox'], register: (program) => registerSandbox(program) },
+  { names: ['diff', 'rewind', 'compare'], register: registerChangeCommands },
   { names: ['serve', 'ui'], register: (program) => registerServe(program) },
   { names: ['export'], register: (program) => registerExport(program) },
   { names: ['acp'], register: (program) => registerAcp(program) },

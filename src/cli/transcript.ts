@@ -1,3 +1,5 @@
+import type { WorkspaceChanged } from '../../models/workspace.records.js';
+import { changesLine, fileChangesOf } from '../changes/file-change.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { ToolSettled } from '../../models/tool.records.js';
 import { executionFailure } from '../../models/execution-outcome.js';
@@ -116,6 +118,10 @@ export const pluginFailedLine = (data: Pick<PluginFailed, 'pluginId' | 'source' 
 /** The typestate's witness records: shown with `--verbose` (and always in `--json`), not in the plain transcript. */
 const witnessTypes = new Set(['turn.call-spec', 'turn.requests', 'turn.results', 'turn.uses', 'turn.join-closed', 'turn.mutation-ready']);
 
+/** Who changed the workspace, as `rein show` says it. */
+const workspaceChangedTitle = (data: WorkspaceChanged): string =>
+  data.source === 'call' ? `files changed by ${data.tool ?? 'a call'} ${data.callId ?? data.effectId ?? ''}`.trimEnd() : data.source === 'outside' ? `files changed outside rein${data.inDoubt ? ` (or by the interrupted call ${data.inDoubt.join(', ')})` : ''}` : data.source === 'rewind' ? `workspace rewound to #${data.toSeq}` : 'files changed between calls';
+
 /**
  * One transcript line per record that matters to a person reading the session — messages, tool calls with their
  * results, approvals, verifications, child agents, the end — and, with `verbose`, the typestate's witnesses; other
@@ -143,6 +149,12 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
       return `${at}${who}${planLine(data)}`;
     case 'workspace.cleaned':
       return `${at}${who}removed ${(data.paths as string[]).join(', ')} (${data.reason === 'interrupted-write' ? 'temp files of an interrupted write' : 'protected paths a command created'})`;
+    case 'workspace.captured':
+      return `${at}${who}workspace captured: ${data.files} file${data.files === 1 ? '' : 's'}, ${data.dirs} folder${data.dirs === 1 ? '' : 's'}${data.symlinks > 0 ? `, ${data.symlinks} link${data.symlinks === 1 ? '' : 's'}` : ''} (tree ${String(data.tree).slice(0, 12)})`;
+    case 'workspace.changed':
+      return `${at}${who}${workspaceChangedTitle(data as WorkspaceChanged)}: ${data.changes.length === 0 ? 'nothing' : changesLine(fileChangesOf(data.changes as WorkspaceChanged['changes']))}`;
+    case 'workspace.rewind-started':
+      return `${at}${who}rewind of the workspace to #${data.toSeq} started: ${data.paths} path${data.paths === 1 ? '' : 's'}${data.overwritten ? ` (overwriting changes made outside rein: ${(data.overwritten as string[]).join(', ')})` : ''}`;
     case 'user.message':
       return `${at}${who}user: ${clip(data.text, 200)}`;
     case 'model.responded': {

@@ -3,7 +3,8 @@ import type { ArgumentProblem } from '../../models/model.records.js';
 import type { ApprovalOutcome } from '../../machines/permission.machine.js';
 import { runToolPipeline, type PipelineEnvironment } from '../tools/tool-pipeline.js';
 import type { ResumeCheck } from '../tools/tool.js';
-import type { EffectExecutor, EffectRequest, FactDraft } from './effect.js';
+import type { EffectContext, EffectExecutor, EffectRequest, FactDraft, Settlement } from './effect.js';
+import type { WorkspaceCapture } from '../changes/workspace-capture.js';
 import { readFile, lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { packageScriptOf } from './test-command.js';
@@ -53,7 +54,15 @@ const budgetOf = (value: unknown): { maxToolCalls: number; proposed: number; lef
 export interface ExecuteToolOptions {
   /** Which calls are verifications (default: test commands and tools named like `run_tests`). */
   classifyVerification?: VerificationClassifier;
+  /**
+   * The session's workspace capture: every call of a tool not declared read-only (and every `bash` call, whatever its
+   * command) runs inside one of its windows, and the changes it made are recorded with its settlement.
+   */
+  capture?: WorkspaceCapture;
 }
+
+/** Whether a call of `tool` may change the workspace: anything not declared read-only, and `bash` always. */
+export const mayChangeWorkspace = (tool: { name: string; annotations: { readOnly: boolean } } | undefined): boolean => tool !== undefined && (tool.name === 'bash' || !tool.annotations.readOnly);
 
 /**
  * Executes `executeTool` through the tool pipeline of the calling actor's environment (a child agent has its own
@@ -69,7 +78,7 @@ export const createExecuteToolExecutor = (environments: PipelineEnvironment | ((
   const classifyVerification = options.classifyVerification ?? defaultVerificationClassifier;
   const environmentOf = typeof environments === 'function' ? environments : () => environments;
   const toolOf = (request: EffectRequest) => environmentOf(request.actor).registry.get(String(request.args.name));
-  return {
+  const executor: EffectExecutor = {
     resumePolicy: (request) => toolOf(request)?.resumePolicy ?? 'never-rerun',
     isExclusive: (request) => !(toolOf(request)?.annotations.readOnly ?? false),
     async checkResume(request: EffectRequest, started: RecordEnvelope | undefined): Promise<ResumeCheck | undefined> {
@@ -79,39 +88,58 @@ export const createExecuteToolExecutor = (environments: PipelineEnvironment | ((
       return tool.checkResume(started ? (intent ?? {}) : undefined, { workspace: environmentOf(request.actor).workspace });
     },
     async execute(request, context) {
-      const environment = environmentOf(request.actor);
+      const capture = options.capture;
+      if (!capture || !mayChangeWorkspace(toolOf(request))) return run(request, context);
+      const windowed = await capture.window({ effectId: request.effectId, callId: String(request.args.callId), tool: String(request.args.name) }, () => run(request, context), (facts, blobs) => context.recordFacts(facts, { blobs }));
       const callId = String(request.args.callId);
-      const name = String(request.args.name);
-      const args = (typeof request.args.arguments === 'object' && request.args.arguments !== null ? request.args.arguments : {}) as Record<string, unknown>;
-      const approval = approvalOf(request.args.approval);
-      const invalid = Array.isArray(request.args.invalid) ? (request.args.invalid as ArgumentProblem[]) : undefined;
-      const preFlight = request.args.preFlight as { by?: string; reason: string } | undefined;
-      const budget = budgetOf(request.args.budget);
-      let ran = false;
-      const packageScript = await packageScriptFor(environment.workspace.root, args);
-      const result = await runToolPipeline(
-        environment,
-        { effectId: request.effectId, callId, actor: request.actor, name, arguments: args, ...(approval ? { approval } : {}), ...(invalid && invalid.length > 0 ? { invalid } : {}), ...(preFlight && typeof preFlight.reason === 'string' ? { preFlight } : {}), ...(budget ? { budget } : {}) },
-        {
-          sessionId: context.sessionId,
-          signal: context.signal,
-          now: context.now,
-          persist: (facts) => {
-            ran ||= facts.some((fact) => fact.type === 'tool.started');
-            return context.recordFacts(facts, { sync: true });
-          },
-          recordLater: (facts) => context.recordFacts(facts).catch(() => undefined),
-          progress: (message) => context.live({ type: 'effect.progress', actor: request.actor, effectId: request.effectId, message }),
-        },
-      );
-      const facts: FactDraft[] = [...result.facts];
-      if (result.kind === 'ask') return { type: 'approval.requested', corr: callId, data: { ...result.request, elapsedMs: context.elapsedMs() }, ...(facts.length > 0 ? { facts } : {}) };
-      if (result.kind === 'continue') return { type: result.input.type, corr: callId, data: { ...result.input.data, effectId: request.effectId, callId, elapsedMs: context.elapsedMs() }, ...(facts.length > 0 ? { facts } : {}) };
-      ran ||= facts.some((fact) => fact.type === 'tool.started');
-      const classified = ran ? classifyVerification({ name, arguments: args }) : undefined;
-      const verification = classified ? verificationOf({ name, arguments: args, callId }, request.effectId, result.outcome, classified, packageScript) : undefined;
-      if (verification) facts.push({ type: 'verification.recorded', data: verification, corr: callId, at: context.now() });
-      return { type: 'tool.settled', corr: callId, data: { effectId: request.effectId, callId, name, ...result.outcome, elapsedMs: context.elapsedMs() }, ...(facts.length > 0 ? { facts } : {}) };
+      windowed.facts.forEach((fact) => (fact.corr = callId));
+      // The changes are recorded whatever became of the call: with its settlement, or on their own when it has none
+      // (it threw, or was aborted: its settlement is dropped and it stays in doubt).
+      if (!windowed.outcome.ok || context.signal.aborted) {
+        if (windowed.facts.length > 0) await context.recordFacts(windowed.facts, { blobs: windowed.blobs }).catch(() => undefined);
+        if (!windowed.outcome.ok) throw windowed.outcome.error;
+        return windowed.outcome.value;
+      }
+      const settlement = windowed.outcome.value;
+      if (windowed.facts.length === 0) return settlement;
+      return { ...settlement, facts: [...windowed.facts, ...(settlement.facts ?? [])], blobs: [...(settlement.blobs ?? []), ...windowed.blobs] };
     },
   };
+  return executor;
+
+  async function run(request: EffectRequest, context: EffectContext): Promise<Settlement> {
+    const environment = environmentOf(request.actor);
+    const callId = String(request.args.callId);
+    const name = String(request.args.name);
+    const args = (typeof request.args.arguments === 'object' && request.args.arguments !== null ? request.args.arguments : {}) as Record<string, unknown>;
+    const approval = approvalOf(request.args.approval);
+    const invalid = Array.isArray(request.args.invalid) ? (request.args.invalid as ArgumentProblem[]) : undefined;
+    const preFlight = request.args.preFlight as { by?: string; reason: string } | undefined;
+    const budget = budgetOf(request.args.budget);
+    let ran = false;
+    const packageScript = await packageScriptFor(environment.workspace.root, args);
+    const result = await runToolPipeline(
+      environment,
+      { effectId: request.effectId, callId, actor: request.actor, name, arguments: args, ...(approval ? { approval } : {}), ...(invalid && invalid.length > 0 ? { invalid } : {}), ...(preFlight && typeof preFlight.reason === 'string' ? { preFlight } : {}), ...(budget ? { budget } : {}) },
+      {
+        sessionId: context.sessionId,
+        signal: context.signal,
+        now: context.now,
+        persist: (facts) => {
+          ran ||= facts.some((fact) => fact.type === 'tool.started');
+          return context.recordFacts(facts, { sync: true });
+        },
+        recordLater: (facts) => context.recordFacts(facts).catch(() => undefined),
+        progress: (message) => context.live({ type: 'effect.progress', actor: request.actor, effectId: request.effectId, message }),
+      },
+    );
+    const facts: FactDraft[] = [...result.facts];
+    if (result.kind === 'ask') return { type: 'approval.requested', corr: callId, data: { ...result.request, elapsedMs: context.elapsedMs() }, ...(facts.length > 0 ? { facts } : {}) };
+    if (result.kind === 'continue') return { type: result.input.type, corr: callId, data: { ...result.input.data, effectId: request.effectId, callId, elapsedMs: context.elapsedMs() }, ...(facts.length > 0 ? { facts } : {}) };
+    ran ||= facts.some((fact) => fact.type === 'tool.started');
+    const classified = ran ? classifyVerification({ name, arguments: args }) : undefined;
+    const verification = classified ? verificationOf({ name, arguments: args, callId }, request.effectId, result.outcome, classified, packageScript) : undefined;
+    if (verification) facts.push({ type: 'verification.recorded', data: verification, corr: callId, at: context.now() });
+    return { type: 'tool.settled', corr: callId, data: { effectId: request.effectId, callId, name, ...result.outcome, elapsedMs: context.elapsedMs() }, ...(facts.length > 0 ? { facts } : {}) };
+  }
 };

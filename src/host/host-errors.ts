@@ -25,6 +25,8 @@ export type HostErrorCode =
   | 'OUTPUT_INVALID'
   | 'HARNESS_CLOSED'
   | 'LAUNCHER_UNRESOLVED'
+  | 'REWIND_CONFLICT'
+  | 'REWIND_BUSY'
   | 'USAGE';
 
 /** Replay regenerated records that differ from the stored ones: the first differing seq is named. */

@@ -6,6 +6,7 @@ import { ReinError } from '../host/host-errors.js';
 import { configFileName } from './config-file-name.js';
 import { isLoopbackHost } from '../util/loopback-host.js';
 import { SandboxConfig } from '../policy/sandbox-config.js';
+import { CaptureConfig } from '../changes/capture-config.js';
 import { defaultAnthropicBaseUrl } from './anthropic.provider.js';
 import { defaultOpenAIBaseUrl } from './openai-compatible.provider.js';
 import { CommandHooksConfig } from '../hooks/command-hooks.js';
@@ -66,6 +67,8 @@ export const WorkspaceConfig = z
     sandbox: SandboxConfig.optional(),
     /** Offer `apply_patch` to real models: `true` for every model, or model-id globs (`["gpt-5*"]`); off by default. */
     applyPatch: z.union([z.boolean(), z.array(z.string().min(1))]).optional(),
+    /** The workspace capture: `{ enabled, gitignore, exclude, include, maxFileMb }` (README: *Time travel*). */
+    capture: CaptureConfig.optional(),
   })
   .strict();
 export type WorkspaceConfig = z.infer<typeof WorkspaceConfig>;

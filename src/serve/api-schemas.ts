@@ -197,6 +197,8 @@ const CompareSide = z.object({
   durationMs: z.number(),
   verifications: z.array(z.object({ seq: z.number().int(), name: z.string(), status: z.string(), command: z.string().optional() })),
   filesChanged: z.array(z.string()),
+  changes: z.array(z.object({ path: z.string(), kind: z.enum(['created', 'modified', 'deleted', 'renamed', 'mode', 'type']), from: z.string().optional() })).optional(),
+  tree: z.string().optional(),
 });
 
 /** Two sessions side by side (see `compareSessions`). */
@@ -209,6 +211,7 @@ export const CompareBody = z
     firstDifference: z
       .object({ turn: z.number().int(), a: z.object({ seq: z.number().int(), text: z.string() }).optional(), b: z.object({ seq: z.number().int(), text: z.string() }).optional() })
       .optional(),
+    sameTree: z.boolean().optional(),
   })
   .meta({ id: 'CompareBody' });
 export type CompareBody = z.infer<typeof CompareBody>;

@@ -11,6 +11,9 @@ import type { TraceOutcome } from '../trace/trace-types.js';
 import { turnsOf } from '../trace/trace-evidence.js';
 import { callLabel as callSummary } from '../trace/call-label.js';
 import { readSession } from './session-records.js';
+import { fileChangesOf, type ChangeKind } from '../changes/file-change.js';
+import { treeChanges } from '../changes/tree-changes.js';
+import { loggedTree } from '../changes/tree-manifest.js';
 
 /** One side of a comparison: how the session ended as the trace judges it, and what it cost and changed. */
 export interface ComparedSession {
@@ -22,8 +25,16 @@ export interface ComparedSession {
   tokens: { input: number; output: number };
   durationMs: number;
   verifications: Array<{ seq: number; name: string; status: string; command?: string }>;
-  /** Paths the session's file tools wrote (`file.written`), sorted; changes made by commands are not in it yet. */
+  /**
+   * Paths the session changed in its workspace, sorted: the net change its recorded workspace changes make (after the
+   * fork point when the two are aligned at one), whatever made them — or, for a session that recorded none (made
+   * before the capture existed), the paths its file tools wrote (`file.written`).
+   */
   filesChanged: string[];
+  /** The same net change with how each path changed (absent for a session that recorded no workspace change). */
+  changes?: Array<{ path: string; kind: ChangeKind; from?: string }>;
+  /** The workspace tree's digest at the session's last record (absent: it never captured its workspace). */
+  tree?: string;
 }
 
 /** Two sessions side by side, aligned at the fork point when one is a fork of the other, else turn by turn. */
@@ -35,6 +46,8 @@ export interface SessionComparison {
   forkSeq?: number;
   /** The first root turn (after the fork point) whose reply or calls differ, with each side's text; absent when none does. */
   firstDifference?: { turn: number; a?: { seq: number; text: string }; b?: { seq: number; text: string } };
+  /** Whether both sessions left the workspace tree the same (absent unless both captured it). */
+  sameTree?: boolean;
 }
 
 const sideOf = (sessionId: string, records: readonly RecordEnvelope[]): { side: ComparedSession; turns: TraceTurn[] } => {
@@ -72,9 +85,10 @@ const turnText = (turn: TraceTurn): string => [turn.response?.text ?? (turn.fail
  * Compare two stored sessions (read-only): each one's trace outcome, verifications, tokens, time, turns and the files
  * its tools wrote, and the first root turn where they part. A fork and its parent (either way round) are aligned at
  * the fork point (the turns before it are the same records); any other two sessions turn by turn.
- * `SESSION_NOT_FOUND` when either has no record. The rewind work extends this with exact workspace changes.
+ * `SESSION_NOT_FOUND` when either has no record. `filesChanged` is exact where the sessions captured their workspace
+ * (every change, whatever made it, up to a later rewind of the session), and `sameTree` says whether they left it the same.
  */
-export const compareSessions = async (store: Pick<EventStore, 'read' | 'info'>, a: string, b: string): Promise<SessionComparison> => {
+export const compareSessions = async (store: Pick<EventStore, 'read' | 'info' | 'readBlob'>, a: string, b: string): Promise<SessionComparison> => {
   const [recordsA, recordsB] = await Promise.all([readSession(store, a), readSession(store, b)]);
   const [infoA, infoB] = await Promise.all([store.info(a), store.info(b)]);
   const left = sideOf(a, upcastRecords(recordsA));
@@ -98,5 +112,23 @@ export const compareSessions = async (store: Pick<EventStore, 'read' | 'info'>, 
     };
     break;
   }
-  return { a: left.side, b: right.side, alignment: forkSeq === undefined ? 'turns' : 'fork', ...(forkSeq === undefined ? {} : { forkSeq }), ...(firstDifference ? { firstDifference } : {}) };
+  const [workspaceA, workspaceB] = await Promise.all([workspaceSide(store, a, recordsA, forkSeq ?? 0), workspaceSide(store, b, recordsB, forkSeq ?? 0)]);
+  const sides = { a: { ...left.side, ...workspaceA }, b: { ...right.side, ...workspaceB } };
+  const sameTree = workspaceA?.tree !== undefined && workspaceB?.tree !== undefined ? workspaceA.tree === workspaceB.tree : undefined;
+  return { ...sides, alignment: forkSeq === undefined ? 'turns' : 'fork', ...(forkSeq === undefined ? {} : { forkSeq }), ...(firstDifference ? { firstDifference } : {}), ...(sameTree === undefined ? {} : { sameTree }) };
+};
+
+/**
+ * A side's workspace change after `fromSeq` (0: the whole session), from its recorded workspace changes: the tree the
+ * log holds at `fromSeq` against the one the session's work left — its end, or the record before a later rewind of it
+ * (a rewind undoes the work being compared, it is not part of it). Undefined for a session that never captured.
+ */
+const workspaceSide = async (store: Pick<EventStore, 'readBlob'>, sessionId: string, records: readonly RecordEnvelope[], fromSeq: number): Promise<Pick<ComparedSession, 'filesChanged' | 'changes' | 'tree'> | undefined> => {
+  const read = (ref: string) => store.readBlob(sessionId, ref);
+  const rewound = records.find((record) => record.seq > fromSeq && record.type === 'workspace.rewind-started');
+  const last = await loggedTree(records, read, rewound ? rewound.seq - 1 : undefined);
+  if (!last) return undefined;
+  const first = await loggedTree(records, read, fromSeq === 0 ? last.capturedSeq : fromSeq);
+  const changes = fileChangesOf(treeChanges(first!.tree, last.tree)).map((change) => ({ path: change.path, kind: change.kind, ...(change.from !== undefined ? { from: change.from } : {}) }));
+  return { filesChanged: changes.map((change) => change.path), changes, tree: last.tree.digest() };
 };

@@ -24,6 +24,23 @@ export const forkSession = async (store: EventStore, sessionId: string, atSeq: n
   checkSessionId(sessionId);
   if (options.newSessionId !== undefined) checkSessionId(options.newSessionId, 'newSessionId');
   if (isReservedStreamName(sessionId) || (options.newSessionId !== undefined && isReservedStreamName(options.newSessionId))) throw new ReinError('SESSION_INVALID', 'the memory stream is not a session');
+  await checkForkPoint(store, sessionId, atSeq);
+  const clock = options.clock ?? Date.now;
+  const forkId = options.newSessionId ?? newSessionId(clock());
+  await store.fork(sessionId, atSeq, { newStream: forkId });
+  // The fork's status (for stores that index it): `forked` until a resume runs it, or its parent's end when the fork
+  // point is past it.
+  const forked = { id: createIdGenerator()(), type: 'session.forked', v: recordVersion('session.forked'), at: clock(), actor: rootPath, data: { parent: sessionId, atSeq, ...(options.reason === undefined ? {} : { reason: options.reason }) } };
+  const status = sessionStatusOf([...(await store.read(forkId, { from: Math.max(1, atSeq - 63) })), forked]) ?? 'active';
+  await store.append(forkId, [forked], { expectedSeq: atSeq, status });
+  return forkId;
+};
+
+/**
+ * Check that a fork of `sessionId` at `atSeq` can be made (changing nothing): `SESSION_NOT_FOUND`, `USAGE` for a seq
+ * outside the log, `FORK_NOT_AT_BOUNDARY` naming the step's bounds for a seq inside a step.
+ */
+export const checkForkPoint = async (store: EventStore, sessionId: string, atSeq: number): Promise<void> => {
   const head = await store.head(sessionId);
   if (head === 0) throw new ReinError('SESSION_NOT_FOUND', `no session ${sessionId} in this store`);
   if (!Number.isInteger(atSeq) || atSeq < 1 || atSeq > head) throw new ReinError('USAGE', `the fork point (atSeq ${JSON.stringify(atSeq) ?? String(atSeq)}) must be a seq between 1 and ${head}, the head of ${sessionId}`);
@@ -35,13 +52,4 @@ export const forkSession = async (store: EventStore, sessionId: string, atSeq: n
     const end = (after.find((record) => !isDerivedType(record.type))?.seq ?? head + 1) - 1;
     throw new ReinError('FORK_NOT_AT_BOUNDARY', `seq ${atSeq} is inside the step ${start}..${end}; fork at ${start - 1 > 0 ? `${start - 1} or ` : ''}${end}`);
   }
-  const clock = options.clock ?? Date.now;
-  const forkId = options.newSessionId ?? newSessionId(clock());
-  await store.fork(sessionId, atSeq, { newStream: forkId });
-  // The fork's status (for stores that index it): `forked` until a resume runs it, or its parent's end when the fork
-  // point is past it.
-  const forked = { id: createIdGenerator()(), type: 'session.forked', v: recordVersion('session.forked'), at: clock(), actor: rootPath, data: { parent: sessionId, atSeq, ...(options.reason === undefined ? {} : { reason: options.reason }) } };
-  const status = sessionStatusOf([...(await store.read(forkId, { from: Math.max(1, atSeq - 63) })), forked]) ?? 'active';
-  await store.append(forkId, [forked], { expectedSeq: atSeq, status });
-  return forkId;
 };

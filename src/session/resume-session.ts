@@ -26,6 +26,7 @@ import { killStrayProcesses } from '../tools/process-runner.js';
 import { restoredPolicy } from '../policy/permission-policy.js';
 import { unmatchedRuleFacts } from '../policy/unmatched-rules.js';
 import { forkForRetry, providerFailureOf } from './provider-retry.js';
+import { finishPendingRewind } from '../changes/rewind-session.js';
 
 export interface ResumeOptions {
   /** Rerun in-doubt effects whose policy is `require-user-confirmation` (the CLI's `--yes`). */
@@ -75,6 +76,8 @@ export interface ResumeReport {
   permissionChanges: string[];
   /** With `retryProviderFailure`: the failed session this one is a new attempt of, and the model call it runs again. */
   retryOf?: { sessionId: string; effectId: string; code: string };
+  /** A rewind of the session a crash interrupted, finished before the resume (README: *Time travel*). */
+  rewindFinished?: { toSeq: number; paths: number; verified: boolean };
 }
 
 const resolve = (policy: ResumePolicy, confirmed: boolean, check: EffectResumeCheck | undefined): { resolution: EffectResolution; reason: string; observation?: string } => {
@@ -211,7 +214,11 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
   // A log this machine's key did not chain is never continued: appending to it would vouch for what someone else wrote
   // (`CHAIN_BROKEN`, `CHAIN_UNAUTHENTICATED`). A log written before the chain is continued, and its chain starts here.
   await verifyStreamChain(shared.store, sessionId, { allowUnchained: true });
-  const records = await readSessionRecords(shared.store, sessionId);
+  let records = await readSessionRecords(shared.store, sessionId);
+  // A rewind a crash interrupted is finished before anything else (its records are facts: replay is unaffected).
+  const sameWorkspace = (records[0]?.data as { workspace?: unknown } | undefined)?.workspace === shared.workspace.root;
+  const rewound = shared.capture && sameWorkspace ? await finishPendingRewind(shared.store, { root: shared.workspace.root, never: shared.workspace.protectedList() }, sessionId, records, shared.clock) : undefined;
+  if (rewound) records = await readSessionRecords(shared.store, sessionId);
   const first = records[0];
   if (!first) throw new ReinError('SESSION_NOT_FOUND', `no session ${sessionId} in this store`);
   if (first.type !== 'session.created') throw new ReinError('SESSION_INVALID', `${sessionId} does not start with session.created`);
@@ -238,8 +245,8 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
   memory?.attach(host);
   // Hooks recorded in the log are never run again: only records appended from here on reach the observers.
   const hooks = sessionHooksFor(services, sessionId, wiring, host);
-  const session = new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}), ...(capabilities ? { capabilities } : {}), ...(hold ? { hold } : {}) });
-  const report: ResumeReport = { ...rebuilt.counts, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: rebuilt.tree.done, head, strayProcessesKilled: 0, permissionChanges: restored.changes };
+  const session = new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}), ...(capabilities ? { capabilities } : {}), ...(hold ? { hold } : {}), ...(wiring.capture ? { capture: wiring.capture } : {}) });
+  const report: ResumeReport = { ...(rewound ? { rewindFinished: rewound } : {}), ...rebuilt.counts, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: rebuilt.tree.done, head, strayProcessesKilled: 0, permissionChanges: restored.changes };
   // This process holds the session now: any process that carries its marker was left by an earlier run (a background
   // command, or a command of a process killed with SIGKILL outside bubblewrap) and is killed — in-doubt calls' own
   // processes first, by their checks below (which say so in their reasons), everything else here.

@@ -18,6 +18,8 @@ import type { SessionHooks } from '../hooks/session-hooks.js';
 import { PluginError } from '../plugins/plugin-errors.js';
 import { endBackgroundCommands, type BackgroundStop } from '../tools/process-runner.js';
 import { cleanAfterBackground } from '../tools/protected-watch.js';
+import type { WorkspaceCapture } from '../changes/workspace-capture.js';
+import { diffSession, type DiffOptions, type SessionDiff } from '../changes/session-diff.js';
 import type { PermissionRule } from '../policy/permission-rules.js';
 import { unmatchedRuleFacts } from '../policy/unmatched-rules.js';
 
@@ -50,7 +52,7 @@ export class ReinSession<Output = unknown> {
   constructor(
     private readonly host: SessionHost,
     private readonly store: EventStore,
-    private readonly viewOptions: { contextView?: ContextViewOptions; memory?: SessionMemory; hooks?: SessionHooks; capabilities?: SessionCapabilities; hold?: () => Promise<void>; rules?: readonly PermissionRule[] } = {},
+    private readonly viewOptions: { contextView?: ContextViewOptions; memory?: SessionMemory; hooks?: SessionHooks; capabilities?: SessionCapabilities; hold?: () => Promise<void>; rules?: readonly PermissionRule[]; capture?: WorkspaceCapture } = {},
   ) {
     const capabilities = viewOptions.capabilities;
     // The session's MCP connections end with it (its end is in the log; closing them records nothing more).
@@ -107,6 +109,13 @@ export class ReinSession<Output = unknown> {
     const removed = await cleanAfterBackground(this.id);
     // Recorded after the end, as a `sessionEnd` hook's facts are: what rein removed is in the log.
     if (removed.length > 0) await this.host.recordFacts([{ type: 'workspace.cleaned', data: { paths: removed, reason: 'protected-path-created' } }]).catch(() => undefined);
+    // What changed in the workspace since the last call (its background commands, its hooks) is recorded last.
+    const capture = this.viewOptions.capture;
+    if (capture) {
+      const flushed = await capture.flush().catch(() => ({ facts: [], blobs: [] }));
+      if (flushed.facts.length > 0) await this.host.recordFacts(flushed.facts, { blobs: flushed.blobs }).catch(() => undefined);
+      capture.close();
+    }
   }
 
   get id(): string {
@@ -162,6 +171,14 @@ export class ReinSession<Output = unknown> {
    */
   records(from = 1): Observable<ReinRecord> {
     return this.bounded(() => this.store.tail(this.id, from) as Observable<ReinRecord>, (record) => record.seq, from);
+  }
+
+  /**
+   * What this session changed in the workspace so far (README: *Time travel*): every `workspace.changed` in log order,
+   * one step's (`at`), one call's (`call`), or with `net` its net change. Read from the store; changes nothing.
+   */
+  diff(options: DiffOptions = {}): Promise<SessionDiff> {
+    return diffSession(this.store, this.id, options);
   }
 
   /** The approval requests the session and its child agents are waiting on right now (restored from the log after a restart). */

@@ -39,6 +39,8 @@ import type { SessionCreated } from '../../models/session.records.js';
 import { outputFromJsonSchema, outputInstruction, type OutputContract } from './output-schema.js';
 import { ProjectInstructions, type InstructionOptions } from './project-instructions.js';
 import type { InstructionsLoaded } from '../../models/instructions.records.js';
+import { sessionCaptureOf, type CaptureServices } from '../changes/session-capture.js';
+import type { WorkspaceCapture } from '../changes/workspace-capture.js';
 
 /** Everything a session needs from its environment; `createRein` builds it once and shares it. */
 export interface SessionServices {
@@ -82,6 +84,8 @@ export interface SessionServices {
   plugins?: PluginHost;
   /** Project instructions (AGENTS.md / CLAUDE.md, the user's file); `false`: none are loaded. */
   instructions?: InstructionOptions | false;
+  /** The workspace capture's settings (README: *Time travel*); absent: no session records its workspace changes. */
+  capture?: CaptureServices;
 }
 
 /** The system rule added when a session has skills: a loaded skill's body is guidance, never permission. */
@@ -102,6 +106,8 @@ export interface SessionWiring {
   observe(record: RecordEnvelope): void;
   /** The permission mode an agent runs in (hooks are told it). */
   modeOf(actor: string): string;
+  /** The session's workspace capture (absent when capture is off). */
+  capture?: WorkspaceCapture;
 }
 
 /**
@@ -115,6 +121,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
   let output = options.output;
   const toolState = new SessionToolState();
   const directory = new DelegationDirectory();
+  const capture = sessionCaptureOf(services, sessionId);
   const actors = createActorWiring({
     registry: capabilities?.registry ?? services.registry,
     ...(capabilities ? { capabilities } : {}),
@@ -233,12 +240,13 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
   return {
     source,
     toolState,
+    ...(capture ? { capture } : {}),
     directory,
     policyDigestOf: (actor) => actors.of(actor).mutationPolicyDigest,
     modeOf: (actor) => actors.of(actor).rights.mode,
     executors: {
       callModel: createCallModelExecutor({ provider: services.provider, ...(services.fallbacks ? { fallbacks: services.fallbacks } : {}), options: services.modelOptions, retry: services.retry, random: services.random, source }),
-      executeTool: createExecuteToolExecutor((actor) => actors.of(actor).environment, services.classifyVerification ? { classifyVerification: services.classifyVerification } : {}),
+      executeTool: createExecuteToolExecutor((actor) => actors.of(actor).environment, { ...(services.classifyVerification ? { classifyVerification: services.classifyVerification } : {}), ...(capture ? { capture } : {}) }),
       startTimer: createStartTimerExecutor(),
     },
     observe: (record) => {

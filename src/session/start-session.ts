@@ -157,7 +157,7 @@ export const createSession = async <Schema extends z.ZodType = z.ZodType<unknown
   const hooks = sessionHooksFor(services, sessionId, wiring, host);
   await hooks?.sessionStarted(options.task);
   capabilities?.start((input) => host.step(input), () => tree.mcpConnections());
-  return new ReinSession<z.infer<Schema>>(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}), ...(capabilities ? { capabilities } : {}), ...(hold ? { hold } : {}), rules: services.permissions.rules });
+  return new ReinSession<z.infer<Schema>>(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}), ...(capabilities ? { capabilities } : {}), ...(hold ? { hold } : {}), ...(wiring.capture ? { capture: wiring.capture } : {}), rules: services.permissions.rules });
 };
 
 /** The session-level hook points of a session, attached to its host (absent when no hook is configured). */

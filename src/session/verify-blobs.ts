@@ -13,10 +13,24 @@ const requiredRefsOf = (record: RecordEnvelope): string[] => {
   const data = record.data as Record<string, unknown> | undefined;
   if (!data) return [];
   if (record.type === 'context.projected') return typeof data.input === 'string' ? [data.input] : [];
+  // The workspace's side of a step: the manifest of its first capture, the plan of a rewind, every stored content.
+  if (record.type === 'workspace.captured') return typeof data.manifest === 'string' ? [data.manifest] : [];
+  if (record.type === 'workspace.rewind-started') return typeof data.plan === 'string' ? [data.plan] : [];
+  if (record.type === 'workspace.changed') return workspaceContentRefs(data.changes);
   if (record.type !== 'tool.settled') return [];
   const truncated = data.truncated as { artifact?: unknown } | undefined;
   const artifacts = Array.isArray(data.artifacts) ? data.artifacts : [];
   return [truncated?.artifact, ...artifacts].filter((ref): ref is string => typeof ref === 'string');
+};
+
+/** The stored contents a `workspace.changed` names (a file above the size cap was never stored). */
+const workspaceContentRefs = (changes: unknown): string[] => {
+  if (!Array.isArray(changes)) return [];
+  const refs: string[] = [];
+  for (const change of changes as Array<{ before?: { type?: string; content?: unknown; unrestorable?: boolean }; after?: { type?: string; content?: unknown; unrestorable?: boolean } }>) {
+    for (const entry of [change.before, change.after]) if (entry?.type === 'file' && typeof entry.content === 'string' && entry.unrestorable !== true) refs.push(entry.content);
+  }
+  return refs;
 };
 
 /** Blob reads in flight at once: reads of a stream's blobs are independent, and a delta chain is many small gets. */

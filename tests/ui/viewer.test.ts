@@ -77,6 +77,11 @@ describe.runIf(haveChromium())('the session viewer in Chromium', () => {
     await step.getByText('exit 1').first().waitFor();
     await page.locator('.step[data-kind="call"]', { hasText: 'edit src/stats.js' }).click();
     await step.locator('[data-testid="diff"] .line.removed').first().waitFor();
+    // The files the call changed, from its workspace.changed, with the diff of the stored contents on demand.
+    const changed = step.locator('[data-testid="files-changed"] [data-testid="changed-file"]', { hasText: 'src/stats.js' });
+    expect(await changed.textContent()).toContain('modified');
+    await changed.getByText('diff', { exact: true }).click();
+    expect(await changed.locator('[data-testid="diff"] .line.added').first().textContent()).toContain('t + x');
     await mkdir(fileURLToPath(new URL('../../docs/images/', import.meta.url)), { recursive: true });
     await page.locator('.step[data-kind="turn"]').nth(1).click();
     await step.locator('[data-testid="context-parts"]').waitFor();

@@ -15,7 +15,7 @@ const rows: Array<[string, (side: Side) => preact.ComponentChildren]> = [
   ['tokens', (side) => (side.tokens.input + side.tokens.output).toLocaleString()],
   ['time', (side) => duration(side.durationMs)],
   ['verifications', (side) => (side.verifications.length === 0 ? <span class="muted">none</span> : side.verifications.map((verification) => <div><Badge kind="verification" value={verification.status} /> {verification.command ?? verification.name} <span class="muted">#{verification.seq}</span></div>))],
-  ['files changed', (side) => (side.filesChanged.length === 0 ? <span class="muted">none</span> : side.filesChanged.map((file) => <div><code>{file}</code></div>))],
+  ['files changed', (side) => (side.changes ? (side.changes.length === 0 ? <span class="muted">none</span> : side.changes.map((change) => <div><code>{change.path}</code> <span class="muted">{change.kind}{change.from ? ` from ${change.from}` : ''}</span></div>)) : side.filesChanged.length === 0 ? <span class="muted">none</span> : side.filesChanged.map((file) => <div><code>{file}</code></div>))],
 ];
 
 /** Two sessions side by side (`compareSessions`): a fork against its parent from the fork point, any two turn by turn. */

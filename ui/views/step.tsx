@@ -144,6 +144,57 @@ const ArgumentsView = ({ name, args }: { name: string; args: Record<string, unkn
   return <pre class="text">{pretty(args)}</pre>;
 };
 
+/** One path of a `workspace.changed` record (the viewer reads the log's JSON as it is). */
+interface PathChange {
+  path: string;
+  before?: { type: string; content?: string; size?: number; target?: string; unrestorable?: boolean };
+  after?: PathChange['before'];
+  from?: string;
+  to?: string;
+}
+
+/** A changed path's kind, as `rein show` says it. */
+const changeKind = (change: PathChange): string => (!change.before ? (change.from !== undefined ? `renamed from ${change.from}` : 'created') : !change.after ? 'deleted' : change.before.type !== change.after.type ? 'type changed' : change.before.content === change.after.content && change.before.target === change.after.target ? 'mode' : 'modified');
+
+/** One file a call changed, with its diff on demand (both contents fetched as blobs; a binary or uncaptured one is named, not shown). */
+const ChangedFile = ({ source, sessionId, change }: { source: Source; sessionId: string; change: PathChange }) => {
+  const [shown, setShown] = useState<DiffLine[] | string | undefined>(undefined);
+  const textOf = (entry: PathChange['before']): Promise<string> =>
+    entry?.type === 'file' ? (entry.unrestorable ? Promise.reject(new Error(`above the size cap (${entry.size} bytes): not stored`)) : source.blob(sessionId, entry.content ?? '')) : Promise.resolve(entry?.type === 'symlink' ? `→ ${entry.target}` : '');
+  const show = () =>
+    Promise.all([textOf(change.before), textOf(change.after)]).then(
+      ([before, after]) => setShown(before.includes('\u0000') || after.includes('\u0000') ? 'binary file' : diffLines(before, after)),
+      (error: Error) => setShown(error.message),
+    );
+  const diffable = change.before?.type !== 'dir' && change.after?.type !== 'dir';
+  return (
+    <div data-testid="changed-file">
+      <code>{change.path}</code> <span class="muted">{changeKind(change)}</span>{' '}
+      {diffable && shown === undefined ? (
+        <button class="link" onClick={show}>
+          diff
+        </button>
+      ) : null}
+      {shown === undefined ? null : typeof shown === 'string' ? <span class="muted">{shown}</span> : <Diff lines={shown} />}
+    </div>
+  );
+};
+
+/** The files a call changed in the workspace (its `workspace.changed`: whatever made them, a `bash` command included). */
+const ChangedFiles = ({ source, sessionId, records }: { source: Source; sessionId: string; records: readonly PageRecord[] }) => {
+  const changes = records.filter((record) => record.type === 'workspace.changed').flatMap((record) => ((record.data.changes ?? []) as PathChange[]).filter((change) => change.to === undefined || change.after !== undefined));
+  if (changes.length === 0) return null;
+  return (
+    <div class="fields" data-testid="files-changed">
+      <Field name="files changed">
+        {changes.map((change) => (
+          <ChangedFile source={source} sessionId={sessionId} change={change} />
+        ))}
+      </Field>
+    </div>
+  );
+};
+
 const CallView = ({ source, sessionId, callId, records, sandbox }: { source: Source; sessionId: string; callId: string; records: readonly PageRecord[]; sandbox: PageRecord | undefined }) => {
   const of = (type: string) => records.filter((record) => record.type === type);
   const requested = of('effect.requested').map((record) => record.data.args as { name?: string; arguments?: Record<string, unknown> }).find((args) => args?.name);
@@ -190,6 +241,7 @@ const CallView = ({ source, sessionId, callId, records, sandbox }: { source: Sou
           {settled.execution.signal ? ` · signal ${settled.execution.signal}` : ''}
         </Field>
       ) : null}
+      <ChangedFiles source={source} sessionId={sessionId} records={records} />
       {of('verification.recorded').map((record) => (
         <Field name="verification">
           <Badge kind="verification" value={String(record.data.status)} /> {String(record.data.command ?? record.data.name)} · {String(record.data.summary ?? '')}

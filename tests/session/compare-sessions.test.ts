@@ -1,0 +1,51 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createMemoryEventStore } from '../../stores/index.js';
+import { createRein } from '../../src/rein.js';
+import { actorProvider, type ActorReply } from '../support/delegation-fixtures.js';
+import { makeTempDir } from '../support/temp-dir.js';
+
+const write = (path: string, content: string): ActorReply => ({ text: `writing ${path}`, calls: [{ name: 'write', arguments: { path, content } }] });
+
+describe('the library: rein.rewind, session.diff and rein.compare', () => {
+  it('rewinds code and conversation at a call, continues the fork another way, and compares the two from the fork point with their exact changes', async () => {
+    const workspace = await makeTempDir('rein-compare-');
+    try {
+      await writeFile(join(workspace.path, 'a.txt'), 'alpha\n');
+      const store = createMemoryEventStore();
+      const options = { store, workspace: workspace.path, memory: false as const, permissions: { approveAll: true } };
+      const first = await createRein({ ...options, provider: actorProvider({ root: [write('x.txt', 'x\n'), write('y.txt', 'y\n'), { text: 'Done.' }] }) });
+      const parent = await first.startSession({ task: 'write files' });
+      expect((await parent.whenQuiet()).status).toBe('completed');
+      const parentDiff = await parent.diff();
+      expect(parentDiff.steps.map((step) => [step.tool, step.files.map((file) => `${file.kind} ${file.path}`)])).toEqual([
+        ['write', ['created x.txt']],
+        ['write', ['created y.txt']],
+      ]);
+      await parent.release();
+      const settled = (await store.read(parent.id)).filter((record) => record.type === 'tool.settled')[0]!;
+      const rewound = await first.rewind(parent.id, { to: settled.seq });
+      expect(rewound.code).toMatchObject({ verified: true });
+      expect(existsSync(join(workspace.path, 'y.txt'))).toBe(false);
+      expect(await readFile(join(workspace.path, 'x.txt'), 'utf8')).toBe('x\n');
+      const forkId = rewound.conversation!.sessionId;
+      await first.close();
+      // The fork goes on with another answer at its second turn.
+      const second = await createRein({ ...options, provider: actorProvider({ root: [write('unused.txt', ''), write('z.txt', 'z\n'), { text: 'Done.' }] }) });
+      const { session: fork } = await second.resumeSession(forkId);
+      expect((await fork.whenQuiet()).status).toBe('completed');
+      await fork.release();
+      expect((await fork.diff({ net: true })).net?.map((file) => file.path)).toEqual(['x.txt', 'z.txt']);
+      const comparison = await second.compare(parent.id, forkId);
+      expect(comparison).toMatchObject({ alignment: 'fork', sameTree: false });
+      expect(comparison.a.changes?.map((change) => change.path)).toEqual(['y.txt']);
+      expect(comparison.b.changes?.map((change) => change.path)).toEqual(['z.txt']);
+      expect(comparison.firstDifference?.b?.text).toContain('z.txt');
+      await second.close();
+    } finally {
+      await workspace.remove();
+    }
+  });
+});
