@@ -192,7 +192,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
       const input = artifactRef(await blake3Hex(bytes));
       const data: ContextProjected = { effectId, turn, attempt, ...(model === undefined ? {} : { model }), ...ledger, input };
       // The exact input travels with the fact into the settling step's batch: durable exactly when the step is.
-      return { messages, tools, facts: [...memoryFacts, ...loaded.facts, ...hookFacts, { type: 'context.projected', data }], blobs: [...loaded.blobs, bytes] };
+      return { messages, tools, cacheBreakpoints: ledger.cacheBreakpoints, facts: [...memoryFacts, ...loaded.facts, ...hookFacts, { type: 'context.projected', data }], blobs: [...loaded.blobs, bytes] };
     },
     async review(reply, signal): Promise<ReplyReview> {
       const facts: FactDraft[] = [];
