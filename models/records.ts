@@ -38,7 +38,7 @@ import { HookDecided } from './hook.records.js';
 import { PluginFailed, PluginLoaded, PluginReady, PluginStopped } from './plugin.records.js';
 import { CommandEnded, NetworkDecided, SandboxChecked, WorkspaceCleaned } from './sandbox.records.js';
 import { PlanUpdated } from './plan.records.js';
-import { InstructionsLoaded } from './instructions.records.js';
+import { EnvironmentCaptured, InstructionsLoaded } from './instructions.records.js';
 
 /**
  * The three classes of record (DESIGN §3):
@@ -142,6 +142,7 @@ export const recordTypes = {
   'command.ended': fact(CommandEnded),
   'plan.updated': fact(PlanUpdated),
   'instructions.loaded': fact(InstructionsLoaded),
+  'environment.captured': fact(EnvironmentCaptured),
 } as const satisfies Record<string, RecordTypeInfo>;
 
 export type RecordType = keyof typeof recordTypes;

@@ -9,7 +9,7 @@ import { toolSchemaTokens } from './tools-json.js';
 
 /** The parts of the model input that are always there and never trimmed, with their token counts. */
 export interface FixedBlocks {
-  /** The system message: rules, project instructions, environment, goal, task, constraints — stable across rounds. */
+  /** The system message: rules, environment, project instructions, goal, task, constraints — stable across rounds. */
   system: string;
   /** The task state (`<state>`): it changes every round, so it travels in the volatile part at the end of the input. */
   state: string;
@@ -65,7 +65,7 @@ export const fixedBlocks = (input: { view: ContextView; actor: ActorContext; sys
   const constraints = toArray(actor.constraints);
   const constraintBlock = constraints.length === 0 ? '' : `<user-constraints trust="trusted">\n${constraints.map((constraint) => `- ${constraint.prohibition ? '(prohibition) ' : ''}${quoteUntrusted(constraint.text)} (#${constraint.seq})`).join('\n')}\n</user-constraints>`;
   const state = stateBlock(actor, input.phase, input.level);
-  const system = [rules, instructions, environment, goalBlock, taskBlock, briefBlock, constraintBlock].filter((block) => block.length > 0).join('\n');
+  const system = [rules, environment, instructions, goalBlock, taskBlock, briefBlock, constraintBlock].filter((block) => block.length > 0).join('\n');
   const users = toArray(actor.users);
   const rulesTokens = counter.count(rules);
   const goalTokens = counter.count(goalBlock) + counter.count(taskBlock) + counter.count(briefBlock) + counter.count(constraintBlock) + users.reduce((sum, user) => sum + counter.count(user.text) + 4, 0);
