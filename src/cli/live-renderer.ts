@@ -6,6 +6,8 @@ import { exitText } from '../trace/trace-report.js';
 import type { LiveEvent } from '../../models/live-events.js';
 import type { SessionResult } from '../host/session-host.js';
 import { StatusLine } from './status-line.js';
+import { defaultPrices, type Prices } from '../../models/prices.js';
+import { formatCost, sessionCost } from '../projections/cost.js';
 import { planChecklist, type PlanStepText } from '../projections/plan-text.js';
 import { callTally, callVerdict, plural, settledCount, summarizeArguments, verdictMark, type CallVerdict, unmatchedRuleText } from './transcript.js';
 
@@ -20,6 +22,8 @@ export interface RendererOptions {
   tty?: boolean;
   /** Use colour (default: a TTY and no `NO_COLOR` in the environment). */
   colour?: boolean;
+  /** Prices for the summary's cost (default the shipped `defaultPrices` with the configuration's `prices` over them). */
+  prices?: Prices;
 }
 
 /**
@@ -47,6 +51,7 @@ export class LiveRenderer {
   private readonly labels = new Map<string, string>();
   private readonly status: StatusLine;
   private readonly colour: boolean;
+  private readonly prices: Prices;
   private midLine = false;
   /** The root call whose reasoning is being shown (dimmed, after `thinking: `), until its text or anything else comes. */
   private reasoningOf: string | undefined;
@@ -60,6 +65,7 @@ export class LiveRenderer {
     options: RendererOptions = {},
   ) {
     const tty = options.tty ?? Boolean(out.isTTY);
+    this.prices = options.prices ?? defaultPrices;
     this.colour = options.colour ?? (tty && process.env.NO_COLOR === undefined);
     this.status = new StatusLine(out, tty, (text) => this.paint(2, text));
   }
@@ -105,7 +111,7 @@ export class LiveRenderer {
     const tally = records ? callTally(records) : this.shown;
     const lines = [
       `${this.paint(color, result.status)}${result.reason ? ` — ${result.reason}` : ''}`,
-      `${plural(result.usage.turns, 'turn')} · ${plural(Math.max(result.usage.toolCalls, settledCount(tally)), 'tool call')}${this.callCounts(tally)} · ${tokens} tokens · ${seconds} s · ${result.head} records`,
+      `${plural(result.usage.turns, 'turn')} · ${plural(Math.max(result.usage.toolCalls, settledCount(tally)), 'tool call')}${this.callCounts(tally)} · ${tokens} tokens${records ? ` · ${formatCost(sessionCost(records, this.prices))}` : ''} · ${seconds} s · ${result.head} records`,
       `session ${id}: rein show ${id} · rein trace ${id} · rein replay ${id}${result.status === 'paused' || result.status === 'interrupted' ? ` · rein resume ${id}` : ''}`,
       this.paint(2, `rerun its model outputs against this code: rein run --provider recorded --from ${id}`),
     ];
