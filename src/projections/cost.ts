@@ -2,6 +2,8 @@ import type { RecordEnvelope } from '../../models/envelope.js';
 import type { TokenUsage } from '../../models/model.records.js';
 import { defaultPrices, priceOf, type ModelPrice, type Prices } from '../../models/prices.js';
 
+const offline: ReadonlySet<string> = new Set(['scripted', 'recorded']);
+
 /** What one usage costs in US dollars at `price` (cache reads and writes are part of `inputTokens`, priced apart). */
 export const costOfUsage = (usage: TokenUsage, price: ModelPrice): number => {
   const read = usage.cacheReadTokens ?? 0;
@@ -32,16 +34,22 @@ export interface SessionCost {
  */
 export const sessionCost = (records: Iterable<RecordEnvelope>, prices: Prices = defaultPrices): SessionCost => {
   let model: string | undefined;
+  let free = false;
   let usd: number | undefined = 0;
   const byActor = new Map<string, { usd: number | undefined; calls: number }>();
   const calls: Array<{ seq: number; actor: string; turn: number | undefined; usd: number | undefined }> = [];
   const unpriced = new Set<string>();
   const tokens = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
   for (const record of records) {
-    if (record.type === 'session.created') model = (record.data as { provider?: { model?: string; name?: string } }).provider?.model;
+    if (record.type === 'session.created') {
+      const provider = (record.data as { provider?: { model?: string; name?: string } }).provider;
+      model = provider?.model;
+      // The scripted and recorded providers run no paid model: their calls cost nothing (a known 0, not unknown).
+      free = provider?.name !== undefined && offline.has(provider.name);
+    }
     if (record.type !== 'model.responded') continue;
     const data = record.data as { usage: TokenUsage; turn?: number };
-    const price = priceOf(prices, model);
+    const price = free ? { input: 0, output: 0 } : priceOf(prices, model);
     const cost = price ? costOfUsage(data.usage, price) : undefined;
     if (!price) unpriced.add(model ?? '(no model named)');
     usd = usd === undefined || cost === undefined ? undefined : usd + cost;

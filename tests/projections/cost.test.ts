@@ -58,3 +58,11 @@ describe('cost in money', () => {
     );
   });
 });
+
+describe('offline providers', () => {
+  it('a scripted or recorded session costs a known 0', () => {
+    const records = [record(1, 'session.created', 'root', { task: 't', provider: { name: 'scripted' } }), responded(2, 'root', { inputTokens: 10, outputTokens: 1 })];
+    expect(sessionCost(records).usd).toBe(0);
+    expect(formatCost(sessionCost(records))).toBe('$0.0000');
+  });
+});
