@@ -13,6 +13,7 @@ export const ContextSource = z.enum([
   'evidence',
   'memory',
   'hooks',
+  'environment',
 ]);
 export type ContextSource = z.infer<typeof ContextSource>;
 
@@ -67,6 +68,26 @@ export const ContextCompaction = z.object({
 export type ContextCompaction = z.infer<typeof ContextCompaction>;
 
 /**
+ * Where the conversation history shown in full starts, and the budgets the part before it was rendered with (the
+ * history summary and the evidence pinned at that point). Recorded with every projection and folded back into the
+ * context view, so the next round renders the same prefix byte for byte (a prefix the provider can cache) until the
+ * history no longer fits and the policy moves it (a compaction).
+ */
+export const HistoryLayout = z.object({
+  /** The seq of the first conversation item shown in full (0: from the start). */
+  from: z.number().int().nonnegative(),
+  /** The compaction level the layout was chosen at; another level chooses again. */
+  level: z.number().int().nonnegative(),
+  /** How many items before `from` the summary lists one line each (the rest are counted). */
+  listed: z.number().int().nonnegative(),
+  summaryTokens: z.number().int().nonnegative(),
+  evidenceTokens: z.number().int().nonnegative(),
+  /** The seqs of the reads shown as evidence (made before `from`, unchanged when pinned). */
+  evidence: z.array(z.number().int().positive()),
+});
+export type HistoryLayout = z.infer<typeof HistoryLayout>;
+
+/**
  * effect (fact) · the context policy projected the model input for one model call attempt. `input` is the blob
  * with the exact `{ messages, tools }` the provider received; the ledger says what was included, excluded and
  * compacted, and why. Written in the settling step's batch (before `model.responded` / `model.failed`).
@@ -88,5 +109,12 @@ export const ContextProjected = z.object({
   included: z.array(ContextInclusion),
   excluded: z.array(ContextExclusion),
   compacted: z.array(ContextCompaction),
+  /** Where the history shown in full starts (see `HistoryLayout`); absent in logs written before rein recorded it. */
+  history: HistoryLayout.optional(),
+  /**
+   * The message indexes that end a stable part of the input (the system message, the session context, the history):
+   * a provider that caches prompts marks them (Anthropic `cache_control`); at most three.
+   */
+  cacheBreakpoints: z.array(z.number().int().nonnegative()).max(3).optional(),
 });
 export type ContextProjected = z.infer<typeof ContextProjected>;

@@ -25,3 +25,18 @@ export const InstructionsLoaded = z.object({
   changed: z.object({ added: z.array(z.string()), changed: z.array(z.string()), removed: z.array(z.string()) }).optional(),
 });
 export type InstructionsLoaded = z.infer<typeof InstructionsLoaded>;
+
+/**
+ * effect (fact) · the environment block the model sees (workspace, OS and shell, date, sandbox and network, git
+ * branch/state/recent commits, a capped top-level listing), captured once when the session's first model call is
+ * prepared. The text is a blob (`text`) known by `digest`: a resumed or forked session shows the model the same block,
+ * and `rein context` shows it as it was.
+ */
+export const EnvironmentCaptured = z.object({
+  digest: z.string().min(1),
+  text: z.string().min(1),
+  tokens: z.number().int().nonnegative(),
+  /** Whether the workspace is a git work tree (the block then names its branch and state). */
+  git: z.boolean(),
+});
+export type EnvironmentCaptured = z.infer<typeof EnvironmentCaptured>;

@@ -52,6 +52,11 @@ export interface ModelRequest {
   messages: ModelMessage[];
   tools: ModelToolDescription[];
   options: ModelOptions;
+  /**
+   * Indexes of the messages that end a stable part of the input (at most three): a provider that caches prompts marks
+   * them (Anthropic `cache_control`), so later calls read the prefix from the cache. Absent: nothing is marked.
+   */
+  cacheBreakpoints?: readonly number[];
   signal?: AbortSignal;
 }
 

@@ -66,6 +66,10 @@ export const TokenUsage = z.object({
   outputTokens: z.number().int().nonnegative(),
   /** The endpoint reported no usage: these are rein's own count (request and reply characters / 4). */
   estimated: z.literal(true).optional(),
+  /** Of `inputTokens`, those read from the provider's prompt cache (Anthropic `cache_read_input_tokens`, OpenAI `cached_tokens`). */
+  cacheReadTokens: z.number().int().nonnegative().optional(),
+  /** Of `inputTokens`, those written to the provider's prompt cache (Anthropic `cache_creation_input_tokens`). */
+  cacheWriteTokens: z.number().int().nonnegative().optional(),
 });
 export type TokenUsage = z.infer<typeof TokenUsage>;
 

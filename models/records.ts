@@ -38,7 +38,7 @@ import { HookDecided } from './hook.records.js';
 import { PluginFailed, PluginLoaded, PluginReady, PluginStopped } from './plugin.records.js';
 import { CommandEnded, NetworkDecided, SandboxChecked, WorkspaceCleaned } from './sandbox.records.js';
 import { PlanUpdated } from './plan.records.js';
-import { InstructionsLoaded } from './instructions.records.js';
+import { EnvironmentCaptured, InstructionsLoaded } from './instructions.records.js';
 import { WorkspaceCaptured, WorkspaceChanged, WorkspaceRewindStarted } from './workspace.records.js';
 
 /**
@@ -146,6 +146,7 @@ export const recordTypes = {
   'workspace.captured': fact(WorkspaceCaptured),
   'workspace.changed': fact(WorkspaceChanged),
   'workspace.rewind-started': fact(WorkspaceRewindStarted),
+  'environment.captured': fact(EnvironmentCaptured),
 } as const satisfies Record<string, RecordTypeInfo>;
 
 export type RecordType = keyof typeof recordTypes;

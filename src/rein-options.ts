@@ -1,4 +1,5 @@
 import type { CaptureConfig } from './changes/capture-config.js';
+import type { EnvironmentOptions } from './session/environment-block.js';
 import type { Budgets } from '../models/budgets.js';
 import type { ModelOptions } from '../models/model-contract.js';
 import type { EventStore } from '../stores/event-store.js';
@@ -76,6 +77,12 @@ export interface ReinOptions {
    * 8,000); `user: false` skips the user's file; `false` loads none.
    */
   instructions?: InstructionOptions | false;
+  /**
+   * The environment block (README: *The system prompt and the environment*): workspace, OS and shell, date, sandbox and
+   * network, git branch/state/recent commits and a capped top-level listing, captured once per session and recorded as
+   * `environment.captured`; `false` leaves it out.
+   */
+  environment?: EnvironmentOptions | false;
   /** Which tools read and change files, for the context view's evidence and freshness (default read / write, edit…). */
   contextView?: ContextViewOptions;
   /** Which tool calls are verifications (default: test commands and tools named like `run_tests`). */

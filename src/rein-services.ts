@@ -4,7 +4,7 @@ import { checkReinOptions } from './rein-options-check.js';
 import type { ReinOptions } from './rein-options.js';
 import { workspaceInsideConfigHome } from './policy/protected-paths.js';
 import type { SessionServices } from './session/session-services.js';
-import { defaultSystemPrompt } from './session/system-prompt.js';
+import { defaultSystemPrompt, promptFlavorOf } from './session/system-prompt.js';
 import { PermissionPolicy } from './policy/permission-policy.js';
 import { defaultSandboxPolicy, type SandboxPolicy } from './policy/sandbox-policy.js';
 import { mergeSandboxConfig, SandboxConfig } from './policy/sandbox-config.js';
@@ -115,7 +115,7 @@ export const composeServices = async (options: ReinOptions): Promise<ComposedSer
     workspace,
     budgets: { ...defaultBudgets, ...options.budgets },
     clock,
-    systemPrompt: options.systemPrompt ?? defaultSystemPrompt(workspace.root),
+    systemPrompt: options.systemPrompt ?? defaultSystemPrompt(workspace.root, promptFlavorOf(options.provider.name)),
     modelOptions: options.modelOptions ?? {},
     retry: options.retry ?? {},
     random: options.random ?? Math.random,
@@ -126,6 +126,7 @@ export const composeServices = async (options: ReinOptions): Promise<ComposedSer
     ...(context ? { context } : {}),
     ...(options.contextView ? { contextView: options.contextView } : {}),
     ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+    ...(options.environment === undefined ? {} : { environment: options.environment }),
     ...(options.classifyVerification ? { classifyVerification: options.classifyVerification } : {}),
     ...(options.inspect ? { inspect: options.inspect } : {}),
     permissions: new PermissionPolicy(options.permissions),

@@ -15,6 +15,7 @@ import { main as longSession } from './long-session.bench.js';
 import { main as viewer } from './viewer.bench.js';
 import { main as instructions } from './instructions.bench.js';
 import { main as capture } from './capture.bench.js';
+import { main as promptCache } from './prompt-cache.bench.js';
 
 /** `npm run bench`: every benchmark in turn; each prints its figures and the ratio against its same-run baseline. */
 await append();
@@ -48,6 +49,7 @@ process.stdout.write('\n');
 await instructions();
 process.stdout.write('\n');
 await capture();
+await promptCache();
 process.stdout.write('\n');
 // Last: goal 4's 100,000-step synced session takes several minutes.
 await longSession();

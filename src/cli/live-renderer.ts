@@ -8,6 +8,8 @@ import { isProviderFailure } from './provider-failure.js';
 import type { LiveEvent } from '../../models/live-events.js';
 import type { SessionResult } from '../host/session-host.js';
 import { StatusLine } from './status-line.js';
+import { defaultPrices, type Prices } from '../../models/prices.js';
+import { formatCost, sessionCost } from '../projections/cost.js';
 import { planChecklist, type PlanStepText } from '../projections/plan-text.js';
 import { callTally, callVerdict, plural, settledCount, summarizeArguments, verdictMark, type CallVerdict, unmatchedRuleText } from './transcript.js';
 
@@ -28,6 +30,8 @@ export interface RendererOptions {
   tty?: boolean;
   /** Use colour (default: a TTY that is not `TERM=dumb`, and no `NO_COLOR` in the environment). */
   colour?: boolean;
+  /** Prices for the summary's cost (default the shipped `defaultPrices` with the configuration's `prices` over them). */
+  prices?: Prices;
 }
 
 /**
@@ -55,6 +59,7 @@ export class LiveRenderer {
   private readonly labels = new Map<string, string>();
   private readonly status: StatusLine;
   private readonly colour: boolean;
+  private readonly prices: Prices;
   private midLine = false;
   /** The root call whose reasoning is being shown (dimmed, after `thinking: `), until its text or anything else comes. */
   private reasoningOf: string | undefined;
@@ -70,6 +75,7 @@ export class LiveRenderer {
     // A terminal that says it understands no escape sequences (`TERM=dumb`: an editor's shell, a CI log viewer) gets
     // plain lines, as a pipe does: no colour, no spinner line redrawn in place.
     const tty = options.tty ?? (Boolean(out.isTTY) && process.env.TERM !== 'dumb');
+    this.prices = options.prices ?? defaultPrices;
     this.colour = options.colour ?? (tty && process.env.NO_COLOR === undefined);
     this.status = new StatusLine(out, tty, (text) => this.paint(2, text));
   }
@@ -119,7 +125,7 @@ export class LiveRenderer {
     const providerFailed = isProviderFailure(result);
     const lines = [
       `${this.paint(color, result.status)}${outcome}${result.reason ? ` — ${result.reason}` : ''}`,
-      `${plural(result.usage.turns, 'turn')} · ${plural(Math.max(result.usage.toolCalls, settledCount(tally)), 'tool call')}${this.callCounts(tally)} · ${tokens} tokens · ${seconds} s · ${result.head} records`,
+      `${plural(result.usage.turns, 'turn')} · ${plural(Math.max(result.usage.toolCalls, settledCount(tally)), 'tool call')}${this.callCounts(tally)} · ${tokens} tokens${records ? ` · ${formatCost(sessionCost(records, this.prices))}` : ''} · ${seconds} s · ${result.head} records`,
       `session ${id}: rein show ${id} · rein trace ${id} · rein replay ${id}${result.status === 'paused' || result.status === 'interrupted' ? ` · rein resume ${id}` : ''}`,
       ...(providerFailed ? [`the provider failed: once it answers again (the key, the network, the endpoint fixed), continue it with rein resume ${id} — a new attempt from the last durable step, with the provider, model and base URL the session was created with unless flags say otherwise`] : []),
       // A session whose model never answered has no outputs to replay.

@@ -18,6 +18,8 @@ export interface ModelCallAttempt {
 export interface PreparedModelInput {
   messages: ModelMessage[];
   tools: ModelToolDescription[];
+  /** Where the stable parts of `messages` end (see `ModelRequest.cacheBreakpoints`). */
+  cacheBreakpoints?: readonly number[];
   facts: FactDraft[];
   /** Blobs the facts reference (the exact input): written in the same batch as the facts, so never dangling. */
   blobs?: Uint8Array[];
@@ -185,6 +187,7 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
       ...(provider.model === undefined ? {} : { model: provider.model }),
       messages: prepared.messages,
       tools: prepared.tools,
+      ...(prepared.cacheBreakpoints && prepared.cacheBreakpoints.length > 0 ? { cacheBreakpoints: prepared.cacheBreakpoints } : {}),
       options,
       signal: context.signal,
     };

@@ -1,26 +1,37 @@
 import type { ModelMessage } from '../../models/model-contract.js';
-import type { FixedBlocks } from './context-fixed.js';
-import type { Fill } from './context-sources.js';
+
+/** The model input as messages, and where its stable parts end (the cache breakpoints). */
+export interface AssembledInput {
+  messages: ModelMessage[];
+  /** Indexes of the messages that end a stable part: the system message, the session context, the history. */
+  breakpoints: number[];
+}
 
 /**
- * Lay the sources out as chat messages: the system message (trusted sections), then one `user` message holding
- * the session context (earlier user messages verbatim, the history summary, evidence and memory hints, each in its
- * own labelled section), then the tail and the latest observation in their original order. Tool results always
- * directly follow the assistant message that called them.
+ * Lay the input out so that what does not change comes first: the system message (rules, environment, goal,
+ * constraints), then the session context (earlier user messages, the history summary and evidence, in one `user`
+ * message; only once the history has been compacted), then the history in its original order (tool results always
+ * directly follow the assistant message that called them), and last one `user` message with the parts that change
+ * every round (`volatile`: the task state, memory hints, hook context) — unless the history ends with a reply the
+ * model continues (`pause_turn`), which must stay last. The goal is sent as the first user message when no user
+ * message precedes the first reply. The breakpoints name the last message of each stable part.
  */
-export const assembleMessages = (parts: { fixed: FixedBlocks; latest: Fill; tail: Fill; sections: readonly Fill[] }): ModelMessage[] => {
-  const { fixed, latest, tail } = parts;
-  const messages: ModelMessage[] = [{ role: 'system', content: fixed.system }];
-  const earlier = fixed.users.filter((user) => !tail.shownSeqs.has(user.seq) && !latest.shownSeqs.has(user.seq));
-  const earlierLines = earlier.map((user) => (user.text === fixed.goal ? `#${user.seq} (the goal above)` : `#${user.seq}: ${user.text}`));
-  const sections = [
-    ...(earlierLines.length > 0 ? [`<earlier-user-messages trust="trusted">\n${earlierLines.join('\n')}\n</earlier-user-messages>`] : []),
-    ...parts.sections.map((fill) => fill.section).filter((section) => section.length > 0),
-  ];
-  if (sections.length > 0) {
-    messages.push({ role: 'user', content: `<session-context note="assembled by the harness from the session log">\n${sections.join('\n')}\n</session-context>` });
+export const assembleMessages = (parts: { system: string; goal: string | undefined; context: string; history: readonly ModelMessage[]; volatile: readonly string[] }): AssembledInput => {
+  const messages: ModelMessage[] = [{ role: 'system', content: parts.system }];
+  const breakpoints = [0];
+  if (parts.context.length > 0) {
+    messages.push({ role: 'user', content: parts.context });
+    breakpoints.push(messages.length - 1);
   }
-  messages.push(...tail.messages, ...latest.messages);
-  if (!messages.some((message) => message.role === 'user') && fixed.goal !== undefined) messages.splice(1, 0, { role: 'user', content: fixed.goal });
-  return messages;
+  const firstReply = parts.history.findIndex((message) => message.role !== 'user');
+  const userFirst = messages.length > 1 || (parts.history.length > 0 && firstReply !== 0);
+  if (!userFirst && parts.goal !== undefined) messages.push({ role: 'user', content: parts.goal });
+  messages.push(...parts.history);
+  if (parts.history.length > 0) breakpoints.push(messages.length - 1);
+  const volatile = parts.volatile.filter((section) => section.length > 0);
+  const continuing = messages[messages.length - 1]?.role === 'assistant';
+  if (volatile.length > 0 && !continuing) {
+    messages.push({ role: 'user', content: `<turn-context note="assembled by the harness for this round; it changes every round">\n${volatile.join('\n')}\n</turn-context>` });
+  }
+  return { messages, breakpoints };
 };

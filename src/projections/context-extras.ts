@@ -1,52 +1,8 @@
 import type { ContextExclusion, ContextInclusion } from '../../models/context.records.js';
-import type { ActorContext } from './context.view.js';
-import { attribute, fitText, quoteUntrusted } from './context-render.js';
+import { attribute, quoteUntrusted } from './context-render.js';
 import { emptyFill, type Fill } from './context-sources.js';
 import type { MemoryHints } from './memory-hints.js';
 import type { TokenCounter } from './token-counter.js';
-
-/** Evidence: the last read of each file that has left the tail, newest first, while fresh (not written since). */
-export const evidenceFill = (actor: ActorContext, shownResultSeqs: ReadonlySet<number>, allowance: number, limit: number, counter: TokenCounter): Fill => {
-  const reads = [...actor.reads].reverse();
-  const fill = emptyFill(reads.length, (detail) => (reads.length > 0 ? [{ source: 'evidence', refs: reads.map((read) => `#${read.seq}`), count: reads.length, reason: 'priority', detail }] : []));
-  if (reads.length === 0) return fill;
-  const included: ContextInclusion[] = [];
-  const excluded: ContextExclusion[] = [];
-  const sections: string[] = [];
-  let used = 0;
-  let full = true;
-  let budgetCut = false;
-  let eligible = 0;
-  for (const read of reads) {
-    const changed = actor.modified.find((entry) => entry.path === read.path && entry.seq > read.seq);
-    if (changed) {
-      excluded.push({ source: 'evidence', refs: [`#${read.seq}`], count: 1, reason: 'stale', detail: `${read.path} was changed at #${changed.seq} after this read` });
-      continue;
-    }
-    if (shownResultSeqs.has(read.seq)) {
-      excluded.push({ source: 'evidence', refs: [`#${read.seq}`], count: 1, reason: 'in-tail', detail: `${read.path} is already shown in the tail` });
-      continue;
-    }
-    eligible++;
-    const cap = included.length === 0 ? limit : allowance;
-    const open = `<evidence source="read ${attribute(read.path)}" ref="#${read.seq}" trust="untrusted">`;
-    const overhead = counter.count(open) + 8;
-    const room = Math.min(cap - used, Math.max(300, Math.floor(allowance / 2))) - overhead;
-    const body = budgetCut || room < 40 ? undefined : fitText(read.observation, room, counter, `the full read is record #${read.seq}`);
-    if (!body) {
-      budgetCut = true;
-      excluded.push({ source: 'evidence', refs: [`#${read.seq}`], count: 1, reason: 'budget', detail: `${read.path} did not fit the evidence budget` });
-      continue;
-    }
-    const section = `${open}\n${quoteUntrusted(body.text)}\n</evidence>`;
-    const tokens = counter.count(section);
-    used += tokens;
-    full &&= body.mode === 'full';
-    sections.push(section);
-    included.push({ source: 'evidence', refs: [`#${read.seq}`], mode: body.mode, trust: 'untrusted', tokens, reason: `last read of ${read.path}; not changed since` });
-  }
-  return { ...fill, candidates: eligible, tokens: used, units: included.length, complete: !budgetCut && full, included, excluded, section: sections.join('\n') };
-};
 
 const describeHint = (hint: MemoryHints['hints'][number]): string => {
   const phrasing = hint.authority === 'rule' ? 'rule from long-term memory' : hint.authority === 'default' ? 'default from long-term memory; verify before relying on it' : 'hint: past sessions suggest this; verify before relying on it';

@@ -9,7 +9,10 @@ import { toolSchemaTokens } from './tools-json.js';
 
 /** The parts of the model input that are always there and never trimmed, with their token counts. */
 export interface FixedBlocks {
+  /** The system message: rules, environment, project instructions, goal, task, constraints — stable across rounds. */
   system: string;
+  /** The task state (`<state>`): it changes every round, so it travels in the volatile part at the end of the input. */
+  state: string;
   goal: string | undefined;
   users: UserItem[];
   tokens: number;
@@ -32,16 +35,26 @@ const stateBlock = (actor: ActorContext, phase: ContextPhase, level: number): st
   return `<state trust="fact">\n${lines.join('\n')}\n</state>`;
 };
 
+/** The environment the session started in (workspace, OS, date, sandbox, git, listing), as the runtime captured it. */
+export interface EnvironmentPart {
+  text: string;
+  /** The blob holding the text (`artifact://…`), as `environment.captured` records it. */
+  ref?: string;
+}
+
 /**
- * Build the always-included blocks: the system rules with the isolation note, the goal, the user's constraints
- * (verbatim, prohibitions marked), the task state, and the tool schemas; every user message is counted here too,
- * wherever it ends up in the input, because user messages are never trimmed.
+ * Build the always-included blocks: the system rules with the isolation note, the environment, the goal, the user's
+ * constraints (verbatim, prohibitions marked), the task state, and the tool schemas; every user message is counted
+ * here too, wherever it ends up in the input, because user messages are never trimmed. The system message holds only
+ * what stays the same from round to round, in that order (project instructions, when they are loaded, come right
+ * after the rules); the state, which changes every round, is returned apart for the end of the input.
  */
-export const fixedBlocks = (input: { view: ContextView; actor: ActorContext; systemPrompt: string; tools: readonly ModelToolDescription[]; counter: TokenCounter; phase: ContextPhase; level: number; instructions?: { text: string; files: readonly string[]; cut: boolean; ref?: string } }): FixedBlocks => {
+export const fixedBlocks = (input: { view: ContextView; actor: ActorContext; systemPrompt: string; tools: readonly ModelToolDescription[]; counter: TokenCounter; phase: ContextPhase; level: number; instructions?: { text: string; files: readonly string[]; cut: boolean; ref?: string }; environment?: EnvironmentPart }): FixedBlocks => {
   const { view, actor, counter } = input;
   const rules = `<system-rules trust="trusted">\n${input.systemPrompt}\n${isolationNote}\n</system-rules>`;
   // The project's AGENTS.md / CLAUDE.md (and the user's file): their own part, cut to their own budget when loaded.
   const instructions = input.instructions ? `<project-instructions trust="trusted">\n${input.instructions.text}\n</project-instructions>` : '';
+  const environment = input.environment ? `<environment trust="fact">\n${quoteUntrusted(input.environment.text)}\n</environment>` : '';
   // A child agent's goal is its objective; its task package and (summary mode) a brief of its parent's log follow.
   const ownGoal = actor.goal ?? view.goal;
   const goal = ownGoal?.text;
@@ -52,26 +65,29 @@ export const fixedBlocks = (input: { view: ContextView; actor: ActorContext; sys
   const constraints = toArray(actor.constraints);
   const constraintBlock = constraints.length === 0 ? '' : `<user-constraints trust="trusted">\n${constraints.map((constraint) => `- ${constraint.prohibition ? '(prohibition) ' : ''}${quoteUntrusted(constraint.text)} (#${constraint.seq})`).join('\n')}\n</user-constraints>`;
   const state = stateBlock(actor, input.phase, input.level);
-  const system = [rules, instructions, goalBlock, taskBlock, briefBlock, constraintBlock, state].filter((block) => block.length > 0).join('\n');
+  const system = [rules, environment, instructions, goalBlock, taskBlock, briefBlock, constraintBlock].filter((block) => block.length > 0).join('\n');
   const users = toArray(actor.users);
   const rulesTokens = counter.count(rules);
   const goalTokens = counter.count(goalBlock) + counter.count(taskBlock) + counter.count(briefBlock) + counter.count(constraintBlock) + users.reduce((sum, user) => sum + counter.count(user.text) + 4, 0);
   const stateTokens = counter.count(state);
+  const environmentTokens = environment ? counter.count(environment) : 0;
   const toolTokens = toolSchemaTokens(input.tools, counter);
   const instructionTokens = instructions ? counter.count(instructions) : 0;
   const included: ContextInclusion[] = [
     { source: 'system_rules', refs: [], mode: 'full', trust: 'trusted', tokens: rulesTokens, reason: 'always included, never trimmed' },
+    ...(input.environment ? [{ source: 'environment' as const, refs: input.environment.ref ? [input.environment.ref] : [], mode: 'full' as const, trust: 'fact' as const, tokens: environmentTokens, reason: 'captured when the session started; always included' }] : []),
     ...(input.instructions ? [{ source: 'project_instructions' as const, refs: input.instructions.ref ? [input.instructions.ref] : [], mode: input.instructions.cut ? ('excerpt' as const) : ('full' as const), trust: 'trusted' as const, tokens: instructionTokens, reason: `${input.instructions.files.join(', ')}${input.instructions.cut ? ' (cut to their budget, with a note)' : ''}; always included` }] : []),
     { source: 'goal_constraints', refs: [...(ownGoal ? [`#${ownGoal.seq}`] : []), ...users.map((user) => `#${user.seq}`)], mode: 'full', trust: 'trusted', tokens: goalTokens, reason: `the goal${delegated ? `, the task package (${delegated.task.role} ${delegated.task.taskId}, context ${delegated.task.contextMode}${briefBlock ? ' with a brief of the parent\'s log' : ''})` : ''}, ${users.length} user messages and ${constraints.length} constraints (${constraints.filter((constraint) => constraint.prohibition).length} prohibitions), never trimmed` },
-    { source: 'state', refs: [], mode: 'summary', trust: 'fact', tokens: stateTokens, reason: 'task state folded from the log' },
+    { source: 'state', refs: [], mode: 'summary', trust: 'fact', tokens: stateTokens, reason: 'task state folded from the log; last in the input (it changes every round)' },
   ];
   if (input.tools.length > 0) included.push({ source: 'tools', refs: [], mode: 'full', trust: 'trusted', tokens: toolTokens, reason: `${input.tools.length} visible tool schemas` });
   return {
     system,
+    state,
     goal,
     users,
-    tokens: rulesTokens + instructionTokens + goalTokens + stateTokens + toolTokens + 4,
-    bySource: { system_rules: rulesTokens, ...(instructions ? { project_instructions: instructionTokens } : {}), goal_constraints: goalTokens, state: stateTokens, tools: toolTokens },
+    tokens: rulesTokens + instructionTokens + environmentTokens + goalTokens + stateTokens + toolTokens + 4,
+    bySource: { system_rules: rulesTokens, ...(instructions ? { project_instructions: instructionTokens } : {}), ...(environment ? { environment: environmentTokens } : {}), goal_constraints: goalTokens, state: stateTokens, tools: toolTokens },
     included,
   };
 };

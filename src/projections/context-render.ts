@@ -1,7 +1,7 @@
 import { keyLinePattern } from './key-lines.js';
 import type { TokenCounter } from './token-counter.js';
 
-const structuralTags = /<(\/?)(system-rules|goal|task|parent-summary|user-constraints|state|session-context|earlier-user-messages|history-summary|evidence|memory-hints|tool-output|hook-context)\b/gi;
+const structuralTags = /<(\/?)(system-rules|goal|task|parent-summary|user-constraints|state|session-context|earlier-user-messages|history-summary|evidence|memory-hints|tool-output|hook-context|environment|turn-context|project-instructions)\b/gi;
 
 /**
  * Quote untrusted text (tool output, file contents, memory): any tag that could open or close one of the context's

@@ -157,13 +157,3 @@ export const latestObservationFill = (split: ConversationSplit, allowance: numbe
     included: [{ source: 'latest_observation', refs: [`#${turn.seq}`, ...turn.results.map((result) => `#${result.seq}`)], mode, trust: 'untrusted', tokens: rendered.tokens, reason: mode === 'full' ? 'the latest tool results, in full' : 'the latest tool results, cut to the phase budget with references to the full output' }],
   };
 };
-
-/** The seqs of tool results rendered in full or in part by the latest observation and the tail. */
-export const shownResultSeqs = (split: ConversationSplit, shownItems: ReadonlySet<number>): Set<number> => {
-  const seqs = new Set<number>();
-  for (const item of [...split.tail, ...(split.latest ? [split.latest] : [])]) {
-    if (item.kind === 'turn' && shownItems.has(item.seq)) for (const result of item.results) seqs.add(result.seq);
-  }
-  return seqs;
-};
-

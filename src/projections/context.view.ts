@@ -1,6 +1,6 @@
 import { posix } from 'node:path';
 import type { RecordEnvelope } from '../../models/envelope.js';
-import type { ContextProjected } from '../../models/context.records.js';
+import type { ContextProjected, HistoryLayout } from '../../models/context.records.js';
 import type { ModelMessageToolCall } from '../../models/model-contract.js';
 import type { ModelResponded } from '../../models/model.records.js';
 import type { SessionCreated, UserMessage } from '../../models/session.records.js';
@@ -60,6 +60,12 @@ export interface EvidenceItem {
   truncated?: Truncation;
 }
 
+/** Where the history shown in full starts, as the last projection recorded it, with the evidence it pinned. */
+export interface PinnedLayout extends HistoryLayout {
+  /** The reads `evidence` names, kept as they were when pinned (a later read of the file does not replace them). */
+  pinned: readonly EvidenceItem[];
+}
+
 /** Counts of the conversation items that fell out of `recent` (the policy summarises them in one line). */
 export interface OlderItems {
   items: number;
@@ -99,6 +105,8 @@ export interface ActorContext {
   lastMutationSeq: number;
   verification?: { seq: number; status: 'passed' | 'failed' | 'inconclusive'; name: string; summary: string };
   compactionLevel: number;
+  /** The history layout the last projection chose (absent before the first one): the next keeps it while it fits. */
+  layout?: PinnedLayout;
   turns: number;
   /** Hook context recorded before the message or result it belongs to arrived (same batch): attached when it does. */
   pendingHooks?: ReadonlyArray<{ callId?: string; text: string }>;
@@ -116,7 +124,7 @@ export interface ContextView extends ViewState {
 }
 
 export interface ContextViewOptions {
-  /** Conversation items kept in full for the tail and the summary (default 48); older ones are only counted. */
+  /** Conversation items kept in full for the history and its summary (default 128); older ones are only counted. */
   recentCapacity?: number;
   /** Distinct files whose last read is kept as evidence (default 16). */
   evidenceCapacity?: number;
@@ -142,7 +150,8 @@ export const emptyActorContext = (actor: string): ActorContext => ({
   turns: 0,
 });
 
-const countOlder = (older: OlderItems, item: ConversationItem): OlderItems => {
+/** Count one more item among those no longer kept in full (the history summary's line of counts). */
+export const countOlder = (older: OlderItems, item: ConversationItem): OlderItems => {
   const calls = { ...older.calls };
   if (item.kind === 'turn') {
     for (const result of item.results) {
@@ -173,7 +182,7 @@ const pathsOf = (call: ModelMessageToolCall | undefined): string[] => {
 
 /** Build the context projection; the options are part of the view's definition (live and rebuilt must match). */
 export const contextProjection = (options: ContextViewOptions = {}): Projection<ContextView> => {
-  const capacity = options.recentCapacity ?? 48;
+  const capacity = options.recentCapacity ?? 128;
   const evidenceCapacity = options.evidenceCapacity ?? 16;
   const mutating = new Set(options.mutatingTools ?? ['write', 'edit', 'edit_lines', 'apply_patch', 'delete']);
   const reading = new Set(options.readTools ?? ['read']);
@@ -244,8 +253,15 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
         return { ...actor, verification: { seq: record.seq, status: data.status, name: data.name, summary: data.summary } };
       }
       case 'context.projected': {
-        const level = (record.data as ContextProjected).compactionLevel;
-        return level === actor.compactionLevel ? actor : { ...actor, compactionLevel: level };
+        const data = record.data as ContextProjected;
+        const level = data.compactionLevel === actor.compactionLevel ? actor : { ...actor, compactionLevel: data.compactionLevel };
+        if (!data.history) return level;
+        const previous = actor.layout?.pinned ?? [];
+        const pinned = data.history.evidence.flatMap((seq) => {
+          const read = previous.find((item) => item.seq === seq) ?? actor.reads.find((item) => item.seq === seq);
+          return read ? [read] : [];
+        });
+        return { ...level, layout: { ...data.history, pinned } };
       }
       case 'report.rejected': {
         // A reply without a report: the child reads the harness's note (an invalid report already has its observation).

@@ -63,6 +63,8 @@ export class AnthropicStreamNormalizer implements StreamNormalizer {
   closed = false;
   private inputTokens = 0;
   private outputTokens = 0;
+  private cacheReadTokens = 0;
+  private cacheWriteTokens = 0;
   private stopReason: StopReason | undefined;
   /** The stop reason as the server sent it, kept when no core reason maps it. */
   private rawStopReason: string | undefined;
@@ -110,7 +112,7 @@ export class AnthropicStreamNormalizer implements StreamNormalizer {
       }
       case 'message_stop': {
         if (this.calls.open > 0) return this.fail(out, providerError('malformed_tool_call', `the message from ${this.context.endpoint} stopped inside a tool_use block`));
-        out.push({ type: 'usage', usage: { inputTokens: this.inputTokens, outputTokens: this.outputTokens } });
+        out.push({ type: 'usage', usage: { inputTokens: this.inputTokens, outputTokens: this.outputTokens, ...(this.cacheReadTokens > 0 ? { cacheReadTokens: this.cacheReadTokens } : {}), ...(this.cacheWriteTokens > 0 ? { cacheWriteTokens: this.cacheWriteTokens } : {}) } });
         out.push({ type: 'finished', stopReason: this.stopReason ?? 'end_turn', ...(this.rawStopReason === undefined ? {} : { rawStopReason: this.rawStopReason }) });
         this.closed = true;
         return;
@@ -149,6 +151,9 @@ export class AnthropicStreamNormalizer implements StreamNormalizer {
     // A count that is not a whole number is not taken: a part of the input left at 0 is estimated by rein.
     const counted = { input_tokens: tokenCount(usage.input_tokens), output_tokens: tokenCount(usage.output_tokens), cache_creation_input_tokens: tokenCount(usage.cache_creation_input_tokens ?? undefined), cache_read_input_tokens: tokenCount(usage.cache_read_input_tokens ?? undefined) };
     if (counted.input_tokens !== undefined) this.inputTokens = Math.max(this.inputTokens, inputTokensOf(counted));
+    // Cache reads and writes are part of the input: each is kept apart too (prices differ, and the hit rate is shown).
+    if (counted.cache_read_input_tokens !== undefined) this.cacheReadTokens = Math.max(this.cacheReadTokens, counted.cache_read_input_tokens);
+    if (counted.cache_creation_input_tokens !== undefined) this.cacheWriteTokens = Math.max(this.cacheWriteTokens, counted.cache_creation_input_tokens);
     if (counted.output_tokens !== undefined) this.outputTokens = Math.max(this.outputTokens, counted.output_tokens);
   }
 

@@ -38,7 +38,7 @@ interface Chunk {
   id?: string;
   model?: string;
   error?: unknown;
-  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown } | null } | null;
   choices?: Array<{ index?: number; delta?: { content?: unknown; refusal?: unknown; reasoning_content?: unknown; reasoning?: unknown; tool_calls?: ChunkToolCall[] }; finish_reason?: string | null }>;
 }
 
@@ -79,7 +79,9 @@ export class OpenAIStreamNormalizer implements StreamNormalizer {
       const input = chunk.usage.prompt_tokens === undefined ? 0 : tokenCount(chunk.usage.prompt_tokens);
       const output = chunk.usage.completion_tokens === undefined ? 0 : tokenCount(chunk.usage.completion_tokens);
       // A count that is not a whole number (`"5000"`, `1e-9`) makes the whole usage unknown: rein's estimate is charged.
-      this.usage = input === undefined || output === undefined ? undefined : { inputTokens: input, outputTokens: output };
+      // Cached prompt tokens are part of `prompt_tokens`; a count that is not a whole number is left out.
+      const cached = tokenCount(chunk.usage.prompt_tokens_details?.cached_tokens);
+      this.usage = input === undefined || output === undefined ? undefined : { inputTokens: input, outputTokens: output, ...(cached !== undefined && cached > 0 && cached <= input ? { cacheReadTokens: cached } : {}) };
     }
     const choice = chunk.choices?.find((entry) => (entry.index ?? 0) === 0);
     if (!choice) return;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ModelMessage, ModelRequest } from '../../models/model-contract.js';
 import { wireCallId, wireSchema } from './wire-format.js';
 
@@ -18,10 +19,20 @@ export const openAIMessages = (messages: readonly ModelMessage[]): Array<Record<
 const toolChoices = { auto: 'auto', any: 'required', none: 'none' } as const;
 
 /**
- * The body of a streaming `POST {baseUrl}/chat/completions`. Usage is requested with `stream_options.include_usage`;
- * optional settings are sent only when configured, so minimal OpenAI-compatible servers accept the request.
+ * The `prompt_cache_key` of a request: one per session and agent, so OpenAI routes the calls that share a prefix to
+ * the same cache. At most 64 characters (a longer one is shortened with a hash); it names no secret.
  */
-export const openAIRequestBody = (request: ModelRequest, model: string): Record<string, unknown> => {
+export const promptCacheKey = (request: Pick<ModelRequest, 'runId' | 'actor'>): string => {
+  const key = `rein:${request.runId}:${request.actor ?? 'root'}`;
+  return key.length <= 64 ? key : `rein:${createHash('sha256').update(key).digest('hex').slice(0, 40)}`;
+};
+
+/**
+ * The body of a streaming `POST {baseUrl}/chat/completions`. Usage is requested with `stream_options.include_usage`;
+ * optional settings are sent only when configured, so minimal OpenAI-compatible servers accept the request. With
+ * `cacheKey`, `prompt_cache_key` is sent (OpenAI's own endpoint takes it; the prefix is kept stable either way).
+ */
+export const openAIRequestBody = (request: ModelRequest, model: string, settings: { cacheKey?: boolean } = {}): Record<string, unknown> => {
   const { options } = request;
   const hasTools = request.tools.length > 0;
   return {
@@ -29,6 +40,7 @@ export const openAIRequestBody = (request: ModelRequest, model: string): Record<
     messages: openAIMessages(request.messages),
     stream: true,
     stream_options: { include_usage: true },
+    ...(settings.cacheKey ? { prompt_cache_key: promptCacheKey(request) } : {}),
     ...(hasTools ? { tools: request.tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: wireSchema(tool) } })) } : {}),
     ...(hasTools && options.toolChoice ? { tool_choice: toolChoices[options.toolChoice] } : {}),
     ...(hasTools && options.parallelToolCalls !== undefined ? { parallel_tool_calls: options.parallelToolCalls } : {}),

@@ -18,6 +18,13 @@ export interface SseProviderOptions {
   keyHint?: string;
   /** The provider name recorded in `session.created` (default: the vendor's). */
   name?: string;
+  /**
+   * Prompt caching (default on): Anthropic requests mark their stable parts with `cache_control`; OpenAI requests send
+   * `prompt_cache_key` when `promptCacheKey` allows it. Off: neither is sent (the prefix is still kept stable).
+   */
+  promptCache?: boolean;
+  /** Send OpenAI's `prompt_cache_key` (default: only to api.openai.com; other compatible servers may refuse the field). */
+  promptCacheKey?: boolean;
   fetch?: typeof fetch;
 }
 
@@ -34,9 +41,17 @@ export interface SseVendor {
   requestIdHeader: string;
   /** The vendor's own headers and the one carrying the key; the user's `headers` come after them. */
   headers(apiKey: string | undefined): Record<string, string>;
-  body(request: ModelRequest, model: string): unknown;
+  body(request: ModelRequest, model: string, settings: { cache: boolean; cacheKey: boolean }): unknown;
   normalizer(context: { endpoint: string; requestId: string | undefined; secrets: readonly string[] }): StreamNormalizer;
 }
+
+const isOpenAIHost = (baseUrl: string): boolean => {
+  try {
+    return new URL(baseUrl).hostname === 'api.openai.com';
+  } catch {
+    return false;
+  }
+};
 
 /**
  * A provider for one vendor's streaming HTTP API, over Node's `fetch` and rein's own SSE parser (no vendor SDK).
@@ -48,6 +63,8 @@ export const createSseProvider = (vendor: SseVendor, options: SseProviderOptions
   const url = joinUrl(baseUrl, vendor.path);
   const endpoint = displayEndpoint(baseUrl);
   const secrets = options.apiKey ? [options.apiKey] : [];
+  const cache = options.promptCache !== false;
+  const cacheKey = cache && (options.promptCacheKey ?? isOpenAIHost(baseUrl));
   return {
     name: options.name ?? vendor.name,
     model: options.model,
@@ -56,7 +73,7 @@ export const createSseProvider = (vendor: SseVendor, options: SseProviderOptions
       streamSse({
         url,
         headers: { ...vendor.headers(options.apiKey), ...options.headers },
-        body: vendor.body(request, request.model ?? options.model),
+        body: vendor.body(request, request.model ?? options.model, { cache, cacheKey }),
         signal: request.signal,
         idleTimeoutMs: options.idleTimeoutMs ?? 300_000,
         endpoint,

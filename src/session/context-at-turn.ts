@@ -12,7 +12,7 @@ import { ProjectionError } from '../projections/projection-errors.js';
 import { rebuildView } from '../projections/projection.js';
 import { tokenCounterFor } from '../projections/token-counter.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
-import { defaultSystemPrompt } from './system-prompt.js';
+import { defaultSystemPrompt, promptFlavorOf } from './system-prompt.js';
 import { blobText } from './session-records.js';
 
 /** What the model saw at one turn: the recorded ledger and exact input, or a reconstruction for old logs. */
@@ -83,7 +83,7 @@ export const contextAtTurn = async (
     view: rebuildView(contextProjection(), prefix),
     actor,
     memory: rebuildView(memoryProjection, prefix),
-    systemPrompt: defaultSystemPrompt(created.workspace),
+    systemPrompt: defaultSystemPrompt(created.workspace, promptFlavorOf(created.provider.name)),
     tools,
     counter: await tokenCounterFor(created.provider.model),
     ...(options.policy ? { options: options.policy } : {}),

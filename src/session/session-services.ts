@@ -38,9 +38,11 @@ import type { PluginHost } from '../plugins/plugin-host.js';
 import type { SessionCreated } from '../../models/session.records.js';
 import { outputFromJsonSchema, outputInstruction, type OutputContract } from './output-schema.js';
 import { ProjectInstructions, type InstructionOptions } from './project-instructions.js';
-import type { InstructionsLoaded } from '../../models/instructions.records.js';
+import type { EnvironmentCaptured, InstructionsLoaded } from '../../models/instructions.records.js';
 import { sessionCaptureOf, type CaptureServices } from '../changes/session-capture.js';
 import type { WorkspaceCapture } from '../changes/workspace-capture.js';
+import { captureEnvironment, renderEnvironment, type EnvironmentOptions } from './environment-block.js';
+import type { EnvironmentPart } from '../projections/context-fixed.js';
 
 /** Everything a session needs from its environment; `createRein` builds it once and shares it. */
 export interface SessionServices {
@@ -86,6 +88,8 @@ export interface SessionServices {
   instructions?: InstructionOptions | false;
   /** The workspace capture's settings (README: *Time travel*); absent: no session records its workspace changes. */
   capture?: CaptureServices;
+  /** The environment block's options; `false`: the model is not shown one. */
+  environment?: EnvironmentOptions | false;
 }
 
 /** The system rule added when a session has skills: a loaded skill's body is guidance, never permission. */
@@ -162,9 +166,26 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
     const now = instructions?.now;
     return now ? { instructions: { text: now.text, ref: now.ref, tokens: now.tokens, files: now.files.map((file) => file.path), cut: now.files.some((file) => file.cut) } } : {};
   };
+  // The environment block: captured before the first call (or read back from the log's blob on resume and fork).
+  let environment: EnvironmentPart | undefined;
+  let recordedEnvironment: { data: EnvironmentCaptured; stream: string } | undefined;
+  const environmentFor = async (): Promise<{ facts: FactDraft[]; blobs: Uint8Array[] }> => {
+    if (services.environment === false || environment) return { facts: [], blobs: [] };
+    if (recordedEnvironment) {
+      const bytes = await services.store.readBlob(recordedEnvironment.stream, recordedEnvironment.data.text);
+      environment = { text: new TextDecoder().decode(bytes), ref: recordedEnvironment.data.text };
+      return { facts: [], blobs: [] };
+    }
+    const text = renderEnvironment(await captureEnvironment({ root: services.workspace.root, now: services.clock(), sandbox: services.sandbox }, services.environment ?? {}));
+    const bytes = blobBytes(text);
+    const digest = await blake3Hex(bytes);
+    const data: EnvironmentCaptured = { digest: `b3:${digest}`, text: artifactRef(digest), tokens: counter.count(text), git: text.includes('\nGit: branch ') };
+    environment = { text, ref: data.text };
+    return { facts: [{ type: 'environment.captured', data }], blobs: [bytes] };
+  };
   const project = (actor: string, hookCandidates?: PointDecision['candidates']) =>
     projectModelInput({
-      ...instructionPart(), view: context, actor, memory: memoryViews().governance, ...(memory ? { sessionMemory: memoryViews().session } : {}), systemPrompt: systemPromptOf(actor), tools: actors.of(actor).descriptions, counter, ...(services.context ? { options: services.context } : {}), ...(model === undefined ? {} : { model }), now: services.clock(), compactionLevel: levelOf(actor), ...(hookCandidates ? { hookCandidates } : {}) });
+      ...instructionPart(), ...(environment ? { environment } : {}), view: context, actor, memory: memoryViews().governance, ...(memory ? { sessionMemory: memoryViews().session } : {}), systemPrompt: systemPromptOf(actor), tools: actors.of(actor).descriptions, counter, ...(services.context ? { options: services.context } : {}), ...(model === undefined ? {} : { model }), now: services.clock(), compactionLevel: levelOf(actor), ...(hookCandidates ? { hookCandidates } : {}) });
   const hooks = services.hooks && services.hooks.size > 0 ? services.hooks : undefined;
   /** Final replies of each agent a stop hook sent back so far (folded from the log: replay and resume agree). */
   const continuations = new Map<string, number>();
@@ -184,6 +205,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
       const memoryFacts = await refreshMemory(memory);
       // The instructions are re-read before every call; a change is recorded with the call that first sees it.
       const loaded = instructions ? await instructions.refresh(counter) : { facts: [], blobs: [] };
+      const captured = await environmentFor();
       const tools = actors.of(actor).descriptions;
       // contextProject hooks offer candidates; the policy admits or refuses each one in the ledger.
       const hookFacts: FactDraft[] = pendingCompactFacts.splice(0);
@@ -199,7 +221,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
       const input = artifactRef(await blake3Hex(bytes));
       const data: ContextProjected = { effectId, turn, attempt, ...(model === undefined ? {} : { model }), ...ledger, input };
       // The exact input travels with the fact into the settling step's batch: durable exactly when the step is.
-      return { messages, tools, facts: [...memoryFacts, ...loaded.facts, ...hookFacts, { type: 'context.projected', data }], blobs: [...loaded.blobs, bytes] };
+      return { messages, tools, cacheBreakpoints: ledger.cacheBreakpoints, facts: [...memoryFacts, ...loaded.facts, ...captured.facts, ...hookFacts, { type: 'context.projected', data }], blobs: [...loaded.blobs, ...captured.blobs, bytes] };
     },
     async review(reply, signal): Promise<ReplyReview> {
       const facts: FactDraft[] = [];
@@ -255,6 +277,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
         if (record.type === 'file.read' || record.type === 'file.written') instructions.noteFile((record.data as { path: string }).path);
         else if (record.type === 'instructions.loaded') instructions.observe(record.data as InstructionsLoaded);
       }
+      if (record.type === 'environment.captured') recordedEnvironment = { data: record.data as EnvironmentCaptured, stream: record.stream };
       if (record.type === 'session.created' && output === undefined) {
         const recorded = (record.data as SessionCreated).output;
         if (recorded) output = outputFromJsonSchema(recorded.schema, 'the output schema the session recorded');

@@ -21,3 +21,5 @@ export { checkEvalCase, exportEvalCase } from '../trace/eval-case.js';
 export { analyzeTrace } from '../trace/trace-analyzer.js';
 export { startPostgresCluster, findPostgresBinaries } from './postgres-cluster.js';
 export type { PostgresCluster, PostgresClusterOptions } from './postgres-cluster.js';
+export { AnthropicPromptCache, OpenAIPromptCache, anthropicPromptBlocks, openAIPromptBlocks, promptBytes, sharedPrefixBytes } from './prompt-cache.js';
+export type { CacheUsage, PromptBlock } from './prompt-cache.js';

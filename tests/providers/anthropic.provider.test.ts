@@ -84,7 +84,8 @@ describe('Anthropic adapter over a loopback server', () => {
     expect(followUp).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'Read notes.txt' }] },
       { role: 'assistant', content: [{ type: 'text', text: "I'll read the notes." }, { type: 'tool_use', id: 'root_e1_0', name: 'read', input: { path: 'notes.txt' } }] },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'root_e1_0', content: expect.stringContaining('remember the milk') }] },
+      // The history's last block carries the cache breakpoint; the round's state follows it, last.
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'root_e1_0', content: expect.stringContaining('remember the milk'), cache_control: { type: 'ephemeral' } }, { type: 'text', text: expect.stringMatching(/^<turn-context [\s\S]*model turns so far: 1/) }] },
     ]);
   });
 
@@ -109,6 +110,7 @@ describe('Anthropic adapter over a loopback server', () => {
     expect(lastUser.content.map((block: { type: string; tool_use_id: string }) => [block.type, block.tool_use_id])).toEqual([
       ['tool_result', 'root_e1_0'],
       ['tool_result', 'root_e1_1'],
+      ['text', undefined],
     ]);
   });
 
@@ -155,7 +157,8 @@ describe('Anthropic adapter over a loopback server', () => {
     expect(session.result.status).toBe('completed');
     expect(session.of('model.responded').map((reply) => reply.stopReason)).toEqual(['pause_turn', 'end_turn']);
     const continued = server!.requests[1]!.body.messages;
-    expect(continued.at(-1)).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'Still searching…' }] });
+    // The reply the model continues stays last (no round state after it); it ends the cached history.
+    expect(continued.at(-1)).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'Still searching…', cache_control: { type: 'ephemeral' } }] });
   });
 
   it('a stream that stops before message_stop proposes nothing and is a retryable network error', async () => {

@@ -101,7 +101,10 @@ describe('OpenAI-compatible adapter over a loopback server', () => {
     expect(followUp.slice(2)).toEqual([
       { role: 'assistant', content: null, tool_calls: [{ id: 'root_e1_0', type: 'function', function: { name: 'read', arguments: '{"path":"notes.txt"}' } }] },
       { role: 'tool', tool_call_id: 'root_e1_0', content: expect.stringContaining('remember the milk') },
+      // The round's state, which changes every round, comes last: everything before it is a stable prefix.
+      { role: 'user', content: expect.stringMatching(/^<turn-context [\s\S]*model turns so far: 1/) },
     ]);
+    expect(server!.requests[1]!.body.prompt_cache_key).toBeUndefined();
   });
 
   it('assembles interleaved parallel tool calls independently, by index', async () => {

@@ -4,7 +4,8 @@ import type { Exchange } from './loopback-server.js';
 export interface Reply {
   text?: string;
   toolCalls?: Array<{ id: string; name: string; arguments: Record<string, unknown> }>;
-  usage?: { prompt: number; completion: number };
+  /** `prompt` is the whole input; `cacheRead` / `cacheWrite` the parts of it a prompt cache read or wrote. */
+  usage?: { prompt: number; completion: number; cacheRead?: number; cacheWrite?: number };
   /** The vendor's finish reason when it is not the natural one (`length` / `max_tokens`: the output limit cut the reply). */
   finish?: string;
 }
@@ -29,7 +30,7 @@ export const openAIReplyChunks = (reply: Reply, pieceLength = 8): string[] => {
   }
   chunks.push(chunk(id, choice({}, reply.finish ?? ((reply.toolCalls ?? []).length > 0 ? 'tool_calls' : 'stop'))));
   const usage = reply.usage ?? { prompt: 100, completion: 20 };
-  chunks.push(chunk(id, [], { prompt_tokens: usage.prompt, completion_tokens: usage.completion, total_tokens: usage.prompt + usage.completion }));
+  chunks.push(chunk(id, [], { prompt_tokens: usage.prompt, completion_tokens: usage.completion, total_tokens: usage.prompt + usage.completion, ...(usage.cacheRead === undefined ? {} : { prompt_tokens_details: { cached_tokens: usage.cacheRead, audio_tokens: 0 } }) }));
   chunks.push('data: [DONE]\n\n');
   return chunks;
 };
@@ -85,7 +86,7 @@ export const shoutingModel = (path: string) => (body: any): Reply => shoutingPol
  */
 export const anthropicReplyChunks = (reply: Reply, pieceLength = 8): string[] => {
   const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
-  const chunks = [event('message_start', { type: 'message_start', message: { model: 'claude-loopback-1', id: 'msg_loop', type: 'message', role: 'assistant', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: reply.usage?.prompt ?? 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 } } })];
+  const chunks = [event('message_start', { type: 'message_start', message: { model: 'claude-loopback-1', id: 'msg_loop', type: 'message', role: 'assistant', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: (reply.usage?.prompt ?? 100) - (reply.usage?.cacheRead ?? 0) - (reply.usage?.cacheWrite ?? 0), cache_creation_input_tokens: reply.usage?.cacheWrite ?? 0, cache_read_input_tokens: reply.usage?.cacheRead ?? 0, output_tokens: 1 } } })];
   let index = 0;
   const text = reply.text ?? '';
   if (text) {

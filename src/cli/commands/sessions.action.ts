@@ -4,6 +4,7 @@ import { ReinError } from '../../host/host-errors.js';
 import { sessionPages, sessionStatuses, type SessionSummary } from '../../session/session-catalog.js';
 import { openStore, printJson, workspaceOf, type CommonOptions } from '../cli-context.js';
 import { printText } from '../print-text.js';
+import { costLine, sessionCost } from '../../projections/cost.js';
 import { transcriptLine } from '../transcript.js';
 import { terminalSafe, terminalText } from '../../util/terminal-text.js';
 import type { EventStore } from '../../../stores/event-store.js';
@@ -75,6 +76,8 @@ export const showCommand = (id: string, options: CommonOptions & { verbose?: boo
         if (line) printText(`${line}\n`);
       }
     }
+    // The cost is derived from the log at show time (a projection), never stored; a session with no model call has none.
+    if (!options.json && records.some((record) => record.type === 'model.responded')) printText(`${costLine(sessionCost(records))}\n`);
   });
 
 /**

@@ -1,0 +1,225 @@
+import type { ContextCompaction, ContextExclusion, ContextInclusion } from '../../models/context.records.js';
+import type { ModelMessage } from '../../models/model-contract.js';
+import { toArray } from './persistent-list.js';
+import { countOlder, type ActorContext, type ConversationItem, type EvidenceItem, type OlderItems } from './context.view.js';
+import { attribute, fitText, quoteUntrusted } from './context-render.js';
+import { hookContextSection, renderTurn, turnMode } from './context-sources.js';
+import { callSummary } from './call-summary.js';
+import type { TokenCounter } from './token-counter.js';
+
+/**
+ * Where the history shown in full starts: an index into the actor's recent items, or undefined when the recorded
+ * start (`from`, a seq) is no longer held in full (the view counted it among the older items). `from` 0 means the
+ * start of the conversation, which holds only while nothing has been counted away.
+ */
+export const anchorIndexOf = (actor: ActorContext, from: number): number | undefined => {
+  if (from === 0) return actor.older.items === 0 ? 0 : undefined;
+  const index = actor.recent.findIndex((item) => item.seq === from);
+  return index < 0 ? undefined : index;
+};
+
+/** Whether the history may start at `index`: not between two items of one record (a reply and the harness's note on it). */
+export const isBoundary = (actor: ActorContext, index: number): boolean => index === 0 || actor.recent[index - 1]!.seq < actor.recent[index]!.seq;
+
+/** The seq a history starting at `index` is recorded by (0 for the very start). */
+export const fromOf = (actor: ActorContext, index: number): number => (index === 0 && actor.older.items === 0 ? 0 : (actor.recent[index]?.seq ?? 0));
+
+/** The conversation from the anchor on, every tool result rendered at `cap` tokens: what the model reads in full. */
+export interface RenderedHistory {
+  messages: ModelMessage[];
+  /** Tokens of the turns (user messages are counted with the goal). */
+  tokens: number;
+  /** Ledger entries: the latest tool turn as `latest_observation`, the other turns as `recent_tail`. */
+  included: ContextInclusion[];
+  shownSeqs: Set<number>;
+  /** Whether some tool result was cut to `cap` (an excerpt with a reference to the full output). */
+  cut: boolean;
+}
+
+/**
+ * Render the history from `anchorIndex`: user messages verbatim (with the hook context they carry, untrusted), each
+ * turn as its assistant message and one tool message per call. A turn renders the same bytes every round (the
+ * rendering is cached per item and cap), so a history that only grows keeps its prefix.
+ */
+export const renderHistory = (actor: ActorContext, anchorIndex: number, cap: number, counter: TokenCounter): RenderedHistory => {
+  const items = actor.recent.slice(anchorIndex);
+  const last = items[items.length - 1];
+  const latest = last?.kind === 'turn' && last.toolCalls.length > 0 ? last : undefined;
+  const messages: ModelMessage[] = [];
+  const included: ContextInclusion[] = [];
+  const shownSeqs = new Set<number>();
+  let tokens = 0;
+  let cut = false;
+  for (const item of items) {
+    shownSeqs.add(item.seq);
+    if (item.kind === 'user') {
+      // User messages are counted with the goal (never trimmed, wherever they are placed).
+      messages.push({ role: 'user', content: item.hookContext ? `${item.text}\n\n${hookContextSection(item.hookContext)}` : item.text });
+      continue;
+    }
+    const rendered = renderTurn(item, cap, counter);
+    const mode = turnMode(rendered.modes);
+    cut ||= mode !== 'full';
+    messages.push(...rendered.messages);
+    tokens += rendered.tokens;
+    const refs = [`#${item.seq}`, ...item.results.map((result) => `#${result.seq}`)];
+    included.push(
+      item === latest
+        ? { source: 'latest_observation', refs, mode, trust: 'untrusted', tokens: rendered.tokens, reason: mode === 'full' ? 'the latest tool results, in full' : 'the latest tool results, each cut to the per-result cap with a reference to the full output' }
+        : { source: 'recent_tail', refs, mode, trust: 'untrusted', tokens: rendered.tokens, reason: 'history since the last compaction, appended in order' },
+    );
+  }
+  return { messages, tokens, included, shownSeqs, cut };
+};
+
+/** The history summary: what stands in for the items before the anchor. */
+export interface RenderedSummary {
+  section: string;
+  tokens: number;
+  listed: number;
+  included: ContextInclusion[];
+  excluded: ContextExclusion[];
+  compacted: ContextCompaction[];
+}
+
+const summaryLines = new WeakMap<ConversationItem, string>();
+
+/** One line for an item (rendered once per item: items are immutable). */
+const summaryLine = (item: ConversationItem): string => {
+  let line = summaryLines.get(item);
+  if (line === undefined) {
+    if (item.kind === 'user') line = `#${item.seq} user message (kept in full under earlier-user-messages)`;
+    else {
+      const text = item.text.replace(/\s+/g, ' ').trim();
+      const said = text ? `"${text.length > 80 ? `${text.slice(0, 79)}…` : text}"` : '(no text)';
+      const calls = item.toolCalls.map((call) => callSummary(call, item.results.find((candidate) => candidate.callId === call.callId)));
+      line = `#${item.seq} turn ${item.turn}: ${said}${calls.length > 0 ? ` → ${calls.join(', ')}` : ''}`;
+    }
+    summaryLines.set(item, line);
+  }
+  return line;
+};
+
+const countsLine = (counted: OlderItems): string => {
+  const calls = Object.entries(counted.calls)
+    .sort(([left], [right]) => (left < right ? -1 : 1))
+    .map(([name, counts]) => `${name} ok×${counts.ok}${counts.error ? ` error×${counts.error}` : ''}`);
+  return `earlier: ${counted.turns} turns and ${counted.users} user messages (#${counted.firstSeq}..#${counted.lastSeq})${calls.length > 0 ? `: ${calls.join(', ')}` : ''}`;
+};
+
+/**
+ * Summarise the items before the anchor in at most `budget` tokens: the newest ones one line each (at most
+ * `maxLines`, or exactly `listed` when a recorded layout says how many), the rest as one line of counts, and the user
+ * constraints in force then. The rendering depends only on which items lie before the anchor — not on how many of
+ * them the view still holds in full — so it stays the same while the history after the anchor grows. Undefined when
+ * `listed` names more items than the view still holds.
+ */
+export const renderSummary = (actor: ActorContext, anchorIndex: number, options: { from: number; budget: number; maxLines: number; listed?: number; counter: TokenCounter }): RenderedSummary | undefined => {
+  const before = actor.recent.slice(0, anchorIndex);
+  const none: RenderedSummary = { section: '', tokens: 0, listed: 0, included: [], excluded: [], compacted: [] };
+  if (before.length === 0 && actor.older.items === 0) return none;
+  if (options.listed !== undefined && options.listed > before.length) return undefined;
+  const { counter, budget } = options;
+  const constraints = toArray(actor.constraints).filter((constraint) => constraint.seq < options.from);
+  const keeps = constraints.map((constraint) => ({ ref: `#${constraint.seq}`, text: constraint.text, prohibition: constraint.prohibition }));
+  const keepsLine = constraints.length > 0 ? `user constraints still in force (verbatim under user-constraints): ${constraints.map((constraint) => `#${constraint.seq}`).join(', ')}` : '';
+  const total = before.length + actor.older.items;
+  const first = actor.older.items > 0 ? actor.older.firstSeq : before[0]!.seq;
+  const last = before.length > 0 ? before[before.length - 1]!.seq : actor.older.lastSeq;
+  const refs = [first === last ? `#${first}` : `#${first}..#${last}`];
+  const header = `<history-summary replaces="${refs[0]}" trust="fact">\n[${total} earlier items are summarised here; the log keeps them in full (rein context, rein show)]`;
+  const footer = '</history-summary>';
+  const framing = counter.count(header) + counter.count(footer) + (keepsLine ? counter.count(keepsLine) + 1 : 0);
+  // Lines newest first while they fit (with room kept for the counts line, whose length is bounded), unless recorded.
+  const lines: string[] = [];
+  let tokens = framing + 40;
+  const wanted = options.listed ?? Math.min(options.maxLines, before.length);
+  for (let index = before.length - 1; index >= 0 && lines.length < wanted; index--) {
+    const line = summaryLine(before[index]!);
+    const cost = counter.count(line) + 1;
+    if (options.listed === undefined && tokens + cost > budget) break;
+    tokens += cost;
+    lines.unshift(line);
+  }
+  let counted = actor.older;
+  for (const item of before.slice(0, before.length - lines.length)) counted = countOlder(counted, item);
+  const body = [header, ...(counted.items > 0 ? [countsLine(counted)] : []), ...lines, ...(keepsLine ? [keepsLine] : []), footer];
+  const section = body.join('\n');
+  const sectionTokens = counter.count(section);
+  if (options.listed === undefined && sectionTokens > budget) {
+    return { ...none, excluded: [{ source: 'history_summary', refs, count: total, reason: 'budget', detail: `the summary needs ${sectionTokens} tokens; ${budget} were left` }] };
+  }
+  return {
+    section,
+    tokens: sectionTokens,
+    listed: lines.length,
+    included: [{ source: 'history_summary', refs, mode: 'summary', trust: 'fact', tokens: sectionTokens, reason: `${total} items before the history, newest ${lines.length} listed one line each` }],
+    excluded: [{ source: 'recent_tail', refs, count: total, reason: 'beyond-tail', detail: 'summarised in the history summary' }],
+    compacted: [{ summaryId: `summary:${refs.join(',')}`, replaces: refs, count: total, keeps, reason: 'before the history shown in full (moved when it no longer fit)' }],
+  };
+};
+
+/** Evidence rendered for the session context: the reads pinned when the history last moved. */
+export interface RenderedEvidence {
+  section: string;
+  tokens: number;
+  pinned: number[];
+  included: ContextInclusion[];
+  excluded: ContextExclusion[];
+  /** Candidates that were fresh and eligible (a starved source has some and shows none). */
+  candidates: number;
+}
+
+/** Whether the file a read saw was changed after the read (the read is then stale and never shown again). */
+const changedAfter = (actor: ActorContext, read: EvidenceItem): { seq: number } | undefined => actor.modified.find((entry) => entry.path === read.path && entry.seq > read.seq);
+
+/**
+ * Render reads as evidence within `budget` tokens, in the order given (newest first), each whole or cut to a share,
+ * skipping stale ones; a read that does not fit ends the list. Deterministic in its items and budget, so a pinned
+ * list renders the same bytes every round.
+ */
+export const renderEvidence = (actor: ActorContext, reads: readonly EvidenceItem[], budget: number, counter: TokenCounter): RenderedEvidence => {
+  const included: ContextInclusion[] = [];
+  const excluded: ContextExclusion[] = [];
+  const sections: string[] = [];
+  const pinned: number[] = [];
+  let used = 0;
+  let candidates = 0;
+  let full = false;
+  for (const read of reads) {
+    const changed = changedAfter(actor, read);
+    if (changed) {
+      excluded.push({ source: 'evidence', refs: [`#${read.seq}`], count: 1, reason: 'stale', detail: `${read.path} was changed at #${changed.seq} after this read` });
+      continue;
+    }
+    candidates++;
+    const open = `<evidence source="read ${attribute(read.path)}" ref="#${read.seq}" trust="untrusted">`;
+    const overhead = counter.count(open) + 8;
+    const room = Math.min(budget - used, Math.max(300, Math.floor(budget / 2))) - overhead;
+    const body = full || room < 40 ? undefined : fitText(read.observation, room, counter, `the full read is record #${read.seq}`);
+    if (!body) {
+      full = true;
+      excluded.push({ source: 'evidence', refs: [`#${read.seq}`], count: 1, reason: 'budget', detail: `${read.path} did not fit the evidence budget` });
+      continue;
+    }
+    const section = `${open}\n${quoteUntrusted(body.text)}\n</evidence>`;
+    const tokens = counter.count(section);
+    used += tokens;
+    sections.push(section);
+    pinned.push(read.seq);
+    included.push({ source: 'evidence', refs: [`#${read.seq}`], mode: body.mode, trust: 'untrusted', tokens, reason: `last read of ${read.path} before the history; not changed since` });
+  }
+  return { section: sections.join('\n'), tokens: used, pinned, included, excluded, candidates };
+};
+
+/** The reads that may become evidence for a history starting at `from`: made before it, newest first, not shown in it. */
+export const evidenceCandidates = (actor: ActorContext, from: number, shown: ReadonlySet<number>): EvidenceItem[] =>
+  [...actor.reads].reverse().filter((read) => read.seq < from && !shown.has(read.seq));
+
+/** The user messages before the anchor, kept verbatim in the session context (`#1 (the goal above)` for the goal). */
+export const earlierUsersSection = (actor: ActorContext, from: number, goal: string | undefined): string => {
+  const earlier = toArray(actor.users).filter((user) => user.seq < from);
+  if (earlier.length === 0) return '';
+  const lines = earlier.map((user) => (user.text === goal ? `#${user.seq} (the goal above)` : `#${user.seq}: ${user.text}`));
+  return `<earlier-user-messages trust="trusted">\n${lines.join('\n')}\n</earlier-user-messages>`;
+};

