@@ -8,7 +8,7 @@ import { isProviderFailure } from './provider-failure.js';
 import type { LiveEvent } from '../../models/live-events.js';
 import type { SessionResult } from '../host/session-host.js';
 import { StatusLine } from './status-line.js';
-import { defaultPrices, type Prices } from '../../models/prices.js';
+import { defaultPrices, type Prices } from '../../models/price-table.js';
 import { formatCost, sessionCost } from '../projections/cost.js';
 import { planChecklist, type PlanStepText } from '../projections/plan-text.js';
 import { callTally, callVerdict, plural, settledCount, summarizeArguments, verdictMark, type CallVerdict, unmatchedRuleText } from './transcript.js';

@@ -1,6 +1,6 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { TokenUsage } from '../../models/model.records.js';
-import { defaultPrices, priceOf, type ModelPrice, type Prices } from '../../models/prices.js';
+import { defaultPrices, priceOf, type ModelPrice, type Prices } from '../../models/price-table.js';
 
 const offline: ReadonlySet<string> = new Set(['scripted', 'recorded']);
 

@@ -1,5 +1,5 @@
 import type { FactDraft } from '../../models/envelope.js';
-import { combineLatest, defer, EMPTY, filter, map, of, ReplaySubject, takeUntil, takeWhile, type Observable } from 'rxjs';
+import { combineLatest, defer, EMPTY, filter, map, Observable as ObservableOf, of, ReplaySubject, takeUntil, takeWhile, type Observable } from 'rxjs';
 import { ApprovalDecision, type ApprovalRequested } from '../../models/permission.records.js';
 import type { ReinRecord } from '../../models/records.js';
 import type { StateValue } from '../../models/actor.records.js';
@@ -85,9 +85,30 @@ export class ReinSession<Output = unknown> {
   private bounded<T>(source: () => Observable<T>, seqOf: (value: T) => number, from = 1): Observable<T> {
     return defer(() => {
       const head = this.finalHead;
-      if (head === undefined) return source().pipe(takeUntil(this.finished$));
-      if (from > head) return EMPTY;
-      return source().pipe(takeWhile((value) => seqOf(value) < head, true));
+      if (head !== undefined) return from > head ? EMPTY : source().pipe(takeWhile((value) => seqOf(value) < head, true));
+      // Subscribed while the session runs: it completes once the session's observables finish and everything up to
+      // the final head has been handed on — a subscriber still reading history when the session ends (a summary
+      // read right after `whenQuiet`) is not cut short.
+      return new ObservableOf<T>((subscriber) => {
+        let last = from - 1;
+        const done = (): boolean => this.finalHead !== undefined && last >= this.finalHead;
+        const inner = source().subscribe({
+          next: (value) => {
+            last = seqOf(value);
+            subscriber.next(value);
+            if (done()) subscriber.complete();
+          },
+          error: (error: unknown) => subscriber.error(error),
+          complete: () => subscriber.complete(),
+        });
+        const finished = this.finished$.subscribe(() => {
+          if (done()) subscriber.complete();
+        });
+        return () => {
+          inner.unsubscribe();
+          finished.unsubscribe();
+        };
+      });
     });
   }
 

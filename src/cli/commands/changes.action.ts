@@ -13,7 +13,7 @@ import { ExitCode } from '../exit-codes.js';
 import { printText } from '../print-text.js';
 import { wholeNumberFlag } from '../whole-number-flag.js';
 import { withStore } from './sessions.action.js';
-import type { DiffFlags, RewindFlags } from './changes.command.js';
+import type { DiffFlags, RewindFlags } from './changes.flags.js';
 
 /** A reader of stored contents for display: a content that is not there shows as missing, not as an error. */
 const contentsOf =

@@ -1,22 +1,8 @@
 import type { Command } from 'commander';
 import { addCommonOptions, type CommonOptions } from '../command-options.js';
 
-/** `rein diff` options. */
-export interface DiffFlags extends CommonOptions {
-  at?: string;
-  call?: string;
-  stat?: boolean;
-  net?: boolean;
-}
-
-/** `rein rewind` options. */
-export interface RewindFlags extends CommonOptions {
-  to: string;
-  code?: boolean;
-  conversation?: boolean;
-  yes?: boolean;
-  force?: boolean;
-}
+export type { DiffFlags, RewindFlags } from './changes.flags.js';
+import type { DiffFlags, RewindFlags } from './changes.flags.js';
 
 /** `rein diff`, `rein rewind`, `rein compare`: what sessions changed in the workspace, going back, and two side by side. */
 export const registerChangeCommands = (program: Command, setExit: (code: number) => void): void => {

@@ -1,5 +1,5 @@
 import { shareRedactor } from '../../trace/share-redaction.js';
-import { secretsFromEnvironment } from '../telemetry-options.js';
+import { secretsFromEnvironment } from '../environment-secrets.js';
 import { ReinError } from '../../host/host-errors.js';
 import { sessionPages, sessionStatuses, type SessionSummary } from '../../session/session-catalog.js';
 import { openStore, printJson, workspaceOf, type CommonOptions } from '../cli-context.js';
