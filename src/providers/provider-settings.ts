@@ -34,6 +34,8 @@ export { configFileName } from './config-file-name.js';
 /** What `rein.config.json` may say. Unknown fields are refused, and so is an `apiKey` (keys live in the environment). */
 export const WorkspaceConfig = z
   .object({
+    /** Notes for a person (`rein init` writes some); rein ignores them. JSON has no comments. */
+    $comment: z.union([z.string(), z.array(z.string())]).optional(),
     provider: ProviderName.optional(),
     model: z.string().min(1).optional(),
     baseUrl: z.string().min(1).optional(),

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLevelEventStore } from '../../stores/index.js';
 import { openAIConversation, modelExchange, type Reply } from '../support/loopback-model.js';
 import { startLoopbackServer, type LoopbackServer } from '../support/loopback-server.js';
+import { serveOnce } from '../support/serve-once.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { scaledTimeout } from '../support/timeouts.js';
 
@@ -42,34 +43,6 @@ const exec = (args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Ran>
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-
-/** A server command (`rein ui`, `rein serve`): started, its printed URL fetched, then stopped as Ctrl-C would. */
-const serveOnce = (args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Ran & { page: string }> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    let page = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      const url = /http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+/.exec(stdout)?.[0];
-      if (url && page === '') {
-        page = 'fetching';
-        // As a browser does: the token URL sets the cookie and sends the page's own URL, which loads with it.
-        fetch(url, { redirect: 'manual' })
-          .then(async (login) => {
-            const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
-            const response = await fetch(new URL(login.headers.get('location') ?? '/', url), { headers: { cookie } });
-            page = `${response.status} ${await response.text()}`;
-            child.kill('SIGINT');
-          })
-          .catch(reject);
-      }
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr, page }));
   });
 
 /**
