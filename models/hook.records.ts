@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The points where hooks run (README: *Hooks*). */
+/** The points where hooks run (docs/capabilities.md: *Hooks*). */
 export const HookPoint = z.enum(['sessionStart', 'userPromptSubmit', 'preToolUse', 'postToolUse', 'contextProject', 'preCompact', 'subagentStart', 'subagentStop', 'stop', 'sessionEnd']);
 export type HookPoint = z.infer<typeof HookPoint>;
 

@@ -88,7 +88,7 @@ export const ModelResponded = z.object({
   /** The typed contract the call ran under (harness-typestate §4.1); the session hands it to the turn it spawns. */
   callSpec: CallSpec.optional(),
   /**
-   * A final reply that a `stop` hook answered with "continue" (README: *Hooks*): the session takes another turn instead
+   * A final reply that a `stop` hook answered with "continue" (docs/capabilities.md: *Hooks*): the session takes another turn instead
    * of ending, at most `maxStopContinuations` times. The hook's reason is what the model reads. Past that bound the
    * hook is still asked; its "continue" ends the session with a `stop_hook_objected` caveat instead.
    */
@@ -96,7 +96,7 @@ export const ModelResponded = z.object({
   /** The turn's `pre_flight` guardrail verdict, decided before any of its calls runs (a block refuses them all). */
   preFlight: z.object({ verdict: z.enum(['pass', 'block']), by: z.string().optional(), reason: z.string().optional() }).optional(),
   /**
-   * A final answer checked against the session's output schema (README: *Typed final answers*): its parsed value, or
+   * A final answer checked against the session's output schema (docs/model-input.md: *Typed final answers*): its parsed value, or
    * the validation errors the model is shown (at most `maxOutputCorrections` times, then the session fails).
    */
   output: z.union([z.object({ ok: z.literal(true), value: z.unknown() }), z.object({ ok: z.literal(false), errors: z.array(z.string()).min(1) })]).optional(),

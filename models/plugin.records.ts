@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Where a plugin came from; the source decides its trust (README: *Plugins*). */
+/** Where a plugin came from; the source decides its trust (docs/capabilities.md: *Plugins*). */
 export const PluginSource = z.enum(['builtin', 'host', 'user', 'project', 'cli', 'test']);
 export type PluginSource = z.infer<typeof PluginSource>;
 

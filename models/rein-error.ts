@@ -1,5 +1,5 @@
 /**
- * The base class of every error rein throws across a boundary: a stable `code` (README: *Error codes*; tests assert it,
+ * The base class of every error rein throws across a boundary: a stable `code` (docs/errors.md: *Error codes*; tests assert it,
  * never the message) and the underlying `cause` when there is one. Each layer narrows `code` to its own codes
  * (`StoreError`, `McpError`, `PluginError`, …); `error instanceof ReinError` catches them all.
  */

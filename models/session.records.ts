@@ -34,7 +34,7 @@ export const SessionCreated = z.object({
       rules: z.array(z.object({ action: PermissionAction, tool: z.string().min(1), pattern: z.string().optional(), source: PermissionSource.optional() })),
     })
     .optional(),
-  /** The final answer must be JSON valid against this JSON Schema (README: *Typed final answers*). */
+  /** The final answer must be JSON valid against this JSON Schema (docs/model-input.md: *Typed final answers*). */
   output: z.object({ schema: z.record(z.string(), z.unknown()) }).optional(),
   /** A conversation: a final answer ends the prompt's turn and the session waits for the next message (`rein acp`). */
   conversation: z.literal(true).optional(),

@@ -252,7 +252,7 @@ export { HookKernel } from './hooks/hook-kernel.js';
 export { CommandHooksConfig, commandHookRegistrations } from './hooks/command-hooks.js';
 export type { HookInput, HookResult, GuardrailInput, GuardrailResult, HookRegistration } from './hooks/hook-types.js';
 export type { ReinPlugins } from './rein.js';
-// Time travel (README: *Time travel*): the workspace's side of every step, diffs and rewinds.
+// Time travel (docs/replay.md: *Time travel*): the workspace's side of every step, diffs and rewinds.
 export { diffSession } from './changes/session-diff.js';
 export type { DiffOptions, SessionDiff, StepChanges } from './changes/session-diff.js';
 export type { FileChange, ChangeKind } from './changes/file-change.js';

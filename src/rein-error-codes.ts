@@ -8,5 +8,5 @@ import type { ProjectionErrorCode } from './projections/projection-errors.js';
 import type { TelemetryErrorCode } from './telemetry/telemetry-errors.js';
 import type { ServeErrorCode } from './serve/serve-errors.js';
 
-/** Every code a `ReinError` can carry, layer by layer (README: *Error codes*). */
+/** Every code a `ReinError` can carry, layer by layer (docs/errors.md: *Error codes*). */
 export type ReinErrorCode = HostErrorCode | StoreErrorCode | ProjectionErrorCode | InspectErrorCode | TelemetryErrorCode | McpErrorCode | PluginErrorCode | MemoryErrorCode | ServeErrorCode;

@@ -22,7 +22,7 @@ import type { PluginPermission, ReinPlugin } from './plugins/plugin-contract.js'
 import type { CommandHooksConfig } from './hooks/command-hooks.js';
 import type { InstructionOptions } from './session/project-instructions.js';
 
-/** Governed long-term memory (README: *Memory governance*). */
+/** Governed long-term memory (docs/memory.md: *Memory governance*). */
 export interface MemoryOptions {
   /** Promote approved candidates when a session ends (default true); off, every candidate waits for a person. */
   autoPromote?: boolean;
@@ -69,16 +69,16 @@ export interface ReinOptions {
   observationLimit?: number;
   /** Paths no tool may touch (default: `<workspace>/.rein`); pass the store directory when it lives elsewhere inside. */
   protectedPaths?: readonly string[];
-  /** The context policy: window, reserved output, tail length, phase shares, memory scope (README: *The context policy*). */
+  /** The context policy: window, reserved output, tail length, phase shares, memory scope (docs/model-input.md: *The context policy*). */
   context?: ContextPolicyOptions;
   /**
-   * Project instructions (README: *Project instructions*): `AGENTS.md` (else `CLAUDE.md`) at the workspace root and on
+   * Project instructions (docs/model-input.md: *Project instructions*): `AGENTS.md` (else `CLAUDE.md`) at the workspace root and on
    * the way to the files the agent works in, and the user's `<config home>/AGENTS.md`, within `maxTokens` (default
    * 8,000); `user: false` skips the user's file; `false` loads none.
    */
   instructions?: InstructionOptions | false;
   /**
-   * The environment block (README: *The system prompt and the environment*): workspace, OS and shell, date, sandbox and
+   * The environment block (docs/model-input.md: *The system prompt and the environment*): workspace, OS and shell, date, sandbox and
    * network, git branch/state/recent commits and a capped top-level listing, captured once per session and recorded as
    * `environment.captured`; `false` leaves it out.
    */
@@ -109,12 +109,12 @@ export interface ReinOptions {
   delegation?: Parameters<typeof delegationConfigOf>[0];
   /**
    * Export every session as OpenTelemetry GenAI spans to `exporter` (any `SpanExporter`), each span as soon as it
-   * ends; OpenTelemetry is loaded only when this is set. See README: *OpenTelemetry*.
+   * ends; OpenTelemetry is loaded only when this is set. See docs/telemetry.md.
    */
   telemetry?: TelemetryOptions;
   /**
    * The discovery policy (`visibleLimit`, default 64; `toolShare`, default 0.25), or `false` for none: sessions then
-   * keep a fixed tool list, record no catalog and have no skills, MCP servers or `tool_search` (README: *Capabilities*).
+   * keep a fixed tool list, record no catalog and have no skills, MCP servers or `tool_search` (docs/capabilities.md: *Capabilities*).
    */
   capabilities?: CapabilityOptions | false;
   /** Agent Skills: extra folders, whether to read `~/.agents/skills` (default on); `false` for none. */
@@ -122,20 +122,20 @@ export interface ReinOptions {
   /**
    * MCP servers, by name, in the shape `.mcp.json` uses (`{ command, args?, env?, cwd? }` or `{ type: "http", url,
    * headers? }`), or an in-process server (`{ type: "in-memory", connect(transport) }`). Each session connects to
-   * them when it starts and closes them when it ends (README: *MCP servers*).
+   * them when it starts and closes them when it ends (docs/capabilities.md: *MCP servers*).
    */
   mcpServers?: Readonly<Record<string, McpServerConfig>>;
   /**
-   * Plugins to load (README: *Plugins*): a plugin value (`definePlugin(...)`, source `host`) or a spec with its source,
+   * Plugins to load (docs/capabilities.md: *Plugins*): a plugin value (`definePlugin(...)`, source `host`) or a spec with its source,
    * config, enablement and trust (what the CLI's loader builds from `.rein-plugins/`, `rein.config.json` and `--plugin`).
    */
   plugins?: ReadonlyArray<ReinPlugin | PluginSpec>;
-  /** Command hooks in Claude Code's settings shape (the `hooks` field of `rein.config.json`; README: *Command hooks*). */
+  /** Command hooks in Claude Code's settings shape (the `hooks` field of `rein.config.json`; docs/capabilities.md: *Command hooks*). */
   hooks?: CommandHooksConfig;
   /** Plugin policy: permissions no plugin may have; whether `test` plugins may load (only the test runtime sets it). */
   pluginPolicy?: { deniedPermissions?: readonly PluginPermission[]; allowTestSource?: boolean };
   /**
-   * The workspace capture (README: *Time travel*): every change a session's steps make to the workspace is recorded,
+   * The workspace capture (docs/replay.md: *Time travel*): every change a session's steps make to the workspace is recorded,
    * so `diff`, `rewind` and `compare` are exact. On by default; `false` turns it off; the object says what to leave out
    * and the size cap (`{ gitignore?, exclude?, include?, maxFileMb? }`).
    */

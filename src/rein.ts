@@ -68,7 +68,7 @@ export interface Rein {
   /** Fork a session at a step boundary; resolves with the new session id. */
   forkSession(sessionId: string, atSeq: number, options?: ForkOptions): Promise<string>;
   /**
-   * What a stored session changed in the workspace (README: *Time travel*): every `workspace.changed` in log order,
+   * What a stored session changed in the workspace (docs/replay.md: *Time travel*): every `workspace.changed` in log order,
    * one step's (`at`), one call's (`call`), and with `net` the session's net change. Read-only.
    */
   diff(sessionId: string, options?: DiffOptions): Promise<SessionDiff>;

@@ -3,7 +3,7 @@ import type { IHasher } from 'hash-wasm';
 import { StoreError } from './store-errors.js';
 
 /*
- * The hash and MAC the chain is made of (README: *The chain*): BLAKE3 (the store's content hash already) for a
+ * The hash and MAC the chain is made of (docs/architecture.md: *The chain*): BLAKE3 (the store's content hash already) for a
  * record's digest, and BLAKE3's keyed mode — a MAC by design — under the chain key. Both run in hash-wasm's
  * WebAssembly hasher, reused from call to call: about a fifth of what node:crypto's SHA-256 and HMAC objects cost per
  * record. The hasher is instantiated once per process (`loadChainHashing`, asynchronous) before the first chain

@@ -4,7 +4,7 @@ import { decodeValue, encodeValue } from './record-codec.js';
 import { seqBytes } from './chain.js';
 
 /*
- * Snapshots under the chain (README: *The chain*): a snapshot is stored with a tag — a MAC (keyed BLAKE3) under the store's key of
+ * Snapshots under the chain (docs/architecture.md: *The chain*): a snapshot is stored with a tag — a MAC (keyed BLAKE3) under the store's key of
  * the stream, its seq, the chain field of the record at that seq and the snapshot's canonical bytes — so a snapshot
  * another key wrote, or one altered in the storage, or one whose record was changed since, is not restored in place of
  * the log: `loadSnapshot` marks it `authenticated: false` and resume falls back to a full replay, saying so.

@@ -3,7 +3,7 @@ import { CHAIN_FIELD_BYTES, ChainKey, LINK_BYTES, MAC_BYTES, recordDigest } from
 import { envelopeDigest } from './chain-canon.js';
 
 /*
- * The chain (DESIGN §3, README: *The chain*). Every record a store appends gets a chain field of 12 bytes:
+ * The chain (DESIGN §3, docs/architecture.md: *The chain*). Every record a store appends gets a chain field of 12 bytes:
  *
  *     digest(n) = BLAKE3-256("rein/chain/1\0" ‖ kind ‖ predecessor ‖ canonical bytes of record n)
  *     field(n)  = digest(n)[0..4) ‖ keyed-BLAKE3(key, "rein/chain-mac/1\0" ‖ digest(n))[0..8)

@@ -82,7 +82,7 @@ export interface StoredSnapshot {
   data: unknown;
   /**
    * Set by `loadSnapshot`: whether this store's chain key wrote the snapshot for the record its seq holds now
-   * (README: *The chain*). A snapshot that is not (written elsewhere, altered, or its record changed since) must not
+   * (docs/architecture.md: *The chain*). A snapshot that is not (written elsewhere, altered, or its record changed since) must not
    * stand in for the log: resume replays the log in full instead.
    */
   authenticated?: boolean;
@@ -121,7 +121,7 @@ export interface StoreCapabilities {
  * - `read` returns records in seq order (or reverse), bounded by `from`/`to` (inclusive) and `limit`; an unknown
  *   stream reads as empty. A record whose checksum fails raises `CorruptRecordError` instead of being returned.
  * - `tail` emits every record from `from` on, history first and then live appends, with no gap and no duplicate.
- * - Every appended record gets a chain field the store computes itself (README: *The chain*): it commits to the record,
+ * - Every appended record gets a chain field the store computes itself (docs/architecture.md: *The chain*): it commits to the record,
  *   its predecessor's field and, through a MAC (keyed BLAKE3) under the store's chain key, to who wrote it. A caller
  *   cannot pass one; copying records through `append` re-chains them under this store's key. `verifyChain` checks it.
  */

@@ -95,7 +95,7 @@ export interface LevelEventStoreOptions {
    */
   followIntervalMs?: number;
   /**
-   * The key that authenticates the chain of every appended record (README: *The chain*). Default: this machine's key
+   * The key that authenticates the chain of every appended record (docs/architecture.md: *The chain*). Default: this machine's key
    * (`loadChainKey`: `$REIN_CHAIN_KEY_FILE`, else `chain.key` in rein's configuration folder), created by the first
    * append; a read-only store never creates it.
    */

@@ -17,7 +17,7 @@ export interface Watermark {
   head: number;
   damaged?: string;
   /**
-   * The stream's seal at `head` (README: *The chain*), as hex: written with the head at a clean close, so that records
+   * The stream's seal at `head` (docs/architecture.md: *The chain*), as hex: written with the head at a clean close, so that records
    * cut off the end later are caught by `rein verify` even where the watermark's own head was rewritten.
    */
   seal?: string;

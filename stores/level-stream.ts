@@ -259,7 +259,7 @@ export class LevelStream {
 
   /**
    * Runs one LevelDB operation with its failure said in rein's codes: a corrupt block is `STORE_CORRUPT_RECORD`, an
-   * I/O error `STORE_IO` (README: *Error codes*), wherever in the stream's life it shows up, not only at open.
+   * I/O error `STORE_IO` (docs/errors.md: *Error codes*), wherever in the stream's life it shows up, not only at open.
    */
   async #levelCall<T>(operation: () => Promise<T>): Promise<T> {
     try {

@@ -37,7 +37,7 @@ export interface MemoryEventStoreOptions {
    */
   storage?: MemoryStorage;
   /**
-   * The key that authenticates the chain of every appended record (README: *The chain*). Default: the storage's own
+   * The key that authenticates the chain of every appended record (docs/architecture.md: *The chain*). Default: the storage's own
    * key, a random one made on first use (a memory store is its own machine).
    */
   chainKey?: ChainKey;
@@ -59,7 +59,7 @@ export interface MemoryStream {
   records: Uint8Array[];
   /** Each record's chain field, index for index (undefined: none). */
   chain: Array<Uint8Array | undefined>;
-  /** The seal the last append left (README: *The chain*). */
+  /** The seal the last append left (docs/architecture.md: *The chain*). */
   seal?: StreamSeal;
   /** Blobs appended with the stream, by BLAKE3 hex. */
   blobs: Map<string, Uint8Array>;

@@ -11,7 +11,7 @@ import { packPlain } from './plain-pack.js';
  * written with `RECORD_CODEC_OPTIONS`. Streams record it in their meta; an unknown id on open is a codec mismatch.
  * `/4` stores records in chained groups (record-groups.ts: packed rows, digests as 32 bytes, and each record's chain
  * field). Streams written by earlier builds (`/3` unchained groups, `/2` compact rows, `/1` envelope maps) stay
- * readable; the first append by this build starts their chain and moves their meta to `/4` (README: *The chain*), so
+ * readable; the first append by this build starts their chain and moves their meta to `/4` (docs/architecture.md: *The chain*), so
  * a build without the chain refuses them with `STORE_CODEC_MISMATCH` rather than append unchained records.
  */
 export const RECORD_CODEC_ID = 'rein.msgpackr2-plain.crc32/4';

@@ -23,7 +23,7 @@ import { crc32 } from 'node:zlib';
  * - `data` is packed like a packed row's (digests as bytes), and `externals` lists the long strings kept in stream
  *   blobs, as in an external row.
  *
- * A chained group (codec `/4`, README: *The chain*) has a third element: the rows' chain fields, 12 bytes each, in one
+ * A chained group (codec `/4`, docs/architecture.md: *The chain*) has a third element: the rows' chain fields, 12 bytes each, in one
  * byte string (`[firstSeq, [row, …], fields]`). A group is chained throughout or not at all.
  *
  * A read returns exactly the envelopes that were appended; a property test checks it against the per-record layouts.

@@ -62,7 +62,7 @@ export class CorruptRecordError extends StoreError {
 }
 
 /**
- * A stream's chain does not vouch for its records (README: *The chain*): `CHAIN_BROKEN` when the records no longer
+ * A stream's chain does not vouch for its records (docs/architecture.md: *The chain*): `CHAIN_BROKEN` when the records no longer
  * follow one another as the chain recorded (one was changed, inserted, deleted or moved, the stream was cut short, or
  * a record cannot be read), `CHAIN_UNAUTHENTICATED` when the chain is intact but this machine's key did not write it
  * (copied from another machine, rewritten without the key, or written before the chain). `seq` is the first record

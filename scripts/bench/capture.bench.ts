@@ -117,7 +117,7 @@ const windowCost = async (root: string, files: number, calls: number, detector: 
 };
 
 /**
- * What capturing the workspace costs per mutating call (README: *Time travel*): the same in-memory session of N calls
+ * What capturing the workspace costs per mutating call (docs/replay.md: *Time travel*): the same in-memory session of N calls
  * of a tool that rewrites one file, with the capture off (the baseline) and on (inotify), interleaved, on a 100-file
  * and a 10,000-file workspace. Prints the median ms per call, the capture's added ms (targets: ≤ 2 ms at 100 files,
  * ≤ 20 ms at 10,000), the ratio to the baseline, the first call's one-time baseline capture, the window alone, and the `scan` fallback.

@@ -5,7 +5,7 @@ import { canonicalRecordBytes } from '../../stores/chain-canon.js';
 import { median } from './bench-support.js';
 
 /**
- * The chain's own work on `records` (README: *The chain*), timed alone: each record's canonical bytes, its digest and
+ * The chain's own work on `records` (docs/architecture.md: *The chain*), timed alone: each record's canonical bytes, its digest and
  * its MAC, batch after batch as an append computes them (`batchSize` records per append). Resolves with µs of CPU per
  * record, the median of `rounds` rounds after a warm-up. What the chain adds to an append or a step is this: with
  * `encoded`, as the in-memory and PostgreSQL stores chain (the canonical bytes are the compact ones they encode anyway),

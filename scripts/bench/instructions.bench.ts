@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { median, runBenchSession } from './bench-support.js';
 
 /**
- * What loading the project instructions costs per model call (README: *Project instructions*): the same in-memory
+ * What loading the project instructions costs per model call (docs/model-input.md: *Project instructions*): the same in-memory
  * session of N round trips (a fake model, one no-op tool per turn) without instructions (`instructions: false`, the
  * baseline), with the feature on and no file present (three `stat`s per call), and with an 8 KB `AGENTS.md` at the
  * root (read once, then a `stat` per call; the unchanged text is not recorded again). Interleaved, median of `runs`;

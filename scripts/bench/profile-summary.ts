@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /*
- * Where a step's time goes — the method, not the profiles (README: *Performance*):
+ * Where a step's time goes — the method, not the profiles (docs/performance.md: *Performance*):
  *
  *   npm run build
  *   node --cpu-prof --cpu-prof-dir=prof dist/scripts/bench/step.bench.js 1000 1

@@ -86,7 +86,7 @@ const runSession = async (provider: ModelProvider, workspace: string) => {
 };
 
 /**
- * A prefix the provider can cache (README: *A prefix the provider can cache*): a `turns`-turn session (one `read` per
+ * A prefix the provider can cache (docs/model-input.md: *A prefix the provider can cache*): a `turns`-turn session (one `read` per
  * turn, no compaction) against loopback stand-ins of Anthropic's Messages API and an OpenAI-compatible endpoint, each
  * with a stand-in of the vendor's prompt cache. Prints the share of each request's bytes that repeat the previous
  * request's prefix, the share of input tokens the cache served, and — as the baseline in the same run — the same

@@ -72,7 +72,7 @@ const kb = (bytes: number): string => `${(bytes / 1024).toFixed(2)} KB`;
 const verdict = (met: boolean): string => (met ? 'met' : 'NOT met');
 
 /**
- * The step goals (README: *Performance*), each with its figure and its ratio to the floor measured in the same run —
+ * The step goals (docs/performance.md: *Performance*), each with its figure and its ratio to the floor measured in the same run —
  * a raw loop appending one msgpackr batch per round trip to classic-level with `sync: true`. The workload: a fake
  * model asks for one no-op (read-only) tool per turn for N turns through the public API; the median of `runs` runs
  * per size (one at 10,000). Goals: synced round trip ≤ 2× the floor; in-memory ≤ 0.6× the floor and relaxed ≤ 300 µs,

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { cp, mkdtemp } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openLevelEventStore } from '../../stores/index.js';
 import { LiveRenderer } from '../../src/cli/live-renderer.js';
@@ -28,8 +28,27 @@ const runTests = (workspace: string): boolean => {
  * app would), show the test passing, then verify the session by replay. Both test runs are verifications recorded
  * from their exit codes — the first failed, the second passed — and the trace judges the outcome from them.
  */
+/**
+ * Where the demo's project goes: the directory named on the command line (`npm start -- demo`), which must be new or
+ * empty so the demo never writes over a person's files, else a fresh temporary directory.
+ */
+const demoWorkspace = async (named: string | undefined): Promise<string> => {
+  if (named === undefined) return mkdtemp(join(tmpdir(), 'rein-demo-'));
+  const workspace = resolve(named);
+  const entries = await readdir(workspace).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return [];
+    throw error;
+  });
+  if (entries.length > 0) {
+    process.stderr.write(`rein demo: USAGE: ${workspace} is not empty; name a new directory (npm start -- <dir>)\n`);
+    process.exit(2);
+  }
+  await mkdir(workspace, { recursive: true });
+  return workspace;
+};
+
 const main = async (): Promise<void> => {
-  const workspace = await mkdtemp(join(tmpdir(), 'rein-demo-'));
+  const workspace = await demoWorkspace(process.argv[2]);
   await cp(join(demoDirectory, 'sample-project'), workspace, { recursive: true });
   process.stdout.write(`rein demo — workspace ${workspace}\n\nbefore the agent, node --test:\n`);
   runTests(workspace);
@@ -65,7 +84,7 @@ const main = async (): Promise<void> => {
     process.stdout.write(`verifications: ${verifications.map((entry) => `#${entry.seq} ${entry.command ?? entry.name} ${entry.status} (exit ${String(entry.exitCode)})`).join(' · ')}\n`);
     const trace = await analyzeTrace(rebuildTraceView(records), blobText(store, session.id));
     process.stdout.write(`trace: outcome ${trace.outcome}${trace.primary ? ` — ${trace.primary.type} at the ${trace.primary.boundary} boundary${trace.primary.type === 'missing_verification' ? ' (the agent claimed success without running the tests)' : ''}` : ''}\n`);
-    process.stdout.write(`\ninspect it: npx rein show ${session.id} --workspace ${workspace} (also: trace, context --turn 2, inspect --serve)\n`);
+    process.stdout.write(`\ninspect it: npx rein show ${session.id} --workspace ${workspace} (also: trace, context --turn 2, replay, ui)\n`);
     const truthful = verifications.map((entry) => entry.status).join(',') === 'failed,passed' && trace.outcome === 'succeeded';
     if (result.status !== 'completed' || !passing || !truthful) process.exitCode = 1;
   } finally {

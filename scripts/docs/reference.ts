@@ -1,3 +1,5 @@
+import { cliReference } from './cli-reference.js';
+import { machineDiagrams } from './machine-diagrams.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -220,4 +222,6 @@ export const renderErrors = async (root: string): Promise<string> => {
 export const renderReference = async (root: string): Promise<Record<string, string>> => ({
   'docs/reference/records.md': await renderRecords(root),
   'docs/reference/errors.md': await renderErrors(root),
+  'docs/reference/cli.md': `${cliReference()}\n`,
+  'docs/reference/machines.md': machineDiagrams(),
 });

@@ -1,7 +1,7 @@
 import { RequestError } from '@agentclientprotocol/sdk';
 
 /*
- * The JSON-RPC errors `rein acp` answers with (README: *rein acp*). The SDK answers an unknown method (-32601) and
+ * The JSON-RPC errors `rein acp` answers with (docs/editors.md). The SDK answers an unknown method (-32601) and
  * params its schemas refuse (-32602) itself; rein adds its own, each with `data.code`, rein's stable error code.
  */
 

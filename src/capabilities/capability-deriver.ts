@@ -59,7 +59,7 @@ const emptySet: VisibleSet = { names: [], digests: new Map(), digest: setDigest(
 const stringsOf = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
 
 /**
- * Derives each agent's visible set from the log (README: *The visible set*). It folds the capability catalog, the
+ * Derives each agent's visible set from the log (docs/capabilities.md: *The visible set*). It folds the capability catalog, the
  * agents' `tool_search` hits, invalid calls, active skills and input sizes, and reads the MCP servers' state from the
  * session's connection actors; in the step that requests an agent's model call it decides that round's set and, when
  * it differs from the agent's last one (or on the first round), inserts a `capability.diff` before the request. Pure

@@ -153,7 +153,7 @@ const filterOf = (records: readonly RecordEnvelope[], workspace: RewindWorkspace
 };
 
 /**
- * Rewind a stored session (README: *Time travel*). The session must not be running (`store.hold`: `STORE_LOCKED`
+ * Rewind a stored session (docs/replay.md: *Time travel*). The session must not be running (`store.hold`: `STORE_LOCKED`
  * when another process runs it). An interrupted rewind of it is finished first. With `code`: the workspace is scanned
  * and what changed outside rein since the log's last capture is recorded (`workspace.changed`, `outside`); a rewind
  * that would overwrite such a change, or needs a content never stored, is refused with `REWIND_CONFLICT` unless

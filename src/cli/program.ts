@@ -18,6 +18,7 @@ import { registerSandbox } from './commands/sandbox.command.js';
 import { registerChangeCommands } from './commands/changes.command.js';
 import { registerExport, registerServe } from './commands/serve.command.js';
 import { registerAcp } from './commands/acp.command.js';
+import { registerInit } from './commands/init.command.js';
 import { registerVerify } from './commands/verify.command.js';
 
 /** Error codes that mean the command line (or its configuration) was wrong: exit 2. */
@@ -70,6 +71,7 @@ export const commandRegistrars: ReadonlyArray<{ names: readonly string[]; regist
   { names: ['export'], register: (program) => registerExport(program) },
   { names: ['acp'], register: (program) => registerAcp(program) },
   { names: ['verify'], register: (program) => registerVerify(program) },
+  { names: ['init'], register: (program) => registerInit(program) },
 ];
 
 const programExamples = `

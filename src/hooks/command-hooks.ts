@@ -176,7 +176,7 @@ const resultOfBlock = (event: CommandHookEvent, stderr: string): InvokeOutcome =
   }
 };
 
-/** What a command hook gets on stdin: Claude Code's field names, rein's values (see README: *Command hooks*). */
+/** What a command hook gets on stdin: Claude Code's field names, rein's values (see docs/capabilities.md: *Command hooks*). */
 export const commandHookInput = (event: CommandHookEvent, input: Record<string, unknown>): Record<string, unknown> => {
   const base: Record<string, unknown> = { session_id: input.sessionId, cwd: input.cwd, hook_event_name: event, permission_mode: input.mode, agent: input.actor };
   const tool = input.tool as { name: string; input: Record<string, unknown>; callId: string } | undefined;

@@ -84,7 +84,7 @@ export interface PluginProvider {
   create(settings: { model?: string; baseUrl?: string; apiKey?: string }): ModelProvider;
 }
 
-/** A hook a plugin contributes at one point (README: *Hooks*). */
+/** A hook a plugin contributes at one point (docs/capabilities.md: *Hooks*). */
 export interface PluginHook<P extends HookPoint = HookPoint> {
   id: string;
   point: P;

@@ -135,7 +135,7 @@ export const gitControlPaths = (root: string): string[] => {
   return [...all];
 };
 
-/** The names of the project instruction files rein loads (README: *Project instructions*): AGENTS.md, else CLAUDE.md. */
+/** The names of the project instruction files rein loads (docs/model-input.md: *Project instructions*): AGENTS.md, else CLAUDE.md. */
 export const instructionFileNames: readonly string[] = ['AGENTS.md', 'CLAUDE.md'];
 
 /** True for a file name that is a project instruction file (any case: an alias on a case-insensitive file system). */

@@ -35,7 +35,7 @@ export const memoryFill = (hints: MemoryHints, allowance: number, limit: number,
 };
 
 
-/** A context candidate a `contextProject` hook offered (README: *Hooks*): the policy admits or refuses it. */
+/** A context candidate a `contextProject` hook offered (docs/capabilities.md: *Hooks*): the policy admits or refuses it. */
 export interface HookCandidate {
   id: string;
   hookId: string;

@@ -57,7 +57,7 @@ export interface PolicyInput {
   instructions?: ProjectInstructionsPart;
 }
 
-/** The project instructions as one part of the input: their text, tokens and files (README: *Project instructions*). */
+/** The project instructions as one part of the input: their text, tokens and files (docs/model-input.md: *Project instructions*). */
 export interface ProjectInstructionsPart {
   text: string;
   /** The rendered text's blob (`artifact://…`), as `instructions.loaded` records it. */

@@ -46,7 +46,7 @@ export interface SpanProjection extends Projection<SpanView> {
   handles(type: string): boolean;
 }
 
-/** What the span view records and how (README: *OpenTelemetry*). */
+/** What the span view records and how (docs/telemetry.md). */
 export interface SpanViewOptions {
   /**
    * Record content: the task and user messages, model replies and tool calls, tool arguments and results,

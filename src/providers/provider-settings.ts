@@ -34,6 +34,8 @@ export { configFileName } from './config-file-name.js';
 /** What `rein.config.json` may say. Unknown fields are refused, and so is an `apiKey` (keys live in the environment). */
 export const WorkspaceConfig = z
   .object({
+    /** Notes for a person (`rein init` writes some); rein ignores them. JSON has no comments. */
+    $comment: z.union([z.string(), z.array(z.string())]).optional(),
     provider: ProviderName.optional(),
     model: z.string().min(1).optional(),
     baseUrl: z.string().min(1).optional(),
@@ -57,17 +59,17 @@ export const WorkspaceConfig = z
     mcpServers: z.record(z.string(), z.unknown()).optional(),
     /** The discovery policy: at most `visibleLimit` tools per round, `toolShare` of the window for their schemas. */
     capabilities: z.object({ visibleLimit: z.number().int().positive().optional(), toolShare: z.number().positive().max(1).optional() }).strict().optional(),
-    /** Project plugins: local directories (relative to the workspace) or npm package names (README: *Plugins*). */
+    /** Project plugins: local directories (relative to the workspace) or npm package names (docs/capabilities.md: *Plugins*). */
     plugins: z.array(z.string().min(1)).optional(),
     /** Each plugin's own config, by plugin id (what its `setup` gets as `config`). */
     pluginConfig: z.record(z.string(), z.unknown()).optional(),
-    /** Command hooks, in the shape Claude Code's settings use (README: *Command hooks*). */
+    /** Command hooks, in the shape Claude Code's settings use (docs/capabilities.md: *Command hooks*). */
     hooks: CommandHooksConfig.optional(),
-    /** How commands are isolated: `{ mode, network, allowedHosts, loginShell }` (README: *The sandbox*). */
+    /** How commands are isolated: `{ mode, network, allowedHosts, loginShell }` (docs/permissions.md: *The sandbox*). */
     sandbox: SandboxConfig.optional(),
     /** Offer `apply_patch` to real models: `true` for every model, or model-id globs (`["gpt-5*"]`); off by default. */
     applyPatch: z.union([z.boolean(), z.array(z.string().min(1))]).optional(),
-    /** The workspace capture: `{ enabled, gitignore, exclude, include, maxFileMb }` (README: *Time travel*). */
+    /** The workspace capture: `{ enabled, gitignore, exclude, include, maxFileMb }` (docs/replay.md: *Time travel*). */
     capture: CaptureConfig.optional(),
   })
   .strict();

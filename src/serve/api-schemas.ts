@@ -13,7 +13,7 @@ import type { MachineGraph } from '../cli/machine-graph.js';
  * the assertions at the end of this file fail to compile when one drifts from the type it mirrors.
  */
 
-/** Every error answer: `{ error: { code, message } }` with a stable code (README: *Error codes*). */
+/** Every error answer: `{ error: { code, message } }` with a stable code (docs/errors.md: *Error codes*). */
 export const ErrorBody = z.object({ error: z.object({ code: z.string(), message: z.string() }) }).meta({ id: 'ErrorBody' });
 export type ErrorBody = z.infer<typeof ErrorBody>;
 

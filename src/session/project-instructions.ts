@@ -52,7 +52,7 @@ interface Read {
 }
 
 /**
- * A session's project instructions (README: *Project instructions*): the user's file under rein's config home,
+ * A session's project instructions (docs/model-input.md: *Project instructions*): the user's file under rein's config home,
  * `AGENTS.md` at the workspace root and in every folder on the way to the files the agent has read or written (or
  * `CLAUDE.md` where a folder has no `AGENTS.md`). `refresh` re-reads them before each model call (a `stat` per
  * candidate; a file is read again only when its size, time or inode moved) and returns the `instructions.loaded`

@@ -76,7 +76,7 @@ export interface ResumeReport {
   permissionChanges: string[];
   /** With `retryProviderFailure`: the failed session this one is a new attempt of, and the model call it runs again. */
   retryOf?: { sessionId: string; effectId: string; code: string };
-  /** A rewind of the session a crash interrupted, finished before the resume (README: *Time travel*). */
+  /** A rewind of the session a crash interrupted, finished before the resume (docs/replay.md: *Time travel*). */
   rewindFinished?: { toSeq: number; paths: number; verified: boolean };
 }
 

@@ -195,7 +195,7 @@ export class ReinSession<Output = unknown> {
   }
 
   /**
-   * What this session changed in the workspace so far (README: *Time travel*): every `workspace.changed` in log order,
+   * What this session changed in the workspace so far (docs/replay.md: *Time travel*): every `workspace.changed` in log order,
    * one step's (`at`), one call's (`call`), or with `net` its net change. Read from the store; changes nothing.
    */
   diff(options: DiffOptions = {}): Promise<SessionDiff> {

@@ -78,7 +78,7 @@ export interface SessionServices {
   memory?: MemoryServices;
   /** Delegation limits and roles (default `defaultDelegationConfig`: only the root agent delegates, 8 tasks per call). */
   delegation?: DelegationConfig;
-  /** Skills, MCP servers and the discovery policy (README: *Capabilities*); absent: the session's tools, no catalog. */
+  /** Skills, MCP servers and the discovery policy (docs/capabilities.md: *Capabilities*); absent: the session's tools, no catalog. */
   capabilities?: CapabilityServices;
   /** The hook kernel (plugin hooks and guardrails, command hooks); absent or empty: no hook runs. */
   hooks?: HookKernel;
@@ -86,7 +86,7 @@ export interface SessionServices {
   plugins?: PluginHost;
   /** Project instructions (AGENTS.md / CLAUDE.md, the user's file); `false`: none are loaded. */
   instructions?: InstructionOptions | false;
-  /** The workspace capture's settings (README: *Time travel*); absent: no session records its workspace changes. */
+  /** The workspace capture's settings (docs/replay.md: *Time travel*); absent: no session records its workspace changes. */
   capture?: CaptureServices;
   /** The environment block's options; `false`: the model is not shown one. */
   environment?: EnvironmentOptions | false;

@@ -1,4 +1,4 @@
-/** Which vendor's guidance the default system prompt follows (README: *The system prompt and the environment*). */
+/** Which vendor's guidance the default system prompt follows (docs/model-input.md: *The system prompt and the environment*). */
 export type PromptFlavor = 'anthropic' | 'openai' | 'generic';
 
 /** The prompt flavor of a provider name (`anthropic`, `openai-compatible`, `scripted`…). */

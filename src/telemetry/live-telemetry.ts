@@ -12,7 +12,7 @@ import { TelemetryError } from './telemetry-errors.js';
 import { modelInputRefsOf, readModelInput } from './model-inputs.js';
 import type { ModelInputContent } from '../projections/span-attributes.js';
 
-/** `createRein({ telemetry })`: where spans go and what they hold (README: *OpenTelemetry*). */
+/** `createRein({ telemetry })`: where spans go and what they hold (docs/telemetry.md). */
 export interface TelemetryOptions extends SpanViewOptions, ResourceOptions, ShipperOptions {
   /** Any OpenTelemetry `SpanExporter`: OTLP (see `createOtlpExporter`), in-memory, console, a vendor's. */
   exporter: SpanExporter;

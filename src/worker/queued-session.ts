@@ -4,7 +4,7 @@ import { ApprovalDecision, PermissionMode, PermissionSource } from '../../models
 const ProviderIdentity = z.object({ name: z.string().min(1), model: z.string().optional(), source: z.string().optional() });
 
 /**
- * What a queued session carries for the worker that runs it (README: *Workers*): the task, the workspace, the
+ * What a queued session carries for the worker that runs it (docs/postgres.md: *Workers*): the task, the workspace, the
  * provider's identity (name, model, endpoint or script path — never a key: a worker reads its own environment), the
  * scripted provider's script itself, the permission rules and flags, the sandbox overrides, the budgets and the
  * `--plugin` directories.

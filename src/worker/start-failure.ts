@@ -1,5 +1,5 @@
 /**
- * What a worker does with a session it could not run (README: *Workers*): a problem of the session itself — its spec,
+ * What a worker does with a session it could not run (docs/postgres.md: *Workers*): a problem of the session itself — its spec,
  * its provider, its configuration, its log — is the same on every try, so the session ends `failed` with the reason;
  * anything else (a server not up yet, a store that did not answer) may pass, so the session goes back to the queue
  * and is not claimed again before a backoff, at most `StartRetry.maxAttempts` claims in all.

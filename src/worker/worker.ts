@@ -140,7 +140,7 @@ const waitingForOf = (approvals: ReadonlyArray<{ approvalId: string; tool: strin
 ];
 
 /**
- * Run sessions from a PostgreSQL store's queue (README: *Workers*): claim one with a lease (owner, epoch, expiry),
+ * Run sessions from a PostgreSQL store's queue (docs/postgres.md: *Workers*): claim one with a lease (owner, epoch, expiry),
  * renew it while the session runs, and run the session with every append fenced by that epoch, so a worker that lost
  * its lease can never write again and stops its effects. A new session is created; one that ran before continues
  * through the normal resume path (in-doubt effects resolved by their policies). A session that waits for an approval

@@ -20,7 +20,7 @@ interface ChainedRow {
 }
 
 /**
- * The PostgreSQL store's side of the chain (README: *The chain*): its key, the predecessor each stream's next append
+ * The PostgreSQL store's side of the chain (docs/architecture.md: *The chain*): its key, the predecessor each stream's next append
  * starts from (remembered from this process's own appends, else read from the head record, or — for a stream written
  * before the chain — from a walk over its records: the upgrade), the fields and seal of a batch, and the check.
  * Workers that share a store share the key through `REIN_CHAIN_KEY_FILE` (or the option).

@@ -57,7 +57,7 @@ export interface PostgresEventStoreOptions {
   /** `application_name` of the connections (shown in `pg_stat_activity`). */
   applicationName?: string;
   /**
-   * The key that authenticates the chain of every appended record (README: *The chain*). Default: this machine's key
+   * The key that authenticates the chain of every appended record (docs/architecture.md: *The chain*). Default: this machine's key
    * (`$REIN_CHAIN_KEY_FILE`, else `chain.key` in rein's configuration folder): workers on several machines that share
    * a store must share the key, by pointing `REIN_CHAIN_KEY_FILE` at the same key.
    */
@@ -65,7 +65,7 @@ export interface PostgresEventStoreOptions {
 }
 
 /**
- * The PostgreSQL EventStore (README: *PostgreSQL*): records keyed by (stream, seq) in `<schema>.records` with the
+ * The PostgreSQL EventStore (docs/postgres.md): records keyed by (stream, seq) in `<schema>.records` with the
  * codec's bytes and their CRC-32, appended by one server-side function call per batch (lease check, expected-seq check,
  * insert, notify: one round trip, one transaction). `readAll` follows commit order (`transaction_id`,
  * `global_position`, read only below the oldest running transaction). Tails wake on LISTEN/NOTIFY and poll besides.

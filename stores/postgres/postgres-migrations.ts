@@ -22,7 +22,7 @@ export const CONFLICT_SQLSTATE = 'RE002';
  * 2. The session queue `rein worker` runs from: each submitted session's spec, its state and the approval answers
  *    waiting for a worker; `claim` and `release`.
  * 3. `claim` also takes a parked session when it is named (`rein resume` of a session waiting for a person).
- * 4. The chain (README: *The chain*): each record's chain field (`records.chain`, NULL for records written before
+ * 4. The chain (docs/architecture.md: *The chain*): each record's chain field (`records.chain`, NULL for records written before
  *    it) and each stream's seal (`streams.seal`: the head it vouches for, 8 bytes, then its tag), both computed by the
  *    writer under its chain key and stored by `append`, which now takes them. The 18-argument `append` is dropped:
  *    a build without the chain fails to append instead of writing unchained records.

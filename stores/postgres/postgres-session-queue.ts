@@ -63,7 +63,7 @@ export const sessionQueueOf = (store: EventStore): PostgresSessionQueue | undefi
   store.capabilities.fencing && typeof (store as Partial<PostgresEventStore>).listen === 'function' ? new PostgresSessionQueue(store as PostgresEventStore) : undefined;
 
 /**
- * The session queue of a PostgreSQL store (README: *Workers*): sessions submitted to run on workers, leased with an
+ * The session queue of a PostgreSQL store (docs/postgres.md: *Workers*): sessions submitted to run on workers, leased with an
  * owner, an expiry and an epoch that rises with every claim; the event store checks the epoch inside every fenced
  * append. All state lives in the database: any number of workers, on any machines, share one queue.
  */

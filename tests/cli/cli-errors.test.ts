@@ -16,7 +16,7 @@ describe('what the CLI prints for an error', () => {
     expect(cliErrorOf(Object.assign(new TypeError('bad'), { code: 'ERR_INVALID_ARG_TYPE' })).code).toBe('ERROR');
     expect(cliErrorOf(new Error('boom'))).toEqual({ code: 'ERROR', message: 'boom' });
     // Every kind of code the CLI can print is documented.
-    const readme = await readFile(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+    const readme = await readFile(fileURLToPath(new URL('../../docs/errors.md', import.meta.url)), 'utf8');
     for (const listed of ['`ERROR`', '`LEVEL_CORRUPTION`', '`LEVEL_IO_ERROR`', '`LEVEL_LOCKED`', '`EACCES`', '`ENOSPC`']) expect(readme).toContain(listed);
   });
 

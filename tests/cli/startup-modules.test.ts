@@ -7,7 +7,7 @@ import { cliPath, libraryCliPath } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /*
- * What a short command loads decides how fast it starts (README: *CLI start-up*). These tests record every module
+ * What a short command loads decides how fast it starts (docs/cli.md: *Start-up*). These tests record every module
  * Node resolves while the CLI runs (a resolve hook appends each URL to a file) and check that `rein --help`,
  * `rein sessions` and `rein show` load only what they use: a command file that imports the runtime at the top (see
  * the pattern in src/cli/program.ts) fails here instead of quietly slowing every command down. The time itself is

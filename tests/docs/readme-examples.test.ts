@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -10,17 +10,18 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const tsc = join(root, 'node_modules', '.bin', 'tsc');
 
 /**
- * The README's TypeScript examples that stand alone (a block that starts with its imports), with `rein` and
+ * The TypeScript examples of the README and the docs pages that stand alone (a block that starts with its imports), with `rein` and
  * `rein/testing` pointed at the build: what a user who pastes one into a strict project gets.
  */
-const standaloneBlocks = (readme: string): Array<{ line: number; code: string }> => {
-  const blocks: Array<{ line: number; code: string }> = [];
+const standaloneBlocks = (readme: string, name: string): Array<{ line: number; code: string; name: string }> => {
+  const blocks: Array<{ line: number; code: string; name: string }> = [];
   const pattern = /^```ts\n([\s\S]*?)^```$/gm;
   for (const match of readme.matchAll(pattern)) {
     const code = match[1]!;
     if (!code.startsWith('import ')) continue;
     const line = readme.slice(0, match.index).split('\n').length;
     blocks.push({
+      name,
       line,
       code: code
         .replaceAll("from 'rein/testing'", `from '${join(root, 'dist/src/testing/index.js')}'`)
@@ -30,16 +31,17 @@ const standaloneBlocks = (readme: string): Array<{ line: number; code: string }>
   return blocks;
 };
 
-describe('the README examples', () => {
+describe('the examples of the README and the docs', () => {
   let directory: string;
-  let blocks: Array<{ line: number; code: string; file: string }>;
+  let blocks: Array<{ line: number; code: string; name: string; file: string }>;
   beforeAll(async () => {
     // Inside the repository, so the examples resolve its packages (zod, vitest, fast-check, @types/node).
     directory = await mkdtemp(join(root, '.readme-examples-'));
-    const readme = await readFile(join(root, 'README.md'), 'utf8');
+    const pages = ['README.md', ...(await readdir(join(root, 'docs'))).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+    const found = await Promise.all(pages.map(async (page) => standaloneBlocks(await readFile(join(root, page), 'utf8'), page.replace(/\W+/g, '-'))));
     blocks = await Promise.all(
-      standaloneBlocks(readme).map(async (block) => {
-        const file = join(directory, `example-${block.line}.ts`);
+      found.flat().map(async (block) => {
+        const file = join(directory, `${block.name}-${block.line}.ts`);
         await writeFile(file, `${block.code}\nexport {};\n`);
         return { ...block, file };
       }),
@@ -60,7 +62,7 @@ describe('the README examples', () => {
     const block = blocks.find((candidate) => candidate.code.includes('machine: sessionMachine'))!;
     const out = join(directory, 'out');
     await run(tsc, ['--ignoreConfig', '--skipLibCheck', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', '--outDir', out, block.file], { cwd: root });
-    const script = join(out, `example-${block.line}.js`);
+    const script = join(out, `${block.name}-${block.line}.js`);
     await writeFile(script, `${await readFile(script, 'utf8')}\nif (result.violations.length > 0 || result.states < 2) { console.error(JSON.stringify(result)); process.exit(1); }\n`);
     const { stderr } = await run(process.execPath, [script]);
     expect(stderr).toBe('');

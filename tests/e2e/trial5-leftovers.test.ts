@@ -86,11 +86,11 @@ describe('trial 5 leftovers', () => {
     expect(show.stdout).toContain('session ended: cancelled');
   });
 
-  it('the README says which commands take --workspace, --store, --json and --relaxed, and the CLI agrees (E32)', async () => {
-    const readme = await readFile(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+  it('the CLI reference says which commands take --workspace, --store, --json and --relaxed, and the CLI agrees (E32)', async () => {
+    const readme = await readFile(fileURLToPath(new URL('../../docs/cli.md', import.meta.url)), 'utf8');
     const paragraph = readme.slice(readme.indexOf('Every command that works on a'), readme.indexOf("is `USAGE: unknown option '…'`"));
     const common = ['--workspace', '--store', '--json', '--relaxed'];
-    // The exceptions the README names, e.g. `rein worker --store --json`.
+    // The exceptions the reference names, e.g. `rein worker --store --json`.
     const exceptions = new Map([...paragraph.replace(/\n/g, ' ').matchAll(/`rein ([a-z ]+?)((?: --[a-z]+)+)`/g)].map((match) => [match[1]!, match[2]!.trim().split(' ')]));
     expect([...exceptions.keys()].sort()).toEqual(['graph', 'plugins list', 'plugins trust', 'sandbox', 'store copy', 'store migrate', 'worker']);
     const takes = async (command: string) => {

@@ -10,7 +10,7 @@ import { defineTool } from '../../src/tools/tool.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /*
- * The durability rule (README: *Durability*), proven with an fsync counter injected into the LevelDB store rather than
+ * The durability rule (docs/architecture.md: *Durability*), proven with an fsync counter injected into the LevelDB store rather than
  * with SIGKILL (the page cache survives a killed process, so a kill cannot see a missing fsync):
  *
  * - every acknowledgement — a record on `records$`, a record a tail (and so `rein run --json`) emits, a resolved

@@ -31,7 +31,7 @@ const noop = defineTool({
 });
 
 /*
- * Goal 4 of the performance work (README: *Performance*): what a session holds must not grow with its length beyond
+ * Goal 4 of the performance work (docs/performance.md: *Performance*): what a session holds must not grow with its length beyond
  * the context window — views keep their windows, counters and indexes and read the rest from the store. A 20,000-step
  * session (10,000 model → tool round trips) on LevelDB: the heap after a forced GC at round trip 10,000 may exceed the
  * one at round trip 2,000 by at most 1 KB per step. Memory, not time: the measurement does not depend on the load.
