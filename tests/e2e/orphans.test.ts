@@ -312,21 +312,20 @@ describe('no command outlives rein', () => {
       // The write is interrupted between its durable intent and its result: the tool never settles.
       const first = await runCli(['run', 'write a file', '--script', 'script.json', '--json', '--yes'], { cwd: workspace.path });
       expect(first.code).toBe(0);
-      const id = jsonLines(first.stdout)[0]!.stream as string;
+      const ran = jsonLines(first.stdout)[0]!.stream as string;
       const store = await openLevelEventStore(join(workspace.path, '.rein'));
-      const records = await store.read(id);
-      const cut = records.findIndex((record) => record.type === 'tool.started');
+      const records = await store.read(ran);
+      const cut = records.find((record) => record.type === 'tool.started')!;
+      // The log as it was when rein died mid-write (up to and including tool.started), in the same store so the blobs
+      // its records name (the model input, the workspace manifest) are there as they would be; with its temp file.
+      const id = `${ran}-crashed`;
+      await store.fork(ran, cut.seq, { newStream: id });
       await store.close();
-      // Put back the log as it was when rein died mid-write (up to and including tool.started), with its temp file.
-      await rm(join(workspace.path, '.rein'), { recursive: true, force: true });
-      const crashed = await openLevelEventStore(join(workspace.path, '.rein'));
-      await crashed.append(id, records.slice(0, cut + 1).map(({ stream: _stream, seq: _seq, ...draft }) => draft), { expectedSeq: 0 });
-      await crashed.close();
       await rm(join(workspace.path, 'a.txt'));
       await writeFile(join(workspace.path, '.a.txt.rein-0123456789ab.tmp'), 'ne');
       await writeFile(join(workspace.path, '.a.txt.rein-keep.tmp'), 'not ours by name');
       const resumed = await runCli(['resume', id, '--json', '--yes'], { cwd: workspace.path });
-      expect(resumed.code).toBe(0);
+      expect(resumed.code, resumed.stderr).toBe(0);
       const cleaned = jsonLines(resumed.stdout).find((record) => record.type === 'workspace.cleaned');
       expect(cleaned?.data).toMatchObject({ paths: ['.a.txt.rein-0123456789ab.tmp'], reason: 'interrupted-write' });
       expect((await readdir(workspace.path)).filter((name) => name.endsWith('.tmp'))).toEqual(['.a.txt.rein-keep.tmp']);
