@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { gitConfigHazard } from '../policy/git-config-hazard.js';
 import { readdir } from 'node:fs/promises';
 import { release, type as osType } from 'node:os';
 import type { SandboxPolicy } from '../policy/sandbox-policy.js';
@@ -32,14 +33,25 @@ const run = (command: string, args: readonly string[], cwd: string): Promise<str
     execFile(command, [...args], { cwd, timeout: 3_000, maxBuffer: 256 * 1024, env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' } }, (error, stdout) => resolve(error ? undefined : stdout));
   });
 
-/** The repository's branch, state and last commit subjects; undefined when the workspace is not a git work tree. */
+/**
+ * git's own options for every call: a repository configuration the workspace holds may name a program for git to run
+ * (`core.fsmonitor` runs on `git status`); these calls run on the host, so that one is switched off on the command
+ * line, which wins over any file.
+ */
+const safeGit = ['-c', 'core.fsmonitor=false', '-c', 'core.untrackedCache=false'];
+
+/**
+ * The repository's branch, state and last commit subjects; undefined when the workspace is not a git work tree, or
+ * when its configuration could make git run a program (the model may have written it: git is then not run at all).
+ */
 export const gitFacts = async (root: string, commits = 5): Promise<EnvironmentFacts['git']> => {
-  const inside = await run('git', ['rev-parse', '--is-inside-work-tree'], root);
+  if (gitConfigHazard(root, root) !== undefined) return undefined;
+  const inside = await run('git', [...safeGit, 'rev-parse', '--is-inside-work-tree'], root);
   if (inside?.trim() !== 'true') return undefined;
   const [branch, status, log] = await Promise.all([
-    run('git', ['rev-parse', '--abbrev-ref', 'HEAD'], root),
-    run('git', ['status', '--porcelain', '--untracked-files=normal'], root),
-    run('git', ['log', `-${commits}`, '--format=%s'], root),
+    run('git', [...safeGit, 'rev-parse', '--abbrev-ref', 'HEAD'], root),
+    run('git', [...safeGit, 'status', '--porcelain', '--untracked-files=normal'], root),
+    run('git', [...safeGit, 'log', `-${commits}`, '--format=%s'], root),
   ]);
   const changed = (status ?? '').split('\n').filter((line) => line.trim().length > 0).length;
   return {
