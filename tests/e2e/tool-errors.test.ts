@@ -11,9 +11,11 @@ const run = promisify(execFile);
 /** `rein <args>` as an unprivileged user: as root, file modes do not stop a write, so root runs it as `nobody`. */
 const asUnprivileged = async (args: string[], options: { cwd: string; home: string }) => {
   const command = [process.execPath, cliPath, ...args];
-  const [file, argv] = process.getuid?.() === 0 ? ['runuser', ['-u', 'nobody', '--', 'env', `HOME=${options.home}`, ...command]] : [command[0]!, command.slice(1)];
+  // rein's config home (where the chain key is made) is the unprivileged user's too, inside the home it owns.
+  const configHome = join(options.home, '.config', 'rein');
+  const [file, argv] = process.getuid?.() === 0 ? ['runuser', ['-u', 'nobody', '--', 'env', `HOME=${options.home}`, `REIN_CONFIG_HOME=${configHome}`, `REIN_CHAIN_KEY_FILE=${join(configHome, 'chain.key')}`, ...command]] : [command[0]!, command.slice(1)];
   try {
-    const { stdout, stderr } = await run(file, argv, { cwd: options.cwd, env: { ...process.env, HOME: options.home } });
+    const { stdout, stderr } = await run(file, argv, { cwd: options.cwd, env: { ...process.env, HOME: options.home, REIN_CONFIG_HOME: configHome, REIN_CHAIN_KEY_FILE: join(configHome, 'chain.key') } });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };

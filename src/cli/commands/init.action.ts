@@ -4,7 +4,7 @@ import { ReinError } from '../../host/host-errors.js';
 import { configFileName } from '../../providers/config-file-name.js';
 import { WorkspaceConfig } from '../../providers/provider-settings.js';
 import { printText } from '../print-text.js';
-import type { InitOptions } from './init.command.js';
+import type { InitOptions } from './init.flags.js';
 
 /** The providers `rein init` writes a configuration for, with the model it suggests and the variable holding the key. */
 const providers = {

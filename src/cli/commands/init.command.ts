@@ -1,12 +1,7 @@
 import type { Command } from 'commander';
 
-export interface InitOptions {
-  workspace?: string;
-  provider?: string;
-  model?: string;
-  baseUrl?: string;
-  force?: boolean;
-}
+export type { InitOptions } from './init.flags.js';
+import type { InitOptions } from './init.flags.js';
 
 /** `rein init`: a `rein.config.json` for the provider a person picks, `.rein/` in `.gitignore`, and what to run next. */
 export const registerInit = (program: Command): void => {
