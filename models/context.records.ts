@@ -89,8 +89,12 @@ export type HistoryLayout = z.infer<typeof HistoryLayout>;
 
 /**
  * effect (fact) · the context policy projected the model input for one model call attempt. `input` is the blob
- * with the exact `{ messages, tools }` the provider received; the ledger says what was included, excluded and
- * compacted, and why. Written in the settling step's batch (before `model.responded` / `model.failed`).
+ * with the exact `{ messages, tools }` the provider received (its BLAKE3: the projection's digest); the ledger says
+ * what was included, excluded and compacted, and why. Version 2 keeps of the ledger's lists only what the session's
+ * log cannot rebuild — the decisions on what came from outside it (`included` / `excluded` entries of source `memory`,
+ * from the workspace's governance stream, and `hooks`) — and their sizes (`excludedCount`, `compactedCount`, always present); the rest
+ * (version 1 held every entry) `rein context` rebuilds from the log and checks against `input`. Folded into the step
+ * record of the attempt's settlement (a retried attempt's is a record of its own).
  */
 export const ContextProjected = z.object({
   effectId: z.string().min(1),
@@ -106,9 +110,9 @@ export const ContextProjected = z.object({
   /** The last seq of the log the projection was built from. */
   throughSeq: z.number().int().nonnegative(),
   input: z.string(),
-  included: z.array(ContextInclusion),
-  excluded: z.array(ContextExclusion),
-  compacted: z.array(ContextCompaction),
+  included: z.array(ContextInclusion).optional(),
+  excluded: z.array(ContextExclusion).optional(),
+  compacted: z.array(ContextCompaction).optional(),
   /** Where the history shown in full starts (see `HistoryLayout`); absent in logs written before rein recorded it. */
   history: HistoryLayout.optional(),
   /**
@@ -116,5 +120,18 @@ export const ContextProjected = z.object({
    * a provider that caches prompts marks them (Anthropic `cache_control`); at most three.
    */
   cacheBreakpoints: z.array(z.number().int().nonnegative()).max(3).optional(),
+  /** Version 2: how many candidates were left out (the sum of the whole ledger's exclusion counts). */
+  excludedCount: z.number().int().nonnegative().optional(),
+  /** Version 2: how many compactions stood in for older records. */
+  compactedCount: z.number().int().nonnegative().optional(),
+});
+
+/** True for a version-2 ledger, which holds only the memory decisions of its lists (and their sizes). */
+export const isPartialLedger = (projected: Pick<ContextProjected, 'excludedCount'>): boolean => projected.excludedCount !== undefined;
+
+/** The ledger's sizes, from either version: candidates left out, compactions made. */
+export const contextCounts = (projected: Pick<ContextProjected, 'excluded' | 'compacted' | 'excludedCount' | 'compactedCount'>): { excluded: number; compacted: number } => ({
+  excluded: projected.excludedCount ?? (projected.excluded ?? []).reduce((sum, entry) => sum + entry.count, 0),
+  compacted: projected.compactedCount ?? (projected.compacted ?? []).length,
 });
 export type ContextProjected = z.infer<typeof ContextProjected>;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { executionFailure } from './execution-outcome.js';
-import { Denial } from './permission.records.js';
+import { Denial, PermissionMode, ShellClass } from './permission.records.js';
 import { GuardrailEvidence, Provenance } from './turn.records.js';
 
 /**
@@ -41,10 +41,20 @@ const callFields = {
   name: z.string(),
 };
 
-/** effect (fact) · the executor is about to run a tool (written before it runs); `intent` lets resume check it. */
+/**
+ * effect (fact) · the executor is about to run a tool (written before it runs); `intent` lets resume check it. The
+ * pipeline folds the plain checks that let it start into it instead of writing records of their own: `validated`
+ * (its arguments passed schema validation) and `permission` (the mode's plain allow: the decision, rule, reason, mode
+ * and source a `permission.decided` would hold). A read-only tool's `tool.started` is itself folded into its step
+ * record.
+ */
 export const ToolStarted = z.object({
   ...callFields,
   intent: z.record(z.string(), z.unknown()).optional(),
+  validated: z.literal(true).optional(),
+  permission: z
+    .object({ target: z.string().optional(), decision: z.literal('allow'), rule: z.string().nullable(), reason: z.string(), mode: PermissionMode, source: z.literal('mode'), classes: z.array(ShellClass).optional() })
+    .optional(),
 });
 export type ToolStarted = z.infer<typeof ToolStarted>;
 

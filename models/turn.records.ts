@@ -52,14 +52,17 @@ export const UseRow = z.object({
 });
 export type UseRow = z.infer<typeof UseRow>;
 
-/** effect (derived) · witness: the turn's CallSpec and its digest. */
-export const TurnCallSpec = z.object({ turnId: z.string(), callSpec: CallSpec, digest: z.string() });
-/** effect (derived) · witness: the requests and their order-insensitive multiset digest. */
-export const TurnRequests = z.object({ turnId: z.string(), requests: z.array(RequestRow), multisetDigest: z.string() });
-/** effect (derived) · witness: one terminal result per request, and their digest. */
-export const TurnResults = z.object({ turnId: z.string(), rows: z.array(ResultRow), digest: z.string() });
-/** effect (derived) · witness: the disposition of every result, and their digest. */
-export const TurnUses = z.object({ turnId: z.string(), uses: z.array(UseRow), digest: z.string() });
+/**
+ * effect (derived) · witness: the turn's CallSpec and its digest. In a step record the CallSpec itself is left out (it
+ * is the `callSpec` of the `model.responded` that opened the turn); the digest stays.
+ */
+export const TurnCallSpec = z.object({ turnId: z.string(), callSpec: CallSpec.optional(), digest: z.string() });
+/** effect (derived) · witness: the requests and their order-insensitive multiset digest (the rows left out in a step record). */
+export const TurnRequests = z.object({ turnId: z.string(), requests: z.array(RequestRow).optional(), multisetDigest: z.string() });
+/** effect (derived) · witness: one terminal result per request, and their digest (the rows left out in a step record). */
+export const TurnResults = z.object({ turnId: z.string(), rows: z.array(ResultRow).optional(), digest: z.string() });
+/** effect (derived) · witness: the disposition of every result, and their digest (the rows left out in a step record). */
+export const TurnUses = z.object({ turnId: z.string(), uses: z.array(UseRow).optional(), digest: z.string() });
 /** effect (derived) · witness: the join closed; the digest covers requests, results and uses. */
 export const TurnJoinClosed = z.object({ turnId: z.string(), joinDigest: z.string() });
 /** effect (derived) · witness: every mutation obligation holds for this turn. */

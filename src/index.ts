@@ -28,6 +28,8 @@ export type { ReplayCounts, ReplayResult } from './host/replay.js';
 export { verifyRecords } from './host/replay.js';
 export { ReinError } from '../models/rein-error.js';
 export { DivergenceError, OutputError } from './host/host-errors.js';
+export { createEntryReader, entriesOf, flattenRecords, requestsOf, sessionEndedIn, upcastLegacySteps, foldEntries, seqsOf } from './host/step-record.js';
+export type { StepDerived, StepEntry, StepFact, StepTransition, StepIntent, StepEmitted } from '../models/step.records.js';
 export { maxOutputCorrections } from '../machines/session.contract.js';
 export type { ReinErrorCode } from './rein-error-codes.js';
 export type { HostErrorCode } from './host/host-errors.js';

@@ -3,6 +3,7 @@ import { appendFacts } from './host/append-facts.js';
 import { rootPath } from './host/root-path.js';
 import type { PluginHost } from './plugins/plugin-host.js';
 import type { ReinSession } from './session/session-handle.js';
+import { sessionEndedIn } from './host/step-record.js';
 
 /** How a harness records its plugins' stop in the logs of the sessions it ran. */
 export interface PluginStops {
@@ -24,7 +25,7 @@ export const pluginStops = ({ pluginHost, store, clock }: { pluginHost: PluginHo
     if (pluginHost.plugins().length === 0 || pluginsStopped) return session;
     hosted.set(session.id, session);
     const subscription = session.records$.subscribe((record) => {
-      if (record.actor !== rootPath || record.type !== 'session.ended') return;
+      if (!sessionEndedIn(record)) return;
       queueMicrotask(() => subscription.unsubscribe());
       void session
         .whenQuiet()

@@ -17,6 +17,9 @@ export interface UpcastStep {
 export const upcastSteps: readonly UpcastStep[] = [
   // model.attempted v2: the decision `fallback` and `fallbackTo` were added; every v1 record is a valid v2 record.
   { type: 'model.attempted', from: 1, up: (data) => data },
+  // context.projected v2: the ledger's lists became optional (a v2 record keeps their sizes); every v1 record is a
+  // valid v2 record.
+  { type: 'context.projected', from: 1, up: (data) => data },
 ];
 
 /** Raised for a record newer than this build understands (written by a later release). */

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Subscription } from 'rxjs';
-import { loopbackRequestProblem, type Rein } from '../../src/index.js';
+import { loopbackRequestProblem, sessionEndedIn, type Rein } from '../../src/index.js';
 
 /** What a route handler gets: the request, the response, the path parameters and the parsed URL. */
 interface RouteContext {
@@ -94,7 +94,8 @@ const streamRecords = (rein: Rein) => async ({ request, response, params, url }:
   subscriptions.push(
     rein.records(id, from).subscribe((record) => {
       response.write(`id: ${record.seq}\nevent: record\ndata: ${JSON.stringify(record)}\n\n`);
-      if (record.type === 'session.ended' && record.actor === 'root') queueMicrotask(stop);
+      // The root's `session.ended` is an entry of the step record that ends the session.
+      if (sessionEndedIn(record)) queueMicrotask(stop);
     }),
   );
 };

@@ -2,6 +2,8 @@ import type { CapabilityCatalog, CapabilityDescriptor, CapabilityDiff, RemovalRe
 import type { PermissionMode } from '../../models/permission.records.js';
 import { offeredTools, type McpConnectionContext } from '../../machines/mcp-connection.machine.js';
 import { createHash } from 'node:crypto';
+import type { StepDerived } from '../../models/step.records.js';
+import { draftOfEntry } from '../host/step-record.js';
 import { exclusionOf, reportToolName, SelectionPool, skillToolName, toolSearchName, toolBudgetOf, type Candidate } from './visible-set.js';
 
 /** A record as the deriver folds it (an input, a machine's draft, or a stored record when rebuilding). */
@@ -107,6 +109,11 @@ export class CapabilityDeriver {
   /** Fold one record. Stored `capability.diff` records (when rebuilding from a log) set the agent's visible set. */
   observe(record: FoldedRecord): void {
     const type = record.type;
+    if (type === 'step.derived') {
+      // A stored step record (when rebuilding from a log): what it derived, in order.
+      for (const entry of (record.data as StepDerived).derived) this.observe(draftOfEntry(entry));
+      return;
+    }
     const data = (record.data ?? {}) as Record<string, unknown>;
     if (type === 'capability.catalog') {
       this.catalog = data as CapabilityCatalog;

@@ -11,6 +11,7 @@ import { StatusLine } from './status-line.js';
 import { defaultPrices, type Prices } from '../../models/price-table.js';
 import { formatCost, sessionCost } from '../projections/cost.js';
 import { planChecklist, type PlanStepText } from '../projections/plan-text.js';
+import { createEntryReader } from '../host/step-record.js';
 import { callTally, callVerdict, plural, settledCount, summarizeArguments, verdictMark, type CallVerdict, unmatchedRuleText } from './transcript.js';
 
 /** What a completed session's outcome means, in the summary line (`completed · outcome failed (…)`). */
@@ -84,7 +85,11 @@ export class LiveRenderer {
     // Everything shown comes from a model, a tool, a file or a server: its control characters are escaped before any
     // of it is rendered (model text keeps its line breaks), so no `ESC[2K` or carriage return can rewrite a line.
     const subscription = session.live$.subscribe((event) => this.onLive(terminalSafe(event, { newlines: event.type === 'model.delta' })));
-    subscription.add(session.records$.subscribe((record) => this.onRecord(terminalSafe(record))));
+    // In the order the runtime produced them: a step's folded facts (a read-only tool's start) before its input.
+    const reader = createEntryReader();
+    subscription.add(session.records$.subscribe((record) => {
+      for (const entry of reader.push(record)) this.onRecord(terminalSafe(entry));
+    }));
     subscription.add(() => this.status.clear());
     return subscription;
   }

@@ -210,14 +210,15 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
       return `${at}${who}effect ${data.effectId} failed: ${data.error.code}: ${clip(data.error.message)}`;
     case 'session.cancelled':
       return `${at}${who}cancelled: ${data.reason}`;
+    // A step record keeps a witness's digest and leaves its lists to the inputs that hold them.
     case 'turn.call-spec':
-      return `${at}${who}turn ${data.turnId}: CallSpec ${data.digest.slice(0, 15)}… (${data.callSpec.actionMode}, allow ${data.callSpec.toolPolicy.allow.length} tools)`;
+      return `${at}${who}turn ${data.turnId}: CallSpec ${data.digest.slice(0, 15)}…${data.callSpec ? ` (${data.callSpec.actionMode}, allow ${data.callSpec.toolPolicy.allow.length} tools)` : ''}`;
     case 'turn.requests':
-      return `${at}${who}turn ${data.turnId}: ${data.requests.length} requests ${data.multisetDigest.slice(0, 15)}…`;
+      return `${at}${who}turn ${data.turnId}: ${data.requests ? `${data.requests.length} ` : ''}requests ${data.multisetDigest.slice(0, 15)}…`;
     case 'turn.results':
-      return `${at}${who}turn ${data.turnId}: ${data.rows.length} results (${data.rows.filter((row: { status: string }) => row.status === 'error').length} failed)`;
+      return `${at}${who}turn ${data.turnId}: ${data.rows ? `${data.rows.length} results (${data.rows.filter((row: { status: string }) => row.status === 'error').length} failed)` : `results ${data.digest.slice(0, 15)}…`}`;
     case 'turn.uses':
-      return `${at}${who}turn ${data.turnId}: uses ${data.uses.map((use: { disposition: string }) => use.disposition).join(', ')}`;
+      return `${at}${who}turn ${data.turnId}: ${data.uses ? `uses ${data.uses.map((use: { disposition: string }) => use.disposition).join(', ')}` : `uses ${data.digest.slice(0, 15)}…`}`;
     case 'turn.join-closed':
       return `${at}${who}turn ${data.turnId}: join closed ${data.joinDigest.slice(0, 15)}…`;
     case 'turn.mutation-ready':

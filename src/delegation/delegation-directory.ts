@@ -1,5 +1,6 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { DelegatedTask, DelegationStarted } from '../../models/delegation.records.js';
+import { foldEntries } from '../host/step-record.js';
 
 /** One running child agent as the runtime knows it: its resolved task package and the agent it serves. */
 export interface ChildEntry {
@@ -8,6 +9,9 @@ export interface ChildEntry {
   callId: string;
   task: DelegatedTask;
 }
+
+const delegationTypes = new Set(['delegation.started', 'delegation.completed', 'delegation.failed']);
+const wanted = (type: string): boolean => delegationTypes.has(type);
 
 /**
  * The child agents of a session that are running, folded from the log (`delegation.started` adds one,
@@ -18,10 +22,14 @@ export class DelegationDirectory {
   private readonly children = new Map<string, ChildEntry>();
   private lastSeq = 0;
 
-  /** Fold one durable record (records at or below the last folded seq are ignored). */
-  observe(record: RecordEnvelope): void {
-    if (record.seq <= this.lastSeq) return;
-    this.lastSeq = record.seq;
+  /** Fold one durable record (records at or below the last folded seq are ignored; a step record's entries are read). */
+  observe(stored: RecordEnvelope): void {
+    if (stored.seq <= this.lastSeq) return;
+    this.lastSeq = stored.seq;
+    foldEntries(undefined, stored, (_, record) => this.observeEntry(record), wanted);
+  }
+
+  private observeEntry(record: RecordEnvelope): undefined {
     if (record.type === 'delegation.started') {
       const data = record.data as DelegationStarted;
       this.children.set(data.child, { path: data.child, parent: data.parent, callId: data.callId, task: data.task });
@@ -32,6 +40,7 @@ export class DelegationDirectory {
       // A child that delegated itself takes its own children with it when it ends.
       if (entry && entry.task.tools.includes('delegate_task')) for (const path of [...this.children.keys()]) if (path.startsWith(`${child}/`)) this.children.delete(path);
     }
+    return undefined;
   }
 
   get(path: string): ChildEntry | undefined {

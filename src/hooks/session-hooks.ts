@@ -7,6 +7,7 @@ import { rootPath } from '../host/actor-tree.js';
 import type { HookKernel } from './hook-kernel.js';
 import { decidePoint } from './decide-point.js';
 import type { PointDecision } from './hook-types.js';
+import { entriesOf } from '../host/step-record.js';
 
 /** Where a session's hook facts go: the session host's fact queue (the same single writer as every step). */
 export interface HookFactSink {
@@ -54,8 +55,12 @@ export class SessionHooks {
     return this.track(rootPath, 'sessionStart', { task });
   }
 
-  /** Run the observer points a durable record calls for. */
-  observe(record: RecordEnvelope): void {
+  /** Run the observer points a durable record calls for (a step record's: those of the records it stands for). */
+  observe(stored: RecordEnvelope): void {
+    for (const record of entriesOf(stored)) this.observeEntry(record);
+  }
+
+  private observeEntry(record: RecordEnvelope): void {
     if (record.type === 'delegation.started' && this.kernel.has('subagentStart')) {
       const started = record.data as DelegationStarted;
       void this.track(started.parent, 'subagentStart', { child: started.child, role: started.task.role, objective: started.task.objective });

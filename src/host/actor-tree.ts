@@ -4,7 +4,8 @@ import type { RecordEnvelope } from '../../models/envelope.js';
 import type { SessionCreated } from '../../models/session.records.js';
 import { awaitsTimer, delegationMachine, type DelegationContext } from '../../machines/delegation.machine.js';
 import { sessionMachine, type SessionContext, type SessionEvent } from '../../machines/session.machine.js';
-import type { ApprovalQuestion, PermissionContext } from '../../machines/permission.machine.js';
+import type { PermissionContext } from '../../machines/permission.machine.js';
+import { rootInputOf, type MachineTree, type PendingApproval } from './machine-tree.js';
 import type { McpConnectionContext } from '../../machines/mcp-connection.machine.js';
 import { ReinError } from './host-errors.js';
 import { StepCollector, type DerivedDraft } from './step-collector.js';
@@ -14,8 +15,7 @@ export { rootPath } from './root-path.js';
 
 type RootActor = Actor<typeof sessionMachine>;
 
-/** An approval question some agent of the tree waits on, with the call's arguments and the asking agent's path. */
-export type PendingApproval = ApprovalQuestion & { arguments: Record<string, unknown>; actor: string };
+export type { PendingApproval } from './machine-tree.js';
 
 interface TreeSnapshot {
   status: string;
@@ -28,10 +28,12 @@ const eventOf = (record: Pick<RecordEnvelope, 'type' | 'data'>): SessionEvent =>
   ({ ...(record.data as Record<string, unknown>), type: record.type }) as SessionEvent;
 
 /**
- * A session's actor tree plus the collector that turns its transitions into records. Deterministic: the same
- * input records always produce the same derived drafts, which is what lets replay verify a log.
+ * The running tree (see `MachineTree`): a session's actors as xstate actors, plus the collector that turns their
+ * inspection stream into records. Used when something inspects the session (the Stately inspector reads the same
+ * stream); it derives exactly the records the interpreted tree derives. Deterministic: the same input records always
+ * produce the same derived drafts, which is what lets replay verify a log.
  */
-export class ActorTree {
+export class ActorTree implements MachineTree {
   private constructor(
     private readonly root: RootActor,
     private readonly collector: StepCollector,
@@ -43,7 +45,7 @@ export class ActorTree {
     const root = createActor(sessionMachine, {
       id: rootPath,
       systemId: rootPath,
-      input: { path: rootPath, sessionId: created.sessionId, budgets: created.budgets, ...(created.policy ? { mutationPolicyDigest: created.policy.mutationPolicyDigest } : {}), ...(created.conversation ? { conversation: true } : {}) },
+      input: rootInputOf(created),
       inspect: ActorTree.inspector(collector, options.inspect),
     });
     root.start();

@@ -7,14 +7,19 @@ import type { Usage } from '../../models/budgets.js';
 import type { StateValue } from '../../models/actor.records.js';
 import type { EventStore, StoredSnapshot } from '../../stores/event-store.js';
 import type { EffectExecutors, EffectRequest, FactDraft, Settlement } from '../effects/effect.js';
-import { rootPath, type ActorTree } from './actor-tree.js';
+import { rootPath } from './root-path.js';
+import type { MachineTree } from './machine-tree.js';
 import { ReinError } from './host-errors.js';
 import type { LiveEvent } from '../../models/live-events.js';
 import { createIdGenerator } from './record-ids.js';
 import { ToolLane } from './tool-lane.js';
+import { derivedViewsOf, requestsOf, stepDataOf, stepRecordType, type DerivedDraft, type FoldedFact } from './step-record.js';
+import { foldedFactTypes } from '../../models/step.records.js';
 import { RunningEffects } from './running-effects.js';
 import { initialStatusState, statusOfState, statusStateOf, type SessionStatusState, type StatusSource } from './session-status.js';
 import type { CapabilityDeriver } from '../capabilities/capability-deriver.js';
+
+const stepRecordVersion = versionOf('step.derived');
 
 /** An input for one step: the host stamps ids, time and seq. `actor` defaults to the root agent. */
 export interface InputDraft {
@@ -69,7 +74,7 @@ export interface SessionResult {
 export interface SessionHostOptions {
   store: EventStore;
   stream: string;
-  tree: ActorTree;
+  tree: MachineTree;
   head: number;
   /** The host clock at `session.created` (epoch ms); `elapsedMs` counts from it. */
   createdAt: number;
@@ -143,7 +148,7 @@ export class SessionHost {
   readonly stream: string;
 
   private readonly store: EventStore;
-  private readonly tree: ActorTree;
+  private readonly tree: MachineTree;
   private readonly executors: EffectExecutors;
   private readonly clock: () => number;
   private readonly newId: () => string;
@@ -229,7 +234,7 @@ export class SessionHost {
   }
 
   /** The approval questions the session is waiting on. */
-  pendingApprovals(): ReturnType<ActorTree['pendingApprovals']> {
+  pendingApprovals(): ReturnType<MachineTree['pendingApprovals']> {
     return this.tree.pendingApprovals();
   }
 
@@ -272,9 +277,17 @@ export class SessionHost {
       const record: RecordDraft = { id: this.newId(), type: input.type, v: versionOf(input.type), at, actor: input.actor ?? rootPath, data, ...(input.cause ? { cause: input.cause } : {}), ...(input.corr ? { corr: input.corr } : {}) };
       const machineDrafts = this.tree.apply(record);
       const derived = this.capabilities ? this.capabilities.derive(record, machineDrafts, () => this.tree.mcpConnections()) : machineDrafts;
-      const drafts: RecordDraft[] = input.facts ? this.factDrafts(input.facts, at, input.actor, input.cause) : [];
+      // The settlement's facts that belong to the step (its model attempt and context, a read-only tool's start) are
+      // folded into the step record; the others keep records of their own, before the input.
+      const folded: FoldedFact[] = [];
+      const separate: FactDraft[] = [];
+      for (const fact of input.facts ?? []) {
+        if (foldedFactTypes.has(fact.type)) folded.push({ type: fact.type, data: fact.data as Record<string, unknown>, at: Math.max(fact.at ?? at, this.lastAt), ...(fact.corr ? { corr: fact.corr } : {}) });
+        else separate.push(fact);
+      }
+      const drafts: RecordDraft[] = separate.length > 0 ? this.factDrafts(separate, at, input.actor, input.cause) : [];
       drafts.push(record);
-      for (const draft of derived) drafts.push({ id: this.newId(), v: versionOf(draft.type), at, cause: record.id, ...draft });
+      drafts.push({ id: this.newId(), type: stepRecordType, v: stepRecordVersion, at, actor: record.actor, cause: record.id, data: stepDataOf(derived as DerivedDraft[], folded, at) });
       const stopped = this.tree.drainStopped();
       const done = this.tree.done;
       // The store's durability decides (synced per step by default, group-committed when relaxed).
@@ -287,7 +300,7 @@ export class SessionHost {
           if (snapshot) await this.store.saveSnapshot(this.stream, snapshot);
           if (stopped.length > 0) this.dropEffectsOf(stopped);
           // A hook stopped the session: nothing this batch requested starts; the cancellation is queued next.
-          if (!this.stopIfAsked(stored)) for (const entry of stored) if (entry.type === 'effect.requested') this.startEffect(entry);
+          if (!this.stopIfAsked(stored)) for (const entry of stored) if (entry.type === stepRecordType) for (const request of requestsOf(entry)) this.startEffect(request);
           if (done) this.finish(stored);
           return stored;
         })
@@ -349,7 +362,10 @@ export class SessionHost {
     return facts.map((fact): RecordDraft => ({ id: this.newId(), v: versionOf(fact.type), at, actor: actor ?? rootPath, ...(cause ? { cause } : {}), ...fact }));
   }
 
-  /** Start an effect whose `effect.requested` record is already durable (after a step, or on resume). */
+  /**
+   * Start an effect whose request is already durable (after a step, or on resume): `record` is its `effect.requested`
+   * (as `requestsOf` reads it from a step record: the step record's id, the intent's actor, corr and data).
+   */
   startEffect(record: RecordEnvelope): void {
     const data = record.data as { effectId: string; kind: EffectKind; args: Record<string, unknown> };
     // Interrupted while the step that requested it was being written: it stays requested and unstarted (resume runs it).
@@ -712,7 +728,10 @@ export class SessionHost {
   }
 
   private finish(stored: readonly RecordEnvelope[]): void {
-    this.endedRecord = stored.find((record) => record.type === 'session.ended' && record.actor === rootPath) ?? this.endedRecord;
+    for (const record of stored) {
+      if (record.type !== stepRecordType) continue;
+      for (const entry of derivedViewsOf(record)) if (entry.type === 'session.ended' && entry.actor === rootPath) this.endedRecord = entry;
+    }
     for (const effect of this.running.values()) effect.controller.abort(new ReinError('SESSION_ENDED', 'the session ended'));
   }
 

@@ -1,3 +1,4 @@
+import type { StepDerived } from '../../models/step.records.js';
 import { rootPath } from './root-path.js';
 
 /** The fields of a record (stored or drafted) that decide a session's status. */
@@ -25,8 +26,10 @@ export interface SessionStatusState {
 
 export const initialStatusState: SessionStatusState = { interrupted: false, waiting: [] };
 
+/** The status a root state value stands for (a step record stores `running.awaitingApproval` as a path). */
 const machineStatusOf = (to: unknown): string => {
   if (to === 'idle') return 'idle';
+  if (to === 'running.awaitingApproval') return 'awaiting-approval';
   return typeof to === 'object' && to !== null && (to as { running?: unknown }).running === 'awaitingApproval' ? 'awaiting-approval' : 'active';
 };
 
@@ -46,6 +49,7 @@ export const nextStatusState = (state: SessionStatusState, record: StatusSource)
   if (typeof data.effectId === 'string' && state.waiting.includes(data.effectId)) {
     return { ...state, waiting: state.waiting.filter((id) => id !== data.effectId) };
   }
+  if (record.type === 'step.derived') return stepStatusState(state, record.data as StepDerived);
   if (record.actor !== rootPath) return state;
   switch (record.type) {
     case 'session.ended':
@@ -61,6 +65,17 @@ export const nextStatusState = (state: SessionStatusState, record: StatusSource)
     default:
       return state;
   }
+};
+
+/** A step record's root transitions and root `session.ended`, folded in order (as the records they replaced would be). */
+const stepStatusState = (state: SessionStatusState, step: StepDerived): SessionStatusState => {
+  let next = state;
+  for (const entry of step.derived) {
+    if (entry[1] !== rootPath) continue;
+    if (entry[0] === 0) next = { ...next, interrupted: false, machine: machineStatusOf(entry[4]) };
+    else if (entry[0] === 2 && entry[2] === 'session.ended') next = { ...next, ended: String(entry[3].status) };
+  }
+  return next;
 };
 
 /**

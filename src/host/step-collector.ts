@@ -2,13 +2,9 @@ import type { ActorRefLike, InspectionEvent } from 'xstate';
 import type { StateValue } from '../../models/actor.records.js';
 import type { EmitRecordParams, RequestEffectParams } from '../../machines/session.machine.js';
 
-/** A record a machine produced during a step, before the host stamps `id`, `at`, `cause` and `seq`. */
-export interface DerivedDraft {
-  type: string;
-  actor: string;
-  data: Record<string, unknown>;
-  corr?: string;
-}
+import type { DerivedDraft } from './step-record.js';
+
+export type { DerivedDraft } from './step-record.js';
 
 interface ActorState {
   path: string;

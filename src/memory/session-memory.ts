@@ -9,6 +9,7 @@ import type { FactDraft } from '../../models/envelope.js';
 import { valuesOf } from '../projections/persistent-map.js';
 import { memoryProjection, type MemoryView } from '../projections/memory.view.js';
 import { reducerOf } from '../projections/projection.js';
+import { entriesOf } from '../host/step-record.js';
 import { normalizeContent, sharesKey } from './governance-policy.js';
 import { extractCandidates } from './candidate-extractor.js';
 import type { GovernanceLog } from './governance-log.js';
@@ -101,8 +102,12 @@ export class SessionMemory implements ToolMemoryProvider {
   }
 
   /** Fold one durable record of the session (stored or live, in seq order). */
-  observe(record: RecordEnvelope): void {
-    this.#session = this.#reduce(this.#session, record);
+  observe(stored: RecordEnvelope): void {
+    this.#session = this.#reduce(this.#session, stored);
+    for (const record of entriesOf(stored)) this.#observeEntry(record);
+  }
+
+  #observeEntry(record: RecordEnvelope): void {
     if (record.type === 'memory.unavailable') this.markUnavailable(record.data as { code: string; message: string });
     if (record.type === 'verification.recorded' && (record.data as { status?: unknown; command?: unknown }).status === 'failed' && (record.data as { command?: unknown }).command) this.#sawFailedRun = true;
     if (record.type === 'model.responded') {
@@ -121,7 +126,9 @@ export class SessionMemory implements ToolMemoryProvider {
   /** Start writing: extract candidates from live records, and govern the session's candidates when it ends. */
   attach(host: MemoryHost): void {
     this.#host = host;
-    host.records$.subscribe((record) => this.#onLive(record));
+    host.records$.subscribe((record) => {
+      for (const entry of entriesOf(record)) this.#onLive(entry);
+    });
   }
 
   /** Re-read the governance stream when the last read is older than the refresh interval (or `force`). */

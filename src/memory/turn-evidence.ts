@@ -4,6 +4,7 @@ import type { MemoryProposed } from '../../models/memory.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
 import type { z } from 'zod';
 import type { TurnBlocked, TurnMutationReady } from '../../models/turn.records.js';
+import { flattenRecords } from '../host/step-record.js';
 
 /** Where a tool turn of a session got to, as its typestate recorded it (`turn.mutation-ready` / `turn.blocked`). */
 export type TurnStatus = { status: 'mutation-ready' } | { status: 'blocked'; classes: readonly string[] };
@@ -40,7 +41,7 @@ export const turnEvidenceOf = (records: Iterable<RecordEnvelope>): TurnEvidence 
   const callTurns = new Map<string, string>();
   const verifications = new Map<string, boolean>();
   let ended = false;
-  for (const record of records) {
+  for (const record of flattenRecords(records)) {
     switch (record.type) {
       case 'model.responded': {
         const data = record.data as ModelResponded;

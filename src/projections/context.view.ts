@@ -13,6 +13,7 @@ import type { HookDecided } from '../../models/hook.records.js';
 import { prepend, type PersistentList } from './persistent-list.js';
 import type { Projection, ViewState } from './projection.js';
 import { patchPaths } from '../tools/patch/patch-paths.js';
+import { foldEntries } from '../host/step-record.js';
 
 /** Points whose `additionalContext` the model is shown (with the result, or with the next user message). */
 const hookContextPoints: ReadonlySet<string> = new Set(['postToolUse', 'userPromptSubmit', 'sessionStart']);
@@ -314,19 +315,28 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
 
   const delegationTypes = new Set(['delegation.started', 'delegation.joined', 'delegation.completed', 'delegation.failed']);
 
+  const applyRecord = (view: ContextView, record: RecordEnvelope): ContextView => {
+    if (record.type === 'session.created') {
+      const created = record.data as SessionCreated;
+      return { ...view, goal: { text: created.task, seq: record.seq }, workspace: created.workspace };
+    }
+    if (delegationTypes.has(record.type)) return applyDelegation(view, record);
+    if (!relevant.has(record.type)) return view;
+    const actor = view.actors.get(record.actor) ?? emptyActorContext(record.actor);
+    const next = applyToActor(actor, record);
+    return next === actor ? view : withActor(view, next);
+  };
+
   return {
     name: 'context',
     initial: () => ({ seq: 0, actors: PersistentReadonlyMap.empty<ActorContext>() }),
     apply(view, record) {
-      if (record.type === 'session.created') {
-        const created = record.data as SessionCreated;
-        return { ...view, goal: { text: created.task, seq: record.seq }, workspace: created.workspace };
-      }
-      if (delegationTypes.has(record.type)) return applyDelegation(view, record);
-      if (!relevant.has(record.type)) return view;
-      const actor = view.actors.get(record.actor) ?? emptyActorContext(record.actor);
-      const next = applyToActor(actor, record);
-      return next === actor ? view : withActor(view, next);
+      // A step record: its folded `context.projected` and derived delegation and report records, as those records.
+      return foldEntries(view, record, applyRecord, wanted);
     },
   };
 };
+
+/** What the context projection reads, by type (the rest of a step record is not even built). */
+const contextTypes = new Set(['session.created', 'user.message', 'model.responded', 'tool.settled', 'verification.recorded', 'context.projected', 'report.rejected', 'hook.decided', 'delegation.started', 'delegation.joined', 'delegation.completed', 'delegation.failed']);
+const wanted = (type: string): boolean => contextTypes.has(type);

@@ -10,6 +10,7 @@ import { executionFailure } from '../../models/execution-outcome.js';
 import { attr, operation, reinAttr } from '../telemetry/gen-ai-attributes.js';
 import type { GenAiSpan, SpanAttributeValue } from '../telemetry/span-types.js';
 import type { SpanDraft } from './span-state.js';
+import { contextCounts } from '../../models/context.records.js';
 
 /*
  * What the span projection writes on spans and span events, record by record: pure functions of a record's data.
@@ -99,8 +100,8 @@ export const contextAttributes = (projected: ContextProjected): Attributes => ({
   [reinAttr.contextInput]: projected.input,
   [reinAttr.contextTokens]: projected.estimatedTokens,
   [reinAttr.contextPhase]: projected.phase,
-  [reinAttr.contextExcluded]: projected.excluded.reduce((sum, entry) => sum + entry.count, 0),
-  [reinAttr.contextCompacted]: projected.compacted.length,
+  [reinAttr.contextExcluded]: contextCounts(projected).excluded,
+  [reinAttr.contextCompacted]: contextCounts(projected).compacted,
 });
 
 /** The event of a model attempt that did not end the call (`rein.model.<decision>`: retry, fallback…). */

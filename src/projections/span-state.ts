@@ -1,3 +1,4 @@
+import type { RecordEnvelope } from '../../models/envelope.js';
 import type { GenAiSpan, SpanAttributeValue, SpanEventData, SpanKindName, SpanLinkData, SpanStatusData } from '../telemetry/span-types.js';
 import { reinAttr } from '../telemetry/gen-ai-attributes.js';
 import { emptyMap, entriesOf, getIn, removeIn, setIn, valuesOf, type PersistentMap } from './persistent-map.js';
@@ -56,6 +57,11 @@ export interface SpanView extends ViewState {
   readonly unlinked: number;
   /** The spans that ended at record `seq`, children before parents; empty for most records. */
   readonly ended: readonly GenAiSpan[];
+  /**
+   * An input read but not applied yet: the step record after it holds facts that came before it (its model call's
+   * context and attempt, a read-only tool's start), which its spans need first. Applied with the next record.
+   */
+  readonly held?: RecordEnvelope;
 }
 
 const noSpans: readonly GenAiSpan[] = Object.freeze([]);
@@ -94,6 +100,7 @@ export const draftOf = (view: SpanView, seq: number, lastAt: number): SpanDraft 
   lastAt,
   unlinked: view.unlinked,
   ended: noSpans,
+  held: undefined,
 });
 
 export const spanOf = (draft: SpanDraft, key: string): OpenSpan | undefined => getIn(draft.open, key);

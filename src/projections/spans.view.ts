@@ -13,6 +13,8 @@ import { spanIdOf, traceIdOf } from '../telemetry/span-ids.js';
 import type { GenAiSpan } from '../telemetry/span-types.js';
 import { getIn, removeIn, setIn, valuesOf } from './persistent-map.js';
 import { reducerOf, type Projection } from './projection.js';
+import { recordClassOf } from '../../models/records.js';
+import { derivedViewsOf, entriesOf, factViewsOf } from '../host/step-record.js';
 import {
   agentPathOf,
   attemptEventAttributes,
@@ -44,6 +46,8 @@ export type { ModelInputContent } from './span-attributes.js';
  */
 export interface SpanProjection extends Projection<SpanView> {
   handles(type: string): boolean;
+  /** The view with the input it still holds applied (see `SpanView.held`): what an export of a finished log reads last. */
+  flush(view: SpanView): SpanView;
 }
 
 /** What the span view records and how (docs/telemetry.md). */
@@ -308,19 +312,37 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
     },
   };
 
+  const handle = (draft: SpanDraft, entries: readonly RecordEnvelope[]): SpanDraft => {
+    for (const entry of entries) {
+      if (draft.rootEnded) break;
+      if (entry.at > draft.lastAt) draft.lastAt = entry.at;
+      handlers[entry.type]?.(draft, entry);
+    }
+    return draft;
+  };
+
   return {
     name: 'spans',
-    handles: (type) => Object.hasOwn(handlers, type),
+    // Inputs are held for the step record after them (see `SpanView.held`), and step records release them.
+    handles: (type) => Object.hasOwn(handlers, type) || type === 'step.derived' || recordClassOf(type) === 'input',
     initial: initialSpanView,
     apply(view, record) {
-      const handler = view.rootEnded ? undefined : handlers[record.type];
       const draft = draftOf(view, record.seq, view.lastAt >= record.at ? view.lastAt : record.at);
       if (!draft.stream) {
         draft.stream = record.stream;
         draft.traceId = traceIdOf(record.stream);
       }
-      handler?.(draft, record);
-      return draft;
+      const held = view.held;
+      // A step's facts (its model call's context and attempt, a read-only tool's start) came before its input.
+      if (held && record.type === 'step.derived' && record.cause === held.id) return handle(draft, [...factViewsOf(record, held), held, ...derivedViewsOf(record)]);
+      const entries = held ? [held] : [];
+      if (recordClassOf(record.type) === 'input') draft.held = record;
+      else entries.push(...entriesOf(record));
+      return handle(draft, entries);
+    },
+    flush(view) {
+      if (!view.held) return view;
+      return handle(draftOf(view, view.seq, view.lastAt), [view.held]);
     },
   };
 };
@@ -352,6 +374,9 @@ export const spansOfRecords = (records: Iterable<RecordEnvelope>, options: SpanV
     if (next !== view) spans.push(...next.ended);
     view = next;
   }
+  const flushed = projection.flush(view);
+  if (flushed !== view) spans.push(...flushed.ended);
+  view = flushed;
   spans.push(...finishOpenSpans(view, options));
   return spans;
 };

@@ -29,9 +29,14 @@ export const byCall = (record: RecordEnvelope) => {
   return (action: TraceAction) => action.callId === callId;
 };
 
-/** Change the open turn of the record's actor when the record's `cause` is that turn's request; else it is unlinked. */
+/**
+ * Change the open turn of the record's actor when the record is about that turn's model call (its `effectId`, or —
+ * for a record without one — its `cause` is the turn's request); else it is unlinked.
+ */
 export const applyToTurn = (view: TraceView, record: RecordEnvelope, change: (turn: TraceTurn) => TraceTurn | undefined): TraceView => {
   const turn = view.open[record.actor];
-  const next = turn && turn.requested.id === record.cause ? change(turn) : undefined;
+  const effectId = (record.data as { effectId?: unknown } | undefined)?.effectId;
+  const linked = turn !== undefined && (typeof effectId === 'string' ? turn.effectId === effectId : turn.requested.id === record.cause);
+  const next = linked ? change(turn) : undefined;
   return next ? withTurn(view, next) : { ...view, unlinked: view.unlinked + 1 };
 };

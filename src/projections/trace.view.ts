@@ -1,5 +1,5 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
-import type { ContextProjected } from '../../models/context.records.js';
+import { contextCounts, type ContextProjected } from '../../models/context.records.js';
 import type { EffectFailed, EffectRequested } from '../../models/effect.records.js';
 import type { ModelAttempted, ModelFailed, ModelResponded } from '../../models/model.records.js';
 import type { SessionCreated, SessionEnded } from '../../models/session.records.js';
@@ -8,6 +8,7 @@ import type { ShellClass } from '../../models/permission.records.js';
 import type { HookDecided } from '../../models/hook.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
 import { prepend } from './persistent-list.js';
+import { foldEntries } from '../host/step-record.js';
 import { initialStatusState, nextStatusState } from '../host/session-status.js';
 import type { Projection } from './projection.js';
 import { applyDelegationRecord, delegationRecords } from './trace-delegation.js';
@@ -62,11 +63,14 @@ export const traceProjection: Projection<TraceView> = {
   name: 'trace',
   initial: () => ({ seq: 0, tools: [], users: undefined, closed: undefined, open: {}, verifications: undefined, notes: undefined, unlinked: 0, status: initialStatusState }),
   apply(view, record) {
-    const applied = applyTraceRecord(view, record);
+    // A step record is read as the records it stands for (transitions aside: only the status reads them).
+    const applied = foldEntries(view, record, applyTraceRecord, notTransition);
     const status = nextStatusState(view.status, record);
     return status === applied.status ? applied : { ...applied, status };
   },
 };
+
+const notTransition = (type: string): boolean => type !== 'actor.transitioned';
 
 const applyTraceRecord = (view: TraceView, record: RecordEnvelope): TraceView => {
   const data = record.data as Record<string, unknown>;
@@ -85,7 +89,7 @@ const applyTraceRecord = (view: TraceView, record: RecordEnvelope): TraceView =>
       const projected = record.data as ContextProjected;
       return applyToTurn(view, record, (turn) => ({
         ...turn,
-        contexts: [...turn.contexts, { ...ref(record), attempt: projected.attempt, input: projected.input, estimatedTokens: projected.estimatedTokens, phase: projected.phase, excluded: projected.excluded.reduce((sum, entry) => sum + entry.count, 0), compacted: projected.compacted.length }],
+        contexts: [...turn.contexts, { ...ref(record), attempt: projected.attempt, input: projected.input, estimatedTokens: projected.estimatedTokens, phase: projected.phase, ...contextCounts(projected) }],
       }));
     }
     case 'model.attempted': {

@@ -6,6 +6,7 @@ import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { DelegationStarted } from '../../models/delegation.records.js';
 import { reportTool } from '../../machines/session.machine.js';
 import { submitReportTool } from '../tools/submit-report.tool.js';
+import { flattenRecords } from '../host/step-record.js';
 
 /** A permission decision as a pluggable policy returns it. */
 export interface DryRunVerdict {
@@ -68,7 +69,7 @@ export const dryRunSession = (records: readonly RecordEnvelope[], options: { reg
   const requests: Array<{ record: RecordEnvelope; data: EffectRequested }> = [];
   // A child agent's `submit_report` is checked against that child's output contract.
   const reportTools = new Map<string, AnyToolDefinition>();
-  for (const record of records) {
+  for (const record of flattenRecords(records)) {
     if (record.type === 'delegation.started') {
       const started = record.data as DelegationStarted;
       reportTools.set(started.child, submitReportTool(started.task.contract));

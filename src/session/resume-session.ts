@@ -3,7 +3,8 @@ import type { EffectKind, EffectResolution, ResumePolicy } from '../../models/ef
 import { SessionCreated } from '../../models/session.records.js';
 import type { FactDraft } from '../../models/envelope.js';
 import type { EffectExecutors, EffectRequest, EffectResumeCheck } from '../effects/effect.js';
-import { ActorTree, rootPath } from '../host/actor-tree.js';
+import { rootPath } from '../host/root-path.js';
+import { restoreSessionTree } from '../host/session-tree.js';
 import { ReinError } from '../host/host-errors.js';
 import { verifyStreamChain } from './verify-session.js';
 import { readSessionRecords } from './read-session.js';
@@ -27,6 +28,7 @@ import { restoredPolicy } from '../policy/permission-policy.js';
 import { unmatchedRuleFacts } from '../policy/unmatched-rules.js';
 import { forkForRetry, providerFailureOf } from './provider-retry.js';
 import { finishPendingRewind } from '../changes/rewind-session.js';
+import { entriesOf } from '../host/step-record.js';
 
 export interface ResumeOptions {
   /** Rerun in-doubt effects whose policy is `require-user-confirmation` (the CLI's `--yes`). */
@@ -107,7 +109,7 @@ const rebuild = async (services: SessionServices, sessionId: string, records: re
   else if (snapshot && snapshot.authenticated === false) rejected = `snapshot at seq ${snapshot.seq} is not authenticated by this machine's chain key (written elsewhere, altered, or its record changed since)`;
   else if (snapshot) {
     try {
-      const tree = ActorTree.restore(snapshot.data, services.inspect ? { inspect: services.inspect } : {});
+      const tree = restoreSessionTree(snapshot.data, services.inspect ? { inspect: services.inspect } : {});
       const tail = records.filter((record) => record.seq > snapshot.seq);
       // The capability deriver is not in the snapshot: fold the log up to it, then let the tail's replay go on.
       const capabilities = new CapabilityDeriver();
@@ -138,8 +140,15 @@ const settleFromLog = (effect: InDoubtEffect, observation: string, records: read
   };
 };
 
-const startedOf = (effect: InDoubtEffect, records: readonly RecordEnvelope[]): RecordEnvelope | undefined =>
-  records.find((record) => record.type === 'tool.started' && (record.data as { effectId?: unknown }).effectId === effect.effectId);
+/** The call's `tool.started` (a record of its own for a tool that changes anything; folded into a step record otherwise). */
+const startedOf = (effect: InDoubtEffect, records: readonly RecordEnvelope[]): RecordEnvelope | undefined => {
+  for (const record of records) {
+    for (const entry of record.type === 'tool.started' || record.type === 'step.derived' ? entriesOf(record) : []) {
+      if (entry.type === 'tool.started' && (entry.data as { effectId?: unknown }).effectId === effect.effectId) return entry;
+    }
+  }
+  return undefined;
+};
 
 const requestOf = (effect: InDoubtEffect): EffectRequest => {
   const data = effect.record.data as { args: Record<string, unknown> };

@@ -22,6 +22,7 @@ import type { WorkspaceCapture } from '../changes/workspace-capture.js';
 import { diffSession, type DiffOptions, type SessionDiff } from '../changes/session-diff.js';
 import type { PermissionRule } from '../policy/permission-rules.js';
 import { unmatchedRuleFacts } from '../policy/unmatched-rules.js';
+import { sessionEndedIn } from '../host/step-record.js';
 
 /** A session's memory views: its own candidate ledger, and the workspace's governance stream (store records). */
 export interface MemoryViews {
@@ -56,13 +57,13 @@ export class ReinSession<Output = unknown> {
   ) {
     const capabilities = viewOptions.capabilities;
     // The session's MCP connections end with it (its end is in the log; closing them records nothing more).
-    if (capabilities) host.records$.subscribe((record) => record.type === 'session.ended' && record.actor === 'root' && void capabilities.close());
+    if (capabilities) host.records$.subscribe((record) => sessionEndedIn(record) && void capabilities.close());
     // Its background commands are stopped and waited for, then the protected paths are checked again (one of them
     // may have created one after its call's own check); the store's hold of its stream ends after that: a long-lived
     // harness keeps no ended session pinned open (or locked).
     const hold = viewOptions.hold;
     host.records$.subscribe((record) => {
-      if (record.type !== 'session.ended' || record.actor !== 'root' || this.ending) return;
+      if (this.ending || !sessionEndedIn(record)) return;
       this.ending = this.endBackground().finally(() => hold?.().catch(() => undefined));
       // Once the end's own work is written and every subscriber has it, the session's observables complete.
       void this.ending

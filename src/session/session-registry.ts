@@ -1,6 +1,7 @@
 import { rootPath } from '../host/actor-tree.js';
 import type { ReinSession } from './session-handle.js';
 import { killStrayProcesses, stopBackgroundCommands } from '../tools/process-runner.js';
+import { sessionEndedIn } from '../host/step-record.js';
 
 /**
  * The sessions one harness is running in this process, by id. A session leaves when its root agent ends or the
@@ -14,11 +15,12 @@ export class SessionRegistry {
   add(session: ReinSession): ReinSession {
     this.running.set(session.id, session);
     const subscription = session.records$.subscribe((record) => {
-      if (record.actor !== rootPath || (record.type !== 'session.ended' && record.type !== 'session.interrupted')) return;
+      const ended = sessionEndedIn(record) !== undefined;
+      if (!ended && (record.actor !== rootPath || record.type !== 'session.interrupted')) return;
       if (this.running.get(session.id) === session) this.running.delete(session.id);
       // Background commands live until their hard timeout or the session's end, whichever comes first — those an
       // earlier process of the session left (it was killed before it could stop them) too: found by their marker.
-      stopBackgroundCommands(session.id, record.type === 'session.ended' ? 'session-end' : 'interrupted');
+      stopBackgroundCommands(session.id, ended ? 'session-end' : 'interrupted');
       void killStrayProcesses(session.id);
       queueMicrotask(() => subscription.unsubscribe());
     });

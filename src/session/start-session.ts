@@ -3,7 +3,8 @@ import type { RecordDraft } from '../../models/envelope.js';
 import type { Budgets } from '../../models/budgets.js';
 import { recordVersion } from '../../models/records.js';
 import type { SessionCreated } from '../../models/session.records.js';
-import { ActorTree, rootPath } from '../host/actor-tree.js';
+import { rootPath } from '../host/root-path.js';
+import { createSessionTree } from '../host/session-tree.js';
 import { ReinError } from '../host/host-errors.js';
 import { checkSessionId } from './session-id.js';
 import { checkBudgets } from '../rein-options-check.js';
@@ -12,6 +13,7 @@ import { mutationPolicyDigestOf } from '../typestate/call-spec.js';
 import { createIdGenerator } from '../host/record-ids.js';
 import { SessionHost } from '../host/session-host.js';
 import { sweepLeftBackground } from '../tools/protected-watch.js';
+import { stepDraftOf, type DerivedDraft } from '../host/step-record.js';
 import { sessionStatusOf } from '../host/session-status.js';
 import type { ModelProvider } from '../providers/provider.js';
 import { displayEndpoint } from '../providers/wire-format.js';
@@ -109,14 +111,14 @@ export const createSession = async <Schema extends z.ZodType = z.ZodType<unknown
   };
   const newId = createIdGenerator();
   const at = services.clock();
-  const { tree, drafts } = ActorTree.create(created, services.inspect ? { inspect: services.inspect } : {});
+  const { tree, drafts } = createSessionTree(created, services.inspect ? { inspect: services.inspect } : {});
   const createdDraft: RecordDraft = { id: newId(), type: 'session.created', v: recordVersion('session.created'), at, actor: rootPath, data: created };
   // The plugins this process loaded (and those that failed) are part of the session's audit trail from its first batch.
   const plugins: RecordDraft[] = (services.plugins?.journal() ?? []).map((fact) => ({ id: newId(), type: fact.type, v: recordVersion(fact.type), at, actor: rootPath, cause: createdDraft.id, data: fact.data }));
   const sandbox = await sandboxCheckedOf(services.sandbox);
   const batch: RecordDraft[] = [
     createdDraft,
-    ...drafts.map((draft) => ({ id: newId(), v: recordVersion(draft.type), at, cause: createdDraft.id, ...draft })),
+    stepDraftOf(newId(), createdDraft, drafts),
     { id: newId(), type: 'sandbox.checked', v: recordVersion('sandbox.checked'), at, actor: rootPath, cause: createdDraft.id, data: sandbox },
     ...plugins,
     ...(left.paths.length > 0 ? [{ id: newId(), type: 'workspace.cleaned', v: recordVersion('workspace.cleaned'), at, actor: rootPath, cause: createdDraft.id, data: { paths: left.paths, reason: 'protected-path-created' as const } }] : []),
@@ -126,7 +128,7 @@ export const createSession = async <Schema extends z.ZodType = z.ZodType<unknown
     // round's visible set derives from it, and its first capability.diff follows it directly.
     const catalog: RecordDraft = { id: newId(), type: 'capability.catalog', v: recordVersion('capability.catalog'), at, actor: rootPath, data: capabilities.catalog(created.tools, services.permissions, services.provider.model, services.context?.contextWindow) };
     const derived = capabilities.deriver.derive(catalog, tree.apply(catalog), () => tree.mcpConnections());
-    batch.push(catalog, ...derived.map((draft) => ({ id: newId(), v: recordVersion(draft.type), at, cause: catalog.id, ...draft })));
+    batch.push(catalog, stepDraftOf(newId(), catalog, derived as DerivedDraft[]));
   }
   const status = sessionStatusOf(batch);
   const stored = await services.store.append(sessionId, batch, { expectedSeq: 0, ...(status === undefined ? {} : { status }) });

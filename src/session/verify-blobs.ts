@@ -1,6 +1,7 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EventStore } from '../../stores/event-store.js';
 import { BlobError } from '../../stores/store-errors.js';
+import { flattenRecords } from '../host/step-record.js';
 
 const REF_PATTERN = /artifact:\/\/blake3\/[0-9a-f]{64}/g;
 
@@ -46,7 +47,8 @@ const CONCURRENT_READS = 8;
 export const verifyBlobs = async (store: EventStore, stream: string, records: readonly RecordEnvelope[]): Promise<number> => {
   // Each distinct ref with the first record naming it, and the first that requires it.
   const refs = new Map<string, { named: RecordEnvelope; required?: RecordEnvelope }>();
-  for (const record of records) {
+  // A step record's folded `context.projected` names its model input like the record did.
+  for (const record of flattenRecords(records)) {
     const required = requiredRefsOf(record);
     for (const ref of [...required, ...(JSON.stringify(record.data ?? null).match(REF_PATTERN) ?? [])]) {
       const entry = refs.get(ref) ?? { named: record };

@@ -14,6 +14,7 @@ export { createMemoryEventStore } from '../../stores/memory-event-store.js';
 export { createScriptedProvider, loadScript, parseScript } from '../providers/scripted-provider.js';
 export { createRecordedProvider, loadRecordedProvider, recordedOutputsOf } from '../providers/recorded.provider.js';
 export { verifyRecords } from '../host/replay.js';
+export { entriesOf, flattenRecords, upcastLegacySteps } from '../host/step-record.js';
 export type { ReplayResult } from '../host/replay.js';
 export { canonicalEqual } from '../host/canonical-equal.js';
 export { rebuildView, liveView, reducerOf } from '../projections/projection.js';

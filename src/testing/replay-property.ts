@@ -8,6 +8,7 @@ import { isDerivedType, isRecordType, recordTypes } from '../../models/records.j
 import { canonicalEqual } from '../host/canonical-equal.js';
 import { verifyRecords } from '../host/replay.js';
 import { runScriptedSession, type ScriptedRun, type ScriptedRunOptions } from './run-scripted.js';
+import { entriesOf } from '../host/step-record.js';
 
 export interface ReplayPropertyOptions<S extends Script | ScriptInput = Script | ScriptInput> {
   /** Arbitrary scripts in the scripted provider's format (a fast-check arbitrary, such as `fc.Arbitrary<Script>`). */
@@ -33,7 +34,8 @@ const runsFromEnvironment = (): number => {
  * stores the settlements rein's executors build without parsing them on each step; this is where that trust is checked.
  */
 export const assertRecordsMatchSchemas = (records: readonly RecordEnvelope[]): void => {
-  for (const record of records) {
+  // A step record's entries and folded facts are checked as the records they stand for, too.
+  for (const record of records.flatMap((stored) => (stored.type === 'step.derived' || stored.type === 'tool.started' ? [stored, ...entriesOf(stored).filter((entry) => entry !== stored)] : [stored]))) {
     if (!isRecordType(record.type)) throw new Error(`${record.stream} seq ${record.seq}: unknown record type ${record.type}`);
     const parsed = recordTypes[record.type].data.safeParse(record.data);
     if (!parsed.success) throw new Error(`${record.stream} seq ${record.seq}: ${record.type} does not match its schema: ${parsed.error.message}`);

@@ -3,9 +3,13 @@ import type { ApprovalReplied, ApprovalRequested } from '../../models/permission
 import type { CommandExecution, FileRead, FileWritten, ToolSettled } from '../../models/tool.records.js';
 import type { HookDecided } from '../../models/hook.records.js';
 import { parseRule, type PermissionRule } from '../policy/permission-rules.js';
+import { foldEntries } from '../host/step-record.js';
 
 /** How commands are compared: whitespace runs collapsed, ends trimmed (`npm  test ` is `npm test`). */
 export const commandKey = (command: string): string => command.replace(/\s+/g, ' ').trim();
+
+const toolStateTypes = new Set(['file.read', 'file.written', 'hook.decided', 'tool.settled', 'verification.recorded', 'delegation.completed', 'delegation.failed', 'approval.requested', 'approval.replied']);
+const wanted = (type: string): boolean => toolStateTypes.has(type);
 
 /**
  * What the tool pipeline remembers about one session, folded from its log so a resumed session has the same: file
@@ -44,10 +48,14 @@ export class SessionToolState {
   /** A `verification.recorded` waiting for its call's `tool.settled`. */
   private pendingVerification: { callId: string; status: string } | undefined;
 
-  /** Fold one durable record (records at or below the last folded seq are ignored). */
-  observe(record: RecordEnvelope): void {
-    if (record.seq <= this.lastSeq) return;
-    this.lastSeq = record.seq;
+  /** Fold one durable record (records at or below the last folded seq are ignored; a step record's entries are read). */
+  observe(stored: RecordEnvelope): void {
+    if (stored.seq <= this.lastSeq) return;
+    this.lastSeq = stored.seq;
+    foldEntries(undefined, stored, (_, record) => this.observeEntry(record), wanted);
+  }
+
+  private observeEntry(record: RecordEnvelope): undefined {
     switch (record.type) {
       case 'file.read':
       case 'file.written': {
@@ -111,5 +119,6 @@ export class SessionToolState {
       }
       default:
     }
+    return undefined;
   }
 }

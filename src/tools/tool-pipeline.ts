@@ -186,6 +186,8 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   }
   if (repaired.repairs.length > 0) note('tool.repaired', { repairs: repaired.repairs });
   note('tool.validated', { ok: true });
+  // Folded into `tool.started` when the call starts (a refusal keeps it as a record of its own).
+  const validatedFact = facts[facts.length - 1]!;
 
   const proposals: MemoryProposed[] = [];
   const memory = environment.memory?.forCall({ actor: call.actor, callId: call.callId }, (candidate) => proposals.push(candidate));
@@ -255,7 +257,8 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   const decision = policy.decide({ tool, ...(subject ? { subject } : {}), ...(call.approval ? { approval: call.approval } : {}), grants: state.grants });
   // A hook's ask turns an allow into a question; a deny (a rule, the mode, a person) still wins.
   const verdict = hookAsk !== undefined && decision.decision === 'allow' ? { ...decision, decision: 'ask' as const, reason: `${hookAsk} (a preToolUse hook asks)` } : decision;
-  facts.push({ type: 'permission.decided', corr: call.callId, at: run.now(), data: { effectId: call.effectId, callId: call.callId, tool: tool.name, ...(subject?.target === undefined ? {} : { target: subject.target }), decision: verdict.decision, rule: verdict.rule, reason: verdict.reason, mode: policy.mode, source: verdict.source, ...(subject?.classes ? { classes: [...subject.classes] } : {}) } });
+  const decided: FactDraft = { type: 'permission.decided', corr: call.callId, at: run.now(), data: { effectId: call.effectId, callId: call.callId, tool: tool.name, ...(subject?.target === undefined ? {} : { target: subject.target }), decision: verdict.decision, rule: verdict.rule, reason: verdict.reason, mode: policy.mode, source: verdict.source, ...(subject?.classes ? { classes: [...subject.classes] } : {}) } };
+  facts.push(decided);
   if (verdict.decision === 'deny') {
     const message = verdict.source === 'user' ? `${verdict.reason}. Nothing was run; do not retry the same call unchanged.` : `${verdict.reason}. Nothing was run.`;
     return refuse('permission', withEvidence({ ...failureOutcome('Denied', message), denial: { source: denialSourceOf(verdict.source), rule: verdict.rule, reason: verdict.reason } }));
@@ -284,7 +287,12 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   }
 
   if (run.signal.aborted) return settle(cancelledBeforeStart(tool.name, run.signal));
-  const started: FactDraft = { type: 'tool.started', corr: call.callId, at: run.now(), data: { effectId: call.effectId, callId: call.callId, name: tool.name, ...(intent ? { intent } : {}) } };
+  // The checks that let the call start are folded into its start: its validation, and the mode's plain allow (a
+  // rule's, a grant's, a person's or a pre-approval's decision keeps its own record).
+  const plainAllow = verdict.decision === 'allow' && verdict.source === 'mode';
+  const { effectId: _effectId, callId: _callId, tool: _tool, ...permission } = decided.data as Record<string, unknown>;
+  for (const folded of plainAllow ? [validatedFact, decided] : [validatedFact]) facts.splice(facts.indexOf(folded), 1);
+  const started: FactDraft = { type: 'tool.started', corr: call.callId, at: run.now(), data: { effectId: call.effectId, callId: call.callId, name: tool.name, ...(intent ? { intent } : {}), validated: true, ...(plainAllow ? { permission } : {}) } };
   if (tool.annotations.readOnly) facts.push(started);
   else {
     await run.persist([...facts, started]);

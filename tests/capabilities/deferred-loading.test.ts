@@ -9,6 +9,7 @@ import { verifyRecords } from '../../src/host/replay.js';
 import { demoServer } from '../support/mcp-servers.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { modelInputTools, visibleSetsAtEachRound } from '../support/capability-checks.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 describe('deferred loading: 60 MCP tools with a visible limit of 20', () => {
   let records: RecordEnvelope[] = [];
@@ -32,8 +33,8 @@ describe('deferred loading: 60 MCP tools with a visible limit of 20', () => {
   });
   afterAll(() => workspace.remove());
 
-  const diffs = () => records.filter((record) => record.type === 'capability.diff').map((record) => record.data as CapabilityDiff);
-  const settled = (name: string) => records.filter((record) => record.type === 'tool.settled' && (record.data as { name: string }).name === name).map((record) => record.data as { status: string; errorCode?: string; observation: string; value?: { hits: string[] } });
+  const diffs = () => flattenRecords(records).filter((record) => record.type === 'capability.diff').map((record) => record.data as CapabilityDiff);
+  const settled = (name: string) => flattenRecords(records).filter((record) => record.type === 'tool.settled' && (record.data as { name: string }).name === name).map((record) => record.data as { status: string; errorCode?: string; observation: string; value?: { hits: string[] } });
 
   it('round one shows 20 tools, tool_search among them, and defers the rest', () => {
     const [first] = diffs();

@@ -9,6 +9,7 @@ import type { DelegationFailed, DelegationJoined, DelegationStarted, DelegationV
 import type { EventStore } from '../../stores/event-store.js';
 import { actorProvider, brokenReport, delegate, submit, validReport, type ActorReply } from '../support/delegation-fixtures.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { entriesOf, flattenRecords } from '../../src/host/step-record.js';
 
 let cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -25,7 +26,7 @@ const setup = async (replies: Record<string, ActorReply[]>, options: Partial<Rei
   return { rein, store, workspace: workspace.path };
 };
 
-const of = (records: readonly RecordEnvelope[], type: string) => records.filter((record) => record.type === type);
+const of = (records: readonly RecordEnvelope[], type: string) => flattenRecords(records).filter((record) => record.type === type);
 
 const inputOf = async (store: EventStore, sessionId: string, record: RecordEnvelope): Promise<string> => Buffer.from(await store.readBlob(sessionId, (record.data as { input: string }).input)).toString('utf8');
 
@@ -180,7 +181,7 @@ describe('a delegating session', () => {
   it('cancelling the parent cancels every child and records why; nothing is left running', async () => {
     const { rein, store } = await setup({ root: [delegate([explorer('a'), explorer('b')])], a: ['hang'], b: ['hang'] });
     const session = await rein.createSession({ task: 'delegate' });
-    const started = new Promise<void>((resolve) => session.records$.subscribe((record) => record.type === 'delegation.started' && resolve()));
+    const started = new Promise<void>((resolve) => session.records$.subscribe((record) => entriesOf(record).some((entry) => entry.type === 'delegation.started') && resolve()));
     await session.send('delegate');
     await started;
     await session.cancel('the user changed their mind');

@@ -12,8 +12,9 @@ import type { PermissionMode } from '../../models/permission.records.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import { delegationTree, treeProvider } from '../support/delegation-fixtures.js';
 import { makeTempDir, propertyRuns } from '../support/temp-dir.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
-const startedOf = (records: readonly RecordEnvelope[]) => records.filter((record) => record.type === 'delegation.started').map((record) => record.data as DelegationStarted);
+const startedOf = (records: readonly RecordEnvelope[]) => flattenRecords(records).filter((record) => record.type === 'delegation.started').map((record) => record.data as DelegationStarted);
 
 /** Every child's rights within its parent's at the moment it started: tools a subset, permission mode no wider. */
 const checkRights = (records: readonly RecordEnvelope[], mode: PermissionMode) => {
@@ -27,7 +28,7 @@ const checkRights = (records: readonly RecordEnvelope[], mode: PermissionMode) =
     rights.set(started.child, { tools: started.task.tools, mode: started.task.permissionMode });
   }
   // Every tool a child actually ran was one of its own (or the report every child has).
-  for (const record of records) {
+  for (const record of flattenRecords(records)) {
     if (record.type !== 'tool.started' || record.actor === 'root') continue;
     const own = rights.get(record.actor);
     expect(own, `${record.actor} ran a tool without a task package`).toBeDefined();
@@ -68,6 +69,8 @@ describe('random delegation trees (depth ≤ 3, fan-out ≤ 5)', () => {
 
           const replay = verifyRecords(session.id, records);
           expect(replay.tree?.persisted()).toEqual(session.persistedSnapshot());
+          // The running tree (xstate actors: an inspected session's) derives exactly what the interpreted tree did.
+          expect(verifyRecords(session.id, records, { inspect: () => {} }).tree?.persisted()).toEqual(replay.tree?.persisted());
           expect(replay.regenerated).toBe(records.filter((record) => isDerivedType(record.type)).length);
           assertRecordsMatchSchemas(records);
 
@@ -77,7 +80,7 @@ describe('random delegation trees (depth ≤ 3, fan-out ≤ 5)', () => {
           // and tool calls (a call a reply proposed that the budget let run; one asked again after its approval counts
           // once) add up to no more than the root's budgets, and the session's usage is exactly that sum — children
           // stopped by a join or a deadline included.
-          const requests = records.filter((record) => record.type === 'effect.requested').map((record) => record.data as { kind: string; args: { budget?: unknown; approval?: unknown } });
+          const requests = flattenRecords(records).filter((record) => record.type === 'effect.requested').map((record) => record.data as { kind: string; args: { budget?: unknown; approval?: unknown } });
           const turns = requests.filter((request) => request.kind === 'callModel').length;
           const toolCalls = requests.filter((request) => request.kind === 'executeTool' && request.args.budget === undefined && request.args.approval === undefined).length;
           expect(turns).toBeLessThanOrEqual(6);
@@ -85,7 +88,7 @@ describe('random delegation trees (depth ≤ 3, fan-out ≤ 5)', () => {
           expect({ turns: result.usage.turns, toolCalls: result.usage.toolCalls }).toEqual({ turns, toolCalls });
 
           const started = startedOf(records);
-          const ended = new Map(records.filter((record) => record.type === 'delegation.completed' || record.type === 'delegation.failed').map((record) => [(record.data as { child: string }).child, record]));
+          const ended = new Map(flattenRecords(records).filter((record) => record.type === 'delegation.completed' || record.type === 'delegation.failed').map((record) => [(record.data as { child: string }).child, record]));
           for (const child of started) {
             // A child ends with its own record, or is stopped with an ancestor that ended before it.
             const ancestors = started.filter((other) => child.child.startsWith(`${other.child}/`)).map((other) => other.child);
@@ -94,14 +97,14 @@ describe('random delegation trees (depth ≤ 3, fan-out ≤ 5)', () => {
             expect(replay.tree!.holds(child.child), `${child.child} is still held by the actor system`).toBe(false);
           }
           // Every accepted delegation was joined, unless the agent that owned it was itself stopped first.
-          const joined = new Set(records.filter((record) => record.type === 'delegation.joined').map((record) => record.corr));
-          for (const accepted of records.filter((record) => record.type === 'delegation.accepted')) {
+          const joined = new Set(flattenRecords(records).filter((record) => record.type === 'delegation.joined').map((record) => record.corr));
+          for (const accepted of flattenRecords(records).filter((record) => record.type === 'delegation.accepted')) {
             const owner = accepted.actor;
             const ownerStopped = owner !== 'root' && [...ended.keys()].some((path) => owner === path || owner.startsWith(`${path}/`));
             expect(joined.has(accepted.corr) || ownerStopped, `delegation ${accepted.corr} of ${owner} was never joined`).toBe(true);
           }
           // The root's own delegation was either refused before any child started, or accepted and joined.
-          const rootCall = records.find((record) => record.type === 'delegation.validated' && record.actor === 'root')!;
+          const rootCall = flattenRecords(records).find((record) => record.type === 'delegation.validated' && record.actor === 'root')!;
           expect((rootCall.data as { ok: boolean }).ok).toBe(joined.has(rootCall.corr));
           if (!(rootCall.data as { ok: boolean }).ok) expect(started).toEqual([]);
           expect(session.pendingApprovals()).toEqual([]);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cliPath, jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, cliPath, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const script = {
@@ -67,9 +67,9 @@ describe('approvals at the command line', () => {
     const plan = await runCli(['run', 'write it', '--script', 'script.json', '--mode', 'plan', '--json'], cwd());
     expect(plan.code).toBe(0);
     const records = jsonLines(plan.stdout);
-    expect(records.find((record) => record.type === 'tool.rejected' && record.data.name === 'write')?.data).toMatchObject({ stage: 'visibility', code: 'tool_not_visible' });
-    expect(records.find((record) => record.type === 'tool.settled' && record.data.name === 'write')?.data).toMatchObject({ errorCode: 'Denied', failedStage: 'visibility', denial: { source: 'mode' } });
-    expect(records.filter((record) => record.type === 'turn.blocked')).toEqual([]);
+    expect(entriesOfRows(records).find((record) => record.type === 'tool.rejected' && record.data.name === 'write')?.data).toMatchObject({ stage: 'visibility', code: 'tool_not_visible' });
+    expect(entriesOfRows(records).find((record) => record.type === 'tool.settled' && record.data.name === 'write')?.data).toMatchObject({ errorCode: 'Denied', failedStage: 'visibility', denial: { source: 'mode' } });
+    expect(entriesOfRows(records).filter((record) => record.type === 'turn.blocked')).toEqual([]);
     expect(records.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
     expect(existsSync(out())).toBe(false);
     expect((await runCli(['run', 'x', '--script', 'script.json', '--mode', 'yolo'], cwd())).code).toBe(2);
@@ -91,7 +91,7 @@ describe('approvals at the command line', () => {
     expect(existsSync(out())).toBe(false);
     const [summary] = jsonLines((await runCli(['sessions', '--json'], cwd())).stdout);
     const records = jsonLines((await runCli(['show', summary!.id, '--json'], cwd())).stdout);
-    expect(records.find((record) => record.type === 'approval.replied')?.data).toMatchObject({ decision: 'deny', feedback: 'write to notes.txt instead' });
-    expect(records.find((record) => record.type === 'tool.settled' && record.data.name === 'write')?.data.observation).toContain('write to notes.txt instead');
+    expect(entriesOfRows(records).find((record) => record.type === 'approval.replied')?.data).toMatchObject({ decision: 'deny', feedback: 'write to notes.txt instead' });
+    expect(entriesOfRows(records).find((record) => record.type === 'tool.settled' && record.data.name === 'write')?.data.observation).toContain('write to notes.txt instead');
   });
 });

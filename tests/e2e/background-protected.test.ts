@@ -6,9 +6,11 @@ import type { ModelEvent, ModelRequest } from '../../models/model-contract.js';
 import { createMemoryEventStore } from '../../stores/index.js';
 import type { ModelProvider } from '../../src/providers/provider.js';
 import { createRein } from '../../src/rein.js';
-import { jsonLines, runCli, startCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, runCli, startCli } from '../support/cli.js';
 import { eventually } from '../support/sandbox.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { sessionEndedIn } from '../../src/host/step-record.js';
+import type { RecordEnvelope } from '../../models/envelope.js';
 
 /**
  * A background command keeps running after its call's own protected-path check. Here it plants an MCP config and a
@@ -50,7 +52,7 @@ describe('a background command and the protected paths', () => {
       // The folder the link pointed to, outside the workspace, is untouched.
       expect(await readFile(join(outside.path, 'skills', 'keep', 'SKILL.md'), 'utf8')).toBe('keep\n');
       const records = await store.read(session.id);
-      const ended = records.findIndex((record) => record.type === 'session.ended');
+      const ended = records.findIndex((record) => sessionEndedIn(record as RecordEnvelope) !== undefined);
       const cleaned = records.findIndex((record) => record.type === 'workspace.cleaned');
       expect(cleaned).toBeGreaterThan(ended);
       // How the command really ended comes first: stopped by rein at the session's end, killed; then the check's removal.
@@ -82,8 +84,8 @@ describe('a background command and the protected paths', () => {
       for (const name of ['.mcp.json', '.agents/skills']) expect(existsSync(join(workspace.path, name)), name).toBe(false);
       const [summary] = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path })).stdout);
       const records = jsonLines((await runCli(['show', summary!.id, '--json'], { cwd: workspace.path })).stdout);
-      expect(records.find((record) => record.type === 'command.ended')?.data).toMatchObject({ ended: 'stopped', stoppedBy: 'paused' });
-      expect([...(records.find((record) => record.type === 'workspace.cleaned')?.data.paths ?? [])].sort()).toEqual(['.agents/skills', '.mcp.json']);
+      expect(entriesOfRows(records).find((record) => record.type === 'command.ended')?.data).toMatchObject({ ended: 'stopped', stoppedBy: 'paused' });
+      expect([...(entriesOfRows(records).find((record) => record.type === 'workspace.cleaned')?.data.paths ?? [])].sort()).toEqual(['.agents/skills', '.mcp.json']);
       // Still paused and resumable: the check recorded facts, nothing ended.
       expect(summary!.status).toBe('awaiting-approval');
       expect(existsSync(join(outside.path, 'PWNED'))).toBe(false);
@@ -108,7 +110,7 @@ describe('a background command and the protected paths', () => {
         child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
         const exited = new Promise<number | null>((resolve) => child.on('exit', (exit) => resolve(exit)));
         // The signal comes while turn 2's foreground command runs, once the background command has planted its files.
-        const waiting = () => jsonLines(stdout).some((record) => record.type === 'tool.started' && record.data.intent?.command === 'sleep 20');
+        const waiting = () => entriesOfRows(jsonLines(stdout)).some((record) => record.type === 'tool.started' && record.data.intent?.command === 'sleep 20');
         await eventually(async () => waiting() && existsSync(join(workspace.path, '.mcp.json')) && existsSync(join(workspace.path, '.agents', 'skills', 'evil', 'SKILL.md')), (planted) => planted, 30_000);
         child.kill(signal);
         expect(await exited, stderr).toBe(code);
@@ -116,9 +118,9 @@ describe('a background command and the protected paths', () => {
         const [summary] = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path })).stdout);
         expect(summary!.status).toBe('interrupted');
         const records = jsonLines((await runCli(['show', summary!.id, '--json'], { cwd: workspace.path })).stdout);
-        expect(records.find((record) => record.type === 'session.interrupted')?.data.reason).toContain(signal);
-        expect(records.find((record) => record.type === 'command.ended')?.data).toMatchObject({ ended: 'stopped' });
-        expect([...(records.find((record) => record.type === 'workspace.cleaned')?.data.paths ?? [])].sort()).toEqual(['.agents/skills', '.mcp.json']);
+        expect(entriesOfRows(records).find((record) => record.type === 'session.interrupted')?.data.reason).toContain(signal);
+        expect(entriesOfRows(records).find((record) => record.type === 'command.ended')?.data).toMatchObject({ ended: 'stopped' });
+        expect([...(entriesOfRows(records).find((record) => record.type === 'workspace.cleaned')?.data.paths ?? [])].sort()).toEqual(['.agents/skills', '.mcp.json']);
         expect(existsSync(join(outside.path, 'PWNED'))).toBe(false);
       } finally {
         await workspace.remove();

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 describe('a spent wall-time budget ends the session, without asking anyone or rerunning anything', () => {
@@ -13,14 +13,14 @@ describe('a spent wall-time budget ends the session, without asking anyone or re
       const run = await runCli(['run', 'write', '--script', 'script.json', '--max-wall-time', '1', '--json'], { cwd: workspace.path });
       const records = jsonLines(run.stdout);
       expect(run.code, run.stderr).toBe(1);
-      expect(records.filter((record) => record.type === 'approval.requested')).toEqual([]);
-      expect(records.find((record) => record.type === 'session.ended')?.data).toMatchObject({ status: 'budget-exhausted' });
-      const settled = records.filter((record) => record.type === 'tool.settled').map((record) => record.data);
+      expect(entriesOfRows(records).filter((record) => record.type === 'approval.requested')).toEqual([]);
+      expect(entriesOfRows(records).find((record) => record.type === 'session.ended')?.data).toMatchObject({ status: 'budget-exhausted' });
+      const settled = entriesOfRows(records).filter((record) => record.type === 'tool.settled').map((record) => record.data);
       expect(settled).toHaveLength(2);
       for (const data of settled) expect(data).toMatchObject({ status: 'error', errorCode: 'Cancelled', failedStage: 'cancelled', observation: expect.stringContaining('nobody was asked') });
       expect(existsSync(join(workspace.path, 'w.txt'))).toBe(false);
       expect(existsSync(join(workspace.path, 'hi.txt'))).toBe(false);
-      expect(records.filter((record) => record.type === 'turn.blocked')).toEqual([]);
+      expect(entriesOfRows(records).filter((record) => record.type === 'turn.blocked')).toEqual([]);
       const id = records[0]!.stream as string;
       const show = await runCli(['show', id], { cwd: workspace.path });
       expect(show.stdout).not.toContain('shell_boundary_violation');
@@ -39,16 +39,16 @@ describe('a spent wall-time budget ends the session, without asking anyone or re
       expect(run.code, run.stderr).toBe(0);
       const records = jsonLines(run.stdout);
       // A fork cut just after the model call was requested: that call is in doubt in the fork.
-      const requested = records.find((record) => record.type === 'effect.requested' && record.data.kind === 'callModel')!;
+      const requested = entriesOfRows(records).find((record) => record.type === 'effect.requested' && record.data.kind === 'callModel')!;
       const fork = await runCli(['fork', requested.stream as string, '--at', String(requested.seq), '--json'], { cwd: workspace.path });
       expect(fork.code, fork.stderr).toBe(0);
       const forkId = (JSON.parse(fork.stdout) as { sessionId: string }).sessionId;
       const resumed = await runCli(['resume', forkId, '--yes', '--script', 'script.json', '--json'], { cwd: workspace.path });
       expect(resumed.code, resumed.stderr).toBe(1);
       const after = jsonLines(resumed.stdout);
-      expect(after.filter((record) => record.type === 'model.responded' || record.type === 'model.attempted')).toEqual([]);
-      expect(after.find((record) => record.type === 'effect.resolved')?.data).toMatchObject({ kind: 'callModel', resolution: 'failed-in-doubt', reason: expect.stringContaining('wall-time budget') });
-      expect(after.find((record) => record.type === 'session.ended')?.data).toMatchObject({ status: 'budget-exhausted' });
+      expect(entriesOfRows(after).filter((record) => record.type === 'model.responded' || record.type === 'model.attempted')).toEqual([]);
+      expect(entriesOfRows(after).find((record) => record.type === 'effect.resolved')?.data).toMatchObject({ kind: 'callModel', resolution: 'failed-in-doubt', reason: expect.stringContaining('wall-time budget') });
+      expect(entriesOfRows(after).find((record) => record.type === 'session.ended')?.data).toMatchObject({ status: 'budget-exhausted' });
       expect((await runCli(['replay', forkId], { cwd: workspace.path })).code).toBe(0);
     } finally {
       await workspace.remove();
@@ -64,12 +64,12 @@ describe('a spent wall-time budget ends the session, without asking anyone or re
       expect(run.code, run.stderr).toBe(1);
       const records = jsonLines(run.stdout);
       expect(await readFile(join(workspace.path, 'n.txt'), 'utf8')).toBe('k\nk\n');
-      const settled = records.filter((record) => record.type === 'tool.settled').map((record) => record.data);
+      const settled = entriesOfRows(records).filter((record) => record.type === 'tool.settled').map((record) => record.data);
       expect(settled).toHaveLength(3);
       expect(settled.slice(0, 2)).toMatchObject([{ status: 'ok' }, { status: 'ok' }]);
       expect(settled[2]).toMatchObject({ status: 'error', errorCode: 'Denied', failedStage: 'budget', denial: { source: 'budget' }, observation: expect.stringContaining('only the first 2 of') });
-      expect(records.filter((record) => record.type === 'turn.blocked')).toEqual([]);
-      expect(records.find((record) => record.type === 'session.ended')?.data).toMatchObject({ status: 'budget-exhausted', reason: expect.stringContaining('proposed 3 tool calls with 2 of 2 left; 1 was not run') });
+      expect(entriesOfRows(records).filter((record) => record.type === 'turn.blocked')).toEqual([]);
+      expect(entriesOfRows(records).find((record) => record.type === 'session.ended')?.data).toMatchObject({ status: 'budget-exhausted', reason: expect.stringContaining('proposed 3 tool calls with 2 of 2 left; 1 was not run') });
       const id = records[0]!.stream as string;
       const trace = await runCli(['trace', id], { cwd: workspace.path });
       expect(trace.stdout.match(/bash\(echo k >> n\.txt\)/g)).toHaveLength(3);

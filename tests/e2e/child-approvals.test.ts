@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cliPath, jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, cliPath, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /** The root delegates one worker, whose write needs a person's yes; the worker then reports. */
@@ -34,10 +34,10 @@ describe("a child agent's approval answered at the command line", () => {
   /** The child completed with a valid report from a MutationReady turn, and the join was satisfied. */
   const expectChildCompleted = async (sessionId: string) => {
     const records = jsonLines((await cli(['show', sessionId, '--json'])).stdout);
-    const completed = records.filter((record) => record.type === 'delegation.completed').map((record) => record.data);
+    const completed = entriesOfRows(records).filter((record) => record.type === 'delegation.completed').map((record) => record.data);
     expect(completed).toEqual([expect.objectContaining({ taskId: 'w', reportStatus: 'completed', report: expect.objectContaining({ status: 'completed', summary: 'wrote b.txt' }) })]);
-    expect(records.filter((record) => record.type === 'delegation.failed')).toEqual([]);
-    expect(records.find((record) => record.type === 'delegation.joined')!.data).toMatchObject({ outcome: 'satisfied', children: [{ taskId: 'w', status: 'completed', reportStatus: 'completed' }] });
+    expect(entriesOfRows(records).filter((record) => record.type === 'delegation.failed')).toEqual([]);
+    expect(entriesOfRows(records).find((record) => record.type === 'delegation.joined')!.data).toMatchObject({ outcome: 'satisfied', children: [{ taskId: 'w', status: 'completed', reportStatus: 'completed' }] });
     expect(JSON.stringify(records)).not.toContain('mutation.policy_digest_mismatch');
     expect(records.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
     expect(await readFile(join(workspace.path, 'b.txt'), 'utf8')).toBe('beta\n');

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLevelEventStore } from '../../stores/index.js';
-import { greetingScript, jsonLines, runCli, startCli } from '../support/cli.js';
+import { entriesOfRows, greetingScript, jsonLines, runCli, startCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 describe('rein CLI', () => {
@@ -59,7 +59,7 @@ describe('rein CLI', () => {
 
   it('forks at a step boundary, refuses a fork inside a step, and the fork resumes to completion', async () => {
     const records = jsonLines((await runCli(['show', sessionId, '--json'], { cwd: workspace.path })).stdout);
-    const secondReply = records.filter((record) => record.type === 'model.responded')[1]!;
+    const secondReply = entriesOfRows(records).filter((record) => record.type === 'model.responded')[1]!;
     const inside = await runCli(['fork', sessionId, '--at', String(secondReply.seq)], { cwd: workspace.path });
     expect(inside.code).toBe(2);
     expect(inside.stderr).toContain('FORK_NOT_AT_BOUNDARY');
@@ -112,7 +112,7 @@ describe('rein CLI', () => {
     const run = await runCli(['run', 'again', '--script', 'script.json', '--json', '--mode', 'accept-edits'], { cwd: workspace.path });
     const records = jsonLines(run.stdout);
     expect(run.stdout.trim().split('\n')).toHaveLength(records.length);
-    expect(records.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
+    expect(entriesOfRows(records).at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
   });
 
   it('names the first divergent seq of a tampered log', async () => {
@@ -121,11 +121,16 @@ describe('rein CLI', () => {
     const tamperedId = 's-tampered';
     await store.append(
       tamperedId,
-      records.map(({ stream: _stream, seq: _seq, ...record }) => (record.type === 'effect.requested' && (record.data as { kind: string }).kind === 'executeTool' ? { ...record, data: { ...(record.data as object), args: { name: 'write' } } } : record)),
+      // Every executeTool intent asks for another tool (in a step record; `effect.requested` in an older log).
+      records.map(({ stream: _stream, seq: _seq, ...record }) => {
+        if (record.type !== 'step.derived') return record;
+        const step = record.data as { derived: unknown[][] };
+        return { ...record, data: { ...step, derived: step.derived.map((entry) => (entry[0] === 1 && entry[3] === 'executeTool' ? [...entry.slice(0, 4), { name: 'write' }, ...entry.slice(5)] : entry)) } };
+      }),
       { expectedSeq: 0 },
     );
     await store.close();
-    const firstTool = records.find((record) => record.type === 'effect.requested' && (record.data as { kind: string }).kind === 'executeTool')!;
+    const firstTool = entriesOfRows(records).find((record) => record.type === 'effect.requested' && (record.data as { kind: string }).kind === 'executeTool')!;
     const replay = await runCli(['replay', tamperedId], { cwd: workspace.path });
     expect(replay.code).toBe(1);
     expect(replay.stderr).toContain(`REPLAY_DIVERGENCE`);

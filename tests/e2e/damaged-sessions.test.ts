@@ -1,7 +1,7 @@
 import { readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { damageStreamLog, tamperStreamBlob } from '../support/damage.js';
 import { openLevelEventStore } from '../../stores/index.js';
@@ -154,7 +154,7 @@ describe('the store never hides damage', () => {
       const id = records[0]!.stream as string;
       expect((await runCli(['replay', id], { cwd: workspace.path })).code).toBe(0);
       // The second model input: stored as a delta against the first, and the base of the ones after it.
-      const inputs = records.filter((record) => record.type === 'context.projected').map((record) => (record.data as { input: string }).input);
+      const inputs = entriesOfRows(records).filter((record) => record.type === 'context.projected').map((record) => (record.data as { input: string }).input);
       expect(inputs.length).toBeGreaterThanOrEqual(3);
       const ref = inputs[1]!;
       const store = await openLevelEventStore(join(workspace.path, '.rein'));

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 type Row = Record<string, any>;
@@ -11,7 +11,7 @@ const append = { name: 'bash', arguments: { command: 'echo x >> calls.txt' } };
 const testerReport = { name: 'submit_report', arguments: { status: 'blocked', summary: 'could not finish', command: 'npm test', exit_code: 1, passed: false, failing_tests: [], relevant_output: '' } };
 const testers = (count: number) => ({ name: 'delegate_task', arguments: { tasks: Array.from({ length: count }, (_, index) => ({ id: `t${index}`, role: 'tester', objective: 'run' })) } });
 
-const modelCalls = (records: readonly Row[]) => records.filter((record) => record.type === 'effect.requested' && record.data.kind === 'callModel');
+const modelCalls = (records: readonly Row[]) => entriesOfRows(records).filter((record) => record.type === 'effect.requested' && record.data.kind === 'callModel');
 
 describe('a session budget holds for the whole delegation tree (trial5 E38)', () => {
   it('--max-tool-calls 10 with four parallel testers: they share the 9 calls left, and the parent is refused what they spent', async () => {
@@ -24,17 +24,17 @@ describe('a session budget holds for the whole delegation tree (trial5 E38)', ()
       const records = jsonLines(run.stdout);
       // 1 delegate_task + 9 appends: the children got 3, 2, 2 and 2 calls (fair shares of the 9 left), not 9 each.
       expect((await readFile(join(workspace.path, 'calls.txt'), 'utf8')).split('\n').filter(Boolean)).toHaveLength(9);
-      const started = records.filter((record) => record.type === 'delegation.started').map((record) => record.data.task.budgets.maxToolCalls);
+      const started = entriesOfRows(records).filter((record) => record.type === 'delegation.started').map((record) => record.data.task.budgets.maxToolCalls);
       expect(started).toEqual([3, 2, 2, 2]);
       // A child's call past its share is refused like the parent's own: settled Denied at the budget stage, saying so.
-      const refused = records.filter((record) => record.type === 'tool.settled' && record.actor !== 'root' && record.data.failedStage === 'budget');
+      const refused = entriesOfRows(records).filter((record) => record.type === 'tool.settled' && record.actor !== 'root' && record.data.failedStage === 'budget');
       expect(refused).toHaveLength(4);
       for (const row of refused) expect(row.data).toMatchObject({ errorCode: 'Denied', denial: { source: 'budget' }, observation: expect.stringContaining("this child's share of what its parent had left") });
       // The parent is charged what its children spent: its own next call is refused, naming them.
-      const rootCalls = records.filter((record) => record.type === 'tool.settled' && record.actor === 'root').map((record) => record.data);
+      const rootCalls = entriesOfRows(records).filter((record) => record.type === 'tool.settled' && record.actor === 'root').map((record) => record.data);
       expect(rootCalls).toHaveLength(1);
       expect(rootCalls[0]).toMatchObject({ name: 'bash', failedStage: 'budget', observation: expect.stringContaining('9 of them were made by delegated children') });
-      expect(records.find((record) => record.type === 'session.ended' && record.actor === 'root')?.data).toMatchObject({
+      expect(entriesOfRows(records).find((record) => record.type === 'session.ended' && record.actor === 'root')?.data).toMatchObject({
         status: 'budget-exhausted',
         reason: expect.stringContaining('with 0 of 10 left (9 of them were made by delegated children)'),
       });
@@ -59,11 +59,11 @@ describe('a session budget holds for the whole delegation tree (trial5 E38)', ()
       const run = await runCli(['run', 'b', '--script', 'script.json', '--yes', '--max-turns', '4', '--json'], { cwd: workspace.path });
       expect(run.code, run.stderr).toBe(0);
       const records = jsonLines(run.stdout);
-      expect(records.filter((record) => record.type === 'delegation.started').map((record) => record.data.task.budgets.maxTurns)).toEqual([1, 1, 0, 0]);
+      expect(entriesOfRows(records).filter((record) => record.type === 'delegation.started').map((record) => record.data.task.budgets.maxTurns)).toEqual([1, 1, 0, 0]);
       expect(modelCalls(records).length).toBeLessThanOrEqual(4);
-      expect(records.find((record) => record.type === 'session.ended' && record.actor === 'root')?.data).toMatchObject({ status: 'completed' });
+      expect(entriesOfRows(records).find((record) => record.type === 'session.ended' && record.actor === 'root')?.data).toMatchObject({ status: 'completed' });
       // A child with no turn left ends at once, as out of budget, and the join says so.
-      expect(records.filter((record) => record.type === 'delegation.failed').map((record) => record.data.reason)).toEqual(expect.arrayContaining(['turn budget exhausted']));
+      expect(entriesOfRows(records).filter((record) => record.type === 'delegation.failed').map((record) => record.data.reason)).toEqual(expect.arrayContaining(['turn budget exhausted']));
       expect((await runCli(['replay', records[0]!.stream as string], { cwd: workspace.path })).code).toBe(0);
     } finally {
       await workspace.remove();
@@ -94,7 +94,7 @@ describe('no model call once the session\'s tokens are spent (trial 6 F9)', () =
       // The root's only model call is its first: nothing is requested for it after the join.
       expect(modelCalls(records).filter((record) => record.actor === 'root')).toHaveLength(1);
       expect(records.slice(joined).filter((record) => record.type === 'effect.requested' && record.data.kind === 'callModel')).toEqual([]);
-      expect(records.find((record) => record.type === 'session.ended' && record.actor === 'root')?.data).toMatchObject({ status: 'budget-exhausted', reason: 'token budget exhausted' });
+      expect(entriesOfRows(records).find((record) => record.type === 'session.ended' && record.actor === 'root')?.data).toMatchObject({ status: 'budget-exhausted', reason: 'token budget exhausted' });
       expect((await runCli(['replay', records[0]!.stream as string], { cwd: workspace.path })).code).toBe(0);
     } finally {
       await workspace.remove();
@@ -104,14 +104,14 @@ describe('no model call once the session\'s tokens are spent (trial 6 F9)', () =
 
 describe('a child the join cancels starts nothing after its cancellation, and every started call settles (trial5 E29)', () => {
   const afterCancellation = (records: readonly Row[], child: string) => {
-    const cancelled = records.find((record) => record.type === 'delegation.failed' && record.data.child === child && record.data.cancelled === true);
+    const cancelled = entriesOfRows(records).find((record) => record.type === 'delegation.failed' && record.data.child === child && record.data.cancelled === true);
     expect(cancelled, `${child} was cancelled`).toBeDefined();
     return records.filter((record) => record.seq > cancelled!.seq && record.actor === child);
   };
   const unsettled = (records: readonly Row[]) => {
     // A delegate_task call ends with its plan accepted (its join then settles it in its turn).
-    const settled = new Set(records.filter((record) => record.type === 'tool.settled' || record.type === 'delegation.accepted').map((record) => record.data.effectId));
-    return records.filter((record) => record.type === 'tool.started' && !settled.has(record.data.effectId)).map((record) => `${record.actor} ${record.data.name}`);
+    const settled = new Set(entriesOfRows(records).filter((record) => record.type === 'tool.settled' || record.type === 'delegation.accepted').map((record) => record.data.effectId));
+    return entriesOfRows(records).filter((record) => record.type === 'tool.started' && !settled.has(record.data.effectId)).map((record) => `${record.actor} ${record.data.name}`);
   };
 
   it('the trial repro: the slow tester is cancelled before its call starts, and nothing of that call is recorded after', async () => {
@@ -154,7 +154,7 @@ describe('a child the join cancels starts nothing after its cancellation, and ev
       const run = await runCli(['run', 'j', '--script', 'script.json', '--yes', '--json'], { cwd: workspace.path });
       expect(run.code, run.stderr).toBe(0);
       const records = jsonLines(run.stdout);
-      const started = records.find((record) => record.type === 'tool.started' && record.actor === 'root/delegation-2/slow');
+      const started = entriesOfRows(records).find((record) => record.type === 'tool.started' && record.actor === 'root/delegation-2/slow');
       expect(started, 'the slow command started before the join').toBeDefined();
       const late = afterCancellation(records, 'root/delegation-2/slow');
       expect(late.map((record) => record.type)).toEqual(['tool.settled']);

@@ -2,7 +2,7 @@ import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const script = fileURLToPath(new URL('../fixtures/delegation/three-children.script.json', import.meta.url));
@@ -101,13 +101,13 @@ describe('a tester\'s report is checked against the commands it ran (trial5 E9)'
     expect(run.stdout).toContain('✓ delegate_task joined (all): unsatisfied, 2 task(s)');
     const sessionId = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
     const records = jsonLines((await runCli(['show', sessionId, '--json'], { cwd: workspace.path })).stdout);
-    const rejected = records.filter((record) => record.type === 'tool.rejected' && record.data.code === 'report_unverified');
+    const rejected = entriesOfRows(records).filter((record) => record.type === 'tool.rejected' && record.data.code === 'report_unverified');
     expect(rejected.length).toBeGreaterThanOrEqual(1);
     expect(rejected[0]!.data.message).toContain('no command "npm test" ran in this task');
-    const joined = records.find((record) => record.type === 'delegation.joined')!;
+    const joined = entriesOfRows(records).find((record) => record.type === 'delegation.joined')!;
     expect(joined.data.outcome).toBe('unsatisfied');
     expect(joined.data.observation).not.toContain('"exit_code": 0');
-    expect(records.some((record) => record.type === 'delegation.completed' && record.data.taskId === 't1')).toBe(false);
+    expect(entriesOfRows(records).some((record) => record.type === 'delegation.completed' && record.data.taskId === 't1')).toBe(false);
     const replay = await runCli(['replay', sessionId, '--json'], { cwd: workspace.path });
     expect(replay.code).toBe(0);
   });

@@ -2,7 +2,7 @@ import { cp, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const demo = fileURLToPath(new URL('../../scripts/demo/', import.meta.url));
@@ -113,7 +113,7 @@ describe('what the CLI displays is what the log says (the new-user trial)', () =
     expect(run.stdout).toMatch(/✗ bash sleep 20 Cancelled \(SIGKILL, \d+ ms\)/);
     expect(run.stdout).toContain('\nbudget-exhausted — wall-time budget exhausted\n');
     const records = jsonLines((await cli(['show', sessionOf(run.stdout), '--json'])).stdout);
-    const settled = records.find((record) => record.type === 'tool.settled')!.data;
+    const settled = entriesOfRows(records).find((record) => record.type === 'tool.settled')!.data;
     expect(settled).toMatchObject({ status: 'error', errorCode: 'Cancelled' });
     expect(settled.observation).toContain('the command was cancelled (the wall-time budget of 1500 ms ran out while it ran)');
     expect(settled.execution.durationMs).toBeLessThan(20_000);

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8' });
@@ -27,7 +27,7 @@ describe("the repository's git configuration and hooks are protected (trial 7 G1
         { text: 'Done.' },
       ] }));
       const run = await runCli(['run', 'look at git', '--script', 'script.json', '--mode', 'accept-edits', '--yes', '--json'], { cwd: workspace.path, env: { REIN_CONFIG_HOME: join(workspace.path, '.config-home') } });
-      const settled = jsonLines(run.stdout).filter((record) => record.type === 'tool.settled').map((record) => record.data as { name: string; status: string; errorCode?: string });
+      const settled = entriesOfRows(jsonLines(run.stdout)).filter((record) => record.type === 'tool.settled').map((record) => record.data as { name: string; status: string; errorCode?: string });
       expect(settled.map((data) => [data.name, data.status, data.errorCode ?? '']), run.stdout + run.stderr).toEqual([
         ['read', 'ok', ''],
         ['edit', 'error', 'Denied'],
@@ -66,7 +66,7 @@ describe("the repository's git configuration and hooks are protected (trial 7 G1
         { text: 'Done.' },
       ] }));
       const again = await runCli(['run', 'edit', '--script', 'script.json', '--mode', 'accept-edits', '--json'], { cwd: workspace.path, env: { REIN_CONFIG_HOME: join(workspace.path, '.config-home') } });
-      const settled = jsonLines(again.stdout).filter((record) => record.type === 'tool.settled').map((record) => record.data as { status: string; errorCode?: string });
+      const settled = entriesOfRows(jsonLines(again.stdout)).filter((record) => record.type === 'tool.settled').map((record) => record.data as { status: string; errorCode?: string });
       expect(settled[0], again.stdout + again.stderr).toMatchObject({ status: 'error', errorCode: 'Denied' });
     } finally {
       await workspace.remove();
@@ -85,7 +85,7 @@ describe('a repository configuration that makes git run a program keeps git stat
       await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 's', toolCalls: [{ name: 'bash', arguments: { command: 'git status --short' } }] }, { text: 'Done.' }] }));
       const run = await runCli(['run', 'status', '--script', 'script.json', '--json'], { cwd: workspace.path, env: { REIN_CONFIG_HOME: join(workspace.path, '.config-home') } });
       expect(run.code, run.stdout + run.stderr).toBe(3);
-      const decided = jsonLines(run.stdout).find((record) => record.type === 'permission.decided');
+      const decided = entriesOfRows(jsonLines(run.stdout)).find((record) => record.type === 'permission.decided');
       expect(decided?.data).toMatchObject({ decision: 'ask', classes: ['protected-path'] });
       expect(existsSync(join(workspace.path, 'keep.txt'))).toBe(true);
       expect(existsSync(join(workspace.path, 'pwn_wt'))).toBe(false);

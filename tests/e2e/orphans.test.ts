@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryEventStore, openLevelEventStore } from '../../stores/index.js';
 import { createRein } from '../../src/rein.js';
 import { createScriptedProvider, parseScript } from '../../src/providers/scripted-provider.js';
-import { jsonLines, runCli, startCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, runCli, startCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { eventually, markedProcesses, newMarker, requireBubblewrap, requireWatchdog } from '../support/sandbox.js';
 import { killStrayProcesses, runCommand, stopBackgroundCommands } from '../../src/tools/process-runner.js';
@@ -65,7 +65,7 @@ describe('no command outlives rein', () => {
       resumed.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
       const copies = await eventually(() => markedProcesses(marker), (pids) => pids.length > 0, 30_000);
       expect(copies.length).toBe(1);
-      const resolved = jsonLines(stdout).find((record) => record.type === 'effect.resolved');
+      const resolved = entriesOfRows(jsonLines(stdout)).find((record) => record.type === 'effect.resolved');
       expect(resolved?.data).toMatchObject({ resolution: 'rerun', reason: expect.stringContaining('no process of the earlier run is alive') });
       await killed(resumed);
       expect(await eventually(() => markedProcesses(marker), (pids) => pids.length === 0)).toEqual([]);
@@ -100,7 +100,7 @@ describe('no command outlives rein', () => {
       expect(await eventually(() => markedProcesses(marker), (pids) => pids.length === 0)).toEqual([]);
       const result = await runCli(['resume', sessionId()!, '--json', '--sandbox', 'off'], { cwd: workspace.path });
       expect(result.code).toBe(3);
-      const resolved = jsonLines(result.stdout).find((record) => record.type === 'effect.resolved');
+      const resolved = entriesOfRows(jsonLines(result.stdout)).find((record) => record.type === 'effect.resolved');
       expect(resolved?.data).toMatchObject({ resolution: 'awaiting-confirmation', reason: expect.stringContaining('no process of the earlier run is alive') });
     } finally {
       killEach(markedProcesses(marker));
@@ -157,7 +157,7 @@ describe('no command outlives rein', () => {
       expect((await eventually(() => markedProcesses(planted), (pids) => pids.length > 0)).length).toBe(1);
       const result = await runCli(['resume', id, '--json', '--sandbox', 'off'], { cwd: workspace.path });
       expect(result.code).toBe(3);
-      const resumed = jsonLines(result.stdout).find((record) => record.type === 'session.resumed');
+      const resumed = entriesOfRows(jsonLines(result.stdout)).find((record) => record.type === 'session.resumed');
       expect(resumed?.data.strayProcessesKilled).toBe(1);
       expect(markedProcesses(planted)).toEqual([]);
       const human = await runCli(['show', id], { cwd: workspace.path });
@@ -214,7 +214,7 @@ describe('no command outlives rein', () => {
       await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Running it.', toolCalls: [{ name: 'bash', arguments: { command } }] }, { text: 'Done.' }] }));
       const run = await runCli(['run', 'run it', '--script', 'script.json', '--json', '--yes', '--sandbox', 'off'], { cwd: workspace.path });
       expect(run.code, run.stderr).toBe(0);
-      const settled = jsonLines(run.stdout).find((record) => record.type === 'tool.settled')?.data as Record<string, any> | undefined;
+      const settled = entriesOfRows(jsonLines(run.stdout)).find((record) => record.type === 'tool.settled')?.data as Record<string, any> | undefined;
       // The kill did not reach the watchdog (it has no pid in the command's namespace); the call ended normally.
       expect(settled?.execution).toMatchObject({ exitCode: 0 });
       expect(JSON.parse(settled!.observation)).toMatchObject({ sandbox: { enforcement: 'fallback', lifetime: expect.stringContaining('enforced (watchdog') } });
@@ -326,7 +326,7 @@ describe('no command outlives rein', () => {
       await writeFile(join(workspace.path, '.a.txt.rein-keep.tmp'), 'not ours by name');
       const resumed = await runCli(['resume', id, '--json', '--yes'], { cwd: workspace.path });
       expect(resumed.code, resumed.stderr).toBe(0);
-      const cleaned = jsonLines(resumed.stdout).find((record) => record.type === 'workspace.cleaned');
+      const cleaned = entriesOfRows(jsonLines(resumed.stdout)).find((record) => record.type === 'workspace.cleaned');
       expect(cleaned?.data).toMatchObject({ paths: ['.a.txt.rein-0123456789ab.tmp'], reason: 'interrupted-write' });
       expect((await readdir(workspace.path)).filter((name) => name.endsWith('.tmp'))).toEqual(['.a.txt.rein-keep.tmp']);
       expect(await readFile(join(workspace.path, 'a.txt'), 'utf8')).toBe('new\n');

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { jsonLines, runCli, startCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, runCli, startCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { describePostgres, freshSchemaUrl } from '../support/postgres.js';
 import { openPostgresEventStore, PostgresSessionQueue, type PostgresEventStore } from '../../src/index.js';
@@ -106,7 +106,7 @@ describePostgres('rein CLI on a PostgreSQL store', () => {
     const first = jsonLines((await runCli(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: workspace.path })).stdout);
     expect(first.filter((event) => event.sessionId === waiting).map((event) => event.type)).toEqual(['claimed', 'parked']);
     const records = jsonLines((await runCli(['show', waiting, '--json', '--store', url], { cwd: workspace.path })).stdout);
-    const approvalId = records.find((record) => record.type === 'approval.requested')!.data.approvalId as string;
+    const approvalId = entriesOfRows(records).find((record) => record.type === 'approval.requested')!.data.approvalId as string;
     // The parked line says what the session waits for, with the id rein approve takes.
     expect(first.find((event) => event.type === 'parked')).toMatchObject({ waitingFor: [{ kind: 'approval', id: approvalId, summary: 'write out.txt' }], detail: expect.stringContaining(`answer with: rein approve ${waiting} ${approvalId} [--deny]`) });
     expect(first.find((event) => event.type === 'parked')!.detail).not.toContain('<id>');
@@ -169,8 +169,8 @@ describePostgres('rein CLI on a PostgreSQL store', () => {
       const next = jsonLines((await runCli(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: workspace.path })).stdout).filter((event) => event.sessionId === slow);
       expect(next.map((event) => event.type)).toEqual(['claimed', 'parked']);
       const records = await store.read(slow);
-      expect(records.filter((record) => record.type === 'tool.started')).toHaveLength(1);
-      const resolved = records.find((record) => record.type === 'effect.resolved')!;
+      expect(entriesOfRows(records).filter((record) => record.type === 'tool.started')).toHaveLength(1);
+      const resolved = entriesOfRows(records).find((record) => record.type === 'effect.resolved')!;
       expect(resolved.data).toMatchObject({ resolution: 'awaiting-confirmation' });
       const effectId = (resolved.data as { effectId: string }).effectId;
       expect(next[1]).toMatchObject({ waitingFor: [{ kind: 'confirmation', id: effectId, summary: 'rerun bash sleep 3' }], detail: expect.stringContaining(effectId) });
@@ -185,8 +185,8 @@ describePostgres('rein CLI on a PostgreSQL store', () => {
       const last = jsonLines((await runCli(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: workspace.path })).stdout).filter((event) => event.sessionId === slow);
       expect(last.map((event) => [event.type, event.detail])).toEqual([['claimed', undefined], ['finished', 'completed']]);
       const after = await store.read(slow);
-      expect(after.filter((record) => record.type === 'tool.started')).toHaveLength(2);
-      expect(after.filter((record) => record.type === 'effect.resolved').at(-1)?.data).toMatchObject({ effectId, resolution: 'rerun' });
+      expect(entriesOfRows(after).filter((record) => record.type === 'tool.started')).toHaveLength(2);
+      expect(entriesOfRows(after).filter((record) => record.type === 'effect.resolved').at(-1)?.data).toMatchObject({ effectId, resolution: 'rerun' });
     } finally {
       await store.close();
     }

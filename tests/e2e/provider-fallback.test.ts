@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { modelExchange, shoutingModel } from '../support/loopback-model.js';
 import { jsonError, startLoopbackServer, type LoopbackServer } from '../support/loopback-server.js';
-import { jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const clean = { REIN_PROVIDER: '', REIN_MODEL: '', REIN_BASE_URL: '', OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '' };
@@ -39,7 +39,7 @@ describe('rein run --fallback', () => {
 
     const records = jsonLines((await cli(['show', sessionId, '--json'])).stdout);
     expect(records[0]).toMatchObject({ type: 'session.created', data: { provider: { name: 'anthropic', model: 'big-1', fallbacks: [{ name: 'openai', model: 'loopback-1', source: `${spare.url}/v1` }] } } });
-    const attempts = records.filter((record) => record.type === 'model.attempted').map((record) => record.data);
+    const attempts = entriesOfRows(records).filter((record) => record.type === 'model.attempted').map((record) => record.data);
     // The first model call: five overloaded attempts on Anthropic (the default retry budget), the last one falling back.
     expect(attempts.slice(0, 6).map((attempt) => [attempt.attempt, attempt.provider, attempt.errorCode ?? attempt.outcome, attempt.decision])).toEqual([
       [1, 'anthropic', 'overloaded', 'retry'],

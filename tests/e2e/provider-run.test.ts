@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anthropicConversation, anthropicReplyChunks, modelExchange, shoutingModel, shoutingPolicy } from '../support/loopback-model.js';
 import { jsonError, startLoopbackServer, type LoopbackServer } from '../support/loopback-server.js';
-import { jsonLines, runCli, type CliResult } from '../support/cli.js';
+import { entriesOfRows, jsonLines, runCli, type CliResult } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { openLevelEventStore } from '../../stores/index.js';
 
@@ -64,7 +64,7 @@ describe('rein run against a loopback OpenAI-compatible endpoint', () => {
   it('records the provider without secrets and one model.attempted per call; replay verifies', async () => {
     const records = jsonLines((await cli(['show', sessionId, '--json'])).stdout);
     expect(records[0]!.data.provider).toEqual({ name: 'openai', model: 'loopback-1', source: baseUrl });
-    expect(records.filter((record) => record.type === 'model.attempted').map((record) => record.data)).toEqual(
+    expect(entriesOfRows(records).filter((record) => record.type === 'model.attempted').map((record) => record.data)).toEqual(
       [1, 2, 3, 4].map(() => expect.objectContaining({ attempt: 1, provider: 'openai', model: 'loopback-1', requestId: 'req_loop', outcome: 'ok', decision: 'done' })),
     );
     const replay = await cli(['replay', sessionId]);

@@ -2,7 +2,7 @@ import { access, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { jsonLines, runCli, startCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, runCli, startCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { scaledTimeout } from '../support/timeouts.js';
 import { describePostgres, freshSchemaUrl } from '../support/postgres.js';
@@ -50,9 +50,9 @@ const refusedResume = async (store: readonly string[]): Promise<void> => {
     expect(await exited, stderr).toBe(0);
     expect(await readFile(join(workspace.path, 'log2.txt'), 'utf8')).toBe('slept\n');
     const records = jsonLines((await runCli(['show', sessionId, '--json', ...store], { cwd: workspace.path })).stdout);
-    const settled = records.filter((record) => record.type === 'tool.settled');
+    const settled = entriesOfRows(records).filter((record) => record.type === 'tool.settled');
     expect(settled.map((record) => record.data.status)).toEqual(['ok']);
-    expect(records.some((record) => record.type === 'session.resumed' || record.type === 'effect.resolved')).toBe(false);
+    expect(entriesOfRows(records).some((record) => record.type === 'session.resumed' || record.type === 'effect.resolved')).toBe(false);
     expect(records.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
   } finally {
     await workspace.remove();

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonLines, runCli, startCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, runCli, startCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /** Start `rein run --json` on the slow script and stop it with `signal` once its command started. */
@@ -12,7 +12,7 @@ const cutShort = async (cwd: string, signal: NodeJS.Signals): Promise<{ sessionI
   const started = await new Promise<Record<string, any>>((resolve) => {
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
-      const record = jsonLines(out).find((line) => line.type === 'tool.started');
+      const record = entriesOfRows(jsonLines(out)).find((line) => line.type === 'tool.started');
       if (record) resolve(record);
     });
   });

@@ -3,7 +3,7 @@ import { chmod, chown, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cliPath, jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, cliPath, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const run = promisify(execFile);
@@ -50,10 +50,10 @@ describe('tool errors from the operating system at the command line', () => {
     expect(result.stdout).toContain('✗ write notes.txt Denied');
     const id = /session (s-[\w-]+):/.exec(result.stdout)![1]!;
     const records = jsonLines((await asUnprivileged(['show', id, '--store', store.path, '--json'], { cwd: workspace.path, home: store.path })).stdout);
-    const settled = records.find((record) => record.type === 'tool.settled')!.data;
+    const settled = entriesOfRows(records).find((record) => record.type === 'tool.settled')!.data;
     expect(settled).toMatchObject({ status: 'error', errorCode: 'Denied' });
     expect(settled.observation).toMatch(/^Denied: permission denied \(EACCES: open /);
-    expect(records.some((record) => record.type === 'effect.failed')).toBe(false);
+    expect(entriesOfRows(records).some((record) => record.type === 'effect.failed')).toBe(false);
     expect(records.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
     expect(await readFile(join(workspace.path, 'notes.txt'), 'utf8')).toBe('old\n');
   });
@@ -64,8 +64,8 @@ describe('tool errors from the operating system at the command line', () => {
     const result = await runCli(['run', 'list', '--script', 'script.json', '--yes', '--json'], { cwd: workspace.path, env: { HOME: workspace.path } });
     expect(result.code).toBe(0);
     const records = jsonLines(result.stdout);
-    expect(records.find((record) => record.type === 'tool.settled')!.data).toMatchObject({ errorCode: 'InvalidInput', failedStage: 'runtime-validation', observation: expect.stringContaining('`command` contains a NUL byte') });
-    expect(records.some((record) => record.type === 'tool.started')).toBe(false);
+    expect(entriesOfRows(records).find((record) => record.type === 'tool.settled')!.data).toMatchObject({ errorCode: 'InvalidInput', failedStage: 'runtime-validation', observation: expect.stringContaining('`command` contains a NUL byte') });
+    expect(entriesOfRows(records).some((record) => record.type === 'tool.started')).toBe(false);
     expect(records.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
   });
 });

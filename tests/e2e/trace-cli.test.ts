@@ -2,10 +2,11 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLevelEventStore } from '../../stores/index.js';
-import { greetingScript, jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, greetingScript, jsonLines, runCli } from '../support/cli.js';
 import { seenByInspector, seenInLog, startReceiver } from '../support/inspector-receiver.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { hashTree } from '../support/tree-hash.js';
+import type { RecordEnvelope } from '../../models/envelope.js';
 
 describe('rein trace, context, inspect and replay --dry-run', () => {
   let workspace: { path: string; remove: () => Promise<void> };
@@ -79,7 +80,9 @@ describe('rein trace, context, inspect and replay --dry-run', () => {
   it('rein context reconstructs a turn of a session recorded without context.projected, and says so', async () => {
     const store = await openLevelEventStore(join(workspace.path, '.rein'));
     const records = await store.read(sessionId);
-    const drafts = records.filter((record) => record.type !== 'context.projected').map(({ stream: _stream, seq: _seq, ...draft }) => draft);
+    // No `context.projected`: neither a record of its own nor folded into a step record.
+    const withoutContext = (record: RecordEnvelope): RecordEnvelope => (record.type === 'step.derived' ? { ...record, data: { ...(record.data as object), facts: ((record.data as { facts?: Array<[string]> }).facts ?? []).filter(([type]) => type !== 'context.projected') } } : record);
+    const drafts = records.filter((record) => record.type !== 'context.projected').map(withoutContext).map(({ stream: _stream, seq: _seq, ...draft }) => draft);
     await store.append('old-session', drafts, { expectedSeq: 0 });
     await store.close();
     const shown = await runCli(['context', 'old-session', '--turn', '2'], cwd());

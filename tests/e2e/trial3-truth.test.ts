@@ -2,7 +2,7 @@ import { cp, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const demo = fileURLToPath(new URL('../../scripts/demo/', import.meta.url));
@@ -70,8 +70,8 @@ describe('what the CLI displays is what the log says (the third new-user trial)'
     expect(run.stdout).toContain('cancelled — stopped by hook command:PreToolUse#1: enough');
     const records = jsonLines((await cli(['show', sessionOf(run.stdout), '--json'])).stdout);
     // The second model call was requested, then the stop: it never answered.
-    expect(records.filter((record) => record.type === 'effect.requested' && record.data.kind === 'callModel')).toHaveLength(2);
-    expect(records.filter((record) => record.type === 'model.responded')).toHaveLength(1);
+    expect(entriesOfRows(records).filter((record) => record.type === 'effect.requested' && record.data.kind === 'callModel')).toHaveLength(2);
+    expect(entriesOfRows(records).filter((record) => record.type === 'model.responded')).toHaveLength(1);
     expect(run.stdout).toMatch(/\n1 turn · 1 tool call \(1 denied\) · /);
   });
 

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /** The fourth trial's leftovers, each through the CLI as the trial met it. */
@@ -22,12 +22,12 @@ describe('trial 4 leftovers', () => {
       const run = await cli(['run', 'vis', '--script', 'vis.json', '--visible-limit', limit, '--json']);
       expect(run.code, run.stderr).toBe(0);
       const records = jsonLines(run.stdout);
-      const search = records.find((record) => record.type === 'tool.settled' && record.data.name === 'tool_search')!.data as { value: { hits: string[] } };
+      const search = entriesOfRows(records).find((record) => record.type === 'tool.settled' && record.data.name === 'tool_search')!.data as { value: { hits: string[] } };
       expect(search.value.hits[0]).toBe('grep');
-      const greps = records.filter((record) => record.type === 'tool.settled' && record.data.name === 'grep').map((record) => record.data);
+      const greps = entriesOfRows(records).filter((record) => record.type === 'tool.settled' && record.data.name === 'grep').map((record) => record.data);
       // Deferred before the search; visible and run after it.
       expect(greps.map((data) => data.status)).toEqual(['error', 'ok']);
-      const diffs = records.filter((record) => record.type === 'capability.diff').map((record) => record.data as { added: Array<{ name: string; reason: string }>; inputs: { searchHits: string[] } });
+      const diffs = entriesOfRows(records).filter((record) => record.type === 'capability.diff').map((record) => record.data as { added: Array<{ name: string; reason: string }>; inputs: { searchHits: string[] } });
       const afterSearch = diffs[diffs.length - 1]!;
       expect(afterSearch.added).toContainEqual(expect.objectContaining({ name: 'grep', reason: 'tool_search' }));
       expect(afterSearch.inputs.searchHits[0]).toBe('grep');

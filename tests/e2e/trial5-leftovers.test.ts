@@ -5,9 +5,11 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cliPath, jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, cliPath, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { everythingPath } from '../support/mcp-servers.js';
+import { sessionEndedIn } from '../../src/host/step-record.js';
+import type { RecordEnvelope } from '../../models/envelope.js';
 
 /** The fifth trial's leftovers, each through the CLI as the trial met it. */
 describe('trial 5 leftovers', () => {
@@ -59,7 +61,7 @@ describe('trial 5 leftovers', () => {
     const run = await cli(['run', 'b', '--script', path, '--yes', '--json']);
     expect(run.code, run.stderr).toBe(0);
     const records = jsonLines(run.stdout);
-    const ended = records.findIndex((record) => record.type === 'session.ended');
+    const ended = records.findIndex((record) => sessionEndedIn(record as RecordEnvelope) !== undefined);
     const commandEnded = records.findIndex((record) => record.type === 'command.ended');
     expect(commandEnded).toBeGreaterThan(ended);
     expect(records[commandEnded]!.data).toMatchObject({ callId: 'root:e1.0', ended: 'stopped', stoppedBy: 'session-end', exitCode: null, signal: 'SIGKILL' });
@@ -144,7 +146,7 @@ describe('trial 5 leftovers', () => {
     expect(run.stdout).not.toContain('mcp__*__get-e* matches');
     const id = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
     const records = jsonLines((await cli(['show', id, '--json'])).stdout);
-    expect(records.filter((record) => record.type === 'permission.rule-unmatched').map((record) => record.data)).toEqual([
+    expect(entriesOfRows(records).filter((record) => record.type === 'permission.rule-unmatched').map((record) => record.data)).toEqual([
       { rule: 'deny mcp__everything__get_env', suggestion: 'mcp__everything__get-env' },
       { rule: 'deny mcp__nowhere__*' },
     ]);

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 // Trial 7 G11, G3, G4: real `node --test` runs through the CLI with the scripted provider.
@@ -27,7 +27,7 @@ describe('a verification is what the suite said, not what the line exited (trial
     const [report] = jsonLines((await cli(['trace', id, '--json'])).stdout);
     // The exit code follows the trace's outcome (issue 30 A1): 1 only when it is failed.
     expect(result.code).toBe(report!.outcome === 'failed' ? 1 : 0);
-    return { id, records, report: report!, verifications: records.filter((record) => record.type === 'verification.recorded').map((record) => record.data) };
+    return { id, records, report: report!, verifications: entriesOfRows(records).filter((record) => record.type === 'verification.recorded').map((record) => record.data) };
   };
   beforeEach(async () => {
     workspace = await makeTempDir('rein-trial7-');
@@ -39,14 +39,14 @@ describe('a verification is what the suite said, not what the line exited (trial
     await writeFile(join(workspace.path, 'test', 'a.test.js'), mixedSuite);
     await writeFile(join(workspace.path, 'package.json'), JSON.stringify({ name: 'x', version: '1.0.0', scripts: { test: 'node --test || true' } }));
     const { id, records, report, verifications } = await run(script("trap 'exit 0' EXIT; node --test", 'npm test'));
-    const settled = records.filter((record) => record.type === 'tool.settled').map((record) => record.data.execution?.exitCode);
+    const settled = entriesOfRows(records).filter((record) => record.type === 'tool.settled').map((record) => record.data.execution?.exitCode);
     expect(settled).toEqual([0, 0]);
     // The trap line records nothing; `npm test` exits 0 but node's own summary says `fail 1`.
     expect(verifications).toHaveLength(1);
     expect(verifications[0]).toMatchObject({ command: 'npm test', status: 'failed', exitCode: 0, packageScript: { name: 'test', script: 'node --test || true' } });
     expect(verifications[0]!.summary).toMatch(/^the runner's own summary counts 1 failed test\(s\) though the command exited 0/);
     expect(report.outcome).toBe('failed');
-    expect(records.filter((record) => record.type === 'memory.proposed')).toEqual([]);
+    expect(entriesOfRows(records).filter((record) => record.type === 'memory.proposed')).toEqual([]);
     const show = await cli(['show', id]);
     expect(show.stdout).toMatch(/verification failed: npm test \(exit 0, 1 failed by the runner's own summary\)/);
     expect(show.stdout).not.toContain('verification passed');
@@ -65,7 +65,7 @@ describe('a verification is what the suite said, not what the line exited (trial
     const result = await cli(['run', 'make the tests pass', '--script', 'script.json', '--yes']);
     expect(result.stdout).not.toMatch(/joined \(all\): satisfied/);
     const records = await recordsOf(sessionOf(result.stdout));
-    const refused = records.find((record) => record.type === 'tool.settled' && record.data.name === 'submit_report')!;
+    const refused = entriesOfRows(records).find((record) => record.type === 'tool.settled' && record.data.name === 'submit_report')!;
     expect(refused.data).toMatchObject({ status: 'error', errorCode: 'InvalidInput' });
     expect(refused.data.observation).toContain('is not one rein counts as a test run');
   });
@@ -82,7 +82,7 @@ describe('a verification is what the suite said, not what the line exited (trial
     // The script npm ran is on record, read from package.json when the call was made.
     expect(verifications[0]!.packageScript).toEqual({ name: 'test', script: 'node --test --test-reporter=dot --test-name-pattern=zzz' });
     expect(report.outcome).toBe('unverified');
-    expect(records.filter((record) => record.type === 'memory.proposed')).toEqual([]);
+    expect(entriesOfRows(records).filter((record) => record.type === 'memory.proposed')).toEqual([]);
     expect((await cli(['show', id])).stdout).toContain('verification inconclusive: node --test --test-reporter=dot test/helpers.test.js (exit 0, no count of tests that ran)');
     expect((await cli(['replay', id])).code).toBe(0);
   });
@@ -92,7 +92,7 @@ describe('a verification is what the suite said, not what the line exited (trial
     await writeFile(join(workspace.path, 'test', 'b.test.js'), failingSuite);
     const { records, verifications } = await run(script('node --test test/a.test.js'));
     expect(verifications).toMatchObject([{ status: 'passed', exitCode: 0 }]);
-    expect(records.filter((record) => record.type === 'memory.proposed')).toEqual([]);
+    expect(entriesOfRows(records).filter((record) => record.type === 'memory.proposed')).toEqual([]);
   });
 
   it('G4: a background command that may change files and is still running after the passing run makes it stale', async () => {
@@ -108,11 +108,11 @@ describe('a verification is what the suite said, not what the line exited (trial
     const { records, report } = await run(
       script({ command: "until [ -f ran.flag ]; do sleep 0.05; done; sed -i 's/1 + 1, 2/1 + 1, 3/' test/a.test.js", run_in_background: true }, 'node --test', 'sleep 2'),
     );
-    const verification = records.find((record) => record.type === 'verification.recorded')!;
+    const verification = entriesOfRows(records).find((record) => record.type === 'verification.recorded')!;
     expect(verification.data.status).toBe('passed');
     // The background command ended after the test run started (during it, or later), or not at all.
-    const started = records.find((record) => record.type === 'tool.started' && record.corr === verification.corr)!;
-    const ended = records.find((record) => record.type === 'command.ended');
+    const started = entriesOfRows(records).find((record) => record.type === 'tool.started' && record.corr === verification.corr)!;
+    const ended = entriesOfRows(records).find((record) => record.type === 'command.ended');
     expect(ended === undefined || ended.seq > started.seq).toBe(true);
     expect(report.outcome).toBe('unverified');
     expect(report.findings).toContainEqual(expect.objectContaining({ type: 'verification_stale' }));
@@ -121,9 +121,9 @@ describe('a verification is what the suite said, not what the line exited (trial
   it('G4: a background command that only reads, or that ended before the passing run, leaves it standing', async () => {
     await writeFile(join(workspace.path, 'test', 'a.test.js'), passingSuite);
     const { records, report } = await run(script({ command: 'sleep 1.5; cat test/a.test.js', run_in_background: true }, { command: 'sleep 1.5; echo done > out.txt', run_in_background: true }, 'until [ -f out.txt ]; do sleep 0.05; done', 'node --test'));
-    const ends = records.filter((record) => record.type === 'command.ended');
+    const ends = entriesOfRows(records).filter((record) => record.type === 'command.ended');
     expect(ends).toHaveLength(2);
-    const verification = records.find((record) => record.type === 'verification.recorded')!;
+    const verification = entriesOfRows(records).find((record) => record.type === 'verification.recorded')!;
     expect(ends.every((record) => record.seq < verification.seq)).toBe(true);
     expect(report.outcome).toBe('succeeded');
   });

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const failingTest = "const test = require('node:test');\nconst assert = require('node:assert');\ntest('adds', () => { assert.strictEqual(1 + 1, 3); });\n";
@@ -41,11 +41,11 @@ describe('truthful outcomes at the command line', () => {
     expect(run.stdout).toContain('1 tool call (1 failed)');
     const id = sessionOf(run.stdout);
     const records = await recordsOf(id);
-    const verification = records.find((record) => record.type === 'verification.recorded')!;
+    const verification = entriesOfRows(records).find((record) => record.type === 'verification.recorded')!;
     expect(verification.data).toMatchObject({ name: 'bash', status: 'failed', command: 'node --test', exitCode: 1 });
-    expect(records.find((record) => record.type === 'tool.settled')!.data).toMatchObject({ status: 'ok', execution: { command: 'node --test', exitCode: 1 } });
+    expect(entriesOfRows(records).find((record) => record.type === 'tool.settled')!.data).toMatchObject({ status: 'ok', execution: { command: 'node --test', exitCode: 1 } });
     // A failed verification proposes no memory candidate at all.
-    expect(records.filter((record) => record.type === 'memory.proposed')).toEqual([]);
+    expect(entriesOfRows(records).filter((record) => record.type === 'memory.proposed')).toEqual([]);
     const [report] = jsonLines((await cli(['trace', id, '--json'])).stdout);
     expect(report!.outcome).toBe('failed');
     expect(report!.findings).toContainEqual(expect.objectContaining({ type: 'verification_contradicted_final', evidence: expect.arrayContaining([`#${verification.seq}`]) }));
@@ -64,8 +64,8 @@ describe('truthful outcomes at the command line', () => {
     expect(run.stdout).toMatch(/✓ bash node --test \(exit 0, \d+ ms\)/);
     const id = sessionOf(run.stdout);
     const records = await recordsOf(id);
-    expect(records.find((record) => record.type === 'verification.recorded')!.data).toMatchObject({ status: 'passed', exitCode: 0 });
-    expect(records.filter((record) => record.type === 'memory.proposed').map((record) => record.data.source.type)).toEqual(['verified_observation']);
+    expect(entriesOfRows(records).find((record) => record.type === 'verification.recorded')!.data).toMatchObject({ status: 'passed', exitCode: 0 });
+    expect(entriesOfRows(records).filter((record) => record.type === 'memory.proposed').map((record) => record.data.source.type)).toEqual(['verified_observation']);
     const [report] = jsonLines((await cli(['trace', id, '--json'])).stdout);
     expect(report).toMatchObject({ outcome: 'succeeded', findings: [] });
   });
@@ -79,9 +79,9 @@ describe('truthful outcomes at the command line', () => {
     expect(run.code).toBe(0);
     const id = sessionOf(run.stdout);
     const records = await recordsOf(id);
-    expect(records.filter((record) => record.type === 'tool.settled' && record.data.name === 'bash').map((record) => record.data.execution?.exitCode)).toEqual([0, 0, 0, 0, 0, 0]);
-    expect(records.filter((record) => record.type === 'verification.recorded')).toEqual([]);
-    expect(records.filter((record) => record.type === 'memory.proposed')).toEqual([]);
+    expect(entriesOfRows(records).filter((record) => record.type === 'tool.settled' && record.data.name === 'bash').map((record) => record.data.execution?.exitCode)).toEqual([0, 0, 0, 0, 0, 0]);
+    expect(entriesOfRows(records).filter((record) => record.type === 'verification.recorded')).toEqual([]);
+    expect(entriesOfRows(records).filter((record) => record.type === 'memory.proposed')).toEqual([]);
     const [report] = jsonLines((await cli(['trace', id, '--json'])).stdout);
     expect(report!.outcome).toBe('unverified');
     expect((await cli(['show', id])).stdout).not.toContain('verification passed');
@@ -102,16 +102,16 @@ describe('truthful outcomes at the command line', () => {
       const id = sessionOf(run.stdout);
       expect(run.stdout).toMatch(/^completed · outcome unverified/m);
       const records = await recordsOf(id);
-      const settled = records.filter((record) => record.type === 'tool.settled').map((record) => record.data);
+      const settled = entriesOfRows(records).filter((record) => record.type === 'tool.settled').map((record) => record.data);
       expect(settled).toHaveLength(2);
       for (const data of settled) expect(data).toMatchObject({ status: 'error', errorCode: 'Denied', denial: { source } });
-      expect(records.some((record) => record.type === 'tool.started')).toBe(false);
-      expect(records.filter((record) => record.type === 'turn.blocked')).toEqual([]);
-      expect(records.filter((record) => record.type === 'turn.mutation-ready')).toHaveLength(1);
+      expect(entriesOfRows(records).some((record) => record.type === 'tool.started')).toBe(false);
+      expect(entriesOfRows(records).filter((record) => record.type === 'turn.blocked')).toEqual([]);
+      expect(entriesOfRows(records).filter((record) => record.type === 'turn.mutation-ready')).toHaveLength(1);
       const serialized = JSON.stringify(records);
       expect(serialized).not.toContain('runtime.shell_boundary_violation');
       expect(serialized).not.toContain('tool.unknown_or_disallowed');
-      expect(records.find((record) => record.type === 'session.ended')!.data).toEqual({ status: 'completed' });
+      expect(entriesOfRows(records).find((record) => record.type === 'session.ended')!.data).toEqual({ status: 'completed' });
       const trace = await cli(['trace', id]);
       const denied = source === 'rule' ? /permission deny \(denied by the rule "deny bash:rm\*"\) #\d+ → denied #\d+/ : new RegExp(`permission — → denied by ${source} \\(`);
       expect(trace.stdout.split('\n').find((line) => line.includes('bash(rm -rf build)'))).toMatch(denied);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openPostgresEventStore, PostgresSessionQueue, submitSession } from '../../src/index.js';
 import type { PostgresEventStore } from '../../src/index.js';
 import { replaySession } from '../../src/session/replay-session.js';
-import { jsonLines, startCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, startCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { describePostgres, freshSchemaUrl } from '../support/postgres.js';
 
@@ -115,7 +115,7 @@ describePostgres('workers killed at random points', () => {
     for (const id of ids) {
       const records = await store.read(id);
       expect(records.map((record) => record.seq)).toEqual(records.map((_, index) => index + 1));
-      const ended = records.filter((record) => record.type === 'session.ended' && record.actor === 'root');
+      const ended = entriesOfRows(records).filter((record) => record.type === 'session.ended' && record.actor === 'root');
       expect(ended.map((record) => (record.data as { status: string }).status)).toEqual(['completed']);
       await expect(replaySession(store, id)).resolves.toMatchObject({ head: records.length });
       for (const record of records) {

@@ -7,6 +7,7 @@ import { replaySession } from '../../src/session/replay-session.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { describePostgres, freshSchemaUrl } from '../support/postgres.js';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process.js';
+import { entriesOfRows } from '../support/cli.js';
 
 const waitUntil = async (condition: () => Promise<boolean>): Promise<void> => {
   while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -65,10 +66,10 @@ describePostgres('leased workers', () => {
     expect((await readFile(countFile, 'utf8')).trim().split('\n')).toEqual(['worker-a once']);
     const records = await store.read(sessionId);
     expect(records.map((record) => record.seq)).toEqual(records.map((_, index) => index + 1));
-    const resolved = records.find((record) => record.type === 'effect.resolved');
+    const resolved = entriesOfRows(records).find((record) => record.type === 'effect.resolved');
     expect(resolved?.data).toMatchObject({ resolution: 'failed-in-doubt' });
     expect(records.at(-1)).toMatchObject({ type: expect.stringMatching(/session\.ended|actor\.transitioned/) });
-    expect(records.some((record) => record.type === 'session.ended' && (record.data as { status: string }).status === 'completed')).toBe(true);
+    expect(entriesOfRows(records).some((record) => record.type === 'session.ended' && (record.data as { status: string }).status === 'completed')).toBe(true);
     await expect(replaySession(store, sessionId)).resolves.toMatchObject({ verified: records.length });
     const entry = await new PostgresSessionQueue(store).entry(sessionId);
     expect(entry).toMatchObject({ state: 'done', claims: 2 });

@@ -12,6 +12,7 @@ import { builtinTools } from '../../src/tools/builtin-tools.js';
 import { defineTool, readOnlyAnnotations } from '../../src/tools/tool.js';
 import { delegate, submit, actorProvider, validReport } from '../support/delegation-fixtures.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 /** A tool named like a test runner that reports whatever execution it is given (or none: a claim). */
 const runner = (name: string, execution?: CommandExecution) =>
@@ -26,7 +27,7 @@ const runner = (name: string, execution?: CommandExecution) =>
     execute: async () => ({ ok: true, output: 'all green, trust me', ...(execution ? { execution } : {}) }),
   });
 
-const verifications = (records: readonly RecordEnvelope[]) => records.filter((record) => record.type === 'verification.recorded').map((record) => record.data as VerificationRecorded);
+const verifications = (records: readonly RecordEnvelope[]) => flattenRecords(records).filter((record) => record.type === 'verification.recorded').map((record) => record.data as VerificationRecorded);
 
 let workspace: { path: string; remove: () => Promise<void> };
 beforeEach(async () => {
@@ -86,11 +87,11 @@ describe('a verification comes from what ran', () => {
     expect((await session.whenQuiet()).status).toBe('completed');
     const records = await store.read(session.id);
     // No `npm test` ran in the child: both reports are refused at runtime validation, and the child fails its contract.
-    const refused = records.filter((record) => record.type === 'tool.rejected' && (record.data as { code: string }).code === 'report_unverified');
+    const refused = flattenRecords(records).filter((record) => record.type === 'tool.rejected' && (record.data as { code: string }).code === 'report_unverified');
     expect(refused).toHaveLength(2);
-    expect(records.some((record) => record.type === 'delegation.completed')).toBe(false);
-    expect(records.find((record) => record.type === 'delegation.failed')?.data).toMatchObject({ failureClass: 'contract' });
-    expect(records.find((record) => record.type === 'delegation.joined')?.data).toMatchObject({ outcome: 'unsatisfied' });
+    expect(flattenRecords(records).some((record) => record.type === 'delegation.completed')).toBe(false);
+    expect(flattenRecords(records).find((record) => record.type === 'delegation.failed')?.data).toMatchObject({ failureClass: 'contract' });
+    expect(flattenRecords(records).find((record) => record.type === 'delegation.joined')?.data).toMatchObject({ outcome: 'unsatisfied' });
     expect(verifications(records)).toEqual([]);
   });
 });

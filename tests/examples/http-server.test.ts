@@ -10,6 +10,8 @@ import { openLevelEventStore } from '../../stores/index.js';
 import { modelExchange, shoutingModel } from '../support/loopback-model.js';
 import { startLoopbackServer, type LoopbackServer } from '../support/loopback-server.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { sessionEndedIn } from '../../src/host/step-record.js';
+import type { RecordEnvelope } from '../../models/envelope.js';
 
 const example = fileURLToPath(new URL('../../dist/scripts/examples/http-server.js', import.meta.url));
 
@@ -102,7 +104,7 @@ describe('the HTTP embedding example', () => {
     expect(ids).toEqual(records.map((record) => String(record.seq)));
     expect(records[0]).toMatchObject({ type: 'session.created', data: { provider: { name: 'openai', model: 'loopback-1' } } });
     expect(records.find((record) => record.type === 'approval.replied')).toMatchObject({ data: { approvalId: answered[0], decision: 'allow-once' } });
-    expect(records.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
+    expect(sessionEndedIn(records.at(-1) as RecordEnvelope)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
     expect(records.filter((record) => record.type === 'tool.settled').map((record) => record.data.name)).toEqual(['read', 'write', 'read']);
     expect(await readFile(join(workspace.path, 'greeting.txt'), 'utf8')).toBe('HELLO, WORLD\n');
   });
@@ -143,7 +145,7 @@ describe('the HTTP embedding example', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await post(`${base}/sessions/${created.body.sessionId}/cancel`, { reason: 'stop' })).status).toBe(202);
     const { records } = await streamed;
-    expect(records.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'cancelled', reason: 'stop' } });
+    expect(sessionEndedIn(records.at(-1) as RecordEnvelope)).toMatchObject({ type: 'session.ended', data: { status: 'cancelled', reason: 'stop' } });
     hang = false;
   });
 

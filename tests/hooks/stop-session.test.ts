@@ -10,13 +10,14 @@ import { createRein } from '../../src/rein.js';
 import { createScriptedProvider, parseScript } from '../../src/providers/scripted-provider.js';
 import type { CommandHooksConfig } from '../../src/hooks/command-hooks.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 let cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const step of cleanup.splice(0)) await step();
 });
 
-const of = (records: readonly RecordEnvelope[], type: string) => records.filter((record) => record.type === type);
+const of = (records: readonly RecordEnvelope[], type: string) => flattenRecords(records).filter((record) => record.type === type);
 
 /** A workspace with a hook script that logs each run to `runs.log` and then runs `body`. */
 const setUp = async (body: string) => {

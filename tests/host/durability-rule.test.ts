@@ -8,6 +8,7 @@ import { createScriptedProvider, parseScript } from '../../src/providers/scripte
 import { createRein } from '../../src/rein.js';
 import { defineTool } from '../../src/tools/tool.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 /*
  * The durability rule (docs/architecture.md: *Durability*), proven with an fsync counter injected into the LevelDB store rather than
@@ -56,7 +57,7 @@ describe('the durability rule (sync mode)', () => {
       resumePolicy: 'require-user-confirmation',
       execute: async (input) => {
         const records = await store.read(sessionId);
-        const intent = records.filter((record) => record.type === 'tool.started' && (record.data as { name: string }).name === 'stamp').at(-1)!;
+        const intent = flattenRecords(records).filter((record) => record.type === 'tool.started' && (record.data as { name: string }).name === 'stamp').at(-1)!;
         starts.push({ intentSeq: intent.seq, durable: durableHead(), written: records.length });
         await writeFile(join(dir.path, 'stamp.txt'), input.text);
         return { ok: true, output: 'stamped' };

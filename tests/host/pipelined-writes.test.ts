@@ -9,6 +9,7 @@ import type { AppendOptions, EventStore } from '../../stores/event-store.js';
 import type { ModelProvider } from '../../src/providers/provider.js';
 import { createRein } from '../../src/rein.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 /*
  * The host applies steps one after another but hands their batches to a writer that runs one store append at a time:
@@ -70,7 +71,7 @@ describe('pipelined writes', () => {
       model: 'pipeline',
       async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
         // The call's own request must already be written when the call starts.
-        const requested = (await store.read(sessionId)).filter((record) => record.type === 'effect.requested' && record.actor === request.actor && (record.data as { kind: string }).kind === 'callModel');
+        const requested = flattenRecords(await store.read(sessionId)).filter((record) => record.type === 'effect.requested' && record.actor === request.actor && (record.data as { kind: string }).kind === 'callModel');
         if (requested.length < request.turn || requested[request.turn - 1]!.seq > stats.written) early.push(`${request.actor} turn ${request.turn}`);
         yield { type: 'started', model: 'pipeline' };
         if (request.actor === 'root') yield* request.turn === 1 ? reply([{ name: 'delegate_task', arguments: { tasks, join: { policy: 'all' } } }]) : reply([]);

@@ -6,6 +6,7 @@ import { assertRecordsMatchSchemas, runScriptedSession, verifyRecords, createMem
 import { isDerivedType } from '../../models/records.js';
 import { ContextProjected } from '../../models/context.records.js';
 import { makeTempDir, propertyRuns } from '../support/temp-dir.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 const files = ['a.txt', 'b.txt', 'notes/c.md'];
 
@@ -68,11 +69,16 @@ describe('replay reproduces live runs', () => {
           expect(seqs).toEqual(seqs.map((_, index) => index + 1));
           const replay = verifyRecords(run.session.id, run.records);
           expect(replay.tree?.persisted()).toEqual(run.session.persistedSnapshot());
+          // The running tree (xstate actors, what an inspected session runs) derives exactly what the interpreted tree did.
+          const running = verifyRecords(run.session.id, run.records, { inspect: () => {} });
+          expect(running.tree?.persisted()).toEqual(replay.tree?.persisted());
           expect(replay.regenerated).toBe(run.records.filter((record) => isDerivedType(record.type)).length);
           assertRecordsMatchSchemas(run.records);
           // Every settled model call recorded the context it was given, caused by its own request.
-          const settledCalls = run.records.filter((record) => record.type === 'model.responded' || record.type === 'model.failed');
-          const projected = run.records.filter((record) => record.type === 'context.projected');
+          // (A step record's folded facts read as the records they stand for.)
+          const flat = flattenRecords(run.records);
+          const settledCalls = flat.filter((record) => record.type === 'model.responded' || record.type === 'model.failed');
+          const projected = flat.filter((record) => record.type === 'context.projected');
           expect(projected.map((record) => record.cause)).toEqual(settledCalls.map((record) => record.cause));
           for (const record of projected) expect((await run.store.readBlob(run.session.id, ContextProjected.parse(record.data).input)).length).toBeGreaterThan(0);
           // The session ended: each of its candidates was submitted to governance once, and only an approved candidate
@@ -189,7 +195,7 @@ describe('replay with retried, failed and paused model calls', () => {
           const result = await session.whenQuiet();
           expect(['completed', 'failed', 'budget-exhausted']).toContain(result.status);
           const records = await store.read(session.id);
-          expect(records.filter((record) => record.type === 'model.attempted')).toHaveLength(attempts);
+          expect(flattenRecords(records).filter((record) => record.type === 'model.attempted')).toHaveLength(attempts);
           const replay = verifyRecords(session.id, records);
           expect(replay.tree?.persisted()).toEqual(session.persistedSnapshot());
           expect(replay.regenerated).toBe(records.filter((record) => isDerivedType(record.type)).length);

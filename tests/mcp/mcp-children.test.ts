@@ -7,6 +7,7 @@ import { verifyRecords } from '../../src/host/replay.js';
 import { validReport } from '../support/delegation-fixtures.js';
 import { demoServer } from '../support/mcp-servers.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 describe('child agents and MCP tools', () => {
   it('a child gets an MCP tool within the rights ceiling, through the same pipeline; a tool the parent cannot see is refused', async () => {
@@ -46,13 +47,13 @@ describe('child agents and MCP tools', () => {
       expect((await session.whenQuiet()).status).toBe('completed');
       const records = await store.read(session.id);
       const child = 'root/delegation-2/sum';
-      const childDiff = records.find((record) => record.type === 'capability.diff' && record.actor === child)!.data as CapabilityDiff;
+      const childDiff = flattenRecords(records).find((record) => record.type === 'capability.diff' && record.actor === child)!.data as CapabilityDiff;
       expect(childDiff.added.map((entry) => entry.name).sort()).toEqual(['mcp__demo__add', 'read', 'submit_report']);
-      const callId = records.find((record) => record.type === 'tool.settled' && record.actor === child && (record.data as { name: string }).name === 'mcp__demo__add')!.corr;
-      const childCall = records.filter((record) => record.corr === callId).map((record) => record.type);
+      const callId = flattenRecords(records).find((record) => record.type === 'tool.settled' && record.actor === child && (record.data as { name: string }).name === 'mcp__demo__add')!.corr;
+      const childCall = flattenRecords(records).filter((record) => record.corr === callId).map((record) => record.type);
       expect(childCall).toEqual(expect.arrayContaining(['tool.validated', 'permission.decided', 'tool.started', 'tool.settled']));
-      expect(records.find((record) => record.type === 'tool.settled' && record.actor === child && (record.data as { name: string }).name === 'mcp__demo__add')!.data).toMatchObject({ status: 'ok' });
-      const refused = records.find((record) => record.type === 'delegation.validated' && (record.data as { ok: boolean }).ok === false)!.data;
+      expect(flattenRecords(records).find((record) => record.type === 'tool.settled' && record.actor === child && (record.data as { name: string }).name === 'mcp__demo__add')!.data).toMatchObject({ status: 'ok' });
+      const refused = flattenRecords(records).find((record) => record.type === 'delegation.validated' && (record.data as { ok: boolean }).ok === false)!.data;
       expect(refused).toMatchObject({ failureClass: 'capability' });
       expect(verifyRecords(session.id, records).verified).toBeGreaterThan(0);
     } finally {

@@ -7,10 +7,11 @@ import { createScriptedProvider, parseScript } from '../../src/providers/scripte
 import { verifyRecords } from '../../src/host/replay.js';
 import { demoServer, gatedProvider, startHttpMcpServer, type HttpMcpServer } from '../support/mcp-servers.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 const token = `tok-${randomUUID()}`;
 
-const settledOf = (records: readonly RecordEnvelope[], name: string) => records.filter((record) => record.type === 'tool.settled' && (record.data as { name: string }).name === name).map((record) => record.data as { status: string; errorCode?: string; observation: string });
+const settledOf = (records: readonly RecordEnvelope[], name: string) => flattenRecords(records).filter((record) => record.type === 'tool.settled' && (record.data as { name: string }).name === name).map((record) => record.data as { status: string; errorCode?: string; observation: string });
 
 describe('MCP servers over Streamable HTTP (the server SDK on 127.0.0.1)', () => {
   let workspace: { path: string; remove: () => Promise<void> };
@@ -69,7 +70,7 @@ describe('MCP servers over Streamable HTTP (the server SDK on 127.0.0.1)', () =>
 
   it('sends headers with ${VAR} expanded, and records only the header and variable names', () => {
     expect(good.headers.some((headers) => headers.authorization === `Bearer ${token}` && headers['x-plain'] === 'plain')).toBe(true);
-    const started = records.find((record) => record.type === 'mcp.started' && (record.data as { server: string }).server === 'demo')!.data;
+    const started = flattenRecords(records).find((record) => record.type === 'mcp.started' && (record.data as { server: string }).server === 'demo')!.data;
     expect(started).toMatchObject({ transport: 'http', url: good.url, headers: ['Authorization', 'X-Plain'], env: ['REIN_TEST_DEMO_TOKEN'] });
     expect(JSON.stringify(records)).not.toContain(token);
   });
@@ -81,12 +82,12 @@ describe('MCP servers over Streamable HTTP (the server SDK on 127.0.0.1)', () =>
   });
 
   it('a server answering 500, and one whose variable is unset, fail to connect — recorded, and the session goes on', () => {
-    const failed = records.filter((record) => record.type === 'mcp.failed').map((record) => record.data as { server: string; phase: string; error: string });
+    const failed = flattenRecords(records).filter((record) => record.type === 'mcp.failed').map((record) => record.data as { server: string; phase: string; error: string });
     expect(failed).toEqual(expect.arrayContaining([expect.objectContaining({ server: 'broken', phase: 'connect' }), expect.objectContaining({ server: 'unset', phase: 'connect', error: expect.stringContaining('REIN_TEST_NOT_SET is not set') })]));
     expect(settledOf(records, 'mcp__broken__add')[0]).toMatchObject({ status: 'error', errorCode: 'InvalidInput' });
     // The unknown call blocked its turn; the final answer after it completes the session with the finding recorded.
     expect(status).toBe('completed');
-    const ended = records.find((record) => record.type === 'session.ended')!.data as { unresolved?: { findings: { class: string }[] } };
+    const ended = flattenRecords(records).find((record) => record.type === 'session.ended')!.data as { unresolved?: { findings: { class: string }[] } };
     expect(ended.unresolved?.findings.map((finding) => finding.class)).toContain('tool.unknown_or_disallowed');
     expect(verifyRecords('s', records).verified).toBeGreaterThan(0);
   });
@@ -123,12 +124,12 @@ describe('an HTTP server that goes away mid-session', () => {
       expect((await session.whenQuiet()).status).toBe('completed');
       const records = await store.read(session.id);
       expect(settledOf(records, 'mcp__demo__add').map((result) => result.errorCode ?? result.status)).toEqual(['ok', 'Unavailable']);
-      const attempts = records.filter((record) => record.type === 'mcp.reconnecting').map((record) => (record.data as { attempt: number }).attempt);
+      const attempts = flattenRecords(records).filter((record) => record.type === 'mcp.reconnecting').map((record) => (record.data as { attempt: number }).attempt);
       expect(attempts).toEqual([1, 2, 3]);
-      expect(records.find((record) => record.type === 'mcp.failed')!.data).toMatchObject({ phase: 'connection' });
-      const transitions = records.filter((record) => record.type === 'actor.transitioned' && record.actor === 'root/mcp/demo').map((record) => (record.data as { to: string }).to);
+      expect(flattenRecords(records).find((record) => record.type === 'mcp.failed')!.data).toMatchObject({ phase: 'connection' });
+      const transitions = flattenRecords(records).filter((record) => record.type === 'actor.transitioned' && record.actor === 'root/mcp/demo').map((record) => (record.data as { to: string }).to);
       expect(transitions).toEqual(['connecting', 'ready', 'reconnecting', 'reconnecting', 'reconnecting', 'failed']);
-      const removal = records.filter((record) => record.type === 'capability.diff').map((record) => record.data as { removed: Array<{ name: string; reason: string }> }).find((diff) => diff.removed.length > 0);
+      const removal = flattenRecords(records).filter((record) => record.type === 'capability.diff').map((record) => record.data as { removed: Array<{ name: string; reason: string }> }).find((diff) => diff.removed.length > 0);
       expect(removal?.removed).toEqual(expect.arrayContaining([{ name: 'mcp__demo__add', reason: 'server-unavailable' }]));
       expect(verifyRecords(session.id, records).verified).toBeGreaterThan(0);
     } finally {

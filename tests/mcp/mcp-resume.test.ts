@@ -7,6 +7,7 @@ import { createRein } from '../../src/rein.js';
 import { createScriptedProvider, parseScript } from '../../src/providers/scripted-provider.js';
 import { verifyRecords } from '../../src/host/replay.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 /** A server whose two tools wait until `release` is set (one read-only, one destructive); calls count how often each ran. */
 const waitingServer = (state: { release: boolean; runs: Record<string, number> }) => {
@@ -61,8 +62,8 @@ describe('resuming an MCP call that was in doubt', () => {
     expect((await session.whenQuiet()).status).toBe('completed');
     expect(state.runs.look).toBe(2);
     const records = await store.read(id);
-    expect(records.filter((record) => record.type === 'mcp.started')).toHaveLength(2);
-    expect(records.filter((record) => record.type === 'actor.transitioned' && record.actor === 'root/mcp/waiting').map((record) => (record.data as { to: string }).to)).toEqual(['connecting', 'ready', 'connecting', 'ready']);
+    expect(flattenRecords(records).filter((record) => record.type === 'mcp.started')).toHaveLength(2);
+    expect(flattenRecords(records).filter((record) => record.type === 'actor.transitioned' && record.actor === 'root/mcp/waiting').map((record) => (record.data as { to: string }).to)).toEqual(['connecting', 'ready', 'connecting', 'ready']);
     expect(verifyRecords(id, records).verified).toBeGreaterThan(0);
   });
 
@@ -73,8 +74,8 @@ describe('resuming an MCP call that was in doubt', () => {
     const { session } = await rein.resumeSession(id);
     await session.whenQuiet();
     const records = await store.read(id);
-    expect(records.find((record) => record.type === 'mcp.closed')?.data).toEqual({ server: 'waiting', reason: 'no longer configured' });
-    const last = records.filter((record) => record.type === 'capability.diff').at(-1)!.data as { removed: Array<{ name: string; reason: string }> };
+    expect(flattenRecords(records).find((record) => record.type === 'mcp.closed')?.data).toEqual({ server: 'waiting', reason: 'no longer configured' });
+    const last = flattenRecords(records).filter((record) => record.type === 'capability.diff').at(-1)!.data as { removed: Array<{ name: string; reason: string }> };
     expect(last.removed).toEqual(expect.arrayContaining([{ name: 'mcp__waiting__look', reason: 'server-unavailable' }]));
     expect(verifyRecords(id, records).verified).toBeGreaterThan(0);
   });

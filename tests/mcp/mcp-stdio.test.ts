@@ -7,11 +7,12 @@ import { createRein } from '../../src/rein.js';
 import { verifyRecords } from '../../src/host/replay.js';
 import { everythingServer, gatedProvider, pidsWithMarker } from '../support/mcp-servers.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 const secret = `sk-test-${randomUUID()}`;
 const marker = randomUUID();
 
-const settledOf = (records: readonly RecordEnvelope[], name: string) => records.filter((record) => record.type === 'tool.settled' && (record.data as { name: string }).name === name).map((record) => record.data as { status: string; errorCode?: string; observation: string; artifacts?: string[] });
+const settledOf = (records: readonly RecordEnvelope[], name: string) => flattenRecords(records).filter((record) => record.type === 'tool.settled' && (record.data as { name: string }).name === name).map((record) => record.data as { status: string; errorCode?: string; observation: string; artifacts?: string[] });
 
 describe('an MCP server over stdio (@modelcontextprotocol/server-everything)', () => {
   let records: RecordEnvelope[] = [];
@@ -74,16 +75,16 @@ describe('an MCP server over stdio (@modelcontextprotocol/server-everything)', (
     const types = records.map((record) => record.type);
     expect(types.indexOf('mcp.started')).toBeLessThan(types.indexOf('mcp.connected'));
     expect(types.indexOf('mcp.connected')).toBeLessThan(types.indexOf('user.message'));
-    const connected = records.find((record) => record.type === 'mcp.connected')!.data as { tools: Array<{ name: string; tool: string; readOnly: boolean }>; resources: boolean };
+    const connected = flattenRecords(records).find((record) => record.type === 'mcp.connected')!.data as { tools: Array<{ name: string; tool: string; readOnly: boolean }>; resources: boolean };
     expect(connected.resources).toBe(true);
     expect(connected.tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['mcp__everything__echo', 'mcp__everything__get-sum', 'mcp__everything__get-env']));
     expect(connected.tools.find((tool) => tool.tool === 'echo')).toMatchObject({ name: 'mcp__everything__echo', readOnly: true });
-    const firstDiff = records.find((record) => record.type === 'capability.diff')!.data as { added: Array<{ name: string }> };
+    const firstDiff = flattenRecords(records).find((record) => record.type === 'capability.diff')!.data as { added: Array<{ name: string }> };
     expect(firstDiff.added.map((entry) => entry.name)).toEqual(expect.arrayContaining(['mcp__everything__echo', 'list_mcp_resources', 'read_mcp_resource']));
   });
 
   it('runs the calls through the pipeline: validation, permission, start, result', () => {
-    const echo = records.filter((record) => record.corr === records.find((entry) => entry.type === 'tool.settled' && (entry.data as { name: string }).name === 'mcp__everything__echo')?.corr);
+    const echo = flattenRecords(records).filter((record) => record.corr === flattenRecords(records).find((entry) => entry.type === 'tool.settled' && (entry.data as { name: string }).name === 'mcp__everything__echo')?.corr);
     expect(echo.map((record) => record.type)).toEqual(expect.arrayContaining(['effect.requested', 'tool.validated', 'permission.decided', 'tool.started', 'tool.settled']));
     expect((echo.find((record) => record.type === 'tool.started')!.data as { intent: unknown }).intent).toEqual({ server: 'everything', tool: 'echo', openWorld: false });
     expect(settledOf(records, 'mcp__everything__echo')[0]).toMatchObject({ status: 'ok', observation: 'Echo: hello' });
@@ -115,9 +116,9 @@ describe('an MCP server over stdio (@modelcontextprotocol/server-everything)', (
   });
 
   it('a killed server: its call is Unavailable, the next round drops its tools with a diff, and the session goes on', () => {
-    expect(records.find((record) => record.type === 'mcp.failed')!.data).toMatchObject({ server: 'everything', phase: 'connection' });
+    expect(flattenRecords(records).find((record) => record.type === 'mcp.failed')!.data).toMatchObject({ server: 'everything', phase: 'connection' });
     expect(settledOf(records, 'mcp__everything__echo')[1]).toMatchObject({ status: 'error', errorCode: 'Unavailable' });
-    const removal = records.filter((record) => record.type === 'capability.diff').map((record) => record.data as { removed: Array<{ name: string; reason: string }> }).find((diff) => diff.removed.length > 0)!;
+    const removal = flattenRecords(records).filter((record) => record.type === 'capability.diff').map((record) => record.data as { removed: Array<{ name: string; reason: string }> }).find((diff) => diff.removed.length > 0)!;
     expect(removal.removed).toEqual(expect.arrayContaining([{ name: 'mcp__everything__echo', reason: 'server-unavailable' }]));
     expect(status).toBe('completed');
   });

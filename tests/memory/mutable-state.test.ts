@@ -74,7 +74,7 @@ describe('observations of mutable state in long-term memory', () => {
     expect(projected.length).toBeGreaterThan(0);
     for (const ledger of projected) {
       expect(ledger.excluded).toContainEqual(expect.objectContaining({ source: 'memory', refs: ['memory:m-legacy'], reason: 'stale' }));
-      expect(ledger.included.some((entry) => entry.refs.includes('memory:m-legacy'))).toBe(false);
+      expect((ledger.included ?? []).some((entry) => entry.refs.includes('memory:m-legacy'))).toBe(false);
     }
     // The contradicting run expired it.
     const expired = await governanceOf(store, 'memory.expired');

@@ -9,6 +9,7 @@ import { getIn, valuesOf } from '../../src/projections/persistent-map.js';
 import { testCommandContent, testCommandKey } from '../../src/memory/candidate-extractor.js';
 import { governanceOf, runMemorySession, seedPassingTests, verifyScript } from '../support/memory-fixtures.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 let workspace: { path: string; remove: () => Promise<void> };
 let root: string;
@@ -76,8 +77,9 @@ describe('a repeated verified observation', () => {
     expect(review).toMatchObject({ outcome: 'needs_review', conflictsWith: [active!.recordId] });
     expect(await governanceOf(store, 'memory.promoted')).toHaveLength(1);
 
-    const contexts = conflicting.records.filter((entry) => entry.type === 'context.projected').map((entry) => entry.data as ContextProjected);
-    expect(contexts[0]!.included.some((item) => item.source === 'memory' && item.refs.includes(`memory:${active!.recordId}`))).toBe(true);
+    // The ledger keeps its memory decisions (the log cannot rebuild them), folded into the step records.
+    const contexts = flattenRecords(conflicting.records).filter((entry) => entry.type === 'context.projected').map((entry) => entry.data as ContextProjected);
+    expect(contexts[0]!.included!.some((item) => item.source === 'memory' && item.refs.includes(`memory:${active!.recordId}`))).toBe(true);
     expect(contexts[1]!.excluded).toEqual(expect.arrayContaining([expect.objectContaining({ source: 'memory', refs: [`memory:${active!.recordId}`], reason: 'superseded-by-session' })]));
   });
 });

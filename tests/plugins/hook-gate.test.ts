@@ -11,6 +11,7 @@ import type { PermissionsConfig } from '../../src/policy/permission-policy.js';
 import { validReport } from '../support/delegation-fixtures.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { everythingServer } from '../support/mcp-servers.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 let cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -25,7 +26,7 @@ const workspace = async () => {
   return dir.path;
 };
 
-const of = (records: readonly RecordEnvelope[], type: string) => records.filter((record) => record.type === type);
+const of = (records: readonly RecordEnvelope[], type: string) => flattenRecords(records).filter((record) => record.type === type);
 const settled = (records: readonly RecordEnvelope[]) => of(records, 'tool.settled').map((record) => ({ actor: record.actor, ...(record.data as ToolSettled) }));
 
 /** A policy plugin: no agent may touch secret.txt, whatever tool, mode or agent. */
@@ -387,6 +388,7 @@ describe('guardrails and the other points in a session', () => {
       ['sessionEnd', 'none'],
     ]);
     expect(seen).toEqual(['completed']);
+    // The ledger keeps its decisions on hook candidates (the rest is rebuilt from the log).
     const projected = of(records, 'context.projected')[0]!.data as { input: string; included: Array<{ source: string; refs: string[] }>; excluded: Array<{ source: string; refs: string[]; reason: string }> };
     const input = Buffer.from(await store.readBlob(session.id, projected.input)).toString('utf8');
     expect(input).toContain('The build uses pnpm.');

@@ -7,6 +7,7 @@ import { definePlugin } from '../../src/plugins/plugin-contract.js';
 import { createRein } from '../../src/rein.js';
 import { createScriptedProvider, parseScript } from '../../src/providers/scripted-provider.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { sessionEndedIn } from '../../src/host/step-record.js';
 
 let cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -49,7 +50,7 @@ describe('plugins stop when their harness is done, and the logs say so', () => {
     await run.rein.stopPlugins('again');
     expect(stops).toEqual(['flaky', 'kit']);
     const records = await run.store.read(run.session.id);
-    const ended = records.findIndex((record) => record.type === 'session.ended');
+    const ended = records.findIndex((record) => sessionEndedIn(record) !== undefined);
     expect(records.slice(ended + 1).map((record) => [record.type, (record.data as { pluginId: string }).pluginId])).toEqual([
       ['plugin.failed', 'flaky'],
       ['plugin.stopped', 'kit'],

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRein, createScriptedProvider, openLevelEventStore, parseScript, verifyRecords } from '../../src/index.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 const script = {
   turns: [
@@ -22,7 +23,7 @@ const open = async (workspace: string) => {
   return { store, rein };
 };
 
-const types = (records: readonly RecordEnvelope[], type: string) => records.filter((record) => record.type === type);
+const types = (records: readonly RecordEnvelope[], type: string) => flattenRecords(records).filter((record) => record.type === type);
 
 describe('approvals across a restart', () => {
   let dir: { path: string; remove: () => Promise<void> };

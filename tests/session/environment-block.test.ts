@@ -12,6 +12,7 @@ import type { ModelProvider } from '../../src/providers/provider.js';
 import { createRein } from '../../src/rein.js';
 import { contextAtTurn } from '../../src/session/context-at-turn.js';
 import { replaySession } from '../../src/session/replay-session.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 import { renderEnvironment } from '../../src/session/environment-block.js';
 import { builtinTools } from '../../src/tools/builtin-tools.js';
 import { ToolRegistry } from '../../src/tools/tool-registry.js';
@@ -78,9 +79,11 @@ describe('the environment block', () => {
     expect(systemOf(requests[0]!)).toBe(systemOf(requests[1]!));
 
     // The ledger names it with its blob; `rein context` shows the exact input the model got.
-    const projected = records.filter((record) => record.type === 'context.projected').map((record) => record.data as ContextProjected);
-    expect(projected[0]!.included.find((entry) => entry.source === 'environment')).toMatchObject({ refs: [data.text], trust: 'fact' });
+    // (context.projected is folded into the step record, v2: its lists are rebuilt from the log, environment included.)
+    expect(flattenRecords(records).filter((record) => record.type === 'context.projected').map((record) => record.data as ContextProjected)).toHaveLength(2);
     const shown = await contextAtTurn(store, records, { registry: new ToolRegistry(builtinTools()), turn: 1 });
+    expect(shown.ledger.included?.find((entry) => entry.source === 'environment')).toMatchObject({ refs: [data.text], trust: 'fact' });
+    expect(shown.rebuilt).toEqual({ matches: true });
     expect(JSON.stringify(shown.input.messages)).toContain(JSON.stringify(text).slice(1, -1));
     await expect(replaySession(store, session.id)).resolves.toMatchObject({ verified: records.length });
 

@@ -5,6 +5,7 @@ import type { ModelProvider } from '../../src/providers/provider.js';
 import { createScriptedProvider, parseScript } from '../../src/providers/scripted-provider.js';
 import { createRein } from '../../src/rein.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 /** The scripted provider, with one model call held until the test lets it answer (no timing involved). */
 const gated = (turns: unknown[], holdCall: number) => {
@@ -52,7 +53,7 @@ describe('follow-up messages', () => {
       expect(texts(model.requests[0]!)).not.toContain('more');
       expect(texts(model.requests[1]!)).toContain('more');
       const records = await store.read(session.id);
-      expect(records.filter((record) => record.type === 'session.ended')).toHaveLength(1);
+      expect(flattenRecords(records).filter((record) => record.type === 'session.ended')).toHaveLength(1);
     } finally {
       await rein.close();
       await store.close();

@@ -10,6 +10,7 @@ import type { ModelProvider } from '../../src/providers/provider.js';
 import { createRein } from '../../src/rein.js';
 import { replaySession } from '../../src/session/replay-session.js';
 import { contextAtTurn } from '../../src/session/context-at-turn.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 import { ToolRegistry } from '../../src/tools/tool-registry.js';
 import { builtinTools } from '../../src/tools/builtin-tools.js';
 import { makeTempDir } from '../support/temp-dir.js';
@@ -94,13 +95,14 @@ describe('project instructions (AGENTS.md, CLAUDE.md, the user file)', () => {
     expect(new TextDecoder().decode(await store.readBlob(session.id, loaded[2]!.text))).toBe(systemOf(requests[2]!).split('<project-instructions trust="trusted">\n')[1]!.split('\n</project-instructions>')[0]);
 
     // The context ledger counts them as their own part, and rein context shows it.
-    const projected = records.filter((record) => record.type === 'context.projected').map((record) => record.data as ContextProjected);
-    const part = projected[2]!.included.find((entry) => entry.source === 'project_instructions');
+    // context.projected records the ledger's sizes; its lists are rebuilt from the log, the instructions from their blob.
+    const projected = flattenRecords(records).filter((record) => record.type === 'context.projected').map((record) => record.data as ContextProjected);
+    const shown = await contextAtTurn(store, records, { registry: new ToolRegistry(builtinTools()), turn: 3 });
+    expect(shown.rebuilt).toEqual({ matches: true });
+    const part = (shown.ledger.included ?? []).find((entry) => entry.source === 'project_instructions');
     expect(part).toMatchObject({ mode: 'full', trust: 'trusted', refs: [loaded[2]!.text] });
     expect(part!.tokens).toBeGreaterThan(0);
     expect(projected[2]!.budget.bySource.project_instructions).toBe(part!.tokens);
-    const shown = await contextAtTurn(store, records, { registry: new ToolRegistry(builtinTools()), turn: 3 });
-    expect(shown.ledger.included.some((entry) => entry.source === 'project_instructions')).toBe(true);
     await expect(replaySession(store, session.id)).resolves.toMatchObject({ verified: records.length });
   });
 

@@ -14,6 +14,7 @@ import { parseSkillDocument } from '../../src/skills/skill-format.js';
 import { skillIndexText } from '../../src/skills/skill.tool.js';
 import { jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 const testFixBody = 'Reproduce the failure first. Read the failing test and the module under test. Make the smallest change, then run the smallest relevant test.';
 
@@ -59,7 +60,7 @@ describe('Agent Skills', () => {
     await home.remove();
   });
 
-  const settled = (index: number) => records.filter((record) => record.type === 'tool.settled')[index]!.data as { name: string; status: string; errorCode?: string; observation: string };
+  const settled = (index: number) => flattenRecords(records).filter((record) => record.type === 'tool.settled')[index]!.data as { name: string; status: string; errorCode?: string; observation: string };
 
   it('discovers project skills first, reports and skips a malformed one, and lets a project skill shadow the user\'s', async () => {
     const found = await discoverSkills({ workspace: workspace.path, options: { home: home.path }, known: (name) => ['read', 'grep'].includes(name) });
@@ -75,12 +76,12 @@ describe('Agent Skills', () => {
   });
 
   it('keeps only the index resident: the first model input names the skills, never a body', async () => {
-    const projected = records.find((record) => record.type === 'context.projected')!;
+    const projected = flattenRecords(records).find((record) => record.type === 'context.projected')!;
     const input = Buffer.from(await store.readBlob(projected.stream, (projected.data as { input: string }).input as `artifact://${string}`)).toString('utf8');
     expect(input).toContain('test-fix: Fix failing tests');
     expect(input).toContain('code-review: Review a diff');
     expect(input).not.toContain(testFixBody);
-    const catalog = records.find((record) => record.type === 'capability.catalog')!.data as { skills: Array<{ name: string }>; problems: Array<{ source: string }> };
+    const catalog = flattenRecords(records).find((record) => record.type === 'capability.catalog')!.data as { skills: Array<{ name: string }>; problems: Array<{ source: string }> };
     expect(catalog.skills.map((entry) => entry.name)).toEqual(['test-fix', 'code-review']);
     expect(catalog.problems.map((problem) => problem.source)).toContain('.agents/skills/broken/SKILL.md');
   });
@@ -88,7 +89,7 @@ describe('Agent Skills', () => {
   it('loads a body on demand and records exactly what the model got, by digest; reads a skill file, never outside its folder', () => {
     const body = settled(0);
     expect(body.observation).toContain(testFixBody);
-    const loaded = records.filter((record) => record.type === 'capability.loaded').map((record) => record.data as CapabilityLoaded);
+    const loaded = flattenRecords(records).filter((record) => record.type === 'capability.loaded').map((record) => record.data as CapabilityLoaded);
     expect(loaded[0]).toMatchObject({ kind: 'skill', name: 'test-fix', scope: 'project', allowedTools: ['read', 'grep'], digest: `b3:${blake3Text(body.observation)}`, chars: body.observation.length });
     expect(settled(1).observation).toBe('- correctness\n- tests\n');
     expect(loaded[1]).toMatchObject({ name: 'code-review', file: 'references/checklist.md' });
@@ -97,7 +98,7 @@ describe('Agent Skills', () => {
   });
 
   it('allowed-tools narrows the next round\'s tools (recorded as a diff), never widens them', () => {
-    const narrowed = records.filter((record) => record.type === 'capability.diff').map((record) => record.data as CapabilityDiff)[1]!;
+    const narrowed = flattenRecords(records).filter((record) => record.type === 'capability.diff').map((record) => record.data as CapabilityDiff)[1]!;
     expect(narrowed.inputs.skill).toBe('test-fix');
     expect(narrowed.removed).toEqual(expect.arrayContaining([{ name: 'write', reason: 'skill' }, { name: 'bash', reason: 'skill' }]));
     expect(narrowed.removed.map((entry) => entry.name)).not.toContain('grep');

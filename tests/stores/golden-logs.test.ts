@@ -18,6 +18,8 @@ import { blobText } from '../../src/session/session-records.js';
 import { analyzeTrace } from '../../src/trace/trace-analyzer.js';
 import { runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { flattenRecords } from '../../src/host/step-record.js';
+import type { StepDerived } from '../../models/step.records.js';
 
 /**
  * Golden logs: sessions an earlier build wrote (captured by `npm run fixtures:capture`, committed, never edited by
@@ -124,10 +126,26 @@ describe('golden logs', () => {
     await expect(replaySession(scratch, tools.stream)).rejects.toMatchObject({ name: 'DivergenceError', seq: target.seq });
   });
 
+  it('would catch a behaviour change in the step layout too: one transition of a step record altered, or a step record dropped', async () => {
+    const tools = fixtures.find(({ name }) => name === 'step-tools-approvals')!.fixture;
+    const target = tools.records.findLast((record) => record.type === 'step.derived' && (record.data as StepDerived).derived.some((entry) => entry[0] === 0))!;
+    const altered = tools.records.map(({ stream: _stream, seq: _seq, ...draft }) => {
+      if (draft.id !== target.id) return draft;
+      const step = draft.data as StepDerived;
+      return { ...draft, data: { ...step, derived: step.derived.map((entry) => (entry[0] === 0 ? [0, entry[1], entry[2], entry[3], 'somewhere-else'] : entry)) } };
+    });
+    const scratch = createMemoryEventStore();
+    await scratch.append(tools.stream, altered, { expectedSeq: 0 });
+    await expect(replaySession(scratch, tools.stream)).rejects.toMatchObject({ name: 'DivergenceError', seq: target.seq });
+    const dropped = createMemoryEventStore();
+    await dropped.append(tools.stream, tools.records.filter((record) => record.id !== target.id).map(({ stream: _stream, seq: _seq, ...draft }) => draft), { expectedSeq: 0 });
+    await expect(replaySession(dropped, tools.stream)).rejects.toMatchObject({ name: 'DivergenceError' });
+  });
+
   it('rebuild their context, trace and memory views, and end with the outcome they were written with', async () => {
     for (const { name, fixture } of sessionFixtures()) {
       const records: RecordEnvelope[] = fixture.records;
-      const ended = records.findLast((record) => record.type === 'session.ended')?.data as { status: string } | undefined;
+      const ended = flattenRecords(records).findLast((record) => record.type === 'session.ended' && record.actor === 'root')?.data as { status: string } | undefined;
       const summary = await summarizeSession(store, fixture.stream);
       // A fork that was never continued is forked (issue 30 A4): it can be resumed from its fork point.
       expect(summary?.status, name).toBe(ended?.status ?? (name === 'fork' ? 'forked' : 'active'));

@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { flattenRecords } from '../../src/host/step-record.js';
+import type { RecordEnvelope } from '../../models/envelope.js';
 
 /** The `rein` binary as it ships: the bundled CLI (`npm test` builds and bundles before running tests). */
 export const cliPath = fileURLToPath(new URL('../../dist/cli/rein.js', import.meta.url));
@@ -51,3 +53,9 @@ export const jsonLines = (text: string): Array<Record<string, any>> =>
       return [];
     }
   });
+
+/**
+ * Records (stored, or printed by `--json`) as the records they stand for, in log order: a step record's folded facts
+ * and derived entries (`flattenRecords`), for tests that look for a transition, an intent, a witness or `session.ended`.
+ */
+export const entriesOfRows = <T>(rows: readonly T[]): T[] => flattenRecords(rows as unknown as RecordEnvelope[]) as unknown as T[];

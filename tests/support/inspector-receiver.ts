@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 import type { RecordEnvelope } from '../../models/envelope.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 export interface ReceivedEvent {
   type: string;
@@ -49,7 +50,7 @@ export const seenByInspector = (events: readonly ReceivedEvent[]) => {
 
 /** The same, from the log's `actor.transitioned` records. */
 export const seenInLog = (records: readonly RecordEnvelope[]) => {
-  const transitioned = records.filter((record) => record.type === 'actor.transitioned').map((record) => record.data as { actor: string; event: string; from: unknown; to: unknown });
+  const transitioned = flattenRecords(records).filter((record) => record.type === 'actor.transitioned').map((record) => record.data as { actor: string; event: string; from: unknown; to: unknown });
   return {
     actors: [...new Set(transitioned.map((entry) => entry.actor))].sort(),
     transitions: transitioned.filter((entry) => JSON.stringify(entry.from) !== JSON.stringify(entry.to)).map(({ actor, event, to }) => ({ actor, event, to })),

@@ -8,6 +8,7 @@ import type { ModelProvider } from '../../src/providers/provider.js';
 import { createRein } from '../../src/rein.js';
 import { createMemoryEventStore } from '../../stores/index.js';
 import { makeTempDir } from './temp-dir.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 /** Drain a provider stream into a list. */
 export const collect = async (provider: ModelProvider, request: ModelRequest): Promise<ModelEvent[]> => {
@@ -51,7 +52,7 @@ export const runProviderSession = async (provider: ModelProvider, options: { ret
     const result = await session.whenQuiet();
     const records = await store.read(session.id);
     await rein.replaySession(session.id);
-    return { result, records, of: (type) => records.filter((record) => record.type === type).map((record) => record.data) };
+    return { result, records, of: (type) => flattenRecords(records).filter((record) => record.type === type).map((record) => record.data) };
   } finally {
     await workspace.remove();
   }

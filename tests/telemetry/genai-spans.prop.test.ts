@@ -15,6 +15,7 @@ import { createMemoryEventStore } from '../../stores/memory-event-store.js';
 import { delegationTree, treeProvider } from '../support/delegation-fixtures.js';
 import { makeTempDir, propertyRuns } from '../support/temp-dir.js';
 import { bySpanId, checkSpanTree, checkTool } from './telemetry-support.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 /** Every value a span exports as text: its name, attributes, events, links and status message. */
 const exportedText = (span: ReadableSpan): string => JSON.stringify({ name: span.name, attributes: span.attributes, events: span.events, links: span.links, status: span.status });
@@ -105,7 +106,7 @@ describe('spans of random sessions', () => {
           const agents = spans.filter((span) => span.attributes['gen_ai.operation.name'] === 'invoke_agent' && span.parentSpanContext);
           const byId = new Map(spans.map((span) => [span.spanContext().spanId, span]));
           for (const agent of agents) expect(byId.get(agent.parentSpanContext!.spanId)!.name).toBe('execute_tool delegate_task');
-          const started = records.filter((record) => record.type === 'delegation.started').length;
+          const started = flattenRecords(records).filter((record) => record.type === 'delegation.started').length;
           expect(agents).toHaveLength(started);
         } finally {
           await workspace.remove();

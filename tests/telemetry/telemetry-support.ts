@@ -17,6 +17,7 @@ import { builtinTools } from '../../src/tools/builtin-tools.js';
 import { defineTool, readOnlyAnnotations } from '../../src/tools/tool.js';
 import type { SpanViewOptions } from '../../src/projections/spans.view.js';
 import { validReport } from '../support/delegation-fixtures.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 /** A verification tool: its name makes the default classifier take it for one, and it reports the test command it ran and its exit. */
 export const checkTool = defineTool({
@@ -126,7 +127,7 @@ export const bySpanId = (spans: readonly ReadableSpan[]) => [...spans].map(compa
 /** The model calls of a log: every effect a `callModel` request or a model record names. */
 export const modelCallsOf = (records: readonly RecordEnvelope[]): Set<string> => {
   const calls = new Set<string>();
-  for (const record of records) {
+  for (const record of flattenRecords(records)) {
     const data = record.data as { effectId?: string; kind?: string };
     if ((record.type === 'effect.requested' && data.kind === 'callModel') || record.type === 'model.responded' || record.type === 'model.failed' || record.type === 'model.attempted') calls.add(data.effectId!);
   }

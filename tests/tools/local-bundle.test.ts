@@ -6,6 +6,7 @@ import type { ModelRequest } from '../../models/model-contract.js';
 import type { ModelProvider } from '../../src/providers/provider.js';
 import { lineTag } from '../../src/tools/line-tags.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 /** The scripted model, recording every request so the test can read what the model was shown. */
 const recording = (script: unknown): { provider: ModelProvider; requests: ModelRequest[] } => {
@@ -71,7 +72,7 @@ describe('the local tool bundle in a scripted session', () => {
 
     const records = await store.read(session.id);
     expect(verifyRecords(session.id, records).regenerated).toBeGreaterThan(0);
-    for (const type of ['tool.validated', 'permission.decided', 'tool.started', 'file.read', 'file.written', 'tool.rejected']) expect(records.some((record) => record.type === type)).toBe(true);
+    for (const type of ['tool.validated', 'permission.decided', 'tool.started', 'file.read', 'file.written', 'tool.rejected']) expect(flattenRecords(records).some((record) => record.type === type)).toBe(true);
     await store.close();
   });
 });

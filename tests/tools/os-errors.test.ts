@@ -11,6 +11,7 @@ import { builtinTools } from '../../src/tools/builtin-tools.js';
 import { defineTool, readOnlyAnnotations } from '../../src/tools/tool.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { StoreError } from 'rein';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 /** An error shaped as Node's fs layer throws it (the errnos this machine cannot produce for root are injected). */
 const injected = (code: string, errno: number, syscall: string, path: string): NodeJS.ErrnoException => Object.assign(new Error(`${code}: injected, ${syscall} '${path}'`), { code, errno, syscall, path });
@@ -58,7 +59,7 @@ const probe = (stage: 'execute' | 'prepare') =>
     execute: async (args, context) => (stage === 'execute' ? await causes[args.errno]!(context.workspace.root) : undefined, { ok: true, output: 'touched' }),
   });
 
-const settledOf = (records: readonly RecordEnvelope[]) => records.filter((record) => record.type === 'tool.settled').map((record) => record.data as ToolSettled);
+const settledOf = (records: readonly RecordEnvelope[]) => flattenRecords(records).filter((record) => record.type === 'tool.settled').map((record) => record.data as ToolSettled);
 
 describe('an operating-system error inside a tool is a model-visible failure', () => {
   const expected: Record<string, string> = { EACCES: 'Denied', EPERM: 'Denied', EROFS: 'Denied', ENOENT: 'NotFound', ENOTDIR: 'NotFound', ENAMETOOLONG: 'InvalidInput', EISDIR: 'InvalidInput', E2BIG: 'InvalidInput' };
@@ -81,8 +82,8 @@ describe('an operating-system error inside a tool is a model-visible failure', (
       expect(executed!.observation).not.toContain(workspace.path);
       expect(executed!.observation).not.toContain(`${errno}: ${errno}`);
       expect(prepared).toMatchObject({ status: 'error', errorCode: code, failedStage: 'runtime-validation' });
-      expect(run.records.find((record) => record.type === 'tool.rejected')?.data).toMatchObject({ stage: 'runtime-validation', code: errnoFailures[errno]!.reason });
-      expect(run.records.some((record) => record.type === 'effect.failed')).toBe(false);
+      expect(flattenRecords(run.records).find((record) => record.type === 'tool.rejected')?.data).toMatchObject({ stage: 'runtime-validation', code: errnoFailures[errno]!.reason });
+      expect(flattenRecords(run.records).some((record) => record.type === 'effect.failed')).toBe(false);
       await run.rein.replaySession(run.session.id);
     });
   }
@@ -99,7 +100,7 @@ describe('an operating-system error inside a tool is a model-visible failure', (
     expect(grep).toMatchObject({ status: 'error', errorCode: 'InvalidInput' });
     expect(bash).toMatchObject({ status: 'error', errorCode: 'InvalidInput' });
     expect(grep!.observation).toContain('E2BIG');
-    expect(run.records.some((record) => record.type === 'effect.failed')).toBe(false);
+    expect(flattenRecords(run.records).some((record) => record.type === 'effect.failed')).toBe(false);
   });
 
   it('an exception without an errno, or with one outside the table, is a ToolFailed the model reads, recorded with its class', async () => {
@@ -141,8 +142,8 @@ describe('an operating-system error inside a tool is a model-visible failure', (
     expect(write).toMatchObject({ errorCode: 'InvalidInput', observation: expect.stringContaining('`path` contains a NUL byte') });
     // Both are refused while being validated: the workspace boundary checks a path for NUL before any system call.
     expect(write).toMatchObject({ failedStage: 'runtime-validation' });
-    expect(run.records.filter((record) => record.type === 'tool.started')).toEqual([]);
+    expect(flattenRecords(run.records).filter((record) => record.type === 'tool.started')).toEqual([]);
     // The refused shell call never ran: no boundary evidence is owed, the turn reaches MutationReady.
-    expect(run.records.some((record) => record.type === 'turn.mutation-ready')).toBe(true);
+    expect(flattenRecords(run.records).some((record) => record.type === 'turn.mutation-ready')).toBe(true);
   });
 });

@@ -8,6 +8,8 @@ import { renderTraceMarkdown } from '../../src/trace/trace-report.js';
 import { listToArray } from '../../src/index.js';
 import { fixtureTools, fixedStats, seedStatsProject } from '../support/agent-fixtures.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { flattenRecords } from '../../src/host/step-record.js';
+import type { StepDerived } from '../../models/step.records.js';
 
 type Turn = { text: string; toolCalls?: Array<{ name: string; arguments?: Record<string, unknown> }> };
 
@@ -38,13 +40,19 @@ describe('trace analyzer on scripted failure sessions', () => {
     const judged = report.findings.find((finding) => finding.category === 'model_judgement_error');
     expect(judged).toMatchObject({ boundary: 'model judgement', type: 'model_judgement_error' });
     expect(judged!.fact).toMatch(/not ok|AssertionError|sum adds/);
-    const context = session.records.find((record) => record.type === 'context.projected' && record.seq > session.records.find((r) => r.type === 'verification.recorded')!.seq)!;
+    const flat = flattenRecords(session.records);
+    const context = flat.find((record) => record.type === 'context.projected' && record.seq > flat.find((r) => r.type === 'verification.recorded')!.seq)!;
     expect(judged!.evidence).toContain(`#${context.seq}`);
   });
 
   it('without a recorded context snapshot the same session is unknown or mixed, never a model error', async () => {
     const session = await run([{ text: 'Running the tests.', toolCalls: [tests] }, { text: 'All tests pass now, fixed.' }]);
-    const stripped = renumber(session.records.filter((record) => record.type !== 'context.projected'));
+    // Without `context.projected`: a record of its own, or folded into a step record.
+    const withoutContext = (record: RecordEnvelope): RecordEnvelope => {
+      const step = record.data as StepDerived;
+      return record.type === 'step.derived' && step.facts ? { ...record, data: { ...step, facts: step.facts.filter(([type]) => type !== 'context.projected') } } : record;
+    };
+    const stripped = renumber(session.records.filter((record) => record.type !== 'context.projected').map(withoutContext));
     const report = await analyze(stripped, session.store);
     expect(report.primary?.type).toBe('verification_contradicted_final');
     expect(report.findings.some((finding) => finding.category === 'model_judgement_error')).toBe(false);

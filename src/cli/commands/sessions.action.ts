@@ -8,6 +8,7 @@ import { costLine, sessionCost } from '../../projections/cost.js';
 import { transcriptLine } from '../transcript.js';
 import { terminalSafe, terminalText } from '../../util/terminal-text.js';
 import type { EventStore } from '../../../stores/event-store.js';
+import { flattenRecords } from '../../host/step-record.js';
 
 /** Open the workspace's store for one command and close it afterwards. */
 export const withStore = async <T>(options: CommonOptions, mode: 'read' | 'write' | 'read-only', work: (store: EventStore) => Promise<T>): Promise<T> => {
@@ -69,7 +70,8 @@ export const showCommand = (id: string, options: CommonOptions & { verbose?: boo
     // A transcript is shared as often as a trace: the secrets the session met are removed unless --raw asks.
     const share = options.raw ? undefined : shareRedactor([stored.map((record) => record.data)], { secrets: secretsFromEnvironment(process.env) });
     const records = share ? stored.map((record) => ({ ...record, data: share.value(record.data) })) : stored;
-    for (const record of records) {
+    // `--json` prints the records as stored (step records whole); the transcript reads what each stands for.
+    for (const record of options.json ? records : flattenRecords(records)) {
       if (options.json) printJson(record);
       else {
         const line = transcriptLine(terminalSafe(record), { verbose: Boolean(options.verbose) });

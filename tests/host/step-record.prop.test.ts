@@ -1,0 +1,100 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { RecordEnvelope } from '../../models/envelope.js';
+import { StepDerived } from '../../models/step.records.js';
+import { createEntryReader, draftOfEntry, entriesOf, entryOf, flattenRecords, foldEntries, requestsOf, seqsOf, sessionEndedIn, stepDataOf, upcastLegacySteps, type DerivedDraft } from '../../src/host/step-record.js';
+import { propertyRuns } from '../support/temp-dir.js';
+
+const envelope = (seq: number, type: string, data: unknown, extra: Partial<RecordEnvelope> = {}): RecordEnvelope => ({ stream: 's', seq, id: `r${seq}`, type, v: 1, at: 1_000 + seq, actor: 'root', data, ...extra });
+
+const transition: DerivedDraft = { type: 'actor.transitioned', actor: 'root', data: { actor: 'root', event: 'model.responded', from: { running: 'awaitingModel' }, to: { running: 'runningTools' } } };
+const intent: DerivedDraft = { type: 'effect.requested', actor: 'root', data: { effectId: 'root:e2', kind: 'executeTool', args: { callId: 'root:e1.0', name: 'read', arguments: { path: 'a' } } }, corr: 'root:e1.0' };
+const witness: DerivedDraft = { type: 'turn.requests', actor: 'root/turn-1', data: { turnId: 'root:e1', requests: [{ callId: 'root:e1.0', name: 'read', argumentsDigest: 'b3:x' }], multisetDigest: 'b3:y' } };
+const ended: DerivedDraft = { type: 'session.ended', actor: 'root', data: { status: 'completed' } };
+
+describe('the step record', () => {
+  it('stores transitions, intents and derived records compactly and reads them back as the records they stand for', () => {
+    const data = stepDataOf([transition, witness, intent, ended], [{ type: 'model.attempted', data: { effectId: 'root:e1', attempt: 1 }, at: 990 }], 1_000);
+    expect(StepDerived.parse(data)).toEqual(data);
+    expect(data.derived[0]).toEqual([0, 'root', 'model.responded', 'running.awaitingModel', 'running.runningTools']);
+    // A witness keeps its digest; its list is in the inputs.
+    expect(data.derived[1]).toEqual([2, 'root/turn-1', 'turn.requests', { turnId: 'root:e1', multisetDigest: 'b3:y' }]);
+    expect(data.facts).toEqual([['model.attempted', { effectId: 'root:e1', attempt: 1 }, null, -10]]);
+    expect(draftOfEntry(data.derived[0]!)).toEqual(transition);
+    expect(draftOfEntry(data.derived[2]!)).toEqual(intent);
+    const step = envelope(2, 'step.derived', data, { cause: 'r1' });
+    expect(entriesOf(step).map((entry) => [entry.type, entry.seq, entry.id, entry.at])).toEqual([
+      ['model.attempted', 2, 'r2', 992],
+      ['actor.transitioned', 2, 'r2', 1_002],
+      ['turn.requests', 2, 'r2', 1_002],
+      ['effect.requested', 2, 'r2', 1_002],
+      ['session.ended', 2, 'r2', 1_002],
+    ]);
+    expect(requestsOf(step)).toEqual([{ ...envelope(2, 'effect.requested', intent.data, { cause: 'r1', corr: 'root:e1.0', at: 1_002 }) }]);
+    expect(sessionEndedIn(step)?.data).toEqual({ status: 'completed' });
+    expect(sessionEndedIn(step, 'root/child')).toBeUndefined();
+  });
+
+  it('keeps a state value whole where a dotted path would not read back the same', () => {
+    const odd: DerivedDraft = { type: 'actor.transitioned', actor: 'root', data: { actor: 'root', event: 'e', from: null, to: { 'a.b': 'c', d: 'e' } } };
+    expect(entryOf(odd)[4]).toEqual({ 'a.b': 'c', d: 'e' });
+    expect(draftOfEntry(entryOf(odd))).toEqual(odd);
+  });
+
+  it('round-trips any derived draft through its entry (witness lists aside)', () => {
+    const stateValue = fc.letrec<{ value: unknown }>((tie) => ({ value: fc.oneof({ depthSize: 'small' }, fc.stringMatching(/^[a-z]{1,6}$/), fc.dictionary(fc.stringMatching(/^[a-z.]{1,5}$/), tie('value'), { minKeys: 1, maxKeys: 2 })) })).value;
+    const draft = fc.oneof(
+      fc.record({ actor: fc.constantFrom('root', 'root/turn-1'), event: fc.string({ minLength: 1 }), from: fc.option(stateValue, { nil: null }), to: stateValue }).map(({ actor, event, from, to }) => ({ type: 'actor.transitioned', actor, data: { actor, event, from, to } }) as DerivedDraft),
+      fc.record({ effectId: fc.string({ minLength: 1 }), args: fc.dictionary(fc.string(), fc.jsonValue()), corr: fc.option(fc.string(), { nil: undefined }) }).map(({ effectId, args, corr }) => ({ type: 'effect.requested', actor: 'root', data: { effectId, kind: 'callModel', args }, ...(corr === undefined ? {} : { corr }) }) as DerivedDraft),
+      fc.record({ type: fc.constantFrom('session.ended', 'delegation.started', 'capability.diff'), data: fc.dictionary(fc.string(), fc.jsonValue()) }).map(({ type, data }) => ({ type, actor: 'root', data }) as DerivedDraft),
+    );
+    fc.assert(
+      fc.property(draft, (value) => {
+        expect(draftOfEntry(entryOf(value))).toEqual(value);
+      }),
+      { numRuns: propertyRuns(200) },
+    );
+  });
+
+  it('reads a log in the order the runtime produced it: a step\'s folded facts before its input', () => {
+    const started = { effectId: 'root:e2', callId: 'c', name: 'read', validated: true, permission: { decision: 'allow', rule: 'mode:default', reason: 'read-only tool', mode: 'default', source: 'mode' } };
+    const records = [
+      envelope(1, 'session.created', {}),
+      envelope(2, 'step.derived', { derived: [] }, { cause: 'r1' }),
+      envelope(3, 'tool.settled', { effectId: 'root:e2', callId: 'c' }, { cause: 'r0' }),
+      envelope(4, 'step.derived', stepDataOf([transition], [{ type: 'tool.started', data: started, corr: 'c', at: 1_003 }], 1_004), { cause: 'r3' }),
+    ];
+    const flat = flattenRecords(records);
+    expect(flat.map((record) => record.type)).toEqual(['session.created', 'tool.validated', 'permission.decided', 'tool.started', 'tool.settled', 'actor.transitioned']);
+    // The folded facts share the input's cause; the derived entries are caused by the input.
+    expect(flat.slice(1, 4).map((record) => record.cause)).toEqual(['r0', 'r0', 'r0']);
+    expect(flat[5]!.cause).toBe('r3');
+    expect(flat[2]!.data).toEqual({ effectId: 'root:e2', callId: 'c', tool: 'read', decision: 'allow', rule: 'mode:default', reason: 'read-only tool', mode: 'default', source: 'mode' });
+    // A log written before step records passes through unchanged (nothing is held).
+    const legacy = [envelope(1, 'session.created', {}), envelope(2, 'actor.transitioned', transition.data, { cause: 'r1' }), envelope(3, 'user.message', { text: 'x' })];
+    const reader = createEntryReader();
+    expect(legacy.flatMap((record) => reader.push(record))).toEqual(legacy);
+  });
+
+  it('folds only the entries a reader wants', () => {
+    const step = envelope(2, 'step.derived', stepDataOf([transition, witness, ended], [], 1_002), { cause: 'r1' });
+    expect(foldEntries<string[]>([], step, (seen, entry) => [...seen, entry.type], (type) => type === 'session.ended')).toEqual(['session.ended']);
+  });
+
+  it('upcasts a legacy step\'s derived records into one step record, keeping their seqs', () => {
+    const legacy = [
+      envelope(1, 'model.responded', {}, { cause: 'r0' }),
+      envelope(2, 'actor.transitioned', transition.data, { cause: 'r1' }),
+      envelope(3, 'tool.validated', {}, { cause: 'rX' }),
+      envelope(4, 'effect.requested', intent.data, { cause: 'r1', corr: 'root:e1.0' }),
+      envelope(5, 'user.message', { text: 'x' }),
+    ];
+    const upcast = upcastLegacySteps(legacy);
+    expect(upcast.map((record) => [record.seq, record.type])).toEqual([[1, 'model.responded'], [2, 'step.derived'], [3, 'tool.validated'], [5, 'user.message']]);
+    expect(seqsOf(upcast[1]!)).toEqual([2, 4]);
+    expect((upcast[1]!.data as StepDerived).derived).toEqual([entryOf(transition, true), entryOf(intent, true)]);
+    // A log in the step layout passes through as it is.
+    const current = [envelope(1, 'user.message', {}), envelope(2, 'step.derived', { derived: [] }, { cause: 'r1' })];
+    expect(upcastLegacySteps(current)).toEqual(current);
+  });
+});
