@@ -1,4 +1,5 @@
 import type { ActionResult, ActorStates, CompareBody, ContextBody, ExportData, MachineList, MemoryBody, PageRecord, ReplayBody, SessionDetail, SessionRow, Timeline, TraceBody } from './types.js';
+import { transitionsOf } from '../src/host/step-record.js';
 
 /** An answer the server refused: its stable code and message. */
 export class ApiError extends Error {
@@ -81,10 +82,11 @@ export const staticSource = (data: ExportData): Source => {
     states: async (_id, seq) => {
       const actors: ActorStates['actors'] = {};
       for (let index = Math.min(seq, records.length) - 1; index >= 0; index--) {
-        const record = records[index]!;
-        if (record.type !== 'actor.transitioned') continue;
-        const actor = String(record.data.actor);
-        if (!(actor in actors)) actors[actor] = record.data.to as ActorStates['actors'][string];
+        const moves = transitionsOf(records[index]!);
+        for (let move = moves.length - 1; move >= 0; move--) {
+          const { actor, to } = moves[move]!;
+          if (!(actor in actors)) actors[actor] = to as ActorStates['actors'][string];
+        }
       }
       return { seq, actors };
     },

@@ -6,6 +6,8 @@ import type { AcpHarness, AcpHarnesses } from './acp-harness.js';
 import { AcpUpdates } from './acp-updates.js';
 import { toolKindOf, toolLocationsOf } from './acp-tool-call.js';
 import { acpError, sessionBusy } from './acp-errors.js';
+import { createEntryReader } from '../host/step-record.js';
+import type { RecordEnvelope } from '../../models/envelope.js';
 
 /** How long `session/load` and a prompt wait for another process to let go of a session before saying it is busy. */
 export const holdWaitMs = 3_000;
@@ -246,10 +248,16 @@ export class AcpSession {
     let forwarded = from - 1;
     let caughtUp: (() => void) | undefined;
     let target = Number.POSITIVE_INFINITY;
+    // A step record's folded facts and intents are read as the records they stand for (an input is held until its step
+    // record, written in the same batch, arrives).
+    const entries = createEntryReader();
+    const forward = (entry: RecordEnvelope): void => {
+      if (entry.actor === 'root' && entry.type === 'effect.requested' && (entry.data as { kind: string }).kind === 'callModel') requested.add(String((entry.data as { effectId: string }).effectId));
+      if (entry.actor === 'root' && entry.type === 'model.responded') lastStop = String((entry.data as { stopReason: string }).stopReason);
+      for (const update of mapper.updates(entry)) outbox.send(update);
+    };
     const subscription = handle.records(from).subscribe((record) => {
-      if (record.actor === 'root' && record.type === 'effect.requested' && (record.data as { kind: string }).kind === 'callModel') requested.add(String((record.data as { effectId: string }).effectId));
-      if (record.actor === 'root' && record.type === 'model.responded') lastStop = String((record.data as { stopReason: string }).stopReason);
-      for (const update of mapper.updates(record)) outbox.send(update);
+      for (const entry of entries.push(record)) forward(entry);
       forwarded = record.seq;
       if (forwarded >= target) caughtUp?.();
     });
@@ -284,6 +292,7 @@ export class AcpSession {
           if (forwarded >= target) resolve();
         });
       }
+      for (const entry of entries.flush()) forward(entry);
       // The last reply's own stop reason (read once every record of the turn was forwarded).
       return ended === 'reply' ? stopOfReply(lastStop) : ended;
     } finally {

@@ -3,6 +3,7 @@ import type { RecordEnvelope } from '../../models/envelope.js';
 import type { ToolSettled } from '../../models/tool.records.js';
 import { callVerdict } from '../cli/transcript.js';
 import { toolDiffsOf, toolKindOf, toolLocationsOf, toolTitleOf } from './acp-tool-call.js';
+import { flattenRecords } from '../host/step-record.js';
 
 /** `load`: replaying a stored session (the user's messages included); `live`: a prompt turn as it runs. */
 export type UpdateMode = 'load' | 'live';
@@ -121,5 +122,6 @@ export class AcpUpdates {
 /** Every update a stored session stands for, in log order (what `session/load` sends), and the mapper that made them. */
 export const loadUpdates = (records: readonly RecordEnvelope[], workspace: string): { updates: SessionUpdate[]; mapper: AcpUpdates } => {
   const mapper = new AcpUpdates(workspace, 'load');
-  return { updates: records.flatMap((record) => mapper.updates(record)), mapper };
+  // A step record's folded facts and intents are read as the records they stand for, in the order they happened.
+  return { updates: flattenRecords(records).flatMap((record) => mapper.updates(record)), mapper };
 };

@@ -333,3 +333,24 @@ export const sessionEndedIn = (record: RecordEnvelope, actor = 'root'): RecordEn
   for (const entry of (record.data as StepDerived).derived) if (entry[0] === 2 && entry[2] === 'session.ended' && entry[1] === actor) return viewOf(record, draftOfEntry(entry));
   return undefined;
 };
+
+/** One actor transition as the viewer reads it: the actor and the state it entered. */
+export interface ActorMove {
+  actor: string;
+  to: StateValue;
+}
+
+/**
+ * The actor transitions a record holds, in the order they happened: a step record's transition entries, a legacy
+ * `actor.transitioned` record itself, nothing for any other record. What "the state of every actor at seq" reads.
+ */
+export const transitionsOf = (record: Pick<RecordEnvelope, 'type' | 'data'>): ActorMove[] => {
+  if (record.type === 'actor.transitioned') {
+    const data = record.data as { actor: string; to: StateValue };
+    return [{ actor: data.actor, to: data.to }];
+  }
+  if (record.type !== stepRecordType) return [];
+  const moves: ActorMove[] = [];
+  for (const entry of (record.data as StepDerived).derived) if (entry[0] === 0) moves.push({ actor: entry[1], to: stateOfPath(entry[4]) as StateValue });
+  return moves;
+};

@@ -1,5 +1,4 @@
-import type { ActorTransitioned } from '../../models/actor.records.js';
-import { ContextProjected } from '../../models/context.records.js';
+import { ContextProjected, isPartialLedger } from '../../models/context.records.js';
 import type { EventStore } from '../../stores/event-store.js';
 import { upcastRecords } from '../../stores/upcasters.js';
 import { ProjectionError } from '../projections/projection-errors.js';
@@ -9,6 +8,7 @@ import type { TraceTurn } from '../projections/trace.view.js';
 import { contextAtTurn } from '../session/context-at-turn.js';
 import { blobText, readSession } from '../session/session-records.js';
 import { turnsOf } from '../trace/trace-evidence.js';
+import { entriesOf, transitionsOf } from '../host/step-record.js';
 import { builtinTools } from '../tools/builtin-tools.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import type { ActorStates, ContextBody, MemoryBody } from './api-schemas.js';
@@ -22,7 +22,10 @@ const recordedInput = async (store: EventStore, sessionId: string, turn: TraceTu
   if (!context) return undefined;
   const [record] = await store.read(sessionId, { from: context.seq, to: context.seq });
   if (!record) return undefined;
-  const ledger = ContextProjected.parse(record.data);
+  // The fact itself, or folded into the step record at that seq.
+  const projected = entriesOf(record).find((entry) => entry.type === 'context.projected' && (entry.data as { effectId?: unknown }).effectId === turn.effectId && (entry.data as { attempt?: unknown }).attempt === context.attempt);
+  if (!projected) return undefined;
+  const ledger = ContextProjected.parse(projected.data);
   const raw = await blobText(store, sessionId)(ledger.input);
   if (raw === undefined) throw new ProjectionError('CONTEXT_NOT_RECORDED', `the model input ${ledger.input} of turn ${turn.turn} is missing from the blob store`);
   return { seq: record.seq, ledger, input: JSON.parse(raw) as Input };
@@ -30,7 +33,8 @@ const recordedInput = async (store: EventStore, sessionId: string, turn: TraceTu
 
 /**
  * What the model of `actor` saw at `turn` (default: its last), with the previous turn's input for the diff. A turn
- * with a recorded `context.projected` costs two reads whatever the session's length; an old log without one is
+ * with a whole recorded `context.projected` costs two reads whatever the session's length; one recorded with its
+ * ledger's sizes only (v2) has its lists rebuilt from the log, as has an old log without one, which is
  * reconstructed from its prefix (`contextAtTurn`, which says so). `TURN_NOT_FOUND` / `ACTOR_NOT_FOUND` as there.
  */
 export const contextOfTurn = async (store: EventStore, digest: SessionDigest, options: { actor?: string; turn?: number }): Promise<ContextBody> => {
@@ -38,25 +42,31 @@ export const contextOfTurn = async (store: EventStore, digest: SessionDigest, op
   const turns = turnsOf(digest.view).filter((turn) => turn.actor === actor);
   const index = options.turn === undefined ? turns.length - 1 : turns.findIndex((turn) => turn.turn === options.turn);
   const turn = turns[index];
+  const before = turns[index - 1];
+  const previousOf = async (): Promise<Pick<ContextBody, 'previous'>> => {
+    const previous = before ? await recordedInput(store, digest.id, before).catch(() => undefined) : undefined;
+    return previous && before ? { previous: { turn: before.turn, input: previous.input } } : {};
+  };
   if (turn) {
     const recorded = await recordedInput(store, digest.id, turn);
-    if (recorded) {
-      const before = turns[index - 1];
-      const previous = before ? await recordedInput(store, digest.id, before).catch(() => undefined) : undefined;
+    // A ledger recorded with its sizes only (context.projected v2) has its lists rebuilt from the log below.
+    if (recorded && !isPartialLedger(recorded.ledger)) {
       const { input: _ref, ...ledger } = recorded.ledger;
-      return { actor, turn: turn.turn, seq: recorded.seq, reconstructed: false, ledger: { ...ledger, input: recorded.ledger.input }, input: recorded.input, ...(previous && before ? { previous: { turn: before.turn, input: previous.input } } : {}) };
+      return { actor, turn: turn.turn, seq: recorded.seq, reconstructed: false, ledger: { ...ledger, input: recorded.ledger.input }, input: recorded.input, ...(await previousOf()) };
     }
   }
   const records = await readSession(store, digest.id);
   const shown = await contextAtTurn(store, upcastRecords(records), { registry: new ToolRegistry(builtinTools()), actor, ...(options.turn ? { turn: options.turn } : {}) });
-  return { actor, turn: shown.turn, ...(shown.seq === undefined ? {} : { seq: shown.seq }), reconstructed: shown.reconstructed, ledger: shown.ledger, input: shown.input };
+  const previous = turn && shown.turn === turn.turn ? await previousOf() : {};
+  return { actor, turn: shown.turn, ...(shown.seq === undefined ? {} : { seq: shown.seq }), reconstructed: shown.reconstructed, ledger: shown.ledger, input: shown.input, ...previous };
 };
 
 const STATE_PAGE = 500;
 const STATE_PAGES = 8;
 
 /**
- * The state of every actor as of `seq`: the newest `actor.transitioned` of each at or before it, found by reading back
+ * The state of every actor as of `seq`: the newest transition of each at or before it (in the step records, or the
+ * `actor.transitioned` records of older logs), found by reading back
  * from `seq` (at most a few thousand records: an actor quiet for longer than that is left out).
  */
 export const actorStatesAt = async (store: EventStore, sessionId: string, seq: number): Promise<ActorStates> => {
@@ -65,9 +75,12 @@ export const actorStatesAt = async (store: EventStore, sessionId: string, seq: n
   for (let page = 0; page < STATE_PAGES && to >= 1; page++) {
     const records = await store.read(sessionId, { to, reverse: true, limit: STATE_PAGE });
     for (const record of records) {
-      if (record.type !== 'actor.transitioned') continue;
-      const data = record.data as ActorTransitioned;
-      if (!(data.actor in actors)) actors[data.actor] = data.to;
+      // Newest first: a step record's last transition of an actor is the state it is in.
+      const moves = transitionsOf(record);
+      for (let index = moves.length - 1; index >= 0; index--) {
+        const move = moves[index]!;
+        if (!(move.actor in actors)) actors[move.actor] = move.to;
+      }
     }
     if ('root' in actors || records.length < STATE_PAGE) break;
     to = (records[records.length - 1]?.seq ?? 1) - 1;

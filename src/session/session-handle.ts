@@ -23,6 +23,7 @@ import { diffSession, type DiffOptions, type SessionDiff } from '../changes/sess
 import type { PermissionRule } from '../policy/permission-rules.js';
 import { unmatchedRuleFacts } from '../policy/unmatched-rules.js';
 import { sessionEndedIn } from '../host/step-record.js';
+import type { RecordEnvelope } from '../../models/envelope.js';
 
 /** A session's memory views: its own candidate ledger, and the workspace's governance stream (store records). */
 export interface MemoryViews {
@@ -355,7 +356,7 @@ export class ReinSession<Output = unknown> {
    */
   async output(): Promise<Output> {
     await new Promise<void>((resolve) => {
-      const stopping = (record: { type: string; actor: string }) => record.actor === 'root' && (record.type === 'session.ended' || record.type === 'session.interrupted');
+      const stopping = (record: RecordEnvelope) => sessionEndedIn(record) !== undefined || (record.actor === 'root' && record.type === 'session.interrupted');
       const subscription = this.host.records$.subscribe((record) => {
         if (!stopping(record)) return;
         subscription.unsubscribe();

@@ -10,6 +10,7 @@ import { replaySession } from '../../src/session/replay-session.js';
 import { spansOfRecords } from '../../src/projections/spans.view.js';
 import { rebuildTraceView } from '../../src/projections/rebuild.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 /** The scripted provider, keeping every request it was sent. */
 const recording = (turns: unknown[]) => {
@@ -50,7 +51,7 @@ describe('typed final answers', () => {
       const records = await store.read(session.id);
       expect(records.find((record) => record.type === 'session.created')?.data).toMatchObject({ output: { schema: { type: 'object', required: ['verdict', 'failing'] } } });
       expect(records.filter((record) => record.type === 'model.responded').map((record) => (record.data as { output?: { ok: boolean } }).output?.ok)).toEqual([false, false, true]);
-      expect(records.find((record) => record.type === 'session.ended')?.data).toEqual({ status: 'completed', output: { verdict: 'fail', failing: ['sum.test.js'] } });
+      expect(flattenRecords(records).find((record) => record.type === 'session.ended')?.data).toEqual({ status: 'completed', output: { verdict: 'fail', failing: ['sum.test.js'] } });
       expect((await session.whenQuiet()).output).toEqual({ verdict: 'fail', failing: ['sum.test.js'] });
       // Replay regenerates the same end from the recorded checks (no validation runs again).
       await expect(replaySession(store, session.id)).resolves.toMatchObject({ verified: records.length });
@@ -77,7 +78,7 @@ describe('typed final answers', () => {
       expect(error).toBeInstanceOf(OutputError);
       expect((error as OutputError).code).toBe('OUTPUT_INVALID');
       expect((error as OutputError).errors).toEqual(['failing: Invalid input: expected array, received undefined']);
-      const ended = (await store.read(session.id)).find((record) => record.type === 'session.ended')?.data as { status: string; reason: string; outputErrors: string[] };
+      const ended = flattenRecords(await store.read(session.id)).find((record) => record.type === 'session.ended')?.data as { status: string; reason: string; outputErrors: string[] };
       expect(ended.status).toBe('failed');
       expect(ended.reason).toMatch(/^OUTPUT_INVALID: the final answer did not validate against the output schema after 3 correction\(s\)/);
       expect(ended.outputErrors).toEqual((error as OutputError).errors);

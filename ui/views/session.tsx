@@ -7,8 +7,10 @@ import { TimelineList } from './timeline.js';
 import { StepPanel } from './step.js';
 import { MachinesView } from './machines.js';
 import { RecordsView } from './records.js';
+import { sessionEndedIn } from '../../src/host/step-record.js';
+import type { RecordEnvelope } from '../../models/envelope.js';
 
-/** Record types after which the session's row (status, approvals) is fetched again. */
+/** Record types after which the session's row (status, approvals) is fetched again (and a step record that ends it). */
 const statusTypes = new Set(['session.ended', 'session.interrupted', 'session.resumed', 'session.cancelled', 'approval.requested', 'approval.replied', 'effect.resolved', 'model.responded', 'user.message']);
 
 const ApprovalCard = ({ approval, answer }: { approval: PendingApproval; answer: (decision: string, feedback?: string) => Promise<void> }) => {
@@ -149,7 +151,7 @@ export const SessionView = ({ source, id, tab }: { source: Source; id: string; t
           id,
           first.logHead + 1,
           (records) => {
-            if (records.some((record) => statusTypes.has(record.type))) statusChanged = true;
+            if (records.some((record) => statusTypes.has(record.type) || sessionEndedIn(record as unknown as RecordEnvelope) !== undefined)) statusChanged = true;
             clearTimeout(refresh);
             refresh = setTimeout(() => {
               void loadTimeline().catch(fail);

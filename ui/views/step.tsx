@@ -4,6 +4,8 @@ import type { Source } from '../source.js';
 import type { ContextBody, PageRecord, TimelineStep } from '../types.js';
 import { Badge, pretty, Section } from '../format.js';
 import { diffLines, hunks, type DiffLine } from '../diff.js';
+import { flattenRecords } from '../../src/host/step-record.js';
+import type { RecordEnvelope } from '../../models/envelope.js';
 
 const MAX_TEXT = 20_000;
 
@@ -300,9 +302,11 @@ export const StepPanel = ({ source, sessionId, step, sandbox, onFork }: { source
       stopped = true;
     };
   }, [source, sessionId, step.seq, step.to, step.kind, step.turn, step.actor]);
-  const reply = records?.find((record) => record.type === 'model.responded');
+  // A step record is read as the records it stands for (its intents, its folded facts), in the order they happened.
+  const entries = records ? (flattenRecords(records as unknown as RecordEnvelope[]) as unknown as PageRecord[]) : undefined;
+  const reply = entries?.find((record) => record.type === 'model.responded');
   const calls = new Map<string, PageRecord[]>();
-  for (const record of records ?? []) if (record.corr && (step.callId === undefined || record.corr === step.callId)) calls.set(record.corr, [...(calls.get(record.corr) ?? []), record]);
+  for (const record of entries ?? []) if (record.corr && (step.callId === undefined || record.corr === step.callId)) calls.set(record.corr, [...(calls.get(record.corr) ?? []), record]);
   return (
     <div class="step-panel" data-testid="step" data-step-kind={step.kind}>
       <div class="step-head">
