@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /*
@@ -37,7 +37,7 @@ describe('typed answers, apply_patch, the plan and project instructions at the c
     const result = await run(['run', 'fix sum', '--script', 'script.json', '--output-schema', 'schema.json', '--mode', 'accept-edits', '--json']);
     expect(result.code).toBe(0);
     const records = jsonLines(result.stdout);
-    expect(records.find((record) => record.type === 'session.ended')?.data).toEqual({ status: 'completed', output: { fixed: true, files: ['sum.js'] } });
+    expect(entriesOfRows(records).find((record) => record.type === 'session.ended')?.data).toEqual({ status: 'completed', output: { fixed: true, files: ['sum.js'] } });
     expect(records.filter((record) => record.type === 'model.responded').map((record) => record.data.output?.ok)).toEqual([undefined, undefined, false, true]);
     expect(await readFile(join(workspace.path, 'sum.js'), 'utf8')).toBe('export const sum = (a, b) => a + b;\n');
     const sessionId = String(records[0]!.stream);

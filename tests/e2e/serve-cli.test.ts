@@ -5,6 +5,8 @@ import { readSse } from '../../src/providers/sse-parser.js';
 import { startCli } from '../support/cli.js';
 import { seedStatsProject } from '../support/agent-fixtures.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { sessionEndedIn } from '../../src/host/step-record.js';
+import type { RecordEnvelope } from '../../models/envelope.js';
 
 /** A run whose command takes a moment, so the server follows it while another process writes it. */
 const slowScript = {
@@ -70,9 +72,9 @@ describe('rein ui, as a user runs it', () => {
     let ended = false;
     for await (const event of readSse(response.body!)) {
       if (event.event !== 'record') continue;
-      const record = JSON.parse(event.data) as { seq: number; type: string; actor: string };
+      const record = JSON.parse(event.data) as RecordEnvelope;
       seqs.push(record.seq);
-      if (record.type === 'session.ended' && record.actor === 'root') {
+      if (sessionEndedIn(record)) {
         ended = true;
         break;
       }

@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { haveChromium, launchChromium, watchedPage, type WatchedPage } from '../support/browser.js';
 import { buggyStats } from '../support/agent-fixtures.js';
 import { startViewerFixture, type ViewerFixture } from '../support/viewer-fixture.js';
+import { flattenRecords } from '../../src/host/step-record.js';
 
 /** The page's location (in functions evaluated in the page, which the tests' DOM-less types do not know). */
 type Paged = { location: { hash: string } };
@@ -128,7 +129,7 @@ describe.runIf(haveChromium())('the session viewer in Chromium', () => {
     const replied = records.filter((record) => record.type === 'approval.replied');
     expect(replied).toHaveLength(1);
     expect(replied[0]!.data).toMatchObject({ decision: 'allow-session' });
-    expect(records.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
+    expect(flattenRecords(records).at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
     expect(records.filter((record) => record.type === 'verification.recorded').map((record) => (record.data as { status: string }).status)).toEqual(['failed', 'passed']);
   });
 });
