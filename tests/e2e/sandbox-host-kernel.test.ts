@@ -5,7 +5,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliPath, jsonLines, type CliResult } from '../support/cli.js';
+import { cliPath, entriesOfRows, jsonLines, type CliResult } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { requireBubblewrap } from '../support/sandbox.js';
 
@@ -179,7 +179,7 @@ describe.runIf(passes.length > 0)('a sandboxed command cannot write host-global 
 
         expect(results[4]).toMatchObject({ success: true, stdout: expect.stringMatching(/^alive \d+\n$/) });
         if (root) expect(results[4]!.stdout).not.toBe('alive 0\n');
-        expect(records.find((record) => record.type === 'session.ended')?.data).toMatchObject({ status: 'completed' });
+        expect(entriesOfRows(records).find((record) => record.type === 'session.ended')?.data).toMatchObject({ status: 'completed' });
       } finally {
         canary.kill('SIGKILL');
         await workspace.remove();

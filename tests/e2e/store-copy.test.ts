@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openLevelEventStore } from '../../stores/index.js';
 import { RECORD_KEYS } from '../../stores/level-keys.js';
 import { STREAM_DATABASE_OPTIONS } from '../../stores/level-stream.js';
-import { jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { describePostgres, freshSchemaUrl } from '../support/postgres.js';
 
@@ -47,7 +47,7 @@ describePostgres('rein store copy', () => {
       ids.push(/session (s-[\w-]+):/.exec(run.stdout)![1]!);
     }
     // Fork where the task's step ends: at the first model call it requested.
-    const boundary = jsonLines((await runCli(['show', ids[0]!, '--json'], { cwd: workspace.path })).stdout).find((record) => record.type === 'effect.requested')!.seq as number;
+    const boundary = entriesOfRows(jsonLines((await runCli(['show', ids[0]!, '--json'], { cwd: workspace.path })).stdout)).find((record) => record.type === 'effect.requested')!.seq as number;
     const fork = await runCli(['fork', ids[0]!, '--at', String(boundary), '--json'], { cwd: workspace.path });
     ids.push(jsonLines(fork.stdout)[0]!.sessionId as string);
     const original = join(workspace.path, '.rein');

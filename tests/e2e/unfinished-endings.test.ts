@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anthropicReplyChunks, openAIReplyChunks } from '../support/loopback-model.js';
 import { startLoopbackServer, type LoopbackServer } from '../support/loopback-server.js';
-import { jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const clean = { REIN_PROVIDER: '', REIN_MODEL: '', REIN_BASE_URL: '', OPENAI_API_KEY: 'sk-loop', ANTHROPIC_API_KEY: 'sk-loop' };
@@ -49,7 +49,7 @@ describe('a session whose last reply was cut at the output token limit', () => {
     const show = await cli(['show', id]);
     expect(show.stdout).toMatch(/assistant: truncated answer \[cut at the output token limit: max_tokens\]/);
     expect(show.stdout).toMatch(/session ended: completed \(the last reply was cut .*\); left open: reply_cut/);
-    const ended = jsonLines((await cli(['show', id, '--json'])).stdout).find((record) => record.type === 'session.ended')!;
+    const ended = entriesOfRows(jsonLines((await cli(['show', id, '--json'])).stdout)).find((record) => record.type === 'session.ended')!;
     expect(ended.data.caveats).toEqual([{ kind: 'reply_cut', detail: expect.stringContaining('max_tokens') }]);
     const trace = await cli(['trace', id]);
     expect(trace.stdout).toContain('outcome: unverified');
@@ -64,7 +64,7 @@ describe('a session whose last reply was cut at the output token limit', () => {
     const run = await cli(['run', 'please finish', '--provider', 'openai', '--base-url', `${openai.url}/v1`, '--model', 'm']);
     expect(openai.requests.length - before).toBe(2);
     expect(run.stdout).toMatch(/\ncompleted · outcome \w+[^\n]*\n/);
-    const ended = jsonLines((await cli(['show', idOf(run.stdout), '--json'])).stdout).find((record) => record.type === 'session.ended')!;
+    const ended = entriesOfRows(jsonLines((await cli(['show', idOf(run.stdout), '--json'])).stdout)).find((record) => record.type === 'session.ended')!;
     expect(ended.data).toEqual({ status: 'completed' });
   });
 
