@@ -19,6 +19,7 @@ import * as plugin from '../../models/plugin.records.js';
 import { type RecordType, recordTypes } from '../../models/records.js';
 import * as sandbox from '../../models/sandbox.records.js';
 import * as session from '../../models/session.records.js';
+import * as step from '../../models/step.records.js';
 import * as tool from '../../models/tool.records.js';
 import * as turn from '../../models/turn.records.js';
 import * as verification from '../../models/verification.records.js';
@@ -48,6 +49,7 @@ const recordModules: Record<string, Record<string, unknown>> = {
   'plugin.records': plugin,
   'sandbox.records': sandbox,
   'session.records': session,
+  'step.records': step,
   'tool.records': tool,
   'turn.records': turn,
   'verification.records': verification,
