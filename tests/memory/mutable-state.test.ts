@@ -1,3 +1,4 @@
+import { flattenRecords } from '../../src/host/step-record.js';
 import { realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

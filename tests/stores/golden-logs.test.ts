@@ -148,7 +148,7 @@ describe('golden logs', () => {
       const ended = flattenRecords(records).findLast((record) => record.type === 'session.ended' && record.actor === 'root')?.data as { status: string } | undefined;
       const summary = await summarizeSession(store, fixture.stream);
       // A fork that was never continued is forked (issue 30 A4): it can be resumed from its fork point.
-      expect(summary?.status, name).toBe(ended?.status ?? (name === 'fork' ? 'forked' : 'active'));
+      expect(summary?.status, name).toBe(ended?.status ?? (name === 'fork' || name === 'step-fork' ? 'forked' : 'active'));
       const context = rebuildContextView(records);
       expect(context.actors.get('root'), name).toBeDefined();
       const trace = rebuildTraceView(records);
