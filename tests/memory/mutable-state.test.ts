@@ -71,7 +71,7 @@ describe('observations of mutable state in long-term memory', () => {
     const failing = await runMemorySession({ store, workspace: root, script: verifyScript('node --test') });
     expect(failing.records.find((record) => record.type === 'verification.recorded')!.data).toMatchObject({ status: 'failed' });
     // The model was not told the tests pass: the record was left out as stale.
-    const projected = failing.records.filter((record) => record.type === 'context.projected').map((record) => record.data as ContextProjected);
+    const projected = flattenRecords(failing.records).filter((record) => record.type === 'context.projected').map((record) => record.data as ContextProjected);
     expect(projected.length).toBeGreaterThan(0);
     for (const ledger of projected) {
       expect(ledger.excluded).toContainEqual(expect.objectContaining({ source: 'memory', refs: ['memory:m-legacy'], reason: 'stale' }));
