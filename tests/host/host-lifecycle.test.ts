@@ -1,6 +1,6 @@
 import { lastValueFrom, toArray } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createRein, createScriptedProvider, openLevelEventStore, type EventStore } from 'rein';
+import { createRein, createScriptedProvider, flattenRecords, openLevelEventStore, type EventStore } from 'rein';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /** A session that asks before its first write (default mode), then says it is done. */
@@ -120,7 +120,8 @@ describe("a session's observables end with it", () => {
     expect((await session.whenQuiet()).status).toBe('completed');
     const head = (await store.read(session.id)).at(-1)!.seq;
     expect((await history).map((record) => record.seq)).toEqual(Array.from({ length: head }, (_, index) => index + 1));
-    expect((await live).some((record) => record.type === 'session.ended')).toBe(true);
+    // session.ended travels in the final step record.
+    expect(flattenRecords(await live).some((record) => record.type === 'session.ended')).toBe(true);
     expect((await trace).seq).toBe(head);
     expect((await progress).length).toBeGreaterThan(0);
     // A late subscriber completes at once.

@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isDerivedType } from '../../models/records.js';
 import type { ContextProjected } from '../../models/context.records.js';
 import type { EnvironmentCaptured } from '../../models/instructions.records.js';
 import type { ModelRequest } from '../../models/model-contract.js';
@@ -90,7 +89,8 @@ describe('the environment block', () => {
     // A fork taken after the first call resumes in a workspace that changed, another day: the model sees the block
     // the log recorded, and nothing new is captured.
     const responded = records.find((record) => record.type === 'model.responded')!.seq;
-    const at = records.find((record, index) => record.seq > responded && !isDerivedType(records[index + 1]?.type ?? ''))!.seq + 1;
+    // (The step ends with its step record; the next step's facts come before its input.)
+    const at = records.find((record) => record.seq > responded && record.type === 'step.derived')!.seq;
     await writeFile(join(workspace.path, 'new-file.txt'), 'x\n');
     const later = recording([{ text: 'done after the fork' }]);
     const again = await createRein({ store, workspace: workspace.path, provider: later.provider, memory: false, clock: () => day + 3 * 86_400_000 });
