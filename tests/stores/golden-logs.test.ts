@@ -48,7 +48,6 @@ const notCaptured: Record<string, string> = {
   'workspace.changed': 'needs a golden log captured after the workspace capture landed; covered by tests/changes and tests/e2e/time-travel-cli.test.ts',
   'environment.captured': 'needs a golden log captured after the environment block landed; covered by tests/session/environment-block.test.ts',
   'workspace.rewind-started': 'needs a rewound session in a captured scenario; covered by tests/e2e/time-travel-cli.test.ts and tests/e2e/rewind-crash.test.ts',
-  'environment.captured': 'needs a golden log captured after the environment block landed; covered by tests/session/environment-block.test.ts',
 };
 
 const fixtures: Array<{ name: string; fixture: LogFixture }> = [];
