@@ -2,6 +2,7 @@ import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EventStore } from '../../stores/event-store.js';
 import { rootPath } from '../host/root-path.js';
 import { forkSession } from './fork-session.js';
+import { sessionEndedIn } from '../host/step-record.js';
 
 /** The model call a provider failure ended a session on: its `model.failed` record, and the error it names. */
 export interface ProviderFailure {
@@ -20,8 +21,9 @@ export interface ProviderFailure {
  */
 export const providerFailureOf = async (store: EventStore, sessionId: string): Promise<ProviderFailure | undefined> => {
   const newestFirst = await store.read(sessionId, { reverse: true, limit: 256 });
-  const endedAt = newestFirst.findIndex((record) => record.actor === rootPath && record.type === 'session.ended');
-  const ended = newestFirst[endedAt];
+  // The root's `session.ended` travels in its step's step record (or stands alone in a log written before them).
+  const endedAt = newestFirst.findIndex((record) => sessionEndedIn(record, rootPath) !== undefined);
+  const ended = endedAt < 0 ? undefined : sessionEndedIn(newestFirst[endedAt]!, rootPath);
   if (!ended || (ended.data as { status?: unknown }).status !== 'failed') return undefined;
   // The input whose step ended the session: the newest input-like record before `session.ended` that is not derived.
   const failed = newestFirst.slice(endedAt + 1).find((record) => record.actor === rootPath && (record.type === 'model.failed' || record.type === 'model.responded' || record.type === 'tool.settled' || record.type === 'effect.failed' || record.type === 'session.cancelled'));
