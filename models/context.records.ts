@@ -126,12 +126,5 @@ export const ContextProjected = z.object({
   compactedCount: z.number().int().nonnegative().optional(),
 });
 
-/** True for a version-2 ledger, which holds only the memory decisions of its lists (and their sizes). */
-export const isPartialLedger = (projected: Pick<ContextProjected, 'excludedCount'>): boolean => projected.excludedCount !== undefined;
-
-/** The ledger's sizes, from either version: candidates left out, compactions made. */
-export const contextCounts = (projected: Pick<ContextProjected, 'excluded' | 'compacted' | 'excludedCount' | 'compactedCount'>): { excluded: number; compacted: number } => ({
-  excluded: projected.excludedCount ?? (projected.excluded ?? []).reduce((sum, entry) => sum + entry.count, 0),
-  compacted: projected.compactedCount ?? (projected.compacted ?? []).length,
-});
+export { contextCounts, isPartialLedger } from './context-counts.js';
 export type ContextProjected = z.infer<typeof ContextProjected>;

@@ -10,7 +10,7 @@ import { executionFailure } from '../../models/execution-outcome.js';
 import { attr, operation, reinAttr } from '../telemetry/gen-ai-attributes.js';
 import type { GenAiSpan, SpanAttributeValue } from '../telemetry/span-types.js';
 import type { SpanDraft } from './span-state.js';
-import { contextCounts } from '../../models/context.records.js';
+import { contextCounts } from '../../models/context-counts.js';
 
 /*
  * What the span projection writes on spans and span events, record by record: pure functions of a record's data.

@@ -1,5 +1,6 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
-import { contextCounts, type ContextProjected } from '../../models/context.records.js';
+import type { ContextProjected } from '../../models/context.records.js';
+import { contextCounts } from '../../models/context-counts.js';
 import type { EffectFailed, EffectRequested } from '../../models/effect.records.js';
 import type { ModelAttempted, ModelFailed, ModelResponded } from '../../models/model.records.js';
 import type { SessionCreated, SessionEnded } from '../../models/session.records.js';
