@@ -6,7 +6,6 @@ import { createMemoryEventStore, createOpenAICompatibleProvider, createRein } fr
 import { modelExchange, shoutingModel } from './support/loopback-model.js';
 import { startLoopbackServer, type LoopbackServer } from './support/loopback-server.js';
 import { makeTempDir } from './support/temp-dir.js';
-import { sessionEndedIn } from '../src/host/step-record.js';
 
 const fileOf = (body: { messages: Array<{ role: string; content?: string | null }> }): string => /shout (\S+)/.exec(body.messages.find((message) => message.role === 'user')?.content ?? '')?.[1] ?? 'missing.txt';
 const shoutAny = (body: any) => shoutingModel(fileOf(body))(body);
