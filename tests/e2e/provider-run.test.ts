@@ -94,7 +94,7 @@ describe('rein run against a loopback OpenAI-compatible endpoint', () => {
     await writeFile(join(workspace.path, 'greeting.txt'), 'hello, world');
     const fromEnv = await cli(['run', 'shout greeting.txt', '--json', '--mode', 'accept-edits'], { REIN_PROVIDER: 'openai', REIN_MODEL: 'loopback-1', REIN_BASE_URL: baseUrl, OPENAI_API_KEY: apiKey });
     expect(fromEnv.code).toBe(0);
-    expect(jsonLines(fromEnv.stdout).at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
+    expect(entriesOfRows(jsonLines(fromEnv.stdout)).find((record) => record.type === 'session.ended')).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
 
     await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ provider: 'openai', model: 'loopback-1', baseUrl, apiKeyEnv: 'LOOPBACK_API_KEY' }));
     const protectedModel = await startLoopbackServer(modelExchange(shoutingModel('rein.config.json')));

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openLevelEventStore } from '../../stores/index.js';
 import { describeChain } from '../../src/session/verify-session.js';
 import { replaySession } from '../../src/session/replay-session.js';
-import { cliPath, jsonLines, runCli, startCli } from '../support/cli.js';
+import { cliPath, entriesOfRows, jsonLines, runCli, startCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const driver = fileURLToPath(new URL('../support/pty-driver.py', import.meta.url));
@@ -126,7 +126,8 @@ describe('the rough edges a new user hits', () => {
     expect(verbose).toMatch(/turn root:e1: CallSpec b3:/);
     expect(verbose).toMatch(/turn root:e1: MutationReady/);
     const records = jsonLines((await cli(['show', id, '--json'])).stdout);
-    expect(records.map((record) => record.type)).toContain('turn.mutation-ready');
+    // The witnesses travel in the step record (step.derived); --json carries it and the entries expand from it.
+    expect(entriesOfRows(records).map((record) => record.type)).toContain('turn.mutation-ready');
     // Timestamps never go backwards within a stream, parallel tools included.
     for (let index = 1; index < records.length; index++) expect(records[index]!.at).toBeGreaterThanOrEqual(records[index - 1]!.at);
   });
