@@ -28,7 +28,10 @@ export interface ScriptedRun {
   rein: Rein;
   session: ReinSession;
   result: SessionResult;
-  /** Every stored record, typed by its `type`. */
+  /**
+   * Every stored record, typed by its `type`, as stored: what a step derived (transitions, turn witnesses,
+   * `session.ended`…) is inside its `step.derived` record — `flattenRecords(records)` lists each as a record of its own.
+   */
   records: ReinRecord[];
   store: EventStore;
 }

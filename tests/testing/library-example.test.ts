@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { turnMachine } from 'rein';
-import { assertReplayProperty, checkMachine, runScriptedSession, sampleTurnInput } from 'rein/testing';
+import { assertReplayProperty, checkMachine, flattenRecords, runScriptedSession, sampleTurnInput } from 'rein/testing';
 
 describe('testing an agent with rein/testing', () => {
   it('model-checks a statechart: mutationReady is never reached with an unknown tool', () => {
@@ -27,7 +27,7 @@ describe('testing an agent with rein/testing', () => {
       script: { turns: [{ text: 'Looking.', toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] }, { text: 'Empty.' }] },
     });
     expect(run.result.status).toBe('completed');
-    expect(run.records.filter((record) => record.type === 'turn.mutation-ready')).toHaveLength(1);
+    expect(flattenRecords(run.records).filter((record) => record.type === 'turn.mutation-ready')).toHaveLength(1);
     await rm(workspace, { recursive: true, force: true });
   });
 
