@@ -13,7 +13,15 @@ export const approveCommand = async (sessionId: string, id: string, options: App
   const store = await openStore(options, process.cwd(), 'read');
   try {
     const { queueOf } = await import('../../worker/submit-session.js');
-    const queue = queueOf(store);
+    // Only a PostgreSQL store queues sessions; a session in any other store is answered by resuming it here.
+    const queue = (() => {
+      try {
+        return queueOf(store);
+      } catch (error) {
+        if (!(error instanceof ReinError) || error.code !== 'QUEUE_UNSUPPORTED') throw error;
+        throw new ReinError('QUEUE_UNSUPPORTED', `rein approve answers sessions queued in a PostgreSQL store, and this store is not one: answer session ${sessionId} by resuming it, rein resume ${sessionId} (it asks on a terminal; --approve '<rule>', --deny '<rule>' or --confirm <effectId> answer without asking)`);
+      }
+    })();
     const entry = await queue.entry(sessionId);
     if (!entry) throw new ReinError('SESSION_NOT_FOUND', `${sessionId} is not a queued session (answer a session you run yourself with rein resume --approve)`);
     const records = await store.read(sessionId);
