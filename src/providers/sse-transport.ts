@@ -42,6 +42,19 @@ const causeOf = (error: unknown): string => {
   return error instanceof Error ? error.message : String(error);
 };
 
+/**
+ * The port of `endpoint` when `error` is fetch refusing it outright: the Fetch standard blocks some ports (1, 6000,
+ * 6665–6669, 10080, …) before connecting, so no retry can help.
+ */
+const refusedPort = (error: unknown, endpoint: string): string | undefined => {
+  if ((error as { cause?: { message?: unknown } }).cause?.message !== 'bad port') return undefined;
+  try {
+    return new URL(endpoint).port || 'of this URL';
+  } catch {
+    return 'of this URL';
+  }
+};
+
 const readErrorBody = async (response: Response): Promise<unknown> => {
   const text = (await response.text()).slice(0, 8000);
   try {
@@ -113,7 +126,8 @@ async function* streamBatches(call: SseCall): AsyncGenerator<ModelEvent[]> {
     try {
       response = await call.fetch(call.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...call.headers }, body: JSON.stringify(call.body), signal: controller.signal });
     } catch (error) {
-      yield failure(error, 'before it answered');
+      const port = call.signal?.aborted ? undefined : refusedPort(error, call.endpoint);
+      yield port === undefined ? failure(error, 'before it answered') : [{ type: 'error', error: providerError('bad_request', redact(`fetch refuses to connect to ${call.endpoint}: port ${port} is one the Fetch standard blocks ("bad port": 1, 6000, 6665–6669, 10080 and others) — run the server on another port`, call.secrets)) }];
       return;
     }
     timer.refresh();
