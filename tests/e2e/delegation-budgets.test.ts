@@ -89,11 +89,13 @@ describe('no model call once the session\'s tokens are spent (trial 6 F9)', () =
       const run = await runCli(['run', 'd', '--script', 'script.json', '--yes', '--max-tokens', '1000', '--json'], { cwd: workspace.path });
       const records = jsonLines(run.stdout);
       expect(run.code, run.stderr).toBe(1);
-      const joined = records.findIndex((record) => record.type === 'delegation.joined');
+      // delegation.joined and effect.requested are entries of step records: read the log flattened, in order.
+      const entries = entriesOfRows(records);
+      const joined = entries.findIndex((record) => record.type === 'delegation.joined');
       expect(joined).toBeGreaterThan(0);
       // The root's only model call is its first: nothing is requested for it after the join.
       expect(modelCalls(records).filter((record) => record.actor === 'root')).toHaveLength(1);
-      expect(records.slice(joined).filter((record) => record.type === 'effect.requested' && record.data.kind === 'callModel')).toEqual([]);
+      expect(entries.slice(joined).filter((record) => record.type === 'effect.requested' && record.data.kind === 'callModel')).toEqual([]);
       expect(entriesOfRows(records).find((record) => record.type === 'session.ended' && record.actor === 'root')?.data).toMatchObject({ status: 'budget-exhausted', reason: 'token budget exhausted' });
       expect((await runCli(['replay', records[0]!.stream as string], { cwd: workspace.path })).code).toBe(0);
     } finally {
