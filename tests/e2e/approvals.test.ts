@@ -70,7 +70,7 @@ describe('approvals at the command line', () => {
     expect(entriesOfRows(records).find((record) => record.type === 'tool.rejected' && record.data.name === 'write')?.data).toMatchObject({ stage: 'visibility', code: 'tool_not_visible' });
     expect(entriesOfRows(records).find((record) => record.type === 'tool.settled' && record.data.name === 'write')?.data).toMatchObject({ errorCode: 'Denied', failedStage: 'visibility', denial: { source: 'mode' } });
     expect(entriesOfRows(records).filter((record) => record.type === 'turn.blocked')).toEqual([]);
-    expect(records.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
+    expect(entriesOfRows(records).at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
     expect(existsSync(out())).toBe(false);
     expect((await runCli(['run', 'x', '--script', 'script.json', '--mode', 'yolo'], cwd())).code).toBe(2);
     expect((await runCli(['run', 'x', '--script', 'script.json', '--approve', 'not a rule!'], cwd())).code).toBe(2);

@@ -39,7 +39,7 @@ describe("a child agent's approval answered at the command line", () => {
     expect(entriesOfRows(records).filter((record) => record.type === 'delegation.failed')).toEqual([]);
     expect(entriesOfRows(records).find((record) => record.type === 'delegation.joined')!.data).toMatchObject({ outcome: 'satisfied', children: [{ taskId: 'w', status: 'completed', reportStatus: 'completed' }] });
     expect(JSON.stringify(records)).not.toContain('mutation.policy_digest_mismatch');
-    expect(records.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
+    expect(entriesOfRows(records).at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
     expect(await readFile(join(workspace.path, 'b.txt'), 'utf8')).toBe('beta\n');
     expect((await cli(['replay', sessionId])).code).toBe(0);
   };

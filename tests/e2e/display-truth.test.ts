@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { scaledTimeout } from '../support/timeouts.js';
 
 const demo = fileURLToPath(new URL('../../scripts/demo/', import.meta.url));
 const script = join(demo, 'fix-failing-test.script.json');
@@ -108,16 +109,22 @@ describe('what the CLI displays is what the log says (the new-user trial)', () =
 
   it('--max-wall-time stops a running command: cancelled, recorded with the reason, then budget-exhausted', async () => {
     await writeFile(join(workspace.path, 'sleep.json'), JSON.stringify({ turns: [{ text: 'Waiting.', toolCalls: [{ name: 'bash', arguments: { command: 'sleep 20' } }] }, { text: 'Done.' }] }));
-    const run = await cli(['run', 'wait', '--script', 'sleep.json', '--yes', '--max-wall-time', '1500']);
+    // The budget must outlast the session's start (the environment block, the workspace baseline, the sandbox): on a
+    // loaded machine that took more than 1.5 s, and the call was then cancelled before its command ran (no SIGKILL to
+    // show). Stretched with the load, and still well short of the command's 20 s.
+    const budget = Math.min(6_000, scaledTimeout(2_500));
+    const run = await cli(['run', 'wait', '--script', 'sleep.json', '--yes', '--max-wall-time', String(budget)]);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/✗ bash sleep 20 Cancelled \(SIGKILL, \d+ ms\)/);
     expect(run.stdout).toContain('\nbudget-exhausted — wall-time budget exhausted\n');
     const records = jsonLines((await cli(['show', sessionOf(run.stdout), '--json'])).stdout);
-    const settled = entriesOfRows(records).find((record) => record.type === 'tool.settled')!.data;
+    const entries = entriesOfRows(records);
+    const settled = entries.find((record) => record.type === 'tool.settled')!.data;
     expect(settled).toMatchObject({ status: 'error', errorCode: 'Cancelled' });
-    expect(settled.observation).toContain('the command was cancelled (the wall-time budget of 1500 ms ran out while it ran)');
+    expect(settled.observation).toContain(`the command was cancelled (the wall-time budget of ${budget} ms ran out while it ran)`);
     expect(settled.execution.durationMs).toBeLessThan(20_000);
-    expect(records.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'budget-exhausted' } });
+    // session.ended is the last entry of the last step record.
+    expect(entries.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'budget-exhausted' } });
   });
 
   it('a command-line mistake is one typed USAGE line, exit 2, with no help dump', async () => {

@@ -53,7 +53,7 @@ const refusedResume = async (store: readonly string[]): Promise<void> => {
     const settled = entriesOfRows(records).filter((record) => record.type === 'tool.settled');
     expect(settled.map((record) => record.data.status)).toEqual(['ok']);
     expect(entriesOfRows(records).some((record) => record.type === 'session.resumed' || record.type === 'effect.resolved')).toBe(false);
-    expect(records.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
+    expect(entriesOfRows(records).at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
   } finally {
     await workspace.remove();
   }

@@ -54,7 +54,7 @@ describe('tool errors from the operating system at the command line', () => {
     expect(settled).toMatchObject({ status: 'error', errorCode: 'Denied' });
     expect(settled.observation).toMatch(/^Denied: permission denied \(EACCES: open /);
     expect(entriesOfRows(records).some((record) => record.type === 'effect.failed')).toBe(false);
-    expect(records.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
+    expect(entriesOfRows(records).at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
     expect(await readFile(join(workspace.path, 'notes.txt'), 'utf8')).toBe('old\n');
   });
 
@@ -66,6 +66,6 @@ describe('tool errors from the operating system at the command line', () => {
     const records = jsonLines(result.stdout);
     expect(entriesOfRows(records).find((record) => record.type === 'tool.settled')!.data).toMatchObject({ errorCode: 'InvalidInput', failedStage: 'runtime-validation', observation: expect.stringContaining('`command` contains a NUL byte') });
     expect(entriesOfRows(records).some((record) => record.type === 'tool.started')).toBe(false);
-    expect(records.at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
+    expect(entriesOfRows(records).at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
   });
 });
