@@ -53,7 +53,8 @@ describe('rein run with delegation, then rein trace', () => {
     const dryRun = await runCli(['replay', sessionId, '--dry-run'], cwd());
     expect(dryRun.stdout).toContain(', 0 would now be decided differently; nothing was executed');
     const records = jsonLines((await runCli(['show', sessionId, '--json'], cwd())).stdout);
-    const types = records.map((record) => record.type);
+    // delegation.* records are entries of step records (proposed is an input, the rest were derived).
+    const types = entriesOfRows(records).map((record) => record.type);
     for (const type of ['delegation.proposed', 'delegation.validated', 'delegation.accepted', 'delegation.started', 'delegation.completed', 'delegation.joined']) expect(types).toContain(type);
   });
 

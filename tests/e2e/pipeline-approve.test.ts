@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import { openLevelEventStore } from '../../stores/index.js';
-import { jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /*
@@ -33,7 +33,8 @@ const records = async (type: string): Promise<Array<Record<string, any>>> => {
   const store = await openLevelEventStore(join(workspace.path, '.rein'), { readOnly: true });
   try {
     const [stream] = await store.streams();
-    return (await store.read(stream!.stream)).filter((record: RecordEnvelope) => record.type === type).map((record) => record.data as Record<string, any>);
+    // A read-only call's validation and plain allow are folded into its tool.started, itself a fact of a step record.
+    return entriesOfRows(await store.read(stream!.stream)).filter((record: RecordEnvelope) => record.type === type).map((record) => record.data as Record<string, any>);
   } finally {
     await store.close();
   }
