@@ -206,7 +206,8 @@ export const sessionMachine = setup({
      * Open the reply's tool turn: spawn its turn actor (`<path>/turn-<n>`) and request one effect per proposed call, so
      * every call settles and the turn's join closes. The calls the tool-call budget still allows run (in the reply's
      * order); each one past it is settled unrun with a model-visible budget failure, and the session ends
-     * `budget-exhausted` once the turn has joined. One action with one context update (spawning, requesting and
+     * `budget-exhausted` once the turn has joined. Each call past the turn's parallel limit (`maxBranches`) is settled
+     * unrun with a model-visible refusal, and the session goes on. One action with one context update (spawning, requesting and
      * assigning were three actions and two copies of the context per reply).
      */
     startToolTurn: enqueueActions(({ context, event, enqueue }) => {
@@ -233,24 +234,30 @@ export const sessionMachine = setup({
       const spentByChildren = context.tally.delegated.toolCalls;
       const left = Math.max(0, context.budgets.maxToolCalls - context.usage.toolCalls - spentByChildren);
       const proposed = event.toolCalls.length;
+      // The calls past the turn's parallel limit (its CallSpec's `maxBranches`) are refused before any runs; they spend
+      // no budget and do not count as branches at the join.
+      const limit = event.callSpec?.parallelPolicy.maxBranches ?? proposed;
       event.toolCalls.forEach((call, index) => {
         const effectId = `${context.path}:e${next++}`;
         outstanding[effectId] = { kind: 'executeTool', callId: call.callId };
         const overBudget =
-          index >= left
+          index >= limit
+            ? { parallel: { maxBranches: limit, proposed } }
+            : index >= left
             ? { budget: { maxToolCalls: context.budgets.maxToolCalls, proposed, left, ...(spentByChildren > 0 ? { delegated: spentByChildren } : {}), ...(context.child ? { share: true } : {}) } }
             : {};
         // A turn its pre-flight guardrail blocked still gets one result per call (refused, nothing runs), so its join closes.
         const blocked = event.preFlight?.verdict === 'block' ? { preFlight: { ...(event.preFlight.by ? { by: event.preFlight.by } : {}), reason: event.preFlight.reason ?? 'blocked' } } : {};
         enqueue({ type: 'requestEffect', params: { effectId, kind: 'executeTool', args: { callId: call.callId, name: call.name, arguments: call.arguments, ...(call.invalid ? { invalid: call.invalid } : {}), ...blocked, ...overBudget } } });
       });
-      const allowed = Math.min(proposed, left);
+      const allowed = Math.min(proposed, left, limit);
+      const withinLimit = Math.min(proposed, limit);
       enqueue.assign({
         lastTurn: { turnId: event.effectId, path, status: 'open', classes: [], findings: [] },
         nextEffect: next,
         outstanding,
         usage: { ...context.usage, toolCalls: context.usage.toolCalls + allowed },
-        ...(allowed < proposed
+        ...(allowed < withinLimit
           ? {
               tally: { ...context.tally, toolCallBudgetSpent: `tool-call budget exhausted: the reply proposed ${proposed} tool call${proposed === 1 ? '' : 's'} with ${left} of ${context.budgets.maxToolCalls} left${delegatedNote(spentByChildren, 'made')}; ${proposed - allowed} ${proposed - allowed === 1 ? 'was' : 'were'} not run` },
             }

@@ -59,7 +59,7 @@ export const ToolStarted = z.object({
 export type ToolStarted = z.infer<typeof ToolStarted>;
 
 /** The pipeline stages that can reject a call before it is validated or executed. */
-export const RejectionStage = z.enum(['lookup', 'visibility', 'runtime-validation', 'pre-flight', 'budget']);
+export const RejectionStage = z.enum(['lookup', 'visibility', 'runtime-validation', 'pre-flight', 'budget', 'parallel']);
 export type RejectionStage = z.infer<typeof RejectionStage>;
 
 /**
@@ -126,7 +126,7 @@ export const ToolSettled = z.object({
   /** Boundary evidence of the runtime that produced the result (shell results: workdir, sandbox profile, command digest). */
   provenance: Provenance.optional(),
   /** The pipeline stage that refused the call, for a failure that never ran (the turn typestate reads it); `cancelled`: it was cancelled before it started. */
-  failedStage: z.enum(['lookup', 'visibility', 'schema', 'runtime-validation', 'hook', 'guardrail', 'pre-flight', 'permission', 'cancelled', 'budget']).optional(),
+  failedStage: z.enum(['lookup', 'visibility', 'schema', 'runtime-validation', 'hook', 'guardrail', 'pre-flight', 'permission', 'cancelled', 'budget', 'parallel']).optional(),
   /** A structured result a machine reads (a child's validated report from `submit_report`). */
   value: z.record(z.string(), z.unknown()).optional(),
   /** The command the tool ran and how it ended (exit code, signal, timeout); absent for tools that run no command. */

@@ -59,12 +59,24 @@ export interface ReinOptions {
   clock?: () => number;
   /** Retry budget for model calls: attempts, backoff and total time (see `defaultRetryPolicy`). */
   retry?: Partial<RetryPolicy>;
+  /**
+   * Record ids (default: a random per-process prefix plus a counter). Inject a deterministic generator
+   * (`sequentialIds(seed)` from `rein/testing`) with a fixed `clock` and a `sessionId` for logs that are the same
+   * on every run (golden logs). One generator serves every session and the memory stream of the harness.
+   */
+  newRecordId?: () => string;
   /** Randomness for backoff jitter (default `Math.random`); inject a seeded one for reproducible timing. */
   random?: () => number;
   /** Save a machine snapshot every this many records (default 500; 0 disables). */
   snapshotEvery?: number;
   /** Read-only tool calls of one turn that may run at once (default 4); writes always run alone. */
   parallelTools?: number;
+  /**
+   * Most tool calls of one model reply that run (default 32, `defaultMaxParallelToolCalls`). The calls past it are
+   * refused before any call of the reply runs, each as a `Denied` result the model sees (nothing of them runs, they
+   * spend no tool-call budget), and the session goes on. The CLI reads `maxParallelToolCalls` in `rein.config.json`.
+   */
+  maxParallelToolCalls?: number;
   /** Observations longer than this many characters are truncated into an artifact. */
   observationLimit?: number;
   /** Paths no tool may touch (default: `<workspace>/.rein`); pass the store directory when it lives elsewhere inside. */

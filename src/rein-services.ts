@@ -97,7 +97,7 @@ export const composeServices = async (options: ReinOptions): Promise<ComposedSer
   const clock = options.clock ?? Date.now;
   const memoryOptions = options.memory === false ? undefined : (options.memory ?? {});
   const scope = memoryOptions ? await resolveMemoryScope(workspace.root, memoryOptions.scope) : undefined;
-  const governance = new GovernanceLog(options.store, { clock });
+  const governance = new GovernanceLog(options.store, { clock, ...(options.newRecordId ? { newId: options.newRecordId } : {}) });
   const context = scope && !options.context?.memory ? { ...options.context, memory: { workspace: scope.workspace, repo: scope.repo, ...(scope.branch ? { branch: scope.branch } : {}), ...(scope.user ? { user: scope.user } : {}) } } : options.context;
   // apply_patch: for the embedded providers always, for a real model when its settings ask (`applyPatch`).
   const baseTools = options.tools ?? builtinTools({ applyPatch: options.applyPatch ?? embeddedProviders.has(options.provider.name) });
@@ -121,6 +121,8 @@ export const composeServices = async (options: ReinOptions): Promise<ComposedSer
     random: options.random ?? Math.random,
     snapshotEvery: options.snapshotEvery ?? 500,
     parallelTools: options.parallelTools ?? 4,
+    ...(options.newRecordId ? { newRecordId: options.newRecordId } : {}),
+    ...(options.maxParallelToolCalls === undefined ? {} : { maxParallelToolCalls: options.maxParallelToolCalls }),
     ...(options.effectGate ? { effectGate: options.effectGate } : {}),
     ...(options.observationLimit === undefined ? {} : { observationLimit: options.observationLimit }),
     ...(context ? { context } : {}),

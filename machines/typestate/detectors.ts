@@ -62,6 +62,7 @@ const stagesReached = (row: ResultRow): Array<'input' | 'output'> => {
     case 'runtime-validation':
     case 'pre-flight':
     case 'budget':
+    case 'parallel':
     case 'hook':
       return [];
     case 'guardrail':

@@ -55,7 +55,9 @@ export const closeJoin = (input: JoinInput): JoinOutcome => {
   for (const callId of resultCounts.keys()) {
     if (requested.has(callId) && !usesByCall.has(callId)) findings.push({ class: 'tool.use_missing', detail: `result of ${callId} has no use disposition`, callId });
   }
-  const branches = input.requests.length;
+  // A call refused unrun for the parallel limit (its result's failed stage is `parallel`) is not a branch.
+  const refusedForLimit = new Set(input.results.filter((result) => result.failedStage === 'parallel').map((result) => result.callId));
+  const branches = input.requests.filter((request) => !refusedForLimit.has(request.callId)).length;
   const parallel = input.callSpec.parallelPolicy;
   if (branches > 1 && !parallel.allowed) findings.push({ class: 'tool.parallel_policy_violation', detail: `${branches} calls in one turn while parallel calls are not allowed` });
   if (branches > parallel.maxBranches) findings.push({ class: 'tool.parallel_policy_violation', detail: `${branches} calls exceed the limit of ${parallel.maxBranches}` });

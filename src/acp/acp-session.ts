@@ -40,6 +40,8 @@ const stopOfEnd = (status: string, reason: string | undefined): StopReason | und
   if (status === 'cancelled' || status === 'interrupted') return 'cancelled';
   if (status === 'budget-exhausted') return reason?.startsWith('token budget') ? 'max_tokens' : 'max_turn_requests';
   if (status === 'completed') return 'end_turn';
+  // The model's reply was stopped by the provider's content filter (a `content_filter` model failure ends the session).
+  if (status === 'failed' && reason?.startsWith('model call failed: content_filter')) return 'refusal';
   return undefined;
 };
 

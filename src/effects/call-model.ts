@@ -1,5 +1,5 @@
 import { normaliseArguments, wellFormed } from '../tools/argument-hygiene.js';
-import type { ModelMessage, ModelOptions, ModelRequest, ModelToolDescription } from '../../models/model-contract.js';
+import type { ModelEvent, ModelMessage, ModelOptions, ModelRequest, ModelToolDescription } from '../../models/model-contract.js';
 import type { ModelAttempted, ProviderErrorInfo, StopReason, TokenUsage, ToolCall } from '../../models/model.records.js';
 import type { ModelProvider } from '../providers/provider.js';
 import type { CallSpec } from '../../models/call-spec.js';
@@ -112,14 +112,45 @@ export const fallbackStickyMs = 60_000;
 
 const blobsOf = (prepared: PreparedModelInput): { blobs?: Uint8Array[] } => (prepared.blobs && prepared.blobs.length > 0 ? { blobs: prepared.blobs } : {});
 
+const knownEventTypes: ReadonlySet<string> = new Set(['started', 'text-delta', 'reasoning-delta', 'tool-intent-delta', 'tool-intent', 'usage', 'finished', 'error']);
+const isUsage = (value: unknown): value is TokenUsage =>
+  typeof value === 'object' && value !== null && typeof (value as TokenUsage).inputTokens === 'number' && typeof (value as TokenUsage).outputTokens === 'number';
+
 const cancelled: ProviderErrorInfo = { code: 'cancelled', message: 'the model call was cancelled', retryable: false };
 
-/** Stream one attempt, forwarding deltas live; a thrown provider error becomes an `unknown` error, never a tool error. */
+const malformed = (message: string): ProviderErrorInfo => ({ code: 'malformed_tool_call', message, retryable: true });
+
+/**
+ * Stream one attempt, forwarding deltas live; a thrown provider error becomes an `unknown` error, never a tool error.
+ * The stream is checked as it comes (any provider's, a host's own included): an event of no known type is an
+ * `unknown` error; a tool intent without a name or an arguments object, one sent after `finished`, and argument
+ * deltas of a call whose `tool-intent` never came are `malformed_tool_call` (nothing of the reply runs; retryable,
+ * as a fresh sample is the fix); after `finished` only `usage` is still taken, other events are ignored; a reply
+ * that finished with `content_filter` is a `content_filter` error (as the built-in adapters report it), never an answer.
+ */
 const attemptOnce = async (provider: ModelProvider, modelRequest: ModelRequest, request: EffectRequest, context: EffectContext): Promise<Attempt> => {
   const state: Attempt = { text: '', reasoning: '', toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, usageReported: false, stopReason: undefined, error: undefined, model: undefined, requestId: undefined };
   const argumentsLength = new Map<number, number>();
+  const fail = (error: ProviderErrorInfo) => (state.error = error);
   try {
-    for await (const event of provider.stream(modelRequest)) {
+    for await (const raw of provider.stream(modelRequest) as AsyncIterable<unknown>) {
+      const type = typeof raw === 'object' && raw !== null ? (raw as { type?: unknown }).type : undefined;
+      if (state.stopReason !== undefined) {
+        // The reply is over: its usage may still come; a tool call may not (it would run unasked-for); the rest is dropped.
+        if (type === 'usage' && isUsage((raw as { usage?: unknown }).usage)) {
+          state.usage = (raw as { usage: TokenUsage }).usage;
+          state.usageReported = true;
+        } else if (type === 'tool-intent' || type === 'tool-intent-delta') {
+          fail(malformed(`the ${provider.name} provider sent a ${type} after its finished event; nothing of the reply was run`));
+          break;
+        }
+        continue;
+      }
+      if (!knownEventTypes.has(type as string)) {
+        fail({ code: 'unknown', message: `the ${provider.name} provider sent an event rein does not know (type ${JSON.stringify(type) ?? 'undefined'}): expected ${[...knownEventTypes].join(', ')}`, retryable: false });
+        break;
+      }
+      const event = raw as ModelEvent;
       if (event.type === 'text-delta') {
         state.text += event.text;
         context.live({ type: 'model.delta', actor: request.actor, effectId: request.effectId, channel: 'text', text: event.text });
@@ -131,6 +162,10 @@ const attemptOnce = async (provider: ModelProvider, modelRequest: ModelRequest, 
         argumentsLength.set(event.index, length);
         context.live({ type: 'model.intent', actor: request.actor, effectId: request.effectId, index: event.index, ...(event.name ? { name: event.name } : {}), argumentsLength: length });
       } else if (event.type === 'tool-intent') {
+        if (typeof event.name !== 'string' || event.name === '' || typeof event.arguments !== 'object' || event.arguments === null || Array.isArray(event.arguments)) {
+          fail(malformed(`the ${provider.name} provider sent a tool-intent without a name or an arguments object (${JSON.stringify(event).slice(0, 160)})`));
+          break;
+        }
         const callId = `${request.effectId}.${state.toolCalls.length}`;
         // Recorded exactly as the runtime will use it: values no log can hold are replaced, named, and refused later.
         const { value, problems } = normaliseArguments(event.arguments);
@@ -154,6 +189,14 @@ const attemptOnce = async (provider: ModelProvider, modelRequest: ModelRequest, 
   }
   if (!state.error && context.signal.aborted) state.error = cancelled;
   if (!state.error && !state.stopReason) state.error = { code: 'network', message: 'the stream ended without a finish event', retryable: true };
+  // Every call the stream started (its argument deltas, one index per call) must have been completed by a tool-intent.
+  if (!state.error && argumentsLength.size > state.toolCalls.length) {
+    const started = [...argumentsLength.keys()].sort((a, b) => a - b);
+    state.error = malformed(`the ${provider.name} provider streamed arguments for ${started.length} tool call${started.length === 1 ? '' : 's'} (index ${started.join(', ')}) but completed ${state.toolCalls.length} with a tool-intent; nothing of the reply was run`);
+  }
+  if (!state.error && state.stopReason === 'content_filter') {
+    state.error = { code: 'content_filter', message: `the ${provider.name} provider stopped the reply with its content filter${state.text ? ` after ${state.text.length} characters` : ''}`, retryable: false };
+  }
   return state;
 };
 

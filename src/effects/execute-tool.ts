@@ -51,6 +51,12 @@ const budgetOf = (value: unknown): { maxToolCalls: number; proposed: number; lef
   return { maxToolCalls, proposed, left, ...(typeof delegated === 'number' ? { delegated } : {}), ...(share === true ? { share } : {}) };
 };
 
+const parallelOf = (value: unknown): { maxBranches: number; proposed: number } | undefined => {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { maxBranches, proposed } = value as Record<string, unknown>;
+  return typeof maxBranches === 'number' && typeof proposed === 'number' ? { maxBranches, proposed } : undefined;
+};
+
 export interface ExecuteToolOptions {
   /** Which calls are verifications (default: test commands and tools named like `run_tests`). */
   classifyVerification?: VerificationClassifier;
@@ -116,11 +122,12 @@ export const createExecuteToolExecutor = (environments: PipelineEnvironment | ((
     const invalid = Array.isArray(request.args.invalid) ? (request.args.invalid as ArgumentProblem[]) : undefined;
     const preFlight = request.args.preFlight as { by?: string; reason: string } | undefined;
     const budget = budgetOf(request.args.budget);
+    const parallel = parallelOf(request.args.parallel);
     let ran = false;
     const packageScript = await packageScriptFor(environment.workspace.root, args);
     const result = await runToolPipeline(
       environment,
-      { effectId: request.effectId, callId, actor: request.actor, name, arguments: args, ...(approval ? { approval } : {}), ...(invalid && invalid.length > 0 ? { invalid } : {}), ...(preFlight && typeof preFlight.reason === 'string' ? { preFlight } : {}), ...(budget ? { budget } : {}) },
+      { effectId: request.effectId, callId, actor: request.actor, name, arguments: args, ...(approval ? { approval } : {}), ...(invalid && invalid.length > 0 ? { invalid } : {}), ...(preFlight && typeof preFlight.reason === 'string' ? { preFlight } : {}), ...(budget ? { budget } : {}), ...(parallel ? { parallel } : {}) },
       {
         sessionId: context.sessionId,
         signal: context.signal,

@@ -40,12 +40,13 @@ const retryable = (error: unknown): boolean => {
 export class GovernanceLog {
   readonly #store: EventStore;
   readonly #clock: () => number;
-  readonly #newId = createIdGenerator();
+  readonly #newId: () => string;
   readonly #attempts: number;
   readonly #view$: BehaviorSubject<MemoryView>;
 
-  constructor(store: EventStore, options: { clock?: () => number; attempts?: number } = {}) {
+  constructor(store: EventStore, options: { clock?: () => number; attempts?: number; newId?: () => string } = {}) {
     this.#store = store;
+    this.#newId = options.newId ?? createIdGenerator();
     this.#clock = options.clock ?? Date.now;
     this.#attempts = options.attempts ?? 40;
     this.#view$ = new BehaviorSubject(memoryProjection.initial());

@@ -69,11 +69,19 @@ export const WorkspaceConfig = z
     sandbox: SandboxConfig.optional(),
     /** Offer `apply_patch` to real models: `true` for every model, or model-id globs (`["gpt-5*"]`); off by default. */
     applyPatch: z.union([z.boolean(), z.array(z.string().min(1))]).optional(),
+    /** Most tool calls of one model reply that run; the rest are refused unrun, as results the model sees (default 32). */
+    maxParallelToolCalls: z.number().int().positive().optional(),
     /** The workspace capture: `{ enabled, gitignore, exclude, include, maxFileMb }` (docs/replay.md: *Time travel*). */
     capture: CaptureConfig.optional(),
   })
   .strict();
 export type WorkspaceConfig = z.infer<typeof WorkspaceConfig>;
+
+/** The library options `rein.config.json` sets for every session of the workspace: the capture and the parallel-call limit. */
+export const configuredOptionsOf = (config: WorkspaceConfig | undefined): { capture: NonNullable<WorkspaceConfig['capture']>; maxParallelToolCalls?: number } => ({
+  capture: config?.capture ?? {},
+  ...(config?.maxParallelToolCalls === undefined ? {} : { maxParallelToolCalls: config.maxParallelToolCalls }),
+});
 
 /** Read `<workspace>/rein.config.json`; absent is undefined, unreadable or invalid is `CONFIG_INVALID`. */
 export const loadWorkspaceConfig = async (workspace: string): Promise<WorkspaceConfig | undefined> => {

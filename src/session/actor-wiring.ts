@@ -56,6 +56,8 @@ export interface ActorWiringOptions {
   tools: readonly string[];
   provider: { name: string; model?: string };
   parallelTools: number;
+  /** Most tool calls of one reply that run (the CallSpec's `maxBranches`). */
+  maxParallelToolCalls?: number;
   maxTurns: number;
   observationLimit?: number;
   /** The session's governed memory for the memory tools (every agent proposes into the session's ledger). */
@@ -175,7 +177,7 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
   };
   const specFor = (key: string, registry: ToolRegistry, descriptions: ModelToolDescription[], policy: PermissionPolicy, maxTurns: number, names: Iterable<string>) =>
     cached(specFactories, `${key}|${maxTurns}`, () =>
-      createCallSpecFactory({ provider: options.provider.name, model: options.provider.model ?? 'unknown', tools: descriptions, catalog: registry.describe(), hidden: hiddenOf(registry, policy, names), parallelTools: options.parallelTools, observationLimit, sandbox: options.sandbox, permissions: policy, maxTurns, ...(guardrails ? { guardrails } : {}) }),
+      createCallSpecFactory({ provider: options.provider.name, model: options.provider.model ?? 'unknown', tools: descriptions, catalog: registry.describe(), hidden: hiddenOf(registry, policy, names), parallelTools: options.parallelTools, ...(options.maxParallelToolCalls === undefined ? {} : { maxBranches: options.maxParallelToolCalls }), observationLimit, sandbox: options.sandbox, permissions: policy, maxTurns, ...(guardrails ? { guardrails } : {}) }),
     );
 
   const sessionTools = new Set(options.tools.filter((name) => name !== reportTool));

@@ -55,6 +55,8 @@ export interface SessionServices {
   workspace: Workspace;
   budgets: Budgets;
   clock: () => number;
+  /** Record ids for every session (default: a fresh random-prefixed generator per session). */
+  newRecordId?: () => string;
   systemPrompt: string;
   modelOptions: ModelOptions;
   /** Retry budget for model calls (defaults: `defaultRetryPolicy`). */
@@ -63,6 +65,8 @@ export interface SessionServices {
   random: () => number;
   snapshotEvery: number;
   parallelTools: number;
+  /** Most tool calls of one reply that run; the rest are refused unrun (default `defaultMaxParallelToolCalls`). */
+  maxParallelToolCalls?: number;
   /** Asked right before each effect starts; an error stops the session's host instead (see `ReinOptions.effectGate`). */
   effectGate?: () => Error | undefined;
   observationLimit?: number;
@@ -146,6 +150,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
     tools,
     provider: { name: services.provider.name, ...(services.provider.model === undefined ? {} : { model: services.provider.model }) },
     parallelTools: services.parallelTools,
+    ...(services.maxParallelToolCalls === undefined ? {} : { maxParallelToolCalls: services.maxParallelToolCalls }),
     maxTurns: services.budgets.maxTurns,
     ...(services.observationLimit === undefined ? {} : { observationLimit: services.observationLimit }),
     ...(memory ? { memory } : {}),

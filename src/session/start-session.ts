@@ -109,7 +109,7 @@ export const createSession = async <Schema extends z.ZodType = z.ZodType<unknown
     ...(output ? { output: { schema: output.jsonSchema } } : {}),
     ...(options.conversation ? { conversation: true as const } : {}),
   };
-  const newId = createIdGenerator();
+  const newId = services.newRecordId ?? createIdGenerator();
   const at = services.clock();
   const { tree, drafts } = createSessionTree(created, services.inspect ? { inspect: services.inspect } : {});
   const createdDraft: RecordDraft = { id: newId(), type: 'session.created', v: recordVersion('session.created'), at, actor: rootPath, data: created };

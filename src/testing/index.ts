@@ -5,6 +5,8 @@
 export { checkMachine } from './model-check.js';
 export type { ModelCheckOptions, ModelCheckResult, ModelStep, ModelViolation } from './model-check.js';
 export { runScriptedSession } from './run-scripted.js';
+export { formatFixture, parseFixture, readLogFixture, refsIn, sequentialIds, writeLogFixture } from './log-fixture.js';
+export type { LogFixture } from './log-fixture.js';
 export { sampleCallSpec, sampleTurnInput } from './turn-input.js';
 export { assertRecordsMatchSchemas, assertReplayProperty } from './replay-property.js';
 export type { ReplayPropertyOptions } from './replay-property.js';

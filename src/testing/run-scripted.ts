@@ -6,6 +6,7 @@ import { createMemoryEventStore } from '../../stores/memory-event-store.js';
 import type { SessionResult } from '../host/session-host.js';
 import { createScriptedProvider } from '../providers/scripted-provider.js';
 import { createRein, type Rein, type ReinOptions } from '../rein.js';
+import { sequentialIds } from './log-fixture.js';
 import type { ApprovalAnswer, ApprovalRequest, ReinSession } from '../session/session-handle.js';
 
 export interface ScriptedRunOptions {
@@ -18,6 +19,12 @@ export interface ScriptedRunOptions {
   task?: string;
   budgets?: Partial<Budgets>;
   clock?: () => number;
+  /** The session's id (default: a fresh `s-<date>-<random>`); give one, a fixed `clock` and `seed` for the same log every run. */
+  sessionId?: string;
+  /** Record ids `<seed>-<n>` (`sequentialIds(seed)`) instead of random-prefixed ones; `newRecordId` gives a generator of your own. */
+  seed?: string | number;
+  /** Record ids from this generator (wins over `seed`). */
+  newRecordId?: () => string;
   /** Any other harness option (tools, system prompt, snapshot cadence, permissions…). */
   rein?: Partial<Omit<ReinOptions, 'store' | 'workspace' | 'provider'>>;
   /** Answer approval requests as a host would; without it a session that asks stops `paused`. */
@@ -36,7 +43,11 @@ export interface ScriptedRun {
   store: EventStore;
 }
 
-/** Run a scripted session to quiet (answering approvals with `answer`, if given) and return its result and every stored record. */
+/**
+ * Run a scripted session to quiet (answering approvals with `answer`, if given) and return its result and every stored
+ * record. With `sessionId`, `seed` and a fixed `clock`, two runs in the same workspace state write identical records
+ * (write them with `writeLogFixture`, read them back with `readLogFixture`).
+ */
 export const runScriptedSession = async (options: ScriptedRunOptions): Promise<ScriptedRun> => {
   const store = options.store ?? createMemoryEventStore();
   const rein = await createRein({
@@ -46,8 +57,9 @@ export const runScriptedSession = async (options: ScriptedRunOptions): Promise<S
     provider: createScriptedProvider(options.script),
     ...(options.budgets ? { budgets: options.budgets } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.newRecordId ? { newRecordId: options.newRecordId } : options.seed !== undefined ? { newRecordId: sequentialIds(options.seed) } : {}),
   });
-  const session = await rein.startSession({ task: options.task ?? 'Follow the script.' });
+  const session = await rein.startSession({ task: options.task ?? 'Follow the script.', ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }) });
   let result = await session.whenQuiet();
   while (options.answer && result.status === 'paused') {
     const pending = session.pendingApprovals();

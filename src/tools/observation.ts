@@ -14,7 +14,7 @@ export interface ToolOutcome {
   artifacts?: string[];
   provenance?: Provenance;
   /** The pipeline stage that refused the call (a failure that never ran); `cancelled`: cancelled before it started. */
-  failedStage?: 'lookup' | 'visibility' | 'schema' | 'runtime-validation' | 'hook' | 'guardrail' | 'pre-flight' | 'permission' | 'cancelled' | 'budget';
+  failedStage?: 'lookup' | 'visibility' | 'schema' | 'runtime-validation' | 'hook' | 'guardrail' | 'pre-flight' | 'permission' | 'cancelled' | 'budget' | 'parallel';
   /** A structured result a machine reads (a child's validated report). */
   value?: Record<string, unknown>;
   /** The command the tool ran and how it ended; the only source of a verification's status. */

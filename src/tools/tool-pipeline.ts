@@ -42,6 +42,8 @@ export interface PipelineCall {
    * of what its parent had left.
    */
   budget?: { maxToolCalls: number; proposed: number; left: number; delegated?: number; share?: boolean };
+  /** The reply proposed more calls than the turn's parallel limit, and this one is past it: refused unrun. */
+  parallel?: { maxBranches: number; proposed: number };
 }
 
 /** What the pipeline works with for one session. */
@@ -141,6 +143,13 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   const kernel = environment.hooks;
   const evidence: GuardrailEvidence[] = [];
   const withEvidence = (outcome: ToolOutcome): ToolOutcome => (evidence.length > 0 ? { ...outcome, guardrails: [...evidence] } : outcome);
+
+  if (call.parallel) {
+    const { maxBranches, proposed } = call.parallel;
+    const message = `${call.name} was not run: at most ${maxBranches} tool calls of one reply run, and this reply proposed ${proposed}; the first ${maxBranches} ran (or were considered). Make the remaining calls in a later reply.`;
+    note('tool.rejected', { stage: 'parallel', code: 'parallel_limit_exceeded', errorCode: 'Denied', message });
+    return refuse('parallel', { ...failureOutcome('Denied', message), denial: { source: 'budget', rule: `parallel-call limit ${maxBranches}`, reason: message } });
+  }
 
   if (call.budget) {
     const { maxToolCalls, proposed, left, delegated, share } = call.budget;

@@ -17,6 +17,8 @@ export interface CallSpecPolicy {
   /** The agent's tools the policy hides this turn, by who hides them (a call to one is a denial, not an unknown tool). */
   hidden?: Readonly<Record<string, DenialSource>>;
   parallelTools: number;
+  /** Most tool calls of one turn that run (default `defaultMaxParallelToolCalls`); the rest are refused unrun. */
+  maxBranches?: number;
   observationLimit: number;
   sandbox: SandboxPolicy;
   permissions: PermissionPolicy;
@@ -25,8 +27,12 @@ export interface CallSpecPolicy {
   guardrails?: { stages: Array<'pre_flight' | 'input' | 'output'>; ids: string[] };
 }
 
-/** Most tool calls rein admits in one model turn; more is a `tool.parallel_policy_violation`. */
-export const maxBranches = 32;
+/**
+ * Most tool calls of one model turn that run by default. The calls past the limit are refused unrun (model-visible
+ * `Denied` results) and do not count as branches; more branches than the limit at the join is a
+ * `tool.parallel_policy_violation`.
+ */
+export const defaultMaxParallelToolCalls = 32;
 
 /** The claims a turn's CallSpec grants; completing a session needs `session.complete`. */
 export const grantedClaims: readonly string[] = ['session.complete'];
@@ -51,7 +57,7 @@ export const createCallSpecFactory = (policy: CallSpecPolicy): ((callId: string)
     toolChoice: 'auto',
     toolPolicy: { allow: policy.tools.map((tool) => tool.name), schemaDigests, ...(policy.hidden && Object.keys(policy.hidden).length > 0 ? { hidden: { ...policy.hidden } } : {}) },
     toolCatalogDigest: digestOf(policy.catalog.map(describeTool)),
-    parallelPolicy: { allowed: policy.parallelTools > 1, maxBranches, strictOrder: false },
+    parallelPolicy: { allowed: policy.parallelTools > 1, maxBranches: policy.maxBranches ?? defaultMaxParallelToolCalls, strictOrder: false },
     toolResponseTruncationPolicy: { maxChars: policy.observationLimit, marker: '[… truncated', artifactRequired: true },
     runtimeSandboxRef: sandboxProfileOf(policy.sandbox),
     riskTier: policy.permissions.mode === 'plan' ? 'low' : policy.permissions.approveAll ? 'high' : 'moderate',

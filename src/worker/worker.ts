@@ -1,4 +1,4 @@
-import { loadWorkspaceConfig } from '../providers/provider-settings.js';
+import { configuredOptionsOf, loadWorkspaceConfig } from '../providers/provider-settings.js';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
@@ -241,7 +241,7 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
         ...(loaded.hooks ? { hooks: loaded.hooks } : {}),
         ...(capable.mcpServers ? { mcpServers: capable.mcpServers } : {}),
         ...(capable.capabilities ? { capabilities: capable.capabilities } : {}),
-        capture: (await loadWorkspaceConfig(spec.workspace).catch(() => undefined))?.capture ?? {},
+        ...configuredOptionsOf(await loadWorkspaceConfig(spec.workspace).catch(() => undefined)),
       });
       const harness = rein;
       // The plugins stop (recorded in the session's log) while the lease still fences the log: before any release; then

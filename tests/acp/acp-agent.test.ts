@@ -198,11 +198,15 @@ describe('rein acp', () => {
   });
 
   it('ends turns with the stop reason the model gave: refusal, max_tokens; and max_turn_requests when the turn budget is spent', async () => {
+    // A content filter stops the reply: the turn ends `refusal`, and so does the session (a `content_filter` model failure).
+    const filtered = await start({ turns: [{ text: 'I will not do that.', stopReason: 'content_filter' }] });
+    const { sessionId: refusing } = await filtered.agent.request(methods.agent.session.new, { cwd: workspace.path, mcpServers: [] });
+    expect((await filtered.agent.request(methods.agent.session.prompt, { sessionId: refusing, prompt: [{ type: 'text', text: 'do something bad' }] })).stopReason).toBe('refusal');
+    expect((await errorOf(filtered.agent.request(methods.agent.session.prompt, { sessionId: refusing, prompt: [{ type: 'text', text: 'again' }] }))).data).toMatchObject({ code: 'SESSION_ENDED' });
     const cut = { text: 'a long answer…', stopReason: 'max_tokens' };
-    const editor = await start({ turns: [{ text: 'I will not do that.', stopReason: 'content_filter' }, cut, cut, cut, cut, { text: 'x', toolCalls: [{ name: 'read', arguments: { path: 'a.txt' } }] }] }, ['--max-turns', '6']);
+    const editor = await start({ turns: [cut, cut, cut, cut, { text: 'x', toolCalls: [{ name: 'read', arguments: { path: 'a.txt' } }] }] }, ['--max-turns', '5']);
     const { sessionId } = await editor.agent.request(methods.agent.session.new, { cwd: workspace.path, mcpServers: [] });
     const ask = (text: string) => editor.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }] });
-    expect((await ask('do something bad')).stopReason).toBe('refusal');
     expect((await ask('write a lot')).stopReason).toBe('max_tokens');
     expect((await ask('and more')).stopReason).toBe('max_turn_requests');
     // The session ended there: a further prompt is refused with rein's code.

@@ -9,7 +9,7 @@ import { openStore, protectedPathsOf, workspaceOf, broadWorkspaceWarning, worksp
 import { printText } from '../print-text.js';
 import { cliPluginLocations, pluginFlags, exitCodeOf, printSandbox, runToQuiet, stopPluginsAfter } from '../session-runner.js';
 import { resolve as resolvePath } from 'node:path';
-import { loadWorkspaceConfig } from '../../providers/provider-settings.js';
+import { configuredOptionsOf, loadWorkspaceConfig } from '../../providers/provider-settings.js';
 import { buildProvider, providerSettingsFor } from '../provider-options.js';
 import { fileLimitWidening, limitOptions, permissionsOf, sandboxOf } from '../permission-options.js';
 import { answeringOf } from './run.action.js';
@@ -125,7 +125,7 @@ const resumeHere = async (
   const { provider, fallbacks } = ended !== undefined ? { provider: endedProvider(id, created.provider, ended), fallbacks: undefined } : pluginProvider ? { provider: await pluginProviderFor(pluginProvider, { ...(options.model ?? created.provider.model ? { model: options.model ?? created.provider.model } : {}), ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}) }, workspace, loaded.plugins), fallbacks: undefined } : await buildProvider(settings!, store);
   const { mcpServers, capabilities } = await cliCapabilitiesFor(workspace, options);
   const sandbox = await restoredSandbox(store, id, options, workspace);
-  const rein = await createRein({ store, workspace, ...(options.memory === false ? { memory: false as const } : {}), protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins, workspace), ...(await hostRunFiles(workspace, loaded.hooks, mcpServers))], provider, ...(fallbacks ? { fallbacks } : {}), ...(settings ? { modelOptions: settings.modelOptions } : {}), ...(settings?.applyPatch === undefined ? {} : { applyPatch: settings.applyPatch }), permissions: permissionsOf(options), sandbox: sandbox.policy, plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, capture: (await loadWorkspaceConfig(workspace))?.capture ?? {}, ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
+  const rein = await createRein({ store, workspace, ...(options.memory === false ? { memory: false as const } : {}), protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins, workspace), ...(await hostRunFiles(workspace, loaded.hooks, mcpServers))], provider, ...(fallbacks ? { fallbacks } : {}), ...(settings ? { modelOptions: settings.modelOptions } : {}), ...(settings?.applyPatch === undefined ? {} : { applyPatch: settings.applyPatch }), permissions: permissionsOf(options), sandbox: sandbox.policy, plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...configuredOptionsOf(await loadWorkspaceConfig(workspace)), ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
   context.telemetry?.attach(rein);
   // An in-doubt call whose rerun needs a confirmation: `--confirm <effectId>` (that call only) or `--yes` confirm it;
   // otherwise a person at a terminal is asked, call by call; without one it waits (exit 3).
