@@ -72,6 +72,7 @@ export { ToolCallAssembler } from './providers/tool-call-assembler.js';
 export { providerError } from './providers/provider-errors.js';
 export { defaultRetryPolicy, fallbackCodes } from './effects/model-retry.js';
 export { defaultMaxParallelToolCalls } from './typestate/call-spec.js';
+export { defaultAbandonGraceMs } from './host/session-host.js';
 export { fallbackStickyMs } from './effects/call-model.js';
 export type { RetryPolicy } from './effects/model-retry.js';
 export { defineTool, toolFailure, readOnlyAnnotations } from './tools/tool.js';

@@ -35,7 +35,7 @@ export const checkBudgets = (budgets: unknown, where: string): void => {
  * snapshot settings that are not positive whole numbers. `tools` are the names the harness has; names holding `__`
  * (plugin and MCP tools, known only later) and globs pass.
  */
-export const checkReinOptions = (options: { provider?: unknown; permissions?: PermissionsConfig; budgets?: Record<string, unknown>; retry?: Record<string, unknown>; snapshotEvery?: unknown; maxParallelToolCalls?: unknown }, tools: readonly string[]): void => {
+export const checkReinOptions = (options: { provider?: unknown; permissions?: PermissionsConfig; budgets?: Record<string, unknown>; retry?: Record<string, unknown>; snapshotEvery?: unknown; maxParallelToolCalls?: unknown; abandonGraceMs?: unknown }, tools: readonly string[]): void => {
   const provider = options.provider as { name?: unknown; stream?: unknown } | undefined;
   if (!provider || typeof provider !== 'object' || typeof provider.stream !== 'function') usage('provider', 'a provider object with a stream(request) method is required');
   const permissions = options.permissions;
@@ -56,5 +56,6 @@ export const checkReinOptions = (options: { provider?: unknown; permissions?: Pe
   }
   if (options.retry?.maxAttempts !== undefined && !(Number.isInteger(options.retry.maxAttempts) && (options.retry.maxAttempts as number) >= 1)) usage('retry.maxAttempts', `must be a whole number ≥ 1, got ${JSON.stringify(options.retry.maxAttempts)}`);
   if (options.maxParallelToolCalls !== undefined && !(Number.isInteger(options.maxParallelToolCalls) && (options.maxParallelToolCalls as number) >= 1)) usage('maxParallelToolCalls', `must be a whole number ≥ 1, got ${JSON.stringify(options.maxParallelToolCalls)}`);
+  if (options.abandonGraceMs !== undefined && !(Number.isInteger(options.abandonGraceMs) && (options.abandonGraceMs as number) >= 0)) usage('abandonGraceMs', `must be a whole number of ms ≥ 0, got ${JSON.stringify(options.abandonGraceMs)}`);
   if (options.snapshotEvery !== undefined && !(Number.isInteger(options.snapshotEvery) && (options.snapshotEvery as number) >= 0)) usage('snapshotEvery', `must be a whole number ≥ 0, got ${JSON.stringify(options.snapshotEvery)}`);
 };

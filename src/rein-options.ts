@@ -77,6 +77,13 @@ export interface ReinOptions {
    * spend no tool-call budget), and the session goes on. The CLI reads `maxParallelToolCalls` in `rein.config.json`.
    */
   maxParallelToolCalls?: number;
+  /**
+   * How long a tool or a model call may go on after it was cancelled (`session.interrupt()`, `cancel()`,
+   * `rein.close()`, the wall-time budget) before it is abandoned: default 5,000 ms (`defaultAbandonGraceMs`). A tool
+   * that ignores its `AbortSignal` then settles `Cancelled` (as a `timeoutMs` settles `Timeout`), a model call fails
+   * `cancelled`, and what it still does is not awaited, so `whenQuiet()`, interrupt, close and budgets always finish.
+   */
+  abandonGraceMs?: number;
   /** Observations longer than this many characters are truncated into an artifact. */
   observationLimit?: number;
   /** Paths no tool may touch (default: `<workspace>/.rein`); pass the store directory when it lives elsewhere inside. */

@@ -123,6 +123,7 @@ export const composeServices = async (options: ReinOptions): Promise<ComposedSer
     parallelTools: options.parallelTools ?? 4,
     ...(options.newRecordId ? { newRecordId: options.newRecordId } : {}),
     ...(options.maxParallelToolCalls === undefined ? {} : { maxParallelToolCalls: options.maxParallelToolCalls }),
+    ...(options.abandonGraceMs === undefined ? {} : { abandonGraceMs: options.abandonGraceMs }),
     ...(options.effectGate ? { effectGate: options.effectGate } : {}),
     ...(options.observationLimit === undefined ? {} : { observationLimit: options.observationLimit }),
     ...(context ? { context } : {}),

@@ -118,6 +118,51 @@ const isUsage = (value: unknown): value is TokenUsage =>
 
 const cancelled: ProviderErrorInfo = { code: 'cancelled', message: 'the model call was cancelled', retryable: false };
 
+class Abandoned extends Error {}
+
+/**
+ * The provider's events, until it has not stopped `graceMs` after `signal` aborted: then the stream is abandoned
+ * (an `Abandoned` error; its iterator is told to return, not awaited), so a provider that ignores its signal cannot
+ * hold a cancel, an interrupt, a close or the wall-time budget.
+ */
+async function* abandonable<T>(source: AsyncIterable<T>, signal: AbortSignal, graceMs: number | undefined): AsyncGenerator<T> {
+  if (graceMs === undefined) {
+    yield* source;
+    return;
+  }
+  const iterator = source[Symbol.asyncIterator]();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = (resolve: (value: 'abandoned') => void) => () => {
+    timer = setTimeout(() => resolve('abandoned'), graceMs);
+  };
+  let onAbort: (() => void) | undefined;
+  const abandoned = new Promise<'abandoned'>((resolve) => {
+    onAbort = arm(resolve);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  let done = false;
+  try {
+    for (;;) {
+      const next = await Promise.race([iterator.next(), abandoned]);
+      if (next === 'abandoned') throw new Abandoned(`the model call was cancelled and the provider did not stop within ${graceMs} ms: it was abandoned`);
+      if (next.done) {
+        done = true;
+        return;
+      }
+      yield next.value;
+    }
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+    // Closed early (as `for await` would close it); a provider cancelled or stuck in its own await is asked, never awaited.
+    if (!done) {
+      if (signal.aborted) void Promise.resolve(iterator.return?.()).catch(() => undefined);
+      else await iterator.return?.();
+    }
+  }
+}
+
 const malformed = (message: string): ProviderErrorInfo => ({ code: 'malformed_tool_call', message, retryable: true });
 
 /**
@@ -133,7 +178,7 @@ const attemptOnce = async (provider: ModelProvider, modelRequest: ModelRequest, 
   const argumentsLength = new Map<number, number>();
   const fail = (error: ProviderErrorInfo) => (state.error = error);
   try {
-    for await (const raw of provider.stream(modelRequest) as AsyncIterable<unknown>) {
+    for await (const raw of abandonable(provider.stream(modelRequest) as AsyncIterable<unknown>, context.signal, context.abandonGraceMs)) {
       const type = typeof raw === 'object' && raw !== null ? (raw as { type?: unknown }).type : undefined;
       if (state.stopReason !== undefined) {
         // The reply is over: its usage may still come; a tool call may not (it would run unasked-for); the rest is dropped.
@@ -185,7 +230,7 @@ const attemptOnce = async (provider: ModelProvider, modelRequest: ModelRequest, 
       }
     }
   } catch (error) {
-    state.error = context.signal.aborted ? cancelled : { code: 'unknown', message: `the ${provider.name} provider threw: ${(error as Error).message ?? String(error)}`, retryable: false };
+    state.error = error instanceof Abandoned ? { ...cancelled, message: error.message } : context.signal.aborted ? cancelled : { code: 'unknown', message: `the ${provider.name} provider threw: ${(error as Error).message ?? String(error)}`, retryable: false };
   }
   if (!state.error && context.signal.aborted) state.error = cancelled;
   if (!state.error && !state.stopReason) state.error = { code: 'network', message: 'the stream ended without a finish event', retryable: true };

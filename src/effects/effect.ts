@@ -43,6 +43,11 @@ export interface EffectContext {
   now(): number;
   /** Milliseconds since the session was created, measured by the host's clock. */
   elapsedMs(): number;
+  /**
+   * How long an effect may go on after `signal` aborted before the runtime abandons it (ReinOptions
+   * `abandonGraceMs`): a tool then settles `Cancelled`, a model call `cancelled`, whatever the executor still does.
+   */
+  abandonGraceMs?: number;
 }
 
 /**

@@ -131,6 +131,7 @@ export const createExecuteToolExecutor = (environments: PipelineEnvironment | ((
       {
         sessionId: context.sessionId,
         signal: context.signal,
+        ...(context.abandonGraceMs === undefined ? {} : { abandonGraceMs: context.abandonGraceMs }),
         now: context.now,
         persist: (facts) => {
           ran ||= facts.some((fact) => fact.type === 'tool.started');

@@ -71,6 +71,9 @@ export interface SessionResult {
   waitingFor?: 'approval' | 'confirmation' | 'message';
 }
 
+/** How long an aborted effect may go on before the runtime abandons it, by default (ReinOptions `abandonGraceMs`). */
+export const defaultAbandonGraceMs = 5_000;
+
 export interface SessionHostOptions {
   store: EventStore;
   stream: string;
@@ -92,6 +95,13 @@ export interface SessionHostOptions {
   snapshotEvery?: number;
   /** How many read-only tool calls of one actor may run at once (writes always run alone). Default 4. */
   parallelTools?: number;
+  /**
+   * How long an effect may go on after it was aborted (interrupt, cancel, close, the wall-time budget) before it is
+   * abandoned (default `defaultAbandonGraceMs`): its executor is told (`EffectContext.abandonGraceMs`: a tool settles
+   * `Cancelled`, a model call `cancelled`), and one that still has not returned twice as long after the abort settles
+   * `effect.failed` with `EFFECT_ABANDONED` (dropped when the session was interrupted, cancelled or closed).
+   */
+  abandonGraceMs?: number;
   lastSnapshotSeq?: number;
   /**
    * Asked right before each effect starts. An error stops the host instead: the effect does not run, nothing more is
@@ -175,6 +185,7 @@ export class SessionHost {
   private readonly dropped = new Set<string>();
   private readonly toolLanes = new Map<string, ToolLane<{ request: EffectRequest; settlement: Settlement }>>();
   private readonly parallelTools: number;
+  private readonly abandonGraceMs: number;
   private readonly effectGate: (() => Error | undefined) | undefined;
   /** What the stream written so far says about the session's status (for stores that index it). */
   private statusState: SessionStatusState;
@@ -209,6 +220,7 @@ export class SessionHost {
     this.snapshotEvery = options.snapshotEvery ?? 0;
     this.lastSnapshotSeq = options.lastSnapshotSeq ?? 0;
     this.parallelTools = options.parallelTools ?? 4;
+    this.abandonGraceMs = options.abandonGraceMs ?? defaultAbandonGraceMs;
     this.effectGate = options.effectGate;
     this.statusState = statusStateOf(options.statusHistory ?? [], initialStatusState);
     this.capabilities = options.capabilities;
@@ -467,13 +479,14 @@ export class SessionHost {
     const started = this.clock();
     const label = request.kind === 'executeTool' && typeof request.args.name === 'string' ? request.args.name : request.kind;
     this.live$.next({ type: 'effect.started', actor: request.actor, effectId: request.effectId, kind: request.kind, label });
-    const wallTime = request.kind === 'executeTool' && request.actor === rootPath ? this.armWallTime(controller) : undefined;
+    const wallTime = (request.kind === 'executeTool' || request.kind === 'callModel') && request.actor === rootPath ? this.armWallTime(controller) : undefined;
     let settlement: Settlement;
     try {
       if (!executor) throw new ReinError('MACHINE_ERROR', `no executor for effect kind ${request.kind}`);
-      settlement = await executor.execute(request, {
+      settlement = await this.abandoning(request, controller.signal, executor.execute(request, {
         sessionId: this.stream,
         signal: controller.signal,
+        abandonGraceMs: this.abandonGraceMs,
         recordFacts: async (facts, options) => {
           // What a tool call persists before it runs (up to `tool.started`) is written only while its agent runs: a
           // child the join (or its deadline) stopped starts nothing after its stop.
@@ -490,7 +503,7 @@ export class SessionHost {
         live: (event) => this.live$.next(event),
         now: () => this.clock(),
         elapsedMs: () => this.clock() - this.createdAt,
-      });
+      }));
     } catch (error) {
       const text = error instanceof Error ? error.message : String(error);
       const raw = (error as { code?: unknown }).code;
@@ -507,9 +520,34 @@ export class SessionHost {
   }
 
   /**
-   * The root agent's wall-time budget also holds while a tool runs: when it runs out the tool is aborted (a command
-   * and every process it started are killed) and settles as `Cancelled`, recorded like any result; the step that
-   * applies it finds no wall time left and ends the session `budget-exhausted`. Child agents have their own deadline
+   * The executor's settlement, or — when it has not returned twice the grace period after its signal aborted (an
+   * executor that ignores its signal and whose own grace handling did not apply) — an `EFFECT_ABANDONED` failure, so
+   * an interrupt, a cancel, a close or a budget never waits for it. What the executor still does is not awaited.
+   */
+  private abandoning(request: EffectRequest, signal: AbortSignal, work: Promise<Settlement>): Promise<Settlement> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let onAbort: (() => void) | undefined;
+    const abandoned = new Promise<Settlement>((resolve) => {
+      onAbort = () => {
+        timer = setTimeout(() => {
+          const message = `${String(request.args.name ?? request.kind)} did not stop within ${2 * this.abandonGraceMs} ms of its cancellation and was abandoned`;
+          resolve({ type: 'effect.failed', data: { effectId: request.effectId, error: { code: 'EFFECT_ABANDONED', message }, elapsedMs: this.clock() - this.createdAt } });
+        }, 2 * this.abandonGraceMs);
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+    return Promise.race([work, abandoned]).finally(() => {
+      clearTimeout(timer);
+      if (onAbort) signal.removeEventListener('abort', onAbort);
+    });
+  }
+
+  /**
+   * The root agent's wall-time budget also holds while a tool or a model call runs: when it runs out the tool is
+   * aborted (a command and every process it started are killed) and settles as `Cancelled`, recorded like any result,
+   * and a model call fails `cancelled`; the step that applies it finds no wall time left and ends the session
+   * `budget-exhausted`. One that ignores the abort is abandoned after the grace period (`abandonGraceMs`). Child agents have their own deadline
    * (the delegation's timer).
    */
   private armWallTime(controller: AbortController): ReturnType<typeof setTimeout> | undefined {

@@ -65,6 +65,8 @@ export interface SessionServices {
   random: () => number;
   snapshotEvery: number;
   parallelTools: number;
+  /** How long an aborted effect may go on before it is abandoned (default `defaultAbandonGraceMs`). */
+  abandonGraceMs?: number;
   /** Most tool calls of one reply that run; the rest are refused unrun (default `defaultMaxParallelToolCalls`). */
   maxParallelToolCalls?: number;
   /** Asked right before each effect starts; an error stops the session's host instead (see `ReinOptions.effectGate`). */

@@ -149,6 +149,7 @@ export const createSession = async <Schema extends z.ZodType = z.ZodType<unknown
     newId,
     snapshotEvery: services.snapshotEvery,
     parallelTools: services.parallelTools,
+    ...(services.abandonGraceMs === undefined ? {} : { abandonGraceMs: services.abandonGraceMs }),
     statusHistory: stored,
     ...(services.effectGate ? { effectGate: services.effectGate } : {}),
     ...(capabilities ? { capabilities: capabilities.deriver } : {}),

@@ -74,6 +74,8 @@ export interface PipelineEnvironment {
 export interface PipelineRun {
   sessionId: string;
   signal: AbortSignal;
+  /** A tool that does not stop within this many ms of `signal`'s abort is abandoned (settles `Cancelled`). */
+  abandonGraceMs?: number;
   now(): number;
   /** Append facts as one synced batch: called before a tool that changes anything runs. */
   persist(facts: readonly FactDraft[]): Promise<void>;
@@ -104,16 +106,38 @@ const cancelledBeforeStart = (name: string, signal: AbortSignal, more = '') => {
   return { ...failureOutcome('Cancelled', `${name} was cancelled before it started${why}${more}`), failedStage: 'cancelled' as const };
 };
 
-const withTimeout = async (work: (signal: AbortSignal) => Promise<ToolResult>, signal: AbortSignal, timeoutMs: number | undefined): Promise<ToolResult> => {
-  if (timeoutMs === undefined) return work(signal);
+/**
+ * Run a tool within its `timeoutMs` (a `Timeout` result when it does not finish in time) and abandon it when it does
+ * not stop within `graceMs` of its cancellation (the wall-time budget, an interrupt, a cancel, a close): it settles
+ * `Cancelled` then, whatever it still does, so budgets, cancel and close always finish.
+ */
+const withTimeout = async (work: (signal: AbortSignal) => Promise<ToolResult>, signal: AbortSignal, timeoutMs: number | undefined, graceMs: number | undefined): Promise<ToolResult> => {
+  if (timeoutMs === undefined && graceMs === undefined) return work(signal);
   const timer = new AbortController();
-  const handle = setTimeout(() => timer.abort(), timeoutMs);
+  const handle = timeoutMs === undefined ? undefined : setTimeout(() => timer.abort(), timeoutMs);
+  let grace: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
   try {
     const timedOut = new Promise<ToolResult>((resolve) => timer.signal.addEventListener('abort', () => resolve({ ok: false, code: 'Timeout', message: `the tool did not finish within ${timeoutMs} ms and was stopped` }), { once: true }));
-    return await Promise.race([work(AbortSignal.any([signal, timer.signal])), timedOut]);
+    const abandoned = new Promise<ToolResult>((resolve) => {
+      if (graceMs === undefined) return;
+      onAbort = () => {
+        grace = setTimeout(() => resolve({ ok: false, code: 'Cancelled', message: `the tool was cancelled${reasonOf(signal)} and did not stop within ${graceMs} ms: it was abandoned (what it still does is not awaited)` }), graceMs);
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+    return await Promise.race([work(timeoutMs === undefined ? signal : AbortSignal.any([signal, timer.signal])), timedOut, abandoned]);
   } finally {
     clearTimeout(handle);
+    clearTimeout(grace);
+    if (onAbort) signal.removeEventListener('abort', onAbort);
   }
+};
+
+const reasonOf = (signal: AbortSignal): string => {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error && reason.name !== 'AbortError' ? ` (${reason.message})` : '';
 };
 
 const riskText = (tool: AnyToolDefinition, subject: PermissionSubject | undefined, sandbox: SandboxPolicy): string => {
@@ -308,7 +332,7 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
     facts.length = 0;
   }
   // A definition built without `defineTool` (plain JavaScript) may still resolve with text or JSON: read it the same way.
-  const executed = await withTimeout((signal) => guarded(async () => toolResultOf(await tool.execute(input, { ...context, signal }, plan), tool.name)), run.signal, tool.timeoutMs);
+  const executed = await withTimeout((signal) => guarded(async () => toolResultOf(await tool.execute(input, { ...context, signal }, plan), tool.name)), run.signal, tool.timeoutMs, run.abandonGraceMs);
   let result = executed;
   // The output guardrail sees the whole result before the model does; a block withholds it (and its artifacts).
   if (kernel?.has('guardrail.output', tool.name) && !(executed.ok && executed.settleWith)) {

@@ -92,7 +92,7 @@ describe('a custom provider\'s event stream is checked (issue 30 item 25)', () =
         const end = events.findIndex((item) => item.type === 'finished');
         const before = end < 0 ? events : events.slice(0, end);
         const after = end < 0 ? [] : events.slice(end + 1);
-        const intents = before.filter((item) => item.type === 'tool-intent').map((item) => (item as { arguments: { n: number } }).arguments.n);
+        const intents = before.filter((item) => item.type === 'tool-intent').map((item) => Number((item as { arguments: Record<string, unknown> }).arguments.n));
         const orphans = new Set(before.flatMap((item) => (item.type === 'tool-intent-delta' ? [item.index] : []))).size > intents.length;
         const filtered = end >= 0 && (events[end] as { stopReason: string }).stopReason === 'content_filter';
         const lateCall = after.some((item) => item.type === 'tool-intent' || item.type === 'tool-intent-delta');
