@@ -120,6 +120,11 @@ const cancelled: ProviderErrorInfo = { code: 'cancelled', message: 'the model ca
 
 class Abandoned extends Error {}
 
+const abortReason = (signal: AbortSignal): string => {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error && reason.name !== 'AbortError' ? ` (${reason.message})` : '';
+};
+
 /**
  * The provider's events, until it has not stopped `graceMs` after `signal` aborted: then the stream is abandoned
  * (an `Abandoned` error; its iterator is told to return, not awaited), so a provider that ignores its signal cannot
@@ -145,7 +150,7 @@ async function* abandonable<T>(source: AsyncIterable<T>, signal: AbortSignal, gr
   try {
     for (;;) {
       const next = await Promise.race([iterator.next(), abandoned]);
-      if (next === 'abandoned') throw new Abandoned(`the model call was cancelled and the provider did not stop within ${graceMs} ms: it was abandoned`);
+      if (next === 'abandoned') throw new Abandoned(`the model call was cancelled${abortReason(signal)} and the provider did not stop within ${graceMs} ms: it was abandoned`);
       if (next.done) {
         done = true;
         return;
@@ -352,7 +357,7 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
           };
           return { type: 'model.responded', data, facts: [...attemptFacts(prepared, factOf(provider, request, attempt, result, durationMs)), ...(review?.facts ?? [])], ...blobsOf(prepared) };
         }
-        const error = context.signal.aborted ? cancelled : result.error;
+        const error = context.signal.aborted ? (result.error?.code === 'cancelled' ? result.error : cancelled) : result.error;
         let next: RetryDecision | { decision: 'fallback'; to: ModelProvider } =
           error.code === 'cancelled' ? { decision: 'fail' } : decideAfterFailure({ error, attempt: attempt - linkFirstAttempt + 1, elapsedMs: context.now() - linkStarted, policy, random, canCompact: !compacted && source.compact !== undefined });
         if (next.decision === 'compact') {

@@ -84,8 +84,8 @@ describe('an effect that ignores its AbortSignal is abandoned after the grace pe
     const other = await createRein({ store, workspace: workspace.path, provider: budgeted, abandonGraceMs: 30, budgets: { maxWallTimeMs: 300 } });
     const timed = await other.startSession({ task: 'answer' });
     expect((await timed.whenQuiet()).status).toBe('budget-exhausted');
-    const attempted = flattenRecords(await store.read(timed.id)).find((record) => record.type === 'model.attempted')?.data as { error?: { code: string; message: string } };
-    expect(attempted.error).toMatchObject({ code: 'cancelled', message: expect.stringContaining('abandoned') });
+    const failed = flattenRecords(await store.read(timed.id)).find((record) => record.type === 'model.failed')?.data as { error?: { code: string; message: string } };
+    expect(failed.error).toMatchObject({ code: 'cancelled', message: expect.stringContaining('abandoned') });
     await other.close();
   });
 

@@ -34,8 +34,8 @@ const runOn = async (events: readonly unknown[]) => {
   const result = await session.whenQuiet();
   const records = flattenRecords(await store.read(session.id));
   await rein.close();
-  const attempts = records.filter((record) => record.type === 'model.attempted').map((record) => record.data as { error?: { code: string; message: string } });
-  return { ran, result, records, errors: attempts.flatMap((attempt) => (attempt.error ? [attempt.error] : [])) };
+  const errors = records.filter((record) => record.type === 'model.failed').map((record) => (record.data as { error: { code: string; message: string; retryable: boolean } }).error);
+  return { ran, result, records, errors };
 };
 
 const intent = (n: number): ModelEvent => ({ type: 'tool-intent', providerCallId: `c${n}`, name: 'mark', arguments: { n } });
