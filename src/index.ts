@@ -18,7 +18,7 @@ export { protectedWorkspaceEntries } from './policy/protected-paths.js';
 export type { ProtectedEntry } from './policy/protected-paths.js';
 export type { CreateSessionOptions } from './session/start-session.js';
 export type { ResumeOptions, ResumeReport } from './session/resume-session.js';
-export type { SessionSummary } from './session/session-catalog.js';
+export type { ListSessionsOptions, SessionSummary } from './session/session-catalog.js';
 export type { ForkOptions as ForkSessionOptions } from './session/fork-session.js';
 export { providerFailureOf, forkForRetry } from './session/provider-retry.js';
 export type { ProviderFailure } from './session/provider-retry.js';

@@ -10,7 +10,7 @@ import { createSession, type CreateSessionOptions } from './session/start-sessio
 import { forkSession, type ForkOptions } from './session/fork-session.js';
 import { replaySession } from './session/replay-session.js';
 import { resumeSession, type ResumeOptions, type ResumeReport } from './session/resume-session.js';
-import { listSessions, summarizeQueued, summarizeSession, type SessionSummary } from './session/session-catalog.js';
+import { listSessions, summarizeQueued, summarizeSession, type ListSessionsOptions, type SessionSummary } from './session/session-catalog.js';
 import type { ReinSession } from './session/session-handle.js';
 import { SessionRegistry } from './session/session-registry.js';
 import { ReinError } from './host/host-errors.js';
@@ -86,7 +86,12 @@ export interface Rein {
    * verifications, tokens, time, files changed, the first differing turn — what `rein compare` and the viewer show.
    */
   compare(a: string, b: string): Promise<SessionComparison>;
-  listSessions(): Promise<SessionSummary[]>;
+  /**
+   * The store's sessions, oldest first (`status` filters). Page with `limit` and `after` (the id of the last session
+   * of the previous page): `listSessions({ limit: 50 })`, then `listSessions({ limit: 50, after: page.at(-1)!.id })`.
+   * On LevelDB a session is read once and then listed from the store's listing cache until its records change.
+   */
+  listSessions(options?: ListSessionsOptions): Promise<SessionSummary[]>;
   /** One session's summary, as `listSessions` lists it (a session queued for workers included); undefined when the store has none. */
   getSession(sessionId: string): Promise<SessionSummary | undefined>;
   /** The handle of a session this harness is running now (created, started or resumed here and not yet ended). */
@@ -171,7 +176,7 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
       return rewindSession(options.store, { root: workspace.root, never: workspace.protectedList() }, sessionId, { clock, ...rewindOptions });
     },
     compare: (a, b) => compareSessions(options.store, a, b),
-    listSessions: () => listSessions(options.store),
+    listSessions: (listing) => listSessions(options.store, listing),
     getSession: async (sessionId) => {
       checkSessionId(sessionId);
       // A session submitted for a worker that has no record yet is the queue's: listed, so found here too.

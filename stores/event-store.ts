@@ -200,5 +200,25 @@ export interface EventStore {
    * without a status index leave it out (callers then list `streams()` and read each one's tail).
    */
   streamPage?(options?: StreamPageOptions): Promise<StreamInfo[]>;
+  /**
+   * Where a listing of many streams keeps what it derived from each (a session's summary), with a signature that
+   * changes whenever the stream's records do, read without opening the stream. Optional: stores whose streams are
+   * cheap to read (memory) or indexed (`streamPage`) leave it out.
+   */
+  listingCache?(): ListingCache;
   close(): Promise<void>;
+}
+
+/** One cached listing entry: the value derived from a stream, and the signature of the stream it was derived at. */
+export interface ListingEntry {
+  signature: string;
+  value: unknown;
+}
+
+/** See `EventStore.listingCache`. */
+export interface ListingCache {
+  /** A signature of the stream's records, cheap (no database opened): equal signatures, equal records. */
+  signature(stream: string): Promise<string>;
+  load(): Promise<Record<string, ListingEntry>>;
+  save(entries: Record<string, ListingEntry>): Promise<void>;
 }

@@ -12,6 +12,8 @@ import type {
   StoredSnapshot,
   StreamInfo,
 } from './event-store.js';
+import type { ListingCache } from './event-store.js';
+import { levelListingCache } from './level-listing-cache.js';
 import { FileBlobStore } from './file-blob-store.js';
 import { GroupCommitter } from './level-group-commit.js';
 import { BLOB_KEYS, DELTA_KEYS, META_KEY, blobKey, deltaKey, recordKey, snapshotKey } from './level-keys.js';
@@ -280,6 +282,13 @@ export class LevelEventStore implements EventStore {
     return found
       .filter((info): info is StreamInfo => info !== undefined)
       .sort((left, right) => left.createdAt - right.createdAt || (left.stream < right.stream ? -1 : 1));
+  }
+
+  #listingCache: ListingCache | undefined;
+
+  /** A listing cache in `<root>/listing-cache.json`, validated by each stream directory's content signature. */
+  listingCache(): ListingCache {
+    return (this.#listingCache ??= levelListingCache(this.#root, (stream) => streamDirectory(this.#root, stream), this.#readOnly));
   }
 
   async streamNames(): Promise<string[]> {

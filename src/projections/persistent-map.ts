@@ -19,6 +19,26 @@ export interface PersistentMap<V> {
   readonly root: Branch<V>;
 }
 
+/**
+ * The maps `emptyMap`, `setIn` and `removeIn` make: the trie, and — for `JSON.stringify` — plain data, an object of
+ * its entries by key (a view that holds maps serialises as documented, not as its trie). `toJSON` is a method
+ * (not an own property), so structural comparisons see only `size` and `root`.
+ */
+class TrieMap<V> implements PersistentMap<V> {
+  constructor(
+    readonly size: number,
+    readonly root: Branch<V>,
+  ) {}
+
+  toJSON(): Record<string, V> {
+    const plain: Record<string, V> = {};
+    collect(this.root, [], ([key, value]) => {
+      plain[key] = value;
+    });
+    return plain;
+  }
+}
+
 const BITS = 5;
 const WIDTH = 1 << BITS;
 const MASK = WIDTH - 1;
@@ -34,7 +54,7 @@ const hashOf = (key: string): number => {
 const emptyBranch: Branch<never> = { kind: 'branch', slots: new Array(WIDTH).fill(undefined) };
 
 /** The empty map. */
-export const emptyMap = <V>(): PersistentMap<V> => ({ size: 0, root: emptyBranch });
+export const emptyMap = <V>(): PersistentMap<V> => new TrieMap<V>(0, emptyBranch);
 
 /** The value stored under `key`, if any. */
 export const getIn = <V>(map: PersistentMap<V>, key: string): V | undefined => {
@@ -82,7 +102,7 @@ const insert = <V>(node: Branch<V>, hash: number, key: string, value: V, shift: 
 /** A new map with `key` set to `value`; `map` is unchanged and shares every untouched node. */
 export const setIn = <V>(map: PersistentMap<V>, key: string, value: V): PersistentMap<V> => {
   const { node, added } = insert(map.root, hashOf(key), key, value, 0);
-  return { size: map.size + (added ? 1 : 0), root: node };
+  return new TrieMap(map.size + (added ? 1 : 0), node);
 };
 
 const remove = <V>(node: Branch<V>, hash: number, key: string, shift: number): Branch<V> | undefined => {
@@ -106,7 +126,7 @@ const remove = <V>(node: Branch<V>, hash: number, key: string, shift: number): B
  */
 export const removeIn = <V>(map: PersistentMap<V>, key: string): PersistentMap<V> => {
   const root = remove(map.root, hashOf(key), key, 0);
-  return root ? { size: map.size - 1, root } : map;
+  return root ? new TrieMap(map.size - 1, root) : map;
 };
 
 const collect = <V, T>(node: Slot<V>, out: T[], pick: (entry: readonly [string, V]) => T): void => {
@@ -142,6 +162,11 @@ export class PersistentReadonlyMap<V> implements ReadonlyMap<string, V> {
   }
 
   private constructor(readonly map: PersistentMap<V>) {}
+
+  /** Plain data for `JSON.stringify`: an object of the entries by key. */
+  toJSON(): Record<string, V> {
+    return Object.fromEntries(entriesOf(this.map));
+  }
 
   get size(): number {
     return this.map.size;

@@ -1,4 +1,4 @@
-import { scan, shareReplay, type Observable } from 'rxjs';
+import { defer, scan, shareReplay, startWith, switchMap, type Observable } from 'rxjs';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EventStore } from '../../stores/event-store.js';
 import { ProjectionGapError } from './projection-errors.js';
@@ -52,3 +52,17 @@ export const liveView = <View extends ViewState>(projection: Projection<View>, r
 /** A live view over a stored stream: history from `from.seq + 1`, then every append (`store.tail`). */
 export const tailView = <View extends ViewState>(store: Pick<EventStore, 'tail'>, stream: string, projection: Projection<View>, from: View = projection.initial()): Observable<View> =>
   liveView(projection, store.tail(stream, from.seq + 1), from);
+
+/**
+ * A live view over a stored stream that gives a subscriber the current view first, not every intermediate one: on the
+ * first subscription the stored records are read and folded at once (`rebuildView`) and that view is emitted, then
+ * each append is folded as it comes (`store.tail` from the next seq: no gap, no record twice). Shared like `liveView`
+ * (`shareReplay({ bufferSize: 1, refCount: true })`): a later subscriber gets the latest view, then the live ones;
+ * with no subscriber left nothing is maintained, and the next one folds the log again. Per appended record the cost is
+ * one `apply`, as `tailView`'s.
+ */
+export const currentView = <View extends ViewState>(store: Pick<EventStore, 'tail' | 'read'>, stream: string, projection: Projection<View>): Observable<View> =>
+  defer(async () => rebuildView(projection, await store.read(stream))).pipe(
+    switchMap((view) => store.tail(stream, view.seq + 1).pipe(scan(reducerOf(projection), view), startWith(view))),
+    shareReplay({ bufferSize: 1, refCount: true }),
+  );

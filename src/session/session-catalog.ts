@@ -1,9 +1,10 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
-import type { EventStore, StreamInfo } from '../../stores/event-store.js';
+import type { EventStore, ListingEntry, StreamInfo } from '../../stores/event-store.js';
 import type { WaitingEntry } from '../../stores/postgres/postgres-session-queue.js';
 import { sessionStatusOf } from '../host/session-status.js';
 import { isReservedStreamName, memoryStream } from '../memory/memory-stream.js';
 import { mapWithLimit } from '../../stores/task-queues.js';
+import { ReinError } from '../host/host-errors.js';
 import { readSessionOutcome } from '../trace/session-outcome.js';
 import type { TraceOutcome } from '../trace/trace-types.js';
 
@@ -56,6 +57,10 @@ export const sessionStatuses = ['completed', 'failed', 'cancelled', 'budget-exha
 export interface ListSessionsOptions {
   /** Only sessions in this status (`active`, `awaiting-approval`, `completed`, `damaged`, …). */
   status?: string;
+  /** At most this many sessions (a page); the next page starts `after` the last one's id. */
+  limit?: number;
+  /** The cursor: list only the sessions that come after the session with this id (oldest first). */
+  after?: string;
 }
 
 const PAGE = 200;
@@ -70,7 +75,36 @@ const damagedSummary = (id: string, error: unknown): SessionSummary => {
 const LISTING_CONCURRENCY = 16;
 
 const summarizeAll = async (store: EventStore, names: readonly string[]): Promise<SessionSummary[]> => {
-  const summaries = await mapWithLimit(names.filter((name) => !isReservedStreamName(name)), LISTING_CONCURRENCY, (name) => summarizeSession(store, name).catch((error: unknown) => damagedSummary(name, error)));
+  const listed = names.filter((name) => !isReservedStreamName(name));
+  const cache = store.listingCache?.();
+  if (!cache) {
+    const summaries = await mapWithLimit(listed, LISTING_CONCURRENCY, (name) => summarizeSession(store, name).catch((error: unknown) => damagedSummary(name, error)));
+    return summaries.filter((summary): summary is SessionSummary => summary !== undefined);
+  }
+  // A session whose records did not change since it was last summarised (its content signature, read without opening
+  // its database) is listed from the cache: a listing opens only the sessions that changed.
+  const cached = await cache.load();
+  const entries: Record<string, ListingEntry> = {};
+  let changed = false;
+  const summaries = await mapWithLimit(listed, LISTING_CONCURRENCY, async (name) => {
+    const before = await cache.signature(name);
+    const hit = cached[name];
+    if (hit && hit.signature === before) {
+      entries[name] = hit;
+      return hit.value as SessionSummary | undefined;
+    }
+    changed = true;
+    const summary = await summarizeSession(store, name).catch((error: unknown) => damagedSummary(name, error));
+    // Opening a database may flush its log into a table (a new signature, the same records): cache the summary under
+    // the signature after it only when a second look finds the records as they were (no append meanwhile).
+    const after = await cache.signature(name);
+    if (summary && !summary.damaged && after !== 'missing') {
+      const again = after === before ? summary : await summarizeSession(store, name).catch(() => undefined);
+      if (again && again.head === summary.head && (await cache.signature(name)) === after) entries[name] = { signature: after, value: again };
+    }
+    return summary;
+  });
+  if (changed || Object.keys(cached).length !== Object.keys(entries).length) await cache.save(entries).catch(() => undefined);
   return summaries.filter((summary): summary is SessionSummary => summary !== undefined);
 };
 
@@ -142,9 +176,24 @@ async function* queuedPages(store: EventStore, options: ListSessionsOptions): As
   }
 }
 
-/** Every session in the store (in `status`, when given), oldest first; damaged ones are listed with their error. */
+/**
+ * The sessions in the store (in `status`, when given), oldest first; damaged ones are listed (last) with their error.
+ * `limit` makes it a page and `after` (a session id, the last one of the previous page) the cursor: a page's sessions
+ * are summarised once and then listed from the store's listing cache (LevelDB) until their records change.
+ */
 export const listSessions = async (store: EventStore, options: ListSessionsOptions = {}): Promise<SessionSummary[]> => {
+  if (options.limit !== undefined && !(Number.isInteger(options.limit) && options.limit > 0)) throw new ReinError('USAGE', `listSessions({ limit }) must be a whole number ≥ 1, got ${JSON.stringify(options.limit)}`);
   const all: SessionSummary[] = [];
-  for await (const page of sessionPages(store, options)) all.push(...page);
+  let skipping = options.after !== undefined;
+  for await (const page of sessionPages(store, options.status === undefined ? {} : { status: options.status })) {
+    for (const summary of page) {
+      if (skipping) {
+        skipping = summary.id !== options.after;
+        continue;
+      }
+      all.push(summary);
+      if (options.limit !== undefined && all.length >= options.limit) return all;
+    }
+  }
   return all;
 };

@@ -1,5 +1,5 @@
 import type { FactDraft } from '../../models/envelope.js';
-import { combineLatest, defer, EMPTY, filter, map, Observable as ObservableOf, of, ReplaySubject, takeUntil, takeWhile, type Observable } from 'rxjs';
+import { combineLatest, defer, EMPTY, filter, firstValueFrom, map, Observable as ObservableOf, of, ReplaySubject, takeUntil, takeWhile, type Observable } from 'rxjs';
 import { ApprovalDecision, type ApprovalRequested } from '../../models/permission.records.js';
 import type { ReinRecord } from '../../models/records.js';
 import type { StateValue } from '../../models/actor.records.js';
@@ -10,7 +10,7 @@ import { OutputError, ReinError } from '../host/host-errors.js';
 import type { SessionHost, SessionResult } from '../host/session-host.js';
 import { contextProjection, type ContextView, type ContextViewOptions } from '../projections/context.view.js';
 import { memoryProjection, type MemoryView } from '../projections/memory.view.js';
-import { tailView } from '../projections/projection.js';
+import { currentView } from '../projections/projection.js';
 import { traceProjection, type TraceView } from '../projections/trace.view.js';
 import type { SessionMemory } from '../memory/session-memory.js';
 import type { SessionCapabilities } from '../capabilities/session-capabilities.js';
@@ -163,29 +163,50 @@ export class ReinSession<Output = unknown> {
   }
 
   /**
-   * The context view (per actor: goal, user messages and constraints, recent turns, evidence, state), folded live
-   * from the whole log and shared: `projectModelInput` renders it into what the model sees next.
+   * The context view (per actor: goal, user messages and constraints, recent turns, evidence, state), live and shared:
+   * a subscriber gets the current view first (the log folded at once, not every intermediate view), then one view per
+   * appended record. `projectModelInput` renders it into what the model sees next. `contextView()` is its current value.
    */
   get context$(): Observable<ContextView> {
-    const view = (this.views.context ??= tailView(this.store, this.id, contextProjection(this.viewOptions.contextView)));
+    const view = (this.views.context ??= currentView(this.store, this.id, contextProjection(this.viewOptions.contextView)));
     return this.bounded(() => view, (current) => current.seq);
   }
 
-  /** The trace view (turns linked to their context, reply, tool calls, permissions, results, verifications), live. */
+  /**
+   * The trace view (turns linked to their context, reply, tool calls, permissions, results, verifications), live: the
+   * current view first, then one per appended record. `traceView()` is its current value.
+   */
   get trace$(): Observable<TraceView> {
-    const view = (this.views.trace ??= tailView(this.store, this.id, traceProjection));
+    const view = (this.views.trace ??= currentView(this.store, this.id, traceProjection));
     return this.bounded(() => view, (current) => current.seq);
   }
 
   /**
    * The memory views, live: this session's candidate ledger (folded from its `memory.*` records) and the
    * workspace's governance stream (submitted candidates, reviews, store records) as this process last read or wrote
-   * it. Without memory the governance view stays empty.
+   * it. Without memory the governance view stays empty. The current views first, then the live ones; `memoryView()` is
+   * the current value. Their maps (`candidates`, `records`) are read with `mapValues` / `mapGet` and serialise
+   * (`JSON.stringify`) as plain objects by id.
    */
   get memory$(): Observable<MemoryViews> {
     const governance$ = this.viewOptions.memory?.governance.view$ ?? of(memoryProjection.initial());
-    const view = (this.views.memory ??= combineLatest({ session: tailView(this.store, this.id, memoryProjection), governance: governance$ }));
+    const view = (this.views.memory ??= combineLatest({ session: currentView(this.store, this.id, memoryProjection), governance: governance$ }));
     return this.bounded(() => view, (current) => current.session.seq);
+  }
+
+  /** The current context view: the latest the shared `context$` holds, else the log folded now (nothing is kept live for it). */
+  contextView(): Promise<ContextView> {
+    return firstValueFrom(this.context$);
+  }
+
+  /** The current trace view: the latest the shared `trace$` holds, else the log folded now. */
+  traceView(): Promise<TraceView> {
+    return firstValueFrom(this.trace$);
+  }
+
+  /** The current memory views (`{ session, governance }`): the latest `memory$` holds, else the log folded now. */
+  memoryView(): Promise<MemoryViews> {
+    return firstValueFrom(this.memory$);
   }
 
   /**
