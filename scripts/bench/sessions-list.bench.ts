@@ -8,7 +8,13 @@ import { listSessions } from '../../src/session/session-catalog.js';
 import { parseFixture } from '../../src/testing/log-fixture.js';
 
 /** The same store without its listing cache: every session read each time, as before the cache (the baseline). */
-const uncached = (store: EventStore): EventStore => new Proxy(store, { get: (target, key) => (key === 'listingCache' ? undefined : Reflect.get(target, key, target)) }) as EventStore;
+const uncached = (store: EventStore): EventStore => new Proxy(store, {
+    get: (target, key) => {
+      if (key === 'listingCache') return undefined;
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  }) as EventStore;
 
 const timed = async (work: () => Promise<unknown>): Promise<number> => {
   const started = performance.now();
