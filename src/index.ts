@@ -101,7 +101,7 @@ export type { VerificationRecorded } from '../models/verification.records.js';
 export type { MemoryProposed, MemorySubmitted, MemoryReviewed, MemoryPromoted, MemoryRejected, MemoryRevoked, MemoryExpired } from '../models/memory.records.js';
 
 // Projections: pure reducers, driven live with `scan` and rebuilt with `reduce`.
-export { reducerOf, rebuildView, liveView, tailView } from './projections/projection.js';
+export { reducerOf, rebuildView, liveView, tailView, currentView } from './projections/projection.js';
 export type { Projection, ViewState } from './projections/projection.js';
 export { ProjectionError, ProjectionGapError } from './projections/projection-errors.js';
 export type { ProjectionErrorCode } from './projections/projection-errors.js';
