@@ -98,7 +98,7 @@ export interface SessionHostOptions {
   /**
    * How long an effect may go on after it was aborted (interrupt, cancel, close, the wall-time budget) before it is
    * abandoned (default `defaultAbandonGraceMs`): its executor is told (`EffectContext.abandonGraceMs`: a tool settles
-   * `Cancelled`, a model call `cancelled`), and one that still has not returned twice as long after the abort settles
+   * `Cancelled`, a model call `cancelled`), and one that still has not returned twice as long plus a second after the abort settles
    * `effect.failed` with `EFFECT_ABANDONED` (dropped when the session was interrupted, cancelled or closed).
    */
   abandonGraceMs?: number;
@@ -520,19 +520,24 @@ export class SessionHost {
   }
 
   /**
-   * The executor's settlement, or — when it has not returned twice the grace period after its signal aborted (an
+   * The executor's settlement, or — when it has not returned twice the grace period plus a second after its signal aborted (an
    * executor that ignores its signal and whose own grace handling did not apply) — an `EFFECT_ABANDONED` failure, so
    * an interrupt, a cancel, a close or a budget never waits for it. What the executor still does is not awaited.
    */
+  /** When the host itself gives up on an aborted executor: well after the executor's own grace has had its chance. */
+  private get safetyNetMs(): number {
+    return 2 * this.abandonGraceMs + 1_000;
+  }
+
   private abandoning(request: EffectRequest, signal: AbortSignal, work: Promise<Settlement>): Promise<Settlement> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let onAbort: (() => void) | undefined;
     const abandoned = new Promise<Settlement>((resolve) => {
       onAbort = () => {
         timer = setTimeout(() => {
-          const message = `${String(request.args.name ?? request.kind)} did not stop within ${2 * this.abandonGraceMs} ms of its cancellation and was abandoned`;
+          const message = `${String(request.args.name ?? request.kind)} did not stop within ${this.safetyNetMs} ms of its cancellation and was abandoned`;
           resolve({ type: 'effect.failed', data: { effectId: request.effectId, error: { code: 'EFFECT_ABANDONED', message }, elapsedMs: this.clock() - this.createdAt } });
-        }, 2 * this.abandonGraceMs);
+        }, this.safetyNetMs);
       };
       if (signal.aborted) onAbort();
       else signal.addEventListener('abort', onAbort, { once: true });
