@@ -424,7 +424,7 @@ export class SessionHost {
 
   /** Why the session paused for its cost budget, as a person reads it. */
   private pauseReason(stop: CostBudgetStop): string {
-    const usd = (value: number | undefined) => (value === undefined ? 'unknown' : `$${value.toFixed(4)}`);
+    const usd = (value: number | undefined) => (value === undefined ? 'unknown' : `$${value < 1 ? value.toFixed(4) : value.toFixed(2)}`);
     const why = stop.worstCaseUsd === undefined || stop.spentUsd === undefined
       ? `the cost budget of ${usd(stop.limitUsd)} cannot be checked: ${stop.model ?? 'the model'} has no price`
       : `the cost budget of ${usd(stop.limitUsd)} could be exceeded: spent ${usd(stop.spentUsd)}${stop.reservedUsd > 0 ? `, calls under way up to ${usd(stop.reservedUsd)}` : ''}, this call up to ${usd(stop.worstCaseUsd)}`;
