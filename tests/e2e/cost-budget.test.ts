@@ -62,6 +62,8 @@ describe('--max-cost: the whole tree shares one cost budget, checked before each
       expect(after.find((row) => row.type === 'session.ended' && row.actor === 'root')?.data).toMatchObject({ status: 'completed' });
       const show = await runCli(['show', id], { cwd: workspace.path });
       expect(show.stdout).toContain('cost: $4.00');
+      const trace = await runCli(['trace', id], { cwd: workspace.path });
+      expect(trace.stdout).toMatch(/cost: \$4\.00 — root \$2\.0000 \(2 calls\), root\/delegation-2\/e1 \$2\.0000 \(2 calls\)/);
       expect((await runCli(['replay', id], { cwd: workspace.path })).code).toBe(0);
     } finally {
       await workspace.remove();
