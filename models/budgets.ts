@@ -6,6 +6,11 @@ export const Budgets = z.object({
   maxToolCalls: z.number().int().nonnegative(),
   maxTokens: z.number().int().positive(),
   maxWallTimeMs: z.number().int().positive(),
+  /**
+   * The most the whole session tree (children share the root's) may spend on model calls, in US dollars: checked by
+   * the runtime before each call against the recorded spend plus the call's worst case (docs/budgets.md). Absent: none.
+   */
+  maxCostUsd: z.number().positive().finite().optional(),
 });
 export type Budgets = z.infer<typeof Budgets>;
 

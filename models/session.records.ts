@@ -100,6 +100,8 @@ export const SessionResumed = z.object({
   snapshotSeq: z.number().int().nonnegative().optional(),
   /** Processes an earlier run of the session left running (background commands, or any command outside bubblewrap after a SIGKILL), killed before anything was decided. */
   strayProcessesKilled: z.number().int().positive().optional(),
+  /** The cost budget (US dollars) this resume gave the session; it replaces the one recorded before. */
+  maxCostUsd: z.number().positive().finite().optional(),
 });
 export type SessionResumed = z.infer<typeof SessionResumed>;
 
@@ -107,6 +109,31 @@ export type SessionResumed = z.infer<typeof SessionResumed>;
 export const SnapshotRejected = z.object({ seq: z.number().int().positive(), reason: z.string() });
 export type SnapshotRejected = z.infer<typeof SnapshotRejected>;
 
-/** effect (fact) · the process was interrupted (Ctrl-C, host shutdown): running effects were aborted unsettled. */
-export const SessionInterrupted = z.object({ reason: z.string(), running: z.array(z.string()) });
+/**
+ * Why a session paused before a model call: the call's worst case on top of the tree's recorded spend (and the worst
+ * cases of calls already under way) would pass the cost budget, or a price needed to check it is unknown.
+ */
+export const CostBudgetStop = z.object({
+  code: z.literal('COST_BUDGET_REACHED'),
+  /** The model call that was not made (it stays in doubt; a resume with a higher budget makes it). */
+  effectId: z.string(),
+  actor: z.string(),
+  model: z.string().optional(),
+  limitUsd: z.number().nonnegative(),
+  /** What the tree's recorded model calls cost (undefined when one of them has no price). */
+  spentUsd: z.number().nonnegative().optional(),
+  /** The worst cases of other calls admitted and not yet answered. */
+  reservedUsd: z.number().nonnegative(),
+  /** This call's worst case: input tokens × input price + maxOutputTokens × output price (undefined: no price). */
+  worstCaseUsd: z.number().nonnegative().optional(),
+  inputTokens: z.number().int().nonnegative(),
+  maxOutputTokens: z.number().int().positive(),
+});
+export type CostBudgetStop = z.infer<typeof CostBudgetStop>;
+
+/**
+ * effect (fact) · the process was interrupted (Ctrl-C, host shutdown): running effects were aborted unsettled. With
+ * `budget`, the session paused before a model call its cost budget could not pay for (`rein resume --max-cost`).
+ */
+export const SessionInterrupted = z.object({ reason: z.string(), running: z.array(z.string()), budget: CostBudgetStop.optional() });
 export type SessionInterrupted = z.infer<typeof SessionInterrupted>;

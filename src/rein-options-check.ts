@@ -1,6 +1,7 @@
 import type { Budgets } from '../models/budgets.js';
 import { PermissionAction, PermissionMode } from '../models/permission.records.js';
 import { ReinError } from './host/host-errors.js';
+import { Prices } from '../models/prices.js';
 import { parseRule } from './policy/permission-rules.js';
 import type { PermissionsConfig } from './policy/permission-policy.js';
 
@@ -9,12 +10,13 @@ const usage = (field: string, problem: string, where = 'createRein'): never => {
 };
 
 /** The least each budget may be: a session may be allowed no tool call at all, never no turn, token or time. */
-const budgetMinimum: Readonly<Record<keyof Budgets, number>> = { maxTurns: 1, maxToolCalls: 0, maxTokens: 1, maxWallTimeMs: 1 };
+const budgetMinimum: Readonly<Record<Exclude<keyof Budgets, 'maxCostUsd'>, number>> = { maxTurns: 1, maxToolCalls: 0, maxTokens: 1, maxWallTimeMs: 1 };
 
 /**
  * Budgets a harness or one session is given (`createRein`, `createSession`, `startSession`, `submit`): an object
  * whose keys are `maxTurns`, `maxToolCalls`, `maxTokens`, `maxWallTimeMs` only, each a whole number at least its
- * minimum (`maxToolCalls` ≥ 0, the rest ≥ 1) — the `Budgets` the session machine enforces. Anything else is `USAGE`
+ * minimum (`maxToolCalls` ≥ 0, the rest ≥ 1) — the `Budgets` the session machine enforces — and `maxCostUsd`, a finite
+ * number of dollars above 0 (the runtime's cost budget). Anything else is `USAGE`
  * naming the field: a typo (`"abc"`, `-1`, `1.5`, `maxTurn`) would otherwise become a session recorded as
  * `budget-exhausted` that never ran, or a limit silently dropped.
  */
@@ -22,8 +24,12 @@ export const checkBudgets = (budgets: unknown, where: string): void => {
   if (budgets === undefined) return;
   if (typeof budgets !== 'object' || budgets === null || Array.isArray(budgets)) usage('budgets', `must be an object such as { maxTurns: 20 }, got ${JSON.stringify(budgets)}`, where);
   for (const [key, value] of Object.entries(budgets as Record<string, unknown>)) {
-    if (!Object.hasOwn(budgetMinimum, key)) usage(`budgets.${key}`, `there is no such budget; the budgets are ${Object.keys(budgetMinimum).join(', ')}`, where);
-    const minimum = budgetMinimum[key as keyof Budgets];
+    if (key === 'maxCostUsd') {
+      if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) usage('budgets.maxCostUsd', `must be a number of US dollars > 0, got ${typeof value === 'number' ? String(value) : JSON.stringify(value) ?? String(value)}`, where);
+      continue;
+    }
+    if (!Object.hasOwn(budgetMinimum, key)) usage(`budgets.${key}`, `there is no such budget; the budgets are ${[...Object.keys(budgetMinimum), 'maxCostUsd'].join(', ')}`, where);
+    const minimum = budgetMinimum[key as keyof typeof budgetMinimum];
     if (value !== undefined && !(typeof value === 'number' && Number.isSafeInteger(value) && value >= minimum)) usage(`budgets.${key}`, `must be a whole number ≥ ${minimum}, got ${typeof value === 'number' ? String(value) : JSON.stringify(value) ?? String(value)}`, where);
   }
 };
@@ -35,7 +41,7 @@ export const checkBudgets = (budgets: unknown, where: string): void => {
  * snapshot settings that are not positive whole numbers. `tools` are the names the harness has; names holding `__`
  * (plugin and MCP tools, known only later) and globs pass.
  */
-export const checkReinOptions = (options: { provider?: unknown; permissions?: PermissionsConfig; budgets?: Record<string, unknown>; retry?: Record<string, unknown>; snapshotEvery?: unknown; maxParallelToolCalls?: unknown; abandonGraceMs?: unknown }, tools: readonly string[]): void => {
+export const checkReinOptions = (options: { provider?: unknown; permissions?: PermissionsConfig; budgets?: Record<string, unknown>; prices?: unknown; retry?: Record<string, unknown>; snapshotEvery?: unknown; maxParallelToolCalls?: unknown; abandonGraceMs?: unknown }, tools: readonly string[]): void => {
   const provider = options.provider as { name?: unknown; stream?: unknown } | undefined;
   if (!provider || typeof provider !== 'object' || typeof provider.stream !== 'function') usage('provider', 'a provider object with a stream(request) method is required');
   const permissions = options.permissions;
@@ -51,6 +57,10 @@ export const checkReinOptions = (options: { provider?: unknown; permissions?: Pe
     if (tool !== '*' && !/[*?]/.test(tool) && !tool.includes('__') && !tools.includes(tool)) usage(field, `there is no tool ${JSON.stringify(tool)}; the tools are ${tools.join(', ')} (names are case-sensitive)`);
   }
   checkBudgets(options.budgets, 'createRein');
+  if (options.prices !== undefined) {
+    const parsed = Prices.safeParse(options.prices);
+    if (!parsed.success) usage('prices', parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; '));
+  }
   for (const [key, value] of Object.entries(options.retry ?? {})) {
     if (typeof value === 'number' && !(Number.isFinite(value) && value >= 0)) usage(`retry.${key}`, `must be a number ≥ 0, got ${JSON.stringify(value)}`);
   }

@@ -1,6 +1,7 @@
 import type { CaptureConfig } from './changes/capture-config.js';
 import type { EnvironmentOptions } from './session/environment-block.js';
 import type { Budgets } from '../models/budgets.js';
+import type { Prices } from '../models/price-table.js';
 import type { ModelOptions } from '../models/model-contract.js';
 import type { EventStore } from '../stores/event-store.js';
 import type { RetryPolicy } from './effects/model-retry.js';
@@ -52,7 +53,16 @@ export interface ReinOptions {
    * `tools` is given.
    */
   applyPatch?: boolean;
+  /**
+   * Session budgets: `maxTurns`, `maxToolCalls`, `maxTokens`, `maxWallTimeMs` (the machine's guards) and `maxCostUsd`
+   * (the whole tree's spend in US dollars, checked before each model call: docs/budgets.md).
+   */
   budgets?: Partial<Budgets>;
+  /**
+   * Model prices in US dollars per million tokens, by model name or prefix, merged over the shipped `defaultPrices`:
+   * what `sessionCost` and the cost budget charge. A model with none costs "unknown" (a cost budget refuses it).
+   */
+  prices?: Prices;
   systemPrompt?: string;
   modelOptions?: ModelOptions;
   /** Epoch-milliseconds clock used for record times and elapsed time (default `Date.now`). */

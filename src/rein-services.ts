@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { defaultBudgets } from '../models/budgets.js';
 import { checkReinOptions } from './rein-options-check.js';
+import { defaultPrices } from '../models/price-table.js';
 import type { ReinOptions } from './rein-options.js';
 import { workspaceInsideConfigHome } from './policy/protected-paths.js';
 import type { SessionServices } from './session/session-services.js';
@@ -114,6 +115,7 @@ export const composeServices = async (options: ReinOptions): Promise<ComposedSer
     ...(pluginHost.plugins().length > 0 ? { plugins: pluginHost } : {}),
     workspace,
     budgets: { ...defaultBudgets, ...options.budgets },
+    prices: { ...defaultPrices, ...options.prices },
     clock,
     systemPrompt: options.systemPrompt ?? defaultSystemPrompt(workspace.root, promptFlavorOf(options.provider.name)),
     modelOptions: options.modelOptions ?? {},

@@ -20,6 +20,7 @@ export interface BudgetOptions {
   maxToolCalls?: string;
   maxTokens?: string;
   maxWallTime?: string;
+  maxCost?: string;
 }
 
 /** Permission and sandbox flags shared by `rein run` and `rein resume` (the sandbox ones by `rein sandbox` too). */
@@ -85,7 +86,8 @@ export const addBudgetOptions = (command: Command): Command =>
     .option('--max-turns <n>', 'budget: model turns')
     .option('--max-tool-calls <n>', 'budget: tool calls')
     .option('--max-tokens <n>', 'budget: tokens')
-    .option('--max-wall-time <ms>', 'budget: wall time in milliseconds');
+    .option('--max-wall-time <ms>', 'budget: wall time in milliseconds')
+    .option('--max-cost <usd>', 'budget: US dollars the whole session tree may spend on model calls (checked before each call; pauses, exit 6)');
 
 /** Add `--mode`, `--approve <rule>` and `--deny <rule>` (repeatable), and the sandbox flags. */
 export const addPermissionOptions = (command: Command): Command =>

@@ -12,6 +12,11 @@ export const ExitCode = {
   chainBroken: 4,
   /** The log's chain is intact but this machine's key did not write it, or the log predates the chain (`CHAIN_UNAUTHENTICATED`). */
   chainUnauthenticated: 5,
+  /**
+   * The session paused before a model call its cost budget could not pay for (`COST_BUDGET_REACHED`);
+   * `rein resume <id> --max-cost <higher>` continues it.
+   */
+  costBudget: 6,
   /** Interrupted with Ctrl-C; the session is resumable. */
   interrupted: 130,
 } as const;

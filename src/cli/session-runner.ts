@@ -1,3 +1,4 @@
+import { defaultPrices, type Prices } from '../../models/price-table.js';
 import { firstValueFrom, takeWhile, tap, toArray, type Subscription } from 'rxjs';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { SessionResult } from '../host/session-host.js';
@@ -71,7 +72,7 @@ export type CliSessionResult = SessionResult & { outcome?: TraceOutcome };
  */
 export const exitCodeOf = (result: CliSessionResult): number => {
   if (result.status === 'completed') return result.outcome === 'failed' ? ExitCode.failed : ExitCode.ok;
-  if (result.status === 'paused') return ExitCode.paused;
+  if (result.status === 'paused') return result.waitingFor === 'budget' ? ExitCode.costBudget : ExitCode.paused;
   if (result.status === 'interrupted') return interruptingSignal ? terminationSignals[interruptingSignal] : ExitCode.interrupted;
   return ExitCode.failed;
 };
@@ -105,10 +106,10 @@ export const pluginFlags = (locations: readonly string[]): string => locations.m
  */
 export const runToQuiet = async (
   session: ReinSession,
-  options: { json: boolean; begin?: () => Promise<void>; approvals?: ApprovalAnswering; from?: number; calls?: ReadonlyArray<{ effectId: string; arguments: Record<string, unknown> }>; effects?: readonly string[]; interruptAtStart?: boolean },
+  options: { json: boolean; begin?: () => Promise<void>; approvals?: ApprovalAnswering; from?: number; calls?: ReadonlyArray<{ effectId: string; arguments: Record<string, unknown> }>; effects?: readonly string[]; interruptAtStart?: boolean; prices?: Prices },
 ): Promise<CliSessionResult> => {
   const startedAt = Date.now();
-  const renderer = new LiveRenderer(process.stdout);
+  const renderer = new LiveRenderer(process.stdout, options.prices ? { prices: { ...defaultPrices, ...options.prices } } : {});
   for (const call of options.calls ?? []) renderer.rememberCall(call.effectId, call.arguments);
   // Effects requested before `from` (reruns on resume) show their progress without waiting for their request.
   for (const effectId of options.effects ?? []) renderer.rememberEffect(effectId);

@@ -4,6 +4,8 @@ import type { ModelAttempted, ProviderErrorInfo, StopReason, TokenUsage, ToolCal
 import type { ModelProvider } from '../providers/provider.js';
 import type { CallSpec } from '../../models/call-spec.js';
 import type { EffectContext, EffectExecutor, EffectRequest, FactDraft, Settlement } from './effect.js';
+import { costBudgetOutputTokens, type ModelCallBudget } from '../session/cost-budget.js';
+import { ReinError } from '../host/host-errors.js';
 import { decideAfterFailure, defaultRetryPolicy, fallbackCodes, sleep as defaultSleep, type RetryDecision, type RetryPolicy } from './model-retry.js';
 
 /** One attempt at one model call: which actor, which turn, which effect, and which try (from 1). */
@@ -20,6 +22,8 @@ export interface PreparedModelInput {
   tools: ModelToolDescription[];
   /** Where the stable parts of `messages` end (see `ModelRequest.cacheBreakpoints`). */
   cacheBreakpoints?: readonly number[];
+  /** The input's tokens as the context policy counted them (a cost budget's worst case starts from it). */
+  inputTokens?: number;
   facts: FactDraft[];
   /** Blobs the facts reference (the exact input): written in the same batch as the facts, so never dangling. */
   blobs?: Uint8Array[];
@@ -83,6 +87,8 @@ export interface CallModelOptions {
   random?: () => number;
   /** Waits between attempts; resolves false when the signal fired first (default: a timer). */
   sleep?: (ms: number, signal: AbortSignal) => Promise<boolean>;
+  /** The session's cost budget, asked before each attempt (absent: none). */
+  budget?: ModelCallBudget;
 }
 
 interface Attempt {
@@ -259,7 +265,7 @@ const attemptOnce = async (provider: ModelProvider, modelRequest: ModelRequest, 
  * appended before the wait, the last one in the settling batch). Retry delays are runtime facts, not inputs, so
  * replay stays exact. A provider failure never becomes a tool error.
  */
-export const createCallModelExecutor = ({ provider: primary, fallbacks = [], source, options = {}, retry = {}, random = Math.random, sleep = defaultSleep }: CallModelOptions): EffectExecutor => {
+export const createCallModelExecutor = ({ provider: primary, fallbacks = [], source, options = {}, retry = {}, random = Math.random, sleep = defaultSleep, budget }: CallModelOptions): EffectExecutor => {
   const policy: RetryPolicy = { ...defaultRetryPolicy, ...retry };
   const chain: readonly ModelProvider[] = [primary, ...fallbacks];
   // After a fallback answered, later calls start at that link for a while instead of waiting out the same outage
@@ -326,6 +332,18 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
         const provider = chain[link]!;
         const started = context.now();
         const { modelRequest, prepared } = await requestFor(provider, request, context, attempt);
+        if (budget?.limited) {
+          // Under a cost budget a call's output is capped, so its worst case is bounded; the budget admits it or not.
+          const maxOutputTokens = options.maxOutputTokens ?? costBudgetOutputTokens;
+          modelRequest.options = { ...options, maxOutputTokens };
+          const inputTokens = prepared.inputTokens ?? estimatedUsage(modelRequest, '', '', []).inputTokens;
+          const stop = budget.admit({ effectId: request.effectId, actor: request.actor, provider: provider.name, model: provider.model, inputTokens, maxOutputTokens });
+          if (stop) {
+            if (!context.pause) throw new ReinError('COST_BUDGET_REACHED', `the cost budget of $${stop.limitUsd} could be exceeded by this model call`);
+            context.pause(stop);
+            return { type: 'model.failed', data: { effectId: request.effectId, turn, error: cancelled, elapsedMs: context.elapsedMs() } };
+          }
+        }
         const result = await attemptOnce(provider, modelRequest, request, context);
         const durationMs = context.now() - started;
         if (!result.error) {

@@ -1,3 +1,4 @@
+import type { CostBudgetStop } from '../../models/session.records.js';
 import type { FactDraft, RecordEnvelope } from '../../models/envelope.js';
 import type { EffectKind, ResumePolicy } from '../../models/effect.records.js';
 import type { LiveEvent } from '../../models/live-events.js';
@@ -39,6 +40,12 @@ export interface EffectContext {
    */
   recordFacts(facts: readonly FactDraft[], options?: { sync?: boolean; blobs?: Uint8Array[] }): Promise<void>;
   live(event: LiveEvent): void;
+  /**
+   * Pause the session before this effect (a model call the cost budget cannot pay for): whatever the executor then
+   * returns is dropped, the effect stays in doubt, and the host records the pause once nothing runs. Absent outside a
+   * host (an executor then fails the effect with the stop's code).
+   */
+  pause?(stop: CostBudgetStop): void;
   /** The host clock (epoch ms), for stamping deferred facts. */
   now(): number;
   /** Milliseconds since the session was created, measured by the host's clock. */

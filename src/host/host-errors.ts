@@ -27,7 +27,9 @@ export type HostErrorCode =
   | 'LAUNCHER_UNRESOLVED'
   | 'REWIND_CONFLICT'
   | 'REWIND_BUSY'
-  | 'USAGE';
+  | 'USAGE'
+  | 'COST_BUDGET_REACHED'
+  | 'PRICE_UNKNOWN';
 
 /** Replay regenerated records that differ from the stored ones: the first differing seq is named. */
 export class DivergenceError extends ReinError<'REPLAY_DIVERGENCE'> {

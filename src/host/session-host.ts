@@ -2,7 +2,7 @@ import { Subject } from 'rxjs';
 import type { RecordDraft, RecordEnvelope } from '../../models/envelope.js';
 import type { EffectKind } from '../../models/effect.records.js';
 import { isRecordType, recordTypes, recordVersion as versionOf } from '../../models/records.js';
-import type { SessionOutcome } from '../../models/session.records.js';
+import type { CostBudgetStop, SessionOutcome } from '../../models/session.records.js';
 import type { Usage } from '../../models/budgets.js';
 import type { StateValue } from '../../models/actor.records.js';
 import type { EventStore, StoredSnapshot } from '../../stores/event-store.js';
@@ -66,9 +66,12 @@ export interface SessionResult {
   outputErrors?: string[];
   /**
    * What a `paused` session waits for: a person's answer to an approval (`approval`) or to an in-doubt effect's
-   * confirmation (`confirmation`), or the next message of a session that is only idle (`message`).
+   * confirmation (`confirmation`), the next message of a session that is only idle (`message`), or a higher cost
+   * budget (`budget`: it paused before a model call its budget could not pay for; `stop` says why).
    */
-  waitingFor?: 'approval' | 'confirmation' | 'message';
+  waitingFor?: 'approval' | 'confirmation' | 'message' | 'budget';
+  /** The cost budget stop of a session paused for its budget (also recorded in `session.interrupted.budget`). */
+  stop?: CostBudgetStop;
 }
 
 /** How long an aborted effect may go on before the runtime abandons it, by default (ReinOptions `abandonGraceMs`). */
@@ -193,6 +196,8 @@ export class SessionHost {
   private readonly stopReasonOf: ((record: RecordEnvelope) => string | undefined) | undefined;
   private broken: Error | undefined;
   private interrupted = false;
+  /** A model call was refused by the cost budget: no model call starts any more, and the session pauses once quiet. */
+  private pausing: CostBudgetStop | undefined;
   private endedRecord: RecordEnvelope | undefined;
   private quietWaiters: Array<() => void> = [];
   /** Written records not yet acknowledged (the store's `commit` has not covered them), in seq order. */
@@ -410,12 +415,32 @@ export class SessionHost {
    * Stop without ending the session: abort running effects and drop their settlements, so they stay in doubt and
    * `resume` resolves them by policy. Records `session.interrupted`.
    */
-  async interrupt(reason: string): Promise<void> {
+  async interrupt(reason: string, budget?: CostBudgetStop): Promise<void> {
     if (this.interrupted || this.tree.done) return;
     this.interrupted = true;
     const running = this.running.ids();
     for (const effect of this.running.values()) effect.controller.abort(new ReinError('SESSION_ENDED', `interrupted: ${reason}`));
-    await this.recordFacts([{ type: 'session.interrupted', data: { reason, running } }]);
+    await this.recordFacts([{ type: 'session.interrupted', data: { reason, running, ...(budget ? { budget } : {}) } }]);
+  }
+
+  /**
+   * Pause before a model call the cost budget cannot pay for: the call is not made and its settlement never comes (it
+   * stays in doubt: a resume makes it, after checking the budget again), no other model call starts, the effects
+   * already running finish and are applied, and once nothing runs the pause is recorded as `session.interrupted`
+   * with the stop (see `whenQuiet`).
+   */
+  private pauseFor(request: EffectRequest, stop: CostBudgetStop): void {
+    this.dropped.add(request.effectId);
+    this.pausing ??= stop;
+  }
+
+  /** Why the session paused for its cost budget, as a person reads it. */
+  private pauseReason(stop: CostBudgetStop): string {
+    const usd = (value: number | undefined) => (value === undefined ? 'unknown' : `$${value < 1 ? value.toFixed(4) : value.toFixed(2)}`);
+    const why = stop.worstCaseUsd === undefined || stop.spentUsd === undefined
+      ? `the cost budget of ${usd(stop.limitUsd)} cannot be checked: ${stop.model ?? 'the model'} has no price`
+      : `the cost budget of ${usd(stop.limitUsd)} could be exceeded: spent ${usd(stop.spentUsd)}${stop.reservedUsd > 0 ? `, calls under way up to ${usd(stop.reservedUsd)}` : ''}, this call up to ${usd(stop.worstCaseUsd)}`;
+    return `paused before a model call of ${stop.actor}: ${why}; rein resume ${this.stream} --max-cost <usd> continues it`;
   }
 
   /**
@@ -427,6 +452,8 @@ export class SessionHost {
       const check = () => {
         if (this.broken) return reject(this.broken);
         if (this.queued > 0 || this.settling > 0 || this.running.busy > 0 || this.acknowledgedHead < this.issuedHead) return this.quietWaiters.push(check);
+        // Paused for the cost budget and nothing runs any more: the pause is recorded now, then the session is quiet.
+        if (this.pausing && !this.interrupted && !this.tree.done) return void this.interrupt(this.pauseReason(this.pausing), this.pausing).then(check, reject);
         resolve(this.result());
       };
       check();
@@ -440,16 +467,18 @@ export class SessionHost {
     const tally = this.tree.done ? context.tally : undefined;
     const answer = ended ? ('output' in ended ? { output: ended.output } : {}) : tally?.answer ? { output: tally.answer.value } : {};
     const outputErrors = ended?.outputErrors ?? tally?.outputErrors;
-    const status = ended?.status ?? (this.tree.done ? (context.outcome ?? 'failed') : this.interrupted ? 'interrupted' : 'paused');
+    // A pause for the cost budget is recorded as an interruption (resumable the same way) and reported as a pause.
+    const budgetPause = !ended && !this.tree.done && this.interrupted ? this.pausing : undefined;
+    const status = ended?.status ?? (this.tree.done ? (context.outcome ?? 'failed') : budgetPause ? 'paused' : this.interrupted ? 'interrupted' : 'paused');
     const waiting = status === 'paused' ? statusOfState(this.statusState) : undefined;
-    const waitingFor = this.tree.pendingApprovals().length > 0 || waiting === 'awaiting-approval' ? 'approval' : waiting === 'awaiting-confirmation' ? 'confirmation' : waiting === 'idle' ? 'message' : undefined;
+    const waitingFor = budgetPause ? 'budget' : this.tree.pendingApprovals().length > 0 || waiting === 'awaiting-approval' ? 'approval' : waiting === 'awaiting-confirmation' ? 'confirmation' : waiting === 'idle' ? 'message' : undefined;
     return {
       sessionId: this.stream,
       ...(status === 'paused' && waitingFor ? { waitingFor } : {}),
       // A session rebuilt after it ended (resume of an ended session) has no `session.ended` from this process: its
       // final state says how it ended.
-      status: ended?.status ?? (this.tree.done ? (context.outcome ?? 'failed') : this.interrupted ? 'interrupted' : 'paused'),
-      ...(ended?.reason ?? context.endReason ? { reason: ended?.reason ?? context.endReason ?? undefined } : {}),
+      status,
+      ...(budgetPause ? { reason: this.pauseReason(budgetPause), stop: budgetPause } : ended?.reason ?? context.endReason ? { reason: ended?.reason ?? context.endReason ?? undefined } : {}),
       head: this.head,
       ...answer,
       ...(outputErrors ? { outputErrors } : {}),
@@ -467,6 +496,11 @@ export class SessionHost {
   /** Run an effect's executor; an executor that throws settles as `effect.failed`. Never rejects. */
   private async execute(request: EffectRequest, controller: AbortController): Promise<Settlement> {
     const executor = this.executors[request.kind];
+    // Paused for the cost budget: no model call starts (each stays in doubt, and a resume makes it).
+    if (this.pausing && request.kind === 'callModel') {
+      this.dropped.add(request.effectId);
+      return { type: 'effect.failed', data: { effectId: request.effectId, error: { code: 'COST_BUDGET_REACHED', message: 'paused for the cost budget' }, elapsedMs: 0 } };
+    }
     const refused = this.effectGate?.();
     if (refused) {
       // Not a settlement: the host stops here, and `settle` drops whatever is returned.
@@ -501,6 +535,7 @@ export class SessionHost {
           if (guarded && facts.some((fact) => fact.type === 'tool.started')) this.running.markStarted(request.effectId);
         },
         live: (event) => this.live$.next(event),
+        pause: (stop) => this.pauseFor(request, stop),
         now: () => this.clock(),
         elapsedMs: () => this.clock() - this.createdAt,
       }));

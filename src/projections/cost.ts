@@ -4,6 +4,17 @@ import { defaultPrices, priceOf, type ModelPrice, type Prices } from '../../mode
 
 const offline: ReadonlySet<string> = new Set(['scripted', 'recorded']);
 
+/** A known 0: what the offline providers' calls cost when the table does not price their model. */
+const free: ModelPrice = Object.freeze({ input: 0, output: 0 });
+
+/**
+ * The price a call of `model` on `provider` is charged at: the table's for the model (exact name or prefix); else a
+ * known 0 for the scripted and recorded providers (they run no paid model — give their model a price to rehearse a
+ * cost budget); else undefined ("unknown", never 0).
+ */
+export const callPrice = (prices: Prices, provider: string | undefined, model: string | undefined): ModelPrice | undefined =>
+  priceOf(prices, model) ?? (provider !== undefined && offline.has(provider) ? free : undefined);
+
 /** What one usage costs in US dollars at `price` (cache reads and writes are part of `inputTokens`, priced apart). */
 export const costOfUsage = (usage: TokenUsage, price: ModelPrice): number => {
   const read = usage.cacheReadTokens ?? 0;
@@ -34,7 +45,7 @@ export interface SessionCost {
  */
 export const sessionCost = (records: Iterable<RecordEnvelope>, prices: Prices = defaultPrices): SessionCost => {
   let model: string | undefined;
-  let free = false;
+  let provider: string | undefined;
   let usd: number | undefined = 0;
   const byActor = new Map<string, { usd: number | undefined; calls: number }>();
   const calls: Array<{ seq: number; actor: string; turn: number | undefined; usd: number | undefined }> = [];
@@ -42,14 +53,13 @@ export const sessionCost = (records: Iterable<RecordEnvelope>, prices: Prices = 
   const tokens = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
   for (const record of records) {
     if (record.type === 'session.created') {
-      const provider = (record.data as { provider?: { model?: string; name?: string } }).provider;
-      model = provider?.model;
-      // The scripted and recorded providers run no paid model: their calls cost nothing (a known 0, not unknown).
-      free = provider?.name !== undefined && offline.has(provider.name);
+      const named = (record.data as { provider?: { model?: string; name?: string } }).provider;
+      model = named?.model;
+      provider = named?.name;
     }
     if (record.type !== 'model.responded') continue;
     const data = record.data as { usage: TokenUsage; turn?: number };
-    const price = free ? { input: 0, output: 0 } : priceOf(prices, model);
+    const price = callPrice(prices, provider, model);
     const cost = price ? costOfUsage(data.usage, price) : undefined;
     if (!price) unpriced.add(model ?? '(no model named)');
     usd = usd === undefined || cost === undefined ? undefined : usd + cost;

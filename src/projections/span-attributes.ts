@@ -116,8 +116,8 @@ export const attemptEventAttributes = (attempted: ModelAttempted, content: Conte
   [reinAttr.reason]: content(attempted.message),
 });
 
-/** A model call's end, from `model.responded`: usage, finish reason and, when content is captured, the reply's parts. */
-export const responseAttributes = (reply: ModelResponded, capture: boolean, content: Content): Attributes => {
+/** A model call's end, from `model.responded`: usage (cache reads and writes apart), its cost when priced, finish reason and, when content is captured, the reply's parts. */
+export const responseAttributes = (reply: ModelResponded, capture: boolean, content: Content, costUsd?: number): Attributes => {
   const parts = capture
     ? [
         ...(reply.reasoning ? [{ type: 'reasoning', content: reply.reasoning }] : []),
@@ -129,6 +129,9 @@ export const responseAttributes = (reply: ModelResponded, capture: boolean, cont
     [reinAttr.turn]: reply.turn,
     [attr.inputTokens]: reply.usage.inputTokens,
     [attr.outputTokens]: reply.usage.outputTokens,
+    [reinAttr.cacheReadTokens]: reply.usage.cacheReadTokens,
+    [reinAttr.cacheWriteTokens]: reply.usage.cacheWriteTokens,
+    [reinAttr.costUsd]: costUsd,
     [attr.finishReasons]: [reply.stopReason],
     [reinAttr.toolCalls]: reply.toolCalls.length,
     [attr.outputMessages]: content([{ role: 'assistant', parts, finish_reason: reply.stopReason }]),

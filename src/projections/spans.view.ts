@@ -7,6 +7,8 @@ import type { ApprovalReplied, ApprovalRequested, PermissionDecided } from '../.
 import type { SessionCreated, SessionEnded, SessionForked, SessionInterrupted, SessionResumed } from '../../models/session.records.js';
 import type { ToolRejected, ToolRepaired, ToolSettled, ToolValidated } from '../../models/tool.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
+import { callPrice, costOfUsage } from './cost.js';
+import { defaultPrices, type Prices } from '../../models/price-table.js';
 import { attr, operation, reinAttr } from '../telemetry/gen-ai-attributes.js';
 import { createRedactor } from '../telemetry/redact.js';
 import { spanIdOf, traceIdOf } from '../telemetry/span-ids.js';
@@ -71,6 +73,8 @@ export interface SpanViewOptions {
    * themselves; give it to `spansOfRecords` / `otlpJsonOf` to get the same.
    */
   modelInputOf?: (ref: string) => ModelInputContent | undefined;
+  /** Prices for each chat span's `rein.cost.usd` (default the shipped `defaultPrices`). */
+  prices?: Prices;
 }
 
 /**
@@ -83,6 +87,7 @@ export interface SpanViewOptions {
  */
 export const spanProjection = (options: SpanViewOptions = {}): SpanProjection => {
   const capture = options.captureContent === true;
+  const prices = options.prices ?? defaultPrices;
   const redact = createRedactor(options.secrets);
   const agentName = options.agentName ?? 'rein';
   const maxContent = options.maxContentLength ?? 16_000;
@@ -155,7 +160,8 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
       const key = ensureChat(draft, record, reply.effectId);
       if (!key) return;
       const agent = agentPathOf(record.actor);
-      closeChat(draft, key, record.at, { code: 'unset' }, responseAttributes(reply, capture, content));
+      const price = callPrice(prices, draft.provider?.name, draft.provider?.model);
+      closeChat(draft, key, record.at, { code: 'unset' }, responseAttributes(reply, capture, content, price ? costOfUsage(reply.usage, price) : undefined));
       const agentSpan = spanOf(draft, `agent:${agent}`);
       if (!agentSpan) return;
       for (const call of reply.toolCalls) {

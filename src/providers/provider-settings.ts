@@ -6,6 +6,8 @@ import { ReinError } from '../host/host-errors.js';
 import { configFileName } from './config-file-name.js';
 import { isLoopbackHost } from '../util/loopback-host.js';
 import { SandboxConfig } from '../policy/sandbox-config.js';
+import { Prices } from '../../models/prices.js';
+import { Budgets } from '../../models/budgets.js';
 import { CaptureConfig } from '../changes/capture-config.js';
 import { defaultAnthropicBaseUrl } from './anthropic.provider.js';
 import { defaultOpenAIBaseUrl } from './openai-compatible.provider.js';
@@ -73,6 +75,10 @@ export const WorkspaceConfig = z
     maxParallelToolCalls: z.number().int().positive().optional(),
     /** The workspace capture: `{ enabled, gitignore, exclude, include, maxFileMb }` (docs/replay.md: *Time travel*). */
     capture: CaptureConfig.optional(),
+    /** Model prices, US dollars per million tokens, by model name or prefix, merged over the shipped ones (docs/budgets.md). */
+    prices: Prices.optional(),
+    /** Budgets of new sessions (flags win): `maxTurns`, `maxToolCalls`, `maxTokens`, `maxWallTimeMs`, `maxCostUsd`. */
+    budgets: Budgets.partial().strict().optional(),
   })
   .strict();
 export type WorkspaceConfig = z.infer<typeof WorkspaceConfig>;

@@ -1,5 +1,6 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EffectKind, EffectResolution, ResumePolicy } from '../../models/effect.records.js';
+import { refuseUnpricedModels } from './cost-budget.js';
 import { SessionCreated } from '../../models/session.records.js';
 import type { FactDraft } from '../../models/envelope.js';
 import type { EffectExecutors, EffectRequest, EffectResumeCheck } from '../effects/effect.js';
@@ -248,6 +249,10 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
   const capabilities = services.capabilities && rebuilt.capabilities.active && !rebuilt.tree.done ? await SessionCapabilities.open(services.capabilities, services.registry, rebuilt.capabilities) : undefined;
   const wiring = wireSession(services, created.tools, memory, sessionId, capabilities);
   for (const record of records) wiring.observe(record);
+  // A cost budget given to this resume replaces the recorded one (recorded with `session.resumed`); the one in force
+  // needs a price for every model that may answer.
+  const maxCostUsd = rebuilt.tree.done ? undefined : services.budgets.maxCostUsd;
+  if (!rebuilt.tree.done) refuseUnpricedModels(services.prices, [services.provider, ...(services.fallbacks ?? [])], maxCostUsd ?? wiring.budget.limitUsd);
   const head = records[records.length - 1]?.seq ?? 0;
   const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, lastAt: records[records.length - 1]?.at ?? first.at, executors: wiring.executors, machineVersion, clock: services.clock, newId: services.newRecordId ?? createIdGenerator(), snapshotEvery: services.snapshotEvery, parallelTools: services.parallelTools, ...(services.abandonGraceMs === undefined ? {} : { abandonGraceMs: services.abandonGraceMs }), lastSnapshotSeq: rebuilt.snapshotSeq ?? 0, statusHistory: records, ...(services.effectGate ? { effectGate: services.effectGate } : {}), ...(capabilities ? { capabilities: capabilities.deriver } : {}), stopReasonOf: sessionStopOf });
   host.written$.subscribe(wiring.observe);
@@ -325,7 +330,7 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
   const killed = await strays();
   const facts: FactDraft[] = [];
   if (rebuilt.rejected && rebuilt.snapshotRejectedSeq) facts.push({ type: 'snapshot.rejected', data: { seq: rebuilt.snapshotRejectedSeq, reason: rebuilt.rejected } });
-  facts.push({ type: 'session.resumed', data: { fromSeq: head, inDoubt: inDoubt.map((effect) => effect.effectId), ...(rebuilt.snapshotSeq ? { snapshotSeq: rebuilt.snapshotSeq } : {}), ...killed } }, ...leftFacts);
+  facts.push({ type: 'session.resumed', data: { fromSeq: head, inDoubt: inDoubt.map((effect) => effect.effectId), ...(rebuilt.snapshotSeq ? { snapshotSeq: rebuilt.snapshotSeq } : {}), ...killed, ...(maxCostUsd === undefined ? {} : { maxCostUsd }) } }, ...leftFacts);
   // The plugins this process loaded: a resumed session may run with other plugins than before, and the log says so.
   for (const fact of services.plugins?.journal() ?? []) facts.push({ type: fact.type, data: fact.data });
   // This process may isolate commands differently from the one that started the session: say how, once.

@@ -1,4 +1,6 @@
 import type { Budgets } from '../../models/budgets.js';
+import type { Prices } from '../../models/price-table.js';
+import { CostBudget } from './cost-budget.js';
 import { contextCounts, type ContextProjected } from '../../models/context.records.js';
 import type { ModelOptions } from '../../models/model-contract.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
@@ -54,6 +56,8 @@ export interface SessionServices {
   registry: ToolRegistry;
   workspace: Workspace;
   budgets: Budgets;
+  /** Model prices (the shipped defaults merged with the harness's `prices`): what the cost budget charges. */
+  prices: Prices;
   clock: () => number;
   /** Record ids for every session (default: a fresh random-prefixed generator per session). */
   newRecordId?: () => string;
@@ -125,6 +129,8 @@ export interface SessionWiring {
   modeOf(actor: string): string;
   /** The session's workspace capture (absent when capture is off). */
   capture?: WorkspaceCapture;
+  /** The session tree's cost budget, folded from its log (`observe`). */
+  budget: CostBudget;
 }
 
 /**
@@ -158,6 +164,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
     ...(memory ? { memory } : {}),
     ...(services.hooks && services.hooks.size > 0 ? { hooks: services.hooks } : {}),
   });
+  const budget = new CostBudget(services.prices);
   const projection = contextProjection(services.contextView);
   const reduceContext = reducerOf(projection);
   const reduceMemory = reducerOf(memoryProjection);
@@ -241,7 +248,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
       const recordedExcluded = excluded.filter((entry) => recordedSources.has(entry.source));
       const data: ContextProjected = { effectId, turn, attempt, ...(model === undefined ? {} : { model }), ...ledger, input, ...(recordedIncluded.length > 0 ? { included: recordedIncluded } : {}), ...(recordedExcluded.length > 0 ? { excluded: recordedExcluded } : {}), excludedCount: counts.excluded, compactedCount: counts.compacted };
       // The exact input travels with the fact into the settling step's batch: durable exactly when the step is.
-      return { messages, tools, cacheBreakpoints: ledger.cacheBreakpoints, facts: [...memoryFacts, ...loaded.facts, ...captured.facts, ...hookFacts, { type: 'context.projected', data }], blobs: [...loaded.blobs, ...captured.blobs, bytes] };
+      return { messages, tools, cacheBreakpoints: ledger.cacheBreakpoints, inputTokens: ledger.estimatedTokens, facts: [...memoryFacts, ...loaded.facts, ...captured.facts, ...hookFacts, { type: 'context.projected', data }], blobs: [...loaded.blobs, ...captured.blobs, bytes] };
     },
     async review(reply, signal): Promise<ReplyReview> {
       const facts: FactDraft[] = [];
@@ -284,14 +291,16 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
     toolState,
     ...(capture ? { capture } : {}),
     directory,
+    budget,
     policyDigestOf: (actor) => actors.of(actor).mutationPolicyDigest,
     modeOf: (actor) => actors.of(actor).rights.mode,
     executors: {
-      callModel: createCallModelExecutor({ provider: services.provider, ...(services.fallbacks ? { fallbacks: services.fallbacks } : {}), options: services.modelOptions, retry: services.retry, random: services.random, source }),
+      callModel: createCallModelExecutor({ provider: services.provider, ...(services.fallbacks ? { fallbacks: services.fallbacks } : {}), options: services.modelOptions, retry: services.retry, random: services.random, source, budget }),
       executeTool: createExecuteToolExecutor((actor) => actors.of(actor).environment, { ...(services.classifyVerification ? { classifyVerification: services.classifyVerification } : {}), ...(capture ? { capture } : {}) }),
       startTimer: createStartTimerExecutor(),
     },
     observe: (record) => {
+      budget.observe(record);
       context = reduceContext(context, record);
       if (instructions) {
         if (record.type === 'file.read' || record.type === 'file.written') instructions.noteFile((record.data as { path: string }).path);

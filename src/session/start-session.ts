@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RecordDraft } from '../../models/envelope.js';
 import type { Budgets } from '../../models/budgets.js';
+import { refuseUnpricedModels } from './cost-budget.js';
 import { recordVersion } from '../../models/records.js';
 import type { SessionCreated } from '../../models/session.records.js';
 import { rootPath } from '../host/root-path.js';
@@ -87,6 +88,7 @@ export const createSession = async <Schema extends z.ZodType = z.ZodType<unknown
   checkSessionOptions(options, 'createSession');
   if (options.sessionId !== undefined) checkSessionId(options.sessionId);
   // A schema that cannot be checked or shown is refused before anything is written.
+  refuseUnpricedModels(services.prices, [services.provider, ...(services.fallbacks ?? [])], options.budgets?.maxCostUsd ?? services.budgets.maxCostUsd);
   const output = options.output ? outputFromZod(options.output) : options.outputSchema !== undefined ? outputFromJsonSchema(options.outputSchema, 'createSession({ outputSchema })') : undefined;
   const sessionId = options.sessionId ?? newSessionId(services.clock());
   if (isReservedStreamName(sessionId)) throw new ReinError('SESSION_INVALID', `${sessionId} is reserved for the workspace's memory`);

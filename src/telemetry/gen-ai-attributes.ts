@@ -58,6 +58,12 @@ export const reinAttr = {
   contextInput: 'rein.context.input',
   contextTokens: 'rein.context.estimated_tokens',
   contextPhase: 'rein.context.phase',
+  /** Input tokens the provider served from its prompt cache (part of `gen_ai.usage.input_tokens`). */
+  cacheReadTokens: 'rein.usage.cache_read_tokens',
+  /** Input tokens the provider wrote to its prompt cache (part of `gen_ai.usage.input_tokens`). */
+  cacheWriteTokens: 'rein.usage.cache_write_tokens',
+  /** What the model call cost in US dollars at the configured prices; absent when its model has no price. */
+  costUsd: 'rein.cost.usd',
   contextExcluded: 'rein.context.excluded',
   contextCompacted: 'rein.context.compacted',
   toolStatus: 'rein.tool.status',

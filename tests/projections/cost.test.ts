@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import { ModelPrice, Prices, defaultPrices, priceOf } from '../../models/prices.js';
 import { costLine, costOfUsage, formatCost, sessionCost } from '../../src/projections/cost.js';
-import { propertyRuns } from '../support/temp-dir.js';
+import { makeTempDir, propertyRuns } from '../support/temp-dir.js';
+import { spansOfRecords } from '../../src/projections/spans.view.js';
+import { runScriptedSession } from '../../src/testing/run-scripted.js';
 
 const record = (seq: number, type: string, actor: string, data: unknown): RecordEnvelope => ({ seq, type, actor, data, stream: 's', at: seq, id: `r${seq}` }) as unknown as RecordEnvelope;
 const created = (model: string | undefined) => record(1, 'session.created', 'root', { task: 't', provider: { name: 'anthropic', ...(model ? { model } : {}) } });
@@ -64,5 +66,28 @@ describe('offline providers', () => {
     const records = [record(1, 'session.created', 'root', { task: 't', provider: { name: 'scripted' } }), responded(2, 'root', { inputTokens: 10, outputTokens: 1 })];
     expect(sessionCost(records).usd).toBe(0);
     expect(formatCost(sessionCost(records))).toBe('$0.0000');
+  });
+});
+
+describe('cost in spans and for the offline providers', () => {
+  it('each chat span carries its cost (rein.cost.usd) and its cache reads and writes next to gen_ai.usage.*', async () => {
+    const workspace = await makeTempDir('rein-cost-spans-');
+    try {
+      const usage = { inputTokens: 1_000_000, outputTokens: 100_000, cacheReadTokens: 600_000, cacheWriteTokens: 100_000 };
+      const run = await runScriptedSession({ workspace: workspace.path, script: { turns: [{ text: 'Done.', usage: { inputTokens: 1, outputTokens: 1 } }] } });
+      // A script states no cache usage: the reply is given the usage a caching provider would have reported.
+      const records = run.records.map((entry) => (entry.type === 'model.responded' ? { ...entry, data: { ...entry.data, usage } } : entry)) as RecordEnvelope[];
+      const priced = spansOfRecords(records, { prices: { script: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } } }).filter((span) => span.name.startsWith('chat'));
+      expect(priced).toHaveLength(1);
+      // 300,000 plain × $3 + 600,000 read × $0.30 + 100,000 written × $3.75 + 100,000 out × $15, per million.
+      expect(priced[0]!.attributes).toMatchObject({ 'gen_ai.usage.input_tokens': 1_000_000, 'rein.usage.cache_read_tokens': 600_000, 'rein.usage.cache_write_tokens': 100_000 });
+      expect(priced[0]!.attributes['rein.cost.usd']).toBeCloseTo(0.9 + 0.18 + 0.375 + 1.5, 9);
+      // At the shipped prices the scripted provider costs a known 0; a session at an unpriced model has no cost attribute.
+      expect(spansOfRecords(records).find((span) => span.name.startsWith('chat'))!.attributes['rein.cost.usd']).toBe(0);
+      const unpriced = records.map((entry) => (entry.type === 'session.created' ? { ...entry, data: { ...(entry.data as object), provider: { name: 'openai', model: 'llama-local' } } } : entry));
+      expect(spansOfRecords(unpriced as RecordEnvelope[]).find((span) => span.name.startsWith('chat'))!.attributes).not.toHaveProperty('rein.cost.usd');
+    } finally {
+      await workspace.remove();
+    }
   });
 });

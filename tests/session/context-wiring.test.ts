@@ -56,6 +56,7 @@ describe('the context policy wired into the model call', () => {
       registry: new ToolRegistry(builtinTools()),
       workspace: await Workspace.open(workspace.path),
       budgets: defaultBudgets,
+      prices: {},
       clock: () => 1,
       systemPrompt: 'Rules.',
       modelOptions: {},

@@ -9,7 +9,8 @@ import { openStore, protectedPathsOf, workspaceOf, broadWorkspaceWarning, worksp
 import { printText } from '../print-text.js';
 import { cliPluginLocations, pluginFlags, exitCodeOf, printSandbox, runToQuiet, stopPluginsAfter } from '../session-runner.js';
 import { resolve as resolvePath } from 'node:path';
-import { configuredOptionsOf, loadWorkspaceConfig } from '../../providers/provider-settings.js';
+import { configuredOptionsOf, loadWorkspaceConfig, type WorkspaceConfig } from '../../providers/provider-settings.js';
+import { costFlag } from '../budget-options.js';
 import { buildProvider, providerSettingsFor } from '../provider-options.js';
 import { fileLimitWidening, limitOptions, permissionsOf, sandboxOf } from '../permission-options.js';
 import { answeringOf } from './run.action.js';
@@ -34,6 +35,12 @@ import type { SandboxPolicy } from '../../policy/sandbox-policy.js';
 /** An in-doubt effect as a person reads it: `bash npm test`, `callModel`. */
 const describeEffect = (resolution: ResumeReport['resolutions'][number]): string =>
   resolution.kind === 'executeTool' ? `${String(resolution.args.name)} ${summarizeArguments((resolution.args.arguments ?? {}) as Record<string, unknown>)}`.trim() : resolution.kind;
+
+/** The configuration's `prices`, as an option to spread. */
+const pricesOf = async (workspace: string): Promise<{ prices?: NonNullable<WorkspaceConfig['prices']> }> => {
+  const prices = (await loadWorkspaceConfig(workspace))?.prices;
+  return prices ? { prices } : {};
+};
 
 const endedStatuses: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'budget-exhausted']);
 
@@ -125,7 +132,9 @@ const resumeHere = async (
   const { provider, fallbacks } = ended !== undefined ? { provider: endedProvider(id, created.provider, ended), fallbacks: undefined } : pluginProvider ? { provider: await pluginProviderFor(pluginProvider, { ...(options.model ?? created.provider.model ? { model: options.model ?? created.provider.model } : {}), ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}) }, workspace, loaded.plugins), fallbacks: undefined } : await buildProvider(settings!, store);
   const { mcpServers, capabilities } = await cliCapabilitiesFor(workspace, options);
   const sandbox = await restoredSandbox(store, id, options, workspace);
-  const rein = await createRein({ store, workspace, ...(options.memory === false ? { memory: false as const } : {}), protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins, workspace), ...(await hostRunFiles(workspace, loaded.hooks, mcpServers))], provider, ...(fallbacks ? { fallbacks } : {}), ...(settings ? { modelOptions: settings.modelOptions } : {}), ...(settings?.applyPatch === undefined ? {} : { applyPatch: settings.applyPatch }), permissions: permissionsOf(options), sandbox: sandbox.policy, plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...configuredOptionsOf(await loadWorkspaceConfig(workspace)), ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
+  const maxCostUsd = costFlag(options.maxCost);
+  const prices = await pricesOf(workspace);
+  const rein = await createRein({ store, workspace, ...(maxCostUsd === undefined ? {} : { budgets: { maxCostUsd } }), ...prices, ...(options.memory === false ? { memory: false as const } : {}), protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins, workspace), ...(await hostRunFiles(workspace, loaded.hooks, mcpServers))], provider, ...(fallbacks ? { fallbacks } : {}), ...(settings ? { modelOptions: settings.modelOptions } : {}), ...(settings?.applyPatch === undefined ? {} : { applyPatch: settings.applyPatch }), permissions: permissionsOf(options), sandbox: sandbox.policy, plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...configuredOptionsOf(await loadWorkspaceConfig(workspace)), ...(context.effectGate ? { effectGate: context.effectGate } : {}), ...context.telemetry?.reinOptions });
   context.telemetry?.attach(rein);
   // An in-doubt call whose rerun needs a confirmation: `--confirm <effectId>` (that call only) or `--yes` confirm it;
   // otherwise a person at a terminal is asked, call by call; without one it waits (exit 3).
@@ -184,7 +193,7 @@ const continueResumed = async (id: string, session: ReinSession, report: ResumeR
   const calls = report.resolutions.filter((resolution) => resolution.kind === 'executeTool').map((resolution) => ({ effectId: resolution.effectId, arguments: (resolution.args.arguments ?? {}) as Record<string, unknown> }));
   let result: Awaited<ReturnType<typeof runToQuiet>>;
   try {
-    result = await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options, workspace), from: report.head + 1, calls, effects: report.resolutions.map((resolution) => resolution.effectId) });
+    result = await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options, workspace), from: report.head + 1, calls, effects: report.resolutions.map((resolution) => resolution.effectId), ...(await pricesOf(workspace)) });
     // Quiet (ended, or waiting for a person): the plugins stop and the log says so, while a held lease still fences it.
     await stopPluginsAfter(rein, id, { json: Boolean(options.json), printedThrough: session.snapshot().head, reason: 'rein resume finished' });
   } finally {

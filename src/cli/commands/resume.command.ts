@@ -8,6 +8,8 @@ export interface ResumeCommandOptions extends CommonOptions, ProviderFlags, Perm
   otlp?: string;
   /** `--no-memory` sets it false. */
   memory?: boolean;
+  /** `--max-cost <usd>`: the cost budget from here on (replaces the recorded one). */
+  maxCost?: string;
 }
 
 /**
@@ -23,6 +25,7 @@ export const registerResume = (program: Command, setExit: (code: number) => void
     .option('--yes', 'rerun in-doubt effects that need confirmation, and answer every approval request with yes; also trusts the workspace\'s MCP configuration and untrusted project plugins')
     .option('--confirm <effectId>', 'rerun this in-doubt call (e.g. root:e2) although its outcome is unknown; answers nothing else (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
     .option('--no-memory', "run without the workspace's long-term memory (nothing injected or read, memory_read reports it disabled, no end-of-session pass): e.g. while its stream is damaged")
+    .option('--max-cost <usd>', 'the cost budget in US dollars from here on, replacing the recorded one (a session paused for its budget continues with a higher one)')
     .option('--otlp <base-url>', 'send the spans that end from now on to this OpenTelemetry collector over OTLP/HTTP, as OTEL_EXPORTER_OTLP_ENDPOINT does');
   addCapabilityOptions(addPluginOptions(addPermissionOptions(addCommonOptions(addProviderOptions(command, 'scripted model (default: the script the session was started with)'))))).action(async (id: string, options: ResumeCommandOptions) =>
     (await import('./resume.action.js')).resumeCommand(id, options, setExit),

@@ -74,8 +74,9 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
   let rein: Rein | undefined;
   try {
     const { provider, replaying, fallbacks } = fromPlugin ? { provider: await pluginProviderFor(fromPlugin, options, workspace, loaded.plugins), replaying: undefined, fallbacks: undefined } : await buildProvider(settings!, store);
-    const budgets = { ...replaying?.budgets, ...flagBudgets };
-    rein = await createRein({ store, workspace, ...(options.memory === false ? { memory: false as const } : {}), protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins, workspace), ...(await hostRunFiles(workspace, loaded.hooks, mcpServers))], provider, ...(fallbacks ? { fallbacks } : {}), budgets, ...(settings ? { modelOptions: settings.modelOptions } : {}), ...(settings?.applyPatch === undefined ? {} : { applyPatch: settings.applyPatch }), permissions, sandbox: sandboxOf(options, (await loadWorkspaceConfig(workspace))?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...configuredOptionsOf(await loadWorkspaceConfig(workspace)), ...(inspector ? { inspect: inspector.inspect } : {}), ...telemetry?.reinOptions });
+    const config = await loadWorkspaceConfig(workspace);
+    const budgets = { ...config?.budgets, ...replaying?.budgets, ...flagBudgets };
+    rein = await createRein({ store, workspace, ...(config?.prices ? { prices: config.prices } : {}), ...(options.memory === false ? { memory: false as const } : {}), protectedPaths: [...(await protectedPathsOf(options, workspace)), ...projectPluginFolders(loaded.plugins, workspace), ...(await hostRunFiles(workspace, loaded.hooks, mcpServers))], provider, ...(fallbacks ? { fallbacks } : {}), budgets, ...(settings ? { modelOptions: settings.modelOptions } : {}), ...(settings?.applyPatch === undefined ? {} : { applyPatch: settings.applyPatch }), permissions, sandbox: sandboxOf(options, config?.sandbox), plugins: loaded.plugins, ...(loaded.hooks ? { hooks: loaded.hooks } : {}), mcpServers, capabilities, ...configuredOptionsOf(config), ...(inspector ? { inspect: inspector.inspect } : {}), ...telemetry?.reinOptions });
     telemetry?.attach(rein);
     const text = task || replaying?.task || 'Follow the script.';
     if (options.detach) {
@@ -126,7 +127,7 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
       }
     };
     try {
-      const result = await runToQuiet(session, { json: Boolean(options.json), begin, approvals: answeringOf(options, workspace), interruptAtStart: interruptedEarly });
+      const result = await runToQuiet(session, { json: Boolean(options.json), begin, approvals: answeringOf(options, workspace), interruptAtStart: interruptedEarly, ...(config?.prices ? { prices: config.prices } : {}) });
       await stopPluginsAfter(rein, session.id, { json: Boolean(options.json), printedThrough: session.snapshot().head, reason: 'rein run finished' });
       if (blocked) throw blocked;
       setExit(exitCodeOf(result));

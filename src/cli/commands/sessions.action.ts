@@ -5,6 +5,7 @@ import { sessionPages, sessionStatuses, type SessionSummary } from '../../sessio
 import { openStore, printJson, workspaceOf, type CommonOptions } from '../cli-context.js';
 import { printText } from '../print-text.js';
 import { costLine, sessionCost } from '../../projections/cost.js';
+import { configuredPrices } from '../config-prices.js';
 import { transcriptLine } from '../transcript.js';
 import { terminalSafe, terminalText } from '../../util/terminal-text.js';
 import type { EventStore } from '../../../stores/event-store.js';
@@ -79,7 +80,7 @@ export const showCommand = (id: string, options: CommonOptions & { verbose?: boo
       }
     }
     // The cost is derived from the log at show time (a projection), never stored; a session with no model call has none.
-    if (!options.json && records.some((record) => record.type === 'model.responded')) printText(`${costLine(sessionCost(records))}\n`);
+    if (!options.json && records.some((record) => record.type === 'model.responded')) printText(`${costLine(sessionCost(records, await configuredPrices(await workspaceOf(options))))}\n`);
   });
 
 /**

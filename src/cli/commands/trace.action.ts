@@ -11,6 +11,8 @@ import { renderTraceMarkdown, renderTraceText } from '../../trace/trace-report.j
 import { openStore, printJson, workspaceOf } from '../cli-context.js';
 import type { TraceOptions } from './trace.command.js';
 import { ReinError } from '../../host/host-errors.js';
+import { costLine, sessionCost } from '../../projections/cost.js';
+import { configuredPrices } from '../config-prices.js';
 import { exportTrace, wantsOtlp } from '../trace-export.js';
 import { shareRedactor } from '../../trace/share-redaction.js';
 import { secretsFromEnvironment } from '../telemetry-options.js';
@@ -35,9 +37,11 @@ export const traceCommand = async (id: string, options: TraceOptions): Promise<v
       if (typeof options.eval === 'string') await writeFile(resolve(options.eval), `${JSON.stringify(evalCase, null, 2)}\n`);
       else return void process.stdout.write(`${JSON.stringify(evalCase, null, 2)}\n`);
     }
-    if (options.json) printJson(value({ ...report, turns: report.turns.length }));
+    // The cost is derived from the log now, at the configured prices (never stored): per agent, with the cache hit rate.
+    const cost = sessionCost(records, await configuredPrices(await workspaceOf(options)));
+    if (options.json) printJson(value({ ...report, turns: report.turns.length, cost: { usd: cost.usd ?? null, unpriced: cost.unpriced, byActor: Object.fromEntries([...cost.byActor].map(([actor, entry]) => [actor, { usd: entry.usd ?? null, calls: entry.calls }])), inputTokens: cost.inputTokens, outputTokens: cost.outputTokens, cacheReadTokens: cost.cacheReadTokens, cacheWriteTokens: cost.cacheWriteTokens } }));
     // The report quotes the model and its tools: shown with their control characters escaped (line breaks kept).
-    else process.stdout.write(terminalText(text(renderTraceText(report, users)), { newlines: true }));
+    else process.stdout.write(terminalText(`${text(renderTraceText(report, users))}${cost.calls.length > 0 ? `${costLine(cost)}\n` : ''}`, { newlines: true }));
   } finally {
     await store.close();
   }
