@@ -5,8 +5,8 @@ import { sessionPages, sessionStatuses, type SessionSummary } from '../../sessio
 import { openStore, printJson, workspaceOf, type CommonOptions } from '../cli-context.js';
 import { printText } from '../print-text.js';
 import { costLine, sessionCost } from '../../projections/cost.js';
-import { transcriptLine } from '../transcript.js';
-import { terminalSafe, terminalText } from '../../util/terminal-text.js';
+import { transcriptLine, transcriptSafe } from '../transcript.js';
+import { terminalText } from '../../util/terminal-text.js';
 import type { EventStore } from '../../../stores/event-store.js';
 import { flattenRecords } from '../../host/step-record.js';
 
@@ -74,7 +74,7 @@ export const showCommand = (id: string, options: CommonOptions & { verbose?: boo
     for (const record of options.json ? records : flattenRecords(records)) {
       if (options.json) printJson(record);
       else {
-        const line = transcriptLine(terminalSafe(record), { verbose: Boolean(options.verbose) });
+        const line = transcriptLine(transcriptSafe(record), { verbose: Boolean(options.verbose) });
         if (line) printText(`${line}\n`);
       }
     }
