@@ -155,10 +155,10 @@ const filterOf = (records: readonly RecordEnvelope[], workspace: RewindWorkspace
 /**
  * Rewind a stored session (docs/replay.md: *Time travel*). The session must not be running (`store.hold`: `STORE_LOCKED`
  * when another process runs it). An interrupted rewind of it is finished first. With `code`: the workspace is scanned
- * and what changed outside rein since the log's last capture is recorded (`workspace.changed`, `outside`); a rewind
- * that would overwrite such a change, or needs a content never stored, is refused with `REWIND_CONFLICT` unless
- * `force`; `confirm` is asked with the plan; the rewind is recorded (`workspace.rewind-started`, synced, with the
- * plan) before any file changes, then carried out and recorded as done (`workspace.changed`, `rewind`), and the
+ * for what changed outside rein since the log's last capture; a rewind that would overwrite such a change, or needs a
+ * content never stored, is refused with `REWIND_CONFLICT` unless `force`, appending nothing; `confirm` is asked with
+ * the plan; a rewind that goes ahead records the outside changes (`workspace.changed`, `outside`) and itself
+ * (`workspace.rewind-started`, synced, with the plan) before any file changes, then carried out and recorded as done (`workspace.changed`, `rewind`), and the
  * workspace is scanned to check it holds the tree recorded at `to`. With `conversation`: a fork ending at the step
  * that holds `to`, and the command that continues it (no model is called; the session itself is untouched).
  */
@@ -206,14 +206,10 @@ const rewindCode = async (log: HeldLog, store: EventStore, sessionId: string, wo
   const stored = new Set(known.list().flatMap(([, entry]) => (entry.type === 'file' ? [entry.content] : [])));
   const { tree: disk, bytes } = await scanWorkspace(workspace.root, rules, { keep: (ref) => !stored.has(ref) });
   const outsideChanges = treeChanges(known, disk);
-  if (outsideChanges.length > 0) {
-    const blobs = [...bytes.values()];
-    await log.append([{ type: 'workspace.changed', data: { source: 'outside', changes: outsideChanges, tree: disk.digest() } satisfies WorkspaceChanged }], { blobs });
-  }
   const target = (await loggedTree(log.all, read, options.to))!.tree;
   const planned = treeChanges(disk, target);
-  // Protected: what changed outside rein now, and what an earlier look found changed outside rein and nothing since
-  // (a refused rewind recorded it; refusing once must not make the next one overwrite it silently).
+  // Protected: what changed outside rein now, and what an earlier rewind recorded as changed outside rein and nothing
+  // since (a forced rewind overwrote it; an undo brings it back, and a later rewind must not overwrite it silently).
   const touched = new Set([...outsideSince(log.all), ...outsideChanges.map((change) => change.path)]);
   const plan: RewindPlan = {
     sessionId,
@@ -232,6 +228,10 @@ const rewindCode = async (log: HeldLog, store: EventStore, sessionId: string, wo
   }
   if (planned.length === 0) return { plan, tree: disk.digest(), verified: disk.digest() === target.digest(), kept: [] };
   if (options.confirm && !(await options.confirm(plan))) return { plan, declined: true };
+  // Only a rewind that goes ahead records what changed outside rein (with its contents, so an undo can bring them
+  // back): a refused or declined one, or one with nothing to do, leaves the log as it was. The edit stays protected
+  // all the same: it is still on disk, so the next look finds it again.
+  if (outsideChanges.length > 0) await log.append([{ type: 'workspace.changed', data: { source: 'outside', changes: outsideChanges, tree: disk.digest() } satisfies WorkspaceChanged }], { blobs: [...bytes.values()] });
   const operations: RewindOperation[] = planned.map((change) => ({ path: change.path, ...(change.after ? { after: change.after } : {}) }));
   const planRef = await store.blobs.put(planBytes(operations));
   const started: WorkspaceRewindStarted = {

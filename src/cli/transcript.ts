@@ -9,10 +9,23 @@ import type { PluginFailed } from '../../models/plugin.records.js';
 import { backgroundEndText } from '../projections/trace-notes.js';
 import { patchSummary } from '../tools/patch/patch-paths.js';
 import { planLine } from '../projections/plan-text.js';
+import { terminalSafe } from '../util/terminal-text.js';
 
 const clip = (text: string, length = 100): string => {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > length ? `${flat.slice(0, length - 1)}…` : flat;
+};
+
+/**
+ * A record made safe to print as a transcript line (`terminalSafe`: every control character escaped). A call's plain
+ * result is shown on one line, so its line breaks become spaces first — escaped, they printed as a literal `\n`
+ * (`✓ edit: edited src/add.js: replaced one occurrence\n1 30036e31 | …`). A command's JSON result has none outside
+ * its strings, and its output is still shown line by line.
+ */
+export const transcriptSafe = (record: RecordEnvelope): RecordEnvelope => {
+  const data = record.data as { observation?: unknown } | undefined;
+  if (record.type !== 'tool.settled' || typeof data?.observation !== 'string') return terminalSafe(record);
+  return terminalSafe({ ...record, data: { ...data, observation: data.observation.replace(/[\r\n]+/g, ' ') } });
 };
 
 /** A short, readable summary of a tool call's arguments (`path`, `command` or the first few fields). */

@@ -9,6 +9,7 @@ import type { TraceOutcome, TraceReport } from '../trace/trace-types.js';
 import { blobText } from '../session/session-records.js';
 import { KeyedSerialQueue } from '../../stores/task-queues.js';
 import { timelineOf } from './timeline.js';
+import { foldSpan } from '../session/session-span.js';
 
 /** What the server keeps of one session: its trace view folded up to `head`, and the counts a list row shows. */
 export interface SessionDigest {
@@ -18,6 +19,7 @@ export interface SessionDigest {
   turns: number;
   toolCalls: number;
   tokens: { input: number; output: number; estimated: boolean };
+  /** The session's own span (`foldSpan`): from its own first record (a fork's `session.forked`), rewinds left out. */
   firstAt: number;
   lastAt: number;
   /** The analysis of the view at `head`, once asked for. */
@@ -34,8 +36,7 @@ const reduce = reducerOf(traceProjection);
 const fold = (digest: SessionDigest, record: RecordEnvelope): void => {
   digest.view = reduce(digest.view, record);
   digest.head = record.seq;
-  if (digest.firstAt === 0) digest.firstAt = record.at;
-  digest.lastAt = Math.max(digest.lastAt, record.at);
+  foldSpan(digest, record);
   if (record.type === 'model.responded') {
     const usage = (record.data as { usage?: { inputTokens?: number; outputTokens?: number; estimated?: boolean } }).usage;
     digest.turns += 1;

@@ -14,6 +14,8 @@ import { readSession } from './session-records.js';
 import { fileChangesOf, type ChangeKind } from '../changes/file-change.js';
 import { treeChanges } from '../changes/tree-changes.js';
 import { loggedTree } from '../changes/tree-manifest.js';
+import type { WorkspaceChanged } from '../../models/workspace.records.js';
+import { spanMs, spanOf } from './session-span.js';
 
 /** One side of a comparison: how the session ended as the trace judges it, and what it cost and changed. */
 export interface ComparedSession {
@@ -68,10 +70,8 @@ const sideOf = (sessionId: string, records: readonly RecordEnvelope[]): { side: 
   const verifications = toArray(view.verifications)
     .map((verification) => ({ seq: verification.seq, name: verification.name, status: verification.status, ...(verification.command ? { command: verification.command } : {}) }))
     .sort((left, right) => left.seq - right.seq);
-  const first = records[0]?.at ?? 0;
-  const last = records[records.length - 1]?.at ?? first;
   return {
-    side: { sessionId, status: sessionStatusOf(records) ?? 'active', outcome: traceOutcomeOf(view), turns, toolCalls, tokens, durationMs: Math.max(0, last - first), verifications, filesChanged: [...files].sort() },
+    side: { sessionId, status: sessionStatusOf(records) ?? 'active', outcome: traceOutcomeOf(view), turns, toolCalls, tokens, durationMs: spanMs(spanOf(records)), verifications, filesChanged: [...files].sort() },
     turns: turnsOf(view)
       .filter((turn) => turn.actor === 'root')
       .sort((left, right) => left.requested.seq - right.requested.seq),
@@ -119,14 +119,26 @@ export const compareSessions = async (store: Pick<EventStore, 'read' | 'info' | 
 };
 
 /**
+ * The seq the session's work ends at, for its workspace change (undefined: its head): the record before a later rewind
+ * of it and before the look for outside changes that rewind made first — or before such a look left at the end of the
+ * log by a refused rewind (older logs have them): changes found outside rein then are not the session's.
+ */
+const workEnd = (records: readonly RecordEnvelope[], fromSeq: number): number | undefined => {
+  const rewound = records.findIndex((record) => record.seq > fromSeq && record.type === 'workspace.rewind-started');
+  let end = rewound === -1 ? records.length : rewound;
+  const outsideLook = (record: RecordEnvelope) => record.seq > fromSeq && record.type === 'workspace.changed' && (record.data as WorkspaceChanged).source === 'outside';
+  while (end > 0 && outsideLook(records[end - 1]!)) end -= 1;
+  return end === records.length ? undefined : (records[end - 1]?.seq ?? 0);
+};
+
+/**
  * A side's workspace change after `fromSeq` (0: the whole session), from its recorded workspace changes: the tree the
  * log holds at `fromSeq` against the one the session's work left — its end, or the record before a later rewind of it
  * (a rewind undoes the work being compared, it is not part of it). Undefined for a session that never captured.
  */
 const workspaceSide = async (store: Pick<EventStore, 'readBlob'>, sessionId: string, records: readonly RecordEnvelope[], fromSeq: number): Promise<Pick<ComparedSession, 'filesChanged' | 'changes' | 'tree'> | undefined> => {
   const read = (ref: string) => store.readBlob(sessionId, ref);
-  const rewound = records.find((record) => record.seq > fromSeq && record.type === 'workspace.rewind-started');
-  const last = await loggedTree(records, read, rewound ? rewound.seq - 1 : undefined);
+  const last = await loggedTree(records, read, workEnd(records, fromSeq));
   if (!last) return undefined;
   const first = await loggedTree(records, read, fromSeq === 0 ? last.capturedSeq : fromSeq);
   const changes = fileChangesOf(treeChanges(first!.tree, last.tree)).map((change) => ({ path: change.path, kind: change.kind, ...(change.from !== undefined ? { from: change.from } : {}) }));

@@ -1,11 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import { callSummary } from '../../src/projections/call-summary.js';
-import { callTally, callVerdict, plural, transcriptLine } from '../../src/cli/transcript.js';
+import { callTally, callVerdict, plural, transcriptLine, transcriptSafe } from '../../src/cli/transcript.js';
 
 const settled = (data: Record<string, unknown>, actor = 'root', seq = 1): RecordEnvelope => ({ stream: 's', seq, id: `r${seq}`, type: 'tool.settled', v: 1, at: 0, actor, data: { effectId: 'e', callId: 'c', name: 'bash', elapsedMs: 1, ...data } });
 
 describe('how a settled call reads to a person', () => {
+  it('a plain multi-line result reads as one line, with no literal \\n; control characters are still escaped', () => {
+    const edit = settled({ name: 'edit', status: 'ok', observation: 'edited src/add.js: replaced one occurrence\n1 30036e31 | export const add\r\n\u001b[2K' });
+    const line = transcriptLine(transcriptSafe(edit));
+    expect(line).toContain('edited src/add.js: replaced one occurrence 1 30036e31 | export const add');
+    expect(line).not.toContain('\\n');
+    expect(line).toContain('\\x1b[2K');
+    expect(line).not.toContain('\u001b');
+  });
+
   it('a command left in the background has no outcome yet: not ✓, not a failure', () => {
     const background = { status: 'ok', observation: JSON.stringify({ command: 'npm run dev', background: true, pid: 42, success: true }) } as const;
     expect(callVerdict(background)).toBe('background');

@@ -91,15 +91,17 @@ describe('rein diff, rein rewind and rein compare', () => {
     const before = await cli(['rewind', id, '--to', String(first.seq), '--code']);
     expect(before.code, 'no terminal and no --yes: refused').toBe(2);
     expect(await file('hi.txt')).toBe('hello\n');
-    // A person edits a file the rewind would restore: refused, nothing changed, the edit recorded as outside rein.
+    // A person edits a file the rewind would restore: refused, nothing changed — the files, and the (ended) log.
     await writeFile(join(workspace.path, 'notes.txt'), 'mine\n');
+    const headBefore = jsonLines((await cli(['show', id, '--json'])).stdout).length;
     const refused = await cli(['rewind', id, '--to', String(first.seq), '--code', '--yes']);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('REWIND_CONFLICT');
     expect(refused.stderr).toContain('notes.txt');
     expect(await file('notes.txt')).toBe('mine\n');
-    // Refusing once recorded the edit; it stays protected.
+    // The edit stays protected: it is still on disk.
     expect((await cli(['rewind', id, '--to', String(first.seq), '--code', '--yes'])).stderr).toContain('REWIND_CONFLICT');
+    expect(jsonLines((await cli(['show', id, '--json'])).stdout), 'a refused rewind appends nothing').toHaveLength(headBefore);
     const forced = await cli(['rewind', id, '--to', String(first.seq), '--code', '--yes', '--force', '--json']);
     expect(forced.code, forced.stderr).toBe(0);
     const result = jsonLines(forced.stdout).at(-1)!;

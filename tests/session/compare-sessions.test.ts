@@ -48,4 +48,42 @@ describe('the library: rein.rewind, session.diff and rein.compare', () => {
       await workspace.remove();
     }
   });
+
+  it('a refused rewind of an ended session appends nothing, and rewinds (or an older log\'s leftover look outside) neither stretch its time nor add files it never touched', async () => {
+    const workspace = await makeTempDir('rein-compare-');
+    try {
+      await writeFile(join(workspace.path, 'a.txt'), 'alpha\n');
+      const store = createMemoryEventStore();
+      const rein = await createRein({ store, workspace: workspace.path, memory: false, permissions: { approveAll: true }, provider: actorProvider({ root: [write('x.txt', 'x\n'), write('y.txt', 'y\n'), { text: 'Done.' }] }) });
+      const session = await rein.startSession({ task: 'write files' });
+      expect((await session.whenQuiet()).status).toBe('completed');
+      await session.release();
+      const ran = await rein.compare(session.id, session.id);
+      expect(ran.a.changes?.map((change) => change.path)).toEqual(['x.txt', 'y.txt']);
+      const settled = (await store.read(session.id)).filter((record) => record.type === 'tool.settled')[0]!;
+      const head = await store.head(session.id);
+      // A person edits the file the rewind would remove and adds one: refused, and the log is as it was.
+      await writeFile(join(workspace.path, 'y.txt'), 'mine\n');
+      await writeFile(join(workspace.path, 'b.txt'), 'person\n');
+      const later = () => Date.now() + 250_000;
+      await expect(rein.rewind(session.id, { to: settled.seq, code: true, clock: later })).rejects.toMatchObject({ code: 'REWIND_CONFLICT' });
+      expect(await store.head(session.id)).toBe(head);
+      // An older rein recorded that look at the end of the log, minutes later: still not the session's time or files.
+      const [last] = await store.read(session.id, { from: head });
+      const { tree } = (await store.read(session.id)).filter((record) => record.type === 'workspace.changed').at(-1)!.data as { tree: string };
+      await store.append(session.id, [{ id: 'legacy-look', v: last!.v, type: 'workspace.changed', actor: last!.actor, at: later(), data: { source: 'outside', changes: [{ path: 'b.txt', after: { type: 'file', content: `artifact://blake3/${'0'.repeat(64)}`, size: 7, mode: 0o644 } }], tree } }], { expectedSeq: head });
+      const looked = await rein.compare(session.id, session.id);
+      expect(looked.a.durationMs).toBe(ran.a.durationMs);
+      expect(looked.a.changes?.map((change) => change.path)).toEqual(['x.txt', 'y.txt']);
+      // A forced rewind, minutes after the end: recorded, but the session's time and work are what they were.
+      const forced = await rein.rewind(session.id, { to: settled.seq, code: true, force: true, clock: later });
+      expect(forced.code).toMatchObject({ verified: true });
+      const rewound = await rein.compare(session.id, session.id);
+      expect(rewound.a.durationMs).toBe(ran.a.durationMs);
+      expect(rewound.a.changes?.map((change) => change.path)).toEqual(['x.txt', 'y.txt']);
+      await rein.close();
+    } finally {
+      await workspace.remove();
+    }
+  });
 });

@@ -6,7 +6,7 @@ import { openStore, printJson, workspaceOf, type CommonOptions } from '../cli-co
 import { printText } from '../print-text.js';
 import { costLine, sessionCost } from '../../projections/cost.js';
 import { configuredPrices } from '../config-prices.js';
-import { transcriptLine } from '../transcript.js';
+import { transcriptLine, transcriptSafe } from '../transcript.js';
 import { terminalSafe, terminalText } from '../../util/terminal-text.js';
 import type { EventStore } from '../../../stores/event-store.js';
 import { flattenRecords } from '../../host/step-record.js';
@@ -75,7 +75,7 @@ export const showCommand = (id: string, options: CommonOptions & { verbose?: boo
     for (const record of options.json ? records : flattenRecords(records)) {
       if (options.json) printJson(record);
       else {
-        const line = transcriptLine(terminalSafe(record), { verbose: Boolean(options.verbose) });
+        const line = transcriptLine(transcriptSafe(record), { verbose: Boolean(options.verbose) });
         if (line) printText(`${line}\n`);
       }
     }
