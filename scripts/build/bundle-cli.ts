@@ -2,7 +2,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
-import { bundleOnly, bundleOptions, root } from './bundle-options.js';
+import { bundleOnly, bundleOptions, msgpackrWithoutExtractor, root } from './bundle-options.js';
 
 /*
  * `npm run build`, second half: bundle the compiled CLI (dist/src/cli/main.js) into dist/cli/rein.js, the `rein`
@@ -48,23 +48,6 @@ const classicLevelBinding: Plugin = {
       contents: "module.exports = require('node-gyp-build')(require('node:path').dirname(require.resolve('classic-level/package.json')));",
       loader: 'js',
     }));
-  },
-};
-
-/**
- * msgpackr loads `msgpackr-extract`, an optional native accelerator of string decoding, when it starts; finding it
- * (`node-gyp-build-optional-packages`, which asks `detect-libc` for the C library) costs a short command ~20 ms. The
- * CLI decodes with msgpackr's JavaScript, which gives the same values (the library, `rein`, still loads it).
- */
-const msgpackrWithoutExtractor: Plugin = {
-  name: 'rein-msgpackr-without-extractor',
-  setup(context) {
-    context.onLoad({ filter: /[\\/]msgpackr[\\/]node-index\.js$/ }, async (args) => {
-      const source = await readFile(args.path, 'utf8');
-      const guard = 'if (!nativeAccelerationDisabled) {';
-      if (!source.includes(guard)) throw new Error(`msgpackr's node-index.js changed: ${guard} not found`);
-      return { contents: source.replace(guard, 'if (false) {'), loader: 'js' };
-    });
   },
 };
 

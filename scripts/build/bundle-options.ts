@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,3 +56,20 @@ export const bundleOptions = (entryPoints: Record<string, string>, outdir: strin
   legalComments: 'none',
   banner: { js: "import { createRequire as __reinCreateRequire } from 'node:module'; const require = __reinCreateRequire(import.meta.url);" },
 });
+
+/**
+ * msgpackr loads `msgpackr-extract`, an optional native accelerator of string decoding, when it starts; finding it
+ * (`node-gyp-build-optional-packages`, which asks `detect-libc` for the C library) costs a short command ~20 ms. The
+ * bundles decode with msgpackr's JavaScript, which gives the same values.
+ */
+export const msgpackrWithoutExtractor: Plugin = {
+  name: 'rein-msgpackr-without-extractor',
+  setup(context) {
+    context.onLoad({ filter: /[\\/]msgpackr[\\/]node-index\.js$/ }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      const guard = 'if (!nativeAccelerationDisabled) {';
+      if (!source.includes(guard)) throw new Error(`msgpackr's node-index.js changed: ${guard} not found`);
+      return { contents: source.replace(guard, 'if (false) {'), loader: 'js' };
+    });
+  },
+};
