@@ -24,10 +24,6 @@ export const knownCycles: readonly string[] = [
   'machines/delegation.machine.ts ↔ machines/session.contract.ts',
   'src/capabilities/agent-capabilities.ts ↔ src/tools/tool-registry.ts ↔ src/tools/tool.ts',
   'stores/chain-canon.ts ↔ stores/chain-check.ts ↔ stores/chain-crypto.ts ↔ stores/chain.ts ↔ stores/record-codec.ts ↔ stores/store-errors.ts',
-  // Each command file imports its action lazily; the action imports the command's options type back.
-  ...['acp', 'approve', 'context', 'graph', 'inspect', 'memory', 'resume', 'run', 'sandbox', 'serve', 'store', 'trace', 'verify', 'worker'].map(
-    (command) => `src/cli/commands/${command}.action.ts ↔ src/cli/commands/${command}.command.ts`,
-  ),
 ];
 
 const importPatterns = [
