@@ -4,7 +4,10 @@ import type { ChildUsage, DelegatedTask, DelegationPlan, FailureClass, JoinConfl
 import { renderJoinObservation } from './delegation/join-observation.js';
 import { decideJoin, findConflicts, type ChildState } from './delegation/join-policy.js';
 import { shareBudgets, spentSoFar } from './delegation/budget-share.js';
+import type { JoinOutput } from './delegation/join-output.js';
 import type { AgentOutput, SessionInput } from './session.contract.js';
+
+export type { JoinOutput } from './delegation/join-output.js';
 
 /** Bumped whenever a change would make old snapshots of this machine restore into the wrong state. */
 export const delegationMachineVersion = '4';
@@ -25,20 +28,6 @@ export interface DelegationInput {
   ceiling: Budgets;
   /** Session time (ms since creation) when the plan was accepted: deadlines count from here. */
   startedAtMs: number;
-}
-
-/** What the parent learns when the join is decided: the call's terminal result. */
-export interface JoinOutput {
-  kind: 'delegation.join';
-  callId: string;
-  outcome: 'satisfied' | 'unsatisfied' | 'cancelled';
-  observation: string;
-  usage: ChildUsage;
-  /**
-   * The latest session time (ms) the delegation saw: a child's deadline timer that fired. The parent charges it to
-   * its own clock, so a deadline that was also the parent's leaves it no wall time for another call.
-   */
-  elapsedMs: number;
 }
 
 export interface DelegationContext {

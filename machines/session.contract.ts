@@ -5,7 +5,7 @@
 import type { ApprovalRequested } from '../models/permission.records.js';
 import type { ChildUsage, DelegationAccepted, DelegationRole, FailureClass } from '../models/delegation.records.js';
 import type { ReportFormat } from '../models/report-contracts.js';
-import type { JoinOutput } from './delegation.machine.js';
+import type { JoinOutput } from './delegation/join-output.js';
 import type { ApprovalOutcome } from './permission.machine.js';
 import type { TurnOutput } from './turn.machine.js';
 import type { Budgets, Usage } from '../models/budgets.js';

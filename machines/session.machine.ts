@@ -1,4 +1,4 @@
-import { and, assign, enqueueActions, not, setup, stopChild, type AnyActorRef } from 'xstate';
+import { and, assign, enqueueActions, not, setup, stopChild } from 'xstate';
 import { approvalIdOf } from '../models/permission.records.js';
 import { delegationMachine, type DelegationMachine } from './delegation.machine.js';
 import { permissionMachine } from './permission.machine.js';
@@ -6,12 +6,13 @@ import { turnMachine } from './turn.machine.js';
 import { mcpConnectionMachine, mcpConnectionPath } from './mcp-connection.machine.js';
 import type { CallSpec } from '../models/call-spec.js';
 import type { UseRow } from '../models/turn.records.js';
-import type { Budgets, Usage } from '../models/budgets.js';
 import { emptyUsage } from '../models/budgets.js';
-import { addPools, emptyPool, poolOf, shareBudgets, spentOf, type BudgetPool } from './delegation/budget-share.js';
+import { spentOf } from './delegation/budget-share.js';
+import { budgetGuards, delegatedNote } from './session/session-budget.js';
+import { delegationGuards, delegationJoinOf, delegationStartOf, notify } from './session/session-delegation.js';
 import type { SessionCaveat, SessionOutcome } from '../models/session.records.js';
 import { completionClaims, maxCutContinuations, maxOutputCorrections, maxReportCorrections, maxStopContinuations, reportTool, shellTools } from './session.contract.js';
-import type { AgentOutput, ApprovalDoneEvent, DelegationDoneEvent, DelegationNotice, EmitRecordParams, OutstandingEffect, RequestEffectParams, SessionContext, SessionEvent, SessionInput, TurnDoneEvent } from './session.contract.js';
+import type { AgentOutput, ApprovalDoneEvent, EmitRecordParams, RequestEffectParams, SessionContext, SessionEvent, SessionInput, TurnDoneEvent } from './session.contract.js';
 
 // The contract (constants, input, context, output, events, action params) lives in its own module; importers of the
 // machine keep finding it here.
@@ -38,45 +39,6 @@ const isApprovalDone = (event: SessionEvent): event is ApprovalDoneEvent =>
 const isTurnDone = (event: SessionEvent): event is TurnDoneEvent =>
   event.type.startsWith('xstate.done.actor.') && typeof (event as Partial<TurnDoneEvent>).output?.turnId === 'string';
 
-/** The outstanding `delegate_task` call whose delegation actor just decided its join, as `[effectId, effect]`. */
-const delegationDoneOf = (context: SessionContext, event: SessionEvent): [string, OutstandingEffect & { delegation: string }] | undefined => {
-  if (!event.type.startsWith('xstate.done.actor.')) return undefined;
-  const output = (event as Partial<DelegationDoneEvent>).output;
-  if (output?.kind !== 'delegation.join') return undefined;
-  const entry = Object.entries(context.outstanding).find(([, effect]) => effect.delegation !== undefined && event.type === `xstate.done.actor.${effect.delegation}` && effect.callId === output.callId);
-  return entry as [string, OutstandingEffect & { delegation: string }] | undefined;
-};
-
-/**
- * Tell the delegation actor a child answers to about its approvals (found by path in the actor system; a machine
- * running without one — model checking — tells nobody).
- */
-const notify = (system: { get(systemId: string): AnyActorRef | undefined }, context: SessionContext, notice: DelegationNotice, sendTo: (to: AnyActorRef, event: DelegationNotice & { taskId: string }) => void): void => {
-  const delegation = context.child ? system.get(context.child.delegation) : undefined;
-  if (delegation && context.child) sendTo(delegation, { ...notice, taskId: context.child.taskId });
-};
-
-/** What the children of this agent's open delegations were given and may still spend. */
-const reservedOf = (context: SessionContext): BudgetPool =>
-  Object.values(context.outstanding).reduce((pool, effect) => (effect.reserved ? addPools(pool, effect.reserved) : pool), emptyPool);
-
-/**
- * What is left of this agent's budgets right now — after its own turns and calls, what its children spent (charged at
- * each join) and what its open delegations hold for their children: the pool the next delegation's children share.
- */
-const remainingBudgets = (context: SessionContext): Budgets => {
-  const reserved = reservedOf(context);
-  return {
-    maxTurns: context.budgets.maxTurns - context.usage.turns - context.tally.delegated.turns - reserved.turns,
-    maxToolCalls: context.budgets.maxToolCalls - context.usage.toolCalls - context.tally.delegated.toolCalls - reserved.toolCalls,
-    maxTokens: context.budgets.maxTokens - tokensUsed(context.usage) - reserved.tokens,
-    maxWallTimeMs: context.budgets.maxWallTimeMs - (context.usage.elapsedMs - context.startedAtMs),
-  };
-};
-
-/** `(4 of them spent by delegated children)`, when children spent any. */
-const delegatedNote = (spent: number, what: string): string => (spent > 0 ? ` (${spent} of them ${spent === 1 ? 'was' : 'were'} ${what} by delegated children)` : '');
-
 /** Without a recorded CallSpec nothing is allowed: every call is `tool.unknown_or_disallowed` and the turn blocks. */
 const missingCallSpec = (callId: string): CallSpec => ({
   callId,
@@ -99,8 +61,6 @@ const missingCallSpec = (callId: string): CallSpec => ({
 /** How each result of a turn was used: fed into the next model call, or discarded when it was cancelled. */
 const usesOf = (turnId: string, rows: ReadonlyArray<{ callId: string; errorCode?: string }>): UseRow[] =>
   rows.map((row) => (row.errorCode === 'Cancelled' ? { callId: row.callId, disposition: 'discarded_with_reason', reason: 'cancelled' } : { callId: row.callId, disposition: 'consumed', ref: `synthesis:${turnId}` }));
-
-const tokensUsed = (usage: Usage): number => usage.inputTokens + usage.outputTokens;
 
 /** A reply the output token limit cut before the model finished it (a cut tool call fails its arguments instead). */
 const isCut = (event: SessionEvent): boolean => event.type === 'model.responded' && event.stopReason === 'max_tokens' && event.toolCalls.length === 0;
@@ -312,38 +272,20 @@ export const sessionMachine = setup({
     /** A `delegate_task` call's plan was accepted: spawn its delegation actor; the call stays outstanding until the join. */
     spawnDelegation: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'delegation.accepted') return;
-      const path = `${context.path}/delegation-${event.effectId.slice(event.effectId.lastIndexOf(':e') + 2)}`;
-      // The children share what is left (the delegation splits it the same way); it is held for them until the join.
-      const ceiling = remainingBudgets(context);
-      const reserved = poolOf(shareBudgets(event.plan.tasks.map((task) => task.budgets), ceiling));
-      enqueue.assign({
-        outstanding: { ...context.outstanding, [event.effectId]: { kind: 'executeTool', callId: event.callId, delegation: path, reserved } },
-        usage: { ...context.usage, elapsedMs: Math.max(context.usage.elapsedMs, event.elapsedMs) },
-      });
-      enqueue.spawnChild('delegation', {
-        id: path,
-        systemId: path,
-        input: { path, sessionId: context.sessionId, parent: context.path, callId: event.callId, plan: event.plan, ceiling, startedAtMs: event.elapsedMs },
-      });
+      const { path, update, input } = delegationStartOf(context, event);
+      enqueue.assign(update);
+      enqueue.spawnChild('delegation', { id: path, systemId: path, input });
     }),
     /**
      * The join was decided: its observation is the call's terminal result. What the children spent is charged to this
      * agent (their tokens to its usage, their turns and tool calls to `delegated`) and their held shares are released.
      */
     closeDelegation: enqueueActions(({ context, event, enqueue }) => {
-      const found = delegationDoneOf(context, event);
-      if (!found) return;
-      const [effectId, effect] = found;
-      const output = (event as DelegationDoneEvent).output;
-      const { [effectId]: _joined, ...outstanding } = context.outstanding;
-      enqueue.stopChild(effect.delegation);
-      enqueue.assign({
-        outstanding,
-        // The join happened no earlier than the last deadline it saw: a child's deadline is charged to this agent's wall time.
-        usage: { ...context.usage, inputTokens: context.usage.inputTokens + output.usage.inputTokens, outputTokens: context.usage.outputTokens + output.usage.outputTokens, elapsedMs: Math.max(context.usage.elapsedMs, output.elapsedMs) },
-        tally: { ...context.tally, delegated: { turns: context.tally.delegated.turns + output.usage.turns, toolCalls: context.tally.delegated.toolCalls + output.usage.toolCalls } },
-      });
-      if (context.lastTurn?.status === 'open') enqueue.sendTo(context.lastTurn.path, { type: 'tool.settled', callId: output.callId, name: 'delegate_task', status: 'ok', observation: output.observation });
+      const join = delegationJoinOf(context, event);
+      if (!join) return;
+      enqueue.stopChild(join.delegation);
+      enqueue.assign(join.update);
+      if (context.lastTurn?.status === 'open') enqueue.sendTo(context.lastTurn.path, { type: 'tool.settled', callId: join.output.callId, name: 'delegate_task', status: 'ok', observation: join.output.observation });
     }),
     /** An MCP server starts: its connection actor (`<path>/mcp/<server>`) is spawned, or told to start again (a resume). */
     startMcpConnection: enqueueActions(({ context, event, enqueue, system }) => {
@@ -423,16 +365,7 @@ export const sessionMachine = setup({
     isOutstandingEffect: ({ context, event }) => 'effectId' in event && Object.hasOwn(context.outstanding, event.effectId),
     isOutstandingTool: ({ context, event }) =>
       event.type === 'tool.settled' && context.outstanding[event.effectId]?.kind === 'executeTool' && context.outstanding[event.effectId]?.delegation === undefined,
-    isAcceptedDelegation: ({ context, event }) =>
-      event.type === 'delegation.accepted' &&
-      context.outstanding[event.effectId]?.kind === 'executeTool' &&
-      context.outstanding[event.effectId]?.callId === event.callId &&
-      context.outstanding[event.effectId]?.delegation === undefined,
-    isDelegationDone: ({ context, event }) => delegationDoneOf(context, event) !== undefined,
-    isLastOutstandingDelegation: ({ context, event }) => {
-      const found = delegationDoneOf(context, event);
-      return found !== undefined && Object.keys(context.outstanding).length === 1;
-    },
+    ...delegationGuards,
     isChild: ({ context }) => context.child !== null,
     hasReport: ({ context }) => context.report !== null,
     turnMutationReady: ({ event }) => isTurnDone(event) && event.output.status === 'mutation-ready',
@@ -465,16 +398,7 @@ export const sessionMachine = setup({
     outputCorrectionLeft: ({ context }) => (context.tally.outputCorrections ?? 0) < maxOutputCorrections,
     /** A conversation's final answer ends the prompt's turn: the session waits for the next message. */
     isConversation: ({ context }) => context.tally.conversation === true,
-    /** A call of the turn just joined was refused for the tool-call budget: the session cannot go on. */
-    toolCallBudgetSpent: ({ context }) => context.tally.toolCallBudgetSpent !== null,
-    tokenBudgetLeft: ({ context, event }) =>
-      event.type !== 'model.responded' || tokensUsed(context.usage) + event.usage.inputTokens + event.usage.outputTokens <= context.budgets.maxTokens,
-    /** Some of the token budget is left for another model call (what this agent and its joined children spent is below it). */
-    tokensLeft: ({ context }) => tokensUsed(context.usage) < context.budgets.maxTokens,
-    turnBudgetLeft: ({ context }) => context.usage.turns + context.tally.delegated.turns < context.budgets.maxTurns,
-    wallTimeLeft: ({ context }) => context.usage.elapsedMs - context.startedAtMs < context.budgets.maxWallTimeMs,
-    /** A model call failed once the wall time was spent (resume does not rerun an in-doubt call then): the budget ended it. */
-    wallTimeSpentAtFailure: ({ context, event }) => event.type === 'model.failed' && event.elapsedMs - context.startedAtMs >= context.budgets.maxWallTimeMs,
+    ...budgetGuards,
     nothingElseOutstanding: ({ context, event }) =>
       Object.keys(context.outstanding).every((effectId) => 'effectId' in event && effectId === event.effectId),
   },

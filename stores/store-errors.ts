@@ -1,4 +1,4 @@
-import type { ChainReport } from './chain-check.js';
+import type { ChainReport } from './chain-report.js';
 import { ReinError } from '../models/rein-error.js';
 
 /** Stable codes for every error the store layer raises; tests assert these, never messages. */

@@ -1,8 +1,8 @@
 import { readFile, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
+import { bundleOnly, bundleOptions, msgpackrWithoutExtractor, root } from './bundle-options.js';
 
 /*
  * `npm run build`, second half: bundle the compiled CLI (dist/src/cli/main.js) into dist/cli/rein.js, the `rein`
@@ -11,11 +11,10 @@ import { build, type Plugin } from 'esbuild';
  * (`import('./x.action.js')` becomes a split point). Only pure-JavaScript packages on the CLI's own paths are bundled
  * (rxjs from its ES module build, so unused operators drop out); every other package — native addons
  * (classic-level, msgpackr's extension), packages that find files next to themselves (@vscode/ripgrep), optional
- * or large ones — stays an ordinary import resolved from node_modules, as for the library. The library (dist/src,
- * `rein` and `rein/testing`) is not bundled.
+ * or large ones — stays an ordinary import resolved from node_modules. The library is bundled by bundle-lib.ts with
+ * the same options (bundle-options.ts).
  */
 
-const root = fileURLToPath(new URL('../../../', import.meta.url));
 /**
  * Bundled packages. classic-level's JavaScript and the small CommonJS packages under it (about thirty files, whose
  * resolution and loading cost a reading command ~30 ms) are bundled too; its native addon is still found in its own
@@ -37,26 +36,6 @@ const bundled = new Set([
   'is-buffer',
   'node-gyp-build',
 ]);
-const requireFromRoot = createRequire(join(root, 'package.json'));
-
-const packageOf = (specifier: string): string => {
-  const parts = specifier.split('/');
-  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
-};
-
-/** Leave every package import alone except the bundled ones; take rxjs from its ES2015 module build. */
-const onlyBundled: Plugin = {
-  name: 'rein-bundled-packages',
-  setup(context) {
-    context.onResolve({ filter: /^[^./]/ }, (args) => {
-      if (args.path.startsWith('node:')) return { path: args.path, external: true };
-      const name = packageOf(args.path);
-      if (!bundled.has(name)) return { path: args.path, external: true };
-      if (args.path === 'rxjs') return { path: join(dirname(requireFromRoot.resolve('rxjs/package.json')), 'dist/esm/index.js') };
-      return undefined;
-    });
-  },
-};
 
 /**
  * classic-level finds its addon next to its own files (`node-gyp-build(__dirname)`); bundled, `__dirname` would be the
@@ -69,23 +48,6 @@ const classicLevelBinding: Plugin = {
       contents: "module.exports = require('node-gyp-build')(require('node:path').dirname(require.resolve('classic-level/package.json')));",
       loader: 'js',
     }));
-  },
-};
-
-/**
- * msgpackr loads `msgpackr-extract`, an optional native accelerator of string decoding, when it starts; finding it
- * (`node-gyp-build-optional-packages`, which asks `detect-libc` for the C library) costs a short command ~20 ms. The
- * CLI decodes with msgpackr's JavaScript, which gives the same values (the library, `rein`, still loads it).
- */
-const msgpackrWithoutExtractor: Plugin = {
-  name: 'rein-msgpackr-without-extractor',
-  setup(context) {
-    context.onLoad({ filter: /[\\/]msgpackr[\\/]node-index\.js$/ }, async (args) => {
-      const source = await readFile(args.path, 'utf8');
-      const guard = 'if (!nativeAccelerationDisabled) {';
-      if (!source.includes(guard)) throw new Error(`msgpackr's node-index.js changed: ${guard} not found`);
-      return { contents: source.replace(guard, 'if (false) {'), loader: 'js' };
-    });
   },
 };
 
@@ -108,21 +70,7 @@ const commanderLazyChildProcess: Plugin = {
 export const bundleCli = async (): Promise<void> => {
   const outdir = join(root, 'dist/cli');
   await rm(outdir, { recursive: true, force: true });
-  await build({
-    entryPoints: { rein: join(root, 'dist/src/cli/main.js') },
-    outdir,
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    chunkNames: 'chunks/[name]-[hash]',
-    plugins: [onlyBundled, classicLevelBinding, msgpackrWithoutExtractor, commanderLazyChildProcess],
-    logLevel: 'warning',
-    legalComments: 'none',
-    // CommonJS packages inside the bundle (commander, xstate, classic-level's) call require() for Node's built-ins.
-    banner: { js: "import { createRequire as __reinCreateRequire } from 'node:module'; const require = __reinCreateRequire(import.meta.url);" },
-  });
+  await build(bundleOptions({ rein: join(root, 'dist/src/cli/main.js') }, outdir, [bundleOnly(bundled), classicLevelBinding, msgpackrWithoutExtractor, commanderLazyChildProcess]));
 };
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await bundleCli();

@@ -1,7 +1,12 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { isAbsolute, join, relative, sep } from 'node:path';
-import ignore, { type Ignore } from 'ignore';
+import type { Ignore } from 'ignore';
 import type { CaptureRules } from '../../models/workspace.records.js';
+
+/** ignore (a 50 kB CommonJS file) is loaded when the first capture filter is built, not when rein is imported. */
+let ignoreFactory: typeof import('ignore') | undefined;
+const ignore = (): Ignore => (ignoreFactory ??= createRequire(import.meta.url)('ignore') as typeof import('ignore'))();
 
 /** The capture's settings (`capture` in `rein.config.json` and `createRein`). */
 export interface CaptureOptions {

@@ -1,5 +1,4 @@
-import { createBLAKE3 } from 'hash-wasm';
-import { loadBlake3 } from '../util/blake3.js';
+import { createBlake3, loadBlake3 } from '../util/blake3.js';
 import type { CaptureFilter } from './capture-rules.js';
 import { ChangeAccumulator, readDirectory } from './tree-reader.js';
 import { WorkspaceTree } from './workspace-tree.js';
@@ -16,7 +15,7 @@ export const scanWorkspace = async (root: string, filter: CaptureFilter, options
       tree,
       metas: new Map(),
       filter,
-      hasher: await createBLAKE3(),
+      hasher: await createBlake3(),
       ...(keep
         ? {
             onBytes: (entry, content) => {

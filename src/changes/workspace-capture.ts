@@ -1,8 +1,8 @@
-import { createBLAKE3, type IHasher } from 'hash-wasm';
+import type { IHasher } from 'hash-wasm';
 import type { FactDraft } from '../../models/envelope.js';
 import type { ChangeSource, PathChange, TreeEntry, WorkspaceCaptured, WorkspaceChanged } from '../../models/workspace.records.js';
 import type { BlobStore } from '../../stores/blob-store.js';
-import { loadBlake3 } from '../util/blake3.js';
+import { createBlake3, loadBlake3 } from '../util/blake3.js';
 import type { CaptureFilter } from './capture-rules.js';
 import { ChangeWatcher } from './change-watcher.js';
 import type { EntryMeta } from './file-entry.js';
@@ -167,7 +167,7 @@ export class WorkspaceCapture {
 
   private async start(): Promise<{ facts: FactDraft[]; blobs: Uint8Array[] }> {
     await loadBlake3();
-    const hasher: IHasher = await createBLAKE3();
+    const hasher: IHasher = await createBlake3();
     const known = await this.options.known();
     if (known) {
       this.options.filter.neverAlso(known.never);

@@ -1,9 +1,9 @@
 import { constants } from 'node:fs';
 import { open, readdir, readlink, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createBLAKE3 } from 'hash-wasm';
 import { isInside } from '../policy/protected-paths.js';
 import { PluginError } from './plugin-errors.js';
+import { createBlake3 } from '../util/blake3.js';
 
 /**
  * How much of a project plugin's folder rein digests before it can be trusted. Every file counts (a module the main
@@ -36,7 +36,7 @@ const invalid = (directory: string, why: string): PluginError => new PluginError
  */
 export const digestPluginFolder = async (directory: string, manifestText: string, limits: { files: number; bytes: number; depth: number } = pluginFolderLimits): Promise<PluginFolderDigest> => {
   const root = await realpath(directory);
-  const hasher = await createBLAKE3();
+  const hasher = await createBlake3();
   hasher.init();
   const field = (text: string) => hasher.update(`${Buffer.byteLength(text)}:${text}`);
   field(manifestText);

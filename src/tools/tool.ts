@@ -13,7 +13,7 @@ import type { Workspace } from './workspace.js';
 import type { ToolMemory } from './tool-memory.js';
 import type { DelegationScope } from '../delegation/actor-rights.js';
 import { toolResultOf, toolTraitsOf, type ToolReturn } from './tool-defaults.js';
-import type { AgentCapabilities } from '../capabilities/agent-capabilities.js';
+import type { AgentCapabilities } from '../capabilities/agent-capability-types.js';
 
 
 export type { SideEffectClass, ToolFailure, FileAccess, ToolResult, ToolNote } from './tool-result.js';

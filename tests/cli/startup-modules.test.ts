@@ -4,37 +4,25 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliPath, libraryCliPath } from '../support/cli.js';
+import { packageOfUrl, readModuleLog, writeResolveHook } from '../support/module-census.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /*
  * What a short command loads decides how fast it starts (docs/cli.md: *Start-up*). These tests record every module
- * Node resolves while the CLI runs (a resolve hook appends each URL to a file) and check that `rein --help`,
- * `rein sessions` and `rein show` load only what they use: a command file that imports the runtime at the top (see
- * the pattern in src/cli/program.ts) fails here instead of quietly slowing every command down. The time itself is
- * measured by `scripts/bench/cli-startup.bench.ts`, never asserted.
+ * Node resolves while the CLI runs (a resolve hook appends each URL to a file: tests/support/module-census.ts) and
+ * check that `rein --help`, `rein sessions` and `rein show` load only what they use: a command file that imports the
+ * runtime at the top (see the pattern in src/cli/program.ts) fails here instead of quietly slowing every command down.
+ * The time itself is measured by `scripts/bench/cli-startup.bench.ts`, never asserted.
  */
-
-const hook = `import { appendFileSync } from 'node:fs';
-let file;
-export const initialize = (data) => { file = data.file; };
-export const resolve = async (specifier, context, next) => {
-  const resolved = await next(specifier, context);
-  appendFileSync(file, resolved.url + '\\n');
-  return resolved;
-};
-`;
 
 let directory: { path: string; remove: () => Promise<void> };
 let preload: string;
 
 beforeAll(async () => {
   directory = await makeTempDir('rein-startup-');
-  await writeFile(join(directory.path, 'record-hook.mjs'), hook);
+  const hook = await writeResolveHook(directory.path);
   preload = join(directory.path, 'preload.mjs');
-  await writeFile(
-    preload,
-    `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(directory.path, 'record-hook.mjs')).href)}, { data: { file: process.env.REIN_MODULE_LOG } });\n`,
-  );
+  await writeFile(preload, `import { register } from 'node:module';\nregister(${JSON.stringify(hook)}, { data: { file: process.env.REIN_MODULE_LOG } });\n`);
 });
 
 afterAll(async () => {
@@ -46,8 +34,8 @@ const loadedBy = async (entry: string, args: readonly string[]): Promise<{ packa
   const log = join(directory.path, `modules-${Math.random().toString(36).slice(2)}.log`);
   await writeFile(log, '');
   const result = spawnSync(process.execPath, ['--import', pathToFileURL(preload).href, entry, ...args], { cwd: directory.path, env: { ...process.env, REIN_MODULE_LOG: log }, encoding: 'utf8' });
-  const urls = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
-  const packages = new Set(urls.flatMap((url) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1] ?? []));
+  const urls = await readModuleLog(log);
+  const packages = new Set(urls.flatMap((url) => packageOfUrl(url) ?? []));
   const rein = urls.flatMap((url) => (!url.includes('node_modules') && url.includes('/dist/') ? [url.slice(url.indexOf('/dist/') + 6)] : []));
   return { packages, rein, status: result.status };
 };

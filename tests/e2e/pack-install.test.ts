@@ -96,20 +96,48 @@ describe('rein in another project, installed from its packed tarball', () => {
     expect(await readFile(join(project.path, 'greeting.txt'), 'utf8')).toBe('HELLO, WORLD\n');
   });
 
-  it('a strict consumer (NodeNext, skipLibCheck false, @types/node 20) compiles against the published types', async () => {
-    const consumer = join(project.path, 'consumer');
-    await mkdir(consumer, { recursive: true });
-    // The host's own TypeScript and @types/node 20 (dev dependencies of theirs): this repository's.
-    await symlink(join(repository, 'node_modules', 'typescript'), join(project.path, 'node_modules', 'typescript'), 'dir');
+  /** The consumer project (created once): `strict`, NodeNext, `skipLibCheck: false`, the host's @types/node 20. */
+  let consumer: string | undefined;
+  const strictConsumerProject = async (): Promise<string> => {
+    if (consumer) return consumer;
+    const folder = join(project.path, 'consumer');
+    await mkdir(folder, { recursive: true });
+    // The host's own @types/node 20 (a dev dependency of theirs): this repository's, over the one npm hoisted for @types/pg.
     await rm(join(project.path, 'node_modules', '@types', 'node'), { recursive: true, force: true });
     await mkdir(join(project.path, 'node_modules', '@types'), { recursive: true });
     await symlink(join(repository, 'node_modules', '@types', 'node'), join(project.path, 'node_modules', '@types', 'node'), 'dir');
     const compilerOptions = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, noEmit: true, types: ['node'] };
-    await writeFile(join(consumer, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['main.ts'] }));
-    await writeFile(join(consumer, 'main.ts'), strictConsumer);
-    const tsc = await runIn(consumer, process.execPath, [join(project.path, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.']);
+    await writeFile(join(folder, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['main.ts'] }));
+    await writeFile(join(folder, 'main.ts'), strictConsumer);
+    return (consumer = folder);
+  };
+
+  /** Compiles the consumer with the tsc at `tsc` (a package's bin/tsc); resolves with tsc's report. */
+  const compileConsumer = async (tsc: string) => {
+    const folder = await strictConsumerProject();
+    const version = await runIn(folder, process.execPath, [tsc, '--version']);
+    const compiled = await runIn(folder, process.execPath, [tsc, '-p', '.']);
+    return { version: version.stdout.trim(), ...compiled };
+  };
+
+  it('a strict consumer (NodeNext, skipLibCheck false, @types/node 20) compiles against the published types with TypeScript 7', async () => {
+    // The host's own TypeScript 7 (the native compiler): this repository's.
+    const tsc = await compileConsumer(join(repository, 'node_modules', 'typescript', 'bin', 'tsc'));
+    expect(tsc.version).toMatch(/^Version 7\./);
     expect(tsc.code, `${tsc.stdout}\n${tsc.stderr}`).toBe(0);
   }, scaledTimeout(120_000));
+
+  it('the same consumer compiles with TypeScript 6 (the last JavaScript compiler), installed from the registry beside it', async () => {
+    // In a folder of its own, so npm does not prune the host project's tree (its symlinked vitest) while installing.
+    const tools = join(project.path, 'typescript-6');
+    await mkdir(tools, { recursive: true });
+    await writeFile(join(tools, 'package.json'), JSON.stringify({ name: 'typescript-6', version: '1.0.0', private: true }));
+    const install = await runIn(tools, 'npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', 'typescript@6']);
+    expect(install.code, install.stderr).toBe(0);
+    const tsc = await compileConsumer(join(tools, 'node_modules', 'typescript', 'bin', 'tsc'));
+    expect(tsc.version).toMatch(/^Version 6\./);
+    expect(tsc.code, `${tsc.stdout}\n${tsc.stderr}`).toBe(0);
+  }, scaledTimeout(240_000));
 
   it("the README's rein/testing example test runs unchanged, importing only from rein and rein/testing", async () => {
     const example = await readmeExample();

@@ -1,28 +1,20 @@
 import { spawnSync } from 'node:child_process';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packageOfUrl, readModuleLog, writeResolveHook } from '../support/module-census.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /*
  * What `import 'rein'` loads decides how fast a host starts (issue 31: a package that loads what it uses). A probe
  * inside the package imports `rein` through its own `exports` (the built library, dist/lib), runs a whole session on
- * the in-memory store with one tool, and lists every module Node loaded: ES modules through a resolve hook,
- * CommonJS ones from the require cache. The time is measured by scripts/bench/import.bench.ts, never asserted here.
+ * the in-memory store with one tool, and lists every module Node loaded: ES modules through a resolve hook
+ * (tests/support/module-census.ts), CommonJS ones from the require cache. The time is measured by
+ * scripts/bench/import.bench.ts, never asserted here.
  */
 
 const repository = fileURLToPath(new URL('../../', import.meta.url));
-
-const hook = `import { appendFileSync } from 'node:fs';
-let file;
-export const initialize = (data) => { file = data.file; };
-export const resolve = async (specifier, context, next) => {
-  const resolved = await next(specifier, context);
-  appendFileSync(file, resolved.url + '\\n');
-  return resolved;
-};
-`;
 
 const probe = (hookUrl: string, log: string, workspace: string): string => `import { createRequire, register } from 'node:module';
 import { appendFileSync } from 'node:fs';
@@ -48,22 +40,18 @@ let probePath: string;
 let urls: string[];
 let status: string;
 
-/** The package a module URL belongs to, or undefined for rein's own files and Node's built-ins. */
-const packageOf = (url: string): string | undefined => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1];
-
 beforeAll(async () => {
   directory = await makeTempDir('rein-import-');
-  const hookPath = join(directory.path, 'record-hook.mjs');
-  await writeFile(hookPath, hook);
+  const hook = await writeResolveHook(directory.path);
   const log = join(directory.path, 'modules.log');
   await writeFile(log, '');
   // Inside the package, so `import 'rein'` resolves through package.json `exports` as a host's import does.
   probePath = join(repository, 'dist', `.import-probe-${process.pid}-${Date.now()}.mjs`);
-  await writeFile(probePath, probe(pathToFileURL(hookPath).href, log, directory.path));
+  await writeFile(probePath, probe(hook, log, directory.path));
   const run = spawnSync(process.execPath, [probePath], { cwd: directory.path, encoding: 'utf8', timeout: 120_000 });
   expect(run.status, run.stderr).toBe(0);
   status = run.stdout.trim();
-  urls = [...new Set((await readFile(log, 'utf8')).split('\n').filter(Boolean))];
+  urls = await readModuleLog(log);
 }, 150_000);
 
 afterAll(async () => {
@@ -76,9 +64,9 @@ describe("import 'rein' loads only what a host uses", () => {
     expect(status).toBe('completed');
   });
 
-  it('loads no PostgreSQL driver, OpenTelemetry, MCP SDK, LevelDB, YAML parser or glob library', () => {
-    const packages = new Set(urls.flatMap((url) => packageOf(url) ?? []));
-    const unused = ['pg', 'pg-connection-string', '@modelcontextprotocol/client', 'classic-level', 'abstract-level', 'yaml', 'tinyglobby', 'ws', '@statelyai/inspect', 'commander', 'gpt-tokenizer', '@agentclientprotocol/sdk'];
+  it('loads no PostgreSQL driver, OpenTelemetry, MCP SDK, LevelDB, YAML or glob library, native msgpack extractor', () => {
+    const packages = new Set(urls.flatMap((url) => packageOfUrl(url) ?? []));
+    const unused = ['pg', 'pg-connection-string', '@modelcontextprotocol/client', 'classic-level', 'abstract-level', 'yaml', 'tinyglobby', 'msgpackr-extract', 'detect-libc', 'ws', '@statelyai/inspect', 'commander', 'gpt-tokenizer', '@agentclientprotocol/sdk'];
     expect(unused.filter((name) => packages.has(name))).toEqual([]);
     expect([...packages].filter((name) => name.startsWith('@opentelemetry/'))).toEqual([]);
   });
@@ -87,8 +75,8 @@ describe("import 'rein' loads only what a host uses", () => {
     const rein = urls.filter((url) => url.startsWith(pathToFileURL(join(repository, 'dist')).href));
     expect(rein.filter((url) => !url.includes('/dist/lib/') && !url.includes('/.import-probe-'))).toEqual([]);
     expect(rein.length).toBeLessThan(30);
-    expect(urls.filter((url) => packageOf(url) === 'rxjs')).toEqual([]);
-    // zod and xstate stay ordinary packages (a host's own schemas and machines meet the same classes); the rest is small.
+    // rxjs, xstate, msgpackr and tslib are inside the bundle; zod too (the probe, as a host, loads its own copy).
+    for (const name of ['rxjs', 'xstate', 'msgpackr', 'tslib']) expect(urls.filter((url) => packageOfUrl(url) === name), name).toEqual([]);
     expect(urls.length).toBeLessThan(200);
   });
 });

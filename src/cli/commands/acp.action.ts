@@ -4,7 +4,7 @@ import { createAcpAgent } from '../../acp/acp-agent.js';
 import { budgetsOf } from '../budget-options.js';
 import { permissionsOf, sandboxOf } from '../permission-options.js';
 import { visibleLimitOf } from '../capability-options.js';
-import type { AcpCommandOptions } from './acp.command.js';
+import type { AcpCommandOptions } from './acp.flags.js';
 
 /**
  * The body of `rein acp` (see `registerAcp`): stdout carries the protocol and nothing else — anything else written

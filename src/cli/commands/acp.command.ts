@@ -1,12 +1,6 @@
 import type { Command } from 'commander';
-import { addBudgetOptions, addCapabilityOptions, addPermissionOptions, addPluginOptions, addProviderOptions, type BudgetOptions, type CapabilityFlags, type PermissionOptions, type PluginOptions, type ProviderFlags } from '../command-options.js';
-
-export interface AcpCommandOptions extends ProviderFlags, PermissionOptions, BudgetOptions, PluginOptions, CapabilityFlags {
-  store?: string;
-  relaxed?: boolean;
-  /** `--no-memory` sets it false. */
-  memory?: boolean;
-}
+import { addBudgetOptions, addCapabilityOptions, addPermissionOptions, addPluginOptions, addProviderOptions } from '../command-options.js';
+import type { AcpCommandOptions } from './acp.flags.js';
 
 /**
  * `rein acp`: rein as an Agent Client Protocol agent on stdin/stdout, for editors (Zed, JetBrains). Every session the

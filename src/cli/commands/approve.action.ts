@@ -2,7 +2,7 @@ import { ReinError } from '../../host/host-errors.js';
 import { statusStateOf } from '../../host/session-status.js';
 import { openStore, printJson } from '../cli-context.js';
 import { printText } from '../print-text.js';
-import type { ApproveOptions } from './approve.command.js';
+import type { ApproveOptions } from './approve.flags.js';
 
 /**
  * The body of `rein approve` (see `registerApprove`): `id` is an approval the session waits for, or an in-doubt effect

@@ -1,10 +1,6 @@
 import type { Command } from 'commander';
-import { addCommonOptions, type CommonOptions } from '../command-options.js';
-
-export interface ApproveOptions extends CommonOptions {
-  deny?: boolean;
-  reason?: string;
-}
+import { addCommonOptions } from '../command-options.js';
+import type { ApproveOptions } from './approve.flags.js';
 
 /**
  * `rein approve <sessionId> <id> [--deny] [--reason <text>]`: answer what a queued session waits for — an approval (by

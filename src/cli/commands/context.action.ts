@@ -6,7 +6,7 @@ import { openStore, printJson, workspaceOf } from '../cli-context.js';
 import { printText } from '../print-text.js';
 import { positiveFlag as positive } from '../whole-number-flag.js';
 import { renderContext } from '../context-display.js';
-import type { ContextOptions } from './context.command.js';
+import type { ContextOptions } from './context.flags.js';
 
 /** The body of `rein context` (see `registerContext`). */
 export const contextCommand = async (id: string, options: ContextOptions): Promise<void> => {

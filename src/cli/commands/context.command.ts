@@ -1,11 +1,6 @@
 import type { Command } from 'commander';
-import { addCommonOptions, type CommonOptions } from '../command-options.js';
-
-export interface ContextOptions extends CommonOptions {
-  turn?: string;
-  actor?: string;
-  attempt?: string;
-}
+import { addCommonOptions } from '../command-options.js';
+import type { ContextOptions } from './context.flags.js';
 
 /** `rein context <id> [--turn N]`: exactly what the model saw at a turn, and the decision ledger behind it (read-only). */
 export const registerContext = (program: Command): void => {

@@ -6,7 +6,7 @@ import { turnMachine } from '../../../machines/turn.machine.js';
 import { mcpConnectionMachine } from '../../../machines/mcp-connection.machine.js';
 import { ReinError } from '../../host/host-errors.js';
 import { machineGraph, toMermaid } from '../machine-graph.js';
-import { graphableNames } from './graph.command.js';
+import { graphableNames } from './graph.flags.js';
 
 /** The statecharts `rein graph` can print. */
 export const graphableMachines: Record<(typeof graphableNames)[number], AnyStateMachine> = { session: sessionMachine, turn: turnMachine, permission: permissionMachine, delegation: delegationMachine, 'mcp-connection': mcpConnectionMachine };

@@ -1,7 +1,5 @@
 import type { Command } from 'commander';
-
-/** The names of the statecharts `rein graph` can print (the machines themselves load with the action). */
-export const graphableNames = ['session', 'turn', 'permission', 'delegation', 'mcp-connection'] as const;
+import { graphableNames } from './graph.flags.js';
 
 /** `rein graph <machine>`: a statechart's state graph as JSON, or Mermaid with `--format mermaid`. */
 export const registerGraph = (program: Command): void => {

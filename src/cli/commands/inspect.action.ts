@@ -3,7 +3,7 @@ import { startInspectorRelay } from '../../inspect/inspector-relay.js';
 import { connectInspector } from '../../inspect/stately-inspector.js';
 import { readSession } from '../../session/session-records.js';
 import { openStore, printJson, workspaceOf } from '../cli-context.js';
-import { defaultInspectorUrl, type InspectOptions } from './inspect.command.js';
+import { defaultInspectorUrl, type InspectOptions } from './inspect.flags.js';
 import { wholeNumberFlag } from '../whole-number-flag.js';
 import { ReinError } from '../../host/host-errors.js';
 

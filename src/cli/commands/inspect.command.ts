@@ -1,13 +1,6 @@
 import type { Command } from 'commander';
-import { addCommonOptions, type CommonOptions } from '../command-options.js';
-
-export interface InspectOptions extends CommonOptions {
-  url?: string;
-  serve?: string | boolean;
-}
-
-/** The inspector URL `rein inspect` and `rein run --inspect` use when none is given. */
-export const defaultInspectorUrl = 'ws://127.0.0.1:8080';
+import { addCommonOptions } from '../command-options.js';
+import { defaultInspectorUrl, type InspectOptions } from './inspect.flags.js';
 
 /**
  * `rein inspect <id>`: replay a recorded session through fresh actors and stream every actor, event and snapshot

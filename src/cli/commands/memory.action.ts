@@ -4,7 +4,7 @@ import { openStore, printJson, workspaceOf, type CommonOptions } from '../cli-co
 import { printText } from '../print-text.js';
 import { candidateLines, healthLine, recordLine, showLines } from '../memory-render.js';
 import { maxMemoryContent } from '../../memory/governance-policy.js';
-import { scopeLevels } from './memory.command.js';
+import { scopeLevels } from './memory.flags.js';
 
 /**
  * Run `work` against the workspace's memory governance. Reading commands open the store read-only (copies, never

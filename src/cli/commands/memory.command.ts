@@ -1,8 +1,6 @@
 import type { Command } from 'commander';
 import { addCommonOptions, type CommonOptions } from '../command-options.js';
-
-/** The scopes `rein memory approve --scope` accepts. */
-export const scopeLevels = ['user', 'workspace', 'repo', 'branch'] as const;
+import { scopeLevels } from './memory.flags.js';
 
 const action = () => import('./memory.action.js');
 

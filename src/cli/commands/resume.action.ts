@@ -14,7 +14,7 @@ import { costFlag } from '../budget-options.js';
 import { buildProvider, providerSettingsFor } from '../provider-options.js';
 import { fileLimitWidening, limitOptions, permissionsOf, sandboxOf } from '../permission-options.js';
 import { answeringOf } from './run.action.js';
-import type { ResumeCommandOptions } from './resume.command.js';
+import type { ResumeCommandOptions } from './resume.flags.js';
 import { cliTelemetryFor } from '../telemetry-options.js';
 import type { EventStore } from '../../../stores/event-store.js';
 import type { HeldSession } from '../../worker/session-lease.js';

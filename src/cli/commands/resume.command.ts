@@ -1,16 +1,6 @@
 import type { Command } from 'commander';
-import { addCapabilityOptions, addCommonOptions, addPermissionOptions, addPluginOptions, addProviderOptions, type CapabilityFlags, type CommonOptions, type PermissionOptions, type PluginOptions, type ProviderFlags } from '../command-options.js';
-
-export interface ResumeCommandOptions extends CommonOptions, ProviderFlags, PermissionOptions, PluginOptions, CapabilityFlags {
-  yes?: boolean;
-  /** `--confirm <effectId>` (repeatable): rerun these in-doubt calls, and nothing more. */
-  confirm?: string[];
-  otlp?: string;
-  /** `--no-memory` sets it false. */
-  memory?: boolean;
-  /** `--max-cost <usd>`: the cost budget from here on (replaces the recorded one). */
-  maxCost?: string;
-}
+import { addCapabilityOptions, addCommonOptions, addPermissionOptions, addPluginOptions, addProviderOptions } from '../command-options.js';
+import type { ResumeCommandOptions } from './resume.flags.js';
 
 /**
  * `rein resume <id>`: rebuild a session from its log, resolve in-doubt effects by policy, and continue it with the

@@ -18,7 +18,7 @@ import { PermissionPolicy } from '../../policy/permission-policy.js';
 import { builtinTools } from '../../tools/builtin-tools.js';
 import type { ApprovalAnswering } from '../approval-prompt.js';
 import type { PermissionOptions } from '../command-options.js';
-import type { RunOptions } from './run.command.js';
+import type { RunOptions } from './run.flags.js';
 import { cliTelemetryFor } from '../telemetry-options.js';
 import { cliCapabilitiesFor, visibleLimitOf } from '../capability-options.js';
 import { pluginProviderFor, pluginProviderNames, pluginsFor, projectPluginFolders, refuseLostHooks } from '../plugin-options.js';

@@ -1,17 +1,8 @@
 import type { Command } from 'commander';
-import { addBudgetOptions, addCapabilityOptions, addCommonOptions, addPermissionOptions, addPluginOptions, addProviderOptions, type BudgetOptions, type CapabilityFlags, type CommonOptions, type PermissionOptions, type PluginOptions, type ProviderFlags } from '../command-options.js';
+import { addBudgetOptions, addCapabilityOptions, addCommonOptions, addPermissionOptions, addPluginOptions, addProviderOptions } from '../command-options.js';
+import type { RunOptions } from './run.flags.js';
 
 export { addBudgetOptions, addCommonOptions } from '../command-options.js';
-
-export interface RunOptions extends CommonOptions, BudgetOptions, ProviderFlags, PermissionOptions, PluginOptions, CapabilityFlags {
-  inspect?: string | boolean;
-  detach?: boolean;
-  otlp?: string;
-  /** `--no-memory` sets it false. */
-  memory?: boolean;
-  /** A JSON Schema file the final answer must validate against. */
-  outputSchema?: string;
-}
 
 /**
  * `rein run [task]`: start a session in the workspace with the configured provider and drive it until it ends or

@@ -14,7 +14,7 @@ import { printJson, protectedPathsOf, workspaceOf } from '../cli-context.js';
 import { hostRunFiles } from '../host-run-files.js';
 import { printText } from '../print-text.js';
 import { sandboxOf } from '../permission-options.js';
-import type { SandboxCommandOptions } from './sandbox.command.js';
+import type { SandboxCommandOptions } from './sandbox.flags.js';
 
 /** What `rein sandbox --json` prints: the enforcement the start-up probe found and the profile a command gets. */
 export interface SandboxReport {

@@ -1,11 +1,6 @@
 import type { Command } from 'commander';
-import { addSandboxOptions, type SandboxOptions } from '../command-options.js';
-
-export interface SandboxCommandOptions extends SandboxOptions {
-  workspace?: string;
-  store?: string;
-  json?: boolean;
-}
+import { addSandboxOptions } from '../command-options.js';
+import type { SandboxCommandOptions } from './sandbox.flags.js';
 
 /** `rein sandbox [--json]`: the sandbox profile and the enforcement in effect here, found by the start-up probe. */
 export const registerSandbox = (program: Command): void => {

@@ -16,7 +16,7 @@ import { pluginsFor, projectPluginFolders } from '../plugin-options.js';
 import { hostRunFiles } from '../host-run-files.js';
 import { listenReinServer } from '../../serve/rein-server.js';
 import { environmentSecrets, exportSessionHtml } from '../../serve/export-html.js';
-import type { ServeOptions } from './serve.command.js';
+import type { ServeOptions } from './serve.flags.js';
 
 const portOf = (value: string | undefined): number => {
   if (value === undefined) return 0;

@@ -1,11 +1,6 @@
 import type { Command } from 'commander';
-import { addCapabilityOptions, addCommonOptions, addPermissionOptions, addPluginOptions, addProviderOptions, type CapabilityFlags, type CommonOptions, type PermissionOptions, type PluginOptions, type ProviderFlags } from '../command-options.js';
-
-export interface ServeOptions extends CommonOptions, ProviderFlags, PermissionOptions, PluginOptions, CapabilityFlags {
-  port?: string;
-  readOnly?: boolean;
-  open?: boolean;
-}
+import { addCapabilityOptions, addCommonOptions, addPermissionOptions, addPluginOptions, addProviderOptions, type CommonOptions } from '../command-options.js';
+import type { ServeOptions } from './serve.flags.js';
 
 const serveOptions = (command: Command): Command =>
   addCapabilityOptions(

@@ -4,7 +4,7 @@ import { ReinError } from '../../host/host-errors.js';
 import { isPostgresUrl } from '../../../stores/postgres/postgres-url.js';
 import { openStoreAt, printJson, storeLocationOf, type CommonOptions } from '../cli-context.js';
 import { printText } from '../print-text.js';
-import type { CopyOptions } from './store.command.js';
+import type { CopyOptions } from './store.flags.js';
 
 /** The body of `rein store migrate` (see `registerStore`). */
 export const migrateCommand = async (options: CommonOptions): Promise<void> => {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { CommonOptions } from '../command-options.js';
+import type { CopyOptions } from './store.flags.js';
 
 /**
  * `rein store migrate`: create or migrate a PostgreSQL store's schema (opening a store does it too). `rein store
@@ -23,9 +24,3 @@ export const registerStore = (program: Command): void => {
     .action(async (options: CopyOptions) => (await import('./store.action.js')).copyCommand(options));
 };
 
-export interface CopyOptions {
-  from: string;
-  to: string;
-  adopt?: boolean;
-  json?: boolean;
-}

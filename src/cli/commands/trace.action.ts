@@ -9,7 +9,7 @@ import { exportEvalCase } from '../../trace/eval-case.js';
 import { analyzeTrace } from '../../trace/trace-analyzer.js';
 import { renderTraceMarkdown, renderTraceText } from '../../trace/trace-report.js';
 import { openStore, printJson, workspaceOf } from '../cli-context.js';
-import type { TraceOptions } from './trace.command.js';
+import type { TraceOptions } from './trace.flags.js';
 import { ReinError } from '../../host/host-errors.js';
 import { costLine, sessionCost } from '../../projections/cost.js';
 import { configuredPrices } from '../config-prices.js';

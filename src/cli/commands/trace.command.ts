@@ -1,13 +1,6 @@
 import type { Command } from 'commander';
-import { addCommonOptions, type CommonOptions } from '../command-options.js';
-
-export interface TraceOptions extends CommonOptions {
-  out?: string;
-  eval?: string | boolean;
-  format?: string;
-  otlp?: string;
-  raw?: boolean;
-}
+import { addCommonOptions } from '../command-options.js';
+import type { TraceOptions } from './trace.flags.js';
 
 /**
  * `rein trace <id>`: the timeline (goal → context → model → intent → permission → execution → observation →

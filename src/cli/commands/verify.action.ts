@@ -3,7 +3,7 @@ import { describeChain, verifyStreamChain } from '../../session/verify-session.j
 import { printJson } from '../cli-context.js';
 import { printText } from '../print-text.js';
 import { withStore } from './sessions.action.js';
-import type { VerifyOptions } from './verify.command.js';
+import type { VerifyOptions } from './verify.flags.js';
 import type { ChainReport } from '../../../stores/chain-check.js';
 
 const codeOf = (error: unknown): string | undefined => (error as { code?: unknown }).code as string | undefined;

@@ -1,10 +1,6 @@
 import type { Command } from 'commander';
-import { addCommonOptions, type CommonOptions } from '../command-options.js';
-
-/** Options of `rein verify`. */
-export interface VerifyOptions extends CommonOptions {
-  all?: boolean;
-}
+import { addCommonOptions } from '../command-options.js';
+import type { VerifyOptions } from './verify.flags.js';
 
 /**
  * `rein verify <id>`: check a session's chain (every record, inputs included, against this machine's key) without

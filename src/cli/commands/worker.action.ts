@@ -3,7 +3,7 @@ import { isPostgresUrl } from '../../../stores/postgres/postgres-url.js';
 import { printJson, storeLocationOf } from '../cli-context.js';
 import { printText } from '../print-text.js';
 import { positiveFlag, wholeNumberFlag } from '../whole-number-flag.js';
-import type { WorkerCommandOptions } from './worker.command.js';
+import type { WorkerCommandOptions } from './worker.flags.js';
 
 /** The shortest lease `rein worker --lease-ms` takes. */
 const minimumLeaseMs = 1_000;

@@ -1,11 +1,5 @@
 import type { Command } from 'commander';
-import type { CommonOptions } from '../command-options.js';
-
-export interface WorkerCommandOptions extends CommonOptions {
-  concurrency?: string;
-  leaseMs?: string;
-  exitWhenIdle?: string;
-}
+import type { WorkerCommandOptions } from './worker.flags.js';
 
 /**
  * `rein worker --store postgres://… [--concurrency N]`: run queued sessions (`rein run --detach`) under leases until

@@ -1,0 +1,49 @@
+import type { Budgets, Usage } from '../../models/budgets.js';
+import { addPools, emptyPool, type BudgetPool } from '../delegation/budget-share.js';
+import type { SessionContext, SessionEvent } from '../session.contract.js';
+
+/*
+ * The session machine's budgets (machines/session.machine.ts): what an agent has spent and has left — its own turns,
+ * tool calls, tokens and wall time, what its joined children spent and what its open delegations hold for theirs —
+ * and the guards that stop it when a budget runs out. Pure functions of the machine's context.
+ */
+
+type GuardArgs = { context: SessionContext; event: SessionEvent };
+
+/** The tokens a usage counts (input and output). */
+export const tokensUsed = (usage: Usage): number => usage.inputTokens + usage.outputTokens;
+
+/** What the children of this agent's open delegations were given and may still spend. */
+export const reservedOf = (context: SessionContext): BudgetPool =>
+  Object.values(context.outstanding).reduce((pool, effect) => (effect.reserved ? addPools(pool, effect.reserved) : pool), emptyPool);
+
+/**
+ * What is left of this agent's budgets right now — after its own turns and calls, what its children spent (charged at
+ * each join) and what its open delegations hold for their children: the pool the next delegation's children share.
+ */
+export const remainingBudgets = (context: SessionContext): Budgets => {
+  const reserved = reservedOf(context);
+  return {
+    maxTurns: context.budgets.maxTurns - context.usage.turns - context.tally.delegated.turns - reserved.turns,
+    maxToolCalls: context.budgets.maxToolCalls - context.usage.toolCalls - context.tally.delegated.toolCalls - reserved.toolCalls,
+    maxTokens: context.budgets.maxTokens - tokensUsed(context.usage) - reserved.tokens,
+    maxWallTimeMs: context.budgets.maxWallTimeMs - (context.usage.elapsedMs - context.startedAtMs),
+  };
+};
+
+/** `(4 of them spent by delegated children)`, when children spent any. */
+export const delegatedNote = (spent: number, what: string): string => (spent > 0 ? ` (${spent} of them ${spent === 1 ? 'was' : 'were'} ${what} by delegated children)` : '');
+
+/** The session machine's budget guards. */
+export const budgetGuards = {
+  /** A call of the turn just joined was refused for the tool-call budget: the session cannot go on. */
+  toolCallBudgetSpent: ({ context }: GuardArgs) => context.tally.toolCallBudgetSpent !== null,
+  tokenBudgetLeft: ({ context, event }: GuardArgs) =>
+    event.type !== 'model.responded' || tokensUsed(context.usage) + event.usage.inputTokens + event.usage.outputTokens <= context.budgets.maxTokens,
+  /** Some of the token budget is left for another model call (what this agent and its joined children spent is below it). */
+  tokensLeft: ({ context }: GuardArgs) => tokensUsed(context.usage) < context.budgets.maxTokens,
+  turnBudgetLeft: ({ context }: GuardArgs) => context.usage.turns + context.tally.delegated.turns < context.budgets.maxTurns,
+  wallTimeLeft: ({ context }: GuardArgs) => context.usage.elapsedMs - context.startedAtMs < context.budgets.maxWallTimeMs,
+  /** A model call failed once the wall time was spent (resume does not rerun an in-doubt call then): the budget ended it. */
+  wallTimeSpentAtFailure: ({ context, event }: GuardArgs) => event.type === 'model.failed' && event.elapsedMs - context.startedAtMs >= context.budgets.maxWallTimeMs,
+};

@@ -1,0 +1,13 @@
+/* The flags of `rein resume`, shared by its declaration and its action without an import cycle. */
+import type { CapabilityFlags, CommonOptions, PermissionOptions, PluginOptions, ProviderFlags } from '../command-options.js';
+
+export interface ResumeCommandOptions extends CommonOptions, ProviderFlags, PermissionOptions, PluginOptions, CapabilityFlags {
+  yes?: boolean;
+  /** `--confirm <effectId>` (repeatable): rerun these in-doubt calls, and nothing more. */
+  confirm?: string[];
+  otlp?: string;
+  /** `--no-memory` sets it false. */
+  memory?: boolean;
+  /** `--max-cost <usd>`: the cost budget from here on (replaces the recorded one). */
+  maxCost?: string;
+}
