@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 import type { FactDraft } from '../../models/envelope.js';
 import type { InstructionFile, InstructionsLoaded } from '../../models/instructions.records.js';
@@ -107,7 +107,14 @@ export class ProjectInstructions {
 
   /** One candidate, read when it changed on disk; undefined when it is absent, not a regular file, or leads outside. */
   private async read(candidate: Candidate): Promise<Read | undefined> {
-    const info = await stat(candidate.absolute).catch(() => undefined);
+    // A synchronous stat that returns nothing for a missing file: a few µs, where the promise API's stat costs ~90 µs of
+    // CPU (a thread-pool round trip, and an error built for every missing candidate) — this runs before every model call.
+    let info: ReturnType<typeof statSync>;
+    try {
+      info = statSync(candidate.absolute, { throwIfNoEntry: false });
+    } catch {
+      info = undefined;
+    }
     if (!info?.isFile()) {
       this.cache.delete(candidate.absolute);
       return undefined;
