@@ -93,7 +93,11 @@ export class ProjectInstructions {
     return this.current;
   }
 
+  /** The candidates of the folders noted so far (folders are only ever added: the list is rebuilt when one is). */
+  private listed: { folders: number; list: Candidate[] } | undefined;
+
   private candidates(): Candidate[] {
+    if (this.listed?.folders === this.folders.size) return this.listed.list;
     const list: Candidate[] = [];
     if (this.options.user !== false) list.push({ display: join(reinConfigHome(), 'AGENTS.md'), absolute: join(reinConfigHome(), 'AGENTS.md'), scope: 'user', depth: -1 });
     for (const folder of [...this.folders].sort()) {
@@ -102,6 +106,7 @@ export class ProjectInstructions {
         list.push({ display, absolute: join(this.root, display), scope: 'project', depth: folder === '' ? 0 : folder.split('/').length });
       }
     }
+    this.listed = { folders: this.folders.size, list };
     return list;
   }
 
