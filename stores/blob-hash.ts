@@ -11,6 +11,28 @@ export async function blake3Hex(bytes: Uint8Array): Promise<string> {
   return instance.init().update(bytes).digest('hex');
 }
 
+/**
+ * Digests `hashBlob` computed, by the identity of the bytes: the store's append takes a blob's digest from here instead
+ * of hashing it again (a model input is hashed once to name it in `context.projected`, not twice per step).
+ */
+const namedDigests = new WeakMap<Uint8Array, string>();
+
+/**
+ * The bytes a blob stores for `content` and their BLAKE3 hex, remembered so that appending these same bytes (the same
+ * array, unchanged — the caller may not write to it afterwards) does not hash them again.
+ */
+export async function hashBlob(content: Uint8Array | string): Promise<{ bytes: Uint8Array; hex: string }> {
+  const bytes = blobBytes(content);
+  const hex = await blake3Hex(bytes);
+  namedDigests.set(bytes, hex);
+  return { bytes, hex };
+}
+
+/** The digest `hashBlob` computed for exactly this array, if it did. */
+export function namedDigestOf(bytes: Uint8Array): string | undefined {
+  return namedDigests.get(bytes);
+}
+
 /** The bytes a blob stores for `content`: strings are UTF-8 encoded. */
 export function blobBytes(content: Uint8Array | string): Uint8Array {
   if (typeof content === 'string') return Buffer.from(content, 'utf8');

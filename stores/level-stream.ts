@@ -208,7 +208,7 @@ export class LevelStream {
    * stream holds no such blob, `'damaged'` when it does but the bytes (or a link of the chain) are gone or altered.
    */
   async blobBytes(hex: string): Promise<Uint8Array | 'missing' | 'damaged'> {
-    const deltas: Uint8Array[] = [];
+    const deltas: Array<{ delta: Uint8Array; prefix?: number }> = [];
     let current = hex;
     let bytes: Uint8Array;
     for (;;) {
@@ -222,14 +222,14 @@ export class LevelStream {
       if (deltas.length >= MAX_DELTA_DEPTH) return 'damaged';
       try {
         const decoded = decodeBlobDelta(delta, this.stream);
-        deltas.push(decoded.delta);
+        deltas.push(decoded);
         current = decoded.baseHex;
       } catch {
         return 'damaged';
       }
     }
     try {
-      for (let index = deltas.length - 1; index >= 0; index--) bytes = applyDelta(bytes, deltas[index]!);
+      for (let index = deltas.length - 1; index >= 0; index--) bytes = applyDelta(bytes, deltas[index]!.delta, deltas[index]!.prefix);
     } catch {
       return 'damaged';
     }

@@ -1,4 +1,4 @@
-import { blake3Hex, blobBytes, refDigest } from './blob-hash.js';
+import { blake3Hex, blobBytes, namedDigestOf, refDigest } from './blob-hash.js';
 import { BlobError } from './store-errors.js';
 
 /** A blob ready to be written with a stream's batch: its BLAKE3 and its bytes. */
@@ -7,13 +7,13 @@ export interface StreamBlob {
   bytes: Uint8Array;
 }
 
-/** Hash the blobs an append carries (strings are UTF-8), dropping duplicates. */
+/** Hash the blobs an append carries (strings are UTF-8), dropping duplicates; a blob `hashBlob` named is not hashed again. */
 export const prepareStreamBlobs = async (blobs: ReadonlyArray<Uint8Array | string> | undefined): Promise<StreamBlob[]> => {
   if (!blobs || blobs.length === 0) return [];
   const prepared = new Map<string, StreamBlob>();
   for (const content of blobs) {
     const bytes = blobBytes(content);
-    const hex = await blake3Hex(bytes);
+    const hex = namedDigestOf(bytes) ?? (await blake3Hex(bytes));
     prepared.set(hex, { hex, bytes });
   }
   return [...prepared.values()];

@@ -18,10 +18,13 @@ import { main as capture } from './capture.bench.js';
 import { main as promptCache } from './prompt-cache.bench.js';
 import { main as sessionsList } from './sessions-list.bench.js';
 
-/** `npm run bench`: every benchmark in turn; each prints its figures and the ratio against its same-run baseline. */
+/**
+ * `npm run bench`: every benchmark in turn; each prints its figures and the ratio against its same-run baseline. The
+ * per-step budget (scripts/bench/step-budget.json) is judged by the step benchmark: over it, the run exits non-zero.
+ */
 await append();
 process.stdout.write('\n');
-await step();
+const stepRun = await step();
 process.stdout.write('\n');
 await replay();
 process.stdout.write('\n');
@@ -56,3 +59,7 @@ await sessionsList();
 process.stdout.write('\n');
 // Last: goal 4's 100,000-step synced session takes several minutes.
 await longSession();
+if (stepRun.overBudget) {
+  process.stdout.write('\nSTEP BUDGET EXCEEDED: the in-memory round trip is past scripts/bench/step-budget.json (see the step benchmark above)\n');
+  process.exitCode = 1;
+}

@@ -5,7 +5,7 @@ import { contextCounts, type ContextProjected } from '../../models/context.recor
 import type { ModelOptions } from '../../models/model-contract.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EventStore } from '../../stores/event-store.js';
-import { artifactRef, blake3Hex, blobBytes } from '../../stores/blob-hash.js';
+import { artifactRef, blake3Hex, blobBytes, hashBlob } from '../../stores/blob-hash.js';
 import { createCallModelExecutor, type ModelCallSource, type ReplyReview } from '../effects/call-model.js';
 import type { FactDraft } from '../../models/envelope.js';
 import { decidePoint } from '../hooks/decide-point.js';
@@ -238,8 +238,8 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
       }
       const { messages, included, excluded, compacted, ...ledger } = project(actor, candidates);
       // Exactly `JSON.stringify({ messages, tools })`, with the tool schemas serialised once per list.
-      const bytes = blobBytes(`{"messages":${JSON.stringify(messages)},"tools":${toolsJson(tools)}}`);
-      const input = artifactRef(await blake3Hex(bytes));
+      const { bytes, hex } = await hashBlob(`{"messages":${JSON.stringify(messages)},"tools":${toolsJson(tools)}}`);
+      const input = artifactRef(hex);
       // The ledger's lists are derivable from the log (`rein context` rebuilds them and checks them against `input`),
       // except its decisions on what came from outside the session's records (memory from the workspace's governance
       // stream, hook candidates): those and the sizes are recorded.

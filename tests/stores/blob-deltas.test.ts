@@ -217,3 +217,51 @@ describe('a delta that would inflate past the largest blob stored as one', () =>
     expect(Buffer.from(applyDelta(Buffer.from('base'), deflateRawSync(Buffer.from('base base'), { dictionary: Buffer.from('base') }))).toString()).toBe('base base');
   });
 });
+
+describe('a delta of a blob past zlib’s 32 KiB window', () => {
+  /** A model input whose history only grows: the same rules and tools, one more turn each round, the state at the end. */
+  const growing = (turns: number): string =>
+    JSON.stringify({ messages: ['You are rein. '.repeat(40), ...Array.from({ length: turns }, (_, index) => `turn ${index}: "go" → noop() ok #${index * 4 + 7} ${'x'.repeat(index % 97)}`), `state: ${turns} turns`], tools: [{ name: 'noop', description: 'Does nothing.' }] });
+
+  it('records the prefix it shares with its base and stays small however long the history grew', async () => {
+    const { deltaOf, applyDelta, sharedPrefix } = await import('../../stores/blob-deltas.js');
+    const base = Buffer.from(growing(1_500));
+    const next = Buffer.from(growing(1_501));
+    expect(base.length).toBeGreaterThan(100_000);
+    const delta = deltaOf(base, next)!;
+    expect(delta.prefix).toBe(sharedPrefix(base, next));
+    expect(delta.prefix).toBeGreaterThan(base.length - 200);
+    // A deflate of the whole input against the base as dictionary (zlib sees its last 32 KiB only) was ~1 KB here.
+    expect(delta.delta.length).toBeLessThan(200);
+    expect(Buffer.from(applyDelta(base, delta.delta, delta.prefix)).equals(next)).toBe(true);
+  });
+
+  it('reads back exactly through a chain, on disk and after a reopen', async () => {
+    const root = freshRoot();
+    let store = await openLevelEventStore(root);
+    try {
+      const blobs = Array.from({ length: 20 }, (_, index) => growing(1_200 + index));
+      const refs = await appendBlobs(store, 's', blobs);
+      await store.close();
+      expect((await keysOf(root, 's')).deltas.length).toBeGreaterThan(0);
+      store = await openLevelEventStore(root);
+      for (const [index, ref] of refs.entries()) expect(text(await store.readBlob('s', ref))).toBe(blobs[index]);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+
+  it('a stored delta with a malformed prefix is damage, and one written without a prefix still reads', async () => {
+    const { decodeBlobDelta, encodeBlobDelta, applyDelta } = await import('../../stores/blob-deltas.js');
+    const { encodeFramed } = await import('../../stores/record-codec.js');
+    const { BLOB_DELTA_FORMAT_BYTE } = await import('../../stores/blob-deltas.js');
+    const { deflateRawSync } = await import('node:zlib');
+    const hex = 'a'.repeat(64);
+    expect(() => decodeBlobDelta(encodeFramed(BLOB_DELTA_FORMAT_BYTE, [hex, new Uint8Array([1]), -1]), 's')).toThrow(/wrong shape/);
+    expect(() => decodeBlobDelta(encodeFramed(BLOB_DELTA_FORMAT_BYTE, [hex, new Uint8Array([1]), 'x']), 's')).toThrow(/wrong shape/);
+    const old = decodeBlobDelta(encodeBlobDelta(hex, deflateRawSync(Buffer.from('base base'), { dictionary: Buffer.from('base') })), 's');
+    expect(old.prefix).toBeUndefined();
+    expect(Buffer.from(applyDelta(Buffer.from('base'), old.delta, old.prefix)).toString()).toBe('base base');
+    expect(() => applyDelta(Buffer.from('base'), old.delta, 10)).toThrow();
+  });
+});
