@@ -2,8 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { entriesOfRows, jsonLines } from '../support/cli.js';
-import { runInProcess } from '../support/cli-in-process.js';
+import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 describe('a spent wall-time budget ends the session, without asking anyone or rerunning anything', () => {
@@ -11,7 +10,7 @@ describe('a spent wall-time budget ends the session, without asking anyone or re
     const workspace = await makeTempDir('rein-budget-ask-');
     try {
       await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Writing.', toolCalls: [{ name: 'write', arguments: { path: 'w.txt', content: 'x' } }, { name: 'bash', arguments: { command: 'echo hi > hi.txt' } }] }, { text: 'Done.' }] }));
-      const run = await runInProcess(['run', 'write', '--script', 'script.json', '--max-wall-time', '1', '--json'], { cwd: workspace.path });
+      const run = await runCli(['run', 'write', '--script', 'script.json', '--max-wall-time', '1', '--json'], { cwd: workspace.path });
       const records = jsonLines(run.stdout);
       expect(run.code, run.stderr).toBe(1);
       expect(entriesOfRows(records).filter((record) => record.type === 'approval.requested')).toEqual([]);
@@ -23,10 +22,10 @@ describe('a spent wall-time budget ends the session, without asking anyone or re
       expect(existsSync(join(workspace.path, 'hi.txt'))).toBe(false);
       expect(entriesOfRows(records).filter((record) => record.type === 'turn.blocked')).toEqual([]);
       const id = records[0]!.stream as string;
-      const show = await runInProcess(['show', id], { cwd: workspace.path });
+      const show = await runCli(['show', id], { cwd: workspace.path });
       expect(show.stdout).not.toContain('shell_boundary_violation');
       expect(show.stdout).not.toContain('BLOCKED');
-      expect((await runInProcess(['replay', id], { cwd: workspace.path })).code).toBe(0);
+      expect((await runCli(['replay', id], { cwd: workspace.path })).code).toBe(0);
     } finally {
       await workspace.remove();
     }
@@ -36,21 +35,21 @@ describe('a spent wall-time budget ends the session, without asking anyone or re
     const workspace = await makeTempDir('rein-budget-resume-');
     try {
       await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Done.' }] }));
-      const run = await runInProcess(['run', 'answer', '--script', 'script.json', '--max-wall-time', '1', '--json'], { cwd: workspace.path });
+      const run = await runCli(['run', 'answer', '--script', 'script.json', '--max-wall-time', '1', '--json'], { cwd: workspace.path });
       expect(run.code, run.stderr).toBe(0);
       const records = jsonLines(run.stdout);
       // A fork cut just after the model call was requested: that call is in doubt in the fork.
       const requested = entriesOfRows(records).find((record) => record.type === 'effect.requested' && record.data.kind === 'callModel')!;
-      const fork = await runInProcess(['fork', requested.stream as string, '--at', String(requested.seq), '--json'], { cwd: workspace.path });
+      const fork = await runCli(['fork', requested.stream as string, '--at', String(requested.seq), '--json'], { cwd: workspace.path });
       expect(fork.code, fork.stderr).toBe(0);
       const forkId = (JSON.parse(fork.stdout) as { sessionId: string }).sessionId;
-      const resumed = await runInProcess(['resume', forkId, '--yes', '--script', 'script.json', '--json'], { cwd: workspace.path });
+      const resumed = await runCli(['resume', forkId, '--yes', '--script', 'script.json', '--json'], { cwd: workspace.path });
       expect(resumed.code, resumed.stderr).toBe(1);
       const after = jsonLines(resumed.stdout);
       expect(entriesOfRows(after).filter((record) => record.type === 'model.responded' || record.type === 'model.attempted')).toEqual([]);
       expect(entriesOfRows(after).find((record) => record.type === 'effect.resolved')?.data).toMatchObject({ kind: 'callModel', resolution: 'failed-in-doubt', reason: expect.stringContaining('wall-time budget') });
       expect(entriesOfRows(after).find((record) => record.type === 'session.ended')?.data).toMatchObject({ status: 'budget-exhausted' });
-      expect((await runInProcess(['replay', forkId], { cwd: workspace.path })).code).toBe(0);
+      expect((await runCli(['replay', forkId], { cwd: workspace.path })).code).toBe(0);
     } finally {
       await workspace.remove();
     }
@@ -61,7 +60,7 @@ describe('a spent wall-time budget ends the session, without asking anyone or re
     try {
       const append = { name: 'bash', arguments: { command: 'echo k >> n.txt' } };
       await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Appending.', toolCalls: [append, append, append] }, { text: 'Done.' }] }));
-      const run = await runInProcess(['run', 'append', '--script', 'script.json', '--yes', '--max-tool-calls', '2', '--json'], { cwd: workspace.path });
+      const run = await runCli(['run', 'append', '--script', 'script.json', '--yes', '--max-tool-calls', '2', '--json'], { cwd: workspace.path });
       expect(run.code, run.stderr).toBe(1);
       const records = jsonLines(run.stdout);
       expect(await readFile(join(workspace.path, 'n.txt'), 'utf8')).toBe('k\nk\n');
@@ -72,10 +71,10 @@ describe('a spent wall-time budget ends the session, without asking anyone or re
       expect(entriesOfRows(records).filter((record) => record.type === 'turn.blocked')).toEqual([]);
       expect(entriesOfRows(records).find((record) => record.type === 'session.ended')?.data).toMatchObject({ status: 'budget-exhausted', reason: expect.stringContaining('proposed 3 tool calls with 2 of 2 left; 1 was not run') });
       const id = records[0]!.stream as string;
-      const trace = await runInProcess(['trace', id], { cwd: workspace.path });
+      const trace = await runCli(['trace', id], { cwd: workspace.path });
       expect(trace.stdout.match(/bash\(echo k >> n\.txt\)/g)).toHaveLength(3);
       expect(trace.stdout).toContain('denied by budget');
-      expect((await runInProcess(['replay', id], { cwd: workspace.path })).code).toBe(0);
+      expect((await runCli(['replay', id], { cwd: workspace.path })).code).toBe(0);
     } finally {
       await workspace.remove();
     }
@@ -86,7 +85,7 @@ describe('a spent wall-time budget ends the session, without asking anyone or re
     try {
       const append = { name: 'bash', arguments: { command: 'echo k >> n.txt' } };
       await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'One.', toolCalls: [append] }, { text: 'Two.', toolCalls: [append, append] }, { text: 'Done.' }] }));
-      const run = await runInProcess(['run', 'append', '--script', 'script.json', '--yes', '--max-tool-calls', '1'], { cwd: workspace.path });
+      const run = await runCli(['run', 'append', '--script', 'script.json', '--yes', '--max-tool-calls', '1'], { cwd: workspace.path });
       expect(run.code, run.stderr).toBe(1);
       expect(run.stdout).toContain('budget-exhausted — tool-call budget exhausted: the reply proposed 2 tool calls with 0 of 1 left; 2 were not run');
       expect(run.stdout).toContain('2 turns · 3 tool calls (2 denied)');
