@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryEventStore } from '../../stores/index.js';
 import { createRein } from '../../src/rein.js';
 import { createScriptedProvider, parseScript } from '../../src/providers/scripted-provider.js';
-import { runCli } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { requireBubblewrap, requireSocat } from '../support/sandbox.js';
 
@@ -24,7 +24,7 @@ describe('rein sandbox and the sandbox settings', () => {
       // The MCP file and a skills folder are protected entries of the same data module: masked where they exist.
       await writeFile(join(root, '.mcp.json'), JSON.stringify({ mcpServers: {} }));
       await mkdir(join(root, '.agents', 'skills'), { recursive: true });
-      const json = await runCli(['sandbox', '--json'], { cwd: root });
+      const json = await runInProcess(['sandbox', '--json'], { cwd: root });
       expect(json.code).toBe(0);
       const report = JSON.parse(json.stdout) as Record<string, any>;
       expect(report).toMatchObject({ mode: 'auto', network: 'allow-list', allowedHosts: ['registry.npmjs.org'], loginShell: false });
@@ -51,12 +51,12 @@ describe('rein sandbox and the sandbox settings', () => {
         expect(report.binds).toContainEqual(expect.objectContaining({ kind: 'mask-file', target: join(root, '.mcp.json') }));
         expect(report.binds).toContainEqual(expect.objectContaining({ kind: 'mask-directory', target: join(root, '.agents/skills') }));
       }
-      const off = JSON.parse((await runCli(['sandbox', '--json', '--sandbox', 'off', '--network', 'disabled'], { cwd: root })).stdout) as Record<string, any>;
+      const off = JSON.parse((await runInProcess(['sandbox', '--json', '--sandbox', 'off', '--network', 'disabled'], { cwd: root })).stdout) as Record<string, any>;
       expect(off).toMatchObject({ enforcement: 'fallback', reason: 'the sandbox is off (mode "off")', network: 'disabled', binds: [] });
       // The sandbox off: nothing is masked, and --json says so as the text does.
       expect(off.protected).toEqual(protectedStates('exposed'));
-      expect((await runCli(['sandbox', '--sandbox', 'off'], { cwd: root })).stdout).toContain(`${join(root, '.rein')}  — exists; not hidden from commands without the sandbox`);
-      const text = await runCli(['sandbox'], { cwd: root });
+      expect((await runInProcess(['sandbox', '--sandbox', 'off'], { cwd: root })).stdout).toContain(`${join(root, '.rein')}  — exists; not hidden from commands without the sandbox`);
+      const text = await runInProcess(['sandbox'], { cwd: root });
       expect(text.stdout).toContain(sandboxed ? 'enforcement: bubblewrap' : 'enforcement: fallback');
       expect(text.stdout).toContain('network: allow-list (registry.npmjs.org)');
     } finally {
@@ -70,18 +70,18 @@ describe('rein sandbox and the sandbox settings', () => {
       await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Done.' }] }));
       for (const [sandbox, flag] of [[{ mode: 'off' }, '--sandbox off'], [{ network: 'allow-all' }, '--network allow-all'], [{ loginShell: true }, '--login-shell'], [{ maxProcesses: 100_000 }, '--max-processes 100000'], [{ maxTmpMb: 4096 }, '--max-tmp-mb 4096']] as const) {
         await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ sandbox }));
-        const run = await runCli(['run', 'x', '--script', 'script.json'], { cwd: workspace.path });
+        const run = await runInProcess(['run', 'x', '--script', 'script.json'], { cwd: workspace.path });
         expect([run.code, run.stderr], JSON.stringify(sandbox)).toEqual([2, expect.stringContaining(`confirm with ${flag}`)]);
-        const confirmed = await runCli(['run', 'x', '--script', 'script.json', ...flag.split(' ')], { cwd: workspace.path });
+        const confirmed = await runInProcess(['run', 'x', '--script', 'script.json', ...flag.split(' ')], { cwd: workspace.path });
         expect(confirmed.code, confirmed.stderr).toBe(0);
       }
       // Lower limits narrow: they stand, and rein sandbox shows them; a flag that is not a whole number in range is USAGE.
       await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ sandbox: { mode: 'required', network: 'disabled', maxProcesses: 100, maxMemoryMb: 512, maxTmpMb: 16 } }));
-      const narrowed = await runCli(['sandbox', '--json'], { cwd: workspace.path });
+      const narrowed = await runInProcess(['sandbox', '--json'], { cwd: workspace.path });
       expect(narrowed.code).toBe(0);
       expect(JSON.parse(narrowed.stdout).limits).toMatchObject({ processes: { max: 100 }, memoryMb: { max: 512 }, tmpMb: { max: 16 } });
-      expect(JSON.parse((await runCli(['sandbox', '--json', '--max-tmp-mb', '32'], { cwd: workspace.path })).stdout).limits.tmpMb.max).toBe(32);
-      for (const bad of [['--max-processes', '0'], ['--max-tmp-mb', '1e3'], ['--max-memory-mb', '8']]) expect((await runCli(['sandbox', ...bad], { cwd: workspace.path })).code, bad.join(' ')).toBe(2);
+      expect(JSON.parse((await runInProcess(['sandbox', '--json', '--max-tmp-mb', '32'], { cwd: workspace.path })).stdout).limits.tmpMb.max).toBe(32);
+      for (const bad of [['--max-processes', '0'], ['--max-tmp-mb', '1e3'], ['--max-memory-mb', '8']]) expect((await runInProcess(['sandbox', ...bad], { cwd: workspace.path })).code, bad.join(' ')).toBe(2);
     } finally {
       await workspace.remove();
     }
@@ -96,21 +96,21 @@ describe('rein sandbox and the sandbox settings', () => {
       const ownAddress = Object.values(networkInterfaces()).flatMap((list) => list ?? []).find((entry) => !entry.internal && entry.family === 'IPv4')?.address;
       for (const host of ['127.0.0.1', 'localhost', '[::1]', '169.254.169.254', '*.com', '*.internal', '*.localhost', '10.1.2.3', ...(ownAddress ? [ownAddress] : [])]) {
         await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ sandbox: { network: 'allow-list', allowedHosts: ['registry.npmjs.org', host] } }));
-        const report = await runCli(['sandbox'], { cwd: workspace.path });
+        const report = await runInProcess(['sandbox'], { cwd: workspace.path });
         expect([report.code, report.stderr], host).toEqual([2, expect.stringContaining(`lets commands reach ${host} (`)]);
         expect(report.stderr).toContain('confirm with --allow-host');
       }
       await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ sandbox: { network: 'allow-list', allowedHosts: ['registry.npmjs.org', '*.example.com', '203.0.113.7'] } }));
-      expect((await runCli(['sandbox'], { cwd: workspace.path })).code).toBe(0);
+      expect((await runInProcess(['sandbox'], { cwd: workspace.path })).code).toBe(0);
       // The trial's escape: a command reached a service on the host's loopback through rein's proxy. Now the run is
       // refused before anything runs, and reaches the service only when the user names the host with --allow-host.
       await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ sandbox: { network: 'allow-list', allowedHosts: ['127.0.0.1'] } }));
       await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: '1', toolCalls: [{ name: 'bash', arguments: { command: `curl -s --max-time 5 http://127.0.0.1:${port}/ > got.txt; echo done` } }] }, { text: 'Done.' }] }));
-      const refused = await runCli(['run', 'x', '--script', 'script.json', '--yes'], { cwd: workspace.path });
+      const refused = await runInProcess(['run', 'x', '--script', 'script.json', '--yes'], { cwd: workspace.path });
       expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining('rein.config.json lets commands reach 127.0.0.1 (this machine)')]);
       expect(existsSync(join(workspace.path, 'got.txt'))).toBe(false);
       if (sandboxed && requireSocat()) {
-        const confirmed = await runCli(['run', 'x', '--script', 'script.json', '--yes', '--allow-host', '127.0.0.1'], { cwd: workspace.path });
+        const confirmed = await runInProcess(['run', 'x', '--script', 'script.json', '--yes', '--allow-host', '127.0.0.1'], { cwd: workspace.path });
         expect(confirmed.code, confirmed.stdout + confirmed.stderr).toBe(0);
         expect(await readFile(join(workspace.path, 'got.txt'), 'utf8')).toBe('host-service-reached');
       }
@@ -123,12 +123,12 @@ describe('rein sandbox and the sandbox settings', () => {
   it('refuses bad settings: a bad flag is a usage error, a bad sandbox object CONFIG_INVALID, a bad createRein option USAGE', async () => {
     const workspace = await makeTempDir('rein-sandbox-bad-');
     try {
-      const flag = await runCli(['sandbox', '--allow-host', 'not a host'], { cwd: workspace.path });
+      const flag = await runInProcess(['sandbox', '--allow-host', 'not a host'], { cwd: workspace.path });
       expect(flag.code).toBe(2);
       expect(flag.stderr).toContain('rein: USAGE: --allow-host');
-      expect((await runCli(['run', 'x', '--script', 's.json', '--network', 'open'], { cwd: workspace.path })).code).toBe(2);
+      expect((await runInProcess(['run', 'x', '--script', 's.json', '--network', 'open'], { cwd: workspace.path })).code).toBe(2);
       await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ sandbox: { mode: 'strict' } }));
-      const file = await runCli(['sandbox'], { cwd: workspace.path });
+      const file = await runInProcess(['sandbox'], { cwd: workspace.path });
       expect(file.code).toBe(2);
       expect(file.stderr).toContain('rein: CONFIG_INVALID');
       await expect(createRein({ store: createMemoryEventStore(), workspace: workspace.path, provider: createScriptedProvider(parseScript({ turns: [] })), sandbox: { allowedHosts: ['not a host'] } })).rejects.toMatchObject({ code: 'USAGE' });
@@ -141,10 +141,10 @@ describe('rein sandbox and the sandbox settings', () => {
     const workspace = await makeTempDir('rein-sandbox-run-');
     try {
       await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Hello.' }] }));
-      const result = await runCli(['run', 'say hello', '--script', 'script.json'], { cwd: workspace.path });
+      const result = await runInProcess(['run', 'say hello', '--script', 'script.json'], { cwd: workspace.path });
       expect(result.code).toBe(0);
       expect(result.stdout).toContain(sandboxed ? 'sandbox: bubblewrap · network disabled' : 'sandbox: fallback, not isolated');
-      const json = await runCli(['run', 'say hello', '--script', 'script.json', '--json', '--sandbox', 'off'], { cwd: workspace.path });
+      const json = await runInProcess(['run', 'say hello', '--script', 'script.json', '--json', '--sandbox', 'off'], { cwd: workspace.path });
       const checked = json.stdout.split('\n').filter((line) => line.includes('"sandbox.checked"'));
       expect(checked).toHaveLength(1);
       expect(JSON.parse(checked[0]!).data).toEqual({ enforcement: 'fallback', mode: 'off', network: 'disabled', reason: 'the sandbox is off (mode "off")', limits: { maxProcesses: 1024, maxMemoryMb: 4096, maxTmpMb: 1024 } });

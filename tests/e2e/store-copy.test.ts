@@ -5,7 +5,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openLevelEventStore } from '../../stores/index.js';
 import { RECORD_KEYS } from '../../stores/level-keys.js';
 import { STREAM_DATABASE_OPTIONS } from '../../stores/level-stream.js';
-import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { describePostgres, freshSchemaUrl } from '../support/postgres.js';
 
@@ -42,26 +43,26 @@ describePostgres('rein store copy', () => {
   it('round-trips LevelDB → PostgreSQL → LevelDB record for record, verifying every session by replay', async () => {
     const ids: string[] = [];
     for (const task of ['first', 'second']) {
-      const run = await runCli(['run', task, '--script', 'script.json', '--approve', 'write'], { cwd: workspace.path });
+      const run = await runInProcess(['run', task, '--script', 'script.json', '--approve', 'write'], { cwd: workspace.path });
       expect(run.code).toBe(0);
       ids.push(/session (s-[\w-]+):/.exec(run.stdout)![1]!);
     }
     // Fork where the task's step ends: at the first model call it requested.
-    const boundary = entriesOfRows(jsonLines((await runCli(['show', ids[0]!, '--json'], { cwd: workspace.path })).stdout)).find((record) => record.type === 'effect.requested')!.seq as number;
-    const fork = await runCli(['fork', ids[0]!, '--at', String(boundary), '--json'], { cwd: workspace.path });
+    const boundary = entriesOfRows(jsonLines((await runInProcess(['show', ids[0]!, '--json'], { cwd: workspace.path })).stdout)).find((record) => record.type === 'effect.requested')!.seq as number;
+    const fork = await runInProcess(['fork', ids[0]!, '--at', String(boundary), '--json'], { cwd: workspace.path });
     ids.push(jsonLines(fork.stdout)[0]!.sessionId as string);
     const original = join(workspace.path, '.rein');
     const url = freshSchemaUrl();
     const back = join(workspace.path, 'back');
 
-    const there = await runCli(['store', 'copy', '--from', original, '--to', url, '--json'], { cwd: workspace.path });
+    const there = await runInProcess(['store', 'copy', '--from', original, '--to', url, '--json'], { cwd: workspace.path });
     expect(there.stderr).toBe('');
     const copied = jsonLines(there.stdout);
     for (const id of ids) expect(copied.find((line) => line.stream === id)).toMatchObject({ outcome: 'copied', verified: expect.any(Number) });
-    const again = jsonLines((await runCli(['store', 'copy', '--from', original, '--to', url, '--json'], { cwd: workspace.path })).stdout);
+    const again = jsonLines((await runInProcess(['store', 'copy', '--from', original, '--to', url, '--json'], { cwd: workspace.path })).stdout);
     expect(again.every((line) => line.outcome === 'present')).toBe(true);
 
-    const home = await runCli(['store', 'copy', '--from', url, '--to', back, '--json'], { cwd: workspace.path });
+    const home = await runInProcess(['store', 'copy', '--from', url, '--to', back, '--json'], { cwd: workspace.path });
     expect(home.stderr).toBe('');
     expect(jsonLines(home.stdout).filter((line) => ids.includes(line.stream))).toHaveLength(ids.length);
 
@@ -82,7 +83,7 @@ describePostgres('rein store copy', () => {
       await before.close();
       await after.close();
     }
-    const replay = await runCli(['replay', ids[1]!, '--store', back], { cwd: workspace.path });
+    const replay = await runInProcess(['replay', ids[1]!, '--store', back], { cwd: workspace.path });
     expect(replay.code).toBe(0);
   });
 });
@@ -98,20 +99,20 @@ describePostgres('rein store copy around damage, conflicts and growth', () => {
 
   const sessionIdOf = (stdout: string): string => /session (s-[\w-]+):/.exec(stdout)![1]!;
   const listed = async (store: string, status?: string) =>
-    jsonLines((await runCli(['sessions', '--json', '--store', store, ...(status ? ['--status', status] : [])], { cwd: workspace.path })).stdout)
+    jsonLines((await runInProcess(['sessions', '--json', '--store', store, ...(status ? ['--status', status] : [])], { cwd: workspace.path })).stdout)
       .map(({ id, status: listedStatus, head, task, createdAt }) => ({ id, status: listedStatus, head, task, createdAt }))
       .sort((left, right) => (left.id < right.id ? -1 : 1));
   const copy = async (from: string, to: string) => {
-    const result = await runCli(['store', 'copy', '--from', from, '--to', to, '--json'], { cwd: workspace.path });
+    const result = await runInProcess(['store', 'copy', '--from', from, '--to', to, '--json'], { cwd: workspace.path });
     return { ...result, lines: new Map(jsonLines(result.stdout).map((line) => [line.stream as string, line])) };
   };
 
   it('fills the status index as native sessions do, copies every healthy stream, appends a grown tail, reports each damaged or conflicting stream and fails at the end', async () => {
-    const completed = sessionIdOf((await runCli(['run', 'finish', '--script', 'script.json', '--approve', 'write'], { cwd: workspace.path })).stdout);
-    const paused = await runCli(['run', 'wait for a yes', '--script', 'script.json'], { cwd: workspace.path });
+    const completed = sessionIdOf((await runInProcess(['run', 'finish', '--script', 'script.json', '--approve', 'write'], { cwd: workspace.path })).stdout);
+    const paused = await runInProcess(['run', 'wait for a yes', '--script', 'script.json'], { cwd: workspace.path });
     expect(paused.code).toBe(3);
     const waiting = sessionIdOf(paused.stdout);
-    const exhausted = sessionIdOf((await runCli(['run', 'run out', '--script', 'script.json', '--approve', 'write', '--max-turns', '1'], { cwd: workspace.path })).stdout);
+    const exhausted = sessionIdOf((await runInProcess(['run', 'run out', '--script', 'script.json', '--approve', 'write', '--max-turns', '1'], { cwd: workspace.path })).stdout);
     const original = join(workspace.path, '.rein');
     const url = freshSchemaUrl();
 
@@ -133,8 +134,8 @@ describePostgres('rein store copy around damage, conflicts and growth', () => {
     await cp(original, damaged, { recursive: true });
     const manifest = (await readdir(join(damaged, 'streams', completed))).find((name) => name.startsWith('MANIFEST-'))!;
     await truncate(join(damaged, 'streams', completed, manifest), 10);
-    expect((await runCli(['resume', waiting, '--approve', 'write'], { cwd: workspace.path })).code).toBe(0);
-    expect((await runCli(['resume', waiting, '--approve', 'write', '--store', diverged], { cwd: workspace.path })).code).toBe(0);
+    expect((await runInProcess(['resume', waiting, '--approve', 'write'], { cwd: workspace.path })).code).toBe(0);
+    expect((await runInProcess(['resume', waiting, '--approve', 'write', '--store', diverged], { cwd: workspace.path })).code).toBe(0);
 
     // The session grew: only its new tail is appended, and its index entry follows.
     const grown = await copy(original, url);
@@ -158,10 +159,10 @@ describePostgres('rein store copy around damage, conflicts and growth', () => {
     expect(aroundDamage.lines.get(waiting)).toMatchObject({ outcome: 'copied' });
     expect(aroundDamage.lines.get(exhausted)).toMatchObject({ outcome: 'copied' });
     expect((await listed(fresh)).map((line) => line.id).sort()).toEqual([waiting, exhausted].sort());
-    const text = await runCli(['store', 'copy', '--from', damaged, '--to', freshSchemaUrl()], { cwd: workspace.path });
+    const text = await runInProcess(['store', 'copy', '--from', damaged, '--to', freshSchemaUrl()], { cwd: workspace.path });
     expect(text.stdout).toContain(`failed ${completed}: STORE_CORRUPT_RECORD`);
 
-    const missing = await runCli(['store', 'copy', '--from', join(workspace.path, 'no-such-store'), '--to', freshSchemaUrl()], { cwd: workspace.path });
+    const missing = await runInProcess(['store', 'copy', '--from', join(workspace.path, 'no-such-store'), '--to', freshSchemaUrl()], { cwd: workspace.path });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('STORE_NOT_FOUND');
   });
