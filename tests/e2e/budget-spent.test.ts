@@ -15,8 +15,10 @@ describe('a spent wall-time budget ends the session, without asking anyone or re
       expect(run.code, run.stderr).toBe(1);
       expect(entriesOfRows(records).filter((record) => record.type === 'approval.requested')).toEqual([]);
       expect(entriesOfRows(records).find((record) => record.type === 'session.ended')?.data).toMatchObject({ status: 'budget-exhausted' });
+      // The wall-time budget also bounds the model call (issue 30 item 19): a 1 ms budget usually cancels the reply
+      // itself, so no call is proposed; when the reply does come first, both calls are cancelled unasked.
       const settled = entriesOfRows(records).filter((record) => record.type === 'tool.settled').map((record) => record.data);
-      expect(settled).toHaveLength(2);
+      expect([0, 2]).toContain(settled.length);
       for (const data of settled) expect(data).toMatchObject({ status: 'error', errorCode: 'Cancelled', failedStage: 'cancelled', observation: expect.stringContaining('nobody was asked') });
       expect(existsSync(join(workspace.path, 'w.txt'))).toBe(false);
       expect(existsSync(join(workspace.path, 'hi.txt'))).toBe(false);
@@ -35,7 +37,9 @@ describe('a spent wall-time budget ends the session, without asking anyone or re
     const workspace = await makeTempDir('rein-budget-resume-');
     try {
       await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Done.' }] }));
-      const run = await runCli(['run', 'answer', '--script', 'script.json', '--max-wall-time', '1', '--json'], { cwd: workspace.path });
+      // A budget the first run's one model call fits in (the budget bounds model calls too), spent by the time of the resume.
+      const budgetMs = 3000;
+      const run = await runCli(['run', 'answer', '--script', 'script.json', '--max-wall-time', String(budgetMs), '--json'], { cwd: workspace.path });
       expect(run.code, run.stderr).toBe(0);
       const records = jsonLines(run.stdout);
       // A fork cut just after the model call was requested: that call is in doubt in the fork.
@@ -43,6 +47,9 @@ describe('a spent wall-time budget ends the session, without asking anyone or re
       const fork = await runCli(['fork', requested.stream as string, '--at', String(requested.seq), '--json'], { cwd: workspace.path });
       expect(fork.code, fork.stderr).toBe(0);
       const forkId = (JSON.parse(fork.stdout) as { sessionId: string }).sessionId;
+      // Real time is what the budget measures: let it run out (usually it has, the CLI's start-ups take longer).
+      const createdAt = records[0]!.at as number;
+      await new Promise((done) => setTimeout(done, Math.max(0, createdAt + budgetMs + 50 - Date.now())));
       const resumed = await runCli(['resume', forkId, '--yes', '--script', 'script.json', '--json'], { cwd: workspace.path });
       expect(resumed.code, resumed.stderr).toBe(1);
       const after = jsonLines(resumed.stdout);
