@@ -124,7 +124,9 @@ const isUsage = (value: unknown): value is TokenUsage =>
 
 const cancelled: ProviderErrorInfo = { code: 'cancelled', message: 'the model call was cancelled', retryable: false };
 
-class Abandoned extends Error {}
+/** A provider that did not stop within the grace after its abort: the call is abandoned (never escapes this module). */
+const abandonedError = (message: string): Error => Object.assign(new Error(message), { abandoned: true });
+const isAbandoned = (error: unknown): error is Error => error instanceof Error && (error as { abandoned?: unknown }).abandoned === true;
 
 const abortReason = (signal: AbortSignal): string => {
   const reason: unknown = signal.reason;
@@ -133,7 +135,7 @@ const abortReason = (signal: AbortSignal): string => {
 
 /**
  * The provider's events, until it has not stopped `graceMs` after `signal` aborted: then the stream is abandoned
- * (an `Abandoned` error; its iterator is told to return, not awaited), so a provider that ignores its signal cannot
+ * (an error marked abandoned; its iterator is told to return, not awaited), so a provider that ignores its signal cannot
  * hold a cancel, an interrupt, a close or the wall-time budget.
  */
 async function* abandonable<T>(source: AsyncIterable<T>, signal: AbortSignal, graceMs: number | undefined): AsyncGenerator<T> {
@@ -156,7 +158,7 @@ async function* abandonable<T>(source: AsyncIterable<T>, signal: AbortSignal, gr
   try {
     for (;;) {
       const next = await Promise.race([iterator.next(), abandoned]);
-      if (next === 'abandoned') throw new Abandoned(`the model call was cancelled${abortReason(signal)} and the provider did not stop within ${graceMs} ms: it was abandoned`);
+      if (next === 'abandoned') throw abandonedError(`the model call was cancelled${abortReason(signal)} and the provider did not stop within ${graceMs} ms: it was abandoned`);
       if (next.done) {
         done = true;
         return;
@@ -241,7 +243,7 @@ const attemptOnce = async (provider: ModelProvider, modelRequest: ModelRequest, 
       }
     }
   } catch (error) {
-    state.error = error instanceof Abandoned ? { ...cancelled, message: error.message } : context.signal.aborted ? cancelled : { code: 'unknown', message: `the ${provider.name} provider threw: ${(error as Error).message ?? String(error)}`, retryable: false };
+    state.error = isAbandoned(error) ? { ...cancelled, message: error.message } : context.signal.aborted ? cancelled : { code: 'unknown', message: `the ${provider.name} provider threw: ${(error as Error).message ?? String(error)}`, retryable: false };
   }
   if (!state.error && context.signal.aborted) state.error = cancelled;
   if (!state.error && !state.stopReason) state.error = { code: 'network', message: 'the stream ended without a finish event', retryable: true };

@@ -3,11 +3,20 @@ import type { EventStore } from '../../stores/event-store.js';
 import type { ModelInputContent } from '../projections/span-attributes.js';
 import { blobText } from '../session/session-records.js';
 
-/** The model-input blobs a record names (a `context.projected`'s `input`): what a chat span's prompt is read from. */
-export const modelInputRefsOf = (record: Pick<RecordEnvelope, 'type' | 'data'>): string[] => {
-  if (record.type !== 'context.projected') return [];
-  const ref = (record.data as { input?: unknown }).input;
+const inputRefOf = (data: unknown): string[] => {
+  const ref = (data as { input?: unknown } | undefined)?.input;
   return typeof ref === 'string' && ref.startsWith('artifact://') ? [ref] : [];
+};
+
+/**
+ * The model-input blobs a record names (a `context.projected`'s `input`): what a chat span's prompt is read from. Since
+ * the step record (issue 26), a step's `context.projected` is a fact folded into its `step.derived` (`[type, data, …]`).
+ */
+export const modelInputRefsOf = (record: Pick<RecordEnvelope, 'type' | 'data'>): string[] => {
+  if (record.type === 'context.projected') return inputRefOf(record.data);
+  if (record.type !== 'step.derived') return [];
+  const facts = (record.data as { facts?: ReadonlyArray<readonly [string, unknown, ...unknown[]]> }).facts ?? [];
+  return facts.flatMap(([type, data]) => (type === 'context.projected' ? inputRefOf(data) : []));
 };
 
 /** The model input one blob holds (`{ messages, tools }`), or undefined when it is gone or not one. */
