@@ -1,10 +1,9 @@
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createMemoryEventStore, createRein, createScriptedProvider, defineTool, flattenRecords, type EventStore } from 'rein';
-import { unlink } from 'node:fs/promises';
 import { makeTempDir } from '../support/temp-dir.js';
 
 let workspace: { path: string; remove: () => Promise<void> };
@@ -19,6 +18,10 @@ afterAll(() => workspace.remove());
  */
 const checkingTool = (root: string) => {
   const events: string[] = [];
+  // The stop takes until the interrupt returned (an interrupt that does not wait for it) or 300 ms, well within the
+  // abandon grace period (an interrupt that waits for it).
+  let interruptReturned: Promise<unknown> = new Promise(() => undefined);
+  const whenInterruptReturned = (promise: Promise<unknown>) => (interruptReturned = promise);
   let started!: () => void;
   const running = new Promise<void>((resolve) => (started = resolve));
   const tool = defineTool({
@@ -32,13 +35,13 @@ const checkingTool = (root: string) => {
     execute: async (_args, context) => {
       started();
       await new Promise<void>((resolve) => (context.signal.aborted ? resolve() : context.signal.addEventListener('abort', () => resolve(), { once: true })));
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await Promise.race([interruptReturned, new Promise((resolve) => setTimeout(resolve, 300))]);
       await unlink(join(root, '.mcp.json'));
       events.push('tool returned');
       return { ok: false as const, code: 'Cancelled' as const, message: 'stopped', notes: [{ type: 'workspace.cleaned', data: { paths: ['.mcp.json'], reason: 'protected-path-created' } }] };
     },
   });
-  return { tool, running, events };
+  return { tool, running, events, whenInterruptReturned };
 };
 
 const callingGuarded = () => createScriptedProvider({ turns: [{ text: 'Calling.', toolCalls: [{ name: 'guarded', arguments: {} }] }, { text: 'Done.' }] });
@@ -48,13 +51,12 @@ const entriesOf = async (store: EventStore, id: string) => flattenRecords(await 
 describe('a call stopped by an interrupt or a cancel: what it did to the workspace is in the log', () => {
   it('interrupt() waits for the stopped call, and its dropped result\'s workspace.cleaned is recorded after session.interrupted', async () => {
     await writeFile(join(workspace.path, '.mcp.json'), '{}\n');
-    const { tool, running, events } = checkingTool(workspace.path);
+    const { tool, running, events, whenInterruptReturned } = checkingTool(workspace.path);
     const store = createMemoryEventStore();
-    const rein = await createRein({ store, workspace: workspace.path, provider: callingGuarded(), tools: [tool], permissions: { approveAll: true } });
+    const rein = await createRein({ store, workspace: workspace.path, provider: callingGuarded(), tools: [tool], permissions: { approveAll: true }, abandonGraceMs: 10_000 });
     const session = await rein.startSession({ task: 'call it' });
     await running;
-    await session.interrupt('the user pressed Ctrl-C');
-    events.push('interrupt resolved');
+    await whenInterruptReturned(session.interrupt('the user pressed Ctrl-C').then(() => events.push('interrupt resolved')));
     expect(events).toEqual(['tool returned', 'interrupt resolved']);
     expect(existsSync(join(workspace.path, '.mcp.json'))).toBe(false);
     const entries = await entriesOf(store, session.id);
