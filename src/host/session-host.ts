@@ -74,6 +74,9 @@ export interface SessionResult {
   stop?: CostBudgetStop;
 }
 
+/** Facts of a settlement that say what a call did to the workspace: recorded even when the settlement is dropped. */
+const workspaceNoteTypes: ReadonlySet<string> = new Set(['workspace.cleaned', 'workspace.changed']);
+
 /** How long an aborted effect may go on before the runtime abandons it, by default (ReinOptions `abandonGraceMs`). */
 export const defaultAbandonGraceMs = 5_000;
 
@@ -619,10 +622,11 @@ export class SessionHost {
     try {
       const started = this.running.started(request.effectId);
       const gone = () => this.dropped.has(request.effectId) || !this.tree.isActive(request.actor);
+      let applied = false;
       if (!this.broken && !this.tree.done && !this.interrupted && (started || !gone())) {
         // Waits for the write, not the commit: a tool lane commits parallel calls' settlements in order through here,
         // and waiting for each one's fsync (and the commit gathering delay) held the next one back.
-        await this.step({
+        const stored = await this.step({
           skipIf: () => this.interrupted || (!started && gone()),
           trusted: true,
           written: true,
@@ -634,7 +638,10 @@ export class SessionHost {
           ...(settlement.facts ? { facts: settlement.facts } : {}),
           ...(settlement.blobs ? { blobs: settlement.blobs } : {}),
         });
+        // A step that was skipped (interrupted or ended while it waited in the queue) writes nothing.
+        applied = stored.length > 0;
       }
+      if (!applied && !this.broken) await this.recordWorkspaceNotes(request, settlement);
     } catch (error) {
       this.fail(error);
     } finally {
@@ -642,6 +649,34 @@ export class SessionHost {
       this.dropped.delete(request.effectId);
       this.wakeQuietWaiters();
     }
+  }
+
+  /**
+   * A dropped settlement (the session was interrupted or ended, or its agent stopped, while the call ran) stays in
+   * doubt, but what the call did to the workspace is not: a protected path its own check removed, the changes its
+   * window captured. Those notes are recorded on their own, as facts, so the log says every change rein made — the
+   * session's end-of-interrupt check would otherwise find the path already gone and record nothing.
+   */
+  private async recordWorkspaceNotes(request: EffectRequest, settlement: Settlement): Promise<void> {
+    const notes = (settlement.facts ?? []).filter((fact) => workspaceNoteTypes.has(fact.type));
+    if (notes.length === 0) return;
+    const blobs = notes.some((fact) => fact.type === 'workspace.changed') ? settlement.blobs : undefined;
+    await this.recordFacts(notes, { actor: request.actor, cause: request.recordId, ...(blobs ? { blobs } : {}) });
+  }
+
+  /**
+   * Resolves once nothing runs any more — the effects an interrupt aborted have returned and their settlements were
+   * dropped (their workspace notes recorded) — or after the abandon grace period, whichever comes first. Never rejects.
+   */
+  stopped(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, this.abandonGraceMs);
+      timer.unref?.();
+      this.whenQuiet().then(
+        () => resolve(),
+        () => resolve(),
+      ).finally(() => clearTimeout(timer));
+    });
   }
 
   /** Abort the running effects of actors that ended or were stopped (and of their descendants); drop their settlements. */

@@ -341,6 +341,9 @@ export class ReinSession<Output = unknown> {
   /** Stop this process's work without ending the session; `resume` continues it later. */
   async interrupt(reason = 'interrupted'): Promise<void> {
     await this.host.interrupt(reason);
+    // The calls it stopped still run their own protected-path check as they stop: the session's check comes after
+    // them (bounded by the abandon grace period), so each removal is recorded once, by whichever check made it.
+    if (!this.ending) await this.host.stopped();
     this.ending ??= this.endBackground('interrupted');
     await this.ending;
     await this.viewOptions.capabilities?.close();
