@@ -11,7 +11,7 @@ export const Badge = ({ kind, value, title }: { kind: string; value: string; tit
 export const tone = (value: string): string => {
   if (['completed', 'succeeded', 'ok', 'passed', 'allow', 'allow-once', 'allow-session', 'satisfied'].includes(value)) return 'good';
   if (['failed', 'error', 'denied', 'deny', 'cancelled', 'budget-exhausted', 'damaged', 'unverified'].includes(value)) return 'bad';
-  if (['awaiting-approval', 'awaiting-confirmation', 'waiting', 'interrupted', 'forked', 'idle', 'ask'].includes(value)) return 'wait';
+  if (['awaiting-approval', 'awaiting-confirmation', 'waiting', 'interrupted', 'awaiting-budget', 'forked', 'idle', 'ask'].includes(value)) return 'wait';
   if (['running', 'active', 'queued'].includes(value)) return 'run';
   return 'info';
 };

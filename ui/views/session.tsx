@@ -261,7 +261,7 @@ export const SessionView = ({ source, id, tab }: { source: Source; id: string; t
         <div class="actions">
           {detail.actions ? null : <span class="muted">read-only server: no actions</span>}
           {detail.actions && detail.runningHere ? <button onClick={() => act('/interrupt', {})}>interrupt</button> : null}
-          {detail.actions && !detail.runningHere && ['interrupted', 'forked', 'awaiting-approval', 'awaiting-confirmation', 'active', 'idle'].includes(status ?? '') ? <button onClick={() => act('/resume', {})}>resume</button> : null}
+          {detail.actions && !detail.runningHere && ['interrupted', 'awaiting-budget', 'forked', 'awaiting-approval', 'awaiting-confirmation', 'active', 'idle'].includes(status ?? '') ? <button onClick={() => act('/resume', {})}>resume</button> : null}
           {!detail.actions || ['completed', 'failed', 'cancelled', 'budget-exhausted'].includes(status ?? '') ? null : <button onClick={() => act('/cancel', {})}>cancel</button>}
           <a class="button" href={`/api/sessions/${encodeURIComponent(id)}/export`} download>
             export HTML

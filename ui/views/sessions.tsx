@@ -3,7 +3,7 @@ import type { Source } from '../source.js';
 import type { SessionRow } from '../types.js';
 import { Badge, cacheShare, duration, go, money, tokens, when } from '../format.js';
 
-const statuses = ['completed', 'failed', 'cancelled', 'budget-exhausted', 'interrupted', 'forked', 'awaiting-approval', 'awaiting-confirmation', 'idle', 'active', 'queued', 'damaged'];
+const statuses = ['completed', 'failed', 'cancelled', 'budget-exhausted', 'interrupted', 'awaiting-budget', 'forked', 'awaiting-approval', 'awaiting-confirmation', 'idle', 'active', 'queued', 'damaged'];
 
 /** The rows as a lineage forest: each fork under the session it was forked from (when that one is listed). */
 const lineage = (rows: readonly SessionRow[]): Array<{ row: SessionRow; depth: number }> => {
