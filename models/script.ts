@@ -20,7 +20,11 @@ export const ScriptTurn = z
     text: z.string().default(''),
     reasoning: z.string().optional(),
     toolCalls: z.array(ScriptToolCall).default([]),
-    usage: z.object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative() }).strict().optional(),
+    /** The usage the reply reports (default: rein's estimate); cache reads and writes are part of `inputTokens`, to rehearse prompt caching and its cost. */
+    usage: z
+      .object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative(), cacheReadTokens: z.number().int().nonnegative().optional(), cacheWriteTokens: z.number().int().nonnegative().optional() })
+      .strict()
+      .optional(),
     /** Why the turn stopped, as a model would say (default: `tool_use` with tool calls, else `end_turn`): `max_tokens`, `content_filter`… */
     stopReason: StopReason.optional(),
   })

@@ -1,3 +1,4 @@
+import type { Prices } from '../models/price-table.js';
 import { diffSession, type DiffOptions, type SessionDiff } from './changes/session-diff.js';
 import { rewindSession, type RewindOptions, type RewindResult } from './changes/rewind-session.js';
 import { compareSessions, type SessionComparison } from './session/compare-sessions.js';
@@ -46,6 +47,8 @@ export interface Rein {
   readonly workspace: string;
   /** The provider's name, model and endpoint as sessions record them (never a key). */
   readonly provider: { name: string; model?: string; source?: string };
+  /** The prices its sessions are charged at: the shipped `defaultPrices` with the options' `prices` over them. */
+  readonly prices: Prices;
   /**
    * Create a session without starting it (subscribe first, then `send` the task). With `output` (a zod schema) its
    * final answer is typed: `session.output()` resolves with `z.infer<typeof output>`.
@@ -143,6 +146,7 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     store: options.store,
     workspace: workspace.root,
     provider: { name, ...(model === undefined ? {} : { model }), ...(source === undefined ? {} : { source }) },
+    prices: services.prices,
     createSession: (sessionOptions) => open('createSession', async () => {
       const session = await createSession(services, sessionOptions);
       stops.remember(watched(registry.add(session)));

@@ -16,6 +16,8 @@ export interface StatusSource {
 export interface SessionStatusState {
   ended?: string;
   interrupted: boolean;
+  /** The interruption is a pause for the cost budget (`session.interrupted.budget`): resumable with a raised budget. */
+  budget?: boolean;
   /** Effect ids the latest resume resolved `awaiting-confirmation` that no later record of theirs settled or re-decided. */
   waiting: readonly string[];
   /** `idle`, `awaiting-approval` or `active`, from the root's newest `actor.transitioned`. */
@@ -41,7 +43,7 @@ const machineStatusOf = (to: unknown): string => {
  * state and, being newer, supersedes an interruption.
  */
 export const nextStatusState = (state: SessionStatusState, record: StatusSource): SessionStatusState => {
-  const data = (record.data ?? {}) as { status?: unknown; effectId?: unknown; resolution?: unknown; to?: unknown };
+  const data = (record.data ?? {}) as { status?: unknown; effectId?: unknown; resolution?: unknown; to?: unknown; budget?: unknown };
   if (record.type === 'effect.resolved' && typeof data.effectId === 'string') {
     const others = state.waiting.filter((id) => id !== data.effectId);
     return { ...state, waiting: data.resolution === 'awaiting-confirmation' ? [...others, data.effectId] : others };
@@ -55,13 +57,13 @@ export const nextStatusState = (state: SessionStatusState, record: StatusSource)
     case 'session.ended':
       return { ...state, ended: String(data.status) };
     case 'session.forked':
-      return { ...state, forked: true, interrupted: false };
+      return { ...state, forked: true, interrupted: false, budget: false };
     case 'session.interrupted':
-      return { ...state, interrupted: true, forked: false };
+      return { ...state, interrupted: true, budget: data.budget !== undefined && data.budget !== null, forked: false };
     case 'session.resumed':
-      return { ...state, interrupted: false, forked: false, waiting: [] };
+      return { ...state, interrupted: false, budget: false, forked: false, waiting: [] };
     case 'actor.transitioned':
-      return { ...state, interrupted: false, forked: false, machine: machineStatusOf(data.to) };
+      return { ...state, interrupted: false, budget: false, forked: false, machine: machineStatusOf(data.to) };
     default:
       return state;
   }
@@ -72,7 +74,7 @@ const stepStatusState = (state: SessionStatusState, step: StepDerived): SessionS
   let next = state;
   for (const entry of step.derived) {
     if (entry[1] !== rootPath) continue;
-    if (entry[0] === 0) next = { ...next, interrupted: false, machine: machineStatusOf(entry[4]) };
+    if (entry[0] === 0) next = { ...next, interrupted: false, budget: false, machine: machineStatusOf(entry[4]) };
     else if (entry[0] === 2 && entry[2] === 'session.ended') next = { ...next, ended: String(entry[3].status) };
   }
   return next;
@@ -80,7 +82,8 @@ const stepStatusState = (state: SessionStatusState, step: StepDerived): SessionS
 
 /**
  * The status a state stands for: the `session.ended` outcome; else `forked` for a fork nobody resumed yet; else
- * `interrupted`; else `awaiting-confirmation` while
+ * `awaiting-budget` for a pause before a model call the cost budget could not cover (`rein resume <id> --max-cost
+ * <usd>` continues it); else `interrupted`; else `awaiting-confirmation` while
  * an in-doubt effect waits for a person to confirm its rerun (nothing runs until `rein resume --yes` or
  * `rein approve <id> <effectId>`); else the machine's `idle`, `awaiting-approval` or `active`; undefined when nothing
  * seen decides it.
@@ -88,7 +91,7 @@ const stepStatusState = (state: SessionStatusState, step: StepDerived): SessionS
 export const statusOfState = (state: SessionStatusState): string | undefined => {
   if (state.ended !== undefined) return state.ended;
   if (state.forked) return 'forked';
-  if (state.interrupted) return 'interrupted';
+  if (state.interrupted) return state.budget ? 'awaiting-budget' : 'interrupted';
   if (state.waiting.length > 0) return 'awaiting-confirmation';
   return state.machine;
 };

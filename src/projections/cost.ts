@@ -23,12 +23,21 @@ export const costOfUsage = (usage: TokenUsage, price: ModelPrice): number => {
   return (plain * price.input + read * (price.cacheRead ?? price.input) + written * (price.cacheWrite ?? price.input) + usage.outputTokens * price.output) / 1_000_000;
 };
 
+/** One agent's share of a session's cost. */
+export interface AgentCost {
+  /** US dollars; undefined when one of its calls' model has no price. */
+  usd: number | undefined;
+  calls: number;
+  inputTokens: number;
+  cacheReadTokens: number;
+}
+
 /** The cost of a session, derived from its log (never stored): per model call, per agent, in all. */
 export interface SessionCost {
   /** US dollars; undefined when a call's model has no price ("unknown", never 0). */
   usd: number | undefined;
   /** Per agent path (children attributed to themselves; the session's total includes them). */
-  byActor: ReadonlyMap<string, { usd: number | undefined; calls: number }>;
+  byActor: ReadonlyMap<string, AgentCost>;
   /** Per model call, in log order. */
   calls: ReadonlyArray<{ seq: number; actor: string; turn: number | undefined; usd: number | undefined }>;
   /** The models that had no price. */
@@ -40,38 +49,80 @@ export interface SessionCost {
 }
 
 /**
+ * A session's cost folded one record at a time (`add`), for a reader that folds forward as records arrive (the
+ * viewer's session digest): O(1) work per record, its state grows with the number of agents only — unless it keeps
+ * `calls` (`sessionCost` does; the digest does not).
+ */
+export class CostFold {
+  readonly #prices: Prices;
+  readonly #keepCalls: boolean;
+  #model: string | undefined;
+  #provider: string | undefined;
+  usd: number | undefined = 0;
+  readonly byActor = new Map<string, AgentCost>();
+  readonly calls: Array<{ seq: number; actor: string; turn: number | undefined; usd: number | undefined }> = [];
+  readonly #unpriced = new Set<string>();
+  inputTokens = 0;
+  outputTokens = 0;
+  cacheReadTokens = 0;
+  cacheWriteTokens = 0;
+
+  constructor(prices: Prices = defaultPrices, options: { keepCalls?: boolean } = {}) {
+    this.#prices = prices;
+    this.#keepCalls = options.keepCalls ?? true;
+  }
+
+  /** Fold one record: `session.created` names the model, each `model.responded` is priced at it. */
+  add(record: RecordEnvelope): void {
+    if (record.type === 'session.created') {
+      const named = (record.data as { provider?: { model?: string; name?: string } }).provider;
+      this.#model = named?.model;
+      this.#provider = named?.name;
+    }
+    if (record.type !== 'model.responded') return;
+    const data = record.data as { usage: TokenUsage; turn?: number };
+    const price = callPrice(this.#prices, this.#provider, this.#model);
+    const cost = price ? costOfUsage(data.usage, price) : undefined;
+    if (!price) this.#unpriced.add(this.#model ?? '(no model named)');
+    this.usd = this.usd === undefined || cost === undefined ? undefined : this.usd + cost;
+    const read = data.usage.cacheReadTokens ?? 0;
+    const actor = this.byActor.get(record.actor) ?? { usd: 0, calls: 0, inputTokens: 0, cacheReadTokens: 0 };
+    this.byActor.set(record.actor, {
+      usd: actor.usd === undefined || cost === undefined ? undefined : actor.usd + cost,
+      calls: actor.calls + 1,
+      inputTokens: actor.inputTokens + data.usage.inputTokens,
+      cacheReadTokens: actor.cacheReadTokens + read,
+    });
+    if (this.#keepCalls) this.calls.push({ seq: record.seq, actor: record.actor, turn: typeof data.turn === 'number' ? data.turn : undefined, usd: cost });
+    this.inputTokens += data.usage.inputTokens;
+    this.outputTokens += data.usage.outputTokens;
+    this.cacheReadTokens += read;
+    this.cacheWriteTokens += data.usage.cacheWriteTokens ?? 0;
+  }
+
+  /** The models that had no price so far. */
+  get unpriced(): readonly string[] {
+    return [...this.#unpriced];
+  }
+
+  /** The cost as folded so far. */
+  result(): SessionCost {
+    const { usd, byActor, calls, unpriced, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens } = this;
+    return { usd, byActor, calls, unpriced, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens };
+  }
+}
+
+/** Cache reads as a share of input tokens (0..1); undefined when there was no input. */
+export const cacheHitRate = (usage: { inputTokens: number; cacheReadTokens: number }): number | undefined => (usage.inputTokens > 0 ? usage.cacheReadTokens / usage.inputTokens : undefined);
+
+/**
  * Fold a session's records into its cost at `prices` (default the shipped `defaultPrices`): each `model.responded`
  * is priced at its session's model (`session.created.provider.model`). O(records); a projection, recomputed on read.
  */
 export const sessionCost = (records: Iterable<RecordEnvelope>, prices: Prices = defaultPrices): SessionCost => {
-  let model: string | undefined;
-  let provider: string | undefined;
-  let usd: number | undefined = 0;
-  const byActor = new Map<string, { usd: number | undefined; calls: number }>();
-  const calls: Array<{ seq: number; actor: string; turn: number | undefined; usd: number | undefined }> = [];
-  const unpriced = new Set<string>();
-  const tokens = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
-  for (const record of records) {
-    if (record.type === 'session.created') {
-      const named = (record.data as { provider?: { model?: string; name?: string } }).provider;
-      model = named?.model;
-      provider = named?.name;
-    }
-    if (record.type !== 'model.responded') continue;
-    const data = record.data as { usage: TokenUsage; turn?: number };
-    const price = callPrice(prices, provider, model);
-    const cost = price ? costOfUsage(data.usage, price) : undefined;
-    if (!price) unpriced.add(model ?? '(no model named)');
-    usd = usd === undefined || cost === undefined ? undefined : usd + cost;
-    const actor = byActor.get(record.actor) ?? { usd: 0, calls: 0 };
-    byActor.set(record.actor, { usd: actor.usd === undefined || cost === undefined ? undefined : actor.usd + cost, calls: actor.calls + 1 });
-    calls.push({ seq: record.seq, actor: record.actor, turn: typeof data.turn === 'number' ? data.turn : undefined, usd: cost });
-    tokens.inputTokens += data.usage.inputTokens;
-    tokens.outputTokens += data.usage.outputTokens;
-    tokens.cacheReadTokens += data.usage.cacheReadTokens ?? 0;
-    tokens.cacheWriteTokens += data.usage.cacheWriteTokens ?? 0;
-  }
-  return { usd, byActor, calls, unpriced: [...unpriced], ...tokens };
+  const fold = new CostFold(prices);
+  for (const record of records) fold.add(record);
+  return fold.result();
 };
 
 /** `$0.0123`, or `cost unknown (no price for m)`; with the cache hit rate when the provider reported cache reads. */

@@ -2,7 +2,8 @@ import type { EventStore, StreamInfo } from '../../stores/event-store.js';
 import type { Rein } from '../rein.js';
 import type { SessionSummary } from '../session/session-catalog.js';
 import { ReinError } from '../host/host-errors.js';
-import type { PendingApproval, SessionRow } from './api-schemas.js';
+import type { AgentCostRow, PendingApproval, SessionRow } from './api-schemas.js';
+import { cacheHitRate } from '../projections/cost.js';
 import { digestOutcome, type DigestCache, type SessionDigest } from './session-digest.js';
 import type { SessionControl } from './session-control.js';
 import { ServeError } from './serve-errors.js';
@@ -40,7 +41,22 @@ export const rowOf = (summary: SessionSummary, digest: SessionDigest | undefined
   updatedAt: digest?.lastAt ?? summary.createdAt,
   durationMs: digest ? Math.max(0, digest.lastAt - digest.firstAt) : 0,
   runningHere: rein?.session(summary.id) !== undefined,
+  ...(digest ? costFields(digest) : {}),
 });
+
+/** The row's cost fields from the digest's cost fold. */
+const costFields = (digest: SessionDigest): Pick<SessionRow, 'costUsd' | 'costUnpriced' | 'cacheHitRate'> => {
+  const { cost } = digest;
+  const rate = cacheHitRate(cost);
+  return { ...(cost.usd === undefined ? { costUnpriced: [...cost.unpriced] } : { costUsd: cost.usd }), ...(rate === undefined ? {} : { cacheHitRate: rate }) };
+};
+
+/** Each agent's share of the digest's cost, in the order the agents first answered. */
+export const agentCosts = (digest: SessionDigest): AgentCostRow[] =>
+  [...digest.cost.byActor].map(([actor, entry]) => {
+    const rate = cacheHitRate(entry);
+    return { actor, calls: entry.calls, ...(entry.usd === undefined ? {} : { costUsd: entry.usd }), inputTokens: entry.inputTokens, cacheReadTokens: entry.cacheReadTokens, ...(rate === undefined ? {} : { cacheHitRate: rate }) };
+  });
 
 export const needDigest = async (context: ApiContext, id: string): Promise<SessionDigest> => {
   const digest = await context.digests.get(id);

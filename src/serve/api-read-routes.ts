@@ -30,7 +30,7 @@ import { defineRoute, type Route } from './route-kit.js';
 import { actorStatesAt, contextOfTurn, memoryOf } from './session-views.js';
 import { streamEvents } from './session-events.js';
 import { environmentSecrets, exportSessionHtml } from './export-html.js';
-import { FOLD_BUDGET_MS, matches, needDigest, pendingApprovals, rowOf, streamsOf, type ApiContext } from './api-context.js';
+import { agentCosts, FOLD_BUDGET_MS, matches, needDigest, pendingApprovals, rowOf, streamsOf, type ApiContext } from './api-context.js';
 
 /** The JSON API's reading routes (GET): sessions, their records, views, events, exports; the machines; comparisons. */
 export const readRoutes = (context: ApiContext): Route[] => [
@@ -74,6 +74,7 @@ export const readRoutes = (context: ApiContext): Route[] => [
         approvals: await pendingApprovals(context, params.id, summary.status),
         confirmations: waiting.map((effectId) => ({ effectId })),
         forks: infos.filter((info) => info.forkedFrom?.stream === params.id).map((info) => info.stream),
+        agents: agentCosts(digest),
         actions: context.control !== undefined,
       };
     },
@@ -210,7 +211,7 @@ export const readRoutes = (context: ApiContext): Route[] => [
     answer: { stream: 'text/html', description: 'the HTML file, as an attachment' },
     changes: false,
     handle: async ({ params, response }) => {
-      const html = await exportSessionHtml(context.store, params.id, { secrets: environmentSecrets(), ...(context.assets ? { assets: context.assets } : {}) });
+      const html = await exportSessionHtml(context.store, params.id, { secrets: environmentSecrets(), prices: context.digests.prices, ...(context.assets ? { assets: context.assets } : {}) });
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-disposition': `attachment; filename="${params.id.replace(/[^A-Za-z0-9._-]/g, '_')}.html"`, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(html) });
       response.end(html);
     },

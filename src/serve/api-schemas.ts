@@ -36,8 +36,12 @@ export const SessionRow = z
     turns: z.number().int(),
     toolCalls: z.number().int(),
     tokens: z.object({ input: z.number().int(), output: z.number().int(), estimated: z.boolean() }),
-    /** The provider's cost when a record states one; rein records none today, so it is absent. */
+    /** The session's cost in US dollars at the server's prices (children included); absent when a model has no price (`costUnpriced`). */
     costUsd: z.number().optional(),
+    /** The models with no price, when there are: the cost is unknown (never 0). */
+    costUnpriced: z.array(z.string()).optional(),
+    /** Cache reads as a share of input tokens (0..1); absent before the first model reply. */
+    cacheHitRate: z.number().optional(),
     updatedAt: z.number(),
     durationMs: z.number(),
     /** Running in this server's process now (its actions need no resume). */
@@ -63,11 +67,26 @@ export const PendingApproval = ApprovalRequested.omit({ elapsedMs: true })
 export type PendingApproval = z.infer<typeof PendingApproval>;
 
 /** One session: its row, what it waits for, and the sessions forked from it. */
+/** One agent's share of a session's cost: its model calls, dollars (absent when unpriced), input and cache reads. */
+export const AgentCostRow = z
+  .object({
+    actor: z.string(),
+    calls: z.number().int(),
+    costUsd: z.number().optional(),
+    inputTokens: z.number().int(),
+    cacheReadTokens: z.number().int(),
+    cacheHitRate: z.number().optional(),
+  })
+  .meta({ id: 'AgentCost' });
+export type AgentCostRow = z.infer<typeof AgentCostRow>;
+
 export const SessionDetail = SessionRow.extend({
   approvals: z.array(PendingApproval),
   /** In-doubt effects a resume left waiting for a person's confirmation to rerun them. */
   confirmations: z.array(z.object({ effectId: z.string() })),
   forks: z.array(z.string()),
+  /** Each agent's share of the cost (`root`, and its children by path), in the order they first answered. */
+  agents: z.array(AgentCostRow),
   /** Whether this server takes actions; false when it is read-only. */
   actions: z.boolean(),
 }).meta({ id: 'SessionDetail' });

@@ -10,7 +10,9 @@ import { sessionMachine } from '../../machines/session.machine.js';
 import { turnMachine } from '../../machines/turn.machine.js';
 import type { ContextBody, SessionDetail, Timeline, TraceBody } from './api-schemas.js';
 import { loadPageAssets } from './page-assets.js';
-import { DigestCache, digestOutcome } from './session-digest.js';
+import { agentCosts, rowOf } from './api-context.js';
+import type { Prices } from '../../models/price-table.js';
+import { DigestCache } from './session-digest.js';
 import { contextOfTurn } from './session-views.js';
 import { timelineOf } from './timeline.js';
 
@@ -38,10 +40,10 @@ const scriptJson = (value: unknown): string => JSON.stringify(value).replace(/</
  * credential shape: vendor keys, tokens, URL passwords, `name=value` pairs whose name says secret). Blobs other than
  * the model inputs (full tool outputs) are not included. `SESSION_NOT_FOUND` for an unknown session.
  */
-export const exportSessionHtml = async (store: EventStore, sessionId: string, options: { secrets?: readonly string[]; assets?: string; now?: number } = {}): Promise<string> => {
+export const exportSessionHtml = async (store: EventStore, sessionId: string, options: { secrets?: readonly string[]; assets?: string; now?: number; prices?: Prices } = {}): Promise<string> => {
   const summary = await summarizeSession(store, sessionId);
   if (!summary) throw new ReinError('SESSION_NOT_FOUND', `no session ${sessionId} in this store`);
-  const digests = new DigestCache(store, 1);
+  const digests = new DigestCache(store, 1, options.prices);
   const analysed = (await digests.report(sessionId))!;
   const { digest, report } = analysed;
   const records = upcastRecords(await readSession(store, sessionId));
@@ -54,18 +56,11 @@ export const exportSessionHtml = async (store: EventStore, sessionId: string, op
     contexts[`${turn.actor}#${turn.turn}`] = await contextOfTurn(store, digest, { actor: turn.actor, turn: turn.turn });
   }
   const session: SessionDetail = {
-    ...summary,
-    outcome: digestOutcome(digest),
-    turns: digest.turns,
-    toolCalls: digest.toolCalls,
-    tokens: digest.tokens,
-    updatedAt: digest.lastAt,
-    durationMs: Math.max(0, digest.lastAt - digest.firstAt),
-    runningHere: false,
-    indexed: true,
+    ...rowOf(summary, digest, undefined),
     approvals: [],
     confirmations: [],
     forks: [],
+    agents: agentCosts(digest),
     actions: false,
   };
   const redact = createRedactor([...(options.secrets ?? [])]);

@@ -10,6 +10,7 @@ import { guardRequest, isServerToken, tokenCookie } from './request-guard.js';
 import { parseWith, pathPattern, readJsonBody, sendJson, type Route } from './route-kit.js';
 import { errorAnswer, ServeError } from './serve-errors.js';
 import { DigestCache } from './session-digest.js';
+import { defaultPrices, type Prices } from '../../models/price-table.js';
 import { SessionControl } from './session-control.js';
 
 /** Options of `createReinServer`. */
@@ -30,6 +31,11 @@ export interface ReinServerOptions {
   hosts?: readonly string[];
   /** The built page's directory (default `dist/ui` of rein's package); `false` serves the API only. */
   assets?: string | false;
+  /**
+   * What the sessions' cost is charged at (US dollars per million tokens; default the harness's prices, else the
+   * shipped `defaultPrices`). `rein serve` passes rein.config.json's `prices` over the defaults.
+   */
+  prices?: Prices;
   /** Told about a session that failed while running on in the background after an action. */
   onSessionError?: (sessionId: string, error: unknown) => void;
 }
@@ -70,7 +76,7 @@ export const createReinServer = (options: ReinServerOptions): ReinServer => {
   const readOnly = options.readOnly === true || options.rein === undefined;
   const context: ApiContext = {
     store,
-    digests: new DigestCache(store),
+    digests: new DigestCache(store, 32, options.prices ?? options.rein?.prices ?? defaultPrices),
     ...(options.rein ? { rein: options.rein } : {}),
     ...(readOnly || !options.rein ? {} : { control: new SessionControl(options.rein, options.onSessionError) }),
     streams,

@@ -10,6 +10,8 @@ import { blobText } from '../session/session-records.js';
 import { KeyedSerialQueue } from '../../stores/task-queues.js';
 import { timelineOf } from './timeline.js';
 import { foldSpan } from '../session/session-span.js';
+import { CostFold } from '../projections/cost.js';
+import { defaultPrices, type Prices } from '../../models/price-table.js';
 
 /** What the server keeps of one session: its trace view folded up to `head`, and the counts a list row shows. */
 export interface SessionDigest {
@@ -22,6 +24,8 @@ export interface SessionDigest {
   /** The session's own span (`foldSpan`): from its own first record (a fork's `session.forked`), rewinds left out. */
   firstAt: number;
   lastAt: number;
+  /** The session's cost at the server's prices, folded with the rest (per agent; no per-call list kept). */
+  cost: CostFold;
   /** The analysis of the view at `head`, once asked for. */
   report?: TraceReport;
   /** The timeline of the view at `head`, once asked for. */
@@ -37,6 +41,7 @@ const fold = (digest: SessionDigest, record: RecordEnvelope): void => {
   digest.view = reduce(digest.view, record);
   digest.head = record.seq;
   foldSpan(digest, record);
+  digest.cost.add(record);
   if (record.type === 'model.responded') {
     const usage = (record.data as { usage?: { inputTokens?: number; outputTokens?: number; estimated?: boolean } }).usage;
     digest.turns += 1;
@@ -53,14 +58,18 @@ const fold = (digest: SessionDigest, record: RecordEnvelope): void => {
 export class DigestCache {
   readonly #store: EventStore;
   readonly #limit: number;
+  /** What the digests' cost is charged at. */
+  readonly prices: Prices;
   readonly #entries = new Map<string, SessionDigest>();
   readonly #queue = new KeyedSerialQueue();
   /** Who waits for the next page of a session's fold. */
   readonly #progress = new Map<string, Array<() => void>>();
 
-  constructor(store: EventStore, limit = 32) {
+  /** `prices`: what the digests' cost is charged at (default the shipped `defaultPrices`). */
+  constructor(store: EventStore, limit = 32, prices: Prices = defaultPrices) {
     this.#store = store;
     this.#limit = limit;
+    this.prices = prices;
   }
 
   /** The session's digest as of its head now; undefined for a session with no record. */
@@ -70,7 +79,7 @@ export class DigestCache {
       if (head === 0) return undefined;
       let digest = this.#entries.get(id);
       if (digest === undefined || digest.head > head) {
-        digest = { id, head: 0, view: traceProjection.initial(), turns: 0, toolCalls: 0, tokens: { input: 0, output: 0, estimated: false }, firstAt: 0, lastAt: 0 };
+        digest = { id, head: 0, view: traceProjection.initial(), turns: 0, toolCalls: 0, tokens: { input: 0, output: 0, estimated: false }, firstAt: 0, lastAt: 0, cost: new CostFold(this.prices, { keepCalls: false }) };
         // Visible while it is folded, page by page (`current`).
         this.#entries.set(id, digest);
       }

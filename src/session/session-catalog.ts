@@ -51,7 +51,7 @@ export const summarizeSession = async (store: EventStore, id: string): Promise<S
  * Every status `rein sessions` lists: a `session.ended` outcome, then those of a session that has not ended, `queued`
  * (submitted for a worker, no record yet) and `damaged` (its log cannot be read).
  */
-export const sessionStatuses = ['completed', 'failed', 'cancelled', 'budget-exhausted', 'forked', 'interrupted', 'awaiting-approval', 'awaiting-confirmation', 'idle', 'active', 'queued', 'damaged'] as const;
+export const sessionStatuses = ['completed', 'failed', 'cancelled', 'budget-exhausted', 'forked', 'interrupted', 'awaiting-budget', 'awaiting-approval', 'awaiting-confirmation', 'idle', 'active', 'queued', 'damaged'] as const;
 
 /** Options of `listSessions`. */
 export interface ListSessionsOptions {

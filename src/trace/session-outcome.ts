@@ -16,6 +16,8 @@ import type { TraceOutcome } from './trace-types.js';
 export const outcomeOfTraceView = (view: TraceView): TraceOutcome => {
   if (!view.ended) {
     const status = statusOfState(view.status);
+    // A pause for the cost budget is an interruption the trace names as such (its status says what it waits for).
+    if (status === 'awaiting-budget') return 'interrupted';
     return status === 'forked' || status === 'interrupted' || status === 'awaiting-approval' || status === 'awaiting-confirmation' || status === 'idle' ? status : 'running';
   }
   if (view.ended.status !== 'completed') return view.ended.status as TraceOutcome;
@@ -68,6 +70,7 @@ const listedOutcomes: Readonly<Record<string, TraceOutcome>> = {
   'budget-exhausted': 'budget-exhausted',
   forked: 'forked',
   interrupted: 'interrupted',
+  'awaiting-budget': 'interrupted',
   'awaiting-approval': 'awaiting-approval',
   'awaiting-confirmation': 'awaiting-confirmation',
   idle: 'idle',

@@ -49,6 +49,8 @@ describe.runIf(haveChromium())('the session viewer in Chromium', () => {
     expect(await row.locator('[data-badge="status"]').textContent()).toBe('completed');
     expect(await row.locator('[data-badge="outcome"]').textContent()).toBe('succeeded');
     expect(await row.locator('td.id').textContent()).toContain(done);
+    // The scripted provider's model has no price: a known 0, not unknown.
+    expect(await row.locator('[data-testid="cost"]').textContent()).toBe('$0.0000');
     await page.getByLabel('search sessions').fill('no such task');
     await page.getByText('no session matches').waitFor();
     await page.getByLabel('search sessions').fill('failing');
@@ -64,6 +66,7 @@ describe.runIf(haveChromium())('the session viewer in Chromium', () => {
     const { page } = watched;
     await page.goto(fixture.listening.pageUrl(done));
     await page.locator('[data-testid="timeline"] .step').first().waitFor();
+    expect(await page.locator('[data-testid="session-cost"]').textContent()).toMatch(/^cost \$0\.0000/);
     await page.keyboard.press('f');
     const failure = page.locator('.step.selected');
     expect(await failure.getAttribute('data-kind')).toBe('verification');

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type Source } from '../source.js';
 import type { MemoryBody, PageRecord, PendingApproval, SessionDetail, Timeline, TraceBody } from '../types.js';
-import { Badge, duration, go, pretty, tokens, when } from '../format.js';
+import { Badge, cacheShare, duration, go, money, pretty, tokens, when } from '../format.js';
 import { LiveFeed, type LiveState } from '../live.js';
 import { TimelineList } from './timeline.js';
 import { StepPanel } from './step.js';
@@ -223,6 +223,17 @@ export const SessionView = ({ source, id, tab }: { source: Source; id: string; t
             <span class="muted">
               {detail.turns} turns · {detail.toolCalls} tool calls · {tokens(detail.tokens)} tokens · {duration(detail.durationMs)} · {when(detail.createdAt)} · #{detail.head}
             </span>
+            {detail.turns > 0 ? (
+              <span data-testid="session-cost">
+                cost {money(detail.costUsd, detail.costUnpriced)}
+                {detail.cacheHitRate === undefined ? '' : ` · cache ${cacheShare(detail.cacheHitRate)} of input`}
+              </span>
+            ) : null}
+            {detail.agents.length > 1 ? (
+              <span data-testid="agent-costs">
+                {detail.agents.map((agent) => `${agent.actor} ${money(agent.costUsd)} (${agent.calls} calls${agent.cacheHitRate === undefined ? '' : `, cache ${cacheShare(agent.cacheHitRate)}`})`).join(' · ')}
+              </span>
+            ) : null}
             {detail.forkedFrom ? (
               <span>
                 forked from <a href={`#/s/${encodeURIComponent(detail.forkedFrom.stream)}`}>{detail.forkedFrom.stream}</a> at #{detail.forkedFrom.seq} ·{' '}
@@ -250,7 +261,7 @@ export const SessionView = ({ source, id, tab }: { source: Source; id: string; t
         <div class="actions">
           {detail.actions ? null : <span class="muted">read-only server: no actions</span>}
           {detail.actions && detail.runningHere ? <button onClick={() => act('/interrupt', {})}>interrupt</button> : null}
-          {detail.actions && !detail.runningHere && ['interrupted', 'forked', 'awaiting-approval', 'awaiting-confirmation', 'active', 'idle'].includes(status ?? '') ? <button onClick={() => act('/resume', {})}>resume</button> : null}
+          {detail.actions && !detail.runningHere && ['interrupted', 'awaiting-budget', 'forked', 'awaiting-approval', 'awaiting-confirmation', 'active', 'idle'].includes(status ?? '') ? <button onClick={() => act('/resume', {})}>resume</button> : null}
           {!detail.actions || ['completed', 'failed', 'cancelled', 'budget-exhausted'].includes(status ?? '') ? null : <button onClick={() => act('/cancel', {})}>cancel</button>}
           <a class="button" href={`/api/sessions/${encodeURIComponent(id)}/export`} download>
             export HTML

@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Source } from '../source.js';
 import type { SessionRow } from '../types.js';
-import { Badge, duration, go, tokens, when } from '../format.js';
+import { Badge, cacheShare, duration, go, money, tokens, when } from '../format.js';
 
-const statuses = ['completed', 'failed', 'cancelled', 'budget-exhausted', 'interrupted', 'forked', 'awaiting-approval', 'awaiting-confirmation', 'idle', 'active', 'queued', 'damaged'];
+const statuses = ['completed', 'failed', 'cancelled', 'budget-exhausted', 'interrupted', 'awaiting-budget', 'forked', 'awaiting-approval', 'awaiting-confirmation', 'idle', 'active', 'queued', 'damaged'];
 
 /** The rows as a lineage forest: each fork under the session it was forked from (when that one is listed). */
 const lineage = (rows: readonly SessionRow[]): Array<{ row: SessionRow; depth: number }> => {
@@ -100,6 +100,8 @@ export const SessionsView = ({ source }: { source: Source }) => {
               <th>task</th>
               <th>turns</th>
               <th>tokens</th>
+              <th title="at the configured prices (rein.config.json prices over the shipped defaults)">cost</th>
+              <th title="cache reads as a share of input tokens">cache</th>
               <th>time</th>
               <th>started</th>
             </tr>
@@ -122,6 +124,10 @@ export const SessionsView = ({ source }: { source: Source }) => {
                 <td class="task">{row.task}</td>
                 <td>{row.turns}</td>
                 <td>{tokens(row.tokens)}</td>
+                <td data-testid="cost" title={row.costUnpriced ? `no price for ${row.costUnpriced.join(', ')}` : undefined}>
+                  {row.turns > 0 ? money(row.costUsd, row.costUnpriced) : ''}
+                </td>
+                <td data-testid="cache">{cacheShare(row.cacheHitRate)}</td>
                 <td>{duration(row.durationMs)}</td>
                 <td class="muted">{when(row.createdAt)}</td>
               </tr>

@@ -17,6 +17,8 @@ import { hostRunFiles } from '../host-run-files.js';
 import { listenReinServer } from '../../serve/rein-server.js';
 import { environmentSecrets, exportSessionHtml } from '../../serve/export-html.js';
 import type { ServeOptions } from './serve.flags.js';
+import type { Prices } from '../../../models/price-table.js';
+import { configuredPrices } from '../config-prices.js';
 
 const portOf = (value: string | undefined): number => {
   if (value === undefined) return 0;
@@ -34,7 +36,7 @@ const openInBrowser = (url: string): void => {
 };
 
 /** A harness for the page's actions, as `rein run` composes one; undefined (read-only) when no provider can be built. */
-const harnessFor = async (options: ServeOptions, workspace: string, store: EventStore): Promise<Rein | undefined> => {
+const harnessFor = async (options: ServeOptions, workspace: string, store: EventStore, prices: Prices): Promise<Rein | undefined> => {
   let settings;
   try {
     settings = await providerSettingsFor(options, workspace);
@@ -59,6 +61,7 @@ const harnessFor = async (options: ServeOptions, workspace: string, store: Event
     ...(loaded.hooks ? { hooks: loaded.hooks } : {}),
     mcpServers,
     capabilities,
+    prices,
   });
 };
 
@@ -77,9 +80,10 @@ export const serveCommand = async (sessionId: string | undefined, options: Serve
   const reader = postgres ? (writer ?? (await openStore(options, workspace, 'read-only'))) : await openLevelEventStore(resolve(location), { readOnly: true, freshReads: true, readCopies: 64 });
   let rein: Rein | undefined;
   try {
-    rein = writer ? await harnessFor(options, workspace, writer) : undefined;
+    const prices = await configuredPrices(workspace);
+    rein = writer ? await harnessFor(options, workspace, writer, prices) : undefined;
     const token = process.env.REIN_SERVE_TOKEN || undefined;
-    const listening = await listenReinServer({ ...(rein ? { rein } : {}), store: reader, port, readOnly: rein === undefined, ...(token ? { token } : {}), onSessionError: (id, error) => printText(`rein: session ${id} stopped: ${(error as Error).message}\n`, process.stderr) });
+    const listening = await listenReinServer({ ...(rein ? { rein } : {}), store: reader, prices, port, readOnly: rein === undefined, ...(token ? { token } : {}), onSessionError: (id, error) => printText(`rein: session ${id} stopped: ${(error as Error).message}\n`, process.stderr) });
     const url = `${listening.origin}/?token=${listening.server.token}`;
     const page = listening.pageUrl(sessionId);
     if (options.json) printJson({ url, page, port: listening.port, readOnly: rein === undefined });
@@ -102,9 +106,11 @@ export const serveCommand = async (sessionId: string | undefined, options: Serve
 /** The body of `rein export` (see `registerExport`). */
 export const exportCommand = async (id: string, options: { workspace?: string; store?: string; json?: boolean; html?: boolean; out?: string }): Promise<void> => {
   if (!options.html) throw new ReinError('USAGE', 'choose the format: rein export <id> --html');
-  const store = await openStore(options, await workspaceOf(options), 'read-only');
+  const workspace = await workspaceOf(options);
+  const prices = await configuredPrices(workspace);
+  const store = await openStore(options, workspace, 'read-only');
   try {
-    const html = await exportSessionHtml(store, id, { secrets: environmentSecrets() });
+    const html = await exportSessionHtml(store, id, { secrets: environmentSecrets(), prices });
     const file = resolve(options.out ?? `${id}.html`);
     await writeFile(file, html);
     if (options.json) printJson({ sessionId: id, file, bytes: Buffer.byteLength(html) });
