@@ -4,24 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { entriesOfRows, jsonLines } from '../support/cli.js';
 import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { costScript as script, scriptPrices } from '../support/cost-script.js';
 
 // Each call is recorded at 10,000 input tokens; at $100/M for the model `script` a call costs $1.00. Under --max-cost
 // 2.5 the child's second call is refused (spent $2.00 plus its worst case), and the session pauses for its budget.
-const usage = { inputTokens: 10_000, outputTokens: 0 };
-const script = {
-  turns: [
-    { text: 'd', toolCalls: [{ name: 'delegate_task', arguments: { tasks: [{ id: 'e1', role: 'explorer', objective: 'look' }] } }], usage },
-    { text: 'Done.', usage },
-  ],
-  agents: {
-    explorer: {
-      turns: [
-        { text: 'r', toolCalls: [{ name: 'read', arguments: { path: 'a.txt' } }], usage },
-        { text: 's', toolCalls: [{ name: 'submit_report', arguments: { status: 'completed', summary: 'read it', findings: [] } }], usage },
-      ],
-    },
-  },
-};
 
 /** `rein sessions` names a pause for the cost budget as such (`awaiting-budget`), and a resume with more budget clears it. */
 describe('rein sessions and the cost budget', () => {
@@ -34,7 +20,7 @@ describe('rein sessions and the cost budget', () => {
     env = { HOME: workspace.path };
     await writeFile(join(workspace.path, 'a.txt'), 'hello\n');
     await writeFile(join(workspace.path, 'script.json'), JSON.stringify(script));
-    await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ prices: { script: { input: 100, output: 100 } } }));
+    await writeFile(join(workspace.path, 'rein.config.json'), JSON.stringify({ prices: scriptPrices }));
     const run = await runInProcess(['run', 'd', '--script', 'script.json', '--yes', '--max-cost', '2.5', '--json'], { cwd: workspace.path, env });
     expect(run.code).toBe(6);
     sessionId = entriesOfRows(jsonLines(run.stdout))[0]!.stream as string;

@@ -3,24 +3,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { costScript as script, scriptPrices } from '../support/cost-script.js';
 import { costFlag } from '../../src/cli/budget-options.js';
 
 // Every model call of this script is recorded as 10,000 input tokens; at $100 per million a call costs $1.00.
-const usage = { inputTokens: 10_000, outputTokens: 0 };
-const script = {
-  turns: [
-    { text: 'd', toolCalls: [{ name: 'delegate_task', arguments: { tasks: [{ id: 'e1', role: 'explorer', objective: 'look' }] } }], usage },
-    { text: 'Done.', usage },
-  ],
-  agents: {
-    explorer: {
-      turns: [
-        { text: 'r', toolCalls: [{ name: 'read', arguments: { path: 'a.txt' } }], usage },
-        { text: 's', toolCalls: [{ name: 'submit_report', arguments: { status: 'completed', summary: 'read it', findings: [] } }], usage },
-      ],
-    },
-  },
-};
 
 const workspaceWith = async (config: Record<string, unknown>) => {
   const workspace = await makeTempDir('rein-cost-budget-');
@@ -32,7 +18,7 @@ const workspaceWith = async (config: Record<string, unknown>) => {
 
 describe('--max-cost: the whole tree shares one cost budget, checked before each model call', () => {
   it('pauses before the call that could pass it (a child\'s, after $2 spent), exits 6, and a resume with a higher budget completes', async () => {
-    const workspace = await workspaceWith({ prices: { script: { input: 100, output: 100 } } });
+    const workspace = await workspaceWith({ prices: scriptPrices });
     try {
       const run = await runCli(['run', 'd', '--script', 'script.json', '--yes', '--max-cost', '2.5', '--json'], { cwd: workspace.path });
       expect(run.code, run.stderr).toBe(6);
@@ -71,7 +57,7 @@ describe('--max-cost: the whole tree shares one cost budget, checked before each
   });
 
   it('a budget in rein.config.json applies to new sessions; a model with no price is refused up front (PRICE_UNKNOWN, exit 2, nothing recorded)', async () => {
-    const workspace = await workspaceWith({ budgets: { maxCostUsd: 1.5 }, prices: { script: { input: 100, output: 100 } } });
+    const workspace = await workspaceWith({ budgets: { maxCostUsd: 1.5 }, prices: scriptPrices });
     try {
       const run = await runCli(['run', 'd', '--script', 'script.json', '--yes', '--json'], { cwd: workspace.path });
       expect(run.code, run.stderr).toBe(6);
