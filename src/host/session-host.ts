@@ -1,141 +1,33 @@
+/*
+ * The session host: the step loop (apply one input, append its records as one batch, then start the effects it
+ * requested), the session's lifecycle (cancel, interrupt, the cost-budget pause, quiet and result) and its snapshots.
+ * Its writer (session-writer.ts) and its effect runner (effect-runner.ts) are classes of their own.
+ */
 import { Subject } from 'rxjs';
 import type { RecordDraft, RecordEnvelope } from '../../models/envelope.js';
-import type { EffectKind } from '../../models/effect.records.js';
 import { isRecordType, recordTypes, recordVersion as versionOf } from '../../models/records.js';
 import type { CostBudgetStop, SessionOutcome } from '../../models/session.records.js';
 import type { Usage } from '../../models/budgets.js';
 import type { StateValue } from '../../models/actor.records.js';
 import type { EventStore, StoredSnapshot } from '../../stores/event-store.js';
-import type { EffectExecutors, EffectRequest, FactDraft, Settlement } from '../effects/effect.js';
+import type { FactDraft } from '../effects/effect.js';
 import { rootPath } from './root-path.js';
 import type { MachineTree } from './machine-tree.js';
 import { ReinError } from './host-errors.js';
 import type { LiveEvent } from '../../models/live-events.js';
 import { createIdGenerator } from './record-ids.js';
-import { ToolLane } from './tool-lane.js';
 import { derivedViewsOf, requestsOf, stepDataOf, stepRecordType, type DerivedDraft, type FoldedFact } from './step-record.js';
 import { foldedFactTypes } from '../../models/step.records.js';
-import { RunningEffects } from './running-effects.js';
-import { initialStatusState, statusOfState, statusStateOf, type SessionStatusState, type StatusSource } from './session-status.js';
+import type { RunningEffects } from './running-effects.js';
+import { initialStatusState, statusOfState, statusStateOf, type SessionStatusState } from './session-status.js';
 import type { CapabilityDeriver } from '../capabilities/capability-deriver.js';
+import { defaultAbandonGraceMs, type InputDraft, type SessionHostOptions, type SessionResult } from './session-host.types.js';
+import { SessionWriter } from './session-writer.js';
+import { EffectRunner } from './effect-runner.js';
+
+export { defaultAbandonGraceMs, type InputDraft, type SessionHostOptions, type SessionResult } from './session-host.types.js';
 
 const stepRecordVersion = versionOf('step.derived');
-
-/** An input for one step: the host stamps ids, time and seq. `actor` defaults to the root agent. */
-export interface InputDraft {
-  type: string;
-  data: Record<string, unknown>;
-  actor?: string;
-  cause?: string;
-  corr?: string;
-  /** Facts written in the same batch, before the input (e.g. `tool.started` of a read-only tool). */
-  facts?: readonly FactDraft[];
-  /** Blobs those facts reference, written into the stream in the same atomic batch. */
-  blobs?: readonly Uint8Array[];
-  /** Checked in the queue right before the input is applied; an error rejects the step and writes nothing. */
-  precondition?: () => Error | undefined;
-  /** Checked in the queue right before the input is applied; true drops the input silently (nothing written). */
-  skipIf?: () => boolean;
-  /** Reject the step (nothing written) when the session has already ended, instead of dropping it silently. */
-  refuseWhenEnded?: boolean;
-  /**
-   * The data was built by rein's own effect executors (a settlement), not handed in by a host or a person: it is
-   * stored as built, without passing its zod schema on every step. The replay property (`rein/testing`) checks that
-   * every record of a run is exactly what its schema accepts, so an executor that builds data its schema would change
-   * or refuse fails the tests instead.
-   */
-  trusted?: boolean;
-  /**
-   * Resolve once the step's batch is written rather than acknowledged. For a settlement: its place in the log is fixed
-   * when it is applied, and nothing the executor does next depends on its durability (the step is still acknowledged
-   * to subscribers only after the commit covering it).
-   */
-  written?: boolean;
-}
-
-/** How a session run stopped: one of the final outcomes, or `paused` (waiting for a person, resumable). */
-export interface SessionResult {
-  sessionId: string;
-  status: SessionOutcome | 'paused' | 'interrupted';
-  reason?: string;
-  head: number;
-  usage: Usage;
-  /** The validated final answer of a session with an output schema that completed (`session.ended.output`). */
-  output?: unknown;
-  /** Why no answer validated (the last answer's errors), when that failed the session. */
-  outputErrors?: string[];
-  /**
-   * What a `paused` session waits for: a person's answer to an approval (`approval`) or to an in-doubt effect's
-   * confirmation (`confirmation`), the next message of a session that is only idle (`message`), or a higher cost
-   * budget (`budget`: it paused before a model call its budget could not pay for; `stop` says why).
-   */
-  waitingFor?: 'approval' | 'confirmation' | 'message' | 'budget';
-  /** The cost budget stop of a session paused for its budget (also recorded in `session.interrupted.budget`). */
-  stop?: CostBudgetStop;
-}
-
-/** Facts of a settlement that say what a call did to the workspace: recorded even when the settlement is dropped. */
-const workspaceNoteTypes: ReadonlySet<string> = new Set(['workspace.cleaned', 'workspace.changed']);
-
-/** How long an aborted effect may go on before the runtime abandons it, by default (ReinOptions `abandonGraceMs`). */
-export const defaultAbandonGraceMs = 5_000;
-
-export interface SessionHostOptions {
-  store: EventStore;
-  stream: string;
-  tree: MachineTree;
-  head: number;
-  /** The host clock at `session.created` (epoch ms); `elapsedMs` counts from it. */
-  createdAt: number;
-  /** The `at` of the stream's last record (default `createdAt`): no record this host appends is stamped earlier. */
-  lastAt?: number;
-  executors: EffectExecutors;
-  machineVersion: string;
-  clock?: () => number;
-  newId?: () => string;
-  /**
-   * Save a snapshot once this many records were appended since the last one (0 disables) — and, so that a large tree
-   * does not make every step pay for serialising it, once the tail is at least `snapshotTailPerActor` records per actor
-   * the last snapshot held.
-   */
-  snapshotEvery?: number;
-  /** How many read-only tool calls of one actor may run at once (writes always run alone). Default 4. */
-  parallelTools?: number;
-  /**
-   * How long an effect may go on after it was aborted (interrupt, cancel, close, the wall-time budget) before it is
-   * abandoned (default `defaultAbandonGraceMs`): its executor is told (`EffectContext.abandonGraceMs`: a tool settles
-   * `Cancelled`, a model call `cancelled`), and one that still has not returned twice as long plus a second after the abort settles
-   * `effect.failed` with `EFFECT_ABANDONED` (dropped when the session was interrupted, cancelled or closed).
-   */
-  abandonGraceMs?: number;
-  lastSnapshotSeq?: number;
-  /**
-   * Asked right before each effect starts. An error stops the host instead: the effect does not run, nothing more is
-   * written, and `whenQuiet` rejects with it (a worker whose lease may have lapsed must not act).
-   */
-  effectGate?: () => Error | undefined;
-  /** The stream's records so far (or its newest ones, reaching the root's last transition), for the status index. */
-  statusHistory?: Iterable<StatusSource>;
-  /** Derives each round's `capability.diff` from the log (the same deriver replay runs); absent: none are derived. */
-  capabilities?: CapabilityDeriver;
-  /**
-   * Whether a durable record asks to stop the session (a hook's `stopSession`), and why. A batch holding one starts
-   * none of its effects, and the session is cancelled with that reason as the next step.
-   */
-  stopReasonOf?: (record: RecordEnvelope) => string | undefined;
-}
-
-/** A batch handed to the writer and not yet written. */
-interface PendingWrite {
-  drafts: RecordDraft[];
-  sync: boolean | undefined;
-  blobs: readonly Uint8Array[] | undefined;
-  resolve: (stored: RecordEnvelope[]) => void;
-  reject: (error: unknown) => void;
-}
-
-/** At most this many records go into one store append when the writer merges the batches waiting for it. */
-const maxMergedRecords = 1_024;
 
 /**
  * Records of tail per actor a snapshot holds before the next one is due. A snapshot's cost grows with the actors it
@@ -165,59 +57,34 @@ export class SessionHost {
 
   private readonly store: EventStore;
   private readonly tree: MachineTree;
-  private readonly executors: EffectExecutors;
   private readonly clock: () => number;
   private readonly newId: () => string;
   private readonly createdAt: number;
-  /** The `at` of the last record appended: record timestamps never go backwards within a stream. */
-  private lastAt: number;
   private readonly snapshotEvery: number;
   private readonly machineVersion: string;
-  /** The seq of the last record written (the store confirmed the append). */
-  private head: number;
-  /** The seq of the last record handed to the writer (written, being written, or waiting for the writer). */
-  private issuedHead: number;
-  /** Batches applied to the tree and waiting for the writer (one store append at a time, in seq order). */
-  private pendingWrites: PendingWrite[] = [];
-  private writing = false;
+  /** The one queue every batch of records goes through to the store. */
+  private readonly writer: SessionWriter;
+  /** Starts the effects steps request and applies their settlements as steps. */
+  private readonly effects: EffectRunner;
   /** Steps whose batch is not written yet or whose effects have not been started yet: the session is not quiet. */
   private settling = 0;
   private lastSnapshotSeq: number;
   private lastSnapshotActors = 0;
   private chain: Promise<unknown> = Promise.resolve();
   private queued = 0;
-  private readonly running = new RunningEffects();
-  /** Effects of actors that ended or were stopped: aborted, and their settlements dropped. */
-  private readonly dropped = new Set<string>();
-  private readonly toolLanes = new Map<string, ToolLane<{ request: EffectRequest; settlement: Settlement }>>();
-  private readonly parallelTools: number;
   private readonly abandonGraceMs: number;
-  private readonly effectGate: (() => Error | undefined) | undefined;
-  /** What the stream written so far says about the session's status (for stores that index it). */
-  private statusState: SessionStatusState;
   private readonly capabilities: CapabilityDeriver | undefined;
   private readonly stopReasonOf: ((record: RecordEnvelope) => string | undefined) | undefined;
   private broken: Error | undefined;
   private interrupted = false;
-  /** A model call was refused by the cost budget: no model call starts any more, and the session pauses once quiet. */
-  private pausing: CostBudgetStop | undefined;
   private endedRecord: RecordEnvelope | undefined;
   private quietWaiters: Array<() => void> = [];
-  /** Written records not yet acknowledged (the store's `commit` has not covered them), in seq order. */
-  private unacknowledged: RecordEnvelope[] = [];
-  private acknowledgedHead: number;
-  private acknowledgedWaiters: Array<{ seq: number; resolve: () => void; reject: (error: unknown) => void }> = [];
 
   constructor(options: SessionHostOptions) {
     this.store = options.store;
     this.stream = options.stream;
     this.tree = options.tree;
-    this.head = options.head;
-    this.issuedHead = options.head;
-    this.acknowledgedHead = options.head;
     this.createdAt = options.createdAt;
-    this.lastAt = options.lastAt ?? options.createdAt;
-    this.executors = options.executors;
     this.machineVersion = options.machineVersion;
     // The host's clock never runs backwards (a wall clock stepped back by NTP would make elapsed times negative):
     // it starts at the stream's last stamp and only moves forward.
@@ -227,12 +94,72 @@ export class SessionHost {
     this.newId = options.newId ?? createIdGenerator();
     this.snapshotEvery = options.snapshotEvery ?? 0;
     this.lastSnapshotSeq = options.lastSnapshotSeq ?? 0;
-    this.parallelTools = options.parallelTools ?? 4;
     this.abandonGraceMs = options.abandonGraceMs ?? defaultAbandonGraceMs;
-    this.effectGate = options.effectGate;
-    this.statusState = statusStateOf(options.statusHistory ?? [], initialStatusState);
     this.capabilities = options.capabilities;
     this.stopReasonOf = options.stopReasonOf;
+    const session = {
+      broken: () => this.broken,
+      interrupted: () => this.interrupted,
+      fail: (error: unknown) => this.fail(error),
+      wakeQuietWaiters: () => this.wakeQuietWaiters(),
+    };
+    this.writer = new SessionWriter({
+      store: this.store,
+      stream: this.stream,
+      head: options.head,
+      lastAt: options.lastAt ?? options.createdAt,
+      statusState: statusStateOf(options.statusHistory ?? [], initialStatusState),
+      records$: this.records$,
+      written$: this.written$,
+      host: session,
+    });
+    this.effects = new EffectRunner({
+      stream: this.stream,
+      tree: this.tree,
+      executors: options.executors,
+      clock: this.clock,
+      createdAt: this.createdAt,
+      live$: this.live$,
+      parallelTools: options.parallelTools ?? 4,
+      abandonGraceMs: this.abandonGraceMs,
+      effectGate: options.effectGate,
+      session: { ...session, step: (input) => this.step(input), recordFacts: (facts, factOptions) => this.recordFacts(facts, factOptions) },
+    });
+  }
+
+  /** The seq of the last record written (the store confirmed the append). */
+  private get head(): number {
+    return this.writer.head;
+  }
+
+  /** The seq of the last record handed to the writer (written, being written, or waiting for the writer). */
+  private get issuedHead(): number {
+    return this.writer.issuedHead;
+  }
+
+  /** The seq of the last record acknowledged (the store's commit covers it). */
+  private get acknowledgedHead(): number {
+    return this.writer.acknowledgedHead;
+  }
+
+  /** The `at` of the last record appended: record timestamps never go backwards within a stream. */
+  private get lastAt(): number {
+    return this.writer.lastAt;
+  }
+
+  /** What the stream written so far says about the session's status (for stores that index it). */
+  private get statusState(): SessionStatusState {
+    return this.writer.statusState;
+  }
+
+  /** The effects running right now. */
+  private get running(): RunningEffects {
+    return this.effects.running;
+  }
+
+  /** A model call was refused by the cost budget: no model call starts any more, and the session pauses once quiet. */
+  private get pausing(): CostBudgetStop | undefined {
+    return this.effects.pausing;
   }
 
   get headSeq(): number {
@@ -368,6 +295,29 @@ export class SessionHost {
     return stored;
   }
 
+  /**
+   * Start an effect whose request is already durable (after a step, or on resume): `record` is its `effect.requested`
+   * (as `requestsOf` reads it from a step record: the step record's id, the intent's actor, corr and data).
+   */
+  startEffect(record: RecordEnvelope): void {
+    this.effects.startEffect(record);
+  }
+
+  /** Abort the running effects of actors that ended or were stopped (and of their descendants); drop their settlements. */
+  private dropEffectsOf(paths: readonly string[]): void {
+    this.effects.dropEffectsOf(paths);
+  }
+
+  /** Hand a batch to the writer (see `SessionWriter.append`). */
+  private append(drafts: RecordDraft[], sync: boolean | undefined, blobs?: readonly Uint8Array[]): Promise<RecordEnvelope[]> {
+    return this.writer.append(drafts, sync, blobs);
+  }
+
+  /** Resolves once the records up to `seq` are acknowledged; rejects when the session broke first. */
+  private acknowledged(seq: number): Promise<void> {
+    return this.writer.acknowledged(seq);
+  }
+
   /** Queue the session's cancellation when a record of `stored` (just written) asks to stop it (and it has not ended). */
   private stopIfAsked(stored: readonly RecordEnvelope[]): boolean {
     if (!this.stopReasonOf || this.tree.done || this.interrupted) return false;
@@ -380,32 +330,6 @@ export class SessionHost {
 
   private factDrafts(facts: readonly FactDraft[], at: number, actor: string | undefined, cause: string | undefined): RecordDraft[] {
     return facts.map((fact): RecordDraft => ({ id: this.newId(), v: versionOf(fact.type), at, actor: actor ?? rootPath, ...(cause ? { cause } : {}), ...fact }));
-  }
-
-  /**
-   * Start an effect whose request is already durable (after a step, or on resume): `record` is its `effect.requested`
-   * (as `requestsOf` reads it from a step record: the step record's id, the intent's actor, corr and data).
-   */
-  startEffect(record: RecordEnvelope): void {
-    const data = record.data as { effectId: string; kind: EffectKind; args: Record<string, unknown> };
-    // Interrupted while the step that requested it was being written: it stays requested and unstarted (resume runs it).
-    if (this.interrupted || this.running.has(data.effectId)) return;
-    const request: EffectRequest = { effectId: data.effectId, kind: data.kind, actor: record.actor, args: data.args, recordId: record.id, ...(record.corr ? { corr: record.corr } : {}) };
-    const controller = new AbortController();
-    this.running.add(request.effectId, { controller, kind: request.kind, actor: request.actor });
-    if (request.kind !== 'executeTool') {
-      void this.execute(request, controller).then((settlement) => this.settle(request, settlement));
-      return;
-    }
-    let lane = this.toolLanes.get(request.actor);
-    if (!lane || lane.idle) {
-      lane = new ToolLane<{ request: EffectRequest; settlement: Settlement }>(this.parallelTools, async (outcome) => {
-        if (outcome.ok) await this.settle(outcome.value.request, outcome.value.settlement);
-      });
-      this.toolLanes.set(request.actor, lane);
-    }
-    const exclusive = this.executors.executeTool?.isExclusive?.(request) ?? true;
-    lane.add(exclusive, async () => ({ request, settlement: await this.execute(request, controller) }));
   }
 
   /** Cancel the session: the machine moves to `cancelled` and every running effect is aborted. */
@@ -424,17 +348,6 @@ export class SessionHost {
     const running = this.running.ids();
     for (const effect of this.running.values()) effect.controller.abort(new ReinError('SESSION_ENDED', `interrupted: ${reason}`));
     await this.recordFacts([{ type: 'session.interrupted', data: { reason, running, ...(budget ? { budget } : {}) } }]);
-  }
-
-  /**
-   * Pause before a model call the cost budget cannot pay for: the call is not made and its settlement never comes (it
-   * stays in doubt: a resume makes it, after checking the budget again), no other model call starts, the effects
-   * already running finish and are applied, and once nothing runs the pause is recorded as `session.interrupted`
-   * with the stop (see `whenQuiet`).
-   */
-  private pauseFor(request: EffectRequest, stop: CostBudgetStop): void {
-    this.dropped.add(request.effectId);
-    this.pausing ??= stop;
   }
 
   /** Why the session paused for its cost budget, as a person reads it. */
@@ -496,174 +409,6 @@ export class SessionHost {
     };
   }
 
-  /** Run an effect's executor; an executor that throws settles as `effect.failed`. Never rejects. */
-  private async execute(request: EffectRequest, controller: AbortController): Promise<Settlement> {
-    const executor = this.executors[request.kind];
-    // Paused for the cost budget: no model call starts (each stays in doubt, and a resume makes it).
-    if (this.pausing && request.kind === 'callModel') {
-      this.dropped.add(request.effectId);
-      return { type: 'effect.failed', data: { effectId: request.effectId, error: { code: 'COST_BUDGET_REACHED', message: 'paused for the cost budget' }, elapsedMs: 0 } };
-    }
-    const refused = this.effectGate?.();
-    if (refused) {
-      // Not a settlement: the host stops here, and `settle` drops whatever is returned.
-      this.fail(refused);
-      return { type: 'effect.failed', data: { effectId: request.effectId, error: { code: 'EFFECT_REFUSED', message: refused.message }, elapsedMs: 0 } };
-    }
-    // A tool call of an agent stopped since it was requested (it waited in its lane) is not begun at all.
-    const stopped = request.kind === 'executeTool' ? this.stoppedAgent(request) : undefined;
-    if (stopped) return { type: 'effect.failed', data: { effectId: request.effectId, error: { code: stopped.code, message: stopped.message }, elapsedMs: this.clock() - this.createdAt } };
-    const started = this.clock();
-    const label = request.kind === 'executeTool' && typeof request.args.name === 'string' ? request.args.name : request.kind;
-    this.live$.next({ type: 'effect.started', actor: request.actor, effectId: request.effectId, kind: request.kind, label });
-    const wallTime = (request.kind === 'executeTool' || request.kind === 'callModel') && request.actor === rootPath ? this.armWallTime(controller) : undefined;
-    let settlement: Settlement;
-    try {
-      if (!executor) throw new ReinError('MACHINE_ERROR', `no executor for effect kind ${request.kind}`);
-      settlement = await this.abandoning(request, controller.signal, executor.execute(request, {
-        sessionId: this.stream,
-        signal: controller.signal,
-        abandonGraceMs: this.abandonGraceMs,
-        recordFacts: async (facts, options) => {
-          // What a tool call persists before it runs (up to `tool.started`) is written only while its agent runs: a
-          // child the join (or its deadline) stopped starts nothing after its stop.
-          const guarded = request.kind === 'executeTool' && options?.sync === true;
-          await this.recordFacts(facts, {
-            actor: request.actor,
-            cause: request.recordId,
-            ...(options?.sync === undefined ? {} : { sync: options.sync }),
-            ...(options?.blobs ? { blobs: options.blobs } : {}),
-            ...(guarded ? { refuse: () => this.stoppedAgent(request) } : {}),
-          });
-          if (guarded && facts.some((fact) => fact.type === 'tool.started')) this.running.markStarted(request.effectId);
-        },
-        live: (event) => this.live$.next(event),
-        pause: (stop) => this.pauseFor(request, stop),
-        now: () => this.clock(),
-        elapsedMs: () => this.clock() - this.createdAt,
-      }));
-    } catch (error) {
-      const text = error instanceof Error ? error.message : String(error);
-      const raw = (error as { code?: unknown }).code;
-      const code = typeof raw === 'string' ? raw : 'EFFECT_FAILED';
-      // An errno error's message starts with its code (`EPIPE: broken pipe, …`): recorded once, not twice.
-      const message = text.startsWith(`${code}: `) || text.startsWith(`${code}, `) ? text.slice(code.length + 2) : text;
-      settlement = { type: 'effect.failed', data: { effectId: request.effectId, error: { code, message }, elapsedMs: this.clock() - this.createdAt } };
-    }
-    clearTimeout(wallTime);
-    this.running.markFinished(request.effectId);
-    const ok = settlement.type !== 'effect.failed' && settlement.type !== 'model.failed' && settlement.data.status !== 'error';
-    this.live$.next({ type: 'effect.finished', actor: request.actor, effectId: request.effectId, kind: request.kind, label, ok, durationMs: this.clock() - started });
-    return settlement;
-  }
-
-  /**
-   * The executor's settlement, or — when it has not returned twice the grace period plus a second after its signal aborted (an
-   * executor that ignores its signal and whose own grace handling did not apply) — an `EFFECT_ABANDONED` failure, so
-   * an interrupt, a cancel, a close or a budget never waits for it. What the executor still does is not awaited.
-   */
-  /** When the host itself gives up on an aborted executor: well after the executor's own grace has had its chance. */
-  private get safetyNetMs(): number {
-    return 2 * this.abandonGraceMs + 1_000;
-  }
-
-  private abandoning(request: EffectRequest, signal: AbortSignal, work: Promise<Settlement>): Promise<Settlement> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let onAbort: (() => void) | undefined;
-    const abandoned = new Promise<Settlement>((resolve) => {
-      onAbort = () => {
-        timer = setTimeout(() => {
-          const message = `${String(request.args.name ?? request.kind)} did not stop within ${this.safetyNetMs} ms of its cancellation and was abandoned`;
-          resolve({ type: 'effect.failed', data: { effectId: request.effectId, error: { code: 'EFFECT_ABANDONED', message }, elapsedMs: this.clock() - this.createdAt } });
-        }, this.safetyNetMs);
-      };
-      if (signal.aborted) onAbort();
-      else signal.addEventListener('abort', onAbort, { once: true });
-    });
-    return Promise.race([work, abandoned]).finally(() => {
-      clearTimeout(timer);
-      if (onAbort) signal.removeEventListener('abort', onAbort);
-    });
-  }
-
-  /**
-   * The root agent's wall-time budget also holds while a tool or a model call runs: when it runs out the tool is
-   * aborted (a command and every process it started are killed) and settles as `Cancelled`, recorded like any result,
-   * and a model call fails `cancelled`; the step that applies it finds no wall time left and ends the session
-   * `budget-exhausted`. One that ignores the abort is abandoned after the grace period (`abandonGraceMs`). Child agents have their own deadline
-   * (the delegation's timer).
-   */
-  private armWallTime(controller: AbortController): ReturnType<typeof setTimeout> | undefined {
-    const { budgets, startedAtMs } = this.tree.context;
-    const remaining = startedAtMs + budgets.maxWallTimeMs - (this.clock() - this.createdAt);
-    // setTimeout fires at once for a delay beyond 2^31 - 1 ms (~24.8 days): such a budget needs no timer.
-    if (remaining > 2 ** 31 - 1) return undefined;
-    // Already spent: the call is cancelled before anything of it runs (and before anyone is asked to approve it).
-    if (remaining <= 0) {
-      controller.abort(new Error(`the wall-time budget of ${budgets.maxWallTimeMs} ms had run out`));
-      return undefined;
-    }
-    const timer = setTimeout(() => controller.abort(new Error(`the wall-time budget of ${budgets.maxWallTimeMs} ms ran out while it ran`)), Math.max(0, remaining));
-    timer.unref();
-    return timer;
-  }
-
-  /** `SESSION_ENDED` when the agent that requested this effect has ended or was stopped (in the tree as applied so far). */
-  private stoppedAgent(request: EffectRequest): ReinError | undefined {
-    return this.tree.isActive(request.actor) ? undefined : new ReinError('SESSION_ENDED', `${request.actor} ended: its ${String(request.args.name ?? request.kind)} call was not started`);
-  }
-
-  /**
-   * Apply an effect's settlement as the next step (unless the session ended or was interrupted meanwhile). The
-   * settlement of an agent that ended or was stopped is dropped — except a tool call's whose `tool.started` is
-   * durable: every started call gets its end on the record (the machine, whose agent is gone, takes no step on it).
-   */
-  private async settle(request: EffectRequest, settlement: Settlement): Promise<void> {
-    try {
-      const started = this.running.started(request.effectId);
-      const gone = () => this.dropped.has(request.effectId) || !this.tree.isActive(request.actor);
-      let applied = false;
-      if (!this.broken && !this.tree.done && !this.interrupted && (started || !gone())) {
-        // Waits for the write, not the commit: a tool lane commits parallel calls' settlements in order through here,
-        // and waiting for each one's fsync (and the commit gathering delay) held the next one back.
-        const stored = await this.step({
-          skipIf: () => this.interrupted || (!started && gone()),
-          trusted: true,
-          written: true,
-          type: settlement.type,
-          data: settlement.data,
-          actor: request.actor,
-          cause: request.recordId,
-          ...(settlement.corr ?? request.corr ? { corr: settlement.corr ?? request.corr } : {}),
-          ...(settlement.facts ? { facts: settlement.facts } : {}),
-          ...(settlement.blobs ? { blobs: settlement.blobs } : {}),
-        });
-        // A step that was skipped (interrupted or ended while it waited in the queue) writes nothing.
-        applied = stored.length > 0;
-      }
-      if (!applied && !this.broken) await this.recordWorkspaceNotes(request, settlement);
-    } catch (error) {
-      this.fail(error);
-    } finally {
-      this.running.delete(request.effectId);
-      this.dropped.delete(request.effectId);
-      this.wakeQuietWaiters();
-    }
-  }
-
-  /**
-   * A dropped settlement (the session was interrupted or ended, or its agent stopped, while the call ran) stays in
-   * doubt, but what the call did to the workspace is not: a protected path its own check removed, the changes its
-   * window captured. Those notes are recorded on their own, as facts, so the log says every change rein made — the
-   * session's end-of-interrupt check would otherwise find the path already gone and record nothing.
-   */
-  private async recordWorkspaceNotes(request: EffectRequest, settlement: Settlement): Promise<void> {
-    const notes = (settlement.facts ?? []).filter((fact) => workspaceNoteTypes.has(fact.type));
-    if (notes.length === 0) return;
-    const blobs = notes.some((fact) => fact.type === 'workspace.changed') ? settlement.blobs : undefined;
-    await this.recordFacts(notes, { actor: request.actor, cause: request.recordId, ...(blobs ? { blobs } : {}) });
-  }
-
   /**
    * Resolves once nothing runs any more — the effects an interrupt aborted have returned and their settlements were
    * dropped (their workspace notes recorded) — or after the abandon grace period, whichever comes first. Never rejects.
@@ -677,19 +422,6 @@ export class SessionHost {
         () => resolve(),
       ).finally(() => clearTimeout(timer));
     });
-  }
-
-  /** Abort the running effects of actors that ended or were stopped (and of their descendants); drop their settlements. */
-  private dropEffectsOf(paths: readonly string[]): void {
-    // A stopped actor starts no more tool calls: its lane (which keeps its calls' settlements) goes with it, so a
-    // delegation's ended children leave nothing behind in the host.
-    for (const path of paths) this.toolLanes.delete(path);
-    for (const [effectId, effect] of this.running.ownedBy(paths)) {
-      this.dropped.add(effectId);
-      // An executor that already returned has nothing left to abort: a child ends in the step applying the settlement
-      // of its last tool call, and aborting it (an error with its stack per child) cost ~1.5% of a 1,000-child run.
-      if (!effect.finished) effect.controller.abort(new ReinError('SESSION_ENDED', `${effect.actor} ended`));
-    }
   }
 
   private enqueue<T>(work: () => Promise<T>): Promise<T> {
@@ -712,119 +444,6 @@ export class SessionHost {
   private settleQueued(): void {
     this.queued--;
     this.wakeQuietWaiters();
-  }
-
-  /**
-   * Hand a batch to the writer; resolves with its stored records once written, after they went to `written$`.
-   * `sync: true` forces an fsync (a mutating tool's intent) and acknowledges at once. Otherwise, with a store that
-   * group-commits (`commit`), the batch is written without sync and acknowledged — `records$`, and the step's promise —
-   * once the store's commit covers it, so the effects it requested can start meanwhile; a store without `commit`
-   * decides by its mode and acknowledges when the append resolves. Seqs are assigned now, in call order.
-   */
-  private append(drafts: RecordDraft[], sync: boolean | undefined, blobs?: readonly Uint8Array[]): Promise<RecordEnvelope[]> {
-    if (drafts.length === 0) return Promise.resolve([]);
-    // A fact stamped when its tool decided something may be appended after a later batch (parallel tools), and a
-    // wall clock may step back: `at` is clamped so the stream's timestamps never go backwards.
-    for (const draft of drafts) {
-      if (draft.at < this.lastAt) draft.at = this.lastAt;
-      else this.lastAt = draft.at;
-    }
-    this.issuedHead += drafts.length;
-    return new Promise<RecordEnvelope[]>((resolve, reject) => {
-      this.pendingWrites.push({ drafts, sync, blobs, resolve, reject });
-      this.pumpWrites();
-    });
-  }
-
-  /**
-   * The writer: one store append at a time, in seq order. The batches that waited meanwhile (steps applied while the
-   * previous append was written) go into one append — an atomic batch holding several whole steps, so a crash still
-   * leaves a prefix of steps — as long as they ask for the same durability.
-   */
-  private pumpWrites(): void {
-    if (this.writing || this.pendingWrites.length === 0) return;
-    if (this.broken) {
-      const failed = this.pendingWrites.splice(0);
-      for (const pending of failed) pending.reject(this.broken);
-      return;
-    }
-    const first = this.pendingWrites[0]!;
-    let count = 1;
-    let records = first.drafts.length;
-    while (count < this.pendingWrites.length) {
-      const next = this.pendingWrites[count]!;
-      if (next.sync !== first.sync || records + next.drafts.length > maxMergedRecords) break;
-      records += next.drafts.length;
-      count++;
-    }
-    const group = this.pendingWrites.splice(0, count);
-    const drafts = group.length === 1 ? first.drafts : group.flatMap((pending) => pending.drafts);
-    const blobs = group.flatMap((pending) => pending.blobs ?? []);
-    const sync = first.sync;
-    const grouped = sync !== true && this.store.commit !== undefined;
-    // The status the whole stream leaves after this batch (a batch alone cannot tell: a resume's confirmation wait
-    // outlives the transitions written after it). Folded over the merged batch: the same as folding its steps in turn.
-    const statusState = statusStateOf(drafts, this.statusState);
-    const status = statusOfState(statusState);
-    this.writing = true;
-    this.store
-      .append(this.stream, drafts, { expectedSeq: this.head, ...(grouped ? { sync: false } : sync === undefined ? {} : { sync }), ...(blobs.length > 0 ? { blobs } : {}), ...(status === undefined ? {} : { status }) })
-      .then(
-        (stored) => {
-          this.writing = false;
-          if (stored.length !== drafts.length) throw new ReinError('MACHINE_ERROR', `the store wrote ${stored.length} of ${drafts.length} records`);
-          this.statusState = statusState;
-          this.head = stored[stored.length - 1]!.seq;
-          for (const record of stored) {
-            this.unacknowledged.push(record);
-            this.written$.next(record);
-          }
-          const head = this.head;
-          if (!grouped) this.acknowledge(head);
-          else {
-            this.store.commit!(this.stream, head).then(
-              () => this.acknowledge(head),
-              (error: unknown) => this.fail(error),
-            );
-          }
-          let offset = 0;
-          for (const pending of group) {
-            pending.resolve(stored.slice(offset, offset + pending.drafts.length));
-            offset += pending.drafts.length;
-          }
-          this.pumpWrites();
-        },
-      )
-      .catch((error: unknown) => {
-        this.writing = false;
-        this.fail(error);
-        for (const pending of group) pending.reject(error);
-        this.pumpWrites();
-      });
-  }
-
-  /** Everything up to `seq` is committed: publish it on `records$` (in seq order) and release who waits for it. */
-  private acknowledge(seq: number): void {
-    if (seq <= this.acknowledgedHead) return;
-    this.acknowledgedHead = seq;
-    let count = 0;
-    while (count < this.unacknowledged.length && this.unacknowledged[count]!.seq <= seq) count++;
-    const published = this.unacknowledged.splice(0, count);
-    for (const record of published) this.records$.next(record);
-    const waiters = this.acknowledgedWaiters;
-    this.acknowledgedWaiters = [];
-    for (const waiter of waiters) {
-      if (waiter.seq <= seq) waiter.resolve();
-      else this.acknowledgedWaiters.push(waiter);
-    }
-    this.wakeQuietWaiters();
-  }
-
-  /** Resolves once the records up to `seq` are acknowledged; rejects when the session broke first. */
-  private acknowledged(seq: number): Promise<void> {
-    if (seq <= this.acknowledgedHead) return Promise.resolve();
-    if (this.broken) return Promise.reject(this.broken);
-    return new Promise((resolve, reject) => this.acknowledgedWaiters.push({ seq, resolve, reject }));
   }
 
   /**
@@ -852,9 +471,7 @@ export class SessionHost {
     if (this.broken) return;
     this.broken = error instanceof Error ? error : new Error(String(error));
     for (const effect of this.running.values()) effect.controller.abort(this.broken);
-    const waiters = this.acknowledgedWaiters;
-    this.acknowledgedWaiters = [];
-    for (const waiter of waiters) waiter.reject(this.broken);
+    this.writer.rejectWaiters(this.broken);
     this.wakeQuietWaiters();
   }
 

@@ -1,0 +1,322 @@
+/*
+ * The session's effect dispatch: starts the effects a durable step requested (tool calls through each agent's tool
+ * lane, the rest at once), runs their executors under the session's deadlines (the wall-time budget, the abandon
+ * grace period, the cost-budget pause, the effect gate), and applies each settlement as the session's next step —
+ * or drops it when its agent ended or the session was interrupted. Split from session-host.ts (issue 31).
+ */
+import type { Subject } from 'rxjs';
+import type { RecordEnvelope } from '../../models/envelope.js';
+import type { EffectKind } from '../../models/effect.records.js';
+import type { CostBudgetStop } from '../../models/session.records.js';
+import type { LiveEvent } from '../../models/live-events.js';
+import type { EffectExecutors, EffectRequest, FactDraft, Settlement } from '../effects/effect.js';
+import { rootPath } from './root-path.js';
+import type { MachineTree } from './machine-tree.js';
+import { ReinError } from './host-errors.js';
+import { ToolLane } from './tool-lane.js';
+import { RunningEffects } from './running-effects.js';
+import type { InputDraft } from './session-host.types.js';
+
+/** Facts of a settlement that say what a call did to the workspace: recorded even when the settlement is dropped. */
+const workspaceNoteTypes: ReadonlySet<string> = new Set(['workspace.cleaned', 'workspace.changed']);
+
+/** What the effect runner needs of its session: its steps and facts, and whether it was interrupted or broke. */
+export interface EffectRunnerSession {
+  step(input: InputDraft): Promise<RecordEnvelope[]>;
+  recordFacts(facts: readonly FactDraft[], options: { actor?: string; cause?: string; sync?: boolean; blobs?: readonly Uint8Array[]; refuse?: () => Error | undefined }): Promise<RecordEnvelope[]>;
+  interrupted(): boolean;
+  broken(): Error | undefined;
+  fail(error: unknown): void;
+  wakeQuietWaiters(): void;
+}
+
+export interface EffectRunnerOptions {
+  stream: string;
+  tree: MachineTree;
+  executors: EffectExecutors;
+  /** The session's clock (never runs backwards) and its reading at `session.created`. */
+  clock: () => number;
+  createdAt: number;
+  /** Where effect start/finish progress goes (the host's `live$`). */
+  live$: Subject<LiveEvent>;
+  parallelTools: number;
+  abandonGraceMs: number;
+  effectGate: (() => Error | undefined) | undefined;
+  session: EffectRunnerSession;
+}
+
+/** Runs one session's effects and hands their settlements back to it as steps. */
+export class EffectRunner {
+  /** The effects running right now. */
+  readonly running = new RunningEffects();
+  /** A model call was refused by the cost budget: no model call starts any more, and the session pauses once quiet. */
+  pausing: CostBudgetStop | undefined;
+  /** Effects of actors that ended or were stopped: aborted, and their settlements dropped. */
+  private readonly dropped = new Set<string>();
+  private readonly toolLanes = new Map<string, ToolLane<{ request: EffectRequest; settlement: Settlement }>>();
+  private readonly stream: string;
+  private readonly tree: MachineTree;
+  private readonly executors: EffectExecutors;
+  private readonly clock: () => number;
+  private readonly createdAt: number;
+  private readonly live$: Subject<LiveEvent>;
+  private readonly parallelTools: number;
+  private readonly abandonGraceMs: number;
+  private readonly effectGate: (() => Error | undefined) | undefined;
+  private readonly session: EffectRunnerSession;
+
+  constructor(options: EffectRunnerOptions) {
+    this.stream = options.stream;
+    this.tree = options.tree;
+    this.executors = options.executors;
+    this.clock = options.clock;
+    this.createdAt = options.createdAt;
+    this.live$ = options.live$;
+    this.parallelTools = options.parallelTools;
+    this.abandonGraceMs = options.abandonGraceMs;
+    this.effectGate = options.effectGate;
+    this.session = options.session;
+  }
+
+  /**
+   * Start an effect whose request is already durable (after a step, or on resume): `record` is its `effect.requested`
+   * (as `requestsOf` reads it from a step record: the step record's id, the intent's actor, corr and data).
+   */
+  startEffect(record: RecordEnvelope): void {
+    const data = record.data as { effectId: string; kind: EffectKind; args: Record<string, unknown> };
+    // Interrupted while the step that requested it was being written: it stays requested and unstarted (resume runs it).
+    if (this.interrupted || this.running.has(data.effectId)) return;
+    const request: EffectRequest = { effectId: data.effectId, kind: data.kind, actor: record.actor, args: data.args, recordId: record.id, ...(record.corr ? { corr: record.corr } : {}) };
+    const controller = new AbortController();
+    this.running.add(request.effectId, { controller, kind: request.kind, actor: request.actor });
+    if (request.kind !== 'executeTool') {
+      void this.execute(request, controller).then((settlement) => this.settle(request, settlement));
+      return;
+    }
+    let lane = this.toolLanes.get(request.actor);
+    if (!lane || lane.idle) {
+      lane = new ToolLane<{ request: EffectRequest; settlement: Settlement }>(this.parallelTools, async (outcome) => {
+        if (outcome.ok) await this.settle(outcome.value.request, outcome.value.settlement);
+      });
+      this.toolLanes.set(request.actor, lane);
+    }
+    const exclusive = this.executors.executeTool?.isExclusive?.(request) ?? true;
+    lane.add(exclusive, async () => ({ request, settlement: await this.execute(request, controller) }));
+  }
+
+  /**
+   * Pause before a model call the cost budget cannot pay for: the call is not made and its settlement never comes (it
+   * stays in doubt: a resume makes it, after checking the budget again), no other model call starts, the effects
+   * already running finish and are applied, and once nothing runs the pause is recorded as `session.interrupted`
+   * with the stop (see `whenQuiet`).
+   */
+  private pauseFor(request: EffectRequest, stop: CostBudgetStop): void {
+    this.dropped.add(request.effectId);
+    this.pausing ??= stop;
+  }
+
+  /** Run an effect's executor; an executor that throws settles as `effect.failed`. Never rejects. */
+  private async execute(request: EffectRequest, controller: AbortController): Promise<Settlement> {
+    const executor = this.executors[request.kind];
+    // Paused for the cost budget: no model call starts (each stays in doubt, and a resume makes it).
+    if (this.pausing && request.kind === 'callModel') {
+      this.dropped.add(request.effectId);
+      return { type: 'effect.failed', data: { effectId: request.effectId, error: { code: 'COST_BUDGET_REACHED', message: 'paused for the cost budget' }, elapsedMs: 0 } };
+    }
+    const refused = this.effectGate?.();
+    if (refused) {
+      // Not a settlement: the host stops here, and `settle` drops whatever is returned.
+      this.fail(refused);
+      return { type: 'effect.failed', data: { effectId: request.effectId, error: { code: 'EFFECT_REFUSED', message: refused.message }, elapsedMs: 0 } };
+    }
+    // A tool call of an agent stopped since it was requested (it waited in its lane) is not begun at all.
+    const stopped = request.kind === 'executeTool' ? this.stoppedAgent(request) : undefined;
+    if (stopped) return { type: 'effect.failed', data: { effectId: request.effectId, error: { code: stopped.code, message: stopped.message }, elapsedMs: this.clock() - this.createdAt } };
+    const started = this.clock();
+    const label = request.kind === 'executeTool' && typeof request.args.name === 'string' ? request.args.name : request.kind;
+    this.live$.next({ type: 'effect.started', actor: request.actor, effectId: request.effectId, kind: request.kind, label });
+    const wallTime = (request.kind === 'executeTool' || request.kind === 'callModel') && request.actor === rootPath ? this.armWallTime(controller) : undefined;
+    let settlement: Settlement;
+    try {
+      if (!executor) throw new ReinError('MACHINE_ERROR', `no executor for effect kind ${request.kind}`);
+      settlement = await this.abandoning(request, controller.signal, executor.execute(request, {
+        sessionId: this.stream,
+        signal: controller.signal,
+        abandonGraceMs: this.abandonGraceMs,
+        recordFacts: async (facts, options) => {
+          // What a tool call persists before it runs (up to `tool.started`) is written only while its agent runs: a
+          // child the join (or its deadline) stopped starts nothing after its stop.
+          const guarded = request.kind === 'executeTool' && options?.sync === true;
+          await this.recordFacts(facts, {
+            actor: request.actor,
+            cause: request.recordId,
+            ...(options?.sync === undefined ? {} : { sync: options.sync }),
+            ...(options?.blobs ? { blobs: options.blobs } : {}),
+            ...(guarded ? { refuse: () => this.stoppedAgent(request) } : {}),
+          });
+          if (guarded && facts.some((fact) => fact.type === 'tool.started')) this.running.markStarted(request.effectId);
+        },
+        live: (event) => this.live$.next(event),
+        pause: (stop) => this.pauseFor(request, stop),
+        now: () => this.clock(),
+        elapsedMs: () => this.clock() - this.createdAt,
+      }));
+    } catch (error) {
+      const text = error instanceof Error ? error.message : String(error);
+      const raw = (error as { code?: unknown }).code;
+      const code = typeof raw === 'string' ? raw : 'EFFECT_FAILED';
+      // An errno error's message starts with its code (`EPIPE: broken pipe, …`): recorded once, not twice.
+      const message = text.startsWith(`${code}: `) || text.startsWith(`${code}, `) ? text.slice(code.length + 2) : text;
+      settlement = { type: 'effect.failed', data: { effectId: request.effectId, error: { code, message }, elapsedMs: this.clock() - this.createdAt } };
+    }
+    clearTimeout(wallTime);
+    this.running.markFinished(request.effectId);
+    const ok = settlement.type !== 'effect.failed' && settlement.type !== 'model.failed' && settlement.data.status !== 'error';
+    this.live$.next({ type: 'effect.finished', actor: request.actor, effectId: request.effectId, kind: request.kind, label, ok, durationMs: this.clock() - started });
+    return settlement;
+  }
+
+  /**
+   * The executor's settlement, or — when it has not returned twice the grace period plus a second after its signal aborted (an
+   * executor that ignores its signal and whose own grace handling did not apply) — an `EFFECT_ABANDONED` failure, so
+   * an interrupt, a cancel, a close or a budget never waits for it. What the executor still does is not awaited.
+   */
+  /** When the host itself gives up on an aborted executor: well after the executor's own grace has had its chance. */
+  private get safetyNetMs(): number {
+    return 2 * this.abandonGraceMs + 1_000;
+  }
+
+  private abandoning(request: EffectRequest, signal: AbortSignal, work: Promise<Settlement>): Promise<Settlement> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let onAbort: (() => void) | undefined;
+    const abandoned = new Promise<Settlement>((resolve) => {
+      onAbort = () => {
+        timer = setTimeout(() => {
+          const message = `${String(request.args.name ?? request.kind)} did not stop within ${this.safetyNetMs} ms of its cancellation and was abandoned`;
+          resolve({ type: 'effect.failed', data: { effectId: request.effectId, error: { code: 'EFFECT_ABANDONED', message }, elapsedMs: this.clock() - this.createdAt } });
+        }, this.safetyNetMs);
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+    return Promise.race([work, abandoned]).finally(() => {
+      clearTimeout(timer);
+      if (onAbort) signal.removeEventListener('abort', onAbort);
+    });
+  }
+
+  /**
+   * The root agent's wall-time budget also holds while a tool or a model call runs: when it runs out the tool is
+   * aborted (a command and every process it started are killed) and settles as `Cancelled`, recorded like any result,
+   * and a model call fails `cancelled`; the step that applies it finds no wall time left and ends the session
+   * `budget-exhausted`. One that ignores the abort is abandoned after the grace period (`abandonGraceMs`). Child agents have their own deadline
+   * (the delegation's timer).
+   */
+  private armWallTime(controller: AbortController): ReturnType<typeof setTimeout> | undefined {
+    const { budgets, startedAtMs } = this.tree.context;
+    const remaining = startedAtMs + budgets.maxWallTimeMs - (this.clock() - this.createdAt);
+    // setTimeout fires at once for a delay beyond 2^31 - 1 ms (~24.8 days): such a budget needs no timer.
+    if (remaining > 2 ** 31 - 1) return undefined;
+    // Already spent: the call is cancelled before anything of it runs (and before anyone is asked to approve it).
+    if (remaining <= 0) {
+      controller.abort(new Error(`the wall-time budget of ${budgets.maxWallTimeMs} ms had run out`));
+      return undefined;
+    }
+    const timer = setTimeout(() => controller.abort(new Error(`the wall-time budget of ${budgets.maxWallTimeMs} ms ran out while it ran`)), Math.max(0, remaining));
+    timer.unref();
+    return timer;
+  }
+
+  /** `SESSION_ENDED` when the agent that requested this effect has ended or was stopped (in the tree as applied so far). */
+  private stoppedAgent(request: EffectRequest): ReinError | undefined {
+    return this.tree.isActive(request.actor) ? undefined : new ReinError('SESSION_ENDED', `${request.actor} ended: its ${String(request.args.name ?? request.kind)} call was not started`);
+  }
+
+  /**
+   * Apply an effect's settlement as the next step (unless the session ended or was interrupted meanwhile). The
+   * settlement of an agent that ended or was stopped is dropped — except a tool call's whose `tool.started` is
+   * durable: every started call gets its end on the record (the machine, whose agent is gone, takes no step on it).
+   */
+  private async settle(request: EffectRequest, settlement: Settlement): Promise<void> {
+    try {
+      const started = this.running.started(request.effectId);
+      const gone = () => this.dropped.has(request.effectId) || !this.tree.isActive(request.actor);
+      let applied = false;
+      if (!this.broken && !this.tree.done && !this.interrupted && (started || !gone())) {
+        // Waits for the write, not the commit: a tool lane commits parallel calls' settlements in order through here,
+        // and waiting for each one's fsync (and the commit gathering delay) held the next one back.
+        const stored = await this.step({
+          skipIf: () => this.interrupted || (!started && gone()),
+          trusted: true,
+          written: true,
+          type: settlement.type,
+          data: settlement.data,
+          actor: request.actor,
+          cause: request.recordId,
+          ...(settlement.corr ?? request.corr ? { corr: settlement.corr ?? request.corr } : {}),
+          ...(settlement.facts ? { facts: settlement.facts } : {}),
+          ...(settlement.blobs ? { blobs: settlement.blobs } : {}),
+        });
+        // A step that was skipped (interrupted or ended while it waited in the queue) writes nothing.
+        applied = stored.length > 0;
+      }
+      if (!applied && !this.broken) await this.recordWorkspaceNotes(request, settlement);
+    } catch (error) {
+      this.fail(error);
+    } finally {
+      this.running.delete(request.effectId);
+      this.dropped.delete(request.effectId);
+      this.wakeQuietWaiters();
+    }
+  }
+
+  /**
+   * A dropped settlement (the session was interrupted or ended, or its agent stopped, while the call ran) stays in
+   * doubt, but what the call did to the workspace is not: a protected path its own check removed, the changes its
+   * window captured. Those notes are recorded on their own, as facts, so the log says every change rein made — the
+   * session's end-of-interrupt check would otherwise find the path already gone and record nothing.
+   */
+  private async recordWorkspaceNotes(request: EffectRequest, settlement: Settlement): Promise<void> {
+    const notes = (settlement.facts ?? []).filter((fact) => workspaceNoteTypes.has(fact.type));
+    if (notes.length === 0) return;
+    const blobs = notes.some((fact) => fact.type === 'workspace.changed') ? settlement.blobs : undefined;
+    await this.recordFacts(notes, { actor: request.actor, cause: request.recordId, ...(blobs ? { blobs } : {}) });
+  }
+
+  /** Abort the running effects of actors that ended or were stopped (and of their descendants); drop their settlements. */
+  dropEffectsOf(paths: readonly string[]): void {
+    // A stopped actor starts no more tool calls: its lane (which keeps its calls' settlements) goes with it, so a
+    // delegation's ended children leave nothing behind in the host.
+    for (const path of paths) this.toolLanes.delete(path);
+    for (const [effectId, effect] of this.running.ownedBy(paths)) {
+      this.dropped.add(effectId);
+      // An executor that already returned has nothing left to abort: a child ends in the step applying the settlement
+      // of its last tool call, and aborting it (an error with its stack per child) cost ~1.5% of a 1,000-child run.
+      if (!effect.finished) effect.controller.abort(new ReinError('SESSION_ENDED', `${effect.actor} ended`));
+    }
+  }
+
+  private get interrupted(): boolean {
+    return this.session.interrupted();
+  }
+
+  private get broken(): Error | undefined {
+    return this.session.broken();
+  }
+
+  private step(input: InputDraft): Promise<RecordEnvelope[]> {
+    return this.session.step(input);
+  }
+
+  private recordFacts(facts: readonly FactDraft[], options: Parameters<EffectRunnerSession['recordFacts']>[1]): Promise<RecordEnvelope[]> {
+    return this.session.recordFacts(facts, options);
+  }
+
+  private fail(error: unknown): void {
+    this.session.fail(error);
+  }
+
+  private wakeQuietWaiters(): void {
+    this.session.wakeQuietWaiters();
+  }
+}

@@ -1,0 +1,216 @@
+/*
+ * The session's writer: the one queue every batch of records goes through to the store, in seq order. It assigns seqs,
+ * merges the batches that waited while the previous append was written into one atomic append, publishes each
+ * record on `written$` once written and on `records$` once the store's commit covers it (acknowledged), and tracks
+ * the stream's status for stores that index it. Split from session-host.ts (issue 31).
+ */
+import type { Subject } from 'rxjs';
+import type { RecordDraft, RecordEnvelope } from '../../models/envelope.js';
+import type { EventStore } from '../../stores/event-store.js';
+import { ReinError } from './host-errors.js';
+import { statusOfState, statusStateOf, type SessionStatusState } from './session-status.js';
+
+/** A batch handed to the writer and not yet written. */
+interface PendingWrite {
+  drafts: RecordDraft[];
+  sync: boolean | undefined;
+  blobs: readonly Uint8Array[] | undefined;
+  resolve: (stored: RecordEnvelope[]) => void;
+  reject: (error: unknown) => void;
+}
+
+/** At most this many records go into one store append when the writer merges the batches waiting for it. */
+const maxMergedRecords = 1_024;
+
+/** What the writer needs of the session it writes for: whether it broke, how to break it, and a nudge to its quiet waiters. */
+export interface SessionWriterHost {
+  broken(): Error | undefined;
+  fail(error: unknown): void;
+  wakeQuietWaiters(): void;
+}
+
+export interface SessionWriterOptions {
+  store: EventStore;
+  stream: string;
+  /** The seq of the stream's last record. */
+  head: number;
+  /** The `at` of the stream's last record: no record this writer appends is stamped earlier. */
+  lastAt: number;
+  /** What the stream so far says about the session's status. */
+  statusState: SessionStatusState;
+  /** Where each record goes once acknowledged (the host's `records$`). */
+  records$: Subject<RecordEnvelope>;
+  /** Where each record goes once written (the host's `written$`). */
+  written$: Subject<RecordEnvelope>;
+  host: SessionWriterHost;
+}
+
+/** One store append at a time, in seq order, for one session's stream: its only writer. */
+export class SessionWriter {
+  /** The seq of the last record written (the store confirmed the append). */
+  head: number;
+  /** The seq of the last record handed to the writer (written, being written, or waiting for the writer). */
+  issuedHead: number;
+  /** The seq of the last record acknowledged (the store's commit covers it). */
+  acknowledgedHead: number;
+  /** The `at` of the last record appended: record timestamps never go backwards within a stream. */
+  lastAt: number;
+  /** What the stream written so far says about the session's status (for stores that index it). */
+  statusState: SessionStatusState;
+  private readonly store: EventStore;
+  private readonly stream: string;
+  private readonly records$: Subject<RecordEnvelope>;
+  private readonly written$: Subject<RecordEnvelope>;
+  private readonly host: SessionWriterHost;
+  /** Batches applied to the tree and waiting for the writer (one store append at a time, in seq order). */
+  private pendingWrites: PendingWrite[] = [];
+  private writing = false;
+  /** Written records not yet acknowledged (the store's `commit` has not covered them), in seq order. */
+  private unacknowledged: RecordEnvelope[] = [];
+  private acknowledgedWaiters: Array<{ seq: number; resolve: () => void; reject: (error: unknown) => void }> = [];
+
+  constructor(options: SessionWriterOptions) {
+    this.store = options.store;
+    this.stream = options.stream;
+    this.head = options.head;
+    this.issuedHead = options.head;
+    this.acknowledgedHead = options.head;
+    this.lastAt = options.lastAt;
+    this.statusState = options.statusState;
+    this.records$ = options.records$;
+    this.written$ = options.written$;
+    this.host = options.host;
+  }
+
+  /**
+   * Hand a batch to the writer; resolves with its stored records once written, after they went to `written$`.
+   * `sync: true` forces an fsync (a mutating tool's intent) and acknowledges at once. Otherwise, with a store that
+   * group-commits (`commit`), the batch is written without sync and acknowledged — `records$`, and the step's promise —
+   * once the store's commit covers it, so the effects it requested can start meanwhile; a store without `commit`
+   * decides by its mode and acknowledges when the append resolves. Seqs are assigned now, in call order.
+   */
+  append(drafts: RecordDraft[], sync: boolean | undefined, blobs?: readonly Uint8Array[]): Promise<RecordEnvelope[]> {
+    if (drafts.length === 0) return Promise.resolve([]);
+    // A fact stamped when its tool decided something may be appended after a later batch (parallel tools), and a
+    // wall clock may step back: `at` is clamped so the stream's timestamps never go backwards.
+    for (const draft of drafts) {
+      if (draft.at < this.lastAt) draft.at = this.lastAt;
+      else this.lastAt = draft.at;
+    }
+    this.issuedHead += drafts.length;
+    return new Promise<RecordEnvelope[]>((resolve, reject) => {
+      this.pendingWrites.push({ drafts, sync, blobs, resolve, reject });
+      this.pumpWrites();
+    });
+  }
+
+  /**
+   * The writer: one store append at a time, in seq order. The batches that waited meanwhile (steps applied while the
+   * previous append was written) go into one append — an atomic batch holding several whole steps, so a crash still
+   * leaves a prefix of steps — as long as they ask for the same durability.
+   */
+  private pumpWrites(): void {
+    if (this.writing || this.pendingWrites.length === 0) return;
+    if (this.broken) {
+      const failed = this.pendingWrites.splice(0);
+      for (const pending of failed) pending.reject(this.broken);
+      return;
+    }
+    const first = this.pendingWrites[0]!;
+    let count = 1;
+    let records = first.drafts.length;
+    while (count < this.pendingWrites.length) {
+      const next = this.pendingWrites[count]!;
+      if (next.sync !== first.sync || records + next.drafts.length > maxMergedRecords) break;
+      records += next.drafts.length;
+      count++;
+    }
+    const group = this.pendingWrites.splice(0, count);
+    const drafts = group.length === 1 ? first.drafts : group.flatMap((pending) => pending.drafts);
+    const blobs = group.flatMap((pending) => pending.blobs ?? []);
+    const sync = first.sync;
+    const grouped = sync !== true && this.store.commit !== undefined;
+    // The status the whole stream leaves after this batch (a batch alone cannot tell: a resume's confirmation wait
+    // outlives the transitions written after it). Folded over the merged batch: the same as folding its steps in turn.
+    const statusState = statusStateOf(drafts, this.statusState);
+    const status = statusOfState(statusState);
+    this.writing = true;
+    this.store
+      .append(this.stream, drafts, { expectedSeq: this.head, ...(grouped ? { sync: false } : sync === undefined ? {} : { sync }), ...(blobs.length > 0 ? { blobs } : {}), ...(status === undefined ? {} : { status }) })
+      .then(
+        (stored) => {
+          this.writing = false;
+          if (stored.length !== drafts.length) throw new ReinError('MACHINE_ERROR', `the store wrote ${stored.length} of ${drafts.length} records`);
+          this.statusState = statusState;
+          this.head = stored[stored.length - 1]!.seq;
+          for (const record of stored) {
+            this.unacknowledged.push(record);
+            this.written$.next(record);
+          }
+          const head = this.head;
+          if (!grouped) this.acknowledge(head);
+          else {
+            this.store.commit!(this.stream, head).then(
+              () => this.acknowledge(head),
+              (error: unknown) => this.fail(error),
+            );
+          }
+          let offset = 0;
+          for (const pending of group) {
+            pending.resolve(stored.slice(offset, offset + pending.drafts.length));
+            offset += pending.drafts.length;
+          }
+          this.pumpWrites();
+        },
+      )
+      .catch((error: unknown) => {
+        this.writing = false;
+        this.fail(error);
+        for (const pending of group) pending.reject(error);
+        this.pumpWrites();
+      });
+  }
+
+  /** Everything up to `seq` is committed: publish it on `records$` (in seq order) and release who waits for it. */
+  private acknowledge(seq: number): void {
+    if (seq <= this.acknowledgedHead) return;
+    this.acknowledgedHead = seq;
+    let count = 0;
+    while (count < this.unacknowledged.length && this.unacknowledged[count]!.seq <= seq) count++;
+    const published = this.unacknowledged.splice(0, count);
+    for (const record of published) this.records$.next(record);
+    const waiters = this.acknowledgedWaiters;
+    this.acknowledgedWaiters = [];
+    for (const waiter of waiters) {
+      if (waiter.seq <= seq) waiter.resolve();
+      else this.acknowledgedWaiters.push(waiter);
+    }
+    this.wakeQuietWaiters();
+  }
+
+  /** Resolves once the records up to `seq` are acknowledged; rejects when the session broke first. */
+  acknowledged(seq: number): Promise<void> {
+    if (seq <= this.acknowledgedHead) return Promise.resolve();
+    if (this.broken) return Promise.reject(this.broken);
+    return new Promise((resolve, reject) => this.acknowledgedWaiters.push({ seq, resolve, reject }));
+  }
+
+  /** The session broke: whoever waits for an acknowledgement gets its error. */
+  rejectWaiters(error: Error): void {
+    const waiters = this.acknowledgedWaiters;
+    this.acknowledgedWaiters = [];
+    for (const waiter of waiters) waiter.reject(error);
+  }
+
+  private get broken(): Error | undefined {
+    return this.host.broken();
+  }
+
+  private fail(error: unknown): void {
+    this.host.fail(error);
+  }
+
+  private wakeQuietWaiters(): void {
+    this.host.wakeQuietWaiters();
+  }
+}
