@@ -6,7 +6,7 @@
 import { Subject } from 'rxjs';
 import type { RecordDraft, RecordEnvelope } from '../../models/envelope.js';
 import { isRecordType, recordTypes, recordVersion as versionOf } from '../../models/records.js';
-import type { CostBudgetStop, SessionOutcome } from '../../models/session.records.js';
+import type { CostBudgetStop } from '../../models/session.records.js';
 import type { Usage } from '../../models/budgets.js';
 import type { StateValue } from '../../models/actor.records.js';
 import type { EventStore, StoredSnapshot } from '../../stores/event-store.js';
@@ -19,11 +19,12 @@ import { createIdGenerator } from './record-ids.js';
 import { derivedViewsOf, requestsOf, stepDataOf, stepRecordType, type DerivedDraft, type FoldedFact } from './step-record.js';
 import { foldedFactTypes } from '../../models/step.records.js';
 import type { RunningEffects } from './running-effects.js';
-import { initialStatusState, statusOfState, statusStateOf, type SessionStatusState } from './session-status.js';
+import { initialStatusState, statusStateOf, type SessionStatusState } from './session-status.js';
 import type { CapabilityDeriver } from '../capabilities/capability-deriver.js';
 import { defaultAbandonGraceMs, type InputDraft, type SessionHostOptions, type SessionResult } from './session-host.types.js';
 import { SessionWriter } from './session-writer.js';
 import { EffectRunner } from './effect-runner.js';
+import { pauseReasonOf, sessionResultOf } from './session-result.js';
 
 export { defaultAbandonGraceMs, type InputDraft, type SessionHostOptions, type SessionResult } from './session-host.types.js';
 
@@ -350,15 +351,6 @@ export class SessionHost {
     await this.recordFacts([{ type: 'session.interrupted', data: { reason, running, ...(budget ? { budget } : {}) } }]);
   }
 
-  /** Why the session paused for its cost budget, as a person reads it. */
-  private pauseReason(stop: CostBudgetStop): string {
-    const usd = (value: number | undefined) => (value === undefined ? 'unknown' : `$${value < 1 ? value.toFixed(4) : value.toFixed(2)}`);
-    const why = stop.worstCaseUsd === undefined || stop.spentUsd === undefined
-      ? `the cost budget of ${usd(stop.limitUsd)} cannot be checked: ${stop.model ?? 'the model'} has no price`
-      : `the cost budget of ${usd(stop.limitUsd)} could be exceeded: spent ${usd(stop.spentUsd)}${stop.reservedUsd > 0 ? `, calls under way up to ${usd(stop.reservedUsd)}` : ''}, this call up to ${usd(stop.worstCaseUsd)}`;
-    return `paused before a model call of ${stop.actor}: ${why}; rein resume ${this.stream} --max-cost <usd> continues it`;
-  }
-
   /**
    * Resolves when nothing is queued and no effect is running: the session either ended (`done`) or waits for
    * someone (`paused`: an approval, a confirmation, or a new message).
@@ -369,7 +361,7 @@ export class SessionHost {
         if (this.broken) return reject(this.broken);
         if (this.queued > 0 || this.settling > 0 || this.running.busy > 0 || this.acknowledgedHead < this.issuedHead) return this.quietWaiters.push(check);
         // Paused for the cost budget and nothing runs any more: the pause is recorded now, then the session is quiet.
-        if (this.pausing && !this.interrupted && !this.tree.done) return void this.interrupt(this.pauseReason(this.pausing), this.pausing).then(check, reject);
+        if (this.pausing && !this.interrupted && !this.tree.done) return void this.interrupt(pauseReasonOf(this.pausing, this.stream), this.pausing).then(check, reject);
         resolve(this.result());
       };
       check();
@@ -378,35 +370,7 @@ export class SessionHost {
 
   /** The session's result as of now. */
   result(): SessionResult {
-    const context = this.tree.context;
-    const ended = this.endedRecord?.data as { status: SessionOutcome; reason?: string; output?: unknown; outputErrors?: string[] } | undefined;
-    const tally = this.tree.done ? context.tally : undefined;
-    const answer = ended ? ('output' in ended ? { output: ended.output } : {}) : tally?.answer ? { output: tally.answer.value } : {};
-    const outputErrors = ended?.outputErrors ?? tally?.outputErrors;
-    // A pause for the cost budget is recorded as an interruption (resumable the same way) and reported as a pause.
-    const budgetPause = !ended && !this.tree.done && this.interrupted ? this.pausing : undefined;
-    const status = ended?.status ?? (this.tree.done ? (context.outcome ?? 'failed') : budgetPause ? 'paused' : this.interrupted ? 'interrupted' : 'paused');
-    const waiting = status === 'paused' ? statusOfState(this.statusState) : undefined;
-    const waitingFor = budgetPause ? 'budget' : this.tree.pendingApprovals().length > 0 || waiting === 'awaiting-approval' ? 'approval' : waiting === 'awaiting-confirmation' ? 'confirmation' : waiting === 'idle' ? 'message' : undefined;
-    return {
-      sessionId: this.stream,
-      ...(status === 'paused' && waitingFor ? { waitingFor } : {}),
-      // A session rebuilt after it ended (resume of an ended session) has no `session.ended` from this process: its
-      // final state says how it ended.
-      status,
-      ...(budgetPause ? { reason: this.pauseReason(budgetPause), stop: budgetPause } : ended?.reason ?? context.endReason ? { reason: ended?.reason ?? context.endReason ?? undefined } : {}),
-      head: this.head,
-      ...answer,
-      ...(outputErrors ? { outputErrors } : {}),
-      // The machine counts a turn when it requests the model call (its turn budget); a call still unanswered (the
-      // session was stopped, cancelled or paused before the model replied) is a turn that never ran.
-      // The whole tree's: the turns and tool calls of delegated children count as the session's (their tokens already do).
-      usage: ((usage) => (context.awaitingModel === null ? usage : { ...usage, turns: Math.max(0, usage.turns - 1) }))({
-        ...context.usage,
-        turns: context.usage.turns + (context.tally?.delegated?.turns ?? 0),
-        toolCalls: context.usage.toolCalls + (context.tally?.delegated?.toolCalls ?? 0),
-      }),
-    };
+    return sessionResultOf({ stream: this.stream, head: this.head, tree: this.tree, endedRecord: this.endedRecord, interrupted: this.interrupted, pausing: this.pausing, statusState: this.statusState });
   }
 
   /**
