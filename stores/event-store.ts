@@ -24,6 +24,13 @@ export interface AppendOptions {
   createdAt?: number;
   /** The session status this batch leaves the stream in, for stores that index it (`StreamInfo.status`); others ignore it. */
   status?: string;
+  /**
+   * A small JSON value the writer keeps about the whole stream as this batch leaves it (the session host: its running
+   * token usage), for a listing to read from `StreamInfo.summary` without reading records. Stores that keep it store
+   * it in the same atomic batch, with the head it describes; others ignore it. A cache, never the truth: a reader
+   * that finds it behind the head (or absent) folds the records after it (or the whole log).
+   */
+  summary?: unknown;
 }
 
 /** A lease's owner and epoch, as `AppendOptions.fence` checks them. */
@@ -72,6 +79,14 @@ export interface StreamInfo {
   forkedFrom?: { stream: string; seq: number };
   /** The session status the last append that named one left (stores that index it only; see `AppendOptions.status`). */
   status?: string;
+  /** The last `AppendOptions.summary` written and the head it describes (stores that keep it only). */
+  summary?: StreamSummary;
+}
+
+/** A writer's summary of a stream (`AppendOptions.summary`) and the seq it describes the stream up to. */
+export interface StreamSummary {
+  seq: number;
+  value: unknown;
 }
 
 /** A persisted snapshot: an optimisation only, keyed by the seq it reflects and the version of what produced it. */

@@ -16,14 +16,14 @@ import type { ListingCache } from './event-store.js';
 import { levelListingCache } from './level-listing-cache.js';
 import { FileBlobStore } from './file-blob-store.js';
 import { GroupCommitter } from './level-group-commit.js';
-import { BLOB_KEYS, DELTA_KEYS, META_KEY, blobKey, deltaKey, recordKey, snapshotKey } from './level-keys.js';
+import { BLOB_KEYS, DELTA_KEYS, META_KEY, SUMMARY_KEY, blobKey, deltaKey, recordKey, snapshotKey } from './level-keys.js';
 import { MAX_DELTA_DEPTH, deltaOf, encodeBlobDelta } from './blob-deltas.js';
 import { refDigest } from './blob-hash.js';
 import { prepareStreamBlobs } from './stream-blobs.js';
 import type { StreamBlob } from './stream-blobs.js';
 import { LevelCopyCache, readLockedStream } from './level-locked-read.js';
 import { databaseExists, holdsData, listStreamNames, streamDirectory } from './level-stream-files.js';
-import { createStreamMeta, encodeStreamMeta, isChainedMeta } from './level-stream-meta.js';
+import { createStreamMeta, encodeStreamMeta, encodeSummary, isChainedMeta } from './level-stream-meta.js';
 import { RECORD_CODEC_DESCRIPTOR } from './record-codec.js';
 import type { ChainKey } from './chain-crypto.js';
 import { loadChainKey } from './chain-key-file.js';
@@ -225,8 +225,11 @@ export class LevelEventStore implements EventStore {
         writes.push(...groups.flatMap((group) => group.blobs.map(wholeBlob)));
         const meta = target.meta === undefined ? createStreamMeta(options.createdAt ?? this.#clock()) : isChainedMeta(target.meta) ? target.meta : { ...target.meta, codec: RECORD_CODEC_DESCRIPTOR };
         if (meta !== target.meta) writes.push({ type: 'put', key: META_KEY, value: encodeStreamMeta(meta) });
+        const summary = options.summary === undefined ? undefined : { seq: expectedSeq + envelopes.length, value: options.summary };
+        if (summary) writes.push({ type: 'put', key: SUMMARY_KEY, value: encodeSummary(summary) });
         const durable = await this.#write(target, writes, options.sync);
         target.meta = meta;
+        if (summary) target.summary = summary;
         target.head = expectedSeq + envelopes.length;
         target.lastBlob = appended.last;
         target.predecessor = chained.next;
@@ -648,6 +651,7 @@ function describe(opened: LevelStream): StreamInfo | undefined {
   if (meta === undefined) return undefined;
   const info: StreamInfo = { stream: opened.stream, head: opened.head, createdAt: meta.createdAt };
   if (meta.forkedFrom !== undefined) info.forkedFrom = { ...meta.forkedFrom };
+  if (opened.summary !== undefined) info.summary = opened.summary;
   return info;
 }
 

@@ -3,7 +3,7 @@
  * lexicographic key order is seq order:
  * - `e!<seq>` a record, `s!<seq>` a snapshot, `b!<64 hex>` a blob appended with the stream, `d!<64 hex>` such a
  *   blob stored as a delta against an earlier one (blob-deltas.ts), `m!meta` the stream meta (JSON), `m!sync` the
- *   group-commit marker.
+ *   group-commit marker, `m!summary` the writer's summary of the stream (JSON).
  */
 const SEQ_WIDTH = 16;
 
@@ -14,6 +14,8 @@ export const META_KEY = 'm!meta';
  * logs itself, and still its fallback when a database shows no log file. Older streams hold it.
  */
 export const SYNC_KEY = 'm!sync';
+/** The writer's summary of the stream (`AppendOptions.summary`): JSON `{ seq, value }`, rewritten with each batch that has one. */
+export const SUMMARY_KEY = 'm!summary';
 
 /** Bounds covering every record key. */
 export const RECORD_KEYS = Object.freeze({ gte: 'e!', lt: 'e"' });
@@ -63,5 +65,5 @@ export function keySeq(key: string): number | undefined {
  * fits no part of the layout tells the damage from a blob that was never there.
  */
 export function isLayoutKey(key: string): boolean {
-  return /^(?:[es]![0-9a-f]{16}|[bd]![0-9a-f]{64}|m!meta|m!sync)$/.test(key);
+  return /^(?:[es]![0-9a-f]{16}|[bd]![0-9a-f]{64}|m!meta|m!sync|m!summary)$/.test(key);
 }

@@ -1,5 +1,6 @@
 import { COMPACT_RECORD_CODEC_DESCRIPTOR, LEGACY_RECORD_CODEC_DESCRIPTOR, PACKED_RECORD_CODEC_DESCRIPTOR, RECORD_CODEC_DESCRIPTOR } from './record-codec.js';
 import type { CodecDescriptor } from './record-codec.js';
+import type { StreamSummary } from './event-store.js';
 import { CodecMismatchError, CorruptRecordError } from './store-errors.js';
 
 /**
@@ -67,4 +68,20 @@ export function decodeStreamMeta(stream: string, stored: Uint8Array): StreamMeta
   const storedCodec = canonicalJson(meta.codec);
   if (storedCodec !== CURRENT_CODEC && storedCodec !== PACKED_CODEC && storedCodec !== COMPACT_CODEC && storedCodec !== LEGACY_CODEC) throw new CodecMismatchError(stream, storedCodec, CURRENT_CODEC);
   return meta;
+}
+
+/** A stored `m!summary` (JSON `{ seq, value }`); undefined when absent or unreadable (it is a cache: the log rebuilds it). */
+export function decodeSummary(stored: Uint8Array | undefined): StreamSummary | undefined {
+  if (stored === undefined) return undefined;
+  try {
+    const parsed = JSON.parse(Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength).toString('utf8')) as { seq?: unknown; value?: unknown };
+    return typeof parsed === 'object' && parsed !== null && typeof parsed.seq === 'number' && Number.isInteger(parsed.seq) && parsed.seq >= 0 ? { seq: parsed.seq, value: parsed.value } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A summary as stored under `m!summary`: UTF-8 JSON. */
+export function encodeSummary(summary: StreamSummary): Uint8Array {
+  return Buffer.from(JSON.stringify(summary), 'utf8');
 }

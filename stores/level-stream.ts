@@ -4,15 +4,15 @@ import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ClassicLevel } from 'classic-level';
 import type { RecordEnvelope } from '../models/envelope.js';
-import type { StoredSnapshot } from './event-store.js';
-import { BLOB_KEYS, DELTA_KEYS, META_KEY, RECORD_KEYS, SNAPSHOT_KEYS, SYNC_KEY, blobKey, deltaKey, isLayoutKey, keySeq, recordKey, snapshotKey } from './level-keys.js';
+import type { StoredSnapshot, StreamSummary } from './event-store.js';
+import { BLOB_KEYS, DELTA_KEYS, META_KEY, RECORD_KEYS, SNAPSHOT_KEYS, SUMMARY_KEY, SYNC_KEY, blobKey, deltaKey, isLayoutKey, keySeq, recordKey, snapshotKey } from './level-keys.js';
 import { MAX_DELTA_DEPTH, applyDelta, decodeBlobDelta } from './blob-deltas.js';
 import { databaseExists, holdsData } from './level-stream-files.js';
 import { checkIntegrity, writeWatermark, type Watermark } from './level-stream-integrity.js';
 import { CHAIN_ORIGIN, sealTag, successorOf, type StreamSeal } from './chain.js';
 import type { ChainKey } from './chain-crypto.js';
 import { damagedLog } from './level-log-check.js';
-import { decodeStreamMeta } from './level-stream-meta.js';
+import { decodeStreamMeta, decodeSummary } from './level-stream-meta.js';
 import type { StreamMeta } from './level-stream-meta.js';
 import { rangeLength, verifyPosition } from './read-range.js';
 import type { SeqRange } from './read-range.js';
@@ -101,6 +101,8 @@ export class LevelStream {
   readonly copy: boolean;
   head: number;
   meta: StreamMeta | undefined;
+  /** The writer's summary of the stream (`m!summary`), when one was written and reads back whole. */
+  summary: StreamSummary | undefined;
   /** A batch was written without sync since the last synced write. */
   unsynced = false;
   /** The highest seq known to be on stable storage (the head after a synced write, or when a sync started). */
@@ -123,8 +125,9 @@ export class LevelStream {
    */
   lastBlob: { hex: string; bytes: Uint8Array; depth: number } | undefined;
 
-  constructor(options: OpenLevelStreamOptions & { database: Database; head: number; meta: StreamMeta | undefined; watermark: Watermark }) {
+  constructor(options: OpenLevelStreamOptions & { database: Database; head: number; meta: StreamMeta | undefined; summary?: StreamSummary; watermark: Watermark }) {
     this.stream = options.stream;
+    this.summary = options.summary;
     this.directory = options.directory;
     this.copy = options.copy;
     this.head = options.head;
@@ -525,10 +528,12 @@ export async function openLevelStream(options: OpenLevelStreamOptions): Promise<
     const head = lastKey === undefined ? 0 : keySeq(lastKey);
     if (head === undefined) throw new CorruptRecordError(options.stream, undefined, `unreadable record key ${String(lastKey)}`);
     const watermark = await checkIntegrity({ directory: options.directory, stream: options.stream, head, copy: options.copy, ...(options.tolerateCutShort ? { tolerateCutShort: true } : {}) });
-    return new LevelStream({ ...options, database, head, meta, watermark });
+    const summary = decodeSummary(await database.get(SUMMARY_KEY));
+    return new LevelStream({ ...options, database, head, meta, watermark, ...(summary && summary.seq <= head ? { summary } : {}) });
   } catch (error) {
     await database.close();
     // A damaged table block is often first met here (the meta key, the last record key): rein's code, as in every read.
     throw storeErrorOfLevel(options.stream, error);
   }
 }
+

@@ -66,6 +66,8 @@ export interface MemoryStream {
   snapshots: Map<number, Uint8Array>;
   createdAt: number;
   forkedFrom?: { stream: string; seq: number };
+  /** The writer's last summary (`AppendOptions.summary`), as JSON text, and the head it describes. */
+  summary?: { seq: number; json: string };
 }
 
 /**
@@ -112,6 +114,7 @@ export class MemoryEventStore implements EventStore {
     target.records.push(...batch.values);
     target.chain.push(...chained.fields);
     target.seal = { head: target.records.length, tag: sealTag(key, stream, target.records.length, chained.next) };
+    if (options.summary !== undefined) target.summary = { seq: target.records.length, json: JSON.stringify(options.summary) };
     for (const envelope of batch.envelopes) this.#order.push([stream, envelope.seq]);
     for (const blob of blobs) target.blobs.set(blob.hex, new Uint8Array(blob.bytes));
     this.#tails.notify(stream);
@@ -309,6 +312,7 @@ function predecessorOf(stream: string, found: MemoryStream): Uint8Array {
 function describe(stream: string, found: MemoryStream): StreamInfo {
   const info: StreamInfo = { stream, head: found.records.length, createdAt: found.createdAt };
   if (found.forkedFrom !== undefined) info.forkedFrom = { ...found.forkedFrom };
+  if (found.summary !== undefined) info.summary = { seq: found.summary.seq, value: JSON.parse(found.summary.json) as unknown };
   return info;
 }
 

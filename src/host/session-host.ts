@@ -19,7 +19,8 @@ import { createIdGenerator } from './record-ids.js';
 import { derivedViewsOf, requestsOf, stepDataOf, stepRecordType, type DerivedDraft, type FoldedFact } from './step-record.js';
 import { foldedFactTypes } from '../../models/step.records.js';
 import type { RunningEffects } from './running-effects.js';
-import { initialStatusState, statusStateOf, type SessionStatusState } from './session-status.js';
+import { initialStatusState, statusStateOf, type SessionStatusState, type StatusSource } from './session-status.js';
+import { usageOf } from '../projections/usage-summary.js';
 import type { CapabilityDeriver } from '../capabilities/capability-deriver.js';
 import { defaultAbandonGraceMs, type InputDraft, type SessionHostOptions, type SessionResult } from './session-host.types.js';
 import { SessionWriter } from './session-writer.js';
@@ -104,12 +105,14 @@ export class SessionHost {
       fail: (error: unknown) => this.fail(error),
       wakeQuietWaiters: () => this.wakeQuietWaiters(),
     };
+    const history = Array.isArray(options.statusHistory) ? (options.statusHistory as readonly StatusSource[]) : [...(options.statusHistory ?? [])];
     this.writer = new SessionWriter({
       store: this.store,
       stream: this.stream,
       head: options.head,
       lastAt: options.lastAt ?? options.createdAt,
-      statusState: statusStateOf(options.statusHistory ?? [], initialStatusState),
+      statusState: statusStateOf(history, initialStatusState),
+      usage: usageOf(history),
       records$: this.records$,
       written$: this.written$,
       host: session,

@@ -9,6 +9,7 @@ import type { RecordDraft, RecordEnvelope } from '../../models/envelope.js';
 import type { EventStore } from '../../stores/event-store.js';
 import { ReinError } from './host-errors.js';
 import { statusOfState, statusStateOf, type SessionStatusState } from './session-status.js';
+import { emptyUsage, usageOf, type UsageSummary } from '../projections/usage-summary.js';
 
 /** A batch handed to the writer and not yet written. */
 interface PendingWrite {
@@ -38,6 +39,8 @@ export interface SessionWriterOptions {
   lastAt: number;
   /** What the stream so far says about the session's status. */
   statusState: SessionStatusState;
+  /** The session's token usage so far (all agents): written with every batch as the stream's summary (listings price it). */
+  usage?: UsageSummary;
   /** Where each record goes once acknowledged (the host's `records$`). */
   records$: Subject<RecordEnvelope>;
   /** Where each record goes once written (the host's `written$`). */
@@ -57,6 +60,8 @@ export class SessionWriter {
   lastAt: number;
   /** What the stream written so far says about the session's status (for stores that index it). */
   statusState: SessionStatusState;
+  /** The session's running token usage (all agents), written with every batch as the stream's summary. */
+  usage: UsageSummary;
   private readonly store: EventStore;
   private readonly stream: string;
   private readonly records$: Subject<RecordEnvelope>;
@@ -77,6 +82,7 @@ export class SessionWriter {
     this.acknowledgedHead = options.head;
     this.lastAt = options.lastAt;
     this.statusState = options.statusState;
+    this.usage = options.usage ?? emptyUsage;
     this.records$ = options.records$;
     this.written$ = options.written$;
     this.host = options.host;
@@ -134,14 +140,17 @@ export class SessionWriter {
     // outlives the transitions written after it). Folded over the merged batch: the same as folding its steps in turn.
     const statusState = statusStateOf(drafts, this.statusState);
     const status = statusOfState(statusState);
+    // The running usage goes with the batch (one small put): a listing prices the session without reading its log.
+    const usage = usageOf(drafts, this.usage);
     this.writing = true;
     this.store
-      .append(this.stream, drafts, { expectedSeq: this.head, ...(grouped ? { sync: false } : sync === undefined ? {} : { sync }), ...(blobs.length > 0 ? { blobs } : {}), ...(status === undefined ? {} : { status }) })
+      .append(this.stream, drafts, { expectedSeq: this.head, ...(grouped ? { sync: false } : sync === undefined ? {} : { sync }), ...(blobs.length > 0 ? { blobs } : {}), ...(status === undefined ? {} : { status }), summary: usage })
       .then(
         (stored) => {
           this.writing = false;
           if (stored.length !== drafts.length) throw new ReinError('MACHINE_ERROR', `the store wrote ${stored.length} of ${drafts.length} records`);
           this.statusState = statusState;
+          this.usage = usage;
           this.head = stored[stored.length - 1]!.seq;
           for (const record of stored) {
             this.unacknowledged.push(record);

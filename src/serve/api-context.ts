@@ -4,6 +4,8 @@ import type { SessionSummary } from '../session/session-catalog.js';
 import { ReinError } from '../host/host-errors.js';
 import type { AgentCostRow, PendingApproval, SessionRow } from './api-schemas.js';
 import { cacheHitRate } from '../projections/cost.js';
+import { usageCost, type UsageSummary } from '../projections/usage-summary.js';
+import type { Prices } from '../../models/price-table.js';
 import { digestOutcome, type DigestCache, type SessionDigest } from './session-digest.js';
 import type { SessionControl } from './session-control.js';
 import { ServeError } from './serve-errors.js';
@@ -31,7 +33,11 @@ export interface ApiContext {
 /** How long a request waits for a first read of a long session before it answers with what is read so far. */
 export const FOLD_BUDGET_MS = 400;
 
-export const rowOf = (summary: SessionSummary, digest: SessionDigest | undefined, rein: Rein | undefined, complete = true): SessionRow => ({
+/**
+ * A session's API row. Its cost is the listing's usage (the whole tree's, read with the session's summary) priced at
+ * `prices` when both are there — complete even while the digest is still partial; otherwise the digest's cost fold.
+ */
+export const rowOf = (summary: SessionSummary, digest: SessionDigest | undefined, rein: Rein | undefined, complete = true, prices?: Prices): SessionRow => ({
   ...summary,
   ...(digest && complete ? { outcome: digestOutcome(digest) } : {}),
   indexed: complete,
@@ -42,7 +48,15 @@ export const rowOf = (summary: SessionSummary, digest: SessionDigest | undefined
   durationMs: digest ? Math.max(0, digest.lastAt - digest.firstAt) : 0,
   runningHere: rein?.session(summary.id) !== undefined,
   ...(digest ? costFields(digest) : {}),
+  ...(summary.usage && prices ? usageFields(summary.usage, prices) : {}),
 });
+
+/** The row's cost fields from the listing's usage at `prices`. */
+const usageFields = (usage: UsageSummary, prices: Prices): Pick<SessionRow, 'costUsd' | 'costUnpriced' | 'cacheHitRate'> => {
+  const cost = usageCost(usage, prices);
+  const rate = cacheHitRate(usage);
+  return { ...('usd' in cost ? { costUsd: cost.usd } : { costUnpriced: [cost.unpriced] }), ...(rate === undefined ? {} : { cacheHitRate: rate }) };
+};
 
 /** The row's cost fields from the digest's cost fold. */
 const costFields = (digest: SessionDigest): Pick<SessionRow, 'costUsd' | 'costUnpriced' | 'cacheHitRate'> => {

@@ -37,20 +37,23 @@ export const readRoutes = (context: ApiContext): Route[] => [
   defineRoute({
     method: 'GET',
     path: '/api/sessions',
-    summary: 'List the sessions (oldest first) with status, trace outcome, task, turns, tokens and times; filter by status, search id and task',
+    summary: 'List the sessions (oldest first) with status, trace outcome, task, turns, tokens, cost and times; filter by status, search id and task; page with limit and after',
     tag: 'sessions',
     query: ListQuery,
     answer: SessionList,
     changes: false,
     handle: async ({ query }) => {
-      const summaries = await listSessions(context.store, query.status ? { status: query.status } : {});
+      // One more than the page, to know whether there is a next one (`next`: its `after`).
+      const listed = await listSessions(context.store, { ...(query.status ? { status: query.status } : {}), ...(query.after === undefined ? {} : { after: query.after }), ...(query.limit === undefined ? {} : { limit: query.limit + 1 }) });
+      const more = query.limit !== undefined && listed.length > query.limit;
+      const summaries = more ? listed.slice(0, query.limit) : listed;
       const rows = await Promise.all(
         summaries.map(async (summary) => {
           const found = summary.damaged ? undefined : await context.digests.current(summary.id, FOLD_BUDGET_MS).catch(() => undefined);
-          return rowOf(summary, found?.digest, context.rein, found?.complete ?? true);
+          return rowOf(summary, found?.digest, context.rein, found?.complete ?? true, context.digests.prices);
         }),
       );
-      return { sessions: rows.filter((row) => matches(row, query.q ?? '')), actions: context.control !== undefined };
+      return { sessions: rows.filter((row) => matches(row, query.q ?? '')), ...(more ? { next: summaries[summaries.length - 1]!.id } : {}), actions: context.control !== undefined };
     },
   }),
   defineRoute({
@@ -70,7 +73,7 @@ export const readRoutes = (context: ApiContext): Route[] => [
       const infos = await streamsOf(context);
       const waiting = summary.status === 'awaiting-confirmation' ? statusStateOf(await context.store.read(params.id, { reverse: true, limit: 64 }).then((records) => records.reverse())).waiting : [];
       return {
-        ...rowOf(summary, digest, context.rein, complete),
+        ...rowOf(summary, digest, context.rein, complete, context.digests.prices),
         approvals: await pendingApprovals(context, params.id, summary.status),
         confirmations: waiting.map((effectId) => ({ effectId })),
         forks: infos.filter((info) => info.forkedFrom?.stream === params.id).map((info) => info.stream),

@@ -4,7 +4,8 @@ import { StateValue } from '../../models/actor.records.js';
 import { ContextProjected } from '../../models/context.records.js';
 import { ApprovalDecision, ApprovalRequested } from '../../models/permission.records.js';
 import type { TraceOutcome, TraceFinding } from '../trace/trace-types.js';
-import type { SessionSummary } from '../session/session-catalog.js';
+import { sessionStatuses, type SessionSummary } from '../session/session-catalog.js';
+import { STREAM_NAME_PATTERN } from '../../models/envelope-rules.js';
 import type { MachineGraph } from '../cli/machine-graph.js';
 
 /*
@@ -42,6 +43,18 @@ export const SessionRow = z
     costUnpriced: z.array(z.string()).optional(),
     /** Cache reads as a share of input tokens (0..1); absent before the first model reply. */
     cacheHitRate: z.number().optional(),
+    /** The tokens the whole tree spent (children included) and the model they are priced at, as the listing read them. */
+    usage: z
+      .object({
+        provider: z.string().optional(),
+        model: z.string().optional(),
+        calls: z.number().int(),
+        inputTokens: z.number(),
+        outputTokens: z.number(),
+        cacheReadTokens: z.number(),
+        cacheWriteTokens: z.number(),
+      })
+      .optional(),
     updatedAt: z.number(),
     durationMs: z.number(),
     /** Running in this server's process now (its actions need no resume). */
@@ -55,6 +68,8 @@ export type SessionRow = z.infer<typeof SessionRow>;
 export const SessionList = z
   .object({
     sessions: z.array(SessionRow),
+    /** With `limit`: the id to pass as `after` for the next page, when there is one. */
+    next: z.string().optional(),
     /** Whether this server takes actions (start, send, approve, resume, fork…); false when it is read-only. */
     actions: z.boolean(),
   })
@@ -263,7 +278,18 @@ export const SessionId = z.object({ id: z.string().min(1).max(128) });
 export const ApprovalPath = SessionId.extend({ approvalId: z.string().min(1) });
 export const EffectPath = SessionId.extend({ effectId: z.string().min(1) });
 const seqParam = z.coerce.number().int().min(1);
-export const ListQuery = z.object({ status: z.string().optional(), q: z.string().optional() });
+/** `GET /api/sessions`: `status` (one `rein sessions` lists), a page of `limit` sessions (1..10,000) `after` a session id. */
+export const ListQuery = z.object({
+  status: z.enum(sessionStatuses).optional(),
+  q: z.string().optional(),
+  limit: z
+    .string()
+    .regex(/^[1-9][0-9]{0,4}$/, 'must be a whole number from 1 to 10000')
+    .transform(Number)
+    .refine((limit) => limit <= 10_000, 'must be a whole number from 1 to 10000')
+    .optional(),
+  after: z.string().regex(STREAM_NAME_PATTERN, 'must be a session id (the last one of the previous page)').optional(),
+});
 export const RecordsQuery = z.object({ from: seqParam.optional(), to: seqParam.optional(), limit: z.coerce.number().int().min(1).max(5000).optional() });
 export const EventsQuery = z.object({ from: seqParam.optional() });
 export const TimelineQuery = z.object({ offset: z.coerce.number().int().min(0).optional(), limit: z.coerce.number().int().min(1).max(100_000).optional() });

@@ -6,6 +6,7 @@ import { isReservedStreamName, memoryStream } from '../memory/memory-stream.js';
 import { mapWithLimit } from '../../stores/task-queues.js';
 import { ReinError } from '../host/host-errors.js';
 import { readSessionOutcome } from '../trace/session-outcome.js';
+import { emptyUsage, isUsageSummary, usageOf, type UsageSummary } from '../projections/usage-summary.js';
 import type { TraceOutcome } from '../trace/trace-types.js';
 
 /**
@@ -29,6 +30,12 @@ export interface SessionSummary {
   damaged?: { code: string; message: string };
   /** Why a queued session no worker could start is `failed` (or, still `queued`, why its last try did not start). */
   reason?: string;
+  /**
+   * The tokens the whole tree spent (children included) and the model they are priced at — facts, from the running
+   * summary the session host keeps with the log (folded from the log when absent); price them with `usageCost`.
+   * Absent for a queued or damaged session.
+   */
+  usage?: UsageSummary;
 }
 
 /** The status the newest records (newest first) leave the session in; `active` when none of them decides it. */
@@ -44,8 +51,31 @@ export const summarizeSession = async (store: EventStore, id: string): Promise<S
   const task = first?.type === 'session.created' ? String((first.data as { task?: unknown }).task ?? '') : '';
   const status = statusOf(tail);
   const outcome = await readSessionOutcome(store, id, status);
-  return { id, status, ...(outcome ? { outcome } : {}), head: info.head, createdAt: info.createdAt, task, ...(info.forkedFrom ? { forkedFrom: info.forkedFrom } : {}) };
+  const usage = await usageAt(store, id, info, tail);
+  return { id, status, ...(outcome ? { outcome } : {}), head: info.head, createdAt: info.createdAt, task, ...(info.forkedFrom ? { forkedFrom: info.forkedFrom } : {}), usage };
 };
+
+/**
+ * The session's usage at its head: the writer's running summary (`StreamInfo.summary`) plus the records after it (the
+ * newest ones, usually already read; none when it is current), or the whole log folded when there is none (a session
+ * an earlier build wrote, a fork, a store that keeps no summary) — read page by page.
+ */
+const usageAt = async (store: EventStore, id: string, info: StreamInfo, newestFirst: readonly RecordEnvelope[]): Promise<UsageSummary> => {
+  const summary = info.summary !== undefined && info.summary.seq <= info.head && isUsageSummary(info.summary.value) ? { seq: info.summary.seq, usage: info.summary.value } : undefined;
+  let usage = summary?.usage ?? emptyUsage;
+  let from = (summary?.seq ?? 0) + 1;
+  const oldestRead = newestFirst[newestFirst.length - 1]?.seq;
+  if (oldestRead !== undefined && oldestRead <= from) return usageOf(newestFirst.filter((record) => record.seq >= from).reverse(), usage);
+  while (from <= info.head) {
+    const page = await store.read(id, { from, to: info.head, limit: USAGE_PAGE });
+    if (page.length === 0) break;
+    usage = usageOf(page, usage);
+    from = page[page.length - 1]!.seq + 1;
+  }
+  return usage;
+};
+
+const USAGE_PAGE = 1_000;
 
 /**
  * Every status `rein sessions` lists: a `session.ended` outcome, then those of a session that has not ended, `queued`
@@ -89,7 +119,8 @@ const summarizeAll = async (store: EventStore, names: readonly string[]): Promis
   const summaries = await mapWithLimit(listed, LISTING_CONCURRENCY, async (name) => {
     const before = await cache.signature(name);
     const hit = cached[name];
-    if (hit && hit.signature === before) {
+    // An entry written before listings carried usage is refreshed once.
+    if (hit && hit.signature === before && ((hit.value as SessionSummary | undefined)?.usage !== undefined || (hit.value as SessionSummary | undefined)?.damaged !== undefined)) {
       entries[name] = hit;
       return hit.value as SessionSummary | undefined;
     }
@@ -178,8 +209,8 @@ async function* queuedPages(store: EventStore, options: ListSessionsOptions): As
 
 /**
  * The sessions in the store (in `status`, when given), oldest first; damaged ones are listed (last) with their error.
- * `limit` makes it a page and `after` (a session id, the last one of the previous page) the cursor: a page's sessions
- * are summarised once and then listed from the store's listing cache (LevelDB) until their records change.
+ * `limit` makes it a page and `after` (a session id, the last one of the previous page) the cursor
+ * (`SESSION_NOT_FOUND` when no session of the listing has that id): a page's sessions are summarised once and then listed from the store's listing cache (LevelDB) until their records change.
  */
 export const listSessions = async (store: EventStore, options: ListSessionsOptions = {}): Promise<SessionSummary[]> => {
   if (options.limit !== undefined && !(Number.isInteger(options.limit) && options.limit > 0)) throw new ReinError('USAGE', `listSessions({ limit }) must be a whole number ≥ 1, got ${JSON.stringify(options.limit)}`);
@@ -195,5 +226,7 @@ export const listSessions = async (store: EventStore, options: ListSessionsOptio
       if (options.limit !== undefined && all.length >= options.limit) return all;
     }
   }
+  // A cursor that names no session of this listing would silently list nothing: say so instead.
+  if (skipping) throw new ReinError('SESSION_NOT_FOUND', `no session ${JSON.stringify(options.after)} in this listing${options.status === undefined ? '' : ` (status ${options.status})`}: \`after\` must be the last id of the previous page`);
   return all;
 };

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { addCommonOptions, addPermissionOptions, addPluginOptions, type CommonOptions, type PermissionOptions, type PluginOptions } from '../command-options.js';
+import type { SessionsCommandOptions } from './sessions.flags.js';
 
 /** `rein sessions`, `rein show`, `rein replay`, `rein fork`: commands that read (or fork) recorded sessions. */
 export const registerReadCommands = (program: Command): void => {
@@ -7,8 +8,10 @@ export const registerReadCommands = (program: Command): void => {
     program
       .command('sessions')
       .description('list the sessions in the store')
-      .option('--status <status>', 'only sessions in this status: completed, failed, cancelled, budget-exhausted, interrupted, awaiting-approval, awaiting-confirmation, idle, active, queued, damaged'),
-  ).action(async (options: CommonOptions & { status?: string }) => (await import('./sessions.action.js')).sessionsCommand(options));
+      .option('--status <status>', 'only sessions in this status: completed, failed, cancelled, budget-exhausted, forked, interrupted, awaiting-budget, awaiting-approval, awaiting-confirmation, idle, active, queued, damaged')
+      .option('--limit <n>', 'list a page of at most n sessions (1 to 10000) and say how to get the next')
+      .option('--after <id>', 'start after this session (the last id of the previous page)'),
+  ).action(async (options: SessionsCommandOptions) => (await import('./sessions.action.js')).sessionsCommand(options));
 
   addCommonOptions(
     program

@@ -1,7 +1,9 @@
 import { shareRedactor } from '../../trace/share-redaction.js';
 import { secretsFromEnvironment } from '../environment-secrets.js';
 import { ReinError } from '../../host/host-errors.js';
-import { sessionPages, sessionStatuses, type SessionSummary } from '../../session/session-catalog.js';
+import { listSessions, sessionPages, sessionStatuses, type SessionSummary } from '../../session/session-catalog.js';
+import { formatUsd, usageCost } from '../../projections/usage-summary.js';
+import { sessionsPageOf, type SessionsCommandOptions } from './sessions.flags.js';
 import { openStore, printJson, workspaceOf, type CommonOptions } from '../cli-context.js';
 import { printText } from '../print-text.js';
 import { costLine, sessionCost } from '../../projections/cost.js';
@@ -21,33 +23,53 @@ export const withStore = async <T>(options: CommonOptions, mode: 'read' | 'write
   }
 };
 
-/** The body of `rein sessions`: page by page, so a large store streams its lines (`--json`: one object per line). */
-export const sessionsCommand = async (options: CommonOptions & { status?: string }): Promise<void> => {
-  const status = options.status;
-  if (status !== undefined && !(sessionStatuses as readonly string[]).includes(status)) {
-    throw new ReinError('USAGE', `--status must be one of ${sessionStatuses.join(', ')}; got ${JSON.stringify(status)}`);
-  }
+/**
+ * The body of `rein sessions`: page by page, so a large store streams its lines (`--json`: one object per line, with
+ * `costUsd`, or `costUnpriced` when a model has no price). `--limit`/`--after` list one page and say how to get the next.
+ */
+export const sessionsCommand = async (options: SessionsCommandOptions): Promise<void> => {
+  const page = sessionsPageOf(options);
+  const status = page.status;
   // Read-only: every stream is read through a throwaway copy, so listing never lets LevelDB's recovery rewrite a
   // damaged stream in place (the store stays byte-identical, damaged or not).
   // The widest status (`awaiting-confirmation`) sets the column, so the counts line up on every row.
   const statusWidth = Math.max(...sessionStatuses.map((name) => name.length));
   const outcomeWidth = 'unverified'.length;
+  // Priced now, at the configured prices: the listing carries tokens (facts), never money.
+  const prices = await configuredPrices(await workspaceOf(options));
   return withStore(options, 'read-only', async (store) => {
     let printed = 0;
-    for await (const page of sessionPages(store, options.status === undefined ? {} : { status: options.status })) {
-      for (const session of page) {
-        printed++;
-        if (options.json) printJson(session);
-        else if (session.damaged) printText(`${session.id}  damaged: ${session.damaged.code} ${oneLine(session.damaged.message)}\n`);
-        else {
-          const fork = session.forkedFrom ? ` (fork of ${session.forkedFrom.stream}@${session.forkedFrom.seq}${session.status === 'forked' ? `; continue it with rein resume ${session.id}` : ''})` : '';
-          // A completed session's outcome says what its verifications showed (`failed`: the last one failed).
-          const outcome = session.status === 'completed' && session.outcome ? session.outcome : '';
-          printText(`${session.id}  ${session.status.padEnd(statusWidth)} ${outcome.padEnd(outcomeWidth)} ${String(session.head).padStart(6)} records  ${terminalText(session.task).slice(0, 60)}${fork}\n`);
-        }
+    let last: string | undefined;
+    let more = false;
+    const print = (session: SessionSummary) => {
+      printed++;
+      last = session.id;
+      const cost = session.usage ? usageCost(session.usage, prices) : undefined;
+      if (options.json) printJson({ ...session, ...(cost === undefined ? {} : 'usd' in cost ? { costUsd: cost.usd } : { costUnpriced: [cost.unpriced] }) });
+      else if (session.damaged) printText(`${session.id}  damaged: ${session.damaged.code} ${oneLine(session.damaged.message)}\n`);
+      else {
+        const fork = session.forkedFrom ? ` (fork of ${session.forkedFrom.stream}@${session.forkedFrom.seq}${session.status === 'forked' ? `; continue it with rein resume ${session.id}` : ''})` : '';
+        // A completed session's outcome says what its verifications showed (`failed`: the last one failed).
+        const outcome = session.status === 'completed' && session.outcome ? session.outcome : '';
+        const money = cost === undefined ? '' : 'usd' in cost ? formatUsd(cost.usd) : 'unknown';
+        printText(`${session.id}  ${session.status.padEnd(statusWidth)} ${outcome.padEnd(outcomeWidth)} ${String(session.head).padStart(6)} records ${money.padStart(9)}  ${terminalText(session.task).slice(0, 60)}${fork}\n`);
       }
+    };
+    if (page.limit === undefined && page.after === undefined) {
+      for await (const listed of sessionPages(store, status === undefined ? {} : { status })) for (const session of listed) print(session);
+    } else {
+      // One more than the page, to know whether a next page exists.
+      const listed = await listSessions(store, { ...page, ...(page.limit === undefined ? {} : { limit: page.limit + 1 }) });
+      more = page.limit !== undefined && listed.length > page.limit;
+      for (const session of more ? listed.slice(0, page.limit) : listed) print(session);
+    }
+    if (more && last !== undefined) {
+      const next = `next page: rein sessions${status === undefined ? '' : ` --status ${status}`} --limit ${page.limit} --after ${last}${options.json ? ' --json' : ''}\n`;
+      if (options.json) process.stderr.write(next);
+      else printText(next);
     }
     if (printed > 0 || options.json) return;
+    if (page.after !== undefined) return void printText('no more sessions\n');
     if (status === undefined) return void printText('no sessions\n');
     // Say whether the store is empty or only nothing matched.
     const [any] = await firstPage(store);
