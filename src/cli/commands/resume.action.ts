@@ -17,6 +17,8 @@ import { answeringOf } from './run.action.js';
 import type { ResumeCommandOptions } from './resume.flags.js';
 import { cliTelemetryFor } from '../telemetry-options.js';
 import type { EventStore } from '../../../stores/event-store.js';
+import { sessionEndedIn } from '../../host/step-record.js';
+import { rootPath } from '../../host/root-path.js';
 import type { HeldSession } from '../../worker/session-lease.js';
 import { cliCapabilitiesFor } from '../capability-options.js';
 import type { ReinSession } from '../../session/session-handle.js';
@@ -183,8 +185,10 @@ const continueResumed = async (id: string, session: ReinSession, report: ResumeR
     await held?.release(result);
     // A completed session's outcome is what its verifications showed: `failed` exits 1 as it did when it ran.
     const outcome = result.status === 'completed' ? sessionOutcome(await store.read(id)) : undefined;
-    if (options.json) process.stdout.write(`${JSON.stringify({ sessionId: id, alreadyEnded: true, status: result.status, ...(outcome ? { outcome } : {}) })}\n`);
-    else printText(`already ${result.status}${outcome ? ` (outcome ${outcome})` : ''}: session ${id} ended; nothing to resume\n`);
+    // A spent budget says which one it was and what a larger one takes (it cannot be raised for an ended session).
+    const spent = result.status === 'budget-exhausted' ? await spentBudgetOf(store, id) : undefined;
+    if (options.json) process.stdout.write(`${JSON.stringify({ sessionId: id, alreadyEnded: true, status: result.status, ...(outcome ? { outcome } : {}), ...(spent ? { reason: spent.reason } : {}) })}\n`);
+    else printText(`already ${result.status}${outcome ? ` (outcome ${outcome})` : ''}: session ${id} ended; nothing to resume\n${spent ? `${spent.advice}\n` : ''}`);
     return exitCodeOf({ ...result, ...(outcome ? { outcome } : {}) });
   }
   await held?.applyAnswers(session);
@@ -247,4 +251,30 @@ const restoredSandbox = async (store: EventStore, id: string, options: ResumeCom
     if (before !== undefined && policy[name] !== undefined && policy[name] !== before) changes.push(`${sandboxLimits[name].what} ${before} → ${policy[name]} (${sandboxLimits[name].flag})`);
   }
   return { policy, changes };
+};
+
+/** The flag that sets each budget a session can end on, as `rein run` takes it. */
+const budgetFlags: ReadonlyArray<{ match: RegExp; budget: string; flag: string; recorded: string }> = [
+  { match: /^turn budget/, budget: 'turn budget', flag: '--max-turns <n>', recorded: 'maxTurns' },
+  { match: /^token budget/, budget: 'token budget', flag: '--max-tokens <n>', recorded: 'maxTokens' },
+  { match: /^tool-call budget/, budget: 'tool-call budget', flag: '--max-tool-calls <n>', recorded: 'maxToolCalls' },
+  { match: /^wall-time budget/, budget: 'wall-time budget', flag: '--max-wall-time <ms>', recorded: 'maxWallTimeMs' },
+];
+
+/**
+ * Which budget a `budget-exhausted` session spent (its root `session.ended` reason, from the log's tail) and what to
+ * do about it: the recorded limit, and that only a new session takes a larger one (a spent budget ends the session;
+ * a cost budget pauses it instead, and `--max-cost` continues that).
+ */
+const spentBudgetOf = async (store: EventStore, id: string): Promise<{ reason: string; advice: string } | undefined> => {
+  const newestFirst = await store.read(id, { reverse: true, limit: 256 });
+  const ended = newestFirst.map((record) => sessionEndedIn(record, rootPath)).find((record) => record !== undefined);
+  const reason = (ended?.data as { reason?: unknown } | undefined)?.reason;
+  if (typeof reason !== 'string') return undefined;
+  const known = budgetFlags.find((entry) => entry.match.test(reason));
+  const [first] = await store.read(id, { limit: 1 });
+  const limit = known ? (first?.data as { budgets?: Record<string, unknown> } | undefined)?.budgets?.[known.recorded] : undefined;
+  const spent = known ? `its ${known.budget}${typeof limit === 'number' ? ` (${known.recorded} ${limit})` : ''} is spent` : `it stopped: ${reason}`;
+  const raise = known ? `a larger one is set when a session starts (rein run ${known.flag}, or budgets.${known.recorded} in rein.config.json)` : 'a larger budget is set when a session starts';
+  return { reason, advice: `${reason}: ${spent}. A spent turn, token, tool-call or wall-time budget ends the session and cannot be raised on resume (only a cost-budget pause continues, with --max-cost); ${raise}.` };
 };
