@@ -6,6 +6,7 @@ import type { EventStore } from '../../stores/event-store.js';
 import { openLevelEventStore } from '../../stores/level-event-store.js';
 import { listSessions } from '../../src/session/session-catalog.js';
 import { parseFixture } from '../../src/testing/log-fixture.js';
+import { usageOf } from '../../src/projections/usage-summary.js';
 
 /** The same store without its listing cache: every session read each time, as before the cache (the baseline). */
 const uncached = (store: EventStore): EventStore => new Proxy(store, {
@@ -38,7 +39,8 @@ export const main = async (counts: readonly number[] = [200, 2_000]): Promise<vo
       for (let index = 0; index < count; index++) {
         const stream = `s-bench-${String(index).padStart(5, '0')}`;
         const drafts = fixture.records.map(({ stream: _stream, seq: _seq, ...draft }) => (draft.type === 'session.created' ? { ...draft, data: { ...(draft.data as object), sessionId: stream } } : draft));
-        await store.append(stream, drafts, { expectedSeq: 0, blobs: [...fixture.blobs.values()] });
+        // With the running usage summary the session host writes with each batch (what the listing prices).
+        await store.append(stream, drafts, { expectedSeq: 0, blobs: [...fixture.blobs.values()], summary: usageOf(drafts) });
       }
       await store.close();
       store = await openLevelEventStore(join(directory, '.rein'));
@@ -52,10 +54,14 @@ export const main = async (counts: readonly number[] = [200, 2_000]): Promise<vo
         await store.append(stream, [user], { expectedSeq: await store.head(stream) });
       }
       const changed = await timed(() => listSessions(store));
+      // A cold listing of the same store read-only, as `rein sessions` lists (its cache is not written: no file).
+      await store.close();
+      store = await openLevelEventStore(join(directory, '.rein'), { readOnly: true });
+      const readOnly = await timed(() => listSessions(uncached(store)));
       await store.close();
       const per = (ms: number) => `${(ms / count).toFixed(3)} ms/session`;
       process.stdout.write(
-        `  ${count} sessions: baseline (no cache) ${per(baseline)} · first listing ${per(first)} · warm ${per(warm)} (${(baseline / warm).toFixed(1)}× faster) · page of 50 ${page.toFixed(1)} ms · 10 changed ${per(changed)}\n`,
+        `  ${count} sessions: baseline (no cache) ${per(baseline)} · first listing ${per(first)} · warm ${per(warm)} (${(baseline / warm).toFixed(1)}× faster) · page of 50 ${page.toFixed(1)} ms · 10 changed ${per(changed)} · read-only, no cache (rein sessions) ${per(readOnly)}\n`,
       );
     } finally {
       await rm(directory, { recursive: true, force: true });
