@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** An XState state value: a state name, or an object of nested values for compound/parallel states. */
 export type StateValue = string | { [key: string]: StateValue };

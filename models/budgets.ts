@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Session budgets, enforced by the session machine's guards. */
 export const Budgets = z.object({

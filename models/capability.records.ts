@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { PermissionMode } from './permission.records.js';
 
 /** Where a capability comes from: rein's own tools, tools a host app passed in, an MCP server, or an Agent Skill. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The sources a model input is assembled from, in priority order (the first is never trimmed). */
 export const ContextSource = z.enum([

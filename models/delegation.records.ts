@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ChildBudgets } from './budgets.js';
 import { PermissionMode } from './permission.records.js';
 import { OutputContract, ReportFormat, ReportStatus } from './report-contracts.js';

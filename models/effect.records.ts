@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The kinds of effect a machine can request; each kind has an executor in src/effects. */
 export const EffectKind = z.enum(['callModel', 'executeTool', 'spawnChild', 'projectContext', 'startTimer']);

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { RECORD_TYPE_PATTERN, STREAM_NAME_PATTERN } from './envelope-rules.js';
 
 /** Stream (session branch) names: safe as a directory name on every platform. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Fail-closed classes (harness-typestate §7). While any is present on a turn, projections may still be written but

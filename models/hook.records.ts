@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The points where hooks run (docs/capabilities.md: *Hooks*). */
 export const HookPoint = z.enum(['sessionStart', 'userPromptSubmit', 'preToolUse', 'postToolUse', 'contextProject', 'preCompact', 'subagentStart', 'subagentStop', 'stop', 'sessionEnd']);

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** One instruction file as a model input included it: its path, where it comes from, its digest, whether it was cut. */
 export const InstructionFile = z.object({

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { CapabilityDescriptor } from './capability.records.js';
 
 /** How rein reaches an MCP server: a child process over stdio, Streamable HTTP, or an in-process server of the host app. */

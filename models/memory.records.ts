@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** What a memory is about: a preference, a project fact, task experience, or a procedural rule. */
 export const MemoryKind = z.enum(['user_preference', 'project_fact', 'task_experience', 'procedure_rule']);

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ProviderErrorInfo, StopReason, TokenUsage } from './model.records.js';
 
 /** A tool call inside an assistant message, in core terms. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { CallSpec } from './call-spec.js';
 import { StopReason } from './stop-reason.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Permission modes: `default` asks before edits and non-read-only commands; `plan` shows read-only tools only; `accept-edits` allows workspace edits. */
 export const PermissionMode = z.enum(['default', 'plan', 'accept-edits']);

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Where one step of a model's plan stands. */
 export const PlanStatus = z.enum(['pending', 'in_progress', 'completed']);

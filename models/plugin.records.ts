@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Where a plugin came from; the source decides its trust (docs/capabilities.md: *Plugins*). */
 export const PluginSource = z.enum(['builtin', 'host', 'user', 'project', 'cli', 'test']);

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** One model's list price in US dollars per million tokens. Cache prices default to the input price when absent. */
 export const ModelPrice = z.strictObject({

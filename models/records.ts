@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { recordKinds, type RecordKind } from './record-kinds.js';
 import { RecordEnvelope } from './envelope.js';
 import { TurnBlocked, TurnCallSpec, TurnJoinClosed, TurnMutationReady, TurnRequests, TurnResults, TurnUses } from './turn.records.js';

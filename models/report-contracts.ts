@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The typed reports a child agent can return (its output contract's format). */
 export const ReportFormat = z.enum(['finding-report', 'test-report', 'review-report', 'patch-proposal']);

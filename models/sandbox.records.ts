@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** How commands are isolated: bubblewrap (the OS sandbox) or the fallback measures. */
 export const SandboxEnforcementKind = z.enum(['bubblewrap', 'fallback']);

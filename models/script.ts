@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { StopReason } from './stop-reason.js';
 
 /** One scripted tool call: a tool name and its arguments, exactly as a model would propose them. */

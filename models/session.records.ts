@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { Budgets } from './budgets.js';
 import { FailClosedFinding } from './fail-closed.js';
 import { PermissionAction, PermissionMode, PermissionSource } from './permission.records.js';

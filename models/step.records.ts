@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { StateValue } from './actor.records.js';
 import { EffectKind } from './effect.records.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Why a model turn stopped, in core terms (adapters map vendor reasons onto these). `unknown`: a vendor reason no

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { executionFailure } from './execution-outcome.js';
 import { Denial, PermissionMode, ShellClass } from './permission.records.js';
 import { GuardrailEvidence, Provenance } from './turn.records.js';

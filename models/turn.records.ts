@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { FailClosedFinding } from './fail-closed.js';
 import { CallSpec } from './call-spec.js';
 

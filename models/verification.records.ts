@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * effect (fact) · a verification ran: a command the runtime classified as a verification (a test command) that a

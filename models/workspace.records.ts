@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** A blob ref: `artifact://blake3/<64 hex>`. */
 const ContentRef = z.string().regex(/^artifact:\/\/blake3\/[0-9a-f]{64}$/, 'an artifact://blake3/<64 hex> ref');

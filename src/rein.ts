@@ -3,7 +3,7 @@ import { diffSession, type DiffOptions, type SessionDiff } from './changes/sessi
 import { rewindSession, type RewindOptions, type RewindResult } from './changes/rewind-session.js';
 import { compareSessions, type SessionComparison } from './session/compare-sessions.js';
 import { defer, mergeAll, type Observable } from 'rxjs';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { ReinRecord } from '../models/records.js';
 import type { EventStore } from '../stores/event-store.js';
 import type { ReplayCounts } from './host/replay.js';

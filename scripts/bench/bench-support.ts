@@ -2,7 +2,7 @@ import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { z } from 'zod';
+import * as z from 'zod';
 import { createMemoryEventStore, openLevelEventStore } from '../../stores/index.js';
 import { randomChainKey } from '../../stores/chain-crypto.js';
 import type { EventStore } from '../../stores/event-store.js';

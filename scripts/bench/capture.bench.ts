@@ -3,7 +3,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ModelEvent, ModelRequest } from '../../models/model-contract.js';
 import { createMemoryEventStore } from '../../stores/index.js';
 import { CaptureFilter } from '../../src/changes/capture-rules.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, from } from 'rxjs';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import { createMemoryEventStore } from '../../stores/index.js';
 import { projectModelInput } from '../../src/projections/context-policy.js';

@@ -2,7 +2,7 @@ import { cliReference } from './cli-reference.js';
 import { machineDiagrams } from './machine-diagrams.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import * as actor from '../../models/actor.records.js';
 import * as capability from '../../models/capability.records.js';
 import * as context from '../../models/context.records.js';

@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { z } from 'zod';
+import * as z from 'zod';
 import { createMemoryEventStore, createRein, createScriptedProvider, definePlugin, parseScript } from '../../src/index.js';
 
 const run = promisify(execFile);

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTool, readOnlyAnnotations, toolFailure } from '../tools/tool.js';
 import { toolSearchName } from './visible-set.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The `capture` object of `rein.config.json` and `createRein({ capture })`: whether sessions record their workspace

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { DecisionPoint, HookPoint } from '../../models/hook.records.js';
 import { runHookCommand } from './command-runner.js';
 import type { HookRegistration, HookResult, InvokeOutcome } from './hook-types.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { DecisionPoint, GuardrailStage, HookPoint, HookRow, HookVerdict } from '../../models/hook.records.js';
 
 export type { DecisionPoint, GuardrailStage, HookPoint } from '../../models/hook.records.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { McpOrigin } from '../../models/mcp.records.js';
 import { mcpServerName } from './mcp-names.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ToolErrorCode } from '../../models/tool.records.js';
 import type { ArtifactRef } from '../../stores/blob-store.js';
 import { defineTool, readOnlyAnnotations, toolFailure, type AnyToolDefinition } from '../tools/tool.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { createRequire } from 'node:module';
 import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/ajv';
 

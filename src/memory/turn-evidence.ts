@@ -2,7 +2,7 @@ import type { RecordEnvelope } from '../../models/envelope.js';
 import type { ModelResponded } from '../../models/model.records.js';
 import type { MemoryProposed } from '../../models/memory.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { TurnBlocked, TurnMutationReady } from '../../models/turn.records.js';
 import { flattenRecords } from '../host/step-record.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { PluginSource } from '../../models/plugin.records.js';
 import type { ToolRisk } from '../tools/tool.js';
 import type { AnyToolDefinition } from '../tools/tool.js';

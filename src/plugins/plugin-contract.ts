@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { GuardrailStage, HookPoint } from '../../models/hook.records.js';
 import type { ModelProvider } from '../providers/provider.js';
 import type { GuardrailInput, GuardrailResult, HookInput, HookResult, HookRunContext } from '../hooks/hook-types.js';

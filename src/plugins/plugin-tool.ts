@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AnyToolDefinition } from '../tools/tool.js';
 import { toolTraitsOf } from '../tools/tool-defaults.js';
 import { toolFailure } from '../tools/tool.js';

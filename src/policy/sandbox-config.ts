@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { SandboxPolicy } from './sandbox-policy.js';
 
 /** A host name the allow-list accepts: a DNS name, `*.` and a domain, an IPv4 address or a bracketed IPv6 one. */

@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ModelOptions } from '../../models/model-contract.js';
 import { readHostTextIfPresent } from '../util/read-regular-file.js';
 import { ReinError } from '../host/host-errors.js';

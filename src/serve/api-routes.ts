@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { actionRoutes } from './api-action-routes.js';
 import type { ApiContext } from './api-context.js';
 import { readRoutes } from './api-read-routes.js';

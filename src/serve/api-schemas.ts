@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ReinRecordSchema } from '../../models/records.js';
 import { StateValue } from '../../models/actor.records.js';
 import { ContextProjected } from '../../models/context.records.js';

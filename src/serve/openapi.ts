@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ErrorBody } from './api-schemas.js';
 import type { Route } from './route-kit.js';
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ServeError } from './serve-errors.js';
 
 /** What a route's handler gets: its parsed path parameters, query and body, and the raw request and response. */

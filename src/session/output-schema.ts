@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ReinError } from '../host/host-errors.js';
 
 /** How a final answer fared against the session's output schema: its value, or the errors the model is shown. */

@@ -26,7 +26,7 @@ import { isReservedStreamName } from '../memory/memory-stream.js';
 import { sessionMemoryFor } from './session-memory-wiring.js';
 import { SessionCapabilities } from '../capabilities/session-capabilities.js';
 import { sandboxCheckedOf } from '../policy/sandbox-status.js';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { outputFromJsonSchema, outputFromZod } from './output-schema.js';
 
 /**

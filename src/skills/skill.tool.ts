@@ -1,7 +1,7 @@
 import { readdir, realpath } from 'node:fs/promises';
 import { hostFileProblem, readHostFile } from '../util/read-regular-file.js';
 import { join, relative, sep } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { blake3Text } from '../../machines/typestate/blake3.js';
 import type { LoadableSkill } from '../capabilities/agent-capabilities.js';
 import { defineTool, readOnlyAnnotations, toolFailure, type AnyToolDefinition, type ToolResult } from '../tools/tool.js';

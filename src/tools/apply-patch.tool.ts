@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { blake3Hex } from '../util/blake3.js';
 import { removeInterruptedTemps } from './file-access.js';
 import { excerpt, loadForEdit } from './edit-commit.js';

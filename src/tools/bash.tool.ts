@@ -1,5 +1,5 @@
 import { constants } from 'node:os';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { CommandExecution } from '../../models/tool.records.js';
 import type { ArtifactRef } from '../../stores/blob-store.js';
 import { classifyForPermission } from '../policy/shell-subject.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { checkEditResume, commitEdit, loadForEdit, preparedEdit, type EditPlan } from './edit-commit.js';
 import { lineTag } from './line-tags.js';
 import { defineTool, toolFailure } from './tool.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { InputRepair } from '../../models/tool.records.js';
 import { checkEditResume, commitEdit, invalidUtf8Line, loadForEdit, preparedEdit, type EditPlan } from './edit-commit.js';
 import { defineTool, toolFailure } from './tool.js';

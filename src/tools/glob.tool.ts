@@ -1,7 +1,7 @@
 import type { readdir } from 'node:fs';
 import { join } from 'node:path';
 import { pinnedReaddir } from './pinned-directory.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { defaultIgnoredDirectories, defaultMaxResults, escapingPattern, protectedNames, resolveSearchScope, workspaceRelative, type SearchScope } from './search-scope.js';
 import { defineTool, readOnlyAnnotations, toolFailure } from './tool.js';
 

@@ -3,7 +3,7 @@ import { lstat, realpath } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { sandboxedHelper } from './command-launch.js';
 import type { Workspace } from './workspace.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { defaultIgnoredDirectories, protectedNames, resolveSearchScope, type SearchScope } from './search-scope.js';
 import { defineTool, readOnlyAnnotations, toolFailure, type ToolFailure, type ToolResult } from './tool.js';
 

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { listPinned } from './pinned-directory.js';
 import { defineTool, readOnlyAnnotations, toolFailure } from './tool.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { MemoryKind } from '../../models/memory.records.js';
 import { defineTool, readOnlyAnnotations, toolFailure } from './tool.js';
 

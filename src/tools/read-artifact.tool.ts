@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ArtifactRef } from '../../stores/blob-store.js';
 import { defineTool, readOnlyAnnotations, toolFailure } from './tool.js';
 

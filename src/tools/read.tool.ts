@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { blake3Hex } from '../util/blake3.js';
 import { readWorkspaceFile } from './file-access.js';
 import { renderTaggedPage, splitLines } from './line-tags.js';

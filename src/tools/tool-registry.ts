@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ModelToolDescription } from '../../models/model-contract.js';
 import { fieldTypesOf, type FieldTypes } from '../policy/input-repair.js';
 import type { AnyToolDefinition } from './tool.js';

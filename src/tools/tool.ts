@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { ToolAnnotations, ToolRisk } from '../../models/tool-traits.js';
 
 export type { ToolAnnotations, ToolRisk } from '../../models/tool-traits.js';

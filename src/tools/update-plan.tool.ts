@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { PlanStep } from '../../models/plan.records.js';
 import { planChecklist } from '../projections/plan-text.js';
 import { defineTool, readOnlyAnnotations, toolFailure } from './tool.js';

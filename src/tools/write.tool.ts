@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { blake3Hex } from '../util/blake3.js';
 import { readHostFile } from '../util/read-regular-file.js';
 import { removeInterruptedTemps, writeWorkspaceFile } from './file-access.js';

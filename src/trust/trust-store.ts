@@ -3,7 +3,7 @@ import { readHostTextIfPresent } from '../util/read-regular-file.js';
 import { reinConfigHome } from '../policy/protected-paths.js';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ReinError } from '../host/host-errors.js';
 
 /**

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ApprovalDecision, PermissionMode, PermissionSource } from '../../models/permission.records.js';
 
 const ProviderIdentity = z.object({ name: z.string().min(1), model: z.string().optional(), source: z.string().optional() });

@@ -6,7 +6,7 @@ import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { z } from 'zod';
+import * as z from 'zod';
 
 const [system, roundTripsText, runsText] = process.argv.slice(2);
 const roundTrips = Number(roundTripsText);
