@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,5 +78,17 @@ describe("import 'rein' loads only what a host uses", () => {
     // rxjs, xstate, msgpackr and tslib are inside the bundle; zod too (the probe, as a host, loads its own copy).
     for (const name of ['rxjs', 'xstate', 'msgpackr', 'tslib']) expect(urls.filter((url) => packageOfUrl(url) === name), name).toEqual([]);
     expect(urls.length).toBeLessThan(200);
+  });
+
+  it("carries none of zod's locales: rein imports zod as a namespace (`import * as z`), so the bundler drops what is unused", async () => {
+    // `import { z } from 'zod'` binds zod's whole namespace object, locales included (~500 KB of the bundle, all of it
+    // parsed at every start). German and Russian messages stand for the 40-odd locales; English is zod's default.
+    const files = (await readdir(join(repository, 'dist/lib'), { recursive: true })).filter((name) => name.endsWith('.js'));
+    expect(files.length).toBeGreaterThan(1);
+    for (const name of files) {
+      const text = await readFile(join(repository, 'dist/lib', name), 'utf8');
+      expect(text.includes('ltige Eingabe'), name).toBe(false);
+      expect(text.includes('\\u041D\\u0435\\u0432\\u0435\\u0440\\u043D\\u044B\\u0439') || text.includes('Неверный'), name).toBe(false);
+    }
   });
 });
