@@ -17,6 +17,7 @@ import { main as instructions } from './instructions.bench.js';
 import { main as capture } from './capture.bench.js';
 import { main as promptCache } from './prompt-cache.bench.js';
 import { main as sessionsList } from './sessions-list.bench.js';
+import { main as worker } from './worker.bench.js';
 
 /**
  * `npm run bench`: every benchmark in turn; each prints its figures and the ratio against its same-run baseline. The
@@ -56,6 +57,8 @@ await capture();
 await promptCache();
 process.stdout.write('\n');
 await sessionsList();
+process.stdout.write('\n');
+await worker();
 process.stdout.write('\n');
 // Last: goal 4's 100,000-step synced session takes several minutes.
 await longSession();
