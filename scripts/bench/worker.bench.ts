@@ -24,6 +24,8 @@ const WAIT_SESSIONS = Number(process.env.BENCH_WORKER_WAIT_SESSIONS ?? 8);
 const WAIT_CALLS = 5;
 const LATENCY_MS = 200;
 const TICKS_PER_SECOND = 100;
+/** Extra node flags for the worker processes, e.g. `--cpu-prof --cpu-prof-dir=prof-worker` (NODE_OPTIONS refuses --cpu-prof). */
+const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
 const cli = fileURLToPath(new URL('../../cli/rein.js', import.meta.url));
 
 /** CPU seconds (user + system) a live process used so far, from /proc/<pid>/stat. */
@@ -62,7 +64,7 @@ const startLoopbackModel = async (latencyMs: number, calls: number): Promise<{ u
 };
 
 const startWorker = (url: string, workspace: string, concurrency: number): ChildProcess =>
-  spawn(process.execPath, [cli, 'worker', '--store', url, '--json', '--concurrency', String(concurrency)], { cwd: workspace, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, OPENAI_API_KEY: 'loopback' } });
+  spawn(process.execPath, [...nodeArgs, cli, 'worker', '--store', url, '--json', '--concurrency', String(concurrency)], { cwd: workspace, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, OPENAI_API_KEY: 'loopback' } });
 
 /** Resolves once the worker's start-up is over: it used less than 20 ms of CPU in the last 400 ms (it waits on the queue). */
 const started = async (child: ChildProcess): Promise<void> => {
