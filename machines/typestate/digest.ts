@@ -22,3 +22,18 @@ export const rowsDigest = (rows: readonly unknown[]): string => {
   }
   return digest;
 };
+
+const valueDigests = new WeakMap<object, string>();
+
+/**
+ * `digestOf` a value that is never changed once made (a tool's JSON Schema, shared by every session of a process),
+ * computed once per object. Only for such values.
+ */
+export const sharedDigestOf = (value: object): string => {
+  let digest = valueDigests.get(value);
+  if (digest === undefined) {
+    digest = digestOf(value);
+    valueDigests.set(value, digest);
+  }
+  return digest;
+};

@@ -20,8 +20,25 @@ export interface CapabilityOptions {
 /** Estimated tokens of a text: one per three characters, rounded up (the context policy's documented estimate). */
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 3);
 
-/** The digest of what the model is shown of a tool: its description and its input schema. */
-export const schemaDigestOf = (description: string, schema: Record<string, unknown>): string => digestOf({ description, schema });
+const schemaDigests = new WeakMap<Record<string, unknown>, Map<string, string>>();
+
+/**
+ * The digest of what the model is shown of a tool: its description and its input schema. Computed once per schema
+ * object and description (a registry's schemas are shared by every session of a process and never changed).
+ */
+export const schemaDigestOf = (description: string, schema: Record<string, unknown>): string => {
+  let byDescription = schemaDigests.get(schema);
+  if (!byDescription) {
+    byDescription = new Map();
+    schemaDigests.set(schema, byDescription);
+  }
+  let digest = byDescription.get(description);
+  if (digest === undefined) {
+    digest = digestOf({ description, schema });
+    byDescription.set(description, digest);
+  }
+  return digest;
+};
 
 /** A catalog entry for a tool: its risk facts, the tokens its description and schema cost, and their digest. */
 export const descriptorOf = (tool: AnyToolDefinition, schema: Record<string, unknown>, source: CapabilitySource, mcp?: { server: string; tool: string }): CapabilityDescriptor => ({

@@ -1,7 +1,7 @@
 import type { CallSpec } from '../../models/call-spec.js';
 import type { ModelToolDescription } from '../../models/model-contract.js';
 import type { DenialSource } from '../../models/permission.records.js';
-import { digestOf } from '../../machines/typestate/digest.js';
+import { digestOf, sharedDigestOf } from '../../machines/typestate/digest.js';
 import { shareCanonical } from '../../machines/typestate/canonical-json.js';
 import type { PermissionPolicy } from '../policy/permission-policy.js';
 import { sandboxProfileOf, type SandboxPolicy } from '../policy/sandbox-policy.js';
@@ -41,7 +41,7 @@ export const grantedClaims: readonly string[] = ['session.complete'];
 export const mutationPolicyDigestOf = (permissions: PermissionPolicy, sandbox: SandboxPolicy): string =>
   digestOf({ permissions: { mode: permissions.mode, rules: permissions.rules, approveAll: permissions.approveAll }, sandbox });
 
-const describeTool = (tool: ModelToolDescription) => ({ name: tool.name, schema: digestOf(tool.inputSchema) });
+const describeTool = (tool: ModelToolDescription) => ({ name: tool.name, schema: sharedDigestOf(tool.inputSchema) });
 
 /**
  * Build a session's CallSpec factory: the digests are computed once; each model call gets a spec stamped with its
@@ -49,7 +49,7 @@ const describeTool = (tool: ModelToolDescription) => ({ name: tool.name, schema:
  * order when an approval intervenes (so the transport order is not strict), and truncation always keeps an artifact.
  */
 export const createCallSpecFactory = (policy: CallSpecPolicy): ((callId: string) => CallSpec) => {
-  const schemaDigests = Object.fromEntries(policy.tools.map((tool) => [tool.name, digestOf(tool.inputSchema)]));
+  const schemaDigests = Object.fromEntries(policy.tools.map((tool) => [tool.name, sharedDigestOf(tool.inputSchema)]));
   const base: Omit<CallSpec, 'callId'> = {
     modelRef: { provider: policy.provider, model: policy.model },
     actionMode: 'json',
