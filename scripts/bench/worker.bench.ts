@@ -15,7 +15,8 @@ import { submitSession } from '../../src/worker/submit-session.js';
  * `rein worker` on PostgreSQL (issue 26 goals): what a scripted 10-step session costs a worker process in CPU (target ≤
  * 40 ms), and how sessions that wait on a model scale — a loopback OpenAI-compatible model answering each call after
  * 200 ms — with `--concurrency` in one worker and across 4 workers (target: 4 workers ≥ 3× one worker of concurrency
- * 1). Every figure and ratio comes from this run. Skipped (with a line saying so) when PostgreSQL is not installed.
+ * 1). Each shape is measured after one warm-up session per slot (a running worker, not its start). Every figure and
+ * ratio comes from this run. Skipped (with a line saying so) when PostgreSQL is not installed.
  */
 
 const CPU_SESSIONS = Number(process.env.BENCH_WORKER_SESSIONS ?? 8);
@@ -104,17 +105,22 @@ interface Drained {
   cpuPerSession: number;
 }
 
-/** Start `workers` worker processes of `concurrency`, queue the sessions once they listen, and time until all are done. */
-const drain = async (url: string, workspace: string, workers: number, concurrency: number, count: number, submit: (store: PostgresEventStore) => Promise<void>): Promise<Drained> => {
+/** Start `workers` worker processes of `concurrency`, warm them up, queue the sessions, and time until all are done. */
+const drain = async (url: string, workspace: string, workers: number, concurrency: number, count: number, submit: (store: PostgresEventStore, prefix: string, count: number) => Promise<void>): Promise<Drained> => {
   const store = await openPostgresEventStore(url);
   try {
     const children = Array.from({ length: workers }, () => startWorker(url, workspace, concurrency));
     await Promise.all(children.map(started));
+    // Warm-up: one session per slot first (a fresh process runs its first sessions on cold code, ~3× the CPU of later
+    // ones), so the figures are a running worker's.
+    const sessions = new PostgresSessionQueue(store);
+    const warm = workers * concurrency;
+    await submit(store, 'warm', warm);
+    while ((await sessions.counts()).done < warm) await new Promise((resolve) => setTimeout(resolve, 20));
     const cpuBefore = (await Promise.all(children.map((child) => processCpu(child.pid!)))).reduce((sum, value) => sum + value, 0);
     const begun = performance.now();
-    await submit(store);
-    const sessions = new PostgresSessionQueue(store);
-    while ((await sessions.counts()).done < count) await new Promise((resolve) => setTimeout(resolve, 20));
+    await submit(store, 'run', count);
+    while ((await sessions.counts()).done < warm + count) await new Promise((resolve) => setTimeout(resolve, 20));
     const seconds = (performance.now() - begun) / 1000;
     const cpuAfter = (await Promise.all(children.map((child) => processCpu(child.pid!)))).reduce((sum, value) => sum + value, 0);
     await Promise.all(
@@ -142,7 +148,7 @@ export async function main(): Promise<void> {
     await writeFile(join(workspace, 'a.txt'), 'alpha\n');
     const schema = (name: string) => `${cluster.url}?schema=${name}`;
     const script = { turns: [...Array.from({ length: CPU_STEPS }, () => ({ text: 'go', toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] })), { text: 'done' }] };
-    const cpu = await drain(schema('worker_cpu'), workspace, 1, 1, CPU_SESSIONS, (store) => queue(store, workspace, 'cpu', CPU_SESSIONS, { name: 'scripted', source: 'inline' }, script));
+    const cpu = await drain(schema('worker_cpu'), workspace, 1, 1, CPU_SESSIONS, (store, prefix, count) => queue(store, workspace, prefix, count, { name: 'scripted', source: 'inline' }, script));
     process.stdout.write(
       `worker: ${CPU_SESSIONS} scripted sessions of ${CPU_STEPS} list_dir round trips, 1 worker: ${(cpu.cpuPerSession * 1000).toFixed(0)} ms of worker CPU per session (target ≤ 40 ms: ${cpu.cpuPerSession <= 0.04 ? 'met' : 'not met'}), ${cpu.sessionsPerSecond.toFixed(2)} sessions/s · load average ${loadavg()[0]!.toFixed(1)}\n`,
     );
@@ -154,7 +160,7 @@ export async function main(): Promise<void> {
     ];
     const rates: number[] = [];
     for (const [index, shape] of shapes.entries()) {
-      const run = await drain(schema(`worker_wait_${index}`), workspace, shape.workers, shape.concurrency, WAIT_SESSIONS, (store) => queue(store, workspace, `wait${index}`, WAIT_SESSIONS, provider, undefined, WAIT_CALLS));
+      const run = await drain(schema(`worker_wait_${index}`), workspace, shape.workers, shape.concurrency, WAIT_SESSIONS, (store, prefix, count) => queue(store, workspace, prefix, count, provider, undefined, WAIT_CALLS));
       rates.push(run.sessionsPerSecond);
       process.stdout.write(`worker: ${shape.label}: ${WAIT_SESSIONS} sessions of ${WAIT_CALLS} model calls (${LATENCY_MS} ms each, loopback) in ${run.seconds.toFixed(2)} s, ${run.sessionsPerSecond.toFixed(2)} sessions/s, ${(run.cpuPerSession * 1000).toFixed(0)} ms worker CPU per session\n`);
     }
