@@ -15,11 +15,11 @@ import { processesMarked, signalEach } from './process-tree.js';
 
 export const BashParameters = z
   .object({
-    command: z.string().min(1).describe('The shell command, run with bash -c in a sandbox that sees only the workspace'),
-    timeout_ms: z.number().int().min(1).optional().describe('Timeout in milliseconds (clamped by policy; default 120000)'),
-    cwd: z.string().min(1).optional().describe('Working directory, relative to the workspace root (default: the root)'),
-    run_in_background: z.boolean().optional().describe('Return after a moment and leave the command running (output after that is not captured; redirect it to a file)'),
-    description: z.string().max(200).optional().describe('What the command does, in a few words (shown when asking for approval)'),
+    command: z.string().min(1).describe('The shell command'),
+    timeout_ms: z.number().int().min(1).optional().describe('Default 120000 (clamped by policy)'),
+    cwd: z.string().min(1).optional().describe('Working directory (default: the workspace root)'),
+    run_in_background: z.boolean().optional().describe('Return after a moment and leave it running; later output is not captured (redirect it to a file)'),
+    description: z.string().max(200).optional().describe('What it does, in a few words (shown when asking for approval)'),
   })
   .strict();
 export type BashParameters = z.infer<typeof BashParameters>;
@@ -150,7 +150,7 @@ const resultOf = async (args: BashParameters, cwd: string, outcome: CommandOutco
  */
 export const bashTool = defineTool<BashParameters, { cwd: string; relative: string; outsidePaths: string[]; marker: string }>({
   name: 'bash',
-  description: 'Run a shell command in the workspace (bash -c, in a sandbox that sees only the workspace and the system directories). Returns JSON with stdout, stderr, exit_code and success; a non-zero exit is a normal result. Prefer read, grep, glob and edit for files.',
+  description: 'Run a command with bash -c in the workspace, inside the sandbox. Returns JSON {stdout, stderr, exit_code, success}; a non-zero exit is a normal result. Prefer read, grep, glob and edit for files.',
   parameters: BashParameters,
   annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true, requiresConfirmation: true },
   risk: 'execute',

@@ -3,11 +3,9 @@ import { resolvePlan } from '../delegation/resolve-plan.js';
 import { defineTool, type ToolNote } from './tool.js';
 
 const description = [
-  'Delegate bounded sub-tasks to child agents and get their structured reports back as this call\'s result (never their transcripts).',
-  'Each task: id (path-safe), role (explorer | worker | reviewer | tester | security), objective; optional title, scope { files, directories, symbols, commands },',
-  'context_mode (summary by default; clean: the task only; fork: your recent conversation), tool_policy { inheritance: intersection (default) | subset | isolated, tools, permission_mode },',
-  'output_contract (default by role: explorer finding-report, tester test-report, reviewer/security review-report, worker patch-proposal; or { format, required_fields }),',
-  'budgets { max_turns, max_tool_calls, max_tokens, max_wall_time_ms }. Several tasks run in parallel; join { policy: all (default) | any | quorum (with k) | first-success } decides when the call returns.',
+  'Hand bounded sub-tasks to child agents; the result is their structured reports (never their transcripts). Tasks run in parallel; join decides when the call returns (default all; quorum needs k).',
+  'id: letters, digits, _ and -. Defaults: context_mode summary (clean: the task only; fork: your recent conversation); tool_policy.inheritance intersection;',
+  'output_contract by role (explorer finding-report, tester test-report, reviewer and security review-report, worker patch-proposal).',
   'Children never get more rights than you have now; their approvals go to the user. A refusal lists your options.',
 ].join(' ');
 

@@ -9,7 +9,7 @@ export const GlobParameters = z
   .object({
     // Bounded: a pattern of hundreds of thousands of characters compiles to a regular expression too large to run,
     // which the walker would throw outside any promise (an uncaught exception, not a result).
-    pattern: z.string().min(1).max(1_024).describe('Glob pattern relative to path, e.g. **/*.ts or src/**/*.test.js (at most 1,024 characters)'),
+    pattern: z.string().min(1).max(1_024).describe('Relative to path, e.g. **/*.ts'),
     path: z.string().min(1).default('.').describe('Directory to search from, relative to the workspace root'),
     max_results: z.number().int().min(1).max(10_000).optional().describe(`Most paths returned (default ${defaultMaxResults})`),
   })

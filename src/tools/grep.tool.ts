@@ -9,10 +9,10 @@ import { defineTool, readOnlyAnnotations, toolFailure, type ToolFailure, type To
 
 export const GrepParameters = z
   .object({
-    pattern: z.string().min(1).describe('Regular expression (Rust regex syntax, as ripgrep uses)'),
+    pattern: z.string().min(1).describe('Regular expression (ripgrep syntax)'),
     path: z.string().min(1).default('.').describe('File or directory to search, relative to the workspace root'),
-    include: z.string().min(1).optional().describe('Only search files whose path matches this glob, e.g. *.ts'),
-    max_matches: z.number().int().min(1).max(10_000).default(100).describe('Most matches returned (default 100)'),
+    include: z.string().min(1).optional().describe('Only files matching this glob, e.g. *.ts'),
+    max_matches: z.number().int().min(1).max(10_000).default(100).describe('Most matches returned'),
     case_insensitive: z.boolean().optional(),
   })
   .strict();

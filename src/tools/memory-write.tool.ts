@@ -4,13 +4,13 @@ import { defineTool, readOnlyAnnotations, toolFailure } from './tool.js';
 
 export const MemoryWriteParameters = z
   .object({
-    content: z.string().min(1).max(2_000).describe('What to remember: one precise statement, as narrow as what you observed'),
-    kind: MemoryKind.describe('user_preference, project_fact, task_experience or procedure_rule'),
+    content: z.string().min(1).max(2_000).describe('One precise statement, as narrow as what you observed'),
+    kind: MemoryKind,
     scope: z.enum(['task', 'branch', 'repo', 'workspace', 'user']).optional().describe('Where it holds (default repo)'),
-    topic: z.string().min(1).max(60).optional().describe('A short topic (test-command, package-manager): memories on one topic are checked for conflicts'),
-    evidence: z.array(z.string().min(1)).max(20).optional().describe('Call ids of earlier tool calls in this session whose results support it'),
-    ttl_days: z.number().int().min(1).max(365).optional().describe('How long it should be kept, in days (governance may shorten it)'),
-    task_type: z.string().min(1).max(60).optional().describe('The kind of task it was learned in (e.g. test-fix)'),
+    topic: z.string().min(1).max(60).optional().describe('A short topic (e.g. test-command); memories on one topic are checked for conflicts'),
+    evidence: z.array(z.string().min(1)).max(20).optional().describe('Call ids of earlier calls in this session whose results support it'),
+    ttl_days: z.number().int().min(1).max(365).optional().describe('Days to keep it (governance may shorten it)'),
+    task_type: z.string().min(1).max(60).optional().describe('The kind of task it came from (e.g. test-fix)'),
   })
   .strict();
 export type MemoryWriteParameters = z.infer<typeof MemoryWriteParameters>;
@@ -23,7 +23,7 @@ export type MemoryWriteParameters = z.infer<typeof MemoryWriteParameters>;
  */
 export const memoryWriteTool = defineTool<MemoryWriteParameters>({
   name: 'memory_write',
-  description: 'Propose something worth remembering for future sessions in this repository. It becomes a pending candidate that governance (and, for anything risky, a person) reviews; it is not memory until approved, and confidence is decided by the system, not by you.',
+  description: 'Propose a memory for future sessions in this repository. It stays a pending candidate until governance (or, if risky, a person) approves it; the system decides its confidence.',
   parameters: MemoryWriteParameters,
   annotations: readOnlyAnnotations,
   risk: 'read',

@@ -7,7 +7,7 @@ export const defaultArtifactLimit = 400;
 
 export const ReadArtifactParameters = z
   .object({
-    artifact: z.string().regex(/^artifact:\/\/blake3\/[0-9a-f]{64}$/, 'an artifact ref looks like artifact://blake3/<64 hex>').describe('The artifact ref a truncated result pointed to'),
+    artifact: z.string().regex(/^artifact:\/\/blake3\/[0-9a-f]{64}$/, 'an artifact ref looks like artifact://blake3/<64 hex>').describe('The artifact://blake3/… ref a truncated result gave'),
     offset: z.number().int().min(1).optional().describe('First line to show (1-based, default 1)'),
     limit: z.number().int().min(1).max(5_000).optional().describe(`Number of lines to show (default ${defaultArtifactLimit})`),
   })
@@ -20,7 +20,7 @@ export type ReadArtifactParameters = z.infer<typeof ReadArtifactParameters>;
  */
 export const readArtifactTool = defineTool({
   name: 'read_artifact',
-  description: 'Read lines of a full output that a truncated result stored as an artifact (artifact://blake3/…). Use offset/limit to page.',
+  description: 'Read the full output a truncated result stored as an artifact; page with offset/limit.',
   parameters: ReadArtifactParameters,
   annotations: readOnlyAnnotations,
   risk: 'read',

@@ -3,6 +3,7 @@ import type { ModelToolDescription } from '../../models/model-contract.js';
 import { fieldTypesOf, type FieldTypes } from '../policy/input-repair.js';
 import type { AnyToolDefinition } from './tool.js';
 import { ReinError } from '../host/host-errors.js';
+import { modelFacingSchema } from './model-schema.js';
 
 interface Registered {
   tool: AnyToolDefinition;
@@ -20,7 +21,10 @@ const registrations = new WeakMap<AnyToolDefinition, Registered>();
 const registered = (tool: AnyToolDefinition): Registered => {
   let entry = registrations.get(tool);
   if (!entry) {
-    const schema = tool.inputSchema ?? (z.toJSONSchema(tool.parameters, { io: 'input' }) as Record<string, unknown>);
+    // A schema derived from zod parameters is shown without its validation-only keywords (the parameters still
+    // validate every call); a schema a tool advertises itself (an MCP server's) is shown as the server wrote it.
+    const schema =
+      tool.inputSchema ?? modelFacingSchema(z.toJSONSchema(tool.parameters, { io: 'input' }) as Record<string, unknown>);
     entry = { tool, schema, fields: fieldTypesOf(schema) };
     registrations.set(tool, entry);
   }
@@ -29,8 +33,9 @@ const registered = (tool: AnyToolDefinition): Registered => {
 
 /**
  * Registered tools. Registration is not visibility: `describe(names)` projects only the tools visible this round,
- * and permission is decided later, per call. Each tool's JSON Schema is computed once, at registration (or taken as
- * the tool advertises it, for MCP tools). A registry may sit on a `parent`: it sees the parent's tools (as they are
+ * and permission is decided later, per call. Each tool's JSON Schema is computed once, at registration, as the model
+ * is shown it (`modelFacingSchema`: without validation-only keywords), or taken as the tool advertises it, for MCP
+ * tools. A registry may sit on a `parent`: it sees the parent's tools (as they are
  * now, MCP tools coming and going included) unless it registers one of the same name.
  */
 export class ToolRegistry {

@@ -5,8 +5,8 @@ import { defineTool, readOnlyAnnotations, toolFailure } from './tool.js';
 
 export const UpdatePlanParameters = z
   .object({
-    plan: z.array(PlanStep).max(50).describe('The whole plan, in order: every step with its status (pending, in_progress or completed); at most one in_progress'),
-    explanation: z.string().max(2_000).optional().describe('Why the plan changed, in a sentence (optional)'),
+    plan: z.array(PlanStep).max(50).describe('Every step, in order, with its status'),
+    explanation: z.string().max(2_000).optional().describe('Why the plan changed, in a sentence'),
   })
   .strict();
 export type UpdatePlanParameters = z.infer<typeof UpdatePlanParameters>;
@@ -18,7 +18,7 @@ export type UpdatePlanParameters = z.infer<typeof UpdatePlanParameters>;
  */
 export const updatePlanTool = defineTool<UpdatePlanParameters, undefined>({
   name: 'update_plan',
-  description: 'Keep a short plan of the steps of this task and their status. Send the whole list each time (it replaces the previous one); mark at most one step in_progress, and mark steps completed as you finish them. Use it for work with several steps; skip it for a one-step task.',
+  description: 'Keep a checklist of this task\'s steps. Send the whole list each time (it replaces the last one); at most one step in_progress; mark steps completed as you finish them. Skip it for a one-step task.',
   parameters: UpdatePlanParameters,
   annotations: readOnlyAnnotations,
   risk: 'read',
