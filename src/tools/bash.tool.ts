@@ -15,7 +15,7 @@ import { processesMarked, signalEach } from './process-tree.js';
 
 export const BashParameters = z
   .object({
-    command: z.string().min(1).describe('The shell command'),
+    command: z.string().min(1),
     timeout_ms: z.number().int().min(1).optional().describe('Default 120000 (clamped by policy)'),
     cwd: z.string().min(1).optional().describe('Working directory (default: the workspace root)'),
     run_in_background: z.boolean().optional().describe('Return after a moment and leave it running; later output is not captured (redirect it to a file)'),
@@ -150,7 +150,7 @@ const resultOf = async (args: BashParameters, cwd: string, outcome: CommandOutco
  */
 export const bashTool = defineTool<BashParameters, { cwd: string; relative: string; outsidePaths: string[]; marker: string }>({
   name: 'bash',
-  description: 'Run a command with bash -c in the workspace, inside the sandbox. Returns JSON {stdout, stderr, exit_code, success}; a non-zero exit is a normal result. Prefer read, grep, glob and edit for files.',
+  description: 'Run a command with bash -c in the workspace, inside the sandbox. Returns JSON {stdout, stderr, exit_code, success}; a non-zero exit is a normal result.',
   parameters: BashParameters,
   annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true, requiresConfirmation: true },
   risk: 'execute',

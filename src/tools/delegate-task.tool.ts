@@ -3,10 +3,9 @@ import { resolvePlan } from '../delegation/resolve-plan.js';
 import { defineTool, type ToolNote } from './tool.js';
 
 const description = [
-  'Hand bounded sub-tasks to child agents; the result is their structured reports (never their transcripts). Tasks run in parallel; join decides when the call returns (default all; quorum needs k).',
-  'id: letters, digits, _ and -. Defaults: context_mode summary (clean: the task only; fork: your recent conversation); tool_policy.inheritance intersection;',
-  'output_contract by role (explorer finding-report, tester test-report, reviewer and security review-report, worker patch-proposal).',
-  'Children never get more rights than you have now; their approvals go to the user. A refusal lists your options.',
+  'Hand self-contained sub-tasks to child agents, run in parallel; the result is their structured reports (never transcripts). join decides when it returns (default all; quorum needs k).',
+  'Defaults: context_mode summary (clean: the task only; fork: your recent conversation), tool_policy.inheritance intersection, output_contract by role.',
+  'Children never get more rights than you; their approvals go to the person. A refusal lists your options.',
 ].join(' ');
 
 /**

@@ -6,15 +6,15 @@ import { defineTool, toolFailure } from './tool.js';
 const Tag = z.string().regex(/^[0-9a-f]{8}$/, 'a tag is the 8 hex characters read shows after the line number');
 
 export const LineOperation = z.discriminatedUnion('op', [
-  z.object({ op: z.literal('replace_line'), tag: Tag, new_text: z.string().describe('May span several lines') }).strict(),
-  z.object({ op: z.literal('insert_after'), tag: Tag, new_text: z.string().describe('May span several lines') }).strict(),
+  z.object({ op: z.literal('replace_line'), tag: Tag, new_text: z.string() }).strict(),
+  z.object({ op: z.literal('insert_after'), tag: Tag, new_text: z.string() }).strict(),
   z.object({ op: z.literal('delete_line'), tag: Tag }).strict(),
 ]);
 export type LineOperation = z.infer<typeof LineOperation>;
 
 export const EditLinesParameters = z
   .object({
-    path: z.string().min(1).describe('File path, relative to the workspace root'),
+    path: z.string().min(1),
     ops: z.array(LineOperation).min(1).max(200),
   })
   .strict();
@@ -68,7 +68,7 @@ const find = (lines: readonly Line[], tag: string): number[] => {
  */
 export const editLinesTool = defineTool<EditLinesParameters, EditPlan>({
   name: 'edit_lines',
-  description: 'Edit lines by the tags read shows (`<line_no> <tag> | <text>`). Ops apply in order, each to the file as the previous one left it (tags re-hashed); a stale tag rejects the whole request.',
+  description: 'Edit lines by the tags read shows (`<line_no> <tag> | <text>`). new_text may span several lines. Ops apply in order, each to the file as the previous one left it (tags re-hashed); a stale tag rejects the whole request.',
   parameters: EditLinesParameters,
   annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: false, requiresConfirmation: false },
   risk: 'write',

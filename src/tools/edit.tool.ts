@@ -5,10 +5,10 @@ import { defineTool, toolFailure } from './tool.js';
 
 export const EditParameters = z
   .object({
-    path: z.string().min(1).describe('File path, relative to the workspace root; read the file first'),
-    old_string: z.string().min(1).describe('The exact text to replace, including whitespace and indentation'),
-    new_string: z.string().describe('The replacement text'),
-    replace_all: z.boolean().optional().describe('Replace every occurrence (default: old_string must occur exactly once)'),
+    path: z.string().min(1),
+    old_string: z.string().min(1),
+    new_string: z.string(),
+    replace_all: z.boolean().optional().describe('Replace every occurrence'),
   })
   .strict();
 export type EditParameters = z.infer<typeof EditParameters>;

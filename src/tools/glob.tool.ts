@@ -10,7 +10,7 @@ export const GlobParameters = z
     // Bounded: a pattern of hundreds of thousands of characters compiles to a regular expression too large to run,
     // which the walker would throw outside any promise (an uncaught exception, not a result).
     pattern: z.string().min(1).max(1_024).describe('Relative to path, e.g. **/*.ts'),
-    path: z.string().min(1).default('.').describe('Directory to search from, relative to the workspace root'),
+    path: z.string().min(1).default('.').describe('Directory to search from'),
     max_results: z.number().int().min(1).max(10_000).optional().describe(`Most paths returned (default ${defaultMaxResults})`),
   })
   .strict();
@@ -34,7 +34,7 @@ export const globOptions = (scope: SearchScope, ignored: readonly string[]) => (
  */
 export const globTool = defineTool<GlobParameters, SearchScope>({
   name: 'glob',
-  description: 'Find files whose path matches a glob pattern (e.g. **/*.ts). Returns workspace-relative paths as JSON. Skips .git and node_modules unless path points inside them.',
+  description: 'Find files by glob pattern. Returns workspace-relative paths as JSON; skips .git and node_modules unless path is inside them.',
   parameters: GlobParameters,
   annotations: readOnlyAnnotations,
   risk: 'read',

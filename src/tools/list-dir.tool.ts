@@ -5,7 +5,7 @@ import { listPinned } from './pinned-directory.js';
 import { defineTool, readOnlyAnnotations, toolFailure } from './tool.js';
 
 export const ListDirParameters = z
-  .object({ path: z.string().min(1).default('.').describe('Directory path, relative to the workspace root') })
+  .object({ path: z.string().min(1).default('.') })
   .strict();
 export type ListDirParameters = z.infer<typeof ListDirParameters>;
 

@@ -7,10 +7,10 @@ export const MemoryWriteParameters = z
     content: z.string().min(1).max(2_000).describe('One precise statement, as narrow as what you observed'),
     kind: MemoryKind,
     scope: z.enum(['task', 'branch', 'repo', 'workspace', 'user']).optional().describe('Where it holds (default repo)'),
-    topic: z.string().min(1).max(60).optional().describe('A short topic (e.g. test-command); memories on one topic are checked for conflicts'),
-    evidence: z.array(z.string().min(1)).max(20).optional().describe('Call ids of earlier calls in this session whose results support it'),
-    ttl_days: z.number().int().min(1).max(365).optional().describe('Days to keep it (governance may shorten it)'),
-    task_type: z.string().min(1).max(60).optional().describe('The kind of task it came from (e.g. test-fix)'),
+    topic: z.string().min(1).max(60).optional().describe('E.g. test-command; memories on one topic are checked for conflicts'),
+    evidence: z.array(z.string().min(1)).max(20).optional().describe('Ids of earlier calls in this session that support it'),
+    ttl_days: z.number().int().min(1).max(365).optional().describe('Days to keep it'),
+    task_type: z.string().min(1).max(60).optional().describe('Kind of task, e.g. test-fix'),
   })
   .strict();
 export type MemoryWriteParameters = z.infer<typeof MemoryWriteParameters>;

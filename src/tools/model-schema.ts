@@ -1,12 +1,9 @@
 /**
- * Keywords a tool's zod parameters put in their JSON Schema that only validate: sizes and formats the tool boundary
+ * Keywords a tool's zod parameters put in their JSON Schema that only validate: sizes, formats and ranges the tool boundary
  * checks anyway (`tool.parameters.safeParse` before a call runs, its issues reported to the model as `InvalidInput`).
  * Shown to the model they cost tokens on every request and rarely change what it sends.
  */
-const validationOnly = new Set(['$schema', 'minLength', 'maxLength', 'minItems', 'maxItems', 'pattern']);
-
-/** The bounds zod gives every `z.number().int()`: they say "an integer", which `type: integer` already says. */
-const safeIntegerBound = (value: unknown): boolean => value === Number.MAX_SAFE_INTEGER || value === Number.MIN_SAFE_INTEGER;
+const validationOnly = new Set(['$schema', 'minLength', 'maxLength', 'minItems', 'maxItems', 'pattern', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf']);
 
 /** Keywords whose value is one subschema, a list of them, or a map of them (the places a schema nests schemas). */
 const oneSchema = new Set(['items', 'not', 'contains', 'additionalItems', 'propertyNames', 'if', 'then', 'else', 'unevaluatedItems', 'unevaluatedProperties']);
@@ -20,7 +17,6 @@ const shown = (schema: unknown): unknown => {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema)) {
     if (validationOnly.has(key)) continue;
-    if ((key === 'minimum' || key === 'maximum') && safeIntegerBound(value)) continue;
     if (key === 'additionalProperties') {
       // `false` only rejects unknown fields (the strict zod object does that, and input repair renames known slips);
       // a schema for the extra values says what they hold and stays.
@@ -38,8 +34,8 @@ const shown = (schema: unknown): unknown => {
 /**
  * The JSON Schema a tool's parameters are shown to the model as: the schema derived from its zod parameters without
  * the keywords that only validate (`$schema`, `additionalProperties: false`, `minLength`/`maxLength`,
- * `minItems`/`maxItems`, `pattern`, and the safe-integer bounds of `z.int()`). Types, enums, constants, defaults,
- * required fields, descriptions and real numeric ranges stay. What a call sends is still validated against the full
+ * `minItems`/`maxItems`, `pattern`, numeric bounds). Types, enums, constants, defaults, required fields and
+ * descriptions stay (a bound the model needs to know belongs in the description). What a call sends is still validated against the full
  * zod schema at the tool boundary, and a failure comes back to the model as an `InvalidInput` result naming the
  * field. Values (`enum`, `const`, `default`, `required`) are copied as they are, and property names are never taken
  * for keywords (a parameter may be called `pattern`). Pure; the result shares no object with `schema`.

@@ -9,9 +9,9 @@ export const defaultReadLimit = 2_000;
 
 export const ReadParameters = z
   .object({
-    path: z.string().min(1).describe('File path, relative to the workspace root'),
-    offset: z.number().int().min(1).optional().describe('First line to show (1-based, default 1)'),
-    limit: z.number().int().min(1).optional().describe(`Number of lines to show (default ${defaultReadLimit})`),
+    path: z.string().min(1),
+    offset: z.number().int().min(1).optional().describe('First line, 1-based (default 1)'),
+    limit: z.number().int().min(1).optional().describe(`Lines to show (default ${defaultReadLimit})`),
   })
   .strict();
 export type ReadParameters = z.infer<typeof ReadParameters>;

@@ -5,7 +5,7 @@ import { defineTool, readOnlyAnnotations, toolFailure } from './tool.js';
 
 export const UpdatePlanParameters = z
   .object({
-    plan: z.array(PlanStep).max(50).describe('Every step, in order, with its status'),
+    plan: z.array(PlanStep).max(50),
     explanation: z.string().max(2_000).optional().describe('Why the plan changed, in a sentence'),
   })
   .strict();
@@ -18,7 +18,7 @@ export type UpdatePlanParameters = z.infer<typeof UpdatePlanParameters>;
  */
 export const updatePlanTool = defineTool<UpdatePlanParameters, undefined>({
   name: 'update_plan',
-  description: 'Keep a checklist of this task\'s steps. Send the whole list each time (it replaces the last one); at most one step in_progress; mark steps completed as you finish them. Skip it for a one-step task.',
+  description: 'Keep a checklist of this task\'s steps: send the whole list each time (it replaces the last one), one step in_progress at a time, steps completed as you go. Skip it for a one-step task.',
   parameters: UpdatePlanParameters,
   annotations: readOnlyAnnotations,
   risk: 'read',

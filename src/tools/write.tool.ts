@@ -6,8 +6,8 @@ import { defineTool, toolFailure } from './tool.js';
 
 export const WriteParameters = z
   .object({
-    path: z.string().min(1).describe('File path, relative to the workspace root; its directory must exist'),
-    content: z.string().describe('The complete new content of the file'),
+    path: z.string().min(1),
+    content: z.string(),
   })
   .strict();
 export type WriteParameters = z.infer<typeof WriteParameters>;
@@ -21,7 +21,7 @@ const currentHash = async (path: string): Promise<string | null> => {
 /** Write a whole file atomically (temp file + rename) inside the workspace; the parent directory must exist there. */
 export const writeTool = defineTool<WriteParameters, { target: string; relative: string }>({
   name: 'write',
-  description: 'Create or overwrite a file in the workspace with the given content. The parent directory must exist. Prefer edit or edit_lines for changes to existing files.',
+  description: 'Create or overwrite a whole file (its directory must exist). Prefer edit or edit_lines to change an existing file.',
   parameters: WriteParameters,
   annotations: { readOnly: false, destructive: true, idempotent: true, openWorld: false, requiresConfirmation: false },
   risk: 'write',
