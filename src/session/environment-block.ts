@@ -89,12 +89,12 @@ export const captureEnvironment = async (input: { root: string; now: number; san
     .map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name))
     .sort((left, right) => left.localeCompare(right));
   const git = await gitFacts(input.root, options.commits ?? 5);
-  const sandbox = input.sandbox.mode === 'off' ? 'off (commands run on the host)' : input.sandboxActive === false ? `${input.sandbox.mode}, unavailable on this machine (commands run on the host)` : `${input.sandbox.mode} (bubblewrap: commands see only the workspace and system directories)`;
+  const sandbox = input.sandbox.mode === 'off' ? 'off (commands run on the host)' : input.sandboxActive === false ? `${input.sandbox.mode}, unavailable on this machine (commands run on the host)` : `${input.sandbox.mode} (bubblewrap)`;
   return {
     workspace: input.root,
     now: input.now,
     os: `${osType()} ${release()} (${process.platform}/${process.arch})`,
-    shell: 'bash (the bash tool runs bash -c)',
+    shell: 'bash',
     sandbox,
     network: input.sandbox.network === 'disabled' ? 'off for commands' : input.sandbox.network === 'allow-list' ? `allow-list (${input.sandbox.allowedHosts.join(', ') || 'no hosts'})` : 'on for commands',
     ...(git ? { git } : {}),

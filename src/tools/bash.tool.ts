@@ -17,9 +17,9 @@ export const BashParameters = z
   .object({
     command: z.string().min(1),
     timeout_ms: z.number().int().min(1).optional().describe('Default 120000 (clamped by policy)'),
-    cwd: z.string().min(1).optional().describe('Working directory (default: the workspace root)'),
-    run_in_background: z.boolean().optional().describe('Return after a moment and leave it running; later output is not captured (redirect it to a file)'),
-    description: z.string().max(200).optional().describe('What it does, in a few words (shown when asking for approval)'),
+    cwd: z.string().min(1).optional().describe('Default: the workspace root'),
+    run_in_background: z.boolean().optional().describe('Leave it running and return; later output is lost unless redirected to a file'),
+    description: z.string().max(200).optional().describe('A few words shown when asking for approval'),
   })
   .strict();
 export type BashParameters = z.infer<typeof BashParameters>;

@@ -4,8 +4,8 @@ import { defineTool, type ToolNote } from './tool.js';
 
 const description = [
   'Hand self-contained sub-tasks to child agents, run in parallel; the result is their structured reports (never transcripts). join decides when it returns (default all; quorum needs k).',
-  'Defaults: context_mode summary (clean: the task only; fork: your recent conversation), tool_policy.inheritance intersection, output_contract by role.',
-  'Children never get more rights than you; their approvals go to the person. A refusal lists your options.',
+  'context_mode: summary (default), clean (the task only) or fork (your recent conversation).',
+  'Children never get more rights than you; their approvals go to the person.',
 ].join(' ');
 
 /**

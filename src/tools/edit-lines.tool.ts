@@ -68,7 +68,7 @@ const find = (lines: readonly Line[], tag: string): number[] => {
  */
 export const editLinesTool = defineTool<EditLinesParameters, EditPlan>({
   name: 'edit_lines',
-  description: 'Edit lines by the tags read shows (`<line_no> <tag> | <text>`). new_text may span several lines. Ops apply in order, each to the file as the previous one left it (tags re-hashed); a stale tag rejects the whole request.',
+  description: 'Edit lines by the tags read shows. new_text may span several lines. Ops apply in order, each to the file the previous one left (tags re-hashed); a stale tag rejects the whole request.',
   parameters: EditLinesParameters,
   annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: false, requiresConfirmation: false },
   risk: 'write',

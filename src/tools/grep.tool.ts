@@ -9,7 +9,7 @@ import { defineTool, readOnlyAnnotations, toolFailure, type ToolFailure, type To
 
 export const GrepParameters = z
   .object({
-    pattern: z.string().min(1).describe('Regular expression (ripgrep syntax)'),
+    pattern: z.string().min(1),
     path: z.string().min(1).default('.').describe('File or directory to search'),
     include: z.string().min(1).optional().describe('Only files matching this glob, e.g. *.ts'),
     max_matches: z.number().int().min(1).max(10_000).default(100),
@@ -54,7 +54,7 @@ const clip = (text: string): string => (text.length > 300 ? `${text.slice(0, 300
  */
 export const grepTool = defineTool<GrepParameters, SearchScope>({
   name: 'grep',
-  description: 'Search file contents with a regular expression (ripgrep). Returns JSON [{"file","line","text"}]; skips binary files, files over 10 MB, .git and node_modules.',
+  description: 'Search file contents with a regex (ripgrep syntax); returns JSON [{"file","line","text"}] and skips binary files, files over 10 MB, .git and node_modules.',
   parameters: GrepParameters,
   annotations: readOnlyAnnotations,
   risk: 'read',

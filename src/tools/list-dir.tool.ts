@@ -14,7 +14,7 @@ type EntryKind = 'file' | 'directory' | 'symlink' | 'other';
 /** List a directory as JSON `[{ name, kind }]`, sorted by name; protected paths (the store) are left out. */
 export const listDirTool = defineTool<ListDirParameters, { directory: string }>({
   name: 'list_dir',
-  description: 'List the entries of a directory in the workspace as JSON [{"name","kind"}].',
+  description: 'List a directory as JSON [{"name","kind"}].',
   parameters: ListDirParameters,
   annotations: readOnlyAnnotations,
   risk: 'read',

@@ -23,7 +23,7 @@ export type MemoryWriteParameters = z.infer<typeof MemoryWriteParameters>;
  */
 export const memoryWriteTool = defineTool<MemoryWriteParameters>({
   name: 'memory_write',
-  description: 'Propose a memory for future sessions in this repository. It stays a pending candidate until governance (or, if risky, a person) approves it; the system decides its confidence.',
+  description: 'Propose a memory for future sessions in this repository; it stays pending until governance (or a person) approves it.',
   parameters: MemoryWriteParameters,
   annotations: readOnlyAnnotations,
   risk: 'read',

@@ -7,7 +7,7 @@ export const defaultArtifactLimit = 400;
 
 export const ReadArtifactParameters = z
   .object({
-    artifact: z.string().regex(/^artifact:\/\/blake3\/[0-9a-f]{64}$/, 'an artifact ref looks like artifact://blake3/<64 hex>').describe('The artifact://blake3/… ref a truncated result gave'),
+    artifact: z.string().regex(/^artifact:\/\/blake3\/[0-9a-f]{64}$/, 'an artifact ref looks like artifact://blake3/<64 hex>').describe('The ref a truncated result gave'),
     offset: z.number().int().min(1).optional().describe('First line, 1-based (default 1)'),
     limit: z.number().int().min(1).max(5_000).optional().describe(`Lines to show (default ${defaultArtifactLimit})`),
   })

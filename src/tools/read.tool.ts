@@ -24,7 +24,7 @@ export type ReadParameters = z.infer<typeof ReadParameters>;
  */
 export const readTool = defineTool({
   name: 'read',
-  description: 'Read a text file in the workspace. Each line is shown as `<line_no> <tag> | <text>`; edit_lines quotes the tags. Use offset/limit for long files.',
+  description: 'Read a text file; each line is shown as `<line_no> <tag> | <text>` (edit_lines uses the tags). Use offset/limit for long files.',
   parameters: ReadParameters,
   annotations: readOnlyAnnotations,
   risk: 'read',
