@@ -91,7 +91,8 @@ const runSession = async (provider: ModelProvider, workspace: string) => {
  * with a stand-in of the vendor's prompt cache. Prints the share of each request's bytes that repeat the previous
  * request's prefix, the share of input tokens the cache served, and — as the baseline in the same run — the same
  * Anthropic session with `promptCache: false` (no `cache_control` breakpoints: the API caches nothing). Also the fixed
- * prefix's tokens (system message and the built-in tools, o200k).
+ * prefix's tokens as the first request sent them (its system text and its tool definitions as JSON, o200k), and where
+ * they go: the environment block and each tool.
  */
 export const main = async (turns = 50): Promise<void> => {
   process.stdout.write(`prompt cache: a ${turns}-turn session against loopback stand-ins; load average ${loadavg()[0]!.toFixed(2)}\n`);
@@ -138,6 +139,10 @@ export const main = async (turns = 50): Promise<void> => {
     const system = (first.system as Array<{ text: string }>).map((block) => block.text).join('');
     const tools = (first.tools as Array<{ name: string; description: string; input_schema: unknown }>).map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.input_schema as Record<string, unknown> }));
     process.stdout.write(`  fixed prefix: system message ${counter.count(system)} + ${tools.length} built-in tools ${counter.count(toolsJson(tools))} = ${counter.count(system) + counter.count(toolsJson(tools))} tokens (o200k; goal 2,500)\n`);
+    // Where the tokens go: the environment block inside the system message, and each tool's definition on its own.
+    const environment = /<environment[^>]*>[\s\S]*?<\/environment>/.exec(system)?.[0] ?? '';
+    const each = tools.map((tool) => `${tool.name} ${counter.count(JSON.stringify(tool))}`).join(', ');
+    process.stdout.write(`    system message: rules and goal ${counter.count(system.replace(environment, ''))}, environment ${counter.count(environment)}; tools: ${each}\n`);
   } finally {
     await rm(workspace, { recursive: true, force: true });
   }

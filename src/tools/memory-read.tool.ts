@@ -5,7 +5,7 @@ import { defineTool, readOnlyAnnotations, toolFailure } from './tool.js';
 export const MemoryReadParameters = z
   .object({
     scope: z.enum(['user', 'workspace', 'repo', 'branch']).optional().describe('Default: every scope that applies'),
-    task_type: z.string().min(1).max(60).optional().describe('Kind of task, e.g. test-fix'),
+    task_type: z.string().min(1).max(60).optional().describe('Only memories from this kind of task, e.g. test-fix'),
     kinds: z.array(MemoryKind).min(1).max(4).optional(),
     min_confidence: MemoryConfidence.optional().describe('Default low'),
     limit: z.number().int().min(1).max(50).optional().describe('Default 10'),
