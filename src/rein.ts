@@ -133,7 +133,7 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
   const { services, workspace, clock, governance, capabilities, pluginHost, hooks } = await composeServices(options);
   const registry = new SessionRegistry();
   const stops = pluginStops({ pluginHost, store: options.store, clock });
-  const telemetry: LiveTelemetry | undefined = options.telemetry ? (await import('./telemetry/live-telemetry.js')).createLiveTelemetry(options.telemetry) : undefined;
+  const telemetry: LiveTelemetry | undefined = options.telemetry ? (await import('./telemetry/live-telemetry.js')).createLiveTelemetry({ prices: services.prices, ...options.telemetry }) : undefined;
   const watched = (session: ReinSession, silentThrough = 0): ReinSession => {
     telemetry?.watch(session, { store: options.store, silentThrough });
     return session;

@@ -1,4 +1,5 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
+import type { Prices } from '../../models/price-table.js';
 import { upcastRecords } from '../../stores/upcasters.js';
 import { displayEndpoint } from '../providers/wire-format.js';
 import { spansOfRecords } from '../projections/spans.view.js';
@@ -18,12 +19,13 @@ export const wantsOtlp = (flags: TraceExportFlags): boolean => flags.format === 
 
 /**
  * Export a stored session's spans: as one OTLP/JSON document on stdout (nothing else is written there), and/or to
- * a collector, reporting on stdout (stderr when stdout holds the document) how many spans went. Throws
+ * a collector, reporting on stdout (stderr when stdout holds the document) how many spans went. Chat spans are priced
+ * at `prices` (the configuration's, as `rein trace` prints them; default the shipped table). Throws
  * `TELEMETRY_EXPORT_FAILED` when the collector refused a batch or never answered.
  */
-export const exportTrace = async (sessionId: string, stored: readonly RecordEnvelope[], flags: TraceExportFlags, env: NodeJS.ProcessEnv = process.env): Promise<void> => {
+export const exportTrace = async (sessionId: string, stored: readonly RecordEnvelope[], flags: TraceExportFlags, env: NodeJS.ProcessEnv = process.env, prices?: Prices): Promise<void> => {
   const records = upcastRecords([...stored]);
-  const options = { captureContent: captureContentFrom(env), secrets: secretsFromEnvironment(env) };
+  const options = { captureContent: captureContentFrom(env), secrets: secretsFromEnvironment(env), ...(prices ? { prices } : {}) };
   const target = flags.otlp === undefined ? undefined : resolveOtlpTarget({ endpoint: flags.otlp }, env)!;
   const spans = spansOfRecords(records, options);
   const { exportBatches, otlpJsonBytesOf, readableSpanOf, resourceOf } = await import('../telemetry/otel-bridge.js');

@@ -116,7 +116,11 @@ export const attemptEventAttributes = (attempted: ModelAttempted, content: Conte
   [reinAttr.reason]: content(attempted.message),
 });
 
-/** A model call's end, from `model.responded`: usage (cache reads and writes apart), its cost when priced, finish reason and, when content is captured, the reply's parts. */
+/**
+ * A model call's end, from `model.responded`: usage (cache reads and writes apart), its cost when priced (else
+ * `rein.cost.unknown`: an unpriced call is never a cost of 0), finish reason and, when content is captured, the
+ * reply's parts.
+ */
 export const responseAttributes = (reply: ModelResponded, capture: boolean, content: Content, costUsd?: number): Attributes => {
   const parts = capture
     ? [
@@ -132,6 +136,7 @@ export const responseAttributes = (reply: ModelResponded, capture: boolean, cont
     [reinAttr.cacheReadTokens]: reply.usage.cacheReadTokens,
     [reinAttr.cacheWriteTokens]: reply.usage.cacheWriteTokens,
     [reinAttr.costUsd]: costUsd,
+    [reinAttr.costUnknown]: costUsd === undefined ? true : undefined,
     [attr.finishReasons]: [reply.stopReason],
     [reinAttr.toolCalls]: reply.toolCalls.length,
     [attr.outputMessages]: content([{ role: 'assistant', parts, finish_reason: reply.stopReason }]),

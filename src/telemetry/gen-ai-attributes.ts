@@ -64,6 +64,8 @@ export const reinAttr = {
   cacheWriteTokens: 'rein.usage.cache_write_tokens',
   /** What the model call cost in US dollars at the configured prices; absent when its model has no price. */
   costUsd: 'rein.cost.usd',
+  /** `true` when the call's model has no price: its cost is unknown (never reported as 0). */
+  costUnknown: 'rein.cost.unknown',
   contextExcluded: 'rein.context.excluded',
   contextCompacted: 'rein.context.compacted',
   toolStatus: 'rein.tool.status',

@@ -23,7 +23,7 @@ export const traceCommand = async (id: string, options: TraceOptions): Promise<v
   const store = await openStore(options, await workspaceOf(options), 'read-only');
   try {
     const records = await readSession(store, id);
-    if (wantsOtlp(options)) return await exportTrace(id, records, options);
+    if (wantsOtlp(options)) return await exportTrace(id, records, options, process.env, await configuredPrices(await workspaceOf(options)));
     const view = rebuildView(traceProjection, records);
     const report = await analyzeTrace(view, blobText(store, id));
     const users = toArray(view.users);
