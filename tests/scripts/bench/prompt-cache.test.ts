@@ -27,6 +27,6 @@ describe('the prompt-cache benchmark', () => {
     const parts = /system message: rules and goal (\d+), environment (\d+); tools: (.+)\n/.exec(out);
     expect(parts, out).not.toBeNull();
     expect(Number(parts![2])).toBeGreaterThan(0);
-    expect(parts![3].split(', ').map((entry) => entry.split(' ')[0])).toEqual(expect.arrayContaining(['read', 'bash', 'delegate_task', 'update_plan', 'memory_write']));
+    expect(parts![3]!.split(', ').map((entry) => entry.split(' ')[0])).toEqual(expect.arrayContaining(['read', 'bash', 'delegate_task', 'update_plan', 'memory_write']));
   });
 });
