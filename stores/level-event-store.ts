@@ -16,24 +16,24 @@ import type { ListingCache } from './event-store.js';
 import { levelListingCache } from './level-listing-cache.js';
 import { FileBlobStore } from './file-blob-store.js';
 import { GroupCommitter } from './level-group-commit.js';
-import { BLOB_KEYS, DELTA_KEYS, META_KEY, SUMMARY_KEY, blobKey, deltaKey, recordKey, snapshotKey } from './level-keys.js';
-import { MAX_DELTA_DEPTH, deltaOf, encodeBlobDelta } from './blob-deltas.js';
+import { LevelSyncCommits } from './level-sync-commits.js';
+import { blobWrites, wholeBlob } from './level-blob-writes.js';
+import type { LevelEventStoreOptions } from './level-event-store.options.js';
+import { BLOB_KEYS, DELTA_KEYS, META_KEY, SUMMARY_KEY, recordKey, snapshotKey } from './level-keys.js';
 import { refDigest } from './blob-hash.js';
 import { prepareStreamBlobs } from './stream-blobs.js';
-import type { StreamBlob } from './stream-blobs.js';
-import { LevelCopyCache, readLockedStream } from './level-locked-read.js';
-import { databaseExists, holdsData, listStreamNames, streamDirectory } from './level-stream-files.js';
+import { LevelCopyCache } from './level-locked-read.js';
+import { LevelStreamAccess, writableStream } from './level-stream-access.js';
+import { listStreamNames, streamDirectory } from './level-stream-files.js';
 import { createStreamMeta, encodeStreamMeta, encodeSummary, isChainedMeta } from './level-stream-meta.js';
 import { RECORD_CODEC_DESCRIPTOR } from './record-codec.js';
-import type { ChainKey } from './chain-crypto.js';
-import { loadChainKey } from './chain-key-file.js';
+import { LevelChainKeys } from './level-chain-keys.js';
 import { chainFields } from './chain.js';
 import { checkChain, type ChainReport } from './chain-check.js';
 import { checkedSnapshot, encodeTaggedSnapshot } from './chain-snapshots.js';
 import { StreamCutShortError } from './level-stream-integrity.js';
 import type { StreamMeta } from './level-stream-meta.js';
 import { LevelStreamPool } from './level-stream-pool.js';
-import type { PooledStream } from './level-stream-pool.js';
 import type { LevelStream, StreamWrite } from './level-stream.js';
 import { resolveReadRange } from './read-range.js';
 import { readAllByStream } from './read-all.js';
@@ -42,95 +42,17 @@ import { prepareEnvelopes } from './record-drafts.js';
 import { encodeAppend, encodeChainedGroups, withChainFields } from './record-groups.js';
 import { KeyedSerialQueue, mapWithLimit } from './task-queues.js';
 import { assertExpectedSeq, assertForkPoint, assertSnapshot, assertSnapshotBound } from './store-arguments.js';
-import { BlobError, ConcurrencyConflictError, CorruptRecordError, StoreError, StreamLockedError } from './store-errors.js';
+import { BlobError, ConcurrencyConflictError, StoreError } from './store-errors.js';
 import { assertStreamName, forkStreamName } from './stream-names.js';
 import { TailHub } from './tail-hub.js';
 import { watchStreamDirectory } from './level-stream-watch.js';
 
+export type { LevelEventStoreOptions } from './level-event-store.options.js';
+
 /** How many stream databases `streams()` opens at a time. */
 const LISTING_CONCURRENCY = 8;
 
-/** Options of `openLevelEventStore`. */
-export interface LevelEventStoreOptions {
-  /**
-   * `'sync'` (default): every append is fsynced before it resolves; an acknowledged append survives a power loss. An
-   * append with `sync: false` is only written, and `commit` makes it durable together with the others written
-   * meanwhile (one fsync per group; tails wait for it).
-   * `'relaxed'`: appends are handed to the OS without fsync and an fsync of each stream's log every
-   * `groupCommitIntervalMs` (and on `flush` / `close`) makes them durable. A process crash loses nothing; an OS crash
-   * or power loss can lose the appends acknowledged in the last interval, always as a suffix of the stream (should a
-   * loss ever leave a hole, reads report `STORE_CORRUPT_RECORD` rather than skip it). `append(..., { sync: true })`
-   * still fsyncs that batch. Blobs are fsynced in both modes, so a durable record never points at a lost blob.
-   */
-  durability?: 'sync' | 'relaxed';
-  /** Group-commit period of the relaxed mode, in ms (default 50). */
-  groupCommitIntervalMs?: number;
-  /**
-   * Sync mode: how long `commit` gathers further `sync: false` appends of a stream before the one fsync that makes
-   * them durable, in ms (default 4). 0 syncs as soon as the current event-loop turn ends.
-   */
-  commitDelayMs?: number;
-  /** Told the stream and its new durable head after every fsync of a stream database (tests count them). */
-  onSync?: (stream: string, durableHead: number) => void;
-  /** How many stream databases stay open before idle ones are closed (default 64; each may hold ~2 MiB of write buffer and cache). */
-  maxOpenStreams?: number;
-  /** Wall clock for `createdAt` (epoch ms); defaults to `Date.now`. */
-  clock?: () => number;
-  /**
-   * Never open a database in place: every read goes through a temporary copy (as for a stream another process
-   * holds; one per stream, made on its first read and kept until `close`, so the store reads each stream as it was
-   * then) and every write raises `STORE_READ_ONLY`, so the store directory is byte-identical afterwards, a damaged
-   * stream included (LevelDB's recovery drops damaged data only in the copy). For the reading commands (`rein
-   * sessions`, `show`, `replay`, `trace`, `context`, `inspect`, the `rein memory` listings).
-   */
-  readOnly?: boolean;
-  /**
-   * Read-only mode: replace a stream's temporary copy whenever the stream was written since the copy was made (a
-   * directory listing per read), so a long-lived reader sees what other processes append (`rein serve --read-only`).
-   */
-  freshReads?: boolean;
-  /** Read-only mode: how many streams' copies stay open for the next reads (default 16). */
-  readCopies?: number;
-  /**
-   * How often a tail checks its stream's files for appends made by other processes or other store objects, in ms
-   * (default 200; a file-system notification wakes it sooner where there is one).
-   */
-  followIntervalMs?: number;
-  /**
-   * The key that authenticates the chain of every appended record (docs/architecture.md: *The chain*). Default: this machine's key
-   * (`loadChainKey`: `$REIN_CHAIN_KEY_FILE`, else `chain.key` in rein's configuration folder), created by the first
-   * append; a read-only store never creates it.
-   */
-  chainKey?: ChainKey;
-}
 
-const wholeBlob = (blob: StreamBlob): StreamWrite => ({ type: 'put', key: blobKey(blob.hex), value: blob.bytes });
-
-/**
- * The writes that store an append's blobs in a `/3` stream: each as a delta against the blob appended before it
- * (blob-deltas.ts) when that saves enough and the chain is not yet `MAX_DELTA_DEPTH` long, otherwise whole; and the
- * base the next append starts from. A blob the stream already holds is not written again, so a stored blob is never
- * overwritten and every delta's base was written before it: no chain can loop.
- */
-async function blobWrites(target: LevelStream, blobs: readonly StreamBlob[]): Promise<{ writes: StreamWrite[]; last: LevelStream['lastBlob'] }> {
-  let last = target.lastBlob;
-  if (blobs.length === 0) return { writes: [], last };
-  const stored = await target.storedBlobs(blobs.map((blob) => blob.hex));
-  const writes: StreamWrite[] = [];
-  for (const blob of blobs) {
-    if (stored.has(blob.hex)) continue;
-    stored.add(blob.hex);
-    const delta = last !== undefined && last.depth < MAX_DELTA_DEPTH ? deltaOf(last.bytes, blob.bytes) : undefined;
-    if (delta !== undefined && last !== undefined) {
-      writes.push({ type: 'put', key: deltaKey(blob.hex), value: encodeBlobDelta(last.hex, delta) });
-      last = { hex: blob.hex, bytes: blob.bytes, depth: last.depth + 1 };
-    } else {
-      writes.push(wholeBlob(blob));
-      last = { hex: blob.hex, bytes: blob.bytes, depth: 0 };
-    }
-  }
-  return { writes, last };
-}
 
 /**
  * The LevelDB EventStore (DESIGN §3): `<root>/streams/<stream>/` is one LevelDB database per stream and
@@ -152,13 +74,13 @@ export class LevelEventStore implements EventStore {
   readonly #readOnly: boolean;
   /** Read-only mode: the throwaway copies reads go through, one per stream, kept until `close`. */
   readonly #copies: LevelCopyCache;
-  readonly #commitDelayMs: number;
+  /** Opens streams for reading: in place, or through a copy (held elsewhere, read-only, cut short). */
+  readonly #access: LevelStreamAccess;
   readonly #onSync: ((stream: string, durableHead: number) => void) | undefined;
-  /** Sync mode: streams with written but not yet durable appends, their durable head and the writers waiting on them. */
-  readonly #pending = new Map<string, PendingCommit>();
+  /** Sync mode: the appends written with `sync: false` and the writers waiting for the fsync that covers them. */
+  readonly #commits: LevelSyncCommits;
   /** The chain key, loaded on first need (see `LevelEventStoreOptions.chainKey`). */
-  #chainKey: Promise<ChainKey | undefined> | undefined;
-  readonly #givenChainKey: ChainKey | undefined;
+  readonly #keys: LevelChainKeys;
   #state: 'open' | 'closing' | 'closed' = 'open';
 
   constructor(root: string, options: LevelEventStoreOptions = {}) {
@@ -183,10 +105,20 @@ export class LevelEventStore implements EventStore {
           { intervalMs: followIntervalMs, idle: () => this.#pool.isOpen(stream) },
         ),
     );
-    this.#commitDelayMs = options.commitDelayMs ?? 4;
     this.#onSync = options.onSync;
-    this.#givenChainKey = options.chainKey;
+    this.#commits = new LevelSyncCommits({
+      delayMs: options.commitDelayMs ?? 4,
+      syncStream: (stream) =>
+        this.#queue.run(stream, () =>
+          this.#pool.with(stream, false, async (opened) => {
+            if (typeof opened !== 'string') await opened.sync();
+          }),
+        ),
+      notify: (stream) => this.#tails.notify(stream),
+    });
+    this.#keys = new LevelChainKeys({ given: options.chainKey, readOnly: this.#readOnly });
     this.#pool = new LevelStreamPool({ root, maxOpenStreams: options.maxOpenStreams ?? 64, onSync: (stream, durableHead) => this.#durable(stream, durableHead) });
+    this.#access = new LevelStreamAccess({ root, pool: this.#pool, readOnly: this.#readOnly, copies: this.#copies });
     this.blobs = new FileBlobStore({ directory: join(root, 'blobs'), sync: true });
     this.#committer = new GroupCommitter({
       intervalMs: options.groupCommitIntervalMs ?? 50,
@@ -205,10 +137,10 @@ export class LevelEventStore implements EventStore {
     const blobs = await prepareStreamBlobs(options.blobs);
     // Encoded before taking the stream's turn (record-groups.ts); the chain fields, which need the head's, are set in it.
     const groups = await encodeAppend(envelopes);
-    const key = envelopes.length > 0 ? await this.#writerKey() : undefined;
+    const key = envelopes.length > 0 ? await this.#keys.writerKey() : undefined;
     return this.#queue.run(stream, () =>
       this.#pool.with(stream, envelopes.length > 0, async (opened) => {
-        const target = this.#writable(stream, opened);
+        const target = writableStream(stream, opened);
         const head = target?.head ?? 0;
         if (head !== expectedSeq) throw new ConcurrencyConflictError(stream, expectedSeq, head);
         if (target === undefined || key === undefined || envelopes.length === 0) return [];
@@ -235,11 +167,7 @@ export class LevelEventStore implements EventStore {
         target.predecessor = chained.next;
         target.chainKey = key;
         if (durable) target.markSynced();
-        else if (this.#sync) {
-          const pending = this.#pendingOf(stream);
-          pending.durableHead = target.durableHead;
-          pending.writtenHead = target.head;
-        }
+        else if (this.#sync) this.#commits.written(stream, target.durableHead, target.head);
         // Sync mode: tails see an append made with `sync: false` once it is committed (`#durable`).
         if (durable || !this.#sync) this.#tails.notify(stream);
         return envelopes;
@@ -275,7 +203,7 @@ export class LevelEventStore implements EventStore {
   async info(stream: string): Promise<StreamInfo | undefined> {
     this.#assertNotClosed();
     assertStreamName(stream);
-    return this.#withReadable(stream, async (opened) => describe(opened), undefined);
+    return this.#access.withReadable(stream, async (opened) => describe(opened), undefined);
   }
 
   async streams(): Promise<StreamInfo[]> {
@@ -304,7 +232,7 @@ export class LevelEventStore implements EventStore {
     assertStreamName(stream);
     const name = options?.newStream ?? forkStreamName(stream, typeof atSeq === 'number' ? atSeq : 0);
     assertStreamName(name);
-    const copied = await this.#withReadable(
+    const copied = await this.#access.withReadable(
       stream,
       async (opened) => {
         if (opened.meta === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
@@ -320,13 +248,13 @@ export class LevelEventStore implements EventStore {
       copied.entries.map(({ record }) => ({ ...record, stream: name })),
       copied.entries.map(({ field }) => field),
     );
-    const key = await this.#writerKey();
+    const key = await this.#keys.writerKey();
     return this.#queue.run(name, () =>
       this.#pool.with(name, true, async (opened) => {
         if (opened === 'locked' || (opened !== 'missing' && opened.meta !== undefined)) {
           throw new StoreError('STORE_STREAM_EXISTS', `stream ${name} already exists`);
         }
-        const target = this.#writable(name, opened)!;
+        const target = writableStream(name, opened)!;
         const meta = createStreamMeta(this.#clock(), { stream, seq: atSeq });
         const writes: StreamWrite[] = groups.map((group) => ({ type: 'put', key: recordKey(group.lastSeq), value: group.value }));
         for (const [key, value] of copied.blobs) writes.push({ type: 'put', key, value });
@@ -351,19 +279,19 @@ export class LevelEventStore implements EventStore {
   async verifyChain(stream: string): Promise<ChainReport> {
     this.#assertNotClosed();
     assertStreamName(stream);
-    const key = await this.#readerKey();
+    const key = await this.#keys.readerKey();
     const keyId = key === undefined ? {} : { keyId: key.id };
     const check = async (opened: LevelStream): Promise<ChainReport> => {
       if (opened.meta === undefined) return { stream, head: 0, status: 'authenticated', ...keyId };
       return checkChain({ stream, head: opened.head, pages: chainedPages(opened), key, seal: opened.seal, sealedOnAppend: false });
     };
     try {
-      return await this.#withReadable(stream, check, { stream, head: 0, status: 'authenticated' as const, ...keyId });
+      return await this.#access.withReadable(stream, check, { stream, head: 0, status: 'authenticated' as const, ...keyId });
     } catch (error) {
       if (!(error instanceof StreamCutShortError)) throw error;
       // Cut below its last clean close: checked on a throwaway copy that opens anyway, so the report names the first
       // record concerned (an earlier forgery, or the first one cut off).
-      return readLockedStream(streamDirectory(this.#root, stream), stream, check, { tolerateCutShort: true });
+      return this.#access.withCutShort(stream, check);
     }
   }
 
@@ -371,14 +299,14 @@ export class LevelEventStore implements EventStore {
     this.#assertNotClosed();
     assertStreamName(stream);
     const hex = refDigest(ref);
-    const stored = await this.#withReadable(stream, (opened) => opened.blobBytes(hex), undefined);
+    const stored = await this.#access.withReadable(stream, (opened) => opened.blobBytes(hex), undefined);
     if (stored === undefined || stored === 'missing') {
       try {
         return await this.blobs.get(ref as `artifact://${string}`);
       } catch (error) {
         // Absent from the stream and the shared store: damage when the stream holds a key a damaged block garbled.
         if (stored === 'missing' && (error as { code?: unknown }).code === 'BLOB_NOT_FOUND') {
-          const garbled = await this.#withReadable(stream, (opened) => opened.damagedKey(), undefined);
+          const garbled = await this.#access.withReadable(stream, (opened) => opened.damagedKey(), undefined);
           if (garbled !== undefined) throw new BlobError('BLOB_CORRUPT', ref, { detail: `stream ${stream} holds a garbled key (a damaged LevelDB table block), so it cannot be read back` });
         }
         throw error;
@@ -391,10 +319,10 @@ export class LevelEventStore implements EventStore {
   async saveSnapshot(stream: string, snapshot: StoredSnapshot): Promise<void> {
     this.#assertOpen();
     assertStreamName(stream);
-    const key = await this.#writerKey();
+    const key = await this.#keys.writerKey();
     await this.#queue.run(stream, () =>
       this.#pool.with(stream, false, async (opened) => {
-        const target = this.#writable(stream, opened);
+        const target = writableStream(stream, opened);
         if (target?.meta === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
         assertSnapshot(snapshot, target.head);
         // Tagged for the chain field of the record it reflects (see chain-snapshots.ts).
@@ -409,8 +337,8 @@ export class LevelEventStore implements EventStore {
     this.#assertNotClosed();
     assertStreamName(stream);
     assertSnapshotBound(options?.atOrBefore);
-    const key = await this.#readerKey();
-    return this.#withReadable(
+    const key = await this.#keys.readerKey();
+    return this.#access.withReadable(
       stream,
       async (opened) => {
         const stored = await opened.loadSnapshot(options?.atOrBefore);
@@ -428,12 +356,8 @@ export class LevelEventStore implements EventStore {
   async commit(stream: string, seq: number): Promise<void> {
     this.#assertNotClosed();
     assertStreamName(stream);
-    const pending = this.#pending.get(stream);
-    if (!this.#sync || pending === undefined || seq <= pending.durableHead) return;
-    await new Promise<void>((resolve, reject) => {
-      pending.waiters.push({ seq, resolve, reject });
-      this.#schedule(stream, pending);
-    });
+    if (!this.#sync) return;
+    await this.#commits.commit(stream, seq);
   }
 
   /** Closes `stream`'s database (and so its LevelDB lock) once no operation uses it; see `EventStore.release`. */
@@ -448,7 +372,7 @@ export class LevelEventStore implements EventStore {
   async hold(stream: string): Promise<() => Promise<void>> {
     this.#assertOpen();
     assertStreamName(stream);
-    const pinned = await this.#queue.run(stream, () => this.#pool.with(stream, false, async (opened) => this.#writable(stream, opened) !== undefined && this.#pool.pin(stream)));
+    const pinned = await this.#queue.run(stream, () => this.#pool.with(stream, false, async (opened) => writableStream(stream, opened) !== undefined && this.#pool.pin(stream)));
     let ended = !pinned;
     return async () => {
       if (ended) return;
@@ -470,11 +394,7 @@ export class LevelEventStore implements EventStore {
     try {
       await this.#queue.idle();
       // Commit what sync-mode writers still wait for, so their tails and acknowledgements see it before closing.
-      await Promise.all([...this.#pending.keys()].map((stream) => {
-        const pending = this.#pending.get(stream);
-        pending?.timer?.();
-        return this.#groupCommit(stream);
-      }));
+      await this.#commits.commitAll();
       await this.#tails.close();
       this.#committer.stop();
       await this.#pool.closeAll();
@@ -488,7 +408,7 @@ export class LevelEventStore implements EventStore {
     this.#assertNotClosed();
     assertStreamName(stream);
     resolveReadRange(options, 0);
-    const records = await this.#withReadable(
+    const records = await this.#access.withReadable(
       stream,
       async (opened) => {
         const range = resolveReadRange(options, opened.head);
@@ -499,48 +419,6 @@ export class LevelEventStore implements EventStore {
     return records ?? [];
   }
 
-  /** Runs a read on the stream's database, on a temporary copy when another process holds it, or returns `missing`. */
-  async #withReadable<T, M>(stream: string, use: (opened: LevelStream) => Promise<T>, missing: M): Promise<T | M> {
-    if (this.#readOnly) {
-      const directory = streamDirectory(this.#root, stream);
-      if (await databaseExists(directory)) return this.#copies.with(directory, stream, use);
-      // As an open in place would say: a stream whose CURRENT was lost must not look like no stream.
-      if (await holdsData(directory)) throw new CorruptRecordError(stream, undefined, 'the LevelDB CURRENT file is missing but the stream holds data');
-      return missing;
-    }
-    return this.#pool.with(stream, false, async (opened) => {
-      if (opened === 'missing') return missing;
-      if (opened === 'locked') return readLockedStream(streamDirectory(this.#root, stream), stream, use);
-      return use(opened);
-    });
-  }
-
-  /** The chain key for a writer: the given one, else this machine's, created if it has none (`CHAIN_KEY_UNAVAILABLE` when it cannot be). */
-  async #writerKey(): Promise<ChainKey> {
-    const key = await this.#readerKey();
-    if (key === undefined) throw new StoreError('CHAIN_KEY_UNAVAILABLE', 'no chain key');
-    return key;
-  }
-
-  /** The chain key: the given one, else this machine's (a read-only store never creates it: undefined when there is none). */
-  #readerKey(): Promise<ChainKey | undefined> {
-    if (this.#givenChainKey !== undefined) return Promise.resolve(this.#givenChainKey);
-    if (this.#chainKey === undefined) {
-      const loading = loadChainKey({ create: !this.#readOnly });
-      this.#chainKey = loading;
-      // A failed load is tried again by the next operation (a key file fixed meanwhile).
-      loading.catch(() => {
-        if (this.#chainKey === loading) this.#chainKey = undefined;
-      });
-    }
-    return this.#chainKey;
-  }
-
-  #writable(stream: string, opened: PooledStream): LevelStream | undefined {
-    if (opened === 'locked') throw new StreamLockedError(stream);
-    return opened === 'missing' ? undefined : opened;
-  }
-
   /** Writes a batch, fsynced unless `sync` (or the relaxed mode) says otherwise; resolves whether it was. */
   async #write(target: LevelStream, writes: readonly StreamWrite[], sync: boolean | undefined): Promise<boolean> {
     const durable = sync ?? this.#sync;
@@ -549,72 +427,18 @@ export class LevelEventStore implements EventStore {
     return durable;
   }
 
-  /** A stream's durable head moved (any fsync of its database): release the writers waiting on it, wake the tails. */
+  /** A stream's durable head moved (any fsync of its database): tell `onSync`, release the writers waiting on it. */
   #durable(stream: string, durableHead: number): void {
     this.#onSync?.(stream, durableHead);
-    const pending = this.#pending.get(stream);
-    if (pending === undefined) return;
-    pending.durableHead = Math.max(pending.durableHead, durableHead);
-    const waiting = pending.waiters;
-    pending.waiters = [];
-    for (const waiter of waiting) {
-      if (waiter.seq <= pending.durableHead) waiter.resolve();
-      else pending.waiters.push(waiter);
-    }
-    if (pending.waiters.length > 0) this.#schedule(stream, pending);
-    else if (pending.durableHead >= pending.writtenHead) {
-      // Nothing left to commit (a synced append covered it): the arranged marker write would only cost an fsync.
-      pending.timer?.();
-      this.#pending.delete(stream);
-    }
-    this.#tails.notify(stream);
-  }
-
-  /** Arrange one group commit of `stream` unless one is already arranged. */
-  #schedule(stream: string, pending: PendingCommit): void {
-    if (pending.timer !== undefined) return;
-    const run = () => void this.#groupCommit(stream);
-    if (this.#commitDelayMs > 0) {
-      const timer = setTimeout(run, this.#commitDelayMs);
-      pending.timer = () => clearTimeout(timer);
-    } else {
-      const immediate = setImmediate(run);
-      pending.timer = () => clearImmediate(immediate);
-    }
-  }
-
-  #pendingOf(stream: string): PendingCommit {
-    let pending = this.#pending.get(stream);
-    if (pending === undefined) {
-      pending = { durableHead: 0, writtenHead: 0, waiters: [], timer: undefined };
-      this.#pending.set(stream, pending);
-    }
-    return pending;
+    this.#commits.durable(stream, durableHead);
   }
 
   /** What a tail reads: in sync mode only committed records (up to the durable head of a stream with pending appends). */
   async #readCommitted(stream: string, options: ReadOptions): Promise<RecordEnvelope[]> {
-    const pending = this.#pending.get(stream);
-    if (pending === undefined) return this.#readRecords(stream, options);
-    const to = Math.min(options.to ?? Number.MAX_SAFE_INTEGER, pending.durableHead);
+    const durableHead = this.#commits.durableHeadOf(stream);
+    if (durableHead === undefined) return this.#readRecords(stream, options);
+    const to = Math.min(options.to ?? Number.MAX_SAFE_INTEGER, durableHead);
     return to < (options.from ?? 1) ? [] : this.#readRecords(stream, { ...options, to });
-  }
-
-  /** One fsync of `stream` (in its append queue, after the appends before it), releasing the waiting writers. */
-  async #groupCommit(stream: string): Promise<void> {
-    const pending = this.#pending.get(stream);
-    if (pending !== undefined) pending.timer = undefined;
-    try {
-      await this.#queue.run(stream, () =>
-        this.#pool.with(stream, false, async (opened) => {
-          if (typeof opened !== 'string') await opened.sync();
-        }),
-      );
-    } catch (error) {
-      const failed = this.#pending.get(stream);
-      this.#pending.delete(stream);
-      for (const waiter of failed?.waiters ?? []) waiter.reject(error);
-    }
   }
 
   #assertOpen(): void {
@@ -625,15 +449,6 @@ export class LevelEventStore implements EventStore {
   #assertNotClosed(): void {
     if (this.#state === 'closed') throw new StoreError('STORE_CLOSED', 'the store is closed');
   }
-}
-
-/** Sync mode: a stream's appends written with `sync: false` and not yet covered by an fsync. */
-interface PendingCommit {
-  durableHead: number;
-  writtenHead: number;
-  waiters: Array<{ seq: number; resolve: () => void; reject: (error: unknown) => void }>;
-  /** Cancels the arranged group commit; undefined when none is arranged. */
-  timer: (() => void) | undefined;
 }
 
 /** The chain field of record `seq` (undefined for seq 0, a record past the head, or one written before the chain). */
