@@ -1,12 +1,7 @@
-import { readdirSync } from 'node:fs';
-import { open } from 'node:fs/promises';
-import type { FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { ClassicLevel } from 'classic-level';
 import type { RecordEnvelope } from '../models/envelope.js';
 import type { StoredSnapshot, StreamSummary } from './event-store.js';
-import { BLOB_KEYS, DELTA_KEYS, META_KEY, RECORD_KEYS, SNAPSHOT_KEYS, SUMMARY_KEY, SYNC_KEY, blobKey, deltaKey, isLayoutKey, keySeq, recordKey, snapshotKey } from './level-keys.js';
-import { MAX_DELTA_DEPTH, applyDelta, decodeBlobDelta } from './blob-deltas.js';
+import { META_KEY, RECORD_KEYS, SNAPSHOT_KEYS, SUMMARY_KEY, SYNC_KEY, blobKey, deltaKey, isLayoutKey, keySeq, recordKey, snapshotKey } from './level-keys.js';
 import { databaseExists, holdsData } from './level-stream-files.js';
 import { checkIntegrity, writeWatermark, type Watermark } from './level-stream-integrity.js';
 import { CHAIN_ORIGIN, sealTag, successorOf, type StreamSeal } from './chain.js';
@@ -19,9 +14,11 @@ import type { SeqRange } from './read-range.js';
 import { attachExternal } from './record-drafts.js';
 import { decodeStoredValue } from './record-groups.js';
 import type { ExternalString } from './record-drafts.js';
-import { blake3Hex } from './blob-hash.js';
 import { decodeValue } from './record-codec.js';
-import { CorruptRecordError, StoreError, storeErrorOfLevel } from './store-errors.js';
+import { WriteAheadLogs } from './level-log-sync.js';
+import { StreamBlobIndex } from './level-blob-index.js';
+import { readStreamBlob } from './level-blob-read.js';
+import { CorruptRecordError, storeErrorOfLevel } from './store-errors.js';
 
 type Database = ClassicLevel<string, Uint8Array>;
 
@@ -43,15 +40,6 @@ const FOLD_LOG_BYTES = 256 * 1024;
 const FOLD_KEY = '~';
 const PAGE_BYTES = 1024 * 1024;
 const EMPTY = new Uint8Array(0);
-
-/** `b!…` or `d!…`: a blob key, whole or delta. */
-const isBlobKey = (key: string): boolean => key.length === 66 && key[1] === '!' && (key[0] === 'b' || key[0] === 'd');
-
-/**
- * A blob's entry in a stream's blob index: the first 28 bits of its BLAKE3, a small integer. Two blobs may share one
- * (then `storedBlobs` reads to tell them apart); a stored blob never lacks its entry.
- */
-const blobIndexEntry = (hex: string): number => Number.parseInt(hex.slice(0, 7), 16);
 
 /** Every `code` along an error's chain of causes (classic-level wraps the native error in a not-open error). */
 function levelErrorCodes(error: unknown): string[] {
@@ -117,6 +105,10 @@ export class LevelStream {
   /** The key appends chained with: `close` seals the stream with it. */
   chainKey: ChainKey | undefined;
   #syncing: Promise<void> | undefined;
+  /** The database's write-ahead logs, fdatasynced by `sync`. */
+  readonly #logs: WriteAheadLogs;
+  /** Which blobs the stream may hold (`storedBlobs`). */
+  readonly #blobIndex: StreamBlobIndex;
   /** Bytes written since open (what the write-ahead log and memtable hold, at most). */
   #logged = 0;
   /**
@@ -135,6 +127,12 @@ export class LevelStream {
     this.#database = options.database;
     this.#watermark = options.watermark;
     this.durableHead = options.head;
+    this.#logs = new WriteAheadLogs({
+      directory: options.directory,
+      stream: options.stream,
+      syncedWrite: () => this.#levelCall(() => this.#database.put(SYNC_KEY, EMPTY, { sync: true })),
+    });
+    this.#blobIndex = new StreamBlobIndex(async (bounds) => this.#levelCall(() => this.#database.keys(bounds).all()));
   }
 
   /**
@@ -150,7 +148,7 @@ export class LevelStream {
           batch.put(write.key, write.value);
           this.#logged += write.key.length + write.value.length;
           // Indexed before the write: an entry for a blob the write then failed to store only costs a read.
-          if (this.#blobIndex !== undefined && isBlobKey(write.key)) this.#blobIndex.add(blobIndexEntry(write.key.slice(2)));
+          this.#blobIndex.noteWrite(write.key);
         }
       } catch (error) {
         await batch.close();
@@ -169,15 +167,14 @@ export class LevelStream {
 
   /**
    * Which of `hexes` the stream already stores as blobs, whole or as a delta. Answered from the stream's blob index
-   * (`#blobIndex`) without reading the database for a blob it cannot hold — every append of a model input, so nearly
+   * (`StreamBlobIndex`) without reading the database for a blob it cannot hold — every append of a model input, so nearly
    * every round trip. That read was one LevelDB get of two absent keys per round trip, on the append's critical path,
    * and each absent key probed every table, which charged LevelDB's seek counter until it compacted level 1 into level
    * 2 every few hundred round trips — rewriting the whole stream each time, so a cost that grew with the session.
    * Only a hex the index may hold (one this stream stored, or a rare prefix collision) is read to be sure.
    */
   async storedBlobs(hexes: readonly string[]): Promise<Set<string>> {
-    const index = this.#blobIndex ?? (await this.#loadBlobIndex());
-    const candidates = hexes.filter((hex) => index.has(blobIndexEntry(hex)));
+    const candidates = await this.#blobIndex.candidates(hexes);
     const stored = new Set<string>();
     if (candidates.length === 0) return stored;
     const keys = candidates.flatMap((hex) => [blobKey(hex), deltaKey(hex)]);
@@ -189,54 +186,11 @@ export class LevelStream {
   }
 
   /**
-   * The blob index: one entry (`blobIndexEntry`) per blob key the stream holds, whole or delta, read from the database
-   * the first time a blob is appended after open and kept up to date by `write` (the LevelDB lock makes this process
-   * the stream's only writer). A small integer per blob, so it stays a few bytes per round trip.
-   */
-  #blobIndex: Set<number> | undefined;
-
-  async #loadBlobIndex(): Promise<Set<number>> {
-    const index = new Set<number>();
-    for (const bounds of [BLOB_KEYS, DELTA_KEYS]) {
-      const keys = await this.#levelCall(() => this.#database.keys(bounds).all());
-      for (const key of keys) index.add(blobIndexEntry(key.slice(2)));
-    }
-    // A write between the read and now (none can happen: appends to a stream are serialized) was added to neither.
-    this.#blobIndex ??= index;
-    return this.#blobIndex;
-  }
-
-  /**
    * A stream blob's bytes, rebuilt through its chain of deltas and checked against its BLAKE3: `'missing'` when the
    * stream holds no such blob, `'damaged'` when it does but the bytes (or a link of the chain) are gone or altered.
    */
   async blobBytes(hex: string): Promise<Uint8Array | 'missing' | 'damaged'> {
-    const deltas: Array<{ delta: Uint8Array; prefix?: number }> = [];
-    let current = hex;
-    let bytes: Uint8Array;
-    for (;;) {
-      const [whole, delta] = await this.#levelCall(() => this.#database.getMany([blobKey(current), deltaKey(current)]));
-      if (whole !== undefined) {
-        bytes = whole;
-        break;
-      }
-      if (delta === undefined) return deltas.length === 0 ? 'missing' : 'damaged';
-      // No chain this store writes is longer: a longer one is damage (or a loop), not something to follow.
-      if (deltas.length >= MAX_DELTA_DEPTH) return 'damaged';
-      try {
-        const decoded = decodeBlobDelta(delta, this.stream);
-        deltas.push(decoded);
-        current = decoded.baseHex;
-      } catch {
-        return 'damaged';
-      }
-    }
-    try {
-      for (let index = deltas.length - 1; index >= 0; index--) bytes = applyDelta(bytes, deltas[index]!.delta, deltas[index]!.prefix);
-    } catch {
-      return 'damaged';
-    }
-    return (await blake3Hex(bytes)) === hex ? bytes : 'damaged';
+    return readStreamBlob(hex, this.stream, (keys) => this.#levelCall(() => this.#database.getMany(keys)));
   }
 
   /** Every key and stored value in `[gte, lt)`, unchecked (fork copies stream blobs with it). */
@@ -274,7 +228,7 @@ export class LevelStream {
 
   /**
    * Makes every earlier unsynced batch durable (group commit) by fdatasyncing the database's write-ahead logs
-   * (`#syncLogs`). Waits for a sync already in flight, so when it resolves every write made before the call is durable.
+   * (`WriteAheadLogs.sync`). Waits for a sync already in flight, so when it resolves every write made before the call is durable.
    */
   async sync(): Promise<void> {
     while (this.#syncing !== undefined) await this.#syncing.catch(() => undefined);
@@ -284,9 +238,9 @@ export class LevelStream {
       return;
     }
     this.unsynced = false;
-    // Every write that completed before this point is covered: its log record is in a log file `#syncLogs` syncs.
+    // Every write that completed before this point is covered: its log record is in a log file `#logs.sync` syncs.
     const covered = this.head;
-    const syncing = this.#syncLogs().catch((error: unknown) => {
+    const syncing = this.#logs.sync().catch((error: unknown) => {
       this.unsynced = true;
       throw error;
     });
@@ -299,61 +253,6 @@ export class LevelStream {
       this.#syncing = undefined;
     }
   }
-
-  /**
-   * fdatasyncs every write-ahead log file of the database, which makes every batch LevelDB wrote before the call
-   * durable without writing anything. LevelDB (1.20, as classic-level builds it) hands each batch's log record to the OS
-   * (`fflush`) before the write resolves, and a synced write of its own only adds an `fdatasync` of the current log —
-   * this one. It was a tiny synced put (`SYNC_KEY`): one more LevelDB write per commit, and while its fsync ran it held
-   * LevelDB's writer queue, so the next step's batch waited for the disk. A log LevelDB switched away from since the
-   * batch was written is synced as well (LevelDB itself never syncs it; it deletes it once its memtable is a synced
-   * table, so a log gone before it is opened needs nothing). Descriptors stay open between commits.
-   */
-  async #syncLogs(): Promise<void> {
-    let names: string[];
-    try {
-      names = readdirSync(this.directory).filter((name) => name.endsWith('.log'));
-    } catch (error) {
-      throw new StoreError('STORE_IO', `stream ${this.stream} could not list its write-ahead logs`, { cause: error });
-    }
-    for (const [name, handle] of this.#logs) {
-      if (names.includes(name)) continue;
-      this.#logs.delete(name);
-      await handle.close().catch(() => undefined);
-    }
-    // No log at all would leave nothing synced: fall back to a synced LevelDB write, which makes one.
-    if (names.length === 0) {
-      await this.#levelCall(() => this.#database.put(SYNC_KEY, EMPTY, { sync: true }));
-      return;
-    }
-    await Promise.all(
-      names.map(async (name) => {
-        try {
-          let handle = this.#logs.get(name);
-          if (handle === undefined) {
-            try {
-              handle = await open(join(this.directory, name), 'r');
-            } catch (error) {
-              // Deleted since it was listed: LevelDB synced the table holding its batches first.
-              if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-              throw error;
-            }
-            const raced = this.#logs.get(name);
-            if (raced !== undefined) {
-              await handle.close();
-              handle = raced;
-            } else this.#logs.set(name, handle);
-          }
-          await handle.datasync();
-        } catch (error) {
-          throw new StoreError('STORE_IO', `stream ${this.stream} could not sync its write-ahead log ${name}`, { cause: error });
-        }
-      }),
-    );
-  }
-
-  /** Open descriptors of the database's write-ahead logs, by file name (`#syncLogs`); closed with the database. */
-  readonly #logs = new Map<string, FileHandle>();
 
   /** Called after every fsync of this database with the head it made durable (the store's `onSync` hook). */
   onSync: ((durableHead: number) => void) | undefined;
@@ -480,8 +379,7 @@ export class LevelStream {
         if (this.#logged > FOLD_LOG_BYTES) await this.#levelCall(() => this.#database.compactRange(FOLD_KEY, FOLD_KEY));
       }
     } finally {
-      for (const handle of this.#logs.values()) await handle.close().catch(() => undefined);
-      this.#logs.clear();
+      await this.#logs.close();
       await this.#database.close();
     }
   }
