@@ -1,9 +1,10 @@
-import { createActor, type ActorScope, type AnyActorLogic, type AnyActorRef, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
+import { createActor, type ActorScope, type AnyActorRef, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
 import type { StateValue } from '../../models/actor.records.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
-import type { EmitRecordParams, RequestEffectParams } from '../../machines/session.machine.js';
 import { ReinError } from './host-errors.js';
 import type { DerivedDraft } from './step-record.js';
+import { definitionOf, interpretedOf, standInFor } from './machine-stand-ins.js';
+import { draftOfAction } from './action-drafts.js';
 
 /*
  * The host's own interpreter of the machine definitions: each actor of the tree is a snapshot the host advances with
@@ -16,59 +17,8 @@ import type { DerivedDraft } from './step-record.js';
  * records of both are compared by tests (tests/host/machine-trees.prop.test.ts) and by the golden logs, which the
  * running tree wrote.
  *
- * xstate's `spawnChild` still allocates an actor ref to name a child in its parent's `children` (its resolve step
- * cannot be skipped): the machines run here with their children's logic replaced by a stand-in whose ref is created
- * but never started, and the stand-in remembers the real logic, which this interpreter drives.
+ * Children are named by stand-in refs (machine-stand-ins.ts) and driven by this interpreter.
  */
-
-/** The stand-in logic's marker: the real logic a stand-in ref names. */
-const realLogicOf = Symbol('rein.realLogic');
-
-type StandIn = AnyActorLogic & { [realLogicOf]: AnyStateMachine };
-
-const standIns = new WeakMap<AnyStateMachine, StandIn>();
-
-/** A logic whose actor is a name and nothing more: created by `spawnChild`, never started (the interpreter runs the real one). */
-const standInFor = (real: AnyStateMachine): StandIn => {
-  let standIn = standIns.get(real);
-  if (!standIn) {
-    standIn = {
-      [realLogicOf]: real,
-      config: undefined,
-      transition: (snapshot: unknown) => snapshot,
-      getInitialSnapshot: () => ({ status: 'active', output: undefined, error: undefined }),
-      // A restored child's persisted snapshot is kept as it is: the interpreter restores it with the real logic.
-      restoreSnapshot: (snapshot: unknown) => snapshot,
-      getPersistedSnapshot: (snapshot: unknown) => snapshot,
-    } as unknown as StandIn;
-    standIns.set(real, standIn);
-  }
-  return standIn;
-};
-
-const interpreted = new WeakMap<AnyStateMachine, AnyStateMachine>();
-
-/**
- * The machine as this interpreter runs it: the same definition (states, transitions, guards, actions), with each child
- * logic it references replaced by a stand-in for it. Made once per machine.
- */
-const interpretedOf = (real: AnyStateMachine): AnyStateMachine => {
-  let machine = interpreted.get(real);
-  if (!machine) {
-    const actors = (real.implementations.actors ?? {}) as Record<string, unknown>;
-    const provided: Record<string, StandIn> = {};
-    for (const src of Object.keys(actors)) {
-      const logic = actors[src];
-      if (logic && typeof (logic as AnyStateMachine).transition === 'function' && 'root' in (logic as object)) provided[src] = standInFor(logic as AnyStateMachine);
-    }
-    machine = real.provide({ actors: provided } as never) as AnyStateMachine;
-    interpreted.set(real, machine);
-  }
-  return machine;
-};
-
-/** The real logic a child ref stands for (the child's machine definition). */
-export const definitionOf = (ref: AnyActorRef): AnyStateMachine | undefined => ((ref as unknown as { logic?: Partial<StandIn> }).logic ?? {})[realLogicOf];
 
 const enum Status {
   NotStarted,
@@ -103,19 +53,6 @@ export interface TreeNode {
 const stopEvent = { type: 'xstate.stop' } as const;
 
 const valueKeyOf = (value: StateValue): string => (typeof value === 'string' ? value : JSON.stringify(value));
-
-const draftOfAction = (path: string, type: string, params: unknown): DerivedDraft | undefined => {
-  if (type === 'requestEffect') {
-    const request = params as RequestEffectParams;
-    const callId = typeof request.args.callId === 'string' ? request.args.callId : undefined;
-    return { type: 'effect.requested', actor: path, data: { effectId: request.effectId, kind: request.kind, args: request.args }, ...(callId ? { corr: callId } : {}) };
-  }
-  if (type === 'emitRecord') {
-    const emitted = params as EmitRecordParams & { corr?: string };
-    return { type: emitted.type, actor: path, data: emitted.data, ...(emitted.corr ? { corr: emitted.corr } : {}) };
-  }
-  return undefined;
-};
 
 /**
  * A session's actor tree, interpreted by the host (see the file comment). Deterministic: the same input records always
