@@ -6,6 +6,7 @@ import { attribute, fitText, quoteUntrusted } from './context-render.js';
 import { hookContextSection, renderTurn, turnMode } from './context-sources.js';
 import { callSummary } from './call-summary.js';
 import type { TokenCounter } from './token-counter.js';
+import { sealMessage } from './message-memo.js';
 
 /**
  * Where the history shown in full starts: an index into the actor's recent items, or undefined when the recorded
@@ -26,50 +27,109 @@ export const fromOf = (actor: ActorContext, index: number): number => (index ===
 
 /** The conversation from the anchor on, every tool result rendered at `cap` tokens: what the model reads in full. */
 export interface RenderedHistory {
+  /** The history's messages: sealed (frozen) and shared with the rounds before and after (`sealMessage`). */
   messages: ModelMessage[];
   /** Tokens of the turns (user messages are counted with the goal). */
   tokens: number;
   /** Ledger entries: the latest tool turn as `latest_observation`, the other turns as `recent_tail`. */
   included: ContextInclusion[];
-  shownSeqs: Set<number>;
   /** Whether some tool result was cut to `cap` (an excerpt with a reference to the full output). */
   cut: boolean;
 }
 
 /**
+ * The history as last rendered from one anchor item: per item, where its messages, ledger entry, tokens and cut end.
+ * The next round's history from the same anchor starts with the same items (the history only grows, and a settling
+ * result replaces only the last turns), so it keeps the common prefix and renders only what follows it.
+ */
+interface HistoryMemo {
+  cap: number;
+  counter: TokenCounter;
+  items: ConversationItem[];
+  messages: ModelMessage[];
+  /** `recent_tail` entries of the turns (user messages have none). */
+  tails: ContextInclusion[];
+  messageEnds: number[];
+  tailEnds: number[];
+  tokenSums: number[];
+  cutAfter: boolean[];
+}
+
+const historyMemos = new WeakMap<ConversationItem, HistoryMemo>();
+
+const tailReason = 'history since the last compaction, appended in order';
+
+/** A frozen ledger entry (entries are shared between rounds; nothing may change them). */
+const frozenEntry = (entry: ContextInclusion): ContextInclusion => {
+  Object.freeze(entry.refs);
+  return Object.freeze(entry);
+};
+
+/** Append one item's rendering to the memo. */
+const renderInto = (memo: HistoryMemo, item: ConversationItem): void => {
+  const index = memo.items.length;
+  const tokensBefore = index === 0 ? 0 : memo.tokenSums[index - 1]!;
+  const cutBefore = index === 0 ? false : memo.cutAfter[index - 1]!;
+  memo.items.push(item);
+  if (item.kind === 'user') {
+    // User messages are counted with the goal (never trimmed, wherever they are placed).
+    memo.messages.push(sealMessage({ role: 'user', content: item.hookContext ? `${item.text}\n\n${hookContextSection(item.hookContext)}` : item.text }));
+    memo.tokenSums.push(tokensBefore);
+    memo.cutAfter.push(cutBefore);
+  } else {
+    const rendered = renderTurn(item, memo.cap, memo.counter);
+    const mode = turnMode(rendered.modes);
+    for (const message of rendered.messages) memo.messages.push(sealMessage(message));
+    memo.tokenSums.push(tokensBefore + rendered.tokens);
+    memo.cutAfter.push(cutBefore || mode !== 'full');
+    const refs = [`#${item.seq}`, ...item.results.map((result) => `#${result.seq}`)];
+    memo.tails.push(frozenEntry({ source: 'recent_tail', refs, mode, trust: 'untrusted', tokens: rendered.tokens, reason: tailReason }));
+  }
+  memo.messageEnds.push(memo.messages.length);
+  memo.tailEnds.push(memo.tails.length);
+};
+
+/** Keep the memo's first `count` items only. */
+const truncateMemo = (memo: HistoryMemo, count: number): void => {
+  memo.items.length = count;
+  memo.messages.length = count === 0 ? 0 : memo.messageEnds[count - 1]!;
+  memo.tails.length = count === 0 ? 0 : memo.tailEnds[count - 1]!;
+  memo.messageEnds.length = count;
+  memo.tailEnds.length = count;
+  memo.tokenSums.length = count;
+  memo.cutAfter.length = count;
+};
+
+/**
  * Render the history from `anchorIndex`: user messages verbatim (with the hook context they carry, untrusted), each
- * turn as its assistant message and one tool message per call. A turn renders the same bytes every round (the
- * rendering is cached per item and cap), so a history that only grows keeps its prefix.
+ * turn as its assistant message and one tool message per call. Incremental: the rendering from the same anchor item
+ * at the same cap is kept, and a round renders only the items after the longest prefix it shares with the last one
+ * (a pointer comparison per item), so a history that only grows keeps its prefix — the same bytes, the same message
+ * objects — and costs per round what is new. The result equals a rendering from scratch.
  */
 export const renderHistory = (actor: ActorContext, anchorIndex: number, cap: number, counter: TokenCounter): RenderedHistory => {
-  const items = actor.recent.slice(anchorIndex);
-  const last = items[items.length - 1];
-  const latest = last?.kind === 'turn' && last.toolCalls.length > 0 ? last : undefined;
-  const messages: ModelMessage[] = [];
-  const included: ContextInclusion[] = [];
-  const shownSeqs = new Set<number>();
-  let tokens = 0;
-  let cut = false;
-  for (const item of items) {
-    shownSeqs.add(item.seq);
-    if (item.kind === 'user') {
-      // User messages are counted with the goal (never trimmed, wherever they are placed).
-      messages.push({ role: 'user', content: item.hookContext ? `${item.text}\n\n${hookContextSection(item.hookContext)}` : item.text });
-      continue;
-    }
-    const rendered = renderTurn(item, cap, counter);
-    const mode = turnMode(rendered.modes);
-    cut ||= mode !== 'full';
-    messages.push(...rendered.messages);
-    tokens += rendered.tokens;
-    const refs = [`#${item.seq}`, ...item.results.map((result) => `#${result.seq}`)];
-    included.push(
-      item === latest
-        ? { source: 'latest_observation', refs, mode, trust: 'untrusted', tokens: rendered.tokens, reason: mode === 'full' ? 'the latest tool results, in full' : 'the latest tool results, each cut to the per-result cap with a reference to the full output' }
-        : { source: 'recent_tail', refs, mode, trust: 'untrusted', tokens: rendered.tokens, reason: 'history since the last compaction, appended in order' },
-    );
+  const recent = actor.recent;
+  const count = recent.length - anchorIndex;
+  if (count <= 0) return { messages: [], tokens: 0, included: [], cut: false };
+  const anchor = recent[anchorIndex]!;
+  let memo = historyMemos.get(anchor);
+  if (memo === undefined || memo.cap !== cap || memo.counter !== counter) {
+    memo = { cap, counter, items: [], messages: [], tails: [], messageEnds: [], tailEnds: [], tokenSums: [], cutAfter: [] };
+    historyMemos.set(anchor, memo);
   }
-  return { messages, tokens, included, shownSeqs, cut };
+  let shared = 0;
+  const limit = Math.min(count, memo.items.length);
+  while (shared < limit && memo.items[shared] === recent[anchorIndex + shared]) shared++;
+  if (shared < memo.items.length) truncateMemo(memo, shared);
+  for (let index = shared; index < count; index++) renderInto(memo, recent[anchorIndex + index]!);
+  const last = recent[recent.length - 1]!;
+  const included = memo.tails.slice();
+  if (last.kind === 'turn' && last.toolCalls.length > 0) {
+    // The latest tool turn is the latest observation (its entry says so; its tokens and mode are the tail's).
+    const tail = included[included.length - 1]!;
+    included[included.length - 1] = { source: 'latest_observation', refs: tail.refs, mode: tail.mode, trust: 'untrusted', tokens: tail.tokens, reason: tail.mode === 'full' ? 'the latest tool results, in full' : 'the latest tool results, each cut to the per-result cap with a reference to the full output' };
+  }
+  return { messages: memo.messages.slice(), tokens: memo.tokenSums[count - 1]!, included, cut: memo.cutAfter[count - 1]! };
 };
 
 /** The history summary: what stands in for the items before the anchor. */

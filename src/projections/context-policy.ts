@@ -9,6 +9,7 @@ import { latestObservationFill, splitConversation } from './context-sources.js';
 import { anchorIndexOf, earlierUsersSection, evidenceCandidates, fromOf, isBoundary, renderEvidence, renderHistory, renderSummary, type RenderedEvidence, type RenderedHistory, type RenderedSummary } from './context-history.js';
 import type { EvidenceItem } from './context.view.js';
 import { toolSchemaTokens } from './tools-json.js';
+import { messageTokens } from './message-memo.js';
 import { memoryHints, type MemoryQuery } from './memory-hints.js';
 import type { MemoryView } from './memory.view.js';
 import type { TokenCounter } from './token-counter.js';
@@ -87,9 +88,12 @@ export interface ModelInputProjection {
 }
 
 /** Exact token count of a rendered input: every message's content and tool calls, 4 per message, and the tool schemas. */
-export const countInput = (messages: readonly ModelMessage[], tools: readonly ModelToolDescription[], counter: TokenCounter): number =>
-  messages.reduce((sum, message) => sum + counter.count(message.content) + (message.role === 'assistant' && message.toolCalls ? counter.count(JSON.stringify(message.toolCalls)) : 0) + 4, 0) +
-  toolSchemaTokens(tools, counter);
+export const countInput = (messages: readonly ModelMessage[], tools: readonly ModelToolDescription[], counter: TokenCounter): number => {
+  // A sealed history message is counted once (`messageTokens`), not on every round it is shown again.
+  let sum = 0;
+  for (const message of messages) sum += messageTokens(message, counter);
+  return sum + toolSchemaTokens(tools, counter);
+};
 
 /** The most one tool result takes in the history: a quarter of the budget (tool output is already cut to 16 KB). */
 export const resultCap = (total: number): number => Math.max(200, Math.floor(total / 4));
@@ -147,11 +151,18 @@ export const projectModelInput = (input: PolicyInput): ModelInputProjection => {
     const summary = renderSummary(actor, anchorIndex, { from, budget: budgets.summary, maxLines, ...(budgets.listed === undefined ? {} : { listed: budgets.listed }), counter });
     if (!summary) return undefined;
     const earlier = earlierUsersSection(actor, from, fixed.goal);
-    const resultSeqs = new Set<number>();
-    for (const item of actor.recent.slice(anchorIndex)) if (item.kind === 'turn') for (const result of item.results) resultSeqs.add(result.seq);
     const withoutEvidence = history.tokens + summary.tokens;
     const evidenceBudget = typeof budgets.evidence === 'number' ? budgets.evidence : Math.max(0, budgets.evidence(withoutEvidence));
-    const evidence = renderEvidence(actor, budgets.pinned ?? evidenceCandidates(actor, from, resultSeqs), evidenceBudget, counter);
+    // The reads shown in the history are no candidates (only looked for when the layout is chosen anew, not kept).
+    const shown = (): Set<number> => {
+      const resultSeqs = new Set<number>();
+      for (let index = anchorIndex; index < actor.recent.length; index++) {
+        const item = actor.recent[index]!;
+        if (item.kind === 'turn') for (const result of item.results) resultSeqs.add(result.seq);
+      }
+      return resultSeqs;
+    };
+    const evidence = renderEvidence(actor, budgets.pinned ?? evidenceCandidates(actor, from, shown()), evidenceBudget, counter);
     return {
       anchorIndex,
       from,
