@@ -174,7 +174,42 @@ const countsLine = (counted: OlderItems): string => {
  * them the view still holds in full — so it stays the same while the history after the anchor grows. Undefined when
  * `listed` names more items than the view still holds.
  */
-export const renderSummary = (actor: ActorContext, anchorIndex: number, options: { from: number; budget: number; maxLines: number; listed?: number; counter: TokenCounter }): RenderedSummary | undefined => {
+type SummaryOptions = { from: number; budget: number; maxLines: number; listed?: number; counter: TokenCounter };
+
+/** The summary last rendered before one anchor item, with everything it was rendered from (compared by identity). */
+interface SummaryMemo {
+  before: readonly ConversationItem[];
+  older: OlderItems;
+  constraints: ActorContext['constraints'];
+  options: SummaryOptions;
+  summary: RenderedSummary | undefined;
+}
+
+const summaryMemos = new WeakMap<object, SummaryMemo>();
+
+const sameSummaryInput = (memo: SummaryMemo, actor: ActorContext, anchorIndex: number, options: SummaryOptions): boolean => {
+  const kept = memo.options;
+  if (memo.older !== actor.older || memo.constraints !== actor.constraints || memo.before.length !== anchorIndex) return false;
+  if (kept.from !== options.from || kept.budget !== options.budget || kept.maxLines !== options.maxLines || kept.listed !== options.listed || kept.counter !== options.counter) return false;
+  for (let index = 0; index < anchorIndex; index++) if (memo.before[index] !== actor.recent[index]) return false;
+  return true;
+};
+
+/**
+ * Summarise the items before the anchor (`renderSummaryOnce`), kept per anchor item: while the same items lie before
+ * it (compared by identity) with the same older counts, constraints and budgets, the last rendering is returned as it
+ * was — a round whose history only grew renders no summary again.
+ */
+export const renderSummary = (actor: ActorContext, anchorIndex: number, options: SummaryOptions): RenderedSummary | undefined => {
+  const key: object = actor.recent[anchorIndex] ?? actor.older;
+  const memo = summaryMemos.get(key);
+  if (memo && sameSummaryInput(memo, actor, anchorIndex, options)) return memo.summary;
+  const summary = renderSummaryOnce(actor, anchorIndex, options);
+  summaryMemos.set(key, { before: actor.recent.slice(0, anchorIndex), older: actor.older, constraints: actor.constraints, options: { ...options }, summary });
+  return summary;
+};
+
+const renderSummaryOnce = (actor: ActorContext, anchorIndex: number, options: SummaryOptions): RenderedSummary | undefined => {
   const before = actor.recent.slice(0, anchorIndex);
   const none: RenderedSummary = { section: '', tokens: 0, listed: 0, included: [], excluded: [], compacted: [] };
   if (before.length === 0 && actor.older.items === 0) return none;
@@ -278,7 +313,20 @@ export const evidenceCandidates = (actor: ActorContext, from: number, shown: Rea
 
 /** The user messages before the anchor, kept verbatim in the session context (`#1 (the goal above)` for the goal). */
 export const earlierUsersSection = (actor: ActorContext, from: number, goal: string | undefined): string => {
-  const earlier = toArray(actor.users).filter((user) => user.seq < from);
+  const users = actor.users;
+  if (users === undefined) return '';
+  // Kept per list of user messages (persistent: a new message makes a new list), so an unchanged list is not walked again.
+  const memo = earlierMemos.get(users);
+  if (memo && memo.from === from && memo.goal === goal) return memo.section;
+  const section = earlierUsersOnce(users, from, goal);
+  earlierMemos.set(users, { from, goal, section });
+  return section;
+};
+
+const earlierMemos = new WeakMap<NonNullable<ActorContext['users']>, { from: number; goal: string | undefined; section: string }>();
+
+const earlierUsersOnce = (users: ActorContext['users'], from: number, goal: string | undefined): string => {
+  const earlier = toArray(users).filter((user) => user.seq < from);
   if (earlier.length === 0) return '';
   const lines = earlier.map((user) => (user.text === goal ? `#${user.seq} (the goal above)` : `#${user.seq}: ${user.text}`));
   return `<earlier-user-messages trust="trusted">\n${lines.join('\n')}\n</earlier-user-messages>`;
