@@ -9,7 +9,14 @@ import type { FactDraft } from '../../models/envelope.js';
 import { valuesOf } from '../projections/persistent-map.js';
 import { memoryProjection, type MemoryView } from '../projections/memory.view.js';
 import { reducerOf } from '../projections/projection.js';
-import { entriesOf } from '../host/step-record.js';
+import { foldEntries } from '../host/step-record.js';
+
+/** The entries `observe` reads (the candidate ledger's own `memory.*` records are folded whole by the memory view). */
+const observedTypes = new Set(['memory.unavailable', 'verification.recorded', 'model.responded', 'tool.settled', 'delegation.joined']);
+const observedType = (type: string): boolean => observedTypes.has(type);
+/** The entries live extraction reads: the root's end, verifications and user messages (`extractCandidates`). */
+const liveTypes = new Set(['session.ended', 'verification.recorded', 'user.message']);
+const liveType = (type: string): boolean => liveTypes.has(type);
 import { normalizeContent, sharesKey } from './governance-policy.js';
 import { extractCandidates } from './candidate-extractor.js';
 import type { GovernanceLog } from './governance-log.js';
@@ -104,7 +111,8 @@ export class SessionMemory implements ToolMemoryProvider {
   /** Fold one durable record of the session (stored or live, in seq order). */
   observe(stored: RecordEnvelope): void {
     this.#session = this.#reduce(this.#session, stored);
-    for (const record of entriesOf(stored)) this.#observeEntry(record);
+    // Only the entries it reads: a step record's other derived entries are not even built.
+    foldEntries(undefined, stored, (_, record) => void this.#observeEntry(record), observedType);
   }
 
   #observeEntry(record: RecordEnvelope): void {
@@ -127,7 +135,7 @@ export class SessionMemory implements ToolMemoryProvider {
   attach(host: MemoryHost): void {
     this.#host = host;
     host.records$.subscribe((record) => {
-      for (const entry of entriesOf(record)) this.#onLive(entry);
+      foldEntries(undefined, record, (_, entry) => void this.#onLive(entry), liveType);
     });
   }
 
