@@ -178,7 +178,9 @@ type SummaryOptions = { from: number; budget: number; maxLines: number; listed?:
 
 /** The summary last rendered before one anchor item, with everything it was rendered from (compared by identity). */
 interface SummaryMemo {
-  before: readonly ConversationItem[];
+  /** The actor's recent items then (arrays of a view are never changed once made) and how many lay before the anchor. */
+  recent: readonly ConversationItem[];
+  anchorIndex: number;
   older: OlderItems;
   constraints: ActorContext['constraints'];
   options: SummaryOptions;
@@ -187,25 +189,43 @@ interface SummaryMemo {
 
 const summaryMemos = new WeakMap<object, SummaryMemo>();
 
+const sameOlder = (left: OlderItems, right: OlderItems): boolean => {
+  if (left === right) return true;
+  if (left.items !== right.items || left.turns !== right.turns || left.users !== right.users || left.firstSeq !== right.firstSeq || left.lastSeq !== right.lastSeq) return false;
+  const names = Object.keys(left.calls);
+  if (names.length !== Object.keys(right.calls).length) return false;
+  return names.every((name) => left.calls[name]!.ok === right.calls[name]?.ok && left.calls[name]!.error === right.calls[name]?.error);
+};
+
+/**
+ * Whether the items before the anchor are the ones the memo was rendered from: the same items (by identity), or — with
+ * a recorded number of listed lines — the same ones after the oldest of them were counted away into `older` (the view
+ * evicts one per new item once full): the summary lists the newest `listed` and counts the rest wherever they are
+ * held, so it renders the same bytes.
+ */
 const sameSummaryInput = (memo: SummaryMemo, actor: ActorContext, anchorIndex: number, options: SummaryOptions): boolean => {
   const kept = memo.options;
-  if (memo.older !== actor.older || memo.constraints !== actor.constraints || memo.before.length !== anchorIndex) return false;
+  if (memo.constraints !== actor.constraints) return false;
   if (kept.from !== options.from || kept.budget !== options.budget || kept.maxLines !== options.maxLines || kept.listed !== options.listed || kept.counter !== options.counter) return false;
-  for (let index = 0; index < anchorIndex; index++) if (memo.before[index] !== actor.recent[index]) return false;
-  return true;
+  const dropped = memo.anchorIndex - anchorIndex;
+  if (dropped < 0 || (dropped > 0 && (options.listed === undefined || options.listed > anchorIndex))) return false;
+  for (let index = 0; index < anchorIndex; index++) if (memo.recent[dropped + index] !== actor.recent[index]) return false;
+  if (dropped === 0) return memo.older === actor.older || sameOlder(memo.older, actor.older);
+  let counted = memo.older;
+  for (let index = 0; index < dropped; index++) counted = countOlder(counted, memo.recent[index]!);
+  return sameOlder(counted, actor.older);
 };
 
 /**
  * Summarise the items before the anchor (`renderSummaryOnce`), kept per anchor item: while the same items lie before
- * it (compared by identity) with the same older counts, constraints and budgets, the last rendering is returned as it
- * was — a round whose history only grew renders no summary again.
+ * it (`sameSummaryInput`) with the same constraints and budgets, the last rendering is returned as it was — a round
+ * whose history only grew renders no summary again.
  */
 export const renderSummary = (actor: ActorContext, anchorIndex: number, options: SummaryOptions): RenderedSummary | undefined => {
   const key: object = actor.recent[anchorIndex] ?? actor.older;
   const memo = summaryMemos.get(key);
-  if (memo && sameSummaryInput(memo, actor, anchorIndex, options)) return memo.summary;
-  const summary = renderSummaryOnce(actor, anchorIndex, options);
-  summaryMemos.set(key, { before: actor.recent.slice(0, anchorIndex), older: actor.older, constraints: actor.constraints, options: { ...options }, summary });
+  const summary = memo && sameSummaryInput(memo, actor, anchorIndex, options) ? memo.summary : renderSummaryOnce(actor, anchorIndex, options);
+  summaryMemos.set(key, { recent: actor.recent, anchorIndex, older: actor.older, constraints: actor.constraints, options: { ...options }, summary });
   return summary;
 };
 
