@@ -1,4 +1,5 @@
 import type { ModelMessage } from '../../models/model-contract.js';
+import { assembledHistory } from './message-memo.js';
 
 /** The model input as messages, and where its stable parts end (the cache breakpoints). */
 export interface AssembledInput {
@@ -26,6 +27,8 @@ export const assembleMessages = (parts: { system: string; goal: string | undefin
   const firstReply = parts.history.findIndex((message) => message.role !== 'user');
   const userFirst = messages.length > 1 || (parts.history.length > 0 && firstReply !== 0);
   if (!userFirst && parts.goal !== undefined) messages.push({ role: 'user', content: parts.goal });
+  // Where the history lies, so its kept JSON and token count stand for its messages (`inputMessagesJson`).
+  if (parts.history.length > 0) assembledHistory.set(messages, { start: messages.length, history: parts.history });
   messages.push(...parts.history);
   if (parts.history.length > 0) breakpoints.push(messages.length - 1);
   const volatile = parts.volatile.filter((section) => section.length > 0);

@@ -6,7 +6,7 @@ import { attribute, fitText, quoteUntrusted } from './context-render.js';
 import { hookContextSection, renderTurn, turnMode } from './context-sources.js';
 import { callSummary } from './call-summary.js';
 import type { TokenCounter } from './token-counter.js';
-import { sealMessage } from './message-memo.js';
+import { historyTexts, messageJson, messageTokens, sealMessage } from './message-memo.js';
 
 /**
  * Where the history shown in full starts: an index into the actor's recent items, or undefined when the recorded
@@ -53,6 +53,9 @@ interface HistoryMemo {
   tailEnds: number[];
   tokenSums: number[];
   cutAfter: boolean[];
+  /** The messages' tokens as `countInput` counts them, and their JSON joined by commas, up to each item. */
+  inputSums: number[];
+  jsonAfter: string[];
 }
 
 const historyMemos = new WeakMap<ConversationItem, HistoryMemo>();
@@ -85,6 +88,14 @@ const renderInto = (memo: HistoryMemo, item: ConversationItem): void => {
     const refs = [`#${item.seq}`, ...item.results.map((result) => `#${result.seq}`)];
     memo.tails.push(frozenEntry({ source: 'recent_tail', refs, mode, trust: 'untrusted', tokens: rendered.tokens, reason: tailReason }));
   }
+  let inputTokens = index === 0 ? 0 : memo.inputSums[index - 1]!;
+  let json = index === 0 ? '' : memo.jsonAfter[index - 1]!;
+  for (let message = index === 0 ? 0 : memo.messageEnds[index - 1]!; message < memo.messages.length; message++) {
+    inputTokens += messageTokens(memo.messages[message]!, memo.counter);
+    json = json.length === 0 ? messageJson(memo.messages[message]!) : `${json},${messageJson(memo.messages[message]!)}`;
+  }
+  memo.inputSums.push(inputTokens);
+  memo.jsonAfter.push(json);
   memo.messageEnds.push(memo.messages.length);
   memo.tailEnds.push(memo.tails.length);
 };
@@ -98,6 +109,8 @@ const truncateMemo = (memo: HistoryMemo, count: number): void => {
   memo.tailEnds.length = count;
   memo.tokenSums.length = count;
   memo.cutAfter.length = count;
+  memo.inputSums.length = count;
+  memo.jsonAfter.length = count;
 };
 
 /**
@@ -114,7 +127,7 @@ export const renderHistory = (actor: ActorContext, anchorIndex: number, cap: num
   const anchor = recent[anchorIndex]!;
   let memo = historyMemos.get(anchor);
   if (memo === undefined || memo.cap !== cap || memo.counter !== counter) {
-    memo = { cap, counter, items: [], messages: [], tails: [], messageEnds: [], tailEnds: [], tokenSums: [], cutAfter: [] };
+    memo = { cap, counter, items: [], messages: [], tails: [], messageEnds: [], tailEnds: [], tokenSums: [], cutAfter: [], inputSums: [], jsonAfter: [] };
     historyMemos.set(anchor, memo);
   }
   let shared = 0;
@@ -129,7 +142,9 @@ export const renderHistory = (actor: ActorContext, anchorIndex: number, cap: num
     const tail = included[included.length - 1]!;
     included[included.length - 1] = { source: 'latest_observation', refs: tail.refs, mode: tail.mode, trust: 'untrusted', tokens: tail.tokens, reason: tail.mode === 'full' ? 'the latest tool results, in full' : 'the latest tool results, each cut to the per-result cap with a reference to the full output' };
   }
-  return { messages: memo.messages.slice(), tokens: memo.tokenSums[count - 1]!, included, cut: memo.cutAfter[count - 1]! };
+  const messages = memo.messages.slice();
+  historyTexts.set(messages, { inputTokens: memo.inputSums[count - 1]!, counter, json: memo.jsonAfter[count - 1]! });
+  return { messages, tokens: memo.tokenSums[count - 1]!, included, cut: memo.cutAfter[count - 1]! };
 };
 
 /** The history summary: what stands in for the items before the anchor. */

@@ -9,7 +9,7 @@ import { latestObservationFill, splitConversation } from './context-sources.js';
 import { anchorIndexOf, earlierUsersSection, evidenceCandidates, fromOf, isBoundary, renderEvidence, renderHistory, renderSummary, type RenderedEvidence, type RenderedHistory, type RenderedSummary } from './context-history.js';
 import type { EvidenceItem } from './context.view.js';
 import { toolSchemaTokens } from './tools-json.js';
-import { messageTokens } from './message-memo.js';
+import { inputMessagesTokens } from './message-memo.js';
 import { memoryHints, type MemoryQuery } from './memory-hints.js';
 import type { MemoryView } from './memory.view.js';
 import type { TokenCounter } from './token-counter.js';
@@ -89,10 +89,8 @@ export interface ModelInputProjection {
 
 /** Exact token count of a rendered input: every message's content and tool calls, 4 per message, and the tool schemas. */
 export const countInput = (messages: readonly ModelMessage[], tools: readonly ModelToolDescription[], counter: TokenCounter): number => {
-  // A sealed history message is counted once (`messageTokens`), not on every round it is shown again.
-  let sum = 0;
-  for (const message of messages) sum += messageTokens(message, counter);
-  return sum + toolSchemaTokens(tools, counter);
+  // A history's messages are counted once as it grows (`inputMessagesTokens`), not on every round they are shown again.
+  return inputMessagesTokens(messages, counter) + toolSchemaTokens(tools, counter);
 };
 
 /** The most one tool result takes in the history: a quarter of the budget (tool output is already cut to 16 KB). */

@@ -57,3 +57,51 @@ export const messageTokens = (message: ModelMessage, counter: TokenCounter): num
   }
   return count;
 };
+
+/**
+ * What a rendered history's message list adds up to, by the list's identity (it is never changed once returned): its
+ * `countInput` tokens for one counter and its messages' JSON joined by commas — kept as the history grows, so that
+ * counting and serialising an input costs what is new in it, not its whole history.
+ */
+export const historyTexts = new WeakMap<readonly ModelMessage[], { inputTokens: number; counter: TokenCounter; json: string }>();
+
+/**
+ * Where an assembled input's history lies: its messages from `start` are exactly the history list `history` (the
+ * assembly copies them in order), so its JSON and tokens are the history's kept ones plus those of the few others.
+ */
+export const assembledHistory = new WeakMap<readonly ModelMessage[], { start: number; history: readonly ModelMessage[] }>();
+
+const historyOf = (messages: readonly ModelMessage[]): { start: number; count: number; text: { inputTokens: number; counter: TokenCounter; json: string } } | undefined => {
+  const placed = assembledHistory.get(messages);
+  if (placed === undefined || placed.history.length === 0 || messages.length < placed.start + placed.history.length) return undefined;
+  const text = historyTexts.get(placed.history);
+  if (text === undefined) return undefined;
+  // The assembly placed the history's messages at `start` (checked at the ends: lists are never changed once made).
+  if (messages[placed.start] !== placed.history[0] || messages[placed.start + placed.history.length - 1] !== placed.history[placed.history.length - 1]) return undefined;
+  return { start: placed.start, count: placed.history.length, text };
+};
+
+/** `JSON.stringify(messages)` of an assembled input: its history's JSON as kept, the other messages serialised now. */
+export const inputMessagesJson = (messages: readonly ModelMessage[]): string => {
+  const history = historyOf(messages);
+  if (history === undefined) return messagesJson(messages);
+  const parts: string[] = [];
+  for (let index = 0; index < history.start; index++) parts.push(messageJson(messages[index]!));
+  parts.push(history.text.json);
+  for (let index = history.start + history.count; index < messages.length; index++) parts.push(messageJson(messages[index]!));
+  return `[${parts.join(',')}]`;
+};
+
+/** The tokens of an assembled input's messages as `countInput` counts them: its history's as kept, the others counted now. */
+export const inputMessagesTokens = (messages: readonly ModelMessage[], counter: TokenCounter): number => {
+  const history = historyOf(messages);
+  let sum = 0;
+  if (history === undefined || history.text.counter !== counter) {
+    for (const message of messages) sum += messageTokens(message, counter);
+    return sum;
+  }
+  for (let index = 0; index < history.start; index++) sum += messageTokens(messages[index]!, counter);
+  sum += history.text.inputTokens;
+  for (let index = history.start + history.count; index < messages.length; index++) sum += messageTokens(messages[index]!, counter);
+  return sum;
+};

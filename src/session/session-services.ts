@@ -18,7 +18,7 @@ import { createExecuteToolExecutor } from '../effects/execute-tool.js';
 import type { VerificationClassifier } from '../effects/verification.js';
 import { maxCompactionLevel } from '../projections/context-budget.js';
 import { projectModelInput, type ContextPolicyOptions } from '../projections/context-policy.js';
-import { messagesJson } from '../projections/message-memo.js';
+import { inputMessagesJson } from '../projections/message-memo.js';
 import { contextProjection, type ContextViewOptions } from '../projections/context.view.js';
 import { memoryProjection } from '../projections/memory.view.js';
 import { toolsJson } from '../projections/tools-json.js';
@@ -239,8 +239,8 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
       }
       const { messages, included, excluded, compacted, ...ledger } = project(actor, candidates);
       // Exactly `JSON.stringify({ messages, tools })`, with the tool schemas serialised once per list and each history
-      // message once (the history's messages are shared from round to round: `messagesJson`).
-      const { bytes, hex } = await hashBlob(`{"messages":${messagesJson(messages)},"tools":${toolsJson(tools)}}`);
+      // message once (a history's JSON is kept as it grows: `inputMessagesJson`).
+      const { bytes, hex } = await hashBlob(`{"messages":${inputMessagesJson(messages)},"tools":${toolsJson(tools)}}`);
       const input = artifactRef(hex);
       // The ledger's lists are derivable from the log (`rein context` rebuilds them and checks them against `input`),
       // except its decisions on what came from outside the session's records (memory from the workspace's governance

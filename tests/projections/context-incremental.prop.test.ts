@@ -4,7 +4,7 @@ import { ContextProjected } from '../../models/context.records.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import { countInput, projectModelInput, type ModelInputProjection, type PolicyInput } from '../../src/projections/context-policy.js';
 import { contextProjection, type ContextView, type ContextViewOptions } from '../../src/projections/context.view.js';
-import { messagesJson } from '../../src/projections/message-memo.js';
+import { inputMessagesJson, messagesJson } from '../../src/projections/message-memo.js';
 import { rebuildView, reducerOf } from '../../src/projections/projection.js';
 import { toolsJson } from '../../src/projections/tools-json.js';
 import { estimateTokenCounter } from '../../src/projections/token-counter.js';
@@ -17,7 +17,7 @@ const projectOn = (view: ContextView, options: PolicyInput['options'], compactio
   projectModelInput({ view, actor: 'root', systemPrompt: 'You are a careful agent.', tools, counter: estimateTokenCounter, options, now: 1_000, compactionLevel });
 
 /** The model input's bytes as the host stores them (`messagesJson`), and as a plain `JSON.stringify` of a projection made from scratch. */
-const incrementalInput = (projection: ModelInputProjection): string => `{"messages":${messagesJson(projection.messages)},"tools":${toolsJson(tools)}}`;
+const incrementalInput = (projection: ModelInputProjection): string => `{"messages":${inputMessagesJson(projection.messages)},"tools":${toolsJson(tools)}}`;
 const scratchInput = (projection: ModelInputProjection): string => JSON.stringify({ messages: projection.messages, tools });
 
 const call = fc.record({
@@ -61,6 +61,7 @@ describe('the context projection is incremental (issue 26, decision 3)', () => {
             const scratch = projectOn(rebuildView(contextProjection(viewOptions), records), options, level);
             expect(incremental).toEqual(scratch);
             expect(incrementalInput(incremental)).toBe(scratchInput(scratch));
+            expect(messagesJson(incremental.messages)).toBe(JSON.stringify(scratch.messages));
             expect(incremental.estimatedTokens).toBe(countInput(scratch.messages, tools, estimateTokenCounter));
             return incremental;
           };
