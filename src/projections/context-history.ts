@@ -53,9 +53,13 @@ interface HistoryMemo {
   tailEnds: number[];
   tokenSums: number[];
   cutAfter: boolean[];
-  /** The messages' tokens as `countInput` counts them, and their JSON joined by commas, up to each item. */
+  /** The messages' tokens as `countInput` counts them, up to each item. */
   inputSums: number[];
-  jsonAfter: string[];
+  /**
+   * All the messages' JSON joined by commas (one string, extended as items are appended — not one per item: a string
+   * per prefix would each keep a flat copy of the history once serialised).
+   */
+  json: string;
 }
 
 const historyMemos = new WeakMap<ConversationItem, HistoryMemo>();
@@ -89,13 +93,13 @@ const renderInto = (memo: HistoryMemo, item: ConversationItem): void => {
     memo.tails.push(frozenEntry({ source: 'recent_tail', refs, mode, trust: 'untrusted', tokens: rendered.tokens, reason: tailReason }));
   }
   let inputTokens = index === 0 ? 0 : memo.inputSums[index - 1]!;
-  let json = index === 0 ? '' : memo.jsonAfter[index - 1]!;
+  let json = memo.json;
   for (let message = index === 0 ? 0 : memo.messageEnds[index - 1]!; message < memo.messages.length; message++) {
     inputTokens += messageTokens(memo.messages[message]!, memo.counter);
     json = json.length === 0 ? messageJson(memo.messages[message]!) : `${json},${messageJson(memo.messages[message]!)}`;
   }
   memo.inputSums.push(inputTokens);
-  memo.jsonAfter.push(json);
+  memo.json = json;
   memo.messageEnds.push(memo.messages.length);
   memo.tailEnds.push(memo.tails.length);
 };
@@ -110,7 +114,8 @@ const truncateMemo = (memo: HistoryMemo, count: number): void => {
   memo.tokenSums.length = count;
   memo.cutAfter.length = count;
   memo.inputSums.length = count;
-  memo.jsonAfter.length = count;
+  // Rare (a result settling on a turn already shown): the JSON is joined again from the messages' kept texts.
+  memo.json = memo.messages.map(messageJson).join(',');
 };
 
 /**
@@ -127,7 +132,7 @@ export const renderHistory = (actor: ActorContext, anchorIndex: number, cap: num
   const anchor = recent[anchorIndex]!;
   let memo = historyMemos.get(anchor);
   if (memo === undefined || memo.cap !== cap || memo.counter !== counter) {
-    memo = { cap, counter, items: [], messages: [], tails: [], messageEnds: [], tailEnds: [], tokenSums: [], cutAfter: [], inputSums: [], jsonAfter: [] };
+    memo = { cap, counter, items: [], messages: [], tails: [], messageEnds: [], tailEnds: [], tokenSums: [], cutAfter: [], inputSums: [], json: '' };
     historyMemos.set(anchor, memo);
   }
   let shared = 0;
@@ -143,7 +148,7 @@ export const renderHistory = (actor: ActorContext, anchorIndex: number, cap: num
     included[included.length - 1] = { source: 'latest_observation', refs: tail.refs, mode: tail.mode, trust: 'untrusted', tokens: tail.tokens, reason: tail.mode === 'full' ? 'the latest tool results, in full' : 'the latest tool results, each cut to the per-result cap with a reference to the full output' };
   }
   const messages = memo.messages.slice();
-  historyTexts.set(messages, { inputTokens: memo.inputSums[count - 1]!, counter, json: memo.jsonAfter[count - 1]! });
+  historyTexts.set(messages, { inputTokens: memo.inputSums[count - 1]!, counter, json: memo.json });
   return { messages, tokens: memo.tokenSums[count - 1]!, included, cut: memo.cutAfter[count - 1]! };
 };
 
