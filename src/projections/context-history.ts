@@ -1,7 +1,7 @@
 import type { ContextCompaction, ContextExclusion, ContextInclusion } from '../../models/context.records.js';
 import type { ModelMessage } from '../../models/model-contract.js';
 import { toArray } from './persistent-list.js';
-import { countOlder, type ActorContext, type ConversationItem, type EvidenceItem, type OlderItems } from './context.view.js';
+import { countOlder, type ActorContext, type ConversationItem, type EvidenceItem, type OlderItems, type ToolResultItem } from './context.view.js';
 import { attribute, fitText, quoteUntrusted } from './context-render.js';
 import { hookContextSection, renderTurn, turnMode } from './context-sources.js';
 import { callSummary } from './call-summary.js';
@@ -198,8 +198,14 @@ type SummaryOptions = { from: number; budget: number; maxLines: number; listed?:
 
 /** The summary last rendered before one anchor item, with everything it was rendered from (compared by identity). */
 interface SummaryMemo {
-  /** The actor's recent items then (arrays of a view are never changed once made) and how many lay before the anchor. */
-  recent: readonly ConversationItem[];
+  /**
+   * What identifies the items before the anchor then, oldest first: kind, seq and (a turn) its results list — a turn
+   * is replaced only when a result settles, which makes a new list. Not the items themselves: an item may be the
+   * anchor of another memo, and holding items would chain memos back through the whole session (a heap leak).
+   */
+  kinds: Array<'user' | 'turn'>;
+  seqs: number[];
+  results: Array<readonly ToolResultItem[] | undefined>;
   anchorIndex: number;
   older: OlderItems;
   constraints: ActorContext['constraints'];
@@ -229,10 +235,17 @@ const sameSummaryInput = (memo: SummaryMemo, actor: ActorContext, anchorIndex: n
   if (kept.from !== options.from || kept.budget !== options.budget || kept.maxLines !== options.maxLines || kept.listed !== options.listed || kept.counter !== options.counter) return false;
   const dropped = memo.anchorIndex - anchorIndex;
   if (dropped < 0 || (dropped > 0 && (options.listed === undefined || options.listed > anchorIndex))) return false;
-  for (let index = 0; index < anchorIndex; index++) if (memo.recent[dropped + index] !== actor.recent[index]) return false;
+  for (let index = 0; index < anchorIndex; index++) {
+    const item = actor.recent[index]!;
+    if (memo.seqs[dropped + index] !== item.seq || memo.kinds[dropped + index] !== item.kind || memo.results[dropped + index] !== (item.kind === 'turn' ? item.results : undefined)) return false;
+  }
   if (dropped === 0) return memo.older === actor.older || sameOlder(memo.older, actor.older);
   let counted = memo.older;
-  for (let index = 0; index < dropped; index++) counted = countOlder(counted, memo.recent[index]!);
+  for (let index = 0; index < dropped; index++) {
+    // countOlder reads an item's kind, seq and (a turn) results: what the memo kept of it.
+    const kept = { kind: memo.kinds[index]!, seq: memo.seqs[index]!, results: memo.results[index] ?? [] } as unknown as ConversationItem;
+    counted = countOlder(counted, kept);
+  }
   return sameOlder(counted, actor.older);
 };
 
@@ -244,8 +257,11 @@ const sameSummaryInput = (memo: SummaryMemo, actor: ActorContext, anchorIndex: n
 export const renderSummary = (actor: ActorContext, anchorIndex: number, options: SummaryOptions): RenderedSummary | undefined => {
   const key: object = actor.recent[anchorIndex] ?? actor.older;
   const memo = summaryMemos.get(key);
-  const summary = memo && sameSummaryInput(memo, actor, anchorIndex, options) ? memo.summary : renderSummaryOnce(actor, anchorIndex, options);
-  summaryMemos.set(key, { recent: actor.recent, anchorIndex, older: actor.older, constraints: actor.constraints, options: { ...options }, summary });
+  const reuse = memo !== undefined && sameSummaryInput(memo, actor, anchorIndex, options);
+  if (reuse && memo.anchorIndex === anchorIndex && memo.older === actor.older) return memo.summary;
+  const summary = reuse ? memo.summary : renderSummaryOnce(actor, anchorIndex, options);
+  const before = actor.recent.slice(0, anchorIndex);
+  summaryMemos.set(key, { kinds: before.map((item) => item.kind), seqs: before.map((item) => item.seq), results: before.map((item) => (item.kind === 'turn' ? item.results : undefined)), anchorIndex, older: actor.older, constraints: actor.constraints, options: { ...options }, summary });
   return summary;
 };
 
