@@ -45,7 +45,13 @@ export interface RenderedHistory {
 interface HistoryMemo {
   cap: number;
   counter: TokenCounter;
-  items: ConversationItem[];
+  /**
+   * What identifies each item rendered (seq, and a turn's results list or a user message's text: a turn is replaced
+   * only when a result settles, which makes a new list). Not the items themselves: an item may be another memo's
+   * anchor, and holding items would chain the memos of every compaction through the whole session (a heap leak).
+   */
+  seqs: number[];
+  marks: unknown[];
   messages: ModelMessage[];
   /** `recent_tail` entries of the turns (user messages have none). */
   tails: ContextInclusion[];
@@ -64,6 +70,9 @@ interface HistoryMemo {
 
 const historyMemos = new WeakMap<ConversationItem, HistoryMemo>();
 
+/** What tells an item from another with the same seq: a turn's results list (new when one settles), a user message's text. */
+const markOf = (item: ConversationItem): unknown => (item.kind === 'turn' ? item.results : item.text);
+
 const tailReason = 'history since the last compaction, appended in order';
 
 /** A frozen ledger entry (entries are shared between rounds; nothing may change them). */
@@ -74,10 +83,11 @@ const frozenEntry = (entry: ContextInclusion): ContextInclusion => {
 
 /** Append one item's rendering to the memo. */
 const renderInto = (memo: HistoryMemo, item: ConversationItem): void => {
-  const index = memo.items.length;
+  const index = memo.seqs.length;
   const tokensBefore = index === 0 ? 0 : memo.tokenSums[index - 1]!;
   const cutBefore = index === 0 ? false : memo.cutAfter[index - 1]!;
-  memo.items.push(item);
+  memo.seqs.push(item.seq);
+  memo.marks.push(markOf(item));
   if (item.kind === 'user') {
     // User messages are counted with the goal (never trimmed, wherever they are placed).
     memo.messages.push(sealMessage({ role: 'user', content: item.hookContext ? `${item.text}\n\n${hookContextSection(item.hookContext)}` : item.text }));
@@ -106,7 +116,8 @@ const renderInto = (memo: HistoryMemo, item: ConversationItem): void => {
 
 /** Keep the memo's first `count` items only. */
 const truncateMemo = (memo: HistoryMemo, count: number): void => {
-  memo.items.length = count;
+  memo.seqs.length = count;
+  memo.marks.length = count;
   memo.messages.length = count === 0 ? 0 : memo.messageEnds[count - 1]!;
   memo.tails.length = count === 0 ? 0 : memo.tailEnds[count - 1]!;
   memo.messageEnds.length = count;
@@ -132,13 +143,13 @@ export const renderHistory = (actor: ActorContext, anchorIndex: number, cap: num
   const anchor = recent[anchorIndex]!;
   let memo = historyMemos.get(anchor);
   if (memo === undefined || memo.cap !== cap || memo.counter !== counter) {
-    memo = { cap, counter, items: [], messages: [], tails: [], messageEnds: [], tailEnds: [], tokenSums: [], cutAfter: [], inputSums: [], json: '' };
+    memo = { cap, counter, seqs: [], marks: [], messages: [], tails: [], messageEnds: [], tailEnds: [], tokenSums: [], cutAfter: [], inputSums: [], json: '' };
     historyMemos.set(anchor, memo);
   }
   let shared = 0;
-  const limit = Math.min(count, memo.items.length);
-  while (shared < limit && memo.items[shared] === recent[anchorIndex + shared]) shared++;
-  if (shared < memo.items.length) truncateMemo(memo, shared);
+  const limit = Math.min(count, memo.seqs.length);
+  while (shared < limit && memo.seqs[shared] === recent[anchorIndex + shared]!.seq && memo.marks[shared] === markOf(recent[anchorIndex + shared]!)) shared++;
+  if (shared < memo.seqs.length) truncateMemo(memo, shared);
   for (let index = shared; index < count; index++) renderInto(memo, recent[anchorIndex + index]!);
   const last = recent[recent.length - 1]!;
   const included = memo.tails.slice();
