@@ -2,7 +2,8 @@ import { readdir, realpath, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openLevelEventStore } from '../../stores/index.js';
-import { jsonLines, runCli, startCli } from '../support/cli.js';
+import { jsonLines, startCli } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { seedPassingTests } from '../support/memory-fixtures.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
@@ -21,7 +22,9 @@ beforeEach(async () => {
 });
 afterEach(() => workspace.remove());
 
-const cli = (args: string[]) => runCli(args, { cwd: root });
+// In-process (the commands' output, exit codes and records are what is tested); the session that runs beside them is a
+// real process (startCli), since running alongside another process is.
+const cli = (args: string[]) => runInProcess(args, { cwd: root });
 const json = async (args: string[]) => {
   const result = await cli([...args, '--json']);
   expect(result.stderr).toBe('');
