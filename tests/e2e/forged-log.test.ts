@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import { openLevelEventStore } from '../../stores/index.js';
 import { loadChainHashing, randomChainKey } from '../../stores/chain-crypto.js';
-import { jsonLines, runCli } from '../support/cli.js';
+import { jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { describePostgres, freshSchemaUrl, postgresUrl } from '../support/postgres.js';
 import { levelForge, levelRawChain } from '../stores/level-raw-chain.js';
@@ -71,7 +72,7 @@ describe('forged logs are refused (issue 25 §2)', () => {
   let workspace: { path: string; remove: () => Promise<void> };
   let session: string;
   let original: RecordEnvelope[];
-  const cli = (args: string[], cwd = workspace.path) => runCli(args, { cwd, env: { HOME: workspace.path } });
+  const cli = (args: string[], cwd = workspace.path) => runInProcess(args, { cwd, env: { HOME: workspace.path } });
   /** `rein verify <id> --json` in a copy of the workspace whose store holds the forgery: exit code and report. */
   const verdict = async (args: string[] = []) => {
     const verified = await cli(['verify', session, '--json', ...args]);

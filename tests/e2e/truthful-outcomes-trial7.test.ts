@@ -1,7 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 // Trial 7 G11, G3, G4: real `node --test` runs through the CLI with the scripted provider.
@@ -16,7 +17,7 @@ const script = (...commands: Array<string | { command: string; run_in_background
 
 describe('a verification is what the suite said, not what the line exited (trial 7)', () => {
   let workspace: { path: string; remove: () => Promise<void> };
-  const cli = (args: string[]) => runCli(args, { cwd: workspace.path, env: { HOME: workspace.path } });
+  const cli = (args: string[]) => runInProcess(args, { cwd: workspace.path, env: { HOME: workspace.path } });
   const sessionOf = (stdout: string): string => /session (s-[\w-]+):/.exec(stdout)![1]!;
   const recordsOf = async (id: string) => jsonLines((await cli(['show', id, '--json'])).stdout);
   const run = async (turns: ReturnType<typeof script>) => {

@@ -1,7 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const failingTest = "const test = require('node:test');\nconst assert = require('node:assert');\ntest('adds', () => { assert.strictEqual(1 + 1, 3); });\n";
@@ -21,7 +22,7 @@ const deniedCalls = {
 describe('truthful outcomes at the command line', () => {
   let workspace: { path: string; remove: () => Promise<void> };
   // The shell profile of this machine plays no part: HOME is the workspace (no ~/.bash_profile to read).
-  const cli = (args: string[]) => runCli(args, { cwd: workspace.path, env: { HOME: workspace.path } });
+  const cli = (args: string[]) => runInProcess(args, { cwd: workspace.path, env: { HOME: workspace.path } });
   const sessionOf = (stdout: string): string => /session (s-[\w-]+):/.exec(stdout)![1]!;
   const recordsOf = async (id: string) => jsonLines((await cli(['show', id, '--json'])).stdout);
   beforeEach(async () => {
