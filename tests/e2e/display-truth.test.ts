@@ -2,7 +2,8 @@ import { cp, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { scaledTimeout } from '../support/timeouts.js';
 
@@ -18,7 +19,7 @@ const linesStarting = (text: string, starts: readonly string[]): Array<string | 
 
 describe('what the CLI displays is what the log says (the new-user trial)', () => {
   let workspace: { path: string; remove: () => Promise<void> };
-  const cli = (args: string[], env: NodeJS.ProcessEnv = {}) => runCli(args, { cwd: workspace.path, env: { HOME: workspace.path, REIN_CONFIG_HOME: join(workspace.path, '.config'), ...env } });
+  const cli = (args: string[], env: NodeJS.ProcessEnv = {}) => runInProcess(args, { cwd: workspace.path, env: { HOME: workspace.path, REIN_CONFIG_HOME: join(workspace.path, '.config'), ...env } });
   const sessionOf = (stdout: string): string => /session (s-[\w-]+):/.exec(stdout)![1]!;
   beforeEach(async () => {
     workspace = await makeTempDir('rein-display-');

@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openLevelEventStore } from '../../stores/index.js';
 import { describeChain } from '../../src/session/verify-session.js';
 import { replaySession } from '../../src/session/replay-session.js';
-import { cliPath, entriesOfRows, jsonLines, runCli, startCli } from '../support/cli.js';
+import { cliPath, entriesOfRows, jsonLines, startCli } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const driver = fileURLToPath(new URL('../support/pty-driver.py', import.meta.url));
@@ -21,7 +22,7 @@ const writeAndFinish = {
 
 describe('the rough edges a new user hits', () => {
   let workspace: { path: string; remove: () => Promise<void> };
-  const cli = (args: string[]) => runCli(args, { cwd: workspace.path, env: { HOME: workspace.path } });
+  const cli = (args: string[]) => runInProcess(args, { cwd: workspace.path, env: { HOME: workspace.path } });
   const script = (name: string, value: unknown) => writeFile(join(workspace.path, name), JSON.stringify(value));
   const sessionOf = (stdout: string): string => /session (s-[\w-]+):/.exec(stdout)![1]!;
   beforeEach(async () => {

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { lstat, readFile, readlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonLines, runCli } from '../support/cli.js';
+import { jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /**
@@ -14,7 +15,7 @@ describe('rein diff, rein rewind and rein compare', () => {
   let workspace: { path: string; remove: () => Promise<void> };
   let id: string;
   let records: Array<Record<string, any>>;
-  const cli = (args: string[]) => runCli(args, { cwd: workspace.path });
+  const cli = (args: string[]) => runInProcess(args, { cwd: workspace.path });
   const settledOf = (callIndex: number) => records.filter((record) => record.type === 'tool.settled')[callIndex]!;
   const file = (path: string) => readFile(join(workspace.path, path), 'utf8');
 

@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { entriesOfRows, cliPath, jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, cliPath, jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { everythingPath } from '../support/mcp-servers.js';
 import { sessionEndedIn } from '../../src/host/step-record.js';
@@ -16,7 +17,7 @@ describe('trial 5 leftovers', () => {
   let workspace: { path: string; remove: () => Promise<void> };
   let scripts: { path: string; remove: () => Promise<void> };
   const env = () => ({ HOME: workspace.path, REIN_CONFIG_HOME: join(workspace.path, '.config-home'), REIN_PROVIDER: '' });
-  const cli = (args: string[]) => runCli(args, { cwd: workspace.path, env: env() });
+  const cli = (args: string[]) => runInProcess(args, { cwd: workspace.path, env: env() });
   const script = async (name: string, value: unknown) => {
     const path = join(scripts.path, name);
     await writeFile(path, JSON.stringify(value));
