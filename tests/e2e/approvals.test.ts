@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { entriesOfRows, cliPath, jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, cliPath, jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const script = {
@@ -35,36 +36,36 @@ describe('approvals at the command line', () => {
   const out = () => join(workspace.path, 'out.txt');
 
   it('without a TTY an unanswered ask pauses (exit 3) and rein resume --approve continues it', async () => {
-    const run = await runCli(['run', 'write it', '--script', 'script.json'], cwd());
+    const run = await runInProcess(['run', 'write it', '--script', 'script.json'], cwd());
     expect(run.code).toBe(3);
     expect(run.stdout).toContain('? write out.txt');
     expect(run.stdout).toMatch(/waiting for approval root\/approval-\d+: write out\.txt/);
     expect(existsSync(out())).toBe(false);
-    const [summary] = jsonLines((await runCli(['sessions', '--json'], cwd())).stdout);
+    const [summary] = jsonLines((await runInProcess(['sessions', '--json'], cwd())).stdout);
     expect(summary).toMatchObject({ status: 'awaiting-approval' });
-    const again = await runCli(['resume', summary!.id], cwd());
+    const again = await runInProcess(['resume', summary!.id], cwd());
     expect(again.code).toBe(3);
-    const approved = await runCli(['resume', summary!.id, '--approve', 'write'], cwd());
+    const approved = await runInProcess(['resume', summary!.id, '--approve', 'write'], cwd());
     expect(approved.code).toBe(0);
     expect(approved.stdout).toContain('→ allow-once');
     expect(await readFile(out(), 'utf8')).toBe('written\n');
-    expect((await runCli(['replay', summary!.id], cwd())).code).toBe(0);
+    expect((await runInProcess(['replay', summary!.id], cwd())).code).toBe(0);
   });
 
   it('--yes answers in advance, but a --deny rule holds whatever the answers', async () => {
-    const yes = await runCli(['run', 'write it', '--script', 'script.json', '--yes'], cwd());
+    const yes = await runInProcess(['run', 'write it', '--script', 'script.json', '--yes'], cwd());
     expect(yes.code).toBe(0);
     expect(await readFile(out(), 'utf8')).toBe('written\n');
     const { rm } = await import('node:fs/promises');
     await rm(out());
-    const denied = await runCli(['run', 'write it', '--script', 'script.json', '--yes', '--deny', 'write:out.*'], cwd());
+    const denied = await runInProcess(['run', 'write it', '--script', 'script.json', '--yes', '--deny', 'write:out.*'], cwd());
     expect(denied.code).toBe(0);
     expect(denied.stdout).toContain('✗ write out.txt Denied');
     expect(existsSync(out())).toBe(false);
   });
 
   it('--mode plan hides tools that change things; calling one is a denial the model reads, and its answer completes the session', async () => {
-    const plan = await runCli(['run', 'write it', '--script', 'script.json', '--mode', 'plan', '--json'], cwd());
+    const plan = await runInProcess(['run', 'write it', '--script', 'script.json', '--mode', 'plan', '--json'], cwd());
     expect(plan.code).toBe(0);
     const records = jsonLines(plan.stdout);
     expect(entriesOfRows(records).find((record) => record.type === 'tool.rejected' && record.data.name === 'write')?.data).toMatchObject({ stage: 'visibility', code: 'tool_not_visible' });
@@ -72,8 +73,8 @@ describe('approvals at the command line', () => {
     expect(entriesOfRows(records).filter((record) => record.type === 'turn.blocked')).toEqual([]);
     expect(entriesOfRows(records).at(-1)).toMatchObject({ type: 'session.ended', data: { status: 'completed' } });
     expect(existsSync(out())).toBe(false);
-    expect((await runCli(['run', 'x', '--script', 'script.json', '--mode', 'yolo'], cwd())).code).toBe(2);
-    expect((await runCli(['run', 'x', '--script', 'script.json', '--approve', 'not a rule!'], cwd())).code).toBe(2);
+    expect((await runInProcess(['run', 'x', '--script', 'script.json', '--mode', 'yolo'], cwd())).code).toBe(2);
+    expect((await runInProcess(['run', 'x', '--script', 'script.json', '--approve', 'not a rule!'], cwd())).code).toBe(2);
   });
 
   it('on a TTY asks, and the answer is what the log records', async () => {
@@ -89,8 +90,8 @@ describe('approvals at the command line', () => {
     const denied = await inTerminal(['run', 'write it', '--script', 'script.json'], workspace.path, [{ expect: 'allow\\? \\[y\\]es once', send: 'write to notes.txt instead\r' }]);
     expect(denied.code).toBe(0);
     expect(existsSync(out())).toBe(false);
-    const [summary] = jsonLines((await runCli(['sessions', '--json'], cwd())).stdout);
-    const records = jsonLines((await runCli(['show', summary!.id, '--json'], cwd())).stdout);
+    const [summary] = jsonLines((await runInProcess(['sessions', '--json'], cwd())).stdout);
+    const records = jsonLines((await runInProcess(['show', summary!.id, '--json'], cwd())).stdout);
     expect(entriesOfRows(records).find((record) => record.type === 'approval.replied')?.data).toMatchObject({ decision: 'deny', feedback: 'write to notes.txt instead' });
     expect(entriesOfRows(records).find((record) => record.type === 'tool.settled' && record.data.name === 'write')?.data.observation).toContain('write to notes.txt instead');
   });

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anthropicConversation, anthropicReplyChunks, modelExchange, shoutingModel, shoutingPolicy } from '../support/loopback-model.js';
 import { jsonError, startLoopbackServer, type LoopbackServer } from '../support/loopback-server.js';
-import { entriesOfRows, jsonLines, runCli, type CliResult } from '../support/cli.js';
+import { entriesOfRows, jsonLines } from '../support/cli.js';
+import { runInProcess, type InProcessResult } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { openLevelEventStore } from '../../stores/index.js';
 
@@ -22,9 +23,9 @@ const filesUnder = async (directory: string): Promise<string[]> => {
 describe('rein run against a loopback OpenAI-compatible endpoint', () => {
   let workspace: { path: string; remove: () => Promise<void> };
   let server: LoopbackServer;
-  const outputs: CliResult[] = [];
+  const outputs: InProcessResult[] = [];
   const cli = async (args: string[], env: Record<string, string> = {}) => {
-    const result = await runCli(args, { cwd: workspace.path, env: { ...clean, ...env } });
+    const result = await runInProcess(args, { cwd: workspace.path, env: { ...clean, ...env } });
     outputs.push(result);
     return result;
   };
