@@ -1,7 +1,8 @@
 import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { jsonLines, runCli } from '../support/cli.js';
+import { jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { requireBubblewrap } from '../support/sandbox.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
@@ -32,14 +33,14 @@ describe('the chain key and the sandbox', () => {
       { text: '1', toolCalls: [{ name: 'bash', arguments: { command: `cat ${key} ~/.config/rein/chain.key; ls -a ~/.config 2>&1; echo status=$?` } }] },
       { text: 'Done.' },
     ] }));
-    const run = await runCli(['run', 'look', '--script', 'script.json', '--yes', '--sandbox', 'required', '--json'], { cwd: workspace.path, env });
+    const run = await runInProcess(['run', 'look', '--script', 'script.json', '--yes', '--sandbox', 'required', '--json'], { cwd: workspace.path, env });
     expect(run.code, run.stderr).toBe(0);
     const secret = (await readFile(key, 'latin1')).trim();
     expect(secret).toMatch(/^[0-9a-f]{64}$/);
     const seen = observations(run.stdout);
     expect(seen).toContain('No such file or directory');
     expect(seen).not.toContain(secret);
-    expect((await runCli(['verify', '--all'], { cwd: workspace.path, env })).code).toBe(0);
+    expect((await runInProcess(['verify', '--all'], { cwd: workspace.path, env })).code).toBe(0);
   }, 120_000);
 
   it('a key file in the workspace is a protected path: hidden from commands, refused to file tools, listed by rein sandbox', async (context) => {
@@ -52,14 +53,14 @@ describe('the chain key and the sandbox', () => {
       { text: '2', toolCalls: [{ name: 'read', arguments: { path: 'secrets/chain.key' } }] },
       { text: 'Done.' },
     ] }));
-    const run = await runCli(['run', 'look', '--script', 'script.json', '--yes', '--sandbox', 'required', '--json'], { cwd: workspace.path, env });
+    const run = await runInProcess(['run', 'look', '--script', 'script.json', '--yes', '--sandbox', 'required', '--json'], { cwd: workspace.path, env });
     expect(run.code, run.stderr).toBe(0);
     const secret = (await readFile(key, 'latin1')).trim();
     const seen = observations(run.stdout);
     expect(seen).not.toContain(secret);
     const read = jsonLines(run.stdout).find((record) => record.type === 'tool.settled' && record.data.name === 'read');
     expect(read?.data).toMatchObject({ status: 'error', errorCode: 'Denied' });
-    const sandbox = JSON.parse((await runCli(['sandbox', '--json'], { cwd: workspace.path, env })).stdout) as { protected: Array<{ path: string; state: string }> };
+    const sandbox = JSON.parse((await runInProcess(['sandbox', '--json'], { cwd: workspace.path, env })).stdout) as { protected: Array<{ path: string; state: string }> };
     expect(sandbox.protected).toContainEqual({ path: join(await realpath(workspace.path), 'secrets', 'chain.key'), state: 'masked' });
   }, 120_000);
 });

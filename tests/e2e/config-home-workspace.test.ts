@@ -5,7 +5,8 @@ import { promisify } from 'node:util';
 import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cliPath, jsonLines, runCli } from '../support/cli.js';
+import { cliPath, jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /**
@@ -35,18 +36,18 @@ describe("rein's configuration folder inside the workspace", () => {
       { text: '3', toolCalls: [{ name: 'write', arguments: { path: `${plugin}/index.mjs`, content: `import { writeFileSync } from 'node:fs'; writeFileSync(${JSON.stringify(marker)}, 'ran'); export default { manifest: { id: 'evil', name: 'evil', version: '1.0.0', contributes: {}, permissions: [] }, setup: () => ({}) };\n` } }] },
       { text: 'Done.' },
     ] }));
-    const run = await runCli(['run', 'w', '--script', 'script.json', '--yes', '--json'], { cwd: home.path, env: env() });
+    const run = await runInProcess(['run', 'w', '--script', 'script.json', '--yes', '--json'], { cwd: home.path, env: env() });
     expect(run.code, run.stderr).toBe(0);
     const settled = jsonLines(run.stdout).filter((record) => record.type === 'tool.settled').map((record) => record.data as { name: string; status: string; errorCode?: string });
     expect(settled.filter((data) => data.name === 'write'), run.stdout).toEqual([expect.objectContaining({ status: 'error', errorCode: 'Denied' }), expect.objectContaining({ status: 'error', errorCode: 'Denied' })]);
     // What the command created inside rein's configuration folder was removed when it ended.
     expect(existsSync(join(home.path, '.config', 'rein'))).toBe(false);
     await writeFile(join(home.path, 'done.json'), JSON.stringify({ turns: [{ text: 'Done.' }] }));
-    const next = await runCli(['run', 'x', '--script', 'done.json', '--json'], { cwd: home.path, env: env() });
+    const next = await runInProcess(['run', 'x', '--script', 'done.json', '--json'], { cwd: home.path, env: env() });
     expect(next.code, next.stderr).toBe(0);
     expect(existsSync(marker)).toBe(false);
 
-    const sandbox = await runCli(['sandbox', '--json'], { cwd: home.path, env: env() });
+    const sandbox = await runInProcess(['sandbox', '--json'], { cwd: home.path, env: env() });
     const report = JSON.parse(sandbox.stdout) as { protected: Array<{ path: string }> };
     expect(report.protected).toContainEqual({ path: join(await realpath(home.path), '.config', 'rein'), state: 'absent' });
   }, 120_000);
@@ -58,7 +59,7 @@ describe("rein's configuration folder inside the workspace", () => {
       { text: '1', toolCalls: [{ name: 'bash', arguments: { command: 'cat .config/rein/trust.json; mkdir .config/rein/plugins/evil; echo status=$?' } }] },
       { text: 'Done.' },
     ] }));
-    const run = await runCli(['run', 'w', '--script', 'script.json', '--yes', '--json'], { cwd: home.path, env: env() });
+    const run = await runInProcess(['run', 'w', '--script', 'script.json', '--yes', '--json'], { cwd: home.path, env: env() });
     expect(run.code, run.stderr).toBe(0);
     expect(existsSync(join(home.path, '.config', 'rein', 'plugins', 'evil'))).toBe(false);
     expect(await readFile(join(home.path, '.config', 'rein', 'trust.json'), 'utf8')).toBe('{"version":1,"entries":[]}\n');
@@ -68,7 +69,7 @@ describe("rein's configuration folder inside the workspace", () => {
     const inside = join(home.path, '.config', 'rein', 'plugins', 'mine');
     await mkdir(inside, { recursive: true });
     await writeFile(join(inside, 'script.json'), JSON.stringify({ turns: [{ text: 'Done.' }] }));
-    const run = await runCli(['run', 'x', '--script', 'script.json'], { cwd: inside, env: env() });
+    const run = await runInProcess(['run', 'x', '--script', 'script.json'], { cwd: inside, env: env() });
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/rein: USAGE: the workspace .* lies inside rein's configuration folder/);
   }, 60_000);

@@ -2,7 +2,8 @@ import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const script = fileURLToPath(new URL('../fixtures/delegation/three-children.script.json', import.meta.url));
@@ -10,14 +11,14 @@ const script = fileURLToPath(new URL('../fixtures/delegation/three-children.scri
 describe('rein run with delegation, then rein trace', () => {
   let workspace: { path: string; remove: () => Promise<void> };
   let sessionId: string;
-  let run: Awaited<ReturnType<typeof runCli>>;
+  let run: Awaited<ReturnType<typeof runInProcess>>;
   const cwd = () => ({ cwd: workspace.path });
 
   beforeAll(async () => {
     workspace = await makeTempDir('rein-delegation-cli-');
     await writeFile(join(workspace.path, 'add.js'), 'export const add = (a, b) => a + b;\n');
     await copyFile(script, join(workspace.path, 'script.json'));
-    run = await runCli(['run', 'Check add.js', '--script', 'script.json'], cwd());
+    run = await runInProcess(['run', 'Check add.js', '--script', 'script.json'], cwd());
     sessionId = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
   });
   afterAll(() => workspace.remove());
@@ -32,7 +33,7 @@ describe('rein run with delegation, then rein trace', () => {
   });
 
   it('rein trace shows each child linked to the call that delegated it, and the child\'s own turns under its path', async () => {
-    const trace = await runCli(['trace', sessionId], cwd());
+    const trace = await runInProcess(['trace', sessionId], cwd());
     expect(trace.code).toBe(0);
     const text = trace.stdout;
     for (const [task, role, mode] of [['map', 'explorer', 'summary'], ['review', 'reviewer', 'clean'], ['tests', 'tester', 'fork']]) {
@@ -45,21 +46,21 @@ describe('rein run with delegation, then rein trace', () => {
   });
 
   it('rein replay verifies the whole tree, children included', async () => {
-    const replay = await runCli(['replay', sessionId, '--json'], cwd());
+    const replay = await runInProcess(['replay', sessionId, '--json'], cwd());
     expect(replay.code).toBe(0);
     const [summary] = jsonLines(replay.stdout);
     expect(summary).toMatchObject({ sessionId });
     expect(summary!.verified).toBe(summary!.head);
-    const dryRun = await runCli(['replay', sessionId, '--dry-run'], cwd());
+    const dryRun = await runInProcess(['replay', sessionId, '--dry-run'], cwd());
     expect(dryRun.stdout).toContain(', 0 would now be decided differently; nothing was executed');
-    const records = jsonLines((await runCli(['show', sessionId, '--json'], cwd())).stdout);
+    const records = jsonLines((await runInProcess(['show', sessionId, '--json'], cwd())).stdout);
     // delegation.* records are entries of step records (proposed is an input, the rest were derived).
     const types = entriesOfRows(records).map((record) => record.type);
     for (const type of ['delegation.proposed', 'delegation.validated', 'delegation.accepted', 'delegation.started', 'delegation.completed', 'delegation.joined']) expect(types).toContain(type);
   });
 
   it('rein graph delegation prints the fan-out and join machine', async () => {
-    const graph = await runCli(['graph', 'delegation', '--format', 'mermaid'], cwd());
+    const graph = await runInProcess(['graph', 'delegation', '--format', 'mermaid'], cwd());
     expect(graph.code).toBe(0);
     expect(graph.stdout).toContain('delegation_running --> delegation_joined: always [joinDecided]');
     expect(graph.stdout).toContain('delegation_running --> delegation_cancelled: delegation.cancel');
@@ -95,13 +96,13 @@ describe('a tester\'s report is checked against the commands it ran (trial5 E9)'
   afterAll(() => workspace.remove());
 
   it('a report of `npm test` passing that no command bears out is refused, the child fails its contract and the join is unsatisfied', async () => {
-    const run = await runCli(['run', 'd', '--script', 'claim.json', '--deny', 'bash:rm *', '--yes'], { cwd: workspace.path });
+    const run = await runInProcess(['run', 'd', '--script', 'claim.json', '--deny', 'bash:rm *', '--yes'], { cwd: workspace.path });
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/\[t1\] ✗ submit_report npm test InvalidInput/);
     expect(run.stdout).toMatch(/↳ task t1 failed \(contract\)/);
     expect(run.stdout).toContain('✓ delegate_task joined (all): unsatisfied, 2 task(s)');
     const sessionId = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
-    const records = jsonLines((await runCli(['show', sessionId, '--json'], { cwd: workspace.path })).stdout);
+    const records = jsonLines((await runInProcess(['show', sessionId, '--json'], { cwd: workspace.path })).stdout);
     const rejected = entriesOfRows(records).filter((record) => record.type === 'tool.rejected' && record.data.code === 'report_unverified');
     expect(rejected.length).toBeGreaterThanOrEqual(1);
     expect(rejected[0]!.data.message).toContain('no command "npm test" ran in this task');
@@ -109,12 +110,12 @@ describe('a tester\'s report is checked against the commands it ran (trial5 E9)'
     expect(joined.data.outcome).toBe('unsatisfied');
     expect(joined.data.observation).not.toContain('"exit_code": 0');
     expect(entriesOfRows(records).some((record) => record.type === 'delegation.completed' && record.data.taskId === 't1')).toBe(false);
-    const replay = await runCli(['replay', sessionId, '--json'], { cwd: workspace.path });
+    const replay = await runInProcess(['replay', sessionId, '--json'], { cwd: workspace.path });
     expect(replay.code).toBe(0);
   });
 
   it('a report that restates the run it rests on is accepted and joined', async () => {
-    const run = await runCli(['run', 'd', '--script', 'honest.json', '--yes'], { cwd: workspace.path });
+    const run = await runInProcess(['run', 'd', '--script', 'honest.json', '--yes'], { cwd: workspace.path });
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/\[t2\] ✓ submit_report true/);
     expect(run.stdout).toContain('✓ delegate_task joined (all): satisfied, 1 task(s)');

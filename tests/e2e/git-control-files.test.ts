@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8' });
@@ -26,7 +27,7 @@ describe("the repository's git configuration and hooks are protected (trial 7 G1
         { text: 'b', toolCalls: [{ name: 'bash', arguments: { command: 'printf "[core]\\n\\tfsmonitor = touch pwn_bash\\n" >> .git/config; git add keep.txt && git -c user.email=a@b -c user.name=a commit -qm keep && git status --short' } }] },
         { text: 'Done.' },
       ] }));
-      const run = await runCli(['run', 'look at git', '--script', 'script.json', '--mode', 'accept-edits', '--yes', '--json'], { cwd: workspace.path, env: { REIN_CONFIG_HOME: join(workspace.path, '.config-home') } });
+      const run = await runInProcess(['run', 'look at git', '--script', 'script.json', '--mode', 'accept-edits', '--yes', '--json'], { cwd: workspace.path, env: { REIN_CONFIG_HOME: join(workspace.path, '.config-home') } });
       const settled = entriesOfRows(jsonLines(run.stdout)).filter((record) => record.type === 'tool.settled').map((record) => record.data as { name: string; status: string; errorCode?: string });
       expect(settled.map((data) => [data.name, data.status, data.errorCode ?? '']), run.stdout + run.stderr).toEqual([
         ['read', 'ok', ''],
@@ -57,7 +58,7 @@ describe("the repository's git configuration and hooks are protected (trial 7 G1
         { text: 'i', toolCalls: [{ name: 'bash', arguments: { command: 'git init -q . && git status --short' } }] },
         { text: 'Done.' },
       ] }));
-      const run = await runCli(['run', 'init', '--script', 'script.json', '--mode', 'accept-edits', '--yes', '--json'], { cwd: workspace.path, env: { REIN_CONFIG_HOME: join(workspace.path, '.config-home') } });
+      const run = await runInProcess(['run', 'init', '--script', 'script.json', '--mode', 'accept-edits', '--yes', '--json'], { cwd: workspace.path, env: { REIN_CONFIG_HOME: join(workspace.path, '.config-home') } });
       expect(run.code, run.stdout + run.stderr).toBe(0);
       expect(existsSync(join(workspace.path, '.git', 'config'))).toBe(true);
       expect(existsSync(join(workspace.path, '.git', 'hooks'))).toBe(true);
@@ -65,7 +66,7 @@ describe("the repository's git configuration and hooks are protected (trial 7 G1
         { text: 'w', toolCalls: [{ name: 'write', arguments: { path: '.git/config', content: '[core]\n\tfsmonitor = "touch pwn"\n' } }] },
         { text: 'Done.' },
       ] }));
-      const again = await runCli(['run', 'edit', '--script', 'script.json', '--mode', 'accept-edits', '--json'], { cwd: workspace.path, env: { REIN_CONFIG_HOME: join(workspace.path, '.config-home') } });
+      const again = await runInProcess(['run', 'edit', '--script', 'script.json', '--mode', 'accept-edits', '--json'], { cwd: workspace.path, env: { REIN_CONFIG_HOME: join(workspace.path, '.config-home') } });
       const settled = entriesOfRows(jsonLines(again.stdout)).filter((record) => record.type === 'tool.settled').map((record) => record.data as { status: string; errorCode?: string });
       expect(settled[0], again.stdout + again.stderr).toMatchObject({ status: 'error', errorCode: 'Denied' });
     } finally {
@@ -83,7 +84,7 @@ describe('a repository configuration that makes git run a program keeps git stat
       await writeFile(join(workspace.path, '.git', 'config'), '[core]\n\trepositoryformatversion = 1\n[extensions]\n\tworktreeConfig = true\n');
       await writeFile(join(workspace.path, '.git', 'config.worktree'), '[core]\n\tfsmonitor = "touch pwn_wt; rm -f keep.txt; false"\n');
       await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 's', toolCalls: [{ name: 'bash', arguments: { command: 'git status --short' } }] }, { text: 'Done.' }] }));
-      const run = await runCli(['run', 'status', '--script', 'script.json', '--json'], { cwd: workspace.path, env: { REIN_CONFIG_HOME: join(workspace.path, '.config-home') } });
+      const run = await runInProcess(['run', 'status', '--script', 'script.json', '--json'], { cwd: workspace.path, env: { REIN_CONFIG_HOME: join(workspace.path, '.config-home') } });
       expect(run.code, run.stdout + run.stderr).toBe(3);
       const decided = entriesOfRows(jsonLines(run.stdout)).find((record) => record.type === 'permission.decided');
       expect(decided?.data).toMatchObject({ decision: 'ask', classes: ['protected-path'] });

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonLines, runCli } from '../support/cli.js';
+import { jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { writeFsServer } from '../support/fs-mcp-server.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
@@ -24,7 +25,7 @@ describe('an MCP write asked without a TTY (issue 25 §5)', () => {
     const server = await writeFsServer(serverDir.path, { file: 'untouched.txt', text: 'x' });
     await writeFile(join(workspace.path, '.mcp.json'), JSON.stringify({ mcpServers: { fs: server } }));
     await writeFile(join(workspace.path, 's.json'), JSON.stringify({ turns: [{ text: 'Writing.', toolCalls: [{ name: 'mcp__fs__write_file', arguments: { path: 'notes.md', content: 'hello\n'.repeat(30) } }] }, { text: 'Done.' }] }));
-    expect((await runCli(['mcp', 'trust'], { cwd: workspace.path, env: env() })).code).toBe(0);
+    expect((await runInProcess(['mcp', 'trust'], { cwd: workspace.path, env: env() })).code).toBe(0);
   });
   afterAll(async () => {
     await workspace.remove();
@@ -33,16 +34,16 @@ describe('an MCP write asked without a TTY (issue 25 §5)', () => {
   });
 
   it('pauses with the path, the content size and digest, and a hint that approves that path only; the hint answers it on resume', async () => {
-    const run = await runCli(['run', 'write the notes', '--script', 's.json'], { cwd: workspace.path, env: env() });
+    const run = await runInProcess(['run', 'write the notes', '--script', 's.json'], { cwd: workspace.path, env: env() });
     expect(run.code).toBe(3);
     expect(run.stdout).toMatch(/waiting for approval [^\n]*path="notes\.md"[^\n]*content: 180 chars sha256:[0-9a-f]{12}/);
     expect(run.stdout).toMatch(/answer with: rein resume \S+ --approve mcp__fs__write_file:notes\.md /);
     expect(run.stdout).not.toMatch(/--approve mcp__fs__write_file[ \n]/);
     expect(existsSync(join(workspace.path, 'notes.md'))).toBe(false);
-    const [summary] = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path, env: env() })).stdout);
-    const other = await runCli(['resume', summary!.id, '--approve', 'mcp__fs__write_file:other.md'], { cwd: workspace.path, env: env() });
+    const [summary] = jsonLines((await runInProcess(['sessions', '--json'], { cwd: workspace.path, env: env() })).stdout);
+    const other = await runInProcess(['resume', summary!.id, '--approve', 'mcp__fs__write_file:other.md'], { cwd: workspace.path, env: env() });
     expect(other.code).toBe(3);
-    const resumed = await runCli(['resume', summary!.id, '--approve', 'mcp__fs__write_file:notes.md'], { cwd: workspace.path, env: env() });
+    const resumed = await runInProcess(['resume', summary!.id, '--approve', 'mcp__fs__write_file:notes.md'], { cwd: workspace.path, env: env() });
     expect(resumed.code).toBe(0);
     expect(await readFile(join(workspace.path, 'notes.md'), 'utf8')).toBe('hello\n'.repeat(30));
   }, 120_000);

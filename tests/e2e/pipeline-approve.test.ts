@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import { openLevelEventStore } from '../../stores/index.js';
-import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /*
@@ -44,7 +45,7 @@ const decisions = () => records('permission.decided');
 describe("rein run --approve 'bash:*' judges a pipeline part by part (issue 30 B6)", () => {
   it('the two lines of the report run unasked; the test ran and its summary reached the model', async () => {
     await writeFile(join(workspace.path, 's.json'), JSON.stringify(script('cat package.json | grep test', 'node --test 2>&1 | tail -5')));
-    const run = await runCli(['run', 'check the tests', '--script', 's.json', '--approve', 'bash:*'], options());
+    const run = await runInProcess(['run', 'check the tests', '--script', 's.json', '--approve', 'bash:*'], options());
     expect(run.stdout).not.toContain('waiting for approval');
     expect(run.code).toBe(0);
     const decided = await decisions();
@@ -60,7 +61,7 @@ describe("rein run --approve 'bash:*' judges a pipeline part by part (issue 30 B
 
   it('a part a deny rule names denies the line, --yes or not, and nothing of it runs', async () => {
     await writeFile(join(workspace.path, 's.json'), JSON.stringify(script('cat package.json | grep test && rm -f package.json')));
-    const run = await runCli(['run', 'tidy', '--script', 's.json', '--approve', 'bash:*', '--deny', 'bash:rm *', '--yes'], options());
+    const run = await runInProcess(['run', 'tidy', '--script', 's.json', '--approve', 'bash:*', '--deny', 'bash:rm *', '--yes'], options());
     expect(run.code).toBe(0);
     expect(existsSync(join(workspace.path, 'package.json'))).toBe(true);
     expect(await decisions()).toEqual([expect.objectContaining({ decision: 'deny', rule: 'deny bash:rm *', source: 'rule' })]);
@@ -68,7 +69,7 @@ describe("rein run --approve 'bash:*' judges a pipeline part by part (issue 30 B
 
   it('a part whose program rein cannot name pauses the line; an unknown part is denied while a deny rule is in force', async () => {
     await writeFile(join(workspace.path, 's.json'), JSON.stringify(script('cat package.json | node -e "process.stdin.pipe(process.stdout)"')));
-    const paused = await runCli(['run', 'copy', '--script', 's.json', '--approve', 'bash:*'], options());
+    const paused = await runInProcess(['run', 'copy', '--script', 's.json', '--approve', 'bash:*'], options());
     expect(paused.code).toBe(3);
     expect(paused.stdout).toContain('waiting for approval');
     const [decided] = await decisions();
@@ -77,19 +78,19 @@ describe("rein run --approve 'bash:*' judges a pipeline part by part (issue 30 B
     await workspace.remove();
     workspace = await makeTempDir('rein-pipeline-cli-');
     await writeFile(join(workspace.path, 's.json'), JSON.stringify(script('cat s.json | node -e "process.stdin.pipe(process.stdout)"')));
-    const denied = await runCli(['run', 'copy', '--script', 's.json', '--approve', 'bash:*', '--deny', 'bash:rm *', '--yes'], options());
+    const denied = await runInProcess(['run', 'copy', '--script', 's.json', '--approve', 'bash:*', '--deny', 'bash:rm *', '--yes'], options());
     expect(denied.code).toBe(0);
     expect(await decisions()).toEqual([expect.objectContaining({ decision: 'deny', rule: 'deny bash:rm *' })]);
   }, 120_000);
 
   it("a pipeline paused without the rule is answered by rein resume --approve 'bash:*'", async () => {
     await writeFile(join(workspace.path, 's.json'), JSON.stringify(script('node --test 2>&1 | tail -5')));
-    const paused = await runCli(['run', 'test', '--script', 's.json'], options());
+    const paused = await runInProcess(['run', 'test', '--script', 's.json'], options());
     expect(paused.code).toBe(3);
-    const [summary] = jsonLines((await runCli(['sessions', '--json'], options())).stdout);
-    const resumed = await runCli(['resume', summary!.id, '--approve', 'bash:*'], options());
+    const [summary] = jsonLines((await runInProcess(['sessions', '--json'], options())).stdout);
+    const resumed = await runInProcess(['resume', summary!.id, '--approve', 'bash:*'], options());
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toContain('→ allow-once');
-    expect((await runCli(['replay', summary!.id], options())).code).toBe(0);
+    expect((await runInProcess(['replay', summary!.id], options())).code).toBe(0);
   }, 120_000);
 });

@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /** The trial's secrets: an AWS key id and secret, a DB password, a Stripe live key, an SSH private key's body line. */
@@ -30,7 +30,7 @@ beforeAll(async () => {
     ],
   };
   await writeFile(join(workspace.path, 'script.json'), JSON.stringify(script));
-  const run = await runCli(['run', 'find the credentials', '--script', 'script.json'], { cwd: workspace.path, env });
+  const run = await runInProcess(['run', 'find the credentials', '--script', 'script.json'], { cwd: workspace.path, env });
   expect(run.code, run.stderr).toBe(0);
   sessionId = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
 }, 120_000);
@@ -43,33 +43,33 @@ const expectClean = (what: string, text: string) => {
 
 describe('secrets the agent read are redacted in what users share (issue 25 §6)', () => {
   it('rein trace: the report, --out, --eval and --json hold none of them, the model\'s own sentences included', async () => {
-    const text = await runCli(['trace', sessionId], { cwd: workspace.path, env });
+    const text = await runInProcess(['trace', sessionId], { cwd: workspace.path, env });
     expect(text.code, text.stderr).toBe(0);
     expectClean('the trace report', text.stdout);
     const out = join(workspace.path, 'report.md');
     const evalFile = join(workspace.path, 'case.json');
-    const written = await runCli(['trace', sessionId, '--out', out, '--eval', evalFile], { cwd: workspace.path, env });
+    const written = await runInProcess(['trace', sessionId, '--out', out, '--eval', evalFile], { cwd: workspace.path, env });
     expect(written.code, written.stderr).toBe(0);
     expectClean('--out', await readFile(out, 'utf8'));
     expectClean('--eval <file>', await readFile(evalFile, 'utf8'));
-    const evalStdout = await runCli(['trace', sessionId, '--eval'], { cwd: workspace.path, env });
+    const evalStdout = await runInProcess(['trace', sessionId, '--eval'], { cwd: workspace.path, env });
     expectClean('--eval', evalStdout.stdout);
-    const json = await runCli(['trace', sessionId, '--json'], { cwd: workspace.path, env });
+    const json = await runInProcess(['trace', sessionId, '--json'], { cwd: workspace.path, env });
     expect(json.code, json.stderr).toBe(0);
     expectClean('--json', json.stdout);
     expect(JSON.parse(json.stdout)).toBeTypeOf('object');
   }, 120_000);
 
   it('rein show and show --json hold none of them; --raw shows them as recorded, and the raw log still replays', async () => {
-    const show = await runCli(['show', sessionId], { cwd: workspace.path, env });
+    const show = await runInProcess(['show', sessionId], { cwd: workspace.path, env });
     expect(show.code, show.stderr).toBe(0);
     expectClean('rein show', show.stdout);
-    const json = await runCli(['show', sessionId, '--json'], { cwd: workspace.path, env });
+    const json = await runInProcess(['show', sessionId, '--json'], { cwd: workspace.path, env });
     expectClean('rein show --json', json.stdout);
-    const raw = await runCli(['show', sessionId, '--raw'], { cwd: workspace.path, env });
+    const raw = await runInProcess(['show', sessionId, '--raw'], { cwd: workspace.path, env });
     expect(raw.stdout).toContain(secrets.dbPassword);
     expect(raw.stdout).toContain(secrets.awsSecret);
-    const replay = await runCli(['replay', sessionId], { cwd: workspace.path, env });
+    const replay = await runInProcess(['replay', sessionId], { cwd: workspace.path, env });
     expect(replay.code, replay.stderr).toBe(0);
   }, 120_000);
 });

@@ -2,7 +2,8 @@ import { cp, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const demo = fileURLToPath(new URL('../../scripts/demo/', import.meta.url));
@@ -29,7 +30,7 @@ const delegation = {
 
 describe('what the CLI displays is what the log says (the third new-user trial)', () => {
   let workspace: { path: string; remove: () => Promise<void> };
-  const cli = (args: string[]) => runCli(args, { cwd: workspace.path, env: { HOME: workspace.path, REIN_CONFIG_HOME: join(workspace.path, '.config') } });
+  const cli = (args: string[]) => runInProcess(args, { cwd: workspace.path, env: { HOME: workspace.path, REIN_CONFIG_HOME: join(workspace.path, '.config') } });
   const sessionOf = (stdout: string): string => /session (s-[\w-]+):/.exec(stdout)![1]!;
   beforeEach(async () => {
     workspace = await makeTempDir('rein-trial3-');

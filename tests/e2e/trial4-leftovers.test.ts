@@ -1,13 +1,14 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /** The fourth trial's leftovers, each through the CLI as the trial met it. */
 describe('trial 4 leftovers', () => {
   let workspace: { path: string; remove: () => Promise<void> };
-  const cli = (args: string[]) => runCli(args, { cwd: workspace.path, env: { HOME: workspace.path, REIN_CONFIG_HOME: join(workspace.path, '.config-home'), REIN_PROVIDER: '' } });
+  const cli = (args: string[]) => runInProcess(args, { cwd: workspace.path, env: { HOME: workspace.path, REIN_CONFIG_HOME: join(workspace.path, '.config-home'), REIN_PROVIDER: '' } });
   const script = (name: string, value: unknown) => writeFile(join(workspace.path, name), JSON.stringify(value));
   beforeEach(async () => {
     workspace = await makeTempDir('rein-trial4-');

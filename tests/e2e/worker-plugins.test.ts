@@ -5,7 +5,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openPostgresEventStore, type PostgresEventStore } from '../../src/index.js';
 import { replaySession } from '../../src/session/replay-session.js';
 import type { HookDecided } from '../../models/hook.records.js';
-import { jsonLines, runCli } from '../support/cli.js';
+import { jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { describePostgres, freshSchemaUrl } from '../support/postgres.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
@@ -55,11 +56,11 @@ describePostgres('a worker runs a queued session with the plugins and hooks rein
 
   it('user, trusted project and --plugin plugins, and the command hook of rein.config.json once trusted, whose deny holds; the plugins stop on record', async () => {
     const env = { REIN_CONFIG_HOME: home.path };
-    expect((await runCli(['plugins', 'trust', 'proj'], { cwd: workspace.path, env })).code).toBe(0);
+    expect((await runInProcess(['plugins', 'trust', 'proj'], { cwd: workspace.path, env })).code).toBe(0);
     // The hooks of rein.config.json are not trusted yet: the worker does not load them, and says so.
-    const untrusted = await runCli(['run', 'ping and read', '--script', 'script.json', '--store', url, '--detach', '--json', '--plugin', outside.path], { cwd: workspace.path, env });
+    const untrusted = await runInProcess(['run', 'ping and read', '--script', 'script.json', '--store', url, '--detach', '--json', '--plugin', outside.path], { cwd: workspace.path, env });
     const untrustedId = String(jsonLines(untrusted.stdout)[0]!.sessionId);
-    const before = await runCli(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: home.path, env });
+    const before = await runInProcess(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: home.path, env });
     expect(jsonLines(before.stdout).filter((event) => event.sessionId === untrustedId).map((event) => [event.type, event.detail ?? null])).toEqual([
       ['claimed', null],
       ['warning', 'the command hooks of rein.config.json are not trusted: its 1 hook(s) (PreToolUse) were not loaded (trust them with `rein hooks trust` or --yes)'],
@@ -67,11 +68,11 @@ describePostgres('a worker runs a queued session with the plugins and hooks rein
     ]);
     expect((await store.read(untrustedId)).filter((record) => record.type === 'tool.settled').map((record) => (record.data as { status: string }).status)).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
     expect(existsSync(join(home.path, 'hook-runs.log'))).toBe(false);
-    expect((await runCli(['hooks', 'trust'], { cwd: workspace.path, env })).code).toBe(0);
-    const queued = await runCli(['run', 'ping and read', '--script', 'script.json', '--store', url, '--detach', '--json', '--plugin', outside.path], { cwd: workspace.path, env });
+    expect((await runInProcess(['hooks', 'trust'], { cwd: workspace.path, env })).code).toBe(0);
+    const queued = await runInProcess(['run', 'ping and read', '--script', 'script.json', '--store', url, '--detach', '--json', '--plugin', outside.path], { cwd: workspace.path, env });
     expect(queued.code).toBe(0);
     const { sessionId } = jsonLines(queued.stdout)[0]!;
-    const worker = await runCli(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: home.path, env });
+    const worker = await runInProcess(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: home.path, env });
     expect(worker.code).toBe(0);
     expect(jsonLines(worker.stdout).filter((event) => event.sessionId === sessionId).map((event) => [event.type, event.detail ?? null])).toEqual([
       ['claimed', null],
