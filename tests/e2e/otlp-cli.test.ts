@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { jsonSpans, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
@@ -29,7 +29,7 @@ describe('rein run / trace with OpenTelemetry', () => {
     receiver = await startOtlpReceiver();
     await writeFile(join(workspace.path, 'hello.txt'), 'hello\n');
     await writeFile(join(workspace.path, 'script.json'), JSON.stringify(script));
-    const run = await runCli(['run', 'shout the greeting', '--script', 'script.json', '--approve', 'write', '--otlp', receiver.url], cwd({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }));
+    const run = await runInProcess(['run', 'shout the greeting', '--script', 'script.json', '--approve', 'write', '--otlp', receiver.url], cwd({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }));
     expect(run.code, run.stderr).toBe(0);
     sessionId = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
     stderr = run.stderr;
@@ -48,7 +48,7 @@ describe('rein run / trace with OpenTelemetry', () => {
   });
 
   it('rein trace --format otlp-json writes one OTLP/JSON document, and only that, with the live spans and ids', async () => {
-    const trace = await runCli(['trace', sessionId, '--format', 'otlp-json'], cwd());
+    const trace = await runInProcess(['trace', sessionId, '--format', 'otlp-json'], cwd());
     expect(trace.code, trace.stderr).toBe(0);
     const document = JSON.parse(trace.stdout);
     expect(Object.keys(document)).toEqual(['resourceSpans']);
@@ -63,7 +63,7 @@ describe('rein run / trace with OpenTelemetry', () => {
   it('rein trace --otlp exports the finished session again (protobuf), with the same ids', async () => {
     const again = await startOtlpReceiver();
     try {
-      const trace = await runCli(['trace', sessionId, '--otlp', again.url], cwd());
+      const trace = await runInProcess(['trace', sessionId, '--otlp', again.url], cwd());
       expect(trace.code, trace.stderr).toBe(0);
       expect(trace.stdout).toMatch(new RegExp(`^exported 6 spans of ${sessionId} \\(trace [0-9a-f]{32}\\) to ${again.url}/v1/traces \\(http/protobuf\\)\\n$`));
       expect(again.requests.every((request) => request.headers['content-type'] === 'application/x-protobuf')).toBe(true);
@@ -76,11 +76,11 @@ describe('rein run / trace with OpenTelemetry', () => {
   it('OTEL_EXPORTER_OTLP_ENDPOINT turns the export on without a flag; OTEL_SDK_DISABLED turns it off', async () => {
     const collector = await startOtlpReceiver();
     try {
-      const run = await runCli(['run', 'again', '--script', 'script.json', '--approve', 'write'], cwd({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }));
+      const run = await runInProcess(['run', 'again', '--script', 'script.json', '--approve', 'write'], cwd({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }));
       expect(run.code, run.stderr).toBe(0);
       expect(collector.spans().map((span) => span.name)).toContain('execute_tool read');
       const before = collector.requests.length;
-      const off = await runCli(['run', 'quiet', '--script', 'script.json', '--approve', 'write'], cwd({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SDK_DISABLED: 'true' }));
+      const off = await runInProcess(['run', 'quiet', '--script', 'script.json', '--approve', 'write'], cwd({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SDK_DISABLED: 'true' }));
       expect(off.code, off.stderr).toBe(0);
       expect(off.stderr).not.toContain('telemetry:');
       expect(collector.requests.length).toBe(before);
@@ -92,7 +92,7 @@ describe('rein run / trace with OpenTelemetry', () => {
   it('a collector that never answers does not stop rein run from finishing: it reports the spans it received as sent but not confirmed, not dropped (trial 6 F18)', async () => {
     const hanging = await startOtlpReceiver('hang');
     try {
-      const run = await runCli(['run', 'hang on', '--script', 'script.json', '--approve', 'write', '--otlp', hanging.url], cwd());
+      const run = await runInProcess(['run', 'hang on', '--script', 'script.json', '--approve', 'write', '--otlp', hanging.url], cwd());
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout).toContain('Done.');
       expect(hanging.requests.length).toBeGreaterThan(0);
@@ -106,13 +106,13 @@ describe('rein run / trace with OpenTelemetry', () => {
   });
 
   it('refuses an endpoint or protocol it cannot use before anything runs (exit 2)', async () => {
-    const badUrl = await runCli(['run', 'x', '--script', 'script.json', '--otlp', 'ftp://127.0.0.1:1'], cwd());
+    const badUrl = await runInProcess(['run', 'x', '--script', 'script.json', '--otlp', 'ftp://127.0.0.1:1'], cwd());
     expect(badUrl.code).toBe(2);
     expect(badUrl.stderr).toContain('TELEMETRY_CONFIG_INVALID');
-    const grpc = await runCli(['run', 'x', '--script', 'script.json', '--otlp', receiver.url], cwd({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }));
+    const grpc = await runInProcess(['run', 'x', '--script', 'script.json', '--otlp', receiver.url], cwd({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }));
     expect(grpc.code).toBe(2);
     expect(grpc.stderr).toContain('TELEMETRY_CONFIG_INVALID');
-    const format = await runCli(['trace', sessionId, '--format', 'yaml'], cwd());
+    const format = await runInProcess(['trace', sessionId, '--format', 'yaml'], cwd());
     expect(format.code).toBe(2);
   });
 });
