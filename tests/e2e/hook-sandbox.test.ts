@@ -3,7 +3,8 @@ import { chmod, mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeProjectHooks, type ProjectHooks } from '../../src/hooks/project-hooks.js';
-import { jsonLines, runCli } from '../support/cli.js';
+import { jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { requireBubblewrap } from '../support/sandbox.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
@@ -28,8 +29,8 @@ describe('the command hooks of a workspace rein.config.json run inside the bash 
         { text: 'Done.' },
       ] }));
       const env = { REIN_CONFIG_HOME: configHome.path, OPENAI_API_KEY: 'sk-HOOKLEAK123' };
-      expect((await runCli(['hooks', 'trust'], { cwd: workspace.path, env })).code).toBe(0);
-      const run = await runCli(['run', 'tidy up', '--script', 'script.json', '--mode', 'accept-edits', '--json'], { cwd: workspace.path, env });
+      expect((await runInProcess(['hooks', 'trust'], { cwd: workspace.path, env })).code).toBe(0);
+      const run = await runInProcess(['run', 'tidy up', '--script', 'script.json', '--mode', 'accept-edits', '--json'], { cwd: workspace.path, env });
       expect(run.code, run.stderr).toBe(0);
       const records = jsonLines(run.stdout);
       expect(records.find((record) => record.type === 'tool.settled')?.data).toMatchObject({ name: 'write', status: 'ok' });
@@ -64,8 +65,8 @@ describe('the command hooks of a workspace rein.config.json run inside the bash 
         { text: 'Done.' },
       ] }));
       const env = { REIN_CONFIG_HOME: configHome.path };
-      expect((await runCli(['hooks', 'trust'], { cwd: workspace.path, env })).code).toBe(0);
-      const run = await runCli(['run', 'look', '--script', 'script.json', '--json'], { cwd: workspace.path, env });
+      expect((await runInProcess(['hooks', 'trust'], { cwd: workspace.path, env })).code).toBe(0);
+      const run = await runInProcess(['run', 'look', '--script', 'script.json', '--json'], { cwd: workspace.path, env });
       expect(run.code, run.stderr).toBe(0);
       const settled = jsonLines(run.stdout).filter((record) => record.type === 'tool.settled').map((record) => record.data as { status: string; errorCode?: string; observation?: string });
       expect(settled).toHaveLength(2);
@@ -74,7 +75,7 @@ describe('the command hooks of a workspace rein.config.json run inside the bash 
       expect(settled[1]).toMatchObject({ status: 'ok' });
       expect(await readFile(join(workspace.path, 'scripts', 'guard.sh'), 'utf8')).toBe(guard);
       // rein sandbox shows it among the protected paths, as rein run protects it (trial 7 G14).
-      const report = JSON.parse((await runCli(['sandbox', '--json'], { cwd: workspace.path, env })).stdout) as { protected: Array<{ path: string; state: string }> };
+      const report = JSON.parse((await runInProcess(['sandbox', '--json'], { cwd: workspace.path, env })).stdout) as { protected: Array<{ path: string; state: string }> };
       expect(report.protected).toContainEqual({ path: join(await realpath(workspace.path), 'scripts', 'guard.sh'), state: 'masked' });
     } finally {
       await workspace.remove();
@@ -108,11 +109,11 @@ describe('the command hooks of a workspace rein.config.json run inside the bash 
       await writeFile(join(workspace.path, 'first.json'), JSON.stringify({ turns: [{ text: 'tidy', toolCalls: [{ name: 'write', arguments: { path: 'lib.mjs', content: lib } }] }, { text: 'Done.' }] }));
       await writeFile(join(workspace.path, 'second.json'), JSON.stringify({ turns: [{ text: 'Done.' }] }));
       const env = { REIN_CONFIG_HOME: configHome.path, GITHUB_TOKEN: 'ghp_MCPLEAK123' };
-      expect((await runCli(['mcp', 'trust'], { cwd: workspace.path, env })).code).toBe(0);
-      const first = await runCli(['run', 'tidy up', '--script', 'first.json', '--mode', 'accept-edits', '--json'], { cwd: workspace.path, env });
+      expect((await runInProcess(['mcp', 'trust'], { cwd: workspace.path, env })).code).toBe(0);
+      const first = await runInProcess(['run', 'tidy up', '--script', 'first.json', '--mode', 'accept-edits', '--json'], { cwd: workspace.path, env });
       expect(first.code, first.stderr).toBe(0);
       expect(jsonLines(first.stdout).find((record) => record.type === 'tool.settled')?.data).toMatchObject({ name: 'write', status: 'ok' });
-      const second = await runCli(['run', 'again', '--script', 'second.json', '--json'], { cwd: workspace.path, env });
+      const second = await runInProcess(['run', 'again', '--script', 'second.json', '--json'], { cwd: workspace.path, env });
       expect(second.code, second.stderr).toBe(0);
       // The server started (it connected, and its module wrote into the workspace), inside the sandbox.
       expect(jsonLines(second.stdout).some((record) => record.type === 'mcp.connected'), second.stdout).toBe(true);
