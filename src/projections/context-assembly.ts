@@ -15,9 +15,12 @@ export interface AssembledInput {
  * directly follow the assistant message that called them), and last one `user` message with the parts that change
  * every round (`volatile`: the task state, memory hints, hook context) — unless the history ends with a reply the
  * model continues (`pause_turn`), which must stay last. The goal is sent as the first user message when no user
- * message precedes the first reply. The breakpoints name the last message of each stable part.
+ * message precedes the first reply. The breakpoints name the last message of each stable part. `historyStable` is
+ * how many of the history's first messages are rendered as they will be in later rounds (default: all); the ones
+ * after it (a latest observation cut below the per-result cap to fit this round) are not cached, since the next
+ * round renders them at the cap.
  */
-export const assembleMessages = (parts: { system: string; goal: string | undefined; context: string; history: readonly ModelMessage[]; volatile: readonly string[] }): AssembledInput => {
+export const assembleMessages = (parts: { system: string; goal: string | undefined; context: string; history: readonly ModelMessage[]; historyStable?: number; volatile: readonly string[] }): AssembledInput => {
   const messages: ModelMessage[] = [{ role: 'system', content: parts.system }];
   const breakpoints = [0];
   if (parts.context.length > 0) {
@@ -29,8 +32,10 @@ export const assembleMessages = (parts: { system: string; goal: string | undefin
   if (!userFirst && parts.goal !== undefined) messages.push({ role: 'user', content: parts.goal });
   // Where the history lies, so its kept JSON and token count stand for its messages (`inputMessagesJson`).
   if (parts.history.length > 0) assembledHistory.set(messages, { start: messages.length, history: parts.history });
+  const historyStart = messages.length;
   messages.push(...parts.history);
-  if (parts.history.length > 0) breakpoints.push(messages.length - 1);
+  const stable = Math.min(parts.history.length, parts.historyStable ?? parts.history.length);
+  if (stable > 0) breakpoints.push(historyStart + stable - 1);
   const volatile = parts.volatile.filter((section) => section.length > 0);
   const continuing = messages[messages.length - 1]?.role === 'assistant';
   if (volatile.length > 0 && !continuing) {

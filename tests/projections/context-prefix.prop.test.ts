@@ -105,7 +105,26 @@ describe('a prefix the provider can cache', () => {
           previous = projection;
         });
       }),
-      { numRuns: propertyRuns(60) },
+      {
+        numRuns: propertyRuns(60),
+        // Found by a run: the latest observation squeezed below the per-result cap was marked stable, and the next
+        // round (a user message after it) rendered those results at the cap.
+        examples: [
+          [
+            [
+              { kind: 'turn', text: '', calls: [{ name: 'list_dir', arguments: { path: 'a.ts' }, status: 'error', observation: '' }, { name: 'read', arguments: { path: 'a.ts' }, status: 'ok', observation: '' }] },
+              { kind: 'turn', text: '', calls: [{ name: 'write', arguments: { path: 'a.ts' }, status: 'ok', observation: '' }, { name: 'read', arguments: { path: 'a.ts' }, status: 'error', observation: '' }] },
+              { kind: 'user', text: 'Do not touch b.ts.' },
+              { kind: 'turn', text: '', calls: [{ name: 'list_dir', arguments: { path: 'a.ts' }, status: 'ok', observation: '' }, { name: 'read', arguments: { path: 'a.ts' }, status: 'ok', observation: '' }] },
+              { kind: 'turn', text: ' ', calls: [{ name: 'list_dir', arguments: { path: 'a.ts' }, status: 'error', observation: lines(23, 'out-1000000000') }, { name: 'list_dir', arguments: { path: 'a.ts' }, status: 'ok', observation: lines(23, 'out-1000000000') }, { name: 'write', arguments: { path: 'a.ts' }, status: 'ok', observation: lines(103, 'out-1000000000') }] },
+              { kind: 'user', text: 'Please continue.' },
+              { kind: 'turn', text: '', calls: [{ name: 'read', arguments: { path: 'a.ts' }, status: 'ok', observation: '' }] },
+            ],
+            2_008,
+            8,
+          ],
+        ],
+      },
     );
   });
 });
