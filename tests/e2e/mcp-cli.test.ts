@@ -6,6 +6,7 @@ import { openLevelEventStore } from '../../stores/index.js';
 import { jsonLines, startCli } from '../support/cli.js';
 import { runInProcess } from '../support/cli-in-process.js';
 import { everythingPath, pidsWithMarker } from '../support/mcp-servers.js';
+import { eventually } from '../support/sandbox.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const mcpJson = (marker: string, extra: Record<string, unknown> = {}) => JSON.stringify({ mcpServers: { everything: { command: 'node', args: [everythingPath, 'stdio'], env: { REIN_TEST_MARKER: marker }, ...extra } } }, null, 2);
@@ -70,7 +71,8 @@ describe('rein with a copied .mcp.json', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/⇡ mcp everything ready: \d+ tools/);
     expect(run.stdout).toMatch(/✓ mcp__everything__echo .*\(\d+ ms\)/);
-    expect(await pidsWithMarker(marker)).toEqual([]);
+    // In-process, a command's servers are killed as it closes (SIGTERM, SIGKILL after a grace): wait for their exit.
+    expect(await eventually(() => pidsWithMarker(marker), (pids) => pids.length === 0)).toEqual([]);
   }, 60_000);
 
   it('a changed file asks again', async () => {
