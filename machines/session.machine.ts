@@ -4,14 +4,14 @@ import { delegationMachine, type DelegationMachine } from './delegation.machine.
 import { permissionMachine } from './permission.machine.js';
 import { turnMachine } from './turn.machine.js';
 import { mcpConnectionMachine, mcpConnectionPath } from './mcp-connection.machine.js';
-import type { CallSpec } from '../models/call-spec.js';
-import type { UseRow } from '../models/turn.records.js';
 import { emptyUsage } from '../models/budgets.js';
 import { spentOf } from './delegation/budget-share.js';
-import { budgetGuards, delegatedNote } from './session/session-budget.js';
-import { delegationGuards, delegationJoinOf, delegationStartOf, notify } from './session/session-delegation.js';
-import type { SessionCaveat, SessionOutcome } from '../models/session.records.js';
-import { completionClaims, maxCutContinuations, maxOutputCorrections, maxReportCorrections, maxStopContinuations, reportTool, shellTools } from './session.contract.js';
+import { budgetGuards, delegatedNote, effectIdOf, modelCallReservedOf, modelCallSettledOf } from './session/session-budget.js';
+import { delegationCancelsOf, delegationGuards, delegationJoinOf, delegationStartOf, notify } from './session/session-delegation.js';
+import { caveatsNoteOf, endedRecordOf, isCut, reportNoteOf } from './session/session-reply.js';
+import { toolTurnOf, usesOf } from './session/session-turn.js';
+import type { SessionOutcome } from '../models/session.records.js';
+import { maxCutContinuations, maxOutputCorrections, maxReportCorrections, maxStopContinuations, reportTool } from './session.contract.js';
 import type { AgentOutput, ApprovalDoneEvent, EmitRecordParams, RequestEffectParams, SessionContext, SessionEvent, SessionInput, TurnDoneEvent } from './session.contract.js';
 
 // The contract (constants, input, context, output, events, action params) lives in its own module; importers of the
@@ -20,8 +20,6 @@ export * from './session.contract.js';
 
 /** Bumped whenever a change to this machine would make old snapshots restore into the wrong state. */
 export const sessionMachineVersion = '8';
-
-const effectIdOf = (context: SessionContext): string => `${context.path}:e${context.nextEffect}`;
 
 /** The model call `reserveModelCall` just reserved (it runs first: the params read the context it assigned). */
 const requestModelCall = {
@@ -39,76 +37,7 @@ const isApprovalDone = (event: SessionEvent): event is ApprovalDoneEvent =>
 const isTurnDone = (event: SessionEvent): event is TurnDoneEvent =>
   event.type.startsWith('xstate.done.actor.') && typeof (event as Partial<TurnDoneEvent>).output?.turnId === 'string';
 
-/** Without a recorded CallSpec nothing is allowed: every call is `tool.unknown_or_disallowed` and the turn blocks. */
-const missingCallSpec = (callId: string): CallSpec => ({
-  callId,
-  modelRef: { provider: 'unknown', model: 'unknown' },
-  actionMode: 'json',
-  executionPattern: 'chain',
-  toolChoice: 'auto',
-  toolPolicy: { allow: [], schemaDigests: {} },
-  toolCatalogDigest: 'none',
-  parallelPolicy: { allowed: false, maxBranches: 1, strictOrder: false },
-  toolResponseTruncationPolicy: { maxChars: 1, marker: '', artifactRequired: true },
-  runtimeSandboxRef: 'none',
-  riskTier: 'high',
-  mutationPolicyDigest: 'none',
-  capabilityClaims: [],
-  stopPolicy: { maxTurns: 1, checkpoints: [] },
-  protocolStatePolicy: { handled: [], continueOn: [] },
-});
-
-/** How each result of a turn was used: fed into the next model call, or discarded when it was cancelled. */
-const usesOf = (turnId: string, rows: ReadonlyArray<{ callId: string; errorCode?: string }>): UseRow[] =>
-  rows.map((row) => (row.errorCode === 'Cancelled' ? { callId: row.callId, disposition: 'discarded_with_reason', reason: 'cancelled' } : { callId: row.callId, disposition: 'consumed', ref: `synthesis:${turnId}` }));
-
-/** A reply the output token limit cut before the model finished it (a cut tool call fails its arguments instead). */
-const isCut = (event: SessionEvent): boolean => event.type === 'model.responded' && event.stopReason === 'max_tokens' && event.toolCalls.length === 0;
-
-/** What ending on this final reply leaves open: it was cut at the output limit, or a stop hook still objected. */
-const caveatsOf = (context: SessionContext, event: SessionEvent): SessionCaveat[] => {
-  if (event.type !== 'model.responded') return [];
-  const caveats: SessionCaveat[] = [];
-  if (isCut(event)) {
-    caveats.push({ kind: 'reply_cut', detail: `the last reply was cut at the output token limit (max_tokens)${context.tally.cutReplies > 1 ? ` after ${context.tally.cutReplies - 1} continuation(s)` : ''}: the answer is incomplete` });
-  }
-  if (event.continuation) {
-    caveats.push({ kind: 'stop_hook_objected', detail: event.continuation.reason, ...(event.continuation.by ? { by: event.continuation.by } : {}) });
-  }
-  return caveats;
-};
-
-/** The caveats in words, for `session.ended.reason`: `the stop hook command:Stop#1 still objected after 3 continuations: tests still fail`. */
-const caveatText = (caveat: SessionCaveat): string =>
-  caveat.kind === 'reply_cut' ? caveat.detail : `the stop hook ${caveat.by ?? ''}${caveat.by ? ' ' : ''}still objected after ${maxStopContinuations} continuations: ${caveat.detail}`;
-
-/** The findings a completion leaves standing: the last tool turn's, when it was blocked. */
-const unresolvedOf = (context: SessionContext) =>
-  context.lastTurn?.status === 'blocked' && context.lastTurn.findings.length > 0 ? { turnId: context.lastTurn.turnId, findings: context.lastTurn.findings } : undefined;
-
-/** What a child's `submit_report` result changes: an ok one is its report; a schema-invalid one a rejected attempt. */
-const reportNoteOf = (context: SessionContext, event: Extract<SessionEvent, { type: 'tool.settled' }>): { update: Partial<SessionContext>; rejected?: EmitRecordParams } | undefined => {
-  if (!context.child) return undefined;
-  if (event.status === 'ok' && event.value) return { update: { report: { callId: event.callId, value: event.value } } };
-  if (event.status !== 'error' || (event.failedStage !== 'schema' && event.failedStage !== 'runtime-validation')) return undefined;
-  const attempt = context.tally.contractFailures + 1;
-  return {
-    update: { tally: { ...context.tally, contractFailures: attempt } },
-    rejected: { type: 'report.rejected', data: { reason: 'invalid', attempt, format: context.child.format, callId: event.callId, final: attempt > maxReportCorrections } },
-  };
-};
-
-const ended = (status: SessionOutcome) =>
-  ({
-    type: 'emitRecord',
-    params: ({ context }: { context: SessionContext }) => {
-      const unresolved = status === 'completed' ? unresolvedOf(context) : undefined;
-      const caveats = status === 'completed' ? context.caveats : [];
-      const answer = status === 'completed' ? context.tally.answer : undefined;
-      const outputErrors = status === 'failed' ? context.tally.outputErrors : undefined;
-      return { type: 'session.ended', data: { status, ...(context.endReason ? { reason: context.endReason } : {}), ...(unresolved ? { unresolved } : {}), ...(caveats.length > 0 ? { caveats } : {}), ...(answer ? { output: answer.value } : {}), ...(outputErrors ? { outputErrors } : {}) } };
-    },
-  }) as const;
+const ended = (status: SessionOutcome) => ({ type: 'emitRecord', params: ({ context }: { context: SessionContext }) => endedRecordOf(context, status) }) as const;
 
 /**
  * The agent lifecycle (DESIGN §4): idle → running (awaiting model ⇄ running tools ⇄ awaiting approval) →
@@ -141,88 +70,18 @@ export const sessionMachine = setup({
      * Reserve the next model call (its effect id, the turn it counts as); `requestModelCall` then asks for it. A plain
      * assign and a declarative action rather than `enqueueActions`, which builds its `enqueue` closures on every call.
      */
-    reserveModelCall: assign(({ context }) => {
-      const effectId = effectIdOf(context);
-      return {
-        nextEffect: context.nextEffect + 1,
-        awaitingModel: effectId,
-        outstanding: { ...context.outstanding, [effectId]: { kind: 'callModel' as const } },
-        usage: { ...context.usage, turns: context.usage.turns + 1 },
-        ...(context.tally.unseenMessage ? { tally: { ...context.tally, unseenMessage: false } } : {}),
-      };
-    }),
-    settleModelCall: assign(({ context, event }) => {
-      if (event.type !== 'model.responded' && event.type !== 'model.failed') return {};
-      const { [event.effectId]: _settled, ...outstanding } = context.outstanding;
-      const usage = event.type === 'model.responded'
-        ? { ...context.usage, inputTokens: context.usage.inputTokens + event.usage.inputTokens, outputTokens: context.usage.outputTokens + event.usage.outputTokens }
-        : context.usage;
-      // A message the settled call did not see matters only for its answer (guards read it before this runs).
-      const cutReplies = event.type === 'model.responded' ? (isCut(event) ? context.tally.cutReplies + 1 : 0) : context.tally.cutReplies;
-      const tally = cutReplies === context.tally.cutReplies && !context.tally.unseenMessage ? context.tally : { ...context.tally, unseenMessage: false, cutReplies };
-      return { outstanding, awaitingModel: null, usage: { ...usage, elapsedMs: Math.max(usage.elapsedMs, event.elapsedMs) }, tally };
-    }),
+    reserveModelCall: assign(({ context }) => modelCallReservedOf(context)),
+    settleModelCall: assign(({ context, event }) => modelCallSettledOf(context, event)),
     /**
-     * Open the reply's tool turn: spawn its turn actor (`<path>/turn-<n>`) and request one effect per proposed call, so
-     * every call settles and the turn's join closes. The calls the tool-call budget still allows run (in the reply's
-     * order); each one past it is settled unrun with a model-visible budget failure, and the session ends
-     * `budget-exhausted` once the turn has joined. Each call past the turn's parallel limit (`maxBranches`) is settled
-     * unrun with a model-visible refusal, and the session goes on. One action with one context update (spawning, requesting and
-     * assigning were three actions and two copies of the context per reply).
+     * Open the reply's tool turn (`toolTurnOf`): spawn its turn actor and request one effect per proposed call, the
+     * tool-call budget and the parallel limit deciding which run. One action with one context update.
      */
     startToolTurn: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'model.responded') return;
-      const path = `${context.path}/turn-${event.turn}`;
-      enqueue.spawnChild('turn', {
-        id: path,
-        systemId: path,
-        input: {
-          path,
-          turnId: event.effectId,
-          callSpec: event.callSpec ?? missingCallSpec(event.effectId),
-          stopReason: event.stopReason,
-          toolCalls: event.toolCalls,
-          activeMutationPolicyDigest: context.mutationPolicyDigest,
-          ...(event.preFlight ? { preFlight: event.preFlight } : {}),
-          requiredClaims: [...completionClaims],
-          shellTools: [...shellTools],
-        },
-      });
-      let next = context.nextEffect;
-      const outstanding = { ...context.outstanding };
-      // The calls this agent's children made count as its own (a child's budget is its share of what was left).
-      const spentByChildren = context.tally.delegated.toolCalls;
-      const left = Math.max(0, context.budgets.maxToolCalls - context.usage.toolCalls - spentByChildren);
-      const proposed = event.toolCalls.length;
-      // The calls past the turn's parallel limit (its CallSpec's `maxBranches`) are refused before any runs; they spend
-      // no budget and do not count as branches at the join.
-      const limit = event.callSpec?.parallelPolicy.maxBranches ?? proposed;
-      event.toolCalls.forEach((call, index) => {
-        const effectId = `${context.path}:e${next++}`;
-        outstanding[effectId] = { kind: 'executeTool', callId: call.callId };
-        const overBudget =
-          index >= limit
-            ? { parallel: { maxBranches: limit, proposed } }
-            : index >= left
-            ? { budget: { maxToolCalls: context.budgets.maxToolCalls, proposed, left, ...(spentByChildren > 0 ? { delegated: spentByChildren } : {}), ...(context.child ? { share: true } : {}) } }
-            : {};
-        // A turn its pre-flight guardrail blocked still gets one result per call (refused, nothing runs), so its join closes.
-        const blocked = event.preFlight?.verdict === 'block' ? { preFlight: { ...(event.preFlight.by ? { by: event.preFlight.by } : {}), reason: event.preFlight.reason ?? 'blocked' } } : {};
-        enqueue({ type: 'requestEffect', params: { effectId, kind: 'executeTool', args: { callId: call.callId, name: call.name, arguments: call.arguments, ...(call.invalid ? { invalid: call.invalid } : {}), ...blocked, ...overBudget } } });
-      });
-      const allowed = Math.min(proposed, left, limit);
-      const withinLimit = Math.min(proposed, limit);
-      enqueue.assign({
-        lastTurn: { turnId: event.effectId, path, status: 'open', classes: [], findings: [] },
-        nextEffect: next,
-        outstanding,
-        usage: { ...context.usage, toolCalls: context.usage.toolCalls + allowed },
-        ...(allowed < withinLimit
-          ? {
-              tally: { ...context.tally, toolCallBudgetSpent: `tool-call budget exhausted: the reply proposed ${proposed} tool call${proposed === 1 ? '' : 's'} with ${left} of ${context.budgets.maxToolCalls} left${delegatedNote(spentByChildren, 'made')}; ${proposed - allowed} ${proposed - allowed === 1 ? 'was' : 'were'} not run` },
-            }
-          : {}),
-      });
+      const { path, input, requests, update } = toolTurnOf(context, event);
+      enqueue.spawnChild('turn', { id: path, systemId: path, input });
+      for (const params of requests) enqueue({ type: 'requestEffect', params });
+      enqueue.assign(update);
     }),
     declareUses: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'turn.results-ready' || context.lastTurn?.turnId !== event.turnId) return;
@@ -297,8 +156,7 @@ export const sessionMachine = setup({
     }),
     /** The session was cancelled: every running delegation stops its children and records why. */
     cancelDelegations: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'session.cancelled') return;
-      for (const effect of Object.values(context.outstanding)) if (effect.delegation) enqueue.sendTo(effect.delegation, { type: 'delegation.cancel', reason: event.reason });
+      for (const { delegation, cancel } of delegationCancelsOf(context, event)) enqueue.sendTo(delegation, cancel);
     }),
     openApproval: enqueueActions(({ context, event, enqueue, system }) => {
       if (event.type !== 'approval.requested') return;
@@ -334,11 +192,7 @@ export const sessionMachine = setup({
         : {},
     ),
     /** The final reply ends the session: what it leaves open (cut at the limit, a stop hook still objecting) goes on `session.ended`. */
-    noteCaveats: assign(({ context, event }) => {
-      const caveats = caveatsOf(context, event);
-      if (caveats.length === 0) return {};
-      return { caveats, ...(context.endReason ? {} : { endReason: caveats.map(caveatText).join('; ') }) };
-    }),
+    noteCaveats: assign(({ context, event }) => caveatsNoteOf(context, event)),
     /** A final answer the output schema refused goes back to the model (its errors are in the reply's record). */
     countOutputCorrection: assign(({ context }) => ({ tally: { ...context.tally, outputCorrections: (context.tally.outputCorrections ?? 0) + 1 } })),
     /** The answer still did not validate once the corrections were spent: the session fails, naming the errors. */

@@ -1,6 +1,7 @@
 import type { Budgets, Usage } from '../../models/budgets.js';
 import { addPools, emptyPool, type BudgetPool } from '../delegation/budget-share.js';
 import type { SessionContext, SessionEvent } from '../session.contract.js';
+import { isCut } from './session-reply.js';
 
 /*
  * The session machine's budgets (machines/session.machine.ts): what an agent has spent and has left — its own turns,
@@ -29,6 +30,37 @@ export const remainingBudgets = (context: SessionContext): Budgets => {
     maxTokens: context.budgets.maxTokens - tokensUsed(context.usage) - reserved.tokens,
     maxWallTimeMs: context.budgets.maxWallTimeMs - (context.usage.elapsedMs - context.startedAtMs),
   };
+};
+
+/** The id the next effect this agent requests gets: `<path>:e<n>`. */
+export const effectIdOf = (context: SessionContext): string => `${context.path}:e${context.nextEffect}`;
+
+/** Reserving the next model call (`reserveModelCall`): its effect id, outstanding, and the turn it counts as. */
+export const modelCallReservedOf = (context: SessionContext): Partial<SessionContext> => {
+  const effectId = effectIdOf(context);
+  return {
+    nextEffect: context.nextEffect + 1,
+    awaitingModel: effectId,
+    outstanding: { ...context.outstanding, [effectId]: { kind: 'callModel' as const } },
+    usage: { ...context.usage, turns: context.usage.turns + 1 },
+    ...(context.tally.unseenMessage ? { tally: { ...context.tally, unseenMessage: false } } : {}),
+  };
+};
+
+/**
+ * Settling the awaited model call (`settleModelCall`): it is no longer outstanding, its tokens and elapsed time are
+ * charged, and the run of cut replies is counted (reset by a reply that was not cut).
+ */
+export const modelCallSettledOf = (context: SessionContext, event: SessionEvent): Partial<SessionContext> => {
+  if (event.type !== 'model.responded' && event.type !== 'model.failed') return {};
+  const { [event.effectId]: _settled, ...outstanding } = context.outstanding;
+  const usage = event.type === 'model.responded'
+    ? { ...context.usage, inputTokens: context.usage.inputTokens + event.usage.inputTokens, outputTokens: context.usage.outputTokens + event.usage.outputTokens }
+    : context.usage;
+  // A message the settled call did not see matters only for its answer (guards read it before this runs).
+  const cutReplies = event.type === 'model.responded' ? (isCut(event) ? context.tally.cutReplies + 1 : 0) : context.tally.cutReplies;
+  const tally = cutReplies === context.tally.cutReplies && !context.tally.unseenMessage ? context.tally : { ...context.tally, unseenMessage: false, cutReplies };
+  return { outstanding, awaitingModel: null, usage: { ...usage, elapsedMs: Math.max(usage.elapsedMs, event.elapsedMs) }, tally };
 };
 
 /** `(4 of them spent by delegated children)`, when children spent any. */

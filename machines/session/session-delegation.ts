@@ -87,3 +87,9 @@ export const delegationGuards = {
     return found !== undefined && Object.keys(context.outstanding).length === 1;
   },
 };
+
+/** The session was cancelled (`cancelDelegations`): each running delegation and the cancel it is sent, so it stops its children and records why. */
+export const delegationCancelsOf = (context: SessionContext, event: SessionEvent): Array<{ delegation: string; cancel: { type: 'delegation.cancel'; reason: string } }> => {
+  if (event.type !== 'session.cancelled') return [];
+  return Object.values(context.outstanding).flatMap((effect) => (effect.delegation ? [{ delegation: effect.delegation, cancel: { type: 'delegation.cancel' as const, reason: event.reason } }] : []));
+};
