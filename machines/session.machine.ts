@@ -6,13 +6,14 @@ import { turnMachine } from './turn.machine.js';
 import { mcpConnectionMachine, mcpConnectionPath } from './mcp-connection.machine.js';
 import { emptyUsage } from '../models/budgets.js';
 import { spentOf } from './delegation/budget-share.js';
-import { budgetGuards, delegatedNote, effectIdOf, modelCallReservedOf, modelCallSettledOf } from './session/session-budget.js';
+import { budgetGuards, delegatedNote, modelCallReservedOf, modelCallSettledOf } from './session/session-budget.js';
 import { delegationCancelsOf, delegationGuards, delegationJoinOf, delegationStartOf, notify } from './session/session-delegation.js';
 import { caveatsNoteOf, endedRecordOf, isCut, reportNoteOf } from './session/session-reply.js';
 import { toolTurnOf, usesOf } from './session/session-turn.js';
+import { approvalCloseOf, approvalOpenOf, isApprovalDone } from './session/session-approval.js';
 import type { SessionOutcome } from '../models/session.records.js';
 import { maxCutContinuations, maxOutputCorrections, maxReportCorrections, maxStopContinuations, reportTool } from './session.contract.js';
-import type { AgentOutput, ApprovalDoneEvent, EmitRecordParams, RequestEffectParams, SessionContext, SessionEvent, SessionInput, TurnDoneEvent } from './session.contract.js';
+import type { AgentOutput, EmitRecordParams, RequestEffectParams, SessionContext, SessionEvent, SessionInput, TurnDoneEvent } from './session.contract.js';
 
 // The contract (constants, input, context, output, events, action params) lives in its own module; importers of the
 // machine keep finding it here.
@@ -30,9 +31,6 @@ const requestModelCall = {
 let delegatingMachine: DelegationMachine | undefined;
 /** The delegation machine whose children are this session machine, made once. */
 const delegating = (): DelegationMachine => (delegatingMachine ??= delegationMachine.provide({ actors: { agent: sessionMachine } }) as DelegationMachine);
-
-const isApprovalDone = (event: SessionEvent): event is ApprovalDoneEvent =>
-  event.type.startsWith('xstate.done.actor.') && typeof (event as Partial<ApprovalDoneEvent>).output?.approvalId === 'string';
 
 const isTurnDone = (event: SessionEvent): event is TurnDoneEvent =>
   event.type.startsWith('xstate.done.actor.') && typeof (event as Partial<TurnDoneEvent>).output?.turnId === 'string';
@@ -158,29 +156,22 @@ export const sessionMachine = setup({
     cancelDelegations: enqueueActions(({ context, event, enqueue }) => {
       for (const { delegation, cancel } of delegationCancelsOf(context, event)) enqueue.sendTo(delegation, cancel);
     }),
+    /** A call needs approval: its effect is settled and a permission actor (`<path>/approval-<n>`) asks. */
     openApproval: enqueueActions(({ context, event, enqueue, system }) => {
       if (event.type !== 'approval.requested') return;
-      const { [event.effectId]: _settled, ...outstanding } = context.outstanding;
-      const { type: _type, elapsedMs, arguments: args, ...question } = event;
-      enqueue.assign({
-        outstanding,
-        approvals: { ...context.approvals, [event.approvalId]: { callId: event.callId, name: event.tool, arguments: args } },
-        usage: { ...context.usage, elapsedMs: Math.max(context.usage.elapsedMs, elapsedMs) },
-      });
-      enqueue.spawnChild('permission', { id: event.approvalId, systemId: event.approvalId, input: { path: event.approvalId, question } });
-      notify(system, context, { type: 'child.escalated', approvalId: event.approvalId, tool: event.tool, summary: event.summary, reason: event.reason }, enqueue.sendTo);
+      const { update, input, notice } = approvalOpenOf(context, event);
+      enqueue.assign(update);
+      enqueue.spawnChild('permission', { id: event.approvalId, systemId: event.approvalId, input });
+      notify(system, context, notice, enqueue.sendTo);
     }),
+    /** The permission actor answered: the call is requested again as a fresh `executeTool` effect carrying the answer. */
     closeApproval: enqueueActions(({ context, event, enqueue, system }) => {
-      if (!isApprovalDone(event)) return;
-      const approvalId = event.output.approvalId;
-      const pending = context.approvals[approvalId];
-      if (!pending) return;
-      const { [approvalId]: _closed, ...approvals } = context.approvals;
-      const effectId = effectIdOf(context);
-      enqueue.stopChild(approvalId);
-      enqueue.assign({ approvals, nextEffect: context.nextEffect + 1, outstanding: { ...context.outstanding, [effectId]: { kind: 'executeTool', callId: pending.callId } } });
-      enqueue({ type: 'requestEffect', params: { effectId, kind: 'executeTool', args: { callId: pending.callId, name: pending.name, arguments: pending.arguments, approval: { ...event.output } } } });
-      notify(system, context, { type: 'child.resumed', approvalId }, enqueue.sendTo);
+      const closed = approvalCloseOf(context, event);
+      if (!closed) return;
+      enqueue.stopChild(closed.approvalId);
+      enqueue.assign(closed.update);
+      enqueue({ type: 'requestEffect', params: closed.request });
+      notify(system, context, closed.notice, enqueue.sendTo);
     }),
     /**
      * The model answered after a blocked tool turn: the answer is its to give, so the session completes — with the
