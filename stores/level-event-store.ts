@@ -19,7 +19,7 @@ import { GroupCommitter } from './level-group-commit.js';
 import { LevelSyncCommits } from './level-sync-commits.js';
 import { blobWrites, wholeBlob } from './level-blob-writes.js';
 import type { LevelEventStoreOptions } from './level-event-store.options.js';
-import { BLOB_KEYS, DELTA_KEYS, META_KEY, SUMMARY_KEY, recordKey, snapshotKey } from './level-keys.js';
+import { META_KEY, SUMMARY_KEY, recordKey, snapshotKey } from './level-keys.js';
 import { refDigest } from './blob-hash.js';
 import { prepareStreamBlobs } from './stream-blobs.js';
 import { LevelCopyCache } from './level-locked-read.js';
@@ -32,20 +32,21 @@ import { chainFields } from './chain.js';
 import { checkChain, type ChainReport } from './chain-check.js';
 import { checkedSnapshot, encodeTaggedSnapshot } from './chain-snapshots.js';
 import { StreamCutShortError } from './level-stream-integrity.js';
-import type { StreamMeta } from './level-stream-meta.js';
 import { LevelStreamPool } from './level-stream-pool.js';
 import type { LevelStream, StreamWrite } from './level-stream.js';
 import { resolveReadRange } from './read-range.js';
 import { readAllByStream } from './read-all.js';
 import { refuseFence } from './store-arguments.js';
 import { prepareEnvelopes } from './record-drafts.js';
-import { encodeAppend, encodeChainedGroups, withChainFields } from './record-groups.js';
+import { encodeAppend, withChainFields } from './record-groups.js';
 import { KeyedSerialQueue, mapWithLimit } from './task-queues.js';
-import { assertExpectedSeq, assertForkPoint, assertSnapshot, assertSnapshotBound } from './store-arguments.js';
+import { assertExpectedSeq, assertSnapshot, assertSnapshotBound } from './store-arguments.js';
 import { BlobError, ConcurrencyConflictError, StoreError } from './store-errors.js';
 import { assertStreamName, forkStreamName } from './stream-names.js';
 import { TailHub } from './tail-hub.js';
 import { watchStreamDirectory } from './level-stream-watch.js';
+import { readForkCopy, forkWrites } from './level-fork.js';
+import { chainedPages, describe, fieldAt } from './level-stream-reads.js';
 
 export type { LevelEventStoreOptions } from './level-event-store.options.js';
 
@@ -232,22 +233,7 @@ export class LevelEventStore implements EventStore {
     assertStreamName(stream);
     const name = options?.newStream ?? forkStreamName(stream, typeof atSeq === 'number' ? atSeq : 0);
     assertStreamName(name);
-    const copied = await this.#access.withReadable(
-      stream,
-      async (opened) => {
-        if (opened.meta === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
-        assertForkPoint(stream, atSeq, opened.head);
-        return { entries: await opened.readChained({ low: 1, high: atSeq, reverse: false }), blobs: [...(await opened.rawEntries(BLOB_KEYS)), ...(await opened.rawEntries(DELTA_KEYS))] };
-      },
-      undefined,
-    );
-    if (copied === undefined) throw new StoreError('STORE_STREAM_NOT_FOUND', `no stream ${stream}`);
-    // The copies are stored in groups with their chain fields as they are (a record's digest leaves its stream out);
-    // their long strings go back to blobs (the parent's blobs are copied as they are).
-    const groups = await encodeChainedGroups(
-      copied.entries.map(({ record }) => ({ ...record, stream: name })),
-      copied.entries.map(({ field }) => field),
-    );
+    const copy = await readForkCopy(this.#access, stream, atSeq, name);
     const key = await this.#keys.writerKey();
     return this.#queue.run(name, () =>
       this.#pool.with(name, true, async (opened) => {
@@ -256,15 +242,11 @@ export class LevelEventStore implements EventStore {
         }
         const target = writableStream(name, opened)!;
         const meta = createStreamMeta(this.#clock(), { stream, seq: atSeq });
-        const writes: StreamWrite[] = groups.map((group) => ({ type: 'put', key: recordKey(group.lastSeq), value: group.value }));
-        for (const [key, value] of copied.blobs) writes.push({ type: 'put', key, value });
-        for (const group of groups) writes.push(...group.blobs.map(wholeBlob));
-        writes.push({ type: 'put', key: META_KEY, value: encodeStreamMeta(meta) });
-        await this.#write(target, writes, undefined);
+        await this.#write(target, forkWrites(copy, meta), undefined);
         target.meta = meta;
         target.head = atSeq;
         // Sealed at its close under its own name, when the fork point is chained (else its next append upgrades it).
-        target.predecessor = copied.entries.at(-1)?.field;
+        target.predecessor = copy.predecessor;
         target.chainKey = key;
         this.#tails.notify(name);
         return describe(target)!;
@@ -449,25 +431,6 @@ export class LevelEventStore implements EventStore {
   #assertNotClosed(): void {
     if (this.#state === 'closed') throw new StoreError('STORE_CLOSED', 'the store is closed');
   }
-}
-
-/** The chain field of record `seq` (undefined for seq 0, a record past the head, or one written before the chain). */
-const fieldAt = async (opened: LevelStream, seq: number): Promise<Uint8Array | undefined> =>
-  seq < 1 || seq > opened.head ? undefined : (await opened.readChained({ low: seq, high: seq, reverse: false }))[0]?.field;
-
-/** A stream's records 1..head with their chain fields, page by page. */
-async function* chainedPages(opened: LevelStream): AsyncGenerator<Array<{ record: RecordEnvelope; field: Uint8Array | undefined }>> {
-  const page = 1000;
-  for (let low = 1; low <= opened.head; low += page) yield opened.readChained({ low, high: Math.min(opened.head, low + page - 1), reverse: false });
-}
-
-function describe(opened: LevelStream): StreamInfo | undefined {
-  const meta: StreamMeta | undefined = opened.meta;
-  if (meta === undefined) return undefined;
-  const info: StreamInfo = { stream: opened.stream, head: opened.head, createdAt: meta.createdAt };
-  if (meta.forkedFrom !== undefined) info.forkedFrom = { ...meta.forkedFrom };
-  if (opened.summary !== undefined) info.summary = opened.summary;
-  return info;
 }
 
 /**
