@@ -1,12 +1,13 @@
 import * as z from 'zod';
 import { PermissionMode } from './permission.records.js';
+import { lazySchema } from './lazy-schema.js';
 
 /** Where a capability comes from: rein's own tools, tools a host app passed in, an MCP server, or an Agent Skill. */
-export const CapabilitySource = z.enum(['builtin', 'host', 'mcp', 'skill']);
+export const CapabilitySource = lazySchema(() => z.enum(['builtin', 'host', 'mcp', 'skill']));
 export type CapabilitySource = z.infer<typeof CapabilitySource>;
 
 /** The tool risks the permission stage groups tools by (mirrors `ToolRisk`). */
-export const CapabilityRisk = z.enum(['read', 'write', 'execute', 'network', 'delegate']);
+export const CapabilityRisk = lazySchema(() => z.enum(['read', 'write', 'execute', 'network', 'delegate']));
 export type CapabilityRisk = z.infer<typeof CapabilityRisk>;
 
 /**
@@ -14,7 +15,7 @@ export type CapabilityRisk = z.infer<typeof CapabilityRisk>;
  * (its name as the model sees it, where it comes from, how risky it is, and what its schema costs in tokens).
  * Descriptions are left out: search reads them from the live registry, never from the log.
  */
-export const CapabilityDescriptor = z.object({
+export const CapabilityDescriptor = lazySchema(() => z.object({
   name: z.string().min(1).max(64),
   source: CapabilitySource,
   readOnly: z.boolean(),
@@ -29,11 +30,11 @@ export const CapabilityDescriptor = z.object({
   /** For an MCP tool: the server's name in the configuration and the tool's own (full, unsanitised) name. */
   server: z.string().optional(),
   tool: z.string().optional(),
-});
+}));
 export type CapabilityDescriptor = z.infer<typeof CapabilityDescriptor>;
 
 /** The discovery policy's configuration, recorded so replay recomputes every visible set from the log alone. */
-export const DiscoveryPolicy = z.object({
+export const DiscoveryPolicy = lazySchema(() => z.object({
   mode: PermissionMode,
   /** At most this many tools are visible in one round (default 64); the rest are deferred behind `tool_search`. */
   visibleLimit: z.number().int().positive(),
@@ -43,22 +44,22 @@ export const DiscoveryPolicy = z.object({
   toolShare: z.number().positive().max(1),
   /** Tool names (or globs such as `mcp__*__delete*`) a tool-wide deny rule hides. */
   hidden: z.array(z.string()),
-});
+}));
 export type DiscoveryPolicy = z.infer<typeof DiscoveryPolicy>;
 
 /** A skill as the index shows it: name, description and where its SKILL.md lives. */
-export const SkillEntry = z.object({
+export const SkillEntry = lazySchema(() => z.object({
   name: z.string().min(1).max(64),
   description: z.string().min(1).max(1024),
   path: z.string().min(1),
   scope: z.enum(['project', 'user', 'host']),
   /** The tools it allows while active (rein names); absent means it does not narrow the tools. */
   allowedTools: z.array(z.string()).optional(),
-});
+}));
 export type SkillEntry = z.infer<typeof SkillEntry>;
 
 /** A capability source rein could not use, and why (a malformed SKILL.md, an MCP tool whose schema rein cannot use). */
-export const CapabilityProblem = z.object({ source: z.string(), reason: z.string() });
+export const CapabilityProblem = lazySchema(() => z.object({ source: z.string(), reason: z.string() }));
 export type CapabilityProblem = z.infer<typeof CapabilityProblem>;
 
 /**
@@ -66,16 +67,16 @@ export type CapabilityProblem = z.infer<typeof CapabilityProblem>;
  * those skipped), the policy's limits. Written in the session's first batch (and again on resume when it changed);
  * with it the session's visible set is computed each round and recorded as `capability.diff`.
  */
-export const CapabilityCatalog = z.object({
+export const CapabilityCatalog = lazySchema(() => z.object({
   capabilities: z.array(CapabilityDescriptor),
   skills: z.array(SkillEntry),
   problems: z.array(CapabilityProblem),
   policy: DiscoveryPolicy,
-});
+}));
 export type CapabilityCatalog = z.infer<typeof CapabilityCatalog>;
 
 /** Why a tool left the visible set (or was never put in it). */
-export const RemovalReason = z.enum(['deferred', 'server-unavailable', 'not-in-catalog', 'permission', 'skill']);
+export const RemovalReason = lazySchema(() => z.enum(['deferred', 'server-unavailable', 'not-in-catalog', 'permission', 'skill']));
 export type RemovalReason = z.infer<typeof RemovalReason>;
 
 /**
@@ -84,7 +85,7 @@ export type RemovalReason = z.infer<typeof RemovalReason>;
  * hits, invalid calls, the last input's size — so replay recomputes and compares it. Written in the batch that
  * requests the model call, before its `effect.requested`.
  */
-export const CapabilityDiff = z.object({
+export const CapabilityDiff = lazySchema(() => z.object({
   effectId: z.string().min(1),
   turn: z.number().int().positive(),
   added: z.array(z.object({ name: z.string(), reason: z.string(), schemaDigest: z.string() })),
@@ -106,11 +107,11 @@ export const CapabilityDiff = z.object({
     lowered: z.array(z.string()),
     skill: z.string().optional(),
   }),
-});
+}));
 export type CapabilityDiff = z.infer<typeof CapabilityDiff>;
 
 /** effect (fact) · the model loaded a skill's body (or one of its files) with the `skill` tool: what it got, by digest. */
-export const CapabilityLoaded = z.object({
+export const CapabilityLoaded = lazySchema(() => z.object({
   /** The `skill` call's effect (recorded since the tool notes mechanism carries it; older logs lack it). */
   effectId: z.string().optional(),
   callId: z.string().min(1),
@@ -123,5 +124,5 @@ export const CapabilityLoaded = z.object({
   chars: z.number().int().nonnegative(),
   file: z.string().optional(),
   allowedTools: z.array(z.string()).optional(),
-});
+}));
 export type CapabilityLoaded = z.infer<typeof CapabilityLoaded>;

@@ -1,7 +1,8 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy-schema.js';
 
 /** The sources a model input is assembled from, in priority order (the first is never trimmed). */
-export const ContextSource = z.enum([
+export const ContextSource = lazySchema(() => z.enum([
   'system_rules',
   'goal_constraints',
   'state',
@@ -14,57 +15,57 @@ export const ContextSource = z.enum([
   'memory',
   'hooks',
   'environment',
-]);
+]));
 export type ContextSource = z.infer<typeof ContextSource>;
 
 /** The task phase the budget shares follow; derived from the log (mutations and verification results). */
-export const ContextPhase = z.enum(['diagnosing', 'editing', 'verifying', 'summarizing']);
+export const ContextPhase = lazySchema(() => z.enum(['diagnosing', 'editing', 'verifying', 'summarizing']));
 export type ContextPhase = z.infer<typeof ContextPhase>;
 
 /** How much of a source went in: all of it, a cut with a reference to the rest, a summary, or only a reference. */
-export const ContextMode = z.enum(['full', 'excerpt', 'summary', 'reference']);
+export const ContextMode = lazySchema(() => z.enum(['full', 'excerpt', 'summary', 'reference']));
 export type ContextMode = z.infer<typeof ContextMode>;
 
 /** `trusted`: instructions (rules, the user); `fact`: harness-derived state; `untrusted`: tool output, evidence, memory. */
-export const TrustLevel = z.enum(['trusted', 'fact', 'untrusted']);
+export const TrustLevel = lazySchema(() => z.enum(['trusted', 'fact', 'untrusted']));
 export type TrustLevel = z.infer<typeof TrustLevel>;
 
 /**
  * A reference to what a decision is about: `#<seq>` (a record of this stream), `#<from>..#<to>` (a range of them),
  * `artifact://…` (a blob) or `memory:<recordId>`.
  */
-export const ContextRef = z.string().min(1);
+export const ContextRef = lazySchema(() => z.string().min(1));
 
 /** One source (or one item of it) that reached the model input. */
-export const ContextInclusion = z.object({
+export const ContextInclusion = lazySchema(() => z.object({
   source: ContextSource,
   refs: z.array(ContextRef),
   mode: ContextMode,
   trust: TrustLevel,
   tokens: z.number().int().nonnegative(),
   reason: z.string(),
-});
+}));
 export type ContextInclusion = z.infer<typeof ContextInclusion>;
 
 /** Candidates that did not reach the model input (grouped: `count` of them, `refs` bounded). */
-export const ContextExclusion = z.object({
+export const ContextExclusion = lazySchema(() => z.object({
   source: ContextSource,
   refs: z.array(ContextRef),
   count: z.number().int().positive(),
   reason: z.enum(['budget', 'beyond-tail', 'stale', 'in-tail', 'expired', 'out-of-scope', 'low-confidence', 'inactive', 'priority', 'superseded-by-session']),
   detail: z.string().optional(),
-});
+}));
 export type ContextExclusion = z.infer<typeof ContextExclusion>;
 
 /** A summary that stands in for records it replaces; the records themselves stay in the log untouched. */
-export const ContextCompaction = z.object({
+export const ContextCompaction = lazySchema(() => z.object({
   summaryId: z.string(),
   replaces: z.array(ContextRef),
   count: z.number().int().nonnegative(),
   /** User constraints and prohibitions that stay in force verbatim (never summarised away). */
   keeps: z.array(z.object({ ref: ContextRef, text: z.string(), prohibition: z.boolean() })),
   reason: z.string(),
-});
+}));
 export type ContextCompaction = z.infer<typeof ContextCompaction>;
 
 /**
@@ -73,7 +74,7 @@ export type ContextCompaction = z.infer<typeof ContextCompaction>;
  * context view, so the next round renders the same prefix byte for byte (a prefix the provider can cache) until the
  * history no longer fits and the policy moves it (a compaction).
  */
-export const HistoryLayout = z.object({
+export const HistoryLayout = lazySchema(() => z.object({
   /** The seq of the first conversation item shown in full (0: from the start). */
   from: z.number().int().nonnegative(),
   /** The compaction level the layout was chosen at; another level chooses again. */
@@ -84,7 +85,7 @@ export const HistoryLayout = z.object({
   evidenceTokens: z.number().int().nonnegative(),
   /** The seqs of the reads shown as evidence (made before `from`, unchanged when pinned). */
   evidence: z.array(z.number().int().positive()),
-});
+}));
 export type HistoryLayout = z.infer<typeof HistoryLayout>;
 
 /**
@@ -96,7 +97,7 @@ export type HistoryLayout = z.infer<typeof HistoryLayout>;
  * (version 1 held every entry) `rein context` rebuilds from the log and checks against `input`. Folded into the step
  * record of the attempt's settlement (a retried attempt's is a record of its own).
  */
-export const ContextProjected = z.object({
+export const ContextProjected = lazySchema(() => z.object({
   effectId: z.string().min(1),
   turn: z.number().int().positive(),
   attempt: z.number().int().positive(),
@@ -124,7 +125,7 @@ export const ContextProjected = z.object({
   excludedCount: z.number().int().nonnegative().optional(),
   /** Version 2: how many compactions stood in for older records. */
   compactedCount: z.number().int().nonnegative().optional(),
-});
+}));
 
 export { contextCounts, isPartialLedger } from './context-counts.js';
 export type ContextProjected = z.infer<typeof ContextProjected>;

@@ -1,15 +1,16 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy-schema.js';
 
 /** The points where hooks run (docs/capabilities.md: *Hooks*). */
-export const HookPoint = z.enum(['sessionStart', 'userPromptSubmit', 'preToolUse', 'postToolUse', 'contextProject', 'preCompact', 'subagentStart', 'subagentStop', 'stop', 'sessionEnd']);
+export const HookPoint = lazySchema(() => z.enum(['sessionStart', 'userPromptSubmit', 'preToolUse', 'postToolUse', 'contextProject', 'preCompact', 'subagentStart', 'subagentStop', 'stop', 'sessionEnd']));
 export type HookPoint = z.infer<typeof HookPoint>;
 
 /** Guardrail stages, in the order a turn must pass them: before its calls run, per call, per result. */
-export const GuardrailStage = z.enum(['pre_flight', 'input', 'output']);
+export const GuardrailStage = lazySchema(() => z.enum(['pre_flight', 'input', 'output']));
 export type GuardrailStage = z.infer<typeof GuardrailStage>;
 
 /** Where a recorded decision was made: a hook point, or a guardrail stage (`guardrail.<stage>`). */
-export const DecisionPoint = z.enum([...HookPoint.options, 'guardrail.pre_flight', 'guardrail.input', 'guardrail.output']);
+export const DecisionPoint = lazySchema(() => z.enum([...HookPoint.options, 'guardrail.pre_flight', 'guardrail.input', 'guardrail.output']));
 export type DecisionPoint = z.infer<typeof DecisionPoint>;
 
 /**
@@ -17,15 +18,15 @@ export type DecisionPoint = z.infer<typeof DecisionPoint>;
  * `continue` / `stop` at `stop`; `block` for a refused prompt; `pass` / `block` for a guardrail; `none` for an
  * observer that decided nothing.
  */
-export const HookVerdict = z.enum(['allow', 'deny', 'ask', 'amend', 'continue', 'stop', 'block', 'pass', 'none']);
+export const HookVerdict = lazySchema(() => z.enum(['allow', 'deny', 'ask', 'amend', 'continue', 'stop', 'block', 'pass', 'none']));
 export type HookVerdict = z.infer<typeof HookVerdict>;
 
 /** Why a hook did not return a usable decision. */
-export const HookErrorKind = z.enum(['timeout', 'threw', 'exit', 'invalid', 'aborted']);
+export const HookErrorKind = lazySchema(() => z.enum(['timeout', 'threw', 'exit', 'invalid', 'aborted']));
 export type HookErrorKind = z.infer<typeof HookErrorKind>;
 
 /** One hook invocation: who ran, what it decided, how long it took, and what went wrong if anything. */
-export const HookRow = z.object({
+export const HookRow = lazySchema(() => z.object({
   hookId: z.string().min(1),
   kind: z.enum(['plugin', 'command']),
   pluginId: z.string().optional(),
@@ -38,16 +39,16 @@ export const HookRow = z.object({
   additionalContext: z.string().optional(),
   /** This hook asked to stop the session, with this reason (see `HookDecided.stopSession`). */
   stopSession: z.string().optional(),
-});
+}));
 export type HookRow = z.infer<typeof HookRow>;
 
 /** A context candidate a `contextProject` hook returned; the context policy admits or refuses it. */
-export const HookContextCandidate = z.object({
+export const HookContextCandidate = lazySchema(() => z.object({
   id: z.string().min(1),
   hookId: z.string().min(1),
   priority: z.number(),
   content: z.string(),
-});
+}));
 export type HookContextCandidate = z.infer<typeof HookContextCandidate>;
 
 /**
@@ -55,7 +56,7 @@ export type HookContextCandidate = z.infer<typeof HookContextCandidate>;
  * reason and duration, and the combined decision the runtime acted on. For `amend`, the original and the amended
  * input. Replay and resume read this record; they never run the hooks again.
  */
-export const HookDecided = z.object({
+export const HookDecided = lazySchema(() => z.object({
   point: DecisionPoint,
   effectId: z.string().optional(),
   callId: z.string().optional(),
@@ -78,5 +79,5 @@ export const HookDecided = z.object({
    * `session.cancelled` input that followed; resume of a session whose log holds this but no end cancels it.
    */
   stopSession: z.object({ hookId: z.string().min(1), reason: z.string() }).optional(),
-});
+}));
 export type HookDecided = z.infer<typeof HookDecided>;

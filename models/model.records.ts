@@ -2,6 +2,7 @@ import * as z from 'zod';
 
 import { CallSpec } from './call-spec.js';
 import { StopReason } from './stop-reason.js';
+import { lazySchema } from './lazy-schema.js';
 
 export { StopReason } from './stop-reason.js';
 
@@ -10,7 +11,7 @@ export { StopReason } from './stop-reason.js';
  * retryable as is, but the model-call executor may compact the context once and try again. `script_exhausted` also
  * covers a recorded provider with no output for the requested actor and turn.
  */
-export const ProviderErrorCode = z.enum([
+export const ProviderErrorCode = lazySchema(() => z.enum([
   'rate_limit',
   'overloaded',
   'server_error',
@@ -25,15 +26,15 @@ export const ProviderErrorCode = z.enum([
   'script_exhausted',
   'cancelled',
   'unknown',
-]);
+]));
 export type ProviderErrorCode = z.infer<typeof ProviderErrorCode>;
 
-export const ProviderErrorInfo = z.object({
+export const ProviderErrorInfo = lazySchema(() => z.object({
   code: ProviderErrorCode,
   message: z.string(),
   retryable: z.boolean(),
   retryAfterMs: z.number().nonnegative().optional(),
-});
+}));
 export type ProviderErrorInfo = z.infer<typeof ProviderErrorInfo>;
 
 /**
@@ -42,26 +43,26 @@ export type ProviderErrorInfo = z.infer<typeof ProviderErrorInfo>;
  * `BigInt`), a `__proto__` key. The recorded arguments carry `null` / U+FFFD in its place (a `__proto__` key is left
  * out) and the call is refused as `InvalidInput` naming `path` — so the log replays exactly what ran.
  */
-export const ArgumentProblem = z.object({
+export const ArgumentProblem = lazySchema(() => z.object({
   path: z.string(),
   problem: z.enum(['non_finite_number', 'lone_surrogate', 'too_deep', 'not_json', 'reserved_key']),
-});
+}));
 export type ArgumentProblem = z.infer<typeof ArgumentProblem>;
 
 /**
  * A complete tool call proposed by the model. `callId` is the core's id; the vendor's id is provenance only;
  * `invalid` lists the values the runtime had to replace before recording the call (it is then refused).
  */
-export const ToolCall = z.object({
+export const ToolCall = lazySchema(() => z.object({
   callId: z.string().min(1),
   name: z.string(),
   arguments: z.record(z.string(), z.unknown()),
   providerCallId: z.string().optional(),
   invalid: z.array(ArgumentProblem).optional(),
-});
+}));
 export type ToolCall = z.infer<typeof ToolCall>;
 
-export const TokenUsage = z.object({
+export const TokenUsage = lazySchema(() => z.object({
   inputTokens: z.number().int().nonnegative(),
   outputTokens: z.number().int().nonnegative(),
   /** The endpoint reported no usage: these are rein's own count (request and reply characters / 4). */
@@ -70,11 +71,11 @@ export const TokenUsage = z.object({
   cacheReadTokens: z.number().int().nonnegative().optional(),
   /** Of `inputTokens`, those written to the provider's prompt cache (Anthropic `cache_creation_input_tokens`). */
   cacheWriteTokens: z.number().int().nonnegative().optional(),
-});
+}));
 export type TokenUsage = z.infer<typeof TokenUsage>;
 
 /** input · the settled outcome of one `callModel` effect: the assembled reply and its tool calls. */
-export const ModelResponded = z.object({
+export const ModelResponded = lazySchema(() => z.object({
   effectId: z.string().min(1),
   turn: z.number().int().positive(),
   text: z.string(),
@@ -100,20 +101,20 @@ export const ModelResponded = z.object({
    * the validation errors the model is shown (at most `maxOutputCorrections` times, then the session fails).
    */
   output: z.union([z.object({ ok: z.literal(true), value: z.unknown() }), z.object({ ok: z.literal(false), errors: z.array(z.string()).min(1) })]).optional(),
-});
+}));
 export type ModelResponded = z.infer<typeof ModelResponded>;
 
 /** input · a `callModel` effect failed after its retry budget; the session fails (never a tool error). */
-export const ModelFailed = z.object({
+export const ModelFailed = lazySchema(() => z.object({
   effectId: z.string().min(1),
   turn: z.number().int().positive(),
   error: ProviderErrorInfo,
   elapsedMs: z.number().nonnegative(),
-});
+}));
 export type ModelFailed = z.infer<typeof ModelFailed>;
 
 /** What the model-call executor decided after one attempt. */
-export const AttemptDecision = z.enum(['done', 'retry', 'compact', 'fallback', 'fail']);
+export const AttemptDecision = lazySchema(() => z.enum(['done', 'retry', 'compact', 'fallback', 'fail']));
 export type AttemptDecision = z.infer<typeof AttemptDecision>;
 
 /**
@@ -121,7 +122,7 @@ export type AttemptDecision = z.infer<typeof AttemptDecision>;
  * the executor did next (`retry` after `delayMs`, `compact` the context then retry, `fail`, or `done`). Replay skips
  * it; only the final `model.responded` / `model.failed` is an input.
  */
-export const ModelAttempted = z.object({
+export const ModelAttempted = lazySchema(() => z.object({
   effectId: z.string().min(1),
   attempt: z.number().int().positive(),
   provider: z.string().min(1),
@@ -136,5 +137,5 @@ export const ModelAttempted = z.object({
   /** With decision `fallback`: the provider (and model) the next attempt goes to. */
   fallbackTo: z.object({ provider: z.string().min(1), model: z.string().optional() }).optional(),
   durationMs: z.number().nonnegative(),
-});
+}));
 export type ModelAttempted = z.infer<typeof ModelAttempted>;

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { recordKinds, type RecordKind } from './record-kinds.js';
 import { RecordEnvelope } from './envelope.js';
+import { lazySchema } from './lazy-schema.js';
 import { TurnBlocked, TurnCallSpec, TurnJoinClosed, TurnMutationReady, TurnRequests, TurnResults, TurnUses } from './turn.records.js';
 import { ActorTransitioned } from './actor.records.js';
 import { StepDerived } from './step.records.js';
@@ -163,13 +164,18 @@ export type RecordOf<T extends RecordType> = Extract<ReinRecord, { type: T }>;
 const member = <T extends RecordType>(type: T) =>
   RecordEnvelope.extend({ type: z.literal(type), data: recordTypes[type].data as (typeof recordTypes)[T]['data'] });
 
-/** Zod discriminated union of every record type: parses a stored envelope into a typed `ReinRecord`. */
-export const ReinRecordSchema = z.discriminatedUnion(
-  'type',
-  (Object.keys(recordTypes) as RecordType[]).map((type) => member(type)) as unknown as [
-    ReturnType<typeof member>,
-    ...ReturnType<typeof member>[],
-  ],
+/**
+ * Zod discriminated union of every record type: parses a stored envelope into a typed `ReinRecord`. Built on first
+ * use (like each record's data schema), so importing rein does not build it.
+ */
+export const ReinRecordSchema = lazySchema(() =>
+  z.discriminatedUnion(
+    'type',
+    (Object.keys(recordTypes) as RecordType[]).map((type) => member(type)) as unknown as [
+      ReturnType<typeof member>,
+      ...ReturnType<typeof member>[],
+    ],
+  ),
 );
 
 /** True when `type` is a record type this version of rein knows. */

@@ -1,14 +1,15 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy-schema.js';
 
 /** How commands are isolated: bubblewrap (the OS sandbox) or the fallback measures. */
-export const SandboxEnforcementKind = z.enum(['bubblewrap', 'fallback']);
+export const SandboxEnforcementKind = lazySchema(() => z.enum(['bubblewrap', 'fallback']));
 export type SandboxEnforcementKind = z.infer<typeof SandboxEnforcementKind>;
 
 /**
  * effect (fact) · the sandbox in effect for this process's run of the session, found by the start-up probe:
  * written once when the session is created and again each time it is resumed (possibly on another machine).
  */
-export const SandboxChecked = z.object({
+export const SandboxChecked = lazySchema(() => z.object({
   enforcement: SandboxEnforcementKind,
   mode: z.enum(['auto', 'required', 'off']),
   network: z.enum(['disabled', 'allow-list', 'allow-all']),
@@ -22,11 +23,11 @@ export const SandboxChecked = z.object({
   networkNotEnforced: z.string().optional(),
   /** The limits of every command: processes at once, MB of data segment per process, MB of each private tmpfs. */
   limits: z.object({ maxProcesses: z.number().int().positive(), maxMemoryMb: z.number().int().positive(), maxTmpMb: z.number().int().positive() }).optional(),
-});
+}));
 export type SandboxChecked = z.infer<typeof SandboxChecked>;
 
 /** effect (fact) · the network allow-list proxy allowed or refused one connection a command asked for. */
-export const NetworkDecided = z.object({
+export const NetworkDecided = lazySchema(() => z.object({
   effectId: z.string().min(1),
   callId: z.string().min(1),
   host: z.string(),
@@ -34,7 +35,7 @@ export const NetworkDecided = z.object({
   method: z.string(),
   decision: z.enum(['allow', 'refuse']),
   reason: z.string(),
-});
+}));
 export type NetworkDecided = z.infer<typeof NetworkDecided>;
 
 /**
@@ -44,7 +45,7 @@ export type NetworkDecided = z.infer<typeof NetworkDecided>;
  * at an interruption, at its call's cancellation, or when the process let go of a paused session (`release`, before
  * the `workspace.cleaned` of that check). Not written when rein's own exit stopped it.
  */
-export const CommandEnded = z.object({
+export const CommandEnded = lazySchema(() => z.object({
   effectId: z.string().min(1),
   callId: z.string().min(1),
   /** The command's pid, as its call's result named it. */
@@ -63,7 +64,7 @@ export const CommandEnded = z.object({
   timedOut: z.enum(['soft', 'hard']).optional(),
   timeoutMs: z.number().int().min(1),
   durationMs: z.number().int().min(0),
-});
+}));
 export type CommandEnded = z.infer<typeof CommandEnded>;
 
 /**
@@ -71,10 +72,10 @@ export type CommandEnded = z.infer<typeof CommandEnded>;
  * interrupted by a crash (found on resume), protected paths a command created, or (`protected-path-changed`) the
  * protected paths an MCP call changed, which rein put back as they were before the call.
  */
-export const WorkspaceCleaned = z.object({
+export const WorkspaceCleaned = lazySchema(() => z.object({
   effectId: z.string().min(1).optional(),
   callId: z.string().min(1).optional(),
   paths: z.array(z.string().min(1)).min(1),
   reason: z.enum(['interrupted-write', 'protected-path-created', 'protected-path-changed']),
-});
+}));
 export type WorkspaceCleaned = z.infer<typeof WorkspaceCleaned>;

@@ -2,13 +2,14 @@ import * as z from 'zod';
 import { Budgets } from './budgets.js';
 import { FailClosedFinding } from './fail-closed.js';
 import { PermissionAction, PermissionMode, PermissionSource } from './permission.records.js';
+import { lazySchema } from './lazy-schema.js';
 
 /** How a session ended; the four final states of the session machine. */
-export const SessionOutcome = z.enum(['completed', 'failed', 'cancelled', 'budget-exhausted']);
+export const SessionOutcome = lazySchema(() => z.enum(['completed', 'failed', 'cancelled', 'budget-exhausted']));
 export type SessionOutcome = z.infer<typeof SessionOutcome>;
 
 /** input · the first record of every session: who runs, where, with what budgets and which tools are visible. */
-export const SessionCreated = z.object({
+export const SessionCreated = lazySchema(() => z.object({
   sessionId: z.string().min(1),
   task: z.string(),
   workspace: z.string().min(1),
@@ -38,19 +39,19 @@ export const SessionCreated = z.object({
   output: z.object({ schema: z.record(z.string(), z.unknown()) }).optional(),
   /** A conversation: a final answer ends the prompt's turn and the session waits for the next message (`rein acp`). */
   conversation: z.literal(true).optional(),
-});
+}));
 export type SessionCreated = z.infer<typeof SessionCreated>;
 
 /** input · the active mutation policy changed (e.g. resumed with other permission flags); later turns must match it. */
-export const PolicyChanged = z.object({ mutationPolicyDigest: z.string() });
+export const PolicyChanged = lazySchema(() => z.object({ mutationPolicyDigest: z.string() }));
 export type PolicyChanged = z.infer<typeof PolicyChanged>;
 
 /** input · text from the user (the task itself, or a later message). */
-export const UserMessage = z.object({ text: z.string() });
+export const UserMessage = lazySchema(() => z.object({ text: z.string() }));
 export type UserMessage = z.infer<typeof UserMessage>;
 
 /** input · the user or host cancelled the session; running effects are aborted. */
-export const SessionCancelled = z.object({ reason: z.string() });
+export const SessionCancelled = lazySchema(() => z.object({ reason: z.string() }));
 export type SessionCancelled = z.infer<typeof SessionCancelled>;
 
 /**
@@ -58,7 +59,7 @@ export type SessionCancelled = z.infer<typeof SessionCancelled>;
  * answered anyway. The session is `completed` (the answer is the model's to give), but nothing that turn did is
  * MutationReady, so no `succeeded` outcome, memory or merged report rests on it.
  */
-export const UnresolvedFindings = z.object({ turnId: z.string(), findings: z.array(FailClosedFinding).min(1) });
+export const UnresolvedFindings = lazySchema(() => z.object({ turnId: z.string(), findings: z.array(FailClosedFinding).min(1) }));
 export type UnresolvedFindings = z.infer<typeof UnresolvedFindings>;
 
 /**
@@ -68,11 +69,11 @@ export type UnresolvedFindings = z.infer<typeof UnresolvedFindings>;
  * that ends with one is `completed` (the answer is the model's to give) but never a clean completion: the summary,
  * `rein show`, `rein trace` and its outcome say so.
  */
-export const SessionCaveat = z.object({ kind: z.enum(['reply_cut', 'stop_hook_objected']), detail: z.string(), by: z.string().optional() });
+export const SessionCaveat = lazySchema(() => z.object({ kind: z.enum(['reply_cut', 'stop_hook_objected']), detail: z.string(), by: z.string().optional() }));
 export type SessionCaveat = z.infer<typeof SessionCaveat>;
 
 /** effect (derived) · the session machine reached a final state. */
-export const SessionEnded = z.object({
+export const SessionEnded = lazySchema(() => z.object({
   status: SessionOutcome,
   reason: z.string().optional(),
   unresolved: UnresolvedFindings.optional(),
@@ -81,20 +82,20 @@ export const SessionEnded = z.object({
   output: z.unknown().optional(),
   /** Why the final answer never validated (the last answer's errors): the session failed with `OUTPUT_INVALID`. */
   outputErrors: z.array(z.string()).min(1).optional(),
-});
+}));
 export type SessionEnded = z.infer<typeof SessionEnded>;
 
 /** effect (fact) · this stream was forked from `parent` after copying its records 1..atSeq. */
-export const SessionForked = z.object({
+export const SessionForked = lazySchema(() => z.object({
   parent: z.string(),
   atSeq: z.number().int().positive(),
   /** Why the fork was made, when rein made it: e.g. a new attempt at the model call a provider failure ended the parent on. */
   reason: z.string().optional(),
-});
+}));
 export type SessionForked = z.infer<typeof SessionForked>;
 
 /** effect (fact) · a process resumed the session after rebuilding it from the log. */
-export const SessionResumed = z.object({
+export const SessionResumed = lazySchema(() => z.object({
   fromSeq: z.number().int().nonnegative(),
   inDoubt: z.array(z.string()),
   snapshotSeq: z.number().int().nonnegative().optional(),
@@ -102,18 +103,18 @@ export const SessionResumed = z.object({
   strayProcessesKilled: z.number().int().positive().optional(),
   /** The cost budget (US dollars) this resume gave the session; it replaces the one recorded before. */
   maxCostUsd: z.number().positive().finite().optional(),
-});
+}));
 export type SessionResumed = z.infer<typeof SessionResumed>;
 
 /** effect (fact) · a stored snapshot could not be used; the rebuild fell back to a full replay. */
-export const SnapshotRejected = z.object({ seq: z.number().int().positive(), reason: z.string() });
+export const SnapshotRejected = lazySchema(() => z.object({ seq: z.number().int().positive(), reason: z.string() }));
 export type SnapshotRejected = z.infer<typeof SnapshotRejected>;
 
 /**
  * Why a session paused before a model call: the call's worst case on top of the tree's recorded spend (and the worst
  * cases of calls already under way) would pass the cost budget, or a price needed to check it is unknown.
  */
-export const CostBudgetStop = z.object({
+export const CostBudgetStop = lazySchema(() => z.object({
   code: z.literal('COST_BUDGET_REACHED'),
   /** The model call that was not made (it stays in doubt; a resume with a higher budget makes it). */
   effectId: z.string(),
@@ -128,12 +129,12 @@ export const CostBudgetStop = z.object({
   worstCaseUsd: z.number().nonnegative().optional(),
   inputTokens: z.number().int().nonnegative(),
   maxOutputTokens: z.number().int().positive(),
-});
+}));
 export type CostBudgetStop = z.infer<typeof CostBudgetStop>;
 
 /**
  * effect (fact) · the process was interrupted (Ctrl-C, host shutdown): running effects were aborted unsettled. With
  * `budget`, the session paused before a model call its cost budget could not pay for (`rein resume --max-cost`).
  */
-export const SessionInterrupted = z.object({ reason: z.string(), running: z.array(z.string()), budget: CostBudgetStop.optional() });
+export const SessionInterrupted = lazySchema(() => z.object({ reason: z.string(), running: z.array(z.string()), budget: CostBudgetStop.optional() }));
 export type SessionInterrupted = z.infer<typeof SessionInterrupted>;

@@ -1,16 +1,17 @@
 import * as z from 'zod';
 import { StateValue } from './actor.records.js';
 import { EffectKind } from './effect.records.js';
+import { lazySchema } from './lazy-schema.js';
 
 /**
  * One actor transition of a step: `[0, actor, event, from, to]`. A state value is stored as its dotted path
  * (`running.awaitingModel` for `{ running: 'awaitingModel' }`) wherever that path reads back as the same value.
  */
-export const StepTransition = z.tuple([z.literal(0), z.string().min(1), z.string().min(1), StateValue.nullable(), StateValue]);
+export const StepTransition = lazySchema(() => z.tuple([z.literal(0), z.string().min(1), z.string().min(1), StateValue.nullable(), StateValue]));
 export type StepTransition = z.infer<typeof StepTransition>;
 
 /** One effect a machine requested in the step: `[1, actor, effectId, kind, args, corr?]`; it starts once the step is written. */
-export const StepIntent = z.tuple([z.literal(1), z.string().min(1), z.string().min(1), EffectKind, z.record(z.string(), z.unknown()), z.string().optional()]);
+export const StepIntent = lazySchema(() => z.tuple([z.literal(1), z.string().min(1), z.string().min(1), EffectKind, z.record(z.string(), z.unknown()), z.string().optional()]));
 export type StepIntent = z.infer<typeof StepIntent>;
 
 /**
@@ -18,10 +19,10 @@ export type StepIntent = z.infer<typeof StepIntent>;
  * typestate witness (`turn.*`, its lists left out where the inputs hold them: see `compactWitness`), `session.ended`,
  * `delegation.*`, `report.rejected`, `capability.diff`.
  */
-export const StepEmitted = z.tuple([z.literal(2), z.string().min(1), z.string().min(1), z.record(z.string(), z.unknown()), z.string().optional()]);
+export const StepEmitted = lazySchema(() => z.tuple([z.literal(2), z.string().min(1), z.string().min(1), z.record(z.string(), z.unknown()), z.string().optional()]));
 export type StepEmitted = z.infer<typeof StepEmitted>;
 
-export const StepEntry = z.union([StepTransition, StepIntent, StepEmitted]);
+export const StepEntry = lazySchema(() => z.union([StepTransition, StepIntent, StepEmitted]));
 export type StepEntry = z.infer<typeof StepEntry>;
 
 /**
@@ -30,7 +31,7 @@ export type StepEntry = z.infer<typeof StepEntry>;
  * off when 0; `corr` is null when only `atOffset` follows. Only `context.projected`, `model.attempted` and a read-only
  * tool's `tool.started` are folded; every other fact keeps its own record.
  */
-export const StepFact = z.tuple([z.string().min(1), z.record(z.string(), z.unknown()), z.string().nullable().optional(), z.number().int().optional()]);
+export const StepFact = lazySchema(() => z.tuple([z.string().min(1), z.record(z.string(), z.unknown()), z.string().nullable().optional(), z.number().int().optional()]));
 export type StepFact = z.infer<typeof StepFact>;
 
 /**
@@ -39,10 +40,10 @@ export type StepFact = z.infer<typeof StepFact>;
  * produced them; replay regenerates it and compares it — and `facts`, what the step's effect reported with its
  * settlement (not regenerated). Every applied input is followed by exactly one.
  */
-export const StepDerived = z.object({
+export const StepDerived = lazySchema(() => z.object({
   derived: z.array(StepEntry),
   facts: z.array(StepFact).optional(),
-});
+}));
 export type StepDerived = z.infer<typeof StepDerived>;
 
 /** The record types whose data `step.derived` can fold in as a fact (README: *Record types*). */

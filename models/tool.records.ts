@@ -2,20 +2,21 @@ import * as z from 'zod';
 import { executionFailure } from './execution-outcome.js';
 import { Denial, PermissionMode, ShellClass } from './permission.records.js';
 import { GuardrailEvidence, Provenance } from './turn.records.js';
+import { lazySchema } from './lazy-schema.js';
 
 /**
  * Model-visible failure classes: the model reads them as observations and may correct itself. `ExecutionFailed`: a
  * tool ran and reported failure (an MCP result with `isError`, a server's protocol error); `Unavailable`: the tool's
  * server is down or gone; `ToolFailed`: a plugin's tool threw or returned something that is not a tool result.
  */
-export const ToolErrorCode = z.enum(['InvalidInput', 'NotFound', 'Denied', 'Timeout', 'NonZeroExit', 'InDoubt', 'Cancelled', 'ExecutionFailed', 'Unavailable', 'ToolFailed']);
+export const ToolErrorCode = lazySchema(() => z.enum(['InvalidInput', 'NotFound', 'Denied', 'Timeout', 'NonZeroExit', 'InDoubt', 'Cancelled', 'ExecutionFailed', 'Unavailable', 'ToolFailed']));
 export type ToolErrorCode = z.infer<typeof ToolErrorCode>;
 
 /** Set when an observation was cut: how much was left out and where the full output lives. */
-export const Truncation = z.object({
+export const Truncation = lazySchema(() => z.object({
   omittedBytes: z.number().int().nonnegative(),
   artifact: z.string(),
-});
+}));
 export type Truncation = z.infer<typeof Truncation>;
 
 /**
@@ -23,13 +24,13 @@ export type Truncation = z.infer<typeof Truncation>;
  * it), the signal, whether the timeout stopped it, and how long it ran. A verification's status is derived from
  * this and nothing else.
  */
-export const CommandExecution = z.object({
+export const CommandExecution = lazySchema(() => z.object({
   command: z.string(),
   exitCode: z.number().int().nullable(),
   signal: z.string().optional(),
   timedOut: z.enum(['soft', 'hard']).optional(),
   durationMs: z.number().nonnegative(),
-});
+}));
 export type CommandExecution = z.infer<typeof CommandExecution>;
 
 /** True when an execution ran to completion and exited 0: the only run that is a passing verification. */
@@ -48,18 +49,18 @@ const callFields = {
  * and source a `permission.decided` would hold). A read-only tool's `tool.started` is itself folded into its step
  * record.
  */
-export const ToolStarted = z.object({
+export const ToolStarted = lazySchema(() => z.object({
   ...callFields,
   intent: z.record(z.string(), z.unknown()).optional(),
   validated: z.literal(true).optional(),
   permission: z
     .object({ target: z.string().optional(), decision: z.literal('allow'), rule: z.string().nullable(), reason: z.string(), mode: PermissionMode, source: z.literal('mode'), classes: z.array(ShellClass).optional() })
     .optional(),
-});
+}));
 export type ToolStarted = z.infer<typeof ToolStarted>;
 
 /** The pipeline stages that can reject a call before it is validated or executed. */
-export const RejectionStage = z.enum(['lookup', 'visibility', 'runtime-validation', 'pre-flight', 'budget', 'parallel']);
+export const RejectionStage = lazySchema(() => z.enum(['lookup', 'visibility', 'runtime-validation', 'pre-flight', 'budget', 'parallel']));
 export type RejectionStage = z.infer<typeof RejectionStage>;
 
 /**
@@ -67,53 +68,53 @@ export type RejectionStage = z.infer<typeof RejectionStage>;
  * `tool_not_visible`, `outside_workspace`, `stale_file_baseline`, `ambiguous_target`, …) and `errorCode` what the
  * model was told.
  */
-export const ToolRejected = z.object({
+export const ToolRejected = lazySchema(() => z.object({
   ...callFields,
   stage: RejectionStage,
   code: z.string().min(1),
   errorCode: ToolErrorCode,
   message: z.string(),
-});
+}));
 export type ToolRejected = z.infer<typeof ToolRejected>;
 
 /** The repair kinds of the whitelist that change a value rather than a field name. */
-export const RepairKind = z.enum(['string-to-boolean', 'string-to-integer', 'markdown-autolink', 'json-unescape', 'crlf-line-endings']);
+export const RepairKind = lazySchema(() => z.enum(['string-to-boolean', 'string-to-integer', 'markdown-autolink', 'json-unescape', 'crlf-line-endings']));
 export type RepairKind = z.infer<typeof RepairKind>;
 
 /** One repair: a field renamed (`from` → `to`) or a field's value reshaped (`field`, `kind`). */
-export const InputRepair = z.union([
+export const InputRepair = lazySchema(() => z.union([
   z.object({ from: z.string().min(1), to: z.string().min(1) }).strict(),
   z.object({ field: z.string().min(1), kind: RepairKind }).strict(),
-]);
+]));
 export type InputRepair = z.infer<typeof InputRepair>;
 
 /** effect (fact) · the input-repair stage (or an edit's JSON-unescape) changed the model's arguments. */
-export const ToolRepaired = z.object({ ...callFields, repairs: z.array(InputRepair).min(1) });
+export const ToolRepaired = lazySchema(() => z.object({ ...callFields, repairs: z.array(InputRepair).min(1) }));
 export type ToolRepaired = z.infer<typeof ToolRepaired>;
 
 /** One schema problem, with its field path and zod issue code (never the field's value). */
-export const ValidationIssue = z.object({ path: z.string(), code: z.string(), message: z.string() });
+export const ValidationIssue = lazySchema(() => z.object({ path: z.string(), code: z.string(), message: z.string() }));
 export type ValidationIssue = z.infer<typeof ValidationIssue>;
 
 /** effect (fact) · the schema-validation stage's verdict on the (repaired) arguments. */
-export const ToolValidated = z.object({ ...callFields, ok: z.boolean(), issues: z.array(ValidationIssue).optional() });
+export const ToolValidated = lazySchema(() => z.object({ ...callFields, ok: z.boolean(), issues: z.array(ValidationIssue).optional() }));
 export type ToolValidated = z.infer<typeof ToolValidated>;
 
 /** effect (fact) · a tool read a file: its workspace-relative path and the BLAKE3 of its whole content (the baseline). */
-export const FileRead = z.object({ callId: z.string().min(1), path: z.string().min(1), hash: z.string().min(1) });
+export const FileRead = lazySchema(() => z.object({ callId: z.string().min(1), path: z.string().min(1), hash: z.string().min(1) }));
 export type FileRead = z.infer<typeof FileRead>;
 
 /** effect (fact) · a tool wrote a file: the new content's hash becomes the baseline for later edits. */
-export const FileWritten = z.object({
+export const FileWritten = lazySchema(() => z.object({
   callId: z.string().min(1),
   path: z.string().min(1),
   hash: z.string().min(1),
   before: z.string().nullable(),
-});
+}));
 export type FileWritten = z.infer<typeof FileWritten>;
 
 /** input · the terminal result of one `executeTool` effect, including the observation the model will read. */
-export const ToolSettled = z.object({
+export const ToolSettled = lazySchema(() => z.object({
   ...callFields,
   status: z.enum(['ok', 'error']),
   errorCode: ToolErrorCode.optional(),
@@ -136,5 +137,5 @@ export const ToolSettled = z.object({
   /** The guardrail stages the call passed through, in order (only where guardrails are configured). */
   guardrails: z.array(GuardrailEvidence).optional(),
   elapsedMs: z.number().nonnegative(),
-});
+}));
 export type ToolSettled = z.infer<typeof ToolSettled>;

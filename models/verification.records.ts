@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy-schema.js';
 
 /**
  * effect (fact) · a verification ran: a command the runtime classified as a verification (a test command) that a
@@ -8,7 +9,7 @@ import * as z from 'zod';
  * `summary` holds the key lines of the output (failure lines first). Tool-driven ones carry the call's `callId`,
  * share its `corr`, and carry the exit evidence (`exitCode`, `signal`, `timedOut`, `durationMs`).
  */
-export const VerificationRecorded = z.object({
+export const VerificationRecorded = lazySchema(() => z.object({
   name: z.string().min(1),
   /**
    * `inconclusive`: the command exited 0 but cannot show a test ran (its runner's summary says none ran, or it shows
@@ -31,5 +32,5 @@ export const VerificationRecorded = z.object({
    * the call was made (`script` absent: no such script). The status was decided with it; replay reads it from here.
    */
   packageScript: z.object({ name: z.string().min(1), script: z.string().optional() }).optional(),
-});
+}));
 export type VerificationRecorded = z.infer<typeof VerificationRecorded>;

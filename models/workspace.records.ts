@@ -1,23 +1,24 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy-schema.js';
 
 /** A blob ref: `artifact://blake3/<64 hex>`. */
-const ContentRef = z.string().regex(/^artifact:\/\/blake3\/[0-9a-f]{64}$/, 'an artifact://blake3/<64 hex> ref');
+const ContentRef = lazySchema(() => z.string().regex(/^artifact:\/\/blake3\/[0-9a-f]{64}$/, 'an artifact://blake3/<64 hex> ref'));
 /** A BLAKE3 digest as 64 lower-case hex characters. */
-export const TreeDigest = z.string().regex(/^[0-9a-f]{64}$/, '64 hex characters');
+export const TreeDigest = lazySchema(() => z.string().regex(/^[0-9a-f]{64}$/, '64 hex characters'));
 
 /** Permission bits (`mode & 0o7777`). */
-const Mode = z.number().int().min(0).max(0o7777);
+const Mode = lazySchema(() => z.number().int().min(0).max(0o7777));
 
 /**
  * One entry of the workspace tree as rein captured it. A file's `content` names its bytes in the blob store (its
  * BLAKE3); a file above the capture's size cap is known by that digest and its size only (`unrestorable`: its bytes
  * were not stored, so no rewind can bring them back). Symlinks are recorded by their target, never followed.
  */
-export const TreeEntry = z.discriminatedUnion('type', [
+export const TreeEntry = lazySchema(() => z.discriminatedUnion('type', [
   z.object({ type: z.literal('file'), mode: Mode, size: z.number().int().min(0), content: ContentRef, unrestorable: z.literal(true).optional() }).strict(),
   z.object({ type: z.literal('symlink'), target: z.string() }).strict(),
   z.object({ type: z.literal('dir'), mode: Mode }).strict(),
-]);
+]));
 export type TreeEntry = z.infer<typeof TreeEntry>;
 
 /**
@@ -78,7 +79,7 @@ export type WorkspaceCaptured = z.infer<typeof WorkspaceCaptured>;
  * the session ran); `outside` rein (found when the capture started again or before a rewind: made while rein was not
  * running this session, by another session or by a person); a `rewind`.
  */
-export const ChangeSource = z.enum(['call', 'between', 'outside', 'rewind']);
+export const ChangeSource = lazySchema(() => z.enum(['call', 'between', 'outside', 'rewind']));
 export type ChangeSource = z.infer<typeof ChangeSource>;
 
 /**
