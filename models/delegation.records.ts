@@ -37,7 +37,7 @@ export const TaskScope = lazySchema(() => z.object({ files: paths.optional(), di
 export type TaskScope = z.infer<typeof TaskScope>;
 
 /** One task of a `delegate_task` call, as the model writes it (everything but id, role and objective has a default). */
-export const DelegatedTaskArguments = z
+export const DelegatedTaskArguments = lazySchema(() => z
   .object({
     id: TaskId,
     role: DelegationRole,
@@ -60,16 +60,16 @@ export const DelegatedTaskArguments = z
       .strict()
       .optional(),
   })
-  .strict();
+  .strict());
 export type DelegatedTaskArguments = z.infer<typeof DelegatedTaskArguments>;
 
 /** The arguments of `delegate_task`: one or more tasks (they fan out) and how to join them (default `all`). */
-export const DelegateTaskArguments = z
+export const DelegateTaskArguments = lazySchema(() => z
   .object({
     tasks: z.array(DelegatedTaskArguments).min(1).max(1_000),
     join: z.object({ policy: JoinPolicyName, k: z.number().int().positive().optional() }).strict().optional(),
   })
-  .strict();
+  .strict());
 export type DelegateTaskArguments = z.infer<typeof DelegateTaskArguments>;
 
 /** One fully resolved task: every default applied, the child's tools and permission mode fixed under the rights ceiling. */

@@ -25,7 +25,7 @@ export type TreeEntry = z.infer<typeof TreeEntry>;
  * One path's change: its entry before and after (absent: the path did not exist). A rename is the old path's
  * deletion (`to`) and the new path's creation (`from`) with the same content.
  */
-export const PathChange = z
+export const PathChange = lazySchema(() => z
   .object({
     path: z.string().min(1),
     before: TreeEntry.optional(),
@@ -33,11 +33,11 @@ export const PathChange = z
     from: z.string().min(1).optional(),
     to: z.string().min(1).optional(),
   })
-  .strict();
+  .strict());
 export type PathChange = z.infer<typeof PathChange>;
 
 /** What the capture leaves out and where it stops storing bytes (recorded with the baseline). */
-export const CaptureRules = z
+export const CaptureRules = lazySchema(() => z
   .object({
     gitignore: z.boolean(),
     exclude: z.array(z.string()),
@@ -46,7 +46,7 @@ export const CaptureRules = z
     /** Workspace-relative paths never captured (rein's own: the store, its configuration, the protected paths). */
     never: z.array(z.string()),
   })
-  .strict();
+  .strict());
 export type CaptureRules = z.infer<typeof CaptureRules>;
 
 /**
@@ -54,7 +54,7 @@ export type CaptureRules = z.infer<typeof CaptureRules>;
  * files): the tree's digest, a blob listing every entry (`manifest`), counts, and the rules that chose the files.
  * Every `workspace.changed` after it is a change to this tree.
  */
-export const WorkspaceCaptured = z
+export const WorkspaceCaptured = lazySchema(() => z
   .object({
     tree: TreeDigest,
     manifest: ContentRef,
@@ -70,7 +70,7 @@ export const WorkspaceCaptured = z
      */
     detector: z.enum(['inotify', 'scan']),
   })
-  .strict();
+  .strict());
 export type WorkspaceCaptured = z.infer<typeof WorkspaceCaptured>;
 
 /**
@@ -86,7 +86,7 @@ export type ChangeSource = z.infer<typeof ChangeSource>;
  * effect (fact) · the workspace changed: each path's entry before and after, and the tree's digest after. Written in
  * the same batch as the call it is attributed to (before its settlement), only when something changed.
  */
-export const WorkspaceChanged = z
+export const WorkspaceChanged = lazySchema(() => z
   .object({
     source: ChangeSource,
     effectId: z.string().min(1).optional(),
@@ -100,7 +100,7 @@ export const WorkspaceChanged = z
     changes: z.array(PathChange),
     tree: TreeDigest,
   })
-  .strict();
+  .strict());
 export type WorkspaceChanged = z.infer<typeof WorkspaceChanged>;
 
 /**
@@ -109,7 +109,7 @@ export type WorkspaceChanged = z.infer<typeof WorkspaceChanged>;
  * without its `workspace.changed` (`source: rewind`, caused by this record); the next `rein rewind` or `rein resume`
  * of the session carries the plan out and writes that record.
  */
-export const WorkspaceRewindStarted = z
+export const WorkspaceRewindStarted = lazySchema(() => z
   .object({
     toSeq: z.number().int().min(0),
     plan: ContentRef,
@@ -121,5 +121,5 @@ export const WorkspaceRewindStarted = z
     /** Paths whose target content was never stored (above the size cap): left as they are. */
     unrestorable: z.array(z.string()).optional(),
   })
-  .strict();
+  .strict());
 export type WorkspaceRewindStarted = z.infer<typeof WorkspaceRewindStarted>;
