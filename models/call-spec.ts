@@ -1,18 +1,19 @@
 import * as z from 'zod';
 import { DenialSource } from './permission.records.js';
 import { StopReason } from './stop-reason.js';
+import { lazySchema } from './lazy-schema.js';
 
-export const ActionMode = z.enum(['code', 'json', 'text']);
-export const ExecutionPattern = z.enum(['single', 'chain', 'route', 'parallel', 'orchestrator_workers', 'evaluator_optimizer']);
-export const ToolChoice = z.enum(['auto', 'any', 'specific', 'none']);
-export const RiskTier = z.enum(['low', 'moderate', 'high']);
+export const ActionMode = lazySchema(() => z.enum(['code', 'json', 'text']));
+export const ExecutionPattern = lazySchema(() => z.enum(['single', 'chain', 'route', 'parallel', 'orchestrator_workers', 'evaluator_optimizer']));
+export const ToolChoice = lazySchema(() => z.enum(['auto', 'any', 'specific', 'none']));
+export const RiskTier = lazySchema(() => z.enum(['low', 'moderate', 'high']));
 
 /**
  * The typed contract of one model turn (harness-typestate §4.1). Digests are BLAKE3 over canonical JSON. Fields
  * for features rein does not have yet (defer/example/caller digests, eval and red-team gates, guardrail stages,
  * handoff contracts, observability mode) are absent; README lists them.
  */
-export const CallSpec = z.object({
+export const CallSpec = lazySchema(() => z.object({
   callId: z.string().min(1),
   modelRef: z.object({ provider: z.string(), model: z.string() }),
   actionMode: ActionMode,
@@ -39,6 +40,6 @@ export const CallSpec = z.object({
    */
   guardrailStages: z.array(z.enum(['pre_flight', 'input', 'output'])).optional(),
   guardrailStagePolicyDigest: z.string().optional(),
-});
+}));
 export type CallSpec = z.infer<typeof CallSpec>;
 

@@ -1,7 +1,8 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy-schema.js';
 
 /** The typed reports a child agent can return (its output contract's format). */
-export const ReportFormat = z.enum(['finding-report', 'test-report', 'review-report', 'patch-proposal']);
+export const ReportFormat = lazySchema(() => z.enum(['finding-report', 'test-report', 'review-report', 'patch-proposal']));
 export type ReportFormat = z.infer<typeof ReportFormat>;
 
 /**
@@ -9,14 +10,14 @@ export type ReportFormat = z.infer<typeof ReportFormat>;
  * (something outside the child's rights stopped it), `unknown` (no conclusion either way — never "no issue"),
  * `out_of_scope` (the objective needs more than the task's scope allows).
  */
-export const ReportStatus = z.enum(['completed', 'partial', 'blocked', 'unknown', 'out_of_scope']);
+export const ReportStatus = lazySchema(() => z.enum(['completed', 'partial', 'blocked', 'unknown', 'out_of_scope']));
 export type ReportStatus = z.infer<typeof ReportStatus>;
 
 const text = (max: number) => z.string().max(max);
 const list = (max: number) => z.array(text(2_000)).max(max);
 
 /** A request the child could not serve inside its scope, handed back to the parent. */
-const OutOfScopeRequest = z.object({ request: text(1_000), reason: text(1_000) }).strict();
+const OutOfScopeRequest = lazySchema(() => z.object({ request: text(1_000), reason: text(1_000) }).strict());
 
 /** Fields every report has; `unknowns` and `out_of_scope` must survive the join. */
 const common = {
@@ -26,10 +27,10 @@ const common = {
   out_of_scope: z.array(OutOfScopeRequest).max(50).optional(),
 };
 
-const Evidence = z.object({ file: text(1_000).min(1), line: z.number().int().positive().optional(), snippet: text(2_000).optional() }).strict();
+const Evidence = lazySchema(() => z.object({ file: text(1_000).min(1), line: z.number().int().positive().optional(), snippet: text(2_000).optional() }).strict());
 
 /** An explorer's findings: what was checked, each claim with its evidence and confidence. */
-export const FindingReport = z
+export const FindingReport = lazySchema(() => z
   .object({
     ...common,
     checked_paths: list(1_000),
@@ -38,11 +39,11 @@ export const FindingReport = z
     risks: list(100).optional(),
     recommendation: text(4_000),
   })
-  .strict();
+  .strict());
 export type FindingReport = z.infer<typeof FindingReport>;
 
 /** A tester's result: the command, how it exited and which tests failed. */
-export const TestReport = z
+export const TestReport = lazySchema(() => z
   .object({
     ...common,
     command: text(4_000).min(1),
@@ -52,22 +53,22 @@ export const TestReport = z
     relevant_output: text(8_000),
     environment_notes: list(50).optional(),
   })
-  .strict();
+  .strict());
 export type TestReport = z.infer<typeof TestReport>;
 
 /** A reviewer's verdict with its findings and the risk that remains. */
-export const ReviewReport = z
+export const ReviewReport = lazySchema(() => z
   .object({
     ...common,
     verdict: z.enum(['pass', 'needs_changes', 'blocked']),
     findings: z.array(z.object({ severity: z.enum(['low', 'medium', 'high']), title: text(500).min(1), file: text(1_000).optional(), line: z.number().int().positive().optional(), body: text(4_000) }).strict()).max(200),
     residual_risk: list(100),
   })
-  .strict();
+  .strict());
 export type ReviewReport = z.infer<typeof ReviewReport>;
 
 /** A worker's proposal: the changes it suggests (the parent applies them through its own pipeline). */
-export const PatchProposal = z
+export const PatchProposal = lazySchema(() => z
   .object({
     ...common,
     changes: z.array(z.object({ path: text(1_000).min(1), description: text(2_000).min(1), diff: text(20_000).optional() }).strict()).max(100),
@@ -75,7 +76,7 @@ export const PatchProposal = z
     risks: list(100).optional(),
     verification: text(2_000).optional(),
   })
-  .strict();
+  .strict());
 export type PatchProposal = z.infer<typeof PatchProposal>;
 
 /** The schema of each report format. */
@@ -108,7 +109,7 @@ export const optionalFieldsOf = (format: ReportFormat): string[] =>
   Object.keys(reportSchemas[format].shape).filter((name) => !requiredFieldsOf(format).includes(name));
 
 /** An output contract: a report format and the fields it must carry (its own required ones plus the task's). */
-export const OutputContract = z.object({ format: ReportFormat, requiredFields: z.array(z.string().min(1)).max(32) });
+export const OutputContract = lazySchema(() => z.object({ format: ReportFormat, requiredFields: z.array(z.string().min(1)).max(32) }));
 export type OutputContract = z.infer<typeof OutputContract>;
 
 /**

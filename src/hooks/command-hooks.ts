@@ -4,6 +4,7 @@ import { runHookCommand } from './command-runner.js';
 import type { HookRegistration, HookResult, InvokeOutcome } from './hook-types.js';
 import type { SandboxScope } from '../tools/command-launch.js';
 import { runSandboxedHookCommand } from './sandboxed-hook.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
 /** The events of the `hooks` config, with the shape Claude Code's settings use, and the rein point each one is. */
 export const commandHookEvents = {
@@ -22,7 +23,7 @@ export type CommandHookEvent = keyof typeof commandHookEvents;
 /** Default timeout of a command hook, in seconds (as in Claude Code). */
 export const defaultCommandTimeoutSeconds = 60;
 
-const CommandHook = z
+const CommandHook = lazySchema(() => z
   .object({
     type: z.literal('command'),
     command: z.string().min(1),
@@ -36,9 +37,9 @@ const CommandHook = z
      */
     sandbox: z.boolean().optional(),
   })
-  .strict();
+  .strict());
 
-const Matcher = z
+const Matcher = lazySchema(() => z
   .object({
     /** A regular expression over the tool name (rein's, or the Claude Code name it maps to); empty or `*` matches every tool. */
     matcher: z
@@ -54,10 +55,10 @@ const Matcher = z
       .optional(),
     hooks: z.array(CommandHook).min(1),
   })
-  .strict();
+  .strict());
 
 /** The `hooks` field of `rein.config.json`. */
-export const CommandHooksConfig = z.object(Object.fromEntries(Object.keys(commandHookEvents).map((event) => [event, z.array(Matcher).optional()])) as Record<CommandHookEvent, z.ZodOptional<z.ZodArray<typeof Matcher>>>).strict();
+export const CommandHooksConfig = lazySchema(() => z.object(Object.fromEntries(Object.keys(commandHookEvents).map((event) => [event, z.array(Matcher).optional()])) as Record<CommandHookEvent, z.ZodOptional<z.ZodArray<typeof Matcher>>>).strict());
 export type CommandHooksConfig = z.infer<typeof CommandHooksConfig>;
 
 /** rein tool names and the Claude Code names a matcher written for Claude Code may use for them. */
@@ -85,7 +86,7 @@ export const toolMatcher = (matcher: string | undefined): ((tool: string) => boo
 };
 
 /** What a command hook's stdout JSON may hold (Claude Code's fields; unknown fields are ignored). */
-const HookOutput = z
+const HookOutput = lazySchema(() => z
   .object({
     continue: z.boolean().optional(),
     stopReason: z.string().optional(),
@@ -104,7 +105,7 @@ const HookOutput = z
       .passthrough()
       .optional(),
   })
-  .passthrough();
+  .passthrough());
 type HookOutput = z.infer<typeof HookOutput>;
 
 const tail = (text: string, limit = 2_000): string => (text.length > limit ? `…${text.slice(text.length - limit)}` : text).trim();

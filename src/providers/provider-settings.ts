@@ -14,27 +14,28 @@ import { defaultOpenAIBaseUrl } from './openai-compatible.provider.js';
 import { CommandHooksConfig } from '../hooks/command-hooks.js';
 import { jsonProblem } from '../util/json-problem.js';
 import { canonicalPath, isInside } from '../policy/protected-paths.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
 /** The providers rein can run: `openai` means any OpenAI-compatible endpoint. */
-export const ProviderName = z.enum(['openai', 'anthropic', 'scripted', 'recorded']);
+export const ProviderName = lazySchema(() => z.enum(['openai', 'anthropic', 'scripted', 'recorded']));
 export type ProviderName = z.infer<typeof ProviderName>;
 
 /** One link of a fallback chain: a remote provider and model (its key is read from `apiKeyEnv` or the vendor's variable). */
-export const FallbackConfig = z
+export const FallbackConfig = lazySchema(() => z
   .object({
     provider: z.enum(['openai', 'anthropic']),
     model: z.string().min(1),
     baseUrl: z.string().min(1).optional(),
     apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
   })
-  .strict();
+  .strict());
 export type FallbackConfig = z.infer<typeof FallbackConfig>;
 
 /** The workspace config file, `<workspace>/rein.config.json`. It never holds a key: name the variable instead. */
 export { configFileName } from './config-file-name.js';
 
 /** What `rein.config.json` may say. Unknown fields are refused, and so is an `apiKey` (keys live in the environment). */
-export const WorkspaceConfig = z
+export const WorkspaceConfig = lazySchema(() => z
   .object({
     /** Notes for a person (`rein init` writes some); rein ignores them. JSON has no comments. */
     $comment: z.union([z.string(), z.array(z.string())]).optional(),
@@ -80,7 +81,7 @@ export const WorkspaceConfig = z
     /** Budgets of new sessions (flags win): `maxTurns`, `maxToolCalls`, `maxTokens`, `maxWallTimeMs`, `maxCostUsd`. */
     budgets: Budgets.partial().strict().optional(),
   })
-  .strict();
+  .strict());
 export type WorkspaceConfig = z.infer<typeof WorkspaceConfig>;
 
 /** The library options `rein.config.json` sets for every session of the workspace: the capture and the parallel-call limit. */

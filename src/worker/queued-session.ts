@@ -1,7 +1,8 @@
 import * as z from 'zod';
 import { ApprovalDecision, PermissionMode, PermissionSource } from '../../models/permission.records.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
-const ProviderIdentity = z.object({ name: z.string().min(1), model: z.string().optional(), source: z.string().optional() });
+const ProviderIdentity = lazySchema(() => z.object({ name: z.string().min(1), model: z.string().optional(), source: z.string().optional() }));
 
 /**
  * What a queued session carries for the worker that runs it (docs/postgres.md: *Workers*): the task, the workspace, the
@@ -9,7 +10,7 @@ const ProviderIdentity = z.object({ name: z.string().min(1), model: z.string().o
  * scripted provider's script itself, the permission rules and flags, the sandbox overrides, the budgets and the
  * `--plugin` directories.
  */
-export const QueuedSession = z
+export const QueuedSession = lazySchema(() => z
   .object({
     sessionId: z.string().min(1),
     task: z.string(),
@@ -36,13 +37,13 @@ export const QueuedSession = z
     confirmInDoubt: z.boolean().default(false),
     submittedAt: z.number(),
   })
-  .strict();
+  .strict());
 export type QueuedSession = z.infer<typeof QueuedSession>;
 /** A queued session as a submitter may give it (fields with defaults may be left out). */
 export type QueuedSessionInput = z.input<typeof QueuedSession>;
 
 /** An approval answer left in the queue for the worker that runs the session (`rein approve`). */
-export const QueuedAnswer = z.object({ approvalId: z.string().min(1), decision: ApprovalDecision, feedback: z.string().optional() }).strict();
+export const QueuedAnswer = lazySchema(() => z.object({ approvalId: z.string().min(1), decision: ApprovalDecision, feedback: z.string().optional() }).strict());
 export type QueuedAnswer = z.infer<typeof QueuedAnswer>;
 
 /**
@@ -50,7 +51,7 @@ export type QueuedAnswer = z.infer<typeof QueuedAnswer>;
  * `rerun` it, or `decline` (it is settled in doubt and the model is told its outcome is unknown). The worker that claims
  * the session next resumes it with the answer.
  */
-export const QueuedConfirmation = z.object({ effectId: z.string().min(1), decision: z.enum(['rerun', 'decline']) }).strict();
+export const QueuedConfirmation = lazySchema(() => z.object({ effectId: z.string().min(1), decision: z.enum(['rerun', 'decline']) }).strict());
 export type QueuedConfirmation = z.infer<typeof QueuedConfirmation>;
 
 /** The confirmations among a queued session's answers, as `resumeSession` takes them. */
