@@ -3,6 +3,9 @@
  * that builds the schema the first time anything reads it (a property, `instanceof`, a key) and from then on forwards
  * every operation to it. The record schemas use it so that `import('rein')` does not build ~2,400 zod schemas most
  * processes never parse with (issue 31 §3); the type is the built schema's, so `z.infer<typeof X>` is unchanged.
+ * Not for schemas carrying metadata (`.meta()`, `.describe()`): zod's registry is keyed by identity, and a method
+ * called through the stand-in (`X.optional()`) wraps the built schema, so both would reach `z.toJSONSchema` (a
+ * duplicate `id`, or metadata missing on the stand-in).
  */
 export const lazySchema = <T extends object>(build: () => T): T => {
   let built: T | undefined;

@@ -7,6 +7,7 @@ import type { TraceOutcome, TraceFinding } from '../trace/trace-types.js';
 import { sessionStatuses, type SessionSummary } from '../session/session-catalog.js';
 import { STREAM_NAME_PATTERN } from '../../models/envelope-rules.js';
 import type { MachineGraph } from '../cli/machine-graph.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
 /*
  * The shapes the HTTP API speaks, as zod schemas: requests are parsed with them, and `/openapi.json` is generated from
@@ -181,7 +182,7 @@ export const TraceBody = z
   .meta({ id: 'TraceReport' });
 export type TraceBody = z.infer<typeof TraceBody>;
 
-const ModelInput = z.object({ messages: z.array(z.object({ role: z.string() }).loose()), tools: z.array(z.object({ name: z.string() }).loose()) });
+const ModelInput = lazySchema(() => z.object({ messages: z.array(z.object({ role: z.string() }).loose()), tools: z.array(z.object({ name: z.string() }).loose()) }));
 
 /** What the model of `actor` saw at `turn`: the ledger (parts with tokens, what was dropped or summarised and why) and the exact input. */
 export const ContextBody = z
@@ -221,7 +222,7 @@ export type MachineList = z.infer<typeof MachineList>;
 export const ActorStates = z.object({ seq: z.number().int(), actors: z.record(z.string(), StateValue) }).meta({ id: 'ActorStates' });
 export type ActorStates = z.infer<typeof ActorStates>;
 
-const CompareSide = z.object({
+const CompareSide = lazySchema(() => z.object({
   sessionId: z.string(),
   status: z.string(),
   outcome: TraceOutcomeSchema,
@@ -233,7 +234,7 @@ const CompareSide = z.object({
   filesChanged: z.array(z.string()),
   changes: z.array(z.object({ path: z.string(), kind: z.enum(['created', 'modified', 'deleted', 'renamed', 'mode', 'type']), from: z.string().optional() })).optional(),
   tree: z.string().optional(),
-});
+}));
 
 /** Two sessions side by side (see `compareSessions`). */
 export const CompareBody = z
@@ -274,12 +275,12 @@ export const ReplayBody = z
   .meta({ id: 'ReplayBody' });
 export type ReplayBody = z.infer<typeof ReplayBody>;
 
-export const SessionId = z.object({ id: z.string().min(1).max(128) });
-export const ApprovalPath = SessionId.extend({ approvalId: z.string().min(1) });
-export const EffectPath = SessionId.extend({ effectId: z.string().min(1) });
-const seqParam = z.coerce.number().int().min(1);
+export const SessionId = lazySchema(() => z.object({ id: z.string().min(1).max(128) }));
+export const ApprovalPath = lazySchema(() => SessionId.extend({ approvalId: z.string().min(1) }));
+export const EffectPath = lazySchema(() => SessionId.extend({ effectId: z.string().min(1) }));
+const seqParam = lazySchema(() => z.coerce.number().int().min(1));
 /** `GET /api/sessions`: `status` (one `rein sessions` lists), a page of `limit` sessions (1..10,000) `after` a session id. */
-export const ListQuery = z.object({
+export const ListQuery = lazySchema(() => z.object({
   status: z.enum(sessionStatuses).optional(),
   q: z.string().optional(),
   limit: z
@@ -289,14 +290,14 @@ export const ListQuery = z.object({
     .refine((limit) => limit <= 10_000, 'must be a whole number from 1 to 10000')
     .optional(),
   after: z.string().regex(STREAM_NAME_PATTERN, 'must be a session id (the last one of the previous page)').optional(),
-});
-export const RecordsQuery = z.object({ from: seqParam.optional(), to: seqParam.optional(), limit: z.coerce.number().int().min(1).max(5000).optional() });
-export const EventsQuery = z.object({ from: seqParam.optional() });
-export const TimelineQuery = z.object({ offset: z.coerce.number().int().min(0).optional(), limit: z.coerce.number().int().min(1).max(100_000).optional() });
-export const ContextQuery = z.object({ actor: z.string().optional(), turn: z.coerce.number().int().min(1).optional() });
-export const StatesQuery = z.object({ seq: seqParam });
-export const BlobQuery = z.object({ ref: z.string().startsWith('artifact://') });
-export const CompareQuery = z.object({ a: z.string().min(1), b: z.string().min(1) });
+}));
+export const RecordsQuery = lazySchema(() => z.object({ from: seqParam.optional(), to: seqParam.optional(), limit: z.coerce.number().int().min(1).max(5000).optional() }));
+export const EventsQuery = lazySchema(() => z.object({ from: seqParam.optional() }));
+export const TimelineQuery = lazySchema(() => z.object({ offset: z.coerce.number().int().min(0).optional(), limit: z.coerce.number().int().min(1).max(100_000).optional() }));
+export const ContextQuery = lazySchema(() => z.object({ actor: z.string().optional(), turn: z.coerce.number().int().min(1).optional() }));
+export const StatesQuery = lazySchema(() => z.object({ seq: seqParam }));
+export const BlobQuery = lazySchema(() => z.object({ ref: z.string().startsWith('artifact://') }));
+export const CompareQuery = lazySchema(() => z.object({ a: z.string().min(1), b: z.string().min(1) }));
 
 // The mirrors stay in step with the library's types: each line fails to compile when they drift apart.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
