@@ -8,6 +8,7 @@ import { inputMessagesJson, messagesJson } from '../../src/projections/message-m
 import { rebuildView, reducerOf } from '../../src/projections/projection.js';
 import { toolsJson } from '../../src/projections/tools-json.js';
 import { estimateTokenCounter } from '../../src/projections/token-counter.js';
+import { toolCallArbitrary } from '../support/tool-call-arbitrary.js';
 import { LogBuilder, lines } from '../support/log-builder.js';
 import { propertyRuns } from '../support/temp-dir.js';
 
@@ -20,12 +21,7 @@ const projectOn = (view: ContextView, options: PolicyInput['options'], compactio
 const incrementalInput = (projection: ModelInputProjection): string => `{"messages":${inputMessagesJson(projection.messages)},"tools":${toolsJson(tools)}}`;
 const scratchInput = (projection: ModelInputProjection): string => JSON.stringify({ messages: projection.messages, tools });
 
-const call = fc.record({
-  name: fc.constantFrom('read', 'write', 'list_dir'),
-  arguments: fc.record({ path: fc.constantFrom('a.ts', 'b.ts', 'c.ts') }),
-  status: fc.constantFrom('ok' as const, 'error' as const),
-  observation: fc.tuple(fc.nat({ max: 120 }), fc.nat()).map(([count, seed]) => lines(count, `out-${seed}`)),
-});
+const call = toolCallArbitrary;
 const step = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('user' as const), text: fc.constantFrom('Please continue.', 'Why?', 'Do not touch b.ts.') }) },
   { weight: 6, arbitrary: fc.record({ kind: fc.constant('turn' as const), text: fc.string({ maxLength: 30 }), calls: fc.array(call, { maxLength: 3 }) }) },

@@ -6,6 +6,7 @@ import { projectModelInput, type ModelInputProjection, type PolicyInput } from '
 import { contextProjection } from '../../src/projections/context.view.js';
 import { rebuildView } from '../../src/projections/projection.js';
 import { estimateTokenCounter } from '../../src/projections/token-counter.js';
+import { toolCallArbitrary } from '../support/tool-call-arbitrary.js';
 import { LogBuilder, lines } from '../support/log-builder.js';
 import { propertyRuns } from '../support/temp-dir.js';
 import { assertPaired } from '../support/message-pairs.js';
@@ -78,12 +79,7 @@ describe('a prefix the provider can cache', () => {
   });
 
   it('for any session: while the layout and the system message stay the same, the stable part is kept byte for byte', () => {
-    const call = fc.record({
-      name: fc.constantFrom('read', 'write', 'list_dir'),
-      arguments: fc.record({ path: fc.constantFrom('a.ts', 'b.ts', 'c.ts') }),
-      status: fc.constantFrom('ok' as const, 'error' as const),
-      observation: fc.tuple(fc.nat({ max: 120 }), fc.nat()).map(([count, seed]) => lines(count, `out-${seed}`)),
-    });
+    const call = toolCallArbitrary;
     const step = fc.oneof(
       { weight: 1, arbitrary: fc.record({ kind: fc.constant('user' as const), text: fc.constantFrom('Please continue.', 'Why?', 'Do not touch b.ts.') }) },
       { weight: 6, arbitrary: fc.record({ kind: fc.constant('turn' as const), text: fc.string({ maxLength: 30 }).map((text) => text.replace(/</g, '')), calls: fc.array(call, { minLength: 1, maxLength: 3 }) }) },
