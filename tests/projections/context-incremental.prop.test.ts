@@ -9,7 +9,7 @@ import { rebuildView, reducerOf } from '../../src/projections/projection.js';
 import { toolsJson } from '../../src/projections/tools-json.js';
 import { estimateTokenCounter } from '../../src/projections/token-counter.js';
 import { toolCallArbitrary } from '../support/tool-call-arbitrary.js';
-import { LogBuilder, lines } from '../support/log-builder.js';
+import { LogBuilder } from '../support/log-builder.js';
 import { propertyRuns } from '../support/temp-dir.js';
 
 const tools = [{ name: 'read', description: 'Read a file.', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } }];
