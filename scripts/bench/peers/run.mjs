@@ -1,13 +1,13 @@
 // rein measured against its floor and its peers on one workload, in one command (README: *Performance*):
 //
 //   npm run bench:peers                      (from the project root: installs this folder's packages, then runs)
-//   node scripts/bench/peers/run.mjs [--sizes 100,1000,10000] [--runs 5] [--big-runs 3] [--write-readme]
+//   node scripts/bench/peers/run.mjs [--sizes 100,1000,10000] [--runs 5] [--big-runs 3] [--write-docs]
 //
 // Every case runs in its own process (cases.mjs): one warm-up, then the timed runs; the table gives the median µs
 // per tool round trip with the ratio to the floor of the same N in the same run, the peak RSS at the largest N a
 // system ran, and the bytes its store holds per round trip. Systems whose cost per round trip grows with N (the AI
 // SDK keeps every message and re-sends it; SqliteSaver writes the whole state per step) are not run at the largest
-// N: a single run would take hours. --write-readme replaces the table between the peers markers of README.md.
+// N: a single run would take hours. --write-docs replaces the table between the peers markers of docs/performance.md.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-const readmePath = fileURLToPath(new URL('../../../README.md', import.meta.url));
+const docsPath = fileURLToPath(new URL('../../../docs/performance.md', import.meta.url));
 
 const flag = (name, fallback) => {
   const index = process.argv.indexOf(`--${name}`);
@@ -25,7 +25,7 @@ const flag = (name, fallback) => {
 const sizes = flag('sizes', '100,1000,10000').split(',').map(Number);
 const runs = Number(flag('runs', '5'));
 const bigRuns = Number(flag('big-runs', '3'));
-const writeReadme = process.argv.includes('--write-readme');
+const writeDocs = process.argv.includes('--write-docs');
 const largest = Math.max(...sizes);
 
 /**
@@ -110,13 +110,13 @@ const table = [
 ].join('\n');
 process.stdout.write(`\n${table}\n`);
 
-if (writeReadme) {
-  const readme = await readFile(readmePath, 'utf8');
+if (writeDocs) {
+  const page = await readFile(docsPath, 'utf8');
   const start = '<!-- peers:start -->';
   const end = '<!-- peers:end -->';
-  const from = readme.indexOf(start);
-  const to = readme.indexOf(end);
-  if (from < 0 || to < from) throw new Error(`README.md has no ${start} … ${end} block`);
-  await writeFile(readmePath, `${readme.slice(0, from + start.length)}\n${table}\n${readme.slice(to)}`);
-  process.stdout.write('README.md: peers table replaced\n');
+  const from = page.indexOf(start);
+  const to = page.indexOf(end);
+  if (from < 0 || to < from) throw new Error(`docs/performance.md has no ${start} … ${end} block`);
+  await writeFile(docsPath, `${page.slice(0, from + start.length)}\n${table}\n${page.slice(to)}`);
+  process.stdout.write('docs/performance.md: peers table replaced\n');
 }
