@@ -44,7 +44,6 @@ export interface TreeNode {
   scope: ActorScope<AnyMachineSnapshot, EventObject>;
   // What the records of this actor were derived from last (the collector's view of it).
   value: StateValue | null;
-  valueKey: string;
   context: unknown;
   pending: DerivedDraft[];
   recorded: boolean;
@@ -52,7 +51,29 @@ export interface TreeNode {
 
 const stopEvent = { type: 'xstate.stop' } as const;
 
-const valueKeyOf = (value: StateValue): string => (typeof value === 'string' ? value : JSON.stringify(value));
+/** An action as xstate hands it to an actor's executor. */
+interface ExecutedAction {
+  type: string;
+  params?: unknown;
+  exec?: (...args: unknown[]) => void;
+  info?: unknown;
+}
+
+/**
+ * Whether two state values are the same (a compound value is compared member by member, in key order as xstate builds
+ * it): what the collector's `JSON.stringify` comparison decides, without building two strings per snapshot.
+ */
+const sameValue = (a: StateValue | null, b: StateValue | null): boolean => {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a === 'string' || typeof b === 'string') return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  let index = 0;
+  for (const key in b) {
+    if (keys[index++] !== key || !sameValue(a[key]!, b[key]!)) return false;
+  }
+  return true;
+};
 
 /**
  * A session's actor tree, interpreted by the host (see the file comment). Deterministic: the same input records always
@@ -224,7 +245,6 @@ export class PureTree {
       deferred: [],
       scope: undefined as unknown as ActorScope<AnyMachineSnapshot, EventObject>,
       value: null,
-      valueKey: '',
       context: undefined,
       pending: [],
       recorded: true,
@@ -241,7 +261,7 @@ export class PureTree {
         if (target) this.stopNode(target);
       },
       emit: () => {},
-      actionExecutor: (action: { type: string; params?: unknown; exec?: (...args: unknown[]) => void; info?: unknown }) => this.execute(node, action),
+      actionExecutor: (action: ExecutedAction) => this.execute(node, action),
     } as unknown as ActorScope<AnyMachineSnapshot, EventObject>;
     this.byRef.set(options.ref, node);
     this.definitions.add(options.definition);
@@ -320,16 +340,13 @@ export class PureTree {
       // A node whose end was recorded takes no more records (the collector forgot it).
       node.recorded = true;
       node.value = null;
-      node.valueKey = '';
       node.context = undefined;
     }
     const value = snapshot.value as StateValue;
-    const valueKey = valueKeyOf(value);
-    if (!this.muted && (valueKey !== node.valueKey || snapshot.context !== node.context)) {
+    if (!this.muted && (snapshot.context !== node.context || !sameValue(value, node.value))) {
       this.drafts.push({ type: 'actor.transitioned', actor: node.path, data: { actor: node.path, event: this.eventNames.get(event) ?? event.type, from: node.value, to: value } });
     }
     node.value = value;
-    node.valueKey = valueKey;
     node.context = snapshot.context;
     if (node.pending.length > 0) {
       for (const draft of node.pending) this.drafts.push(draft);
@@ -351,28 +368,29 @@ export class PureTree {
   }
 
   /** What xstate's actor does with an action of a transition: a custom action runs now, builtins do their part. */
-  private execute(node: TreeNode, action: { type: string; params?: unknown; exec?: (...args: unknown[]) => void; info?: unknown }): void {
-    const run = () => {
-      switch (action.type) {
-        case 'xstate.spawnChild':
-          return this.spawn(node, action.params as { id: string; systemId?: string; actorRef?: AnyActorRef; input?: unknown });
-        case 'xstate.sendTo':
-          return this.sendTo(node, action.params as { to: AnyActorRef | string; event: EventObject; delay?: number });
-        case 'xstate.stopChild':
-          return this.stopChild(node, action.params as AnyActorRef | undefined);
-        default: {
-          const draft = draftOfAction(node.path, action.type, action.params);
-          if (draft) {
-            if (!this.muted) node.pending.push(draft);
-            return;
-          }
-          action.exec?.(action.info, action.params);
-        }
-      }
-    };
+  private execute(node: TreeNode, action: ExecutedAction): void {
     // As xstate's actor: a running actor executes at once; one not started yet runs them at its start.
-    if (node.status === Status.Running) run();
-    else node.deferred.push(run);
+    if (node.status === Status.Running) this.run(node, action);
+    else node.deferred.push(() => this.run(node, action));
+  }
+
+  private run(node: TreeNode, action: ExecutedAction): void {
+    switch (action.type) {
+      case 'xstate.spawnChild':
+        return this.spawn(node, action.params as { id: string; systemId?: string; actorRef?: AnyActorRef; input?: unknown });
+      case 'xstate.sendTo':
+        return this.sendTo(node, action.params as { to: AnyActorRef | string; event: EventObject; delay?: number });
+      case 'xstate.stopChild':
+        return this.stopChild(node, action.params as AnyActorRef | undefined);
+      default: {
+        const draft = draftOfAction(node.path, action.type, action.params);
+        if (draft) {
+          if (!this.muted) node.pending.push(draft);
+          return;
+        }
+        action.exec?.(action.info, action.params);
+      }
+    }
   }
 
   /** `spawnChild`: the child exists from now (its initial snapshot computed, its system id taken); it starts after the transition. */
@@ -469,7 +487,6 @@ export class PureTree {
     node.status = node.snapshot.status === 'active' ? Status.Running : Status.Stopped;
     if (node.status === Status.Stopped) this.unregister(node.ref);
     node.value = node.snapshot.value as StateValue;
-    node.valueKey = valueKeyOf(node.value);
     node.context = node.snapshot.context;
   }
 
