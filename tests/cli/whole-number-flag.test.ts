@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ReinError } from '../../src/host/host-errors.js';
 import { wholeNumberFlag } from '../../src/cli/whole-number-flag.js';
-import { runCli } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 
 /** Trial 7 G10: `rein fork --at 1e1` forked at seq 10 and `--at 0x10` at 16. */
 describe('whole-number flags', () => {
@@ -24,10 +24,10 @@ describe('whole-number flags', () => {
   });
 
   it('rein fork --at 1e1 is a usage error, not a fork at seq 10', async () => {
-    const fork = await runCli(['fork', 's-none', '--at', '1e1']);
+    const fork = await runInProcess(['fork', 's-none', '--at', '1e1'], { cwd: process.cwd() });
     expect(fork.code).toBe(2);
     expect(fork.stderr).toContain('USAGE: --at must be an integer seq, got "1e1"');
-    const turns = await runCli(['run', 'x', '--max-turns', '0x10']);
+    const turns = await runInProcess(['run', 'x', '--max-turns', '0x10'], { cwd: process.cwd() });
     expect(turns.stderr).toContain('--max-turns must be a positive integer, got "0x10"');
   });
 });

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { entriesOfRows, cliPath, jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, cliPath, jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /** The root delegates one worker, whose write needs a person's yes; the worker then reports. */
@@ -24,7 +25,7 @@ const driver = fileURLToPath(new URL('../support/pty-driver.py', import.meta.url
 
 describe("a child agent's approval answered at the command line", () => {
   let workspace: { path: string; remove: () => Promise<void> };
-  const cli = (args: string[]) => runCli(args, { cwd: workspace.path, env: { HOME: workspace.path } });
+  const cli = (args: string[]) => runInProcess(args, { cwd: workspace.path, env: { HOME: workspace.path } });
   beforeEach(async () => {
     workspace = await makeTempDir('rein-child-approval-');
     await writeFile(join(workspace.path, 'script.json'), JSON.stringify(script));

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cliPath, jsonLines, runCli, startCli } from '../support/cli.js';
+import { cliPath, jsonLines, startCli } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const driver = fileURLToPath(new URL('../support/pty-driver.py', import.meta.url));
@@ -25,7 +26,7 @@ const script = { turns: [{ text: 'Waiting.', toolCalls: [{ name: 'bash', argumen
  */
 describe('confirming the rerun of an in-doubt call', () => {
   let workspace: { path: string; remove: () => Promise<void> };
-  const cli = (args: string[]) => runCli(args, { cwd: workspace.path, env: { HOME: workspace.path } });
+  const cli = (args: string[]) => runInProcess(args, { cwd: workspace.path, env: { HOME: workspace.path } });
   /** A session cut off (SIGINT) while its first command ran: that call is in doubt. */
   const interrupted = async (): Promise<string> => {
     const child = startCli(['run', 'wait, then clean', '--script', 'script.json', '--yes'], { cwd: workspace.path, env: { HOME: workspace.path } });

@@ -1,7 +1,8 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { jsonLines, runCli } from '../support/cli.js';
+import { jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const guard = '#!/bin/bash\ncat > /dev/null\nexit 0\n';
@@ -22,7 +23,7 @@ describe('files that configured hooks and local MCP servers run on the host are 
         { text: '3', toolCalls: [{ name: 'bash', arguments: { command: 'echo pwned >> scripts/guard.sh; echo status=$?' } }] },
         { text: 'Done.' },
       ] }));
-      const run = await runCli(['run', 'edit the guard', '--script', 'script.json', '--mode', 'accept-edits', '--yes', '--json'], { cwd: workspace.path, env: { REIN_CONFIG_HOME: join(workspace.path, '.config-home') } });
+      const run = await runInProcess(['run', 'edit the guard', '--script', 'script.json', '--mode', 'accept-edits', '--yes', '--json'], { cwd: workspace.path, env: { REIN_CONFIG_HOME: join(workspace.path, '.config-home') } });
       const settled = jsonLines(run.stdout).filter((record) => record.type === 'tool.settled').map((record) => record.data as { name: string; status: string; errorCode?: string });
       expect(settled.find((data) => data.name === 'edit'), run.stdout + run.stderr).toMatchObject({ status: 'error', errorCode: 'Denied' });
       expect(settled.find((data) => data.name === 'write')).toMatchObject({ status: 'error', errorCode: 'Denied' });
@@ -52,14 +53,14 @@ describe('files that configured hooks and local MCP servers run on the host are 
         { type: 'command', command: 'python3 -m tools.g3' },
         { type: 'command', command: '"$(pwd)"/scripts/g4.sh' },
       ] }] } }));
-      expect((await runCli(['hooks', 'trust'], { cwd: workspace.path, env })).code).toBe(0);
+      expect((await runInProcess(['hooks', 'trust'], { cwd: workspace.path, env })).code).toBe(0);
       const writes = ['scripts/checks/zz.sh', 'scripts/g2.sh', 'tools/g3.py', 'tools/new.py', 'scripts/g4.sh'];
       await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [
         { text: 'w', toolCalls: writes.map((path) => ({ name: 'write', arguments: { path, content: '#!/bin/sh\nenv > leaked.txt\n' } })) },
         { text: 'r', toolCalls: [{ name: 'read', arguments: { path: 'a.txt' } }] },
         { text: 'Done.' },
       ] }));
-      const run = await runCli(['run', 'rewrite the checks', '--script', 'script.json', '--mode', 'accept-edits', '--json'], { cwd: workspace.path, env });
+      const run = await runInProcess(['run', 'rewrite the checks', '--script', 'script.json', '--mode', 'accept-edits', '--json'], { cwd: workspace.path, env });
       const settled = jsonLines(run.stdout).filter((record) => record.type === 'tool.settled' && record.data.name === 'write').map((record) => record.data as { status: string; errorCode?: string });
       expect(settled, run.stdout + run.stderr).toHaveLength(writes.length);
       for (const data of settled) expect(data).toMatchObject({ status: 'error', errorCode: 'Denied' });

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { startOtlpReceiver } from '../support/otlp-receiver.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
@@ -21,10 +21,10 @@ describe('a command that did not exit 0 is a failed execute_tool span (trial 6 F
     try {
       const script = { turns: [{ text: 'Running.', toolCalls: [{ name: 'bash', arguments: { command: 'echo ZZCMD; exit 3' } }, { name: 'bash', arguments: { command: 'true' } }] }, { text: 'Done.' }] };
       await writeFile(join(workspace.path, 'script.json'), JSON.stringify(script));
-      const run = await runCli(['run', 'try', '--script', 'script.json', '--yes', '--otlp', receiver.url], { cwd: workspace.path, env: clean });
+      const run = await runInProcess(['run', 'try', '--script', 'script.json', '--yes', '--otlp', receiver.url], { cwd: workspace.path, env: clean });
       expect(run.code, run.stderr).toBe(0);
       const sessionId = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
-      const trace = await runCli(['trace', sessionId, '--format', 'otlp-json'], { cwd: workspace.path, env: clean });
+      const trace = await runInProcess(['trace', sessionId, '--format', 'otlp-json'], { cwd: workspace.path, env: clean });
       expect(trace.code, trace.stderr).toBe(0);
       for (const spans of [receiver.requests.flatMap((request) => spansOf(request.json)), spansOf(JSON.parse(trace.stdout))]) {
         const bash = spans.filter((span) => span.name === 'execute_tool bash');

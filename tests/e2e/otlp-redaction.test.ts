@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { startOtlpReceiver } from '../support/otlp-receiver.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
@@ -15,10 +15,10 @@ describe('content capture redacts the secrets a file the agent read holds (trial
     try {
       await writeFile(join(workspace.path, 'app.env'), `DATABASE_URL=postgres://app:${secrets[0]}@db.internal/x\nSTRIPE=${secrets[1]}\nAWS_SECRET_ACCESS_KEY=${secrets[2]}\nslack=https://hooks.slack.com/services/T000/B000/${secrets[3]}\nVISIBLE_MARK=zz-kept\n`);
       await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'Reading.', toolCalls: [{ name: 'read', arguments: { path: 'app.env' } }] }, { text: 'Done.' }] }));
-      const run = await runCli(['run', 'read app.env', '--script', 'script.json', '--otlp', receiver.url], { cwd: workspace.path, env: clean });
+      const run = await runInProcess(['run', 'read app.env', '--script', 'script.json', '--otlp', receiver.url], { cwd: workspace.path, env: clean });
       expect(run.code, run.stderr).toBe(0);
       const sessionId = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
-      const trace = await runCli(['trace', sessionId, '--format', 'otlp-json'], { cwd: workspace.path, env: clean });
+      const trace = await runInProcess(['trace', sessionId, '--format', 'otlp-json'], { cwd: workspace.path, env: clean });
       expect(trace.code, trace.stderr).toBe(0);
       const live = receiver.requests.map((request) => request.body.toString('utf8')).join('\n');
       for (const exported of [live, trace.stdout]) {

@@ -2,7 +2,8 @@ import { access, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { entriesOfRows, jsonLines, runCli, startCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines, startCli } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { scaledTimeout } from '../support/timeouts.js';
 import { describePostgres, freshSchemaUrl } from '../support/postgres.js';
@@ -40,7 +41,7 @@ const refusedResume = async (store: readonly string[]): Promise<void> => {
     const sessionId = String(jsonLines(stdout)[0]?.stream);
 
     for (const args of [['resume', sessionId], ['resume', sessionId, '--yes']]) {
-      const refused = await runCli([...args, ...store], { cwd: workspace.path });
+      const refused = await runInProcess([...args, ...store], { cwd: workspace.path });
       expect(refused.code, refused.stderr).toBe(1);
       expect(refused.stderr).toContain('STORE_LOCKED');
       expect(refused.stdout).not.toContain('in doubt');
@@ -49,7 +50,7 @@ const refusedResume = async (store: readonly string[]): Promise<void> => {
     await writeFile(join(workspace.path, 'go'), '');
     expect(await exited, stderr).toBe(0);
     expect(await readFile(join(workspace.path, 'log2.txt'), 'utf8')).toBe('slept\n');
-    const records = jsonLines((await runCli(['show', sessionId, '--json', ...store], { cwd: workspace.path })).stdout);
+    const records = jsonLines((await runInProcess(['show', sessionId, '--json', ...store], { cwd: workspace.path })).stdout);
     const settled = entriesOfRows(records).filter((record) => record.type === 'tool.settled');
     expect(settled.map((record) => record.data.status)).toEqual(['ok']);
     expect(entriesOfRows(records).some((record) => record.type === 'session.resumed' || record.type === 'effect.resolved')).toBe(false);

@@ -3,7 +3,8 @@ import { chmod, chown, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { entriesOfRows, cliPath, jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, cliPath, jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const run = promisify(execFile);
@@ -61,7 +62,7 @@ describe('tool errors from the operating system at the command line', () => {
   it('a NUL byte in a bash command is an InvalidInput result naming the field; nothing runs', async () => {
     const script = { turns: [{ text: 'Listing.', toolCalls: [{ name: 'bash', arguments: { command: 'ls\u0000 -la' } }] }, { text: 'That command was malformed.' }] };
     await writeFile(join(workspace.path, 'script.json'), JSON.stringify(script));
-    const result = await runCli(['run', 'list', '--script', 'script.json', '--yes', '--json'], { cwd: workspace.path, env: { HOME: workspace.path } });
+    const result = await runInProcess(['run', 'list', '--script', 'script.json', '--yes', '--json'], { cwd: workspace.path, env: { HOME: workspace.path } });
     expect(result.code).toBe(0);
     const records = jsonLines(result.stdout);
     expect(entriesOfRows(records).find((record) => record.type === 'tool.settled')!.data).toMatchObject({ errorCode: 'InvalidInput', failedStage: 'runtime-validation', observation: expect.stringContaining('`command` contains a NUL byte') });

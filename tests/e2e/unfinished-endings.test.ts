@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anthropicReplyChunks, openAIReplyChunks } from '../support/loopback-model.js';
 import { startLoopbackServer, type LoopbackServer } from '../support/loopback-server.js';
-import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const clean = { REIN_PROVIDER: '', REIN_MODEL: '', REIN_BASE_URL: '', OPENAI_API_KEY: 'sk-loop', ANTHROPIC_API_KEY: 'sk-loop' };
@@ -14,7 +15,7 @@ describe('a session whose last reply was cut at the output token limit', () => {
   let workspace: { path: string; remove: () => Promise<void> };
   let openai: LoopbackServer;
   let anthropic: LoopbackServer;
-  const cli = (args: string[]) => runCli(args, { cwd: workspace.path, env: clean });
+  const cli = (args: string[]) => runInProcess(args, { cwd: workspace.path, env: clean });
 
   beforeAll(async () => {
     workspace = await makeTempDir('rein-cut-replies-');
@@ -78,7 +79,7 @@ describe('a session whose last reply was cut at the output token limit', () => {
 
 describe('a Stop hook that keeps objecting', () => {
   let workspace: { path: string; remove: () => Promise<void> };
-  const cli = (args: string[]) => runCli(args, { cwd: workspace.path, env: clean });
+  const cli = (args: string[]) => runInProcess(args, { cwd: workspace.path, env: clean });
 
   beforeAll(async () => {
     workspace = await makeTempDir('rein-stop-objects-');

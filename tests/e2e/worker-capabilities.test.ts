@@ -2,7 +2,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openPostgresEventStore, type PostgresEventStore } from '../../src/index.js';
-import { jsonLines, runCli } from '../support/cli.js';
+import { jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { everythingServer } from '../support/mcp-servers.js';
 import { describePostgres, freshSchemaUrl } from '../support/postgres.js';
 import { makeTempDir } from '../support/temp-dir.js';
@@ -32,10 +33,10 @@ describePostgres('a worker gives a queued session the workspace\'s MCP servers a
   it('the trusted .mcp.json server starts for the queued session and its call runs; the skill is in its catalog', async () => {
     const env = { REIN_CONFIG_HOME: home.path, HOME: home.path };
     // --yes at submission records the trust of .mcp.json for this user, as it does for plugins.
-    const queued = await runCli(['run', 'echo hi', '--script', 'script.json', '--store', url, '--detach', '--json', '--yes'], { cwd: workspace.path, env });
+    const queued = await runInProcess(['run', 'echo hi', '--script', 'script.json', '--store', url, '--detach', '--json', '--yes'], { cwd: workspace.path, env });
     expect(queued.code, queued.stderr).toBe(0);
     const sessionId = String(jsonLines(queued.stdout)[0]!.sessionId);
-    const worker = await runCli(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: home.path, env });
+    const worker = await runInProcess(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: home.path, env });
     expect(jsonLines(worker.stdout).filter((event) => event.sessionId === sessionId).map((event) => event.type)).toEqual(['claimed', 'finished']);
     const records = await store.read(sessionId);
     expect(records.some((record) => record.type === 'mcp.connected' && (record.data as { server: string }).server === 'everything')).toBe(true);

@@ -2,7 +2,8 @@ import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openPostgresEventStore, type PostgresEventStore } from '../../src/index.js';
-import { jsonLines, runCli } from '../support/cli.js';
+import { jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { describePostgres, freshSchemaUrl } from '../support/postgres.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
@@ -37,11 +38,11 @@ describePostgres('a worker protects the workspace files its command hooks run on
 
   it('the model cannot edit a trusted hook script in a worker\'s session', async () => {
     const env = { REIN_CONFIG_HOME: home.path };
-    expect((await runCli(['hooks', 'trust'], { cwd: workspace.path, env })).code).toBe(0);
-    const queued = await runCli(['run', 'edit the guard', '--script', 'script.json', '--mode', 'accept-edits', '--store', url, '--detach', '--json'], { cwd: workspace.path, env });
+    expect((await runInProcess(['hooks', 'trust'], { cwd: workspace.path, env })).code).toBe(0);
+    const queued = await runInProcess(['run', 'edit the guard', '--script', 'script.json', '--mode', 'accept-edits', '--store', url, '--detach', '--json'], { cwd: workspace.path, env });
     expect(queued.code, queued.stderr).toBe(0);
     const { sessionId } = jsonLines(queued.stdout)[0]!;
-    const worker = await runCli(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: home.path, env });
+    const worker = await runInProcess(['worker', '--store', url, '--json', '--exit-when-idle', '300'], { cwd: home.path, env });
     expect(worker.code, worker.stderr).toBe(0);
     const settled = (await store.read(String(sessionId))).filter((record) => record.type === 'tool.settled').map((record) => record.data as { name: string; status: string; errorCode?: string });
     expect(settled.map((data) => [data.name, data.status, data.errorCode])).toEqual([

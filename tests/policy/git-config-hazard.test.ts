@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { mkdir, realpath, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -97,7 +98,7 @@ describe('git commands and the repository configuration the workspace holds', ()
       fc.property(fc.array(fc.oneof(pieces, fc.string({ maxLength: 6 })), { maxLength: 14 }), (parts) => {
         const text = parts.join('');
         const file = join(root, 'probe.cfg');
-        execFileSync('sh', ['-c', 'cat > "$1"', 'sh', file], { input: text });
+        writeFileSync(file, text);
         let ours: string[] | undefined;
         try {
           ours = parseGitConfig(text).map(gitConfigName);
@@ -112,7 +113,7 @@ describe('git commands and the repository configuration the workspace holds', ()
         }
         // rein may refuse what git reads (it then fails closed), never the other way round, and never read other keys.
         if (ours !== undefined) expect(theirs, JSON.stringify(text)).toEqual(ours);
-        execFileSync('sh', ['-c', 'cat > "$1"', 'sh', join(root, '.git/config')], { input: text });
+        writeFileSync(join(root, '.git/config'), text);
         const risky = theirs === undefined || theirs.some((name) => program.test(name.slice(name.lastIndexOf('.') + 1)) || /^(?:include|includeif|alias|pager)\./.test(name));
         if (risky || ours === undefined) expect(gitConfigHazard(root, root), JSON.stringify(text)).toBeDefined();
       }),
