@@ -2,7 +2,8 @@ import { copyFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonLines, runCli } from '../support/cli.js';
+import { jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const script = fileURLToPath(new URL('../fixtures/delegation/delegate-and-remember.script.json', import.meta.url));
@@ -16,8 +17,8 @@ describe('delegate, remember, review and promote — from the CLI', () => {
   let workspace: { path: string; remove: () => Promise<void> };
   let root: string;
   let sessionId: string;
-  let run: Awaited<ReturnType<typeof runCli>>;
-  const cli = (args: string[]) => runCli(args, { cwd: root });
+  let run: Awaited<ReturnType<typeof runInProcess>>;
+  const cli = (args: string[]) => runInProcess(args, { cwd: root });
 
   beforeAll(async () => {
     workspace = await makeTempDir('rein-delegate-remember-');

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { jsonLines, runCli } from '../support/cli.js';
+import { jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /**
@@ -14,7 +15,7 @@ describe('command hooks of rein.config.json run only once trusted', () => {
   let outside: { path: string; remove: () => Promise<void> };
   let config: { path: string; remove: () => Promise<void> };
   let marks: string;
-  const cli = (args: string[]) => runCli(args, { cwd: workspace.path, env: { REIN_CONFIG_HOME: config.path, HOME: config.path } });
+  const cli = (args: string[]) => runInProcess(args, { cwd: workspace.path, env: { REIN_CONFIG_HOME: config.path, HOME: config.path } });
   const hooksOf = (tag: string) => ({
     SessionStart: [{ hooks: [{ type: 'command', command: `echo "${tag} SessionStart $(id -u)" >> ${marks}`, sandbox: false }] }],
     PreToolUse: [{ matcher: 'bash', hooks: [{ type: 'command', command: `echo "${tag} PreToolUse" >> ${marks}`, sandbox: false }] }],

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { jsonLines, runCli, startCli } from '../support/cli.js';
+import { jsonLines, startCli } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { eventually, markedProcesses, newMarker, requireWatchdog } from '../support/sandbox.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
@@ -45,8 +46,8 @@ describe('a session killed outright while a background command ran', () => {
       await writeFile(join(workspace.path, 'done.json'), JSON.stringify({ turns: [{ text: 'Done.' }] }));
       const sessionId = jsonLines(stdout).find((record) => typeof record.stream === 'string')?.stream as string;
       const following = next === 'run'
-        ? await runCli(['run', 'say done', '--script', 'done.json', '--json', '--sandbox', 'off'], { cwd: workspace.path, env })
-        : await runCli(['resume', sessionId, '--json', '--sandbox', 'off'], { cwd: workspace.path, env });
+        ? await runInProcess(['run', 'say done', '--script', 'done.json', '--json', '--sandbox', 'off'], { cwd: workspace.path, env })
+        : await runInProcess(['resume', sessionId, '--json', '--sandbox', 'off'], { cwd: workspace.path, env });
       // A resume waits for a person about the in-doubt foreground command (exit 3); the check ran before that.
       expect(following.code, following.stderr).toBe(next === 'run' ? 0 : 3);
       const records = jsonLines(following.stdout);

@@ -1,7 +1,8 @@
 import { mkdir, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { jsonLines, runCli } from '../support/cli.js';
+import { jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /*
@@ -20,7 +21,7 @@ beforeEach(async () => {
 });
 afterEach(() => workspace.remove());
 
-const cli = (args: string[]) => runCli(args, { cwd: root });
+const cli = (args: string[]) => runInProcess(args, { cwd: root });
 
 describe('listings escape what a model, a file or a task wrote', () => {
   it('skills list, sessions and the memory commands show escapes as text, never as terminal control', async () => {

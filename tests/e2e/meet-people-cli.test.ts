@@ -1,7 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /*
@@ -11,7 +12,7 @@ import { makeTempDir } from '../support/temp-dir.js';
 describe('typed answers, apply_patch, the plan and project instructions at the command line', () => {
   let workspace: { path: string; remove: () => Promise<void> };
   let configHome: { path: string; remove: () => Promise<void> };
-  const run = (args: string[]) => runCli(args, { cwd: workspace.path, env: { REIN_CONFIG_HOME: configHome.path } });
+  const run = (args: string[]) => runInProcess(args, { cwd: workspace.path, env: { REIN_CONFIG_HOME: configHome.path } });
   beforeEach(async () => {
     workspace = await makeTempDir('rein-cli-29-');
     configHome = await makeTempDir('rein-cli-29-config-');

@@ -3,6 +3,7 @@ import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { jsonLines, runCli } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const manifest = { id: 'mp', name: 'mp', version: '1.0.0', description: 't', contributes: { tools: ['hello'] }, requires: { hostVersion: '^0.1.0' }, permissions: ['read'], defaultEnabled: true };
@@ -18,6 +19,10 @@ describe('a project plugin installed as an npm package: its whole folder is prot
   let config: { path: string; remove: () => Promise<void> };
   let pkg: string;
   const cli = (args: string[]) => runCli(args, { cwd: workspace.path, env: { REIN_CONFIG_HOME: config.path, HOME: config.path } });
+  // In this process for the first test (no module of the package is changed there before it is loaded); the second
+  // spawns rein, since it checks that a module changed after an earlier command imported it is not loaded again, and an
+  // import is cached per process.
+  const inProcess = (args: string[]) => runInProcess(args, { cwd: workspace.path, env: { REIN_CONFIG_HOME: config.path, HOME: config.path } });
 
   beforeEach(async () => {
     workspace = await makeTempDir('rein-plugin-pkg-');
@@ -40,25 +45,25 @@ describe('a project plugin installed as an npm package: its whole folder is prot
   });
 
   it('the model cannot rewrite another module of the package: write refused in accept-edits, a command naming it asks', async () => {
-    expect((await cli(['plugins', 'trust'])).code).toBe(0);
+    expect((await inProcess(['plugins', 'trust'])).code).toBe(0);
     const evil = `import { writeFileSync } from 'node:fs'; export function greet() { writeFileSync(${JSON.stringify(join(outside.path, 'PWNED2'))}, 'x'); }\n`;
     await writeFile(join(workspace.path, 'attack.json'), JSON.stringify({ turns: [{ text: 't', toolCalls: [{ name: 'write', arguments: { path: 'node_modules/my-plugin/lib.js', content: evil } }] }, { text: 'Done.' }] }));
-    const attack = await cli(['run', 't', '--script', 'attack.json', '--mode', 'accept-edits', '--json']);
+    const attack = await inProcess(['run', 't', '--script', 'attack.json', '--mode', 'accept-edits', '--json']);
     const settled = jsonLines(attack.stdout).filter((record) => record.type === 'tool.settled').map((record) => [record.data.name, record.data.status, record.data.errorCode]);
     expect(settled).toEqual([['write', 'error', 'Denied']]);
     expect(await readFile(join(pkg, 'lib.js'), 'utf8')).toBe('export function greet() {}\n');
 
     const shell = JSON.stringify({ turns: [{ text: 's', toolCalls: [{ name: 'bash', arguments: { command: `cp ${join(workspace.path, 'a.txt')} node_modules/my-plugin/lib.js` } }] }, { text: 'Done.' }] });
     await writeFile(join(workspace.path, 'shell.json'), shell);
-    const asked = await cli(['run', 's', '--script', 'shell.json', '--mode', 'accept-edits', '--approve', 'bash']);
+    const asked = await inProcess(['run', 's', '--script', 'shell.json', '--mode', 'accept-edits', '--approve', 'bash']);
     expect(asked.code).toBe(3);
     expect(asked.stdout).toContain('protected-path');
     expect(await readFile(join(pkg, 'lib.js'), 'utf8')).toBe('export function greet() {}\n');
 
-    const sandbox = await cli(['sandbox', '--json']);
+    const sandbox = await inProcess(['sandbox', '--json']);
     expect(jsonLines(sandbox.stdout)[0]!.protected).toContainEqual(expect.objectContaining({ path: expect.stringMatching(/node_modules\/my-plugin$/) }));
 
-    const next = await cli(['run', 'hi', '--script', 'done.json']);
+    const next = await inProcess(['run', 'hi', '--script', 'done.json']);
     expect(next.code).toBe(0);
     expect(existsSync(join(outside.path, 'PWNED2'))).toBe(false);
   });

@@ -7,7 +7,8 @@ import { openLevelEventStore } from '../../stores/index.js';
 import { STREAM_DATABASE_OPTIONS } from '../../stores/level-stream.js';
 import { WATERMARK_FILE } from '../../stores/level-stream-integrity.js';
 import { parseFixture } from '../../scripts/fixtures/fixture-format.js';
-import { jsonLines, runCli } from '../support/cli.js';
+import { jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { levelForge, levelRawChain } from '../stores/level-raw-chain.js';
 
@@ -45,7 +46,7 @@ const asWrittenBeforeTheChain = async (root: string, stream: string): Promise<nu
 
 describe('logs written before the chain', () => {
   let workspace: { path: string; remove: () => Promise<void> };
-  const cli = (args: string[]) => runCli(args, { cwd: workspace.path, env: { HOME: workspace.path } });
+  const cli = (args: string[]) => runInProcess(args, { cwd: workspace.path, env: { HOME: workspace.path } });
   beforeAll(async () => {
     workspace = await makeTempDir('rein-pre-chain-');
   });

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { modelExchange, shoutingModel } from '../support/loopback-model.js';
 import { jsonError, startLoopbackServer, type LoopbackServer } from '../support/loopback-server.js';
-import { entriesOfRows, jsonLines, runCli } from '../support/cli.js';
+import { entriesOfRows, jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const clean = { REIN_PROVIDER: '', REIN_MODEL: '', REIN_BASE_URL: '', OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '' };
@@ -16,7 +17,7 @@ describe('rein run --fallback', () => {
   let workspace: { path: string; remove: () => Promise<void> };
   let down: LoopbackServer;
   let spare: LoopbackServer;
-  const cli = (args: string[]) => runCli(args, { cwd: workspace.path, env: clean });
+  const cli = (args: string[]) => runInProcess(args, { cwd: workspace.path, env: clean });
 
   beforeAll(async () => {
     workspace = await makeTempDir('rein-fallback-');

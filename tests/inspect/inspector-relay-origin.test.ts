@@ -6,7 +6,8 @@ import WebSocket from 'ws';
 import fc from 'fast-check';
 import { loopbackRequestProblem } from '../../src/util/loopback-request.js';
 import { startInspectorRelay, type InspectorRelay } from '../../src/inspect/inspector-relay.js';
-import { jsonLines, runCli, startCli } from '../support/cli.js';
+import { jsonLines, startCli } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /**
@@ -88,7 +89,7 @@ describe('rein inspect --serve (the trial\'s repro, through the CLI)', () => {
     const workspace = await makeTempDir('rein-inspect-serve-');
     try {
       await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: 'x', toolCalls: [{ name: 'bash', arguments: { command: 'echo hi' } }] }, { text: 'Tests pass.' }] }));
-      const run = await runCli(['run', 'x', '--script', 'script.json', '--approve', 'bash', '--json'], { cwd: workspace.path });
+      const run = await runInProcess(['run', 'x', '--script', 'script.json', '--approve', 'bash', '--json'], { cwd: workspace.path });
       const id = String(jsonLines(run.stdout)[0]!.stream);
       const child = startCli(['inspect', id, '--serve', '0', '--json'], { cwd: workspace.path });
       try {

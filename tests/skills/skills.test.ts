@@ -12,7 +12,8 @@ import { verifyRecords } from '../../src/host/replay.js';
 import { discoverSkills } from '../../src/skills/skill-discovery.js';
 import { parseSkillDocument } from '../../src/skills/skill-format.js';
 import { skillIndexText } from '../../src/skills/skill.tool.js';
-import { jsonLines, runCli } from '../support/cli.js';
+import { jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { flattenRecords } from '../../src/host/step-record.js';
 
@@ -115,7 +116,7 @@ describe('Agent Skills', () => {
   });
 
   it('rein skills list shows every skill and why one was skipped', async () => {
-    const listed = await runCli(['skills', 'list', '--json'], { cwd: workspace.path, env: { HOME: home.path } });
+    const listed = await runInProcess(['skills', 'list', '--json'], { cwd: workspace.path, env: { HOME: home.path } });
     expect(listed.code).toBe(0);
     const lines = jsonLines(listed.stdout);
     expect(lines.filter((line) => line.name).map((line) => line.name)).toEqual(['test-fix', 'code-review']);
@@ -173,7 +174,7 @@ describe('skills reached through a link (trial 7 G16)', () => {
         { source: '.agents/skills/z/SKILL.md', reason: 'the skill folder links outside the workspace; it is not loaded' },
       ]);
       expect(JSON.stringify(found)).not.toMatch(/OUTSIDE_/);
-      const listed = await runCli(['skills', 'list', '--json'], { cwd: workspace.path, env: { HOME: home.path, REIN_CONFIG_HOME: join(home.path, '.config') } });
+      const listed = await runInProcess(['skills', 'list', '--json'], { cwd: workspace.path, env: { HOME: home.path, REIN_CONFIG_HOME: join(home.path, '.config') } });
       expect(listed.stdout).not.toMatch(/OUTSIDE_/);
     } finally {
       await workspace.remove();

@@ -16,7 +16,7 @@ import { readSessionRecords } from '../../src/session/read-session.js';
 import { replaySession } from '../../src/session/replay-session.js';
 import { blobText } from '../../src/session/session-records.js';
 import { analyzeTrace } from '../../src/trace/trace-analyzer.js';
-import { runCli } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { flattenRecords } from '../../src/host/step-record.js';
 import type { StepDerived } from '../../models/step.records.js';
@@ -173,17 +173,17 @@ describe('golden logs', () => {
     await store.close();
     try {
       const cwd = workspace.path;
-      const replay = await runCli(['replay', tools.stream], { cwd });
+      const replay = await runInProcess(['replay', tools.stream], { cwd });
       expect(replay.stderr).toBe('');
       expect(replay.code).toBe(0);
       expect(replay.stdout).toContain(`${tools.records.length} records`);
-      const sessions = await runCli(['sessions', '--json'], { cwd });
+      const sessions = await runInProcess(['sessions', '--json'], { cwd });
       expect(sessions.code).toBe(0);
       for (const { fixture } of sessionFixtures()) expect(sessions.stdout).toContain(fixture.stream);
-      const show = await runCli(['show', tools.stream], { cwd });
+      const show = await runInProcess(['show', tools.stream], { cwd });
       expect(show.code).toBe(0);
       expect(show.stdout).toContain('no new files, please');
-      const trace = await runCli(['trace', tools.stream, '--json'], { cwd });
+      const trace = await runInProcess(['trace', tools.stream, '--json'], { cwd });
       expect(trace.code).toBe(0);
       expect(JSON.parse(trace.stdout)).toMatchObject({ outcome: expect.any(String) });
     } finally {
