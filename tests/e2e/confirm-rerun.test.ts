@@ -7,7 +7,9 @@ import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cliPath, jsonLines, startCli } from '../support/cli.js';
 import { runInProcess } from '../support/cli-in-process.js';
+import { eventually } from '../support/sandbox.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { scaledTimeout } from '../support/timeouts.js';
 
 const driver = fileURLToPath(new URL('../support/pty-driver.py', import.meta.url));
 const inTerminal = async (args: string[], cwd: string, answers: Array<{ expect: string; send: string }>) => {
@@ -18,7 +20,7 @@ const inTerminal = async (args: string[], cwd: string, answers: Array<{ expect: 
 };
 
 /** Waits on a file, then removes another: the second call is one a person must be asked about. */
-const script = { turns: [{ text: 'Waiting.', toolCalls: [{ name: 'bash', arguments: { command: 'test -f go || sleep 30' } }] }, { text: 'Cleaning.', toolCalls: [{ name: 'bash', arguments: { command: 'rm -f a.txt' } }] }, { text: 'Done.' }] };
+const script = { turns: [{ text: 'Waiting.', toolCalls: [{ name: 'bash', arguments: { command: 'touch started; test -f go || sleep 30' } }] }, { text: 'Cleaning.', toolCalls: [{ name: 'bash', arguments: { command: 'rm -f a.txt' } }] }, { text: 'Done.' }] };
 
 /*
  * Issue 30 B7: confirming the rerun of one in-doubt command must not approve everything after it. `--confirm <effectId>`
@@ -32,12 +34,9 @@ describe('confirming the rerun of an in-doubt call', () => {
     const child = startCli(['run', 'wait, then clean', '--script', 'script.json', '--yes'], { cwd: workspace.path, env: { HOME: workspace.path } });
     let stdout = '';
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    await new Promise<void>((resolve) => {
-      child.stdout!.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-        if (stdout.includes('Waiting.')) setTimeout(resolve, 300);
-      });
-    });
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    // The command itself says it started (so `tool.started` is durable): interrupt it then, not after a guessed delay.
+    await eventually(() => stdout.includes('Waiting.') && existsSync(join(workspace.path, 'started')), (started) => started, scaledTimeout(60_000));
     child.kill('SIGINT');
     expect(await exited).toBe(130);
     await writeFile(join(workspace.path, 'go'), '');
@@ -54,11 +53,11 @@ describe('confirming the rerun of an in-doubt call', () => {
     const id = await interrupted();
     const waiting = await cli(['resume', id]);
     expect(waiting.code).toBe(3);
-    const effectId = /in doubt: (root:e\d+) \(bash test -f go \|\| sleep 30\) → awaiting-confirmation/.exec(waiting.stdout)![1]!;
+    const effectId = /in doubt: (root:e\d+) \(bash touch started; test -f go \|\| sleep 30\) → awaiting-confirmation/.exec(waiting.stdout)![1]!;
     expect(waiting.stdout).toContain(`rerun it with: rein resume ${id} --confirm ${effectId}`);
     expect(waiting.stdout).not.toContain('--yes');
     const confirmed = await cli(['resume', id, '--confirm', effectId]);
-    expect(confirmed.stdout).toMatch(/✓ bash test -f go \|\| sleep 30 \(exit 0, \d+ ms\)/);
+    expect(confirmed.stdout).toMatch(/✓ bash touch started; test -f go \|\| sleep 30 \(exit 0, \d+ ms\)/);
     expect(confirmed.stdout).toMatch(/waiting for approval root\/approval-\d+: bash rm -f a\.txt/);
     expect(confirmed.code).toBe(3);
     expect(existsSync(join(workspace.path, 'a.txt'))).toBe(true);
@@ -80,8 +79,8 @@ describe('confirming the rerun of an in-doubt call', () => {
       { expect: 'allow\\? \\[y\\]es once', send: 'n\r' },
     ]);
     expect(run.answered).toBe(2);
-    expect(run.output).toMatch(/in doubt: root:e\d+ \(bash test -f go \|\| sleep 30\): its outcome is unknown/);
-    expect(run.output).toMatch(/✓ bash test -f go \|\| sleep 30 \(exit 0, \d+ ms\)/);
+    expect(run.output).toMatch(/in doubt: root:e\d+ \(bash touch started; test -f go \|\| sleep 30\): its outcome is unknown/);
+    expect(run.output).toMatch(/✓ bash touch started; test -f go \|\| sleep 30 \(exit 0, \d+ ms\)/);
     expect(run.output).toMatch(/bash rm -f a\.txt Denied/);
     expect(run.code).toBe(0);
     expect(existsSync(join(workspace.path, 'a.txt'))).toBe(true);

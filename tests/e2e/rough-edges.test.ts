@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +10,9 @@ import { describeChain } from '../../src/session/verify-session.js';
 import { replaySession } from '../../src/session/replay-session.js';
 import { cliPath, entriesOfRows, jsonLines, startCli } from '../support/cli.js';
 import { runInProcess } from '../support/cli-in-process.js';
+import { eventually } from '../support/sandbox.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { scaledTimeout } from '../support/timeouts.js';
 
 const driver = fileURLToPath(new URL('../support/pty-driver.py', import.meta.url));
 
@@ -89,29 +92,25 @@ describe('the rough edges a new user hits', () => {
   });
 
   it('an in-doubt command waits for confirmation naming the command that continues it, then reruns and shows like any call', async () => {
-    await script('script.json', { turns: [{ text: 'Waiting.', toolCalls: [{ name: 'bash', arguments: { command: 'test -f go || sleep 30' } }] }, { text: 'Done.' }] });
+    await script('script.json', { turns: [{ text: 'Waiting.', toolCalls: [{ name: 'bash', arguments: { command: 'touch started; test -f go || sleep 30' } }] }, { text: 'Done.' }] });
     const child = startCli(['run', 'wait', '--script', 'script.json', '--yes'], { cwd: workspace.path, env: { HOME: workspace.path } });
     let stdout = '';
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    // The command runs once `tool.started` is durable; interrupt it then (event-driven, no timing guess).
-    await new Promise<void>((resolve) => {
-      child.stdout!.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-        if (stdout.includes('Waiting.')) setTimeout(resolve, 300);
-      });
-    });
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    // The command itself says it started (so `tool.started` is durable): interrupt it then, not after a guessed delay.
+    await eventually(() => stdout.includes('Waiting.') && existsSync(join(workspace.path, 'started')), (started) => started, scaledTimeout(60_000));
     child.kill('SIGINT');
     expect(await exited).toBe(130);
     await writeFile(join(workspace.path, 'go'), '');
     const id = sessionOf(stdout);
     const waiting = await cli(['resume', id]);
     expect(waiting.code).toBe(3);
-    expect(waiting.stdout).toMatch(/in doubt: root:e\d+ \(bash test -f go \|\| sleep 30\) → awaiting-confirmation/);
+    expect(waiting.stdout).toMatch(/in doubt: root:e\d+ \(bash touch started; test -f go \|\| sleep 30\) → awaiting-confirmation/);
     const effectId = /in doubt: (root:e\d+)/.exec(waiting.stdout)![1]!;
     expect(waiting.stdout).toContain(`rerun it with: rein resume ${id} --confirm ${effectId}`);
     const rerun = await cli(['resume', id, '--confirm', effectId]);
     expect(rerun.code).toBe(0);
-    expect(rerun.stdout).toMatch(/✓ bash test -f go \|\| sleep 30 \(exit 0, \d+ ms\)/);
+    expect(rerun.stdout).toMatch(/✓ bash touch started; test -f go \|\| sleep 30 \(exit 0, \d+ ms\)/);
   });
 
   it('rein show prints a readable transcript; the witnesses come with --verbose and in --json', async () => {
