@@ -7,6 +7,7 @@ import { createMemoryEventStore } from '../../stores/index.js';
 import type { ModelProvider } from '../../src/providers/provider.js';
 import { createRein } from '../../src/rein.js';
 import { entriesOfRows, jsonLines, runCli, startCli } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { eventually } from '../support/sandbox.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { sessionEndedIn } from '../../src/host/step-record.js';
@@ -82,8 +83,8 @@ describe('a background command and the protected paths', () => {
       const run = await runCli(['run', 'bg', '--script', 'script.json', '--approve', 'bash:sh ./dev.sh'], { cwd: workspace.path });
       expect(run.code, run.stderr).toBe(3);
       for (const name of ['.mcp.json', '.agents/skills']) expect(existsSync(join(workspace.path, name)), name).toBe(false);
-      const [summary] = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path })).stdout);
-      const records = jsonLines((await runCli(['show', summary!.id, '--json'], { cwd: workspace.path })).stdout);
+      const [summary] = jsonLines((await runInProcess(['sessions', '--json'], { cwd: workspace.path })).stdout);
+      const records = jsonLines((await runInProcess(['show', summary!.id, '--json'], { cwd: workspace.path })).stdout);
       expect(entriesOfRows(records).find((record) => record.type === 'command.ended')?.data).toMatchObject({ ended: 'stopped', stoppedBy: 'paused' });
       expect([...(entriesOfRows(records).find((record) => record.type === 'workspace.cleaned')?.data.paths ?? [])].sort()).toEqual(['.agents/skills', '.mcp.json']);
       // Still paused and resumable: the check recorded facts, nothing ended.
@@ -115,9 +116,9 @@ describe('a background command and the protected paths', () => {
         child.kill(signal);
         expect(await exited, stderr).toBe(code);
         for (const name of ['.mcp.json', '.agents/skills']) expect(existsSync(join(workspace.path, name)), name).toBe(false);
-        const [summary] = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path })).stdout);
+        const [summary] = jsonLines((await runInProcess(['sessions', '--json'], { cwd: workspace.path })).stdout);
         expect(summary!.status).toBe('interrupted');
-        const records = jsonLines((await runCli(['show', summary!.id, '--json'], { cwd: workspace.path })).stdout);
+        const records = jsonLines((await runInProcess(['show', summary!.id, '--json'], { cwd: workspace.path })).stdout);
         expect(entriesOfRows(records).find((record) => record.type === 'session.interrupted')?.data.reason).toContain(signal);
         expect(entriesOfRows(records).find((record) => record.type === 'command.ended')?.data).toMatchObject({ ended: 'stopped' });
         // What rein removed is in the log, whichever check removed it: the stopped `sleep 20` call's own check (its

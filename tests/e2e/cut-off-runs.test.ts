@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cliPath, jsonLines, runCli } from '../support/cli.js';
+import { cliPath, jsonLines } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const driver = fileURLToPath(new URL('../support/pty-driver.py', import.meta.url));
@@ -24,7 +25,7 @@ const chatty = { turns: [{ text: 'Working.', toolCalls: [{ name: 'bash', argumen
 describe('a run cut off', () => {
   let workspace: { path: string; remove: () => Promise<void> };
   const env = () => ({ HOME: workspace.path });
-  const statusOf = async () => jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path, env: env() })).stdout)[0]!;
+  const statusOf = async () => jsonLines((await runInProcess(['sessions', '--json'], { cwd: workspace.path, env: env() })).stdout)[0]!;
   beforeEach(async () => {
     workspace = await makeTempDir('rein-cut-off-');
     await writeFile(join(workspace.path, 'write.json'), JSON.stringify(writeScript));
@@ -41,7 +42,7 @@ describe('a run cut off', () => {
     expect(output).toMatch(/exit=130\n$/);
     const session = await statusOf();
     expect(session.status).toBe('interrupted');
-    const records = jsonLines((await runCli(['show', session.id, '--json'], { cwd: workspace.path, env: env() })).stdout);
+    const records = jsonLines((await runInProcess(['show', session.id, '--json'], { cwd: workspace.path, env: env() })).stdout);
     expect(records.find((record) => record.type === 'session.interrupted')?.data.reason).toBe('stdout was closed');
   });
 
@@ -66,7 +67,7 @@ describe('a run cut off', () => {
     expect(run.code).toBe(130);
     expect(session.status).toBe('interrupted');
     // The question stays pending: the resume asks it again.
-    const resumed = await runCli(['resume', session.id, '--approve', 'write'], { cwd: workspace.path, env: env() });
+    const resumed = await runInProcess(['resume', session.id, '--approve', 'write'], { cwd: workspace.path, env: env() });
     expect(resumed.code).toBe(0);
   });
 });

@@ -2,10 +2,13 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLevelEventStore } from '../../stores/index.js';
-import { jsonLines, runCli, startCli } from '../support/cli.js';
+import { jsonLines, startCli } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { modelExchange, openAIReplyChunks, shoutingModel } from '../support/loopback-model.js';
 import { startLoopbackServer, type LoopbackServer } from '../support/loopback-server.js';
+import { eventually } from '../support/sandbox.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { scaledTimeout } from '../support/timeouts.js';
 
 describe('Ctrl-C during a slow model call', () => {
   let workspace: { path: string; remove: () => Promise<void> };
@@ -40,10 +43,11 @@ describe('Ctrl-C during a slow model call', () => {
     const signalledAt = Date.now();
     child.kill('SIGINT');
     expect(await exited).toBe(130);
-    expect(Date.now() - signalledAt).toBeLessThan(5_000);
+    // Promptly, not after the minute-long reply: 5 s on a quiet machine, stretched by the load (a guard, not a benchmark).
+    expect(Date.now() - signalledAt).toBeLessThan(scaledTimeout(5_000));
     expect(stderr).toContain('interrupting');
     expect(stdout).toContain('interrupted');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await eventually(() => server.abandoned, (abandoned) => abandoned > 0, scaledTimeout(5_000));
     expect(server.abandoned).toBe(1);
 
     const sessionId = /session (s-[\w-]+):/.exec(stdout)![1]!;
@@ -55,16 +59,16 @@ describe('Ctrl-C during a slow model call', () => {
     } finally {
       await store.close();
     }
-    const listed = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path })).stdout);
+    const listed = jsonLines((await runInProcess(['sessions', '--json'], { cwd: workspace.path })).stdout);
     expect(listed.find((summary) => summary.id === sessionId)).toMatchObject({ status: 'interrupted' });
 
     slow = false;
-    const resumed = await runCli(['resume', sessionId, '--mode', 'accept-edits'], { cwd: workspace.path, env });
+    const resumed = await runInProcess(['resume', sessionId, '--mode', 'accept-edits'], { cwd: workspace.path, env });
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toContain('in doubt: root:e1 (callModel) → rerun');
     expect(resumed.stdout).toContain('completed');
     expect(await readFile(join(workspace.path, 'greeting.txt'), 'utf8')).toBe('HELLO, WORLD\n');
-    expect((await runCli(['replay', sessionId], { cwd: workspace.path })).code).toBe(0);
+    expect((await runInProcess(['replay', sessionId], { cwd: workspace.path })).code).toBe(0);
   });
 });
 
@@ -99,7 +103,7 @@ describe('Ctrl-C while the session is being created', () => {
       } finally {
         await store.close();
       }
-      const listed = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path })).stdout);
+      const listed = jsonLines((await runInProcess(['sessions', '--json'], { cwd: workspace.path })).stdout);
       expect(listed.find((summary) => summary.id === sessionId)).toMatchObject({ status: 'interrupted' });
     } finally {
       await workspace.remove();
@@ -123,7 +127,7 @@ describe('stdout closed while a session runs (rein run … | head -1)', () => {
       const id = /interrupting session (s-[\w-]+)/.exec(stderr)?.[1];
       expect(id, stderr).toBeDefined();
       expect(stderr).toContain(`rein resume ${id}`);
-      const listed = jsonLines((await runCli(['sessions', '--json'], { cwd: workspace.path })).stdout);
+      const listed = jsonLines((await runInProcess(['sessions', '--json'], { cwd: workspace.path })).stdout);
       expect(listed.find((summary) => summary.id === id)).toMatchObject({ status: 'interrupted' });
     } finally {
       await workspace.remove();
