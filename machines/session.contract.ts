@@ -11,7 +11,7 @@ import type { TurnOutput } from './turn.machine.js';
 import type { Budgets, Usage } from '../models/budgets.js';
 import type { EffectFailed, EffectKind } from '../models/effect.records.js';
 import type { ModelFailed, ModelResponded } from '../models/model.records.js';
-import type { SessionCancelled, SessionCaveat, SessionOutcome, UserMessage } from '../models/session.records.js';
+import type { BudgetsRaised, SessionCancelled, SessionCaveat, SessionOutcome, UserMessage } from '../models/session.records.js';
 import type { ToolSettled } from '../models/tool.records.js';
 import type { FailClosedFinding } from '../models/fail-closed.js';
 import type { McpStarted } from '../models/mcp.records.js';
@@ -209,7 +209,8 @@ export type SessionEvent =
   | { type: 'turn.results-ready'; turnId: string; rows: Array<{ callId: string; errorCode?: string }> }
   | { type: 'policy.changed'; mutationPolicyDigest: string }
   | ({ type: 'mcp.started' } & McpStarted)
-  | ({ type: 'session.cancelled' } & SessionCancelled);
+  | ({ type: 'session.cancelled' } & SessionCancelled)
+  | ({ type: 'session.budgets-raised' } & BudgetsRaised);
 
 /** Params of the `requestEffect` action: the host turns each into an `effect.requested` record. */
 export interface RequestEffectParams {

@@ -6,7 +6,7 @@ import { turnMachine } from './turn.machine.js';
 import { mcpConnectionMachine, mcpConnectionPath } from './mcp-connection.machine.js';
 import { emptyUsage } from '../models/budgets.js';
 import { spentOf } from './delegation/budget-share.js';
-import { budgetGuards, delegatedNote, modelCallReservedOf, modelCallSettledOf } from './session/session-budget.js';
+import { budgetGuards, budgetsRaisedOf, delegatedNote, modelCallReservedOf, modelCallSettledOf } from './session/session-budget.js';
 import { delegationCancelsOf, delegationGuards, delegationJoinOf, delegationStartOf, notify } from './session/session-delegation.js';
 import { caveatsNoteOf, endedRecordOf, isCut, reportNoteOf } from './session/session-reply.js';
 import { toolTurnOf, usesOf } from './session/session-turn.js';
@@ -20,7 +20,7 @@ import type { AgentOutput, EmitRecordParams, RequestEffectParams, SessionContext
 export * from './session.contract.js';
 
 /** Bumped whenever a change to this machine would make old snapshots restore into the wrong state. */
-export const sessionMachineVersion = '8';
+export const sessionMachineVersion = '9';
 
 /** The model call `reserveModelCall` just reserved (it runs first: the params read the context it assigned). */
 const requestModelCall = {
@@ -30,7 +30,7 @@ const requestModelCall = {
 
 let delegatingMachine: DelegationMachine | undefined;
 /** The delegation machine whose children are this session machine, made once. */
-const delegating = (): DelegationMachine => (delegatingMachine ??= delegationMachine.provide({ actors: { agent: sessionMachine } }) as DelegationMachine);
+const delegating = (): DelegationMachine => (delegatingMachine ??= delegationMachine.provide({ actors: { agent: childSessionMachine } }) as DelegationMachine);
 
 const isTurnDone = (event: SessionEvent): event is TurnDoneEvent =>
   event.type.startsWith('xstate.done.actor.') && typeof (event as Partial<TurnDoneEvent>).output?.turnId === 'string';
@@ -44,7 +44,7 @@ const ended = (status: SessionOutcome) => ({ type: 'emitRecord', params: ({ cont
  * call is requested again as a fresh `executeTool` effect carrying the answer. Pure: it requests effects through `requestEffect` and learns their outcomes from
  * input events; the runtime executes them only after the step's records are durable.
  */
-export const sessionMachine = setup({
+const sessionSetup = setup({
   types: {
     context: {} as SessionContext,
     events: {} as SessionEvent,
@@ -197,6 +197,8 @@ export const sessionMachine = setup({
     }),
     /** The validated final answer is the session's output (on `session.ended`). */
     noteOutput: assign(({ context, event }) => (event.type === 'model.responded' && event.output?.ok === true ? { tally: { ...context.tally, answer: { value: event.output.value } } } : {})),
+    /** A person raised the spent budget: the given limits replace the recorded ones, and the end is undone. */
+    raiseBudgets: assign(({ context, event }) => (event.type === 'session.budgets-raised' ? budgetsRaisedOf(context, event) : {})),
     noteEventReason: assign(({ event }) => {
       if (event.type === 'model.failed') return { endReason: `model call failed: ${event.error.code}: ${event.error.message}` };
       if (event.type === 'effect.failed') return { endReason: `effect ${event.effectId} failed: ${event.error.code}: ${event.error.message}` };
@@ -247,7 +249,15 @@ export const sessionMachine = setup({
     nothingElseOutstanding: ({ context, event }) =>
       Object.keys(context.outstanding).every((effectId) => 'effectId' in event && effectId === event.effectId),
   },
-}).createMachine({
+});
+
+/**
+ * The session machine with its `budgetExhausted` state either final (a child agent: its delegation joins on its end)
+ * or raisable (the root: a `session.budgets-raised` above what is spent runs it again). Both have the same states and
+ * transitions otherwise, so the records a budget's end derives are the same as before the raise existed.
+ */
+const sessionMachineOf = (spentBudget: 'final' | 'raisable') =>
+  sessionSetup.createMachine({
   id: 'session',
   context: ({ input }) => ({
     path: input.path,
@@ -377,7 +387,14 @@ export const sessionMachine = setup({
     completed: { type: 'final', entry: [assign({ outcome: 'completed' as const }), ended('completed')] },
     failed: { type: 'final', entry: [assign({ outcome: 'failed' as const }), ended('failed')] },
     cancelled: { type: 'final', entry: [assign({ outcome: 'cancelled' as const }), ended('cancelled')] },
-    budgetExhausted: { type: 'final', entry: [assign({ outcome: 'budget-exhausted' as const }), ended('budget-exhausted')] },
+    budgetExhausted:
+      spentBudget === 'final'
+        ? { type: 'final', entry: [assign({ outcome: 'budget-exhausted' as const }), ended('budget-exhausted')] }
+        : {
+            description: 'The root ended `budget-exhausted` (its `session.ended` is recorded); a raise of the spent turn or token budget above what is spent runs it again.',
+            entry: [assign({ outcome: 'budget-exhausted' as const }), ended('budget-exhausted')],
+            on: { 'session.budgets-raised': { guard: 'raisesSpentBudgets', target: 'running', actions: 'raiseBudgets' } },
+          },
   },
   output: ({ context }): AgentOutput => {
     const status = context.outcome ?? 'failed';
@@ -394,5 +411,20 @@ export const sessionMachine = setup({
     };
   },
 });
+
+/**
+ * The root agent's statechart (the session): its `budgetExhausted` state is not final, so a person can raise the spent
+ * budget (`session.budgets-raised`) and the session runs again; the host treats the state as ended until then.
+ */
+export const sessionMachine = sessionMachineOf('raisable');
+
+/** A delegated child agent's statechart: the same machine with a final `budgetExhausted` (its delegation joins on it). */
+export const childSessionMachine = sessionMachineOf('final');
+
+/** Whether a machine definition is one of the session machine's two forms (an agent, root or child). */
+export const isSessionMachine = (logic: unknown): boolean => logic === sessionMachine || logic === childSessionMachine;
+
+/** Whether a root state value is the spent budget's end (which only a raise leaves). */
+export const isBudgetSpentValue = (value: unknown): boolean => value === 'budgetExhausted';
 
 export type SessionMachine = typeof sessionMachine;

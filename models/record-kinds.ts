@@ -30,6 +30,7 @@ export const recordKinds = {
   'approval.replied': input,
   'session.cancelled': input,
   'policy.changed': input,
+  'session.budgets-raised': input,
   'delegation.accepted': input,
   'timer.fired': input,
   'capability.catalog': input,

@@ -46,6 +46,27 @@ export type SessionCreated = z.infer<typeof SessionCreated>;
 export const PolicyChanged = lazySchema(() => z.object({ mutationPolicyDigest: z.string() }));
 export type PolicyChanged = z.infer<typeof PolicyChanged>;
 
+/**
+ * input · a person raised the root agent's spent turn, token or wall-time budget (`rein resume <id> --max-turns <n>`,
+ * `--max-tokens <n>`, `--max-wall-time <ms>`; the library's `resumeSession(id, { budgets })`): each given limit replaces the recorded one from here
+ * on, and a session that ended `budget-exhausted` runs again. The session machine takes it only in `budgetExhausted`
+ * and only when every given limit is above what is already spent; resume refuses any other raise before recording it
+ * (`BUDGET_NOT_RAISED`). At least one limit is given.
+ */
+export const BudgetsRaised = lazySchema(() =>
+  z
+    .object({
+      /** The new turn budget (whole model calls, children's included), above the turns already taken. */
+      maxTurns: z.number().int().positive().optional(),
+      /** The new token budget (input + output), above the tokens already used. */
+      maxTokens: z.number().int().positive().optional(),
+      /** The new wall-time budget in milliseconds since the session started, above the time already taken. */
+      maxWallTimeMs: z.number().int().positive().optional(),
+    })
+    .refine((raise) => raise.maxTurns !== undefined || raise.maxTokens !== undefined || raise.maxWallTimeMs !== undefined, { message: 'a raise gives maxTurns, maxTokens or maxWallTimeMs' }),
+);
+export type BudgetsRaised = z.infer<typeof BudgetsRaised>;
+
 /** input · text from the user (the task itself, or a later message). */
 export const UserMessage = lazySchema(() => z.object({ text: z.string() }));
 export type UserMessage = z.infer<typeof UserMessage>;

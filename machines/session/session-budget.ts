@@ -66,8 +66,59 @@ export const modelCallSettledOf = (context: SessionContext, event: SessionEvent)
 /** `(4 of them spent by delegated children)`, when children spent any. */
 export const delegatedNote = (spent: number, what: string): string => (spent > 0 ? ` (${spent} of them ${spent === 1 ? 'was' : 'were'} ${what} by delegated children)` : '');
 
+/**
+ * What this agent has spent of the budgets a raise may replace: its turns (its joined children's included), tokens,
+ * and the wall time its machine has seen (the newest settlement's `elapsedMs` since it started).
+ */
+export const spentBudgetsOf = (context: Pick<SessionContext, 'usage' | 'tally' | 'startedAtMs'>): { turns: number; tokens: number; wallTimeMs: number } => ({
+  turns: context.usage.turns + context.tally.delegated.turns,
+  tokens: tokensUsed(context.usage),
+  wallTimeMs: context.usage.elapsedMs - context.startedAtMs,
+});
+
+/** A raise of the turn, token and wall-time budgets, as `session.budgets-raised` carries it. */
+export interface BudgetRaise {
+  maxTurns?: number | undefined;
+  maxTokens?: number | undefined;
+  maxWallTimeMs?: number | undefined;
+}
+
+const raisable = [
+  { key: 'maxTurns', spent: 'turns', what: 'turn(s) already taken' },
+  { key: 'maxTokens', spent: 'tokens', what: 'token(s) already used' },
+  { key: 'maxWallTimeMs', spent: 'wallTimeMs', what: 'ms already taken' },
+] as const;
+
+/**
+ * Why a raise cannot apply (undefined: it can): it gives no limit, or a limit that is not a whole number above what is
+ * spent (`maxTurns 3 is not above the 3 turn(s) already taken`). Shared by the machine's guard and resume's check.
+ */
+export const budgetRaiseRefusalOf = (context: Pick<SessionContext, 'usage' | 'tally' | 'startedAtMs'>, raise: BudgetRaise): string | undefined => {
+  if (raisable.every(({ key }) => raise[key] === undefined)) return 'a raise gives maxTurns, maxTokens or maxWallTimeMs';
+  const spent = spentBudgetsOf(context);
+  for (const { key, spent: used, what } of raisable) {
+    const limit = raise[key];
+    if (limit !== undefined && !(Number.isSafeInteger(limit) && limit > spent[used])) return `${key} ${limit} is not above the ${spent[used]} ${what}`;
+  }
+  return undefined;
+};
+
+/** The context once a raise applies: the given limits replace the recorded ones and the budget's end is undone. */
+export const budgetsRaisedOf = (context: SessionContext, raise: BudgetRaise): Partial<SessionContext> => ({
+  budgets: {
+    ...context.budgets,
+    ...(raise.maxTurns === undefined ? {} : { maxTurns: raise.maxTurns }),
+    ...(raise.maxTokens === undefined ? {} : { maxTokens: raise.maxTokens }),
+    ...(raise.maxWallTimeMs === undefined ? {} : { maxWallTimeMs: raise.maxWallTimeMs }),
+  },
+  outcome: null,
+  endReason: null,
+});
+
 /** The session machine's budget guards. */
 export const budgetGuards = {
+  /** A person raised the spent budgets above what is spent (`session.budgets-raised`). */
+  raisesSpentBudgets: ({ context, event }: GuardArgs) => event.type === 'session.budgets-raised' && budgetRaiseRefusalOf(context, event) === undefined,
   /** A call of the turn just joined was refused for the tool-call budget: the session cannot go on. */
   toolCallBudgetSpent: ({ context }: GuardArgs) => context.tally.toolCallBudgetSpent !== null,
   tokenBudgetLeft: ({ context, event }: GuardArgs) =>

@@ -22,7 +22,7 @@ import { registerInit } from './commands/init.command.js';
 import { registerVerify } from './commands/verify.command.js';
 
 /** Error codes that mean the command line (or its configuration) was wrong: exit 2. */
-export const usageCodes: ReadonlySet<string> = new Set(['USAGE', 'SCRIPT_INVALID', 'CONFIG_INVALID', 'STORE_INVALID_ARGUMENT', 'FORK_NOT_AT_BOUNDARY', 'TURN_NOT_FOUND', 'ACTOR_NOT_FOUND', 'INSPECTOR_NOT_LOCAL', 'QUEUE_UNSUPPORTED', 'TELEMETRY_CONFIG_INVALID', 'HOOK_CONFIG_INVALID', 'MCP_SERVER_NOT_FOUND', 'MCP_UNTRUSTED', 'HOOK_UNTRUSTED', 'PRICE_UNKNOWN']);
+export const usageCodes: ReadonlySet<string> = new Set(['USAGE', 'SCRIPT_INVALID', 'CONFIG_INVALID', 'STORE_INVALID_ARGUMENT', 'FORK_NOT_AT_BOUNDARY', 'TURN_NOT_FOUND', 'ACTOR_NOT_FOUND', 'INSPECTOR_NOT_LOCAL', 'QUEUE_UNSUPPORTED', 'TELEMETRY_CONFIG_INVALID', 'HOOK_CONFIG_INVALID', 'MCP_SERVER_NOT_FOUND', 'MCP_UNTRUSTED', 'HOOK_UNTRUSTED', 'PRICE_UNKNOWN', 'BUDGET_NOT_RAISED']);
 
 /*
  * How a command joins the CLI (and keeps `rein --help`, `rein sessions` and `rein show` fast to start):

@@ -3,7 +3,7 @@ import type { StateValue } from '../../models/actor.records.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { SessionCreated } from '../../models/session.records.js';
 import { awaitsTimer, delegationMachine, type DelegationContext } from '../../machines/delegation.machine.js';
-import { sessionMachine, type SessionContext, type SessionEvent } from '../../machines/session.machine.js';
+import { isBudgetSpentValue, isSessionMachine, sessionMachine, type SessionContext, type SessionEvent } from '../../machines/session.machine.js';
 import type { PermissionContext } from '../../machines/permission.machine.js';
 import { rootInputOf, type MachineTree, type PendingApproval } from './machine-tree.js';
 import type { McpConnectionContext } from '../../machines/mcp-connection.machine.js';
@@ -91,7 +91,8 @@ export class ActorTree implements MachineTree {
   }
 
   get done(): boolean {
-    return this.root.getSnapshot().status === 'done';
+    const root = this.root.getSnapshot();
+    return root.status === 'done' || isBudgetSpentValue(root.value);
   }
 
   get value(): StateValue {
@@ -134,7 +135,7 @@ export class ActorTree implements MachineTree {
     const visit = (ref: { logic?: unknown; getSnapshot(): unknown }) => {
       const snapshot = ref.getSnapshot() as { status?: string; context?: unknown; children?: Record<string, { logic?: unknown; getSnapshot(): unknown }> };
       if (snapshot.status !== 'active') return;
-      if (ref.logic === sessionMachine) {
+      if (isSessionMachine(ref.logic)) {
         const context = snapshot.context as SessionContext;
         found.push({ path: context.path, mutationPolicyDigest: context.mutationPolicyDigest });
       }

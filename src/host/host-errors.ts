@@ -29,7 +29,8 @@ export type HostErrorCode =
   | 'REWIND_BUSY'
   | 'USAGE'
   | 'COST_BUDGET_REACHED'
-  | 'PRICE_UNKNOWN';
+  | 'PRICE_UNKNOWN'
+  | 'BUDGET_NOT_RAISED';
 
 /** Replay regenerated records that differ from the stored ones: the first differing seq is named. */
 export class DivergenceError extends ReinError<'REPLAY_DIVERGENCE'> {

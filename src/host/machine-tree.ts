@@ -3,7 +3,7 @@ import type { StateValue } from '../../models/actor.records.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { SessionCreated } from '../../models/session.records.js';
 import { awaitsTimer, delegationMachine, type DelegationContext } from '../../machines/delegation.machine.js';
-import { sessionMachine, type SessionContext, type SessionInput } from '../../machines/session.machine.js';
+import { isBudgetSpentValue, isSessionMachine, sessionMachine, type SessionContext, type SessionInput } from '../../machines/session.machine.js';
 import type { ApprovalQuestion, PermissionContext } from '../../machines/permission.machine.js';
 import type { McpConnectionContext } from '../../machines/mcp-connection.machine.js';
 import { PureTree, type TreeNode } from './pure-tree.js';
@@ -22,6 +22,7 @@ export type PendingApproval = ApprovalQuestion & { arguments: Record<string, unk
 export interface MachineTree {
   /** Deliver one input record to the actor its envelope names and return the derived drafts of that step. */
   apply(record: Pick<RecordEnvelope, 'type' | 'data' | 'actor'>): DerivedDraft[];
+  /** The root ended: a final state, or `budgetExhausted` (which only `session.budgets-raised` leaves). */
   readonly done: boolean;
   readonly value: StateValue;
   readonly context: SessionContext;
@@ -81,7 +82,8 @@ export class InterpretedTree implements MachineTree {
   }
 
   get done(): boolean {
-    return this.tree.rootNode.snapshot.status === 'done';
+    const root = this.tree.rootNode.snapshot;
+    return root.status === 'done' || isBudgetSpentValue(root.value);
   }
 
   get value(): StateValue {
@@ -115,7 +117,7 @@ export class InterpretedTree implements MachineTree {
     const found: Array<{ path: string; mutationPolicyDigest: string }> = [];
     const visit = (node: TreeNode) => {
       if (node.snapshot.status !== 'active') return;
-      if (node.definition === sessionMachine) {
+      if (isSessionMachine(node.definition)) {
         const context = node.snapshot.context as SessionContext;
         found.push({ path: context.path, mutationPolicyDigest: context.mutationPolicyDigest });
       }

@@ -217,7 +217,8 @@ export class SessionHost {
     // their own batch is written, acknowledgements wait for the store's commit as before.
     const outcome = this.enqueue(async (): Promise<{ written: Promise<RecordEnvelope[]> } | { refused: Error }> => {
       if (this.tree.done && input.refuseWhenEnded) return { refused: new ReinError('SESSION_ENDED', `session ${this.stream} has ended (${String(this.tree.value)}): the message was not delivered; start a session or fork this one to go on`) };
-      if (this.tree.done) return { written: Promise.resolve([]) };
+      // An ended session takes no more inputs, but for the raise of a spent budget (the machine decides whether it applies).
+      if (this.tree.done && input.type !== 'session.budgets-raised') return { written: Promise.resolve([]) };
       // A settlement queued before an interrupt is dropped like one arriving after it (its effect stays in doubt).
       if (input.skipIf?.()) return { written: Promise.resolve([]) };
       // Refused, not thrown: a thrown error would break the host, and a resumable session is not broken.

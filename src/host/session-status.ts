@@ -63,10 +63,17 @@ export const nextStatusState = (state: SessionStatusState, record: StatusSource)
     case 'session.resumed':
       return { ...state, interrupted: false, budget: false, forked: false, waiting: [] };
     case 'actor.transitioned':
-      return { ...state, interrupted: false, budget: false, forked: false, machine: machineStatusOf(data.to) };
+      return { ...reopened(state, (data as { from?: unknown }).from), interrupted: false, budget: false, forked: false, machine: machineStatusOf(data.to) };
     default:
       return state;
   }
+};
+
+/** A root transition out of `budgetExhausted` (a raised budget, `session.budgets-raised`) undoes that end. */
+const reopened = (state: SessionStatusState, from: unknown): SessionStatusState => {
+  if (from !== 'budgetExhausted' || state.ended === undefined) return state;
+  const { ended: _ended, ...rest } = state;
+  return rest;
 };
 
 /** A step record's root transitions and root `session.ended`, folded in order (as the records they replaced would be). */
@@ -74,7 +81,7 @@ const stepStatusState = (state: SessionStatusState, step: StepDerived): SessionS
   let next = state;
   for (const entry of step.derived) {
     if (entry[1] !== rootPath) continue;
-    if (entry[0] === 0) next = { ...next, interrupted: false, budget: false, machine: machineStatusOf(entry[4]) };
+    if (entry[0] === 0) next = { ...reopened(next, entry[3]), interrupted: false, budget: false, machine: machineStatusOf(entry[4]) };
     else if (entry[0] === 2 && entry[2] === 'session.ended') next = { ...next, ended: String(entry[3].status) };
   }
   return next;

@@ -30,6 +30,8 @@ import { unmatchedRuleFacts } from '../policy/unmatched-rules.js';
 import { forkForRetry, providerFailureOf } from './provider-retry.js';
 import { finishPendingRewind } from '../changes/rewind-session.js';
 import { entriesOf } from '../host/step-record.js';
+import { raiseOf, refuseBudgetRaise } from './budget-raise.js';
+import type { BudgetRaise } from '../../machines/session/session-budget.js';
 
 export interface ResumeOptions {
   /** Rerun in-doubt effects whose policy is `require-user-confirmation` (the CLI's `--yes`). */
@@ -53,6 +55,13 @@ export interface ResumeOptions {
    * resume` does this.
    */
   retryProviderFailure?: boolean;
+  /**
+   * Raise the root's spent turn, token or wall-time budget (the CLI's `--max-turns`, `--max-tokens`, `--max-wall-time`): a session that ended
+   * `budget-exhausted` records `session.budgets-raised` (before anything runs) and continues. Refused with
+   * `BUDGET_NOT_RAISED`, nothing written, when the session did not end on a spent budget, when a limit is not a whole
+   * number above what is already spent, or when a budget this cannot raise (tool calls) or one not given is spent too.
+   */
+  budgets?: BudgetRaise;
 }
 
 /** What resume found and decided, for the CLI and the host app. */
@@ -79,6 +88,8 @@ export interface ResumeReport {
   permissionChanges: string[];
   /** With `retryProviderFailure`: the failed session this one is a new attempt of, and the model call it runs again. */
   retryOf?: { sessionId: string; effectId: string; code: string };
+  /** The spent budgets this resume raised (`session.budgets-raised`): the limits in force from here on. */
+  budgetsRaised?: BudgetRaise;
   /** A rewind of the session a crash interrupted, finished before the resume (docs/replay.md: *Time travel*). */
   rewindFinished?: { toSeq: number; paths: number; verified: boolean };
 }
@@ -240,19 +251,24 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
     throw new ReinError('RESUME_BLOCKED', `session ${sessionId} ran in ${created.workspace}, not ${services.workspace.root}`);
   }
   const rebuilt = await rebuild(services, sessionId, records);
+  // A raise of a spent budget is checked against the rebuilt machine before anything is recorded or started.
+  const raise = raiseOf(options.budgets);
+  if (raise) refuseBudgetRaise(sessionId, rebuilt.tree, raise, { elapsedMs: Math.max(0, services.clock() - first.at) });
+  // The session ended, and stays so (a raised budget runs it again).
+  const ended = rebuilt.tree.done && raise === undefined;
   const memory = sessionMemoryFor(services, sessionId);
   // What a background command planted after a process was killed outright (this session's, or another's) is removed
   // before today's catalog reads the workspace: the check that process's end would have run.
-  const left = rebuilt.tree.done ? undefined : await sweepLeftBackground(services.workspace);
+  const left = ended ? undefined : await sweepLeftBackground(services.workspace);
   const leftFacts: FactDraft[] = left && left.paths.length > 0 ? [{ type: 'workspace.cleaned', data: { paths: left.paths, reason: 'protected-path-created' } }] : [];
   // A session recorded before capabilities existed keeps its fixed tools (no catalog, no MCP servers, no skills).
-  const capabilities = services.capabilities && rebuilt.capabilities.active && !rebuilt.tree.done ? await SessionCapabilities.open(services.capabilities, services.registry, rebuilt.capabilities) : undefined;
+  const capabilities = services.capabilities && rebuilt.capabilities.active && !ended ? await SessionCapabilities.open(services.capabilities, services.registry, rebuilt.capabilities) : undefined;
   const wiring = wireSession(services, created.tools, memory, sessionId, capabilities);
   for (const record of records) wiring.observe(record);
   // A cost budget given to this resume replaces the recorded one (recorded with `session.resumed`); the one in force
   // needs a price for every model that may answer.
-  const maxCostUsd = rebuilt.tree.done ? undefined : services.budgets.maxCostUsd;
-  if (!rebuilt.tree.done) refuseUnpricedModels(services.prices, [services.provider, ...(services.fallbacks ?? [])], maxCostUsd ?? wiring.budget.limitUsd);
+  const maxCostUsd = ended ? undefined : services.budgets.maxCostUsd;
+  if (!ended) refuseUnpricedModels(services.prices, [services.provider, ...(services.fallbacks ?? [])], maxCostUsd ?? wiring.budget.limitUsd);
   const head = records[records.length - 1]?.seq ?? 0;
   const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, lastAt: records[records.length - 1]?.at ?? first.at, executors: wiring.executors, machineVersion, clock: services.clock, newId: services.newRecordId ?? createIdGenerator(), snapshotEvery: services.snapshotEvery, parallelTools: services.parallelTools, ...(services.abandonGraceMs === undefined ? {} : { abandonGraceMs: services.abandonGraceMs }), lastSnapshotSeq: rebuilt.snapshotSeq ?? 0, statusHistory: records, ...(services.effectGate ? { effectGate: services.effectGate } : {}), ...(capabilities ? { capabilities: capabilities.deriver } : {}), stopReasonOf: sessionStopOf });
   host.written$.subscribe(wiring.observe);
@@ -260,7 +276,7 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
   // Hooks recorded in the log are never run again: only records appended from here on reach the observers.
   const hooks = sessionHooksFor(services, sessionId, wiring, host);
   const session = new ReinSession(host, services.store, { ...(services.contextView ? { contextView: services.contextView } : {}), ...(memory ? { memory } : {}), ...(hooks ? { hooks } : {}), ...(capabilities ? { capabilities } : {}), ...(hold ? { hold } : {}), ...(wiring.capture ? { capture: wiring.capture } : {}) });
-  const report: ResumeReport = { ...(rewound ? { rewindFinished: rewound } : {}), ...rebuilt.counts, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: rebuilt.tree.done, head, strayProcessesKilled: 0, permissionChanges: restored.changes };
+  const report: ResumeReport = { ...(rewound ? { rewindFinished: rewound } : {}), ...rebuilt.counts, snapshotSeq: rebuilt.snapshotSeq, snapshotRejected: rebuilt.rejected, resolutions: [], alreadyEnded: ended, head, strayProcessesKilled: 0, permissionChanges: restored.changes };
   // This process holds the session now: any process that carries its marker was left by an earlier run (a background
   // command, or a command of a process killed with SIGKILL outside bubblewrap) and is killed — in-doubt calls' own
   // processes first, by their checks below (which say so in their reasons), everything else here.
@@ -268,10 +284,16 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
     report.strayProcessesKilled = (await killStrayProcesses(sessionId)).length;
     return report.strayProcessesKilled > 0 ? { strayProcessesKilled: report.strayProcessesKilled } : {};
   };
-  if (rebuilt.tree.done) {
+  if (ended) {
     await strays();
     memory?.catchUp();
     return { session, report };
+  }
+  if (raise) {
+    // Recorded first: the machine leaves `budgetExhausted` for its next turn, and what follows (today's catalog, the
+    // in-doubt decisions, the resume itself) is recorded on a running session.
+    await host.step({ type: 'session.budgets-raised', data: { ...raise } });
+    report.budgetsRaised = raise;
   }
 
   if (capabilities) {

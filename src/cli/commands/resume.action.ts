@@ -11,6 +11,8 @@ import { cliPluginLocations, pluginFlags, exitCodeOf, printSandbox, runToQuiet, 
 import { resolve as resolvePath } from 'node:path';
 import { configuredOptionsOf, loadWorkspaceConfig, type WorkspaceConfig } from '../../providers/provider-settings.js';
 import { costFlag } from '../budget-options.js';
+import { positiveFlag } from '../whole-number-flag.js';
+import type { BudgetRaise } from '../../../machines/session/session-budget.js';
 import { buildProvider, providerSettingsFor } from '../provider-options.js';
 import { fileLimitWidening, limitOptions, permissionsOf, sandboxOf } from '../permission-options.js';
 import { answeringOf } from './run.action.js';
@@ -107,7 +109,10 @@ const resumeHere = async (
   const created = SessionCreated.parse(first.data);
   // An ended session only says how it ended: it calls no model, so it needs no provider (a recorded provider's source
   // session, a key, an endpoint): one that refuses every call stands in.
-  const ended = endedStatusOf(await store.read(id, { reverse: true, limit: 64 }));
+  const raise = raiseFlagsOf(options);
+  // A session that ended on a spent budget runs again once the budget is raised (resume checks the raise first).
+  const endedAs = endedStatusOf(await store.read(id, { reverse: true, limit: 64 }));
+  const ended = raise && endedAs === 'budget-exhausted' ? undefined : endedAs;
   // A session a provider failure ended (an outage, a wrong key, exhausted retries) is continued by a new attempt: a
   // fork at the last durable step before the failure, resumed here (the failed session itself stays as it ended).
   // A script that ran out of turns runs out again: only another script (or provider) makes a new attempt worth it.
@@ -147,6 +152,7 @@ const resumeHere = async (
     confirmEffects,
     ...(context.held ? { declineEffects: context.held.confirmations.declineEffects } : {}),
     ...(interactive ? { confirm: (question) => promptForRerun(question, { input: process.stdin, output: process.stderr }) } : {}),
+    ...(raise ? { budgets: raise } : {}),
   }).catch(async (error: unknown) => {
     // A session this process may not resume (its chain not this machine's key's, …) goes back to the queue as it was.
     await context.held?.giveBack().catch(() => undefined);
@@ -173,6 +179,7 @@ const continueResumed = async (id: string, session: ReinSession, report: ResumeR
     // The session's recorded mode and rules hold again; say what these flags change on top of them.
     for (const change of report.permissionChanges) printText(`permissions: ${change}\n`);
     for (const change of sandboxChanges) printText(`sandbox: ${change}\n`);
+    if (report.budgetsRaised) printText(`budgets raised: ${Object.entries(report.budgetsRaised).map(([name, limit]) => `${name} ${limit}`).join(', ')}; the session continues\n`);
     for (const resolution of report.resolutions) {
       printText(`in doubt: ${resolution.effectId} (${describeEffect(resolution)}) → ${resolution.resolution}\n`);
       if (resolution.resolution === 'awaiting-confirmation') printText(`  ${resolution.reason}\n`);
@@ -185,7 +192,7 @@ const continueResumed = async (id: string, session: ReinSession, report: ResumeR
     await held?.release(result);
     // A completed session's outcome is what its verifications showed: `failed` exits 1 as it did when it ran.
     const outcome = result.status === 'completed' ? sessionOutcome(await store.read(id)) : undefined;
-    // A spent budget says which one it was and what a larger one takes (it cannot be raised for an ended session).
+    // A spent budget says which one it was and how to raise it (`--max-turns`, `--max-tokens`, `--max-wall-time`).
     const spent = result.status === 'budget-exhausted' ? await spentBudgetOf(store, id) : undefined;
     if (options.json) process.stdout.write(`${JSON.stringify({ sessionId: id, alreadyEnded: true, status: result.status, ...(outcome ? { outcome } : {}), ...(spent ? { reason: spent.reason } : {}) })}\n`);
     else printText(`already ${result.status}${outcome ? ` (outcome ${outcome})` : ''}: session ${id} ended; nothing to resume\n${spent ? `${spent.advice}\n` : ''}`);
@@ -273,8 +280,22 @@ const spentBudgetOf = async (store: EventStore, id: string): Promise<{ reason: s
   if (typeof reason !== 'string') return undefined;
   const known = budgetFlags.find((entry) => entry.match.test(reason));
   const [first] = await store.read(id, { limit: 1 });
-  const limit = known ? (first?.data as { budgets?: Record<string, unknown> } | undefined)?.budgets?.[known.recorded] : undefined;
+  // The limit in force: the newest raise that gave it (in the tail read), else the one the session started with.
+  const raised = known ? newestFirst.find((record) => record.type === 'session.budgets-raised' && typeof (record.data as Record<string, unknown>)[known.recorded] === 'number') : undefined;
+  const limit = known ? ((raised ?? first)?.data as Record<string, unknown> | undefined)?.[known.recorded] ?? (first?.data as { budgets?: Record<string, unknown> } | undefined)?.budgets?.[known.recorded] : undefined;
   const spent = known ? `its ${known.budget}${typeof limit === 'number' ? ` (${known.recorded} ${limit})` : ''} is spent` : `it stopped: ${reason}`;
-  const raise = known ? `a larger one is set when a session starts (rein run ${known.flag}, or budgets.${known.recorded} in rein.config.json)` : 'a larger budget is set when a session starts';
-  return { reason, advice: `${reason}: ${spent}. A spent turn, token, tool-call or wall-time budget ends the session and cannot be raised on resume (only a cost-budget pause continues, with --max-cost); ${raise}.` };
+  const raisable = known && known.recorded !== 'maxToolCalls';
+  const advice = raisable
+    ? `Raise it and continue the session with rein resume ${id} ${known.flag} (a limit above what is spent)`
+    : 'A tool-call budget cannot be raised on resume; a larger one is set when a session starts (rein run --max-tool-calls <n>, or budgets.maxToolCalls in rein.config.json)';
+  return { reason, advice: `${reason}: ${spent}. ${advice}.` };
+};
+
+/** `--max-turns`, `--max-tokens` and `--max-wall-time` of `rein resume`: the raise of a spent budget, if any is given. */
+export const raiseFlagsOf = (options: Pick<ResumeCommandOptions, 'maxTurns' | 'maxTokens' | 'maxWallTime'>): BudgetRaise | undefined => {
+  const maxTurns = positiveFlag('--max-turns', options.maxTurns);
+  const maxTokens = positiveFlag('--max-tokens', options.maxTokens);
+  const maxWallTimeMs = positiveFlag('--max-wall-time', options.maxWallTime);
+  if (maxTurns === undefined && maxTokens === undefined && maxWallTimeMs === undefined) return undefined;
+  return { ...(maxTurns === undefined ? {} : { maxTurns }), ...(maxTokens === undefined ? {} : { maxTokens }), ...(maxWallTimeMs === undefined ? {} : { maxWallTimeMs }) };
 };
