@@ -246,6 +246,8 @@ export const transcriptLine = (record: RecordEnvelope, options: { verbose?: bool
       return `${at}${who}resumed at seq ${data.fromSeq}${data.inDoubt.length > 0 ? `; in doubt: ${data.inDoubt.join(', ')}` : ''}${data.strayProcessesKilled ? `; killed ${data.strayProcessesKilled} process(es) an earlier run left` : ''}`;
     case 'session.interrupted':
       return `${at}${who}interrupted: ${data.reason}`;
+    case 'session.budgets-raised':
+      return `${at}${who}budgets raised: ${Object.entries(data as Record<string, unknown>).map(([name, limit]) => `${name} ${String(limit)}`).join(', ')}`;
     case 'effect.resolved':
       return `${at}${who}in-doubt ${data.effectId} (${data.kind}) → ${data.resolution}: ${data.reason}`;
     default:

@@ -14,7 +14,7 @@ const script = {
   ],
 };
 
-/** `rein resume` of a session that spent its turn budget says which budget, its recorded limit, and what a larger one takes. */
+/** `rein resume` of a session that spent its turn budget says which budget, its recorded limit, and how to raise it. */
 describe('rein resume of a session that spent its turn budget', () => {
   let workspace: Awaited<ReturnType<typeof makeTempDir>>;
   let env: Record<string, string>;
@@ -32,10 +32,10 @@ describe('rein resume of a session that spent its turn budget', () => {
   });
   afterAll(() => workspace?.remove());
 
-  it('names the spent turn budget and its limit, and says a larger one is set when a session starts', async () => {
+  it('names the spent turn budget and its limit, and says how to raise it on resume', async () => {
     const resumed = await runInProcess(['resume', sessionId, '--script', 'script.json', '--yes'], { cwd: workspace.path, env });
     expect(resumed.stdout).toContain(`already budget-exhausted: session ${sessionId} ended; nothing to resume`);
-    expect(resumed.stdout).toMatch(/turn budget exhausted[^\n]*: its turn budget \(maxTurns 1\) is spent\. .*cannot be raised on resume .*rein run --max-turns <n>/);
+    expect(resumed.stdout).toMatch(new RegExp(`turn budget exhausted[^\\n]*: its turn budget \\(maxTurns 1\\) is spent\\. Raise it and continue the session with rein resume ${sessionId} --max-turns <n>`));
     const json = await runInProcess(['resume', sessionId, '--script', 'script.json', '--yes', '--json'], { cwd: workspace.path, env });
     expect(jsonLines(json.stdout).at(-1)).toMatchObject({ sessionId, alreadyEnded: true, status: 'budget-exhausted', reason: expect.stringMatching(/^turn budget exhausted/) });
   });

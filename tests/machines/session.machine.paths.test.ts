@@ -409,3 +409,86 @@ describe('session.machine model check: delegated children draw from the session 
     expect(result.states).toBeGreaterThan(20);
   });
 });
+
+describe('session.machine model check: raising a spent budget (session.budgets-raised)', () => {
+  // Small budgets a few replies spend; a raise is offered in budgetExhausted while the limits are below a bound (so the
+  // graph stays finite), along with raises that must be refused: not above what is spent, not whole, not positive.
+  const small = { maxTurns: 2, maxToolCalls: 3, maxTokens: 100, maxWallTimeMs: 1_000 };
+  const bound = { maxTurns: 4, maxTokens: 300 };
+  type Raise = { maxTurns?: number; maxTokens?: number; maxWallTimeMs?: number };
+  const spentOf = (snapshot: Snapshot) => ({ turns: snapshot.context.usage.turns + snapshot.context.tally.delegated.turns, tokens: snapshot.context.usage.inputTokens + snapshot.context.usage.outputTokens, wallTimeMs: snapshot.context.usage.elapsedMs });
+  /** The rule, restated: every given limit is a whole number above what is spent, and one is given. */
+  const applies = (snapshot: Snapshot, raise: Raise): boolean => {
+    const spent = spentOf(snapshot);
+    const given = [[raise.maxTurns, spent.turns], [raise.maxTokens, spent.tokens], [raise.maxWallTimeMs, spent.wallTimeMs]].filter(([limit]) => limit !== undefined) as Array<[number, number]>;
+    return given.length > 0 && given.every(([limit, used]) => Number.isSafeInteger(limit) && limit > used);
+  };
+  const raiseEvents = (snapshot: Snapshot): SessionEvent[] => {
+    const { budgets: current } = snapshot.context;
+    const spent = spentOf(snapshot);
+    const list: Raise[] = [{ maxTurns: spent.turns }, { maxTokens: spent.tokens }, { maxTurns: 0 }, { maxTurns: -1 }, { maxTurns: 2.5 }, { maxTokens: Number.NaN }, { maxWallTimeMs: Number.POSITIVE_INFINITY }, {}];
+    if (current.maxTurns < bound.maxTurns) list.push({ maxTurns: current.maxTurns + 1 }, { maxTurns: current.maxTurns + 1, maxTokens: spent.tokens });
+    if (current.maxTokens < bound.maxTokens) list.push({ maxTokens: current.maxTokens + 100 }, { maxTurns: Math.min(bound.maxTurns, Math.max(current.maxTurns, spent.turns + 1)), maxTokens: current.maxTokens + 100 });
+    return list.map((raise) => ({ type: 'session.budgets-raised', ...raise }) as SessionEvent);
+  };
+  const raiseSpentEvents = (snapshot: Snapshot): SessionEvent[] => {
+    const { awaitingModel, outstanding } = snapshot.context;
+    const list: SessionEvent[] = [];
+    if (snapshot.matches('idle')) list.push({ type: 'user.message', text: 'go' });
+    if (awaitingModel) {
+      const reply = { effectId: awaitingModel, turn: snapshot.context.usage.turns, text: 'ok', stopReason: 'end_turn' as const, usage, elapsedMs: 1, callSpec: baseCallSpec({ callId: awaitingModel }) };
+      list.push(
+        { type: 'model.responded', ...reply, toolCalls: [] },
+        { type: 'model.responded', ...reply, toolCalls: [call(1)], stopReason: 'tool_use' },
+        { type: 'model.responded', ...reply, toolCalls: [], usage: { inputTokens: 60, outputTokens: 60 } },
+      );
+    }
+    for (const [effectId, effect] of Object.entries(outstanding)) {
+      if (effect.kind === 'executeTool') list.push({ type: 'tool.settled', effectId, callId: effect.callId ?? 'c?', name: 'read', status: 'ok', observation: 'fine', elapsedMs: 2 });
+    }
+    const turn = snapshot.context.lastTurn;
+    if (turn?.status === 'open' && snapshot.matches({ running: 'joiningTurn' })) {
+      list.push({ type: `xstate.done.actor.${turn.path}`, output: { turnId: turn.turnId, status: 'mutation-ready', joinClosed: true, joinDigest: 'b3:join', findings: [] } } as SessionEvent);
+    }
+    // Offered in every state: outside budgetExhausted a raise must change nothing.
+    return [...list, ...raiseEvents(snapshot)];
+  };
+  const isRaise = (event: SessionEvent): event is SessionEvent & { type: 'session.budgets-raised' } & Raise => event.type === 'session.budgets-raised';
+
+  const result = checkMachine({
+    machine: sessionMachine,
+    input: { ...input, budgets: small },
+    events: raiseSpentEvents,
+    stateInvariants: {
+      'turns stay within the turn budget in force': (snapshot) => snapshot.context.usage.turns <= snapshot.context.budgets.maxTurns,
+      'a spent budget says why, and is the only end a raise can leave': (snapshot) => !snapshot.matches('budgetExhausted') || (snapshot.status === 'active' && snapshot.context.outcome === 'budget-exhausted' && snapshot.context.endReason !== null),
+      'every other end is final': (snapshot) => !(snapshot.matches('completed') || snapshot.matches('failed') || snapshot.matches('cancelled')) || snapshot.status === 'done',
+      'limits only rise, and only in steps a raise gave': (snapshot) => snapshot.context.budgets.maxTurns >= small.maxTurns && snapshot.context.budgets.maxTokens >= small.maxTokens && snapshot.context.budgets.maxToolCalls === small.maxToolCalls,
+    },
+    transitionInvariants: {
+      'a raise outside budgetExhausted changes nothing': ({ from, event, to, actions }) =>
+        !isRaise(event) || from.matches('budgetExhausted') || (JSON.stringify(from.value) === JSON.stringify(to.value) && JSON.stringify(from.context) === JSON.stringify(to.context) && actions.length === 0),
+      'a raise that does not apply (not above what is spent, not whole, not positive, none given) changes nothing': ({ from, event, to, actions }) =>
+        !isRaise(event) || !from.matches('budgetExhausted') || applies(from, event) || (to.matches('budgetExhausted') && JSON.stringify(from.context) === JSON.stringify(to.context) && actions.length === 0),
+      'a raise that applies replaces exactly the limits it gives and runs the session again': ({ from, event, to, actions }) => {
+        if (!isRaise(event) || !from.matches('budgetExhausted') || !applies(from, event)) return true;
+        const expected = { ...from.context.budgets, ...(event.maxTurns === undefined ? {} : { maxTurns: event.maxTurns }), ...(event.maxTokens === undefined ? {} : { maxTokens: event.maxTokens }), ...(event.maxWallTimeMs === undefined ? {} : { maxWallTimeMs: event.maxWallTimeMs }) };
+        if (JSON.stringify(to.context.budgets) !== JSON.stringify(expected)) return false;
+        const modelCalls = actions.filter((action) => action.type === 'requestEffect' && (action.params as { kind: string }).kind === 'callModel');
+        // Either the next turn's model call, or (another budget still spent) straight back to the end, saying so again.
+        return to.matches({ running: 'awaitingModel' }) ? modelCalls.length === 1 && to.context.outcome === null : to.matches('budgetExhausted') && modelCalls.length === 0 && endedData(actions).length === 1;
+      },
+      'entering budgetExhausted records session.ended once, naming the budget': ({ from, to, actions, event }) =>
+        !to.matches('budgetExhausted') || (from.matches('budgetExhausted') && (!isRaise(event) || !applies(from, event))) || (endedData(actions).length === 1 && endedData(actions)[0]!.status === 'budget-exhausted' && /budget exhausted/.test(endedData(actions)[0]!.reason ?? '')),
+    },
+  });
+
+  it('holds every invariant on every reachable state and edge', () => {
+    expect(result.violations).toEqual([]);
+  });
+
+  it('reaches a completion and a second spent budget after a raise', () => {
+    expect(result.stateValues).toEqual(expect.arrayContaining(['"budgetExhausted"', '"completed"', '{"running":"awaitingModel"}']));
+    expect(result.states).toBeGreaterThan(10);
+  });
+});

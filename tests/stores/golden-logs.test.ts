@@ -39,6 +39,7 @@ const notCaptured: Record<string, string> = {
   'mcp.reconnecting': 'needs an HTTP server that goes away; covered by tests/mcp/mcp-http.test.ts',
   'mcp.closed': 'written only when a resumed session no longer configures a server; covered by tests/machines (the connection machine)',
   'plugin.stopped': 'written when a harness stops its plugins on close, after its sessions were interrupted; covered by tests/plugins',
+  'session.budgets-raised': 'written by a resume that raises a spent budget (a second process); its replay is covered by tests/cli/resume-raise-budget.test.ts',
   'memory.unavailable': 'needs a damaged memory stream on disk; covered by tests/e2e/memory-cli.test.ts',
   'command.ended': 'needs a background command (run_in_background) in a captured scenario; covered by tests/e2e/orphans.test.ts and tests/e2e/background-protected.test.ts',
   'permission.rule-unmatched': 'needs an MCP server and a deny rule that names none of its tools; covered by tests/e2e/trial5-leftovers.test.ts',
