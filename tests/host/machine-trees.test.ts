@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { AnyStateMachine } from 'xstate';
-import { sessionMachine } from '../../machines/session.machine.js';
+import { childSessionMachine, sessionMachine } from '../../machines/session.machine.js';
 import { turnMachine } from '../../machines/turn.machine.js';
 import { permissionMachine } from '../../machines/permission.machine.js';
 import { graphableMachines } from '../../src/cli/commands/graph.action.js';
@@ -42,7 +42,8 @@ describe('the machine trees', () => {
       // Every actor the interpreted tree ran is one of the drawn machines: the same definition (the delegation machine
       // is the drawn one with its children's logic provided: the same configuration).
       const definitions = [...(interpreted.tree as InterpretedTree).definitions()];
-      const drawn = Object.values(graphableMachines) as AnyStateMachine[];
+      // A child agent runs the session machine's child form (a final budgetExhausted; model-checked with the root's).
+      const drawn = [...(Object.values(graphableMachines) as AnyStateMachine[]), childSessionMachine as AnyStateMachine];
       for (const definition of definitions) expect(drawn.some((machine) => machine === definition || machine.config === definition.config)).toBe(true);
       for (const machine of [sessionMachine, turnMachine, permissionMachine]) expect(definitions).toContain(machine);
       expect(definitions.some((definition) => definition.config === graphableMachines.delegation.config)).toBe(true);
