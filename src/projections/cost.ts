@@ -58,59 +58,137 @@ export class CostFold {
   readonly #keepCalls: boolean;
   #model: string | undefined;
   #provider: string | undefined;
-  usd: number | undefined = 0;
-  readonly byActor = new Map<string, AgentCost>();
-  readonly calls: Array<{ seq: number; actor: string; turn: number | undefined; usd: number | undefined }> = [];
+  #usd: number | undefined = 0;
+  readonly #byActor = new Map<string, AgentCost>();
+  readonly #calls: Array<{ seq: number; actor: string; turn: number | undefined; usd: number | undefined }> = [];
   readonly #unpriced = new Set<string>();
-  inputTokens = 0;
-  outputTokens = 0;
-  cacheReadTokens = 0;
-  cacheWriteTokens = 0;
+  #inputTokens = 0;
+  #outputTokens = 0;
+  #cacheReadTokens = 0;
+  #cacheWriteTokens = 0;
+
+  // Read through getters: a reply still waiting for its attempt is priced first (at the session's model).
+  get usd(): number | undefined {
+    this.#settle();
+    return this.#usd;
+  }
+  get byActor(): ReadonlyMap<string, AgentCost> {
+    this.#settle();
+    return this.#byActor;
+  }
+  get calls(): ReadonlyArray<{ seq: number; actor: string; turn: number | undefined; usd: number | undefined }> {
+    this.#settle();
+    return this.#calls;
+  }
+  get inputTokens(): number {
+    this.#settle();
+    return this.#inputTokens;
+  }
+  get outputTokens(): number {
+    this.#settle();
+    return this.#outputTokens;
+  }
+  get cacheReadTokens(): number {
+    this.#settle();
+    return this.#cacheReadTokens;
+  }
+  get cacheWriteTokens(): number {
+    this.#settle();
+    return this.#cacheWriteTokens;
+  }
 
   constructor(prices: Prices = defaultPrices, options: { keepCalls?: boolean } = {}) {
     this.#prices = prices;
     this.#keepCalls = options.keepCalls ?? true;
   }
 
-  /** Fold one record: `session.created` names the model, each `model.responded` is priced at it. */
+  /** A `model.responded` waiting for the attempt that answered it (in the next record: its step record, or its own). */
+  #pending: RecordEnvelope | undefined;
+  /** The newest answering attempt seen before its `model.responded` (older logs wrote facts before the input). */
+  #answeredBefore: { effectId: string; provider: string; model?: string } | undefined;
+
+  /**
+   * Fold one record: `session.created` names the model; each `model.responded` is priced at the model whose
+   * `model.attempted` answered it (a fallback's, a resume's on another model, a child's), else at the session's.
+   */
   add(record: RecordEnvelope): void {
+    const answer = answersIn(record);
+    if (this.#pending) {
+      const pending = this.#pending;
+      this.#pending = undefined;
+      const by = answer.find((found) => found.effectId === (pending.data as { effectId?: unknown }).effectId);
+      this.#price(pending, by);
+    }
+    if (record.type === 'model.attempted') this.#answeredBefore = answer[0];
     if (record.type === 'session.created') {
       const named = (record.data as { provider?: { model?: string; name?: string } }).provider;
       this.#model = named?.model;
       this.#provider = named?.name;
     }
     if (record.type !== 'model.responded') return;
+    const before = this.#answeredBefore;
+    if (before && before.effectId === (record.data as { effectId?: unknown }).effectId) {
+      this.#answeredBefore = undefined;
+      this.#price(record, before);
+    } else this.#pending = record;
+  }
+
+  #price(record: RecordEnvelope, by: { provider: string; model?: string } | undefined): void {
     const data = record.data as { usage: TokenUsage; turn?: number };
-    const price = callPrice(this.#prices, this.#provider, this.#model);
+    const provider = by ? by.provider : this.#provider;
+    const model = by ? by.model : this.#model;
+    const price = callPrice(this.#prices, provider, model);
     const cost = price ? costOfUsage(data.usage, price) : undefined;
-    if (!price) this.#unpriced.add(this.#model ?? '(no model named)');
-    this.usd = this.usd === undefined || cost === undefined ? undefined : this.usd + cost;
+    if (!price) this.#unpriced.add(model ?? '(no model named)');
+    this.#usd = this.#usd === undefined || cost === undefined ? undefined : this.#usd + cost;
     const read = data.usage.cacheReadTokens ?? 0;
-    const actor = this.byActor.get(record.actor) ?? { usd: 0, calls: 0, inputTokens: 0, cacheReadTokens: 0 };
-    this.byActor.set(record.actor, {
+    const actor = this.#byActor.get(record.actor) ?? { usd: 0, calls: 0, inputTokens: 0, cacheReadTokens: 0 };
+    this.#byActor.set(record.actor, {
       usd: actor.usd === undefined || cost === undefined ? undefined : actor.usd + cost,
       calls: actor.calls + 1,
       inputTokens: actor.inputTokens + data.usage.inputTokens,
       cacheReadTokens: actor.cacheReadTokens + read,
     });
-    if (this.#keepCalls) this.calls.push({ seq: record.seq, actor: record.actor, turn: typeof data.turn === 'number' ? data.turn : undefined, usd: cost });
-    this.inputTokens += data.usage.inputTokens;
-    this.outputTokens += data.usage.outputTokens;
-    this.cacheReadTokens += read;
-    this.cacheWriteTokens += data.usage.cacheWriteTokens ?? 0;
+    if (this.#keepCalls) this.#calls.push({ seq: record.seq, actor: record.actor, turn: typeof data.turn === 'number' ? data.turn : undefined, usd: cost });
+    this.#inputTokens += data.usage.inputTokens;
+    this.#outputTokens += data.usage.outputTokens;
+    this.#cacheReadTokens += read;
+    this.#cacheWriteTokens += data.usage.cacheWriteTokens ?? 0;
   }
 
   /** The models that had no price so far. */
   get unpriced(): readonly string[] {
+    this.#settle();
     return [...this.#unpriced];
+  }
+
+  /** A reply whose attempt is not folded yet is priced at the session's model (a log cut between them, or none written). */
+  #settle(): void {
+    if (!this.#pending) return;
+    const pending = this.#pending;
+    this.#pending = undefined;
+    this.#price(pending, undefined);
   }
 
   /** The cost as folded so far. */
   result(): SessionCost {
+    this.#settle();
     const { usd, byActor, calls, unpriced, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens } = this;
     return { usd, byActor, calls, unpriced, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens };
   }
 }
+
+/** The answering attempts (`model.attempted`, outcome ok, decision done) a record holds: itself, or a step record's facts. */
+const answersIn = (record: RecordEnvelope): Array<{ effectId: string; provider: string; model?: string }> => {
+  const of = (data: unknown) => {
+    const attempt = data as { effectId?: unknown; provider?: unknown; model?: unknown; outcome?: unknown; decision?: unknown } | undefined;
+    if (attempt?.outcome !== 'ok' || attempt.decision !== 'done' || typeof attempt.effectId !== 'string' || typeof attempt.provider !== 'string') return [];
+    return [{ effectId: attempt.effectId, provider: attempt.provider, ...(typeof attempt.model === 'string' ? { model: attempt.model } : {}) }];
+  };
+  if (record.type === 'model.attempted') return of(record.data);
+  if (record.type !== 'step.derived') return [];
+  return ((record.data as { facts?: ReadonlyArray<readonly [string, unknown, ...unknown[]]> }).facts ?? []).flatMap((fact) => (fact[0] === 'model.attempted' ? of(fact[1]) : []));
+};
 
 /** Cache reads as a share of input tokens (0..1); undefined when there was no input. */
 export const cacheHitRate = (usage: { inputTokens: number; cacheReadTokens: number }): number | undefined => (usage.inputTokens > 0 ? usage.cacheReadTokens / usage.inputTokens : undefined);
