@@ -21,7 +21,7 @@ describe('listSessions: usage', () => {
     await store.append('s-long-summary', long.slice(0, 10), { expectedSeq: 0, summary: usageOf(long.slice(0, 10)) });
     await store.append('s-long-summary', long.slice(10), { expectedSeq: 10 });
     const listed = Object.fromEntries((await listSessions(store)).map((summary) => [summary.id, summary.usage]));
-    expect(listed['s-u']).toEqual({ provider: 'openai', model: 'gpt-x', calls: 2, inputTokens: 20, outputTokens: 6, cacheReadTokens: 8, cacheWriteTokens: 0 });
+    expect(listed['s-u']).toEqual({ provider: 'openai', model: 'gpt-x', calls: 2, inputTokens: 20, outputTokens: 6, cacheReadTokens: 8, cacheWriteTokens: 0, models: [{ provider: 'openai', model: 'gpt-x', calls: 2, inputTokens: 20, outputTokens: 6, cacheReadTokens: 8, cacheWriteTokens: 0 }] });
     expect(listed['s-bad']).toMatchObject({ calls: 1, inputTokens: 10 });
     expect(listed['s-none']).toEqual(listed['s-u']);
     expect(listed['s-long']).toMatchObject({ calls: 150, inputTokens: 1500 });
