@@ -28,6 +28,11 @@ export const CONFLICT_SQLSTATE = 'RE002';
  *    a build without the chain fails to append instead of writing unchained records.
  * 5. A session a worker cannot start: `failed` (with its `failure`) when it never will, or back in the queue until
  *    `not_before` (a backoff) when a later try may work; `claim` skips a session until its `not_before`.
+ * 6. The writer's running summary of a stream (`AppendOptions.summary`, e.g. the session's usage a listing prices):
+ *    `streams.summary` (jsonb) and `streams.summary_seq` (the head it describes), written in the append's transaction
+ *    by a 21-argument `append` that runs the 20-argument one, then stores the summary. Existing streams have none
+ *    until their next append (a listing folds their log instead); a build before this one keeps appending through
+ *    the 20-argument function, leaving the summary behind the head (a listing adds the records after it).
  */
 export const migrations: readonly Migration[] = [
   {
@@ -365,6 +370,30 @@ BEGIN
     WHERE q.session = p_session;
   PERFORM pg_notify('{queue_channel}', p_session);
   RETURN p_state;
+END
+$fn$;
+`,
+  },
+  {
+    version: 6,
+    description: 'streams.summary and summary_seq: the writer\'s running summary, stored by a 21-argument append',
+    sql: `
+ALTER TABLE {s}.streams ADD COLUMN summary jsonb;
+ALTER TABLE {s}.streams ADD COLUMN summary_seq bigint;
+CREATE FUNCTION {s}.append(
+  p_stream text, p_expected bigint, p_owner text, p_epoch bigint, p_created_at double precision, p_durable boolean, p_status text,
+  p_ids text[], p_types text[], p_vs integer[], p_ats double precision[], p_actors text[], p_causes text[], p_corrs text[],
+  p_payloads bytea[], p_checksums bigint[], p_blob_hashes text[], p_blobs bytea[], p_chains bytea[], p_seal bytea, p_summary jsonb
+) RETURNS bigint LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_head bigint;
+BEGIN
+  v_head := {s}.append(p_stream, p_expected, p_owner, p_epoch, p_created_at, p_durable, p_status, p_ids, p_types, p_vs, p_ats,
+    p_actors, p_causes, p_corrs, p_payloads, p_checksums, p_blob_hashes, p_blobs, p_chains, p_seal);
+  IF p_summary IS NOT NULL AND v_head > p_expected THEN
+    UPDATE {s}.streams SET summary = p_summary, summary_seq = v_head WHERE stream = p_stream;
+  END IF;
+  RETURN v_head;
 END
 $fn$;
 `,

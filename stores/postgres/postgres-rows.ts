@@ -33,6 +33,9 @@ export interface StreamRow {
   forked_at: number | null;
   status: string | null;
   seal?: Buffer | null;
+  /** The writer's summary (migration 6) and the head it describes; NULL until an append gives one. */
+  summary?: unknown;
+  summary_seq?: string | number | null;
 }
 
 /** The `StreamInfo` of a `streams` row. */
@@ -40,6 +43,8 @@ export const describe = (row: StreamRow): StreamInfo => {
   const info: StreamInfo = { stream: row.stream, head: row.head, createdAt: row.created_at };
   if (row.forked_from !== null && row.forked_at !== null) info.forkedFrom = { stream: row.forked_from, seq: row.forked_at };
   if (row.status !== null) info.status = row.status;
+  const summarySeq = row.summary_seq === null || row.summary_seq === undefined ? undefined : Number(row.summary_seq);
+  if (row.summary !== null && row.summary !== undefined && summarySeq !== undefined && Number.isSafeInteger(summarySeq) && summarySeq > 0) info.summary = { seq: summarySeq, value: row.summary };
   return info;
 };
 
@@ -84,6 +89,8 @@ export const appendParameters = (
     blobs.map((blob) => Buffer.from(blob.bytes)),
     chain.fields.map((field) => Buffer.from(field.buffer, field.byteOffset, field.byteLength)),
     chain.seal === null ? null : Buffer.from(chain.seal.buffer, chain.seal.byteOffset, chain.seal.byteLength),
+    // Sent as JSON text (cast to jsonb): node-postgres would send a JS array as a PostgreSQL array.
+    options.summary === undefined ? null : JSON.stringify(options.summary),
   ];
 };
 
@@ -100,7 +107,7 @@ export const decodeSeal = (stored: Buffer | null): { head: number; tag: Uint8Arr
   stored === null || stored.length < 9 ? undefined : { head: Number(stored.readBigUInt64BE(0)), tag: new Uint8Array(stored.subarray(8)) };
 
 /** The one statement an append sends. */
-export const APPEND_SQL = (schema: string) => `SELECT ${schema}.append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) AS head`;
+export const APPEND_SQL = (schema: string) => `SELECT ${schema}.append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21::jsonb) AS head`;
 
 /** A fence must be `{ owner: non-empty string, epoch: positive integer }`, else `STORE_INVALID_ARGUMENT`. */
 export const assertFence = (options: AppendOptions): void => {

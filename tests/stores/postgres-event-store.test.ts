@@ -7,6 +7,7 @@ import { describeEventStoreConformance } from './event-store.conformance.js';
 import { draft, drafts, expectCode } from './store-test-support.js';
 import { describePostgres, freshSchemaUrl, postgresUrl } from '../support/postgres.js';
 import { postgresForge, postgresRawChain } from './postgres-raw-chain.js';
+import { migrations } from '../../stores/postgres/postgres-migrations.js';
 
 const schemaOf = (url: string): string => new URL(url).searchParams.get('schema')!;
 
@@ -160,13 +161,41 @@ describePostgres('PostgreSQL event store', () => {
       expect(await store.head('s')).toBe(3);
     });
 
+    it('migration 6 adds the stream summary to a database written before it: old streams have none, appends keep one', async () => {
+      const url = freshSchemaUrl();
+      const schema = schemaOf(url);
+      const quotedSchema = `"${schema}"`;
+      // A database at version 5 with a stream in it, written through the 20-argument append an older build calls.
+      await admin.query(`CREATE SCHEMA ${quotedSchema}`);
+      await admin.query(`CREATE TABLE ${quotedSchema}.schema_migrations (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())`);
+      for (const migration of migrations.filter((entry) => entry.version <= 5)) {
+        await admin.query(migration.sql.replaceAll('{s}', quotedSchema).replaceAll('{channel}', `${schema}_appended`).replaceAll('{queue_channel}', `${schema}_queued`));
+        await admin.query(`INSERT INTO ${quotedSchema}.schema_migrations (version, description) VALUES ($1, $2)`, [migration.version, migration.description]);
+      }
+      await admin.query(
+        `SELECT ${quotedSchema}.append('s-old', 0, NULL, NULL, 1, true, NULL, ARRAY['r1'], ARRAY['user.message'], ARRAY[1], ARRAY[1.0::double precision], ARRAY['root'], ARRAY[NULL::text], ARRAY[NULL::text], ARRAY['\\x00'::bytea], ARRAY[0::bigint], ARRAY[]::text[], ARRAY[]::bytea[], ARRAY[NULL::bytea], NULL)`,
+      );
+      const store = await openPostgresEventStore(url);
+      try {
+        const { rows } = await admin.query(`SELECT version FROM ${quotedSchema}.schema_migrations ORDER BY version`);
+        expect(rows.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6]);
+        expect(await store.info('s-old')).toMatchObject({ stream: 's-old', head: 1 });
+        expect((await store.info('s-old'))?.summary).toBeUndefined();
+        await store.append('s-new', drafts(1, 2), { expectedSeq: 0, summary: { calls: 1, models: [{ model: 'm', calls: 1 }] } });
+        expect((await store.info('s-new'))?.summary).toEqual({ seq: 2, value: { calls: 1, models: [{ model: 'm', calls: 1 }] } });
+        expect((await store.streams()).find((info) => info.stream === 's-new')?.summary?.seq).toBe(2);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('migrates once and refuses a schema newer than this build', async () => {
       const url = freshSchemaUrl();
       const [first, second] = await Promise.all([open(url), open(url)]);
       expect(await first.head('none')).toBe(0);
       expect(await second.head('none')).toBe(0);
       const { rows } = await admin.query(`SELECT version FROM "${schemaOf(url)}".schema_migrations ORDER BY version`);
-      expect(rows.map((row) => row.version)).toEqual([1, 2, 3, 4, 5]);
+      expect(rows.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6]);
       await admin.query(`INSERT INTO "${schemaOf(url)}".schema_migrations (version, description) VALUES (99, 'from the future')`);
       await expectCode(openPostgresEventStore(url), 'STORE_VERSION_UNSUPPORTED');
     });

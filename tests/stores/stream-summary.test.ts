@@ -6,6 +6,8 @@ import type { EventStore } from '../../stores/event-store.js';
 import { createMemoryEventStore } from '../../stores/memory-event-store.js';
 import { openLevelEventStore } from '../../stores/level-event-store.js';
 import { decodeSummary } from '../../stores/level-stream-meta.js';
+import { openPostgresEventStore } from '../../stores/index.js';
+import { describePostgres, freshSchemaUrl } from '../support/postgres.js';
 
 const draft = (id: string) => ({ id, type: 'user.message', v: 1, at: 1, actor: 'root', data: { text: id } });
 
@@ -46,6 +48,11 @@ afterAll(() => rm(directory, { recursive: true, force: true }));
 
 summaryCases('memory', async () => createMemoryEventStore());
 summaryCases('LevelDB', () => openLevelEventStore(join(directory, 'store')), () => openLevelEventStore(join(directory, 'store'), { readOnly: true }));
+
+describePostgres('PostgreSQL stream summary', () => {
+  let url: string;
+  summaryCases('PostgreSQL', async () => openPostgresEventStore((url = freshSchemaUrl())), () => openPostgresEventStore(url));
+});
 
 describe('LevelDB m!summary decoding', () => {
   it('ignores a summary that does not read back whole (it is a cache: the log rebuilds it)', () => {
