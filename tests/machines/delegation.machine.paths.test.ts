@@ -161,7 +161,8 @@ const check = (join: JoinPolicy) =>
         if (!step.event.type.startsWith('xstate.done.actor.')) return true;
         const child = childOfEvent(step.from, step.event.type);
         if (child && active(child.status) && (step.event as { output?: AgentOutput }).output?.path === child.path) return true;
-        return JSON.stringify(step.from.context) === JSON.stringify(step.to.context) && step.actions.every((action) => action.type !== 'emitRecord');
+        // The same context object is unchanged (no assign ran); only a new one needs comparing.
+        return (step.from.context === step.to.context || JSON.stringify(step.from.context) === JSON.stringify(step.to.context)) && step.actions.every((action) => action.type !== 'emitRecord');
       },
       'a deadline fails only a running child, as a runtime failure': (step) => {
         if (step.event.type !== 'timer.fired') return true;
