@@ -2,6 +2,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { LongPolesFirst } from './support/long-poles-first.js';
 import { scaledTimeout } from './support/timeouts.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -33,6 +34,8 @@ export default defineConfig({
     // The chain key every store of the run uses (and every CLI a test starts, which inherits the environment): one per
     // user, outside every test's workspace and the user's own configuration folder. Tests of the key itself set their own.
     env: { REIN_CHAIN_KEY_FILE: process.env.REIN_CHAIN_KEY_FILE || join(tmpdir(), `rein-tests-${process.getuid?.() ?? 'user'}`, 'chain.key') },
+    // The files that take longest start first (tests/support/long-poles-first.ts), so no long file runs alone at the end.
+    sequence: { sequencer: LongPolesFirst },
     typecheck: { enabled: false },
   },
 });
