@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { openLevelEventStore } from '../../stores/index.js';
 import { cliPath, jsonLines, runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { scaledTimeout } from '../support/timeouts.js';
 import { spawn } from 'node:child_process';
 
 /** SIGKILLs per run: 22 in `npm test`, more in the soak (`npm run soak`: CRASH_KILLS=110). */
@@ -108,5 +109,5 @@ describe('crash safety', () => {
     } finally {
       await workspace.remove();
     }
-  }, Math.max(240_000, targetKills * 12_000));
+  }, scaledTimeout(Math.max(240_000, targetKills * 12_000)));
 });
