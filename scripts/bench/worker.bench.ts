@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { openPostgresEventStore, type PostgresEventStore } from '../../stores/postgres/postgres-event-store.js';
@@ -25,8 +25,14 @@ const WAIT_SESSIONS = Number(process.env.BENCH_WORKER_WAIT_SESSIONS ?? 8);
 const WAIT_CALLS = 5;
 const LATENCY_MS = 200;
 const TICKS_PER_SECOND = 100;
-/** Extra node flags for the worker processes, e.g. `--cpu-prof --cpu-prof-dir=prof-worker` (NODE_OPTIONS refuses --cpu-prof). */
-const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+/**
+ * Extra node flags for the worker processes, e.g. `--cpu-prof --cpu-prof-dir=prof-worker` (NODE_OPTIONS refuses
+ * --cpu-prof). A relative profile directory is resolved here: the workers run in a temporary workspace that is removed.
+ */
+const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '')
+  .split(' ')
+  .filter((arg) => arg !== '')
+  .map((arg) => (arg.startsWith('--cpu-prof-dir=') ? `--cpu-prof-dir=${resolve(arg.slice('--cpu-prof-dir='.length))}` : arg));
 const cli = fileURLToPath(new URL('../../cli/rein.js', import.meta.url));
 
 /** CPU seconds (user + system) a live process used so far, from /proc/<pid>/stat. */
@@ -152,6 +158,8 @@ export async function main(): Promise<void> {
     process.stdout.write(
       `worker: ${CPU_SESSIONS} scripted sessions of ${CPU_STEPS} list_dir round trips, 1 worker: ${(cpu.cpuPerSession * 1000).toFixed(0)} ms of worker CPU per session (target ≤ 40 ms: ${cpu.cpuPerSession <= 0.04 ? 'met' : 'not met'}), ${cpu.sessionsPerSecond.toFixed(2)} sessions/s · load average ${loadavg()[0]!.toFixed(1)}\n`,
     );
+    // BENCH_WORKER_ONLY=cpu stops here (a profile of the scripted sessions alone).
+    if (process.env.BENCH_WORKER_ONLY === 'cpu') return;
     const provider = { name: 'openai', model: 'loopback-1', source: model.url };
     const shapes: Array<{ label: string; workers: number; concurrency: number }> = [
       { label: '1 worker, --concurrency 1', workers: 1, concurrency: 1 },
