@@ -149,13 +149,13 @@ export const createRein = async (options: ReinOptions): Promise<Rein> => {
     prices: services.prices,
     createSession: (sessionOptions) => open('createSession', async () => {
       const session = await createSession(services, sessionOptions);
-      stops.remember(watched(registry.add(session)));
+      stops.remember(watched(registry.add(session, { createdHere: true })));
       return session;
     }),
     submit: (submitOptions) => open('submit', () => submitToWorkers(options, { workspace: workspace.root, clock }, submitOptions)),
     startSession: (sessionOptions) => open('startSession', async () => {
       const session = await createSession(services, sessionOptions);
-      stops.remember(watched(registry.add(session)));
+      stops.remember(watched(registry.add(session, { createdHere: true })));
       await session.send(sessionOptions.task);
       return session;
     }),

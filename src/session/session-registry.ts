@@ -1,18 +1,22 @@
 import { rootPath } from '../host/actor-tree.js';
 import type { ReinSession } from './session-handle.js';
-import { killStrayProcesses, stopBackgroundCommands } from '../tools/process-runner.js';
+import { killStrayProcesses, stopBackgroundCommands, sweepAfterSession } from '../tools/process-runner.js';
 import { sessionEndedIn } from '../host/step-record.js';
 
 /**
  * The sessions one harness is running in this process, by id. A session leaves when its root agent ends or the
  * process interrupts it (its log stays in the store; `resumeSession` brings it back); its background commands are
- * stopped then, with every other process carrying the session's marker that no command of this process accounts for.
+ * stopped then, with every other process carrying the session's marker that no command of this process accounts for
+ * (looked for only when such a process can exist: see `sweepAfterSession`).
  */
 export class SessionRegistry {
   private readonly running = new Map<string, ReinSession>();
 
-  /** Hold `session` until it ends or is interrupted; returns it for chaining. */
-  add(session: ReinSession): ReinSession {
+  /**
+   * Hold `session` until it ends or is interrupted; returns it for chaining. `createdHere`: this process created the
+   * session (no earlier process ran it), so its end looks for stray processes only if this process ran a command for it.
+   */
+  add(session: ReinSession, options: { createdHere?: boolean } = {}): ReinSession {
     this.running.set(session.id, session);
     const subscription = session.records$.subscribe((record) => {
       const ended = sessionEndedIn(record) !== undefined;
@@ -21,7 +25,7 @@ export class SessionRegistry {
       // Background commands live until their hard timeout or the session's end, whichever comes first — those an
       // earlier process of the session left (it was killed before it could stop them) too: found by their marker.
       stopBackgroundCommands(session.id, ended ? 'session-end' : 'interrupted');
-      void killStrayProcesses(session.id);
+      if (sweepAfterSession(session.id, options.createdHere === true)) void killStrayProcesses(session.id);
       queueMicrotask(() => subscription.unsubscribe());
     });
     if (session.result().status !== 'paused') this.running.delete(session.id);

@@ -120,8 +120,38 @@ export const endBackgroundCommands = async (sessionId: string, reason: Backgroun
 /** The markers of the commands this process runs now (foreground and background), with how many runs carry each. */
 const liveMarkers = new Map<string, number>();
 
+/**
+ * The markers of every command this process started, kept until its session's end sweep (`sweepAfterSession`). Past
+ * `LAUNCHED_LIMIT` (sessions that never end here, e.g. parked ones) they are dropped and every sweep runs.
+ */
+const launchedMarkers = new Set<string>();
+const LAUNCHED_LIMIT = 10_000;
+let launchedOverflowed = false;
+
+/**
+ * Whether a session's end must look for stray processes (`killStrayProcesses`): unless the session was created by this
+ * process (no earlier process can have left anything; a resume sweeps at its start) and this process never started a
+ * command for it, nothing can carry its marker. The sweep reads every process's environment (~5 ms on a busy
+ * machine), so a session that ran no command skips it. Forgets the session's markers.
+ */
+export const sweepAfterSession = (sessionId: string, createdHere: boolean): boolean => {
+  const prefix = `${sessionId}:`;
+  let launched = false;
+  for (const marker of launchedMarkers) {
+    if (!marker.startsWith(prefix)) continue;
+    launched = true;
+    launchedMarkers.delete(marker);
+  }
+  return launched || launchedOverflowed || !createdHere;
+};
+
 const markLive = (marker: string | undefined): (() => void) => {
   if (!marker) return () => undefined;
+  if (launchedMarkers.size >= LAUNCHED_LIMIT) {
+    launchedMarkers.clear();
+    launchedOverflowed = true;
+  }
+  if (!launchedOverflowed) launchedMarkers.add(marker);
   liveMarkers.set(marker, (liveMarkers.get(marker) ?? 0) + 1);
   let done = false;
   return () => {

@@ -9,7 +9,7 @@ import { entriesOfRows, jsonLines, runCli, startCli } from '../support/cli.js';
 import { runInProcess } from '../support/cli-in-process.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { eventually, markedProcesses, newMarker, requireBubblewrap, requireWatchdog } from '../support/sandbox.js';
-import { killStrayProcesses, runCommand, stopBackgroundCommands } from '../../src/tools/process-runner.js';
+import { killStrayProcesses, runCommand, stopBackgroundCommands, sweepAfterSession } from '../../src/tools/process-runner.js';
 import { defaultSandboxPolicy } from '../../src/policy/sandbox-policy.js';
 import { prepareLaunch, type Launch } from '../../src/tools/command-launch.js';
 import { processesMarked, processesOfSession } from '../../src/tools/process-tree.js';
@@ -261,9 +261,12 @@ describe('no command outlives rein', () => {
     const workspace = await makeTempDir('rein-stray-');
     const marker = newMarker();
     try {
-      const rein = await createRein({ store: createMemoryEventStore(), workspace: workspace.path, provider: createScriptedProvider(parseScript({ turns: [{ text: 'Done.' }] })), permissions: { approveAll: true } });
+      // The session runs a command here, so its end looks for strays (a session created by this process that ran no
+      // command skips the sweep: nothing can carry its marker; see sweepAfterSession and the test below).
+      const script = { turns: [{ text: 'Running it.', toolCalls: [{ name: 'bash', arguments: { command: 'true' } }] }, { text: 'Done.' }] };
+      const rein = await createRein({ store: createMemoryEventStore(), workspace: workspace.path, provider: createScriptedProvider(parseScript(script)), permissions: { approveAll: true } });
       const session = await rein.createSession({ task: 'nothing' });
-      // What an earlier process of this session could have left: a real process with the session's call marker.
+      // What a command could leave that escaped its process group: a real process with the session's call marker.
       const stray = spawn('sleep', ['1000'], { env: { ...process.env, REIN_CALL: `${session.id}:root:e9.0`, REIN_TEST_MARK: marker }, detached: true, stdio: 'ignore' });
       stray.unref();
       expect((await eventually(() => markedProcesses(marker), (pids) => pids.length > 0)).length).toBe(1);
@@ -305,6 +308,27 @@ describe('no command outlives rein', () => {
       killEach(strays);
     }
     expect(await eventually(() => markedProcesses(own), (pids) => pids.length === 0)).toEqual([]);
+  });
+
+  it('a session\'s end looks for strays only when a process can carry its marker: created elsewhere, or a command ran here', async () => {
+    const session = `s-skip-${newMarker()}`;
+    // Created here, no command started for it: no process can carry its marker.
+    expect(sweepAfterSession(session, true)).toBe(false);
+    // Created (or run) by another process before: what that process left is looked for.
+    expect(sweepAfterSession(session, false)).toBe(true);
+    const launch: Launch = {
+      argv: ['/bin/true'],
+      env: { PATH: process.env.PATH, REIN_CALL: `${session}:root:e1.0` },
+      shell: '/bin/bash',
+      sandbox: { enforcement: 'fallback', reason: 'test' },
+      enforcement: { filesystem: { enforced: false, reason: 'test' }, network: { enforced: false, reason: 'test' }, processes: { enforced: false, reason: 'test' }, memory: { enforced: false, reason: 'test' }, lifetime: { enforced: false, reason: 'test' }, user: { enforced: false, reason: 'test' }, kernel: { enforced: false, reason: 'test' }, tmp: { enforced: false, reason: 'test' } },
+    };
+    await runCommand({ launch, cwd: process.cwd(), timeoutMs: 60_000, policy: { ...defaultSandboxPolicy, mode: 'off' }, signal: new AbortController().signal, sessionId: session });
+    // A command of the session ran here (it may have left something behind): swept, once; a session whose id merely
+    // starts with this one's is not concerned.
+    expect(sweepAfterSession(`${session}-other`, true)).toBe(false);
+    expect(sweepAfterSession(session, true)).toBe(true);
+    expect(sweepAfterSession(session, true)).toBe(false);
   });
 
   it('resume removes the temp files of an interrupted write and records it', async () => {
