@@ -105,17 +105,6 @@ export interface WorkerReport {
   failed: number;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
-
 /** The provider a queued session names, built from this worker's environment (keys) and the carried script. */
 const providerFor = async (spec: QueuedSession, store: EventStore, env: Record<string, string | undefined>): Promise<{ provider: ModelProvider; fallbacks: ModelProvider[] }> => {
   if (spec.provider.name === 'scripted' && spec.script !== undefined) {
@@ -164,8 +153,11 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
     else if (event.type === 'failed') report.failed++;
     options.onEvent?.(event);
   };
-  let wake: (() => void) | undefined;
-  const stopWatching = queue.watch(() => wake?.());
+  /** The idle slots waiting for the queue to change: a notification wakes them all (each waits at most its pause). */
+  const sleepers = new Set<() => void>();
+  const stopWatching = queue.watch(() => {
+    for (const wake of [...sleepers]) wake();
+  });
   let lastWork = performance.now();
   const idleFor = () => performance.now() - lastWork;
 
@@ -178,13 +170,17 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
         // Nothing notifies when a lease expires: wake up right after the earliest one does, to take its session over.
         const expiry = await queue.nextExpiryMs().catch(() => undefined);
         const pause = Math.min(options.pollMs ?? 1_000, expiry === undefined ? Number.POSITIVE_INFINITY : expiry + 20);
+        // One waiter per idle pause, gone when it ends (a notification, the pause, or the signal).
         await new Promise<void>((resolve) => {
-          const previous = wake;
-          wake = () => {
-            previous?.();
+          const timer = setTimeout(wake, pause);
+          function wake() {
+            clearTimeout(timer);
+            sleepers.delete(wake);
+            options.signal?.removeEventListener('abort', wake);
             resolve();
-          };
-          void sleep(pause, options.signal).then(resolve);
+          }
+          sleepers.add(wake);
+          options.signal?.addEventListener('abort', wake, { once: true });
         });
         continue;
       }
@@ -255,8 +251,12 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
       interrupt = (reason) => void session.interrupt(reason).catch(() => undefined);
       if (keeper.lost) interrupt(keeper.lost);
       if (fresh) await session.send(spec.task);
+      // The claim brought the answers waiting then: the first round applies those (one query fewer per session);
+      // any that arrive later are read when the session pauses.
+      let claimedAnswers: unknown[] | undefined = claimed.answers;
       for (;;) {
-        const answers = await queue.answers(lease);
+        const answers = claimedAnswers ?? (await queue.answers(lease));
+        claimedAnswers = undefined;
         for (const raw of answers) {
           const answer = QueuedAnswer.safeParse(raw);
           if (!answer.success) continue;
