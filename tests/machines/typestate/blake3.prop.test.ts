@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { createBLAKE3 } from 'hash-wasm';
 import { describe, expect, it } from 'vitest';
-import { blake3, blake3Text } from '../../../machines/typestate/blake3.js';
+import { blake3, blake3LineTag, blake3Prefix8, blake3Text } from '../../../machines/typestate/blake3.js';
 import { propertyRuns } from '../../support/temp-dir.js';
 
 describe('pure BLAKE3', () => {
@@ -26,6 +26,20 @@ describe('pure BLAKE3', () => {
         return blake3(bytes) === reference.digest('hex');
       }),
       { numRuns: propertyRuns(200) },
+    );
+  });
+
+  it('hashes a text as its UTF-8 bytes, short or long, with lone surrogates as U+FFFD (as Buffer writes them)', () => {
+    const unit = fc.oneof(fc.constantFrom('a', 'é', '…', '\ud83d', '\ude00', '\ud83d\ude00'), fc.integer({ min: 0, max: 0xffff }).map((code) => String.fromCharCode(code)), fc.string({ maxLength: 40 }));
+    fc.assert(
+      fc.property(fc.array(unit, { maxLength: 120 }), fc.nat(99_999), (units, line) => {
+        const text = units.join('');
+        const expected = blake3(Buffer.from(text, 'utf8'));
+        expect(blake3Text(text)).toBe(expected);
+        expect(blake3Prefix8(text, 'p:')).toBe(blake3(Buffer.from(`p:${text}`, 'utf8')).slice(0, 8));
+        expect(blake3LineTag(line, text)).toBe(blake3(Buffer.from(`${line}:${text}`, 'utf8')).slice(0, 8));
+      }),
+      { numRuns: propertyRuns(300) },
     );
   });
 });
