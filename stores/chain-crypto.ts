@@ -84,6 +84,17 @@ export function recordDigest(predecessor: Uint8Array, canonical: Uint8Array): Ui
   return loadedDigester().init().update(prefixScratch.subarray(0, digestPrefixLength(predecessor.length))).update(canonical).digest('binary');
 }
 
+/** The bytes of each tag domain (`rein/<domain>/1\0`), made once: a seal is tagged with every append of some stores. */
+const tagDomains = new Map<string, Uint8Array>();
+const tagDomain = (domain: string): Uint8Array => {
+  let bytes = tagDomains.get(domain);
+  if (bytes === undefined) {
+    bytes = Buffer.from(`rein/${domain}/1\0`, 'latin1');
+    tagDomains.set(domain, bytes);
+  }
+  return bytes;
+};
+
 /**
  * The secret that authenticates chains. Never recorded or logged: it prints, inspects and serialises as its id only
  * (the first 8 hex digits of a SHA-256 of it, which tells two keys apart and reveals nothing of either).
@@ -119,7 +130,7 @@ export class ChainKey {
 
   /** A `TAG_BYTES` keyed BLAKE3 of the parts under a domain of its own (seals, snapshots). */
   tag(domain: string, parts: readonly Uint8Array[]): Uint8Array {
-    const hasher = this.#mac.init().update(Buffer.from(`rein/${domain}/1\0`, 'latin1'));
+    const hasher = this.#mac.init().update(tagDomain(domain));
     for (const part of parts) hasher.update(part);
     return hasher.digest('binary').subarray(0, TAG_BYTES);
   }

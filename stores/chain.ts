@@ -59,9 +59,18 @@ export async function walkPredecessor(pages: AsyncIterable<ReadonlyArray<{ recor
 /** `u64` big-endian bytes of a seq (in seals and snapshot tags). */
 export const seqBytes = (seq: number): Uint8Array => {
   const bytes = Buffer.alloc(8);
-  bytes.writeBigUInt64BE(BigInt(seq));
+  // Two 32-bit halves for a seq (a safe integer ≥ 0): the same bytes as `writeBigUInt64BE`, without a BigInt per seal.
+  if (Number.isSafeInteger(seq) && seq >= 0) {
+    bytes.writeUInt32BE(Math.floor(seq / 0x1_0000_0000), 0);
+    bytes.writeUInt32BE(seq >>> 0, 4);
+  } else {
+    bytes.writeBigUInt64BE(BigInt(seq));
+  }
   return bytes;
 };
+
+/** The byte between a stream's name and the head in a seal's input. */
+const NAME_END: Uint8Array = Uint8Array.of(0);
 
 /**
  * The seal of a stream at `head`: a MAC (keyed BLAKE3) of the stream's name, the head and the predecessor after the head record.
@@ -69,7 +78,23 @@ export const seqBytes = (seq: number): Uint8Array => {
  * end, which leaves every remaining MAC valid, is caught: the seal names a head the stream no longer reaches.
  */
 export function sealTag(key: ChainKey, stream: string, head: number, predecessor: Uint8Array): Uint8Array {
-  return key.tag('seal', [Buffer.from(stream, 'utf8'), Buffer.from([0]), seqBytes(head), predecessor]);
+  return key.tag('seal', [Buffer.from(stream, 'utf8'), NAME_END, seqBytes(head), predecessor]);
+}
+
+/**
+ * The seal of a stream at `head` whose tag is computed when it is first read (a memory store's `verifyChain`), not on
+ * every append: its inputs (key, name, head, a copy of the predecessor) are taken now, so it vouches for exactly what
+ * `sealTag` would have at the append — changing the stored head, or the records, still fails the check.
+ */
+export function lazySeal(key: ChainKey, stream: string, head: number, predecessor: Uint8Array): StreamSeal {
+  const kept = predecessor.slice();
+  let tag: Uint8Array | undefined;
+  return {
+    head,
+    get tag(): Uint8Array {
+      return (tag ??= sealTag(key, stream, head, kept));
+    },
+  };
 }
 
 /** A stream's seal as a store records it: the head it vouches for and its tag. */

@@ -23,7 +23,7 @@ import { refDigest } from './blob-hash.js';
 import { prepareStreamBlobs, verifiedBlob } from './stream-blobs.js';
 import { TailHub } from './tail-hub.js';
 import { randomChainKey, type ChainKey } from './chain-crypto.js';
-import { CHAIN_ORIGIN, chainFields, sealTag, successorOf, type StreamSeal } from './chain.js';
+import { CHAIN_ORIGIN, chainFields, lazySeal, successorOf, type StreamSeal } from './chain.js';
 import { checkChain, type ChainReport } from './chain-check.js';
 import { checkedSnapshot, encodeTaggedSnapshot } from './chain-snapshots.js';
 
@@ -113,7 +113,8 @@ export class MemoryEventStore implements EventStore {
     const target = existing ?? this.#create(stream, undefined, options.createdAt);
     target.records.push(...batch.values);
     target.chain.push(...chained.fields);
-    target.seal = { head: target.records.length, tag: sealTag(key, stream, target.records.length, chained.next) };
+    // Sealed with every append (`sealedOnAppend`); the tag itself is computed when a check reads it.
+    target.seal = lazySeal(key, stream, target.records.length, chained.next);
     if (options.summary !== undefined) target.summary = { seq: target.records.length, json: JSON.stringify(options.summary) };
     for (const envelope of batch.envelopes) this.#order.push([stream, envelope.seq]);
     for (const blob of blobs) target.blobs.set(blob.hex, new Uint8Array(blob.bytes));
@@ -193,7 +194,7 @@ export class MemoryEventStore implements EventStore {
     child.records.push(...copies);
     // The fork carries its parent's chain as it is (the stream is not in a record's digest), sealed under its own name.
     child.chain.push(...parent.chain.slice(0, atSeq));
-    child.seal = { head: atSeq, tag: sealTag(key, name, atSeq, predecessorOf(name, child)) };
+    child.seal = lazySeal(key, name, atSeq, predecessorOf(name, child));
     for (let seq = 1; seq <= copies.length; seq++) this.#order.push([name, seq]);
     for (const [hex, bytes] of parent.blobs) child.blobs.set(hex, bytes);
     this.#tails.notify(name);
