@@ -5,7 +5,7 @@ import { digestOfInput, digestPrefixLength, recordDigest, writeDigestPrefix } fr
 import { StoreError } from './store-errors.js';
 
 /** A map key `__proto__` as msgpack writes it (fixstr of 9): a read returns it renamed, so it needs normalising. */
-const PROTO_KEY = Buffer.from([0xa9, ...Buffer.from('__proto__', 'latin1')]);
+export const PROTO_KEY: Uint8Array = Buffer.from([0xa9, ...Buffer.from('__proto__', 'latin1')]);
 
 /** The compact row of an envelope: `[seq, id, type, v, at, actor, cause, corr, data?]` (the stream is not in it). */
 const rowOf = (envelope: RecordEnvelope): unknown[] => {

@@ -1,6 +1,7 @@
 import type { StoredSnapshot } from './event-store.js';
 import { ChainKey } from './chain-crypto.js';
-import { decodeValue, encodeValue } from './record-codec.js';
+import { FRAME_HEADER_BYTES, RECORD_FORMAT_BYTE, decodeValue, encodeFramedPlain, encodeValue } from './record-codec.js';
+import { PROTO_KEY } from './chain-canon.js';
 import { seqBytes } from './chain.js';
 
 /*
@@ -10,10 +11,17 @@ import { seqBytes } from './chain.js';
  * the log: `loadSnapshot` marks it `authenticated: false` and resume falls back to a full replay, saying so.
  */
 
-/** The snapshot's canonical bytes: its fields encoded, decoded and encoded again (the form a load gives back). */
-const canonicalSnapshot = (snapshot: StoredSnapshot): Uint8Array => {
+/**
+ * The snapshot's canonical bytes: its fields encoded, decoded and encoded again (the form a load gives back). Plain
+ * data without a key named `__proto__` reads back exactly as written (what `canonicalOfCompact` relies on for records),
+ * so its first encoding is already canonical: a snapshot of a tree with a thousand children is encoded once, not
+ * encoded, decoded and encoded again, to be tagged.
+ */
+export const canonicalSnapshot = (snapshot: StoredSnapshot): Uint8Array => {
   const { seq, version, at, data } = snapshot;
-  return encodeValue(decodeValue(encodeValue({ seq, version, at, data }), { stream: 'snapshot' }));
+  const { stored, plain } = encodeFramedPlain(RECORD_FORMAT_BYTE, { seq, version, at, data });
+  if (plain && Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength).indexOf(PROTO_KEY, FRAME_HEADER_BYTES) === -1) return stored;
+  return encodeValue(decodeValue(stored, { stream: 'snapshot' }));
 };
 
 const tagOf = (key: ChainKey, stream: string, snapshot: StoredSnapshot, field: Uint8Array): Uint8Array =>
