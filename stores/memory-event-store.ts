@@ -19,7 +19,7 @@ import { ConcurrencyConflictError, CorruptRecordError, StoreError } from './stor
 import { assertExpectedSeq, assertForkPoint, assertSnapshot, assertSnapshotBound, refuseFence } from './store-arguments.js';
 import { parseCounterPosition, readAllLimit } from './read-all.js';
 import { assertStreamName, forkStreamName } from './stream-names.js';
-import { refDigest } from './blob-hash.js';
+import { namedDigestOf, refDigest } from './blob-hash.js';
 import { prepareStreamBlobs, verifiedBlob } from './stream-blobs.js';
 import { TailHub } from './tail-hub.js';
 import { randomChainKey, type ChainKey } from './chain-crypto.js';
@@ -117,7 +117,9 @@ export class MemoryEventStore implements EventStore {
     target.seal = lazySeal(key, stream, target.records.length, chained.next);
     if (options.summary !== undefined) target.summary = { seq: target.records.length, json: JSON.stringify(options.summary) };
     for (const envelope of batch.envelopes) this.#order.push([stream, envelope.seq]);
-    for (const blob of blobs) target.blobs.set(blob.hex, new Uint8Array(blob.bytes));
+    // A blob `hashBlob` named is kept as it is (its caller may not change it: a model input of up to the context window
+    // per step, copied for nothing); any other is copied, so a caller reusing its buffer cannot change what was stored.
+    for (const blob of blobs) target.blobs.set(blob.hex, namedDigestOf(blob.bytes) === blob.hex ? blob.bytes : new Uint8Array(blob.bytes));
     this.#tails.notify(stream);
     return batch.envelopes;
   }
