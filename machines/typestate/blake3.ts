@@ -165,9 +165,10 @@ const encode = (prefix: string | number, text: string): number => {
   } else {
     for (let index = 0; index < prefix.length; index++) bytes[length++] = prefix.charCodeAt(index);
   }
-  // Past a few dozen characters the native encoder is faster than the loop (a CallSpec's canonical JSON: ~2× on the
-  // whole digest); the loop stays for short texts (line tags), where the call into it costs more than it saves.
-  if (text.length > 32) return length + encoder.encodeInto(text, bytes.subarray(length)).written;
+  // Past ~100 characters the native encoder is faster than the loop (a CallSpec's canonical JSON: ~2× on the whole
+  // digest, measured 1.5 against 2.8 µs at 250); the loop stays for shorter texts (line tags, most digests), where the
+  // call into it costs more than it saves (1.3 against 1.1 µs at 40).
+  if (text.length > 100) return length + encoder.encodeInto(text, bytes.subarray(length)).written;
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index);
     if (code >= 0x80) return length - index + encoder.encodeInto(text, bytes.subarray(length - index)).written;
