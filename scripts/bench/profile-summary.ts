@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
  *   node dist/scripts/bench/profile-summary.js prof inclusive  # the functions that hold the most time, callees included
  *   node dist/scripts/bench/profile-summary.js prof functions  # self time per function
  *   node dist/scripts/bench/profile-summary.js prof callees getInitialSnapshot  # where that function's time goes
+ *   PROFILE_WEIGHT=samples node dist/scripts/bench/profile-summary.js prof inclusive  # on a loaded machine: by sample count
  *
  * A profile is a tree of call frames with sampled self time; this folds it by package (node_modules/<name>) or by
  * rein folder (dist/<room>/<folder>), or sums each function's time including everything below it.
@@ -44,18 +45,32 @@ const frameOf = (node: ProfileNode): string => {
 type Mode = 'self' | 'functions' | 'inclusive' | 'callees';
 
 /**
+ * How a sample weighs: `time`, the gap since the previous sample (V8's own measure), or `samples`, one sampling
+ * interval each (the median gap). On a loaded machine the gaps a process spends waiting for a core (at load 15, three
+ * quarters of the sampled time sat in gaps over 3 ms) go to whichever frame is sampled next; counting samples instead
+ * approximates the CPU each frame used. `PROFILE_WEIGHT=samples` on the command line.
+ */
+export type Weight = 'time' | 'samples';
+
+const medianOf = (values: readonly number[]): number => {
+  const sorted = [...values].sort((left, right) => left - right);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+};
+
+/**
  * Self time per owner or per function, or inclusive time per function, in ms, largest first. `callees`: the time spent
  * below the outermost frames whose function name is `focus`, by the frame called directly from it (`(self)` for its
  * own time); the total is then that function's inclusive time.
  */
-export const summarize = (profile: CpuProfile, mode: Mode, focus?: string): { totalMs: number; rows: Array<[string, number]> } => {
+export const summarize = (profile: CpuProfile, mode: Mode, focus?: string, weight: Weight = 'time'): { totalMs: number; rows: Array<[string, number]> } => {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parentOf = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
   const selfTime = new Map<number, number>();
   let total = 0;
+  const tick = weight === 'samples' ? medianOf(profile.timeDeltas) : 0;
   profile.samples.forEach((id, index) => {
-    const delta = profile.timeDeltas[index] ?? 0;
+    const delta = weight === 'samples' ? tick : (profile.timeDeltas[index] ?? 0);
     selfTime.set(id, (selfTime.get(id) ?? 0) + delta);
     total += delta;
   });
@@ -98,12 +113,12 @@ export const summarize = (profile: CpuProfile, mode: Mode, focus?: string): { to
   return { totalMs: total / 1000, rows: [...sums].map(([key, time]): [string, number] => [key, time / 1000]).sort((left, right) => right[1] - left[1]) };
 };
 
-export const main = async (directory: string, mode: Mode = 'self', count = 30, focus?: string): Promise<void> => {
+export const main = async (directory: string, mode: Mode = 'self', count = 30, focus?: string, weight: Weight = process.env.PROFILE_WEIGHT === 'samples' ? 'samples' : 'time'): Promise<void> => {
   const files = (await readdir(directory)).filter((name) => name.endsWith('.cpuprofile'));
   if (files.length === 0) throw new Error(`no .cpuprofile in ${directory}`);
   for (const file of files) {
-    const { totalMs, rows } = summarize(JSON.parse(await readFile(join(directory, file), 'utf8')) as CpuProfile, mode, focus);
-    process.stdout.write(`${file}: ${totalMs.toFixed(0)} ms sampled (${mode === 'callees' ? `inside ${focus ?? ''}` : mode})\n`);
+    const { totalMs, rows } = summarize(JSON.parse(await readFile(join(directory, file), 'utf8')) as CpuProfile, mode, focus, weight);
+    process.stdout.write(`${file}: ${totalMs.toFixed(0)} ms sampled (${mode === 'callees' ? `inside ${focus ?? ''}` : mode}${weight === 'samples' ? ', by sample count' : ''})\n`);
     for (const [key, ms] of rows.slice(0, count)) process.stdout.write(`${ms.toFixed(0).padStart(8)} ms ${((100 * ms) / totalMs).toFixed(1).padStart(5)}%  ${key}\n`);
   }
 };
