@@ -16,13 +16,13 @@ import { lazySchema } from '../../models/lazy-schema.js';
  */
 
 /** Every error answer: `{ error: { code, message } }` with a stable code (docs/errors.md: *Error codes*). */
-export const ErrorBody = z.object({ error: z.object({ code: z.string(), message: z.string() }) }).meta({ id: 'ErrorBody' });
+export const ErrorBody = lazySchema(() => z.object({ error: z.object({ code: z.string(), message: z.string() }) }), { id: 'ErrorBody' });
 export type ErrorBody = z.infer<typeof ErrorBody>;
 
-export const TraceOutcomeSchema = z.enum(['succeeded', 'unverified', 'failed', 'cancelled', 'budget-exhausted', 'forked', 'interrupted', 'awaiting-approval', 'awaiting-confirmation', 'idle', 'running']).meta({ id: 'TraceOutcome' });
+export const TraceOutcomeSchema = lazySchema(() => z.enum(['succeeded', 'unverified', 'failed', 'cancelled', 'budget-exhausted', 'forked', 'interrupted', 'awaiting-approval', 'awaiting-confirmation', 'idle', 'running']), { id: 'TraceOutcome' });
 
 /** One line of the session list: `rein sessions`' summary plus the trace outcome, turns, tokens and times. */
-export const SessionRow = z
+export const SessionRow = lazySchema(() => z
   .object({
     id: z.string(),
     status: z.string(),
@@ -62,29 +62,26 @@ export const SessionRow = z
     runningHere: z.boolean(),
     /** False while the server is still reading the session for the first time: the counts are partial and the outcome is left out. */
     indexed: z.boolean(),
-  })
-  .meta({ id: 'SessionRow' });
+  }), { id: 'SessionRow' });
 export type SessionRow = z.infer<typeof SessionRow>;
 
-export const SessionList = z
+export const SessionList = lazySchema(() => z
   .object({
     sessions: z.array(SessionRow),
     /** With `limit`: the id to pass as `after` for the next page, when there is one. */
     next: z.string().optional(),
     /** Whether this server takes actions (start, send, approve, resume, fork…); false when it is read-only. */
     actions: z.boolean(),
-  })
-  .meta({ id: 'SessionList' });
+  }), { id: 'SessionList' });
 export type SessionList = z.infer<typeof SessionList>;
 
-export const PendingApproval = ApprovalRequested.omit({ elapsedMs: true })
-  .extend({ actor: z.string().optional(), seq: z.number().int().optional() })
-  .meta({ id: 'PendingApproval' });
+export const PendingApproval = lazySchema(() => ApprovalRequested.omit({ elapsedMs: true })
+  .extend({ actor: z.string().optional(), seq: z.number().int().optional() }), { id: 'PendingApproval' });
 export type PendingApproval = z.infer<typeof PendingApproval>;
 
 /** One session: its row, what it waits for, and the sessions forked from it. */
 /** One agent's share of a session's cost: its model calls, dollars (absent when unpriced), input and cache reads. */
-export const AgentCostRow = z
+export const AgentCostRow = lazySchema(() => z
   .object({
     actor: z.string(),
     calls: z.number().int(),
@@ -92,11 +89,10 @@ export const AgentCostRow = z
     inputTokens: z.number().int(),
     cacheReadTokens: z.number().int(),
     cacheHitRate: z.number().optional(),
-  })
-  .meta({ id: 'AgentCost' });
+  }), { id: 'AgentCost' });
 export type AgentCostRow = z.infer<typeof AgentCostRow>;
 
-export const SessionDetail = SessionRow.extend({
+export const SessionDetail = lazySchema(() => SessionRow.extend({
   approvals: z.array(PendingApproval),
   /** In-doubt effects a resume left waiting for a person's confirmation to rerun them. */
   confirmations: z.array(z.object({ effectId: z.string() })),
@@ -105,14 +101,14 @@ export const SessionDetail = SessionRow.extend({
   agents: z.array(AgentCostRow),
   /** Whether this server takes actions; false when it is read-only. */
   actions: z.boolean(),
-}).meta({ id: 'SessionDetail' });
+}), { id: 'SessionDetail' });
 export type SessionDetail = z.infer<typeof SessionDetail>;
 
-export const RecordPage = z.object({ head: z.number().int(), records: z.array(ReinRecordSchema) }).meta({ id: 'RecordPage' });
+export const RecordPage = lazySchema(() => z.object({ head: z.number().int(), records: z.array(ReinRecordSchema) }), { id: 'RecordPage' });
 export type RecordPage = z.infer<typeof RecordPage>;
 
 /** One row of a session's timeline (see src/serve/timeline.ts). */
-export const TimelineStep = z
+export const TimelineStep = lazySchema(() => z
   .object({
     kind: z.enum(['user', 'turn', 'call', 'approval', 'child', 'join', 'note', 'verification', 'end']),
     actor: z.string(),
@@ -126,11 +122,10 @@ export const TimelineStep = z
     findings: z.array(z.string()).optional(),
     /** The seq to fork at to redo this step (just before the input that settled it: the reply, the result, the answer). */
     forkAt: z.number().int().optional(),
-  })
-  .meta({ id: 'TimelineStep' });
+  }), { id: 'TimelineStep' });
 export type TimelineStep = z.infer<typeof TimelineStep>;
 
-export const Timeline = z
+export const Timeline = lazySchema(() => z
   .object({
     head: z.number().int(),
     total: z.number().int(),
@@ -144,11 +139,10 @@ export const Timeline = z
     complete: z.boolean(),
     /** The log's head when the request came (a live client follows from after it). */
     logHead: z.number().int(),
-  })
-  .meta({ id: 'Timeline' });
+  }), { id: 'Timeline' });
 export type Timeline = z.infer<typeof Timeline>;
 
-export const TraceFindingSchema = z
+export const TraceFindingSchema = lazySchema(() => z
   .object({
     type: z.string(),
     category: z.string(),
@@ -160,11 +154,10 @@ export const TraceFindingSchema = z
     unknowns: z.array(z.string()),
     seq: z.number().int(),
     fact: z.string().optional(),
-  })
-  .meta({ id: 'TraceFinding' });
+  }), { id: 'TraceFinding' });
 
 /** The trace report (`rein trace --json`): outcome, findings (primary first), and what the analyzer could not know. */
-export const TraceBody = z
+export const TraceBody = lazySchema(() => z
   .object({
     sessionId: z.string(),
     task: z.string(),
@@ -178,14 +171,13 @@ export const TraceBody = z
     turns: z.number().int(),
     unknowns: z.array(z.string()),
     evalCandidate: z.boolean(),
-  })
-  .meta({ id: 'TraceReport' });
+  }), { id: 'TraceReport' });
 export type TraceBody = z.infer<typeof TraceBody>;
 
 const ModelInput = lazySchema(() => z.object({ messages: z.array(z.object({ role: z.string() }).loose()), tools: z.array(z.object({ name: z.string() }).loose()) }));
 
 /** What the model of `actor` saw at `turn`: the ledger (parts with tokens, what was dropped or summarised and why) and the exact input. */
-export const ContextBody = z
+export const ContextBody = lazySchema(() => z
   .object({
     actor: z.string(),
     turn: z.number().int(),
@@ -195,31 +187,28 @@ export const ContextBody = z
     input: ModelInput,
     /** The same actor's previous turn's input, for the diff. */
     previous: z.object({ turn: z.number().int(), input: ModelInput }).optional(),
-  })
-  .meta({ id: 'ContextBody' });
+  }), { id: 'ContextBody' });
 export type ContextBody = z.infer<typeof ContextBody>;
 
-export const MemoryBody = z
+export const MemoryBody = lazySchema(() => z
   .object({
     candidates: z.array(z.object({ candidateId: z.string(), status: z.string(), text: z.string().optional(), kind: z.string().optional() })),
     records: z.array(z.object({ recordId: z.string(), status: z.string(), text: z.string().optional() })),
     orphans: z.number().int(),
-  })
-  .meta({ id: 'MemoryBody' });
+  }), { id: 'MemoryBody' });
 export type MemoryBody = z.infer<typeof MemoryBody>;
 
-export const MachineGraphSchema = z
+export const MachineGraphSchema = lazySchema(() => z
   .object({
     machine: z.string(),
     states: z.array(z.object({ id: z.string(), type: z.string(), initial: z.string().optional() })),
     transitions: z.array(z.object({ source: z.string(), event: z.string(), guard: z.string().optional(), targets: z.array(z.string()) })),
-  })
-  .meta({ id: 'MachineGraph' });
-export const MachineList = z.object({ machines: z.array(MachineGraphSchema) }).meta({ id: 'MachineList' });
+  }), { id: 'MachineGraph' });
+export const MachineList = lazySchema(() => z.object({ machines: z.array(MachineGraphSchema) }), { id: 'MachineList' });
 export type MachineList = z.infer<typeof MachineList>;
 
 /** The state of every actor as of a seq (for the machine view's highlight). */
-export const ActorStates = z.object({ seq: z.number().int(), actors: z.record(z.string(), StateValue) }).meta({ id: 'ActorStates' });
+export const ActorStates = lazySchema(() => z.object({ seq: z.number().int(), actors: z.record(z.string(), StateValue) }), { id: 'ActorStates' });
 export type ActorStates = z.infer<typeof ActorStates>;
 
 const CompareSide = lazySchema(() => z.object({
@@ -237,7 +226,7 @@ const CompareSide = lazySchema(() => z.object({
 }));
 
 /** Two sessions side by side (see `compareSessions`). */
-export const CompareBody = z
+export const CompareBody = lazySchema(() => z
   .object({
     a: CompareSide,
     b: CompareSide,
@@ -247,23 +236,22 @@ export const CompareBody = z
       .object({ turn: z.number().int(), a: z.object({ seq: z.number().int(), text: z.string() }).optional(), b: z.object({ seq: z.number().int(), text: z.string() }).optional() })
       .optional(),
     sameTree: z.boolean().optional(),
-  })
-  .meta({ id: 'CompareBody' });
+  }), { id: 'CompareBody' });
 export type CompareBody = z.infer<typeof CompareBody>;
 
-export const StartBody = z.object({ task: z.string().trim().min(1) }).meta({ id: 'StartBody' });
-export const MessageBody = z.object({ text: z.string().trim().min(1) }).meta({ id: 'MessageBody' });
-export const ApprovalBody = z.object({ decision: ApprovalDecision, feedback: z.string().max(2000).optional() }).meta({ id: 'ApprovalBody' });
-export const ConfirmBody = z.object({ decision: z.enum(['rerun', 'decline']) }).meta({ id: 'ConfirmBody' });
-export const ForkBody = z.object({ at: z.number().int().min(1) }).meta({ id: 'ForkBody' });
-export const ReasonBody = z.object({ reason: z.string().max(500).optional() }).meta({ id: 'ReasonBody' });
+export const StartBody = lazySchema(() => z.object({ task: z.string().trim().min(1) }), { id: 'StartBody' });
+export const MessageBody = lazySchema(() => z.object({ text: z.string().trim().min(1) }), { id: 'MessageBody' });
+export const ApprovalBody = lazySchema(() => z.object({ decision: ApprovalDecision, feedback: z.string().max(2000).optional() }), { id: 'ApprovalBody' });
+export const ConfirmBody = lazySchema(() => z.object({ decision: z.enum(['rerun', 'decline']) }), { id: 'ConfirmBody' });
+export const ForkBody = lazySchema(() => z.object({ at: z.number().int().min(1) }), { id: 'ForkBody' });
+export const ReasonBody = lazySchema(() => z.object({ reason: z.string().max(500).optional() }), { id: 'ReasonBody' });
 
 /** What an action did: the session it concerns and its status afterwards (`paused` while it runs on). */
-export const ActionResult = z.object({ sessionId: z.string(), status: z.string() }).meta({ id: 'ActionResult' });
+export const ActionResult = lazySchema(() => z.object({ sessionId: z.string(), status: z.string() }), { id: 'ActionResult' });
 export type ActionResult = z.infer<typeof ActionResult>;
 
 /** A replay verdict: verified, or the first differing seq. */
-export const ReplayBody = z
+export const ReplayBody = lazySchema(() => z
   .object({
     sessionId: z.string(),
     verified: z.boolean(),
@@ -271,8 +259,7 @@ export const ReplayBody = z
     inputs: z.number().int().optional(),
     regenerated: z.number().int().optional(),
     divergence: z.object({ seq: z.number().int(), message: z.string() }).optional(),
-  })
-  .meta({ id: 'ReplayBody' });
+  }), { id: 'ReplayBody' });
 export type ReplayBody = z.infer<typeof ReplayBody>;
 
 export const SessionId = lazySchema(() => z.object({ id: z.string().min(1).max(128) }));
