@@ -1,14 +1,15 @@
 import * as z from 'zod';
 import { RECORD_TYPE_PATTERN, STREAM_NAME_PATTERN } from './envelope-rules.js';
+import { lazySchema } from './lazy-schema.js';
 
 /** Stream (session branch) names: safe as a directory name on every platform. */
-export const StreamName = z
+export const StreamName = lazySchema(() => z
   .string()
-  .regex(STREAM_NAME_PATTERN, 'stream names are 1-128 characters of [A-Za-z0-9._-], starting alphanumeric');
+  .regex(STREAM_NAME_PATTERN, 'stream names are 1-128 characters of [A-Za-z0-9._-], starting alphanumeric'));
 export type StreamName = z.infer<typeof StreamName>;
 
 /** An actor path such as `root` or `root/child-2/turn-1`. */
-export const ActorPath = z.string().min(1);
+export const ActorPath = lazySchema(() => z.string().min(1));
 export type ActorPath = z.infer<typeof ActorPath>;
 
 /**
@@ -17,7 +18,7 @@ export type ActorPath = z.infer<typeof ActorPath>;
  * `at` is wall-clock epoch milliseconds written by the runtime (never read by a machine);
  * `cause` is the id of the record that caused this one; `corr` groups one tool call's or one delegation's records.
  */
-export const RecordEnvelope = z.object({
+export const RecordEnvelope = lazySchema(() => z.object({
   stream: StreamName,
   seq: z.number().int().min(1),
   id: z.string().min(1),
@@ -28,7 +29,7 @@ export const RecordEnvelope = z.object({
   cause: z.string().optional(),
   corr: z.string().optional(),
   data: z.unknown(),
-});
+}));
 export type RecordEnvelope = z.infer<typeof RecordEnvelope>;
 
 /** What a writer hands to `EventStore.append`: the store assigns `stream` and `seq`. */

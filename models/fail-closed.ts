@@ -1,11 +1,12 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy-schema.js';
 
 /**
  * Fail-closed classes (harness-typestate §7). While any is present on a turn, projections may still be written but
  * no mutation (completing the session, promoting memory, merging a child's result, writing the governance store)
  * may happen. `enforcedClasses` lists the ones rein detects today; the rest guard features rein does not have yet.
  */
-export const FailClosedClass = z.enum([
+export const FailClosedClass = lazySchema(() => z.enum([
   'tool.schema_invalid',
   'tool.unknown_or_disallowed',
   'tool.discovery_mismatch',
@@ -47,7 +48,7 @@ export const FailClosedClass = z.enum([
   'mutation.policy_digest_mismatch',
   'mutation.capability_claim_missing',
   'mutation.use_evidence_missing',
-]);
+]));
 export type FailClosedClass = z.infer<typeof FailClosedClass>;
 
 /** The classes with a detector in rein today (README lists every class and whether it is enforced). */
@@ -73,9 +74,9 @@ export const enforcedClasses: readonly FailClosedClass[] = [
 ];
 
 /** One detected class on one turn, with what triggered it. */
-export const FailClosedFinding = z.object({
+export const FailClosedFinding = lazySchema(() => z.object({
   class: FailClosedClass,
   detail: z.string(),
   callId: z.string().optional(),
-});
+}));
 export type FailClosedFinding = z.infer<typeof FailClosedFinding>;

@@ -1,13 +1,14 @@
 import * as z from 'zod';
 import { defineTool, readOnlyAnnotations, toolFailure } from '../tools/tool.js';
 import { toolSearchName } from './visible-set.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
-const ToolSearchArguments = z
+const ToolSearchArguments = lazySchema(() => z
   .object({
     query: z.string().min(1).max(500).describe('What you need, in words: "github pull request checks", "send a slack message", "database schema"'),
     limit: z.number().int().min(1).max(20).optional().describe('How many matches to return (default 5)'),
   })
-  .strict();
+  .strict());
 type ToolSearchArguments = z.infer<typeof ToolSearchArguments>;
 
 /**

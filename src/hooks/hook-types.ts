@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import type { DecisionPoint, GuardrailStage, HookPoint, HookRow, HookVerdict } from '../../models/hook.records.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
 export type { DecisionPoint, GuardrailStage, HookPoint } from '../../models/hook.records.js';
 
@@ -61,7 +62,7 @@ export type GuardrailInput<S extends GuardrailStage = GuardrailStage> = HookInpu
  * the whole session after this point, at any point (a command hook's `continue: false`); at `preToolUse` the call is
  * also denied and at `userPromptSubmit` the prompt blocked, whatever `decision` says.
  */
-export const HookResult = z
+export const HookResult = lazySchema(() => z
   .object({
     decision: z.enum(['allow', 'deny', 'ask', 'amend', 'continue', 'stop', 'block']).optional(),
     reason: z.string().max(20_000).optional(),
@@ -70,11 +71,11 @@ export const HookResult = z
     candidates: z.array(z.object({ id: z.string().min(1).max(200), priority: z.number().finite().optional(), content: z.string().max(50_000) }).strict()).max(32).optional(),
     stopSession: z.string().max(20_000).optional(),
   })
-  .strict();
+  .strict());
 export type HookResult = z.infer<typeof HookResult>;
 
 /** What a guardrail returns: `pass`, or `block` with the reason. */
-export const GuardrailResult = z.object({ verdict: z.enum(['pass', 'block']), reason: z.string().max(20_000).optional() }).strict();
+export const GuardrailResult = lazySchema(() => z.object({ verdict: z.enum(['pass', 'block']), reason: z.string().max(20_000).optional() }).strict());
 export type GuardrailResult = z.infer<typeof GuardrailResult>;
 
 /** What the hook kernel gives a running hook: its abort signal (fired at its timeout or when the call is cancelled). */

@@ -1,9 +1,10 @@
 import * as z from 'zod';
 import type { McpOrigin } from '../../models/mcp.records.js';
 import { mcpServerName } from './mcp-names.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
 /** A stdio server: a command rein starts (on the host unless `sandbox`: it is the user's configuration). */
-export const McpStdioConfig = z.object({
+export const McpStdioConfig = lazySchema(() => z.object({
   type: z.literal('stdio').optional(),
   command: z.string().min(1),
   args: z.array(z.string()).optional(),
@@ -16,14 +17,14 @@ export const McpStdioConfig = z.object({
    * file) as `true`.
    */
   sandbox: z.boolean().optional(),
-});
+}));
 
 /** A Streamable HTTP server; `${VAR}` in headers expands from the environment. */
-export const McpHttpConfig = z.object({
+export const McpHttpConfig = lazySchema(() => z.object({
   type: z.enum(['http', 'streamable-http', 'streamableHttp']),
   url: z.string().min(1),
   headers: z.record(z.string(), z.string()).optional(),
-});
+}));
 
 /** Fields every entry may carry (rein's own, and `disabled` as other harnesses write it). */
 const common = {
@@ -39,7 +40,7 @@ const common = {
  * One entry of `mcpServers` as `.mcp.json` and `rein.config.json` write it: `{ command, args?, env?, cwd? }` (stdio)
  * or `{ type: "http", url, headers? }`. Other fields other harnesses write are ignored.
  */
-export const McpServerEntry = z.union([McpStdioConfig.extend(common), McpHttpConfig.extend(common)]);
+export const McpServerEntry = lazySchema(() => z.union([McpStdioConfig.extend(common), McpHttpConfig.extend(common)]));
 export type McpServerEntry = z.infer<typeof McpServerEntry>;
 
 /** An in-process server of the host app: rein hands it one end of the SDK's in-memory transport per session. */

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import type { ToolErrorCode } from '../../models/tool.records.js';
 import type { ArtifactRef } from '../../stores/blob-store.js';
 import { defineTool, readOnlyAnnotations, toolFailure, type AnyToolDefinition } from '../tools/tool.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
 /** What the resource tools need from the session's MCP servers. */
 export interface McpResourceAccess {
@@ -12,8 +13,8 @@ export interface McpResourceAccess {
   failure(error: unknown, server: string): { code: ToolErrorCode; message: string };
 }
 
-const ListArguments = z.object({ server: z.string().min(1).optional().describe('Only this server (default: every server that offers resources)') }).strict();
-const ReadArguments = z.object({ server: z.string().min(1).describe('The MCP server, as list_mcp_resources names it'), uri: z.string().min(1).describe('The resource URI') }).strict();
+const ListArguments = lazySchema(() => z.object({ server: z.string().min(1).optional().describe('Only this server (default: every server that offers resources)') }).strict());
+const ReadArguments = lazySchema(() => z.object({ server: z.string().min(1).describe('The MCP server, as list_mcp_resources names it'), uri: z.string().min(1).describe('The resource URI') }).strict());
 
 /**
  * `list_mcp_resources` and `read_mcp_resource`: the MCP servers' resources as read-only tools, so reading one goes

@@ -3,6 +3,7 @@ import { GuardrailStage, HookPoint } from '../../models/hook.records.js';
 import type { ModelProvider } from '../providers/provider.js';
 import type { GuardrailInput, GuardrailResult, HookInput, HookResult, HookRunContext } from '../hooks/hook-types.js';
 import { isRange, isVersion } from './semver.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
 /** A plugin id: lower-case letters, digits and single hyphens, at most 32 characters (it prefixes tool names). */
 export const pluginIdPattern = /^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,31}$/;
@@ -11,16 +12,16 @@ export const pluginIdPattern = /^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,31}$/;
 export const vendorToolNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /** What a plugin may ask to do; policy may refuse some (the plugin is then `disabled`). */
-export const PluginPermission = z.enum(['read', 'write', 'execute', 'network', 'model']);
+export const PluginPermission = lazySchema(() => z.enum(['read', 'write', 'execute', 'network', 'model']));
 export type PluginPermission = z.infer<typeof PluginPermission>;
 
-const contributionName = z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_-]{0,62}$/, 'letters, digits, _ and -');
+const contributionName = lazySchema(() => z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_-]{0,62}$/, 'letters, digits, _ and -'));
 
 /**
  * The static declaration a plugin makes before any of its code runs (the plugin host document's `PluginManifest`).
  * Unknown fields are refused; `version` is a semantic version and `requires.hostVersion` a semver range.
  */
-export const PluginManifest = z
+export const PluginManifest = lazySchema(() => z
   .object({
     id: z.string().regex(pluginIdPattern, 'lower-case letters, digits and single hyphens, at most 32 characters'),
     name: z.string().min(1).max(100),
@@ -46,7 +47,7 @@ export const PluginManifest = z
     permissions: z.array(PluginPermission).optional(),
     defaultEnabled: z.boolean().optional(),
   })
-  .strict();
+  .strict());
 export type PluginManifest = z.infer<typeof PluginManifest>;
 
 /** What a plugin tool's handler gets: its own config, the workspace root, the call and an abort signal — nothing else. */

@@ -1,12 +1,13 @@
 import * as z from 'zod';
 import type { SandboxPolicy } from './sandbox-policy.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
 /** A host name the allow-list accepts: a DNS name, `*.` and a domain, an IPv4 address or a bracketed IPv6 one. */
-export const AllowedHost = z
+export const AllowedHost = lazySchema(() => z
   .string()
   .min(1)
   .max(253)
-  .regex(/^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?$|^\[[0-9A-Fa-f:.]+\]$/, 'a host name such as registry.npmjs.org, *.example.com, 127.0.0.1 or [::1]');
+  .regex(/^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?$|^\[[0-9A-Fa-f:.]+\]$/, 'a host name such as registry.npmjs.org, *.example.com, 127.0.0.1 or [::1]'));
 
 /**
  * The resource limits of the `sandbox` object, with the flags that set them: the processes a command may have at
@@ -26,7 +27,7 @@ const limit = (name: SandboxLimit) => z.number().int().min(sandboxLimits[name].m
  * `--allow-host`, `--login-shell`, `--max-processes`, `--max-memory-mb`, `--max-tmp-mb`): how commands are isolated,
  * what network they get and what they may consume.
  */
-export const SandboxConfig = z
+export const SandboxConfig = lazySchema(() => z
   .object({
     mode: z.enum(['auto', 'required', 'off']).optional(),
     network: z.enum(['disabled', 'allow-list', 'allow-all']).optional(),
@@ -36,7 +37,7 @@ export const SandboxConfig = z
     maxMemoryMb: limit('maxMemoryMb'),
     maxTmpMb: limit('maxTmpMb'),
   })
-  .strict();
+  .strict());
 export type SandboxConfig = z.infer<typeof SandboxConfig>;
 
 /**

@@ -6,6 +6,7 @@ import { blake3Text } from '../../machines/typestate/blake3.js';
 import type { LoadableSkill } from '../capabilities/agent-capabilities.js';
 import { defineTool, readOnlyAnnotations, toolFailure, type AnyToolDefinition, type ToolResult } from '../tools/tool.js';
 import { maxSkillFileBytes, parseSkillDocument } from './skill-format.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
 /** Characters the skill index (the `skill` tool's description) may take: about 2,000 tokens. */
 export const skillIndexBudget = 6_000;
@@ -14,12 +15,12 @@ const maxSkillResourceBytes = 1024 * 1024;
 /** Files of a skill's folder listed after its body. */
 const maxListedFiles = 50;
 
-const SkillArguments = z
+const SkillArguments = lazySchema(() => z
   .object({
     name: z.string().min(1).max(64).describe('The skill to load, as the index names it'),
     file: z.string().min(1).max(512).optional().describe('A file inside the skill\'s folder to read instead of its instructions (e.g. "references/api.md", "scripts/check.sh")'),
   })
-  .strict();
+  .strict());
 type SkillArguments = z.infer<typeof SkillArguments>;
 
 const intro =

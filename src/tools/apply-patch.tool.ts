@@ -7,12 +7,13 @@ import { applyChanges, currentHash, resolveNewFile, type FileChange } from './pa
 import { parsePatch } from './patch/patch-parse.js';
 import { defineTool, toolFailure, type FileAccess, type ToolContext, type ToolFailure } from './tool.js';
 import type { Workspace } from './workspace.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
-export const ApplyPatchParameters = z
+export const ApplyPatchParameters = lazySchema(() => z
   .object({
     input: z.string().min(1).describe('The whole patch, from "*** Begin Patch" to "*** End Patch"'),
   })
-  .strict();
+  .strict());
 export type ApplyPatchParameters = z.infer<typeof ApplyPatchParameters>;
 
 /** A checked patch: the changes to make, what each file's result shows, and the lines each change touched. */

@@ -12,8 +12,9 @@ import { absentProtectedPaths, existingProtectedFolders, removeCreatedInFolders,
 import { defineTool, toolFailure, type ResumeCheck, type ToolContext, type ToolNote, type ToolResult } from './tool.js';
 import { fieldsWithNul, nulByteFailure } from './os-errors.js';
 import { processesMarked, signalEach } from './process-tree.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
-export const BashParameters = z
+export const BashParameters = lazySchema(() => z
   .object({
     command: z.string().min(1),
     timeout_ms: z.number().int().min(1).optional().describe('Default 120000 (clamped by policy)'),
@@ -21,7 +22,7 @@ export const BashParameters = z
     run_in_background: z.boolean().optional().describe('Leave it running and return; later output is lost unless redirected to a file'),
     description: z.string().max(200).optional().describe('A few words shown when asking for approval'),
   })
-  .strict();
+  .strict());
 export type BashParameters = z.infer<typeof BashParameters>;
 
 /**

@@ -2,22 +2,23 @@ import * as z from 'zod';
 import { checkEditResume, commitEdit, loadForEdit, preparedEdit, type EditPlan } from './edit-commit.js';
 import { lineTag } from './line-tags.js';
 import { defineTool, toolFailure } from './tool.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
-const Tag = z.string().regex(/^[0-9a-f]{8}$/, 'a tag is the 8 hex characters read shows after the line number');
+const Tag = lazySchema(() => z.string().regex(/^[0-9a-f]{8}$/, 'a tag is the 8 hex characters read shows after the line number'));
 
-export const LineOperation = z.discriminatedUnion('op', [
+export const LineOperation = lazySchema(() => z.discriminatedUnion('op', [
   z.object({ op: z.literal('replace_line'), tag: Tag, new_text: z.string() }).strict(),
   z.object({ op: z.literal('insert_after'), tag: Tag, new_text: z.string() }).strict(),
   z.object({ op: z.literal('delete_line'), tag: Tag }).strict(),
-]);
+]));
 export type LineOperation = z.infer<typeof LineOperation>;
 
-export const EditLinesParameters = z
+export const EditLinesParameters = lazySchema(() => z
   .object({
     path: z.string().min(1),
     ops: z.array(LineOperation).min(1).max(200),
   })
-  .strict();
+  .strict());
 export type EditLinesParameters = z.infer<typeof EditLinesParameters>;
 
 /** One line of a file: its bytes as they are on disk, and the text read shows (and its tag hashes). */

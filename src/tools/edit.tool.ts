@@ -2,15 +2,16 @@ import * as z from 'zod';
 import type { InputRepair } from '../../models/tool.records.js';
 import { checkEditResume, commitEdit, invalidUtf8Line, loadForEdit, preparedEdit, type EditPlan } from './edit-commit.js';
 import { defineTool, toolFailure } from './tool.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
-export const EditParameters = z
+export const EditParameters = lazySchema(() => z
   .object({
     path: z.string().min(1),
     old_string: z.string().min(1),
     new_string: z.string(),
     replace_all: z.boolean().optional().describe('Replace every occurrence'),
   })
-  .strict();
+  .strict());
 export type EditParameters = z.infer<typeof EditParameters>;
 
 /** Non-overlapping occurrences of `needle`'s UTF-8 bytes in `bytes`. */

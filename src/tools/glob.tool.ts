@@ -4,8 +4,9 @@ import { pinnedReaddir } from './pinned-directory.js';
 import * as z from 'zod';
 import { defaultIgnoredDirectories, defaultMaxResults, escapingPattern, protectedNames, resolveSearchScope, workspaceRelative, type SearchScope } from './search-scope.js';
 import { defineTool, readOnlyAnnotations, toolFailure } from './tool.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
-export const GlobParameters = z
+export const GlobParameters = lazySchema(() => z
   .object({
     // Bounded: a pattern of hundreds of thousands of characters compiles to a regular expression too large to run,
     // which the walker would throw outside any promise (an uncaught exception, not a result).
@@ -13,7 +14,7 @@ export const GlobParameters = z
     path: z.string().min(1).default('.').describe('Directory to search from'),
     max_results: z.number().int().min(1).max(10_000).optional().describe(`Most paths returned (default ${defaultMaxResults})`),
   })
-  .strict();
+  .strict());
 export type GlobParameters = z.infer<typeof GlobParameters>;
 
 /** The tinyglobby options glob uses (the benchmark calls tinyglobby with exactly these). */

@@ -6,8 +6,9 @@ import type { Workspace } from './workspace.js';
 import * as z from 'zod';
 import { defaultIgnoredDirectories, protectedNames, resolveSearchScope, type SearchScope } from './search-scope.js';
 import { defineTool, readOnlyAnnotations, toolFailure, type ToolFailure, type ToolResult } from './tool.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
-export const GrepParameters = z
+export const GrepParameters = lazySchema(() => z
   .object({
     pattern: z.string().min(1),
     path: z.string().min(1).default('.').describe('File or directory to search'),
@@ -15,7 +16,7 @@ export const GrepParameters = z
     max_matches: z.number().int().min(1).max(10_000).default(100),
     case_insensitive: z.boolean().optional(),
   })
-  .strict();
+  .strict());
 export type GrepParameters = z.infer<typeof GrepParameters>;
 
 /** One match: workspace-relative file, 1-based line, and the line's text (clipped). */

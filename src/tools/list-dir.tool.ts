@@ -3,10 +3,11 @@ import { join } from 'node:path';
 import * as z from 'zod';
 import { listPinned } from './pinned-directory.js';
 import { defineTool, readOnlyAnnotations, toolFailure } from './tool.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
-export const ListDirParameters = z
+export const ListDirParameters = lazySchema(() => z
   .object({ path: z.string().min(1).default('.') })
-  .strict();
+  .strict());
 export type ListDirParameters = z.infer<typeof ListDirParameters>;
 
 type EntryKind = 'file' | 'directory' | 'symlink' | 'other';

@@ -1,8 +1,9 @@
 import * as z from 'zod';
 import { MemoryKind } from '../../models/memory.records.js';
 import { defineTool, readOnlyAnnotations, toolFailure } from './tool.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
-export const MemoryWriteParameters = z
+export const MemoryWriteParameters = lazySchema(() => z
   .object({
     content: z.string().min(1).max(2_000).describe('One precise statement, as narrow as what you observed'),
     kind: MemoryKind,
@@ -12,7 +13,7 @@ export const MemoryWriteParameters = z
     ttl_days: z.number().int().min(1).max(365).optional().describe('Days to keep it'),
     task_type: z.string().min(1).max(60).optional().describe('Kind of task, e.g. test-fix'),
   })
-  .strict();
+  .strict());
 export type MemoryWriteParameters = z.infer<typeof MemoryWriteParameters>;
 
 /**

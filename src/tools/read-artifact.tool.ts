@@ -1,17 +1,18 @@
 import * as z from 'zod';
 import type { ArtifactRef } from '../../stores/blob-store.js';
 import { defineTool, readOnlyAnnotations, toolFailure } from './tool.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
 /** Lines shown when the model gives no `limit`. */
 export const defaultArtifactLimit = 400;
 
-export const ReadArtifactParameters = z
+export const ReadArtifactParameters = lazySchema(() => z
   .object({
     artifact: z.string().regex(/^artifact:\/\/blake3\/[0-9a-f]{64}$/, 'an artifact ref looks like artifact://blake3/<64 hex>').describe('The ref a truncated result gave'),
     offset: z.number().int().min(1).optional().describe('First line, 1-based (default 1)'),
     limit: z.number().int().min(1).max(5_000).optional().describe(`Lines to show (default ${defaultArtifactLimit})`),
   })
-  .strict();
+  .strict());
 export type ReadArtifactParameters = z.infer<typeof ReadArtifactParameters>;
 
 /**

@@ -3,17 +3,18 @@ import { blake3Hex } from '../util/blake3.js';
 import { readWorkspaceFile } from './file-access.js';
 import { renderTaggedPage, splitLines } from './line-tags.js';
 import { defineTool, readOnlyAnnotations } from './tool.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
 /** Lines shown when the model gives no `limit`. */
 export const defaultReadLimit = 2_000;
 
-export const ReadParameters = z
+export const ReadParameters = lazySchema(() => z
   .object({
     path: z.string().min(1),
     offset: z.number().int().min(1).optional().describe('First line, 1-based (default 1)'),
     limit: z.number().int().min(1).optional().describe(`Lines to show (default ${defaultReadLimit})`),
   })
-  .strict();
+  .strict());
 export type ReadParameters = z.infer<typeof ReadParameters>;
 
 /**

@@ -2,13 +2,14 @@ import * as z from 'zod';
 import { PlanStep } from '../../models/plan.records.js';
 import { planChecklist } from '../projections/plan-text.js';
 import { defineTool, readOnlyAnnotations, toolFailure } from './tool.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
-export const UpdatePlanParameters = z
+export const UpdatePlanParameters = lazySchema(() => z
   .object({
     plan: z.array(PlanStep).max(50),
     explanation: z.string().max(2_000).optional().describe('Why the plan changed, in a sentence'),
   })
-  .strict();
+  .strict());
 export type UpdatePlanParameters = z.infer<typeof UpdatePlanParameters>;
 
 /**

@@ -3,13 +3,14 @@ import { blake3Hex } from '../util/blake3.js';
 import { readHostFile } from '../util/read-regular-file.js';
 import { removeInterruptedTemps, writeWorkspaceFile } from './file-access.js';
 import { defineTool, toolFailure } from './tool.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
-export const WriteParameters = z
+export const WriteParameters = lazySchema(() => z
   .object({
     path: z.string().min(1),
     content: z.string(),
   })
-  .strict();
+  .strict());
 export type WriteParameters = z.infer<typeof WriteParameters>;
 
 /** The file's hash now, or null when it is absent or not a regular file (read without blocking: a FIFO cannot hang it). */

@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
 import { ReinError } from '../host/host-errors.js';
+import { lazySchema } from '../../models/lazy-schema.js';
 
 /**
  * What a person trusts: one project file's content of one kind, by its path and the digest of that content. `mcp`:
@@ -23,8 +24,8 @@ export interface TrustSubject {
   digest: string;
 }
 
-const TrustEntry = z.object({ kind: z.string(), path: z.string(), name: z.string().optional(), digest: z.string(), trustedAt: z.string() });
-const TrustFile = z.object({ version: z.literal(1), entries: z.array(TrustEntry) });
+const TrustEntry = lazySchema(() => z.object({ kind: z.string(), path: z.string(), name: z.string().optional(), digest: z.string(), trustedAt: z.string() }));
+const TrustFile = lazySchema(() => z.object({ version: z.literal(1), entries: z.array(TrustEntry) }));
 type TrustEntry = z.infer<typeof TrustEntry>;
 
 /** Where trust decisions live: `$REIN_CONFIG_HOME/trust.json`, else `$XDG_CONFIG_HOME/rein` or `~/.config/rein` — never in a repository, and protected when a workspace holds it. */
