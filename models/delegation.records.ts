@@ -98,15 +98,16 @@ export type DelegatedTask = z.infer<typeof DelegatedTask>;
 export const DelegationPlan = lazySchema(() => z.object({ tasks: z.array(DelegatedTask).min(1), join: JoinPolicy, observationLimit: z.number().int().positive() }));
 export type DelegationPlan = z.infer<typeof DelegationPlan>;
 
-const callFields = { effectId: z.string().min(1), callId: z.string().min(1) };
+/** Fields shared by several records (functions, so they are built with the schema that spreads them, on first use). */
+const callFields = () => ({ effectId: z.string().min(1), callId: z.string().min(1) });
 
 /** effect (fact) · a `delegate_task` call's task package as the model proposed it (runtime validation starts). */
-export const DelegationProposed = lazySchema(() => z.object({ ...callFields, tasks: z.array(z.unknown()), join: z.unknown().optional() }));
+export const DelegationProposed = lazySchema(() => z.object({ ...callFields(), tasks: z.array(z.unknown()), join: z.unknown().optional() }));
 export type DelegationProposed = z.infer<typeof DelegationProposed>;
 
 /** effect (fact) · runtime validation's verdict: the resolved tasks, or the failure class with the options the parent has. */
 export const DelegationValidated = lazySchema(() => z.object({
-  ...callFields,
+  ...callFields(),
   ok: z.boolean(),
   failureClass: FailureClass.optional(),
   reason: z.string().optional(),
@@ -116,22 +117,22 @@ export const DelegationValidated = lazySchema(() => z.object({
 export type DelegationValidated = z.infer<typeof DelegationValidated>;
 
 /** input · the `delegate_task` call's effect settled with an accepted plan: the session spawns the delegation actor. */
-export const DelegationAccepted = lazySchema(() => z.object({ ...callFields, plan: DelegationPlan, elapsedMs: z.number().nonnegative() }));
+export const DelegationAccepted = lazySchema(() => z.object({ ...callFields(), plan: DelegationPlan, elapsedMs: z.number().nonnegative() }));
 export type DelegationAccepted = z.infer<typeof DelegationAccepted>;
 
 /** input · a timer effect (a child's deadline) fired. */
 export const TimerFired = lazySchema(() => z.object({ effectId: z.string().min(1), elapsedMs: z.number().nonnegative() }));
 export type TimerFired = z.infer<typeof TimerFired>;
 
-const childFields = { callId: z.string().min(1), taskId: TaskId, child: z.string().min(1) };
+const childFields = () => ({ callId: z.string().min(1), taskId: TaskId, child: z.string().min(1) });
 
 /** effect (derived) · a child agent started: its task package (budgets narrowed to the parent's) and the parent it serves. */
-export const DelegationStarted = lazySchema(() => z.object({ ...childFields, parent: z.string().min(1), task: DelegatedTask }));
+export const DelegationStarted = lazySchema(() => z.object({ ...childFields(), parent: z.string().min(1), task: DelegatedTask }));
 export type DelegationStarted = z.infer<typeof DelegationStarted>;
 
 /** effect (derived) · a child asked for a person's approval; it waits (persisted) and never approves itself. */
 export const DelegationPermissionEscalated = lazySchema(() => z.object({
-  ...childFields,
+  ...childFields(),
   approvalId: z.string().min(1),
   tool: z.string(),
   summary: z.string(),
@@ -146,7 +147,7 @@ export type ChildUsage = z.infer<typeof ChildUsage>;
 
 /** effect (derived) · a child delivered a valid report from a MutationReady turn (`evidence`). */
 export const DelegationCompleted = lazySchema(() => z.object({
-  ...childFields,
+  ...childFields(),
   reportStatus: ReportStatus,
   report: z.record(z.string(), z.unknown()),
   evidence: z.object({ turnId: z.string(), joinDigest: z.string() }),
@@ -155,7 +156,7 @@ export const DelegationCompleted = lazySchema(() => z.object({
 export type DelegationCompleted = z.infer<typeof DelegationCompleted>;
 
 /** effect (derived) · a child failed (or was cancelled: `cancelled`), with its failure class; the parent goes on. */
-export const DelegationFailed = lazySchema(() => z.object({ ...childFields, failureClass: FailureClass, reason: z.string(), cancelled: z.boolean().optional(), usage: ChildUsage.optional() }));
+export const DelegationFailed = lazySchema(() => z.object({ ...childFields(), failureClass: FailureClass, reason: z.string(), cancelled: z.boolean().optional(), usage: ChildUsage.optional() }));
 export type DelegationFailed = z.infer<typeof DelegationFailed>;
 
 /** Two children whose reports disagree (a semantic conflict the parent must resolve). */

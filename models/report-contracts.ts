@@ -19,20 +19,20 @@ const list = (max: number) => z.array(text(2_000)).max(max);
 /** A request the child could not serve inside its scope, handed back to the parent. */
 const OutOfScopeRequest = lazySchema(() => z.object({ request: text(1_000), reason: text(1_000) }).strict());
 
-/** Fields every report has; `unknowns` and `out_of_scope` must survive the join. */
-const common = {
+/** Fields every report has; `unknowns` and `out_of_scope` must survive the join. Built with each report schema, on first use. */
+const common = () => ({
   status: ReportStatus,
   summary: text(4_000).min(1),
   unknowns: list(100).optional(),
   out_of_scope: z.array(OutOfScopeRequest).max(50).optional(),
-};
+});
 
 const Evidence = lazySchema(() => z.object({ file: text(1_000).min(1), line: z.number().int().positive().optional(), snippet: text(2_000).optional() }).strict());
 
 /** An explorer's findings: what was checked, each claim with its evidence and confidence. */
 export const FindingReport = lazySchema(() => z
   .object({
-    ...common,
+    ...common(),
     checked_paths: list(1_000),
     findings: z.array(z.object({ claim: text(2_000).min(1), evidence: z.array(Evidence).max(50), confidence: z.enum(['low', 'medium', 'high']) }).strict()).max(200),
     excluded_paths: z.array(z.object({ path: text(1_000), reason: text(1_000) }).strict()).max(200).optional(),
@@ -45,7 +45,7 @@ export type FindingReport = z.infer<typeof FindingReport>;
 /** A tester's result: the command, how it exited and which tests failed. */
 export const TestReport = lazySchema(() => z
   .object({
-    ...common,
+    ...common(),
     command: text(4_000).min(1),
     exit_code: z.number().int(),
     passed: z.boolean(),
@@ -59,7 +59,7 @@ export type TestReport = z.infer<typeof TestReport>;
 /** A reviewer's verdict with its findings and the risk that remains. */
 export const ReviewReport = lazySchema(() => z
   .object({
-    ...common,
+    ...common(),
     verdict: z.enum(['pass', 'needs_changes', 'blocked']),
     findings: z.array(z.object({ severity: z.enum(['low', 'medium', 'high']), title: text(500).min(1), file: text(1_000).optional(), line: z.number().int().positive().optional(), body: text(4_000) }).strict()).max(200),
     residual_risk: list(100),
@@ -70,7 +70,7 @@ export type ReviewReport = z.infer<typeof ReviewReport>;
 /** A worker's proposal: the changes it suggests (the parent applies them through its own pipeline). */
 export const PatchProposal = lazySchema(() => z
   .object({
-    ...common,
+    ...common(),
     changes: z.array(z.object({ path: text(1_000).min(1), description: text(2_000).min(1), diff: text(20_000).optional() }).strict()).max(100),
     rationale: text(4_000),
     risks: list(100).optional(),

@@ -36,11 +36,12 @@ export type CommandExecution = z.infer<typeof CommandExecution>;
 /** True when an execution ran to completion and exited 0: the only run that is a passing verification. */
 export const executionPassed = (execution: CommandExecution): boolean => executionFailure(execution) === undefined;
 
-const callFields = {
+/** The fields every tool record starts with (a function, so they are built with the schema that spreads them, on first use). */
+const callFields = () => ({
   effectId: z.string().min(1),
   callId: z.string().min(1),
   name: z.string(),
-};
+});
 
 /**
  * effect (fact) · the executor is about to run a tool (written before it runs); `intent` lets resume check it. The
@@ -50,7 +51,7 @@ const callFields = {
  * record.
  */
 export const ToolStarted = lazySchema(() => z.object({
-  ...callFields,
+  ...callFields(),
   intent: z.record(z.string(), z.unknown()).optional(),
   validated: z.literal(true).optional(),
   permission: z
@@ -69,7 +70,7 @@ export type RejectionStage = z.infer<typeof RejectionStage>;
  * model was told.
  */
 export const ToolRejected = lazySchema(() => z.object({
-  ...callFields,
+  ...callFields(),
   stage: RejectionStage,
   code: z.string().min(1),
   errorCode: ToolErrorCode,
@@ -89,7 +90,7 @@ export const InputRepair = lazySchema(() => z.union([
 export type InputRepair = z.infer<typeof InputRepair>;
 
 /** effect (fact) · the input-repair stage (or an edit's JSON-unescape) changed the model's arguments. */
-export const ToolRepaired = lazySchema(() => z.object({ ...callFields, repairs: z.array(InputRepair).min(1) }));
+export const ToolRepaired = lazySchema(() => z.object({ ...callFields(), repairs: z.array(InputRepair).min(1) }));
 export type ToolRepaired = z.infer<typeof ToolRepaired>;
 
 /** One schema problem, with its field path and zod issue code (never the field's value). */
@@ -97,7 +98,7 @@ export const ValidationIssue = lazySchema(() => z.object({ path: z.string(), cod
 export type ValidationIssue = z.infer<typeof ValidationIssue>;
 
 /** effect (fact) · the schema-validation stage's verdict on the (repaired) arguments. */
-export const ToolValidated = lazySchema(() => z.object({ ...callFields, ok: z.boolean(), issues: z.array(ValidationIssue).optional() }));
+export const ToolValidated = lazySchema(() => z.object({ ...callFields(), ok: z.boolean(), issues: z.array(ValidationIssue).optional() }));
 export type ToolValidated = z.infer<typeof ToolValidated>;
 
 /** effect (fact) · a tool read a file: its workspace-relative path and the BLAKE3 of its whole content (the baseline). */
@@ -115,7 +116,7 @@ export type FileWritten = z.infer<typeof FileWritten>;
 
 /** input · the terminal result of one `executeTool` effect, including the observation the model will read. */
 export const ToolSettled = lazySchema(() => z.object({
-  ...callFields,
+  ...callFields(),
   status: z.enum(['ok', 'error']),
   errorCode: ToolErrorCode.optional(),
   /** The class of the error the tool threw (`TypeError`, a host tool's own class), for a failure that was a throw. */

@@ -26,21 +26,21 @@ export const McpHttpConfig = lazySchema(() => z.object({
   headers: z.record(z.string(), z.string()).optional(),
 }));
 
-/** Fields every entry may carry (rein's own, and `disabled` as other harnesses write it). */
-const common = {
+/** Fields every entry may carry (rein's own, and `disabled` as other harnesses write it); built with the entry schema, on first use. */
+const common = () => ({
   /** Skip this server. */
   disabled: z.boolean().optional(),
   /** A tool call (or a resource read) gets no answer for this long: `Timeout` (ms, default 60,000; progress resets it). */
   timeout: z.number().int().positive().optional(),
   /** Connecting (start, handshake, tool list) takes longer than this: the server failed (ms, default 30,000). */
   connectTimeout: z.number().int().positive().optional(),
-};
+});
 
 /**
  * One entry of `mcpServers` as `.mcp.json` and `rein.config.json` write it: `{ command, args?, env?, cwd? }` (stdio)
  * or `{ type: "http", url, headers? }`. Other fields other harnesses write are ignored.
  */
-export const McpServerEntry = lazySchema(() => z.union([McpStdioConfig.extend(common), McpHttpConfig.extend(common)]));
+export const McpServerEntry = lazySchema(() => z.union([McpStdioConfig.extend(common()), McpHttpConfig.extend(common())]));
 export type McpServerEntry = z.infer<typeof McpServerEntry>;
 
 /** An in-process server of the host app: rein hands it one end of the SDK's in-memory transport per session. */
