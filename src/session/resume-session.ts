@@ -116,7 +116,7 @@ const countsOf = (result: ReplayResult) => ({ verified: result.verified, inputs:
 const rebuild = async (services: SessionServices, sessionId: string, records: readonly RecordEnvelope[]) => {
   const snapshot = await services.store.loadSnapshot(sessionId);
   let rejected: string | undefined;
-  if (snapshot && snapshot.version !== machineVersion) rejected = `snapshot version ${snapshot.version} differs from ${machineVersion}`;
+  if (snapshot && snapshot.version !== machineVersion()) rejected = `snapshot version ${snapshot.version} differs from ${machineVersion()}`;
   // A snapshot stands in for the log only when this machine's key wrote it for the record its seq holds now.
   else if (snapshot && snapshot.authenticated === false) rejected = `snapshot at seq ${snapshot.seq} is not authenticated by this machine's chain key (written elsewhere, altered, or its record changed since)`;
   else if (snapshot) {
@@ -270,7 +270,7 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
   const maxCostUsd = ended ? undefined : services.budgets.maxCostUsd;
   if (!ended) refuseUnpricedModels(services.prices, [services.provider, ...(services.fallbacks ?? [])], maxCostUsd ?? wiring.budget.limitUsd);
   const head = records[records.length - 1]?.seq ?? 0;
-  const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, lastAt: records[records.length - 1]?.at ?? first.at, executors: wiring.executors, machineVersion, clock: services.clock, newId: services.newRecordId ?? createIdGenerator(), snapshotEvery: services.snapshotEvery, parallelTools: services.parallelTools, ...(services.abandonGraceMs === undefined ? {} : { abandonGraceMs: services.abandonGraceMs }), lastSnapshotSeq: rebuilt.snapshotSeq ?? 0, statusHistory: records, ...(services.effectGate ? { effectGate: services.effectGate } : {}), ...(capabilities ? { capabilities: capabilities.deriver } : {}), stopReasonOf: sessionStopOf });
+  const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, lastAt: records[records.length - 1]?.at ?? first.at, executors: wiring.executors, machineVersion: machineVersion(), clock: services.clock, newId: services.newRecordId ?? createIdGenerator(), snapshotEvery: services.snapshotEvery, parallelTools: services.parallelTools, ...(services.abandonGraceMs === undefined ? {} : { abandonGraceMs: services.abandonGraceMs }), lastSnapshotSeq: rebuilt.snapshotSeq ?? 0, statusHistory: records, ...(services.effectGate ? { effectGate: services.effectGate } : {}), ...(capabilities ? { capabilities: capabilities.deriver } : {}), stopReasonOf: sessionStopOf });
   host.written$.subscribe(wiring.observe);
   memory?.attach(host);
   // Hooks recorded in the log are never run again: only records appended from here on reach the observers.
