@@ -6,6 +6,7 @@ import { decideJoin, findConflicts, type ChildState } from './delegation/join-po
 import { shareBudgets, spentSoFar } from './delegation/budget-share.js';
 import type { JoinOutput } from './delegation/join-output.js';
 import type { AgentOutput, SessionInput } from './session.contract.js';
+import { lazyValue } from '../models/lazy-schema.js';
 
 export type { JoinOutput } from './delegation/join-output.js';
 
@@ -165,7 +166,7 @@ const usageSum = (children: readonly ChildState[]): ChildUsage =>
  * still running and records `delegation.joined` with the observation the parent's call gets. `delegation.cancel`
  * (the parent was cancelled) stops every child. Pure: no clock, deadlines are effects.
  */
-export const delegationMachine = setup({
+export const delegationMachine = lazyValue(() => setup({
   types: { context: {} as DelegationContext, events: {} as DelegationEvent, input: {} as DelegationInput, output: {} as JoinOutput },
   actors: {
     /**
@@ -330,6 +331,6 @@ export const delegationMachine = setup({
     usage: usageSum(context.children),
     elapsedMs: context.elapsedMs,
   }),
-});
+}));
 
 export type DelegationMachine = typeof delegationMachine;

@@ -1,5 +1,6 @@
 import { assign, setup, type SnapshotFrom } from 'xstate';
 import type { McpClosed, McpConnected, McpDegraded, McpFailed, McpReconnecting, McpStarted, McpToolInfo, McpToolsListed, McpTransportKind } from '../models/mcp.records.js';
+import { lazyValue } from '../models/lazy-schema.js';
 
 export interface McpConnectionInput {
   /** The actor path: `<agent path>/mcp/<server>`. */
@@ -41,7 +42,7 @@ const forThisServer = ({ context, event }: { context: McpConnectionContext; even
  * from a connected server, reconnection attempts counting up). The visible set offers the tools only while the
  * connection is `ready` or `degraded`. Closed and failed connections start again on `mcp.started` (a resume).
  */
-export const mcpConnectionMachine = setup({
+export const mcpConnectionMachine = lazyValue(() => setup({
   types: {
     context: {} as McpConnectionContext,
     events: {} as McpConnectionEvent,
@@ -103,7 +104,7 @@ export const mcpConnectionMachine = setup({
     closed: {},
     failed: {},
   },
-});
+}));
 
 export type McpConnectionMachine = typeof mcpConnectionMachine;
 export type McpConnectionSnapshot = SnapshotFrom<McpConnectionMachine>;

@@ -1,5 +1,6 @@
 import { assign, setup } from 'xstate';
 import type { ApprovalDecision, ApprovalReplied, ApprovalRequested } from '../models/permission.records.js';
+import { lazyValue } from '../models/lazy-schema.js';
 
 /** What the permission actor shows a person: the request as recorded in `approval.requested`. */
 export type ApprovalQuestion = Omit<ApprovalRequested, 'elapsedMs' | 'arguments'>;
@@ -33,7 +34,7 @@ const isFor = ({ context, event }: { context: PermissionContext; event: Permissi
  * feedback. Spawned by the session machine when a call needs approval; its state is persisted with the session, so
  * a restart keeps the pending question. The final state's output tells the parent what to do with the call.
  */
-export const permissionMachine = setup({
+export const permissionMachine = lazyValue(() => setup({
   types: {
     context: {} as PermissionContext,
     events: {} as PermissionEvent,
@@ -77,6 +78,6 @@ export const permissionMachine = setup({
     deniedWithFeedback: { type: 'final' },
   },
   output: ({ context }) => context.outcome ?? { approvalId: context.question.approvalId, decision: 'deny' },
-});
+}));
 
 export type PermissionMachine = typeof permissionMachine;

@@ -1,5 +1,6 @@
 import { assign, setup } from 'xstate';
 import type { PluginPhase } from '../models/plugin.records.js';
+import { lazyValue } from '../models/lazy-schema.js';
 
 /** Bumped whenever a change would make old snapshots of this machine restore into the wrong state. */
 export const pluginMachineVersion = '1';
@@ -39,7 +40,7 @@ export type PluginEvent =
  * them, so a plugin that breaks never leaves half its capabilities behind. Pure: the host does the work and reports
  * each step as an event.
  */
-export const pluginMachine = setup({
+export const pluginMachine = lazyValue(() => setup({
   types: { context: {} as PluginContext, events: {} as PluginEvent, input: {} as PluginMachineInput },
   actions: {
     fail: assign(({ context, event }) =>
@@ -98,6 +99,6 @@ export const pluginMachine = setup({
     failed: { type: 'final' },
     disabled: { type: 'final' },
   },
-});
+}));
 
 export type PluginMachine = typeof pluginMachine;

@@ -14,6 +14,7 @@ import { approvalCloseOf, approvalOpenOf, isApprovalDone } from './session/sessi
 import type { SessionOutcome } from '../models/session.records.js';
 import { maxCutContinuations, maxOutputCorrections, maxReportCorrections, maxStopContinuations, reportTool } from './session.contract.js';
 import type { AgentOutput, EmitRecordParams, RequestEffectParams, SessionContext, SessionEvent, SessionInput, TurnDoneEvent } from './session.contract.js';
+import { lazyValue } from '../models/lazy-schema.js';
 
 // The contract (constants, input, context, output, events, action params) lives in its own module; importers of the
 // machine keep finding it here.
@@ -416,10 +417,10 @@ const sessionMachineOf = (spentBudget: 'final' | 'raisable') =>
  * The root agent's statechart (the session): its `budgetExhausted` state is not final, so a person can raise the spent
  * budget (`session.budgets-raised`) and the session runs again; the host treats the state as ended until then.
  */
-export const sessionMachine = sessionMachineOf('raisable');
+export const sessionMachine = lazyValue(() => sessionMachineOf('raisable'));
 
 /** A delegated child agent's statechart: the same machine with a final `budgetExhausted` (its delegation joins on it). */
-export const childSessionMachine = sessionMachineOf('final');
+export const childSessionMachine = lazyValue(() => sessionMachineOf('final'));
 
 /** Whether a machine definition is one of the session machine's two forms (an agent, root or child). */
 export const isSessionMachine = (logic: unknown): boolean => logic === sessionMachine || logic === childSessionMachine;

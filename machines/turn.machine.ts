@@ -6,6 +6,7 @@ import { detectGuardrailFindings, detectPreFlightFindings, detectRequestFindings
 import { digestOf, rowsDigest } from './typestate/digest.js';
 import { closeJoin, joinDigestOf, type JoinClosed } from './typestate/join.js';
 import { checkMutationReady } from './typestate/mutation.js';
+import { lazyValue } from '../models/lazy-schema.js';
 
 /** Bumped whenever a change would make old snapshots of this machine restore into the wrong state. */
 export const turnMachineVersion = '2';
@@ -92,7 +93,7 @@ const witness = (type: string, data: (context: TurnContext) => Record<string, un
  * declares how the results were used (`turn.uses`) when the turn announces them all, and learns the outcome from the
  * turn's output. Pure: digests are computed with a synchronous BLAKE3.
  */
-export const turnMachine = setup({
+export const turnMachine = lazyValue(() => setup({
   types: { context: {} as TurnContext, events: {} as TurnEvent, input: {} as TurnInput, output: {} as TurnOutput },
   actions: {
     /** Observed by the host through inspection; deliberately does nothing here. */
@@ -214,6 +215,6 @@ export const turnMachine = setup({
     joinDigest: context.join?.joinDigest ?? null,
     findings: context.findings,
   }),
-});
+}));
 
 export type TurnMachine = typeof turnMachine;

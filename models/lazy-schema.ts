@@ -44,3 +44,12 @@ export function lazySchema<T extends object>(build: () => T, meta?: z.GlobalMeta
   if (meta !== undefined) z.globalRegistry.add(stand as unknown as z.ZodType, meta);
   return stand;
 }
+
+/**
+ * The same stand-in for any other object that is costly to build and that many processes never use: the exported
+ * state machines (`setup(...).createMachine(...)` builds every state node; six of them cost `import('rein')` ~10 ms).
+ * `lazyValue(() => setup({...}).createMachine({...}))` keeps the name, the type and the identity every user sees (an
+ * actor's `logic` is the stand-in); xstate binds a machine's `transition`, `getInitialSnapshot`, … to the built one,
+ * so running it reads the stand-in once per call.
+ */
+export const lazyValue = <T extends object>(build: () => T): T => lazySchema(build);
