@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loopbackRequestProblem } from '../util/loopback-request.js';
 import { InspectError } from './inspect-errors.js';
@@ -45,6 +45,7 @@ socket.onmessage = (event) => {
  */
 export const startInspectorRelay = async (options: { port?: number; inspectorUrl?: string; maxMessages?: number } = {}): Promise<InspectorRelay> => {
   const { WebSocketServer, WebSocket } = await import('ws');
+  const { createServer } = await import('node:http');
   const kept: string[] = [];
   const maxMessages = options.maxMessages ?? 200_000;
   let port = options.port ?? 0;

@@ -1,6 +1,5 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { lookup as dnsLookup } from 'node:dns/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connect, isIP, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,7 +48,7 @@ export const hostAllowed = (host: string, allowedHosts: readonly string[]): bool
 /** How the proxy finds a name's addresses (the system resolver by default, IPv4 addresses first; tests give their own). */
 export type HostLookup = (host: string) => Promise<string[]>;
 
-const systemLookup: HostLookup = async (host) => (await dnsLookup(host, { all: true, verbatim: false })).map((entry) => entry.address);
+const systemLookup: HostLookup = async (host) => (await (await import('node:dns/promises')).lookup(host, { all: true, verbatim: false })).map((entry) => entry.address);
 
 const splitAuthority = (authority: string, defaultPort: number): { host: string; port: number } | undefined => {
   const match = /^(\[[^\]]+\]|[^:]+)(?::(\d{1,5}))?$/.exec(authority);
@@ -67,6 +66,8 @@ const refusal = (decision: ConnectionDecision): string => `rein: ${decision.host
  * decision. It runs in rein's own process, outside the sandbox; commands reach it through a bridge inside.
  */
 export const startAllowListProxy = async (options: { allowedHosts: readonly string[]; lookup?: HostLookup }): Promise<AllowListProxy> => {
+  // node:http is loaded when a proxy starts, not by `import('rein')` (issue 31).
+  const { createServer, request: httpRequest } = await import('node:http');
   const directory = await mkdtemp(join(tmpdir(), 'rein-proxy-'));
   const socketPath = join(directory, 'proxy.sock');
   const decisions: ConnectionDecision[] = [];

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { EventStore } from '../../stores/event-store.js';
 import type { Rein } from '../rein.js';
@@ -167,6 +167,8 @@ export interface ListeningReinServer {
 /** Listen on 127.0.0.1 (`port` 0: a free one) with `createReinServer(options)`; `close` ends streams and connections. */
 export const listenReinServer = async (options: ReinServerOptions & { port?: number }): Promise<ListeningReinServer> => {
   const server = createReinServer(options);
+  // node:http is loaded when a server listens, not by `import('rein')` (issue 31).
+  const { createServer } = await import('node:http');
   const http = createServer((request, response) => void server.handle(request, response));
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);

@@ -1,4 +1,3 @@
-import { createInterface } from 'node:readline/promises';
 import { terminalText } from '../util/terminal-text.js';
 
 /**
@@ -9,6 +8,8 @@ export const promptForTrust = async (description: string, streams: { input: Node
   const handle = streams.input as NodeJS.ReadableStream & { ref?: () => void; unref?: () => void };
   handle.ref?.();
   // `TERM=dumb` understands no escape sequences: no line editing there (Ctrl-C then reaches the process as SIGINT).
+  // node:readline is loaded when a prompt is shown, not by `import('rein')` (issue 31).
+  const { createInterface } = await import('node:readline/promises');
   const lines = createInterface({ input: streams.input, output: streams.output, terminal: process.env.TERM !== 'dumb' });
   try {
     // The description quotes the file (commands, arguments, manifest strings): no control character of it reaches the
