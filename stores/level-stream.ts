@@ -425,6 +425,10 @@ export async function openLevelStream(options: OpenLevelStreamOptions): Promise<
     const [lastKey] = await database.keys({ ...RECORD_KEYS, reverse: true, limit: 1 }).all();
     const head = lastKey === undefined ? 0 : keySeq(lastKey);
     if (head === undefined) throw new CorruptRecordError(options.stream, undefined, `unreadable record key ${String(lastKey)}`);
+    // The meta key is written in the same batch as a stream's first records, so records without it are damage: a
+    // damaged table's filter block can make LevelDB answer "not found" for a key it holds, which must not read as
+    // "no such session".
+    if (meta === undefined && head > 0) throw new CorruptRecordError(options.stream, undefined, 'the stream holds records but its meta key cannot be read');
     const watermark = await checkIntegrity({ directory: options.directory, stream: options.stream, head, copy: options.copy, ...(options.tolerateCutShort ? { tolerateCutShort: true } : {}) });
     const summary = decodeSummary(await database.get(SUMMARY_KEY));
     return new LevelStream({ ...options, database, head, meta, watermark, ...(summary && summary.seq <= head ? { summary } : {}) });

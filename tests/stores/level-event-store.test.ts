@@ -272,6 +272,24 @@ describe('LevelEventStore', () => {
     expect(last.includes(Buffer.from('0F'.repeat(32)))).toBe(true);
   });
 
+  it('reports a stream whose records outlive its meta key as STORE_CORRUPT_RECORD, never as a missing session', async () => {
+    // A damaged table's filter block can make LevelDB answer "not found" for the meta key it holds; the meta is
+    // written in the same batch as the first records, so records without it are damage.
+    const { root, store } = await storeWithRecords(10);
+    await store.close();
+    const database = new ClassicLevel<string, Uint8Array>(join(root, 'streams', 's'), { ...STREAM_DATABASE_OPTIONS });
+    await database.open();
+    await database.del('m!meta');
+    await database.close();
+    const reopened = await openLevelEventStore(root);
+    try {
+      await expectCode(reopened.head('s'), 'STORE_CORRUPT_RECORD');
+      await expectCode(reopened.read('s'), 'STORE_CORRUPT_RECORD');
+    } finally {
+      await reopened.close();
+    }
+  });
+
   it('raises STORE_CODEC_MISMATCH when a stream was written with another codec', async () => {
     const { root, store } = await storeWithRecords(10);
     await store.close();
