@@ -272,8 +272,12 @@ export class LevelEventStore implements EventStore {
     } catch (error) {
       if (!(error instanceof StreamCutShortError)) throw error;
       // Cut below its last clean close: checked on a throwaway copy that opens anyway, so the report names the first
-      // record concerned (an earlier forgery, or the first one cut off).
-      return this.#access.withCutShort(stream, check);
+      // record concerned (an earlier forgery, or the first one cut off). A copy left with no readable record and no
+      // meta (a damaged table) has nothing to check: the damage is the answer, never "no such session".
+      return this.#access.withCutShort(stream, async (opened) => {
+        if (opened.meta === undefined && opened.head === 0) throw error;
+        return check(opened);
+      });
     }
   }
 

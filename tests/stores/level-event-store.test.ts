@@ -290,6 +290,23 @@ describe('LevelEventStore', () => {
     }
   });
 
+  it('reports a cleanly closed stream that lost every record and its meta as STORE_CORRUPT_RECORD in reads and chain checks', async () => {
+    const { root, store } = await storeWithRecords(10);
+    await store.close();
+    const database = new ClassicLevel<string, Uint8Array>(join(root, 'streams', 's'), { ...STREAM_DATABASE_OPTIONS });
+    await database.open();
+    const keys = await database.keys({ gte: 'e!', lt: 'e"' }).all();
+    await database.batch([...keys, 'm!meta'].map((key) => ({ type: 'del' as const, key })));
+    await database.close();
+    const reopened = await openLevelEventStore(root);
+    try {
+      await expectCode(reopened.read('s'), 'STORE_CORRUPT_RECORD');
+      await expectCode(reopened.verifyChain('s'), 'STORE_CORRUPT_RECORD');
+    } finally {
+      await reopened.close();
+    }
+  });
+
   it('raises STORE_CODEC_MISMATCH when a stream was written with another codec', async () => {
     const { root, store } = await storeWithRecords(10);
     await store.close();
