@@ -7,19 +7,12 @@ import { callPrice, costOfUsage } from './cost.js';
  * the log (`AppendOptions.summary`) so a listing can price a session without reading its records. Facts only (tokens
  * and the model they were spent on); money is derived from it at read time at the reader's prices (`usageCost`).
  */
-export interface UsageSummary {
-  /** The provider and model the session was created with (`session.created.provider`): a call no attempt names is priced at it. */
-  provider?: string;
-  model?: string;
-  calls: number;
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
+export interface UsageSummary extends ModelUsage {
   /**
    * The same usage per model that answered (each call's `model.attempted` that ended it: a fallback's model, a resume
    * on another model, a child's), so each agent's calls are priced at their own model. Absent in summaries written
-   * before it was kept: those are priced at the session's model.
+   * before it was kept: those are priced at the session's model. (`provider` and `model` here are the ones the session
+   * was created with, `session.created.provider`: a call no attempt names is priced at them.)
    */
   models?: ModelUsage[];
 }
