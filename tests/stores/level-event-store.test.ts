@@ -119,6 +119,17 @@ function rawRecords(first: number, count: number, padding = 0): RawWrite[] {
   });
 }
 
+/** Opens a closed stream's LevelDB directly (beneath the store) for `edit`, then closes it. */
+async function editRawStream(root: string, stream: string, edit: (database: ClassicLevel<string, Uint8Array>) => Promise<unknown>): Promise<void> {
+  const database = new ClassicLevel<string, Uint8Array>(join(root, 'streams', stream), { ...STREAM_DATABASE_OPTIONS });
+  await database.open();
+  try {
+    await edit(database);
+  } finally {
+    await database.close();
+  }
+}
+
 async function storeWithRecords(count: number, options: LevelEventStoreOptions = {}): Promise<{ root: string; store: LevelEventStore }> {
   const root = freshRoot();
   const store = await openLevelEventStore(root, options);
@@ -277,10 +288,7 @@ describe('LevelEventStore', () => {
     // written in the same batch as the first records, so records without it are damage.
     const { root, store } = await storeWithRecords(10);
     await store.close();
-    const database = new ClassicLevel<string, Uint8Array>(join(root, 'streams', 's'), { ...STREAM_DATABASE_OPTIONS });
-    await database.open();
-    await database.del('m!meta');
-    await database.close();
+    await editRawStream(root, 's', (database) => database.del('m!meta'));
     const reopened = await openLevelEventStore(root);
     try {
       await expectCode(reopened.head('s'), 'STORE_CORRUPT_RECORD');
@@ -293,11 +301,10 @@ describe('LevelEventStore', () => {
   it('reports a cleanly closed stream that lost every record and its meta as STORE_CORRUPT_RECORD in reads and chain checks', async () => {
     const { root, store } = await storeWithRecords(10);
     await store.close();
-    const database = new ClassicLevel<string, Uint8Array>(join(root, 'streams', 's'), { ...STREAM_DATABASE_OPTIONS });
-    await database.open();
-    const keys = await database.keys({ gte: 'e!', lt: 'e"' }).all();
-    await database.batch([...keys, 'm!meta'].map((key) => ({ type: 'del' as const, key })));
-    await database.close();
+    await editRawStream(root, 's', async (database) => {
+      const keys = await database.keys({ gte: 'e!', lt: 'e"' }).all();
+      await database.batch([...keys, 'm!meta'].map((key) => ({ type: 'del' as const, key })));
+    });
     const reopened = await openLevelEventStore(root);
     try {
       await expectCode(reopened.read('s'), 'STORE_CORRUPT_RECORD');
