@@ -1,6 +1,7 @@
 /**
- * `rein/testing`: helpers for testing agents and statecharts — model-check any machine (breadth-first over its pure transitions, as `xstate/graph` walks it), drive
- * sessions with a scripted model on an in-memory store, and verify logs by replay.
+ * `rein/testing`: helpers for testing agents and statecharts — model-check any machine (breadth-first over its pure
+ * transitions, as `xstate/graph` walks it), drive sessions with a scripted model on an in-memory store, and verify
+ * logs by replay.
  */
 export { checkMachine } from './model-check.js';
 export type { ModelCheckOptions, ModelCheckResult, ModelStep, ModelViolation } from './model-check.js';
