@@ -75,7 +75,7 @@ export const addPluginOptions = (command: Command): Command => command.option('-
 /** Add `--workspace`, `--store`, `--json` and `--relaxed`. */
 export const addCommonOptions = (command: Command): Command =>
   command
-    .option('--workspace <dir>', 'the workspace directory (default: the current directory)')
+    .option('--workspace <dir>', 'the workspace directory (default: the root of the git repository you are in, else the current directory)')
     .option('--store <dir|url>', 'the event store: a directory or a postgres:// URL (env REIN_STORE; default: <workspace>/.rein)')
     .option('--json', 'print one JSON record per line')
     .option('--relaxed', 'relaxed durability: group-commit fsyncs instead of one per step');

@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadWorkspaceConfig } from '../../src/providers/provider-settings.js';
@@ -73,6 +73,30 @@ describe('rein init', () => {
         expect(result.stderr).toMatch(/^rein: USAGE: /);
       }
       expect(await loadWorkspaceConfig(project.path)).toBeUndefined();
+    } finally {
+      await project.remove();
+    }
+  });
+
+  it('run in a folder of a git repository, writes the configuration at its root, where the commands it prints look', async () => {
+    const project = await makeTempDir('rein-init-repo-');
+    try {
+      await mkdir(join(project.path, '.git'));
+      const folder = join(project.path, 'packages', 'app');
+      await mkdir(folder, { recursive: true });
+      const env = { HOME: home.path, NO_COLOR: '1' };
+      const init = await runInProcess(['init', '--provider', 'scripted'], { cwd: folder, env });
+      expect(init.code, init.stderr).toBe(0);
+      expect(init.stdout).toContain(`wrote ${join(project.path, 'rein.config.json')}`);
+      expect(init.stderr).toContain(`workspace ${project.path}: the root of the git repository you are in`);
+      expect(await loadWorkspaceConfig(folder)).toBeUndefined();
+      const run = await runInProcess(['run', 'look around'], { cwd: folder, env });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain('✓ list_dir .');
+      // --workspace still picks the folder itself.
+      const here = await runInProcess(['init', '--provider', 'scripted', '--workspace', '.'], { cwd: folder, env });
+      expect(here.code, here.stderr).toBe(0);
+      expect(await loadWorkspaceConfig(folder)).toMatchObject({ provider: 'scripted' });
     } finally {
       await project.remove();
     }

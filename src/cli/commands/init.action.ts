@@ -1,8 +1,9 @@
 import { lstat, readFile, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { ReinError } from '../../host/host-errors.js';
 import { configFileName } from '../../providers/config-file-name.js';
 import { WorkspaceConfig } from '../../providers/provider-settings.js';
+import { repositoryRootOf, workspaceNote } from '../cli-context.js';
 import { printText } from '../print-text.js';
 import type { InitOptions } from './init.flags.js';
 
@@ -46,9 +47,13 @@ const ignoreStore = async (workspace: string): Promise<InitResult['gitignore']> 
   return text === undefined ? 'created' : 'added';
 };
 
-/** Write the configuration and the ignore line; refuse to replace a configuration unless `force`. */
+/**
+ * Write the configuration and the ignore line; refuse to replace a configuration unless `force`. The project is the
+ * workspace every other command would use here (`--workspace`, else the root of the git repository the current
+ * directory is in, else the current directory), so the commands it prints find the file it wrote.
+ */
 export const initProject = async (options: InitOptions): Promise<InitResult> => {
-  const workspace = resolve(options.workspace ?? process.cwd());
+  const workspace = resolve(options.workspace ?? (await repositoryRootOf(process.cwd())) ?? process.cwd());
   const stat = await lstat(workspace).catch(() => undefined);
   if (!stat?.isDirectory()) throw new ReinError('USAGE', `${workspace} is not a directory`);
   const name = options.provider ?? 'openai';
@@ -81,5 +86,7 @@ export const initProject = async (options: InitOptions): Promise<InitResult> => 
 /** The body of `rein init`. */
 export const initCommand = async (options: InitOptions): Promise<void> => {
   const result = await initProject(options);
+  const note = workspaceNote(options, dirname(result.config));
+  if (note) printText(`rein: ${note}\n`, process.stderr);
   printText(`wrote ${result.config}\n${result.gitignore === 'present' ? '.gitignore already ignores .rein/' : `${result.gitignore === 'created' ? 'created .gitignore with' : 'added'} .rein/ ${result.gitignore === 'created' ? '' : 'to .gitignore'}`.trimEnd()}\n\nnext:\n${result.next.map((line) => `  ${line}`).join('\n')}\n`);
 };

@@ -8,7 +8,7 @@ export const registerInit = (program: Command): void => {
   program
     .command('init')
     .description('set up a project: write rein.config.json for your provider, add .rein/ to .gitignore, print the next commands')
-    .option('--workspace <dir>', 'the project directory (default: the current directory)')
+    .option('--workspace <dir>', 'the project directory (default: the root of the git repository you are in, else the current directory)')
     .option('--provider <name>', 'openai (any OpenAI-compatible endpoint), anthropic or scripted (default: openai)')
     .option('--model <id>', 'the model id (default: gpt-4.1-mini for openai, claude-sonnet-4-5 for anthropic)')
     .option('--base-url <url>', 'the endpoint, for a server other than the vendor\'s (Ollama: http://127.0.0.1:11434/v1)')

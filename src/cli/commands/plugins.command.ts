@@ -11,7 +11,7 @@ export const registerPlugins = (program: Command, setExit: (code: number) => voi
     plugins
       .command('list')
       .description('every plugin found (user, project, --plugin) with its state, source, contributions and why it failed; then the hooks in the order they run')
-      .option('--workspace <dir>', 'the workspace directory (default: the current directory)')
+      .option('--workspace <dir>', 'the workspace directory (default: the root of the git repository you are in, else the current directory)')
       .option('--json', 'one JSON object per line'),
   ).action(async (options: CommonOptions & PluginOptions) => (await import('./plugins.action.js')).listPluginsCommand(options));
 
@@ -19,7 +19,7 @@ export const registerPlugins = (program: Command, setExit: (code: number) => voi
     .command('trust')
     .description('trust the project plugins in .rein-plugins/ and rein.config.json (all, or those named) as they are now; recorded in your config home')
     .argument('[ids...]', 'plugin ids (default: every project plugin)')
-    .option('--workspace <dir>', 'the workspace directory (default: the current directory)')
+    .option('--workspace <dir>', 'the workspace directory (default: the root of the git repository you are in, else the current directory)')
     .action(async (ids: string[], options: CommonOptions) => (await import('./plugins.action.js')).trustPluginsCommand(ids, options));
 
   program

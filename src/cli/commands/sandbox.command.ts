@@ -7,7 +7,7 @@ export const registerSandbox = (program: Command): void => {
   const command = program
     .command('sandbox')
     .description('show how bash would be isolated here: bubblewrap or the fallback (and why), the network policy, the protected paths and every bind')
-    .option('--workspace <dir>', 'the workspace directory (default: the current directory)')
+    .option('--workspace <dir>', 'the workspace directory (default: the root of the git repository you are in, else the current directory)')
     .option('--store <dir>', 'the event store directory (default: <workspace>/.rein)')
     .option('--json', 'print one JSON object');
   addSandboxOptions(command).action(async (options: SandboxCommandOptions) => (await import('./sandbox.action.js')).sandboxCommand(options));
