@@ -8,6 +8,7 @@ import { ensureStoreDirectory } from './store-directory.js';
 import { readHostTextIfPresent } from '../util/read-regular-file.js';
 import { isPostgresUrl } from '../../stores/postgres/postgres-url.js';
 import { isLoopbackHost } from '../util/loopback-host.js';
+import { shellWord } from '../util/shell-word.js';
 import { ReinError } from '../host/host-errors.js';
 import { configFileName } from '../providers/config-file-name.js';
 import type { CommonOptions } from './command-options.js';
@@ -68,6 +69,14 @@ export const repositoryRootOf = async (directory: string): Promise<string | unde
     current = dirname(current);
   }
 };
+
+/**
+ * The flags a printed follow-up command (`continue it with rein resume <id>`) needs to find the same store: the
+ * `--workspace` and a directory `--store` this command was given, each as one shell word; empty when it was given
+ * neither. A `postgres://` store is not repeated: its URL may hold a password.
+ */
+export const storeFlags = (options: { workspace?: string; store?: string }): string =>
+  `${options.workspace !== undefined ? ` --workspace ${shellWord(options.workspace)}` : ''}${options.store !== undefined && !isPostgresUrl(options.store) ? ` --store ${shellWord(options.store)}` : ''}`;
 
 /**
  * What `rein run` and `rein resume` tell a person whose workspace is not the directory they are in (a repository's

@@ -77,6 +77,27 @@ describe('the trace outcome in the summary, the exit code and rein sessions', ()
     expect(after.status).toBe('completed');
   });
 
+  it('a fork made with --workspace from elsewhere prints a resume command that runs as printed from there', async () => {
+    const run = await cli(['run', 'list', '--script', 'two.json']);
+    const id = sessionOf(run.stdout);
+    const records = jsonLines((await cli(['show', id, '--json'])).stdout);
+    const settled = records.find((record) => record.type === 'tool.settled')!;
+    const boundary = records.find((record) => record.seq > settled.seq && ['model.responded', 'model.failed'].includes(record.type))!.seq - 1;
+    const elsewhere = await makeTempDir('rein-outcome-elsewhere-');
+    try {
+      const there = (args: string[]) => runInProcess(args, { cwd: elsewhere.path, env: { HOME: workspace.path } });
+      const fork = await there(['fork', id, '--at', String(boundary), '--workspace', workspace.path]);
+      const forkId = fork.stdout.trim();
+      const printed = /continue it with (rein resume .*)$/m.exec(fork.stderr)?.[1];
+      expect(printed).toBe(`rein resume ${forkId} --workspace ${workspace.path}`);
+      expect((await there(['sessions', '--workspace', workspace.path])).stdout).toContain(`; continue it with ${printed})`);
+      const resumed = await there(printed!.split(' ').slice(1));
+      expect(resumed.code, resumed.stderr).toBe(0);
+    } finally {
+      await elsewhere.remove();
+    }
+  });
+
   it('rein sessions shows a task with line breaks on one line, escaped: a task cannot forge rows', async () => {
     await writeFile(join(workspace.path, 'answer.json'), JSON.stringify({ turns: [{ text: 'Done.' }] }));
     const forged = 'say done\ns-forged  completed   succeeded        9 records  all good';

@@ -8,7 +8,7 @@ import { ReinError } from '../../host/host-errors.js';
 import { compareSessions, type ComparedSession } from '../../session/compare-sessions.js';
 import { Workspace } from '../../tools/workspace.js';
 import { terminalText } from '../../util/terminal-text.js';
-import { printJson, protectedPathsOf, workspaceOf, type CommonOptions } from '../cli-context.js';
+import { printJson, protectedPathsOf, storeFlags, workspaceOf, type CommonOptions } from '../cli-context.js';
 import { ExitCode } from '../exit-codes.js';
 import { printText } from '../print-text.js';
 import { wholeNumberFlag } from '../whole-number-flag.js';
@@ -85,7 +85,7 @@ export const rewindCommand = async (id: string, options: RewindFlags, setExit: (
     else if (code?.declined) lines.push('not rewound: nothing changed');
     else if (code && code.plan.changes.length === 0) lines.push(`the workspace already is as it was at #${to}${code.plan.outside.length > 0 ? ` (outside changes recorded: ${changesLine(code.plan.outside)})` : ''}`);
     else if (code) lines.push(`rewound the workspace to #${to}: ${code.plan.changes.length} path${code.plan.changes.length === 1 ? '' : 's'} (${code.verified ? 'verified: it holds the tree recorded there' : `tree ${code.tree?.slice(0, 12)} differs from the one recorded there`})${code.kept && code.kept.length > 0 ? `; kept ${code.kept.join(', ')}` : ''}`);
-    if (result.conversation) lines.push(`conversation forked as ${result.conversation.sessionId} at #${result.conversation.atSeq}; continue it with: ${result.conversation.command}`);
+    if (result.conversation) lines.push(`conversation forked as ${result.conversation.sessionId} at #${result.conversation.atSeq}; continue it with: ${result.conversation.command}${storeFlags(options)}`);
     printText(terminalText(`${lines.join('\n')}\n`, { newlines: true }));
     if (code?.declined || (code && !code.uncaptured && !code.declined && code.verified === false)) setExit(ExitCode.failed);
   });

@@ -10,7 +10,7 @@ import { permissionsOf } from '../permission-options.js';
 import { readSession } from '../../session/session-records.js';
 import { builtinTools } from '../../tools/builtin-tools.js';
 import { ToolRegistry } from '../../tools/tool-registry.js';
-import { printJson, workspaceOf, type CommonOptions } from '../cli-context.js';
+import { printJson, storeFlags, workspaceOf, type CommonOptions } from '../cli-context.js';
 import { printText } from '../print-text.js';
 import { wholeNumberFlag } from '../whole-number-flag.js';
 import type { PermissionOptions, PluginOptions } from '../command-options.js';
@@ -65,6 +65,6 @@ export const forkCommand = (id: string, options: CommonOptions & { at: string })
     else {
       // stdout is the id alone (`id=$(rein fork …)`); the person is told what runs it.
       printText(`${forkId}\n`);
-      printText(`forked ${id} at #${atSeq}: nothing runs it until you continue it with rein resume ${forkId}\n`, process.stderr);
+      printText(`forked ${id} at #${atSeq}: nothing runs it until you continue it with rein resume ${forkId}${storeFlags(options)}\n`, process.stderr);
     }
   });

@@ -4,7 +4,7 @@ import { ReinError } from '../../host/host-errors.js';
 import { listSessions, sessionPages, sessionStatuses, type SessionSummary } from '../../session/session-catalog.js';
 import { formatUsd, usageCost } from '../../projections/usage-summary.js';
 import { sessionsPageOf, type SessionsCommandOptions } from './sessions.flags.js';
-import { openStore, printJson, workspaceOf, type CommonOptions } from '../cli-context.js';
+import { openStore, printJson, storeFlags, workspaceOf, type CommonOptions } from '../cli-context.js';
 import { printText } from '../print-text.js';
 import { costLine, sessionCost } from '../../projections/cost.js';
 import { configuredPrices } from '../config-prices.js';
@@ -48,7 +48,7 @@ export const sessionsCommand = async (options: SessionsCommandOptions): Promise<
       if (options.json) printJson({ ...session, ...(cost === undefined ? {} : 'usd' in cost ? { costUsd: cost.usd } : { costUnpriced: [cost.unpriced] }) });
       else if (session.damaged) printText(`${session.id}  damaged: ${session.damaged.code} ${oneLine(session.damaged.message)}\n`);
       else {
-        const fork = session.forkedFrom ? ` (fork of ${session.forkedFrom.stream}@${session.forkedFrom.seq}${session.status === 'forked' ? `; continue it with rein resume ${session.id}` : ''})` : '';
+        const fork = session.forkedFrom ? ` (fork of ${session.forkedFrom.stream}@${session.forkedFrom.seq}${session.status === 'forked' ? `; continue it with rein resume ${session.id}${storeFlags(options)}` : ''})` : '';
         // A completed session's outcome says what its verifications showed (`failed`: the last one failed).
         const outcome = session.status === 'completed' && session.outcome ? session.outcome : '';
         const money = cost === undefined ? '' : 'usd' in cost ? formatUsd(cost.usd) : 'unknown';
