@@ -9,7 +9,7 @@ export const Budgets = lazySchema(() => z.object({
   maxWallTimeMs: z.number().int().positive(),
   /**
    * The most the whole session tree (children share the root's) may spend on model calls, in US dollars: checked by
-   * the runtime before each call against the recorded spend plus the call's worst case (docs/budgets.md). Absent: none.
+   * the runtime before each call against the recorded spend plus the call's worst case (docs/model-input.md, "The cost budget"). Absent: none.
    */
   maxCostUsd: z.number().positive().finite().optional(),
 }));

@@ -55,7 +55,7 @@ export interface ReinOptions {
   applyPatch?: boolean;
   /**
    * Session budgets: `maxTurns`, `maxToolCalls`, `maxTokens`, `maxWallTimeMs` (the machine's guards) and `maxCostUsd`
-   * (the whole tree's spend in US dollars, checked before each model call: docs/budgets.md).
+   * (the whole tree's spend in US dollars, checked before each model call: docs/model-input.md, "The cost budget").
    */
   budgets?: Partial<Budgets>;
   /**

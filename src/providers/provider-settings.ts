@@ -76,7 +76,7 @@ export const WorkspaceConfig = lazySchema(() => z
     maxParallelToolCalls: z.number().int().positive().optional(),
     /** The workspace capture: `{ enabled, gitignore, exclude, include, maxFileMb }` (docs/replay.md: *Time travel*). */
     capture: CaptureConfig.optional(),
-    /** Model prices, US dollars per million tokens, by model name or prefix, merged over the shipped ones (docs/budgets.md). */
+    /** Model prices, US dollars per million tokens, by model name or prefix, merged over the shipped ones (docs/model-input.md, "The cost budget"). */
     prices: Prices.optional(),
     /** Budgets of new sessions (flags win): `maxTurns`, `maxToolCalls`, `maxTokens`, `maxWallTimeMs`, `maxCostUsd`. */
     budgets: Budgets.partial().strict().optional(),

@@ -6,6 +6,7 @@ import { ProviderErrorCode } from '../../models/model.records.js';
 import { recordTypes } from '../../models/records.js';
 import { ToolErrorCode } from '../../models/tool.records.js';
 import { buildProgram } from '../../src/cli/program.js';
+import { errorCodeFamilies } from '../../src/error-codes.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const read = (relative: string) => readFile(join(root, relative), 'utf8');
@@ -130,6 +131,13 @@ describe('the README is the front door and docs/ the reference', () => {
     expect(codes.length).toBeGreaterThan(20);
     expect(codes.filter((code) => !all.includes(`\`${code}\``))).toEqual([]);
     expect([...ToolErrorCode.options, ...ProviderErrorCode.options].filter((code) => !all.includes(`\`${code}\``))).toEqual([]);
+  });
+
+  it('the error codes page the README sends a reader to names every code of every family', () => {
+    const page = pages.get('docs/errors.md')!;
+    const codes = errorCodeFamilies.flatMap((family) => Object.keys(family.codes));
+    expect(codes.length).toBeGreaterThan(100);
+    expect(codes.filter((code) => !page.includes(`\`${code}\``))).toEqual([]);
   });
 
   it('gives every CLI command a section of its own in docs/cli.md', () => {
