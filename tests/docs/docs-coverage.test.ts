@@ -146,6 +146,10 @@ describe('the README is the front door and docs/ the reference', () => {
     const commands = buildProgram(() => {}).commands.map((command) => command.name());
     expect(commands.length).toBeGreaterThan(8);
     expect(commands.filter((name) => !headings.some((heading) => heading.startsWith(`### \`rein ${name}`) || (name === 'plugin' && heading.includes('<plugin>'))))).toEqual([]);
+    // The index under "## Commands" (where the README sends a reader looking for one command) links every section.
+    const index = cli.slice(cli.indexOf('## Commands'), cli.indexOf('\n### `rein '));
+    const linked = new Set([...index.matchAll(/\]\(#([^)]+)\)/g)].map((match) => match[1]!));
+    expect(headings.map((heading) => anchorOf(heading.slice(4).trim())).filter((anchor) => !linked.has(anchor))).toEqual([]);
     // Each page the README's map names exists (the map is the docs' table of contents).
     const mapped = [...readme.matchAll(/\]\((docs\/[^)#]+\.md)\)/g)].map((match) => match[1]!);
     expect(mapped.filter((page) => !pages.has(page))).toEqual([]);
