@@ -9,6 +9,7 @@ import { readHostTextIfPresent } from '../util/read-regular-file.js';
 import { isPostgresUrl } from '../../stores/postgres/postgres-url.js';
 import { isLoopbackHost } from '../util/loopback-host.js';
 import { shellWord } from '../util/shell-word.js';
+import { noteOpenedStore } from './opened-store.js';
 import { ReinError } from '../host/host-errors.js';
 import { configFileName } from '../providers/config-file-name.js';
 import type { CommonOptions } from './command-options.js';
@@ -159,6 +160,7 @@ export const protectedPathsOf = async (options: CommonOptions, workspace: string
  */
 export const openStore = async (options: CommonOptions, workspace: string, mode: 'read' | 'write' | 'read-only'): Promise<EventStore> => {
   const location = await storeLocationOf(options, workspace, mode !== 'write');
+  noteOpenedStore(isPostgresUrl(location) ? location : resolve(location));
   if (mode !== 'write' && !isPostgresUrl(location)) await mustBeStoreDirectory(location, location !== resolve(workspace, '.rein'));
   return openStoreAt(location, { mode, relaxed: Boolean(options.relaxed) });
 };

@@ -2,6 +2,7 @@ import { CommanderError } from 'commander';
 import { buildProgram, usageCodes } from './program.js';
 import { ExitCode } from './exit-codes.js';
 import { cliErrorOf } from './cli-errors.js';
+import { noteOpenedStore, openedStoreName } from './opened-store.js';
 
 /** Commander's codes for help it printed (not a mistake to report). */
 const helpCodes: ReadonlySet<string> = new Set(['commander.help', 'commander.helpDisplayed', 'commander.version']);
@@ -19,6 +20,7 @@ const usageMessage = (message: string): string => `${message.replace(/^error: /,
  */
 export const runCommandLine = async (argv: readonly string[]): Promise<number> => {
   let code: number = ExitCode.ok;
+  noteOpenedStore(undefined);
   const program = buildProgram((next) => {
     code = next;
   }, argv);
@@ -30,7 +32,10 @@ export const runCommandLine = async (argv: readonly string[]): Promise<number> =
       if (error.exitCode !== 0 && !helpCodes.has(error.code)) (await import('./print-text.js')).printText(`rein: USAGE: ${usageMessage(error.message)}\n`, process.stderr);
       return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
     }
-    const { code: errorCode, message } = cliErrorOf(error);
+    const { code: errorCode, message: said } = cliErrorOf(error);
+    // "no session … in this store": which store, so a command run in the wrong folder says where it looked.
+    const store = errorCode === 'SESSION_NOT_FOUND' && said.endsWith(' in this store') ? openedStoreName() : undefined;
+    const message = store === undefined ? said : `${said} (${store}; --workspace <dir> or --store <dir|url> reads another)`;
     // Loaded only when printing: `rein --help` loads nothing outside the CLI's declarations.
     const { printText } = await import('./print-text.js');
     printText(`rein: ${errorCode}: ${message}\n`, process.stderr);
