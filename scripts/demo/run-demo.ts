@@ -12,6 +12,7 @@ import { rebuildTraceView } from '../../src/projections/rebuild.js';
 import { blobText } from '../../src/session/session-records.js';
 import { analyzeTrace } from '../../src/trace/trace-analyzer.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
+import { shellWord } from '../../src/util/shell-word.js';
 
 const demoDirectory = fileURLToPath(new URL('../../../scripts/demo/', import.meta.url));
 
@@ -59,7 +60,8 @@ const main = async (): Promise<void> => {
     const rein = await createRein({ store, workspace, provider: createScriptedProvider(await loadScript(scriptPath), { source: scriptPath }) });
     const task = 'The tests fail. Find out why and fix the code.';
     const session = await rein.createSession({ task });
-    const renderer = new LiveRenderer(process.stdout);
+    // Its follow-up commands name the demo's workspace: they are run from elsewhere (the clone's root).
+    const renderer = new LiveRenderer(process.stdout, { where: ` --workspace ${shellWord(workspace)}` });
     const subscription = renderer.attach(session);
     // The demo plays the host app: it answers each approval request (edits and commands ask in default mode).
     subscription.add(session.approvals$.subscribe((request) => void session.approve(request.approvalId, { decision: 'allow-once' })));

@@ -33,6 +33,8 @@ export interface RendererOptions {
   colour?: boolean;
   /** Prices for the summary's cost (default the shipped `defaultPrices` with the configuration's `prices` over them). */
   prices?: Prices;
+  /** Flags the summary's follow-up commands carry (` --workspace demo`): those that found this session's store. */
+  where?: string;
 }
 
 /**
@@ -61,6 +63,7 @@ export class LiveRenderer {
   private readonly status: StatusLine;
   private readonly colour: boolean;
   private readonly prices: Prices;
+  private readonly where: string;
   private midLine = false;
   /** The root call whose reasoning is being shown (dimmed, after `thinking: `), until its text or anything else comes. */
   private reasoningOf: string | undefined;
@@ -77,6 +80,7 @@ export class LiveRenderer {
     // plain lines, as a pipe does: no colour, no spinner line redrawn in place.
     const tty = options.tty ?? (Boolean(out.isTTY) && process.env.TERM !== 'dumb');
     this.prices = options.prices ?? defaultPrices;
+    this.where = options.where ?? '';
     this.colour = options.colour ?? (tty && process.env.NO_COLOR === undefined);
     this.status = new StatusLine(out, tty, (text) => this.paint(2, text));
   }
@@ -131,10 +135,10 @@ export class LiveRenderer {
     const lines = [
       `${this.paint(color, result.status)}${outcome}${result.reason ? ` — ${result.reason}` : ''}`,
       `${plural(result.usage.turns, 'turn')} · ${plural(Math.max(result.usage.toolCalls, settledCount(tally)), 'tool call')}${this.callCounts(tally)} · ${tokens} tokens${records ? ` · ${formatCost(sessionCost(records, this.prices))}` : ''} · ${seconds} s · ${result.head} records`,
-      `session ${id}: rein show ${id} · rein trace ${id} · rein replay ${id}${result.status === 'paused' || result.status === 'interrupted' ? ` · rein resume ${id}` : ''}`,
+      `session ${id}: rein show ${id}${this.where} · rein trace ${id}${this.where} · rein replay ${id}${this.where}${result.status === 'paused' || result.status === 'interrupted' ? ` · rein resume ${id}${this.where}` : ''}`,
       ...(providerFailed ? [`the provider failed: once it answers again (the key, the network, the endpoint fixed), continue it with rein resume ${id} — a new attempt from the last durable step, with the provider, model and base URL the session was created with unless flags say otherwise`] : []),
       // A session whose model never answered has no outputs to replay.
-      ...(result.usage.turns > 0 && !providerFailed ? [this.paint(2, `rerun its model outputs against this code: rein run --provider recorded --from ${id}`)] : []),
+      ...(result.usage.turns > 0 && !providerFailed ? [this.paint(2, `rerun its model outputs against this code: rein run --provider recorded --from ${id}${this.where}`)] : []),
     ];
     return `\n${lines.join('\n')}\n`;
   }

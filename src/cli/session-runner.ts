@@ -106,10 +106,11 @@ export const pluginFlags = (locations: readonly string[]): string => locations.m
  */
 export const runToQuiet = async (
   session: ReinSession,
-  options: { json: boolean; begin?: () => Promise<void>; approvals?: ApprovalAnswering; from?: number; calls?: ReadonlyArray<{ effectId: string; arguments: Record<string, unknown> }>; effects?: readonly string[]; interruptAtStart?: boolean; prices?: Prices },
+  options: { json: boolean; begin?: () => Promise<void>; approvals?: ApprovalAnswering; from?: number; calls?: ReadonlyArray<{ effectId: string; arguments: Record<string, unknown> }>; effects?: readonly string[]; interruptAtStart?: boolean; prices?: Prices; where?: string },
 ): Promise<CliSessionResult> => {
   const startedAt = Date.now();
-  const renderer = new LiveRenderer(process.stdout, options.prices ? { prices: { ...defaultPrices, ...options.prices } } : {});
+  const where = options.where ?? '';
+  const renderer = new LiveRenderer(process.stdout, { ...(options.prices ? { prices: { ...defaultPrices, ...options.prices } } : {}), where });
   for (const call of options.calls ?? []) renderer.rememberCall(call.effectId, call.arguments);
   // Effects requested before `from` (reruns on resume) show their progress without waiting for their request.
   for (const effectId of options.effects ?? []) renderer.rememberEffect(effectId);
@@ -194,7 +195,7 @@ export const runToQuiet = async (
       // The plugins this session was given with --plugin (their hooks may guard it): a resume needs them again.
       const plugins = pluginFlags(cliPluginLocations(records));
       for (const request of result.status === 'paused' ? session.pendingApprovals() : []) {
-        process.stdout.write(`waiting for approval ${request.approvalId}${request.actor && request.actor !== 'root' ? ` (child agent ${terminalText(request.actor)})` : ''}: ${terminalText(request.summary)}\n  answer with: rein resume ${result.sessionId}${plugins} --approve ${shellWord(approvalHint(request))} (or --yes)\n`);
+        process.stdout.write(`waiting for approval ${request.approvalId}${request.actor && request.actor !== 'root' ? ` (child agent ${terminalText(request.actor)})` : ''}: ${terminalText(request.summary)}\n  answer with: rein resume ${result.sessionId}${where}${plugins} --approve ${shellWord(approvalHint(request))} (or --yes)\n`);
       }
       if (plugins && (result.status === 'paused' || result.status === 'interrupted') && session.pendingApprovals().length === 0) process.stdout.write(`resume it with: rein resume ${result.sessionId}${plugins}\n`);
     }

@@ -77,15 +77,17 @@ describe('the trace outcome in the summary, the exit code and rein sessions', ()
     expect(after.status).toBe('completed');
   });
 
-  it('a fork made with --workspace from elsewhere prints a resume command that runs as printed from there', async () => {
-    const run = await cli(['run', 'list', '--script', 'two.json']);
-    const id = sessionOf(run.stdout);
-    const records = jsonLines((await cli(['show', id, '--json'])).stdout);
-    const settled = records.find((record) => record.type === 'tool.settled')!;
-    const boundary = records.find((record) => record.seq > settled.seq && ['model.responded', 'model.failed'].includes(record.type))!.seq - 1;
+  it('a run and a fork made with --workspace from elsewhere print follow-up commands that run as printed from there', async () => {
     const elsewhere = await makeTempDir('rein-outcome-elsewhere-');
     try {
       const there = (args: string[]) => runInProcess(args, { cwd: elsewhere.path, env: { HOME: workspace.path } });
+      const run = await there(['run', 'list', '--script', join(workspace.path, 'two.json'), '--workspace', workspace.path]);
+      const id = sessionOf(run.stdout);
+      expect(run.stdout).toContain(`session ${id}: rein show ${id} --workspace ${workspace.path} · rein trace ${id} --workspace ${workspace.path}`);
+      const records = jsonLines((await there(['show', id, '--json', '--workspace', workspace.path])).stdout);
+      expect(records.length).toBeGreaterThan(3);
+      const settled = records.find((record) => record.type === 'tool.settled')!;
+      const boundary = records.find((record) => record.seq > settled.seq && ['model.responded', 'model.failed'].includes(record.type))!.seq - 1;
       const fork = await there(['fork', id, '--at', String(boundary), '--workspace', workspace.path]);
       const forkId = fork.stdout.trim();
       const printed = /continue it with (rein resume .*)$/m.exec(fork.stderr)?.[1];

@@ -5,7 +5,7 @@ import { sessionStatusOf } from '../../host/session-status.js';
 import { SessionCreated } from '../../../models/session.records.js';
 import { ReinError } from '../../host/host-errors.js';
 import { createRein, type Rein } from '../../rein.js';
-import { openStore, protectedPathsOf, workspaceOf, broadWorkspaceWarning, workspaceNote } from '../cli-context.js';
+import { openStore, protectedPathsOf, storeFlags, workspaceOf, broadWorkspaceWarning, workspaceNote } from '../cli-context.js';
 import { printText } from '../print-text.js';
 import { cliPluginLocations, pluginFlags, exitCodeOf, printSandbox, runToQuiet, stopPluginsAfter } from '../session-runner.js';
 import { resolve as resolvePath } from 'node:path';
@@ -204,7 +204,7 @@ const continueResumed = async (id: string, session: ReinSession, report: ResumeR
   const calls = report.resolutions.filter((resolution) => resolution.kind === 'executeTool').map((resolution) => ({ effectId: resolution.effectId, arguments: (resolution.args.arguments ?? {}) as Record<string, unknown> }));
   let result: Awaited<ReturnType<typeof runToQuiet>>;
   try {
-    result = await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options, workspace), from: report.head + 1, calls, effects: report.resolutions.map((resolution) => resolution.effectId), ...(await pricesOf(workspace)) });
+    result = await runToQuiet(session, { json: Boolean(options.json), approvals: answeringOf(options, workspace), from: report.head + 1, calls, effects: report.resolutions.map((resolution) => resolution.effectId), where: storeFlags(options), ...(await pricesOf(workspace)) });
     // Quiet (ended, or waiting for a person): the plugins stop and the log says so, while a held lease still fences it.
     await stopPluginsAfter(rein, id, { json: Boolean(options.json), printedThrough: session.snapshot().head, reason: 'rein resume finished' });
   } finally {

@@ -6,7 +6,7 @@ import { PluginError } from '../../plugins/plugin-errors.js';
 import { hostRunFiles } from '../host-run-files.js';
 import { createRein, type Rein } from '../../rein.js';
 import { ExitCode } from '../exit-codes.js';
-import { openStore, printJson, protectedPathsOf, workspaceOf, broadWorkspaceWarning, workspaceNote } from '../cli-context.js';
+import { openStore, printJson, protectedPathsOf, storeFlags, workspaceOf, broadWorkspaceWarning, workspaceNote } from '../cli-context.js';
 import { printText } from '../print-text.js';
 import { exitCodeOf, noteInterruptingSignal, printSandbox, runToQuiet, stopPluginsAfter, terminationSignals } from '../session-runner.js';
 import { configuredOptionsOf, loadWorkspaceConfig } from '../../providers/provider-settings.js';
@@ -127,7 +127,7 @@ export const runCommand = async (task: string, options: RunOptions, setExit: (co
       }
     };
     try {
-      const result = await runToQuiet(session, { json: Boolean(options.json), begin, approvals: answeringOf(options, workspace), interruptAtStart: interruptedEarly, ...(config?.prices ? { prices: config.prices } : {}) });
+      const result = await runToQuiet(session, { json: Boolean(options.json), begin, approvals: answeringOf(options, workspace), interruptAtStart: interruptedEarly, where: storeFlags(options), ...(config?.prices ? { prices: config.prices } : {}) });
       await stopPluginsAfter(rein, session.id, { json: Boolean(options.json), printedThrough: session.snapshot().head, reason: 'rein run finished' });
       if (blocked) throw blocked;
       setExit(exitCodeOf(result));
