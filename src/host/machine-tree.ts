@@ -6,7 +6,7 @@ import { awaitsTimer, delegationMachine, type DelegationContext } from '../../ma
 import { isBudgetSpentValue, isSessionMachine, sessionMachine, type SessionContext, type SessionInput } from '../../machines/session.machine.js';
 import type { ApprovalQuestion, PermissionContext } from '../../machines/permission.machine.js';
 import type { McpConnectionContext } from '../../machines/mcp-connection.machine.js';
-import { PureTree, type TreeNode } from './pure-tree.js';
+import { PureTree, type PureTreeOptions, type TreeNode } from './pure-tree.js';
 import { rootPath } from './root-path.js';
 import type { DerivedDraft } from './step-record.js';
 
@@ -63,14 +63,14 @@ export class InterpretedTree implements MachineTree {
   private constructor(private readonly tree: PureTree) {}
 
   /** Build the tree for `session.created`, with the records its initial transition produced. */
-  static create(created: SessionCreated): { tree: InterpretedTree; drafts: DerivedDraft[] } {
-    const made = PureTree.create(sessionMachine, rootInputOf(created), rootPath);
+  static create(created: SessionCreated, options: PureTreeOptions = {}): { tree: InterpretedTree; drafts: DerivedDraft[] } {
+    const made = PureTree.create(sessionMachine, rootInputOf(created), rootPath, options);
     return { tree: new InterpretedTree(made.tree), drafts: made.drafts };
   }
 
   /** Rebuild the tree from a persisted snapshot; nothing is recorded while restoring. */
-  static restore(persisted: unknown): InterpretedTree {
-    return new InterpretedTree(PureTree.restore(sessionMachine, persisted, rootPath));
+  static restore(persisted: unknown, options: PureTreeOptions = {}): InterpretedTree {
+    return new InterpretedTree(PureTree.restore(sessionMachine, persisted, rootPath, options));
   }
 
   apply(record: Pick<RecordEnvelope, 'type' | 'data' | 'actor'>): DerivedDraft[] {

@@ -5,6 +5,7 @@ import { ReinError } from './host-errors.js';
 import type { DerivedDraft } from './step-record.js';
 import { definitionOf, interpretedOf, standInFor } from './machine-stand-ins.js';
 import { draftOfAction } from './action-drafts.js';
+import { compiledOf } from './compiled-machine.js';
 
 /*
  * The host's own interpreter of the machine definitions: each actor of the tree is a snapshot the host advances with
@@ -34,6 +35,8 @@ export interface TreeNode {
   systemId: string | undefined;
   definition: AnyStateMachine;
   machine: AnyStateMachine;
+  /** What advances the snapshot: the machine's compiled form (compiled-machine.ts), or xstate's logic when not compiled. */
+  logic: StepLogic;
   snapshot: AnyMachineSnapshot;
   parent: TreeNode | undefined;
   ref: AnyActorRef;
@@ -50,6 +53,17 @@ export interface TreeNode {
 }
 
 const stopEvent = { type: 'xstate.stop' } as const;
+
+/** The two functions of an actor logic the interpreter advances a snapshot with (xstate's machine or its compiled form). */
+export interface StepLogic {
+  getInitialSnapshot(scope: ActorScope<AnyMachineSnapshot, EventObject>, input: unknown): AnyMachineSnapshot;
+  transition(snapshot: AnyMachineSnapshot, event: EventObject, scope: ActorScope<AnyMachineSnapshot, EventObject>): AnyMachineSnapshot;
+}
+
+/** How a tree runs its machines: `compiled` (the default) runs each machine the compiler accepts in its compiled form. */
+export interface PureTreeOptions {
+  compiled?: boolean;
+}
 
 /** An action as xstate hands it to an actor's executor. */
 interface ExecutedAction {
@@ -124,11 +138,11 @@ export class PureTree {
     _snapshot: { _scheduledEvents: {} },
   };
 
-  private constructor() {}
+  private constructor(private readonly compiled: boolean) {}
 
   /** Build the tree for `input` (the root machine's input) and return it with the records its initial transition produced. */
-  static create(definition: AnyStateMachine, input: unknown, rootId: string): { tree: PureTree; drafts: DerivedDraft[] } {
-    const tree = new PureTree();
+  static create(definition: AnyStateMachine, input: unknown, rootId: string, options: PureTreeOptions = {}): { tree: PureTree; drafts: DerivedDraft[] } {
+    const tree = new PureTree(options.compiled ?? true);
     tree.root = tree.node({ id: rootId, systemId: rootId, definition, parent: undefined, ref: tree.rootRef(definition, rootId) });
     tree.initialize(tree.root, input);
     tree.start(tree.root);
@@ -137,8 +151,8 @@ export class PureTree {
   }
 
   /** Rebuild the tree from a persisted snapshot (xstate's format, children included); nothing is recorded. */
-  static restore(definition: AnyStateMachine, persisted: unknown, rootId: string): PureTree {
-    const tree = new PureTree();
+  static restore(definition: AnyStateMachine, persisted: unknown, rootId: string, options: PureTreeOptions = {}): PureTree {
+    const tree = new PureTree(options.compiled ?? true);
     tree.muted = true;
     tree.root = tree.node({ id: rootId, systemId: rootId, definition, parent: undefined, ref: tree.rootRef(definition, rootId) });
     tree.restoreNode(tree.root, persisted);
@@ -230,12 +244,14 @@ export class PureTree {
   }
 
   private node(options: { id: string; systemId: string | undefined; definition: AnyStateMachine; parent: TreeNode | undefined; ref: AnyActorRef }): TreeNode {
+    const machine = interpretedOf(options.definition);
     const node = {
       id: options.id,
       path: options.id,
       systemId: options.systemId,
       definition: options.definition,
-      machine: interpretedOf(options.definition),
+      machine,
+      logic: (this.compiled ? compiledOf(machine) : undefined) ?? (machine as unknown as StepLogic),
       snapshot: undefined as unknown as AnyMachineSnapshot,
       parent: options.parent,
       ref: options.ref,
@@ -274,7 +290,7 @@ export class PureTree {
 
   /** A node's initial snapshot, computed with its real logic (its initial actions wait for its start, as xstate's do). */
   private initialize(node: TreeNode, input: unknown): void {
-    node.snapshot = node.machine.getInitialSnapshot(node.scope, input) as AnyMachineSnapshot;
+    node.snapshot = node.logic.getInitialSnapshot(node.scope, input);
     node.path = this.pathOf(node);
   }
 
@@ -314,7 +330,7 @@ export class PureTree {
   private process(node: TreeNode, event: EventObject): void {
     let next: AnyMachineSnapshot;
     try {
-      next = node.machine.transition(node.snapshot, event, node.scope) as AnyMachineSnapshot;
+      next = node.logic.transition(node.snapshot, event, node.scope);
     } catch (error) {
       this.fail(node, error);
       return;
