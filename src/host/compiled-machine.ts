@@ -186,8 +186,8 @@ export class CompiledMachine {
     const where = `state '${node.id}'`;
     if (node.type !== 'atomic' && node.type !== 'compound' && node.type !== 'final') throw new Refusal(`${where} is a ${node.type} state`);
     if (node.invoke.length > 0) throw new Refusal(`${where} invokes an actor`);
-    if (node.exit.length > 0) throw new Refusal(`${where} has exit actions`);
     if (node.config.after) throw new Refusal(`${where} has delayed transitions`);
+    if (node.exit.length > 0) throw new Refusal(`${where} has exit actions`);
     for (const action of [...node.entry, ...(node.initial?.actions ?? [])]) this.compileAction(action);
     for (const list of node.transitions.values()) for (const transition of list) this.compileTransition(transition as TransitionDefinition);
     for (const transition of node.always ?? []) this.compileTransition(transition as TransitionDefinition);

@@ -179,6 +179,11 @@ export class InterpretedTree implements MachineTree {
     return this.tree.definitions;
   }
 
+  /** The definitions among `definitions()` whose actors ran in their compiled form (derived from those same objects). */
+  compiledDefinitions(): ReadonlySet<AnyStateMachine> {
+    return this.tree.compiledDefinitions;
+  }
+
   private nodeAt(path: string): TreeNode | undefined {
     return path === rootPath ? this.tree.rootNode : this.tree.nodeOf(path);
   }

@@ -105,6 +105,8 @@ export class PureTree {
   private ids = 0;
   /** Every machine definition this tree has run an actor of (for the test that they are the ones drawn and checked). */
   readonly definitions = new Set<AnyStateMachine>();
+  /** The definitions of those actors that ran in their compiled form (compiled-machine.ts), not through xstate's `transition`. */
+  readonly compiledDefinitions = new Set<AnyStateMachine>();
   /** The system every scope and every stand-in ref shares: the registry of system ids, and nothing else. */
   private readonly system = {
     _bookId: () => `p:${this.ids++}`,
@@ -281,6 +283,7 @@ export class PureTree {
     } as unknown as ActorScope<AnyMachineSnapshot, EventObject>;
     this.byRef.set(options.ref, node);
     this.definitions.add(options.definition);
+    if (node.logic !== (machine as unknown as StepLogic)) this.compiledDefinitions.add(options.definition);
     // An outside `send` (a custom action's `system.get(path).send(…)`) reaches the interpreter, not the stand-in.
     (options.ref as { send: (event: EventObject) => void }).send = (event: EventObject) => this.send(node, event);
     (options.ref as { getPersistedSnapshot: () => unknown }).getPersistedSnapshot = () => this.persistedOf(node);

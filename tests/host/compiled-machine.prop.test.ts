@@ -105,6 +105,7 @@ const sideOf = (definition: AnyStateMachine, compiled: boolean, input: unknown):
 
 /** Deliver one event to both sides and compare everything the host reads and records. */
 const step = (oracle: Side, compiled: Side, event: EventObject | undefined): void => {
+  const contexts = [oracle.snapshot.context, compiled.snapshot.context];
   if (event) {
     let thrown: unknown;
     let compiledThrown: unknown;
@@ -119,6 +120,8 @@ const step = (oracle: Side, compiled: Side, event: EventObject | undefined): voi
       compiledThrown = error;
     }
     expect(String(compiledThrown)).toBe(String(thrown));
+    // A new context object is what makes the host record a transition (pure-tree.ts `record`): it changes when xstate's does.
+    expect(compiled.snapshot.context !== contexts[1]).toBe(oracle.snapshot.context !== contexts[0]);
   }
   expect(viewOf(compiled.snapshot)).toEqual(viewOf(oracle.snapshot));
   expect(compiled.log).toEqual(oracle.log);

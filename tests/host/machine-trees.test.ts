@@ -7,6 +7,8 @@ import { turnMachine } from '../../machines/turn.machine.js';
 import { permissionMachine } from '../../machines/permission.machine.js';
 import { graphableMachines } from '../../src/cli/commands/graph.action.js';
 import { InterpretedTree } from '../../src/host/machine-tree.js';
+import { compiledOf } from '../../src/host/compiled-machine.js';
+import { interpretedOf } from '../../src/host/machine-stand-ins.js';
 import { verifyRecords } from '../../src/host/replay.js';
 import { createMemoryEventStore } from '../../stores/memory-event-store.js';
 import { createRein } from '../../src/rein.js';
@@ -14,7 +16,7 @@ import { createScriptedProvider, parseScript } from '../../src/providers/scripte
 import { makeTempDir } from '../support/temp-dir.js';
 
 describe('the machine trees', () => {
-  it('run the definitions `rein graph` draws and the model checks explore, and derive the same records either way', async () => {
+  it('run the definitions `rein graph` draws and the model checks explore (compiled from those same objects), and derive the same records either way', async () => {
     const workspace = await makeTempDir();
     try {
       await writeFile(join(workspace.path, 'a.txt'), 'alpha\n');
@@ -47,6 +49,14 @@ describe('the machine trees', () => {
       for (const definition of definitions) expect(drawn.some((machine) => machine === definition || machine.config === definition.config)).toBe(true);
       for (const machine of [sessionMachine, turnMachine, permissionMachine]) expect(definitions).toContain(machine);
       expect(definitions.some((definition) => definition.config === graphableMachines.delegation.config)).toBe(true);
+      // And the host runs each of them in its compiled form, derived from that same definition: the compiled machine is
+      // the definition with its children's logic replaced by stand-ins (the same config, the same state nodes' source).
+      expect([...(interpreted.tree as InterpretedTree).compiledDefinitions()]).toEqual(definitions);
+      for (const definition of definitions) {
+        const compiled = compiledOf(interpretedOf(definition));
+        expect(compiled?.machine).toBe(interpretedOf(definition));
+        expect(compiled?.machine.config).toBe(definition.config);
+      }
       expect(graphableMachines.session).toBe(sessionMachine);
       expect(graphableMachines.turn).toBe(turnMachine);
       await rein.close();
