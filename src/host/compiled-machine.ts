@@ -1,5 +1,6 @@
 import { and, createActor, not, or, raise, sendTo, spawnChild, stopChild, type ActorScope, type AnyActorRef, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
 import { ReinError } from './host-errors.js';
+import { standInRefOf } from './machine-stand-ins.js';
 
 /*
  * The compiled form of a machine definition (issue 26, decision 2): the same `StateNode`s xstate built from the
@@ -618,7 +619,9 @@ export class CompiledMachine {
         let input: unknown;
         if (logic) {
           input = typeof action.input === 'function' ? action.input({ context: run.context, event, self: scope.self }) : action.input;
-          actorRef = createActor(logic as never, { id, src, parent: scope.self, syncSnapshot: action.syncSnapshot, systemId: action.systemId, input } as never) as unknown as AnyActorRef;
+          const options = { id: id as string | undefined, src, parent: scope.self, syncSnapshot: action.syncSnapshot, systemId: action.systemId, input };
+          // A stand-in child (the host's interpreter drives its real logic) gets a light ref; anything else xstate's actor.
+          actorRef = standInRefOf(logic, options) ?? (createActor(logic as never, options as never) as unknown as AnyActorRef);
         } else {
           console.warn(`Actor type '${String(src)}' not found in machine '${scope.id}'.`);
         }

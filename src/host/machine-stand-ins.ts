@@ -4,7 +4,7 @@
  * children's logic replaced by a stand-in whose ref is created but never started, and the stand-in remembers the real
  * logic, which the interpreter drives. Split from pure-tree.ts (issue 31).
  */
-import type { AnyActorLogic, AnyActorRef, AnyStateMachine } from 'xstate';
+import { Actor, type AnyActorLogic, type AnyActorRef, type AnyStateMachine } from 'xstate';
 
 /** The stand-in logic's marker: the real logic a stand-in ref names. */
 const realLogicOf = Symbol('rein.realLogic');
@@ -54,3 +54,39 @@ export const interpretedOf = (real: AnyStateMachine): AnyStateMachine => {
 
 /** The real logic a child ref stands for (the child's machine definition). */
 export const definitionOf = (ref: AnyActorRef): AnyStateMachine | undefined => ((ref as unknown as { logic?: Partial<StandIn> }).logic ?? {})[realLogicOf];
+
+/**
+ * The ref a stand-in child gets when a compiled machine (compiled-machine.ts) spawns it: an xstate `Actor` in everything
+ * its parent's snapshot, the persisted snapshot and the interpreter read (id, src, system id, sync flag, logic, parent,
+ * session id from the system, registered under its system id at once), without the constructor's mailbox, observers
+ * and scope, which a ref that is never started does not use. Undefined for a logic that is not a stand-in.
+ */
+export const standInRefOf = (
+  logic: unknown,
+  options: { id: string | undefined; src: unknown; parent: AnyActorRef; syncSnapshot: boolean | undefined; systemId: string | undefined },
+): AnyActorRef | undefined => {
+  if (typeof logic !== 'object' || logic === null || !(realLogicOf in logic)) return undefined;
+  const system = (options.parent as unknown as { system: { _bookId(): string; _set(systemId: string, ref: unknown): void } }).system;
+  const ref = Object.create(Actor.prototype) as Record<string, unknown>;
+  ref.logic = logic;
+  ref._snapshot = undefined;
+  ref.observers = new Set();
+  ref.eventListeners = new Map();
+  ref._processingStatus = 0;
+  ref._parent = options.parent;
+  ref._syncSnapshot = options.syncSnapshot;
+  ref.ref = ref;
+  ref.systemId = undefined;
+  ref.system = system;
+  ref._deferred = [];
+  ref.sessionId = system._bookId();
+  ref.id = options.id ?? ref.sessionId;
+  ref.src = options.src ?? logic;
+  ref.options = options;
+  if (options.systemId) {
+    ref.systemId = options.systemId;
+    system._set(options.systemId, ref);
+  }
+  ref._snapshot = (logic as StandIn).getInitialSnapshot(undefined as never, undefined);
+  return ref as unknown as AnyActorRef;
+};
