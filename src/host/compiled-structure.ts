@@ -1,0 +1,352 @@
+import { and, not, or, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
+import { ReinError } from './host-errors.js';
+
+/*
+ * The compile-time half of a machine's compiled form (compiled-machine.ts runs it): the state nodes xstate built from a
+ * definition walked once — what the compiler refuses, each transition's guard and actions resolved to implementation
+ * functions, the candidates per state node and event type in xstate's priority order, and each transition's entry set
+ * and resulting configuration per source configuration (a configuration being one atomic state and its ancestors: the
+ * compiler refuses parallel and history states).
+ */
+
+export type StateNode = AnyStateMachine['root'];
+export interface TransitionDefinition {
+  source: StateNode;
+  target?: readonly StateNode[];
+  actions: readonly unknown[];
+  guard?: unknown;
+  reenter?: boolean;
+}
+
+/** A guard resolved to one function of (context, event). */
+export type Guard = (context: any, event: EventObject) => boolean;
+
+/** One action of a transition or an entry, resolved once (a custom action's implementation, or a builtin's own arguments). */
+export type Action =
+  | { kind: 'custom'; type: string; exec: ((...args: unknown[]) => unknown) | undefined; params: unknown }
+  | { kind: 'assign'; assignment: unknown; params: unknown }
+  | { kind: 'enqueue'; collect: (args: any, params: unknown) => void; params: unknown }
+  | { kind: 'spawn'; src: unknown; id: unknown; systemId: string | undefined; input: unknown; syncSnapshot: boolean; params: unknown }
+  | { kind: 'stop'; actorRef: unknown; params: unknown }
+  | { kind: 'sendTo'; to: unknown; event: unknown; id: unknown; delay: unknown; params: unknown }
+  | { kind: 'raise'; event: unknown; id: unknown; delay: unknown; params: unknown };
+
+/** A configuration: the active state nodes (root to one atomic leaf), its value and tags. */
+export interface Leaf {
+  node: StateNode | undefined;
+  nodes: StateNode[];
+  value: unknown;
+  tags: Set<string>;
+}
+
+/** One entered state of a plan: its actions (entry, then its initial transition's when entered by default). */
+export interface Entered {
+  node: StateNode;
+  actions: Action[];
+}
+
+/** What a transition does from one leaf: the states it enters, in order, and the leaf it ends in. */
+export interface Plan {
+  entered: Entered[];
+  leaf: Leaf;
+}
+
+export interface Transition {
+  definition: TransitionDefinition;
+  guard: Guard | undefined;
+  /** How xstate names the guard in a wrapped guard error. */
+  guardLabel: string | undefined;
+  actions: Action[];
+  plans: Map<Leaf, Plan>;
+}
+
+
+export const wildcard = '*';
+
+const checkAnd = (and([]) as unknown as { check: unknown }).check;
+const checkOr = (or([]) as unknown as { check: unknown }).check;
+const checkNot = (not('x') as unknown as { check: unknown }).check;
+
+const supportedBuiltins = new Set(['xstate.assign', 'xstate.enqueueActions', 'xstate.spawnChild', 'xstate.stopChild', 'xstate.sendTo', 'xstate.raise']);
+const supportedEnqueues = new Set(['assign', 'sendTo', 'spawnChild', 'stopChild', 'raise']);
+
+/** Why a machine cannot be compiled. */
+export class Refusal extends Error {}
+
+/** xstate's `isDescendant`, as it is (an undefined parent: every node). */
+const isDescendant = (child: StateNode, parent: StateNode | undefined): boolean => {
+  let marker = child;
+  while (marker.parent && marker.parent !== parent) marker = marker.parent;
+  return marker.parent === parent;
+};
+
+const properAncestors = (node: StateNode, to: StateNode | undefined): StateNode[] => {
+  const ancestors: StateNode[] = [];
+  if (to === node) return ancestors;
+  for (let m = node.parent; m && m !== to; m = m.parent) ancestors.push(m);
+  return ancestors;
+};
+
+/** xstate's `matchesEventDescriptor` (without its warnings, which the compiler refuses instead). */
+const matchesDescriptor = (eventType: string, descriptor: string): boolean => {
+  if (descriptor === eventType || descriptor === wildcard) return true;
+  if (!descriptor.endsWith('.*')) return false;
+  const partial = descriptor.split('.');
+  const tokens = eventType.split('.');
+  for (let index = 0; index < partial.length; index++) {
+    if (partial[index] === '*') return index === partial.length - 1;
+    if (partial[index] !== tokens[index]) return false;
+  }
+  return true;
+};
+
+export const resolveOutput = (mapper: unknown, context: unknown, event: unknown, self: unknown): unknown =>
+  typeof mapper === 'function' ? mapper({ context, event, self }) : mapper;
+
+/** A machine's structure, compiled once (see the file comment); `CompiledMachine` runs it. */
+export class MachineStructure {
+  protected readonly leaves = new Map<StateNode, Leaf>();
+  protected readonly leafByNodes = new WeakMap<object, Leaf>();
+  protected readonly candidates = new Map<StateNode, Map<string, Transition[]>>();
+  protected readonly always = new Map<StateNode, Transition[]>();
+  protected readonly transitions = new Map<TransitionDefinition, Transition>();
+  protected readonly preInitial: Leaf;
+  protected readonly initialTransition: Transition;
+  protected readonly initialLeaf: Leaf;
+  /** Named actions enqueued at run time, resolved once per name. */
+  protected readonly named = new Map<string, Action>();
+
+  constructor(readonly machine: AnyStateMachine) {
+    this.check(machine.root);
+    const root = machine.root;
+    const initialNodes = this.initialNodesOf(root);
+    this.initialLeaf = this.leafOf([...initialNodes].find((node) => node.type === 'atomic' || node.type === 'final')!);
+    this.preInitial = { node: undefined, nodes: [root], value: this.initialLeaf.value, tags: new Set(root.tags) };
+    this.initialTransition = this.compileTransition({ target: [...initialNodes], source: root, reenter: true, actions: [] });
+  }
+
+  /** Refuse what the compiled form does not implement, for every state node of the machine. */
+  protected check(node: StateNode): void {
+    const where = `state '${node.id}'`;
+    if (node.type !== 'atomic' && node.type !== 'compound' && node.type !== 'final') throw new Refusal(`${where} is a ${node.type} state`);
+    if (node.invoke.length > 0) throw new Refusal(`${where} invokes an actor`);
+    if (node.config.after) throw new Refusal(`${where} has delayed transitions`);
+    if (node.exit.length > 0) throw new Refusal(`${where} has exit actions`);
+    for (const action of [...node.entry, ...(node.initial?.actions ?? [])]) this.compileAction(action);
+    for (const list of node.transitions.values()) for (const transition of list) this.compileTransition(transition as TransitionDefinition);
+    for (const transition of node.always ?? []) this.compileTransition(transition as TransitionDefinition);
+    for (const descriptor of node.transitions.keys()) {
+      if (descriptor !== wildcard && descriptor.includes('*') && !/^[^*]*\.\*$/.test(descriptor)) throw new Refusal(`${where} has the event descriptor '${descriptor}'`);
+    }
+    for (const child of Object.values(node.states)) this.check(child);
+  }
+
+  protected compileTransition(definition: TransitionDefinition): Transition {
+    let compiled = this.transitions.get(definition);
+    if (!compiled) {
+      const guard = definition.guard;
+      compiled = {
+        definition,
+        guard: guard === undefined ? undefined : this.compileGuard(guard),
+        guardLabel: typeof guard === 'string' ? guard : typeof guard === 'object' && guard !== null ? (guard as { type: string }).type : undefined,
+        actions: definition.actions.map((action) => this.compileAction(action)),
+        plans: new Map(),
+      };
+      this.transitions.set(definition, compiled);
+    }
+    return compiled;
+  }
+
+  /** xstate's `evaluateGuard`, resolved once: a named guard's implementation, `and`/`or`/`not` over resolved guards. */
+  protected compileGuard(guard: unknown): Guard {
+    const isInline = typeof guard === 'function';
+    const name = typeof guard === 'string' ? guard : (guard as { type?: string }).type;
+    const resolved = isInline ? guard : (this.machine.implementations.guards as Record<string, unknown>)[name!];
+    if (!isInline && !resolved) throw new Refusal(`the guard '${name}' is not implemented`);
+    if (typeof resolved !== 'function') return this.compileGuard(resolved);
+    const check = (resolved as { check?: unknown }).check;
+    if (check === undefined) {
+      const fn = resolved as (args: unknown, params: unknown) => boolean;
+      if (isInline || typeof guard === 'string' || !('params' in (guard as object))) return (context, event) => fn({ context, event }, undefined);
+      const params = (guard as { params: unknown }).params;
+      return typeof params === 'function' ? (context, event) => fn({ context, event }, params({ context, event })) : (context, event) => fn({ context, event }, params);
+    }
+    const inner = ((resolved as { guards?: unknown[] }).guards ?? []).map((member) => this.compileGuard(member));
+    if (check === checkAnd) return (context, event) => inner.every((member) => member(context, event));
+    if (check === checkOr) return (context, event) => inner.some((member) => member(context, event));
+    if (check === checkNot) {
+      const member = inner[0]!;
+      return (context, event) => !member(context, event);
+    }
+    throw new Refusal(`a builtin guard other than and/or/not (${name ?? 'inline'})`);
+  }
+
+  /** xstate's action resolution, done once: an inline function or the named implementation, with the entry's params. */
+  protected compileAction(action: unknown): Action {
+    const isInline = typeof action === 'function';
+    const name = typeof action === 'string' ? action : typeof action === 'object' && action !== null ? (action as { type: string }).type : ((action as { name?: string }).name || '(anonymous)');
+    const resolved = isInline ? (action as object) : (this.machine.implementations.actions as Record<string, unknown>)[name];
+    const params = isInline || typeof action === 'string' ? undefined : 'params' in (action as object) ? (action as { params: unknown }).params : undefined;
+    if (!resolved || !('resolve' in (resolved as object))) return { kind: 'custom', type: name, exec: resolved as ((...args: unknown[]) => unknown) | undefined, params };
+    const builtin = resolved as Record<string, unknown> & { type: string };
+    if (!supportedBuiltins.has(builtin.type)) throw new Refusal(`the builtin action ${builtin.type}`);
+    switch (builtin.type) {
+      case 'xstate.assign':
+        return { kind: 'assign', assignment: builtin.assignment, params };
+      case 'xstate.enqueueActions': {
+        const collect = builtin.collect as (args: unknown, params: unknown) => void;
+        for (const [, used] of String(collect).matchAll(/\benqueue\.(\w+)/g)) {
+          if (!supportedEnqueues.has(used!)) throw new Refusal(`enqueue.${used} in an enqueueActions action`);
+        }
+        return { kind: 'enqueue', collect, params };
+      }
+      case 'xstate.spawnChild':
+        if (typeof builtin.src === 'string' && builtin.src.startsWith('xstate.invoke.')) throw new Refusal('a spawned invoke source');
+        return { kind: 'spawn', src: builtin.src, id: builtin.id, systemId: builtin.systemId as string | undefined, input: builtin.input, syncSnapshot: builtin.syncSnapshot as boolean, params };
+      case 'xstate.stopChild':
+        return { kind: 'stop', actorRef: builtin.actorRef, params };
+      case 'xstate.sendTo':
+        return { kind: 'sendTo', to: builtin.to, event: builtin.event, id: builtin.id, delay: builtin.delay, params };
+      default:
+        return { kind: 'raise', event: builtin.event, id: builtin.id, delay: builtin.delay, params };
+    }
+  }
+
+  /** An action enqueued at run time, resolved as at compile time (a refusal now is a MACHINE_ERROR). */
+  protected runtimeAction(action: unknown): Action {
+    try {
+      if (typeof action !== 'string') return this.compileAction(action);
+      let named = this.named.get(action);
+      if (!named) this.named.set(action, (named = this.compileAction(action)));
+      return named;
+    } catch (error) {
+      if (error instanceof Refusal) throw new ReinError('MACHINE_ERROR', `the compiled machine '${this.machine.id}' does not implement ${error.message}`);
+      throw error;
+    }
+  }
+
+  protected initialNodesOf(node: StateNode): Set<StateNode> {
+    const set = new Set<StateNode>();
+    const visit = (current: StateNode) => {
+      if (set.has(current)) return;
+      set.add(current);
+      if (current.type === 'compound') visit(current.initial.target[0] as StateNode);
+    };
+    visit(node);
+    return set;
+  }
+
+  /** The configuration whose atomic state is `node`: its nodes in document order, its state value. */
+  protected leafOf(node: StateNode): Leaf {
+    let leaf = this.leaves.get(node);
+    if (!leaf) {
+      const nodes = [node, ...properAncestors(node, undefined)].reverse();
+      let value: unknown = node.key;
+      for (let m = node.parent; m?.parent; m = m.parent) value = { [m.key]: value };
+      if (!node.parent) value = {};
+      leaf = { node, nodes, value, tags: new Set(nodes.flatMap((each) => each.tags)) };
+      this.leaves.set(node, leaf);
+      this.leafByNodes.set(nodes, leaf);
+    }
+    return leaf;
+  }
+
+  /** The configuration of a snapshot (one of ours, or one xstate made: restored, or the first). */
+  protected configurationOf(snapshot: AnyMachineSnapshot): Leaf {
+    const nodes = (snapshot as unknown as { _nodes: StateNode[] })._nodes;
+    const known = this.leafByNodes.get(nodes);
+    if (known) return known;
+    const atomic = nodes.filter((node) => node.type === 'atomic' || node.type === 'final');
+    if (atomic.length > 1) throw new ReinError('MACHINE_ERROR', `the compiled machine '${this.machine.id}' was given a parallel configuration`);
+    const leaf = atomic.length === 0 ? this.preInitial : this.leafOf(atomic[0]!);
+    this.leafByNodes.set(nodes, leaf);
+    return leaf;
+  }
+
+  /** xstate's `getCandidates`, once per state node and event type. */
+  protected candidatesOf(node: StateNode, eventType: string): Transition[] {
+    let byType = this.candidates.get(node);
+    if (!byType) this.candidates.set(node, (byType = new Map()));
+    let list = byType.get(eventType);
+    if (!list) {
+      const definitions = node.transitions as Map<string, TransitionDefinition[]>;
+      const exact = definitions.get(eventType) ?? [];
+      const wild = [...definitions.keys()]
+        .filter((descriptor) => descriptor !== eventType && matchesDescriptor(eventType, descriptor))
+        .sort((a, b) => b.length - a.length)
+        .flatMap((key) => definitions.get(key)!);
+      list = [...exact, ...wild].map((definition) => this.compileTransition(definition));
+      byType.set(eventType, list);
+    }
+    return list;
+  }
+
+  protected alwaysOf(node: StateNode): Transition[] {
+    let list = this.always.get(node);
+    if (!list) {
+      list = ((node.always ?? []) as TransitionDefinition[]).map((definition) => this.compileTransition(definition));
+      this.always.set(node, list);
+    }
+    return list;
+  }
+
+  /** What a transition does from a configuration: xstate's exit and entry sets for a configuration of one leaf. */
+  protected planOf(transition: Transition, from: Leaf): Plan {
+    let plan = transition.plans.get(from);
+    if (plan) return plan;
+    const t = transition.definition;
+    const targets = t.target ?? [];
+    const active = new Set(from.nodes);
+    let domain: StateNode | undefined;
+    if (targets.length > 0) {
+      domain = this.domainOf(t);
+      const exits: StateNode[] = [];
+      if (t.reenter && t.source === domain) exits.push(domain!);
+      for (const node of from.nodes) if (isDescendant(node, domain) && !exits.includes(node)) exits.push(node);
+      for (const node of exits) active.delete(node);
+    }
+    const toEnter = new Set<StateNode>();
+    const byDefault = new Set<StateNode>();
+    if (from === this.preInitial) byDefault.add(this.machine.root);
+    const addDescendants = (node: StateNode) => {
+      if (node.type !== 'compound') return;
+      const initial = node.initial.target[0] as StateNode;
+      toEnter.add(initial);
+      byDefault.add(initial);
+      addDescendants(initial);
+      for (const ancestor of properAncestors(initial, node)) toEnter.add(ancestor);
+    };
+    if (targets.length > 0) {
+      for (const s of targets) {
+        if (t.source !== s || t.source !== domain || t.reenter) {
+          toEnter.add(s);
+          byDefault.add(s);
+        }
+        addDescendants(s);
+      }
+      const reentrancy = !t.source.parent && t.reenter ? undefined : domain;
+      for (const s of targets) {
+        for (const ancestor of properAncestors(s, domain)) if (!reentrancy || isDescendant(ancestor, reentrancy)) toEnter.add(ancestor);
+      }
+    }
+    const entered: Entered[] = [...toEnter]
+      .sort((a, b) => a.order - b.order)
+      .map((node) => ({ node, actions: [...node.entry, ...(byDefault.has(node) ? (node.initial?.actions ?? []) : [])].map((action) => this.compileAction(action)) }));
+    for (const { node } of entered) active.add(node);
+    const atomic = [...active].filter((node) => node.type === 'atomic' || node.type === 'final');
+    if (atomic.length !== 1) throw new ReinError('MACHINE_ERROR', `the compiled machine '${this.machine.id}' reached a configuration without exactly one atomic state`);
+    plan = { entered, leaf: this.leafOf(atomic[0]!) };
+    transition.plans.set(from, plan);
+    return plan;
+  }
+
+  /** xstate's `getTransitionDomain` (no history states). */
+  protected domainOf(t: TransitionDefinition): StateNode | undefined {
+    const targets = t.target ?? [];
+    if (!t.reenter && targets.every((target) => target === t.source || isDescendant(target, t.source))) return t.source;
+    const [head, ...tail] = [...targets, t.source];
+    for (const ancestor of properAncestors(head!, undefined)) if (tail.every((node) => isDescendant(node, ancestor))) return ancestor;
+    if (t.reenter) return undefined;
+    return t.source.machine.root;
+  }
+}
