@@ -32,7 +32,7 @@ const gitControlNames = ['config', 'config.worktree', 'hooks', join('info', 'att
 /** The git directory a `.git` file (`gitdir: …`, a worktree or submodule checkout) names, or undefined. */
 const gitDirOfFile = (dotGit: string): string | undefined => {
   try {
-    if (!lstatSync(dotGit).isFile()) return undefined;
+    if (!lstatSync(dotGit, { throwIfNoEntry: false })?.isFile()) return undefined;
     const target = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8').slice(0, 4096))?.[1]?.trim();
     return target === undefined ? undefined : isAbsolute(target) ? target : resolve(dirname(dotGit), target);
   } catch {
@@ -78,10 +78,15 @@ const nestedCheckouts = (root: string): string[] => {
   return found;
 };
 
+/*
+ * The probes below run at every session's start, mostly on paths that do not exist (`.git/config` in a folder that is
+ * no repository, `.git` in each folder of the nested-checkout walk). A missing path is asked with `throwIfNoEntry:
+ * false`, which answers without building an exception (an ENOENT error with its stack cost ~20-40 µs each); any other
+ * failure still throws and is handled as before.
+ */
 const lstatExists = (path: string): boolean => {
   try {
-    lstatSync(path);
-    return true;
+    return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
   } catch {
     return false;
   }
@@ -89,6 +94,7 @@ const lstatExists = (path: string): boolean => {
 
 /** The entries of a folder that are folders themselves (none when it cannot be read). */
 const subfolders = (folder: string): string[] => {
+  if (!lstatExists(folder)) return [];
   try {
     return readdirSync(folder, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => join(folder, entry.name));
   } catch {
@@ -116,6 +122,7 @@ export const gitControlPaths = (root: string): string[] => {
     if (linked !== undefined) gitDirs.add(canonicalPath(linked));
   }
   for (const gitDir of [...gitDirs]) {
+    if (!lstatExists(join(gitDir, 'commondir'))) continue;
     try {
       const common = readFileSync(join(gitDir, 'commondir'), 'utf8').slice(0, 4096).trim();
       if (common !== '') gitDirs.add(canonicalPath(isAbsolute(common) ? common : resolve(gitDir, common)));
@@ -181,6 +188,15 @@ export const canonicalPath = (path: string, depth = 0): string => {
   let existing = resolve(path);
   const rest: string[] = [];
   for (;;) {
+    // A path that does not exist (no entry, not a symlink) has neither a real path nor a link target: its parent is
+    // next, asked without the two exceptions realpath and lstat would throw.
+    if (!lstatExists(existing)) {
+      const parent = dirname(existing);
+      if (parent === existing) return resolve(path);
+      rest.push(basename(existing));
+      existing = parent;
+      continue;
+    }
     try {
       const real = realpathSync.native(existing);
       return rest.length === 0 ? real : join(real, ...rest.reverse());
@@ -236,7 +252,14 @@ export const userProtectedPaths = (env: Record<string, string | undefined> = pro
  * `extra` (the store directory when it lives elsewhere, entries a host adds), each resolved by real path even when it
  * does not exist yet — so a symlinked workspace or store path cannot hide them.
  */
-export const protectedPathsOf = (workspaceRoot: string, extra: readonly string[] = []): string[] => {
+export const protectedPathsOf = (workspaceRoot: string, extra: readonly string[] = []): string[] => workspacePathsOf(workspaceRoot, extra).protected;
+
+/**
+ * A workspace's protected paths (`protectedPathsOf`) and, among them, those that stay readable (the git configuration
+ * and the instruction files): both from one walk of the workspace, where asking `protectedPathsOf`,
+ * `gitControlPaths` and `instructionPaths` apart would walk it twice.
+ */
+export const workspacePathsOf = (workspaceRoot: string, extra: readonly string[] = []): { protected: string[]; readable: string[] } => {
   const root = canonicalPath(workspaceRoot);
   const user = userProtectedPaths().map((path) => canonicalPath(path)).filter((path) => path !== root && isInside(root, path));
   // Each entry by its name and by where it leads: a `.mcp.json` that links to `cfg/mcp.json` must not leave the file
@@ -244,8 +267,9 @@ export const protectedPathsOf = (workspaceRoot: string, extra: readonly string[]
   // (A link to the workspace itself or above it protects nothing more: it would otherwise close the whole workspace.)
   const leads = protectedWorkspaceEntries.map((entry) => canonicalPath(join(root, entry.path))).filter((path) => path !== root && isInside(root, path));
   const entries = [...protectedWorkspaceEntries.map((entry) => join(root, entry.path)), ...leads];
-  const paths = [...entries, ...gitControlPaths(root), ...instructionPaths(root), ...user, ...extra.map((path) => canonicalPath(isAbsolute(path) ? path : resolve(root, path)))];
-  return [...new Set(paths)];
+  const readable = [...gitControlPaths(root), ...instructionPaths(root)];
+  const paths = [...entries, ...readable, ...user, ...extra.map((path) => canonicalPath(isAbsolute(path) ? path : resolve(root, path)))];
+  return { protected: [...new Set(paths)], readable };
 };
 
 /**

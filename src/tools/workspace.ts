@@ -1,6 +1,6 @@
 import { lstat, readlink, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, relative, resolve } from 'node:path';
-import { canonicalPath, gitControlPaths, instructionPaths, isInside, isInstructionFileName, protectedKey, protectedPathsOf } from '../policy/protected-paths.js';
+import { canonicalPath, isInside, isInstructionFileName, protectedKey, workspacePathsOf } from '../policy/protected-paths.js';
 
 /** Why a path was refused: the validation code the pipeline records. */
 export type PathRefusal = 'outside_workspace' | 'not_found' | 'is_directory' | 'not_a_file' | 'invalid_path' | 'nul_byte';
@@ -40,7 +40,8 @@ export class Workspace {
   static async open(directory: string, options: { protectedPaths?: readonly string[] } = {}): Promise<Workspace> {
     const root = await realpath(resolve(directory));
     // The git configuration and the project instruction files are protected for writing but stay readable.
-    return new Workspace(root, protectedPathsOf(root, options.protectedPaths ?? []), [...gitControlPaths(root), ...instructionPaths(root)]);
+    const paths = workspacePathsOf(root, options.protectedPaths ?? []);
+    return new Workspace(root, paths.protected, paths.readable);
   }
 
   /** True when `absolute` (a canonical path) is a protected path or lies inside one. */
