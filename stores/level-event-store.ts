@@ -109,12 +109,12 @@ export class LevelEventStore implements EventStore {
     this.#onSync = options.onSync;
     this.#commits = new LevelSyncCommits({
       delayMs: options.commitDelayMs ?? 4,
+      // Not in the stream's append queue: the fsync covers every write completed before it starts (LevelStream.sync),
+      // and the next step's batch is written while it runs instead of waiting for the disk behind it.
       syncStream: (stream) =>
-        this.#queue.run(stream, () =>
-          this.#pool.with(stream, false, async (opened) => {
-            if (typeof opened !== 'string') await opened.sync();
-          }),
-        ),
+        this.#pool.with(stream, false, async (opened) => {
+          if (typeof opened !== 'string') await opened.sync();
+        }),
       notify: (stream) => this.#tails.notify(stream),
     });
     this.#keys = new LevelChainKeys({ given: options.chainKey, readOnly: this.#readOnly });

@@ -16,7 +16,10 @@ interface PendingCommit {
 export interface LevelSyncCommitsOptions {
   /** How long a commit gathers further appends before its fsync, in ms (0: as soon as the event-loop turn ends). */
   delayMs: number;
-  /** One fsync of `stream`, in its append queue (after the appends before it). */
+  /**
+   * One fsync of `stream` covering every append written before it starts (not queued behind the appends in flight:
+   * those are written meanwhile, and a waiter for one of them is committed once it is written).
+   */
   syncStream: (stream: string) => Promise<void>;
   /** The durable head of a stream with pending appends moved: its tails may read further. */
   notify: (stream: string) => void;
@@ -41,6 +44,8 @@ export class LevelSyncCommits {
     const pending = this.#pendingOf(stream);
     pending.durableHead = durableHead;
     pending.writtenHead = writtenHead;
+    // A writer that asked for a commit before its append was written (the commit ran, or runs, without it).
+    if (pending.waiters.length > 0) this.#schedule(stream, pending);
   }
 
   /** Resolves once an fsync covered `seq` of `stream` (at once when nothing of it waits for one). */
@@ -109,7 +114,7 @@ export class LevelSyncCommits {
     return pending;
   }
 
-  /** One fsync of `stream` (in its append queue, after the appends before it), releasing the waiting writers. */
+  /** One fsync of `stream` (of what was written when it starts), releasing the waiting writers it covers. */
   async #groupCommit(stream: string): Promise<void> {
     const pending = this.#pending.get(stream);
     if (pending !== undefined) pending.timer = undefined;

@@ -412,6 +412,50 @@ describe('LevelEventStore', () => {
     await reopened.close();
   });
 
+  it("writes the next append while a group commit's fsync runs, and commits it only with an fsync that started after it", async () => {
+    const root = freshRoot();
+    const synced: number[] = [];
+    const store = await openLevelEventStore(root, { commitDelayMs: 0, onSync: (_stream, head) => synced.push(head) });
+    await store.append('s', drafts(1, 2), { expectedSeq: 0, sync: false });
+    const directory = join(root, 'streams', 's');
+    const logs = (await readdir(directory)).filter((name) => name.endsWith('.log'));
+    const probe = await open(join(directory, logs[0]!), 'r');
+    const fileHandle = Object.getPrototypeOf(probe) as { datasync: (this: { fd: number }) => Promise<void> };
+    await probe.close();
+    const datasync = fileHandle.datasync;
+    // The disk is slow: every fdatasync of the stream's log waits until the test lets it go.
+    const held: Array<() => void> = [];
+    let started!: () => void;
+    const firstStarted = new Promise<void>((resolve) => (started = resolve));
+    fileHandle.datasync = async function (this: { fd: number }) {
+      started();
+      await new Promise<void>((resolve) => held.push(resolve));
+      return datasync.call(this);
+    };
+    try {
+      const firstCommit = store.commit('s', 2);
+      await firstStarted;
+      // The fsync of seqs 1..2 is under way: the next append is written meanwhile (it used to wait for the disk).
+      const stored = await store.append('s', drafts(3, 2), { expectedSeq: 2, sync: false });
+      expect(stored.map((record) => record.seq)).toEqual([3, 4]);
+      let secondDone = false;
+      const secondCommit = store.commit('s', 4).then(() => (secondDone = true));
+      while (held.length > 0) held.shift()!();
+      await firstCommit;
+      // The fsync that was running when seqs 3..4 were written does not vouch for them.
+      expect(synced[0]).toBe(2);
+      for (let round = 0; round < 100 && !secondDone; round++) {
+        while (held.length > 0) held.shift()!();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await secondCommit;
+      expect(synced.at(-1)).toBe(4);
+    } finally {
+      fileHandle.datasync = datasync;
+    }
+    await store.close();
+  });
+
   describe('relaxed durability', () => {
     it('acknowledges appends, group-commits them, and keeps them across a reopen', async () => {
       const { root, store } = await storeWithRecords(30, { durability: 'relaxed', groupCommitIntervalMs: 5 });
