@@ -32,6 +32,10 @@ export class LevelSyncCommits {
   readonly #delayMs: number;
   readonly #syncStream: (stream: string) => Promise<void>;
   readonly #notify: (stream: string) => void;
+  /** Streams with a group commit's fsync under way. */
+  readonly #running = new Set<string>();
+  /** Streams whose writers asked for a commit while one ran: the next is arranged when it ends. */
+  readonly #again = new Set<string>();
 
   constructor(options: LevelSyncCommitsOptions) {
     this.#delayMs = options.delayMs;
@@ -92,9 +96,18 @@ export class LevelSyncCommits {
     }));
   }
 
-  /** Arrange one group commit of `stream` unless one is already arranged. */
+  /**
+   * Arrange one group commit of `stream` unless one is already arranged. While one runs, the next is arranged only when
+   * it ends (`delayMs` later): one fsync at a time per stream, each gathering every waiter that came meanwhile. Started
+   * back to back (a timer per waiter, each fsync waiting for the one before), they kept an fsync running nearly all
+   * the time — one per append in a busy session — and every LevelDB write made meanwhile was slower for it.
+   */
   #schedule(stream: string, pending: PendingCommit): void {
     if (pending.timer !== undefined) return;
+    if (this.#running.has(stream)) {
+      this.#again.add(stream);
+      return;
+    }
     const run = () => void this.#groupCommit(stream);
     if (this.#delayMs > 0) {
       const timer = setTimeout(run, this.#delayMs);
@@ -118,12 +131,17 @@ export class LevelSyncCommits {
   async #groupCommit(stream: string): Promise<void> {
     const pending = this.#pending.get(stream);
     if (pending !== undefined) pending.timer = undefined;
+    this.#running.add(stream);
     try {
       await this.#syncStream(stream);
     } catch (error) {
       const failed = this.#pending.get(stream);
       this.#pending.delete(stream);
       for (const waiter of failed?.waiters ?? []) waiter.reject(error);
+    } finally {
+      this.#running.delete(stream);
+      const next = this.#again.delete(stream) ? this.#pending.get(stream) : undefined;
+      if (next !== undefined && next.waiters.length > 0) this.#schedule(stream, next);
     }
   }
 }

@@ -412,7 +412,7 @@ describe('LevelEventStore', () => {
     await reopened.close();
   });
 
-  it("writes the next append while a group commit's fsync runs, and commits it only with an fsync that started after it", async () => {
+  it("writes the next appends while a group commit's fsync runs, and commits them together with one fsync that starts after it", async () => {
     const root = freshRoot();
     const synced: number[] = [];
     const store = await openLevelEventStore(root, { commitDelayMs: 0, onSync: (_stream, head) => synced.push(head) });
@@ -427,7 +427,9 @@ describe('LevelEventStore', () => {
     const held: Array<() => void> = [];
     let started!: () => void;
     const firstStarted = new Promise<void>((resolve) => (started = resolve));
+    let fsyncs = 0;
     fileHandle.datasync = async function (this: { fd: number }) {
+      fsyncs++;
       started();
       await new Promise<void>((resolve) => held.push(resolve));
       return datasync.call(this);
@@ -435,11 +437,16 @@ describe('LevelEventStore', () => {
     try {
       const firstCommit = store.commit('s', 2);
       await firstStarted;
-      // The fsync of seqs 1..2 is under way: the next append is written meanwhile (it used to wait for the disk).
+      // The fsync of seqs 1..2 is under way: the next appends are written meanwhile (they used to wait for the disk).
       const stored = await store.append('s', drafts(3, 2), { expectedSeq: 2, sync: false });
       expect(stored.map((record) => record.seq)).toEqual([3, 4]);
       let secondDone = false;
       const secondCommit = store.commit('s', 4).then(() => (secondDone = true));
+      await store.append('s', drafts(5, 2), { expectedSeq: 4, sync: false });
+      const thirdCommit = store.commit('s', 6);
+      for (let round = 0; round < 5; round++) await new Promise((resolve) => setImmediate(resolve));
+      // One fsync at a time: the commits asked for meanwhile wait for it to end, then share the next one.
+      expect(fsyncs).toBe(1);
       while (held.length > 0) held.shift()!();
       await firstCommit;
       // The fsync that was running when seqs 3..4 were written does not vouch for them.
@@ -448,8 +455,9 @@ describe('LevelEventStore', () => {
         while (held.length > 0) held.shift()!();
         await new Promise((resolve) => setImmediate(resolve));
       }
-      await secondCommit;
-      expect(synced.at(-1)).toBe(4);
+      await Promise.all([secondCommit, thirdCommit]);
+      expect(synced.at(-1)).toBe(6);
+      expect(fsyncs).toBe(2);
     } finally {
       fileHandle.datasync = datasync;
     }
