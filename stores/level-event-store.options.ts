@@ -22,7 +22,9 @@ export interface LevelEventStoreOptions {
   groupCommitIntervalMs?: number;
   /**
    * Sync mode: how long `commit` gathers further `sync: false` appends of a stream before the one fsync that makes
-   * them durable, in ms (default 4). 0 syncs as soon as the current event-loop turn ends.
+   * them durable, in ms (default 4). 0 syncs as soon as the current event-loop turn ends. One such fsync runs at a
+   * time per stream, beside the appends (which it does not hold up); commits asked for while it runs share the next
+   * one, arranged this long after it ends.
    */
   commitDelayMs?: number;
   /** Told the stream and its new durable head after every fsync of a stream database (tests count them). */
