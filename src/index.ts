@@ -1,5 +1,5 @@
 /** rein's public door: the harness, its sessions, stores, providers, tools, records and errors. */
-export { createRein } from './rein.js';
+export { createRein } from './areas/lazy-exports.js';
 export type { Rein, ReinOptions, SubmitOptions } from './rein.js';
 export { ReinSession } from './session/session-handle.js';
 export type { ApprovalRequest, ApprovalAnswer } from './session/session-handle.js';
@@ -20,7 +20,7 @@ export type { CreateSessionOptions } from './session/start-session.js';
 export type { ResumeOptions, ResumeReport } from './session/resume-session.js';
 export type { ListSessionsOptions, SessionSummary } from './session/session-catalog.js';
 export type { ForkOptions as ForkSessionOptions } from './session/fork-session.js';
-export { providerFailureOf, forkForRetry } from './session/provider-retry.js';
+export { providerFailureOf, forkForRetry } from './areas/lazy-exports.js';
 export type { ProviderFailure } from './session/provider-retry.js';
 export type { SessionResult, InputDraft } from './host/session-host.js';
 export type { LiveEvent } from '../models/live-events.js';
@@ -33,17 +33,20 @@ export type { StepDerived, StepEntry, StepFact, StepTransition, StepIntent, Step
 export { maxOutputCorrections } from '../machines/session.contract.js';
 export type { ReinErrorCode } from './rein-error-codes.js';
 export type { HostErrorCode } from './host/host-errors.js';
-export { openLevelEventStore, createMemoryEventStore, StoreError, ConcurrencyConflictError, CorruptRecordError, StreamLockedError, CodecMismatchError, BlobError, UnsupportedVersionError } from '../stores/index.js';
-export { MemoryStorage } from '../stores/index.js';
+export { openLevelEventStore } from './areas/lazy-exports.js';
+export { createMemoryEventStore, MemoryStorage } from '../stores/memory-event-store.js';
+export { StoreError, ConcurrencyConflictError, CorruptRecordError, StreamLockedError, CodecMismatchError, BlobError } from '../stores/store-errors.js';
+export { UnsupportedVersionError } from '../stores/upcasters.js';
 export type { EventStore, StreamInfo, ReadOptions, AppendOptions, BlobStore, ArtifactRef, StoreErrorCode } from '../stores/index.js';
 export type { AppendFence, PositionedRecord, ReadAllOptions, StreamPageOptions, StoreCapabilities } from '../stores/index.js';
-export { openPostgresEventStore, PostgresEventStore, FencedError, migratePostgresSchema, parsePostgresUrl, redactPostgresUrl } from '../stores/index.js';
+export { openPostgresEventStore, PostgresEventStore } from '../stores/postgres/postgres-event-store.js';
+export { FencedError } from '../stores/postgres/postgres-errors.js';
+export { parsePostgresUrl, redactPostgresUrl } from '../stores/postgres/postgres-url.js';
+export { migratePostgresSchema } from './areas/lazy-exports.js';
 export type { PostgresEventStoreOptions, MigrationReport } from '../stores/index.js';
 export { PostgresSessionQueue } from '../stores/postgres/postgres-session-queue.js';
 export type { QueueState, QueueEntry, SessionLease, ClaimedSession } from '../stores/postgres/postgres-session-queue.js';
-export { runWorker } from './worker/worker.js';
-export { copyStore } from './session/copy-store.js';
-export { verifyStreamChain } from './session/verify-session.js';
+export { runWorker, copyStore, verifyStreamChain } from './areas/lazy-exports.js';
 export { ChainKey, randomChainKey, loadChainHashing } from '../stores/chain-crypto.js';
 export { chainKeyPath, loadChainKey } from '../stores/chain-key-file.js';
 export type { LoadChainKeyOptions } from '../stores/chain-key-file.js';
@@ -64,7 +67,7 @@ export { createRecordedProvider, loadRecordedProvider, recordedOutputsOf } from 
 export type { RecordedOutputs } from './providers/recorded.provider.js';
 export { resolveProviderSettings, loadWorkspaceConfig, configFileName, WorkspaceConfig, ProviderName, FallbackConfig, parseFallbackFlag } from './providers/provider-settings.js';
 export type { ProviderSettings, ProviderSources, ProviderLayer } from './providers/provider-settings.js';
-export { createProviderFromSettings } from './providers/provider-factory.js';
+export { createProviderFromSettings } from './areas/lazy-exports.js';
 export type { BuiltProvider } from './providers/provider-factory.js';
 export { SseParser, readSse } from './providers/sse-parser.js';
 export type { SseEvent } from './providers/sse-parser.js';
@@ -132,7 +135,7 @@ export type { MemoryRisk } from './memory/risk-classifier.js';
 export { extractCandidates } from './memory/candidate-extractor.js';
 export { memoryHealth } from './memory/memory-health.js';
 export type { MemoryHealthFinding, MemoryHealthCheck } from './memory/memory-health.js';
-export { resolveMemoryScope } from './memory/memory-scope.js';
+export { resolveMemoryScope } from './areas/lazy-exports.js';
 export type { MemoryScopeKeys } from './memory/memory-scope.js';
 export { memoryStream } from './memory/memory-stream.js';
 export { MemoryError } from './memory/memory-errors.js';
@@ -149,7 +152,7 @@ export { valuesOf as mapValues, getIn as mapGet } from './projections/persistent
 export { rebuildContextView, rebuildTraceView, rebuildMemoryView } from './projections/rebuild.js';
 
 // Trace analysis, reports and eval cases.
-export { analyzeTrace } from './trace/trace-analyzer.js';
+export { analyzeTrace } from './areas/lazy-exports.js';
 export { sessionOutcome, outcomeOfTraceView, readSessionOutcome } from './trace/session-outcome.js';
 export { renderTraceMarkdown, renderTraceText } from './trace/trace-report.js';
 export { exportEvalCase, checkEvalCase } from './trace/eval-case.js';
@@ -160,14 +163,14 @@ export type { TraceReport, TraceFinding, TraceOutcome, FailureCategory, Boundary
 export { dryRunSession } from './session/dry-run.js';
 export type { DryRunReport, DryRunCall, DecidePermission, DryRunVerdict } from './session/dry-run.js';
 export { decideWithPolicy } from './session/dry-run-permission.js';
-export { contextAtTurn } from './session/context-at-turn.js';
+export { contextAtTurn } from './areas/lazy-exports.js';
 export type { ContextAtTurn } from './session/context-at-turn.js';
 export { blobText } from './session/session-records.js';
 export { defaultVerificationClassifier } from './effects/verification.js';
 export type { VerificationClassifier } from './effects/verification.js';
-export { connectInspector } from './inspect/stately-inspector.js';
+export { connectInspector } from './areas/lazy-exports.js';
 export type { InspectorConnection } from './inspect/stately-inspector.js';
-export { startInspectorRelay } from './inspect/inspector-relay.js';
+export { startInspectorRelay } from './areas/lazy-exports.js';
 export { loopbackRequestProblem } from './util/loopback-request.js';
 export type { InspectorRelay } from './inspect/inspector-relay.js';
 export { inspectRecords } from './inspect/inspect-session.js';
@@ -184,7 +187,7 @@ export { spanProjection, spansOfRecords, finishOpenSpans } from './projections/s
 export type { SpanView, SpanViewOptions } from './projections/spans.view.js';
 export type { GenAiSpan, SpanEventData, SpanAttributes, SpanAttributeValue, SpanLinkData, SpanStatusData, SpanKindName } from './telemetry/span-types.js';
 export { traceIdOf, spanIdOf } from './telemetry/span-ids.js';
-export { createOtlpExporter, exportSessionSpans, otlpJsonOf } from './telemetry/telemetry.js';
+export { createOtlpExporter, exportSessionSpans, otlpJsonOf } from './areas/lazy-exports.js';
 export type { OtlpExporterOptions, LogExportOptions, LogExportResult } from './telemetry/telemetry.js';
 export { resolveOtlpTarget } from './telemetry/otlp-target.js';
 export type { OtlpTarget, OtlpProtocol, OtlpTargetOptions } from './telemetry/otlp-target.js';
@@ -204,8 +207,7 @@ export { ServeError } from './serve/serve-errors.js';
 export type { ServeErrorCode } from './serve/serve-errors.js';
 export { SessionRow, SessionList, SessionDetail, PendingApproval, RecordPage, Timeline, TimelineStep, TraceBody, ContextBody, MemoryBody, ActorStates, MachineList, CompareBody, ActionResult, ReplayBody, ErrorBody } from './serve/api-schemas.js';
 export { timelineOf } from './serve/timeline.js';
-export { exportSessionHtml } from './serve/export-html.js';
-export { compareSessions } from './session/compare-sessions.js';
+export { exportSessionHtml, compareSessions } from './areas/lazy-exports.js';
 export type { SessionComparison, ComparedSession } from './session/compare-sessions.js';
 
 // Capabilities: MCP servers, Agent Skills, the visible set per round and tool_search.
@@ -247,7 +249,7 @@ export { PluginHost, hostVersion } from './plugins/plugin-host.js';
 export type { PluginSpec, PluginState } from './plugins/plugin-host.js';
 export { PluginError } from './plugins/plugin-errors.js';
 export type { PluginErrorCode } from './plugins/plugin-errors.js';
-export { discoverPlugins, pluginSpecsOf } from './plugins/plugin-loader.js';
+export { discoverPlugins, pluginSpecsOf } from './areas/lazy-exports.js';
 export { fileProjectTrust } from './plugins/project-trust.js';
 export { workspacePlugins, projectPluginFolders } from './plugins/workspace-plugins.js';
 export type { WorkspacePlugins } from './plugins/workspace-plugins.js';
@@ -257,11 +259,10 @@ export { CommandHooksConfig, commandHookRegistrations } from './hooks/command-ho
 export type { HookInput, HookResult, GuardrailInput, GuardrailResult, HookRegistration } from './hooks/hook-types.js';
 export type { ReinPlugins } from './rein.js';
 // Time travel (docs/replay.md: *Time travel*): the workspace's side of every step, diffs and rewinds.
-export { diffSession } from './changes/session-diff.js';
+export { diffSession } from './areas/lazy-exports.js';
 export type { DiffOptions, SessionDiff, StepChanges } from './changes/session-diff.js';
 export type { FileChange, ChangeKind } from './changes/file-change.js';
-export { renderSessionDiff } from './changes/diff-render.js';
-export { rewindSession } from './changes/rewind-session.js';
+export { renderSessionDiff, rewindSession } from './areas/lazy-exports.js';
 export type { RewindOptions, RewindPlan, RewindResult, RewindWorkspace } from './changes/rewind-session.js';
 export type { CaptureConfig } from './changes/capture-config.js';
 export type { TreeEntry, PathChange, WorkspaceChanged, WorkspaceCaptured, WorkspaceRewindStarted, ChangeSource } from '../models/workspace.records.js';

@@ -22,7 +22,7 @@ export type { ReplayResult } from '../host/replay.js';
 export { canonicalEqual } from '../host/canonical-equal.js';
 export { rebuildView, liveView, reducerOf } from '../projections/projection.js';
 export { checkEvalCase, exportEvalCase } from '../trace/eval-case.js';
-export { analyzeTrace } from '../trace/trace-analyzer.js';
+export { analyzeTrace } from '../areas/lazy-exports.js';
 export { startPostgresCluster, findPostgresBinaries } from './postgres-cluster.js';
 export type { PostgresCluster, PostgresClusterOptions } from './postgres-cluster.js';
 export { AnthropicPromptCache, OpenAIPromptCache, anthropicPromptBlocks, openAIPromptBlocks, promptBytes, sharedPrefixBytes } from './prompt-cache.js';

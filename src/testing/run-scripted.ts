@@ -5,7 +5,8 @@ import type { EventStore } from '../../stores/event-store.js';
 import { createMemoryEventStore } from '../../stores/memory-event-store.js';
 import type { SessionResult } from '../host/session-host.js';
 import { createScriptedProvider } from '../providers/scripted-provider.js';
-import { createRein, type Rein, type ReinOptions } from '../rein.js';
+import type { Rein, ReinOptions } from '../rein.js';
+import { createRein } from '../areas/lazy-exports.js';
 import { sequentialIds } from './log-fixture.js';
 import type { ApprovalAnswer, ApprovalRequest, ReinSession } from '../session/session-handle.js';
 
