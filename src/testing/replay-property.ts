@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import fc from 'fast-check';
+import type { Arbitrary } from 'fast-check';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { Script, ScriptInput } from '../../models/script.js';
 import { isDerivedType, isRecordType, recordTypes } from '../../models/records.js';
@@ -12,7 +12,7 @@ import { entriesOf } from '../host/step-record.js';
 
 export interface ReplayPropertyOptions<S extends Script | ScriptInput = Script | ScriptInput> {
   /** Arbitrary scripts in the scripted provider's format (a fast-check arbitrary, such as `fc.Arbitrary<Script>`). */
-  scripts: fc.Arbitrary<S>;
+  scripts: Arbitrary<S>;
   /** Prepare each fresh temporary workspace (seed files) before its session runs. */
   setup?: (workspace: string) => Promise<void>;
   /** Harness options for every run (tools, permissions, budgets…): an object, or a function of the generated script. */
@@ -49,6 +49,8 @@ export const assertRecordsMatchSchemas = (records: readonly RecordEnvelope[]): v
  * must be regenerated exactly, and every record must be exactly what its schema accepts. Throws fast-check's counterexample (shrunk) when it fails.
  */
 export const assertReplayProperty = async <S extends Script | ScriptInput>(options: ReplayPropertyOptions<S>): Promise<void> => {
+  // fast-check (~390 KB) loads here, not with `rein/testing`: most tests that import the door never run the property.
+  const { default: fc } = await import('fast-check');
   await fc.assert(
     fc.asyncProperty(options.scripts, async (script) => {
       const workspace = await mkdtemp(join(tmpdir(), 'rein-replay-property-'));
