@@ -1,6 +1,6 @@
 import type { SandboxPolicy } from '../policy/sandbox-policy.js';
-import { prepareLaunch, type SandboxScope } from '../tools/command-launch.js';
-import { runCommand } from '../tools/process-runner.js';
+import type { SandboxScope } from '../tools/command-launch.js';
+import { processArea } from '../areas/process-loader.js';
 import { hookOutputCap, type HookCommandOutcome } from './command-runner.js';
 
 /**
@@ -25,13 +25,13 @@ export const runSandboxedHookCommand = async (options: {
   const bounded: SandboxPolicy = { ...policy, maxCaptureBytes: Math.min(policy.maxCaptureBytes, hookOutputCap) };
   let launch;
   try {
-    launch = await prepareLaunch({ command: options.command, cwd: workspace.root, policy: bounded, workspace, marker: options.marker, protectedReadable: true });
+    launch = await (await processArea()).prepareLaunch({ command: options.command, cwd: workspace.root, policy: bounded, workspace, marker: options.marker, protectedReadable: true });
   } catch (error) {
     return { exitCode: null, signal: null, stdout: '', stderr: '', spawnError: (error as Error).message, killed: false };
   }
   if ('refused' in launch) return { exitCode: null, signal: null, stdout: '', stderr: '', spawnError: launch.refused, killed: false };
   Object.assign(launch.env, options.extraEnv);
-  const outcome = await runCommand({ launch, cwd: workspace.root, timeoutMs: options.timeoutMs, policy: bounded, signal: options.signal, stdin: options.stdin });
+  const outcome = await (await processArea()).runCommand({ launch, cwd: workspace.root, timeoutMs: options.timeoutMs, policy: bounded, signal: options.signal, stdin: options.stdin });
   return {
     exitCode: outcome.exitCode,
     signal: outcome.signal,

@@ -1,8 +1,7 @@
 import type { McpToolInfo, McpToolProblem } from '../../models/mcp.records.js';
 import { descriptorOf } from '../capabilities/catalog.js';
 import { defineTool, type AnyToolDefinition, type ToolAnnotations } from '../tools/tool.js';
-import { absentProtectedPaths, removeCreatedProtectedPaths } from '../tools/protected-watch.js';
-import { restoreProtected, snapshotProtected } from '../tools/protected-snapshot.js';
+import { processArea } from '../areas/process-loader.js';
 import type { ToolNote, ToolResult } from '../tools/tool.js';
 import { describeMcpArguments, mcpTarget, protectedArgument } from './mcp-arguments.js';
 import { mcpToolName, vendorToolName } from './mcp-names.js';
@@ -93,6 +92,7 @@ export const mcpToolOf = (listed: McpListedTool, caller: McpCaller): { ok: true;
       if (annotations.readOnly) return call();
       // A server on the host is not held by the sandbox: the protected paths are checked after every call that may
       // change something, as after `bash` (created ones removed), and any it changed are put back as they were.
+      const { absentProtectedPaths, snapshotProtected, removeCreatedProtectedPaths, restoreProtected } = await processArea();
       const absent = await absentProtectedPaths(context.workspace);
       const before = snapshotProtected(context.workspace);
       const result = await call();

@@ -16,8 +16,8 @@ import type { SessionMemory } from '../memory/session-memory.js';
 import type { SessionCapabilities } from '../capabilities/session-capabilities.js';
 import type { SessionHooks } from '../hooks/session-hooks.js';
 import { PluginError } from '../plugins/plugin-errors.js';
-import { endBackgroundCommands, type BackgroundStop } from '../tools/process-runner.js';
-import { cleanAfterBackground } from '../tools/protected-watch.js';
+import type { BackgroundStop } from '../tools/process-runner.js';
+import { processArea } from '../areas/process-loader.js';
 import type { WorkspaceCapture } from '../changes/workspace-capture.js';
 import { diffSession, type DiffOptions, type SessionDiff } from '../changes/session-diff.js';
 import type { PermissionRule } from '../policy/permission-rules.js';
@@ -128,6 +128,7 @@ export class ReinSession<Output = unknown> {
   private rulesChecked = false;
 
   private async endBackground(reason: BackgroundStop = 'session-end'): Promise<void> {
+    const { endBackgroundCommands, cleanAfterBackground } = await processArea();
     await endBackgroundCommands(this.id, reason);
     const removed = await cleanAfterBackground(this.id);
     // Recorded after the end, as a `sessionEnd` hook's facts are: what rein removed is in the log.

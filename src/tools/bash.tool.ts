@@ -5,10 +5,10 @@ import type { ArtifactRef } from '../../stores/blob-store.js';
 import { classifyForPermission } from '../policy/shell-subject.js';
 import { detectIsolation, networkRefusal, sandboxProfileOf, type Enforcement } from '../policy/sandbox-policy.js';
 import { digestOf } from '../../machines/typestate/digest.js';
-import { prepareLaunch, type Launch } from './command-launch.js';
+import type { Launch } from './command-launch.js';
+import { processArea } from '../areas/process-loader.js';
 import { sandboxEnforcement } from '../policy/sandbox-probe.js';
-import { runCommand, type BackgroundStop, type CapturedStream, type CommandOutcome } from './process-runner.js';
-import { absentProtectedPaths, existingProtectedFolders, removeCreatedInFolders, removeCreatedProtectedPaths, watchBackground } from './protected-watch.js';
+import type { BackgroundStop, CapturedStream, CommandOutcome } from './process-runner.js';
 import { defineTool, toolFailure, type ResumeCheck, type ToolContext, type ToolNote, type ToolResult } from './tool.js';
 import { fieldsWithNul, nulByteFailure } from './os-errors.js';
 import { processesMarked, signalEach } from './process-tree.js';
@@ -174,6 +174,7 @@ export const bashTool = defineTool<BashParameters, { cwd: string; relative: stri
   async execute(args, context, plan) {
     const again = await context.workspace.resolveExisting(plan.relative);
     if (!again.ok || again.path !== plan.cwd) return toolFailure('Denied', `the working directory ${plan.relative} changed while the call was checked`, 'outside_workspace');
+    const { prepareLaunch, absentProtectedPaths, existingProtectedFolders, runCommand, removeCreatedProtectedPaths, removeCreatedInFolders, watchBackground } = await processArea();
     const launch = await prepareLaunch({ command: args.command, cwd: plan.cwd, policy: context.sandbox, workspace: context.workspace, marker: plan.marker });
     if ('refused' in launch) return toolFailure('Denied', `${launch.refused}. Nothing was run.`, 'sandbox_unavailable');
     const absent = await absentProtectedPaths(context.workspace);

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { lstat, realpath } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
-import { sandboxedHelper } from './command-launch.js';
+import { processArea } from '../areas/process-loader.js';
 import type { Workspace } from './workspace.js';
 import * as z from 'zod';
 import { defaultIgnoredDirectories, protectedNames, resolveSearchScope, type SearchScope } from './search-scope.js';
@@ -72,7 +72,7 @@ export const grepTool = defineTool<GrepParameters, SearchScope>({
     const target = scope.relative === '.' ? undefined : scope.relative;
     const binary = await ripgrepPath();
     // ripgrep runs in the sandbox when bubblewrap works: a directory swapped for a symlink mid-search leads nowhere.
-    const launch = await sandboxedHelper({ argv: [binary, ...ripgrepArguments(args, { target, excluded })], cwd: context.workspace.root, workspace: context.workspace, policy: context.sandbox, toolDirectories: [dirname(binary)] });
+    const launch = await (await processArea()).sandboxedHelper({ argv: [binary, ...ripgrepArguments(args, { target, excluded })], cwd: context.workspace.root, workspace: context.workspace, policy: context.sandbox, toolDirectories: [dirname(binary)] });
     const result = await runRipgrep(launch.argv, { cwd: context.workspace.root, maxMatches: args.max_matches, signal: context.signal, isProtected: (file) => context.workspace.isProtected(join(context.workspace.root, file)) });
     return result.ok ? withoutUnsafeFiles(result, context.workspace) : result;
   },
