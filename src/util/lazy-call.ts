@@ -4,7 +4,8 @@
  * `createRein` pays for that area's code at that call, once: the area's module is loaded one time and kept.
  *
  * The stand-in has the original's type, so callers and the published types see no difference; a synchronous throw of
- * the original (none of the wrapped functions has one) would arrive as a rejection, as an `async` function's does.
+ * the original would arrive as a rejection, as an `async` function's does (of the wrapped functions only `forkForRetry`
+ * is not `async`, and it throws only on a `failure` its type rules out).
  */
 export const lazyCall = <M, K extends keyof M & string>(load: () => Promise<M>, name: K): M[K] => {
   const call = async (...args: unknown[]): Promise<unknown> => ((await load())[name] as (...args: unknown[]) => Promise<unknown>)(...args);
