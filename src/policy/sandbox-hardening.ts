@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { identityFlags, identityPrefix, pickSandboxUid, sandboxIdentity, setprivPath, type SandboxIdentity } from './sandbox-identity.js';
+import { probeKey } from './probe-key.js';
 import { launcherPrefix } from './sandbox-launcher.js';
 import type { Enforcement } from './sandbox-policy.js';
 import { bwrapArguments, sandboxHome, sandboxMounts } from './sandbox-profile.js';
@@ -32,6 +33,9 @@ const firstLine = (text: string, fallback: string): string => text.trim().split(
 /** The argv of bubblewrap around `/bin/true` in the probe's profile (the real profile's shape, a scratch workspace). */
 const probeArguments = (): string[] => bwrapArguments(sandboxMounts({ workspace: tmpdir(), workspaceWritable: false, protectedPaths: [], home: sandboxHome(), tmpSizeMb: 1 }), { network: false, cwd: '/' });
 
+/** What a hardening probe's answer depends on: the programs it runs (resolved on PATH now), the user, its mounts' sources. */
+const hardeningKey = (programs: readonly string[]): string => probeKey(programs, [tmpdir(), sandboxHome()]);
+
 const seccompProbes = new Map<string, Promise<HardeningProbe>>();
 const launcherProbes = new Map<string, Promise<HardeningProbe>>();
 
@@ -40,13 +44,14 @@ const launcherProbes = new Map<string, Promise<HardeningProbe>>();
  * a real trial around `/bin/true`. Where it cannot, commands run in bubblewrap without the filter, and say so.
  */
 export const probeSeccomp = (bubblewrap = 'bwrap'): Promise<HardeningProbe> => {
-  let probe = seccompProbes.get(bubblewrap);
+  const key = hardeningKey([bubblewrap]);
+  let probe = seccompProbes.get(key);
   if (!probe) {
     const program = seccompProgram();
     probe = !program
       ? Promise.resolve<HardeningProbe>({ available: false, reason: `rein has no seccomp program for ${process.arch}` })
       : trial([bubblewrap, ...probeArguments(), '--seccomp', '3', '--', '/bin/true'], program).then((result) => (result.code === 0 ? { available: true } : { available: false, reason: `bubblewrap does not load the seccomp program here (${firstLine(result.stderr, `exit ${result.code}`)})` }));
-    seccompProbes.set(bubblewrap, probe);
+    seccompProbes.set(key, probe);
   }
   return probe;
 };
@@ -56,14 +61,15 @@ export const probeSeccomp = (bubblewrap = 'bwrap'): Promise<HardeningProbe> => {
  * program started from an argv alone (a sandboxed MCP server) needs: a real trial around `/bin/true`.
  */
 export const probeLauncher = (bubblewrap = 'bwrap'): Promise<HardeningProbe> => {
-  let probe = launcherProbes.get(bubblewrap);
+  const key = hardeningKey([bubblewrap, 'perl']);
+  let probe = launcherProbes.get(key);
   if (!probe) {
     const program = seccompProgram();
     const prefix = program ? launcherPrefix({ seccomp: program }) : null;
     probe = !prefix
       ? Promise.resolve<HardeningProbe>({ available: false, reason: `rein has no seccomp program or launcher for ${process.arch}` })
       : trial([...prefix, bubblewrap, ...probeArguments(), '--', '/bin/true']).then((result) => (result.code === 0 ? { available: true } : { available: false, reason: result.error?.code === 'ENOENT' ? 'perl is not installed' : `the launcher does not work here (${firstLine(result.stderr, `exit ${result.code}`)})` }));
-    launcherProbes.set(bubblewrap, probe);
+    launcherProbes.set(key, probe);
   }
   return probe;
 };

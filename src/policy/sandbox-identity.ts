@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { randomInt } from 'node:crypto';
+import { probeKey } from './probe-key.js';
 import { launcherPrefix } from './sandbox-launcher.js';
 import { bwrapArguments, sandboxHome, sandboxMounts } from './sandbox-profile.js';
 import { seccompProgram } from './sandbox-seccomp.js';
@@ -66,13 +67,14 @@ const firstLine = (text: string): string => text.trim().split('\n')[0]?.slice(0,
 const identities = new Map<string, Promise<SandboxIdentity>>();
 
 /**
- * The identity commands in `workspace` get, found once per process and workspace by a real trial when rein is root:
+ * The identity commands in `workspace` get, found once per process, workspace and programs (bubblewrap and Perl as
+ * PATH resolves them now, `probeKey`) by a real trial when rein is root:
  * the launcher maps the workspace, bubblewrap starts, setpriv switches to a fresh uid and `test -w` finds the
  * workspace writable. A refusal at any step gives `root` with the step's reason.
  */
 export const sandboxIdentity = (workspace: string, bubblewrap = 'bwrap'): Promise<SandboxIdentity> => {
   if (!isRoot()) return Promise.resolve({ kind: 'invoking-user', uid: process.getuid?.() ?? -1 });
-  const key = `${bubblewrap}\0${workspace}`;
+  const key = probeKey([bubblewrap, 'perl'], [workspace, sandboxHome()]);
   let found = identities.get(key);
   if (!found) {
     found = (async (): Promise<SandboxIdentity> => {

@@ -1,6 +1,7 @@
 import { digestOf } from '../../machines/typestate/digest.js';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { probeKey } from './probe-key.js';
 
 /** Network access of commands: none, unrestricted, or only the listed hosts. */
 export type NetworkPolicy = 'disabled' | 'allow-all' | 'allow-list';
@@ -78,21 +79,27 @@ export interface IsolationSupport {
   root: boolean;
 }
 
-let detected: IsolationSupport | undefined;
+const detected = new Map<string, IsolationSupport>();
 
 const works = (command: string, args: readonly string[]): boolean => {
   const result = spawnSync(command, args, { stdio: 'ignore', timeout: 5_000 });
   return result.status === 0;
 };
 
-/** Detect the shell, network isolation and prlimit once; later calls return the cached answer. */
+/**
+ * Detect the shell, network isolation and prlimit once per user and programs (`unshare` and `prlimit` as PATH
+ * resolves them now, `probeKey`); later calls return the cached answer.
+ */
 export const detectIsolation = (): IsolationSupport => {
-  if (detected) return detected;
+  const key = probeKey(['unshare', 'prlimit', 'true']);
+  const known = detected.get(key);
+  if (known) return known;
   const shell = existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
   const networkOff = works('unshare', ['-n', 'true']) ? ['unshare', '-n'] : works('unshare', ['-rn', 'true']) ? ['unshare', '-rn'] : null;
   const prlimit = works('prlimit', ['--nofile=1024', 'true']) ? 'prlimit' : null;
-  detected = { shell, networkOff, prlimit, root: typeof process.getuid === 'function' && process.getuid() === 0 };
-  return detected;
+  const support = { shell, networkOff, prlimit, root: typeof process.getuid === 'function' && process.getuid() === 0 };
+  detected.set(key, support);
+  return support;
 };
 
 /**

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
+import { probeKey } from './probe-key.js';
 import { bwrapArguments, sandboxHome, sandboxMounts } from './sandbox-profile.js';
 import type { SandboxPolicy } from './sandbox-policy.js';
 
@@ -20,16 +21,19 @@ const firstLine = (text: string): string => text.trim().split('\n')[0]?.slice(0,
 const namespaceRefusal = (stderr: string): boolean => /namespace|clone|unshare|Operation not permitted|setting up uid map|No permissions to create/i.test(stderr) || stderr.trim() === '';
 
 /**
- * Find out once per process whether bubblewrap can build a sandbox here, by running `/bin/true` in one shaped like
+ * Find out once per process (per program and user, below) whether bubblewrap can build a sandbox here, by running `/bin/true` in one shaped like
  * the real profile (own pid and network namespaces, no capabilities, system directories read-only). This is a real
  * attempt, not a look for the binary: a missing binary and refused user namespaces both fail it, with the reason.
+ * The answer is kept per program the name resolves to (on PATH, now), user, scratch folder and home (`probeKey`).
  */
 export const probeBubblewrap = (binary = 'bwrap'): Promise<BubblewrapProbe> => {
-  let probe = probes.get(binary);
+  const scratch = tmpdir();
+  const home = sandboxHome();
+  const key = probeKey([binary], [scratch, home]);
+  let probe = probes.get(key);
   if (!probe) {
     probe = new Promise<BubblewrapProbe>((resolve) => {
-      const scratch = tmpdir();
-      const argv = bwrapArguments(sandboxMounts({ workspace: scratch, workspaceWritable: false, protectedPaths: [], home: sandboxHome() }), { network: false, cwd: '/' });
+      const argv = bwrapArguments(sandboxMounts({ workspace: scratch, workspaceWritable: false, protectedPaths: [], home }), { network: false, cwd: '/' });
       let stderr = '';
       const child = spawn(binary, [...argv, '--', '/bin/true'], { stdio: ['ignore', 'ignore', 'pipe'] });
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
@@ -44,7 +48,7 @@ export const probeBubblewrap = (binary = 'bwrap'): Promise<BubblewrapProbe> => {
         else resolve({ available: false, binary, reason: `bubblewrap cannot build a sandbox here (${firstLine(stderr) || (signal ? `killed by ${signal}` : `exit ${code}`)})${namespaceRefusal(stderr) ? '; user namespaces may be disabled' : ''}` });
       });
     });
-    probes.set(binary, probe);
+    probes.set(key, probe);
   }
   return probe;
 };

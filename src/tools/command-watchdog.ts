@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { probeKey } from '../policy/probe-key.js';
 
 /**
  * The watchdog a fallback command (no bubblewrap) runs under, so that nothing it starts outlives rein or its call.
@@ -148,28 +149,40 @@ export interface CommandWatchdog {
   pidNamespace?: { enforced: true } | { enforced: false; reason: string };
 }
 
-let probed: CommandWatchdog | undefined;
+const probed = new Map<string, CommandWatchdog>();
 
-/**
- * The argv prefix that runs a command under the watchdog (`perl -e <program> <prctl> <unshare> <command…>`; the spawn
- * must give it a socket on fd 3), or null with the reason where it cannot work here (not Linux, no Perl, an unknown
- * architecture, or `prctl` refused). Found once per process by running the real watchdog around `sh -c 'exit 7'`,
- * which also tells whether the command gets its own pid namespace here.
- */
-export const commandWatchdog = (): CommandWatchdog => {
-  if (probed) return probed;
+/** One real trial of the watchdog (see `commandWatchdog`). */
+const probeWatchdog = (): CommandWatchdog => {
+  let result: CommandWatchdog;
   const numbers = syscallNumbers[process.arch];
-  if (process.platform !== 'linux') probed = { prefix: null, reason: 'the watchdog needs Linux' };
-  else if (numbers === undefined) probed = { prefix: null, reason: `the watchdog does not know the system calls of ${process.arch}` };
+  if (process.platform !== 'linux') result = { prefix: null, reason: 'the watchdog needs Linux' };
+  else if (numbers === undefined) result = { prefix: null, reason: `the watchdog does not know the system calls of ${process.arch}` };
   else {
     const prefix = ['perl', '-e', watchdogProgram, String(numbers[0]), String(numbers[1])];
     const trial = spawnSync(prefix[0]!, [...prefix.slice(1), '/bin/sh', '-c', 'exit 7'], { stdio: ['ignore', 'ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PERL_BADLANG: '0' }, timeout: 10_000 });
     if (trial.status === 7) {
       const said = trial.output[3]?.toString() ?? '';
       const missing = /no-pid-namespace: (.*)/.exec(said)?.[1];
-      probed = { prefix, pidNamespace: / pid-namespace\n/.test(said) ? { enforced: true } : { enforced: false, reason: `no pid namespace can be made here (${missing ?? 'the watchdog did not say'})` } };
-    } else if (trial.error) probed = { prefix: null, reason: `the watchdog cannot start (${(trial.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'perl is not installed' : trial.error.message})` };
-    else probed = { prefix: null, reason: `the watchdog does not work here (${trial.stderr?.toString().trim().split('\n')[0] || `exit ${trial.status}`})` };
+      result = { prefix, pidNamespace: / pid-namespace\n/.test(said) ? { enforced: true } : { enforced: false, reason: `no pid namespace can be made here (${missing ?? 'the watchdog did not say'})` } };
+    } else if (trial.error) result = { prefix: null, reason: `the watchdog cannot start (${(trial.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'perl is not installed' : trial.error.message})` };
+    else result = { prefix: null, reason: `the watchdog does not work here (${trial.stderr?.toString().trim().split('\n')[0] || `exit ${trial.status}`})` };
   }
-  return probed;
+  return result;
 };
+
+/**
+ * The argv prefix that runs a command under the watchdog (`perl -e <program> <prctl> <unshare> <command…>`; the spawn
+ * must give it a socket on fd 3), or null with the reason where it cannot work here (not Linux, no Perl, an unknown
+ * architecture, or `prctl` refused). Found once per process by running the real watchdog around `sh -c 'exit 7'`,
+ * which also tells whether the command gets its own pid namespace here. Kept per user and Perl as PATH resolves it
+ * now (`probeKey`).
+ */
+export const commandWatchdog = (): CommandWatchdog => {
+  const key = probeKey(['perl']);
+  const known = probed.get(key);
+  if (known) return known;
+  const found = probeWatchdog();
+  probed.set(key, found);
+  return found;
+};
+
