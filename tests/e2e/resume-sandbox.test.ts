@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { runInProcess } from '../support/cli-in-process.js';
 import { requireBubblewrap } from '../support/sandbox.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
@@ -31,11 +31,11 @@ describe('resume keeps the sandbox a session ran under', () => {
       await mkdir(join(real, 'secret'));
       await writeFile(join(real, 'secret', 'key.txt'), 'TOPSECRET\n');
       await writeFile(join(workspace, 'script.json'), JSON.stringify({ turns: [{ text: '1', toolCalls: [{ name: 'write', arguments: { path: 'w.txt', content: 'x' } }] }, { text: '2', toolCalls: [{ name: 'bash', arguments: { command: `cat ${join(real, 'secret', 'key.txt')} > leaked.txt; echo done` } }] }, { text: 'Done.' }] }));
-      const run = await runCli(['run', 'write then read', '--script', 'script.json', '--sandbox', 'required'], { cwd: workspace });
+      const run = await runInProcess(['run', 'write then read', '--script', 'script.json', '--sandbox', 'required'], { cwd: workspace });
       expect(run.code, run.stdout + run.stderr).toBe(3);
       const id = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
       const PATH = await pathWithoutBubblewrap(join(real, 'no-bwrap'));
-      const resumed = await runCli(['resume', id, '--yes', '--json'], { cwd: workspace, env: { PATH } });
+      const resumed = await runInProcess(['resume', id, '--yes', '--json'], { cwd: workspace, env: { PATH } });
       const settled = resumed.stdout.split('\n').filter((line) => line.includes('"tool.settled"')).map((line) => JSON.parse(line) as { data: { name: string; status: string; errorCode?: string; observation: string } });
       const bash = settled.find((record) => record.data.name === 'bash');
       expect(bash?.data, resumed.stdout + resumed.stderr).toMatchObject({ status: 'error', errorCode: 'Denied' });
@@ -53,15 +53,15 @@ describe('resume keeps the sandbox a session ran under', () => {
     const workspace = await makeTempDir('rein-resume-sandbox-');
     try {
       await writeFile(join(workspace.path, 'script.json'), JSON.stringify({ turns: [{ text: '1', toolCalls: [{ name: 'write', arguments: { path: 'w.txt', content: 'x' } }] }, { text: 'Done.' }] }));
-      const run = await runCli(['run', 'write', '--script', 'script.json', '--network', 'allow-list', '--allow-host', 'localhost'], { cwd: workspace.path });
+      const run = await runInProcess(['run', 'write', '--script', 'script.json', '--network', 'allow-list', '--allow-host', 'localhost'], { cwd: workspace.path });
       expect(run.code, run.stdout + run.stderr).toBe(3);
       const id = /session (s-[\w-]+):/.exec(run.stdout)![1]!;
-      const kept = await runCli(['resume', id, '--approve', 'write'], { cwd: workspace.path });
+      const kept = await runInProcess(['resume', id, '--approve', 'write'], { cwd: workspace.path });
       expect(kept.stdout, kept.stdout + kept.stderr).toContain('network allow-list (localhost)');
       expect(kept.stdout).not.toContain('sandbox: network');
-      const again = await runCli(['run', 'write', '--script', 'script.json', '--sandbox', 'required', '--max-processes', '64'], { cwd: workspace.path });
+      const again = await runInProcess(['run', 'write', '--script', 'script.json', '--sandbox', 'required', '--max-processes', '64'], { cwd: workspace.path });
       const second = /session (s-[\w-]+):/.exec(again.stdout)![1]!;
-      const changed = await runCli(['resume', second, '--approve', 'write', '--sandbox', 'off', '--max-processes', '128'], { cwd: workspace.path });
+      const changed = await runInProcess(['resume', second, '--approve', 'write', '--sandbox', 'off', '--max-processes', '128'], { cwd: workspace.path });
       expect(changed.stdout, changed.stdout + changed.stderr).toContain('sandbox: mode required → off (--sandbox)');
       // The limits it ran under are recorded and hold again; a flag that changes one says so.
       expect(changed.stdout).toContain('the process limit 64 → 128 (--max-processes)');
