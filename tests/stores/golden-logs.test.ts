@@ -39,7 +39,6 @@ const notCaptured: Record<string, string> = {
   'mcp.reconnecting': 'needs an HTTP server that goes away; covered by tests/mcp/mcp-http.test.ts',
   'mcp.closed': 'written only when a resumed session no longer configures a server; covered by tests/machines (the connection machine)',
   'plugin.stopped': 'written when a harness stops its plugins on close, after its sessions were interrupted; covered by tests/plugins',
-  'session.budgets-raised': 'written by a resume that raises a spent budget (a second process); its replay is covered by tests/cli/resume-raise-budget.test.ts',
   'memory.unavailable': 'needs a damaged memory stream on disk; covered by tests/e2e/memory-cli.test.ts',
   'command.ended': 'needs a background command (run_in_background) in a captured scenario; covered by tests/e2e/orphans.test.ts and tests/e2e/background-protected.test.ts',
   'permission.rule-unmatched': 'needs an MCP server and a deny rule that names none of its tools; covered by tests/e2e/trial5-leftovers.test.ts',
@@ -47,7 +46,6 @@ const notCaptured: Record<string, string> = {
   'instructions.loaded': 'needs an AGENTS.md in a captured workspace; covered by tests/session/project-instructions.test.ts',
   'workspace.captured': 'needs a golden log captured after the workspace capture landed; covered by tests/changes/workspace-capture.test.ts and tests/e2e/time-travel-cli.test.ts',
   'workspace.changed': 'needs a golden log captured after the workspace capture landed; covered by tests/changes and tests/e2e/time-travel-cli.test.ts',
-  'environment.captured': 'needs a golden log captured after the environment block landed; covered by tests/session/environment-block.test.ts',
   'workspace.rewind-started': 'needs a rewound session in a captured scenario; covered by tests/e2e/time-travel-cli.test.ts and tests/e2e/rewind-crash.test.ts',
 };
 
@@ -78,7 +76,7 @@ const sessionFixtures = () => fixtures.filter(({ fixture }) => fixture.stream !=
 describe('golden logs', () => {
   it('are all present, well formed and gap-free, and every blob a record references is in the log', () => {
     expect(fixtures.map(({ name }) => name)).toEqual(
-      expect.arrayContaining(['answer', 'budget-exhausted', 'cancelled', 'capabilities', 'delegation', 'fallback', 'fork', 'interrupted-in-flight', 'memory', 'memory-governance', 'model-failed', 'repairs-and-refusals', 'restart-resume', 'sandbox', 'tools-approvals']),
+      expect.arrayContaining(['answer', 'budget-exhausted', 'budget-raised', 'cancelled', 'capabilities', 'delegation', 'fallback', 'fork', 'interrupted-in-flight', 'memory', 'memory-governance', 'model-failed', 'repairs-and-refusals', 'restart-resume', 'sandbox', 'tools-approvals']),
     );
     for (const { name, fixture } of fixtures) {
       expect(fixture.records.map((record) => record.seq), name).toEqual(fixture.records.map((_, index) => index + 1));
@@ -157,6 +155,17 @@ describe('golden logs', () => {
       expect(report.outcome, name).toEqual(expect.any(String));
       rebuildMemoryView(records);
     }
+  });
+
+  it('keep a raised budget: the raise is recorded before the resume, the root ends twice, and the replayed machine continues past the first end', async () => {
+    const raised = fixtures.find(({ name }) => name === 'budget-raised')!.fixture;
+    const flat = flattenRecords(raised.records);
+    const raise = flat.find((record) => record.type === 'session.budgets-raised')!;
+    expect(raise.data).toEqual({ maxTurns: 5 });
+    expect(raise.seq).toBeLessThan(flat.find((record) => record.type === 'session.resumed')!.seq);
+    expect(flat.filter((record) => record.type === 'session.ended' && record.actor === 'root').map((record) => (record.data as { status: string }).status)).toEqual(['budget-exhausted', 'completed']);
+    expect(flat.filter((record) => record.type === 'model.responded')).toHaveLength(4);
+    expect((await replaySession(store, raised.stream)).verified).toBe(raised.records.length);
   });
 
   it('keep the governance decisions: one record promoted then revoked, the other candidates rejected', () => {
