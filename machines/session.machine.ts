@@ -6,7 +6,7 @@ import { turnMachine } from './turn.machine.js';
 import { mcpConnectionMachine, mcpConnectionPath } from './mcp-connection.machine.js';
 import { emptyUsage } from '../models/budgets.js';
 import { spentOf } from './delegation/budget-share.js';
-import { budgetGuards, budgetsRaisedOf, delegatedNote, modelCallReservedOf, modelCallSettledOf } from './session/session-budget.js';
+import { budgetGuards, budgetLimitsRaisedOf, budgetsRaisedOf, delegatedNote, modelCallReservedOf, modelCallSettledOf } from './session/session-budget.js';
 import { delegationCancelsOf, delegationGuards, delegationJoinOf, delegationStartOf, notify } from './session/session-delegation.js';
 import { caveatsNoteOf, endedRecordOf, isCut, reportNoteOf } from './session/session-reply.js';
 import { toolTurnOf, usesOf } from './session/session-turn.js';
@@ -200,6 +200,8 @@ const sessionSetup = setup({
     noteOutput: assign(({ context, event }) => (event.type === 'model.responded' && event.output?.ok === true ? { tally: { ...context.tally, answer: { value: event.output.value } } } : {})),
     /** A person raised the spent budget: the given limits replace the recorded ones, and the end is undone. */
     raiseBudgets: assign(({ context, event }) => (event.type === 'session.budgets-raised' ? budgetsRaisedOf(context, event) : {})),
+    /** A person raised the budgets of a session that has not ended (an interrupted one, on resume): the limits are replaced. */
+    raiseLimits: assign(({ context, event }) => (event.type === 'session.budgets-raised' ? budgetLimitsRaisedOf(context, event) : {})),
     noteEventReason: assign(({ event }) => {
       if (event.type === 'model.failed') return { endReason: `model call failed: ${event.error.code}: ${event.error.message}` };
       if (event.type === 'effect.failed') return { endReason: `effect ${event.effectId} failed: ${event.error.code}: ${event.error.message}` };
@@ -254,11 +256,14 @@ const sessionSetup = setup({
 
 /**
  * The session machine with its `budgetExhausted` state either final (a child agent: its delegation joins on its end)
- * or raisable (the root: a `session.budgets-raised` above what is spent runs it again). Both have the same states and
- * transitions otherwise, so the records a budget's end derives are the same as before the raise existed.
+ * or raisable (the root: a `session.budgets-raised` above what is spent runs it again, and one taken in `idle` or
+ * `running` replaces the limits in place). Both have the same states and transitions otherwise, so the records a
+ * budget's end derives are the same as before the raise existed.
  */
-const sessionMachineOf = (spentBudget: 'final' | 'raisable') =>
-  sessionSetup.createMachine({
+const sessionMachineOf = (spentBudget: 'final' | 'raisable') => {
+  /** The root takes a raise while it runs or waits too (an interrupted session resumed with new limits); it stays where it is. */
+  const raiseInPlace = spentBudget === 'raisable' ? { 'session.budgets-raised': { guard: 'raisesBudgets', actions: 'raiseLimits' } } as const : {};
+  return sessionSetup.createMachine({
   id: 'session',
   context: ({ input }) => ({
     path: input.path,
@@ -290,12 +295,13 @@ const sessionMachineOf = (spentBudget: 'final' | 'raisable') =>
     idle: {
       description: 'A child agent starts at once: its objective (in its task package) is its first message. A conversation comes back here after each final answer.',
       always: { guard: 'isChild', target: 'running' },
-      on: { 'user.message': { target: 'running' } },
+      on: { 'user.message': { target: 'running' }, ...raiseInPlace },
     },
     running: {
       initial: 'nextTurn',
       on: {
         'effect.failed': { guard: 'isOutstandingEffect', target: 'failed', actions: 'noteEventReason' },
+        ...raiseInPlace,
       },
       states: {
         nextTurn: {
@@ -392,7 +398,7 @@ const sessionMachineOf = (spentBudget: 'final' | 'raisable') =>
       spentBudget === 'final'
         ? { type: 'final', entry: [assign({ outcome: 'budget-exhausted' as const }), ended('budget-exhausted')] }
         : {
-            description: 'The root ended `budget-exhausted` (its `session.ended` is recorded); a raise of the spent turn or token budget above what is spent runs it again.',
+            description: 'The root ended `budget-exhausted` (its `session.ended` is recorded); a raise of the spent budget above what is spent runs it again.',
             entry: [assign({ outcome: 'budget-exhausted' as const }), ended('budget-exhausted')],
             on: { 'session.budgets-raised': { guard: 'raisesSpentBudgets', target: 'running', actions: 'raiseBudgets' } },
           },
@@ -412,10 +418,12 @@ const sessionMachineOf = (spentBudget: 'final' | 'raisable') =>
     };
   },
 });
+};
 
 /**
  * The root agent's statechart (the session): its `budgetExhausted` state is not final, so a person can raise the spent
- * budget (`session.budgets-raised`) and the session runs again; the host treats the state as ended until then.
+ * budget (`session.budgets-raised`) and the session runs again; the host treats the state as ended until then. While
+ * it runs or waits (`idle`, `running`) a raise replaces the limits in place.
  */
 export const sessionMachine = lazyValue(() => sessionMachineOf('raisable'));
 

@@ -47,10 +47,12 @@ export const PolicyChanged = lazySchema(() => z.object({ mutationPolicyDigest: z
 export type PolicyChanged = z.infer<typeof PolicyChanged>;
 
 /**
- * input · a person raised the root agent's spent turn, token or wall-time budget (`rein resume <id> --max-turns <n>`,
- * `--max-tokens <n>`, `--max-wall-time <ms>`; the library's `resumeSession(id, { budgets })`): each given limit replaces the recorded one from here
- * on, and a session that ended `budget-exhausted` runs again. The session machine takes it only in `budgetExhausted`
- * and only when every given limit is above what is already spent; resume refuses any other raise before recording it
+ * input · a person raised the root agent's turn, tool-call, token or wall-time budget (`rein resume <id> --max-turns
+ * <n>`, `--max-tool-calls <n>`, `--max-tokens <n>`, `--max-wall-time <ms>`; the library's `resumeSession(id, { budgets
+ * })`): each given limit replaces the one in force from here on. A session that ended `budget-exhausted` runs again; an
+ * interrupted one (resumed before it ended) goes on under the new limits. The root's machine takes it in
+ * `budgetExhausted`, `idle` and `running`, and only when every given limit is above what is already spent (a spent
+ * tool-call budget's end also needs a tool-call limit); resume refuses any other raise before recording it
  * (`BUDGET_NOT_RAISED`). At least one limit is given.
  */
 export const BudgetsRaised = lazySchema(() =>
@@ -58,12 +60,14 @@ export const BudgetsRaised = lazySchema(() =>
     .object({
       /** The new turn budget (whole model calls, children's included), above the turns already taken. */
       maxTurns: z.number().int().positive().optional(),
+      /** The new tool-call budget (children's calls included), above the calls already made; it lifts a spent one. */
+      maxToolCalls: z.number().int().positive().optional(),
       /** The new token budget (input + output), above the tokens already used. */
       maxTokens: z.number().int().positive().optional(),
       /** The new wall-time budget in milliseconds since the session started, above the time already taken. */
       maxWallTimeMs: z.number().int().positive().optional(),
     })
-    .refine((raise) => raise.maxTurns !== undefined || raise.maxTokens !== undefined || raise.maxWallTimeMs !== undefined, { message: 'a raise gives maxTurns, maxTokens or maxWallTimeMs' }),
+    .refine((raise) => raise.maxTurns !== undefined || raise.maxToolCalls !== undefined || raise.maxTokens !== undefined || raise.maxWallTimeMs !== undefined, { message: 'a raise gives maxTurns, maxToolCalls, maxTokens or maxWallTimeMs' }),
 );
 export type BudgetsRaised = z.infer<typeof BudgetsRaised>;
 

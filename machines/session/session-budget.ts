@@ -67,34 +67,37 @@ export const modelCallSettledOf = (context: SessionContext, event: SessionEvent)
 export const delegatedNote = (spent: number, what: string): string => (spent > 0 ? ` (${spent} of them ${spent === 1 ? 'was' : 'were'} ${what} by delegated children)` : '');
 
 /**
- * What this agent has spent of the budgets a raise may replace: its turns (its joined children's included), tokens,
- * and the wall time its machine has seen (the newest settlement's `elapsedMs` since it started).
+ * What this agent has spent of the budgets a raise may replace: its turns and tool calls (its joined children's
+ * included), tokens, and the wall time its machine has seen (the newest settlement's `elapsedMs` since it started).
  */
-export const spentBudgetsOf = (context: Pick<SessionContext, 'usage' | 'tally' | 'startedAtMs'>): { turns: number; tokens: number; wallTimeMs: number } => ({
+export const spentBudgetsOf = (context: Pick<SessionContext, 'usage' | 'tally' | 'startedAtMs'>): { turns: number; toolCalls: number; tokens: number; wallTimeMs: number } => ({
   turns: context.usage.turns + context.tally.delegated.turns,
+  toolCalls: context.usage.toolCalls + context.tally.delegated.toolCalls,
   tokens: tokensUsed(context.usage),
   wallTimeMs: context.usage.elapsedMs - context.startedAtMs,
 });
 
-/** A raise of the turn, token and wall-time budgets, as `session.budgets-raised` carries it. */
+/** A raise of the turn, tool-call, token and wall-time budgets, as `session.budgets-raised` carries it. */
 export interface BudgetRaise {
   maxTurns?: number | undefined;
+  maxToolCalls?: number | undefined;
   maxTokens?: number | undefined;
   maxWallTimeMs?: number | undefined;
 }
 
 const raisable = [
   { key: 'maxTurns', spent: 'turns', what: 'turn(s) already taken' },
+  { key: 'maxToolCalls', spent: 'toolCalls', what: 'tool call(s) already made' },
   { key: 'maxTokens', spent: 'tokens', what: 'token(s) already used' },
   { key: 'maxWallTimeMs', spent: 'wallTimeMs', what: 'ms already taken' },
 ] as const;
 
 /**
  * Why a raise cannot apply (undefined: it can): it gives no limit, or a limit that is not a whole number above what is
- * spent (`maxTurns 3 is not above the 3 turn(s) already taken`). Shared by the machine's guard and resume's check.
+ * spent (`maxTurns 3 is not above the 3 turn(s) already taken`). Shared by the machine's guards and resume's check.
  */
 export const budgetRaiseRefusalOf = (context: Pick<SessionContext, 'usage' | 'tally' | 'startedAtMs'>, raise: BudgetRaise): string | undefined => {
-  if (raisable.every(({ key }) => raise[key] === undefined)) return 'a raise gives maxTurns, maxTokens or maxWallTimeMs';
+  if (raisable.every(({ key }) => raise[key] === undefined)) return 'a raise gives maxTurns, maxToolCalls, maxTokens or maxWallTimeMs';
   const spent = spentBudgetsOf(context);
   for (const { key, spent: used, what } of raisable) {
     const limit = raise[key];
@@ -103,22 +106,39 @@ export const budgetRaiseRefusalOf = (context: Pick<SessionContext, 'usage' | 'ta
   return undefined;
 };
 
-/** The context once a raise applies: the given limits replace the recorded ones and the budget's end is undone. */
-export const budgetsRaisedOf = (context: SessionContext, raise: BudgetRaise): Partial<SessionContext> => ({
+/**
+ * The context once a raise applies to a session still running (or waiting): the given limits replace the ones in force.
+ * A tool-call limit above what is spent also lifts the tool-call budget's verdict on the open turn (the calls it
+ * refused stay refused; the join no longer ends the session for them).
+ */
+export const budgetLimitsRaisedOf = (context: SessionContext, raise: BudgetRaise): Partial<SessionContext> => ({
   budgets: {
     ...context.budgets,
     ...(raise.maxTurns === undefined ? {} : { maxTurns: raise.maxTurns }),
+    ...(raise.maxToolCalls === undefined ? {} : { maxToolCalls: raise.maxToolCalls }),
     ...(raise.maxTokens === undefined ? {} : { maxTokens: raise.maxTokens }),
     ...(raise.maxWallTimeMs === undefined ? {} : { maxWallTimeMs: raise.maxWallTimeMs }),
   },
+  ...(raise.maxToolCalls === undefined || context.tally.toolCallBudgetSpent === null ? {} : { tally: { ...context.tally, toolCallBudgetSpent: null } }),
+});
+
+/** The context once a raise applies to a spent budget's end: the limits are replaced and the end is undone. */
+export const budgetsRaisedOf = (context: SessionContext, raise: BudgetRaise): Partial<SessionContext> => ({
+  ...budgetLimitsRaisedOf(context, raise),
   outcome: null,
   endReason: null,
 });
 
 /** The session machine's budget guards. */
 export const budgetGuards = {
-  /** A person raised the spent budgets above what is spent (`session.budgets-raised`). */
-  raisesSpentBudgets: ({ context, event }: GuardArgs) => event.type === 'session.budgets-raised' && budgetRaiseRefusalOf(context, event) === undefined,
+  /**
+   * A person raised the spent budgets above what is spent (`session.budgets-raised`). A spent tool-call budget is
+   * lifted only by a tool-call limit: a raise of the others alone would end the session again at the next join.
+   */
+  raisesSpentBudgets: ({ context, event }: GuardArgs) =>
+    event.type === 'session.budgets-raised' && budgetRaiseRefusalOf(context, event) === undefined && (context.tally.toolCallBudgetSpent === null || event.maxToolCalls !== undefined),
+  /** A person replaced the limits of a session that has not ended (an interrupted one, on resume): each above what is spent. */
+  raisesBudgets: ({ context, event }: GuardArgs) => event.type === 'session.budgets-raised' && budgetRaiseRefusalOf(context, event) === undefined,
   /** A call of the turn just joined was refused for the tool-call budget: the session cannot go on. */
   toolCallBudgetSpent: ({ context }: GuardArgs) => context.tally.toolCallBudgetSpent !== null,
   tokenBudgetLeft: ({ context, event }: GuardArgs) =>

@@ -8,6 +8,7 @@ export const raiseOf = (budgets: BudgetRaise | undefined): BudgetRaise | undefin
   if (!budgets) return undefined;
   const raise: BudgetRaise = {
     ...(budgets.maxTurns === undefined ? {} : { maxTurns: budgets.maxTurns }),
+    ...(budgets.maxToolCalls === undefined ? {} : { maxToolCalls: budgets.maxToolCalls }),
     ...(budgets.maxTokens === undefined ? {} : { maxTokens: budgets.maxTokens }),
     ...(budgets.maxWallTimeMs === undefined ? {} : { maxWallTimeMs: budgets.maxWallTimeMs }),
   };
@@ -15,18 +16,20 @@ export const raiseOf = (budgets: BudgetRaise | undefined): BudgetRaise | undefin
 };
 
 /**
- * Refuse (`BUDGET_NOT_RAISED`, before anything is recorded) a raise that cannot let the session go on: the root did not
- * end on a spent budget; a limit is not a whole number above what is spent; or, with the raise applied, a budget is
- * still spent — one not given, the tool-call budget (never raised), or the wall time measured by the clock now
- * (`elapsedMs`, since the session was created: its next model call would end it again).
+ * Refuse (`BUDGET_NOT_RAISED`, before anything is recorded) a raise that cannot let the session go on: the root ended
+ * other than on a spent budget (completed, failed, cancelled: nothing is left to run); a limit is not a whole number
+ * above what is spent; or, with the raise applied, a budget is still spent — one not given, a spent tool-call budget
+ * without `maxToolCalls`, or the wall time measured by the clock now (`elapsedMs`, since the session was created: its
+ * next model call would end it again). A session that has not ended (interrupted: resumed while its root is `idle` or
+ * `running`) takes the raise in place.
  */
-export const refuseBudgetRaise = (sessionId: string, tree: Pick<MachineTree, 'value' | 'context'>, raise: BudgetRaise, now: { elapsedMs: number }): void => {
+export const refuseBudgetRaise = (sessionId: string, tree: Pick<MachineTree, 'value' | 'context' | 'done'>, raise: BudgetRaise, now: { elapsedMs: number }): void => {
   const refuse = (why: string) => new ReinError('BUDGET_NOT_RAISED', `session ${sessionId}: ${why}; nothing was recorded`);
-  if (!isBudgetSpentValue(tree.value)) throw refuse(`only a session that ended budget-exhausted has a budget to raise (its root is ${JSON.stringify(tree.value)})`);
   const { context } = tree;
+  if (tree.done && !isBudgetSpentValue(tree.value)) throw refuse(`it ended ${context.outcome ?? JSON.stringify(tree.value)}: only a session that ended budget-exhausted, or one interrupted before it ended, has a budget to raise`);
   const refusal = budgetRaiseRefusalOf(context, raise);
   if (refusal) throw refuse(refusal);
-  if (context.tally.toolCallBudgetSpent !== null) throw refuse(`its tool-call budget is spent (${context.tally.toolCallBudgetSpent}), which a resume cannot raise`);
+  if (context.tally.toolCallBudgetSpent !== null && raise.maxToolCalls === undefined) throw refuse(`its tool-call budget is spent (${context.tally.toolCallBudgetSpent}): raise it too (--max-tool-calls)`);
   const budgets = { ...context.budgets, ...raise };
   const spent = spentBudgetsOf(context);
   const wallTimeMs = Math.max(spent.wallTimeMs, now.elapsedMs - context.startedAtMs);

@@ -56,10 +56,12 @@ export interface ResumeOptions {
    */
   retryProviderFailure?: boolean;
   /**
-   * Raise the root's spent turn, token or wall-time budget (the CLI's `--max-turns`, `--max-tokens`, `--max-wall-time`): a session that ended
-   * `budget-exhausted` records `session.budgets-raised` (before anything runs) and continues. Refused with
-   * `BUDGET_NOT_RAISED`, nothing written, when the session did not end on a spent budget, when a limit is not a whole
-   * number above what is already spent, or when a budget this cannot raise (tool calls) or one not given is spent too.
+   * Raise the root's turn, tool-call, token or wall-time budget (the CLI's `--max-turns`, `--max-tool-calls`,
+   * `--max-tokens`, `--max-wall-time`): `session.budgets-raised` is recorded before anything runs and each given limit
+   * replaces the one in force. A session that ended `budget-exhausted` continues; an interrupted one (it had not
+   * ended) goes on under the new limits. Refused with `BUDGET_NOT_RAISED`, nothing written, when the session ended
+   * otherwise (completed, failed, cancelled), when a limit is not a whole number above what is already spent, or when a
+   * budget not given is spent (a spent tool-call budget needs `maxToolCalls`; the wall time is measured by the clock).
    */
   budgets?: BudgetRaise;
 }
@@ -88,7 +90,7 @@ export interface ResumeReport {
   permissionChanges: string[];
   /** With `retryProviderFailure`: the failed session this one is a new attempt of, and the model call it runs again. */
   retryOf?: { sessionId: string; effectId: string; code: string };
-  /** The spent budgets this resume raised (`session.budgets-raised`): the limits in force from here on. */
+  /** The budgets this resume raised (`session.budgets-raised`): the limits in force from here on. */
   budgetsRaised?: BudgetRaise;
   /** A rewind of the session a crash interrupted, finished before the resume (docs/replay.md: *Time travel*). */
   rewindFinished?: { toSeq: number; paths: number; verified: boolean };
@@ -251,7 +253,8 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
     throw new ReinError('RESUME_BLOCKED', `session ${sessionId} ran in ${created.workspace}, not ${services.workspace.root}`);
   }
   const rebuilt = await rebuild(services, sessionId, records);
-  // A raise of a spent budget is checked against the rebuilt machine before anything is recorded or started.
+  // A raise (of a spent budget, or of an interrupted session's) is checked against the rebuilt machine before anything
+  // is recorded or started.
   const raise = raiseOf(options.budgets);
   if (raise) refuseBudgetRaise(sessionId, rebuilt.tree, raise, { elapsedMs: Math.max(0, services.clock() - first.at) });
   // The session ended, and stays so (a raised budget runs it again).
@@ -290,8 +293,9 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
     return { session, report };
   }
   if (raise) {
-    // Recorded first: the machine leaves `budgetExhausted` for its next turn, and what follows (today's catalog, the
-    // in-doubt decisions, the resume itself) is recorded on a running session.
+    // Recorded first: the machine leaves `budgetExhausted` for its next turn (an interrupted one keeps its state with
+    // the new limits), and what follows (today's catalog, the in-doubt decisions — the wall time they are judged by
+    // included — and the resume itself) is recorded on a running session.
     await host.step({ type: 'session.budgets-raised', data: { ...raise } });
     report.budgetsRaised = raise;
   }

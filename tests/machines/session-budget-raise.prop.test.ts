@@ -22,7 +22,7 @@ const spent = (machine: typeof sessionMachine | typeof childSessionMachine) => {
 
 /** Any value a caller could put in a limit: whole numbers around what is spent, fractions, non-finite, huge. */
 const limit = fc.oneof(fc.integer({ min: -3, max: 60 }), fc.double({ noDefaultInfinity: false }), fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, Number.MAX_SAFE_INTEGER + 2, 2 ** 53));
-const raise = fc.record({ maxTurns: limit, maxTokens: limit, maxWallTimeMs: limit }, { requiredKeys: [] });
+const raise = fc.record({ maxTurns: limit, maxToolCalls: limit, maxTokens: limit, maxWallTimeMs: limit }, { requiredKeys: [] });
 
 describe('raising a spent budget: the machine and resume agree on every value (property)', () => {
   it('the root leaves budgetExhausted exactly when the raise applies; resume refuses (BUDGET_NOT_RAISED) every raise it would not', () => {
@@ -34,7 +34,7 @@ describe('raising a spent budget: the machine and resume agree on every value (p
         const refusal = budgetRaiseRefusalOf(before.context, given);
         let resumeRefused: ReinError | undefined;
         try {
-          refuseBudgetRaise('s-raise', { value: before.value, context: before.context }, given, { elapsedMs: 5 });
+          refuseBudgetRaise('s-raise', { value: before.value, context: before.context, done: true }, given, { elapsedMs: 5 });
         } catch (error) {
           resumeRefused = error as ReinError;
         }
@@ -49,7 +49,7 @@ describe('raising a spent budget: the machine and resume agree on every value (p
           return;
         }
         // Applied: the given limits hold; resume lets it through only when the session really goes on.
-        for (const key of ['maxTurns', 'maxTokens', 'maxWallTimeMs'] as const) expect(after.context.budgets[key]).toBe(given[key] ?? budgets[key]);
+        for (const key of ['maxTurns', 'maxToolCalls', 'maxTokens', 'maxWallTimeMs'] as const) expect(after.context.budgets[key]).toBe(given[key] ?? budgets[key]);
         if (resumeRefused) {
           expect(resumeRefused).toBeInstanceOf(ReinError);
           expect(resumeRefused.code).toBe('BUDGET_NOT_RAISED');
@@ -61,6 +61,60 @@ describe('raising a spent budget: the machine and resume agree on every value (p
       }),
       { numRuns: propertyRuns(150) },
     );
+  });
+
+  it('an interrupted root (a model call in flight) takes a raise in place exactly when it applies; resume agrees', () => {
+    fc.assert(
+      fc.property(raise, (given) => {
+        // A turn taken and answered with a read, the second call in flight: what a resume of an interrupted run rebuilds.
+        const actor = createActor(sessionMachine, { input: { path: 'root', sessionId: 's-raise', budgets: { ...budgets, maxTurns: 10 }, mutationPolicyDigest: 'b3:policy' } });
+        actor.start();
+        actor.send({ type: 'user.message', text: 'go' });
+        const before = actor.getSnapshot();
+        expect(before.value).toEqual({ running: 'awaitingModel' });
+        const refusal = budgetRaiseRefusalOf(before.context, given);
+        let resumeRefused: ReinError | undefined;
+        try {
+          refuseBudgetRaise('s-raise', { value: before.value, context: before.context, done: false }, given, { elapsedMs: 5 });
+        } catch (error) {
+          resumeRefused = error as ReinError;
+        }
+        actor.send({ type: 'session.budgets-raised', ...given } as SessionEvent);
+        const after = actor.getSnapshot();
+        actor.stop();
+        // The state never changes: the call in flight is still awaited.
+        expect(after.value).toEqual({ running: 'awaitingModel' });
+        if (refusal !== undefined) {
+          expect(after.context).toEqual(before.context);
+          expect(resumeRefused?.code).toBe('BUDGET_NOT_RAISED');
+          return;
+        }
+        expect(after.context).toEqual({ ...before.context, budgets: { ...before.context.budgets, ...given } });
+        // Resume refuses only a raise that leaves a budget spent (here: one limit at or below what one turn took).
+        if (resumeRefused) expect(resumeRefused.message).toMatch(/still spent|wall-time budget is spent/);
+      }),
+      { numRuns: propertyRuns(150) },
+    );
+  });
+
+  it('a spent tool-call budget is lifted only by a tool-call limit above the calls made', () => {
+    const actor = createActor(sessionMachine, { input: { path: 'root', sessionId: 's-raise', budgets: { ...budgets, maxTurns: 10, maxToolCalls: 1 }, mutationPolicyDigest: 'b3:policy' } });
+    actor.start();
+    actor.send({ type: 'user.message', text: 'go' });
+    const effectId = actor.getSnapshot().context.awaitingModel!;
+    const read = (callId: string) => ({ callId, name: 'read', arguments: { path: 'a.txt' } });
+    actor.send({ type: 'model.responded', effectId, turn: 1, text: 'reading', toolCalls: [read('c1'), read('c2')], stopReason: 'tool_use', usage: { inputTokens: 40, outputTokens: 2 }, elapsedMs: 5 } as SessionEvent);
+    const turn = actor.getSnapshot();
+    expect(turn.context.tally.toolCallBudgetSpent).toMatch(/^tool-call budget exhausted/);
+    // A raise of the turns alone is not taken: the join would end the session again at once.
+    const tree = (snapshot: typeof turn) => ({ value: snapshot.value, context: snapshot.context, done: false });
+    expect(() => refuseBudgetRaise('s-raise', tree(turn), { maxTurns: 20 }, { elapsedMs: 5 })).toThrow(/tool-call budget is spent.*--max-tool-calls/);
+    expect(() => refuseBudgetRaise('s-raise', tree(turn), { maxToolCalls: 1 }, { elapsedMs: 5 })).toThrow(/maxToolCalls 1 is not above the 1 tool call\(s\) already made/);
+    // Raised while the turn is still open (an interrupted run): the verdict is lifted, the join goes on to the next turn.
+    actor.send({ type: 'session.budgets-raised', maxToolCalls: 5 } as SessionEvent);
+    expect(actor.getSnapshot().context.tally.toolCallBudgetSpent).toBeNull();
+    expect(actor.getSnapshot().context.budgets.maxToolCalls).toBe(5);
+    actor.stop();
   });
 
   it("a child's spent budget is final: a raise never reaches or changes it", () => {

@@ -103,13 +103,17 @@ const resumeHere = async (
   const { store } = context;
   // This process must be the session's writer before it loads a plugin or judges an in-doubt call: a session another
   // process is running is refused here (STORE_LOCKED) and left exactly as it was (a queued one is held by its lease).
-  await store.hold?.(id); // held until the store closes
+  const raise = raiseFlagsOf(options);
+  // A session running in another process takes no raise from this one: its limits are in that process's machine.
+  await store.hold?.(id)?.catch((error: unknown) => {
+    if (raise && (error as { code?: unknown }).code === 'STORE_LOCKED') throw new ReinError('STORE_LOCKED', `${(error as Error).message}: session ${id} is running there, and its budgets are raised by resuming it once it stops (interrupt it, then rein resume ${id} with the same flags); nothing was recorded`, { cause: error });
+    throw error;
+  }); // held until the store closes
   const [first] = await store.read(id, { limit: 1 });
   if (!first) throw new ReinError('SESSION_NOT_FOUND', `no session ${id} in this store`);
   const created = SessionCreated.parse(first.data);
   // An ended session only says how it ended: it calls no model, so it needs no provider (a recorded provider's source
   // session, a key, an endpoint): one that refuses every call stands in.
-  const raise = raiseFlagsOf(options);
   // A session that ended on a spent budget runs again once the budget is raised (resume checks the raise first).
   const endedAs = endedStatusOf(await store.read(id, { reverse: true, limit: 64 }));
   const ended = raise && endedAs === 'budget-exhausted' ? undefined : endedAs;
@@ -284,18 +288,26 @@ const spentBudgetOf = async (store: EventStore, id: string): Promise<{ reason: s
   const raised = known ? newestFirst.find((record) => record.type === 'session.budgets-raised' && typeof (record.data as Record<string, unknown>)[known.recorded] === 'number') : undefined;
   const limit = known ? ((raised ?? first)?.data as Record<string, unknown> | undefined)?.[known.recorded] ?? (first?.data as { budgets?: Record<string, unknown> } | undefined)?.budgets?.[known.recorded] : undefined;
   const spent = known ? `its ${known.budget}${typeof limit === 'number' ? ` (${known.recorded} ${limit})` : ''} is spent` : `it stopped: ${reason}`;
-  const raisable = known && known.recorded !== 'maxToolCalls';
-  const advice = raisable
+  const advice = known
     ? `Raise it and continue the session with rein resume ${id} ${known.flag} (a limit above what is spent)`
-    : 'A tool-call budget cannot be raised on resume; a larger one is set when a session starts (rein run --max-tool-calls <n>, or budgets.maxToolCalls in rein.config.json)';
+    : `Raise the budget it spent and continue the session with rein resume ${id} and --max-turns, --max-tool-calls, --max-tokens or --max-wall-time (a limit above what is spent)`;
   return { reason, advice: `${reason}: ${spent}. ${advice}.` };
 };
 
-/** `--max-turns`, `--max-tokens` and `--max-wall-time` of `rein resume`: the raise of a spent budget, if any is given. */
-export const raiseFlagsOf = (options: Pick<ResumeCommandOptions, 'maxTurns' | 'maxTokens' | 'maxWallTime'>): BudgetRaise | undefined => {
+/**
+ * `--max-turns`, `--max-tool-calls`, `--max-tokens` and `--max-wall-time` of `rein resume`: the raise of a spent (or an
+ * interrupted session's) budget, if any is given.
+ */
+export const raiseFlagsOf = (options: Pick<ResumeCommandOptions, 'maxTurns' | 'maxToolCalls' | 'maxTokens' | 'maxWallTime'>): BudgetRaise | undefined => {
   const maxTurns = positiveFlag('--max-turns', options.maxTurns);
+  const maxToolCalls = positiveFlag('--max-tool-calls', options.maxToolCalls);
   const maxTokens = positiveFlag('--max-tokens', options.maxTokens);
   const maxWallTimeMs = positiveFlag('--max-wall-time', options.maxWallTime);
-  if (maxTurns === undefined && maxTokens === undefined && maxWallTimeMs === undefined) return undefined;
-  return { ...(maxTurns === undefined ? {} : { maxTurns }), ...(maxTokens === undefined ? {} : { maxTokens }), ...(maxWallTimeMs === undefined ? {} : { maxWallTimeMs }) };
+  if (maxTurns === undefined && maxToolCalls === undefined && maxTokens === undefined && maxWallTimeMs === undefined) return undefined;
+  return {
+    ...(maxTurns === undefined ? {} : { maxTurns }),
+    ...(maxToolCalls === undefined ? {} : { maxToolCalls }),
+    ...(maxTokens === undefined ? {} : { maxTokens }),
+    ...(maxWallTimeMs === undefined ? {} : { maxWallTimeMs }),
+  };
 };

@@ -10,8 +10,10 @@ export interface ResumeCommandOptions extends CommonOptions, ProviderFlags, Perm
   memory?: boolean;
   /** `--max-cost <usd>`: the cost budget from here on (replaces the recorded one). */
   maxCost?: string;
-  /** `--max-turns <n>`: the raised turn budget of a session that ended `budget-exhausted` (above the turns taken). */
+  /** `--max-turns <n>`: the raised turn budget of a session that ended `budget-exhausted` or was interrupted (above the turns taken). */
   maxTurns?: string;
+  /** `--max-tool-calls <n>`: the raised tool-call budget (above the calls made). */
+  maxToolCalls?: string;
   /** `--max-tokens <n>`: the raised token budget (above the tokens used). */
   maxTokens?: string;
   /** `--max-wall-time <ms>`: the raised wall-time budget (above the time since the session started). */
