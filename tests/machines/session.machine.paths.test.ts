@@ -343,25 +343,41 @@ describe('session.machine model check: delegated children draw from the session 
   });
 });
 
-describe('session.machine model check: raising a spent budget (session.budgets-raised)', () => {
-  // Small budgets a few replies spend; a raise is offered in budgetExhausted while the limits are below a bound (so the
-  // graph stays finite), along with raises that must be refused: not above what is spent, not whole, not positive.
-  const small = { maxTurns: 2, maxToolCalls: 3, maxTokens: 100, maxWallTimeMs: 1_000 };
-  const bound = { maxTurns: 4, maxTokens: 300 };
-  type Raise = { maxTurns?: number; maxTokens?: number; maxWallTimeMs?: number };
-  const spentOf = (snapshot: Snapshot) => ({ turns: snapshot.context.usage.turns + snapshot.context.tally.delegated.turns, tokens: snapshot.context.usage.inputTokens + snapshot.context.usage.outputTokens, wallTimeMs: snapshot.context.usage.elapsedMs });
+describe('session.machine model check: raising a budget (session.budgets-raised), spent or in place', () => {
+  // Small budgets a few replies spend; a raise is offered in every state while the limits are below a bound (so the
+  // graph stays finite), along with raises that must be refused: not above what is spent, not whole, not positive. A
+  // spent budget's end is left by a raise; an interrupted session (idle, running) takes one in place.
+  const small = { maxTurns: 2, maxToolCalls: 2, maxTokens: 100, maxWallTimeMs: 1_000 };
+  const bound = { maxTurns: 4, maxToolCalls: 3, maxTokens: 300 };
+  type Raise = { maxTurns?: number; maxToolCalls?: number; maxTokens?: number; maxWallTimeMs?: number };
+  const spentOf = (snapshot: Snapshot) => ({
+    turns: snapshot.context.usage.turns + snapshot.context.tally.delegated.turns,
+    toolCalls: snapshot.context.usage.toolCalls + snapshot.context.tally.delegated.toolCalls,
+    tokens: snapshot.context.usage.inputTokens + snapshot.context.usage.outputTokens,
+    wallTimeMs: snapshot.context.usage.elapsedMs,
+  });
   /** The rule, restated: every given limit is a whole number above what is spent, and one is given. */
   const applies = (snapshot: Snapshot, raise: Raise): boolean => {
     const spent = spentOf(snapshot);
-    const given = [[raise.maxTurns, spent.turns], [raise.maxTokens, spent.tokens], [raise.maxWallTimeMs, spent.wallTimeMs]].filter(([limit]) => limit !== undefined) as Array<[number, number]>;
+    const given = [[raise.maxTurns, spent.turns], [raise.maxToolCalls, spent.toolCalls], [raise.maxTokens, spent.tokens], [raise.maxWallTimeMs, spent.wallTimeMs]].filter(([limit]) => limit !== undefined) as Array<[number, number]>;
     return given.length > 0 && given.every(([limit, used]) => Number.isSafeInteger(limit) && limit > used);
   };
+  /** A spent tool-call budget's end is left only with a tool-call limit. */
+  const leavesEnd = (snapshot: Snapshot, raise: Raise): boolean => applies(snapshot, raise) && (snapshot.context.tally.toolCallBudgetSpent === null || raise.maxToolCalls !== undefined);
+  const raised = (snapshot: Snapshot, raise: Raise) => ({
+    ...snapshot.context.budgets,
+    ...(raise.maxTurns === undefined ? {} : { maxTurns: raise.maxTurns }),
+    ...(raise.maxToolCalls === undefined ? {} : { maxToolCalls: raise.maxToolCalls }),
+    ...(raise.maxTokens === undefined ? {} : { maxTokens: raise.maxTokens }),
+    ...(raise.maxWallTimeMs === undefined ? {} : { maxWallTimeMs: raise.maxWallTimeMs }),
+  });
   const raiseEvents = (snapshot: Snapshot): SessionEvent[] => {
     const { budgets: current } = snapshot.context;
     const spent = spentOf(snapshot);
-    const list: Raise[] = [{ maxTurns: spent.turns }, { maxTokens: spent.tokens }, { maxTurns: 0 }, { maxTurns: -1 }, { maxTurns: 2.5 }, { maxTokens: Number.NaN }, { maxWallTimeMs: Number.POSITIVE_INFINITY }, {}];
+    const list: Raise[] = [{ maxTurns: spent.turns }, { maxTokens: spent.tokens }, { maxToolCalls: spent.toolCalls }, { maxTurns: 0 }, { maxTurns: -1 }, { maxTurns: 2.5 }, { maxTokens: Number.NaN }, { maxWallTimeMs: Number.POSITIVE_INFINITY }, {}];
     if (current.maxTurns < bound.maxTurns) list.push({ maxTurns: current.maxTurns + 1 }, { maxTurns: current.maxTurns + 1, maxTokens: spent.tokens });
     if (current.maxTokens < bound.maxTokens) list.push({ maxTokens: current.maxTokens + 100 }, { maxTurns: Math.min(bound.maxTurns, Math.max(current.maxTurns, spent.turns + 1)), maxTokens: current.maxTokens + 100 });
+    if (current.maxToolCalls < bound.maxToolCalls) list.push({ maxToolCalls: current.maxToolCalls + 1 });
     return list.map((raise) => ({ type: 'session.budgets-raised', ...raise }) as SessionEvent);
   };
   const raiseSpentEvents = (snapshot: Snapshot): SessionEvent[] => {
@@ -383,10 +399,14 @@ describe('session.machine model check: raising a spent budget (session.budgets-r
     if (turn?.status === 'open' && snapshot.matches({ running: 'joiningTurn' })) {
       list.push({ type: `xstate.done.actor.${turn.path}`, output: { turnId: turn.turnId, status: 'mutation-ready', joinClosed: true, joinDigest: 'b3:join', findings: [] } } as SessionEvent);
     }
-    // Offered in every state: outside budgetExhausted a raise must change nothing.
+    // Offered in every state: in an end that is final a raise must change nothing.
     return [...list, ...raiseEvents(snapshot)];
   };
   const isRaise = (event: SessionEvent): event is SessionEvent & { type: 'session.budgets-raised' } & Raise => event.type === 'session.budgets-raised';
+  const same = (from: Snapshot, to: Snapshot) => JSON.stringify(from.value) === JSON.stringify(to.value) && JSON.stringify(from.context) === JSON.stringify(to.context);
+  const effectsOrRecords = (actions: ReadonlyArray<{ type: string }>) => actions.filter((action) => action.type === 'requestEffect' || action.type === 'emitRecord');
+  // Edges seen: a spent tool-call budget run again by a tool-call raise, and a raise taken in place while running.
+  const seen = { toolCallsRaisedFromEnd: 0, raisedInPlace: 0 };
 
   const result = checkMachine({
     machine: sessionMachine,
@@ -396,23 +416,30 @@ describe('session.machine model check: raising a spent budget (session.budgets-r
       'turns stay within the turn budget in force': (snapshot) => snapshot.context.usage.turns <= snapshot.context.budgets.maxTurns,
       'a spent budget says why, and is the only end a raise can leave': (snapshot) => !snapshot.matches('budgetExhausted') || (snapshot.status === 'active' && snapshot.context.outcome === 'budget-exhausted' && snapshot.context.endReason !== null),
       'every other end is final': (snapshot) => !(snapshot.matches('completed') || snapshot.matches('failed') || snapshot.matches('cancelled')) || snapshot.status === 'done',
-      'limits only rise, and only in steps a raise gave': (snapshot) => snapshot.context.budgets.maxTurns >= small.maxTurns && snapshot.context.budgets.maxTokens >= small.maxTokens && snapshot.context.budgets.maxToolCalls === small.maxToolCalls,
+      'limits only rise, and only in steps a raise gave': (snapshot) => snapshot.context.budgets.maxTurns >= small.maxTurns && snapshot.context.budgets.maxTokens >= small.maxTokens && snapshot.context.budgets.maxToolCalls >= small.maxToolCalls && snapshot.context.budgets.maxToolCalls <= bound.maxToolCalls,
+      'a running session has no end reason and no outcome': (snapshot) => !snapshot.matches('running') || (snapshot.context.outcome === null && snapshot.context.endReason === null),
     },
     transitionInvariants: {
-      'a raise outside budgetExhausted changes nothing': ({ from, event, to, actions }) =>
-        !isRaise(event) || from.matches('budgetExhausted') || (JSON.stringify(from.value) === JSON.stringify(to.value) && JSON.stringify(from.context) === JSON.stringify(to.context) && actions.length === 0),
+      'a raise in a final end changes nothing': ({ from, event, to, actions }) => !isRaise(event) || from.status !== 'done' || (same(from, to) && actions.length === 0),
       'a raise that does not apply (not above what is spent, not whole, not positive, none given) changes nothing': ({ from, event, to, actions }) =>
-        !isRaise(event) || !from.matches('budgetExhausted') || applies(from, event) || (to.matches('budgetExhausted') && JSON.stringify(from.context) === JSON.stringify(to.context) && actions.length === 0),
-      'a raise that applies replaces exactly the limits it gives and runs the session again': ({ from, event, to, actions }) => {
-        if (!isRaise(event) || !from.matches('budgetExhausted') || !applies(from, event)) return true;
-        const expected = { ...from.context.budgets, ...(event.maxTurns === undefined ? {} : { maxTurns: event.maxTurns }), ...(event.maxTokens === undefined ? {} : { maxTokens: event.maxTokens }), ...(event.maxWallTimeMs === undefined ? {} : { maxWallTimeMs: event.maxWallTimeMs }) };
-        if (JSON.stringify(to.context.budgets) !== JSON.stringify(expected)) return false;
+        !isRaise(event) || (from.matches('budgetExhausted') ? leavesEnd(from, event) : applies(from, event)) || (same(from, to) && actions.length === 0),
+      'a raise taken while running or waiting replaces exactly its limits in place: same state, no effect, no record': ({ from, event, to, actions }) => {
+        if (!isRaise(event) || from.status === 'done' || from.matches('budgetExhausted') || !applies(from, event)) return true;
+        const tally = event.maxToolCalls === undefined ? from.context.tally : { ...from.context.tally, toolCallBudgetSpent: null };
+        seen.raisedInPlace++;
+        return JSON.stringify(to.value) === JSON.stringify(from.value) && JSON.stringify(to.context) === JSON.stringify({ ...from.context, budgets: raised(from, event), tally }) && effectsOrRecords(actions).length === 0;
+      },
+      'a raise that leaves a spent budget replaces exactly the limits it gives and runs the session again': ({ from, event, to, actions }) => {
+        if (!isRaise(event) || !from.matches('budgetExhausted') || !leavesEnd(from, event)) return true;
+        if (JSON.stringify(to.context.budgets) !== JSON.stringify(raised(from, event))) return false;
+        if (event.maxToolCalls !== undefined && to.context.tally.toolCallBudgetSpent !== null && to.matches({ running: 'awaitingModel' })) return false;
+        if (from.context.tally.toolCallBudgetSpent !== null && to.matches({ running: 'awaitingModel' })) seen.toolCallsRaisedFromEnd++;
         const modelCalls = actions.filter((action) => action.type === 'requestEffect' && (action.params as { kind: string }).kind === 'callModel');
         // Either the next turn's model call, or (another budget still spent) straight back to the end, saying so again.
         return to.matches({ running: 'awaitingModel' }) ? modelCalls.length === 1 && to.context.outcome === null : to.matches('budgetExhausted') && modelCalls.length === 0 && endedData(actions).length === 1;
       },
       'entering budgetExhausted records session.ended once, naming the budget': ({ from, to, actions, event }) =>
-        !to.matches('budgetExhausted') || (from.matches('budgetExhausted') && (!isRaise(event) || !applies(from, event))) || (endedData(actions).length === 1 && endedData(actions)[0]!.status === 'budget-exhausted' && /budget exhausted/.test(endedData(actions)[0]!.reason ?? '')),
+        !to.matches('budgetExhausted') || (from.matches('budgetExhausted') && (!isRaise(event) || !leavesEnd(from, event))) || (endedData(actions).length === 1 && endedData(actions)[0]!.status === 'budget-exhausted' && /budget exhausted/.test(endedData(actions)[0]!.reason ?? '')),
     },
   });
 
@@ -420,8 +447,10 @@ describe('session.machine model check: raising a spent budget (session.budgets-r
     expect(result.violations).toEqual([]);
   });
 
-  it('reaches a completion and a second spent budget after a raise', () => {
-    expect(result.stateValues).toEqual(expect.arrayContaining(['"budgetExhausted"', '"completed"', '{"running":"awaitingModel"}']));
+  it('reaches a completion and a second spent budget after a raise, and a spent tool-call budget', () => {
+    expect(result.stateValues).toEqual(expect.arrayContaining(['"budgetExhausted"', '"completed"', '{"running":"awaitingModel"}', '{"running":"runningTools"}', '{"running":"joiningTurn"}']));
     expect(result.states).toBeGreaterThan(10);
+    expect(seen.toolCallsRaisedFromEnd).toBeGreaterThan(0);
+    expect(seen.raisedInPlace).toBeGreaterThan(0);
   });
 });
