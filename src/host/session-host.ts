@@ -252,7 +252,11 @@ export class SessionHost {
           if (snapshot) await this.store.saveSnapshot(this.stream, snapshot);
           if (stopped.length > 0) this.dropEffectsOf(stopped);
           // A hook stopped the session: nothing this batch requested starts; the cancellation is queued next.
-          if (!this.stopIfAsked(stored)) for (const entry of stored) if (entry.type === stepRecordType) for (const request of requestsOf(entry)) this.startEffect(request);
+          if (!this.stopIfAsked(stored)) {
+            const requests = stored.flatMap((entry) => (entry.type === stepRecordType ? requestsOf(entry) : []));
+            if (input.holdEffects) input.holdEffects(requests);
+            else for (const request of requests) this.startEffect(request);
+          }
           if (done) this.finish(stored);
           return stored;
         })

@@ -42,6 +42,12 @@ export interface InputDraft {
    * to subscribers only after the commit covering it).
    */
   written?: boolean;
+  /**
+   * The effects this step requests are handed here instead of started: the caller starts them (`startEffect`) once
+   * what must come before them is recorded — resume raising a spent budget holds the next model call until
+   * `session.resumed` and the in-doubt decisions are written.
+   */
+  holdEffects?: (requests: readonly RecordEnvelope[]) => void;
 }
 
 /** How a session run stopped: one of the final outcomes, or `paused` (waiting for a person, resumable). */

@@ -292,11 +292,13 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
     memory?.catchUp();
     return { session, report };
   }
+  const heldByRaise: RecordEnvelope[] = [];
   if (raise) {
     // Recorded first: the machine leaves `budgetExhausted` for its next turn (an interrupted one keeps its state with
     // the new limits), and what follows (today's catalog, the in-doubt decisions — the wall time they are judged by
     // included — and the resume itself) is recorded on a running session.
-    await host.step({ type: 'session.budgets-raised', data: { ...raise } });
+    // Its next model call waits until the resume is recorded (started last, with the in-doubt reruns).
+    await host.step({ type: 'session.budgets-raised', data: { ...raise }, holdEffects: (requests) => heldByRaise.push(...requests) });
     report.budgetsRaised = raise;
   }
 
@@ -385,6 +387,7 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
       await host.step({ ...settlement, actor: effect.record.actor, cause: effect.record.id });
     }
   }
+  for (const request of heldByRaise) host.startEffect(request);
   if (rebuilt.tree.value === 'idle' && !records.some((record) => record.type === 'user.message' && record.actor === rootPath)) {
     await session.send(created.task);
   }

@@ -157,12 +157,15 @@ describe('golden logs', () => {
     }
   });
 
-  it('keep a raised budget: the raise is recorded before the resume, the root ends twice, and the replayed machine continues past the first end', async () => {
+  it('keep a raised budget: the raise is recorded before the resume, its model call after it, the root ends twice, and the replayed machine continues past the first end', async () => {
     const raised = fixtures.find(({ name }) => name === 'budget-raised')!.fixture;
     const flat = flattenRecords(raised.records);
     const raise = flat.find((record) => record.type === 'session.budgets-raised')!;
     expect(raise.data).toEqual({ maxTurns: 5 });
-    expect(raise.seq).toBeLessThan(flat.find((record) => record.type === 'session.resumed')!.seq);
+    const resumed = flat.find((record) => record.type === 'session.resumed')!;
+    expect(raise.seq).toBeLessThan(resumed.seq);
+    // The next model call the raise requested starts only once the resume is recorded.
+    expect(flat.find((record) => record.type === 'model.responded' && record.seq > raise.seq)!.seq).toBeGreaterThan(resumed.seq);
     expect(flat.filter((record) => record.type === 'session.ended' && record.actor === 'root').map((record) => (record.data as { status: string }).status)).toEqual(['budget-exhausted', 'completed']);
     expect(flat.filter((record) => record.type === 'model.responded')).toHaveLength(4);
     expect((await replaySession(store, raised.stream)).verified).toBe(raised.records.length);
