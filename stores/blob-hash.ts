@@ -7,8 +7,16 @@ const REF_PATTERN = /^artifact:\/\/blake3\/([0-9a-f]{64})$/;
 
 /** BLAKE3-256 of `bytes` as lower-case hex. The WebAssembly hasher is loaded on first use (not at import) and reused. */
 export async function blake3Hex(bytes: Uint8Array): Promise<string> {
-  const instance = await (hasher ??= import('hash-wasm').then((module) => module.createBLAKE3()));
+  const instance = await blake3Hasher();
   return instance.init().update(bytes).digest('hex');
+}
+
+/**
+ * The shared WebAssembly BLAKE3 hasher (loaded on first use). Its users run `init`/`load` … `digest`/`save` without an
+ * `await` in between, so they never interleave.
+ */
+export function blake3Hasher(): Promise<IHasher> {
+  return (hasher ??= import('hash-wasm').then((module) => module.createBLAKE3()));
 }
 
 /**
@@ -26,6 +34,11 @@ export async function hashBlob(content: Uint8Array | string): Promise<{ bytes: U
   const hex = await blake3Hex(bytes);
   namedDigests.set(bytes, hex);
   return { bytes, hex };
+}
+
+/** Remember that `bytes` (which the caller will not change) hash to `hex`: a blob named without `hashBlob` (`PrefixBlobHasher`). */
+export function nameBlob(bytes: Uint8Array, hex: string): void {
+  namedDigests.set(bytes, hex);
 }
 
 /** The digest `hashBlob` computed for exactly this array, if it did. */

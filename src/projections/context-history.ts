@@ -6,7 +6,7 @@ import { attribute, fitText, quoteUntrusted } from './context-render.js';
 import { hookContextSection, renderTurn, turnMode } from './context-sources.js';
 import { callSummary } from './call-summary.js';
 import type { TokenCounter } from './token-counter.js';
-import { historyTexts, messageJson, messageTokens, sealMessage } from './message-memo.js';
+import { historyTexts, messageTokens, sealMessage } from './message-memo.js';
 
 /**
  * Where the history shown in full starts: an index into the actor's recent items, or undefined when the recorded
@@ -61,11 +61,6 @@ interface HistoryMemo {
   cutAfter: boolean[];
   /** The messages' tokens as `countInput` counts them, up to each item. */
   inputSums: number[];
-  /**
-   * All the messages' JSON joined by commas (one string, extended as items are appended — not one per item: a string
-   * per prefix would each keep a flat copy of the history once serialised).
-   */
-  json: string;
 }
 
 const historyMemos = new WeakMap<ConversationItem, HistoryMemo>();
@@ -103,13 +98,8 @@ const renderInto = (memo: HistoryMemo, item: ConversationItem): void => {
     memo.tails.push(frozenEntry({ source: 'recent_tail', refs, mode, trust: 'untrusted', tokens: rendered.tokens, reason: tailReason }));
   }
   let inputTokens = index === 0 ? 0 : memo.inputSums[index - 1]!;
-  let json = memo.json;
-  for (let message = index === 0 ? 0 : memo.messageEnds[index - 1]!; message < memo.messages.length; message++) {
-    inputTokens += messageTokens(memo.messages[message]!, memo.counter);
-    json = json.length === 0 ? messageJson(memo.messages[message]!) : `${json},${messageJson(memo.messages[message]!)}`;
-  }
+  for (let message = index === 0 ? 0 : memo.messageEnds[index - 1]!; message < memo.messages.length; message++) inputTokens += messageTokens(memo.messages[message]!, memo.counter);
   memo.inputSums.push(inputTokens);
-  memo.json = json;
   memo.messageEnds.push(memo.messages.length);
   memo.tailEnds.push(memo.tails.length);
 };
@@ -125,8 +115,6 @@ const truncateMemo = (memo: HistoryMemo, count: number): void => {
   memo.tokenSums.length = count;
   memo.cutAfter.length = count;
   memo.inputSums.length = count;
-  // Rare (a result settling on a turn already shown): the JSON is joined again from the messages' kept texts.
-  memo.json = memo.messages.map(messageJson).join(',');
 };
 
 /**
@@ -143,7 +131,7 @@ export const renderHistory = (actor: ActorContext, anchorIndex: number, cap: num
   const anchor = recent[anchorIndex]!;
   let memo = historyMemos.get(anchor);
   if (memo === undefined || memo.cap !== cap || memo.counter !== counter) {
-    memo = { cap, counter, seqs: [], marks: [], messages: [], tails: [], messageEnds: [], tailEnds: [], tokenSums: [], cutAfter: [], inputSums: [], json: '' };
+    memo = { cap, counter, seqs: [], marks: [], messages: [], tails: [], messageEnds: [], tailEnds: [], tokenSums: [], cutAfter: [], inputSums: [] };
     historyMemos.set(anchor, memo);
   }
   let shared = 0;
@@ -159,7 +147,7 @@ export const renderHistory = (actor: ActorContext, anchorIndex: number, cap: num
     included[included.length - 1] = { source: 'latest_observation', refs: tail.refs, mode: tail.mode, trust: 'untrusted', tokens: tail.tokens, reason: tail.mode === 'full' ? 'the latest tool results, in full' : 'the latest tool results, each cut to the per-result cap with a reference to the full output' };
   }
   const messages = memo.messages.slice();
-  historyTexts.set(messages, { inputTokens: memo.inputSums[count - 1]!, counter, json: memo.json });
+  historyTexts.set(messages, { inputTokens: memo.inputSums[count - 1]!, counter });
   return { messages, tokens: memo.tokenSums[count - 1]!, included, cut: memo.cutAfter[count - 1]! };
 };
 

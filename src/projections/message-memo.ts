@@ -60,18 +60,18 @@ export const messageTokens = (message: ModelMessage, counter: TokenCounter): num
 
 /**
  * What a rendered history's message list adds up to, by the list's identity (it is never changed once returned): its
- * `countInput` tokens for one counter and its messages' JSON joined by commas — kept as the history grows, so that
- * counting and serialising an input costs what is new in it, not its whole history.
+ * `countInput` tokens for one counter — kept as the history grows, so that counting an input costs what is new in it,
+ * not its whole history.
  */
-export const historyTexts = new WeakMap<readonly ModelMessage[], { inputTokens: number; counter: TokenCounter; json: string }>();
+export const historyTexts = new WeakMap<readonly ModelMessage[], { inputTokens: number; counter: TokenCounter }>();
 
 /**
  * Where an assembled input's history lies: its messages from `start` are exactly the history list `history` (the
- * assembly copies them in order), so its JSON and tokens are the history's kept ones plus those of the few others.
+ * assembly copies them in order), so its tokens are the history's kept ones plus those of the few others.
  */
 export const assembledHistory = new WeakMap<readonly ModelMessage[], { start: number; history: readonly ModelMessage[] }>();
 
-const historyOf = (messages: readonly ModelMessage[]): { start: number; count: number; text: { inputTokens: number; counter: TokenCounter; json: string } } | undefined => {
+const historyOf = (messages: readonly ModelMessage[]): { start: number; count: number; text: { inputTokens: number; counter: TokenCounter } } | undefined => {
   const placed = assembledHistory.get(messages);
   if (placed === undefined || placed.history.length === 0 || messages.length < placed.start + placed.history.length) return undefined;
   const text = historyTexts.get(placed.history);
@@ -81,15 +81,21 @@ const historyOf = (messages: readonly ModelMessage[]): { start: number; count: n
   return { start: placed.start, count: placed.history.length, text };
 };
 
-/** `JSON.stringify(messages)` of an assembled input: its history's JSON as kept, the other messages serialised now. */
-export const inputMessagesJson = (messages: readonly ModelMessage[]): string => {
-  const history = historyOf(messages);
-  if (history === undefined) return messagesJson(messages);
-  const parts: string[] = [];
-  for (let index = 0; index < history.start; index++) parts.push(messageJson(messages[index]!));
-  parts.push(history.text.json);
-  for (let index = history.start + history.count; index < messages.length; index++) parts.push(messageJson(messages[index]!));
-  return `[${parts.join(',')}]`;
+/**
+ * `JSON.stringify({ messages, tools })` — the model input as stored — as text pieces whose concatenation it is, and how
+ * many of them lie within the first `stableMessages` messages (the input's stable prefix: what `PrefixBlobHasher`
+ * keeps from round to round). A sealed message's piece is its kept JSON, the same string every round, so the prefix
+ * compares by identity; the separators are constants.
+ */
+export const inputPieces = (messages: readonly ModelMessage[], toolsJson: string, stableMessages: number): { pieces: string[]; stable: number } => {
+  const pieces: string[] = ['{"messages":['];
+  for (let index = 0; index < messages.length; index++) {
+    if (index > 0) pieces.push(',');
+    pieces.push(messageJson(messages[index]!));
+  }
+  pieces.push('],"tools":', toolsJson, '}');
+  const kept = Math.max(0, Math.min(stableMessages, messages.length));
+  return { pieces, stable: kept === 0 ? 1 : 2 * kept };
 };
 
 /** The tokens of an assembled input's messages as `countInput` counts them: its history's as kept, the others counted now. */

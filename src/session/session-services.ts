@@ -5,7 +5,7 @@ import { contextCounts, type ContextProjected } from '../../models/context.recor
 import type { ModelOptions } from '../../models/model-contract.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EventStore } from '../../stores/event-store.js';
-import { artifactRef, blake3Hex, blobBytes, hashBlob } from '../../stores/blob-hash.js';
+import { artifactRef, blake3Hex, blobBytes } from '../../stores/blob-hash.js';
 import { createCallModelExecutor, type ModelCallSource, type ReplyReview } from '../effects/call-model.js';
 import type { FactDraft } from '../../models/envelope.js';
 import { decidePoint } from '../hooks/decide-point.js';
@@ -18,7 +18,8 @@ import { createExecuteToolExecutor } from '../effects/execute-tool.js';
 import type { VerificationClassifier } from '../effects/verification.js';
 import { maxCompactionLevel } from '../projections/context-budget.js';
 import { projectModelInput, type ContextPolicyOptions } from '../projections/context-policy.js';
-import { inputMessagesJson } from '../projections/message-memo.js';
+import { inputPieces } from '../projections/message-memo.js';
+import { PrefixBlobHasher } from '../../stores/prefix-blob-hasher.js';
 import { contextProjection, type ContextViewOptions } from '../projections/context.view.js';
 import { memoryProjection } from '../projections/memory.view.js';
 import { toolsJson } from '../projections/tools-json.js';
@@ -208,6 +209,13 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
   const project = (actor: string, hookCandidates?: PointDecision['candidates']) =>
     projectModelInput({
       ...instructionPart(), ...(environment ? { environment } : {}), view: context, actor, memory: memoryViews().governance, ...(memory ? { sessionMemory: memoryViews().session } : {}), systemPrompt: systemPromptOf(actor), tools: actors.of(actor).descriptions, counter, ...(services.context ? { options: services.context } : {}), ...(model === undefined ? {} : { model }), now: services.clock(), compactionLevel: levelOf(actor), ...(hookCandidates ? { hookCandidates } : {}) });
+  /** Per agent, the hasher of its model inputs (their stable prefix kept from round to round); an ended child's is dropped. */
+  const inputHashers = new Map<string, PrefixBlobHasher>();
+  const inputHasherOf = (actor: string): PrefixBlobHasher => {
+    let hasher = inputHashers.get(actor);
+    if (hasher === undefined) inputHashers.set(actor, (hasher = new PrefixBlobHasher()));
+    return hasher;
+  };
   const hooks = services.hooks && services.hooks.size > 0 ? services.hooks : undefined;
   /** Final replies of each agent a stop hook sent back so far (folded from the log: replay and resume agree). */
   const continuations = new Map<string, number>();
@@ -239,8 +247,10 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
       }
       const { messages, included, excluded, compacted, ...ledger } = project(actor, candidates);
       // Exactly `JSON.stringify({ messages, tools })`, with the tool schemas serialised once per list and each history
-      // message once (a history's JSON is kept as it grows: `inputMessagesJson`).
-      const { bytes, hex } = await hashBlob(`{"messages":${inputMessagesJson(messages)},"tools":${toolsJson(tools)}}`);
+      // message once; the stable prefix (through the last cache breakpoint: system, session context, history) is
+      // encoded and hashed once as it grows (`PrefixBlobHasher`), so a round costs what is new in its input.
+      const { pieces, stable } = inputPieces(messages, toolsJson(tools), (ledger.cacheBreakpoints.at(-1) ?? -1) + 1);
+      const { bytes, hex } = await inputHasherOf(actor).hash(pieces, stable);
       const input = artifactRef(hex);
       // The ledger's lists are derivable from the log (`rein context` rebuilds them and checks them against `input`),
       // except its decisions on what came from outside the session's records (memory from the workspace's governance
@@ -323,7 +333,12 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
         cutReplies.set(record.actor, reply.stopReason === 'max_tokens' && reply.toolCalls.length === 0 ? (cutReplies.get(record.actor) ?? 0) + 1 : 0);
       }
       // A step record stands for the records it derived: an ended child's wiring is forgotten.
-      foldEntries(undefined, record, (_, entry) => void actors.forget((entry.data as { child: string }).child), endedChild);
+      foldEntries(undefined, record, (_, entry) => {
+        const child = (entry.data as { child: string }).child;
+        actors.forget(child);
+        inputHashers.delete(child);
+        return undefined;
+      }, endedChild);
     },
   };
 };

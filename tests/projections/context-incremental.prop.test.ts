@@ -4,7 +4,7 @@ import { ContextProjected } from '../../models/context.records.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import { countInput, projectModelInput, type ModelInputProjection, type PolicyInput } from '../../src/projections/context-policy.js';
 import { contextProjection, type ContextView, type ContextViewOptions } from '../../src/projections/context.view.js';
-import { inputMessagesJson, messagesJson } from '../../src/projections/message-memo.js';
+import { inputPieces, messagesJson } from '../../src/projections/message-memo.js';
 import { rebuildView, reducerOf } from '../../src/projections/projection.js';
 import { toolsJson } from '../../src/projections/tools-json.js';
 import { estimateTokenCounter } from '../../src/projections/token-counter.js';
@@ -17,8 +17,8 @@ const tools = [{ name: 'read', description: 'Read a file.', inputSchema: { type:
 const projectOn = (view: ContextView, options: PolicyInput['options'], compactionLevel: number): ModelInputProjection =>
   projectModelInput({ view, actor: 'root', systemPrompt: 'You are a careful agent.', tools, counter: estimateTokenCounter, options, now: 1_000, compactionLevel });
 
-/** The model input's bytes as the host stores them (`messagesJson`), and as a plain `JSON.stringify` of a projection made from scratch. */
-const incrementalInput = (projection: ModelInputProjection): string => `{"messages":${inputMessagesJson(projection.messages)},"tools":${toolsJson(tools)}}`;
+/** The model input's text as the host stores it (`inputPieces`, joined), and as a plain `JSON.stringify` of a projection made from scratch. */
+const incrementalInput = (projection: ModelInputProjection): string => inputPieces(projection.messages, toolsJson(tools), (projection.cacheBreakpoints.at(-1) ?? -1) + 1).pieces.join('');
 const scratchInput = (projection: ModelInputProjection): string => JSON.stringify({ messages: projection.messages, tools });
 
 const call = toolCallArbitrary;
