@@ -4,17 +4,35 @@ import { nameBlob, blake3Hasher } from './blob-hash.js';
 const encoder = new TextEncoder();
 
 /**
+ * A piece of a blob that only grows: `parts[0..count)` joined by `separator`. The list is appended to and never
+ * changed otherwise while the same array is handed on (a shortened list must be a new array), so a hasher that kept
+ * its first parts needs to look only at the ones added since.
+ */
+export interface GrowingPiece {
+  readonly parts: readonly string[];
+  readonly count: number;
+  readonly separator: string;
+}
+
+/** A piece of a blob: a text, or a growing list of texts. */
+export type BlobPiece = string | GrowingPiece;
+
+/** What is kept of a stable piece: the text, or the list and how many of its parts. */
+type KeptPiece = string | { parts: readonly string[]; count: number; separator: string };
+
+/**
  * Names successive blobs that share a growing prefix (a session's model inputs: the system message and the history
- * stay byte-identical from round to round) at the cost of what is new in each. A blob is given as text pieces, the
- * first `stable` of which are expected to be the same as last time; the hasher keeps those pieces' UTF-8 bytes and
- * the BLAKE3 state after them, so a blob costs the encoding and hashing of the pieces that changed and of the rest
- * (one copy of the kept bytes makes the blob's array). Pieces are compared with `===` (a piece kept by identity
- * compares in O(1)); a piece that differs drops the kept bytes from it on, and the state is hashed again over what
- * is left (rare: a compaction). The result equals `hashBlob(pieces.join(''))`: the same bytes, the same digest, and
- * the bytes are named (`namedDigestOf`). One hasher per sequence of related blobs; it holds the prefix's bytes.
+ * stay byte-identical from round to round) at the cost of what is new in each. A blob is given as pieces, the first
+ * `stable` of which are expected to be the same as last time; the hasher keeps those pieces' UTF-8 bytes and the
+ * BLAKE3 state after them, so a blob costs the encoding and hashing of the pieces that changed and of the rest (plus
+ * one copy of the kept bytes, which makes the blob's array). Texts are compared with `===` (a text kept by identity
+ * compares in O(1)); a growing piece by its list's identity, the parts added since being encoded and hashed on. A
+ * piece that differs drops the kept bytes from it on, and the state is hashed again over what is left (rare: a
+ * compaction). The result equals `hashBlob` of the pieces joined: the same bytes, the same digest, and the bytes are
+ * named (`namedDigestOf`). One hasher per sequence of related blobs; it holds the prefix's bytes.
  */
 export class PrefixBlobHasher {
-  #pieces: string[] = [];
+  #pieces: KeptPiece[] = [];
   /** Where each kept piece's bytes end in `#bytes`. */
   #ends: number[] = [];
   #bytes = new Uint8Array(0);
@@ -23,31 +41,61 @@ export class PrefixBlobHasher {
   #state: Uint8Array | undefined;
   #scratch = new Uint8Array(0);
 
-  /** The blob `pieces.join('')` as UTF-8 bytes and its BLAKE3 hex; the first `stable` pieces are kept for the next call. */
-  async hash(pieces: readonly string[], stable: number): Promise<{ bytes: Uint8Array; hex: string }> {
+  /** The blob of `pieces` joined as UTF-8 bytes and its BLAKE3 hex; the first `stable` pieces are kept for the next call. */
+  async hash(pieces: readonly BlobPiece[], stable: number): Promise<{ bytes: Uint8Array; hex: string }> {
     const hasher = await blake3Hasher();
     const keep = Math.max(0, Math.min(stable, pieces.length));
+    let appendFrom = -1;
     let shared = 0;
+    let grown = false;
     const limit = Math.min(keep, this.#pieces.length);
-    while (shared < limit && pieces[shared] === this.#pieces[shared]) shared++;
-    if (shared < this.#pieces.length) this.#truncate(hasher, shared);
-    if (shared < keep) {
-      const from = this.#length;
-      for (let index = shared; index < keep; index++) {
-        const piece = pieces[index]!;
+    for (; shared < limit; shared++) {
+      const piece = pieces[shared]!;
+      const kept = this.#pieces[shared]!;
+      if (piece === kept) continue;
+      if (typeof piece === 'string' || typeof kept === 'string' || piece.parts !== kept.parts || piece.separator !== kept.separator || piece.count < kept.count) break;
+      if (piece.count === kept.count) continue;
+      // The list grew: its new parts follow its kept ones (what was kept after it, if anything, is dropped).
+      if (shared + 1 < this.#pieces.length) this.#truncate(hasher, shared + 1);
+      appendFrom = this.#length;
+      this.#length = this.#encodeParts(piece, kept.count, this.#length);
+      this.#pieces[shared] = { parts: piece.parts, count: piece.count, separator: piece.separator };
+      this.#ends[shared] = this.#length;
+      grown = true;
+      shared++;
+      break;
+    }
+    if (!grown) {
+      if (shared < this.#pieces.length) this.#truncate(hasher, shared);
+      appendFrom = this.#length;
+    }
+    for (let index = shared; index < keep; index++) {
+      const piece = pieces[index]!;
+      if (typeof piece === 'string') {
         this.#length = this.#encode(piece, this.#length, true);
         this.#pieces.push(piece);
-        this.#ends.push(this.#length);
+      } else {
+        this.#length = this.#encodeParts(piece, 0, this.#length);
+        this.#pieces.push({ parts: piece.parts, count: piece.count, separator: piece.separator });
       }
-      this.#resume(hasher).update(this.#bytes.subarray(from, this.#length));
+      this.#ends.push(this.#length);
+    }
+    // The hasher is left at the kept state when something was added to it (no `load` needed for the rest).
+    let live = false;
+    if (this.#length > appendFrom) {
+      this.#resume(hasher).update(this.#bytes.subarray(appendFrom, this.#length));
       this.#state = hasher.save();
+      live = true;
     }
     let suffix = 0;
-    for (let index = keep; index < pieces.length; index++) suffix = this.#encode(pieces[index]!, suffix, false);
+    for (let index = keep; index < pieces.length; index++) {
+      const piece = pieces[index]!;
+      suffix = typeof piece === 'string' ? this.#encode(piece, suffix, false) : this.#encodeParts(piece, 0, suffix, false);
+    }
     const bytes = Buffer.allocUnsafe(this.#length + suffix);
     bytes.set(this.#bytes.subarray(0, this.#length), 0);
     bytes.set(this.#scratch.subarray(0, suffix), this.#length);
-    const hex = this.#resume(hasher).update(this.#scratch.subarray(0, suffix)).digest('hex');
+    const hex = (live ? hasher : this.#resume(hasher)).update(this.#scratch.subarray(0, suffix)).digest('hex');
     nameBlob(bytes, hex);
     return { bytes, hex };
   }
@@ -71,11 +119,26 @@ export class PrefixBlobHasher {
     }
   }
 
+  /** Encode a growing piece's parts from `start` (with the separator before each but the first) at `offset`; returns the new end. */
+  #encodeParts(piece: GrowingPiece, start: number, offset: number, kept = true): number {
+    let end = offset;
+    for (let index = start; index < piece.count; index++) {
+      if (index > 0) end = this.#encode(piece.separator, end, kept);
+      end = this.#encode(piece.parts[index]!, end, kept);
+    }
+    return end;
+  }
+
   /** Encode `text` at `offset` of the kept bytes (`kept`) or of the scratch bytes; returns the new end. */
   #encode(text: string, offset: number, kept: boolean): number {
     // UTF-8 takes at most 3 bytes per UTF-16 unit.
     const needed = offset + text.length * 3;
     let target = kept ? this.#bytes : this.#scratch;
+    const ascii = text.length === 1 ? text.charCodeAt(0) : 128;
+    if (ascii < 128 && offset < target.length) {
+      target[offset] = ascii;
+      return offset + 1;
+    }
     if (target.length < needed) {
       const grown = new Uint8Array(Math.max(needed, target.length * 2, 1_024));
       grown.set(target.subarray(0, offset));

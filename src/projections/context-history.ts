@@ -6,7 +6,7 @@ import { attribute, fitText, quoteUntrusted } from './context-render.js';
 import { hookContextSection, renderTurn, turnMode } from './context-sources.js';
 import { callSummary } from './call-summary.js';
 import type { TokenCounter } from './token-counter.js';
-import { historyTexts, messageTokens, sealMessage } from './message-memo.js';
+import { historyTexts, messageJson, messageTokens, sealMessage } from './message-memo.js';
 
 /**
  * Where the history shown in full starts: an index into the actor's recent items, or undefined when the recorded
@@ -61,6 +61,11 @@ interface HistoryMemo {
   cutAfter: boolean[];
   /** The messages' tokens as `countInput` counts them, up to each item. */
   inputSums: number[];
+  /**
+   * Each message's JSON, in order: only appended to while the memo's items stay (a truncation makes a new array), so
+   * the stored model input's hasher takes the history as a growing piece (`inputPieces`).
+   */
+  jsons: string[];
 }
 
 const historyMemos = new WeakMap<ConversationItem, HistoryMemo>();
@@ -98,7 +103,10 @@ const renderInto = (memo: HistoryMemo, item: ConversationItem): void => {
     memo.tails.push(frozenEntry({ source: 'recent_tail', refs, mode, trust: 'untrusted', tokens: rendered.tokens, reason: tailReason }));
   }
   let inputTokens = index === 0 ? 0 : memo.inputSums[index - 1]!;
-  for (let message = index === 0 ? 0 : memo.messageEnds[index - 1]!; message < memo.messages.length; message++) inputTokens += messageTokens(memo.messages[message]!, memo.counter);
+  for (let message = index === 0 ? 0 : memo.messageEnds[index - 1]!; message < memo.messages.length; message++) {
+    inputTokens += messageTokens(memo.messages[message]!, memo.counter);
+    memo.jsons.push(messageJson(memo.messages[message]!));
+  }
   memo.inputSums.push(inputTokens);
   memo.messageEnds.push(memo.messages.length);
   memo.tailEnds.push(memo.tails.length);
@@ -115,6 +123,8 @@ const truncateMemo = (memo: HistoryMemo, count: number): void => {
   memo.tokenSums.length = count;
   memo.cutAfter.length = count;
   memo.inputSums.length = count;
+  // A new array: whoever holds the old one (a hasher's kept prefix) sees it is another list, not a longer one.
+  memo.jsons = memo.jsons.slice(0, memo.messages.length);
 };
 
 /**
@@ -131,7 +141,7 @@ export const renderHistory = (actor: ActorContext, anchorIndex: number, cap: num
   const anchor = recent[anchorIndex]!;
   let memo = historyMemos.get(anchor);
   if (memo === undefined || memo.cap !== cap || memo.counter !== counter) {
-    memo = { cap, counter, seqs: [], marks: [], messages: [], tails: [], messageEnds: [], tailEnds: [], tokenSums: [], cutAfter: [], inputSums: [] };
+    memo = { cap, counter, seqs: [], marks: [], messages: [], tails: [], messageEnds: [], tailEnds: [], tokenSums: [], cutAfter: [], inputSums: [], jsons: [] };
     historyMemos.set(anchor, memo);
   }
   let shared = 0;
@@ -147,7 +157,7 @@ export const renderHistory = (actor: ActorContext, anchorIndex: number, cap: num
     included[included.length - 1] = { source: 'latest_observation', refs: tail.refs, mode: tail.mode, trust: 'untrusted', tokens: tail.tokens, reason: tail.mode === 'full' ? 'the latest tool results, in full' : 'the latest tool results, each cut to the per-result cap with a reference to the full output' };
   }
   const messages = memo.messages.slice();
-  historyTexts.set(messages, { inputTokens: memo.inputSums[count - 1]!, counter });
+  historyTexts.set(messages, { inputTokens: memo.inputSums[count - 1]!, counter, jsons: memo.jsons });
   return { messages, tokens: memo.tokenSums[count - 1]!, included, cut: memo.cutAfter[count - 1]! };
 };
 

@@ -1,5 +1,6 @@
 import type { ModelMessage } from '../../models/model-contract.js';
 import type { TokenCounter } from './token-counter.js';
+import type { BlobPiece } from '../../stores/prefix-blob-hasher.js';
 
 /**
  * What is kept of a sealed message: its JSON text and its token count per counter, computed on first use. A history
@@ -60,10 +61,11 @@ export const messageTokens = (message: ModelMessage, counter: TokenCounter): num
 
 /**
  * What a rendered history's message list adds up to, by the list's identity (it is never changed once returned): its
- * `countInput` tokens for one counter — kept as the history grows, so that counting an input costs what is new in it,
- * not its whole history.
+ * `countInput` tokens for one counter, and its messages' JSON (`jsons`, whose first `messages.length` entries are
+ * theirs: a list only appended to while the history grows from the same start) — kept as the history grows, so that
+ * counting and storing an input cost what is new in it, not its whole history.
  */
-export const historyTexts = new WeakMap<readonly ModelMessage[], { inputTokens: number; counter: TokenCounter }>();
+export const historyTexts = new WeakMap<readonly ModelMessage[], { inputTokens: number; counter: TokenCounter; jsons: readonly string[] }>();
 
 /**
  * Where an assembled input's history lies: its messages from `start` are exactly the history list `history` (the
@@ -71,7 +73,7 @@ export const historyTexts = new WeakMap<readonly ModelMessage[], { inputTokens: 
  */
 export const assembledHistory = new WeakMap<readonly ModelMessage[], { start: number; history: readonly ModelMessage[] }>();
 
-const historyOf = (messages: readonly ModelMessage[]): { start: number; count: number; text: { inputTokens: number; counter: TokenCounter } } | undefined => {
+const historyOf = (messages: readonly ModelMessage[]): { start: number; count: number; text: { inputTokens: number; counter: TokenCounter; jsons: readonly string[] } } | undefined => {
   const placed = assembledHistory.get(messages);
   if (placed === undefined || placed.history.length === 0 || messages.length < placed.start + placed.history.length) return undefined;
   const text = historyTexts.get(placed.history);
@@ -82,20 +84,28 @@ const historyOf = (messages: readonly ModelMessage[]): { start: number; count: n
 };
 
 /**
- * `JSON.stringify({ messages, tools })` — the model input as stored — as text pieces whose concatenation it is, and how
+ * `JSON.stringify({ messages, tools })` — the model input as stored — as pieces whose concatenation it is, and how
  * many of them lie within the first `stableMessages` messages (the input's stable prefix: what `PrefixBlobHasher`
- * keeps from round to round). A sealed message's piece is its kept JSON, the same string every round, so the prefix
+ * keeps from round to round). A history within the prefix is one growing piece (its kept JSON list, see
+ * `historyTexts`); any other sealed message's piece is its kept JSON, the same string every round, so the prefix
  * compares by identity; the separators are constants.
  */
-export const inputPieces = (messages: readonly ModelMessage[], toolsJson: string, stableMessages: number): { pieces: string[]; stable: number } => {
-  const pieces: string[] = ['{"messages":['];
+export const inputPieces = (messages: readonly ModelMessage[], toolsJson: string, stableMessages: number): { pieces: BlobPiece[]; stable: number } => {
+  const kept = Math.max(0, Math.min(stableMessages, messages.length));
+  const history = historyOf(messages);
+  const inPrefix = history !== undefined && history.start + history.count <= kept && history.text.jsons.length >= history.count;
+  const pieces: BlobPiece[] = ['{"messages":['];
+  let stable = kept === 0 ? 1 : 0;
   for (let index = 0; index < messages.length; index++) {
     if (index > 0) pieces.push(',');
-    pieces.push(messageJson(messages[index]!));
+    if (inPrefix && index === history.start) {
+      pieces.push({ parts: history.text.jsons, count: history.count, separator: ',' });
+      index += history.count - 1;
+    } else pieces.push(messageJson(messages[index]!));
+    if (index === kept - 1) stable = pieces.length;
   }
   pieces.push('],"tools":', toolsJson, '}');
-  const kept = Math.max(0, Math.min(stableMessages, messages.length));
-  return { pieces, stable: kept === 0 ? 1 : 2 * kept };
+  return { pieces, stable };
 };
 
 /** The tokens of an assembled input's messages as `countInput` counts them: its history's as kept, the others counted now. */

@@ -18,7 +18,10 @@ const projectOn = (view: ContextView, options: PolicyInput['options'], compactio
   projectModelInput({ view, actor: 'root', systemPrompt: 'You are a careful agent.', tools, counter: estimateTokenCounter, options, now: 1_000, compactionLevel });
 
 /** The model input's text as the host stores it (`inputPieces`, joined), and as a plain `JSON.stringify` of a projection made from scratch. */
-const incrementalInput = (projection: ModelInputProjection): string => inputPieces(projection.messages, toolsJson(tools), (projection.cacheBreakpoints.at(-1) ?? -1) + 1).pieces.join('');
+const incrementalInput = (projection: ModelInputProjection): string =>
+  inputPieces(projection.messages, toolsJson(tools), (projection.cacheBreakpoints.at(-1) ?? -1) + 1)
+    .pieces.map((piece) => (typeof piece === 'string' ? piece : piece.parts.slice(0, piece.count).join(piece.separator)))
+    .join('');
 const scratchInput = (projection: ModelInputProjection): string => JSON.stringify({ messages: projection.messages, tools });
 
 const call = toolCallArbitrary;

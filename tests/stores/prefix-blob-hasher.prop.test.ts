@@ -1,43 +1,64 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { blake3Hex, namedDigestOf } from '../../stores/blob-hash.js';
-import { PrefixBlobHasher } from '../../stores/prefix-blob-hasher.js';
+import { PrefixBlobHasher, type BlobPiece } from '../../stores/prefix-blob-hasher.js';
 import { propertyRuns } from '../support/temp-dir.js';
 
-/** Text pieces: ASCII, multi-byte characters, lone surrogates, long runs (past the scratch's first size). */
-const piece = fc.oneof(
+/** Text pieces: ASCII, multi-byte characters, lone surrogates, single separators, long runs (past the buffers' first size). */
+const text = fc.oneof(
   fc.string({ maxLength: 12 }),
   fc.string({ unit: 'grapheme', maxLength: 8 }),
-  fc.constantFrom('\ud800', 'x\udfff', 'é', '😀', ','),
+  fc.constantFrom('\ud800', 'x\udfff', 'é', '😀', ',', ''),
   fc.nat({ max: 3_000 }).map((length) => 'a'.repeat(length)),
 );
 
-/** One round: how many of the last round's pieces it keeps, how many it changes or adds, and how many it calls stable. */
-const round = fc.record({ kept: fc.nat({ max: 40 }), added: fc.array(piece, { maxLength: 6 }), stableShare: fc.double({ min: 0, max: 1, noNaN: true }) });
+const joined = (pieces: readonly BlobPiece[]): string => pieces.map((piece) => (typeof piece === 'string' ? piece : piece.parts.slice(0, piece.count).join(piece.separator))).join('');
+
+/**
+ * One round: how many of the last round's head texts it keeps and which it adds; whether the growing list (a
+ * history) gets new parts, is cut (a new array, as a compaction makes) or is shown shorter than before; the tail; and
+ * how many pieces are called stable.
+ */
+const round = fc.record({
+  kept: fc.nat({ max: 6 }),
+  added: fc.array(text, { maxLength: 3 }),
+  list: fc.oneof(fc.record({ grow: fc.array(text, { maxLength: 4 }) }), fc.record({ cut: fc.nat({ max: 5 }) }), fc.record({ shorter: fc.nat({ max: 3 }) })),
+  tail: fc.array(text, { maxLength: 3 }),
+  stableShare: fc.double({ min: 0, max: 1, noNaN: true }),
+});
 
 describe('PrefixBlobHasher', () => {
   it('for any sequence of blobs sharing prefixes (grown, cut, changed): the bytes and digest of a plain hashBlob of the joined text', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(round, { minLength: 1, maxLength: 12 }), async (rounds) => {
+      fc.asyncProperty(fc.array(round, { minLength: 1, maxLength: 12 }), fc.constantFrom(',', '', ';;'), async (rounds, separator) => {
         const hasher = new PrefixBlobHasher();
-        let pieces: string[] = [];
-        for (const { kept, added, stableShare } of rounds) {
-          // A new array each round; the kept pieces are the same strings (as a history's kept JSON is).
-          pieces = [...pieces.slice(0, kept), ...added];
+        let head: string[] = [];
+        let parts: string[] = [];
+        let count = 0;
+        for (const { kept, added, list, tail, stableShare } of rounds) {
+          // A new array each round; the kept texts are the same strings (as a history's kept JSON is).
+          head = [...head.slice(0, kept), ...added];
+          if ('grow' in list) {
+            parts.push(...list.grow);
+            count = parts.length;
+          } else if ('cut' in list) {
+            parts = parts.slice(0, Math.min(list.cut, parts.length));
+            count = parts.length;
+          } else count = Math.max(0, count - list.shorter);
+          const pieces: BlobPiece[] = [...head, { parts, count, separator }, ...tail];
           const stable = Math.floor(stableShare * (pieces.length + 1));
-          const text = pieces.join('');
-          const expected = Buffer.from(text, 'utf8');
+          const expected = Buffer.from(joined(pieces), 'utf8');
           const { bytes, hex } = await hasher.hash(pieces, stable);
           expect(Buffer.from(bytes).equals(expected)).toBe(true);
           expect(hex).toBe(await blake3Hex(expected));
           expect(namedDigestOf(bytes)).toBe(hex);
         }
       }),
-      { numRuns: propertyRuns(100) },
+      { numRuns: propertyRuns(150) },
     );
   });
 
-  it('a stable piece replaced by an equal string in another object keeps the prefix; one with other text restarts it', async () => {
+  it('a stable text replaced by an equal string in another object keeps the prefix; one with other text restarts it', async () => {
     const hasher = new PrefixBlobHasher();
     const head = 'h'.repeat(5_000);
     const first = await hasher.hash([head, 'é', 'tail'], 2);
