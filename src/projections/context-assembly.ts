@@ -1,5 +1,23 @@
 import type { ModelMessage } from '../../models/model-contract.js';
-import { assembledHistory } from './message-memo.js';
+import { assembledHistory, sealMessage } from './message-memo.js';
+
+/**
+ * Sealed system and user messages by text: the stable head of an input (the system message, the session context, the
+ * goal) is the same text round after round, so its message is the same sealed object, serialised and counted once
+ * (`messageJson`, `messageTokens`). Bounded: cleared when it holds `headCapacity` texts of a role.
+ */
+const heads = { system: new Map<string, ModelMessage>(), user: new Map<string, ModelMessage>() };
+const headCapacity = 64;
+
+const headMessage = (role: 'system' | 'user', content: string): ModelMessage => {
+  const cache = heads[role];
+  const kept = cache.get(content);
+  if (kept !== undefined) return kept;
+  if (cache.size >= headCapacity) cache.clear();
+  const message = sealMessage<ModelMessage>({ role, content });
+  cache.set(content, message);
+  return message;
+};
 
 /** The model input as messages, and where its stable parts end (the cache breakpoints). */
 export interface AssembledInput {
@@ -21,15 +39,15 @@ export interface AssembledInput {
  * round renders them at the cap.
  */
 export const assembleMessages = (parts: { system: string; goal: string | undefined; context: string; history: readonly ModelMessage[]; historyStable?: number; volatile: readonly string[] }): AssembledInput => {
-  const messages: ModelMessage[] = [{ role: 'system', content: parts.system }];
+  const messages: ModelMessage[] = [headMessage('system', parts.system)];
   const breakpoints = [0];
   if (parts.context.length > 0) {
-    messages.push({ role: 'user', content: parts.context });
+    messages.push(headMessage('user', parts.context));
     breakpoints.push(messages.length - 1);
   }
   const firstReply = parts.history.findIndex((message) => message.role !== 'user');
   const userFirst = messages.length > 1 || (parts.history.length > 0 && firstReply !== 0);
-  if (!userFirst && parts.goal !== undefined) messages.push({ role: 'user', content: parts.goal });
+  if (!userFirst && parts.goal !== undefined) messages.push(headMessage('user', parts.goal));
   // Where the history lies, so its kept JSON and token count stand for its messages (`inputMessagesJson`).
   if (parts.history.length > 0) assembledHistory.set(messages, { start: messages.length, history: parts.history });
   const historyStart = messages.length;

@@ -3,6 +3,7 @@ import type { ModelToolDescription } from '../../models/model-contract.js';
 import { toArray } from './persistent-list.js';
 import type { ActorContext, ContextView, UserItem } from './context.view.js';
 import { quoteUntrusted } from './context-render.js';
+import type { Constraint } from './constraints.js';
 import { parentBrief, renderTaskBlock } from './context-delegation.js';
 import type { TokenCounter } from './token-counter.js';
 import { toolSchemaTokens } from './tools-json.js';
@@ -42,6 +43,86 @@ export interface EnvironmentPart {
   ref?: string;
 }
 
+/** The blocks of the system message and their token counts: what stays the same while its inputs do. */
+interface StableBlocks {
+  rules: string;
+  instructions: string;
+  environment: string;
+  goalBlock: string;
+  taskBlock: string;
+  briefBlock: string;
+  constraints: Constraint[];
+  system: string;
+  users: UserItem[];
+  rulesTokens: number;
+  goalTokens: number;
+  environmentTokens: number;
+  instructionTokens: number;
+}
+
+type FixedInput = Parameters<typeof fixedBlocks>[0];
+
+/** What the stable blocks were built from, compared by identity (the view's lists are persistent: a change is a new list). */
+interface StableKey {
+  systemPrompt: string;
+  instructions: FixedInput['instructions'];
+  environment: EnvironmentPart | undefined;
+  goal: { text: string; seq: number } | undefined;
+  delegated: ActorContext['delegated'];
+  constraints: ActorContext['constraints'];
+  users: ActorContext['users'];
+  counter: TokenCounter;
+}
+
+/**
+ * The stable blocks last built for an agent's tool list (one list per agent's visible set, shared by its rounds): a
+ * round whose rules, instructions, environment, goal, task, constraints and user messages are those of the last one
+ * reuses their text and token counts — the same system string, which the assembly then finds sealed — instead of
+ * rendering and counting them again.
+ */
+const stableMemo = new WeakMap<readonly ModelToolDescription[], { key: StableKey; blocks: StableBlocks }>();
+
+const sameKey = (left: StableKey, right: StableKey): boolean =>
+  left.systemPrompt === right.systemPrompt && left.instructions === right.instructions && left.environment === right.environment && left.goal === right.goal && left.delegated === right.delegated && left.constraints === right.constraints && left.users === right.users && left.counter === right.counter;
+
+const stableBlocks = (input: FixedInput, ownGoal: { text: string; seq: number } | undefined): StableBlocks => {
+  const { actor, counter } = input;
+  const key: StableKey = { systemPrompt: input.systemPrompt, instructions: input.instructions, environment: input.environment, goal: ownGoal, delegated: actor.delegated, constraints: actor.constraints, users: actor.users, counter };
+  const memo = stableMemo.get(input.tools);
+  if (memo !== undefined && sameKey(memo.key, key)) return memo.blocks;
+  const rules = `<system-rules trust="trusted">\n${input.systemPrompt}\n${isolationNote}\n</system-rules>`;
+  // The project's AGENTS.md / CLAUDE.md (and the user's file): their own part, cut to their own budget when loaded.
+  const instructions = input.instructions ? `<project-instructions trust="trusted">\n${input.instructions.text}\n</project-instructions>` : '';
+  const environment = input.environment ? `<environment trust="fact">\n${quoteUntrusted(input.environment.text)}\n</environment>` : '';
+  // A child agent's goal is its objective; its task package and (summary mode) a brief of its parent's log follow.
+  const goal = ownGoal?.text;
+  const goalBlock = goal === undefined ? '' : `<goal trust="trusted" ref="#${ownGoal!.seq}">\n${quoteUntrusted(goal)}\n</goal>`;
+  const delegated = actor.delegated;
+  const taskBlock = delegated ? renderTaskBlock(delegated) : '';
+  const briefBlock = delegated?.parentView ? `<parent-summary trust="fact" from="${delegated.parent}" ref="#${delegated.seq}">\n${parentBrief(delegated.parentView, delegated.parentGoal)}\n</parent-summary>` : '';
+  const constraints = toArray(actor.constraints);
+  const constraintBlock = constraints.length === 0 ? '' : `<user-constraints trust="trusted">\n${constraints.map((constraint) => `- ${constraint.prohibition ? '(prohibition) ' : ''}${quoteUntrusted(constraint.text)} (#${constraint.seq})`).join('\n')}\n</user-constraints>`;
+  const system = [rules, environment, instructions, goalBlock, taskBlock, briefBlock, constraintBlock].filter((block) => block.length > 0).join('\n');
+  const users = toArray(actor.users);
+  const blocks: StableBlocks = {
+    rules,
+    instructions,
+    environment,
+    goalBlock,
+    taskBlock,
+    briefBlock,
+    constraints,
+    system,
+    users,
+    rulesTokens: counter.count(rules),
+    goalTokens: counter.count(goalBlock) + counter.count(taskBlock) + counter.count(briefBlock) + counter.count(constraintBlock) + users.reduce((sum, user) => sum + counter.count(user.text) + 4, 0),
+    environmentTokens: environment ? counter.count(environment) : 0,
+    instructionTokens: instructions ? counter.count(instructions) : 0,
+  };
+  stableMemo.set(input.tools, { key, blocks });
+  return blocks;
+};
+
 /**
  * Build the always-included blocks: the system rules with the isolation note, the environment, the goal, the user's
  * constraints (verbatim, prohibitions marked), the task state, and the tool schemas; every user message is counted
@@ -51,28 +132,14 @@ export interface EnvironmentPart {
  */
 export const fixedBlocks = (input: { view: ContextView; actor: ActorContext; systemPrompt: string; tools: readonly ModelToolDescription[]; counter: TokenCounter; phase: ContextPhase; level: number; instructions?: { text: string; files: readonly string[]; cut: boolean; ref?: string }; environment?: EnvironmentPart }): FixedBlocks => {
   const { view, actor, counter } = input;
-  const rules = `<system-rules trust="trusted">\n${input.systemPrompt}\n${isolationNote}\n</system-rules>`;
-  // The project's AGENTS.md / CLAUDE.md (and the user's file): their own part, cut to their own budget when loaded.
-  const instructions = input.instructions ? `<project-instructions trust="trusted">\n${input.instructions.text}\n</project-instructions>` : '';
-  const environment = input.environment ? `<environment trust="fact">\n${quoteUntrusted(input.environment.text)}\n</environment>` : '';
-  // A child agent's goal is its objective; its task package and (summary mode) a brief of its parent's log follow.
   const ownGoal = actor.goal ?? view.goal;
+  const stable = stableBlocks(input, ownGoal);
+  const { rules, instructions, environment, goalBlock, taskBlock, briefBlock, constraints, system, users, rulesTokens, goalTokens, environmentTokens, instructionTokens } = stable;
   const goal = ownGoal?.text;
-  const goalBlock = goal === undefined ? '' : `<goal trust="trusted" ref="#${ownGoal!.seq}">\n${quoteUntrusted(goal)}\n</goal>`;
   const delegated = actor.delegated;
-  const taskBlock = delegated ? renderTaskBlock(delegated) : '';
-  const briefBlock = delegated?.parentView ? `<parent-summary trust="fact" from="${delegated.parent}" ref="#${delegated.seq}">\n${parentBrief(delegated.parentView, delegated.parentGoal)}\n</parent-summary>` : '';
-  const constraints = toArray(actor.constraints);
-  const constraintBlock = constraints.length === 0 ? '' : `<user-constraints trust="trusted">\n${constraints.map((constraint) => `- ${constraint.prohibition ? '(prohibition) ' : ''}${quoteUntrusted(constraint.text)} (#${constraint.seq})`).join('\n')}\n</user-constraints>`;
   const state = stateBlock(actor, input.phase, input.level);
-  const system = [rules, environment, instructions, goalBlock, taskBlock, briefBlock, constraintBlock].filter((block) => block.length > 0).join('\n');
-  const users = toArray(actor.users);
-  const rulesTokens = counter.count(rules);
-  const goalTokens = counter.count(goalBlock) + counter.count(taskBlock) + counter.count(briefBlock) + counter.count(constraintBlock) + users.reduce((sum, user) => sum + counter.count(user.text) + 4, 0);
   const stateTokens = counter.count(state);
-  const environmentTokens = environment ? counter.count(environment) : 0;
   const toolTokens = toolSchemaTokens(input.tools, counter);
-  const instructionTokens = instructions ? counter.count(instructions) : 0;
   const included: ContextInclusion[] = [
     { source: 'system_rules', refs: [], mode: 'full', trust: 'trusted', tokens: rulesTokens, reason: 'always included, never trimmed' },
     ...(input.environment ? [{ source: 'environment' as const, refs: input.environment.ref ? [input.environment.ref] : [], mode: 'full' as const, trust: 'fact' as const, tokens: environmentTokens, reason: 'captured when the session started; always included' }] : []),
