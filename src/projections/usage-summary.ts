@@ -66,18 +66,21 @@ export const usageOf = (records: Iterable<{ readonly type: string; readonly data
   let usage = previous;
   // A call's answer and the attempt that gave it are in the same batch (the attempt folded into the step record, or a
   // record of its own in older logs, before or after): paired by effect id within the records folded.
-  const responses: Array<{ effectId: unknown; tokens: Tokens }> = [];
-  const answered = new Map<string, Answerer>();
+  // Both made on first use: most batches hold no model call (a tool's settlement, a fact).
+  let responses: Array<{ effectId: unknown; tokens: Tokens }> | undefined;
+  let answered: Map<string, Answerer> | undefined;
   for (const record of records) {
     if (record.type === 'model.attempted') {
       const found = answererOf(record.data);
-      if (found) answered.set(found.effectId, found.answerer);
+      if (found) (answered ??= new Map()).set(found.effectId, found.answerer);
       continue;
     }
     if (record.type === 'step.derived') {
-      for (const fact of (record.data as { facts?: ReadonlyArray<readonly [string, unknown, ...unknown[]]> } | undefined)?.facts ?? []) {
+      const facts = (record.data as { facts?: ReadonlyArray<readonly [string, unknown, ...unknown[]]> } | undefined)?.facts;
+      if (facts === undefined) continue;
+      for (const fact of facts) {
         const found = fact[0] === 'model.attempted' ? answererOf(fact[1]) : undefined;
-        if (found) answered.set(found.effectId, found.answerer);
+        if (found) (answered ??= new Map()).set(found.effectId, found.answerer);
       }
       continue;
     }
@@ -88,7 +91,7 @@ export const usageOf = (records: Iterable<{ readonly type: string; readonly data
       if (typeof named?.model === 'string') usage.model = named.model;
     } else if (record.type === 'model.responded') {
       const spent = (record.data as { usage?: Partial<TokenUsage> } | undefined)?.usage;
-      responses.push({ effectId: (record.data as { effectId?: unknown } | undefined)?.effectId, tokens: { inputTokens: count(spent?.inputTokens), outputTokens: count(spent?.outputTokens), cacheReadTokens: count(spent?.cacheReadTokens), cacheWriteTokens: count(spent?.cacheWriteTokens) } });
+      (responses ??= []).push({ effectId: (record.data as { effectId?: unknown } | undefined)?.effectId, tokens: { inputTokens: count(spent?.inputTokens), outputTokens: count(spent?.outputTokens), cacheReadTokens: count(spent?.cacheReadTokens), cacheWriteTokens: count(spent?.cacheWriteTokens) } });
       usage = {
         ...usage,
         calls: usage.calls + 1,
@@ -99,10 +102,10 @@ export const usageOf = (records: Iterable<{ readonly type: string; readonly data
       };
     }
   }
-  if (responses.length === 0) return usage;
+  if (responses === undefined) return usage;
   let models = modelsOf(previous);
   const session: Answerer = { ...(usage.provider === undefined ? {} : { provider: usage.provider }), ...(usage.model === undefined ? {} : { model: usage.model }) };
-  for (const { effectId, tokens } of responses) models = addToModel(models, (typeof effectId === 'string' ? answered.get(effectId) : undefined) ?? session, tokens);
+  for (const { effectId, tokens } of responses) models = addToModel(models, (typeof effectId === 'string' ? answered?.get(effectId) : undefined) ?? session, tokens);
   return { ...usage, models };
 };
 
