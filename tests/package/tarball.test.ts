@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 /*
  * The tarball holds what users run (issue 31): the bundled CLI and library, the viewer's page, the type declarations,
- * the README and package.json. No benchmark, demo or build script, no tsc output the `exports` never reach, and no
+ * the README, the docs/ pages its links open, and package.json. No benchmark, demo or build script, no tsc output the `exports` never reach, and no
  * source map (a map would point at .ts files the tarball does not ship). `npm pack --dry-run` lists what `npm publish`
  * would send; every path must match the allow-list, and what the package's entry points name must be there.
  */
@@ -22,6 +22,8 @@ const allowed: readonly RegExp[] = [
   /^dist\/lib\/[\w./-]+\.js$/,
   /^dist\/ui\/[\w.-]+\.(js|css|html)$/,
   /^dist\/(src|models|machines|stores)\/[\w./-]+\.d\.ts$/,
+  /^docs\/[\w./-]+\.md$/,
+  /^docs\/images\/[\w.-]+\.png$/,
 ];
 
 let files: string[];
@@ -56,5 +58,23 @@ describe('the npm tarball', () => {
       }
     }
     expect(missing).toEqual([]);
+  });
+
+  it('opens every relative link of its README and docs pages: a reader in node_modules/rein follows them to shipped files', async () => {
+    const shipped = new Set(files);
+    const pages = files.filter((path) => path.endsWith('.md'));
+    expect(pages).toEqual(expect.arrayContaining(['README.md', 'docs/cli.md', 'docs/reference/records.md', 'docs/reference/errors.md']));
+    const broken: string[] = [];
+    for (const page of pages) {
+      // Links only: code blocks and code spans (which quote link syntax as text) are left out.
+      const text = (await readFile(`${repository}${page}`, 'utf8')).replace(/```[\s\S]*?```/g, '').replace(/`[^`\n]*`/g, '');
+      for (const match of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        const target = match[1]!;
+        if (/^[a-z]+:/i.test(target)) continue;
+        const path = decodeURIComponent(new URL(target, `file:///${page}`).pathname.slice(1));
+        if (!shipped.has(path)) broken.push(`${page} → ${target}`);
+      }
+    }
+    expect(broken).toEqual([]);
   });
 });
