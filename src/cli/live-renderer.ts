@@ -17,7 +17,7 @@ import { callTally, callVerdict, plural, settledCount, summarizeArguments, verdi
 /** What a completed session's outcome means, in the summary line (`completed · outcome failed (…)`). */
 const outcomeNotes: Partial<Record<TraceOutcome, string>> = {
   failed: 'its last verification failed: rein trace shows which; the exit code is 1',
-  unverified: 'no passing verification after the last change',
+  unverified: 'no passing verification speaks for the result: rein trace says why',
 };
 
 /** What the renderer reads from a session: its durable records and its live progress. */

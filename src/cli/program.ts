@@ -50,6 +50,8 @@ type Register = (program: Command, setExit: (code: number) => void) => void;
  * unknown command build them all. `tests/cli/program.test.ts` checks this table against what each function declares.
  */
 export const commandRegistrars: ReadonlyArray<{ names: readonly string[]; register: Register }> = [
+  // First in `rein --help`: the first command a new user runs.
+  { names: ['init'], register: (program) => registerInit(program) },
   { names: ['run'], register: registerRun },
   { names: ['resume'], register: registerResume },
   { names: ['sessions', 'show', 'replay', 'fork'], register: (program) => registerReadCommands(program) },
@@ -71,11 +73,11 @@ export const commandRegistrars: ReadonlyArray<{ names: readonly string[]; regist
   { names: ['export'], register: (program) => registerExport(program) },
   { names: ['acp'], register: (program) => registerAcp(program) },
   { names: ['verify'], register: (program) => registerVerify(program) },
-  { names: ['init'], register: (program) => registerInit(program) },
 ];
 
 const programExamples = `
 Examples:
+  rein init                                                                set up a project: a commented rein.config.json
   rein run "fix the failing test" --provider openai --model gpt-4.1-mini     run a task (the key from OPENAI_API_KEY)
   rein run --script script.json                                            the scripted model: no key, no network
   rein sessions                                                            what ran here, how it ended

@@ -70,8 +70,16 @@ const checkNot = (not('x') as unknown as { check: unknown }).check;
 const supportedBuiltins = new Set(['xstate.assign', 'xstate.enqueueActions', 'xstate.spawnChild', 'xstate.stopChild', 'xstate.sendTo', 'xstate.raise']);
 const supportedEnqueues = new Set(['assign', 'sendTo', 'spawnChild', 'stopChild', 'raise']);
 
-/** Why a machine cannot be compiled. */
-export class Refusal extends Error {}
+/**
+ * Why a machine cannot be compiled: thrown while its structure is read and caught by the compiler, which runs that
+ * machine through xstate instead (`compileRefusalOf` names the reason).
+ */
+export class Refusal extends ReinError<'MACHINE_ERROR'> {
+  constructor(message: string) {
+    super('MACHINE_ERROR', message);
+    this.name = 'Refusal';
+  }
+}
 
 /** xstate's `isDescendant`, as it is (an undefined parent: every node). */
 const isDescendant = (child: StateNode, parent: StateNode | undefined): boolean => {

@@ -4,7 +4,7 @@ import type { DelegationAccepted, DelegationCompleted, DelegationFailed, Delegat
 import type { EffectFailed, EffectResolved } from '../../models/effect.records.js';
 import type { ModelAttempted, ModelFailed, ModelResponded } from '../../models/model.records.js';
 import type { ApprovalReplied, ApprovalRequested, PermissionDecided } from '../../models/permission.records.js';
-import type { SessionCreated, SessionEnded, SessionForked, SessionInterrupted, SessionResumed } from '../../models/session.records.js';
+import type { BudgetsRaised, SessionCreated, SessionEnded, SessionForked, SessionInterrupted, SessionResumed } from '../../models/session.records.js';
 import type { ToolRejected, ToolRepaired, ToolSettled, ToolValidated } from '../../models/tool.records.js';
 import type { VerificationRecorded } from '../../models/verification.records.js';
 import { callPrice, costOfUsage } from './cost.js';
@@ -298,6 +298,28 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
       const resumed = record.data as SessionResumed;
       rootEvent(draft, record.at, 'rein.session.resumed', { [reinAttr.fromSeq]: resumed.fromSeq, [reinAttr.inDoubt]: resumed.inDoubt.length });
     },
+    'session.budgets-raised': (draft, record) => {
+      const raised = record.data as BudgetsRaised;
+      const attributes = { [reinAttr.maxTurns]: raised.maxTurns, [reinAttr.maxToolCalls]: raised.maxToolCalls, [reinAttr.maxTokens]: raised.maxTokens, [reinAttr.maxWallTimeMs]: raised.maxWallTimeMs };
+      if (draft.rootEnded) {
+        // A spent budget ended the root's span; the raise continues the session: a continuation of the agent's span
+        // opens under the ended one (same trace, one root), and the calls after the raise hang under it.
+        draft.rootEnded = false;
+        draft.closedAgents = removeIn(draft.closedAgents, 'root');
+        openSpan(draft, {
+          key: 'agent:root',
+          spanId: idOf(draft, 'agent', `root@${record.seq}`),
+          parentSpanId: idOf(draft, 'agent', 'root'),
+          agent: 'root',
+          name: `${operation.invokeAgent} ${agentName}`,
+          kind: 'internal',
+          startMs: record.at,
+          proposedAt: record.at,
+          attributes: { [attr.operationName]: operation.invokeAgent, [attr.agentName]: agentName, [attr.agentId]: 'root', ...common(draft) },
+        });
+      }
+      rootEvent(draft, record.at, 'rein.session.budgets-raised', attributes);
+    },
     'effect.resolved': (draft, record) => {
       const resolved = record.data as EffectResolved;
       rootEvent(draft, record.at, 'rein.effect.resolved', { [reinAttr.effectId]: resolved.effectId, [reinAttr.kind]: resolved.kind, [reinAttr.policy]: resolved.policy, [reinAttr.resolution]: resolved.resolution, [reinAttr.reason]: content(resolved.reason) });
@@ -320,7 +342,8 @@ export const spanProjection = (options: SpanViewOptions = {}): SpanProjection =>
 
   const handle = (draft: SpanDraft, entries: readonly RecordEnvelope[]): SpanDraft => {
     for (const entry of entries) {
-      if (draft.rootEnded) break;
+      // Past the root's end only a raised budget (which continues the session) is read.
+      if (draft.rootEnded && entry.type !== 'session.budgets-raised') continue;
       if (entry.at > draft.lastAt) draft.lastAt = entry.at;
       handlers[entry.type]?.(draft, entry);
     }

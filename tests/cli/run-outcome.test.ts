@@ -49,7 +49,7 @@ describe('the trace outcome in the summary, the exit code and rein sessions', ()
     expect(passed.code).toBe(0);
     await writeFile(join(workspace.path, 'answer.json'), JSON.stringify({ turns: [{ text: 'Done.' }] }));
     const unverified = await cli(['run', 'say done', '--script', 'answer.json']);
-    expect(unverified.stdout).toMatch(/\ncompleted · outcome unverified \(no passing verification after the last change\)\n/);
+    expect(unverified.stdout).toMatch(/\ncompleted · outcome unverified \(no passing verification speaks for the result: rein trace says why\)\n/);
     expect(unverified.code).toBe(0);
     const outcomes = jsonLines((await cli(['sessions', '--json'])).stdout).map((session) => session.outcome);
     expect(outcomes).toEqual(expect.arrayContaining(['failed', 'succeeded', 'unverified']));

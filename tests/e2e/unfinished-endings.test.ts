@@ -45,7 +45,7 @@ describe('a session whose last reply was cut at the output token limit', () => {
     expect(second[cut + 1]!.content).toContain('cut off at the output token limit (max_tokens)');
     expect(second.at(-1)!.content).toMatch(/^<turn-context /);
     expect(run.stdout).toContain('! the reply was cut at the output token limit (max_tokens)');
-    expect(run.stdout).toMatch(/completed · outcome unverified \(no passing verification after the last change\) — the last reply was cut at the output token limit \(max_tokens\) after 3 continuation\(s\): the answer is incomplete/);
+    expect(run.stdout).toMatch(/completed · outcome unverified \(no passing verification speaks for the result: rein trace says why\) — the last reply was cut at the output token limit \(max_tokens\) after 3 continuation\(s\): the answer is incomplete/);
     const id = idOf(run.stdout);
     const show = await cli(['show', id]);
     expect(show.stdout).toMatch(/assistant: truncated answer \[cut at the output token limit: max_tokens\]/);
@@ -73,7 +73,7 @@ describe('a session whose last reply was cut at the output token limit', () => {
     const run = await cli(['run', 'hi', '--provider', 'anthropic', '--base-url', anthropic.url, '--model', 'claude-loopback']);
     expect(run.stderr).toBe('');
     expect(anthropic.requests).toHaveLength(4);
-    expect(run.stdout).toMatch(/completed · outcome unverified \(no passing verification after the last change\) — the last reply was cut at the output token limit \(max_tokens\) after 3 continuation\(s\)/);
+    expect(run.stdout).toMatch(/completed · outcome unverified \(no passing verification speaks for the result: rein trace says why\) — the last reply was cut at the output token limit \(max_tokens\) after 3 continuation\(s\)/);
   });
 });
 
@@ -94,7 +94,7 @@ describe('a Stop hook that keeps objecting', () => {
     // --yes trusts the workspace's hooks (and says so); nothing else goes to stderr.
     expect(run.stderr.replace(/^rein: trusted the command hooks of rein\.config\.json \(sha256:[0-9a-f]+…\) because of --yes\n/, '')).toBe('');
     expect(run.stdout.match(/↻ stop hook \S+: continue — tests still fail/g)).toHaveLength(4);
-    expect(run.stdout).toMatch(/completed · outcome unverified \(no passing verification after the last change\) — the stop hook \S+ still objected after 3 continuations: tests still fail/);
+    expect(run.stdout).toMatch(/completed · outcome unverified \(no passing verification speaks for the result: rein trace says why\) — the stop hook \S+ still objected after 3 continuations: tests still fail/);
     const id = idOf(run.stdout);
     const show = (await cli(['show', id])).stdout;
     expect(show.match(/stop hook \S+: continue — tests still fail/g)).toHaveLength(4);

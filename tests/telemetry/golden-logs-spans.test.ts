@@ -46,4 +46,18 @@ describe('the golden logs as spans', () => {
     expect(restarted.map((span) => span.name).sort()).toEqual(['chat script', 'invoke_agent rein']);
     expect(restarted.find((span) => span.name === 'invoke_agent rein')!.events.map((event) => event.name)).toEqual(['rein.user.message', 'rein.session.interrupted', 'rein.session.resumed', 'rein.effect.resolved']);
   });
+
+  it('the recorded raise: the spent budget ends the root span, the raise continues it under the ended one', async () => {
+    const spans = spansOfRecords(await load('budget-raised.ndjson'));
+    const agents = spans.filter((span) => span.name === 'invoke_agent rein');
+    expect(agents).toHaveLength(2);
+    const [ended, continued] = [agents.find((span) => !span.parentSpanId)!, agents.find((span) => span.parentSpanId)!];
+    expect(continued.parentSpanId).toBe(ended.spanId);
+    expect(ended.attributes['rein.session.outcome']).toBe('budget-exhausted');
+    expect(continued.events.map((event) => event.name)).toContain('rein.session.budgets-raised');
+    expect(continued.events.find((event) => event.name === 'rein.session.budgets-raised')!.attributes['rein.budget.max_turns']).toBe(5);
+    const chats = spans.filter((span) => span.name.startsWith('chat'));
+    expect(chats.filter((span) => span.parentSpanId === continued.spanId).map((span) => span.attributes['rein.effect.id'])).toEqual(['root:e5', 'root:e7']);
+    expect(chats.filter((span) => span.parentSpanId === ended.spanId).map((span) => span.attributes['rein.effect.id'])).toEqual(['root:e1', 'root:e3']);
+  });
 });

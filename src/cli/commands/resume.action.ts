@@ -4,6 +4,7 @@ import type { ModelProvider } from '../../providers/provider.js';
 import { sessionStatusOf } from '../../host/session-status.js';
 import { SessionCreated } from '../../../models/session.records.js';
 import { ReinError } from '../../host/host-errors.js';
+import { StoreError } from '../../../stores/store-errors.js';
 import { createRein, type Rein } from '../../rein.js';
 import { openStore, protectedPathsOf, storeFlags, workspaceOf, broadWorkspaceWarning, workspaceNote } from '../cli-context.js';
 import { printText } from '../print-text.js';
@@ -106,7 +107,7 @@ const resumeHere = async (
   const raise = raiseFlagsOf(options);
   // A session running in another process takes no raise from this one: its limits are in that process's machine.
   await store.hold?.(id)?.catch((error: unknown) => {
-    if (raise && (error as { code?: unknown }).code === 'STORE_LOCKED') throw new ReinError('STORE_LOCKED', `${(error as Error).message}: session ${id} is running there, and its budgets are raised by resuming it once it stops (interrupt it, then rein resume ${id} with the same flags); nothing was recorded`, { cause: error });
+    if (raise && (error as { code?: unknown }).code === 'STORE_LOCKED') throw new StoreError('STORE_LOCKED', `${(error as Error).message}: session ${id} is running there, and its budgets are raised by resuming it once it stops (interrupt it, then rein resume ${id} with the same flags); nothing was recorded`, { cause: error });
     throw error;
   }); // held until the store closes
   const [first] = await store.read(id, { limit: 1 });

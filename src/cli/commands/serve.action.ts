@@ -41,7 +41,8 @@ const harnessFor = async (options: ServeOptions, workspace: string, store: Event
   try {
     settings = await providerSettingsFor(options, workspace);
   } catch (error) {
-    printText(`rein: warning: serving read-only: starting or resuming a session needs a provider (${(error as Error).message})\n`, process.stderr);
+    // Viewing is what most people open the page for: say what the page cannot do, calmly, and how to enable it.
+    printText(`rein: viewing only: the page can read every session; starting or resuming one needs a provider (${(error as Error).message})\n`, process.stderr);
     return undefined;
   }
   const loaded = await pluginsFor(options, workspace, { trustProject: Boolean(options.yes), interactive: false, launch: true });
