@@ -21,7 +21,10 @@ describe('help at the command line', () => {
     expect(flags.indexOf('--workspace')).toBeLessThan(flags.indexOf('--inspect'));
     expect(help).toMatch(/\nExamples:\n {2}rein run "fix the failing test" --provider openai/);
     expect(help).toContain('rein inspect --serve & rein run "…" --inspect');
-    expect((await cli(['--help'])).stdout).toMatch(/\nExamples:\n {2}rein run /);
+    // The program's examples start where a new user does: rein init, then a run.
+    const top = (await cli(['--help'])).stdout;
+    expect(top).toMatch(/\nExamples:\n {2}rein init +set up a project[^\n]*\n {2}rein run /);
+    expect(top).toMatch(/\nCommands:\n {2}init /);
   });
 
   it('rein inspect needs an id unless it serves; its help shows the live recipe', async () => {
