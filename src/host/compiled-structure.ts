@@ -170,7 +170,7 @@ export class MachineStructure {
     const isInline = typeof guard === 'function';
     const name = typeof guard === 'string' ? guard : (guard as { type?: string }).type;
     const resolved = isInline ? guard : (this.machine.implementations.guards as Record<string, unknown>)[name!];
-    if (!isInline && !resolved) throw new Refusal(`the guard '${name}' is not implemented`);
+    if (!isInline && !resolved) throw new Refusal(`the guard '${name}' has no implementation in the machine's setup`);
     if (typeof resolved !== 'function') return this.compileGuard(resolved);
     const check = (resolved as { check?: unknown }).check;
     if (check === undefined) {
