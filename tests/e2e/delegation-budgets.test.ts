@@ -146,20 +146,24 @@ describe('a child the join cancels starts nothing after its cancellation, and ev
   it('a call already running when the join cancels its child is stopped and settles on the record', async () => {
     const workspace = await makeTempDir('rein-join-running-');
     try {
-      // The fast tester reports after a second, while the slow one's command runs; the parent then works on a while
-      // (a session that ends drops whatever still runs).
+      // Commands that may change the workspace run one at a time per workspace (each window's changes are its call's),
+      // so the order matters: the tester asks for its short command at once, the worker only after a read-only call,
+      // so its long command queues behind the tester's and starts when that ends, while the tester reports. (Both at
+      // the first turn raced under load: the worker's 20 s command could run first and report before the tester.) The
+      // parent then works on a while (a session that ends drops whatever still runs).
       const script = {
         turns: [{ text: 'd', toolCalls: [{ name: 'delegate_task', arguments: { tasks: [{ id: 'fast', role: 'tester', objective: 'quick' }, { id: 'slow', role: 'worker', objective: 'run' }], join: { policy: 'any' } } }] }, { text: 'wait', toolCalls: [{ name: 'bash', arguments: { command: 'sleep 3' } }] }, { text: 'Done.' }],
         agents: {
-          tester: { turns: [{ text: 'wait', toolCalls: [{ name: 'bash', arguments: { command: 'sleep 1' } }] }, { text: 'r', toolCalls: [testerReport] }] },
-          worker: { turns: [{ text: 't', toolCalls: [{ name: 'bash', arguments: { command: 'echo early > early.txt; sleep 20; echo late > late.txt' } }] }, { text: 'r', toolCalls: [{ name: 'submit_report', arguments: { status: 'blocked', summary: 'x', changes: [], rationale: 'x' } }] }] },
+          tester: { turns: [{ text: 'wait', toolCalls: [{ name: 'bash', arguments: { command: 'sleep 2' } }] }, { text: 'r', toolCalls: [testerReport] }] },
+          worker: { turns: [{ text: 'look', toolCalls: [{ name: 'read', arguments: { path: 'script.json' } }] }, { text: 't', toolCalls: [{ name: 'bash', arguments: { command: 'echo early > early.txt; sleep 20; echo late > late.txt' } }] }, { text: 'r', toolCalls: [{ name: 'submit_report', arguments: { status: 'blocked', summary: 'x', changes: [], rationale: 'x' } }] }] },
         },
       };
       await writeFile(join(workspace.path, 'script.json'), JSON.stringify(script));
       const run = await runCli(['run', 'j', '--script', 'script.json', '--yes', '--json'], { cwd: workspace.path });
       expect(run.code, run.stderr).toBe(0);
       const records = jsonLines(run.stdout);
-      const started = entriesOfRows(records).find((record) => record.type === 'tool.started' && record.actor === 'root/delegation-2/slow');
+      // The slow child's last started call is its command (the read before it settled).
+      const started = entriesOfRows(records).filter((record) => record.type === 'tool.started' && record.actor === 'root/delegation-2/slow').at(-1);
       expect(started, 'the slow command started before the join').toBeDefined();
       const late = afterCancellation(records, 'root/delegation-2/slow');
       expect(late.map((record) => record.type)).toEqual(['tool.settled']);
