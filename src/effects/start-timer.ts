@@ -1,4 +1,5 @@
 import type { EffectExecutor } from './effect.js';
+import { clearUnrefTimeout } from '../util/unref-timer.js';
 
 /** Waits `ms` unless the signal fires first; resolves false when it was aborted. The timer never keeps the process alive. */
 const wait = (ms: number, signal: AbortSignal): Promise<boolean> =>
@@ -10,7 +11,7 @@ const wait = (ms: number, signal: AbortSignal): Promise<boolean> =>
     }, ms);
     timer.unref?.();
     const abort = () => {
-      clearTimeout(timer);
+      clearUnrefTimeout(timer);
       resolve(false);
     };
     signal.addEventListener('abort', abort, { once: true });

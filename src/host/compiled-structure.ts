@@ -96,6 +96,9 @@ const properAncestors = (node: StateNode, to: StateNode | undefined): StateNode[
 };
 
 /** xstate's `matchesEventDescriptor` (without its warnings, which the compiler refuses instead). */
+/** Event types xstate makes per actor (its id inside): unbounded over a process's sessions, so never cached. */
+const namesAnActor = (eventType: string): boolean => eventType.startsWith('xstate.done.actor.') || eventType.startsWith('xstate.error.actor.') || eventType.startsWith('xstate.snapshot.');
+
 const matchesDescriptor = (eventType: string, descriptor: string): boolean => {
   if (descriptor === eventType || descriptor === wildcard) return true;
   if (!descriptor.endsWith('.*')) return false;
@@ -271,7 +274,18 @@ export class MachineStructure {
     return leaf;
   }
 
-  /** xstate's `getCandidates`, once per state node and event type. */
+  /** How many (state node, event type) pairs the transition cache holds: a diagnostic, flat however many turns run. */
+  get cachedEventTypes(): number {
+    let count = 0;
+    for (const byType of this.candidates.values()) count += byType.size;
+    return count;
+  }
+
+  /**
+   * xstate's `getCandidates`, once per state node and event type — except the types that name an actor
+   * (`xstate.done.actor.root/turn-7`, one per turn or child), which are matched each time: kept, they grew the
+   * shared definition's cache by one entry per turn of every session the process ever ran.
+   */
   protected candidatesOf(node: StateNode, eventType: string): Transition[] {
     let byType = this.candidates.get(node);
     if (!byType) this.candidates.set(node, (byType = new Map()));
@@ -284,7 +298,7 @@ export class MachineStructure {
         .sort((a, b) => b.length - a.length)
         .flatMap((key) => definitions.get(key)!);
       list = [...exact, ...wild].map((definition) => this.compileTransition(definition));
-      byType.set(eventType, list);
+      if (!namesAnActor(eventType)) byType.set(eventType, list);
     }
     return list;
   }

@@ -14,6 +14,7 @@ import { rootPath } from './root-path.js';
 import type { MachineTree } from './machine-tree.js';
 import { ReinError } from './host-errors.js';
 import { ToolLane } from './tool-lane.js';
+import { clearUnrefTimeout } from '../util/unref-timer.js';
 import { RunningEffects } from './running-effects.js';
 import type { InputDraft } from './session-host.types.js';
 
@@ -169,7 +170,7 @@ export class EffectRunner {
       const message = text.startsWith(`${code}: `) || text.startsWith(`${code}, `) ? text.slice(code.length + 2) : text;
       settlement = { type: 'effect.failed', data: { effectId: request.effectId, error: { code, message }, elapsedMs: this.clock() - this.createdAt } };
     }
-    clearTimeout(wallTime);
+    clearUnrefTimeout(wallTime);
     this.running.markFinished(request.effectId);
     const ok = settlement.type !== 'effect.failed' && settlement.type !== 'model.failed' && settlement.data.status !== 'error';
     this.live$.next({ type: 'effect.finished', actor: request.actor, effectId: request.effectId, kind: request.kind, label, ok, durationMs: this.clock() - started });

@@ -49,6 +49,12 @@ export const newCandidateId = (sessionId: string): string => `${sessionId}:c-${r
 export const sessionOfCandidate = (candidateId: string): string | undefined => /^(.+):c-[0-9a-f]+$/.exec(candidateId)?.[1];
 
 /**
+ * How many of a session's latest tool calls a memory proposal can name as its call or evidence (their record ids are
+ * kept in memory). Older calls are out of any model's context by then; a proposal naming one counts no evidence.
+ */
+const rememberedCalls = 4_096;
+
+/**
  * One session's memory: its candidate ledger (folded from its own `memory.proposed` records), the workspace's
  * governance view, live extraction of candidates from the session's evidence, the memory tools' access, and the
  * governance pass when the session ends. Candidates are facts in the session stream; only the pass (or a person)
@@ -119,7 +125,11 @@ export class SessionMemory implements ToolMemoryProvider {
     if (record.type === 'memory.unavailable') this.markUnavailable(record.data as { code: string; message: string });
     if (record.type === 'verification.recorded' && (record.data as { status?: unknown; command?: unknown }).status === 'failed' && (record.data as { command?: unknown }).command) this.#sawFailedRun = true;
     if (record.type === 'model.responded') {
-      for (const call of (record.data as ModelResponded).toolCalls) this.#calls.set(`${record.actor}\u0000${call.callId}`, { modelRecordId: record.id });
+      for (const call of (record.data as ModelResponded).toolCalls) {
+        this.#calls.set(`${record.actor}\u0000${call.callId}`, { modelRecordId: record.id });
+        // The oldest goes first: memory per step stays flat however long the session runs.
+        if (this.#calls.size > rememberedCalls) this.#calls.delete(this.#calls.keys().next().value!);
+      }
     } else if (record.type === 'tool.settled') {
       const entry = this.#calls.get(`${record.actor}\u0000${(record.data as ToolSettled).callId}`);
       if (entry) entry.settledRecordId = record.id;

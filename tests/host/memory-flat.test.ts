@@ -1,10 +1,13 @@
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
+import { queryObjects, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ModelEvent, ModelRequest } from '../../models/model-contract.js';
-import { openLevelEventStore } from '../../stores/index.js';
+import { createMemoryEventStore, openLevelEventStore } from '../../stores/index.js';
+import { sessionMachine } from '../../machines/session.machine.js';
+import { compiledOf } from '../../src/host/compiled-machine.js';
+import { interpretedOf } from '../../src/host/machine-stand-ins.js';
 import type { ModelProvider } from '../../src/providers/provider.js';
 import { createRein } from '../../src/rein.js';
 import { defineTool, readOnlyAnnotations } from '../../src/tools/tool.js';
@@ -72,4 +75,43 @@ describe('memory stays flat over a long session', () => {
       await workspace.remove();
     }
   }, 600_000);
+});
+
+/*
+ * What a step leaves in process-wide places a heap allowance would miss: the compiled session machine's transition
+ * cache once kept every `xstate.done.actor.root/turn-N` (one entry per turn of every session a worker ever ran), and
+ * the wall-time timer armed per effect left, once cleared, Node's list for its duration behind (two per round trip).
+ */
+describe('a step leaves nothing behind in process-wide caches', () => {
+  it('the transition cache and the timer lists do not grow with the turns', async () => {
+    const probe = setTimeout(() => undefined, 987_654);
+    const TimersList = (probe as unknown as { _idlePrev: { constructor: new () => unknown } })._idlePrev.constructor;
+    clearTimeout(probe);
+    const roundTrips = 200;
+    const samples = new Map<number, { timerLists: number; eventTypes: number }>();
+    const sample = (done: number) => samples.set(done, { timerLists: queryObjects(TimersList, { format: 'count' }), eventTypes: compiledOf(interpretedOf(sessionMachine))!.cachedEventTypes });
+    const provider: ModelProvider = {
+      name: 'flat',
+      model: 'flat',
+      async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
+        const done = request.turn - 1;
+        if (done === 20 || done === roundTrips) sample(done);
+        yield { type: 'started', model: 'flat' };
+        yield { type: 'text-delta', text: request.turn <= roundTrips ? 'go' : 'done' };
+        if (request.turn <= roundTrips) yield { type: 'tool-intent', providerCallId: `c${request.turn}`, name: 'noop', arguments: {} };
+        yield { type: 'finished', stopReason: request.turn <= roundTrips ? 'tool_use' : 'end_turn' };
+      },
+    };
+    const workspace = await makeTempDir('rein-step-caches-');
+    try {
+      const rein = await createRein({ store: createMemoryEventStore(), workspace: workspace.path, provider, tools: [noop], budgets: { maxTurns: roundTrips + 5, maxToolCalls: roundTrips + 5, maxTokens: 1e12, maxWallTimeMs: 3_600_000 } });
+      const session = await rein.startSession({ task: 'caches' });
+      expect((await session.whenQuiet()).status).toBe('completed');
+      expect(samples.get(roundTrips)!.eventTypes).toBe(samples.get(20)!.eventTypes);
+      // A little slack for lists other timers (not one per step) come and go with.
+      expect(samples.get(roundTrips)!.timerLists).toBeLessThanOrEqual(samples.get(20)!.timerLists + 3);
+    } finally {
+      await workspace.remove();
+    }
+  }, 120_000);
 });
