@@ -11,6 +11,8 @@ export const programIdentity = (program: string, path: string = process.env.PATH
   const candidates = program.includes('/') ? [program] : path.split(delimiter).map((folder) => resolve(folder || '.', program));
   for (const candidate of candidates) {
     try {
+      // Most PATH entries lack the program: asked without an exception (a missing entry is skipped by the spawn too).
+      if (statSync(candidate, { throwIfNoEntry: false }) === undefined) continue;
       accessSync(candidate, constants.X_OK);
       const real = realpathSync.native(candidate);
       const stat = statSync(real);
@@ -27,8 +29,8 @@ export const programIdentity = (program: string, path: string = process.env.PATH
  * The key a probe's answer is cached under: the user it runs as and every program and value the answer depends on.
  * Probes run real trials (a spawn each), so their answers are kept for the process; keyed this way, a process whose
  * PATH, programs or user change (an in-process test putting a failing stand-in first on PATH) probes again instead of
- * reusing an answer about another program. Cost: one `access`, `realpath` and `stat` per PATH entry tried — far below
- * the spawn a probe saves.
+ * reusing an answer about another program. Cost: one `stat` per PATH entry tried, and `access`, `realpath` and `stat`
+ * of the one found — far below the spawn a probe saves; a missing entry costs no exception.
  */
 export const probeKey = (programs: readonly string[], values: readonly string[] = []): string =>
   [`uid ${process.getuid?.() ?? -1}`, ...programs.map((program) => programIdentity(program)), ...values].join('\0');

@@ -1,5 +1,6 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { hostFileProblem, readHostFile } from '../util/read-regular-file.js';
+import { surelyAbsent } from '../util/surely-absent.js';
 import { homedir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
 import type { CapabilityProblem } from '../../models/capability.records.js';
@@ -61,7 +62,8 @@ export const discoverSkills = async (input: { workspace: string; options?: Skill
   const taken = new Map<string, string>();
   const workspaceRoot = await realpath(input.workspace).catch(() => resolve(input.workspace));
   for (const location of skillLocations(input.workspace, input.options)) {
-    const folders = await readdir(location.directory, { withFileTypes: true }).catch(() => []);
+    // The usual skill folders are absent: asked without the exception a readdir of them throws.
+    const folders = surelyAbsent(location.directory) ? [] : await readdir(location.directory, { withFileTypes: true }).catch(() => []);
     for (const folder of folders.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0))) {
       if (!folder.isDirectory() && !folder.isSymbolicLink()) continue;
       const directory = join(location.directory, folder.name);

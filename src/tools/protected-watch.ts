@@ -4,6 +4,7 @@ import { lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { isInside, protectedKey, protectedWorkspaceEntries, reinConfigHome } from '../policy/protected-paths.js';
 import type { Workspace } from './workspace.js';
+import { surelyAbsent } from '../util/surely-absent.js';
 
 /** Entries of a directory that alias `name` (the same name up to case and Unicode normalisation). */
 const aliasesIn = async (directory: string, name: string): Promise<string[]> => {
@@ -172,7 +173,19 @@ const backgroundBaselines = new Map<string, Array<{ workspace: Workspace; absent
  * killed outright never runs its end's check; the next session in the workspace finds the file and runs it
  * (`sweepLeftBackground`).
  */
-const baselineFolder = (root: string): string => join(reinConfigHome(), 'background', createHash('sha256').update(root).digest('hex').slice(0, 32));
+const baselineFolder = (root: string): string => join(reinConfigHome(), 'background', workspaceDigest(root));
+
+/** The workspace's part of `baselineFolder`, kept per root (a pure function of it; the last few roots only). */
+const workspaceDigests = new Map<string, string>();
+const workspaceDigest = (root: string): string => {
+  let digest = workspaceDigests.get(root);
+  if (digest === undefined) {
+    digest = createHash('sha256').update(root).digest('hex').slice(0, 32);
+    if (workspaceDigests.size >= 64) workspaceDigests.clear();
+    workspaceDigests.set(root, digest);
+  }
+  return digest;
+};
 const baselineFile = (root: string, sessionId: string): string => join(baselineFolder(root), `${sessionId}.json`);
 
 interface StoredBaseline {
@@ -233,7 +246,8 @@ const alive = (pid: number): boolean => {
  */
 export const sweepLeftBackground = async (workspace: Workspace): Promise<{ paths: string[]; sessions: string[] }> => {
   const folder = baselineFolder(workspace.root);
-  const names = await readdir(folder).catch(() => [] as string[]);
+  // Almost always absent (no background command was ever left here): asked without an exception.
+  const names = surelyAbsent(folder) ? [] : await readdir(folder).catch(() => [] as string[]);
   const removed = new Set<string>();
   const sessions: string[] = [];
   for (const name of names.filter((entry) => entry.endsWith('.json')).sort()) {
