@@ -86,6 +86,27 @@ describe('every error rein throws is a ReinError with its code', () => {
     }
   });
 
+  it('a session id already taken is SESSION_INVALID (found by the first append, not a read before it) and its log is untouched', async () => {
+    const directory = await makeTempDir('rein-errors-taken-');
+    const level = await openLevelEventStore(join(directory.path, '.rein'));
+    try {
+      for (const store of [createMemoryEventStore(), level]) {
+        const host = await createRein({ store, workspace: workspace.path, provider: createScriptedProvider({ turns: [{ text: 'done' }] }) });
+        const first = await host.createSession({ task: 'x', sessionId: 's-taken' });
+        const before = await store.read('s-taken');
+        const error = await host.createSession({ task: 'y', sessionId: 's-taken' }).then(() => undefined, (caught: unknown) => caught);
+        expect(error).toBeInstanceOf(ReinError);
+        expect(error).toMatchObject({ code: 'SESSION_INVALID', message: 'session s-taken already exists' });
+        expect(await store.read('s-taken')).toEqual(before);
+        await first.release();
+        await host.close();
+      }
+    } finally {
+      await level.close();
+      await directory.remove();
+    }
+  });
+
   it('forkSession names its own argument, not a command-line flag', async () => {
     const run = await runScriptedSession({ script: { turns: [{ text: 'done' }] }, workspace: workspace.path });
     const error = await run.rein.forkSession(run.session.id, 10_000).catch((caught: unknown) => caught);

@@ -19,6 +19,7 @@ import { main as capture } from './capture.bench.js';
 import { main as promptCache } from './prompt-cache.bench.js';
 import { main as sessionsList } from './sessions-list.bench.js';
 import { main as worker } from './worker.bench.js';
+import { main as sessionSetup } from './session-setup.bench.js';
 
 /**
  * `npm run bench`: every benchmark in turn; each prints its figures and the ratio against its same-run baseline. The
@@ -60,6 +61,8 @@ await capture();
 await promptCache();
 process.stdout.write('\n');
 await sessionsList();
+process.stdout.write('\n');
+await sessionSetup();
 process.stdout.write('\n');
 await worker();
 process.stdout.write('\n');

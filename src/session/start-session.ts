@@ -92,7 +92,8 @@ export const createSession = async <Schema extends z.ZodType = z.ZodType<unknown
   const output = options.output ? outputFromZod(options.output) : options.outputSchema !== undefined ? outputFromJsonSchema(options.outputSchema, 'createSession({ outputSchema })') : undefined;
   const sessionId = options.sessionId ?? newSessionId(services.clock());
   if (isReservedStreamName(sessionId)) throw new ReinError('SESSION_INVALID', `${sessionId} is reserved for the workspace's memory`);
-  if ((await services.store.head(sessionId)) > 0) throw new ReinError('SESSION_INVALID', `session ${sessionId} already exists`);
+  // A session id already taken is found by the first append itself (expected head 0): no read of the head before it
+  // (one query fewer per session on PostgreSQL, where a worker has just read it), and no race between that read and the append.
   // What a background command of a rein killed outright planted since its baseline goes before anything reads the
   // workspace (the skills of the catalog below): the check that rein's end would have run.
   const left = await sweepLeftBackground(services.workspace);
@@ -133,7 +134,9 @@ export const createSession = async <Schema extends z.ZodType = z.ZodType<unknown
     batch.push(catalog, stepDraftOf(newId(), catalog, derived as DerivedDraft[]));
   }
   const status = sessionStatusOf(batch);
-  const stored = await services.store.append(sessionId, batch, { expectedSeq: 0, ...(status === undefined ? {} : { status }) });
+  const stored = await services.store.append(sessionId, batch, { expectedSeq: 0, ...(status === undefined ? {} : { status }) }).catch((error: unknown) => {
+    throw (error as { code?: unknown }).code === 'STORE_CONFLICT' ? new ReinError('SESSION_INVALID', `session ${sessionId} already exists`, { cause: error }) : error;
+  });
   // This process is the session's writer while it runs: another process's `resume` of it is refused (STORE_LOCKED).
   const hold = await services.store.hold?.(sessionId);
   const memory = sessionMemoryFor(services, sessionId);
