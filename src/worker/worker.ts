@@ -27,6 +27,7 @@ import { fencedStore } from './fenced-store.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { confirmationsOf, QueuedAnswer, QueuedConfirmation, QueuedSession } from './queued-session.js';
 import type { ResumeReport } from '../session/resume-session.js';
+import type { ReinSession } from '../session/session-handle.js';
 import { startFailureOutcome, type StartRetry } from './start-failure.js';
 
 /** What happened to one session a worker claimed. */
@@ -115,6 +116,19 @@ const providerFor = async (spec: QueuedSession, store: EventStore, env: Record<s
 };
 
 /** A tool call as a person reads it: its name and its first text argument (`bash sleep 6`, `write out.txt`). */
+/**
+ * A first lease's session, created; undefined when createSession refuses its id (SESSION_INVALID: its first append found
+ * the log already there), and the caller then reads the head and resumes it (or meets the same refusal again).
+ */
+const createFresh = async (rein: Rein, spec: QueuedSession): Promise<ReinSession | undefined> => {
+  try {
+    return await rein.createSession({ sessionId: spec.sessionId, task: spec.task });
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'SESSION_INVALID') return undefined;
+    throw error;
+  }
+};
+
 const callSummary = (name: unknown, args: unknown): string => {
   const first = Object.values((args ?? {}) as Record<string, unknown>).find((value): value is string => typeof value === 'string');
   return [String(name), first === undefined ? '' : first.length > 60 ? `${first.slice(0, 57)}…` : first].join(' ').trim();
@@ -243,10 +257,14 @@ export const runWorker = async (options: WorkerOptions): Promise<WorkerReport> =
       // The plugins stop (recorded in the session's log) while the lease still fences the log: before any release; then
       // the session's background commands are stopped and the workspace checked (`session.release`), still fenced.
       const letGo = () => harness.stopPlugins(`worker ${owner} let go of the session`);
-      const fresh = (await options.store.head(spec.sessionId)) === 0;
+      // The first lease of a stream (epoch 1) is a session no worker started: it is created at once, without reading
+      // the head first (one query fewer per session); should its id be taken all the same (a log written outside the
+      // queue), createSession's first append finds it (SESSION_INVALID) and the session is resumed as any other.
+      const created = lease.epoch === 1 ? await createFresh(harness, spec) : undefined;
+      const fresh = created !== undefined || (await options.store.head(spec.sessionId)) === 0;
       // Confirmations `rein approve` left decide the in-doubt effects of this resume.
       const resumed = fresh ? undefined : await rein.resumeSession(spec.sessionId, { confirmInDoubt: spec.confirmInDoubt, ...confirmationsOf(claimed.answers) });
-      const session = resumed?.session ?? (await rein.createSession({ sessionId: spec.sessionId, task: spec.task }));
+      const session = created ?? resumed?.session ?? (await rein.createSession({ sessionId: spec.sessionId, task: spec.task }));
       const confirming = new Set(resumed?.report.resolutions.filter((resolution) => resolution.resolution === 'awaiting-confirmation').map((resolution) => resolution.effectId));
       interrupt = (reason) => void session.interrupt(reason).catch(() => undefined);
       if (keeper.lost) interrupt(keeper.lost);

@@ -65,6 +65,27 @@ describePostgres('a queued session a worker cannot start', () => {
     expect(await new PostgresSessionQueue(store).entry('s-flaky')).toMatchObject({ state: 'failed', claims: 3, failure: expect.stringContaining('gave up after 3 attempts') });
   });
 
+  it('a first claim whose log was written meanwhile resumes it (the create without a head read finds the id taken)', async () => {
+    await submitSession(store, { sessionId: 's-early', task: 'x', workspace: workspace.path, provider: { name: 'scripted' }, script: { turns: [{ text: 'Done.' }] }, permissions: {}, sandbox: {}, budgets: {}, plugins: [], confirmInDoubt: false });
+    // Another host runs a session of the same id before any worker claims it.
+    const host = await createRein({ store, workspace: workspace.path, provider: createScriptedProvider({ turns: [{ text: 'Done by hand.' }] }) });
+    const early = await host.startSession({ task: 'x', sessionId: 's-early' });
+    expect(await early.whenQuiet()).toMatchObject({ status: 'completed' });
+    await host.close();
+    const before = await store.read('s-early');
+
+    const events: WorkerSessionEvent[] = [];
+    const report = await runWorker({ store, pollMs: 20, exitWhenIdleMs: 200, onEvent: (event) => events.push(event) });
+
+    expect(report).toMatchObject({ claimed: 1, finished: 1, failed: 0 });
+    expect(events.find((event) => event.type === 'claimed')).toMatchObject({ sessionId: 's-early', epoch: 1 });
+    const after = await store.read('s-early');
+    // Its log is the one the host wrote (one session.created), continued: nothing was created over it.
+    expect(after.slice(0, before.length)).toEqual(before);
+    expect(after.filter((record) => record.type === 'session.created')).toHaveLength(1);
+    expect(await new PostgresSessionQueue(store).entry('s-early')).toMatchObject({ state: 'done', claims: 1 });
+  });
+
   it('rein.submit refuses a provider no worker can build, queueing nothing', async () => {
     const rein = await createRein({ store, workspace: workspace.path, provider: customProvider });
     await expect(rein.submit({ task: 'x', sessionId: 's-refused' })).rejects.toMatchObject({ code: 'QUEUE_UNSUPPORTED' });
