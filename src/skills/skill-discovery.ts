@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { hostFileProblem, readHostFile } from '../util/read-regular-file.js';
 import { surelyAbsent } from '../util/surely-absent.js';
@@ -41,6 +42,15 @@ export const displaySkillPath = (path: string, workspace: string, home: string):
   return !inHome.startsWith('..') && inHome !== '' ? `~/${inHome}` : path;
 };
 
+/** The workspace's real path (synchronous: the same realpath(3) without the async call's thread-pool hop), else as given. */
+const realRoot = (workspace: string): string => {
+  try {
+    return realpathSync.native(workspace);
+  } catch {
+    return resolve(workspace);
+  }
+};
+
 const isInsideRoot = (root: string, path: string): boolean => path.startsWith(root.endsWith(sep) ? root : root + sep);
 
 const readCapped = async (path: string): Promise<string | { error: string; missing?: true }> => {
@@ -60,7 +70,7 @@ export const discoverSkills = async (input: { workspace: string; options?: Skill
   const skills: LoadableSkill[] = [];
   const problems: CapabilityProblem[] = [];
   const taken = new Map<string, string>();
-  const workspaceRoot = await realpath(input.workspace).catch(() => resolve(input.workspace));
+  const workspaceRoot = realRoot(input.workspace);
   for (const location of skillLocations(input.workspace, input.options)) {
     // The usual skill folders are absent: asked without the exception a readdir of them throws.
     const folders = surelyAbsent(location.directory) ? [] : await readdir(location.directory, { withFileTypes: true }).catch(() => []);

@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import { lstat, readlink, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, relative, resolve } from 'node:path';
 import { canonicalPath, isInside, isInstructionFileName, protectedKey, workspacePathsOf } from '../policy/protected-paths.js';
@@ -38,7 +39,8 @@ export class Workspace {
    * directory when it lives elsewhere inside the workspace), each compared by real path.
    */
   static async open(directory: string, options: { protectedPaths?: readonly string[] } = {}): Promise<Workspace> {
-    const root = await realpath(resolve(directory));
+    // Synchronous (the same realpath(3)): a workspace opens for every harness, and the async call's thread-pool hop costs more than the call.
+    const root = realpathSync.native(resolve(directory));
     // The git configuration and the project instruction files are protected for writing but stay readable.
     const paths = workspacePathsOf(root, options.protectedPaths ?? []);
     return new Workspace(root, paths.protected, paths.readable);
