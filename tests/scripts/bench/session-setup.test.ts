@@ -15,7 +15,7 @@ describe('the session set-up benchmark', () => {
     const figures = await main(1, 0);
     vi.restoreAllMocks();
     expect(out).toMatch(/baseline \(createMemoryEventStore \+ one append\): \d+\.\d{3} ms/);
-    for (const label of ['in memory', 'LevelDB \\(synced\\)']) expect(out).toMatch(new RegExp(`${label}: fixed cost -?\\d+\\.\\d{2} ms per session \\(-?\\d+× the baseline\\) · -?\\d+\\.\\d{2} ms per step`));
+    for (const label of ['in memory', 'LevelDB \\(synced\\)']) expect(out).toMatch(new RegExp(`${label}: set-up \\d+\\.\\d{2} ms per session \\(\\d+× the baseline\\) · fixed cost -?\\d+\\.\\d{2} ms \\(-?\\d+×\\) · -?\\d+\\.\\d{2} ms per step`));
     expect(out.match(/createRein \d+\.\d{2} · createSession \d+\.\d{2} · run \d+\.\d{2} · end \d+\.\d{2} ms/g)).toHaveLength(4);
     for (const store of ['memory', 'level'] as const) {
       const { one, ten } = figures.stores[store];
@@ -25,5 +25,6 @@ describe('the session set-up benchmark', () => {
       expect(ten.run).toBeGreaterThan(one.run);
     }
     expect(figures.baselineMs).toBeGreaterThan(0);
+    expect(figures.stores.memory.setupMs).toBeGreaterThan(0);
   });
 });
