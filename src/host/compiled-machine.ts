@@ -33,9 +33,20 @@ interface Run {
   historyValue: unknown;
   /** How many snapshot copies xstate would have made so far (an assign, a spawn, a stop, a new configuration, an end). */
   version: number;
+  /** `children` may be changed in place: this run copied it, or the caller gave up the snapshot it came from (see `transition`). */
+  ownsChildren: boolean;
   queue: EventObject[];
   scope: ActorScope<any, EventObject>;
 }
+
+/** The children maps compiled machines made (a copy, or an initial map): only these are changed in place. */
+const ownedChildren = new WeakSet<object>();
+
+const newChildren = (): Record<string, AnyActorRef> => {
+  const children = {};
+  ownedChildren.add(children);
+  return children;
+};
 
 const specialParent = '#_parent';
 const specialInternal = '#_internal';
@@ -81,13 +92,14 @@ export class CompiledMachine extends MachineStructure {
     const contextConfig = this.machine.config.context;
     const run: Run = {
       context: typeof contextConfig !== 'function' && contextConfig ? contextConfig : {},
-      children: {},
+      children: newChildren(),
       leaf: this.preInitial,
       status: 'active',
       output: undefined,
       error: undefined,
       historyValue: {},
       version: 0,
+      ownsChildren: true,
       queue: [],
       scope,
     };
@@ -106,8 +118,13 @@ export class CompiledMachine extends MachineStructure {
     }
   }
 
-  /** xstate's `transition` (its macrostep): the snapshot after `event` and everything it set off inside this actor. */
-  transition(snapshot: AnyMachineSnapshot, event: EventObject, scope: ActorScope<any, EventObject>): AnyMachineSnapshot {
+  /**
+   * xstate's `transition` (its macrostep): the snapshot after `event` and everything it set off inside this actor.
+   * `consumed`: the caller drops `snapshot` for the result (the interpreted tree does), so a children map this compiled
+   * machine made may be changed in place — a spawn or a stop then costs O(1), not a copy of every other child (a
+   * delegation's thousand children stopped one by one were O(n²)). Otherwise it is copied once per macrostep.
+   */
+  transition(snapshot: AnyMachineSnapshot, event: EventObject, scope: ActorScope<any, EventObject>, consumed = false): AnyMachineSnapshot {
     if (event.type === wildcard) throw new Error(`An event cannot have the wildcard type ('${wildcard}')`);
     const run: Run = {
       context: snapshot.context,
@@ -118,6 +135,7 @@ export class CompiledMachine extends MachineStructure {
       error: snapshot.error,
       historyValue: snapshot.historyValue,
       version: 0,
+      ownsChildren: consumed && ownedChildren.has(snapshot.children),
       queue: [],
       scope,
     };
@@ -227,10 +245,14 @@ export class CompiledMachine extends MachineStructure {
   private stopChildren(run: Run, event: EventObject, removing: boolean): void {
     const children = run.children;
     const version = run.version;
+    const owned = run.ownsChildren;
+    // Kept (`!removing`): the stops below must not empty the map the snapshot keeps.
+    if (!removing) run.ownsChildren = false;
     for (const child of Object.values(children)) this.runAction(run, { kind: 'stop', actorRef: child, params: undefined }, event);
     if (!removing) {
       run.children = children;
       run.version = version;
+      run.ownsChildren = owned;
     }
   }
 
@@ -286,7 +308,7 @@ export class CompiledMachine extends MachineStructure {
         } else {
           console.warn(`Actor type '${String(src)}' not found in machine '${scope.id}'.`);
         }
-        run.children = { ...run.children, [id as string]: actorRef! };
+        this.ownChildren(run)[id as string] = actorRef!;
         run.version++;
         const resolved = { id: action.id, systemId: action.systemId, actorRef, src, input };
         scope.actionExecutor({ type: 'xstate.spawnChild', info: args, params: resolved, exec: executeSpawn.bind(null, scope, resolved) } as never);
@@ -295,11 +317,7 @@ export class CompiledMachine extends MachineStructure {
       case 'stop': {
         const refOrId = typeof action.actorRef === 'function' ? action.actorRef(args, params) : action.actorRef;
         const ref = (typeof refOrId === 'string' ? run.children[refOrId] : refOrId) as AnyActorRef | undefined;
-        if (ref) {
-          const children = { ...run.children };
-          delete children[ref.id];
-          run.children = children;
-        }
+        if (ref && Object.hasOwn(run.children, ref.id)) delete this.ownChildren(run)[ref.id];
         run.version++;
         scope.actionExecutor({ type: 'xstate.stopChild', info: args, params: ref, exec: executeStop.bind(null, scope, ref) } as never);
         return;
@@ -342,6 +360,16 @@ export class CompiledMachine extends MachineStructure {
       return typeof configured === 'function' ? configured(args, params) : configured;
     }
     return typeof delay === 'function' ? delay(args, params) : delay;
+  }
+
+  /** The run's children map, copied first unless the run owns it (once per macrostep at most). */
+  private ownChildren(run: Run): Record<string, AnyActorRef> {
+    if (!run.ownsChildren) {
+      run.children = { ...run.children };
+      ownedChildren.add(run.children);
+      run.ownsChildren = true;
+    }
+    return run.children;
   }
 
   private readonly noSpawn = () => {

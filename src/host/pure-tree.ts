@@ -57,7 +57,8 @@ const stopEvent = { type: 'xstate.stop' } as const;
 /** The two functions of an actor logic the interpreter advances a snapshot with (xstate's machine or its compiled form). */
 export interface StepLogic {
   getInitialSnapshot(scope: ActorScope<AnyMachineSnapshot, EventObject>, input: unknown): AnyMachineSnapshot;
-  transition(snapshot: AnyMachineSnapshot, event: EventObject, scope: ActorScope<AnyMachineSnapshot, EventObject>): AnyMachineSnapshot;
+  /** `consumed`: the caller drops `snapshot` for the result (a compiled machine may then change its children map in place). */
+  transition(snapshot: AnyMachineSnapshot, event: EventObject, scope: ActorScope<AnyMachineSnapshot, EventObject>, consumed?: boolean): AnyMachineSnapshot;
 }
 
 /** How a tree runs its machines: `compiled` (the default) runs each machine the compiler accepts in its compiled form. */
@@ -333,7 +334,9 @@ export class PureTree {
   private process(node: TreeNode, event: EventObject): void {
     let next: AnyMachineSnapshot;
     try {
-      next = node.logic.transition(node.snapshot, event, node.scope);
+      // The node's snapshot is replaced by the result and kept nowhere else: a delegation's children map is not copied
+      // for each of its thousand children that stops (compiled-machine.ts).
+      next = node.logic.transition(node.snapshot, event, node.scope, true);
     } catch (error) {
       this.fail(node, error);
       return;

@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
@@ -16,7 +16,9 @@ import { upcastLegacySteps } from '../../src/host/step-record.js';
 import { graphableMachines } from '../../src/cli/commands/graph.action.js';
 import { parseFixture } from '../../scripts/fixtures/fixture-format.js';
 import { runBenchSession } from '../../scripts/bench/bench-support.js';
-import { propertyRuns } from '../support/temp-dir.js';
+import { runDelegation } from '../../scripts/bench/delegation.bench.js';
+import { createMemoryEventStore } from '../../stores/index.js';
+import { makeTempDir, propertyRuns } from '../support/temp-dir.js';
 import { events as sessionEventsIn, input as sessionInput, type Snapshot as SessionSnapshot } from '../machines/session.fixtures.js';
 import { turnInput } from '../machines/turn.fixtures.js';
 
@@ -282,6 +284,22 @@ describe('the compiled trees', () => {
       expect(compareTrees(inputs)).toBeGreaterThan(60);
     } finally {
       await run.cleanup();
+    }
+  });
+
+  it('derive a delegation’s drafts and snapshots exactly as xstate does: its children map, changed in place as each child stops, stays xstate’s', async () => {
+    const workspace = await makeTempDir();
+    const store = createMemoryEventStore();
+    try {
+      await writeFile(join(workspace.path, 'a.txt'), 'alpha\n');
+      await runDelegation(24, store, workspace.path);
+      const [stream] = await store.streams();
+      const inputs = inputsOf(await store.read(stream!.stream));
+      expect(inputs.filter((record) => record.type === 'model.responded').length).toBe(26);
+      expect(compareTrees(inputs)).toBeGreaterThan(50);
+    } finally {
+      await store.close();
+      await workspace.remove();
     }
   });
 });
