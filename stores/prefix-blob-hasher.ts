@@ -4,6 +4,12 @@ import { nameBlob, blake3Hasher } from './blob-hash.js';
 const encoder = new TextEncoder();
 
 /**
+ * The bytes of the pieces after the stable prefix, shared by every hasher: they are written, copied into the blob and
+ * hashed without an await in between, so one buffer serves all (a thousand idle agents kept one each).
+ */
+let scratch = new Uint8Array(0);
+
+/**
  * A piece of a blob that only grows: `parts[0..count)` joined by `separator`. The list is appended to and never
  * changed otherwise while the same array is handed on (a shortened list must be a new array), so a hasher that kept
  * its first parts needs to look only at the ones added since.
@@ -39,7 +45,6 @@ export class PrefixBlobHasher {
   #length = 0;
   /** The hasher's state after `#length` bytes (undefined: after none). */
   #state: Uint8Array | undefined;
-  #scratch = new Uint8Array(0);
 
   /** The blob of `pieces` joined as UTF-8 bytes and its BLAKE3 hex; the first `stable` pieces are kept for the next call. */
   async hash(pieces: readonly BlobPiece[], stable: number): Promise<{ bytes: Uint8Array; hex: string }> {
@@ -92,10 +97,12 @@ export class PrefixBlobHasher {
       const piece = pieces[index]!;
       suffix = typeof piece === 'string' ? this.#encode(piece, suffix, false) : this.#encodeParts(piece, 0, suffix, false);
     }
+    // What is kept between calls is the prefix and a quarter more (its growth over-allocates up to 3× for UTF-8).
+    if (this.#bytes.length > this.#length + (this.#length >> 2) + 1_024) this.#bytes = this.#bytes.slice(0, this.#length + (this.#length >> 2));
     const bytes = Buffer.allocUnsafe(this.#length + suffix);
     bytes.set(this.#bytes.subarray(0, this.#length), 0);
-    bytes.set(this.#scratch.subarray(0, suffix), this.#length);
-    const hex = (live ? hasher : this.#resume(hasher)).update(this.#scratch.subarray(0, suffix)).digest('hex');
+    bytes.set(scratch.subarray(0, suffix), this.#length);
+    const hex = (live ? hasher : this.#resume(hasher)).update(scratch.subarray(0, suffix)).digest('hex');
     nameBlob(bytes, hex);
     return { bytes, hex };
   }
@@ -133,7 +140,7 @@ export class PrefixBlobHasher {
   #encode(text: string, offset: number, kept: boolean): number {
     // UTF-8 takes at most 3 bytes per UTF-16 unit.
     const needed = offset + text.length * 3;
-    let target = kept ? this.#bytes : this.#scratch;
+    let target = kept ? this.#bytes : scratch;
     const ascii = text.length === 1 ? text.charCodeAt(0) : 128;
     if (ascii < 128 && offset < target.length) {
       target[offset] = ascii;
@@ -144,7 +151,7 @@ export class PrefixBlobHasher {
       grown.set(target.subarray(0, offset));
       target = grown;
       if (kept) this.#bytes = grown;
-      else this.#scratch = grown;
+      else scratch = grown;
     }
     return offset + encoder.encodeInto(text, target.subarray(offset)).written;
   }

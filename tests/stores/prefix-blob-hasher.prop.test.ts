@@ -70,4 +70,21 @@ describe('PrefixBlobHasher', () => {
     // The returned arrays are the caller's: a later call does not write to them.
     expect(Buffer.from(first.bytes).toString()).toBe(`${head}étail`);
   });
+
+  it('hashers called at once (each agent has one; the bytes after the prefix are written to one shared buffer) each give their own blob', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.tuple(fc.array(text, { minLength: 1, maxLength: 4 }), fc.array(text, { maxLength: 4 })), { minLength: 2, maxLength: 6 }), async (inputs) => {
+        const hashers = inputs.map(() => new PrefixBlobHasher());
+        for (let round = 0; round < 2; round++) {
+          const results = await Promise.all(inputs.map(([head, tail], index) => hashers[index]!.hash([...head, ...tail, String(round)], head.length)));
+          for (const [index, [head, tail]] of inputs.entries()) {
+            const expected = Buffer.from([...head, ...tail, String(round)].join(''), 'utf8');
+            expect(Buffer.from(results[index]!.bytes).equals(expected)).toBe(true);
+            expect(results[index]!.hex).toBe(await blake3Hex(expected));
+          }
+        }
+      }),
+      { numRuns: propertyRuns(60) },
+    );
+  });
 });
