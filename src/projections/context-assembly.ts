@@ -1,5 +1,5 @@
 import type { ModelMessage } from '../../models/model-contract.js';
-import { assembledHistory, sealMessage } from './message-memo.js';
+import { assembledHistory, sealMessage, sealSystemMessage } from './message-memo.js';
 
 /**
  * Sealed system and user messages by text: the stable head of an input (the system message, the session context, the
@@ -9,12 +9,12 @@ import { assembledHistory, sealMessage } from './message-memo.js';
 const heads = { system: new Map<string, ModelMessage>(), user: new Map<string, ModelMessage>() };
 const headCapacity = 64;
 
-const headMessage = (role: 'system' | 'user', content: string): ModelMessage => {
+const headMessage = (role: 'system' | 'user', content: string, parts?: { head: string; rest: string }): ModelMessage => {
   const cache = heads[role];
   const kept = cache.get(content);
   if (kept !== undefined) return kept;
   if (cache.size >= headCapacity) cache.clear();
-  const message = sealMessage<ModelMessage>({ role, content });
+  const message = role === 'system' && parts !== undefined ? sealSystemMessage(content, parts.head, parts.rest) : sealMessage<ModelMessage>({ role, content });
   cache.set(content, message);
   return message;
 };
@@ -36,10 +36,11 @@ export interface AssembledInput {
  * message precedes the first reply. The breakpoints name the last message of each stable part. `historyStable` is
  * how many of the history's first messages are rendered as they will be in later rounds (default: all); the ones
  * after it (a latest observation cut below the per-result cap to fit this round) are not cached, since the next
- * round renders them at the cap.
+ * round renders them at the cap. `systemParts`: `system` as the head every agent of the session shares and the rest (its
+ * JSON is then kept in two parts, the head's one string for all: `sealSystemMessage`).
  */
-export const assembleMessages = (parts: { system: string; goal: string | undefined; context: string; history: readonly ModelMessage[]; historyStable?: number; volatile: readonly string[] }): AssembledInput => {
-  const messages: ModelMessage[] = [headMessage('system', parts.system)];
+export const assembleMessages = (parts: { system: string; systemParts?: { head: string; rest: string }; goal: string | undefined; context: string; history: readonly ModelMessage[]; historyStable?: number; volatile: readonly string[] }): AssembledInput => {
+  const messages: ModelMessage[] = [headMessage('system', parts.system, parts.systemParts)];
   const breakpoints = [0];
   if (parts.context.length > 0) {
     messages.push(headMessage('user', parts.context));

@@ -12,6 +12,12 @@ import { toolSchemaTokens } from './tools-json.js';
 export interface FixedBlocks {
   /** The system message: rules, environment, project instructions, goal, task, constraints — stable across rounds. */
   system: string;
+  /**
+   * `system` as the part every agent of the session shares (rules, environment, instructions: one string for all) and
+   * the rest (`head + rest === system`); `system` is built from them and never read character by character here (a
+   * read flattens it: a copy per agent), so a child's message holds its goal and task, not another copy of the rules.
+   */
+  systemParts: { head: string; rest: string };
   /** The task state (`<state>`): it changes every round, so it travels in the volatile part at the end of the input. */
   state: string;
   goal: string | undefined;
@@ -53,6 +59,7 @@ interface StableBlocks {
   briefBlock: string;
   constraints: Constraint[];
   system: string;
+  systemParts: { head: string; rest: string };
   users: UserItem[];
   rulesTokens: number;
   goalTokens: number;
@@ -82,6 +89,21 @@ interface StableKey {
  */
 const stableMemo = new WeakMap<readonly ModelToolDescription[], { key: StableKey; blocks: StableBlocks }>();
 
+/**
+ * The head of the system message every agent of a session shares — the rules, the environment, the project
+ * instructions — kept as one string by what it is made of (the last few). A child's system message is this string
+ * followed by its own goal and task, so a thousand children hold the head once, not a copy each (`sealSystemMessage`).
+ */
+const heads: Array<{ systemPrompt: string; environment: EnvironmentPart | undefined; instructions: FixedInput['instructions']; head: string }> = [];
+
+const sharedHead = (systemPrompt: string, environment: EnvironmentPart | undefined, instructions: FixedInput['instructions'], render: () => string): string => {
+  for (const kept of heads) if (kept.systemPrompt === systemPrompt && kept.environment === environment && kept.instructions === instructions) return kept.head;
+  const head = render();
+  if (heads.length >= 4) heads.shift();
+  heads.push({ systemPrompt, environment, instructions, head });
+  return head;
+};
+
 const sameKey = (left: StableKey, right: StableKey): boolean =>
   left.systemPrompt === right.systemPrompt && left.instructions === right.instructions && left.environment === right.environment && left.goal === right.goal && left.delegated === right.delegated && left.constraints === right.constraints && left.users === right.users && left.counter === right.counter;
 
@@ -102,7 +124,11 @@ const stableBlocks = (input: FixedInput, ownGoal: { text: string; seq: number } 
   const briefBlock = delegated?.parentView ? `<parent-summary trust="fact" from="${delegated.parent}" ref="#${delegated.seq}">\n${parentBrief(delegated.parentView, delegated.parentGoal)}\n</parent-summary>` : '';
   const constraints = toArray(actor.constraints);
   const constraintBlock = constraints.length === 0 ? '' : `<user-constraints trust="trusted">\n${constraints.map((constraint) => `- ${constraint.prohibition ? '(prohibition) ' : ''}${quoteUntrusted(constraint.text)} (#${constraint.seq})`).join('\n')}\n</user-constraints>`;
-  const system = [rules, environment, instructions, goalBlock, taskBlock, briefBlock, constraintBlock].filter((block) => block.length > 0).join('\n');
+  // [rules, environment, instructions, goal, task, brief, constraints] joined by newlines, the first three shared.
+  const head = sharedHead(input.systemPrompt, input.environment, input.instructions, () => [rules, environment, instructions].filter((block) => block.length > 0).join('\n'));
+  const tail = [goalBlock, taskBlock, briefBlock, constraintBlock].filter((block) => block.length > 0).join('\n');
+  const rest = tail.length > 0 ? `\n${tail}` : '';
+  const system = head + rest;
   const users = toArray(actor.users);
   const blocks: StableBlocks = {
     rules,
@@ -113,6 +139,7 @@ const stableBlocks = (input: FixedInput, ownGoal: { text: string; seq: number } 
     briefBlock,
     constraints,
     system,
+    systemParts: { head, rest },
     users,
     rulesTokens: counter.count(rules),
     goalTokens: counter.count(goalBlock) + counter.count(taskBlock) + counter.count(briefBlock) + counter.count(constraintBlock) + users.reduce((sum, user) => sum + counter.count(user.text) + 4, 0),
@@ -134,7 +161,7 @@ export const fixedBlocks = (input: { view: ContextView; actor: ActorContext; sys
   const { view, actor, counter } = input;
   const ownGoal = actor.goal ?? view.goal;
   const stable = stableBlocks(input, ownGoal);
-  const { rules, instructions, environment, goalBlock, taskBlock, briefBlock, constraints, system, users, rulesTokens, goalTokens, environmentTokens, instructionTokens } = stable;
+  const { rules, instructions, environment, goalBlock, taskBlock, briefBlock, constraints, system, systemParts, users, rulesTokens, goalTokens, environmentTokens, instructionTokens } = stable;
   const goal = ownGoal?.text;
   const delegated = actor.delegated;
   const state = stateBlock(actor, input.phase, input.level);
@@ -150,6 +177,7 @@ export const fixedBlocks = (input: { view: ContextView; actor: ActorContext; sys
   if (input.tools.length > 0) included.push({ source: 'tools', refs: [], mode: 'full', trust: 'trusted', tokens: toolTokens, reason: `${input.tools.length} visible tool schemas` });
   return {
     system,
+    systemParts,
     state,
     goal,
     users,

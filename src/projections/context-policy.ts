@@ -250,7 +250,7 @@ export const projectModelInput = (input: PolicyInput): ModelInputProjection => {
     remaining = Math.max(0, remaining - memory.tokens);
     let hooked = hookFill(input.hookCandidates ?? [], Math.min(remaining, memoryCap), counter);
     if (drop) hooked = hooked.dropAll(drop);
-    const assembled = assembleMessages({ system: fixed.system, goal: fixed.goal, context, history: history.messages, historyStable, volatile: [fixed.state, memory.section, hooked.section] });
+    const assembled = assembleMessages({ system: fixed.system, systemParts: fixed.systemParts, goal: fixed.goal, context, history: history.messages, historyStable, volatile: [fixed.state, memory.section, hooked.section] });
     return { layout, history, summary, evidence, excluded, memory, hooked, assembled, estimatedTokens: countInput(assembled.messages, input.tools, counter) };
   };
 

@@ -9,6 +9,8 @@ import type { BlobPiece } from '../../stores/prefix-blob-hasher.js';
  */
 interface MessageMemo {
   json?: string;
+  /** A system message's JSON in two parts, the first shared by every agent whose message starts with the same head (`sealSystemMessage`). */
+  parts?: readonly [string, string];
   tokens?: Map<TokenCounter, number>;
 }
 
@@ -29,10 +31,46 @@ export const sealMessage = <Message extends ModelMessage>(message: Message): Mes
   return message;
 };
 
-/** `JSON.stringify(message)`, once per sealed message. */
+/** `'{"role":"system","content":"'` and the JSON-escaped head, by head: one string for every agent sharing the head. */
+const openings = new Map<string, string>();
+
+/** A JSON string's text without its quotes: what the string adds inside a longer JSON string. */
+const escaped = (text: string): string => {
+  const json = JSON.stringify(text);
+  return json.slice(1, json.length - 1);
+};
+
+/**
+ * Seal the system message `content`, which is `head + rest` (`head` a string every agent of a session shares: rules,
+ * environment, instructions): its JSON is kept as the head's opening, shared, and the rest's part, this message's own.
+ * A child agent's input then holds its goal and task, not another copy of the rules (a thousand idle children held
+ * ~7 KB of JSON each). The parts join to exactly `JSON.stringify({ role: 'system', content })`. `content` is not read
+ * here (reading a concatenation flattens it into a copy of the head).
+ */
+export const sealSystemMessage = (content: string, head: string, rest: string): ModelMessage => {
+  const message = sealMessage<ModelMessage>({ role: 'system', content });
+  const last = head.charCodeAt(head.length - 1);
+  const first = rest.charCodeAt(0);
+  // Escaping is per character, so the JSON splits where the text does — unless that cuts a surrogate pair.
+  if (head.length === 0 || content.length !== head.length + rest.length || (last >= 0xd800 && last <= 0xdbff && first >= 0xdc00 && first <= 0xdfff)) return message;
+  let opening = openings.get(head);
+  if (opening === undefined) {
+    if (openings.size >= 16) openings.clear();
+    opening = `{"role":"system","content":"${escaped(head)}`;
+    openings.set(head, opening);
+  }
+  memos.get(message)!.parts = [opening, `${escaped(rest)}"}`];
+  return message;
+};
+
+/** A sealed message's JSON as the pieces `inputPieces` hands the hasher: its two parts, or its whole JSON. */
+const jsonPieces = (message: ModelMessage): readonly string[] | string => memos.get(message)?.parts ?? messageJson(message);
+
+/** `JSON.stringify(message)`, once per sealed message (a system message sealed in two parts is joined each time). */
 export const messageJson = (message: ModelMessage): string => {
   const memo = memos.get(message);
   if (memo === undefined) return JSON.stringify(message);
+  if (memo.parts) return memo.parts[0] + memo.parts[1];
   return (memo.json ??= JSON.stringify(message));
 };
 
@@ -101,7 +139,11 @@ export const inputPieces = (messages: readonly ModelMessage[], toolsJson: string
     if (inPrefix && index === history.start) {
       pieces.push({ parts: history.text.jsons, count: history.count, separator: ',' });
       index += history.count - 1;
-    } else pieces.push(messageJson(messages[index]!));
+    } else {
+      const json = jsonPieces(messages[index]!);
+      if (typeof json === 'string') pieces.push(json);
+      else pieces.push(...json);
+    }
     if (index === kept - 1) stable = pieces.length;
   }
   pieces.push('],"tools":', toolsJson, '}');
