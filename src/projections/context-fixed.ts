@@ -89,19 +89,45 @@ interface StableKey {
  */
 const stableMemo = new WeakMap<readonly ModelToolDescription[], { key: StableKey; blocks: StableBlocks }>();
 
+/** The blocks every agent of a session shares, rendered and counted, and their head of the system message. */
+interface SharedBlocks {
+  rules: string;
+  instructions: string;
+  environment: string;
+  head: string;
+  rulesTokens: number;
+  environmentTokens: number;
+  instructionTokens: number;
+}
+
 /**
  * The head of the system message every agent of a session shares — the rules, the environment, the project
- * instructions — kept as one string by what it is made of (the last few). A child's system message is this string
- * followed by its own goal and task, so a thousand children hold the head once, not a copy each (`sealSystemMessage`).
+ * instructions — rendered and counted once and kept as one string, by what it is made of (the last few). A child's
+ * system message is this string followed by its own goal and task, so a thousand children hold the head once, not a
+ * copy each (`sealSystemMessage`), and do not render and count it again each.
  */
-const heads: Array<{ systemPrompt: string; environment: EnvironmentPart | undefined; instructions: FixedInput['instructions']; head: string }> = [];
+const shared: Array<{ systemPrompt: string; environment: string | undefined; instructions: string | undefined; counter: TokenCounter; blocks: SharedBlocks }> = [];
 
-const sharedHead = (systemPrompt: string, environment: EnvironmentPart | undefined, instructions: FixedInput['instructions'], render: () => string): string => {
-  for (const kept of heads) if (kept.systemPrompt === systemPrompt && kept.environment === environment && kept.instructions === instructions) return kept.head;
-  const head = render();
-  if (heads.length >= 4) heads.shift();
-  heads.push({ systemPrompt, environment, instructions, head });
-  return head;
+const sharedBlocks = (input: FixedInput): SharedBlocks => {
+  const { systemPrompt, environment: environmentPart, instructions: instructionsPart, counter } = input;
+  // By the texts they render (the instructions part is a new object each round).
+  for (const kept of shared) if (kept.systemPrompt === systemPrompt && kept.environment === environmentPart?.text && kept.instructions === instructionsPart?.text && kept.counter === counter) return kept.blocks;
+  const rules = `<system-rules trust="trusted">\n${systemPrompt}\n${isolationNote}\n</system-rules>`;
+  // The project's AGENTS.md / CLAUDE.md (and the user's file): their own part, cut to their own budget when loaded.
+  const instructions = instructionsPart ? `<project-instructions trust="trusted">\n${instructionsPart.text}\n</project-instructions>` : '';
+  const environment = environmentPart ? `<environment trust="fact">\n${quoteUntrusted(environmentPart.text)}\n</environment>` : '';
+  const blocks: SharedBlocks = {
+    rules,
+    instructions,
+    environment,
+    head: [rules, environment, instructions].filter((block) => block.length > 0).join('\n'),
+    rulesTokens: counter.count(rules),
+    environmentTokens: environment ? counter.count(environment) : 0,
+    instructionTokens: instructions ? counter.count(instructions) : 0,
+  };
+  if (shared.length >= 4) shared.shift();
+  shared.push({ systemPrompt, environment: environmentPart?.text, instructions: instructionsPart?.text, counter, blocks });
+  return blocks;
 };
 
 const sameKey = (left: StableKey, right: StableKey): boolean =>
@@ -112,10 +138,7 @@ const stableBlocks = (input: FixedInput, ownGoal: { text: string; seq: number } 
   const key: StableKey = { systemPrompt: input.systemPrompt, instructions: input.instructions, environment: input.environment, goal: ownGoal, delegated: actor.delegated, constraints: actor.constraints, users: actor.users, counter };
   const memo = stableMemo.get(input.tools);
   if (memo !== undefined && sameKey(memo.key, key)) return memo.blocks;
-  const rules = `<system-rules trust="trusted">\n${input.systemPrompt}\n${isolationNote}\n</system-rules>`;
-  // The project's AGENTS.md / CLAUDE.md (and the user's file): their own part, cut to their own budget when loaded.
-  const instructions = input.instructions ? `<project-instructions trust="trusted">\n${input.instructions.text}\n</project-instructions>` : '';
-  const environment = input.environment ? `<environment trust="fact">\n${quoteUntrusted(input.environment.text)}\n</environment>` : '';
+  const { rules, instructions, environment, head, rulesTokens, environmentTokens, instructionTokens } = sharedBlocks(input);
   // A child agent's goal is its objective; its task package and (summary mode) a brief of its parent's log follow.
   const goal = ownGoal?.text;
   const goalBlock = goal === undefined ? '' : `<goal trust="trusted" ref="#${ownGoal!.seq}">\n${quoteUntrusted(goal)}\n</goal>`;
@@ -125,7 +148,6 @@ const stableBlocks = (input: FixedInput, ownGoal: { text: string; seq: number } 
   const constraints = toArray(actor.constraints);
   const constraintBlock = constraints.length === 0 ? '' : `<user-constraints trust="trusted">\n${constraints.map((constraint) => `- ${constraint.prohibition ? '(prohibition) ' : ''}${quoteUntrusted(constraint.text)} (#${constraint.seq})`).join('\n')}\n</user-constraints>`;
   // [rules, environment, instructions, goal, task, brief, constraints] joined by newlines, the first three shared.
-  const head = sharedHead(input.systemPrompt, input.environment, input.instructions, () => [rules, environment, instructions].filter((block) => block.length > 0).join('\n'));
   const tail = [goalBlock, taskBlock, briefBlock, constraintBlock].filter((block) => block.length > 0).join('\n');
   const rest = tail.length > 0 ? `\n${tail}` : '';
   const system = head + rest;
@@ -141,10 +163,10 @@ const stableBlocks = (input: FixedInput, ownGoal: { text: string; seq: number } 
     system,
     systemParts: { head, rest },
     users,
-    rulesTokens: counter.count(rules),
+    rulesTokens,
     goalTokens: counter.count(goalBlock) + counter.count(taskBlock) + counter.count(briefBlock) + counter.count(constraintBlock) + users.reduce((sum, user) => sum + counter.count(user.text) + 4, 0),
-    environmentTokens: environment ? counter.count(environment) : 0,
-    instructionTokens: instructions ? counter.count(instructions) : 0,
+    environmentTokens,
+    instructionTokens,
   };
   stableMemo.set(input.tools, { key, blocks });
   return blocks;
