@@ -10,6 +10,29 @@ const encoder = new TextEncoder();
 let scratch = new Uint8Array(0);
 
 /**
+ * Starts many hashers' blobs share — the first two pieces of every agent's model input of a session, `{"messages":[`
+ * and the system message's shared head (`sealSystemMessage`) — encoded and hashed once: their bytes, where the first
+ * ends, and the BLAKE3 state after them, by their texts (the last few). A thousand children's first inputs start from
+ * it instead of encoding and hashing the head each.
+ */
+const commonStarts: Array<{ first: string; second: string; firstEnd: number; bytes: Uint8Array; state: Uint8Array }> = [];
+
+/** A start worth sharing: the second piece is long (a system message's head), both are texts to keep. */
+const commonStartOf = (hasher: IHasher, pieces: readonly BlobPiece[], keep: number): (typeof commonStarts)[number] | undefined => {
+  const [first, second] = pieces;
+  if (keep < 2 || typeof first !== 'string' || typeof second !== 'string' || second.length < 1_024) return undefined;
+  let start = commonStarts.find((kept) => kept.second === second && kept.first === first);
+  if (start === undefined) {
+    const firstEnd = encoder.encode(first).length;
+    const bytes = encoder.encode(first + second);
+    start = { first, second, firstEnd, bytes, state: hasher.init().update(bytes).save() };
+    if (commonStarts.length >= 4) commonStarts.shift();
+    commonStarts.push(start);
+  }
+  return start;
+};
+
+/**
  * A piece of a blob that only grows: `parts[0..count)` joined by `separator`. The list is appended to and never
  * changed otherwise while the same array is handed on (a shortened list must be a new array), so a hasher that kept
  * its first parts needs to look only at the ones added since.
@@ -50,6 +73,7 @@ export class PrefixBlobHasher {
   async hash(pieces: readonly BlobPiece[], stable: number): Promise<{ bytes: Uint8Array; hex: string }> {
     const hasher = await blake3Hasher();
     const keep = Math.max(0, Math.min(stable, pieces.length));
+    if (this.#pieces.length === 0) this.#startFrom(commonStartOf(hasher, pieces, keep));
     let appendFrom = -1;
     let shared = 0;
     let grown = false;
@@ -105,6 +129,18 @@ export class PrefixBlobHasher {
     const hex = (live ? hasher : this.#resume(hasher)).update(scratch.subarray(0, suffix)).digest('hex');
     nameBlob(bytes, hex);
     return { bytes, hex };
+  }
+
+  /** Keep a common start (`commonStartOf`) as this hasher's first two pieces: a copy of its bytes, with room to grow, and its state. */
+  #startFrom(start: (typeof commonStarts)[number] | undefined): void {
+    if (start === undefined) return;
+    const length = start.bytes.length;
+    this.#bytes = new Uint8Array(length + (length >> 2));
+    this.#bytes.set(start.bytes);
+    this.#length = length;
+    this.#pieces = [start.first, start.second];
+    this.#ends = [start.firstEnd, length];
+    this.#state = start.state;
   }
 
   /** The hasher at the kept state (a fresh one when nothing is kept). */

@@ -87,4 +87,26 @@ describe('PrefixBlobHasher', () => {
       { numRuns: propertyRuns(60) },
     );
   });
+
+  it('agents whose inputs start alike (a session’s shared system head) each get their own blob, the head changed or not', async () => {
+    const head = `{"role":"system","content":"${'r'.repeat(3_000)}é`;
+    const other = `${head.slice(0, -1)}ü`;
+    const cases: Array<[BlobPiece[], number]> = [
+      [['{"messages":[', head, 'task a"}', '],"tools":[]}'], 3],
+      [['{"messages":[', head, 'task b"}', '],"tools":[]}'], 3],
+      [['{"messages":[', other, 'task a"}', '],"tools":[]}'], 3],
+      [['{"messages":[', head, 'task c"}', ',{"x":1}', '],"tools":[]}'], 2],
+    ];
+    for (let round = 0; round < 2; round++) {
+      for (const [pieces, stable] of cases) {
+        const hasher = new PrefixBlobHasher();
+        for (const next of [pieces, [...pieces.slice(0, stable), 'then', ...pieces.slice(stable)]]) {
+          const expected = Buffer.from(joined(next), 'utf8');
+          const { bytes, hex } = await hasher.hash(next, stable);
+          expect(Buffer.from(bytes).equals(expected)).toBe(true);
+          expect(hex).toBe(await blake3Hex(expected));
+        }
+      }
+    }
+  });
 });
