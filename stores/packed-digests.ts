@@ -1,4 +1,5 @@
 import { addExtension } from 'msgpackr';
+import { createPlainWriter } from './plain-pack.js';
 
 /**
  * Digests stored as their 32 bytes rather than 64 hex characters. A step's records carry a handful of BLAKE3 and
@@ -114,3 +115,32 @@ export function packDigests(value: unknown): unknown {
   }
   return copy ?? value;
 }
+
+/** The recent digest strings' packed bytes, by the whole string (`packedDigestBytes`). Bounded: cleared when full. */
+const packedByString = new Map<string, Buffer>();
+
+/** The packed bytes of a packable digest string (the extension's data), or undefined for any other string. */
+export function packedDigestBytes(value: string): Buffer | undefined {
+  let bytes = packedByString.get(value);
+  if (bytes !== undefined) return bytes;
+  const prefix = prefixOf(value);
+  if (prefix < 0) return undefined;
+  bytes = Buffer.allocUnsafe(1 + HEX_LENGTH / 2);
+  bytes[0] = prefix;
+  bytes.write(value.slice(PREFIXES[prefix]!.length), 1, 'hex');
+  if (packedByString.size >= packedBytesCapacity) packedByString.clear();
+  packedByString.set(value, bytes);
+  return bytes;
+}
+
+/**
+ * `packPlain` that writes every packable digest string inside an `ExtensionScope` as a packed digest: the bytes
+ * msgpackr writes for `packDigests` of the scope's value, without copying the value or leaving plain data for
+ * msgpackr's slower writer (a packed row holds `PackedDigest`s, which `packPlain` leaves to msgpackr). Undefined for
+ * what is not plain data; the caller then packs `packDigests` of it with msgpackr.
+ */
+export const packPlainDigests: (value: unknown, headerLength: number) => Buffer | undefined = createPlainWriter({
+  type: PACKED_DIGEST_EXTENSION,
+  minLength: SHORTEST,
+  dataOf: packedDigestBytes,
+});

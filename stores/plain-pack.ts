@@ -15,15 +15,37 @@ const notPlain = new Error('not plain data');
 const maxDepth = 256;
 
 /**
- * The writer's state lives in a closure, not in module bindings: V8 checks a module-level `let` for its temporal dead
- * zone on every access, and the byte loops were slower than msgpackr's until the state moved here.
+ * Strings some values hold are written as a msgpack extension instead (packed-digests.ts: a digest as its bytes), the
+ * way msgpackr writes an extension class's `pack` result. Only strings inside an `ExtensionScope` are offered, never
+ * map keys.
  */
-const createPlainWriter = () => {
+export interface StringExtension {
+  /** The extension type byte. */
+  type: number;
+  /** Strings shorter than this are written as strings without asking `dataOf`. */
+  minLength: number;
+  /** The extension's data for `value`, or undefined to write it as a string. */
+  dataOf: (value: string) => Uint8Array | undefined;
+}
+
+/** A value whose strings the writer offers to its `StringExtension` (the scope itself writes nothing of its own). */
+export class ExtensionScope {
+  constructor(readonly value: unknown) {}
+}
+
+/**
+ * The writer's state lives in a closure, not in module bindings: V8 checks a module-level `let` for its temporal dead
+ * zone on every access, and the byte loops were slower than msgpackr's until the state moved here. Without an
+ * `extension`, an `ExtensionScope` is not plain data.
+ */
+export const createPlainWriter = (extension?: StringExtension) => {
   let target = Buffer.allocUnsafe(64 * 1024);
   let view = new DataView(target.buffer, target.byteOffset, target.byteLength);
   let position = 0;
   /** Below this position a number, a literal or a container header always fits. */
   let safeEnd = target.length - 10;
+  /** Inside an `ExtensionScope`: strings are offered to the extension. */
+  let scoped = false;
 
   const ensure = (bytes: number): void => {
     if (position + bytes <= target.length) return;
@@ -149,10 +171,40 @@ const createPlainWriter = () => {
     }
   };
 
+  /** An extension's data, with the header msgpackr's `writeExtensionData` writes for its length. */
+  const writeExtension = (type: number, data: Uint8Array): void => {
+    const length = data.length;
+    ensure(length + 6);
+    const fixed = length === 1 ? 0xd4 : length === 2 ? 0xd5 : length === 4 ? 0xd6 : length === 8 ? 0xd7 : length === 16 ? 0xd8 : 0;
+    if (fixed !== 0) target[position++] = fixed;
+    else if (length < 0x100) {
+      target[position++] = 0xc7;
+      target[position++] = length;
+    } else if (length < 0x10000) {
+      target[position++] = 0xc8;
+      target[position++] = length >> 8;
+      target[position++] = length & 0xff;
+    } else {
+      target[position++] = 0xc9;
+      view.setUint32(position, length);
+      position += 4;
+    }
+    target[position++] = type;
+    target.set(data, position);
+    position += length;
+  };
+
   const write = (value: unknown, depth: number): void => {
     if (position > safeEnd) ensure(16);
     switch (typeof value) {
       case 'string':
+        if (scoped && value.length >= extension!.minLength) {
+          const data = extension!.dataOf(value);
+          if (data !== undefined) {
+            writeExtension(extension!.type, data);
+            return;
+          }
+        }
         writeString(value);
         return;
       case 'number':
@@ -190,6 +242,12 @@ const createPlainWriter = () => {
           }
           return;
         }
+        if (constructor === ExtensionScope && extension !== undefined && !scoped) {
+          scoped = true;
+          write((value as ExtensionScope).value, depth + 1);
+          scoped = false;
+          return;
+        }
         if (constructor !== Object) throw notPlain;
         const record = value as Record<string, unknown>;
         const at = position++;
@@ -216,6 +274,7 @@ const createPlainWriter = () => {
 
   return (value: unknown, headerLength: number): Buffer | undefined => {
     position = headerLength;
+    scoped = false;
     ensure(0);
     try {
       write(value, 0);

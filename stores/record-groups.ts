@@ -1,6 +1,7 @@
 import type { RecordEnvelope } from '../models/envelope.js';
-import { packDigests } from './packed-digests.js';
-import { decodeFramed, encodeFramed, formatByteOf } from './record-codec.js';
+import { packDigests, packPlainDigests } from './packed-digests.js';
+import { ExtensionScope } from './plain-pack.js';
+import { FRAME_HEADER_BYTES, decodeFramed, encodeFramed, formatByteOf } from './record-codec.js';
 import { EXTERNAL_STRING_LENGTH, decodeStoredRecord, externalStrings, externalsOfRow } from './record-drafts.js';
 import type { ExternalString } from './record-drafts.js';
 import type { StreamBlob } from './stream-blobs.js';
@@ -99,11 +100,31 @@ async function encodeGroupMovingLongStrings(envelopes: readonly RecordEnvelope[]
 }
 
 async function encodeGroup(envelopes: readonly RecordEnvelope[], externalize = true): Promise<EncodedGroup> {
+  const blobs: StreamBlob[] = [];
+  // Plain data (nearly every group) is written by `packPlainDigests` straight from the records' data; anything else
+  // by msgpackr from a copy with its digests packed (`packDigests`). Both write the same bytes.
+  const scoped = await groupRows(envelopes, externalize, blobs);
+  const plain = packPlainDigests([envelopes[0]!.seq, scoped], FRAME_HEADER_BYTES);
+  let value: Uint8Array;
+  if (plain !== undefined) {
+    const stored = Buffer.allocUnsafe(plain.length);
+    plain.copy(stored, FRAME_HEADER_BYTES, FRAME_HEADER_BYTES);
+    stored[0] = GROUP_RECORD_FORMAT_BYTE;
+    stored.writeUInt32BE(crc32(stored.subarray(FRAME_HEADER_BYTES)), 1);
+    value = stored;
+  } else {
+    const packed = scoped.map((row) => (row as unknown[]).map((field) => (field instanceof ExtensionScope ? packDigests(field.value) : field)));
+    value = encodeFramed(GROUP_RECORD_FORMAT_BYTE, [envelopes[0]!.seq, packed]);
+  }
+  return { lastSeq: envelopes.at(-1)!.seq, value, blobs: dedupe(blobs) };
+}
+
+/** The rows of a group, each data in an `ExtensionScope`, collecting the blobs its long strings moved to into `blobs`. */
+async function groupRows(envelopes: readonly RecordEnvelope[], externalize: boolean, blobs: StreamBlob[]): Promise<unknown[]> {
   const indexOfId = new Map<string, number>();
   envelopes.forEach((envelope, index) => {
     if (!indexOfId.has(envelope.id)) indexOfId.set(envelope.id, index);
   });
-  const blobs: StreamBlob[] = [];
   const rows: unknown[] = [];
   let previous: RecordEnvelope | undefined;
   for (const envelope of envelopes) {
@@ -111,14 +132,13 @@ async function encodeGroup(envelopes: readonly RecordEnvelope[], externalize = t
     const row: unknown[] = [previous !== undefined && nextId(previous.id) === envelope.id ? null : envelope.id, envelope.type, envelope.v, encodeTime(envelope.at, previous?.at), envelope.actor, cause, envelope.corr ?? null];
     const moved = externalize ? await externalStrings(envelope.data) : undefined;
     if (moved !== undefined) {
-      row.push(packDigests(moved.data), moved.externals);
+      row.push(new ExtensionScope(moved.data), moved.externals);
       blobs.push(...moved.blobs);
-    } else if (envelope.data !== undefined) row.push(packDigests(envelope.data));
+    } else if (envelope.data !== undefined) row.push(new ExtensionScope(envelope.data));
     rows.push(row);
     previous = envelope;
   }
-  const value = encodeFramed(GROUP_RECORD_FORMAT_BYTE, [envelopes[0]!.seq, rows]);
-  return { lastSeq: envelopes.at(-1)!.seq, value, blobs: dedupe(blobs) };
+  return rows;
 }
 
 /**

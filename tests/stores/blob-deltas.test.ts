@@ -264,4 +264,31 @@ describe('a delta of a blob past zlib’s 32 KiB window', () => {
     expect(Buffer.from(applyDelta(Buffer.from('base'), old.delta, old.prefix)).toString()).toBe('base base');
     expect(() => applyDelta(Buffer.from('base'), old.delta, 10)).toThrow();
   });
+
+  it('is made against the end of the dictionary a read inflates with, and reads back exactly whatever the edit', async () => {
+    const { deltaOf, applyDelta } = await import('../../stores/blob-deltas.js');
+    const runs = Number(process.env.FC_RUNS ?? 50);
+    // A base of any length (across the 32 KiB window), edited anywhere: a shared prefix of any length, a changed or
+    // dropped middle, any tail. A delta made against a suffix of the reader's dictionary with a smaller window must
+    // inflate to the same bytes with the reader's whole dictionary.
+    const base = fc.integer({ min: 0, max: 80_000 }).chain((length) =>
+      fc.record({
+        length: fc.constant(length),
+        seed: fc.integer({ min: 0, max: 1_000 }),
+        cut: fc.integer({ min: 0, max: length }),
+        dropped: fc.integer({ min: 0, max: 5_000 }),
+        inserted: fc.string({ maxLength: 3_000 }),
+      }),
+    );
+    fc.assert(
+      fc.property(base, ({ length, seed, cut, dropped, inserted }) => {
+        const baseBytes = Buffer.from(Array.from({ length: Math.ceil(length / 40) + 1 }, (_, index) => `turn ${index + seed}: "go" → noop() ok;`).join('')).subarray(0, length);
+        const next = Buffer.concat([baseBytes.subarray(0, cut), Buffer.from(inserted), baseBytes.subarray(Math.min(baseBytes.length, cut + dropped))]);
+        const delta = deltaOf(baseBytes, next);
+        if (delta === undefined) return;
+        expect(Buffer.from(applyDelta(baseBytes, delta.delta, delta.prefix)).equals(next)).toBe(true);
+      }),
+      { numRuns: runs * 4 },
+    );
+  });
 });

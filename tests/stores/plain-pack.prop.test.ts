@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { Packr } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { RECORD_CODEC_OPTIONS, RECORD_FORMAT_BYTE, decodeValue, encodeValue } from '../../stores/index.js';
-import { packPlain } from '../../stores/plain-pack.js';
+import { ExtensionScope, packPlain } from '../../stores/plain-pack.js';
+import { packDigests, packPlainDigests } from '../../stores/packed-digests.js';
 
 const runs = Number(process.env.FC_RUNS ?? 50);
 const pinned = new Packr({ ...RECORD_CODEC_OPTIONS });
@@ -87,5 +88,46 @@ describe('packPlain', () => {
     expect(() => encodeValue(cyclic)).toThrow(expect.objectContaining({ code: 'STORE_INVALID_ARGUMENT' }));
     expect(() => encodeValue({ run: () => 1 })).toThrow(expect.objectContaining({ code: 'STORE_INVALID_ARGUMENT' }));
     expect(() => encodeValue({ big: 2n ** 70n })).toThrow(expect.objectContaining({ code: 'STORE_INVALID_ARGUMENT' }));
+  });
+});
+
+describe('packPlainDigests', () => {
+  /** Digest strings of every packed prefix, near misses (upper case, one short, unknown prefix) among plain data. */
+  const hex = fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 64, maxLength: 64 });
+  const digest = fc.oneof(
+    fc.tuple(fc.constantFrom('b3:', 'sha256:', 'artifact://blake3/'), hex).map(([prefix, digits]) => prefix + digits),
+    hex.map((digits) => `b3:${digits.toUpperCase()}`),
+    hex.map((digits) => `sha256:${digits.slice(1)}`),
+    hex.map((digits) => `md5:${digits}`),
+  );
+  const withDigests = fc.letrec<{ value: unknown }>((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      digest,
+      text,
+      numbers,
+      fc.constant(null),
+      fc.array(tie('value'), { maxLength: 8 }),
+      fc.dictionary(fc.oneof(text, digest, fc.constantFrom('__proto__')), fc.option(tie('value'), { nil: undefined }), { maxKeys: 8 }),
+    ),
+  })).value;
+
+  it('writes the bytes msgpackr writes for packDigests of the scoped value, and only the scoped strings as digests', () => {
+    fc.assert(
+      fc.property(withDigests, digest, (value, outside) => {
+        const row = [outside, new ExtensionScope(value), [outside]];
+        const written = packPlainDigests(row, 0);
+        if (written === undefined) return;
+        expect(Buffer.from(written).equals(Buffer.from(pinned.pack([outside, packDigests(value), [outside]])))).toBe(true);
+      }),
+      { numRuns: runs * 20 },
+    );
+  });
+
+  it('leaves what is not plain data to msgpackr, and packPlain refuses a scope', () => {
+    for (const value of [new Map([['a', 1]]), [1, undefined], new Date(0), { list: [new Uint8Array(2)] }, new ExtensionScope(1)]) {
+      expect(packPlainDigests([new ExtensionScope(value)], 0)).toBeUndefined();
+    }
+    expect(packPlain([new ExtensionScope({ a: 1 })], 0)).toBeUndefined();
   });
 });
