@@ -106,17 +106,22 @@ export const createActorWiring = (options: ActorWiringOptions): { of(actor: stri
    * and schema; the names give the order shown): the children of a delegation that see the same tools share one list,
    * so its JSON and token counts are computed once (tools-json), not once per child. The newest few sets are kept.
    */
-  const dynamicDescriptions = new WeakMap<ToolRegistry, Map<string, ModelToolDescription[]>>();
+  const dynamicDescriptions = new WeakMap<ToolRegistry, { byContent: Map<string, ModelToolDescription[]>; bySet: WeakMap<VisibleSet, ModelToolDescription[]> }>();
   const describeVisible = (registry: ToolRegistry, set: VisibleSet): ModelToolDescription[] => {
     let sets = dynamicDescriptions.get(registry);
-    if (!sets) dynamicDescriptions.set(registry, (sets = new Map()));
+    if (!sets) dynamicDescriptions.set(registry, (sets = { byContent: new Map(), bySet: new WeakMap() }));
+    // A recorded set is never changed (a new round's set is a new object): asked several times a round, it is looked up
+    // by identity, and by content (a joined key) only the first time.
+    let described = sets.bySet.get(set);
+    if (described) return described;
     const key = `${set.digest}|${set.names.join(',')}`;
-    let described = sets.get(key);
+    described = sets.byContent.get(key);
     if (!described) {
       described = registry.describe(set.names);
-      if (sets.size >= describedSetsKept) sets.delete(sets.keys().next().value!);
-      sets.set(key, described);
+      if (sets.byContent.size >= describedSetsKept) sets.byContent.delete(sets.byContent.keys().next().value!);
+      sets.byContent.set(key, described);
     }
+    sets.bySet.set(set, described);
     return described;
   };
   // The mutation policy digest per policy (the sandbox is the session's): every child of a mode shares its policy, so

@@ -17,7 +17,7 @@ import type { EffectExecutors } from '../effects/effect.js';
 import { createExecuteToolExecutor } from '../effects/execute-tool.js';
 import type { VerificationClassifier } from '../effects/verification.js';
 import { maxCompactionLevel } from '../projections/context-budget.js';
-import { projectModelInput, type ContextPolicyOptions } from '../projections/context-policy.js';
+import { projectModelInput, type ContextPolicyOptions, type ModelInputProjection, type PolicyInput, type ProjectInstructionsPart } from '../projections/context-policy.js';
 import { inputPieces } from '../projections/message-memo.js';
 import { PrefixBlobHasher } from '../../stores/prefix-blob-hasher.js';
 import { contextProjection, type ContextViewOptions } from '../projections/context.view.js';
@@ -183,11 +183,21 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
   // A loaded skill is guidance the model chose to load: the rules say so (tool output is otherwise never instructions).
   const basePrompt = capabilities && capabilities.skills.length > 0 ? `${services.systemPrompt}\n${skillRule}` : services.systemPrompt;
   // The root agent is told the schema its final answer must satisfy (fixed for the session: part of the stable prefix).
-  const systemPromptOf = (actor: string): string => (output && actor === rootPath ? `${basePrompt}\n\n${outputInstruction(output.jsonSchema)}` : basePrompt);
+  let rootPrompt: { output: OutputContract; prompt: string } | undefined;
+  const systemPromptOf = (actor: string): string => {
+    if (!output || actor !== rootPath) return basePrompt;
+    // Rendered once per contract (its schema's JSON), not on every round.
+    if (rootPrompt?.output !== output) rootPrompt = { output, prompt: `${basePrompt}\n\n${outputInstruction(output.jsonSchema)}` };
+    return rootPrompt.prompt;
+  };
   const instructions = services.instructions === false ? undefined : new ProjectInstructions(services.workspace.root, services.instructions ?? {});
-  const instructionPart = () => {
+  /** The instructions as the policy takes them, kept while the loaded instructions are the same object. */
+  let instructionsFor: { now: unknown; part: ProjectInstructionsPart } | undefined;
+  const instructionPart = (): ProjectInstructionsPart | undefined => {
     const now = instructions?.now;
-    return now ? { instructions: { text: now.text, ref: now.ref, tokens: now.tokens, files: now.files.map((file) => file.path), cut: now.files.some((file) => file.cut) } } : {};
+    if (!now) return undefined;
+    if (instructionsFor?.now !== now) instructionsFor = { now, part: { text: now.text, ref: now.ref, tokens: now.tokens, files: now.files.map((file) => file.path), cut: now.files.some((file) => file.cut) } };
+    return instructionsFor.part;
   };
   // The environment block: captured before the first call (or read back from the log's blob on resume and fork).
   let environment: EnvironmentPart | undefined;
@@ -206,9 +216,19 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
     environment = { text, ref: data.text };
     return { facts: [{ type: 'environment.captured', data }], blobs: [bytes] };
   };
-  const project = (actor: string, hookCandidates?: PointDecision['candidates']) =>
-    projectModelInput({
-      ...instructionPart(), ...(environment ? { environment } : {}), view: context, actor, memory: memoryViews().governance, ...(memory ? { sessionMemory: memoryViews().session } : {}), systemPrompt: systemPromptOf(actor), tools: actors.of(actor).descriptions, counter, ...(services.context ? { options: services.context } : {}), ...(model === undefined ? {} : { model }), now: services.clock(), compactionLevel: levelOf(actor), ...(hookCandidates ? { hookCandidates } : {}) });
+  const project = (actor: string, hookCandidates?: PointDecision['candidates']) => {
+    // Built key by key: a literal of conditional spreads took V8's slow path on every round.
+    const views = memoryViews();
+    const input: PolicyInput = { view: context, actor, memory: views.governance, systemPrompt: systemPromptOf(actor), tools: actors.of(actor).descriptions, counter, now: services.clock(), compactionLevel: levelOf(actor) };
+    const instructionsNow = instructionPart();
+    if (instructionsNow) input.instructions = instructionsNow;
+    if (environment) input.environment = environment;
+    if (memory) input.sessionMemory = views.session;
+    if (services.context) input.options = services.context;
+    if (model !== undefined) input.model = model;
+    if (hookCandidates) input.hookCandidates = hookCandidates;
+    return projectModelInput(input);
+  };
   /** Per agent, the hasher of its model inputs (their stable prefix kept from round to round); an ended child's is dropped. */
   const inputHashers = new Map<string, PrefixBlobHasher>();
   const inputHasherOf = (actor: string): PrefixBlobHasher => {
@@ -245,11 +265,12 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
         if (fact) hookFacts.push(fact);
         candidates = decided.candidates;
       }
-      const { messages, included, excluded, compacted, ...ledger } = project(actor, candidates);
+      const projected = project(actor, candidates);
+      const { messages, included, excluded, compacted } = projected;
       // Exactly `JSON.stringify({ messages, tools })`, with the tool schemas serialised once per list and each history
       // message once; the stable prefix (through the last cache breakpoint: system, session context, history) is
       // encoded and hashed once as it grows (`PrefixBlobHasher`), so a round costs what is new in its input.
-      const { pieces, stable } = inputPieces(messages, toolsJson(tools), (ledger.cacheBreakpoints.at(-1) ?? -1) + 1);
+      const { pieces, stable } = inputPieces(messages, toolsJson(tools), (projected.cacheBreakpoints.at(-1) ?? -1) + 1);
       const { bytes, hex } = await inputHasherOf(actor).hash(pieces, stable);
       const input = artifactRef(hex);
       // The ledger's lists are derivable from the log (`rein context` rebuilds them and checks them against `input`),
@@ -258,9 +279,16 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
       const counts = contextCounts({ excluded, compacted });
       const recordedIncluded = included.filter((entry) => recordedSources.has(entry.source));
       const recordedExcluded = excluded.filter((entry) => recordedSources.has(entry.source));
-      const data: ContextProjected = { effectId, turn, attempt, ...(model === undefined ? {} : { model }), ...ledger, input, ...(recordedIncluded.length > 0 ? { included: recordedIncluded } : {}), ...(recordedExcluded.length > 0 ? { excluded: recordedExcluded } : {}), excludedCount: counts.excluded, compactedCount: counts.compacted };
+      const data = contextProjectedOf(effectId, turn, attempt, model, projected, input);
+      if (recordedIncluded.length > 0) data.included = recordedIncluded;
+      if (recordedExcluded.length > 0) data.excluded = recordedExcluded;
+      data.excludedCount = counts.excluded;
+      data.compactedCount = counts.compacted;
       // The exact input travels with the fact into the settling step's batch: durable exactly when the step is.
-      return { messages, tools, cacheBreakpoints: ledger.cacheBreakpoints, inputTokens: ledger.estimatedTokens, facts: [...memoryFacts, ...loaded.facts, ...captured.facts, ...hookFacts, { type: 'context.projected', data }], blobs: [...loaded.blobs, ...captured.blobs, bytes] };
+      const facts: FactDraft[] = memoryFacts.length + loaded.facts.length + captured.facts.length + hookFacts.length === 0 ? [] : [...memoryFacts, ...loaded.facts, ...captured.facts, ...hookFacts];
+      facts.push({ type: 'context.projected', data });
+      const blobs = loaded.blobs.length + captured.blobs.length === 0 ? [bytes] : [...loaded.blobs, ...captured.blobs, bytes];
+      return { messages, tools, cacheBreakpoints: projected.cacheBreakpoints, inputTokens: projected.estimatedTokens, facts, blobs };
     },
     async review(reply, signal): Promise<ReplyReview> {
       const facts: FactDraft[] = [];
@@ -341,6 +369,28 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
       }, endedChild);
     },
   };
+};
+
+/**
+ * The `context.projected` record of a projection: the ledger's fields in the order the record has always kept
+ * (`effectId`, `turn`, `attempt`, `model`, then the projection's own: `phase` … `cacheBreakpoints`, then `input`), so
+ * its bytes are unchanged. Built key by key: a rest-and-spread copy of the projection took V8's slow path every round.
+ * A field added to `ModelInputProjection` that the record keeps must be added here.
+ */
+const contextProjectedOf = (effectId: string, turn: number, attempt: number, model: string | undefined, projected: ModelInputProjection, input: string): ContextProjected => {
+  const data = { effectId, turn, attempt } as ContextProjected;
+  if (model !== undefined) data.model = model;
+  data.phase = projected.phase;
+  data.compactionLevel = projected.compactionLevel;
+  data.tokenizer = projected.tokenizer;
+  data.budget = projected.budget;
+  data.estimatedTokens = projected.estimatedTokens;
+  data.overBudget = projected.overBudget;
+  data.throughSeq = projected.throughSeq;
+  data.history = projected.history;
+  data.cacheBreakpoints = projected.cacheBreakpoints;
+  data.input = input;
+  return data;
 };
 
 /**
