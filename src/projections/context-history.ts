@@ -3,10 +3,10 @@ import type { ModelMessage } from '../../models/model-contract.js';
 import { toArray } from './persistent-list.js';
 import { countOlder, type ActorContext, type ConversationItem, type EvidenceItem, type OlderItems, type ToolResultItem } from './context.view.js';
 import { attribute, fitText, quoteUntrusted } from './context-render.js';
-import { hookContextSection, renderTurn, turnMode } from './context-sources.js';
+import { hookContextSection, renderedTurn, turnMode } from './context-sources.js';
 import { callSummary } from './call-summary.js';
 import type { TokenCounter } from './token-counter.js';
-import { historyTexts, messageJson, messageTokens, sealMessage } from './message-memo.js';
+import { countMessage, freezeMessage, historyTexts } from './message-memo.js';
 
 /**
  * Where the history shown in full starts: an index into the actor's recent items, or undefined when the recorded
@@ -27,7 +27,7 @@ export const fromOf = (actor: ActorContext, index: number): number => (index ===
 
 /** The conversation from the anchor on, every tool result rendered at `cap` tokens: what the model reads in full. */
 export interface RenderedHistory {
-  /** The history's messages: sealed (frozen) and shared with the rounds before and after (`sealMessage`). */
+  /** The history's messages: frozen and shared with the rounds before and after. */
   messages: ModelMessage[];
   /** Tokens of the turns (user messages are counted with the goal). */
   tokens: number;
@@ -90,13 +90,15 @@ const renderInto = (memo: HistoryMemo, item: ConversationItem): void => {
   memo.marks.push(markOf(item));
   if (item.kind === 'user') {
     // User messages are counted with the goal (never trimmed, wherever they are placed).
-    memo.messages.push(sealMessage({ role: 'user', content: item.hookContext ? `${item.text}\n\n${hookContextSection(item.hookContext)}` : item.text }));
+    memo.messages.push(freezeMessage({ role: 'user', content: item.hookContext ? `${item.text}\n\n${hookContextSection(item.hookContext)}` : item.text }));
     memo.tokenSums.push(tokensBefore);
     memo.cutAfter.push(cutBefore);
   } else {
-    const rendered = renderTurn(item, memo.cap, memo.counter);
+    // The turn's kept rendering, shared as it is (frozen): no copy, and no per-message memo either — the memo
+    // keeps each message's JSON and tokens in its own lists (`jsons`, `inputSums`), which is all a round reads.
+    const rendered = renderedTurn(item, memo.cap, memo.counter);
     const mode = turnMode(rendered.modes);
-    for (const message of rendered.messages) memo.messages.push(sealMessage(message));
+    for (const message of rendered.messages) memo.messages.push(message);
     memo.tokenSums.push(tokensBefore + rendered.tokens);
     memo.cutAfter.push(cutBefore || mode !== 'full');
     const refs = [`#${item.seq}`, ...item.results.map((result) => `#${result.seq}`)];
@@ -104,8 +106,8 @@ const renderInto = (memo: HistoryMemo, item: ConversationItem): void => {
   }
   let inputTokens = index === 0 ? 0 : memo.inputSums[index - 1]!;
   for (let message = index === 0 ? 0 : memo.messageEnds[index - 1]!; message < memo.messages.length; message++) {
-    inputTokens += messageTokens(memo.messages[message]!, memo.counter);
-    memo.jsons.push(messageJson(memo.messages[message]!));
+    inputTokens += countMessage(memo.messages[message]!, memo.counter);
+    memo.jsons.push(JSON.stringify(memo.messages[message]!));
   }
   memo.inputSums.push(inputTokens);
   memo.messageEnds.push(memo.messages.length);

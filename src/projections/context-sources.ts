@@ -3,6 +3,7 @@ import type { ModelMessage } from '../../models/model-contract.js';
 import type { ActorContext, ConversationItem, ToolResultItem, TurnItem } from './context.view.js';
 import { attribute, fitText, quoteUntrusted } from './context-render.js';
 import type { TokenCounter } from './token-counter.js';
+import { freezeMessage } from './message-memo.js';
 
 /** The conversation cut for this round: the latest tool turn, the tail before it, and what lies beyond the tail. */
 export interface ConversationSplit {
@@ -109,13 +110,24 @@ const renderedTurns = new WeakMap<TurnItem, RenderedTurn[]>();
  * The messages are fresh objects on every call; their contents are rendered once per turn, cap and counter.
  */
 export const renderTurn = (turn: TurnItem, perResult: number, counter: TokenCounter): { messages: ModelMessage[]; tokens: number; modes: string[] } => {
+  const rendered = renderedTurn(turn, perResult, counter);
+  return { messages: rendered.messages.map(copyMessage), tokens: rendered.tokens, modes: rendered.modes.slice() };
+};
+
+/**
+ * A turn's rendering as kept (see `renderTurn`): its messages frozen and shared, not copied — for the history, which
+ * keeps them as they are from round to round.
+ */
+export const renderedTurn = (turn: TurnItem, perResult: number, counter: TokenCounter): { readonly messages: readonly ModelMessage[]; readonly tokens: number; readonly modes: readonly string[] } => {
   const known = renderedTurns.get(turn);
   let rendered = known?.find((entry) => entry.perResult === perResult && entry.counter === counter);
   if (rendered === undefined) {
-    rendered = { perResult, counter, ...renderTurnOnce(turn, perResult, counter) };
+    const once = renderTurnOnce(turn, perResult, counter);
+    for (const message of once.messages) freezeMessage(message);
+    rendered = { perResult, counter, messages: once.messages, tokens: once.tokens, modes: once.modes };
     renderedTurns.set(turn, known === undefined ? [rendered] : [known[known.length - 1]!, rendered]);
   }
-  return { messages: rendered.messages.map(copyMessage), tokens: rendered.tokens, modes: rendered.modes.slice() };
+  return rendered;
 };
 
 const copyMessage = (message: ModelMessage): ModelMessage =>

@@ -22,13 +22,18 @@ const memos = new WeakMap<ModelMessage, MessageMemo>();
  * serialised and counted afresh every time.
  */
 export const sealMessage = <Message extends ModelMessage>(message: Message): Message => {
+  freezeMessage(message);
+  memos.set(message, {});
+  return message;
+};
+
+/** Freeze a message, its tool-call list and its calls (shared between rounds: nothing may change them). */
+export const freezeMessage = <Message extends ModelMessage>(message: Message): Message => {
   if (message.role === 'assistant' && message.toolCalls) {
     for (const call of message.toolCalls) Object.freeze(call);
     Object.freeze(message.toolCalls);
   }
-  Object.freeze(message);
-  memos.set(message, {});
-  return message;
+  return Object.freeze(message);
 };
 
 /** `'{"role":"system","content":"'` and the JSON-escaped head, by head: one string for every agent sharing the head. */
@@ -81,7 +86,8 @@ export const messagesJson = (messages: readonly ModelMessage[]): string => {
   return `[${parts.join(',')}]`;
 };
 
-const countMessage = (message: ModelMessage, counter: TokenCounter): number =>
+/** A message's tokens as `countInput` counts them: its content, its tool calls' JSON, and 4 for framing. */
+export const countMessage = (message: ModelMessage, counter: TokenCounter): number =>
   counter.count(message.content) + (message.role === 'assistant' && message.toolCalls ? counter.count(JSON.stringify(message.toolCalls)) : 0) + 4;
 
 /** A message's tokens as `countInput` counts them (content, tool calls, 4 for framing), once per sealed message and counter. */
