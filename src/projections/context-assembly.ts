@@ -1,5 +1,5 @@
 import type { ModelMessage } from '../../models/model-contract.js';
-import { assembledHistory, sealMessage, sealSystemMessage } from './message-memo.js';
+import { noteAssembledHistory, sealMessage, sealSystemMessage, type HistoryText } from './message-memo.js';
 
 /**
  * Sealed system and user messages by text: the stable head of an input (the system message, the session context, the
@@ -39,7 +39,7 @@ export interface AssembledInput {
  * round renders them at the cap. `systemParts`: `system` as the head every agent of the session shares and the rest (its
  * JSON is then kept in two parts, the head's one string for all: `sealSystemMessage`).
  */
-export const assembleMessages = (parts: { system: string; systemParts?: { head: string; rest: string }; goal: string | undefined; context: string; history: readonly ModelMessage[]; historyStable?: number; volatile: readonly string[] }): AssembledInput => {
+export const assembleMessages = (parts: { system: string; systemParts?: { head: string; rest: string }; goal: string | undefined; context: string; history: readonly ModelMessage[]; historyText?: HistoryText | undefined; historyStable?: number; volatile: readonly string[] }): AssembledInput => {
   const messages: ModelMessage[] = [headMessage('system', parts.system, parts.systemParts)];
   const breakpoints = [0];
   if (parts.context.length > 0) {
@@ -49,8 +49,8 @@ export const assembleMessages = (parts: { system: string; systemParts?: { head: 
   const firstReply = parts.history.findIndex((message) => message.role !== 'user');
   const userFirst = messages.length > 1 || (parts.history.length > 0 && firstReply !== 0);
   if (!userFirst && parts.goal !== undefined) messages.push(headMessage('user', parts.goal));
-  // Where the history lies, so its kept JSON and token count stand for its messages (`inputMessagesJson`).
-  if (parts.history.length > 0) assembledHistory.set(messages, { start: messages.length, history: parts.history });
+  // Where the history lies, so its kept JSON and token count stand for its messages (`inputPieces`, `countInput`).
+  noteAssembledHistory(messages, messages.length, parts.history.length, parts.historyText);
   const historyStart = messages.length;
   messages.push(...parts.history);
   const stable = Math.min(parts.history.length, parts.historyStable ?? parts.history.length);

@@ -6,7 +6,7 @@ import { attribute, fitText, quoteUntrusted } from './context-render.js';
 import { hookContextSection, renderedTurn, turnMode } from './context-sources.js';
 import { callSummary } from './call-summary.js';
 import type { TokenCounter } from './token-counter.js';
-import { countMessage, freezeMessage, historyTexts } from './message-memo.js';
+import { countMessage, freezeMessage, type HistoryText } from './message-memo.js';
 
 /**
  * Where the history shown in full starts: an index into the actor's recent items, or undefined when the recorded
@@ -35,6 +35,8 @@ export interface RenderedHistory {
   included: ContextInclusion[];
   /** Whether some tool result was cut to `cap` (an excerpt with a reference to the full output). */
   cut: boolean;
+  /** The messages' tokens and JSON as kept (absent for an empty history, or messages changed after rendering). */
+  text?: HistoryText;
 }
 
 /**
@@ -104,12 +106,11 @@ const renderInto = (memo: HistoryMemo, item: ConversationItem): void => {
     const refs = [`#${item.seq}`, ...item.results.map((result) => `#${result.seq}`)];
     memo.tails.push(frozenEntry({ source: 'recent_tail', refs, mode, trust: 'untrusted', tokens: rendered.tokens, reason: tailReason }));
   }
-  let inputTokens = index === 0 ? 0 : memo.inputSums[index - 1]!;
-  for (let message = index === 0 ? 0 : memo.messageEnds[index - 1]!; message < memo.messages.length; message++) {
-    inputTokens += countMessage(memo.messages[message]!, memo.counter);
-    memo.jsons.push(JSON.stringify(memo.messages[message]!));
-  }
-  memo.inputSums.push(inputTokens);
+  // The item's messages as `countInput` counts them: a turn's rendering counted exactly that (its text, its calls'
+  // JSON and each result, 4 each for framing), a user message is its content and 4.
+  const inputBefore = index === 0 ? 0 : memo.inputSums[index - 1]!;
+  memo.inputSums.push(inputBefore + (item.kind === 'user' ? countMessage(memo.messages[memo.messages.length - 1]!, memo.counter) : memo.tokenSums[index]! - tokensBefore));
+  for (let message = index === 0 ? 0 : memo.messageEnds[index - 1]!; message < memo.messages.length; message++) memo.jsons.push(JSON.stringify(memo.messages[message]!));
   memo.messageEnds.push(memo.messages.length);
   memo.tailEnds.push(memo.tails.length);
 };
@@ -159,8 +160,7 @@ export const renderHistory = (actor: ActorContext, anchorIndex: number, cap: num
     included[included.length - 1] = { source: 'latest_observation', refs: tail.refs, mode: tail.mode, trust: 'untrusted', tokens: tail.tokens, reason: tail.mode === 'full' ? 'the latest tool results, in full' : 'the latest tool results, each cut to the per-result cap with a reference to the full output' };
   }
   const messages = memo.messages.slice();
-  historyTexts.set(messages, { inputTokens: memo.inputSums[count - 1]!, counter, jsons: memo.jsons });
-  return { messages, tokens: memo.tokenSums[count - 1]!, included, cut: memo.cutAfter[count - 1]! };
+  return { messages, tokens: memo.tokenSums[count - 1]!, included, cut: memo.cutAfter[count - 1]!, text: { inputTokens: memo.inputSums[count - 1]!, counter, jsons: memo.jsons } };
 };
 
 /** The history summary: what stands in for the items before the anchor. */

@@ -231,7 +231,7 @@ export const projectModelInput = (input: PolicyInput): ModelInputProjection => {
         // The latest turn is the history's last item: its messages are the history's last ones.
         const before = history.messages.slice(0, history.messages.length - latest.messages.length);
         historyStable = before.length;
-        history = { ...history, messages: [...before, ...latest.messages], tokens: history.tokens - (history.included.find((entry) => entry.source === 'latest_observation')?.tokens ?? 0) + latest.tokens, included: [...history.included.filter((entry) => entry.source !== 'latest_observation'), ...latest.included] };
+        history = { cut: history.cut, messages: [...before, ...latest.messages], tokens: history.tokens - (history.included.find((entry) => entry.source === 'latest_observation')?.tokens ?? 0) + latest.tokens, included: [...history.included.filter((entry) => entry.source !== 'latest_observation'), ...latest.included] };
       }
     }
     if (dropping && (evidence.included.length > 0 || evidence.candidates > 0)) {
@@ -250,7 +250,7 @@ export const projectModelInput = (input: PolicyInput): ModelInputProjection => {
     remaining = Math.max(0, remaining - memory.tokens);
     let hooked = hookFill(input.hookCandidates ?? [], Math.min(remaining, memoryCap), counter);
     if (drop) hooked = hooked.dropAll(drop);
-    const assembled = assembleMessages({ system: fixed.system, systemParts: fixed.systemParts, goal: fixed.goal, context, history: history.messages, historyStable, volatile: [fixed.state, memory.section, hooked.section] });
+    const assembled = assembleMessages({ system: fixed.system, systemParts: fixed.systemParts, goal: fixed.goal, context, history: history.messages, historyText: history.text, historyStable, volatile: [fixed.state, memory.section, hooked.section] });
     return { layout, history, summary, evidence, excluded, memory, hooked, assembled, estimatedTokens: countInput(assembled.messages, input.tools, counter) };
   };
 

@@ -8,10 +8,13 @@ const structuralTags = /<(\/?)(system-rules|goal|task|parent-summary|user-constr
  * sections is defused (`<` becomes `&lt;`), so text inside an untrusted section can never end it early or pose as
  * a trusted section. Everything else is kept byte for byte.
  */
-export const quoteUntrusted = (text: string): string => text.replace(structuralTags, '&lt;$1$2');
+export const quoteUntrusted = (text: string): string => (text.includes('<') ? text.replace(structuralTags, '&lt;$1$2') : text);
 
 /** An attribute value safe inside double quotes. */
-export const attribute = (value: string): string => value.replace(/[\r\n]+/g, ' ').replace(/"/g, "'").replace(/</g, '&lt;').slice(0, 200);
+export const attribute = (value: string): string => (attributeUnsafe.test(value) ? value.replace(/[\r\n]+/g, ' ').replace(/"/g, "'").replace(/</g, '&lt;') : value).slice(0, 200);
+
+/** What `attribute` replaces (most names and ids hold none of it: they are kept as they are, without three passes). */
+const attributeUnsafe = /[\r\n"<]/;
 
 /** A fragment of text as it will be sent, with its token count and how much of the original it kept. */
 export interface Rendered {

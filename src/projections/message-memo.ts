@@ -104,34 +104,39 @@ export const messageTokens = (message: ModelMessage, counter: TokenCounter): num
 };
 
 /**
- * What a rendered history's message list adds up to, by the list's identity (it is never changed once returned): its
- * `countInput` tokens for one counter, and its messages' JSON (`jsons`, whose first `messages.length` entries are
- * theirs: a list only appended to while the history grows from the same start) — kept as the history grows, so that
- * counting and storing an input cost what is new in it, not its whole history.
+ * What a rendered history's messages add up to: their `countInput` tokens for one counter, and their JSON (`jsons`,
+ * whose first entries are theirs: a list only appended to while the history grows from the same start) — kept as the
+ * history grows, so that counting and storing an input cost what is new in it, not its whole history.
  */
-export const historyTexts = new WeakMap<readonly ModelMessage[], { inputTokens: number; counter: TokenCounter; jsons: readonly string[] }>();
+export interface HistoryText {
+  inputTokens: number;
+  counter: TokenCounter;
+  jsons: readonly string[];
+}
 
 /**
- * Where an assembled input's history lies: its messages from `start` are exactly the history list `history` (the
- * assembly copies them in order), so its tokens are the history's kept ones plus those of the few others.
+ * The input last assembled with a history (one slot: the model call stores the input it just projected, with nothing
+ * in between): its messages from `start` are the history's `count` messages, whose text is `text`. A slot instead of a
+ * map keyed by each round's new lists: a WeakMap entry costs microseconds of CPU and GC every round.
  */
-export const assembledHistory = new WeakMap<readonly ModelMessage[], { start: number; history: readonly ModelMessage[] }>();
+let lastAssembled: { messages: readonly ModelMessage[]; start: number; count: number; text: HistoryText } | undefined;
 
-const historyOf = (messages: readonly ModelMessage[]): { start: number; count: number; text: { inputTokens: number; counter: TokenCounter; jsons: readonly string[] } } | undefined => {
-  const placed = assembledHistory.get(messages);
-  if (placed === undefined || placed.history.length === 0 || messages.length < placed.start + placed.history.length) return undefined;
-  const text = historyTexts.get(placed.history);
-  if (text === undefined) return undefined;
-  // The assembly placed the history's messages at `start` (checked at the ends: lists are never changed once made).
-  if (messages[placed.start] !== placed.history[0] || messages[placed.start + placed.history.length - 1] !== placed.history[placed.history.length - 1]) return undefined;
-  return { start: placed.start, count: placed.history.length, text };
+/** Note where the history lies in an assembled input (see `lastAssembled`). */
+export const noteAssembledHistory = (messages: readonly ModelMessage[], start: number, count: number, text: HistoryText | undefined): void => {
+  lastAssembled = text === undefined || count === 0 ? undefined : { messages, start, count, text };
+};
+
+const historyOf = (messages: readonly ModelMessage[]): { start: number; count: number; text: HistoryText } | undefined => {
+  const placed = lastAssembled;
+  if (placed === undefined || placed.messages !== messages || messages.length < placed.start + placed.count) return undefined;
+  return placed;
 };
 
 /**
  * `JSON.stringify({ messages, tools })` — the model input as stored — as pieces whose concatenation it is, and how
  * many of them lie within the first `stableMessages` messages (the input's stable prefix: what `PrefixBlobHasher`
  * keeps from round to round). A history within the prefix is one growing piece (its kept JSON list, see
- * `historyTexts`); any other sealed message's piece is its kept JSON, the same string every round, so the prefix
+ * `HistoryText`); any other sealed message's piece is its kept JSON, the same string every round, so the prefix
  * compares by identity; the separators are constants.
  */
 export const inputPieces = (messages: readonly ModelMessage[], toolsJson: string, stableMessages: number): { pieces: BlobPiece[]; stable: number } => {
