@@ -65,6 +65,8 @@ interface StableBlocks {
   goalTokens: number;
   environmentTokens: number;
   instructionTokens: number;
+  /** The ledger entries of the stable blocks and the tools, made on first use and shared (frozen) by later rounds. */
+  entries?: { before: readonly ContextInclusion[]; tools: ContextInclusion | undefined };
 }
 
 type FixedInput = Parameters<typeof fixedBlocks>[0];
@@ -172,6 +174,19 @@ const stableBlocks = (input: FixedInput, ownGoal: { text: string; seq: number } 
   return blocks;
 };
 
+/** The ledger entries of the blocks that stay while their inputs do (see `StableBlocks.entries`), frozen. */
+const stableEntries = (input: FixedInput, stable: StableBlocks, ownGoal: { text: string; seq: number } | undefined, toolTokens: number): NonNullable<StableBlocks['entries']> => {
+  const { briefBlock, constraints, users } = stable;
+  const delegated = input.actor.delegated;
+  const before: ContextInclusion[] = [{ source: 'system_rules', refs: [], mode: 'full', trust: 'trusted', tokens: stable.rulesTokens, reason: 'always included, never trimmed' }];
+  if (input.environment) before.push({ source: 'environment', refs: input.environment.ref ? [input.environment.ref] : [], mode: 'full', trust: 'fact', tokens: stable.environmentTokens, reason: 'captured when the session started; always included' });
+  if (input.instructions) before.push({ source: 'project_instructions', refs: input.instructions.ref ? [input.instructions.ref] : [], mode: input.instructions.cut ? 'excerpt' : 'full', trust: 'trusted', tokens: stable.instructionTokens, reason: `${input.instructions.files.join(', ')}${input.instructions.cut ? ' (cut to their budget, with a note)' : ''}; always included` });
+  before.push({ source: 'goal_constraints', refs: [...(ownGoal ? [`#${ownGoal.seq}`] : []), ...users.map((user) => `#${user.seq}`)], mode: 'full', trust: 'trusted', tokens: stable.goalTokens, reason: `the goal${delegated ? `, the task package (${delegated.task.role} ${delegated.task.taskId}, context ${delegated.task.contextMode}${briefBlock ? ' with a brief of the parent\'s log' : ''})` : ''}, ${users.length} user messages and ${constraints.length} constraints (${constraints.filter((constraint) => constraint.prohibition).length} prohibitions), never trimmed` });
+  const tools: ContextInclusion | undefined = input.tools.length > 0 ? { source: 'tools', refs: [], mode: 'full', trust: 'trusted', tokens: toolTokens, reason: `${input.tools.length} visible tool schemas` } : undefined;
+  for (const entry of before) Object.freeze(entry.refs);
+  return { before: Object.freeze(before.map((entry) => Object.freeze(entry))), tools: tools && Object.freeze(tools) };
+};
+
 /**
  * Build the always-included blocks: the system rules with the isolation note, the environment, the goal, the user's
  * constraints (verbatim, prohibitions marked), the task state, and the tool schemas; every user message is counted
@@ -189,14 +204,18 @@ export const fixedBlocks = (input: { view: ContextView; actor: ActorContext; sys
   const state = stateBlock(actor, input.phase, input.level);
   const stateTokens = counter.count(state);
   const toolTokens = toolSchemaTokens(input.tools, counter);
-  const included: ContextInclusion[] = [
-    { source: 'system_rules', refs: [], mode: 'full', trust: 'trusted', tokens: rulesTokens, reason: 'always included, never trimmed' },
-    ...(input.environment ? [{ source: 'environment' as const, refs: input.environment.ref ? [input.environment.ref] : [], mode: 'full' as const, trust: 'fact' as const, tokens: environmentTokens, reason: 'captured when the session started; always included' }] : []),
-    ...(input.instructions ? [{ source: 'project_instructions' as const, refs: input.instructions.ref ? [input.instructions.ref] : [], mode: input.instructions.cut ? ('excerpt' as const) : ('full' as const), trust: 'trusted' as const, tokens: instructionTokens, reason: `${input.instructions.files.join(', ')}${input.instructions.cut ? ' (cut to their budget, with a note)' : ''}; always included` }] : []),
-    { source: 'goal_constraints', refs: [...(ownGoal ? [`#${ownGoal.seq}`] : []), ...users.map((user) => `#${user.seq}`)], mode: 'full', trust: 'trusted', tokens: goalTokens, reason: `the goal${delegated ? `, the task package (${delegated.task.role} ${delegated.task.taskId}, context ${delegated.task.contextMode}${briefBlock ? ' with a brief of the parent\'s log' : ''})` : ''}, ${users.length} user messages and ${constraints.length} constraints (${constraints.filter((constraint) => constraint.prohibition).length} prohibitions), never trimmed` },
-    { source: 'state', refs: [], mode: 'summary', trust: 'fact', tokens: stateTokens, reason: 'task state folded from the log; last in the input (it changes every round)' },
-  ];
-  if (input.tools.length > 0) included.push({ source: 'tools', refs: [], mode: 'full', trust: 'trusted', tokens: toolTokens, reason: `${input.tools.length} visible tool schemas` });
+  // Every entry but the state's depends only on what the stable blocks were built from (their memo is per tool list).
+  const entries = (stable.entries ??= stableEntries(input, stable, ownGoal, toolTokens));
+  const included: ContextInclusion[] = [...entries.before, { source: 'state', refs: [], mode: 'summary', trust: 'fact', tokens: stateTokens, reason: 'task state folded from the log; last in the input (it changes every round)' }];
+  if (entries.tools) included.push(entries.tools);
+  // Built key by key, in the order the record keeps (`context.projected` budget.bySource): a literal of conditional
+  // spreads took V8's slow path every round.
+  const bySource: Record<string, number> = { system_rules: rulesTokens };
+  if (instructions) bySource['project_instructions'] = instructionTokens;
+  if (environment) bySource['environment'] = environmentTokens;
+  bySource['goal_constraints'] = goalTokens;
+  bySource['state'] = stateTokens;
+  bySource['tools'] = toolTokens;
   return {
     system,
     systemParts,
@@ -204,7 +223,7 @@ export const fixedBlocks = (input: { view: ContextView; actor: ActorContext; sys
     goal,
     users,
     tokens: rulesTokens + instructionTokens + environmentTokens + goalTokens + stateTokens + toolTokens + 4,
-    bySource: { system_rules: rulesTokens, ...(instructions ? { project_instructions: instructionTokens } : {}), ...(environment ? { environment: environmentTokens } : {}), goal_constraints: goalTokens, state: stateTokens, tools: toolTokens },
+    bySource,
     included,
   };
 };

@@ -109,9 +109,19 @@ interface Plan {
   layout: HistoryLayout;
 }
 
-const sessionContext = (sections: readonly string[]): string => {
-  const present = sections.filter((section) => section.length > 0);
-  return present.length === 0 ? '' : `<session-context note="assembled by the harness from the session log">\n${present.join('\n')}\n</session-context>`;
+/**
+ * The session context message's text from its sections (earlier user messages, summary, evidence). The last one is
+ * kept while its sections are the same (they are kept strings while the history's start stays): the assembly then
+ * finds the same string — its hash already computed — instead of a new copy of a few kilobytes to hash and compare.
+ */
+let lastContext: { earlier: string; summary: string; evidence: string; text: string } | undefined;
+
+const sessionContext = (earlier: string, summary: string, evidence: string): string => {
+  if (lastContext !== undefined && lastContext.earlier === earlier && lastContext.summary === summary && lastContext.evidence === evidence) return lastContext.text;
+  const present = [earlier, summary, evidence].filter((section) => section.length > 0);
+  const text = present.length === 0 ? '' : `<session-context note="assembled by the harness from the session log">\n${present.join('\n')}\n</session-context>`;
+  lastContext = { earlier, summary, evidence, text };
+  return text;
 };
 
 /**
@@ -238,7 +248,7 @@ export const projectModelInput = (input: PolicyInput): ModelInputProjection => {
       excluded.push({ source: 'evidence', refs: evidence.included.length > 0 ? evidence.included.flatMap((entry) => entry.refs) : [], count: Math.max(1, evidence.included.length), reason: 'priority', detail: 'the history did not fit' });
       evidence = { ...evidence, section: '', tokens: 0, pinned: [], included: [] };
     }
-    const context = sessionContext([plan.earlier, summary.section, evidence.section]);
+    const context = sessionContext(plan.earlier, summary.section, evidence.section);
     const layout: HistoryLayout = { ...plan.layout, listed: summary.tokens > 0 ? plan.layout.listed : 0, summaryTokens: summary.tokens > 0 ? plan.layout.summaryTokens : 0, evidence: evidence.pinned, evidenceTokens: evidence.pinned.length > 0 ? plan.layout.evidenceTokens : 0 };
     let remaining = Math.max(0, flexible - history.tokens - summary.tokens - evidence.tokens);
     const memoryCap = Math.floor(shares.memory * flexible);

@@ -240,7 +240,12 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
 
   const proposals: MemoryProposed[] = [];
   const memory = environment.memory?.forCall({ actor: call.actor, callId: call.callId }, (candidate) => proposals.push(candidate));
-  const context: ToolContext = { sessionId: run.sessionId, callId: call.callId, workspace: environment.workspace, blobs: environment.blobs, signal: run.signal, baselines: state.baselines, artifacts: state.artifacts, sandbox: environment.sandbox, outputBudget: environment.observationLimit ?? defaultObservationLimit, progress: run.progress, ...(run.recordLater ? { recordLater: (type: string, data: Record<string, unknown>) => run.recordLater!([{ type, data: { effectId: call.effectId, callId: call.callId, ...data }, corr: call.callId, at: run.now() }]) } : {}), ...(memory ? { memory } : {}), ...(environment.delegation ? { delegation: environment.delegation } : {}), ...(environment.capabilities ? { capabilities: environment.capabilities } : {}), executions: state.executionsOf(call.actor), verifications: state.verificationsOf(call.actor) };
+  // Built key by key: a literal of conditional spreads took V8's slow path on every call.
+  const context: ToolContext = { sessionId: run.sessionId, callId: call.callId, workspace: environment.workspace, blobs: environment.blobs, signal: run.signal, baselines: state.baselines, artifacts: state.artifacts, sandbox: environment.sandbox, outputBudget: environment.observationLimit ?? defaultObservationLimit, progress: run.progress, executions: state.executionsOf(call.actor), verifications: state.verificationsOf(call.actor) };
+  if (run.recordLater) context.recordLater = (type: string, data: Record<string, unknown>) => run.recordLater!([{ type, data: { effectId: call.effectId, callId: call.callId, ...data }, corr: call.callId, at: run.now() }]);
+  if (memory) context.memory = memory;
+  if (environment.delegation) context.delegation = environment.delegation;
+  if (environment.capabilities) context.capabilities = environment.capabilities;
   // What a tool throws is a failure the model reads: an operating-system error it ran into (a path too long, a
   // directory it may not write) mapped by errno, anything else `ToolFailed` recorded with the error's class. Only the
   // store failing under it (a `StoreError`: the log itself cannot go on) propagates and fails the session.
@@ -306,7 +311,21 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   const decision = policy.decide({ tool, ...(subject ? { subject } : {}), ...(call.approval ? { approval: call.approval } : {}), grants: state.grants });
   // A hook's ask turns an allow into a question; a deny (a rule, the mode, a person) still wins.
   const verdict = hookAsk !== undefined && decision.decision === 'allow' ? { ...decision, decision: 'ask' as const, reason: `${hookAsk} (a preToolUse hook asks)` } : decision;
-  const decided: FactDraft = { type: 'permission.decided', corr: call.callId, at: run.now(), data: { effectId: call.effectId, callId: call.callId, tool: tool.name, ...(subject?.target === undefined ? {} : { target: subject.target }), decision: verdict.decision, rule: verdict.rule, reason: verdict.reason, mode: policy.mode, source: verdict.source, ...(subject?.classes ? { classes: [...subject.classes] } : {}) } };
+  // The decision's fields in the order the record keeps (built key by key, not by conditional spreads).
+  const permissionOf = (): Record<string, unknown> => {
+    const data: Record<string, unknown> = {};
+    if (subject?.target !== undefined) data['target'] = subject.target;
+    data['decision'] = verdict.decision;
+    data['rule'] = verdict.rule;
+    data['reason'] = verdict.reason;
+    data['mode'] = policy.mode;
+    data['source'] = verdict.source;
+    if (subject?.classes) data['classes'] = [...subject.classes];
+    return data;
+  };
+  const decidedData: Record<string, unknown> = { effectId: call.effectId, callId: call.callId, tool: tool.name };
+  Object.assign(decidedData, permissionOf());
+  const decided: FactDraft = { type: 'permission.decided', corr: call.callId, at: run.now(), data: decidedData };
   facts.push(decided);
   if (verdict.decision === 'deny') {
     const message = verdict.source === 'user' ? `${verdict.reason}. Nothing was run; do not retry the same call unchanged.` : `${verdict.reason}. Nothing was run.`;
@@ -339,16 +358,19 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   // The checks that let the call start are folded into its start: its validation, and the mode's plain allow (a
   // rule's, a grant's, a person's or a pre-approval's decision keeps its own record).
   const plainAllow = verdict.decision === 'allow' && verdict.source === 'mode';
-  const { effectId: _effectId, callId: _callId, tool: _tool, ...permission } = decided.data as Record<string, unknown>;
   for (const folded of plainAllow ? [validatedFact, decided] : [validatedFact]) facts.splice(facts.indexOf(folded), 1);
-  const started: FactDraft = { type: 'tool.started', corr: call.callId, at: run.now(), data: { effectId: call.effectId, callId: call.callId, name: tool.name, ...(intent ? { intent } : {}), validated: true, ...(plainAllow ? { permission } : {}) } };
+  const startedData: Record<string, unknown> = { effectId: call.effectId, callId: call.callId, name: tool.name };
+  if (intent) startedData['intent'] = intent;
+  startedData['validated'] = true;
+  if (plainAllow) startedData['permission'] = permissionOf();
+  const started: FactDraft = { type: 'tool.started', corr: call.callId, at: run.now(), data: startedData };
   if (tool.annotations.readOnly) facts.push(started);
   else {
     await run.persist([...facts, started]);
     facts.length = 0;
   }
   // A definition built without `defineTool` (plain JavaScript) may still resolve with text or JSON: read it the same way.
-  const executed = await withTimeout((signal) => guarded(async () => toolResultOf(await tool.execute(input, { ...context, signal }, plan), tool.name)), run.signal, tool.timeoutMs, run.abandonGraceMs);
+  const executed = await withTimeout((signal) => guarded(async () => toolResultOf(await tool.execute(input, signal === context.signal ? context : { ...context, signal }, plan), tool.name)), run.signal, tool.timeoutMs, run.abandonGraceMs);
   let result = executed;
   // The output guardrail sees the whole result before the model does; a block withholds it (and its artifacts).
   if (kernel?.has('guardrail.output', tool.name) && !(executed.ok && executed.settleWith)) {
