@@ -188,11 +188,17 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
   const mutating = new Set(options.mutatingTools ?? ['write', 'edit', 'edit_lines', 'apply_patch', 'delete']);
   const reading = new Set(options.readTools ?? ['read']);
 
-  const push = (actor: ActorContext, item: ConversationItem): ActorContext => {
-    const recent = [...actor.recent, item];
-    if (recent.length <= capacity) return { ...actor, recent };
-    const evicted = recent.shift()!;
-    return { ...actor, recent, older: countOlder(actor.older, evicted) };
+  /** Append an item (evicting the oldest into the counts once full), with the actor's turn count as given. */
+  const push = (actor: ActorContext, item: ConversationItem, turns = actor.turns): ActorContext => {
+    if (actor.recent.length < capacity) {
+      const recent = actor.recent.slice();
+      recent.push(item);
+      return { ...actor, recent, turns };
+    }
+    // One copy without the evicted item (not a copy with it, then a shift).
+    const recent = actor.recent.slice(1);
+    recent.push(item);
+    return { ...actor, recent, turns, older: countOlder(actor.older, actor.recent[0]!) };
   };
 
   const settle = (actor: ActorContext, settled: ToolSettled, seq: number): ActorContext => {
@@ -200,10 +206,18 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
     const turn = actor.recent[index] as TurnItem | undefined;
     if (!turn) return actor;
     const hook = actor.pendingHooks?.find((pending) => pending.callId === settled.callId);
-    const result: ToolResultItem = { callId: settled.callId, name: settled.name, seq, status: settled.status, observation: settled.observation, ...(settled.errorCode ? { errorCode: settled.errorCode } : {}), ...(settled.truncated ? { truncated: settled.truncated } : {}), ...(settled.execution ? { execution: settled.execution } : {}), ...(hook ? { hookContext: hook.text } : {}) };
+    // Built key by key (same keys, same order): conditional spreads took V8's slow path on every settled call.
+    const result: ToolResultItem = { callId: settled.callId, name: settled.name, seq, status: settled.status, observation: settled.observation };
+    if (settled.errorCode) result.errorCode = settled.errorCode;
+    if (settled.truncated) result.truncated = settled.truncated;
+    if (settled.execution) result.execution = settled.execution;
+    if (hook) result.hookContext = hook.text;
     const recent = actor.recent.slice();
-    recent[index] = { ...turn, results: [...turn.results, result] };
-    let next: ActorContext = { ...actor, recent, ...(hook ? { pendingHooks: actor.pendingHooks!.filter((pending) => pending !== hook) } : {}) };
+    const results = turn.results.slice();
+    results.push(result);
+    recent[index] = { ...turn, results };
+    let next: ActorContext = { ...actor, recent };
+    if (hook) next.pendingHooks = actor.pendingHooks!.filter((pending) => pending !== hook);
     const paths = pathsOf(turn.toolCalls.find((call) => call.callId === settled.callId));
     const path = paths[0];
     if (settled.status !== 'ok' || path === undefined) return next;
@@ -231,7 +245,7 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
       case 'model.responded': {
         const reply = record.data as ModelResponded;
         const toolCalls = reply.toolCalls.map(({ callId, name, arguments: args }) => ({ callId, name, arguments: args }));
-        const next = push({ ...actor, turns: actor.turns + 1 }, { kind: 'turn', seq: record.seq, turn: reply.turn, text: reply.text, toolCalls, results: [] });
+        const next = push(actor, { kind: 'turn', seq: record.seq, turn: reply.turn, text: reply.text, toolCalls, results: [] }, actor.turns + 1);
         // The output limit cut the reply: the model reads that it was cut, and continues it (or answers a later message knowing it).
         const cut = reply.stopReason === 'max_tokens' && reply.toolCalls.length === 0
           ? push(next, { kind: 'user', seq: record.seq, text: '[harness] Your previous reply was cut off at the output token limit (max_tokens). Continue exactly where it stopped, without repeating what you already wrote; keep the rest short.' })
