@@ -112,7 +112,7 @@ const shared: Array<{ systemPrompt: string; environment: string | undefined; ins
 
 const sharedBlocks = (input: FixedInput): SharedBlocks => {
   const { systemPrompt, environment: environmentPart, instructions: instructionsPart, counter } = input;
-  // By the texts they render (the instructions part is a new object each round).
+  // By the texts they render (each agent may hold its own objects for the same texts).
   for (const kept of shared) if (kept.systemPrompt === systemPrompt && kept.environment === environmentPart?.text && kept.instructions === instructionsPart?.text && kept.counter === counter) return kept.blocks;
   const rules = `<system-rules trust="trusted">\n${systemPrompt}\n${isolationNote}\n</system-rules>`;
   // The project's AGENTS.md / CLAUDE.md (and the user's file): their own part, cut to their own budget when loaded.
