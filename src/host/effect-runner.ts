@@ -15,7 +15,7 @@ import type { MachineTree } from './machine-tree.js';
 import { ReinError } from './host-errors.js';
 import { ToolLane } from './tool-lane.js';
 import { clearUnrefTimeout } from '../util/unref-timer.js';
-import { RunningEffects } from './running-effects.js';
+import { RunningEffect, RunningEffects } from './running-effects.js';
 import type { InputDraft } from './session-host.types.js';
 
 /** Facts of a settlement that say what a call did to the workspace: recorded even when the settlement is dropped. */
@@ -88,10 +88,10 @@ export class EffectRunner {
     // Interrupted while the step that requested it was being written: it stays requested and unstarted (resume runs it).
     if (this.interrupted || this.running.has(data.effectId)) return;
     const request: EffectRequest = { effectId: data.effectId, kind: data.kind, actor: record.actor, args: data.args, recordId: record.id, ...(record.corr ? { corr: record.corr } : {}) };
-    const controller = new AbortController();
-    this.running.add(request.effectId, { controller, kind: request.kind, actor: request.actor });
+    const effect = new RunningEffect(request.kind, request.actor);
+    this.running.add(request.effectId, effect);
     if (request.kind !== 'executeTool') {
-      void this.execute(request, controller).then((settlement) => this.settle(request, settlement));
+      void this.execute(request, effect).then((settlement) => this.settle(request, settlement));
       return;
     }
     let lane = this.toolLanes.get(request.actor);
@@ -102,7 +102,7 @@ export class EffectRunner {
       this.toolLanes.set(request.actor, lane);
     }
     const exclusive = this.executors.executeTool?.isExclusive?.(request) ?? true;
-    lane.add(exclusive, async () => ({ request, settlement: await this.execute(request, controller) }));
+    lane.add(exclusive, async () => ({ request, settlement: await this.execute(request, effect) }));
   }
 
   /**
@@ -117,7 +117,7 @@ export class EffectRunner {
   }
 
   /** Run an effect's executor; an executor that throws settles as `effect.failed`. Never rejects. */
-  private async execute(request: EffectRequest, controller: AbortController): Promise<Settlement> {
+  private async execute(request: EffectRequest, effect: RunningEffect): Promise<Settlement> {
     const executor = this.executors[request.kind];
     // Paused for the cost budget: no model call starts (each stays in doubt, and a resume makes it).
     if (this.pausing && request.kind === 'callModel') {
@@ -136,13 +136,17 @@ export class EffectRunner {
     const started = this.clock();
     const label = request.kind === 'executeTool' && typeof request.args.name === 'string' ? request.args.name : request.kind;
     this.live$.next({ type: 'effect.started', actor: request.actor, effectId: request.effectId, kind: request.kind, label });
-    const wallTime = (request.kind === 'executeTool' || request.kind === 'callModel') && request.actor === rootPath ? this.armWallTime(controller) : undefined;
+    const wallTime = (request.kind === 'executeTool' || request.kind === 'callModel') && request.actor === rootPath ? this.armWallTime(effect) : undefined;
     let settlement: Settlement;
     try {
       if (!executor) throw new ReinError('MACHINE_ERROR', `no executor for effect kind ${request.kind}`);
-      settlement = await this.abandoning(request, controller.signal, executor.execute(request, {
+      const controller = effect.controller;
+      settlement = await this.abandoning(request, effect, executor.execute(request, {
         sessionId: this.stream,
-        signal: controller.signal,
+        // Made on first read (by Node): an executor that never looks at its signal costs no AbortSignal.
+        get signal() {
+          return controller.signal;
+        },
         abandonGraceMs: this.abandonGraceMs,
         recordFacts: async (facts, options) => {
           // What a tool call persists before it runs (up to `tool.started`) is written only while its agent runs: a
@@ -187,7 +191,7 @@ export class EffectRunner {
     return 2 * this.abandonGraceMs + 1_000;
   }
 
-  private abandoning(request: EffectRequest, signal: AbortSignal, work: Promise<Settlement>): Promise<Settlement> {
+  private abandoning(request: EffectRequest, effect: RunningEffect, work: Promise<Settlement>): Promise<Settlement> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let onAbort: (() => void) | undefined;
     const abandoned = new Promise<Settlement>((resolve) => {
@@ -197,12 +201,13 @@ export class EffectRunner {
           resolve({ type: 'effect.failed', data: { effectId: request.effectId, error: { code: 'EFFECT_ABANDONED', message }, elapsedMs: this.clock() - this.createdAt } });
         }, this.safetyNetMs);
       };
-      if (signal.aborted) onAbort();
-      else signal.addEventListener('abort', onAbort, { once: true });
+      // The effect's abort hook, not a listener on its signal (see RunningEffect).
+      if (effect.aborted) onAbort();
+      else effect.onAbort = onAbort;
     });
     return Promise.race([work, abandoned]).finally(() => {
       clearTimeout(timer);
-      if (onAbort) signal.removeEventListener('abort', onAbort);
+      if (effect.onAbort === onAbort) effect.onAbort = undefined;
     });
   }
 
@@ -213,17 +218,17 @@ export class EffectRunner {
    * `budget-exhausted`. One that ignores the abort is abandoned after the grace period (`abandonGraceMs`). Child agents have their own deadline
    * (the delegation's timer).
    */
-  private armWallTime(controller: AbortController): ReturnType<typeof setTimeout> | undefined {
+  private armWallTime(effect: RunningEffect): ReturnType<typeof setTimeout> | undefined {
     const { budgets, startedAtMs } = this.tree.context;
     const remaining = startedAtMs + budgets.maxWallTimeMs - (this.clock() - this.createdAt);
     // setTimeout fires at once for a delay beyond 2^31 - 1 ms (~24.8 days): such a budget needs no timer.
     if (remaining > 2 ** 31 - 1) return undefined;
     // Already spent: the call is cancelled before anything of it runs (and before anyone is asked to approve it).
     if (remaining <= 0) {
-      controller.abort(new Error(`the wall-time budget of ${budgets.maxWallTimeMs} ms had run out`));
+      effect.abort(new Error(`the wall-time budget of ${budgets.maxWallTimeMs} ms had run out`));
       return undefined;
     }
-    const timer = setTimeout(() => controller.abort(new Error(`the wall-time budget of ${budgets.maxWallTimeMs} ms ran out while it ran`)), Math.max(0, remaining));
+    const timer = setTimeout(() => effect.abort(new Error(`the wall-time budget of ${budgets.maxWallTimeMs} ms ran out while it ran`)), Math.max(0, remaining));
     timer.unref();
     return timer;
   }
@@ -293,7 +298,7 @@ export class EffectRunner {
       this.dropped.add(effectId);
       // An executor that already returned has nothing left to abort: a child ends in the step applying the settlement
       // of its last tool call, and aborting it (an error with its stack per child) cost ~1.5% of a 1,000-child run.
-      if (!effect.finished) effect.controller.abort(new ReinError('SESSION_ENDED', `${effect.actor} ended`));
+      if (!effect.finished) effect.abort(new ReinError('SESSION_ENDED', `${effect.actor} ended`));
     }
   }
 

@@ -1,14 +1,35 @@
 import type { EffectKind } from '../../models/effect.records.js';
 
-/** One effect the host is executing. */
-export interface RunningEffect {
-  controller: AbortController;
-  kind: EffectKind;
-  actor: string;
+/**
+ * One effect the host is executing. Aborted through `abort` (never through its controller directly), which also calls
+ * the host's own abort hook: the host's safety net waits on that hook instead of a listener on the signal, since an
+ * EventTarget listener (and the signal itself, made on first read) costs microseconds per effect on the step path.
+ */
+export class RunningEffect {
+  readonly controller = new AbortController();
   /** Its executor returned (the settlement is on its way to the queue): nothing is left to abort. */
   finished?: boolean;
   /** A tool call whose `tool.started` is durable: it settles on the record even if its agent is stopped meanwhile. */
   started?: boolean;
+  /** `abort` was called (the controller's signal, if anyone made it, is aborted). */
+  aborted = false;
+  /** Called once, on the first `abort` (set while the host waits on the executor). */
+  onAbort: (() => void) | undefined;
+
+  constructor(
+    readonly kind: EffectKind,
+    readonly actor: string,
+  ) {}
+
+  /** Abort the effect's signal with `reason` (only the first abort counts, as for an AbortController) and run the hook. */
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.controller.abort(reason);
+    const hook = this.onAbort;
+    this.onAbort = undefined;
+    hook?.();
+  }
 }
 
 /** Effects that only wait for time: the session counts as quiet (waiting for someone) while only these run. */

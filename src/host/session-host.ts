@@ -355,7 +355,7 @@ export class SessionHost {
     if (this.interrupted || this.tree.done) return;
     this.interrupted = true;
     const running = this.running.ids();
-    for (const effect of this.running.values()) effect.controller.abort(new ReinError('SESSION_ENDED', `interrupted: ${reason}`));
+    for (const effect of this.running.values()) effect.abort(new ReinError('SESSION_ENDED', `interrupted: ${reason}`));
     await this.recordFacts([{ type: 'session.interrupted', data: { reason, running, ...(budget ? { budget } : {}) } }]);
   }
 
@@ -436,13 +436,13 @@ export class SessionHost {
       if (record.type !== stepRecordType) continue;
       for (const entry of derivedViewsOf(record)) if (entry.type === 'session.ended' && entry.actor === rootPath) this.endedRecord = entry;
     }
-    for (const effect of this.running.values()) effect.controller.abort(new ReinError('SESSION_ENDED', 'the session ended'));
+    for (const effect of this.running.values()) effect.abort(new ReinError('SESSION_ENDED', 'the session ended'));
   }
 
   private fail(error: unknown): void {
     if (this.broken) return;
     this.broken = error instanceof Error ? error : new Error(String(error));
-    for (const effect of this.running.values()) effect.controller.abort(this.broken);
+    for (const effect of this.running.values()) effect.abort(this.broken);
     this.writer.rejectWaiters(this.broken);
     this.wakeQuietWaiters();
   }
