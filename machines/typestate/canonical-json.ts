@@ -35,6 +35,28 @@ export const shareCanonical = <T>(value: T): T => {
 };
 
 /**
+ * Sort keys by UTF-16 code units, as `Array.prototype.sort` does by default: an insertion sort for the few keys a
+ * record has (often already in order), which skips the builtin's comparator calls; the builtin for many keys.
+ */
+const sortKeys = (keys: string[]): void => {
+  const length = keys.length;
+  if (length > 24) {
+    keys.sort();
+    return;
+  }
+  for (let index = 1; index < length; index++) {
+    const key = keys[index]!;
+    let at = index - 1;
+    if (keys[at]! < key) continue;
+    while (at >= 0 && keys[at]! > key) {
+      keys[at + 1] = keys[at]!;
+      at--;
+    }
+    keys[at + 1] = key;
+  }
+};
+
+/**
  * Canonical JSON: object keys sorted by code point, no whitespace, `undefined` members omitted, non-finite numbers
  * refused. Two values that mean the same data always serialise to the same string, so their digests agree.
  */
@@ -62,7 +84,7 @@ export const canonicalJson = (value: unknown): string => {
       const record = value as Record<string, unknown>;
       // Default sort compares UTF-16 code units, which orders keys the same way for every input.
       const keys = Object.keys(record);
-      if (keys.length > 1) keys.sort();
+      if (keys.length > 1) sortKeys(keys);
       let out = '{';
       let first = true;
       for (const key of keys) {

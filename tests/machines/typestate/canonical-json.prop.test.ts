@@ -1,0 +1,49 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { canonicalJson, shareCanonical } from '../../../machines/typestate/canonical-json.js';
+import { propertyRuns } from '../../support/temp-dir.js';
+
+/** The definition canonical JSON follows, written the plain way: keys by the builtin sort, `undefined` members left out. */
+const reference = (value: unknown): string => {
+  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : reference(item))).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const record = value as Record<string, unknown>;
+    const members = Object.keys(record)
+      .sort()
+      .filter((key) => record[key] !== undefined)
+      .map((key) => `${JSON.stringify(key)}:${reference(record[key])}`);
+    return `{${members.join(',')}}`;
+  }
+  return JSON.stringify(value);
+};
+
+// Keys that sort differently by code unit than by locale or by code point (astral characters, case, digits, prefixes).
+const key = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('a', 'A', 'aa', 'a0', '_', 'Z', 'é', 'ﬀ', '😀', '\u{10000}', '\uffff', '10', '9', 'callId', 'callSpec'));
+const { value } = fc.letrec((tie) => ({
+  value: fc.oneof({ depthSize: 'small' }, fc.string(), fc.boolean(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constant(null), fc.constant(undefined), tie('array'), tie('record'), tie('wide')),
+  array: fc.array(tie('value'), { maxLength: 4 }),
+  record: fc.dictionary(key, tie('value'), { maxKeys: 8 }),
+  // Past the insertion sort's size (24 keys): the builtin sort takes over.
+  wide: fc.dictionary(key, fc.oneof(fc.string(), fc.integer()), { minKeys: 20, maxKeys: 40 }),
+}));
+
+describe('canonicalJson', () => {
+  it('orders keys by UTF-16 code units at every size and leaves undefined members out, as the plain definition does', () => {
+    fc.assert(
+      fc.property(value.filter((input) => input !== undefined), (input) => {
+        expect(canonicalJson(input)).toBe(reference(input));
+      }),
+      { numRuns: propertyRuns(300) },
+    );
+  });
+
+  it('gives a shared (frozen) value the same text it gives an unshared copy', () => {
+    fc.assert(
+      fc.property(fc.dictionary(key, fc.dictionary(key, fc.string(), { maxKeys: 30 }), { maxKeys: 6 }), (input) => {
+        const copy = structuredClone(input);
+        expect(canonicalJson({ wrapper: shareCanonical(input) })).toBe(reference({ wrapper: copy }));
+      }),
+      { numRuns: propertyRuns(100) },
+    );
+  });
+});
