@@ -45,6 +45,17 @@ export const snapshotTailPerActor = 16;
  * synced batch → only then start the requested effects), the effect runner, and the live subjects hosts subscribe
  * to. All appends go through one queue, so the stream has exactly one writer and seqs never interleave.
  */
+/** The effects a written batch asks for (its step records' intents, in order); a loop, not a `flatMap`: this runs every step. */
+const requestsIn = (stored: readonly RecordEnvelope[]): RecordEnvelope[] => {
+  let requests: RecordEnvelope[] | undefined;
+  for (const record of stored) {
+    if (record.type !== stepRecordType) continue;
+    const asked = requestsOf(record);
+    if (asked.length > 0) requests = requests === undefined ? asked : requests.concat(asked);
+  }
+  return requests ?? [];
+};
+
 export class SessionHost {
   /** Every record once it is acknowledged (durable as the store's mode promises), in seq order. */
   readonly records$ = new Subject<RecordEnvelope>();
@@ -253,7 +264,7 @@ export class SessionHost {
           if (stopped.length > 0) this.dropEffectsOf(stopped);
           // A hook stopped the session: nothing this batch requested starts; the cancellation is queued next.
           if (!this.stopIfAsked(stored)) {
-            const requests = stored.flatMap((entry) => (entry.type === stepRecordType ? requestsOf(entry) : []));
+            const requests = requestsIn(stored);
             if (input.holdEffects) input.holdEffects(requests);
             else for (const request of requests) this.startEffect(request);
           }

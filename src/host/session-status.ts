@@ -81,7 +81,12 @@ const stepStatusState = (state: SessionStatusState, step: StepDerived): SessionS
   let next = state;
   for (const entry of step.derived) {
     if (entry[1] !== rootPath) continue;
-    if (entry[0] === 0) next = { ...reopened(next, entry[3]), interrupted: false, budget: false, machine: machineStatusOf(entry[4]) };
+    if (entry[0] === 0) {
+      const machine = machineStatusOf(entry[4]);
+      // Most steps leave the status as it was (active, nothing interrupted): no new state then.
+      if (next.machine === machine && next.interrupted === false && next.budget === false && (entry[3] !== 'budgetExhausted' || next.ended === undefined)) continue;
+      next = { ...reopened(next, entry[3]), interrupted: false, budget: false, machine };
+    }
     else if (entry[0] === 2 && entry[2] === 'session.ended') next = { ...next, ended: String(entry[3].status) };
   }
   return next;

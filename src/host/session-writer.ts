@@ -6,10 +6,13 @@
  */
 import type { Subject } from 'rxjs';
 import type { RecordDraft, RecordEnvelope } from '../../models/envelope.js';
-import type { EventStore } from '../../stores/event-store.js';
+import type { AppendOptions, EventStore } from '../../stores/event-store.js';
 import { ReinError } from './host-errors.js';
 import { statusOfState, statusStateOf, type SessionStatusState } from './session-status.js';
 import { emptyUsage, usageOf, type UsageSummary } from '../projections/usage-summary.js';
+
+/** A batch without blobs (shared: never changed). */
+const noBlobs: readonly Uint8Array[] = [];
 
 /** A batch handed to the writer and not yet written. */
 interface PendingWrite {
@@ -133,7 +136,7 @@ export class SessionWriter {
     }
     const group = this.pendingWrites.splice(0, count);
     const drafts = group.length === 1 ? first.drafts : group.flatMap((pending) => pending.drafts);
-    const blobs = group.flatMap((pending) => pending.blobs ?? []);
+    const blobs = group.length === 1 ? (first.blobs ?? noBlobs) : group.flatMap((pending) => pending.blobs ?? []);
     const sync = first.sync;
     const grouped = sync !== true && this.store.commit !== undefined;
     // The status the whole stream leaves after this batch (a batch alone cannot tell: a resume's confirmation wait
@@ -143,8 +146,13 @@ export class SessionWriter {
     // The running usage goes with the batch (one small put): a listing prices the session without reading its log.
     const usage = usageOf(drafts, this.usage);
     this.writing = true;
+    const options: AppendOptions = { expectedSeq: this.head, summary: usage };
+    if (grouped) options.sync = false;
+    else if (sync !== undefined) options.sync = sync;
+    if (blobs.length > 0) options.blobs = blobs;
+    if (status !== undefined) options.status = status;
     this.store
-      .append(this.stream, drafts, { expectedSeq: this.head, ...(grouped ? { sync: false } : sync === undefined ? {} : { sync }), ...(blobs.length > 0 ? { blobs } : {}), ...(status === undefined ? {} : { status }), summary: usage })
+      .append(this.stream, drafts, options)
       .then(
         (stored) => {
           this.writing = false;
