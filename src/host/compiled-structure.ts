@@ -96,7 +96,7 @@ const properAncestors = (node: StateNode, to: StateNode | undefined): StateNode[
 };
 
 /** xstate's `matchesEventDescriptor` (without its warnings, which the compiler refuses instead). */
-/** Event types xstate makes per actor (its id inside): unbounded over a process's sessions, so never cached. */
+/** Event types xstate makes per actor (its id inside): unbounded over a process's sessions, so never cached by type. */
 const namesAnActor = (eventType: string): boolean => eventType.startsWith('xstate.done.actor.') || eventType.startsWith('xstate.error.actor.') || eventType.startsWith('xstate.snapshot.');
 
 const matchesDescriptor = (eventType: string, descriptor: string): boolean => {
@@ -119,6 +119,8 @@ export class MachineStructure {
   protected readonly leaves = new Map<StateNode, Leaf>();
   protected readonly leafByNodes = new WeakMap<object, Leaf>();
   protected readonly candidates = new Map<StateNode, Map<string, Transition[]>>();
+  /** The candidates of event types that name an actor, per node and the wildcards they match (see `candidatesOf`). */
+  protected readonly wildcardCandidates = new Map<StateNode, Map<string, Transition[]>>();
   protected readonly always = new Map<StateNode, Transition[]>();
   protected readonly transitions = new Map<TransitionDefinition, Transition>();
   protected readonly preInitial: Leaf;
@@ -274,32 +276,51 @@ export class MachineStructure {
     return leaf;
   }
 
-  /** How many (state node, event type) pairs the transition cache holds: a diagnostic, flat however many turns run. */
+  /**
+   * How many (state node, event type) pairs the transition cache holds, and the per-wildcards lists of the types that
+   * name an actor: a diagnostic, flat however many turns run.
+   */
   get cachedEventTypes(): number {
     let count = 0;
     for (const byType of this.candidates.values()) count += byType.size;
+    for (const byWildcards of this.wildcardCandidates.values()) count += byWildcards.size;
     return count;
   }
 
   /**
    * xstate's `getCandidates`, once per state node and event type — except the types that name an actor
-   * (`xstate.done.actor.root/turn-7`, one per turn or child), which are matched each time: kept, they grew the
-   * shared definition's cache by one entry per turn of every session the process ever ran.
+   * (`xstate.done.actor.root/turn-7`, one per turn or child): kept by type, they grew the shared definition's cache by
+   * one entry per turn of every session the process ever ran. Their candidates are those of the wildcards they match,
+   * kept once per node and set of wildcards (no exact descriptor names such a type in rein's machines).
    */
   protected candidatesOf(node: StateNode, eventType: string): Transition[] {
     let byType = this.candidates.get(node);
     if (!byType) this.candidates.set(node, (byType = new Map()));
     let list = byType.get(eventType);
-    if (!list) {
-      const definitions = node.transitions as Map<string, TransitionDefinition[]>;
-      const exact = definitions.get(eventType) ?? [];
-      const wild = [...definitions.keys()]
-        .filter((descriptor) => descriptor !== eventType && matchesDescriptor(eventType, descriptor))
-        .sort((a, b) => b.length - a.length)
-        .flatMap((key) => definitions.get(key)!);
-      list = [...exact, ...wild].map((definition) => this.compileTransition(definition));
-      if (!namesAnActor(eventType)) byType.set(eventType, list);
+    if (list) return list;
+    const definitions = node.transitions as Map<string, TransitionDefinition[]>;
+    const exact = definitions.get(eventType);
+    const wildcards: string[] = [];
+    for (const descriptor of definitions.keys()) if (descriptor !== eventType && matchesDescriptor(eventType, descriptor)) wildcards.push(descriptor);
+    if (wildcards.length > 1) wildcards.sort((a, b) => b.length - a.length);
+    if (namesAnActor(eventType)) {
+      if (exact !== undefined) return this.candidateList(definitions, exact, wildcards);
+      let byWildcards = this.wildcardCandidates.get(node);
+      if (!byWildcards) this.wildcardCandidates.set(node, (byWildcards = new Map()));
+      const signature = wildcards.join('\n');
+      list = byWildcards.get(signature);
+      if (!list) byWildcards.set(signature, (list = this.candidateList(definitions, exact, wildcards)));
+      return list;
     }
+    list = this.candidateList(definitions, exact, wildcards);
+    byType.set(eventType, list);
+    return list;
+  }
+
+  /** The compiled candidates: the exact descriptor's transitions, then each matching wildcard's (longest first). */
+  private candidateList(definitions: Map<string, TransitionDefinition[]>, exact: TransitionDefinition[] | undefined, wildcards: readonly string[]): Transition[] {
+    const list = (exact ?? []).map((definition) => this.compileTransition(definition));
+    for (const descriptor of wildcards) for (const definition of definitions.get(descriptor)!) list.push(this.compileTransition(definition));
     return list;
   }
 

@@ -277,6 +277,25 @@ describe('the compiled trees', () => {
     expect(compared).toBeGreaterThan(100);
   });
 
+  it('keep what they cache bounded: a session of more turns adds no entries (the done events of its turns name new actors)', async () => {
+    const cached = (): number => compiledOf(interpretedOf(sessionMachine))!.cachedEventTypes + compiledOf(interpretedOf(turnMachine))!.cachedEventTypes;
+    const replay = async (roundTrips: number): Promise<void> => {
+      const run = await runBenchSession({ roundTrips, durability: 'memory' });
+      try {
+        const [created, ...rest] = inputsOf(await run.store.read(run.sessionId));
+        const made = createSessionTree(SessionCreated.parse(created!.data));
+        for (const record of rest) made.tree.apply(record);
+        made.tree.stop();
+      } finally {
+        await run.cleanup();
+      }
+    };
+    await replay(5);
+    const after5 = cached();
+    await replay(40);
+    expect(cached()).toBe(after5);
+  });
+
   it('derive a bench session’s drafts and snapshots exactly as xstate does, input by input', async () => {
     const run = await runBenchSession({ roundTrips: 30, durability: 'memory' });
     try {
