@@ -237,7 +237,9 @@ export class SessionHost {
       const refused = input.precondition?.();
       if (refused) return { refused };
       const at = this.clock();
-      const record: RecordDraft = { id: this.newId(), type: input.type, v: versionOf(input.type), at, actor: input.actor ?? rootPath, data, ...(input.cause ? { cause: input.cause } : {}), ...(input.corr ? { corr: input.corr } : {}) };
+      const record: RecordDraft = { id: this.newId(), type: input.type, v: versionOf(input.type), at, actor: input.actor ?? rootPath, data };
+      if (input.cause) record.cause = input.cause;
+      if (input.corr) record.corr = input.corr;
       const machineDrafts = this.tree.apply(record);
       const derived = this.capabilities ? this.capabilities.derive(record, machineDrafts, () => this.tree.mcpConnections()) : machineDrafts;
       // The settlement's facts that belong to the step (its model attempt and context, a read-only tool's start) are
