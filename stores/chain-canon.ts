@@ -1,11 +1,8 @@
 import type { RecordEnvelope } from '../models/envelope.js';
 import { FRAME_HEADER_BYTES, packPayload, unpackPayload } from './record-codec.js';
-import { packPlain } from './plain-pack.js';
+import { packPlain, packedProtoKey } from './plain-pack.js';
 import { digestOfInput, digestPrefixLength, recordDigest, writeDigestPrefix } from './chain-crypto.js';
 import { StoreError } from './store-errors.js';
-
-/** A map key `__proto__` as msgpack writes it (fixstr of 9): a read returns it renamed, so it needs normalising. */
-export const PROTO_KEY: Uint8Array = Buffer.from([0xa9, ...Buffer.from('__proto__', 'latin1')]);
 
 /** The compact row of an envelope: `[seq, id, type, v, at, actor, cause, corr, data?]` (the stream is not in it). */
 const rowOf = (envelope: RecordEnvelope): unknown[] => {
@@ -25,7 +22,7 @@ const rowOf = (envelope: RecordEnvelope): unknown[] => {
 export function canonicalRecordBytes(envelope: RecordEnvelope): Uint8Array {
   const packed = packPayload(rowOf(envelope));
   const bytes = Buffer.from(packed.bytes.buffer, packed.bytes.byteOffset, packed.bytes.byteLength);
-  if (packed.plain && bytes.indexOf(PROTO_KEY) === -1) return Buffer.from(bytes);
+  if (packed.readsBack) return Buffer.from(bytes);
   let read: unknown;
   try {
     read = unpackPayload(Buffer.from(bytes));
@@ -38,12 +35,12 @@ export function canonicalRecordBytes(envelope: RecordEnvelope): Uint8Array {
 
 /**
  * The canonical bytes of a record a store has just encoded in the compact layout (`stored`: header, then the payload
- * `canonicalRecordBytes` would write): the payload itself when plain data without a `__proto__` key went in (no
- * second encoding), else `canonicalRecordBytes`.
+ * `canonicalRecordBytes` would write): the payload itself when it reads back as written (`readsBack` of
+ * `encodeFramedPlain`: plain data without a `__proto__` key, no second encoding), else `canonicalRecordBytes`.
  */
-export function canonicalOfCompact(envelope: RecordEnvelope, stored: Uint8Array, plain: boolean): Uint8Array {
-  const payload = Buffer.from(stored.buffer, stored.byteOffset + FRAME_HEADER_BYTES, stored.byteLength - FRAME_HEADER_BYTES);
-  return plain && payload.indexOf(PROTO_KEY) === -1 ? payload : canonicalRecordBytes(envelope);
+export function canonicalOfCompact(envelope: RecordEnvelope, stored: Uint8Array, readsBack: boolean): Uint8Array {
+  if (!readsBack) return canonicalRecordBytes(envelope);
+  return Buffer.from(stored.buffer, stored.byteOffset + FRAME_HEADER_BYTES, stored.byteLength - FRAME_HEADER_BYTES);
 }
 
 /**
@@ -54,7 +51,7 @@ export function canonicalOfCompact(envelope: RecordEnvelope, stored: Uint8Array,
 export function envelopeDigest(predecessor: Uint8Array, envelope: RecordEnvelope): Uint8Array {
   const prefix = digestPrefixLength(predecessor.length);
   const packed = packPlain(rowOf(envelope), prefix);
-  if (packed === undefined || packed.indexOf(PROTO_KEY, prefix) !== -1) return recordDigest(predecessor, canonicalRecordBytes(envelope));
+  if (packed === undefined || packedProtoKey()) return recordDigest(predecessor, canonicalRecordBytes(envelope));
   writeDigestPrefix(packed, predecessor);
   return digestOfInput(packed);
 }

@@ -2,7 +2,6 @@ import { crc32 } from 'node:zlib';
 import type { StoredSnapshot } from './event-store.js';
 import { ChainKey } from './chain-crypto.js';
 import { FRAME_HEADER_BYTES, RECORD_FORMAT_BYTE, decodeValue, encodeFramedPlain, encodeValue } from './record-codec.js';
-import { PROTO_KEY } from './chain-canon.js';
 import { seqBytes } from './chain.js';
 
 /*
@@ -23,8 +22,8 @@ export const canonicalSnapshot = (snapshot: StoredSnapshot): Uint8Array => canon
 /** The canonical bytes, and whether they are the snapshot's own first encoding (`canonicalSnapshot`). */
 const canonicalOf = (snapshot: StoredSnapshot): { bytes: Uint8Array; first: boolean } => {
   const { seq, version, at, data } = snapshot;
-  const { stored, plain } = encodeFramedPlain(RECORD_FORMAT_BYTE, { seq, version, at, data });
-  if (plain && Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength).indexOf(PROTO_KEY, FRAME_HEADER_BYTES) === -1) return { bytes: stored, first: true };
+  const { stored, readsBack } = encodeFramedPlain(RECORD_FORMAT_BYTE, { seq, version, at, data });
+  if (readsBack) return { bytes: stored, first: true };
   return { bytes: encodeValue(decodeValue(stored, { stream: 'snapshot' })), first: false };
 };
 

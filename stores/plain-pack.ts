@@ -6,6 +6,12 @@
  * `undefined` outside a map, a bigint, a function, a cycle) makes `packPlain` give up, and the caller packs the whole
  * value with msgpackr instead, so stored bytes never depend on which writer ran (tests/stores/plain-pack.prop.test.ts
  * compares the two on arbitrary values).
+ *
+ * What made it slow inside a session (measured: twice its cost on the same records in a fresh process) is that one
+ * writer sees every record shape and string representation, so `charCodeAt` and the property loads turn megamorphic.
+ * Three things keep it fast there: a map key's bytes are remembered (keys repeat: a record's field names), a string
+ * value is written by the native UTF-8 writer, and a deeply frozen subtree (a CallSpec's shared members, frozen by
+ * `shareCanonical`) is packed once and its bytes copied after that.
  */
 
 /** Thrown inside the writer when a value is not plain data; never escapes `packPlain`. */
@@ -33,23 +39,37 @@ export class ExtensionScope {
   constructor(readonly value: unknown) {}
 }
 
+/** `Buffer`'s native UTF-8 writer (Node's own, undeclared in its types; `Buffer.write` calls it after checking its arguments). */
+interface Utf8Writable {
+  utf8Write(value: string, offset: number, length: number): number;
+}
+
+const scratch = (size: number): Buffer & Utf8Writable => Buffer.allocUnsafe(size) as unknown as Buffer & Utf8Writable;
+
 /**
  * The writer's state lives in a closure, not in module bindings: V8 checks a module-level `let` for its temporal dead
  * zone on every access, and the byte loops were slower than msgpackr's until the state moved here. Without an
  * `extension`, an `ExtensionScope` is not plain data.
  */
-export const createPlainWriter = (extension?: StringExtension) => {
-  let target = Buffer.allocUnsafe(64 * 1024);
+const createWriter = (extension?: StringExtension) => {
+  let target = scratch(64 * 1024);
   let view = new DataView(target.buffer, target.byteOffset, target.byteLength);
   let position = 0;
   /** Below this position a number, a literal or a container header always fits. */
   let safeEnd = target.length - 10;
   /** Inside an `ExtensionScope`: strings are offered to the extension. */
   let scoped = false;
+  /** Whether the value being packed holds a map key named `__proto__` (a read returns it renamed). */
+  let protoKey = false;
+  /**
+   * Counts what makes a subtree's bytes unfit to keep: an object that is not frozen (it may change), a frozen one with
+   * an accessor, a `__proto__` key. A frozen object's bytes are kept when nothing was counted while it was written.
+   */
+  let unsharable = 0;
 
   const ensure = (bytes: number): void => {
     if (position + bytes <= target.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(target.length * 2, position + bytes + 1024));
+    const grown = scratch(Math.max(target.length * 2, position + bytes + 1024));
     target.copy(grown, 0, 0, position);
     target = grown;
     view = new DataView(target.buffer, target.byteOffset, target.byteLength);
@@ -61,38 +81,9 @@ export const createPlainWriter = (extension?: StringExtension) => {
     // Like msgpackr: guess the header from the UTF-16 length, write the bytes after it, move them if the guess was short.
     const headerSize = units < 0x20 ? 1 : units < 0x100 ? 2 : units < 0x10000 ? 3 : 5;
     ensure(headerSize + units * 3);
-    let length: number;
-    if (units < 0x40) {
-      const bytes = target;
-      let at = position + headerSize;
-      for (let index = 0; index < units; index++) {
-        let code = value.charCodeAt(index);
-        if (code < 0x80) {
-          bytes[at++] = code;
-        } else if (code < 0x800) {
-          bytes[at++] = (code >> 6) | 0xc0;
-          bytes[at++] = (code & 0x3f) | 0x80;
-        } else if ((code & 0xfc00) === 0xd800 && index + 1 < units && (value.charCodeAt(index + 1) & 0xfc00) === 0xdc00) {
-          code = 0x10000 + ((code & 0x03ff) << 10) + (value.charCodeAt(++index) & 0x03ff);
-          bytes[at++] = (code >> 18) | 0xf0;
-          bytes[at++] = ((code >> 12) & 0x3f) | 0x80;
-          bytes[at++] = ((code >> 6) & 0x3f) | 0x80;
-          bytes[at++] = (code & 0x3f) | 0x80;
-        } else if ((code & 0xf800) === 0xd800) {
-          // A lone surrogate: U+FFFD, as TextEncoder and Buffer write it.
-          bytes[at++] = 0xef;
-          bytes[at++] = 0xbf;
-          bytes[at++] = 0xbd;
-        } else {
-          bytes[at++] = (code >> 12) | 0xe0;
-          bytes[at++] = ((code >> 6) & 0x3f) | 0x80;
-          bytes[at++] = (code & 0x3f) | 0x80;
-        }
-      }
-      length = at - position - headerSize;
-    } else {
-      length = target.write(value, position + headerSize, 'utf8');
-    }
+    // The native writer (what `Buffer.write` calls, without its argument checks): lone surrogates become U+FFFD, as
+    // msgpackr writes them. A byte loop over `charCodeAt` was as fast in a fresh process and twice as slow in a session.
+    const length = target.utf8Write(value, position + headerSize, units * 3);
     if (length < 0x20) {
       target[position++] = 0xa0 | length;
     } else if (length < 0x100) {
@@ -112,6 +103,46 @@ export const createPlainWriter = (extension?: StringExtension) => {
     }
     position += length;
   };
+
+  /** Copies bytes written earlier (a remembered key or subtree) to the position. */
+  const writeBytes = (bytes: Uint8Array): void => {
+    const length = bytes.length;
+    if (position + length > target.length) ensure(length);
+    if (length > 32) {
+      target.set(bytes, position);
+      position += length;
+      return;
+    }
+    const out = target;
+    let at = position;
+    for (let index = 0; index < length; index++) out[at++] = bytes[index]!;
+    position = at;
+  };
+
+  /** Each recent map key's bytes (header and UTF-8), by the key: a session's records repeat their field names. */
+  const keyBytes = new Map<string, Uint8Array>();
+  const keyBytesCapacity = 4_096;
+
+  const writeKey = (key: string): void => {
+    const known = keyBytes.get(key);
+    if (known !== undefined) {
+      writeBytes(known);
+      return;
+    }
+    const start = position;
+    writeString(key);
+    if (key.length < 0x40) {
+      if (keyBytes.size >= keyBytesCapacity) keyBytes.clear();
+      keyBytes.set(key, new Uint8Array(target.subarray(start, position)));
+    }
+  };
+
+  /**
+   * The bytes of deeply frozen objects and arrays, by identity (weakly: they go with their object); one map outside an
+   * `ExtensionScope`, one inside (where the same strings may be written as extensions).
+   */
+  const frozenBytesOutside = new WeakMap<object, Uint8Array>();
+  const frozenBytesInside = new WeakMap<object, Uint8Array>();
 
   const writeNumber = (value: number): void => {
     if (value >>> 0 === value) {
@@ -171,6 +202,68 @@ export const createPlainWriter = (extension?: StringExtension) => {
     }
   };
 
+  const writeArray = (items: unknown[], depth: number): void => {
+    const length = items.length;
+    if (length < 0x10) {
+      target[position++] = 0x90 | length;
+    } else if (length < 0x10000) {
+      target[position++] = 0xdc;
+      target[position++] = length >> 8;
+      target[position++] = length & 0xff;
+    } else {
+      target[position++] = 0xdd;
+      view.setUint32(position, length);
+      position += 4;
+    }
+    for (let index = 0; index < length; index++) {
+      const item = items[index];
+      // msgpackr writes undefined (and holes) as an extension: leave those to it.
+      if (item === undefined) throw notPlain;
+      write(item, depth + 1);
+    }
+  };
+
+  const writeMap = (record: Record<string, unknown>, depth: number): void => {
+    const at = position++;
+    let size = 0;
+    // Own enumerable keys in for-in order: what msgpackr's for-in with its own-property check visits.
+    const keys = Object.keys(record);
+    for (let index = 0; index < keys.length; index++) {
+      const key = keys[index]!;
+      // msgpackr asks the object's own `hasOwnProperty`; an object that redefines it is left to msgpackr.
+      if (key === 'hasOwnProperty') throw notPlain;
+      const item = record[key];
+      if (item === undefined) continue;
+      if (key === '__proto__') {
+        protoKey = true;
+        unsharable++;
+      }
+      writeKey(key);
+      write(item, depth + 1);
+      size++;
+    }
+    writeSize(at, size, 0x80, 0xde);
+  };
+
+  /**
+   * A frozen object or array: its bytes when kept, else written and kept if everything under it is frozen data (a
+   * frozen object cannot change, so neither can its bytes; an accessor could, and is not kept).
+   */
+  const writeFrozen = (value: object, isArray: boolean, depth: number): void => {
+    const frozenBytes = scoped ? frozenBytesInside : frozenBytesOutside;
+    const kept = frozenBytes.get(value);
+    if (kept !== undefined) {
+      writeBytes(kept);
+      return;
+    }
+    const start = position;
+    const before = unsharable;
+    if (isArray) writeArray(value as unknown[], depth);
+    else writeMap(value as Record<string, unknown>, depth);
+    if (unsharable === before && dataOnly(value)) frozenBytes.set(value, new Uint8Array(target.subarray(start, position)));
+    else unsharable++;
+  };
+
   /** An extension's data, with the header msgpackr's `writeExtensionData` writes for its length. */
   const writeExtension = (type: number, data: Uint8Array): void => {
     const length = data.length;
@@ -220,51 +313,20 @@ export const createPlainWriter = (extension?: StringExtension) => {
         }
         if (depth >= maxDepth) throw notPlain;
         const constructor = (value as { constructor?: unknown }).constructor;
-        if (constructor === Array) {
-          const items = value as unknown[];
-          const length = items.length;
-          if (length < 0x10) {
-            target[position++] = 0x90 | length;
-          } else if (length < 0x10000) {
-            target[position++] = 0xdc;
-            target[position++] = length >> 8;
-            target[position++] = length & 0xff;
-          } else {
-            target[position++] = 0xdd;
-            view.setUint32(position, length);
-            position += 4;
-          }
-          for (let index = 0; index < length; index++) {
-            const item = items[index];
-            // msgpackr writes undefined (and holes) as an extension: leave those to it.
-            if (item === undefined) throw notPlain;
-            write(item, depth + 1);
-          }
-          return;
-        }
         if (constructor === ExtensionScope && extension !== undefined && !scoped) {
           scoped = true;
           write((value as ExtensionScope).value, depth + 1);
           scoped = false;
           return;
         }
-        if (constructor !== Object) throw notPlain;
-        const record = value as Record<string, unknown>;
-        const at = position++;
-        let size = 0;
-        // Own enumerable keys in for-in order: what msgpackr's for-in with its own-property check visits.
-        const keys = Object.keys(record);
-        for (let index = 0; index < keys.length; index++) {
-          const key = keys[index]!;
-          // msgpackr asks the object's own `hasOwnProperty`; an object that redefines it is left to msgpackr.
-          if (key === 'hasOwnProperty') throw notPlain;
-          const item = record[key];
-          if (item === undefined) continue;
-          writeString(key);
-          write(item, depth + 1);
-          size++;
+        if (constructor !== Array && constructor !== Object) throw notPlain;
+        if (Object.isFrozen(value)) {
+          writeFrozen(value, constructor === Array, depth);
+          return;
         }
-        writeSize(at, size, 0x80, 0xde);
+        unsharable++;
+        if (constructor === Array) writeArray(value as unknown[], depth);
+        else writeMap(value as Record<string, unknown>, depth);
         return;
       }
       default:
@@ -272,8 +334,9 @@ export const createPlainWriter = (extension?: StringExtension) => {
     }
   };
 
-  return (value: unknown, headerLength: number): Buffer | undefined => {
+  const pack = (value: unknown, headerLength: number): Buffer | undefined => {
     position = headerLength;
+    protoKey = false;
     scoped = false;
     ensure(0);
     try {
@@ -284,10 +347,34 @@ export const createPlainWriter = (extension?: StringExtension) => {
     }
     return target.subarray(0, position);
   };
+  return { pack, protoKey: () => protoKey };
 };
+
+/** Whether every own property of a frozen object or array is a data property (checked once, when its bytes are kept). */
+const dataOnly = (value: object): boolean => {
+  const descriptors = Object.getOwnPropertyDescriptors(value);
+  for (const key in descriptors) if (descriptors[key]!.get !== undefined) return false;
+  return true;
+};
+
+
+/**
+ * A writer (see `packPlain`), offering the strings inside an `ExtensionScope` to `extension` (packed-digests.ts:
+ * `packPlainDigests`).
+ */
+export const createPlainWriter = (extension?: StringExtension): ((value: unknown, headerLength: number) => Buffer | undefined) => createWriter(extension).pack;
+
+const writer = createWriter();
 
 /**
  * The msgpack bytes of `value` behind `headerLength` reserved bytes, in a scratch buffer valid until the next call;
  * undefined when `value` is not plain data (then pack it with msgpackr).
  */
-export const packPlain: (value: unknown, headerLength: number) => Buffer | undefined = createPlainWriter();
+export const packPlain: (value: unknown, headerLength: number) => Buffer | undefined = writer.pack;
+
+/**
+ * Whether the last value `packPlain` wrote held a map key named `__proto__` (at any depth): msgpackr reads such a key
+ * back renamed, so those bytes are not what a read returns. Exact, where searching the bytes for the key would also
+ * find a string value that happens to be `__proto__`.
+ */
+export const packedProtoKey: () => boolean = writer.protoKey;

@@ -4,7 +4,7 @@ import type { Options as PackrOptions } from 'msgpackr';
 // Registers the packed-digest extension before the codec's Packr is built (every decoder needs it).
 import './packed-digests.js';
 import { CorruptRecordError, StoreError } from './store-errors.js';
-import { packPlain } from './plain-pack.js';
+import { packPlain, packedProtoKey } from './plain-pack.js';
 
 /**
  * Identifies the stored value format: one format byte, a big-endian crc32 of the payload, then a msgpack payload
@@ -149,15 +149,18 @@ export function encodeFramed(formatByte: number, value: unknown): Uint8Array {
   return encodeFramedPlain(formatByte, value).stored;
 }
 
-/** `encodeFramed`, saying whether `packPlain` wrote the payload (plain data) or msgpackr did. */
-export function encodeFramedPlain(formatByte: number, value: unknown): { stored: Uint8Array; plain: boolean } {
+/**
+ * `encodeFramed`, saying whether `packPlain` wrote the payload (plain data) or msgpackr did, and whether the payload is
+ * what a read returns, encoded again (`readsBack`: plain data without a map key named `__proto__`, which a read renames).
+ */
+export function encodeFramedPlain(formatByte: number, value: unknown): { stored: Uint8Array; plain: boolean; readsBack: boolean } {
   const plain = packPlain(value, HEADER_LENGTH);
   if (plain !== undefined) {
     const stored = Buffer.allocUnsafe(plain.length);
     plain.copy(stored, HEADER_LENGTH, HEADER_LENGTH);
     stored[0] = formatByte;
     stored.writeUInt32BE(crc32(plain.subarray(HEADER_LENGTH)), 1);
-    return { stored, plain: true };
+    return { stored, plain: true, readsBack: !packedProtoKey() };
   }
   let payload: Uint8Array;
   try {
@@ -169,7 +172,7 @@ export function encodeFramedPlain(formatByte: number, value: unknown): { stored:
   stored[0] = formatByte;
   stored.writeUInt32BE(crc32(payload), 1);
   stored.set(payload, HEADER_LENGTH);
-  return { stored, plain: false };
+  return { stored, plain: false, readsBack: false };
 }
 
 /** Bytes of the header before a stored value's payload (format byte and checksum). */
@@ -204,13 +207,13 @@ export function decodeFramed(stored: Uint8Array, location: ValueLocation, format
 
 /**
  * The msgpack bytes of `value` with the pinned options, without a header: `plain` says whether `packPlain` wrote them
- * (plain data) or msgpackr did. The bytes of a plain value sit in a scratch buffer valid until the next pack.
+ * (plain data) or msgpackr did, `readsBack` whether they are also what a read returns (see `encodeFramedPlain`). The bytes of a plain value sit in a scratch buffer valid until the next pack.
  */
-export function packPayload(value: unknown): { bytes: Uint8Array; plain: boolean } {
+export function packPayload(value: unknown): { bytes: Uint8Array; plain: boolean; readsBack: boolean } {
   const plain = packPlain(value, 0);
-  if (plain !== undefined) return { bytes: plain, plain: true };
+  if (plain !== undefined) return { bytes: plain, plain: true, readsBack: !packedProtoKey() };
   try {
-    return { bytes: packr.pack(value), plain: false };
+    return { bytes: packr.pack(value), plain: false, readsBack: false };
   } catch (error) {
     throw new StoreError('STORE_INVALID_ARGUMENT', `value cannot be encoded: ${String(error)}`, { cause: error });
   }

@@ -77,9 +77,9 @@ export function prepareBatch(stream: string, firstSeq: number, drafts: readonly 
   const values: Uint8Array[] = new Array(envelopes.length);
   const canonicals: Uint8Array[] = new Array(envelopes.length);
   envelopes.forEach((envelope, index) => {
-    const { stored, plain } = encodeFramedPlain(COMPACT_RECORD_FORMAT_BYTE, compactRow(envelope, false));
+    const { stored, readsBack } = encodeFramedPlain(COMPACT_RECORD_FORMAT_BYTE, compactRow(envelope, false));
     values[index] = stored;
-    canonicals[index] = canonicalOfCompact(envelope, stored, plain);
+    canonicals[index] = canonicalOfCompact(envelope, stored, readsBack);
   });
   return { envelopes, values, canonicals };
 }

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { Packr } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { RECORD_CODEC_OPTIONS, RECORD_FORMAT_BYTE, decodeValue, encodeValue } from '../../stores/index.js';
-import { ExtensionScope, packPlain } from '../../stores/plain-pack.js';
+import { ExtensionScope, packPlain, packedProtoKey } from '../../stores/plain-pack.js';
 import { packDigests, packPlainDigests } from '../../stores/packed-digests.js';
 
 const runs = Number(process.env.FC_RUNS ?? 50);
@@ -129,5 +129,65 @@ describe('packPlainDigests', () => {
       expect(packPlainDigests([new ExtensionScope(value)], 0)).toBeUndefined();
     }
     expect(packPlain([new ExtensionScope({ a: 1 })], 0)).toBeUndefined();
+  });
+});
+
+describe('packPlain: what it remembers', () => {
+  it('writes a frozen subtree from the bytes it kept, and keeps none where a part of it can still change', () => {
+    const deepFreeze = <T>(value: T): T => {
+      if (typeof value === 'object' && value !== null) {
+        for (const item of Object.values(value)) deepFreeze(item);
+        Object.freeze(value);
+      }
+      return value;
+    };
+    const same = (value: unknown) => expect(Buffer.from(packPlain(value, 0)!).equals(Buffer.from(pinned.pack(value)))).toBe(true);
+    fc.assert(
+      fc.property(plain, (value) => {
+        // A frozen subtree, packed twice (the second time from the kept bytes), alone and inside another value.
+        const frozen = deepFreeze({ value, list: [value, { value }] });
+        // (Objects without a prototype, which the generator makes too, are msgpackr's.)
+        if (packPlain(frozen, 0) === undefined) return;
+        same(frozen);
+        same(frozen);
+        same({ outer: frozen, again: [frozen] });
+      }),
+      { numRuns: runs * 5 },
+    );
+    // A frozen object holding one that is not: what changes under it is written as it is now.
+    const inner = { count: 1 };
+    const holder = Object.freeze({ inner, tag: 'x' });
+    same(holder);
+    inner.count = 2;
+    same(holder);
+    expect(pinned.unpack(packPlain(holder, 0)!)).toEqual({ inner: { count: 2 }, tag: 'x' });
+    // A frozen object with an accessor: its value is read each time.
+    let calls = 0;
+    const getter = Object.freeze(Object.defineProperty({ fixed: 1 }, 'live', { enumerable: true, get: () => ++calls }));
+    expect(pinned.unpack(packPlain(getter, 0)!)).toEqual({ fixed: 1, live: 1 });
+    expect(pinned.unpack(packPlain(getter, 0)!)).toEqual({ fixed: 1, live: 2 });
+  });
+
+  it('says whether the last value held a map key named __proto__ (a read renames it), not a string that spells it', () => {
+    const withKey = JSON.parse('{"a":{"__proto__":1}}') as unknown;
+    packPlain(withKey, 0);
+    expect(packedProtoKey()).toBe(true);
+    packPlain({ a: '__proto__', b: ['__proto__'] }, 0);
+    expect(packedProtoKey()).toBe(false);
+    const frozenKey = Object.freeze(JSON.parse('{"__proto__":{"x":1}}') as object);
+    for (let round = 0; round < 2; round++) {
+      packPlain({ inside: frozenKey }, 0);
+      expect(packedProtoKey()).toBe(true);
+    }
+  });
+
+  it('keeps a frozen subtree apart inside and outside an extension scope (its digests are written differently)', () => {
+    const digest = `b3:${'ab'.repeat(32)}`;
+    const frozen = Object.freeze({ digest, list: Object.freeze([digest, 1]) });
+    for (let round = 0; round < 2; round++) {
+      expect(Buffer.from(packPlain({ frozen }, 0)!).equals(Buffer.from(pinned.pack({ frozen })))).toBe(true);
+      const scoped = packPlainDigests([new ExtensionScope({ frozen }), frozen], 0)!;
+      expect(Buffer.from(scoped).equals(Buffer.from(pinned.pack([packDigests({ frozen }), frozen])))).toBe(true);
+    }
   });
 });
