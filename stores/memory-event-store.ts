@@ -20,7 +20,7 @@ import { assertExpectedSeq, assertForkPoint, assertSnapshot, assertSnapshotBound
 import { parseCounterPosition, readAllLimit } from './read-all.js';
 import { assertStreamName, forkStreamName } from './stream-names.js';
 import { namedDigestOf, refDigest } from './blob-hash.js';
-import { prepareStreamBlobs, verifiedBlob } from './stream-blobs.js';
+import { prepareStreamBlobs, verifiedBlob, type StreamBlob } from './stream-blobs.js';
 import { TailHub } from './tail-hub.js';
 import { randomChainKey, type ChainKey } from './chain-crypto.js';
 import { CHAIN_ORIGIN, chainFields, lazySeal, successorOf, type StreamSeal } from './chain.js';
@@ -67,7 +67,7 @@ export interface MemoryStream {
   createdAt: number;
   forkedFrom?: { stream: string; seq: number };
   /** The writer's last summary (`AppendOptions.summary`), as JSON text, and the head it describes. */
-  summary?: { seq: number; json: string };
+  summary?: { readonly seq: number; readonly json: string };
 }
 
 /**
@@ -80,11 +80,17 @@ export class MemoryEventStore implements EventStore {
   readonly capabilities: StoreCapabilities = { persistent: false, durableSync: false, crossProcessReads: false, globalOrder: true, fencing: false };
   readonly blobs: MemoryBlobStore;
   readonly #streams: Map<string, MemoryStream>;
-  /** Every appended record's stream and seq, in append order: the global order `readAll` walks. */
-  readonly #order: Array<[stream: string, seq: number]> = [];
+  /**
+   * Every appended record's stream and seq, in append order: the global order `readAll` walks (two flat lists, index
+   * for index, rather than a pair per record: only `readAll` reads them, and appends should not pay for a read).
+   */
+  readonly #orderStreams: string[] = [];
+  readonly #orderSeqs: number[] = [];
   readonly #clock: () => number;
   readonly #storage: MemoryStorage;
   readonly #chainKey: ChainKey | undefined;
+  /** The chain key once known, so an append need not wait a turn for it. */
+  #knownKey: ChainKey | undefined;
   readonly #tails = new TailHub((stream, options) => this.#readRecords(stream, options));
   #state: 'open' | 'closing' | 'closed' = 'open';
 
@@ -93,6 +99,7 @@ export class MemoryEventStore implements EventStore {
     const storage = options.storage ?? new MemoryStorage();
     this.#storage = storage;
     this.#chainKey = options.chainKey;
+    this.#knownKey = options.chainKey;
     this.#streams = storage.streams;
     this.blobs = new MemoryBlobStore(storage.blobs);
   }
@@ -103,8 +110,9 @@ export class MemoryEventStore implements EventStore {
     assertExpectedSeq(options?.expectedSeq);
     refuseFence(options);
     const batch = prepareBatch(stream, options.expectedSeq + 1, records, 'compact');
-    const blobs = await prepareStreamBlobs(options.blobs);
-    const key = await this.#key();
+    // Neither is waited for when there is nothing to wait for (no blobs, the key known): an append is one turn.
+    const blobs = options.blobs === undefined || options.blobs.length === 0 ? noBlobs : await prepareStreamBlobs(options.blobs);
+    const key = this.#knownKey ?? (await this.#key());
     const existing = this.#streams.get(stream);
     const head = existing?.records.length ?? 0;
     if (head !== options.expectedSeq) throw new ConcurrencyConflictError(stream, options.expectedSeq, head);
@@ -115,8 +123,11 @@ export class MemoryEventStore implements EventStore {
     target.chain.push(...chained.fields);
     // Sealed with every append (`sealedOnAppend`); the tag itself is computed when a check reads it.
     target.seal = lazySeal(key, stream, target.records.length, chained.next);
-    if (options.summary !== undefined) target.summary = { seq: target.records.length, json: JSON.stringify(options.summary) };
-    for (const envelope of batch.envelopes) this.#order.push([stream, envelope.seq]);
+    if (options.summary !== undefined) target.summary = new KeptSummary(target.records.length, options.summary);
+    for (const envelope of batch.envelopes) {
+      this.#orderStreams.push(stream);
+      this.#orderSeqs.push(envelope.seq);
+    }
     // A blob `hashBlob` named is kept as it is (its caller may not change it: a model input of up to the context window
     // per step, copied for nothing); any other is copied, so a caller reusing its buffer cannot change what was stored.
     for (const blob of blobs) target.blobs.set(blob.hex, namedDigestOf(blob.bytes) === blob.hex ? blob.bytes : new Uint8Array(blob.bytes));
@@ -145,8 +156,9 @@ export class MemoryEventStore implements EventStore {
     const limit = readAllLimit(options);
     const after = parseCounterPosition(options?.after);
     const page: PositionedRecord[] = [];
-    for (let index = after; index < this.#order.length && page.length < limit; index++) {
-      const [stream, seq] = this.#order[index]!;
+    for (let index = after; index < this.#orderStreams.length && page.length < limit; index++) {
+      const stream = this.#orderStreams[index]!;
+      const seq = this.#orderSeqs[index]!;
       const stored = this.#streams.get(stream)!.records[seq - 1]!;
       const record = decodeRecord(stored, stream, seq);
       verifyPosition(stream, record, seq);
@@ -197,7 +209,10 @@ export class MemoryEventStore implements EventStore {
     // The fork carries its parent's chain as it is (the stream is not in a record's digest), sealed under its own name.
     child.chain.push(...parent.chain.slice(0, atSeq));
     child.seal = lazySeal(key, name, atSeq, predecessorOf(name, child));
-    for (let seq = 1; seq <= copies.length; seq++) this.#order.push([name, seq]);
+    for (let seq = 1; seq <= copies.length; seq++) {
+      this.#orderStreams.push(name);
+      this.#orderSeqs.push(seq);
+    }
     for (const [hex, bytes] of parent.blobs) child.blobs.set(hex, bytes);
     this.#tails.notify(name);
     return describe(name, child);
@@ -268,10 +283,10 @@ export class MemoryEventStore implements EventStore {
   }
 
   /** This store's chain key: the one it was given, else its storage's (made on first use). */
-  #key(): Promise<ChainKey> {
-    if (this.#chainKey !== undefined) return Promise.resolve(this.#chainKey);
+  async #key(): Promise<ChainKey> {
+    if (this.#chainKey !== undefined) return this.#chainKey;
     this.#storage.chainKey ??= randomChainKey();
-    return this.#storage.chainKey;
+    return (this.#knownKey = await this.#storage.chainKey);
   }
 
   #create(stream: string, forkedFrom?: { stream: string; seq: number }, createdAt?: number): MemoryStream {
@@ -288,6 +303,41 @@ export class MemoryEventStore implements EventStore {
   #assertNotClosed(): void {
     if (this.#state === 'closed') throw new StoreError('STORE_CLOSED', 'the store is closed');
   }
+}
+
+const noBlobs: readonly StreamBlob[] = Object.freeze([]);
+
+/**
+ * A writer's summary as the store keeps it: its JSON text, made at the append — or, for a deeply frozen value (the
+ * session writer's running usage), which cannot change, when first read: a listing reads it, an append need not pay.
+ */
+class KeptSummary {
+  #value: unknown;
+  #json: string | undefined;
+
+  constructor(
+    readonly seq: number,
+    value: unknown,
+  ) {
+    if (deeplyFrozen(value, 0)) this.#value = value;
+    else this.#json = JSON.stringify(value);
+  }
+
+  get json(): string {
+    return (this.#json ??= JSON.stringify(this.#value));
+  }
+}
+
+/** Whether nothing in a JSON-like value can change: every object and array in it plain and frozen (a few levels deep at most). */
+function deeplyFrozen(value: unknown, depth: number): boolean {
+  if (typeof value !== 'object' || value === null) return typeof value !== 'function';
+  if (depth > 4 || !Object.isFrozen(value)) return false;
+  // Only plain objects and arrays: a frozen Date or Map still changes inside.
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== Array.prototype) return false;
+  const keys = Object.keys(value);
+  for (let index = 0; index < keys.length; index++) if (!deeplyFrozen((value as Record<string, unknown>)[keys[index]!], depth + 1)) return false;
+  return true;
 }
 
 /** A stream's records with their chain fields, one by one (each checked as a read checks it). */

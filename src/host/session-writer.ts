@@ -144,7 +144,10 @@ export class SessionWriter {
     const statusState = statusStateOf(drafts, this.statusState);
     const status = statusOfState(statusState);
     // The running usage goes with the batch (one small put): a listing prices the session without reading its log.
+    // Frozen when it changes (a new object: the running usage is never changed in place), so a store may keep it as it is
+    // rather than serialise it with every append (the memory store: when a listing first reads it).
     const usage = usageOf(drafts, this.usage);
+    if (usage !== this.usage) freezeUsage(usage);
     this.writing = true;
     const options: AppendOptions = { expectedSeq: this.head, summary: usage };
     if (grouped) options.sync = false;
@@ -172,10 +175,13 @@ export class SessionWriter {
               (error: unknown) => this.fail(error),
             );
           }
-          let offset = 0;
-          for (const pending of group) {
-            pending.resolve(stored.slice(offset, offset + pending.drafts.length));
-            offset += pending.drafts.length;
+          if (group.length === 1) first.resolve(stored);
+          else {
+            let offset = 0;
+            for (const pending of group) {
+              pending.resolve(stored.slice(offset, offset + pending.drafts.length));
+              offset += pending.drafts.length;
+            }
           }
           this.pumpWrites();
         },
@@ -231,3 +237,12 @@ export class SessionWriter {
     this.host.wakeQuietWaiters();
   }
 }
+
+/** Freeze a running usage summary and its per-model list (entries carried over from the last one are frozen already). */
+const freezeUsage = (usage: UsageSummary): void => {
+  if (usage.models !== undefined) {
+    for (const entry of usage.models) Object.freeze(entry);
+    Object.freeze(usage.models);
+  }
+  Object.freeze(usage);
+};
