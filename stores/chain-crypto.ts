@@ -128,6 +128,14 @@ export class ChainKey {
     return this.#mac.init().update(this.#macInput).digest('binary').subarray(0, MAC_BYTES);
   }
 
+  /** Writes the MAC of a record's digest (`mac`) into `target` at `offset`. */
+  macInto(digest: Uint8Array, target: Uint8Array, offset: number): void {
+    if (digest.length !== DIGEST_BYTES) throw new StoreError('STORE_INVALID_ARGUMENT', `a record digest has ${DIGEST_BYTES} bytes`);
+    this.#macInput.set(digest, MAC_DOMAIN.length);
+    const full = this.#mac.init().update(this.#macInput).digest('binary');
+    for (let index = 0; index < MAC_BYTES; index++) target[offset + index] = full[index]!;
+  }
+
   /** A `TAG_BYTES` keyed BLAKE3 of the parts under a domain of its own (seals, snapshots). */
   tag(domain: string, parts: readonly Uint8Array[]): Uint8Array {
     const hasher = this.#mac.init().update(tagDomain(domain));

@@ -74,6 +74,11 @@ describe('the chain key', () => {
     recordDigest(new Uint8Array(0), Buffer.from('something else'));
     expect(Buffer.from(key.mac(digest))).toEqual(Buffer.from(reference));
     expect(Buffer.from(other.mac(digest))).not.toEqual(Buffer.from(reference));
+    // Written in place (a record's chain field): the same MAC, behind what is already there.
+    const field = new Uint8Array(12).fill(7);
+    key.macInto(digest, field, 4);
+    expect(Buffer.from(field.subarray(4))).toEqual(Buffer.from(reference));
+    expect([...field.subarray(0, 4)]).toEqual([7, 7, 7, 7]);
     const plain = (await createBLAKE3(256)).init().update('rein/chain/1\0').update(Uint8Array.of(0)).update(Buffer.from('record')).digest('binary');
     expect(Buffer.from(recordDigest(new Uint8Array(0), Buffer.from('record')))).toEqual(Buffer.from(plain));
   });
