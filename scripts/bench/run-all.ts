@@ -20,6 +20,7 @@ import { main as promptCache } from './prompt-cache.bench.js';
 import { main as sessionsList } from './sessions-list.bench.js';
 import { main as worker } from './worker.bench.js';
 import { main as sessionSetup } from './session-setup.bench.js';
+import { main as warmUp } from './warm-up.bench.js';
 
 /**
  * `npm run bench`: every benchmark in turn; each prints its figures and the ratio against its same-run baseline. The
@@ -28,6 +29,8 @@ import { main as sessionSetup } from './session-setup.bench.js';
 await append();
 process.stdout.write('\n');
 const stepRun = await step();
+process.stdout.write('\n');
+await warmUp();
 process.stdout.write('\n');
 await machineTree(1_000, 3);
 process.stdout.write('\n');

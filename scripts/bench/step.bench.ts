@@ -1,14 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { ClassicLevel } from 'classic-level';
-import { pack } from 'msgpackr';
 import { directoryBytes, median, runBenchSession } from './bench-support.js';
 import { chainMicrosPerRecord } from './chain-cost.js';
+import { floorRun } from './floor.js';
 import { judgeStepBudget, loadStepBudget } from './step-budget.js';
 
 setFlagsFromString('--expose-gc');
@@ -17,23 +14,6 @@ const heapAfterGc = (): number => {
   gc();
   gc();
   return process.memoryUsage().heapUsed;
-};
-
-/** The floor: a raw loop appending one msgpackr batch per round trip to classic-level with `sync: true`. */
-const floorRun = async (roundTrips: number): Promise<{ perRoundTripUs: number; bytesPerRoundTrip: number }> => {
-  const directory = await mkdtemp(join(tmpdir(), 'rein-bench-floor-'));
-  const db = new ClassicLevel<string, Uint8Array>(join(directory, 'db'), { valueEncoding: 'view' });
-  await db.open();
-  const started = performance.now();
-  for (let turn = 1; turn <= roundTrips; turn++) {
-    const value = pack({ seq: turn, type: 'round-trip', at: Date.now(), model: { turn, text: 'go', toolCalls: [{ callId: `c${turn}`, name: 'noop', arguments: {} }] }, tool: { callId: `c${turn}`, status: 'ok', observation: 'ok' } });
-    await db.batch([{ type: 'put', key: `r!${String(turn).padStart(12, '0')}`, value }], { sync: true });
-  }
-  const elapsed = performance.now() - started;
-  await db.close();
-  const bytes = await directoryBytes(join(directory, 'db'));
-  await rm(directory, { recursive: true, force: true });
-  return { perRoundTripUs: (elapsed * 1000) / roundTrips, bytesPerRoundTrip: bytes / roundTrips };
 };
 
 interface ReinRun {
