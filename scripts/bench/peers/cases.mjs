@@ -2,6 +2,7 @@
 // { system, roundTrips, runs: [µs per round trip, …], peakRssBytes, bytesPerRoundTrip }. The workload is the same for
 // every system: a fake model asks for one no-op tool call per turn for `roundTrips` turns, then answers; one warm-up
 // run, then `runs` timed runs, each on a fresh store. run.mjs starts one process per case.
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,28 @@ const directoryBytes = async (path) => {
   return total;
 };
 
+/**
+ * CPU time used so far, in µs: the whole process (every thread: the main one, and V8's compiler and GC threads) and,
+ * on Linux, the main thread alone (from its schedstat). On a busy machine wall time also counts the time the process
+ * waited for a core; CPU time does not.
+ */
+const schedstat = `/proc/self/task/${process.pid}/schedstat`;
+const cpuNow = () => {
+  const { user, system } = process.cpuUsage();
+  let main;
+  try {
+    main = Number(readFileSync(schedstat, 'utf8').split(' ')[0]) / 1000;
+  } catch {
+    main = undefined;
+  }
+  return { process: user + system, main };
+};
+/** The CPU used since `from` (a `cpuNow()`). */
+const cpuSince = (from) => {
+  const now = cpuNow();
+  return { process: now.process - from.process, main: from.main === undefined || now.main === undefined ? undefined : now.main - from.main };
+};
+
 const scratch = () => mkdtemp(join(tmpdir(), `rein-peers-${system}-`));
 
 /** The floor: one msgpackr-encoded batch per round trip appended to classic-level with `sync: true`, nothing else. */
@@ -31,16 +54,18 @@ const floor = async () => {
   const directory = await scratch();
   const db = new ClassicLevel(join(directory, 'db'), { valueEncoding: 'view' });
   await db.open();
+  const cpu = cpuNow();
   const started = performance.now();
   for (let turn = 1; turn <= roundTrips; turn++) {
     const value = pack({ seq: turn, type: 'round-trip', at: Date.now(), model: { turn, text: 'go', toolCalls: [{ callId: `c${turn}`, name: 'noop', arguments: {} }] }, tool: { callId: `c${turn}`, status: 'ok', observation: 'ok' } });
     await db.batch([{ type: 'put', key: `r!${String(turn).padStart(12, '0')}`, value }], { sync: true });
   }
   const elapsed = performance.now() - started;
+  const used = cpuSince(cpu);
   await db.close();
   const bytes = await directoryBytes(join(directory, 'db'));
   await rm(directory, { recursive: true, force: true });
-  return { elapsed, bytes };
+  return { elapsed, cpu: used, bytes };
 };
 
 /** rein through its public API, as a host app would run it: `store` is 'sync', 'relaxed' or 'memory'. */
@@ -68,16 +93,18 @@ const rein = (mode) => async () => {
   const storeDirectory = join(directory, '.rein');
   const store = mode === 'memory' ? createMemoryEventStore() : await openLevelEventStore(storeDirectory, { durability: mode });
   const harness = await createRein({ store, workspace: directory, provider, tools: [noop], budgets: { maxTurns: roundTrips + 5, maxToolCalls: roundTrips + 5, maxTokens: 1e12, maxWallTimeMs: 3_600_000 } });
+  const cpu = cpuNow();
   const started = performance.now();
   const session = await harness.startSession({ task: 'bench' });
   const result = await session.whenQuiet();
   const elapsed = performance.now() - started;
+  const used = cpuSince(cpu);
   if (result.status !== 'completed') throw new Error(`rein ended ${result.status}: ${result.reason ?? ''}`);
   await harness.close();
   await store.close();
   const bytes = mode === 'memory' ? undefined : await directoryBytes(join(storeDirectory, 'streams', session.id));
   await rm(directory, { recursive: true, force: true });
-  return { elapsed, bytes };
+  return { elapsed, cpu: used, bytes };
 };
 
 /**
@@ -99,11 +126,13 @@ const aiSdk = async () => {
     },
   });
   const noop = tool({ description: 'Does nothing.', inputSchema: z.object({}), execute: async () => 'ok' });
+  const cpu = cpuNow();
   const started = performance.now();
   const result = await generateText({ model, tools: { noop }, stopWhen: stepCountIs(roundTrips + 1), prompt: 'bench' });
   const elapsed = performance.now() - started;
+  const used = cpuSince(cpu);
   if (result.steps.length !== roundTrips + 1) throw new Error(`AI SDK made ${result.steps.length} steps`);
-  return { elapsed, bytes: undefined };
+  return { elapsed, cpu: used, bytes: undefined };
 };
 
 /** LangGraph.js: a StateGraph over MessagesAnnotation, an agent node (the fake model) and a ToolNode; optionally checkpointed to SQLite with synchronous=FULL. */
@@ -133,9 +162,11 @@ const langGraph = (checkpointed) => async () => {
     .addConditionalEdges('agent', (state) => (state.messages.at(-1)?.tool_calls?.length ? 'tools' : END))
     .addEdge('tools', 'agent')
     .compile(saver ? { checkpointer: saver } : {});
+  const cpu = cpuNow();
   const started = performance.now();
   const result = await graph.invoke({ messages: [new HumanMessage('bench')] }, { recursionLimit: 2 * roundTrips + 10, configurable: { thread_id: 'bench' } });
   const elapsed = performance.now() - started;
+  const used = cpuSince(cpu);
   if (result.messages.length !== 2 * roundTrips + 2) throw new Error(`LangGraph ended with ${result.messages.length} messages`);
   let bytes;
   if (saver) {
@@ -143,7 +174,7 @@ const langGraph = (checkpointed) => async () => {
     bytes = await directoryBytes(directory);
     await rm(directory, { recursive: true, force: true });
   }
-  return { elapsed, bytes };
+  return { elapsed, cpu: used, bytes };
 };
 
 const systems = {
@@ -160,11 +191,15 @@ const runOnce = systems[system];
 if (!runOnce) throw new Error(`unknown system ${system}; one of ${Object.keys(systems).join(', ')}`);
 await runOnce();
 const perRoundTrip = [];
+const cpuPerRoundTrip = [];
+const mainPerRoundTrip = [];
 let bytes;
 for (let run = 0; run < runs; run++) {
   globalThis.gc?.();
   const measured = await runOnce();
   perRoundTrip.push((measured.elapsed * 1000) / roundTrips);
+  cpuPerRoundTrip.push(measured.cpu.process / roundTrips);
+  if (measured.cpu.main !== undefined) mainPerRoundTrip.push(measured.cpu.main / roundTrips);
   bytes = measured.bytes;
 }
-process.stdout.write(`${JSON.stringify({ system, roundTrips, runs: perRoundTrip, peakRssBytes: process.resourceUsage().maxRSS * 1024, bytesPerRoundTrip: bytes === undefined ? undefined : bytes / roundTrips })}\n`);
+process.stdout.write(`${JSON.stringify({ system, roundTrips, runs: perRoundTrip, cpuRuns: cpuPerRoundTrip, ...(mainPerRoundTrip.length === runs ? { mainRuns: mainPerRoundTrip } : {}), peakRssBytes: process.resourceUsage().maxRSS * 1024, bytesPerRoundTrip: bytes === undefined ? undefined : bytes / roundTrips })}\n`);

@@ -5,7 +5,13 @@
 //
 // Every case runs in its own process (cases.mjs): one warm-up, then the timed runs; the table gives the median µs
 // per tool round trip with the ratio to the floor of the same N in the same run, the peak RSS at the largest N a
-// system ran, and the bytes its store holds per round trip. Systems whose cost per round trip grows with N (the AI
+// system ran, and the bytes its store holds per round trip. Each case's line also gives the CPU time per round trip
+// (the whole process, and the main thread alone on Linux): on a busy machine the wall times scatter (the AI SDK's
+// N = 100 runs ranged 1,461–2,863 µs in one run), its CPU time far less. The timed region is the same for every
+// system: one session (rein: `startSession` to `whenQuiet`, its set-up included; the AI SDK: one `generateText`),
+// module loading and `createRein` outside it. At N = 100 the timed runs are round trips 101–600 of their process:
+// the functions called once per round trip still run unoptimized there (V8 optimizes a function after ~500–1,000
+// calls), where step.bench's figures come from a process that has run thousands of round trips. Systems whose cost per round trip grows with N (the AI
 // SDK keeps every message and re-sends it; SqliteSaver writes the whole state per step) are not run at the largest
 // N: a single run would take hours. --write-docs replaces the table between the peers markers of docs/performance.md.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -73,7 +79,8 @@ for (const roundTrips of sizes) {
     if (system.maxSize !== undefined && roundTrips > system.maxSize) continue;
     const measured = runCase(system.id, roundTrips);
     results.set(`${system.id}@${roundTrips}`, measured);
-    process.stdout.write(`  ${system.id.padEnd(17)} N = ${String(roundTrips).padStart(6)}: ${group(median(measured.runs))} µs per round trip (runs ${measured.runs.map(group).join(', ')}), peak RSS ${megabytes(measured.peakRssBytes)}${measured.bytesPerRoundTrip === undefined ? '' : `, ${size(measured.bytesPerRoundTrip)} per round trip on disk`}\n`);
+    const cpu = measured.cpuRuns ? `; CPU ${group(median(measured.cpuRuns))} µs${measured.mainRuns ? ` (main thread ${group(median(measured.mainRuns))})` : ''} (runs ${measured.cpuRuns.map(group).join(', ')})` : '';
+    process.stdout.write(`  ${system.id.padEnd(17)} N = ${String(roundTrips).padStart(6)}: ${group(median(measured.runs))} µs per round trip (runs ${measured.runs.map(group).join(', ')})${cpu}, peak RSS ${megabytes(measured.peakRssBytes)}${measured.bytesPerRoundTrip === undefined ? '' : `, ${size(measured.bytesPerRoundTrip)} per round trip on disk`}\n`);
   }
 }
 const after = loadavg();
