@@ -86,8 +86,24 @@ export const ModelResponded = lazySchema(() => z.object({
   rawStopReason: z.string().optional(),
   usage: TokenUsage,
   elapsedMs: z.number().nonnegative(),
-  /** The typed contract the call ran under (harness-typestate §4.1); the session hands it to the turn it spawns. */
+  /**
+   * The typed contract the call ran under (harness-typestate §4.1); the session hands it to the turn it spawns. Stored
+   * whole the first time the stream holds a spec with its members (all but `callId`); after that, a spec with the same
+   * members is stored as `callSpecRef` instead (v2). Readers get it whole: `upcastRecords` puts it back.
+   */
   callSpec: CallSpec.optional(),
+  /**
+   * With a whole `callSpec` (v2): the digest of its members without `callId` (`digestOf`, `b3:`), the name later
+   * records of the stream use for them in `callSpecRef`.
+   */
+  callSpecBase: z.string().optional(),
+  /**
+   * In place of `callSpec` (v2): the spec is `{ callId, ...members }`, its members those of the earlier whole
+   * `callSpec` of this stream whose `callSpecBase` is `base` (the spec every child of a delegation repeats, stored
+   * once). `upcastRecords` resolves it in log order; a read of part of a log that starts after the whole spec leaves it
+   * as it is.
+   */
+  callSpecRef: z.object({ callId: z.string().min(1), base: z.string().min(1) }).optional(),
   /**
    * A final reply that a `stop` hook answered with "continue" (docs/capabilities.md: *Hooks*): the session takes another turn instead
    * of ending, at most `maxStopContinuations` times. The hook's reason is what the model reads. Past that bound the

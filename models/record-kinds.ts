@@ -22,7 +22,7 @@ const fact = { class: 'effect', derived: false, version: 1 } as const;
 export const recordKinds = {
   'session.created': input,
   'user.message': input,
-  'model.responded': input,
+  'model.responded': { ...input, version: 2 },
   'model.failed': input,
   'tool.settled': input,
   'effect.failed': input,

@@ -1,6 +1,7 @@
 import type { RecordEnvelope } from '../models/envelope.js';
 import { isRecordType, recordVersion } from '../models/records.js';
 import { StoreError } from './store-errors.js';
+import { resolveCallSpecs } from './call-spec-refs.js';
 
 /** Turns the data of one record type from `from` to `from + 1`. Pure; never edits the stored bytes. */
 export interface UpcastStep {
@@ -20,6 +21,9 @@ export const upcastSteps: readonly UpcastStep[] = [
   // context.projected v2: the ledger's lists became optional (a v2 record keeps their sizes); every v1 record is a
   // valid v2 record.
   { type: 'context.projected', from: 1, up: (data) => data },
+  // model.responded v2: a CallSpec whose members the stream already holds may be stored as `callSpecRef` (resolved by
+  // `upcastRecords`, see `resolveCallSpecs`); every v1 record (its spec whole) is a valid v2 record.
+  { type: 'model.responded', from: 1, up: (data) => data },
 ];
 
 /** Raised for a record newer than this build understands (written by a later release). */
@@ -50,5 +54,5 @@ export const createUpcaster = (steps: readonly UpcastStep[] = upcastSteps, curre
   };
 };
 
-/** Lift every record read from a store to the current schema versions. */
-export const upcastRecords = (records: readonly RecordEnvelope[], upcast = createUpcaster()): RecordEnvelope[] => records.map(upcast);
+/** Lift every record read from a store to the current schema versions, its CallSpecs whole (`resolveCallSpecs`). */
+export const upcastRecords = (records: readonly RecordEnvelope[], upcast = createUpcaster()): RecordEnvelope[] => resolveCallSpecs(records.map(upcast));

@@ -24,6 +24,7 @@ import { usageOf } from '../projections/usage-summary.js';
 import type { CapabilityDeriver } from '../capabilities/capability-deriver.js';
 import { defaultAbandonGraceMs, type InputDraft, type SessionHostOptions, type SessionResult } from './session-host.types.js';
 import { SessionWriter } from './session-writer.js';
+import { storedInput } from './shared-call-specs.js';
 import { EffectRunner } from './effect-runner.js';
 import { pauseReasonOf, sessionResultOf } from './session-result.js';
 
@@ -92,6 +93,8 @@ export class SessionHost {
   private interrupted = false;
   private endedRecord: RecordEnvelope | undefined;
   private quietWaiters: Array<() => void> = [];
+  /** The CallSpec members this host stored whole in its stream (`storedInput`). */
+  private readonly storedSpecs = new Set<string>();
 
   constructor(options: SessionHostOptions) {
     this.store = options.store;
@@ -251,7 +254,7 @@ export class SessionHost {
         else separate.push(fact);
       }
       const drafts: RecordDraft[] = separate.length > 0 ? this.factDrafts(separate, at, input.actor, input.cause) : [];
-      drafts.push(record);
+      drafts.push(storedInput(record, this.storedSpecs));
       drafts.push({ id: this.newId(), type: stepRecordType, v: stepRecordVersion, at, actor: record.actor, cause: record.id, data: stepDataOf(derived as DerivedDraft[], folded, at) });
       const stopped = this.tree.drainStopped();
       const done = this.tree.done;

@@ -1,12 +1,13 @@
 import type { RecordEnvelope } from '../../models/envelope.js';
 import type { EventStore } from '../../stores/event-store.js';
 import { ReinError } from '../host/host-errors.js';
+import { resolveCallSpecs } from '../../stores/call-spec-refs.js';
 
-/** Every record of a session, or `SESSION_NOT_FOUND`. */
+/** Every record of a session, its CallSpecs whole (`resolveCallSpecs`), or `SESSION_NOT_FOUND`. */
 export const readSession = async (store: Pick<EventStore, 'read'>, sessionId: string): Promise<RecordEnvelope[]> => {
   const records = await store.read(sessionId);
   if (records.length === 0) throw new ReinError('SESSION_NOT_FOUND', `no session ${sessionId} in this store`);
-  return records;
+  return resolveCallSpecs(records);
 };
 
 /**

@@ -70,5 +70,25 @@ export const createCallSpecFactory = (policy: CallSpecPolicy): ((callId: string)
   // Every spec of the factory holds the same members: frozen with their canonical JSON, so a turn's CallSpec digest
   // serialises only the call id and the members' remembered text (a thousand children's turns digest their specs).
   for (const member of Object.values(base)) shareCanonical(member);
-  return (callId) => ({ callId, ...base });
+  const baseDigest = digestOf(base);
+  return (callId) => {
+    const spec = { callId, ...base };
+    specBases.set(spec, baseDigest);
+    return spec;
+  };
+};
+
+/** The digest of the members (all but `callId`) of each spec a factory made, by identity. */
+const specBases = new WeakMap<object, string>();
+
+/**
+ * The digest of a CallSpec's members, all but its `callId` (`model.responded` v2 `callSpecBase`): the spec every child
+ * of a delegation repeats is stored once per stream and named by it after that. Remembered for the specs a factory
+ * made; computed for any other.
+ */
+export const callSpecBaseOf = (spec: CallSpec): string => {
+  const known = specBases.get(spec);
+  if (known !== undefined) return known;
+  const { callId: _callId, ...members } = spec;
+  return digestOf(members);
 };
