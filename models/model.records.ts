@@ -74,7 +74,11 @@ export const TokenUsage = lazySchema(() => z.object({
 }));
 export type TokenUsage = z.infer<typeof TokenUsage>;
 
-/** input · the settled outcome of one `callModel` effect: the assembled reply and its tool calls. */
+/**
+ * input · the settled outcome of one `callModel` effect: the assembled reply and its tool calls. v2: the CallSpec is
+ * stored whole once per stream for each set of members (`callSpecBase` names them) and as `callSpecRef` after that —
+ * the spec every turn of an agent and every child of a delegation repeats; readers get it whole (`upcastRecords`).
+ */
 export const ModelResponded = lazySchema(() => z.object({
   effectId: z.string().min(1),
   turn: z.number().int().positive(),
