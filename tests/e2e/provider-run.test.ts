@@ -84,7 +84,7 @@ describe('rein run against a loopback OpenAI-compatible endpoint', () => {
     const outputsOf = async (id: string) =>
       jsonLines((await cli(['show', id, '--json'])).stdout)
         .filter((record) => record.type === 'model.responded' || record.type === 'tool.settled')
-        .map(({ type, data: { elapsedMs: _elapsed, callSpec: _callSpec, ...data } }) => ({ type, data }));
+        .map(({ type, data: { elapsedMs: _elapsed, callSpec: _callSpec, callSpecBase: _base, callSpecRef: _ref, ...data } }) => ({ type, data }));
     expect(await outputsOf(replayId)).toEqual(await outputsOf(sessionId));
     const created = jsonLines((await cli(['show', replayId, '--json'])).stdout)[0]!;
     expect(created.data).toMatchObject({ task: `shout greeting.txt (${marker})`, provider: { name: 'recorded', model: 'loopback-1', source: sessionId } });

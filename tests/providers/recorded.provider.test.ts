@@ -18,7 +18,7 @@ const script = {
 const outputs = (records: ReadonlyArray<{ type: string; data: unknown }>) =>
   records.filter((record) => record.type === 'model.responded').map((record) => {
     // The model's outputs; the CallSpec describes the harness the call ran under (it names the provider).
-    const { elapsedMs: _elapsed, callSpec: _callSpec, ...rest } = record.data as Record<string, unknown>;
+    const { elapsedMs: _elapsed, callSpec: _callSpec, callSpecBase: _base, callSpecRef: _ref, ...rest } = record.data as Record<string, unknown>;
     return rest;
   });
 

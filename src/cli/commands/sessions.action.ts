@@ -12,6 +12,7 @@ import { transcriptLine, transcriptSafe } from '../transcript.js';
 import { terminalSafe, terminalText } from '../../util/terminal-text.js';
 import type { EventStore } from '../../../stores/event-store.js';
 import { flattenRecords } from '../../host/step-record.js';
+import { resolveCallSpecs } from '../../../stores/call-spec-refs.js';
 
 /** Open the workspace's store for one command and close it afterwards. */
 export const withStore = async <T>(options: CommonOptions, mode: 'read' | 'write' | 'read-only', work: (store: EventStore) => Promise<T>): Promise<T> => {
@@ -88,12 +89,13 @@ const firstPage = async (store: EventStore): Promise<SessionSummary[]> => {
 /** The body of `rein show`. */
 export const showCommand = (id: string, options: CommonOptions & { verbose?: boolean; raw?: boolean }): Promise<void> =>
   withStore(options, 'read-only', async (store) => {
-    const stored = await store.read(id);
+    // CallSpecs stored by reference (`model.responded` v2) are shown whole.
+    const stored = resolveCallSpecs(await store.read(id));
     if (stored.length === 0) return showQueued(store, id, Boolean(options.json));
     // A transcript is shared as often as a trace: the secrets the session met are removed unless --raw asks.
     const share = options.raw ? undefined : shareRedactor([stored.map((record) => record.data)], { secrets: secretsFromEnvironment(process.env) });
     const records = share ? stored.map((record) => ({ ...record, data: share.value(record.data) })) : stored;
-    // `--json` prints the records as stored (step records whole); the transcript reads what each stands for.
+    // `--json` prints the records as stored (step records whole, CallSpecs whole); the transcript reads what each stands for.
     for (const record of options.json ? records : flattenRecords(records)) {
       if (options.json) printJson(record);
       else {
