@@ -44,7 +44,6 @@ const notCaptured: Record<string, string> = {
   'permission.rule-unmatched': 'needs an MCP server and a deny rule that names none of its tools; covered by tests/e2e/trial5-leftovers.test.ts',
   'plan.updated': 'needs a script that calls update_plan in a captured scenario; covered by tests/tools/update-plan.test.ts and tests/e2e/meet-people-cli.test.ts',
   'instructions.loaded': 'needs an AGENTS.md in a captured workspace; covered by tests/session/project-instructions.test.ts',
-  'workspace.captured': 'needs a golden log captured after the workspace capture landed; covered by tests/changes/workspace-capture.test.ts and tests/e2e/time-travel-cli.test.ts',
   'workspace.changed': 'needs a golden log captured after the workspace capture landed; covered by tests/changes and tests/e2e/time-travel-cli.test.ts',
   'workspace.rewind-started': 'needs a rewound session in a captured scenario; covered by tests/e2e/time-travel-cli.test.ts and tests/e2e/rewind-crash.test.ts',
 };
