@@ -57,17 +57,35 @@ const sortKeys = (keys: string[]): void => {
 };
 
 /**
+ * `JSON.stringify` of a string: the string quoted as it is when nothing in it needs escaping (no quote, backslash,
+ * control character or surrogate — a lone surrogate is escaped, a pair is not, and the builtin tells them apart), else
+ * the builtin. A turn's witnesses quote a few dozen short strings (ids, names, statuses, digests); the builtin's call
+ * cost more than the scan. Long strings go to the builtin at once.
+ */
+export const quoteJson = (text: string): string => {
+  const length = text.length;
+  if (length > 256) return JSON.stringify(text);
+  for (let index = 0; index < length; index++) {
+    const code = text.charCodeAt(index);
+    if (code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) return JSON.stringify(text);
+  }
+  return `"${text}"`;
+};
+
+/**
  * Canonical JSON: object keys sorted by code point, no whitespace, `undefined` members omitted, non-finite numbers
  * refused. Two values that mean the same data always serialise to the same string, so their digests agree.
  */
 export const canonicalJson = (value: unknown): string => {
   switch (typeof value) {
     case 'string':
+      return quoteJson(value);
     case 'boolean':
-      return JSON.stringify(value);
+      return value ? 'true' : 'false';
     case 'number':
       if (!Number.isFinite(value)) throw new TypeError('canonical JSON cannot hold a non-finite number');
-      return JSON.stringify(value);
+      // A finite number's JSON is its `String` (ECMA-262 SerializeJSONProperty: Number::toString; -0 gives "0" in both).
+      return String(value);
     case 'object': {
       if (value === null) return 'null';
       const shared = frozenTexts.get(value);

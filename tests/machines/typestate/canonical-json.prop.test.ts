@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, shareCanonical } from '../../../machines/typestate/canonical-json.js';
+import { canonicalJson, quoteJson, shareCanonical } from '../../../machines/typestate/canonical-json.js';
 import { propertyRuns } from '../../support/temp-dir.js';
 
 /** The definition canonical JSON follows, written the plain way: keys by the builtin sort, `undefined` members left out. */
@@ -32,6 +32,17 @@ describe('canonicalJson', () => {
     fc.assert(
       fc.property(value.filter((input) => input !== undefined), (input) => {
         expect(canonicalJson(input)).toBe(reference(input));
+      }),
+      { numRuns: propertyRuns(300) },
+    );
+  });
+
+  it('quotes every string and writes every finite number exactly as JSON.stringify does (controls, quotes, lone and paired surrogates, -0)', () => {
+    const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 300 }), fc.string({ unit: fc.constantFrom('a', '"', '\\', '\n', '\u0000', '\u001f', '\ud83d', '\ude00', '😀', '\u2028', 'é'), maxLength: 20 }));
+    fc.assert(
+      fc.property(text, fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), (string, number, flag) => {
+        expect(quoteJson(string)).toBe(JSON.stringify(string));
+        expect(canonicalJson({ string, number, flag, list: [string, -0, number] })).toBe(reference({ string, number, flag, list: [string, -0, number] }));
       }),
       { numRuns: propertyRuns(300) },
     );
