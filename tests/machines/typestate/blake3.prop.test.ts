@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { createBLAKE3 } from 'hash-wasm';
 import { describe, expect, it } from 'vitest';
 import { blake3, blake3LineTag, blake3Prefix8, blake3Text } from '../../../machines/typestate/blake3.js';
+import { Blake3Stream } from '../../../models/blake3.js';
 import { propertyRuns } from '../../support/temp-dir.js';
 
 describe('pure BLAKE3', () => {
@@ -40,6 +41,43 @@ describe('pure BLAKE3', () => {
         expect(blake3LineTag(line, text)).toBe(blake3(Buffer.from(`${line}:${text}`, 'utf8')).slice(0, 8));
       }),
       { numRuns: propertyRuns(300) },
+    );
+  });
+});
+
+describe('incremental BLAKE3 (Blake3Stream)', () => {
+  const bytesOf = (size: number, seed = 7): Uint8Array => Uint8Array.from({ length: size }, (_, index) => (index * 31 + seed) & 0xff);
+
+  it('equals the one-shot hash at every size class, fed whole or byte by byte', () => {
+    for (const size of [0, 1, 63, 64, 65, 127, 128, 1023, 1024, 1025, 2047, 2048, 2049, 3072, 4096, 5000, 8192, 9000, 17408, 65537]) {
+      const bytes = bytesOf(size);
+      expect(new Blake3Stream().update(bytes).hex(), `size ${size}`).toBe(blake3(bytes));
+      if (size <= 5000) {
+        const stream = new Blake3Stream();
+        for (let index = 0; index < size; index++) stream.update(bytes, index, index + 1);
+        expect(stream.hex(), `size ${size} byte by byte`).toBe(blake3(bytes));
+      }
+    }
+  });
+
+  it('equals the one-shot hash for any split, and a copy of a state hashes its continuations as the original would', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 9000 }), fc.array(fc.nat(), { maxLength: 6 }), fc.uint8Array({ maxLength: 2100 }), (bytes, cuts, more) => {
+        const stream = new Blake3Stream();
+        const points = [...cuts.map((cut) => cut % (bytes.length + 1)), 0, bytes.length].sort((left, right) => left - right);
+        for (let index = 1; index < points.length; index++) stream.update(bytes, points[index - 1], points[index]);
+        expect(stream.hex()).toBe(blake3(bytes));
+        // hex() leaves the state as it was: hashing on gives the hash of the whole.
+        expect(stream.hex()).toBe(blake3(bytes));
+        const copy = new Blake3Stream().update(bytesOf(3000, 1)).copyFrom(stream);
+        const joined = new Uint8Array(bytes.length + more.length);
+        joined.set(bytes);
+        joined.set(more, bytes.length);
+        expect(copy.update(more).hex()).toBe(blake3(joined));
+        expect(stream.hex()).toBe(blake3(bytes));
+        expect(stream.reset().update(more).hex()).toBe(blake3(more));
+      }),
+      { numRuns: propertyRuns(200) },
     );
   });
 });
