@@ -1,5 +1,5 @@
-import type { IHasher } from 'hash-wasm';
-import { nameBlob, blake3Hasher } from './blob-hash.js';
+import { Blake3Stream } from '../models/blake3.js';
+import { nameBlob } from './blob-hash.js';
 
 const encoder = new TextEncoder();
 
@@ -9,23 +9,26 @@ const encoder = new TextEncoder();
  */
 let scratch = new Uint8Array(0);
 
+/** The state a digest is finished in: a copy of a hasher's kept state, with the rest hashed on (shared, as `scratch`). */
+const finishing = new Blake3Stream();
+
 /**
  * Starts many hashers' blobs share — the first two pieces of every agent's model input of a session, `{"messages":[`
  * and the system message's shared head (`sealSystemMessage`) — encoded and hashed once: their bytes, where the first
  * ends, and the BLAKE3 state after them, by their texts (the last few). A thousand children's first inputs start from
  * it instead of encoding and hashing the head each.
  */
-const commonStarts: Array<{ first: string; second: string; firstEnd: number; bytes: Uint8Array; state: Uint8Array }> = [];
+const commonStarts: Array<{ first: string; second: string; firstEnd: number; bytes: Uint8Array; state: Blake3Stream }> = [];
 
 /** A start worth sharing: the second piece is long (a system message's head), both are texts to keep. */
-const commonStartOf = (hasher: IHasher, pieces: readonly BlobPiece[], keep: number): (typeof commonStarts)[number] | undefined => {
+const commonStartOf = (pieces: readonly BlobPiece[], keep: number): (typeof commonStarts)[number] | undefined => {
   const [first, second] = pieces;
   if (keep < 2 || typeof first !== 'string' || typeof second !== 'string' || second.length < 1_024) return undefined;
   let start = commonStarts.find((kept) => kept.second === second && kept.first === first);
   if (start === undefined) {
     const firstEnd = encoder.encode(first).length;
     const bytes = encoder.encode(first + second);
-    start = { first, second, firstEnd, bytes, state: hasher.init().update(bytes).save() };
+    start = { first, second, firstEnd, bytes, state: new Blake3Stream().update(bytes) };
     if (commonStarts.length >= 4) commonStarts.shift();
     commonStarts.push(start);
   }
@@ -59,6 +62,10 @@ type KeptPiece = string | { parts: readonly string[]; count: number; separator: 
  * piece that differs drops the kept bytes from it on, and the state is hashed again over what is left (rare: a
  * compaction). The result equals `hashBlob` of the pieces joined: the same bytes, the same digest, and the bytes are
  * named (`namedDigestOf`). One hasher per sequence of related blobs; it holds the prefix's bytes.
+ *
+ * The hashing is the JavaScript `Blake3Stream`, not hash-wasm: a round hashes what is new (a few hundred bytes) from the
+ * kept state, and hash-wasm's state had to be saved and loaded around each round (its `save` allocates and copies the
+ * whole wasm state), which cost more than the hashing; a stream's state is copied in a few dozen words.
  */
 export class PrefixBlobHasher {
   #pieces: KeptPiece[] = [];
@@ -66,14 +73,13 @@ export class PrefixBlobHasher {
   #ends: number[] = [];
   #bytes = new Uint8Array(0);
   #length = 0;
-  /** The hasher's state after `#length` bytes (undefined: after none). */
-  #state: Uint8Array | undefined;
+  /** The hash state after `#length` bytes. */
+  readonly #state = new Blake3Stream();
 
   /** The blob of `pieces` joined as UTF-8 bytes and its BLAKE3 hex; the first `stable` pieces are kept for the next call. */
   async hash(pieces: readonly BlobPiece[], stable: number): Promise<{ bytes: Uint8Array; hex: string }> {
-    const hasher = await blake3Hasher();
     const keep = Math.max(0, Math.min(stable, pieces.length));
-    if (this.#pieces.length === 0) this.#startFrom(commonStartOf(hasher, pieces, keep));
+    if (this.#pieces.length === 0) this.#startFrom(commonStartOf(pieces, keep));
     let appendFrom = -1;
     let shared = 0;
     let grown = false;
@@ -85,7 +91,7 @@ export class PrefixBlobHasher {
       if (typeof piece === 'string' || typeof kept === 'string' || piece.parts !== kept.parts || piece.separator !== kept.separator || piece.count < kept.count) break;
       if (piece.count === kept.count) continue;
       // The list grew: its new parts follow its kept ones (what was kept after it, if anything, is dropped).
-      if (shared + 1 < this.#pieces.length) this.#truncate(hasher, shared + 1);
+      if (shared + 1 < this.#pieces.length) this.#truncate(shared + 1);
       appendFrom = this.#length;
       this.#length = this.#encodeParts(piece, kept.count, this.#length);
       this.#pieces[shared] = { parts: piece.parts, count: piece.count, separator: piece.separator };
@@ -95,7 +101,7 @@ export class PrefixBlobHasher {
       break;
     }
     if (!grown) {
-      if (shared < this.#pieces.length) this.#truncate(hasher, shared);
+      if (shared < this.#pieces.length) this.#truncate(shared);
       appendFrom = this.#length;
     }
     for (let index = shared; index < keep; index++) {
@@ -109,13 +115,7 @@ export class PrefixBlobHasher {
       }
       this.#ends.push(this.#length);
     }
-    // The hasher is left at the kept state when something was added to it (no `load` needed for the rest).
-    let live = false;
-    if (this.#length > appendFrom) {
-      this.#resume(hasher).update(this.#bytes.subarray(appendFrom, this.#length));
-      this.#state = hasher.save();
-      live = true;
-    }
+    if (this.#length > appendFrom) this.#state.update(this.#bytes, appendFrom, this.#length);
     let suffix = 0;
     for (let index = keep; index < pieces.length; index++) {
       const piece = pieces[index]!;
@@ -126,7 +126,7 @@ export class PrefixBlobHasher {
     const bytes = Buffer.allocUnsafe(this.#length + suffix);
     bytes.set(this.#bytes.subarray(0, this.#length), 0);
     bytes.set(scratch.subarray(0, suffix), this.#length);
-    const hex = (live ? hasher : this.#resume(hasher)).update(scratch.subarray(0, suffix)).digest('hex');
+    const hex = finishing.copyFrom(this.#state).update(scratch, 0, suffix).hex();
     nameBlob(bytes, hex);
     return { bytes, hex };
   }
@@ -140,26 +140,15 @@ export class PrefixBlobHasher {
     this.#length = length;
     this.#pieces = [start.first, start.second];
     this.#ends = [start.firstEnd, length];
-    this.#state = start.state;
-  }
-
-  /** The hasher at the kept state (a fresh one when nothing is kept). */
-  #resume(hasher: IHasher): IHasher {
-    if (this.#state === undefined) return hasher.init();
-    hasher.load(this.#state);
-    return hasher;
+    this.#state.copyFrom(start.state);
   }
 
   /** Keep only the first `count` pieces: their bytes stay, the state is hashed again over them. */
-  #truncate(hasher: IHasher, count: number): void {
+  #truncate(count: number): void {
     this.#pieces.length = count;
     this.#ends.length = count;
     this.#length = count === 0 ? 0 : this.#ends[count - 1]!;
-    if (this.#length === 0) this.#state = undefined;
-    else {
-      hasher.init().update(this.#bytes.subarray(0, this.#length));
-      this.#state = hasher.save();
-    }
+    this.#state.reset().update(this.#bytes, 0, this.#length);
   }
 
   /** Encode a growing piece's parts from `start` (with the separator before each but the first) at `offset`; returns the new end. */
