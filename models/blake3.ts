@@ -331,3 +331,25 @@ export class Blake3Stream {
     this.#cv.set(IV);
   }
 }
+
+const KEYED_HASH = 16;
+
+/** A BLAKE3 key's 32 bytes as the 8 little-endian words keyed mode starts from (`blake3KeyedShort`). */
+export const blake3KeyWords = (key: Uint8Array): Uint32Array => {
+  if (key.length !== 32) throw new RangeError('a BLAKE3 key is 32 bytes');
+  const words = new Uint32Array(8);
+  for (let word = 0, at = 0; word < 8; word++, at += 4) words[word] = key[at]! | (key[at + 1]! << 8) | (key[at + 2]! << 16) | (key[at + 3]! << 24);
+  return words;
+};
+
+/**
+ * Keyed BLAKE3 of at most one block (`input.length` ≤ 64): its first `count` (≤ 32) output bytes written into
+ * `target` at `offset`. One compression — a record's MAC costs that and no call into WebAssembly.
+ */
+export const blake3KeyedShort = (keyWords: Uint32Array, input: Uint8Array, target: Uint8Array, offset: number, count: number): void => {
+  if (input.length > BLOCK_LEN) throw new RangeError('blake3KeyedShort hashes at most one block');
+  loadBlock(input, 0, input.length);
+  chaining.set(keyWords);
+  compress(block, 0, 0, input.length, CHUNK_START | CHUNK_END | ROOT | KEYED_HASH);
+  for (let index = 0; index < count; index++) target[offset + index] = (chaining[index >> 2]! >>> ((index & 3) * 8)) & 0xff;
+};

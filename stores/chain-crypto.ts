@@ -1,12 +1,14 @@
 import { createRequire } from 'node:module';
 import type { IHasher } from 'hash-wasm';
+import { blake3KeyWords, blake3KeyedShort } from '../models/blake3.js';
 import { StoreError } from './store-errors.js';
 
 /*
  * The hash and MAC the chain is made of (docs/architecture.md: *The chain*): BLAKE3 (the store's content hash already) for a
  * record's digest, and BLAKE3's keyed mode — a MAC by design — under the chain key. Both run in hash-wasm's
  * WebAssembly hasher, reused from call to call: about a fifth of what node:crypto's SHA-256 and HMAC objects cost per
- * record. The hasher is instantiated once per process (`loadChainHashing`, asynchronous) before the first chain
+ * record. A record's MAC is one BLAKE3 block (the domain and a digest, 49 bytes), compressed in JavaScript
+ * (`blake3KeyedShort`): a call into WebAssembly and back cost more than that one compression. The hasher is instantiated once per process (`loadChainHashing`, asynchronous) before the first chain
  * operation; every store operation that chains or checks awaits it. `node:crypto` (ids, random keys, constant-time
  * comparison) is loaded on first use, not with the store: the reading commands never chain anything.
  */
@@ -103,12 +105,15 @@ export class ChainKey {
   /** Identifies the key in reports (`rein verify` prints it); not secret. */
   readonly id: string;
   readonly #mac: IHasher;
+  /** The key as BLAKE3's keyed mode starts from it (the MAC of a digest, one block, is hashed in JavaScript). */
+  readonly #keyWords: Uint32Array;
   /** The MAC's input, its domain written once: a digest is copied in behind it. */
   readonly #macInput = new Uint8Array(MAC_DOMAIN.length + DIGEST_BYTES);
 
-  private constructor(id: string, mac: IHasher) {
+  private constructor(id: string, mac: IHasher, keyWords: Uint32Array) {
     this.id = id;
     this.#mac = mac;
+    this.#keyWords = keyWords;
     this.#macInput.set(MAC_DOMAIN, 0);
   }
 
@@ -118,22 +123,23 @@ export class ChainKey {
     await loadChainHashing();
     const { createBLAKE3 } = await import('hash-wasm');
     const id = nodeCrypto().createHash('sha256').update(KEY_ID_DOMAIN).update(bytes).digest('hex').slice(0, 8);
-    return new ChainKey(id, await createBLAKE3(256, Buffer.from(bytes)));
+    return new ChainKey(id, await createBLAKE3(256, Buffer.from(bytes)), blake3KeyWords(bytes));
   }
 
   /** The MAC of a record's digest (`MAC_BYTES`): keyed BLAKE3 of a domain and the digest. */
   mac(digest: Uint8Array): Uint8Array {
     if (digest.length !== DIGEST_BYTES) throw new StoreError('STORE_INVALID_ARGUMENT', `a record digest has ${DIGEST_BYTES} bytes`);
-    this.#macInput.set(digest, MAC_DOMAIN.length);
-    return this.#mac.init().update(this.#macInput).digest('binary').subarray(0, MAC_BYTES);
+    const mac = new Uint8Array(MAC_BYTES);
+    this.macInto(digest, mac, 0);
+    return mac;
   }
 
   /** Writes the MAC of a record's digest (`mac`) into `target` at `offset`. */
   macInto(digest: Uint8Array, target: Uint8Array, offset: number): void {
     if (digest.length !== DIGEST_BYTES) throw new StoreError('STORE_INVALID_ARGUMENT', `a record digest has ${DIGEST_BYTES} bytes`);
-    this.#macInput.set(digest, MAC_DOMAIN.length);
-    const full = this.#mac.init().update(this.#macInput).digest('binary');
-    for (let index = 0; index < MAC_BYTES; index++) target[offset + index] = full[index]!;
+    const input = this.#macInput;
+    for (let index = 0; index < DIGEST_BYTES; index++) input[MAC_DOMAIN.length + index] = digest[index]!;
+    blake3KeyedShort(this.#keyWords, input, target, offset, MAC_BYTES);
   }
 
   /** A `TAG_BYTES` keyed BLAKE3 of the parts under a domain of its own (seals, snapshots). */

@@ -1,4 +1,5 @@
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -74,6 +75,14 @@ describe('the chain key', () => {
     recordDigest(new Uint8Array(0), Buffer.from('something else'));
     expect(Buffer.from(key.mac(digest))).toEqual(Buffer.from(reference));
     expect(Buffer.from(other.mac(digest))).not.toEqual(Buffer.from(reference));
+    // Random keys and digests: the MAC (one block, hashed in JavaScript) is hash-wasm's keyed BLAKE3, whatever the bytes.
+    for (let round = 0; round < 20; round++) {
+      const keyBytes = randomBytes(32);
+      const random = await ChainKey.create(keyBytes);
+      const randomDigest = randomBytes(32);
+      const expected = (await createBLAKE3(256, keyBytes)).init().update('rein/chain-mac/1\0').update(randomDigest).digest('binary').subarray(0, 8);
+      expect(Buffer.from(random.mac(randomDigest))).toEqual(Buffer.from(expected));
+    }
     // Written in place (a record's chain field): the same MAC, behind what is already there.
     const field = new Uint8Array(12).fill(7);
     key.macInto(digest, field, 4);

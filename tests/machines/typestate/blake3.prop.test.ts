@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { createBLAKE3 } from 'hash-wasm';
 import { describe, expect, it } from 'vitest';
 import { blake3, blake3LineTag, blake3Prefix8, blake3Text } from '../../../machines/typestate/blake3.js';
-import { Blake3Stream } from '../../../models/blake3.js';
+import { Blake3Stream, blake3KeyWords, blake3KeyedShort } from '../../../models/blake3.js';
 import { propertyRuns } from '../../support/temp-dir.js';
 
 describe('pure BLAKE3', () => {
@@ -78,6 +78,21 @@ describe('incremental BLAKE3 (Blake3Stream)', () => {
         expect(stream.reset().update(more).hex()).toBe(blake3(more));
       }),
       { numRuns: propertyRuns(200) },
+    );
+  });
+});
+
+describe('keyed BLAKE3 of one block (blake3KeyedShort)', () => {
+  it('is hash-wasm\u2019s keyed BLAKE3 for every input length up to a block, any key', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.uint8Array({ maxLength: 64 }), fc.integer({ min: 1, max: 32 }), async (key, input, count) => {
+        const expected = (await createBLAKE3(256, key)).init().update(input).digest('binary').subarray(0, count);
+        const target = new Uint8Array(count + 3).fill(5);
+        blake3KeyedShort(blake3KeyWords(key), input, target, 3, count);
+        expect(Buffer.from(target.subarray(3))).toEqual(Buffer.from(expected));
+        expect([...target.subarray(0, 3)]).toEqual([5, 5, 5]);
+      }),
+      { numRuns: propertyRuns(100) },
     );
   });
 });
