@@ -91,18 +91,18 @@ const compressBlock = (index: number, counter: number, blockLength: number, flag
 };
 
 /** Merge the subtree on top of the stack (left) with `chaining` (right) into `chaining`. */
-const parent = (depth: number, root: boolean): void => {
+const parent = (depth: number, root: boolean, iv: Uint32Array = IV, mode = 0): void => {
   block.set(stack.subarray(depth * 8, depth * 8 + 8), 0);
   block.set(chaining, 8);
-  chaining.set(IV);
-  compress(block, 0, 0, BLOCK_LEN, PARENT | (root ? ROOT : 0));
+  chaining.set(iv);
+  compress(block, 0, 0, BLOCK_LEN, PARENT | (root ? ROOT : 0) | mode);
 };
 
 const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
 const hexWord = (word: number): string => HEX[word & 0xff]! + HEX[(word >>> 8) & 0xff]! + HEX[(word >>> 16) & 0xff]! + HEX[word >>> 24]!;
 
 /** Hash the first `length` bytes of `bytes`; leaves the root output's first 8 words in `chaining`. */
-const hashBuffer = (length: number): void => {
+const hashBuffer = (length: number, iv: Uint32Array = IV, mode = 0): void => {
   const blocksTotal = Math.max(1, Math.ceil(length / BLOCK_LEN));
   bytes.fill(0, length, blocksTotal * BLOCK_LEN);
   const chunks = Math.max(1, Math.ceil(length / CHUNK_LEN));
@@ -112,10 +112,10 @@ const hashBuffer = (length: number): void => {
     const end = Math.min(start + CHUNK_LEN, length);
     const blocks = Math.max(1, Math.ceil((end - start) / BLOCK_LEN));
     const last = chunk === chunks - 1;
-    chaining.set(IV);
+    chaining.set(iv);
     for (let index = 0; index < blocks; index++) {
       const final = index === blocks - 1;
-      const flags = (index === 0 ? CHUNK_START : 0) | (final ? CHUNK_END : 0) | (final && chunks === 1 ? ROOT : 0);
+      const flags = (index === 0 ? CHUNK_START : 0) | (final ? CHUNK_END : 0) | (final && chunks === 1 ? ROOT : 0) | mode;
       compressBlock(start / BLOCK_LEN + index, chunk, final ? end - start - index * BLOCK_LEN : BLOCK_LEN, flags);
     }
     if (last) break;
@@ -123,7 +123,7 @@ const hashBuffer = (length: number): void => {
     let total = chunk + 1;
     while ((total & 1) === 0) {
       depth--;
-      parent(depth, false);
+      parent(depth, false, iv, mode);
       total >>= 1;
     }
     stack.set(chaining, depth * 8);
@@ -131,7 +131,7 @@ const hashBuffer = (length: number): void => {
   }
   while (depth > 0) {
     depth--;
-    parent(depth, depth === 0);
+    parent(depth, depth === 0, iv, mode);
   }
 };
 
@@ -352,4 +352,28 @@ export const blake3KeyedShort = (keyWords: Uint32Array, input: Uint8Array, targe
   chaining.set(keyWords);
   compress(block, 0, 0, input.length, CHUNK_START | CHUNK_END | ROOT | KEYED_HASH);
   for (let index = 0; index < count; index++) target[offset + index] = (chaining[index >> 2]! >>> ((index & 3) * 8)) & 0xff;
+};
+
+/** Copies `source` into `bytes` at `at` (short ones byte by byte: cheaper than a call to `set`); returns the end. */
+const copyInto = (source: Uint8Array, at: number): number => {
+  const length = source.length;
+  if (length > 32) bytes.set(source, at);
+  else for (let index = 0; index < length; index++) bytes[at + index] = source[index]!;
+  return at + length;
+};
+
+/**
+ * Keyed BLAKE3 of `head` then `parts` (any length): its first `count` (≤ 32) output bytes as a new array. Seals' and
+ * snapshots' tags: a few dozen bytes, where a call into WebAssembly cost more than the hashing.
+ */
+export const blake3Keyed = (keyWords: Uint32Array, head: Uint8Array, parts: readonly Uint8Array[], count: number): Uint8Array => {
+  let length = head.length;
+  for (const part of parts) length += part.length;
+  ensure(length);
+  let at = copyInto(head, 0);
+  for (const part of parts) at = copyInto(part, at);
+  hashBuffer(length, keyWords, KEYED_HASH);
+  const out = new Uint8Array(count);
+  for (let index = 0; index < count; index++) out[index] = (chaining[index >> 2]! >>> ((index & 3) * 8)) & 0xff;
+  return out;
 };

@@ -1,14 +1,15 @@
 import { createRequire } from 'node:module';
 import type { IHasher } from 'hash-wasm';
-import { blake3KeyWords, blake3KeyedShort } from '../models/blake3.js';
+import { blake3KeyWords, blake3Keyed, blake3KeyedShort } from '../models/blake3.js';
 import { StoreError } from './store-errors.js';
 
 /*
  * The hash and MAC the chain is made of (docs/architecture.md: *The chain*): BLAKE3 (the store's content hash already) for a
  * record's digest, and BLAKE3's keyed mode — a MAC by design — under the chain key. Both run in hash-wasm's
  * WebAssembly hasher, reused from call to call: about a fifth of what node:crypto's SHA-256 and HMAC objects cost per
- * record. A record's MAC is one BLAKE3 block (the domain and a digest, 49 bytes), compressed in JavaScript
- * (`blake3KeyedShort`): a call into WebAssembly and back cost more than that one compression. The hasher is instantiated once per process (`loadChainHashing`, asynchronous) before the first chain
+ * record. The keyed hashes are short — a record's MAC is one block (the domain and a digest, 49 bytes), a seal's tag
+ * a block or two — and are hashed in JavaScript (`blake3KeyedShort`, `blake3Keyed`): a call into WebAssembly and back
+ * cost more than those compressions. The record digests' hasher is instantiated once per process (`loadChainHashing`, asynchronous) before the first chain
  * operation; every store operation that chains or checks awaits it. `node:crypto` (ids, random keys, constant-time
  * comparison) is loaded on first use, not with the store: the reading commands never chain anything.
  */
@@ -104,15 +105,13 @@ const tagDomain = (domain: string): Uint8Array => {
 export class ChainKey {
   /** Identifies the key in reports (`rein verify` prints it); not secret. */
   readonly id: string;
-  readonly #mac: IHasher;
   /** The key as BLAKE3's keyed mode starts from it (the MAC of a digest, one block, is hashed in JavaScript). */
   readonly #keyWords: Uint32Array;
   /** The MAC's input, its domain written once: a digest is copied in behind it. */
   readonly #macInput = new Uint8Array(MAC_DOMAIN.length + DIGEST_BYTES);
 
-  private constructor(id: string, mac: IHasher, keyWords: Uint32Array) {
+  private constructor(id: string, keyWords: Uint32Array) {
     this.id = id;
-    this.#mac = mac;
     this.#keyWords = keyWords;
     this.#macInput.set(MAC_DOMAIN, 0);
   }
@@ -121,9 +120,8 @@ export class ChainKey {
   static async create(bytes: Uint8Array): Promise<ChainKey> {
     if (!(bytes instanceof Uint8Array) || bytes.length !== CHAIN_KEY_BYTES) throw new StoreError('CHAIN_KEY_INVALID', `a chain key is ${CHAIN_KEY_BYTES} bytes`);
     await loadChainHashing();
-    const { createBLAKE3 } = await import('hash-wasm');
     const id = nodeCrypto().createHash('sha256').update(KEY_ID_DOMAIN).update(bytes).digest('hex').slice(0, 8);
-    return new ChainKey(id, await createBLAKE3(256, Buffer.from(bytes)), blake3KeyWords(bytes));
+    return new ChainKey(id, blake3KeyWords(bytes));
   }
 
   /** The MAC of a record's digest (`MAC_BYTES`): keyed BLAKE3 of a domain and the digest. */
@@ -144,9 +142,7 @@ export class ChainKey {
 
   /** A `TAG_BYTES` keyed BLAKE3 of the parts under a domain of its own (seals, snapshots). */
   tag(domain: string, parts: readonly Uint8Array[]): Uint8Array {
-    const hasher = this.#mac.init().update(tagDomain(domain));
-    for (const part of parts) hasher.update(part);
-    return hasher.digest('binary').subarray(0, TAG_BYTES);
+    return blake3Keyed(this.#keyWords, tagDomain(domain), parts, TAG_BYTES);
   }
 
   /** Constant-time comparison of two tags or MACs of equal length. */

@@ -58,8 +58,10 @@ export async function walkPredecessor(pages: AsyncIterable<ReadonlyArray<{ recor
 }
 
 /** `u64` big-endian bytes of a seq (in seals and snapshot tags). */
-export const seqBytes = (seq: number): Uint8Array => {
-  const bytes = Buffer.alloc(8);
+export const seqBytes = (seq: number): Uint8Array => writeSeq(Buffer.alloc(8), seq);
+
+/** Writes `seqBytes(seq)` into `bytes` (8 bytes) and returns it. */
+const writeSeq = (bytes: Buffer, seq: number): Buffer => {
   // Two 32-bit halves for a seq (a safe integer ≥ 0): the same bytes as `writeBigUInt64BE`, without a BigInt per seal.
   if (Number.isSafeInteger(seq) && seq >= 0) {
     bytes.writeUInt32BE(Math.floor(seq / 0x1_0000_0000), 0);
@@ -79,24 +81,18 @@ const NAME_END: Uint8Array = Uint8Array.of(0);
  * end, which leaves every remaining MAC valid, is caught: the seal names a head the stream no longer reaches.
  */
 export function sealTag(key: ChainKey, stream: string, head: number, predecessor: Uint8Array): Uint8Array {
-  return key.tag('seal', [Buffer.from(stream, 'utf8'), NAME_END, seqBytes(head), predecessor]);
+  // The name's bytes are kept for the last stream sealed (a store seals one stream append after append) and the head
+  // is written into a scratch: the tag is computed before either is touched again.
+  if (stream !== sealedName) {
+    sealedNameBytes = Buffer.from(stream, 'utf8');
+    sealedName = stream;
+  }
+  return key.tag('seal', [sealedNameBytes, NAME_END, writeSeq(sealHead, head), predecessor]);
 }
 
-/**
- * The seal of a stream at `head` whose tag is computed when it is first read (a memory store's `verifyChain`), not on
- * every append: its inputs (key, name, head, a copy of the predecessor) are taken now, so it vouches for exactly what
- * `sealTag` would have at the append — changing the stored head, or the records, still fails the check.
- */
-export function lazySeal(key: ChainKey, stream: string, head: number, predecessor: Uint8Array): StreamSeal {
-  const kept = predecessor.slice();
-  let tag: Uint8Array | undefined;
-  return {
-    head,
-    get tag(): Uint8Array {
-      return (tag ??= sealTag(key, stream, head, kept));
-    },
-  };
-}
+let sealedName = '';
+let sealedNameBytes: Uint8Array = new Uint8Array(0);
+const sealHead = Buffer.alloc(8);
 
 /** A stream's seal as a store records it: the head it vouches for and its tag. */
 export interface StreamSeal {

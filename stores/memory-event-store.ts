@@ -23,7 +23,7 @@ import { namedDigestOf, refDigest } from './blob-hash.js';
 import { prepareStreamBlobs, verifiedBlob, type StreamBlob } from './stream-blobs.js';
 import { TailHub } from './tail-hub.js';
 import { randomChainKey, type ChainKey } from './chain-crypto.js';
-import { CHAIN_ORIGIN, chainFields, lazySeal, successorOf, type StreamSeal } from './chain.js';
+import { CHAIN_ORIGIN, chainFields, sealTag, successorOf, type StreamSeal } from './chain.js';
 import { checkChain, type ChainReport } from './chain-check.js';
 import { checkedSnapshot, encodeTaggedSnapshot } from './chain-snapshots.js';
 
@@ -121,8 +121,8 @@ export class MemoryEventStore implements EventStore {
     const target = existing ?? this.#create(stream, undefined, options.createdAt);
     target.records.push(...batch.values);
     target.chain.push(...chained.fields);
-    // Sealed with every append (`sealedOnAppend`); the tag itself is computed when a check reads it.
-    target.seal = lazySeal(key, stream, target.records.length, chained.next);
+    // Sealed with every append (`sealedOnAppend`): a keyed BLAKE3 of a block or two, hashed in JavaScript.
+    target.seal = { head: target.records.length, tag: sealTag(key, stream, target.records.length, chained.next) };
     if (options.summary !== undefined) target.summary = new KeptSummary(target.records.length, options.summary);
     for (const envelope of batch.envelopes) {
       this.#orderStreams.push(stream);
@@ -208,7 +208,7 @@ export class MemoryEventStore implements EventStore {
     child.records.push(...copies);
     // The fork carries its parent's chain as it is (the stream is not in a record's digest), sealed under its own name.
     child.chain.push(...parent.chain.slice(0, atSeq));
-    child.seal = lazySeal(key, name, atSeq, predecessorOf(name, child));
+    child.seal = { head: atSeq, tag: sealTag(key, name, atSeq, predecessorOf(name, child)) };
     for (let seq = 1; seq <= copies.length; seq++) {
       this.#orderStreams.push(name);
       this.#orderSeqs.push(seq);

@@ -83,6 +83,14 @@ describe('the chain key', () => {
       const expected = (await createBLAKE3(256, keyBytes)).init().update('rein/chain-mac/1\0').update(randomDigest).digest('binary').subarray(0, 8);
       expect(Buffer.from(random.mac(randomDigest))).toEqual(Buffer.from(expected));
     }
+    // Tags (seals, snapshots; hashed in JavaScript) are hash-wasm's keyed BLAKE3 of the domain and the parts, short or long.
+    for (const size of [0, 1, 20, 40, 63, 64, 65, 200, 1023, 1024, 1025, 3000]) {
+      const keyBytes = randomBytes(32);
+      const parts = [randomBytes(size), Uint8Array.of(0), randomBytes(8), randomBytes(12)];
+      const hasher = (await createBLAKE3(256, keyBytes)).init().update('rein/seal/1\0');
+      for (const part of parts) hasher.update(part);
+      expect(Buffer.from((await ChainKey.create(keyBytes)).tag('seal', parts)), `size ${size}`).toEqual(Buffer.from(hasher.digest('binary').subarray(0, 16)));
+    }
     // Written in place (a record's chain field): the same MAC, behind what is already there.
     const field = new Uint8Array(12).fill(7);
     key.macInto(digest, field, 4);
