@@ -142,10 +142,14 @@ const hexOf = (): string => {
 };
 
 /** BLAKE3 of `input` as 64 lowercase hex characters. */
-export const blake3 = (input: Uint8Array): string => {
-  ensure(input.length);
-  bytes.set(input, 0);
-  hashBuffer(input.length);
+export const blake3 = (input: Uint8Array): string => blake3Prefix(input, input.length);
+
+/** BLAKE3 of the first `length` bytes of `input` as 64 lowercase hex characters. */
+export const blake3Prefix = (input: Uint8Array, length: number): string => {
+  ensure(length);
+  if (length > 64) bytes.set(length === input.length ? input : input.subarray(0, length), 0);
+  else for (let index = 0; index < length; index++) bytes[index] = input[index]!;
+  hashBuffer(length);
   return hexOf();
 };
 

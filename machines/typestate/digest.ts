@@ -1,8 +1,14 @@
-import { blake3Text } from './blake3.js';
-import { canonicalJson } from './canonical-json.js';
+import { blake3Prefix, blake3Text } from './blake3.js';
+import { canonicalJsonBytes } from './canonical-json.js';
 
-/** The typestate digest of a value: `b3:` + BLAKE3 of its canonical JSON. */
-export const digestOf = (value: unknown): string => `b3:${blake3Text(canonicalJson(value))}`;
+/**
+ * The typestate digest of a value: `b3:` + BLAKE3 of its canonical JSON (`canonicalJson`), whose UTF-8 bytes are
+ * written straight into a buffer and hashed there (`canonicalJsonBytes`: no string built).
+ */
+export const digestOf = (value: unknown): string => {
+  const { bytes, length } = canonicalJsonBytes(value);
+  return `b3:${blake3Prefix(bytes, length)}`;
+};
 
 /**
  * An order-insensitive digest of a multiset: the digest of the sorted member digests (duplicates kept). The sorted
