@@ -56,6 +56,31 @@ const sortKeys = (keys: string[]): void => {
   }
 };
 
+/** Key lists of eight or more keys seen lately, with their sorted order (a turn's CallSpec has the same 15 each time). */
+const sortedOrders: Array<{ keys: readonly string[]; sorted: readonly string[] }> = [];
+
+/**
+ * `keys` in canonical order: sorted in place when short; a long list the same as a recent one (key for key) takes
+ * that one's order, remembered for the last 8 lists (the returned array is not to be changed).
+ */
+const orderedKeys = (keys: string[]): readonly string[] => {
+  const length = keys.length;
+  if (length < 8) {
+    if (length > 1) sortKeys(keys);
+    return keys;
+  }
+  search: for (const order of sortedOrders) {
+    if (order.keys.length !== length) continue;
+    for (let index = 0; index < length; index++) if (order.keys[index] !== keys[index]) continue search;
+    return order.sorted;
+  }
+  const original = keys.slice();
+  sortKeys(keys);
+  if (sortedOrders.length >= 8) sortedOrders.shift();
+  sortedOrders.push({ keys: original, sorted: keys });
+  return keys;
+};
+
 /**
  * `JSON.stringify` of a string: the string quoted as it is when nothing in it needs escaping (no quote, backslash,
  * control character or surrogate — a lone surrogate is escaped, a pair is not, and the builtin tells them apart), else
@@ -101,8 +126,7 @@ export const canonicalJson = (value: unknown): string => {
       }
       const record = value as Record<string, unknown>;
       // Default sort compares UTF-16 code units, which orders keys the same way for every input.
-      const keys = Object.keys(record);
-      if (keys.length > 1) sortKeys(keys);
+      const keys = orderedKeys(Object.keys(record));
       let out = '{';
       let first = true;
       for (const key of keys) {
@@ -224,8 +248,7 @@ const writeCanonical = (value: unknown): void => {
         return;
       }
       const record = value as Record<string, unknown>;
-      const keys = Object.keys(record);
-      if (keys.length > 1) sortKeys(keys);
+      const keys = orderedKeys(Object.keys(record));
       room(1);
       output[written++] = 0x7b;
       let first = true;

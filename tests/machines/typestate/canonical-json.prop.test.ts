@@ -48,6 +48,20 @@ describe('canonicalJson', () => {
     );
   });
 
+  it('orders long key lists seen before (the same keys, the same or another insertion order) as it orders them the first time', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(key, { minLength: 8, maxLength: 20 }), fc.array(fc.tuple(fc.nat(), fc.string({ maxLength: 3 })), { minLength: 1, maxLength: 30 }), (keys, rounds) => {
+        for (const [rotation, text] of rounds) {
+          const order = [...keys.slice(rotation % keys.length), ...keys.slice(0, rotation % keys.length)];
+          const record = Object.fromEntries(order.map((name, index) => [name, index % 3 === 0 ? undefined : `${text}${index}`]));
+          expect(canonicalJson(record)).toBe(reference(record));
+          expect(canonicalJson({ wrapped: [record, record] })).toBe(reference({ wrapped: [record, record] }));
+        }
+      }),
+      { numRuns: propertyRuns(100) },
+    );
+  });
+
   it('gives a shared (frozen) value the same text it gives an unshared copy', () => {
     fc.assert(
       fc.property(fc.dictionary(key, fc.dictionary(key, fc.string(), { maxKeys: 30 }), { maxKeys: 6 }), (input) => {
