@@ -18,6 +18,17 @@ export interface PreparedBatch {
 const isText = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
 const isOptionalText = (value: unknown): boolean => value === undefined || typeof value === 'string';
 
+/** Record types already checked against `RECORD_TYPE_PATTERN` (a session writes the same few; bounded). */
+const validTypes = new Set<string>();
+
+const validType = (type: string): boolean => {
+  if (validTypes.has(type)) return true;
+  if (!RECORD_TYPE_PATTERN.test(type)) return false;
+  if (validTypes.size >= 1_024) validTypes.clear();
+  validTypes.add(type);
+  return true;
+};
+
 /**
  * The `RecordEnvelope` rules for the draft's fields, checked by hand (this runs for every appended record): the name
  * of the first field that breaks them, or undefined for a valid draft. tests/stores/record-drafts.prop.test.ts keeps
@@ -26,7 +37,7 @@ const isOptionalText = (value: unknown): boolean => value === undefined || typeo
 function invalidField(draft: RecordDraft): string | undefined {
   if (typeof draft !== 'object' || draft === null) return 'the draft is not an object';
   if (!isText(draft.id)) return 'id must be a non-empty string';
-  if (typeof draft.type !== 'string' || !RECORD_TYPE_PATTERN.test(draft.type)) return 'type must be <noun>.<verb> in lower case';
+  if (typeof draft.type !== 'string' || !validType(draft.type)) return 'type must be <noun>.<verb> in lower case';
   if (!Number.isSafeInteger(draft.v) || draft.v < 1) return 'v must be an integer ≥ 1';
   if (!Number.isFinite(draft.at)) return 'at must be a finite number';
   if (!isText(draft.actor)) return 'actor must be a non-empty string';
