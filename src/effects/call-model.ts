@@ -6,6 +6,7 @@ import type { CallSpec } from '../../models/call-spec.js';
 import type { EffectContext, EffectExecutor, EffectRequest, FactDraft, Settlement } from './effect.js';
 import { costBudgetOutputTokens, type ModelCallBudget } from '../session/cost-budget.js';
 import { ReinError } from '../host/host-errors.js';
+import { isAborted, whenAborted } from './abort-hooks.js';
 import { decideAfterFailure, defaultRetryPolicy, fallbackCodes, sleep as defaultSleep, type RetryDecision, type RetryPolicy } from './model-retry.js';
 
 /** One attempt at one model call: which actor, which turn, which effect, and which try (from 1). */
@@ -52,7 +53,7 @@ export interface ModelCallSource {
    * it has tool calls, a `stop` hook's continuation when it has none. What it returns is recorded in `model.responded`
    * (an input, so replay reads it and never runs a hook) and its facts go into the settling batch.
    */
-  review?(reply: { actor: string; effectId: string; turn: number; text: string; toolCalls: readonly ToolCall[]; stopReason: StopReason }, signal: AbortSignal): Promise<ReplyReview>;
+  review?(reply: { actor: string; effectId: string; turn: number; text: string; toolCalls: readonly ToolCall[]; stopReason: StopReason }, cancel: { readonly signal: AbortSignal }): Promise<ReplyReview>;
 }
 
 /** What reviewing a reply decided, and the facts that record it. */
@@ -134,45 +135,80 @@ const abortReason = (signal: AbortSignal): string => {
 };
 
 /**
- * The provider's events, until it has not stopped `graceMs` after `signal` aborted: then the stream is abandoned
- * (an error marked abandoned; its iterator is told to return, not awaited), so a provider that ignores its signal cannot
- * hold a cancel, an interrupt, a close or the wall-time budget.
+ * The provider's events, until it has not stopped `graceMs` after the call was aborted: then the wait for its next
+ * event rejects with an error marked abandoned (its iterator is told to return, not awaited: `close`), so a provider
+ * that ignores its signal cannot hold a cancel, an interrupt, a close or the wall-time budget. Read by `attemptOnce`
+ * directly, not through a second async generator, and woken through one hook on the abort (no listener on the
+ * signal, no `Promise.race` collecting a reaction per event on a long-lived promise): a round trip reads ~6 events.
  */
-async function* abandonable<T>(source: AsyncIterable<T>, signal: AbortSignal, graceMs: number | undefined): AsyncGenerator<T> {
-  if (graceMs === undefined) {
-    yield* source;
-    return;
+class ProviderEvents {
+  private readonly iterator: AsyncIterator<unknown>;
+  private readonly unhook: (() => void) | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Rejects the wait in progress (set while one is). */
+  private wake: ((error: Error) => void) | undefined;
+  private abandoned: Error | undefined;
+  /** The iterator ended or threw: there is nothing to close. */
+  private over = false;
+
+  constructor(
+    source: AsyncIterable<unknown>,
+    private readonly context: EffectContext,
+  ) {
+    this.iterator = source[Symbol.asyncIterator]();
+    const graceMs = context.abandonGraceMs;
+    this.unhook =
+      graceMs === undefined
+        ? undefined
+        : whenAborted(context, () => {
+            this.timer = setTimeout(() => {
+              this.abandoned = abandonedError(`the model call was cancelled${abortReason(context.signal)} and the provider did not stop within ${graceMs} ms: it was abandoned`);
+              this.wake?.(this.abandoned);
+            }, graceMs);
+          });
   }
-  const iterator = source[Symbol.asyncIterator]();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const arm = (resolve: (value: 'abandoned') => void) => () => {
-    timer = setTimeout(() => resolve('abandoned'), graceMs);
-  };
-  let onAbort: (() => void) | undefined;
-  const abandoned = new Promise<'abandoned'>((resolve) => {
-    onAbort = arm(resolve);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-  });
-  let done = false;
-  try {
-    for (;;) {
-      const next = await Promise.race([iterator.next(), abandoned]);
-      if (next === 'abandoned') throw abandonedError(`the model call was cancelled${abortReason(signal)} and the provider did not stop within ${graceMs} ms: it was abandoned`);
-      if (next.done) {
-        done = true;
-        return;
-      }
-      yield next.value;
-    }
-  } finally {
-    clearTimeout(timer);
-    if (onAbort) signal.removeEventListener('abort', onAbort);
-    // Closed early (as `for await` would close it); a provider cancelled or stuck in its own await is asked, never awaited.
-    if (!done) {
-      if (signal.aborted) void Promise.resolve(iterator.return?.()).catch(() => undefined);
-      else await iterator.return?.();
-    }
+
+  /** The provider's next event; rejects when the provider threw or was abandoned. */
+  next(): Promise<IteratorResult<unknown>> {
+    if (this.unhook === undefined) return this.settled(this.iterator.next());
+    if (this.abandoned) return Promise.reject(this.abandoned);
+    return new Promise<IteratorResult<unknown>>((resolve, reject) => {
+      this.wake = reject;
+      this.iterator.next().then(
+        (result) => {
+          if (result.done) this.over = true;
+          resolve(result);
+        },
+        (error: unknown) => {
+          this.over = true;
+          reject(error);
+        },
+      );
+    });
+  }
+
+  private settled(pending: Promise<IteratorResult<unknown>>): Promise<IteratorResult<unknown>> {
+    return pending.then(
+      (result) => {
+        if (result.done) this.over = true;
+        return result;
+      },
+      (error: unknown) => {
+        this.over = true;
+        throw error;
+      },
+    );
+  }
+
+  /** Stop waiting; an iterator left early (as `for await` would leave it) is asked to return — awaited unless the call was aborted. */
+  async close(): Promise<void> {
+    clearTimeout(this.timer);
+    this.unhook?.();
+    this.wake = undefined;
+    if (this.over) return;
+    this.over = true;
+    if (isAborted(this.context)) void Promise.resolve(this.iterator.return?.()).catch(() => undefined);
+    else await this.iterator.return?.();
   }
 }
 
@@ -191,61 +227,69 @@ const attemptOnce = async (provider: ModelProvider, modelRequest: ModelRequest, 
   const argumentsLength = new Map<number, number>();
   const fail = (error: ProviderErrorInfo) => (state.error = error);
   try {
-    for await (const raw of abandonable(provider.stream(modelRequest) as AsyncIterable<unknown>, context.signal, context.abandonGraceMs)) {
-      const type = typeof raw === 'object' && raw !== null ? (raw as { type?: unknown }).type : undefined;
-      if (state.stopReason !== undefined) {
-        // The reply is over: its usage may still come; a tool call may not (it would run unasked-for); the rest is dropped.
-        if (type === 'usage' && isUsage((raw as { usage?: unknown }).usage)) {
-          state.usage = (raw as { usage: TokenUsage }).usage;
-          state.usageReported = true;
-        } else if (type === 'tool-intent' || type === 'tool-intent-delta') {
-          fail(malformed(`the ${provider.name} provider sent a ${type} after its finished event; nothing of the reply was run`));
-          break;
-        }
-        continue;
+    const events = new ProviderEvents(provider.stream(modelRequest) as AsyncIterable<unknown>, context);
+    try {
+      for (;;) {
+        const next = await events.next();
+        if (next.done) break;
+        const raw = next.value;
+          const type = typeof raw === 'object' && raw !== null ? (raw as { type?: unknown }).type : undefined;
+          if (state.stopReason !== undefined) {
+            // The reply is over: its usage may still come; a tool call may not (it would run unasked-for); the rest is dropped.
+            if (type === 'usage' && isUsage((raw as { usage?: unknown }).usage)) {
+              state.usage = (raw as { usage: TokenUsage }).usage;
+              state.usageReported = true;
+            } else if (type === 'tool-intent' || type === 'tool-intent-delta') {
+              fail(malformed(`the ${provider.name} provider sent a ${type} after its finished event; nothing of the reply was run`));
+              break;
+            }
+            continue;
+          }
+          if (!knownEventTypes.has(type as string)) {
+            fail({ code: 'unknown', message: `the ${provider.name} provider sent an event rein does not know (type ${JSON.stringify(type) ?? 'undefined'}): expected ${[...knownEventTypes].join(', ')}`, retryable: false });
+            break;
+          }
+          const event = raw as ModelEvent;
+          if (event.type === 'text-delta') {
+            state.text += event.text;
+            context.live({ type: 'model.delta', actor: request.actor, effectId: request.effectId, channel: 'text', text: event.text });
+          } else if (event.type === 'reasoning-delta') {
+            state.reasoning += event.text;
+            context.live({ type: 'model.delta', actor: request.actor, effectId: request.effectId, channel: 'reasoning', text: event.text });
+          } else if (event.type === 'tool-intent-delta') {
+            const length = (argumentsLength.get(event.index) ?? 0) + event.argumentsDelta.length;
+            argumentsLength.set(event.index, length);
+            context.live({ type: 'model.intent', actor: request.actor, effectId: request.effectId, index: event.index, ...(event.name ? { name: event.name } : {}), argumentsLength: length });
+          } else if (event.type === 'tool-intent') {
+            if (typeof event.name !== 'string' || event.name === '' || typeof event.arguments !== 'object' || event.arguments === null || Array.isArray(event.arguments)) {
+              fail(malformed(`the ${provider.name} provider sent a tool-intent without a name or an arguments object (${JSON.stringify(event).slice(0, 160)})`));
+              break;
+            }
+            const callId = `${request.effectId}.${state.toolCalls.length}`;
+            // Recorded exactly as the runtime will use it: values no log can hold are replaced, named, and refused later.
+            const { value, problems } = normaliseArguments(event.arguments);
+            state.toolCalls.push({ callId, name: wellFormed(event.name), arguments: value, ...(event.providerCallId ? { providerCallId: wellFormed(event.providerCallId) } : {}), ...(problems.length > 0 ? { invalid: problems } : {}) });
+          } else if (event.type === 'started') {
+            state.model = event.model;
+            state.requestId = event.requestId;
+          } else if (event.type === 'usage') {
+            state.usage = event.usage;
+            state.usageReported = true;
+          } else if (event.type === 'finished') {
+            state.stopReason = event.stopReason;
+            if (event.rawStopReason !== undefined) state.rawStopReason = wellFormed(event.rawStopReason);
+          } else if (event.type === 'error') {
+            state.error = event.error;
+            break;
+          }
       }
-      if (!knownEventTypes.has(type as string)) {
-        fail({ code: 'unknown', message: `the ${provider.name} provider sent an event rein does not know (type ${JSON.stringify(type) ?? 'undefined'}): expected ${[...knownEventTypes].join(', ')}`, retryable: false });
-        break;
-      }
-      const event = raw as ModelEvent;
-      if (event.type === 'text-delta') {
-        state.text += event.text;
-        context.live({ type: 'model.delta', actor: request.actor, effectId: request.effectId, channel: 'text', text: event.text });
-      } else if (event.type === 'reasoning-delta') {
-        state.reasoning += event.text;
-        context.live({ type: 'model.delta', actor: request.actor, effectId: request.effectId, channel: 'reasoning', text: event.text });
-      } else if (event.type === 'tool-intent-delta') {
-        const length = (argumentsLength.get(event.index) ?? 0) + event.argumentsDelta.length;
-        argumentsLength.set(event.index, length);
-        context.live({ type: 'model.intent', actor: request.actor, effectId: request.effectId, index: event.index, ...(event.name ? { name: event.name } : {}), argumentsLength: length });
-      } else if (event.type === 'tool-intent') {
-        if (typeof event.name !== 'string' || event.name === '' || typeof event.arguments !== 'object' || event.arguments === null || Array.isArray(event.arguments)) {
-          fail(malformed(`the ${provider.name} provider sent a tool-intent without a name or an arguments object (${JSON.stringify(event).slice(0, 160)})`));
-          break;
-        }
-        const callId = `${request.effectId}.${state.toolCalls.length}`;
-        // Recorded exactly as the runtime will use it: values no log can hold are replaced, named, and refused later.
-        const { value, problems } = normaliseArguments(event.arguments);
-        state.toolCalls.push({ callId, name: wellFormed(event.name), arguments: value, ...(event.providerCallId ? { providerCallId: wellFormed(event.providerCallId) } : {}), ...(problems.length > 0 ? { invalid: problems } : {}) });
-      } else if (event.type === 'started') {
-        state.model = event.model;
-        state.requestId = event.requestId;
-      } else if (event.type === 'usage') {
-        state.usage = event.usage;
-        state.usageReported = true;
-      } else if (event.type === 'finished') {
-        state.stopReason = event.stopReason;
-        if (event.rawStopReason !== undefined) state.rawStopReason = wellFormed(event.rawStopReason);
-      } else if (event.type === 'error') {
-        state.error = event.error;
-        break;
-      }
+    } finally {
+      await events.close();
     }
   } catch (error) {
-    state.error = isAbandoned(error) ? { ...cancelled, message: error.message } : context.signal.aborted ? cancelled : { code: 'unknown', message: `the ${provider.name} provider threw: ${(error as Error).message ?? String(error)}`, retryable: false };
+    state.error = isAbandoned(error) ? { ...cancelled, message: error.message } : isAborted(context) ? cancelled : { code: 'unknown', message: `the ${provider.name} provider threw: ${(error as Error).message ?? String(error)}`, retryable: false };
   }
-  if (!state.error && context.signal.aborted) state.error = cancelled;
+  if (!state.error && isAborted(context)) state.error = cancelled;
   if (!state.error && !state.stopReason) state.error = { code: 'network', message: 'the stream ended without a finish event', retryable: true };
   // Every call the stream started (its argument deltas, one index per call) must have been completed by a tool-intent.
   if (!state.error && argumentsLength.size > state.toolCalls.length) {
@@ -290,7 +334,10 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
       tools: prepared.tools,
       ...(prepared.cacheBreakpoints && prepared.cacheBreakpoints.length > 0 ? { cacheBreakpoints: prepared.cacheBreakpoints } : {}),
       options,
-      signal: context.signal,
+      // Made on first read: a provider that never looks at its signal (a scripted one) costs no AbortSignal.
+      get signal() {
+        return context.signal;
+      },
     };
     return { modelRequest, prepared };
   };
@@ -359,7 +406,7 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
           // hold, so the first provider is tried again a minute after the outage that caused it.
           if (position > 0) sticky = link === 0 ? { link: 0, until: 0 } : { link, until: context.now() + fallbackStickyMs };
           const callSpec = source.callSpec?.(request.effectId, request.actor);
-          const review = source.review ? await source.review({ actor: request.actor, effectId: request.effectId, turn, text, toolCalls, stopReason: result.stopReason as StopReason }, context.signal) : undefined;
+          const review = source.review ? await source.review({ actor: request.actor, effectId: request.effectId, turn, text, toolCalls, stopReason: result.stopReason as StopReason }, context) : undefined;
           const data = {
             effectId: request.effectId,
             turn,
@@ -377,21 +424,21 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
           };
           return { type: 'model.responded', data, facts: [...attemptFacts(prepared, factOf(provider, request, attempt, result, durationMs)), ...(review?.facts ?? [])], ...blobsOf(prepared) };
         }
-        const error = context.signal.aborted ? (result.error?.code === 'cancelled' ? result.error : cancelled) : result.error;
+        const error = isAborted(context) ? (result.error?.code === 'cancelled' ? result.error : cancelled) : result.error;
         let next: RetryDecision | { decision: 'fallback'; to: ModelProvider } =
           error.code === 'cancelled' ? { decision: 'fail' } : decideAfterFailure({ error, attempt: attempt - linkFirstAttempt + 1, elapsedMs: context.now() - linkStarted, policy, random, canCompact: !compacted && source.compact !== undefined });
         if (next.decision === 'compact') {
           compacted = true;
           if (!(await source.compact!(request.actor, context.signal).catch(() => false))) next = { decision: 'fail' };
         }
-        if (next.decision === 'fail' && fallbackCodes.has(error.code) && position + 1 < order.length && !context.signal.aborted) next = { decision: 'fallback', to: chain[order[position + 1]!]! };
+        if (next.decision === 'fail' && fallbackCodes.has(error.code) && position + 1 < order.length && !isAborted(context)) next = { decision: 'fallback', to: chain[order[position + 1]!]! };
         const facts = attemptFacts(prepared, factOf(provider, request, attempt, result, durationMs, { error, next }));
         if (next.decision === 'fail') {
           const finalError = attempt > 1 ? { ...error, message: `${error.message} (gave up after ${attempt} attempts)` } : error;
           return { type: 'model.failed', data: { effectId: request.effectId, turn, error: finalError, elapsedMs: context.elapsedMs() }, facts, ...blobsOf(prepared) };
         }
         await context.recordFacts(facts, { sync: false, ...blobsOf(prepared) });
-        if (context.signal.aborted) return { type: 'model.failed', data: { effectId: request.effectId, turn, error: cancelled, elapsedMs: context.elapsedMs() } };
+        if (isAborted(context)) return { type: 'model.failed', data: { effectId: request.effectId, turn, error: cancelled, elapsedMs: context.elapsedMs() } };
         if (next.decision === 'fallback') {
           context.live({ type: 'model.fallback', actor: request.actor, effectId: request.effectId, attempt, code: error.code, message: error.message, from: labelOf(provider), to: labelOf(next.to) });
           position++;

@@ -32,6 +32,14 @@ export interface Settlement {
 export interface EffectContext {
   sessionId: string;
   signal: AbortSignal;
+  /** Whether `signal` aborted, read without making it (the host's contexts make their signal on its first read). */
+  readonly aborted?: boolean;
+  /**
+   * Run `hook` once when `signal` aborts (at once if it already did); returns the hook's removal. Unlike a listener on
+   * `signal`, it does not make the signal. Read both through `isAborted` / `whenAborted` (src/effects/abort-hooks.ts),
+   * which fall back on `signal` for a context without them.
+   */
+  onAbort?(hook: () => void): () => void;
   /**
    * Append facts as one batch and wait for them: `sync: true` waits until they are synced (an intent before a side
    * effect); by default until the store acknowledges them (its commit covers them); `sync: false` only until they are

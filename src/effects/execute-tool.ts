@@ -3,6 +3,7 @@ import type { ArgumentProblem } from '../../models/model.records.js';
 import type { ApprovalOutcome } from '../../machines/permission.machine.js';
 import { runToolPipeline, type PipelineEnvironment } from '../tools/tool-pipeline.js';
 import type { ResumeCheck } from '../tools/tool.js';
+import { isAborted, whenAborted } from './abort-hooks.js';
 import type { EffectContext, EffectExecutor, EffectRequest, FactDraft, Settlement } from './effect.js';
 import type { WorkspaceCapture } from '../changes/workspace-capture.js';
 import { readFile, lstat } from 'node:fs/promises';
@@ -101,7 +102,7 @@ export const createExecuteToolExecutor = (environments: PipelineEnvironment | ((
       windowed.facts.forEach((fact) => (fact.corr = callId));
       // The changes are recorded whatever became of the call: with its settlement, or on their own when it has none
       // (it threw, or was aborted: its settlement is dropped and it stays in doubt).
-      if (!windowed.outcome.ok || context.signal.aborted) {
+      if (!windowed.outcome.ok || isAborted(context)) {
         if (windowed.facts.length > 0) await context.recordFacts(windowed.facts, { blobs: windowed.blobs }).catch(() => undefined);
         if (!windowed.outcome.ok) throw windowed.outcome.error;
         return windowed.outcome.value;
@@ -130,7 +131,14 @@ export const createExecuteToolExecutor = (environments: PipelineEnvironment | ((
       { effectId: request.effectId, callId, actor: request.actor, name, arguments: args, ...(approval ? { approval } : {}), ...(invalid && invalid.length > 0 ? { invalid } : {}), ...(preFlight && typeof preFlight.reason === 'string' ? { preFlight } : {}), ...(budget ? { budget } : {}), ...(parallel ? { parallel } : {}) },
       {
         sessionId: context.sessionId,
-        signal: context.signal,
+        // Read through the context, whose signal is made on first read (and whose abort hooks need none).
+        get signal() {
+          return context.signal;
+        },
+        get aborted() {
+          return isAborted(context);
+        },
+        onAbort: (hook) => whenAborted(context, hook),
         ...(context.abandonGraceMs === undefined ? {} : { abandonGraceMs: context.abandonGraceMs }),
         now: context.now,
         persist: (facts) => {

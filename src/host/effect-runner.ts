@@ -140,13 +140,16 @@ export class EffectRunner {
     let settlement: Settlement;
     try {
       if (!executor) throw new ReinError('MACHINE_ERROR', `no executor for effect kind ${request.kind}`);
-      const controller = effect.controller;
       settlement = await this.abandoning(request, effect, executor.execute(request, {
         sessionId: this.stream,
-        // Made on first read (by Node): an executor that never looks at its signal costs no AbortSignal.
+        // Made on first read: an executor that waits through `aborted` and `onAbort` costs no AbortSignal.
         get signal() {
-          return controller.signal;
+          return effect.signal;
         },
+        get aborted() {
+          return effect.aborted;
+        },
+        onAbort: (hook) => effect.addAbortHook(hook),
         abandonGraceMs: this.abandonGraceMs,
         recordFacts: async (facts, options) => {
           // What a tool call persists before it runs (up to `tool.started`) is written only while its agent runs: a

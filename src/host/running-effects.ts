@@ -1,36 +1,74 @@
 import type { EffectKind } from '../../models/effect.records.js';
 
 /**
- * One effect the host is executing. Aborted through `abort` (never through its controller directly), which also calls
- * the host's own abort hook: the host's safety net waits on that hook instead of a listener on the signal, since an
- * EventTarget listener (and the signal itself, made on first read) costs microseconds per effect on the step path.
+ * One effect the host is executing. Aborted through `abort`, which also runs the abort hooks: the host's safety net
+ * and the executors' own waits (`onAbort`) hook the abort instead of listening on a signal, and the AbortController
+ * and its signal are made only when someone reads `signal` — an EventTarget listener, and the signal itself, cost
+ * microseconds per effect on the step path, where nearly no effect is ever aborted.
  */
 export class RunningEffect {
-  readonly controller = new AbortController();
   /** Its executor returned (the settlement is on its way to the queue): nothing is left to abort. */
   finished?: boolean;
   /** A tool call whose `tool.started` is durable: it settles on the record even if its agent is stopped meanwhile. */
   started?: boolean;
-  /** `abort` was called (the controller's signal, if anyone made it, is aborted). */
+  /** `abort` was called (the signal, made now or later, is aborted with `reason`). */
   aborted = false;
-  /** Called once, on the first `abort` (set while the host waits on the executor). */
+  /** What `abort` was given. */
+  reason: unknown;
+  /** The host's own hook: called once, after the others, on the first `abort` (set while the host waits on the executor). */
   onAbort: (() => void) | undefined;
+  private controller: AbortController | undefined;
+  private hooks: Array<(() => void) | undefined> | undefined;
 
   constructor(
     readonly kind: EffectKind,
     readonly actor: string,
   ) {}
 
-  /** Abort the effect's signal with `reason` (only the first abort counts, as for an AbortController) and run the hook. */
+  /** The effect's signal, made on first read (aborted with `reason` if the effect already was). */
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  /**
+   * Run `hook` once on the first `abort` (at once if it already happened; then the removal does nothing); returns its
+   * removal. The executor's side of `EffectContext.onAbort`.
+   */
+  addAbortHook(hook: () => void): () => void {
+    if (this.aborted) {
+      hook();
+      return noRemoval;
+    }
+    const hooks = (this.hooks ??= []);
+    const index = hooks.push(hook) - 1;
+    return () => {
+      if (hooks[index] === hook) hooks[index] = undefined;
+    };
+  }
+
+  /**
+   * Abort the effect with `reason` (only the first abort counts, as for an AbortController): its signal's listeners
+   * (if anyone made it) run, then the hooks in the order they were added, then the host's hook.
+   */
   abort(reason: unknown): void {
     if (this.aborted) return;
     this.aborted = true;
-    this.controller.abort(reason);
+    this.reason = reason;
+    this.controller?.abort(reason);
+    const hooks = this.hooks;
+    this.hooks = undefined;
+    if (hooks) for (const hook of hooks) hook?.();
     const hook = this.onAbort;
     this.onAbort = undefined;
     hook?.();
   }
 }
+
+const noRemoval = (): void => undefined;
 
 /** Effects that only wait for time: the session counts as quiet (waiting for someone) while only these run. */
 const backgroundKinds: ReadonlySet<EffectKind> = new Set(['startTimer']);

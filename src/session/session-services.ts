@@ -290,12 +290,12 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
       const blobs = loaded.blobs.length + captured.blobs.length === 0 ? [bytes] : [...loaded.blobs, ...captured.blobs, bytes];
       return { messages, tools, cacheBreakpoints: projected.cacheBreakpoints, inputTokens: projected.estimatedTokens, facts, blobs };
     },
-    async review(reply, signal): Promise<ReplyReview> {
+    async review(reply, cancel): Promise<ReplyReview> {
       const facts: FactDraft[] = [];
       const review: ReplyReview = { facts };
       if (hooks && reply.toolCalls.length > 0 && hooks.has('guardrail.pre_flight')) {
         const toolCalls = reply.toolCalls.map((call) => ({ name: call.name, input: call.arguments, callId: call.callId }));
-        const { decided, fact } = await decidePoint({ kernel: hooks, point: 'guardrail.pre_flight', subject: { effectId: reply.effectId }, input: { ...hookBase(reply.actor), stage: 'pre_flight', text: reply.text, toolCalls }, signal, now: services.clock });
+        const { decided, fact } = await decidePoint({ kernel: hooks, point: 'guardrail.pre_flight', subject: { effectId: reply.effectId }, input: { ...hookBase(reply.actor), stage: 'pre_flight', text: reply.text, toolCalls }, signal: cancel.signal, now: services.clock });
         if (fact) facts.push(fact);
         review.preFlight = { verdict: decided.decision === 'block' ? 'block' : 'pass', ...(decided.decidedBy ? { by: decided.decidedBy } : {}), ...(decided.reason ? { reason: decided.reason } : {}) };
       }
@@ -306,7 +306,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
       const continuesCut = reply.stopReason === 'max_tokens' && reply.toolCalls.length === 0 && (cutReplies.get(reply.actor) ?? 0) < maxCutContinuations;
       const final = reply.toolCalls.length === 0 && reply.actor === rootPath && !continuesCut;
       if (hooks && final && hooks.has('stop')) {
-        const { decided, fact } = await decidePoint({ kernel: hooks, point: 'stop', subject: { effectId: reply.effectId }, input: { ...hookBase(reply.actor), point: 'stop', text: reply.text, continuations: used }, signal, now: services.clock });
+        const { decided, fact } = await decidePoint({ kernel: hooks, point: 'stop', subject: { effectId: reply.effectId }, input: { ...hookBase(reply.actor), point: 'stop', text: reply.text, continuations: used }, signal: cancel.signal, now: services.clock });
         if (fact) facts.push(fact);
         if (decided.decision === 'continue') review.continuation = { reason: decided.reason ?? 'a stop hook asked to continue', ...(decided.decidedBy ? { by: decided.decidedBy } : {}) };
       }

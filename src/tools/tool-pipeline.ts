@@ -22,6 +22,7 @@ import type { DelegationScope } from '../delegation/actor-rights.js';
 import type { AgentCapabilities } from '../capabilities/agent-capabilities.js';
 import type { HookKernel } from '../hooks/hook-kernel.js';
 import { decidePoint } from '../hooks/decide-point.js';
+import { isAborted, whenAborted, type Abortable } from '../effects/abort-hooks.js';
 import type { GuardrailEvidence } from '../../models/turn.records.js';
 
 /** One tool call as the pipeline receives it; `approval` is a person's answer carried by a re-requested call. */
@@ -71,8 +72,9 @@ export interface PipelineEnvironment {
 }
 
 /** Per-call hooks from the effect runtime. */
-export interface PipelineRun {
+export interface PipelineRun extends Abortable {
   sessionId: string;
+  /** The call's cancellation; the host's is made on first read, so the pipeline reads it through `isAborted` and `whenAborted`. */
   signal: AbortSignal;
   /** A tool that does not stop within this many ms of `signal`'s abort is abandoned (settles `Cancelled`). */
   abandonGraceMs?: number;
@@ -111,15 +113,16 @@ const cancelledBeforeStart = (name: string, signal: AbortSignal, more = '') => {
  * not stop within `graceMs` of its cancellation (the wall-time budget, an interrupt, a cancel, a close): it settles
  * `Cancelled` then, whatever it still does, so budgets, cancel and close always finish.
  */
-const withTimeout = async (work: (signal: AbortSignal) => Promise<ToolResult>, signal: AbortSignal, timeoutMs: number | undefined, graceMs: number | undefined): Promise<ToolResult> => {
-  if (timeoutMs === undefined && graceMs === undefined) return work(signal);
+const withTimeout = async (work: (signal: AbortSignal | undefined) => Promise<ToolResult>, run: Abortable, timeoutMs: number | undefined, graceMs: number | undefined): Promise<ToolResult> => {
+  if (timeoutMs === undefined && graceMs === undefined) return work(undefined);
   // With a timeout the tool's signal is its own controller's, aborted by the timer or (forwarded, with its reason) by
-  // `signal`: one listener, where \`AbortSignal.any\` costs several times more. Without one the tool gets `signal` as is.
+  // the run's: one hook, where `AbortSignal.any` costs several times more. Without one the tool gets the run's signal
+  // (`undefined` here: it is made only if the tool reads it). The waits hook the run's abort, not its signal.
   const own = timeoutMs === undefined ? undefined : new AbortController();
   let handle: ReturnType<typeof setTimeout> | undefined;
   let grace: ReturnType<typeof setTimeout> | undefined;
-  let forward: (() => void) | undefined;
-  let onAbort: (() => void) | undefined;
+  let unforward: (() => void) | undefined;
+  let unhook: (() => void) | undefined;
   try {
     const racers: Array<Promise<ToolResult>> = [];
     if (own) {
@@ -129,25 +132,21 @@ const withTimeout = async (work: (signal: AbortSignal) => Promise<ToolResult>, s
           own.abort();
         }, timeoutMs);
       }));
-      forward = () => own.abort(signal.reason);
-      if (signal.aborted) forward();
-      else signal.addEventListener('abort', forward, { once: true });
+      unforward = whenAborted(run, () => own.abort(run.signal.reason));
     }
     if (graceMs !== undefined) {
       racers.push(new Promise<ToolResult>((resolve) => {
-        onAbort = () => {
-          grace = setTimeout(() => resolve({ ok: false, code: 'Cancelled', message: `the tool was cancelled${reasonOf(signal)} and did not stop within ${graceMs} ms: it was abandoned (what it still does is not awaited)` }), graceMs);
-        };
-        if (signal.aborted) onAbort();
-        else signal.addEventListener('abort', onAbort, { once: true });
+        unhook = whenAborted(run, () => {
+          grace = setTimeout(() => resolve({ ok: false, code: 'Cancelled', message: `the tool was cancelled${reasonOf(run.signal)} and did not stop within ${graceMs} ms: it was abandoned (what it still does is not awaited)` }), graceMs);
+        });
       }));
     }
-    return await Promise.race([work(own ? own.signal : signal), ...racers]);
+    return await Promise.race([work(own?.signal), ...racers]);
   } finally {
     clearTimeout(handle);
     clearTimeout(grace);
-    if (forward) signal.removeEventListener('abort', forward);
-    if (onAbort) signal.removeEventListener('abort', onAbort);
+    unforward?.();
+    unhook?.();
   }
 };
 
@@ -241,7 +240,16 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   const proposals: MemoryProposed[] = [];
   const memory = environment.memory?.forCall({ actor: call.actor, callId: call.callId }, (candidate) => proposals.push(candidate));
   // Built key by key: a literal of conditional spreads took V8's slow path on every call.
-  const context: ToolContext = { sessionId: run.sessionId, callId: call.callId, workspace: environment.workspace, blobs: environment.blobs, signal: run.signal, baselines: state.baselines, artifacts: state.artifacts, sandbox: environment.sandbox, outputBudget: environment.observationLimit ?? defaultObservationLimit, progress: run.progress, executions: state.executionsOf(call.actor), verifications: state.verificationsOf(call.actor) };
+  const context: ToolContext = {
+    sessionId: run.sessionId,
+    callId: call.callId,
+    workspace: environment.workspace,
+    blobs: environment.blobs,
+    // Made on first read (see PipelineRun): a tool that never looks at its signal costs no AbortSignal.
+    get signal() {
+      return run.signal;
+    },
+    baselines: state.baselines, artifacts: state.artifacts, sandbox: environment.sandbox, outputBudget: environment.observationLimit ?? defaultObservationLimit, progress: run.progress, executions: state.executionsOf(call.actor), verifications: state.verificationsOf(call.actor) };
   if (run.recordLater) context.recordLater = (type: string, data: Record<string, unknown>) => run.recordLater!([{ type, data: { effectId: call.effectId, callId: call.callId, ...data }, corr: call.callId, at: run.now() }]);
   if (memory) context.memory = memory;
   if (environment.delegation) context.delegation = environment.delegation;
@@ -332,7 +340,7 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
     return refuse('permission', withEvidence({ ...failureOutcome('Denied', message), denial: { source: denialSourceOf(verdict.source), rule: verdict.rule, reason: verdict.reason } }));
   }
   // A call cancelled already (the session's wall-time budget is spent) asks nobody: a yes could only be thrown away.
-  if (verdict.decision === 'ask' && run.signal.aborted) return settle(cancelledBeforeStart(tool.name, run.signal, '; nobody was asked to approve it'));
+  if (verdict.decision === 'ask' && isAborted(run)) return settle(cancelledBeforeStart(tool.name, run.signal, '; nobody was asked to approve it'));
   if (verdict.decision === 'ask') {
     const description = typeof input.description === 'string' ? `${input.description}: ` : '';
     return {
@@ -354,7 +362,7 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
     };
   }
 
-  if (run.signal.aborted) return settle(cancelledBeforeStart(tool.name, run.signal));
+  if (isAborted(run)) return settle(cancelledBeforeStart(tool.name, run.signal));
   // The checks that let the call start are folded into its start: its validation, and the mode's plain allow (a
   // rule's, a grant's, a person's or a pre-approval's decision keeps its own record).
   const plainAllow = verdict.decision === 'allow' && verdict.source === 'mode';
@@ -370,7 +378,7 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
     facts.length = 0;
   }
   // A definition built without `defineTool` (plain JavaScript) may still resolve with text or JSON: read it the same way.
-  const executed = await withTimeout((signal) => guarded(async () => toolResultOf(await tool.execute(input, signal === context.signal ? context : { ...context, signal }, plan), tool.name)), run.signal, tool.timeoutMs, run.abandonGraceMs);
+  const executed = await withTimeout((signal) => guarded(async () => toolResultOf(await tool.execute(input, signal === undefined ? context : { ...context, signal }, plan), tool.name)), run, tool.timeoutMs, run.abandonGraceMs);
   let result = executed;
   // The output guardrail sees the whole result before the model does; a block withholds it (and its artifacts).
   if (kernel?.has('guardrail.output', tool.name) && !(executed.ok && executed.settleWith)) {
