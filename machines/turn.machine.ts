@@ -82,6 +82,18 @@ const rowOf = (event: TurnToolSettled): ResultRow => ({
   observationChars: event.observation.length,
 });
 
+/**
+ * A turn's initial context: the input's fields in their order (`preFlight`, when there is one, where `toolTurnOf`
+ * puts it), then the turn's own. Written out key by key, not as `{ ...input, requests, … }`: cloning the input and
+ * adding eight keys took V8's slow path on every turn (~20 µs a turn, against ~0.3 µs for the literal).
+ */
+const turnContextOf = (input: TurnInput, requests: RequestRow[], findings: FailClosedFinding[]): TurnContext => {
+  const outstanding = requests.map((request) => request.callId);
+  return input.preFlight === undefined
+    ? { path: input.path, turnId: input.turnId, callSpec: input.callSpec, stopReason: input.stopReason, toolCalls: input.toolCalls, activeMutationPolicyDigest: input.activeMutationPolicyDigest, requiredClaims: input.requiredClaims, shellTools: input.shellTools, requests, results: [], uses: [], findings, outstanding, join: null, blockedStage: null, status: null }
+    : { path: input.path, turnId: input.turnId, callSpec: input.callSpec, stopReason: input.stopReason, toolCalls: input.toolCalls, activeMutationPolicyDigest: input.activeMutationPolicyDigest, preFlight: input.preFlight, requiredClaims: input.requiredClaims, shellTools: input.shellTools, requests, results: [], uses: [], findings, outstanding, join: null, blockedStage: null, status: null };
+};
+
 const witness = (type: string, data: (context: TurnContext) => Record<string, unknown>) =>
   ({ type: 'emitRecord', params: ({ context }: { context: TurnContext }) => ({ type, data: data(context) }) }) as const;
 
@@ -142,17 +154,7 @@ export const turnMachine = lazyValue(() => setup({
   id: 'turn',
   context: ({ input }) => {
     const requests = input.toolCalls.map((call) => ({ callId: call.callId, name: call.name, argumentsDigest: digestOf(call.arguments) }));
-    return {
-      ...input,
-      requests,
-      results: [],
-      uses: [],
-      findings: [...detectRequestFindings(input.callSpec, requests), ...detectPreFlightFindings(input.callSpec, input.preFlight)],
-      outstanding: requests.map((request) => request.callId),
-      join: null,
-      blockedStage: null,
-      status: null,
-    };
+    return turnContextOf(input, requests, [...detectRequestFindings(input.callSpec, requests), ...detectPreFlightFindings(input.callSpec, input.preFlight)]);
   },
   initial: 'callSpec',
   states: {
