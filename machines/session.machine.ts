@@ -93,7 +93,8 @@ const sessionSetup = setup({
       const output = event.output;
       const classes = [...new Set(output.findings.map((finding) => finding.class))];
       return {
-        lastTurn: { ...context.lastTurn, status: output.status, classes, findings: output.findings, joinDigest: output.joinDigest },
+        // Key by key (the same keys, in the same order): spreading the verdict and adding \`joinDigest\` took V8's slow path.
+        lastTurn: { turnId: context.lastTurn.turnId, path: context.lastTurn.path, status: output.status, classes, findings: output.findings, joinDigest: output.joinDigest },
         ...(output.joinClosed ? {} : { endReason: `the tool-call join of turn ${output.turnId} did not close: ${classes.join(', ')}` }),
       };
     }),

@@ -31,6 +31,10 @@ export interface ToolContext {
   callId: string;
   workspace: Workspace;
   blobs: BlobStore;
+  /**
+   * The call's cancellation. The host's is an accessor that makes the signal on its first read (most calls never
+   * abort, and a tool that never looks costs none): a tool deriving a context of its own copies it explicitly.
+   */
   signal: AbortSignal;
   /** The session's file baselines: workspace-relative path → BLAKE3 of the content last read or written. */
   baselines: ReadonlyMap<string, string>;
