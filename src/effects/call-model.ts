@@ -200,15 +200,19 @@ class ProviderEvents {
     );
   }
 
-  /** Stop waiting; an iterator left early (as `for await` would leave it) is asked to return — awaited unless the call was aborted. */
-  async close(): Promise<void> {
-    clearTimeout(this.timer);
+  /**
+   * Stop waiting; an iterator left early (as `for await` would leave it) is asked to return — awaited (the promise
+   * returned) unless the call was aborted. Nothing to wait for, the common case, returns undefined (no promise).
+   */
+  close(): Promise<unknown> | undefined {
+    if (this.timer !== undefined) clearTimeout(this.timer);
     this.unhook?.();
     this.wake = undefined;
-    if (this.over) return;
+    if (this.over) return undefined;
     this.over = true;
-    if (isAborted(this.context)) void Promise.resolve(this.iterator.return?.()).catch(() => undefined);
-    else await this.iterator.return?.();
+    if (!isAborted(this.context)) return Promise.resolve(this.iterator.return?.());
+    void Promise.resolve(this.iterator.return?.()).catch(() => undefined);
+    return undefined;
   }
 }
 
@@ -284,7 +288,8 @@ const attemptOnce = async (provider: ModelProvider, modelRequest: ModelRequest, 
           }
       }
     } finally {
-      await events.close();
+      const closing = events.close();
+      if (closing) await closing;
     }
   } catch (error) {
     state.error = isAbandoned(error) ? { ...cancelled, message: error.message } : isAborted(context) ? cancelled : { code: 'unknown', message: `the ${provider.name} provider threw: ${(error as Error).message ?? String(error)}`, retryable: false };
