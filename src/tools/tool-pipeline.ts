@@ -167,24 +167,22 @@ const withTimeout = async (work: (signal: AbortSignal | undefined) => Promise<To
   let unforward: (() => void) | undefined;
   let unhook: (() => void) | undefined;
   try {
-    const racers: Array<Promise<ToolResult>> = [];
-    if (own) {
-      racers.push(new Promise<ToolResult>((resolve) => {
+    // One promise settled by whichever comes first (the work, the timeout, the grace after an abort): no Promise.race.
+    return await new Promise<ToolResult>((resolve, reject) => {
+      if (own) {
         handle = setTimeout(() => {
           resolve({ ok: false, code: 'Timeout', message: `the tool did not finish within ${timeoutMs} ms and was stopped` });
           own.abort();
         }, timeoutMs);
-      }));
-      unforward = whenAborted(run, () => own.abort(run.signal.reason));
-    }
-    if (graceMs !== undefined) {
-      racers.push(new Promise<ToolResult>((resolve) => {
+        unforward = whenAborted(run, () => own.abort(run.signal.reason));
+      }
+      if (graceMs !== undefined) {
         unhook = whenAborted(run, () => {
           grace = setTimeout(() => resolve({ ok: false, code: 'Cancelled', message: `the tool was cancelled${reasonOf(run.signal)} and did not stop within ${graceMs} ms: it was abandoned (what it still does is not awaited)` }), graceMs);
         });
-      }));
-    }
-    return await Promise.race([work(own?.signal), ...racers]);
+      }
+      work(own?.signal).then(resolve, reject);
+    });
   } finally {
     clearTimeout(handle);
     clearTimeout(grace);
