@@ -42,6 +42,8 @@ interface Candidate {
   scope: InstructionFile['scope'];
   /** Folder depth below the workspace root (the user file: -1), for ordering from general to specific. */
   depth: number;
+  /** A folder's second name (CLAUDE.md): the candidate before it is the same folder's first (AGENTS.md), which wins. */
+  second?: true;
 }
 
 interface Read {
@@ -55,7 +57,8 @@ interface Read {
  * A session's project instructions (docs/model-input.md: *Project instructions*): the user's file under rein's config home,
  * `AGENTS.md` at the workspace root and in every folder on the way to the files the agent has read or written (or
  * `CLAUDE.md` where a folder has no `AGENTS.md`). `refresh` re-reads them before each model call (a `stat` per
- * candidate; a file is read again only when its size, time or inode moved) and returns the `instructions.loaded`
+ * candidate, none for a CLAUDE.md beside a loaded, unchanged AGENTS.md; a file is read again only when its size, time
+ * or inode moved, and nothing is rendered again while no stat moved) and returns the `instructions.loaded`
  * fact when what the model would see changed — the first load included. The text shares one token budget; a file
  * over its share is cut with a note naming it, never silently. A project file that leads outside the workspace
  * (a link) is not read.
@@ -101,36 +104,58 @@ export class ProjectInstructions {
     const list: Candidate[] = [];
     if (this.options.user !== false) list.push({ display: join(reinConfigHome(), 'AGENTS.md'), absolute: join(reinConfigHome(), 'AGENTS.md'), scope: 'user', depth: -1 });
     for (const folder of [...this.folders].sort()) {
-      for (const name of instructionFileNames) {
+      instructionFileNames.forEach((name, index) => {
         const display = folder === '' ? name : `${folder}/${name}`;
-        list.push({ display, absolute: join(this.root, display), scope: 'project', depth: folder === '' ? 0 : folder.split('/').length });
-      }
+        list.push({ display, absolute: join(this.root, display), scope: 'project', depth: folder === '' ? 0 : folder.split('/').length, ...(index > 0 ? { second: true as const } : {}) });
+      });
     }
     this.listed = { folders: this.folders.size, list };
     return list;
   }
 
-  /** One candidate, read when it changed on disk; undefined when it is absent, not a regular file, or leads outside. */
-  private async read(candidate: Candidate): Promise<Read | undefined> {
-    // A synchronous stat that returns nothing for a missing file: a few µs, where the promise API's stat costs ~90 µs of
-    // CPU (a thread-pool round trip, and an error built for every missing candidate) — this runs before every model call.
-    let info: ReturnType<typeof statSync>;
-    try {
-      info = statSync(candidate.absolute, { throwIfNoEntry: false });
-    } catch {
-      info = undefined;
+  /**
+   * Each candidate's stat key (`size:mtime:inode`; '' when it is absent or not a regular file; `skip` for a CLAUDE.md
+   * whose folder's AGENTS.md is loaded and unchanged, so it would lose anyway) as the last refresh saw them.
+   */
+  private seen: { list: Candidate[]; keys: string[] } | undefined;
+
+  /** The stat key of every candidate now: one synchronous `stat` each (a CLAUDE.md beside a loaded AGENTS.md: none). */
+  private statKeys(list: readonly Candidate[]): string[] {
+    const keys: string[] = [];
+    for (let index = 0; index < list.length; index++) {
+      const candidate = list[index]!;
+      if (candidate.second) {
+        const agents = this.cache.get(list[index - 1]!.absolute);
+        if (agents?.read && agents.key === keys[index - 1]) {
+          keys.push('skip');
+          continue;
+        }
+      }
+      // A synchronous stat that returns nothing for a missing file: a few µs, where the promise API's stat costs ~90 µs
+      // of CPU (a thread-pool round trip, and an error built for every missing candidate) — this runs before every call.
+      let info: ReturnType<typeof statSync>;
+      try {
+        info = statSync(candidate.absolute, { throwIfNoEntry: false });
+      } catch {
+        info = undefined;
+      }
+      keys.push(info?.isFile() ? `${info.size}:${info.mtimeMs}:${info.ino}` : '');
     }
-    if (!info?.isFile()) {
+    return keys;
+  }
+
+  /** One candidate by its stat key, read when the key moved; undefined when it is absent, not a regular file, or leads outside. */
+  private async read(candidate: Candidate, key: string): Promise<Read | undefined> {
+    if (key === '') {
       this.cache.delete(candidate.absolute);
       return undefined;
     }
-    const key = `${info.size}:${info.mtimeMs}:${info.ino}`;
     const cached = this.cache.get(candidate.absolute);
     if (cached?.key === key) return cached.read;
     let read: Read | undefined;
     if (candidate.scope === 'user' || isInside(this.root, canonicalPath(candidate.absolute))) {
       const file = await readHostFile(candidate.absolute, { maxBytes: maxFileBytes });
-      if (file.ok) read = { candidate, text: file.bytes.toString('utf8'), bytes: info.size, digest: `b3:${blake3HexSync(file.bytes)}` };
+      if (file.ok) read = { candidate, text: file.bytes.toString('utf8'), bytes: Number(key.slice(0, key.indexOf(':'))), digest: `b3:${blake3HexSync(file.bytes)}` };
     }
     this.cache.set(candidate.absolute, { key, read });
     return read;
@@ -138,13 +163,26 @@ export class ProjectInstructions {
 
   /**
    * Re-read the instructions and render them within the budget. Returns the fact (and its blob, the rendered text)
-   * to record when what the model sees differs from what the log last recorded; nothing when it is the same.
+   * to record when what the model sees differs from what the log last recorded; nothing when it is the same. When no
+   * candidate's stat moved since the last refresh (the common case), nothing is read, sorted or rendered again.
    */
   async refresh(counter: TokenCounter): Promise<{ facts: FactDraft[]; blobs: Uint8Array[] }> {
+    const list = this.candidates();
+    const keys = this.statKeys(list);
+    const seen = this.seen;
+    this.seen = { list, keys };
+    if (seen?.list !== list || !sameKeys(seen.keys, keys)) await this.load(list, keys, counter);
+    return this.recordedChange();
+  }
+
+  /** Read the candidates whose stat moved and render the instructions again when a file's content did. */
+  private async load(list: readonly Candidate[], keys: readonly string[], counter: TokenCounter): Promise<void> {
     const found: Read[] = [];
     const byFolder = new Map<string, Read>();
-    for (const candidate of this.candidates()) {
-      const read = await this.read(candidate);
+    for (let index = 0; index < list.length; index++) {
+      if (keys[index] === 'skip') continue;
+      const candidate = list[index]!;
+      const read = await this.read(candidate, keys[index]!);
       if (!read) continue;
       // AGENTS.md wins over CLAUDE.md in the same folder.
       const folder = candidate.scope === 'user' ? '~user' : dirname(candidate.display);
@@ -158,6 +196,10 @@ export class ProjectInstructions {
       this.current = found.length === 0 ? undefined : render(found, counter, this.options.maxTokens ?? 8_000);
       this.renderedFrom = fingerprint;
     }
+  }
+
+  /** The `instructions.loaded` fact when what the model sees now differs from what the log last recorded. */
+  private async recordedChange(): Promise<{ facts: FactDraft[]; blobs: Uint8Array[] }> {
     const digest = this.current?.digest ?? 'none';
     if ((this.recorded?.digest ?? 'none') === digest) return { facts: [], blobs: [] };
     const before = this.recorded?.files ?? new Map<string, string>();
@@ -182,6 +224,12 @@ export class ProjectInstructions {
     return { facts: [{ type: 'instructions.loaded', data }], blobs: [bytes] };
   }
 }
+
+const sameKeys = (left: readonly string[], right: readonly string[]): boolean => {
+  if (left.length !== right.length) return false;
+  for (let index = 0; index < left.length; index++) if (left[index] !== right[index]) return false;
+  return true;
+};
 
 /** A file cut to `chars` characters, with the note that says so. */
 const cutNote = (read: Read, shown: number, budget: number): string =>

@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../../models/model-contract.js';
@@ -14,6 +14,8 @@ import { flattenRecords } from '../../src/host/step-record.js';
 import { ToolRegistry } from '../../src/tools/tool-registry.js';
 import { builtinTools } from '../../src/tools/builtin-tools.js';
 import { makeTempDir } from '../support/temp-dir.js';
+import { ProjectInstructions } from '../../src/session/project-instructions.js';
+import { estimateTokenCounter } from '../../src/projections/token-counter.js';
 
 /** The scripted provider, keeping every request and running `before(call)` as each call starts. */
 const recording = (turns: unknown[], before: (call: number) => Promise<void> = async () => {}) => {
@@ -104,6 +106,36 @@ describe('project instructions (AGENTS.md, CLAUDE.md, the user file)', () => {
     expect(part!.tokens).toBeGreaterThan(0);
     expect(projected[2]!.budget.bySource.project_instructions).toBe(part!.tokens);
     await expect(replaySession(store, session.id)).resolves.toMatchObject({ verified: records.length });
+  });
+
+  it('sees every change on the next refresh, and records nothing while no file moved (a CLAUDE.md beside a loaded AGENTS.md is not even looked at)', async () => {
+    const instructions = new ProjectInstructions(workspace.path);
+    const paths = async () => {
+      const { facts } = await instructions.refresh(estimateTokenCounter);
+      return facts.map((fact) => (fact.data as InstructionsLoaded).files.map((file) => file.path));
+    };
+    const user = join(configHome.path, 'AGENTS.md');
+    expect(await paths()).toEqual([[user, 'AGENTS.md']]);
+    expect(await paths()).toEqual([]);
+    instructions.noteFile('pkg/deep/code.txt');
+    expect(await paths()).toEqual([[user, 'AGENTS.md', 'pkg/CLAUDE.md', 'pkg/deep/AGENTS.md']]);
+    expect(await paths()).toEqual([]);
+    // A CLAUDE.md written beside a loaded AGENTS.md changes nothing the model sees: nothing is recorded.
+    await writeFile(join(workspace.path, 'pkg', 'deep', 'CLAUDE.md'), 'deep claude: changed, still never shown\n');
+    await writeFile(join(workspace.path, 'CLAUDE.md'), 'root claude: never shown\n');
+    expect(await paths()).toEqual([]);
+    // The AGENTS.md goes: its folder's CLAUDE.md is read on the very next refresh.
+    await rm(join(workspace.path, 'pkg', 'deep', 'AGENTS.md'));
+    expect(await paths()).toEqual([[user, 'AGENTS.md', 'pkg/CLAUDE.md', 'pkg/deep/CLAUDE.md']]);
+    expect(instructions.now?.text).toContain('deep claude: changed, still never shown');
+    // A changed file (another size) is seen on the next refresh too.
+    await writeFile(join(workspace.path, 'AGENTS.md'), '# Project\nUse tabs, always.\n');
+    const [changed] = (await instructions.refresh(estimateTokenCounter)).facts;
+    expect((changed!.data as InstructionsLoaded).changed).toEqual({ added: [], changed: ['AGENTS.md'], removed: [] });
+    expect(instructions.now?.text).toContain('Use tabs, always.');
+    await rm(user);
+    expect(await paths()).toEqual([['AGENTS.md', 'pkg/CLAUDE.md', 'pkg/deep/CLAUDE.md']]);
+    expect(await paths()).toEqual([]);
   });
 
   it('cuts a file over its share of the budget with a note that names it, never silently', async () => {
