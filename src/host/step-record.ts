@@ -297,10 +297,50 @@ export const upcastLegacySteps = (records: readonly RecordEnvelope[]): RecordEnv
 /** The record type an entry stands for. */
 const typeOfEntry = (entry: StepEntry): string => (entry[0] === 0 ? 'actor.transitioned' : entry[0] === 1 ? 'effect.requested' : entry[2]);
 
+/** The entries nearly every step derives (transitions, intents, the turn witnesses): most readers want none of them. */
+const commonEntryTypes: readonly string[] = ['actor.transitioned', 'effect.requested', 'turn.call-spec', 'turn.requests', 'turn.results', 'turn.uses', 'turn.join-closed', 'turn.mutation-ready'];
+const commonEntryTypeSet: ReadonlySet<string> = new Set(commonEntryTypes);
+/** Per `wants` predicate: whether it accepts any common entry type (asked once per predicate, not per record). */
+const wantsCommon = new WeakMap<(type: string) => boolean, boolean>();
+/** Per step record (its data): the distinct types of its entries other than the common ones — usually none. */
+const rareTypes = new WeakMap<StepDerived, readonly string[]>();
+const noTypes: readonly string[] = [];
+
+const rareTypesOf = (step: StepDerived): readonly string[] => {
+  let types = rareTypes.get(step);
+  if (types === undefined) {
+    let found: string[] | undefined;
+    for (const entry of step.derived) {
+      if (entry[0] === 0 || entry[0] === 1 || commonEntryTypeSet.has(entry[2])) continue;
+      if (!found) found = [entry[2]];
+      else if (!found.includes(entry[2])) found.push(entry[2]);
+    }
+    types = found ?? noTypes;
+    rareTypes.set(step, types);
+  }
+  return types;
+};
+
+/** Whether `wants` accepts any derived entry of `step`, without building or even typing each entry. */
+const wantsDerived = (step: StepDerived, wants: (type: string) => boolean): boolean => {
+  let common = wantsCommon.get(wants);
+  if (common === undefined) wantsCommon.set(wants, (common = commonEntryTypes.some(wants)));
+  if (common) return true;
+  for (const type of rareTypesOf(step)) if (wants(type)) return true;
+  return false;
+};
+
+/** Whether `wants` accepts any of a step's folded facts (a `tool.started` stands for its validation and allow too). */
+const wantsFacts = (facts: readonly StepFact[], wants: (type: string) => boolean): boolean => {
+  for (const [type] of facts) if (wants(type) || (type === 'tool.started' && (wants('tool.validated') || wants('permission.decided')))) return true;
+  return false;
+};
+
 /**
  * Fold a step record into a view as the records it stands for, in order (its facts, then what it derived); with
  * `wants`, only the entries of the types it accepts are built and applied (a projection that reads few types pays for
- * those alone). Any other record is applied as itself.
+ * those alone), and a step none of whose entries it accepts costs a lookup or two: `wants` must answer the same for a
+ * type every time (its answers on the common entry types are kept per predicate). Any other record is applied as itself.
  */
 export const foldEntries = <View>(view: View, record: RecordEnvelope, apply: (view: View, entry: RecordEnvelope) => View, wants?: (type: string) => boolean): View => {
   if (record.type !== stepRecordType) {
@@ -313,9 +353,10 @@ export const foldEntries = <View>(view: View, record: RecordEnvelope, apply: (vi
   }
   const step = record.data as StepDerived;
   let next = view;
-  if (step.facts && (!wants || step.facts.some(([type]) => wants(type) || (type === 'tool.started' && (wants('tool.validated') || wants('permission.decided')))))) {
+  if (step.facts && (!wants || wantsFacts(step.facts, wants))) {
     for (const entry of factViewsOf(record)) if (!wants || wants(entry.type)) next = apply(next, entry);
   }
+  if (wants && !wantsDerived(step, wants)) return next;
   for (const entry of step.derived) {
     if (wants && !wants(typeOfEntry(entry))) continue;
     next = apply(next, viewOf(record, draftOfEntry(entry)));

@@ -81,6 +81,37 @@ describe('the step record', () => {
     expect(foldEntries<string[]>([], step, (seen, entry) => [...seen, entry.type], (type) => type === 'session.ended')).toEqual(['session.ended']);
   });
 
+  it('folds exactly the entries a reader wants, whatever the step holds and the reader reads (a step it wants nothing of is skipped whole)', () => {
+    const types = ['actor.transitioned', 'effect.requested', 'turn.requests', 'session.ended', 'delegation.completed', 'capability.diff', 'model.attempted', 'tool.started', 'tool.validated', 'permission.decided', 'context.projected'];
+    const byType: Record<string, DerivedDraft> = {
+      'actor.transitioned': transition,
+      'effect.requested': intent,
+      'turn.requests': witness,
+      'session.ended': ended,
+      'delegation.completed': { type: 'delegation.completed', actor: 'root', data: { child: 'root/child-1' } },
+      'capability.diff': { type: 'capability.diff', actor: 'root', data: { added: [] } },
+    };
+    const started = { effectId: 'root:e2', callId: 'c', name: 'read', validated: true, permission: { decision: 'allow', rule: 'mode:default', reason: 'read-only tool', mode: 'default', source: 'mode' } };
+    const facts = { 'model.attempted': { type: 'model.attempted', data: { effectId: 'root:e1', attempt: 1 }, at: 1_000 }, 'tool.started': { type: 'tool.started', data: started, corr: 'c', at: 1_000 }, 'context.projected': { type: 'context.projected', data: { effectId: 'root:e1' }, at: 1_000 } };
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...Object.keys(byType)), { maxLength: 8 }),
+        fc.subarray(Object.keys(facts)),
+        fc.subarray(types),
+        (derived, folded, wanted) => {
+          const step = envelope(2, 'step.derived', stepDataOf(derived.map((type) => byType[type]!), folded.map((type) => facts[type as keyof typeof facts]), 1_002), { cause: 'r1' });
+          const wantedSet = new Set(wanted);
+          const wants = (type: string) => wantedSet.has(type);
+          const expected = entriesOf(step).filter((entry) => wantedSet.has(entry.type)).map((entry) => entry.type);
+          // Twice: the second fold reads what the first one kept (per predicate, per step).
+          expect(foldEntries<string[]>([], step, (seen, entry) => [...seen, entry.type], wants)).toEqual(expected);
+          expect(foldEntries<string[]>([], step, (seen, entry) => [...seen, entry.type], wants)).toEqual(expected);
+        },
+      ),
+      { numRuns: propertyRuns(300) },
+    );
+  });
+
   it('upcasts a legacy step\'s derived records into one step record, keeping their seqs', () => {
     const legacy = [
       envelope(1, 'model.responded', {}, { cause: 'r0' }),
