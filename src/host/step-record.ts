@@ -371,7 +371,10 @@ export const foldEntries = <View>(view: View, record: RecordEnvelope, apply: (vi
 export const sessionEndedIn = (record: RecordEnvelope, actor = 'root'): RecordEnvelope | undefined => {
   if (record.type === 'session.ended') return record.actor === actor ? record : undefined;
   if (record.type !== stepRecordType) return undefined;
-  for (const entry of (record.data as StepDerived).derived) if (entry[0] === 2 && entry[2] === 'session.ended' && entry[1] === actor) return viewOf(record, draftOfEntry(entry));
+  const step = record.data as StepDerived;
+  // Most steps end nothing: known from the step's rare entry types (kept per step), without a look at each entry.
+  if (!rareTypesOf(step).includes('session.ended')) return undefined;
+  for (const entry of step.derived) if (entry[0] === 2 && entry[2] === 'session.ended' && entry[1] === actor) return viewOf(record, draftOfEntry(entry));
   return undefined;
 };
 

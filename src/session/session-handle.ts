@@ -58,13 +58,15 @@ export class ReinSession<Output = unknown> {
   ) {
     const capabilities = viewOptions.capabilities;
     // The session's MCP connections end with it (its end is in the log; closing them records nothing more).
-    if (capabilities) host.records$.subscribe((record) => sessionEndedIn(record) && void capabilities.close());
     // Its background commands are stopped and waited for, then the protected paths are checked again (one of them
     // may have created one after its call's own check); the store's hold of its stream ends after that: a long-lived
     // harness keeps no ended session pinned open (or locked).
     const hold = viewOptions.hold;
+    // One subscriber for both (each record is looked at once).
     host.records$.subscribe((record) => {
-      if (this.ending || !sessionEndedIn(record)) return;
+      if (!sessionEndedIn(record)) return;
+      if (capabilities) void capabilities.close();
+      if (this.ending) return;
       this.ending = this.endBackground().finally(() => hold?.().catch(() => undefined));
       // Once the end's own work is written and every subscriber has it, the session's observables complete.
       void this.ending
