@@ -323,10 +323,12 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
   // on every call; then they try the first provider again.
   let sticky = { link: 0, until: 0 };
   const labelOf = (provider: ModelProvider): string => (provider.model ? `${provider.name}/${provider.model}` : provider.name);
-  const requestFor = async (provider: ModelProvider, request: EffectRequest, context: EffectContext, attempt: number): Promise<{ modelRequest: ModelRequest; prepared: PreparedModelInput }> => {
+  /** The first attempt's input (also what `prepare` builds while the call's request is being written). */
+  const firstInput = (request: EffectRequest): Promise<PreparedModelInput> => prepareModelInput(source, { actor: request.actor, turn: Number(request.args.turn), effectId: request.effectId, attempt: 1 });
+  const requestFor = async (provider: ModelProvider, request: EffectRequest, context: EffectContext, attempt: number, early: Promise<PreparedModelInput> | undefined): Promise<{ modelRequest: ModelRequest; prepared: PreparedModelInput }> => {
     const role = source.role(request.actor);
     const turn = Number(request.args.turn);
-    const prepared = await prepareModelInput(source, { actor: request.actor, turn, effectId: request.effectId, attempt });
+    const prepared = await (early ?? prepareModelInput(source, { actor: request.actor, turn, effectId: request.effectId, attempt }));
     const modelRequest: ModelRequest = {
       runId: context.sessionId,
       turnId: request.effectId,
@@ -365,7 +367,10 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
   };
   return {
     resumePolicy: () => 'rerun-after-check',
-    async execute(request, context) {
+    // The first attempt's input (projection, request encoding, the input blob's hash) may be built while the call's
+    // request is written: the call itself starts only in `execute`, once it is.
+    prepare: (request) => firstInput(request),
+    async execute(request, context, early) {
       const turn = Number(request.args.turn);
       const firstStarted = context.now();
       /** The facts of one attempt: how its input was built, then how it ended. */
@@ -385,7 +390,7 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
         const link = order[position]!;
         const provider = chain[link]!;
         const started = context.now();
-        const { modelRequest, prepared } = await requestFor(provider, request, context, attempt);
+        const { modelRequest, prepared } = await requestFor(provider, request, context, attempt, attempt === 1 ? (early as Promise<PreparedModelInput> | undefined) : undefined);
         if (budget?.limited) {
           // Under a cost budget a call's output is capped, so its worst case is bounded; the budget admits it or not.
           const maxOutputTokens = options.maxOutputTokens ?? costBudgetOutputTokens;

@@ -70,7 +70,18 @@ export interface EffectContext {
  * problems; a throw is an infrastructure failure and becomes `effect.failed`.
  */
 export interface EffectExecutor {
-  execute(request: EffectRequest, context: EffectContext): Promise<Settlement>;
+  /**
+   * Run the effect. `prepared` is what `prepare` returned for this request, when the host prepared it while the
+   * request was being written; without it the executor prepares as it runs.
+   */
+  execute(request: EffectRequest, context: EffectContext, prepared?: Promise<unknown>): Promise<Settlement>;
+  /**
+   * Optional: the pure part of the effect's work that may run before its request is written (the host calls it while
+   * the request's batch is being written, with the session's views already holding that batch). It must start
+   * nothing outside the process — no model call, no tool, no write. What it returns goes to `execute` once the request
+   * is written; after a failed write (the session breaks) it is dropped, never used.
+   */
+  prepare?(request: EffectRequest): Promise<unknown>;
   /** The resume policy for an effect of this kind that was requested but never settled. */
   resumePolicy(request: EffectRequest): ResumePolicy;
   /** Whether this effect must run alone in its actor's tool lane (default true); read-only tools share it. */

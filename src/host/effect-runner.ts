@@ -21,6 +21,14 @@ import type { InputDraft } from './session-host.types.js';
 /** Facts of a settlement that say what a call did to the workspace: recorded even when the settlement is dropped. */
 const workspaceNoteTypes: ReadonlySet<string> = new Set(['workspace.cleaned', 'workspace.changed']);
 
+/** The request an executor sees for an `effect.requested` record (as `requestsOf` reads it from a step record). */
+const requestOf = (record: RecordEnvelope): EffectRequest => {
+  const data = record.data as { effectId: string; kind: EffectKind; args: Record<string, unknown> };
+  const request: EffectRequest = { effectId: data.effectId, kind: data.kind, actor: record.actor, args: data.args, recordId: record.id };
+  if (record.corr) request.corr = record.corr;
+  return request;
+};
+
 /** What the effect runner needs of its session: its steps and facts, and whether it was interrupted or broke. */
 export interface EffectRunnerSession {
   step(input: InputDraft): Promise<RecordEnvelope[]>;
@@ -85,6 +93,8 @@ export class EffectRunner {
   pausing: CostBudgetStop | undefined;
   /** Effects of actors that ended or were stopped: aborted, and their settlements dropped. */
   private readonly dropped = new Set<string>();
+  /** Effects prepared while their request was being written (`prepare`), by effect id, until started or discarded. */
+  private readonly prepared = new Map<string, { request: EffectRequest; prepared: Promise<unknown> }>();
   private readonly toolLanes = new Map<string, ToolLane<{ request: EffectRequest; settlement: Settlement }>>();
   private readonly stream: string;
   private readonly tree: MachineTree;
@@ -118,11 +128,14 @@ export class EffectRunner {
     const data = record.data as { effectId: string; kind: EffectKind; args: Record<string, unknown> };
     // Interrupted while the step that requested it was being written: it stays requested and unstarted (resume runs it).
     if (this.interrupted || this.running.has(data.effectId)) return;
-    const request: EffectRequest = { effectId: data.effectId, kind: data.kind, actor: record.actor, args: data.args, recordId: record.id, ...(record.corr ? { corr: record.corr } : {}) };
+    const early = this.prepared.get(data.effectId);
+    if (early !== undefined) this.prepared.delete(data.effectId);
+    const request = early?.request ?? requestOf(record);
+    const prepared = early?.prepared;
     const effect = new RunningEffect(request.kind, request.actor);
     this.running.add(request.effectId, effect);
     if (request.kind !== 'executeTool') {
-      void this.execute(request, effect).then((settlement) => this.settle(request, settlement));
+      void this.execute(request, effect, prepared).then((settlement) => this.settle(request, settlement));
       return;
     }
     let lane = this.toolLanes.get(request.actor);
@@ -133,7 +146,41 @@ export class EffectRunner {
       this.toolLanes.set(request.actor, lane);
     }
     const exclusive = this.executors.executeTool?.isExclusive?.(request) ?? true;
-    lane.add(exclusive, async () => ({ request, settlement: await this.execute(request, effect) }));
+    lane.add(exclusive, async () => ({ request, settlement: await this.execute(request, effect, prepared) }));
+  }
+
+  /** Whether an effect of `requests` has an executor that prepares (see `prepare`). */
+  canPrepare(requests: readonly RecordEnvelope[]): boolean {
+    for (const record of requests) if (this.executors[(record.data as { kind: EffectKind }).kind]?.prepare !== undefined) return true;
+    return false;
+  }
+
+  /**
+   * Prepare an effect whose request is being written (`EffectExecutor.prepare`: pure CPU, nothing starts): kept for
+   * `startEffect`, which hands it to the executor once the request is written, or dropped by `discardPrepared`. An
+   * effect already started, or one that would not start (interrupted, a model call while pausing), is not prepared.
+   */
+  prepare(record: RecordEnvelope): void {
+    const data = record.data as { effectId: string; kind: EffectKind };
+    const executor = this.executors[data.kind];
+    if (executor?.prepare === undefined || this.interrupted || this.running.has(data.effectId) || this.prepared.has(data.effectId)) return;
+    if (this.pausing && data.kind === 'callModel') return;
+    const request = requestOf(record);
+    let prepared: Promise<unknown>;
+    try {
+      prepared = executor.prepare(request);
+    } catch (error) {
+      prepared = Promise.reject(error);
+    }
+    // A preparation that fails is the effect's failure once it runs (as if prepared then), never an unhandled rejection.
+    prepared.catch(() => undefined);
+    this.prepared.set(request.effectId, { request, prepared });
+  }
+
+  /** Drop what was prepared for `requests` and not taken by `startEffect` (a failed write, a stop, an interrupt). */
+  discardPrepared(requests: readonly RecordEnvelope[]): void {
+    if (this.prepared.size === 0) return;
+    for (const record of requests) this.prepared.delete((record.data as { effectId: string }).effectId);
   }
 
   /**
@@ -148,7 +195,7 @@ export class EffectRunner {
   }
 
   /** Run an effect's executor; an executor that throws settles as `effect.failed`. Never rejects. */
-  private async execute(request: EffectRequest, effect: RunningEffect): Promise<Settlement> {
+  private async execute(request: EffectRequest, effect: RunningEffect, prepared?: Promise<unknown>): Promise<Settlement> {
     const executor = this.executors[request.kind];
     // Paused for the cost budget: no model call starts (each stays in doubt, and a resume makes it).
     if (this.pausing && request.kind === 'callModel') {
@@ -185,7 +232,7 @@ export class EffectRunner {
         if (guarded && facts.some((fact) => fact.type === 'tool.started')) this.running.markStarted(request.effectId);
       };
       const context = new HostEffectContext(this.stream, this.abandonGraceMs, effect, recordFacts, (event) => this.live$.next(event), (stop) => this.pauseFor(request, stop), () => this.clock(), () => this.clock() - this.createdAt);
-      settlement = await this.abandoning(request, effect, executor.execute(request, context));
+      settlement = await this.abandoning(request, effect, executor.execute(request, context, prepared));
     } catch (error) {
       const text = error instanceof Error ? error.message : String(error);
       const raw = (error as { code?: unknown }).code;

@@ -65,6 +65,14 @@ export class SessionHost {
    * since effects that may be redone (model calls, read-only tools) start before their step is committed.
    */
   readonly written$ = new Subject<RecordEnvelope>();
+  /**
+   * Every record once handed to the writer, before it is written, in seq order: what the session's own views fold
+   * (context, tool state, budget). A step's records are published here once its batch's write is under way, so the
+   * effects it asked for are prepared (pure CPU: a model call's input) while the write runs; at the latest when the
+   * batch is written. A record here may still fail to be written: the session then breaks and nothing prepared from
+   * it is used. Not durable: a reader that needs durable records reads `records$` (or `written$`, written only).
+   */
+  readonly issued$ = new Subject<RecordEnvelope>();
   /** Ephemeral progress (model deltas, effect start/finish) that is never persisted. */
   readonly live$ = new Subject<LiveEvent>();
   readonly stream: string;
@@ -129,6 +137,7 @@ export class SessionHost {
       usage: usageOf(history),
       records$: this.records$,
       written$: this.written$,
+      issued$: this.issued$,
       host: session,
     });
     this.effects = new EffectRunner({
@@ -259,17 +268,20 @@ export class SessionHost {
       const stopped = this.tree.drainStopped();
       const done = this.tree.done;
       // The store's durability decides (synced per step by default, group-committed when relaxed).
-      const written = this.append(drafts, undefined, input.blobs);
+      const issued = this.writer.issue(drafts, undefined, input.blobs);
+      // The effects the step asks for, read from its step record as the store will return it (seqs assigned at issue).
+      const requests = requestsIn(issued.envelopes);
+      // While the batch is written, the effects it asked for are prepared (pure CPU; none starts before it is written).
+      if (requests.length > 0 && input.holdEffects === undefined) this.prepareWhileWriting(requests);
       // Taken now, while the tree is exactly at the batch's last seq; saved once that batch is written.
       const snapshot = this.snapshotDue();
       this.settling++;
-      const started = written
+      const started = issued.written
         .then(async (stored) => {
           if (snapshot) await this.store.saveSnapshot(this.stream, snapshot);
           if (stopped.length > 0) this.dropEffectsOf(stopped);
           // A hook stopped the session: nothing this batch requested starts; the cancellation is queued next.
           if (!this.stopIfAsked(stored)) {
-            const requests = requestsIn(stored);
             if (input.holdEffects) input.holdEffects(requests);
             else for (const request of requests) this.startEffect(request);
           }
@@ -277,6 +289,8 @@ export class SessionHost {
           return stored;
         })
         .finally(() => {
+          // What was prepared and not started (a failed write, a stop, an interrupt) is dropped, never used.
+          if (requests.length > 0) this.effects.discardPrepared(requests);
           this.settling--;
           this.wakeQuietWaiters();
         });
@@ -326,6 +340,22 @@ export class SessionHost {
    */
   startEffect(record: RecordEnvelope): void {
     this.effects.startEffect(record);
+  }
+
+  /**
+   * Prepare the effects a step asked for while its batch is written: once the write is under way (the next turn of
+   * the event loop, after the store's encoding has handed the batch to its writer thread), the records issued so far
+   * are folded into the session's views and each effect whose executor can prepare (a model call's input) does.
+   * Nothing starts here: each effect starts once its batch is written, with what was prepared. An effect already
+   * started meanwhile (a store that wrote at once) prepares as before, when it runs.
+   */
+  private prepareWhileWriting(requests: readonly RecordEnvelope[]): void {
+    if (!this.effects.canPrepare(requests)) return;
+    setImmediate(() => {
+      if (this.broken || this.interrupted) return;
+      this.writer.foldIssued();
+      for (const request of requests) this.effects.prepare(request);
+    });
   }
 
   /** Abort the running effects of actors that ended or were stopped (and of their descendants); drop their settlements. */

@@ -1,8 +1,9 @@
 /*
  * The session's writer: the one queue every batch of records goes through to the store, in seq order. It assigns seqs,
  * merges the batches that waited while the previous append was written into one atomic append, publishes each
- * record on `written$` once written and on `records$` once the store's commit covers it (acknowledged), and tracks
- * the stream's status for stores that index it. Split from session-host.ts (issue 31).
+ * record on `issued$` once handed to it (for the session's own folds, see `foldIssued`), on `written$` once written
+ * and on `records$` once the store's commit covers it (acknowledged), and tracks the stream's status for stores that
+ * index it. Split from session-host.ts (issue 31).
  */
 import type { Subject } from 'rxjs';
 import type { RecordDraft, RecordEnvelope } from '../../models/envelope.js';
@@ -22,6 +23,23 @@ interface PendingWrite {
   resolve: (stored: RecordEnvelope[]) => void;
   reject: (error: unknown) => void;
 }
+
+/** A batch handed to the writer: its records' envelopes (seqs assigned) and the promise of their write. */
+export interface IssuedBatch {
+  /** The envelopes the store will return for the batch (`stream`, the seqs assigned in call order, the draft's fields). */
+  envelopes: RecordEnvelope[];
+  /** Resolves with the stored records once written, after they went to `written$`; rejects when the write failed. */
+  written: Promise<RecordEnvelope[]>;
+}
+
+/** The envelope of a draft at `seq`, with its fields in schema order, as the stores build it (`toEnvelope`). */
+const issuedEnvelopeOf = (stream: string, seq: number, draft: RecordDraft): RecordEnvelope => {
+  const envelope = { stream, seq, id: draft.id, type: draft.type, v: draft.v, at: draft.at, actor: draft.actor } as RecordEnvelope;
+  if (draft.cause !== undefined) envelope.cause = draft.cause;
+  if (draft.corr !== undefined) envelope.corr = draft.corr;
+  if (draft.data !== undefined) envelope.data = draft.data;
+  return envelope;
+};
 
 /** At most this many records go into one store append when the writer merges the batches waiting for it. */
 const maxMergedRecords = 1_024;
@@ -48,6 +66,12 @@ export interface SessionWriterOptions {
   records$: Subject<RecordEnvelope>;
   /** Where each record goes once written (the host's `written$`). */
   written$: Subject<RecordEnvelope>;
+  /**
+   * Where each record goes once handed to the writer, before it is written (the host's `issued$`): at the latest
+   * when its batch (or an earlier one) is written, earlier when someone calls `foldIssued` (the host does, to prepare
+   * the effects a step asked for while its batch is written). Only the session's own folds read it.
+   */
+  issued$?: Subject<RecordEnvelope>;
   host: SessionWriterHost;
 }
 
@@ -69,6 +93,9 @@ export class SessionWriter {
   private readonly stream: string;
   private readonly records$: Subject<RecordEnvelope>;
   private readonly written$: Subject<RecordEnvelope>;
+  private readonly issued$: Subject<RecordEnvelope> | undefined;
+  /** Records handed to the writer and not yet published on `issued$`, in seq order. */
+  private unfolded: RecordEnvelope[] = [];
   private readonly host: SessionWriterHost;
   /** Batches applied to the tree and waiting for the writer (one store append at a time, in seq order). */
   private pendingWrites: PendingWrite[] = [];
@@ -88,6 +115,7 @@ export class SessionWriter {
     this.usage = options.usage ?? emptyUsage;
     this.records$ = options.records$;
     this.written$ = options.written$;
+    this.issued$ = options.issued$;
     this.host = options.host;
   }
 
@@ -99,18 +127,43 @@ export class SessionWriter {
    * decides by its mode and acknowledges when the append resolves. Seqs are assigned now, in call order.
    */
   append(drafts: RecordDraft[], sync: boolean | undefined, blobs?: readonly Uint8Array[]): Promise<RecordEnvelope[]> {
-    if (drafts.length === 0) return Promise.resolve([]);
+    return this.issue(drafts, sync, blobs).written;
+  }
+
+  /**
+   * `append`, also giving the batch's envelopes as the store will return them (seqs assigned now): what the host reads
+   * a step's effect intents from while the batch is being written.
+   */
+  issue(drafts: RecordDraft[], sync: boolean | undefined, blobs?: readonly Uint8Array[]): IssuedBatch {
+    if (drafts.length === 0) return { envelopes: [], written: Promise.resolve([]) };
     // A fact stamped when its tool decided something may be appended after a later batch (parallel tools), and a
     // wall clock may step back: `at` is clamped so the stream's timestamps never go backwards.
     for (const draft of drafts) {
       if (draft.at < this.lastAt) draft.at = this.lastAt;
       else this.lastAt = draft.at;
     }
+    const envelopes: RecordEnvelope[] = new Array(drafts.length);
+    for (let index = 0; index < drafts.length; index++) envelopes[index] = issuedEnvelopeOf(this.stream, this.issuedHead + index + 1, drafts[index]!);
     this.issuedHead += drafts.length;
-    return new Promise<RecordEnvelope[]>((resolve, reject) => {
+    if (this.issued$) for (const envelope of envelopes) this.unfolded.push(envelope);
+    const written = new Promise<RecordEnvelope[]>((resolve, reject) => {
       this.pendingWrites.push({ drafts, sync, blobs, resolve, reject });
       this.pumpWrites();
     });
+    return { envelopes, written };
+  }
+
+  /**
+   * Publish on `issued$` every record handed to the writer so far, in seq order. The writer does it when a batch is
+   * written (before `written$`); the host does it earlier, once the batch's write is under way, to prepare the
+   * effects its step asked for against views that hold it. A record folded this way may still fail to be written:
+   * the session then breaks, and nothing prepared from it is used.
+   */
+  foldIssued(): void {
+    if (this.unfolded.length === 0) return;
+    const records = this.unfolded;
+    this.unfolded = [];
+    for (const record of records) this.issued$!.next(record);
   }
 
   /**
@@ -163,6 +216,7 @@ export class SessionWriter {
           this.statusState = statusState;
           this.usage = usage;
           this.head = stored[stored.length - 1]!.seq;
+          this.foldIssued();
           for (const record of stored) {
             this.unacknowledged.push(record);
             this.written$.next(record);

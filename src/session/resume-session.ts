@@ -274,7 +274,7 @@ const resumeHeld = async (shared: SessionServices, sessionId: string, options: R
   if (!ended) refuseUnpricedModels(services.prices, [services.provider, ...(services.fallbacks ?? [])], maxCostUsd ?? wiring.budget.limitUsd);
   const head = records[records.length - 1]?.seq ?? 0;
   const host = new SessionHost({ store: services.store, stream: sessionId, tree: rebuilt.tree, head, createdAt: first.at, lastAt: records[records.length - 1]?.at ?? first.at, executors: wiring.executors, machineVersion: machineVersion(), clock: services.clock, newId: services.newRecordId ?? createIdGenerator(), snapshotEvery: services.snapshotEvery, parallelTools: services.parallelTools, ...(services.abandonGraceMs === undefined ? {} : { abandonGraceMs: services.abandonGraceMs }), lastSnapshotSeq: rebuilt.snapshotSeq ?? 0, statusHistory: records, ...(services.effectGate ? { effectGate: services.effectGate } : {}), ...(capabilities ? { capabilities: capabilities.deriver } : {}), stopReasonOf: sessionStopOf });
-  host.written$.subscribe(wiring.observe);
+  host.issued$.subscribe(wiring.observe);
   memory?.attach(host);
   // Hooks recorded in the log are never run again: only records appended from here on reach the observers.
   const hooks = sessionHooksFor(services, sessionId, wiring, host);

@@ -160,7 +160,7 @@ export const createSession = async <Schema extends z.ZodType = z.ZodType<unknown
     ...(capabilities ? { capabilities: capabilities.deriver } : {}),
     stopReasonOf: sessionStopOf,
   });
-  host.written$.subscribe(wiring.observe);
+  host.issued$.subscribe(wiring.observe);
   memory?.attach(host);
   const hooks = sessionHooksFor(services, sessionId, wiring, host);
   await hooks?.sessionStarted(options.task);
