@@ -41,6 +41,11 @@ export interface ModelCallSource {
   role(actor: string): string | undefined;
   /** Build (and record) the input of one attempt; without it the executor sends `messages` and `tools` as they are. */
   prepare?(attempt: ModelCallAttempt): Promise<PreparedModelInput>;
+  /**
+   * Whether `prepare` for `actor`'s next call is pure work on the session's views (no hook to run, no environment to
+   * capture), so it may run while the call's request is being written. Absent: it is.
+   */
+  preparesPurely?(actor: string): boolean;
   /** The typed contract of this call (harness-typestate CallSpec) for the actor that asked, recorded in `model.responded` for the turn. */
   callSpec?(effectId: string, actor: string): CallSpec;
   /**
@@ -369,7 +374,7 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
     resumePolicy: () => 'rerun-after-check',
     // The first attempt's input (projection, request encoding, the input blob's hash) may be built while the call's
     // request is written: the call itself starts only in `execute`, once it is.
-    prepare: (request) => firstInput(request),
+    prepare: (request) => (source.preparesPurely?.(request.actor) === false ? undefined : firstInput(request)),
     async execute(request, context, early) {
       const turn = Number(request.args.turn);
       const firstStarted = context.now();

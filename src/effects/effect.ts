@@ -78,10 +78,11 @@ export interface EffectExecutor {
   /**
    * Optional: the pure part of the effect's work that may run before its request is written (the host calls it while
    * the request's batch is being written, with the session's views already holding that batch). It must start
-   * nothing outside the process — no model call, no tool, no write. What it returns goes to `execute` once the request
-   * is written; after a failed write (the session breaks) it is dropped, never used.
+   * nothing outside the process — no model call, no tool, no write, no hook. What it returns goes to `execute` once
+   * the request is written; after a failed write (the session breaks) it is dropped, never used. Undefined: nothing
+   * to prepare now (`execute` then prepares as it runs).
    */
-  prepare?(request: EffectRequest): Promise<unknown>;
+  prepare?(request: EffectRequest): Promise<unknown> | undefined;
   /** The resume policy for an effect of this kind that was requested but never settled. */
   resumePolicy(request: EffectRequest): ResumePolicy;
   /** Whether this effect must run alone in its actor's tool lane (default true); read-only tools share it. */

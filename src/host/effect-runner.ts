@@ -166,12 +166,13 @@ export class EffectRunner {
     if (executor?.prepare === undefined || this.interrupted || this.running.has(data.effectId) || this.prepared.has(data.effectId)) return;
     if (this.pausing && data.kind === 'callModel') return;
     const request = requestOf(record);
-    let prepared: Promise<unknown>;
+    let prepared: Promise<unknown> | undefined;
     try {
       prepared = executor.prepare(request);
     } catch (error) {
       prepared = Promise.reject(error);
     }
+    if (prepared === undefined) return;
     // A preparation that fails is the effect's failure once it runs (as if prepared then), never an unhandled rejection.
     prepared.catch(() => undefined);
     this.prepared.set(request.effectId, { request, prepared });

@@ -248,6 +248,9 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
     messages: (actor) => project(actor).messages,
     tools: (actor) => actors.of(actor).descriptions,
     role: (actor) => directory.get(actor)?.task.role,
+    // A contextProject hook runs a command, and the first call captures the environment (git, the shell): neither
+    // runs before the call's request is written.
+    preparesPurely: () => !hooks?.has('contextProject') && (services.environment === false || environment !== undefined || recordedEnvironment !== undefined),
     async prepare({ actor, turn, effectId, attempt }) {
       await counterReady;
       // Candidates extracted from the last step are written first: this session's own facts must beat memory.
