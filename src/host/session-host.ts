@@ -272,12 +272,14 @@ export class SessionHost {
       // The effects the step asks for, read from its step record as the store will return it (seqs assigned at issue).
       const requests = requestsIn(issued.envelopes);
       // While the batch is written, the effects it asked for are prepared (pure CPU; none starts before it is written).
-      if (requests.length > 0 && input.holdEffects === undefined) this.prepareWhileWriting(requests);
+      const preparing = requests.length > 0 && input.holdEffects === undefined ? this.prepareWhileWriting(requests) : undefined;
       // Taken now, while the tree is exactly at the batch's last seq; saved once that batch is written.
       const snapshot = this.snapshotDue();
       this.settling++;
       const started = issued.written
         .then(async (stored) => {
+          // Written: from here each effect prepares as it runs (a store that wrote before the preparation began).
+          if (preparing) preparing.due = false;
           if (snapshot) await this.store.saveSnapshot(this.stream, snapshot);
           if (stopped.length > 0) this.dropEffectsOf(stopped);
           // A hook stopped the session: nothing this batch requested starts; the cancellation is queued next.
@@ -290,7 +292,10 @@ export class SessionHost {
         })
         .finally(() => {
           // What was prepared and not started (a failed write, a stop, an interrupt) is dropped, never used.
-          if (requests.length > 0) this.effects.discardPrepared(requests);
+          if (preparing) {
+            preparing.due = false;
+            this.effects.discardPrepared(requests);
+          }
           this.settling--;
           this.wakeQuietWaiters();
         });
@@ -346,16 +351,19 @@ export class SessionHost {
    * Prepare the effects a step asked for while its batch is written: once the write is under way (the next turn of
    * the event loop, after the store's encoding has handed the batch to its writer thread), the records issued so far
    * are folded into the session's views and each effect whose executor can prepare (a model call's input) does.
-   * Nothing starts here: each effect starts once its batch is written, with what was prepared. An effect already
-   * started meanwhile (a store that wrote at once) prepares as before, when it runs.
+   * Nothing starts here: each effect starts once its batch is written, with what was prepared. Once the batch is
+   * written (`due` false: a store that wrote before the preparation's turn came, like the memory store) or failed, no
+   * preparation begins: the effects prepare as they run.
    */
-  private prepareWhileWriting(requests: readonly RecordEnvelope[]): void {
-    if (!this.effects.canPrepare(requests)) return;
+  private prepareWhileWriting(requests: readonly RecordEnvelope[]): { due: boolean } | undefined {
+    if (!this.effects.canPrepare(requests)) return undefined;
+    const preparing = { due: true };
     setImmediate(() => {
-      if (this.broken || this.interrupted) return;
+      if (!preparing.due || this.broken || this.interrupted) return;
       this.writer.foldIssued();
       for (const request of requests) this.effects.prepare(request);
     });
+    return preparing;
   }
 
   /** Abort the running effects of actors that ended or were stopped (and of their descendants); drop their settlements. */
