@@ -29,6 +29,7 @@ export { verifyRecords } from './host/replay.js';
 export { ReinError } from '../models/rein-error.js';
 export { DivergenceError, OutputError } from './host/host-errors.js';
 export { createEntryReader, entriesOf, flattenRecords, requestsOf, sessionEndedIn, upcastLegacySteps, foldEntries, seqsOf } from './host/step-record.js';
+export { createCallSpecResolver, resolveCallSpecs } from '../stores/call-spec-refs.js';
 export type { StepDerived, StepEntry, StepFact, StepTransition, StepIntent, StepEmitted } from '../models/step.records.js';
 export { maxOutputCorrections } from '../machines/session.contract.js';
 export type { ReinErrorCode } from './rein-error-codes.js';

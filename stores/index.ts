@@ -40,7 +40,7 @@ export { MemoryBlobStore } from './memory-blob-store.js';
 export { FileBlobStore } from './file-blob-store.js';
 export type { FileBlobStoreOptions } from './file-blob-store.js';
 export { createUpcaster, upcastRecords, upcastSteps, UnsupportedVersionError } from './upcasters.js';
-export { resolveCallSpecs } from './call-spec-refs.js';
+export { createCallSpecResolver, resolveCallSpecs } from './call-spec-refs.js';
 export { ChainKey, randomChainKey, loadChainHashing } from './chain-crypto.js';
 export { chainKeyPath, loadChainKey } from './chain-key-file.js';
 export type { LoadChainKeyOptions } from './chain-key-file.js';

@@ -6,7 +6,7 @@ import type { ModelResponded } from '../../models/model.records.js';
 import { ReinRecordSchema } from '../../models/records.js';
 import { runDelegation } from '../../scripts/bench/delegation.bench.js';
 import { createMemoryEventStore, openLevelEventStore } from '../../stores/index.js';
-import { resolveCallSpecs } from '../../stores/call-spec-refs.js';
+import { createCallSpecResolver, resolveCallSpecs } from '../../stores/call-spec-refs.js';
 import type { EventStore } from '../../stores/event-store.js';
 import { verifyRecords } from '../../src/host/replay.js';
 import { readSessionRecords } from '../../src/session/read-session.js';
@@ -85,6 +85,14 @@ describe('a CallSpec every child repeats is stored once per stream (model.respon
       // Resolving twice changes nothing.
       const once = resolveCallSpecs(stored);
       expect(resolveCallSpecs(once)).toBe(once);
+      // Record by record (a live feed from seq 1), the same records; a record without a reference is the one given.
+      const resolve = createCallSpecResolver();
+      const fed = stored.map((record) => resolve(record));
+      expect(fed).toEqual(once);
+      fed.forEach((record, index) => {
+        if (once[index] === stored[index]) expect(record).toBe(stored[index]);
+      });
+      expect(fed.filter((record) => record.type === 'model.responded').every((record) => (record.data as ModelResponded).callSpec !== undefined)).toBe(true);
     } finally {
       await cleanup();
     }
