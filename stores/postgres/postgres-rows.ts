@@ -6,6 +6,7 @@ import type { prepareBatch } from '../record-drafts.js';
 import { decodeRecord } from '../record-drafts.js';
 import { verifyPosition } from '../read-range.js';
 import { CorruptRecordError, StoreError } from '../store-errors.js';
+import { BinaryArrays } from './postgres-binary-arrays.js';
 
 /*
  * How the PostgreSQL store's rows map to records: the `streams` row to `StreamInfo`, a `records` row back to its
@@ -56,7 +57,11 @@ export const decodeRow = (stream: string, seq: number, payload: Buffer, checksum
   return record;
 };
 
-/** The parameters of `<schema>.append(...)` for one prepared batch with its chain fields and the seal it leaves. */
+/**
+ * The parameters of `<schema>.append(...)` for one prepared batch with its chain fields and the seal it leaves. The
+ * arrays go in PostgreSQL's binary format (see postgres-binary-arrays.ts): the same values, with far less work on
+ * both sides than array literals.
+ */
 export const appendParameters = (
   stream: string,
   options: AppendOptions,
@@ -67,7 +72,27 @@ export const appendParameters = (
   chain: { fields: readonly Uint8Array[]; seal: Uint8Array | null },
 ): unknown[] => {
   const { envelopes, values } = batch;
-  const payloads = values.map((value) => Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+  const count = envelopes.length;
+  const ids: string[] = new Array(count);
+  const types: string[] = new Array(count);
+  const vs: number[] = new Array(count);
+  const ats: number[] = new Array(count);
+  const actors: string[] = new Array(count);
+  const causes: Array<string | null> = new Array(count);
+  const corrs: Array<string | null> = new Array(count);
+  const checksums: number[] = new Array(count);
+  for (let index = 0; index < count; index++) {
+    const envelope = envelopes[index]!;
+    ids[index] = envelope.id;
+    types[index] = envelope.type;
+    vs[index] = envelope.v;
+    ats[index] = envelope.at;
+    actors[index] = envelope.actor;
+    causes[index] = envelope.cause ?? null;
+    corrs[index] = envelope.corr ?? null;
+    checksums[index] = crc32(values[index]!);
+  }
+  const arrays = new BinaryArrays();
   return [
     stream,
     options.expectedSeq,
@@ -76,18 +101,18 @@ export const appendParameters = (
     createdAt,
     durable,
     options.status ?? null,
-    envelopes.map((envelope) => envelope.id),
-    envelopes.map((envelope) => envelope.type),
-    envelopes.map((envelope) => envelope.v),
-    envelopes.map((envelope) => envelope.at),
-    envelopes.map((envelope) => envelope.actor),
-    envelopes.map((envelope) => envelope.cause ?? null),
-    envelopes.map((envelope) => envelope.corr ?? null),
-    payloads,
-    payloads.map((payload) => crc32(payload)),
-    blobs.map((blob) => blob.hex),
-    blobs.map((blob) => Buffer.from(blob.bytes)),
-    chain.fields.map((field) => Buffer.from(field.buffer, field.byteOffset, field.byteLength)),
+    arrays.texts(ids),
+    arrays.texts(types),
+    arrays.int4s(vs),
+    arrays.float8s(ats),
+    arrays.texts(actors),
+    arrays.texts(causes),
+    arrays.texts(corrs),
+    arrays.byteas(values),
+    arrays.int8s(checksums),
+    arrays.texts(blobs.map((blob) => blob.hex)),
+    arrays.byteas(blobs.map((blob) => blob.bytes)),
+    arrays.byteas(chain.fields),
     chain.seal === null ? null : Buffer.from(chain.seal.buffer, chain.seal.byteOffset, chain.seal.byteLength),
     // Sent as JSON text (cast to jsonb): node-postgres would send a JS array as a PostgreSQL array.
     options.summary === undefined ? null : JSON.stringify(options.summary),
