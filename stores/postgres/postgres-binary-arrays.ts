@@ -19,7 +19,8 @@ const CHUNK = 4000;
 const TWO_32 = 4294967296;
 
 /**
- * Writes binary array parameters into shared chunks: each array is one contiguous `Buffer` view. A writer serves one
+ * Writes binary array parameters into shared chunks: each array is one contiguous `Uint8Array` view (binary to
+ * node-postgres and to PreparedCall alike). A writer serves one
  * append (its views must stay untouched until the query is sent, retries included), so it is never reused.
  */
 export class BinaryArrays {
@@ -28,7 +29,7 @@ export class BinaryArrays {
   #offset = 0;
 
   /** A `text[]` (NULL for `null`/`undefined` elements). */
-  texts(values: readonly (string | null | undefined)[]): Buffer {
+  texts(values: readonly (string | null | undefined)[]): Uint8Array {
     let bound = HEADER;
     for (let index = 0; index < values.length; index++) bound += 4 + 3 * (values[index]?.length ?? 0);
     let at = this.#start(ELEMENT_OID.text, values, bound);
@@ -49,7 +50,7 @@ export class BinaryArrays {
   }
 
   /** An `integer[]` (int4). */
-  int4s(values: readonly number[]): Buffer {
+  int4s(values: readonly number[]): Uint8Array {
     let at = this.#start(ELEMENT_OID.int4, values, HEADER + 8 * values.length);
     const view = this.#view;
     for (let index = 0; index < values.length; index++) {
@@ -61,7 +62,7 @@ export class BinaryArrays {
   }
 
   /** A `bigint[]` (int8) of safe integers. */
-  int8s(values: readonly number[]): Buffer {
+  int8s(values: readonly number[]): Uint8Array {
     let at = this.#start(ELEMENT_OID.int8, values, HEADER + 12 * values.length);
     const view = this.#view;
     for (let index = 0; index < values.length; index++) {
@@ -76,7 +77,7 @@ export class BinaryArrays {
   }
 
   /** A `double precision[]` (float8). */
-  float8s(values: readonly number[]): Buffer {
+  float8s(values: readonly number[]): Uint8Array {
     let at = this.#start(ELEMENT_OID.float8, values, HEADER + 12 * values.length);
     const view = this.#view;
     for (let index = 0; index < values.length; index++) {
@@ -88,7 +89,7 @@ export class BinaryArrays {
   }
 
   /** A `bytea[]`. */
-  byteas(values: readonly Uint8Array[]): Buffer {
+  byteas(values: readonly Uint8Array[]): Uint8Array {
     let bound = HEADER;
     for (let index = 0; index < values.length; index++) bound += 4 + values[index]!.byteLength;
     let at = this.#start(ELEMENT_OID.bytea, values, bound);
@@ -129,9 +130,9 @@ export class BinaryArrays {
     return at + HEADER;
   }
 
-  /** The array written since `#start`, as a view; the next array starts after it. */
-  #end(at: number): Buffer {
-    const view = this.#chunk.subarray(this.#offset, at);
+  /** The array written since `#start`, as a view (a plain Uint8Array: cheaper to make than a Buffer's subarray). */
+  #end(at: number): Uint8Array {
+    const view = new Uint8Array(this.#chunk.buffer, this.#chunk.byteOffset + this.#offset, at - this.#offset);
     this.#offset = at;
     return view;
   }

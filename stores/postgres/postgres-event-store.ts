@@ -34,6 +34,7 @@ import { checkedSnapshot, encodeTaggedSnapshot } from '../chain-snapshots.js';
 import { StreamHolds } from './postgres-stream-holds.js';
 import { parsePostgresUrl } from './postgres-url.js';
 import { PostgresChain } from './postgres-chain.js';
+import { PreparedCall, runPreparedCall } from './postgres-prepared-call.js';
 import type { ChainKey } from '../chain-crypto.js';
 import type { ChainReport } from '../chain-check.js';
 
@@ -93,6 +94,8 @@ export class PostgresEventStore implements EventStore {
   /** This process's advisory locks on streams (`hold`). */
   readonly #holds: StreamHolds;
 
+  /** The append's SQL text (the prepared statement's). */
+  readonly #appendSql: string;
   readonly #listen: (channel: string, onMessage: (payload: string) => void, onResync: () => void) => AppendListener;
   readonly #chain: PostgresChain;
 
@@ -108,6 +111,7 @@ export class PostgresEventStore implements EventStore {
     this.blobs = new PostgresBlobStore(this.db);
     this.#holds = new StreamHolds(this.db, () => this.#state === 'open');
     this.#chain = new PostgresChain(this.db, settings.chainKey);
+    this.#appendSql = APPEND_SQL(this.db.quoted);
     this.location = options.location;
     this.#sync = (settings.durability ?? 'sync') === 'sync';
     this.#clock = settings.clock ?? Date.now;
@@ -135,14 +139,14 @@ export class PostgresEventStore implements EventStore {
     const parameters = appendParameters(stream, options, options.createdAt ?? this.#clock(), options.sync ?? this.#sync, batch, blobs, chain);
     // A named statement: each of the pool's connections parses and plans it once, then only binds and executes it
     // (measured: ~0.2 ms less client CPU and ~0.2 ms less server CPU per append). The pool is this store's alone, so
-    // the name always carries this text.
-    const query = { name: APPEND_STATEMENT, text: APPEND_SQL(this.db.quoted), values: parameters };
+    // the name always carries this text. The request is written by PreparedCall (one buffer, no per-parameter
+    // mapping, no portal description), a fresh one per attempt.
     return this.#track(async () => {
       await this.db.retrying(
         stream,
         async () => {
           try {
-            await this.db.pool.query(query);
+            await runPreparedCall(this.db.pool, new PreparedCall(APPEND_STATEMENT, this.#appendSql, parameters));
             return true;
           } catch (error) {
             throw isConnectionError(error) ? error : storeErrorOf(error, stream, options.expectedSeq);

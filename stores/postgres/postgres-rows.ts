@@ -7,6 +7,7 @@ import { decodeRecord } from '../record-drafts.js';
 import { verifyPosition } from '../read-range.js';
 import { CorruptRecordError, StoreError } from '../store-errors.js';
 import { BinaryArrays } from './postgres-binary-arrays.js';
+import type { CallValue } from './postgres-prepared-call.js';
 
 /*
  * How the PostgreSQL store's rows map to records: the `streams` row to `StreamInfo`, a `records` row back to its
@@ -70,7 +71,7 @@ export const appendParameters = (
   batch: ReturnType<typeof prepareBatch>,
   blobs: Awaited<ReturnType<typeof prepareStreamBlobs>>,
   chain: { fields: readonly Uint8Array[]; seal: Uint8Array | null },
-): unknown[] => {
+): CallValue[] => {
   const { envelopes, values } = batch;
   const count = envelopes.length;
   const ids: string[] = new Array(count);
@@ -113,7 +114,7 @@ export const appendParameters = (
     arrays.texts(blobs.map((blob) => blob.hex)),
     arrays.byteas(blobs.map((blob) => blob.bytes)),
     arrays.byteas(chain.fields),
-    chain.seal === null ? null : Buffer.from(chain.seal.buffer, chain.seal.byteOffset, chain.seal.byteLength),
+    chain.seal,
     // Sent as JSON text (cast to jsonb): node-postgres would send a JS array as a PostgreSQL array.
     options.summary === undefined ? null : JSON.stringify(options.summary),
   ];
