@@ -42,6 +42,8 @@ export class PreparedCall implements Submittable {
   }
 
   submit(connection: Connection): Error | null {
+    // As node-postgres does not write to a socket that ended; the message marks it a connection error (retried).
+    if (!connection.stream.writable) return new Error('Connection terminated: the socket is no longer writable');
     const book = connection as unknown as StatementBook;
     const known = book.parsedStatements[this.name] ?? book.submittedNamedStatements?.[this.name];
     if (known !== undefined && known !== this.text) return new Error(`prepared statement ${this.name} already holds another text`);

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isConnectionError } from '../../stores/postgres/postgres-errors.js';
 import { PreparedCall, runPreparedCall } from '../../stores/postgres/postgres-prepared-call.js';
 import { describePostgres, postgresUrl } from '../support/postgres.js';
@@ -75,5 +75,16 @@ describePostgres('PreparedCall (the append request the store writes itself)', ()
     } finally {
       await admin.end();
     }
+  });
+});
+
+describe('PreparedCall without a server', () => {
+  it('refuses a socket that is no longer writable with a connection error (so the store retries), writing nothing', () => {
+    let written = 0;
+    const connection = { stream: { writable: false, write: () => void written++ }, parsedStatements: {} } as unknown as pg.Connection;
+    const refused = new PreparedCall('t', 'SELECT 1', []).submit(connection);
+    expect(refused).toBeInstanceOf(Error);
+    expect(isConnectionError(refused)).toBe(true);
+    expect(written).toBe(0);
   });
 });
