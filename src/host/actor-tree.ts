@@ -24,8 +24,12 @@ interface TreeSnapshot {
   children?: Record<string, { getSnapshot(): TreeSnapshot }>;
 }
 
-const eventOf = (record: Pick<RecordEnvelope, 'type' | 'data'>): SessionEvent =>
-  ({ ...(record.data as Record<string, unknown>), type: record.type }) as SessionEvent;
+/** The event an input record delivers (copied, then `type` set: see `eventOfRecord` in pure-tree.ts). */
+const eventOf = (record: Pick<RecordEnvelope, 'type' | 'data'>): SessionEvent => {
+  const event = Object.assign({}, record.data as Record<string, unknown>) as { type: string };
+  event.type = record.type;
+  return event as SessionEvent;
+};
 
 /**
  * The running tree (see `MachineTree`): a session's actors as xstate actors, plus the collector that turns their

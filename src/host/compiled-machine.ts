@@ -1,6 +1,6 @@
 import { createActor, raise, sendTo, spawnChild, stopChild, type ActorScope, type AnyActorRef, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
 import { ReinError } from './host-errors.js';
-import { MachineStructure, Refusal, resolveOutput, wildcard, type Action, type Leaf, type Transition } from './compiled-structure.js';
+import { MachineStructure, Refusal, resolveOutput, wildcard, type Action, type GuardArgs, type Leaf, type Transition } from './compiled-structure.js';
 import { standInRefOf } from './machine-stand-ins.js';
 
 /*
@@ -42,11 +42,11 @@ interface Run {
 /** The children maps compiled machines made (a copy, or an initial map): only these are changed in place. */
 const ownedChildren = new WeakSet<object>();
 
-const newChildren = (): Record<string, AnyActorRef> => {
-  const children = {};
-  ownedChildren.add(children);
-  return children;
-};
+/**
+ * The children map of a snapshot without children: one frozen empty map, shared (most actors never spawn: a turn's
+ * initial snapshot took a map and a WeakSet entry each). Not owned, so a first spawn copies it (`ownChildren`).
+ */
+const noChildren: Record<string, AnyActorRef> = Object.freeze({}) as Record<string, AnyActorRef>;
 
 const specialParent = '#_parent';
 const specialInternal = '#_internal';
@@ -92,14 +92,14 @@ export class CompiledMachine extends MachineStructure {
     const contextConfig = this.machine.config.context;
     const run: Run = {
       context: typeof contextConfig !== 'function' && contextConfig ? contextConfig : {},
-      children: newChildren(),
+      children: noChildren,
       leaf: this.preInitial,
       status: 'active',
       output: undefined,
       error: undefined,
       historyValue: {},
       version: 0,
-      ownsChildren: true,
+      ownsChildren: false,
       queue: [],
       scope,
     };
@@ -184,40 +184,42 @@ export class CompiledMachine extends MachineStructure {
 
   /** The transition an event takes: the first enabled candidate of the leaf, else of its parent, and so on. */
   private select(leaf: Leaf, event: EventObject, context: unknown): Transition | undefined {
-    const nodes = leaf.nodes;
-    for (let index = nodes.length - 1; index >= 0; index--) {
-      const node = nodes[index]!;
-      for (const candidate of this.candidatesOf(node, event.type)) {
-        if (!candidate.guard) return candidate;
-        let passed: boolean;
-        try {
-          passed = candidate.guard(context, event);
-        } catch (error) {
-          throw new Error(`Unable to evaluate guard ${candidate.guardLabel ? `'${candidate.guardLabel}' ` : ''}in transition for event '${event.type}' in state node '${node.id}':\n${(error as Error).message}`);
-        }
-        if (passed) return candidate;
+    const { transitions, sources } = this.leafCandidatesOf(leaf, event.type);
+    let args: GuardArgs | undefined;
+    for (let index = 0; index < transitions.length; index++) {
+      const candidate = transitions[index]!;
+      if (!candidate.guard) return candidate;
+      let passed: boolean;
+      try {
+        passed = candidate.guard((args ??= { context, event }), undefined);
+      } catch (error) {
+        throw new Error(`Unable to evaluate guard ${candidate.guardLabel ? `'${candidate.guardLabel}' ` : ''}in transition for event '${event.type}' in state node '${sources[index]!.id}':\n${(error as Error).message}`);
       }
+      if (passed) return candidate;
     }
     return undefined;
   }
 
   private selectEventless(leaf: Leaf, context: unknown, event: EventObject): Transition | undefined {
-    const nodes = leaf.nodes;
-    for (let index = nodes.length - 1; index >= 0; index--) {
-      for (const candidate of this.alwaysOf(nodes[index]!)) {
-        if (!candidate.guard || candidate.guard(context, event)) return candidate;
-      }
+    const candidates = leaf.always ?? this.eventlessOf(leaf);
+    let args: GuardArgs | undefined;
+    for (let index = 0; index < candidates.length; index++) {
+      const candidate = candidates[index]!;
+      if (!candidate.guard || candidate.guard((args ??= { context, event }), undefined)) return candidate;
     }
     return undefined;
   }
 
   /** xstate's microstep for one transition: its actions, then each entered state's, a final state ending the machine. */
   private microstep(run: Run, transition: Transition, event: EventObject): void {
-    const plan = this.planOf(transition, run.leaf);
-    this.runActions(run, transition.actions, event);
+    const plan = transition.plans.get(run.leaf) ?? this.planOf(transition, run.leaf);
+    const own = transition.actions;
+    for (let index = 0; index < own.length; index++) this.runAction(run, own[index]!, event);
     const root = this.machine.root;
-    for (const { node, actions } of plan.entered) {
-      this.runActions(run, actions, event);
+    const entered = plan.entered;
+    for (let step = 0; step < entered.length; step++) {
+      const { node, actions } = entered[step]!;
+      for (let index = 0; index < actions.length; index++) this.runAction(run, actions[index]!, event);
       if (node.type !== 'final') continue;
       const parent = node.parent;
       const ancestorMarker = parent?.parent;
@@ -256,39 +258,36 @@ export class CompiledMachine extends MachineStructure {
     }
   }
 
-  private runActions(run: Run, actions: readonly Action[], event: EventObject): void {
-    for (let index = 0; index < actions.length; index++) this.runAction(run, actions[index]!, event);
-  }
-
   /** One action, as xstate's `resolveAndExecuteActionsWithContext` resolves and hands it to the executor. */
   private runAction(run: Run, action: Action, event: EventObject): void {
     const scope = run.scope;
-    const args = { context: run.context, event, self: scope.self, system: scope.system };
     const params = typeof action.params === 'function' ? action.params({ context: run.context, event }) : action.params;
-    switch (action.kind) {
-      case 'custom':
-        scope.actionExecutor({ type: action.type, info: args, params, exec: action.exec } as never);
-        return;
-      case 'assign': {
-        if (!run.context) throw new Error('Cannot assign to undefined `context`. Ensure that `context` is defined in the machine config.');
-        const assignArgs = { context: run.context, event, spawn: this.noSpawn, self: scope.self, system: scope.system };
-        const assignment = action.assignment;
-        let update: Record<string, unknown>;
-        if (typeof assignment === 'function') update = assignment(assignArgs, params);
-        else {
-          update = {};
-          for (const key of Object.keys(assignment as object)) {
-            const part = (assignment as Record<string, unknown>)[key];
-            update[key] = typeof part === 'function' ? part(assignArgs, params) : part;
-          }
+    if (action.kind === 'custom') {
+      scope.actionExecutor({ type: action.type, info: { context: run.context, event, self: scope.self, system: scope.system }, params, exec: action.exec } as never);
+      return;
+    }
+    if (action.kind === 'assign') {
+      if (!run.context) throw new Error('Cannot assign to undefined `context`. Ensure that `context` is defined in the machine config.');
+      const assignArgs = { context: run.context, event, spawn: this.noSpawn, self: scope.self, system: scope.system };
+      const assignment = action.assignment;
+      let update: Record<string, unknown>;
+      if (typeof assignment === 'function') update = assignment(assignArgs, params);
+      else {
+        update = {};
+        for (const key of Object.keys(assignment as object)) {
+          const part = (assignment as Record<string, unknown>)[key];
+          update[key] = typeof part === 'function' ? part(assignArgs, params) : part;
         }
-        run.context = Object.assign({}, run.context, update);
-        run.version++;
-        return;
       }
+      run.context = Object.assign({}, run.context, update);
+      run.version++;
+      return;
+    }
+    const args = { context: run.context, event, self: scope.self, system: scope.system };
+    switch (action.kind) {
       case 'enqueue': {
         this.enqueued = [];
-        action.collect({ context: args.context, event, enqueue: this.enqueue, check: (guard: unknown) => this.compileGuard(guard)(run.context, event), self: scope.self, system: scope.system }, params);
+        action.collect({ context: args.context, event, enqueue: this.enqueue, check: (guard: unknown) => this.compileGuard(guard)({ context: run.context, event }, undefined), self: scope.self, system: scope.system }, params);
         const collected = this.enqueued;
         this.enqueued = [];
         for (const each of collected) this.runAction(run, each, event);

@@ -18,8 +18,17 @@ export interface TransitionDefinition {
   reenter?: boolean;
 }
 
-/** A guard resolved to one function of (context, event). */
-export type Guard = (context: any, event: EventObject) => boolean;
+/** What a guard is given: xstate's guard arguments (one object per selection, shared by the candidates it tests). */
+export interface GuardArgs {
+  context: any;
+  event: EventObject;
+}
+
+/**
+ * A guard resolved to one function, called as `guard(args, undefined)`: a named guard without params is its
+ * implementation itself (no wrapper, no argument object per test), one with params or a combinator a closure.
+ */
+export type Guard = (args: GuardArgs, params?: undefined) => boolean;
 
 /** One action of a transition or an entry, resolved once (a custom action's implementation, or a builtin's own arguments). */
 export type Action =
@@ -37,6 +46,16 @@ export interface Leaf {
   nodes: StateNode[];
   value: unknown;
   tags: Set<string>;
+  /** Its eventless candidates in selection order (the leaf's, then each ancestor's), made at first use. */
+  always: Transition[] | undefined;
+  /** Per event type, its candidates in selection order with the node each belongs to (types that name an actor excepted). */
+  byType: Map<string, Candidates> | undefined;
+}
+
+/** An event type's candidates from one configuration, in xstate's selection order, and the state node of each. */
+export interface Candidates {
+  transitions: Transition[];
+  sources: StateNode[];
 }
 
 /** One entered state of a plan: its actions (entry, then its initial transition's when entered by default). */
@@ -134,7 +153,7 @@ export class MachineStructure {
     const root = machine.root;
     const initialNodes = this.initialNodesOf(root);
     this.initialLeaf = this.leafOf([...initialNodes].find((node) => node.type === 'atomic' || node.type === 'final')!);
-    this.preInitial = { node: undefined, nodes: [root], value: this.initialLeaf.value, tags: new Set(root.tags) };
+    this.preInitial = { node: undefined, nodes: [root], value: this.initialLeaf.value, tags: new Set(root.tags), always: undefined, byType: undefined };
     this.initialTransition = this.compileTransition({ target: [...initialNodes], source: root, reenter: true, actions: [] });
   }
 
@@ -179,17 +198,28 @@ export class MachineStructure {
     if (typeof resolved !== 'function') return this.compileGuard(resolved);
     const check = (resolved as { check?: unknown }).check;
     if (check === undefined) {
-      const fn = resolved as (args: unknown, params: unknown) => boolean;
-      if (isInline || typeof guard === 'string' || !('params' in (guard as object))) return (context, event) => fn({ context, event }, undefined);
+      const fn = resolved as (args: GuardArgs, params: unknown) => boolean;
+      // xstate calls it with its guard arguments and no params: so does the selection, with the implementation itself.
+      if (isInline || typeof guard === 'string' || !('params' in (guard as object))) return fn as Guard;
       const params = (guard as { params: unknown }).params;
-      return typeof params === 'function' ? (context, event) => fn({ context, event }, params({ context, event })) : (context, event) => fn({ context, event }, params);
+      return typeof params === 'function' ? (args) => fn(args, params(args)) : (args) => fn(args, params);
     }
     const inner = ((resolved as { guards?: unknown[] }).guards ?? []).map((member) => this.compileGuard(member));
-    if (check === checkAnd) return (context, event) => inner.every((member) => member(context, event));
-    if (check === checkOr) return (context, event) => inner.some((member) => member(context, event));
+    if (check === checkAnd) {
+      return (args) => {
+        for (let index = 0; index < inner.length; index++) if (!inner[index]!(args, undefined)) return false;
+        return true;
+      };
+    }
+    if (check === checkOr) {
+      return (args) => {
+        for (let index = 0; index < inner.length; index++) if (inner[index]!(args, undefined)) return true;
+        return false;
+      };
+    }
     if (check === checkNot) {
       const member = inner[0]!;
-      return (context, event) => !member(context, event);
+      return (args) => !member(args, undefined);
     }
     throw new Refusal(`a builtin guard other than and/or/not (${name ?? 'inline'})`);
   }
@@ -257,7 +287,7 @@ export class MachineStructure {
       let value: unknown = node.key;
       for (let m = node.parent; m?.parent; m = m.parent) value = { [m.key]: value };
       if (!node.parent) value = {};
-      leaf = { node, nodes, value, tags: new Set(nodes.flatMap((each) => each.tags)) };
+      leaf = { node, nodes, value, tags: new Set(nodes.flatMap((each) => each.tags)), always: undefined, byType: undefined };
       this.leaves.set(node, leaf);
       this.leafByNodes.set(nodes, leaf);
     }
@@ -283,6 +313,8 @@ export class MachineStructure {
   get cachedEventTypes(): number {
     let count = 0;
     for (const byType of this.candidates.values()) count += byType.size;
+    for (const leaf of this.leaves.values()) count += leaf.byType?.size ?? 0;
+    if (this.preInitial) count += this.preInitial.byType?.size ?? 0;
     for (const byWildcards of this.wildcardCandidates.values()) count += byWildcards.size;
     return count;
   }
@@ -331,6 +363,38 @@ export class MachineStructure {
       this.always.set(node, list);
     }
     return list;
+  }
+
+  /** A configuration's eventless candidates in xstate's order (the atomic state's first, then each ancestor's), once per leaf. */
+  protected eventlessOf(leaf: Leaf): Transition[] {
+    let list = leaf.always;
+    if (list === undefined) {
+      list = [];
+      for (let index = leaf.nodes.length - 1; index >= 0; index--) for (const candidate of this.alwaysOf(leaf.nodes[index]!)) list.push(candidate);
+      leaf.always = list;
+    }
+    return list;
+  }
+
+  /**
+   * An event type's candidates from a configuration (`candidatesOf` of the atomic state, then of each ancestor),
+   * flattened once per leaf and type — except for the types that name an actor, made each time (see `candidatesOf`).
+   */
+  protected leafCandidatesOf(leaf: Leaf, eventType: string): Candidates {
+    let byType = leaf.byType;
+    if (byType === undefined) leaf.byType = byType = new Map();
+    let found = byType.get(eventType);
+    if (found !== undefined) return found;
+    found = { transitions: [], sources: [] };
+    for (let index = leaf.nodes.length - 1; index >= 0; index--) {
+      const node = leaf.nodes[index]!;
+      for (const candidate of this.candidatesOf(node, eventType)) {
+        found.transitions.push(candidate);
+        found.sources.push(node);
+      }
+    }
+    if (!namesAnActor(eventType)) byType.set(eventType, found);
+    return found;
   }
 
   /** What a transition does from a configuration: xstate's exit and entry sets for a configuration of one leaf. */

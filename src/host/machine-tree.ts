@@ -6,7 +6,7 @@ import { awaitsTimer, delegationMachine, type DelegationContext } from '../../ma
 import { isBudgetSpentValue, isSessionMachine, sessionMachine, type SessionContext, type SessionInput } from '../../machines/session.machine.js';
 import type { ApprovalQuestion, PermissionContext } from '../../machines/permission.machine.js';
 import type { McpConnectionContext } from '../../machines/mcp-connection.machine.js';
-import { PureTree, type PureTreeOptions, type TreeNode } from './pure-tree.js';
+import { eventOfRecord, PureTree, type PureTreeOptions, type TreeNode } from './pure-tree.js';
 import { rootPath } from './root-path.js';
 import type { DerivedDraft } from './step-record.js';
 
@@ -56,8 +56,6 @@ export const rootInputOf = (created: SessionCreated): SessionInput => ({
   ...(created.conversation ? { conversation: true } : {}),
 });
 
-const eventOf = (record: Pick<RecordEnvelope, 'type' | 'data'>) => ({ ...(record.data as Record<string, unknown>), type: record.type });
-
 /** The interpreted tree (see `MachineTree` and pure-tree.ts): the session machine run by the host, no actor running. */
 export class InterpretedTree implements MachineTree {
   private constructor(private readonly tree: PureTree) {}
@@ -78,7 +76,7 @@ export class InterpretedTree implements MachineTree {
     const target = record.actor === rootPath ? root : this.tree.nodeOf(record.actor);
     // An agent that ended or was stopped takes no more steps (the settlement of a call it started is still recorded).
     if (!target || (target !== root && target.snapshot.status !== 'active')) return this.tree.deliverNothing();
-    return this.tree.deliver(target, eventOf(record));
+    return this.tree.deliver(target, eventOfRecord(record));
   }
 
   get done(): boolean {
