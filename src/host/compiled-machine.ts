@@ -1,6 +1,6 @@
 import { createActor, raise, sendTo, spawnChild, stopChild, type ActorScope, type AnyActorRef, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
 import { ReinError } from './host-errors.js';
-import { MachineStructure, Refusal, resolveOutput, wildcard, type Action, type GuardArgs, type Leaf, type Transition } from './compiled-structure.js';
+import { MachineStructure, namesAnActor, Refusal, resolveOutput, wildcard, type Action, type GuardArgs, type Leaf, type Transition } from './compiled-structure.js';
 import { standInRefOf } from './machine-stand-ins.js';
 
 /*
@@ -184,7 +184,9 @@ export class CompiledMachine extends MachineStructure {
 
   /** The transition an event takes: the first enabled candidate of the leaf, else of its parent, and so on. */
   private select(leaf: Leaf, event: EventObject, context: unknown): Transition | undefined {
-    const { transitions, sources } = this.leafCandidatesOf(leaf, event.type);
+    const found = leaf.byType?.get(event.type) ?? (namesAnActor(event.type) ? undefined : this.leafCandidatesOf(leaf, event.type));
+    if (found === undefined) return this.selectByNode(leaf, event, context);
+    const { transitions, sources } = found;
     let args: GuardArgs | undefined;
     for (let index = 0; index < transitions.length; index++) {
       const candidate = transitions[index]!;
@@ -196,6 +198,26 @@ export class CompiledMachine extends MachineStructure {
         throw new Error(`Unable to evaluate guard ${candidate.guardLabel ? `'${candidate.guardLabel}' ` : ''}in transition for event '${event.type}' in state node '${sources[index]!.id}':\n${(error as Error).message}`);
       }
       if (passed) return candidate;
+    }
+    return undefined;
+  }
+
+  /** `select` for a type that names an actor (never kept per leaf): node by node, the leaf's first, stopping at the first enabled. */
+  private selectByNode(leaf: Leaf, event: EventObject, context: unknown): Transition | undefined {
+    const nodes = leaf.nodes;
+    let args: GuardArgs | undefined;
+    for (let index = nodes.length - 1; index >= 0; index--) {
+      const node = nodes[index]!;
+      for (const candidate of this.candidatesOf(node, event.type)) {
+        if (!candidate.guard) return candidate;
+        let passed: boolean;
+        try {
+          passed = candidate.guard((args ??= { context, event }), undefined);
+        } catch (error) {
+          throw new Error(`Unable to evaluate guard ${candidate.guardLabel ? `'${candidate.guardLabel}' ` : ''}in transition for event '${event.type}' in state node '${node.id}':\n${(error as Error).message}`);
+        }
+        if (passed) return candidate;
+      }
     }
     return undefined;
   }

@@ -116,7 +116,7 @@ const properAncestors = (node: StateNode, to: StateNode | undefined): StateNode[
 
 /** xstate's `matchesEventDescriptor` (without its warnings, which the compiler refuses instead). */
 /** Event types xstate makes per actor (its id inside): unbounded over a process's sessions, so never cached by type. */
-const namesAnActor = (eventType: string): boolean => eventType.startsWith('xstate.done.actor.') || eventType.startsWith('xstate.error.actor.') || eventType.startsWith('xstate.snapshot.');
+export const namesAnActor = (eventType: string): boolean => eventType.startsWith('xstate.done.actor.') || eventType.startsWith('xstate.error.actor.') || eventType.startsWith('xstate.snapshot.');
 
 const matchesDescriptor = (eventType: string, descriptor: string): boolean => {
   if (descriptor === eventType || descriptor === wildcard) return true;
@@ -378,7 +378,7 @@ export class MachineStructure {
 
   /**
    * An event type's candidates from a configuration (`candidatesOf` of the atomic state, then of each ancestor),
-   * flattened once per leaf and type — except for the types that name an actor, made each time (see `candidatesOf`).
+   * flattened once per leaf and type. Not for the types that name an actor (`namesAnActor`: unbounded, never kept).
    */
   protected leafCandidatesOf(leaf: Leaf, eventType: string): Candidates {
     let byType = leaf.byType;
@@ -393,7 +393,7 @@ export class MachineStructure {
         found.sources.push(node);
       }
     }
-    if (!namesAnActor(eventType)) byType.set(eventType, found);
+    byType.set(eventType, found);
     return found;
   }
 

@@ -102,7 +102,8 @@ export class PureTree {
   private stopped: string[] = [];
   /** Restoring from a snapshot: nothing is recorded. */
   private muted = false;
-  private root!: TreeNode;
+  /** The root actor's node (a field, not a getter: the host reads it several times a step). */
+  rootNode!: TreeNode;
   private ids = 0;
   /** Every machine definition this tree has run an actor of (for the test that they are the ones drawn and checked). */
   readonly definitions = new Set<AnyStateMachine>();
@@ -146,9 +147,9 @@ export class PureTree {
   /** Build the tree for `input` (the root machine's input) and return it with the records its initial transition produced. */
   static create(definition: AnyStateMachine, input: unknown, rootId: string, options: PureTreeOptions = {}): { tree: PureTree; drafts: DerivedDraft[] } {
     const tree = new PureTree(options.compiled ?? true);
-    tree.root = tree.node({ id: rootId, systemId: rootId, definition, parent: undefined, ref: tree.rootRef(definition, rootId) });
-    tree.initialize(tree.root, input);
-    tree.start(tree.root);
+    tree.rootNode = tree.node({ id: rootId, systemId: rootId, definition, parent: undefined, ref: tree.rootRef(definition, rootId) });
+    tree.initialize(tree.rootNode, input);
+    tree.start(tree.rootNode);
     tree.assertHealthy();
     return { tree, drafts: tree.drain() };
   }
@@ -157,8 +158,8 @@ export class PureTree {
   static restore(definition: AnyStateMachine, persisted: unknown, rootId: string, options: PureTreeOptions = {}): PureTree {
     const tree = new PureTree(options.compiled ?? true);
     tree.muted = true;
-    tree.root = tree.node({ id: rootId, systemId: rootId, definition, parent: undefined, ref: tree.rootRef(definition, rootId) });
-    tree.restoreNode(tree.root, persisted);
+    tree.rootNode = tree.node({ id: rootId, systemId: rootId, definition, parent: undefined, ref: tree.rootRef(definition, rootId) });
+    tree.restoreNode(tree.rootNode, persisted);
     tree.muted = false;
     tree.assertHealthy();
     return tree;
@@ -176,10 +177,6 @@ export class PureTree {
   nodeOf(systemId: string): TreeNode | undefined {
     const ref = this.registry.get(systemId);
     return ref ? this.byRef.get(ref) : undefined;
-  }
-
-  get rootNode(): TreeNode {
-    return this.root;
   }
 
   /** Deliver an outside event to an actor (by its node) and return the records derived since the last drain. */
@@ -210,7 +207,7 @@ export class PureTree {
   }
 
   /** Every node of the tree, root first (depth first over each node's current children). */
-  *nodes(from: TreeNode = this.root): Generator<TreeNode> {
+  *nodes(from: TreeNode = this.rootNode): Generator<TreeNode> {
     yield from;
     for (const ref of Object.values(from.snapshot.children ?? {}) as AnyActorRef[]) {
       const child = this.byRef.get(ref);
@@ -229,11 +226,11 @@ export class PureTree {
 
   /** The persisted snapshot of the whole tree, in xstate's format (a running tree restores it, and this one). */
   persisted(): unknown {
-    return this.persistedOf(this.root);
+    return this.persistedOf(this.rootNode);
   }
 
   stop(): void {
-    this.stopNode(this.root);
+    this.stopNode(this.rootNode);
   }
 
   private persistedOf(node: TreeNode): unknown {
@@ -508,8 +505,8 @@ export class PureTree {
   }
 
   private assertHealthy(): void {
-    if (this.root.snapshot.status === 'error') {
-      const error = this.root.snapshot.error;
+    if (this.rootNode.snapshot.status === 'error') {
+      const error = this.rootNode.snapshot.error;
       throw new ReinError('MACHINE_ERROR', `the session machine failed: ${String(error)}`, { cause: error });
     }
   }
