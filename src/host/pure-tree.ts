@@ -54,6 +54,44 @@ export interface TreeNode {
 
 const stopEvent = { type: 'xstate.stop' } as const;
 
+/**
+ * An actor's scope as the interpreter hands it to the actor's logic: xstate's `ActorScope`. A class, so a spawned actor
+ * (one per turn) costs one object and one closure, not five: xstate calls `logger`, `emit`, `defer` and `stopChild` as
+ * methods, but takes `actionExecutor` off the scope to wrap it (its macrostep), so that one is an own function.
+ */
+class NodeScope {
+  readonly sessionId: string;
+  /** As xstate's actor: a running actor executes an action at once; one not started yet runs it at its start. */
+  readonly actionExecutor: (action: ExecutedAction) => void;
+
+  constructor(
+    readonly self: AnyActorRef,
+    readonly id: string,
+    readonly system: unknown,
+    private readonly node: TreeNode,
+    private readonly tree: PureTree,
+  ) {
+    this.sessionId = self.sessionId;
+    this.actionExecutor = (action) => {
+      if (node.status === Status.Running) tree.run(node, action);
+      else node.deferred.push(() => tree.run(node, action));
+    };
+  }
+
+  logger(): void {}
+
+  emit(): void {}
+
+  defer(work: () => void): void {
+    this.node.deferred.push(work);
+  }
+
+  stopChild(child: AnyActorRef): void {
+    this.tree.stopRef(child);
+  }
+
+}
+
 /** The two functions of an actor logic the interpreter advances a snapshot with (xstate's machine or its compiled form). */
 export interface StepLogic {
   getInitialSnapshot(scope: ActorScope<AnyMachineSnapshot, EventObject>, input: unknown): AnyMachineSnapshot;
@@ -116,7 +154,9 @@ export class PureTree {
     _unregister: (ref: AnyActorRef) => this.unregister(ref),
     _set: (systemId: string, ref: AnyActorRef) => {
       const existing = this.registry.get(systemId);
-      if (existing && existing !== ref) throw new Error(`Actor with system ID '${systemId}' already exists.`);
+      // Set already (a spawned child is registered at its spawn, and again at its start): the reverse entry is there too.
+      if (existing === ref) return;
+      if (existing) throw new Error(`Actor with system ID '${systemId}' already exists.`);
       this.registry.set(systemId, ref);
       this.reverse.set(ref, systemId);
     },
@@ -265,21 +305,7 @@ export class PureTree {
       pending: [],
       recorded: true,
     } as TreeNode;
-    node.scope = {
-      self: options.ref,
-      id: options.id,
-      sessionId: options.ref.sessionId,
-      logger: () => {},
-      defer: (work: () => void) => void node.deferred.push(work),
-      system: this.system as never,
-      stopChild: (child: AnyActorRef) => {
-        const target = this.byRef.get(child);
-        if (target) this.stopNode(target);
-      },
-      emit: () => {},
-      // As xstate's actor: a running actor executes an action at once; one not started yet runs it at its start.
-      actionExecutor: (action: ExecutedAction) => (node.status === Status.Running ? this.run(node, action) : void node.deferred.push(() => this.run(node, action))),
-    } as unknown as ActorScope<AnyMachineSnapshot, EventObject>;
+    node.scope = new NodeScope(options.ref, options.id, this.system, node, this) as unknown as ActorScope<AnyMachineSnapshot, EventObject>;
     this.byRef.set(options.ref, node);
     this.definitions.add(options.definition);
     if (node.logic !== (machine as unknown as StepLogic)) this.compiledDefinitions.add(options.definition);
@@ -387,8 +413,14 @@ export class PureTree {
     return event;
   }
 
+  /** A child ref's `stopChild` from its parent's scope. */
+  stopRef(child: AnyActorRef): void {
+    const target = this.byRef.get(child);
+    if (target) this.stopNode(target);
+  }
+
   /** What xstate's actor does with an action of a transition (the scope's `actionExecutor`): a custom action runs, builtins do their part. */
-  private run(node: TreeNode, action: ExecutedAction): void {
+  run(node: TreeNode, action: ExecutedAction): void {
     switch (action.type) {
       case 'xstate.spawnChild':
         return this.spawn(node, action.params as { id: string; systemId?: string; actorRef?: AnyActorRef; input?: unknown });
