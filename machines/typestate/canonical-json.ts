@@ -151,8 +151,8 @@ const encoder = new TextEncoder();
 let output = new Uint8Array(1_024);
 let written = 0;
 
-const room = (bytes: number): void => {
-  if (written + bytes <= output.length) return;
+/** The buffer grown to hold `bytes` more (callers test `written + bytes > output.length` inline: no call per byte written). */
+const grow = (bytes: number): void => {
   const grown = new Uint8Array(Math.max(output.length * 2, written + bytes));
   grown.set(output.subarray(0, written));
   output = grown;
@@ -160,7 +160,7 @@ const room = (bytes: number): void => {
 
 /** UTF-8 of a text (well-formed: JSON text, whose lone surrogates `JSON.stringify` escaped). */
 const writeUtf8 = (text: string): void => {
-  room(text.length * 3);
+  if (written + text.length * 3 > output.length) grow(text.length * 3);
   const out = output;
   let at = written;
   for (let index = 0; index < text.length; index++) {
@@ -177,7 +177,7 @@ const writeUtf8 = (text: string): void => {
 /** A string's JSON (`quoteJson`) as bytes: written as it goes while nothing needs escaping or encoding. */
 const writeQuoted = (text: string): void => {
   const length = text.length;
-  room(length + 2);
+  if (written + length + 2 > output.length) grow(length + 2);
   const out = output;
   let at = written;
   out[at++] = 0x22;
@@ -198,7 +198,7 @@ const keyBytes = new Map<string, Uint8Array>();
 
 const writeBytes = (bytes: Uint8Array): void => {
   const length = bytes.length;
-  room(length);
+  if (written + length > output.length) grow(length);
   if (length > 32) output.set(bytes, written);
   else for (let index = 0, at = written; index < length; index++, at++) output[at] = bytes[index]!;
   written += length;
@@ -232,31 +232,31 @@ const writeCanonical = (value: unknown): void => {
         return;
       }
       if (Array.isArray(value)) {
-        room(1);
+        if (written >= output.length) grow(1);
         output[written++] = 0x5b;
         for (let index = 0; index < value.length; index++) {
           if (index > 0) {
-            room(1);
+            if (written >= output.length) grow(1);
             output[written++] = 0x2c;
           }
           const item: unknown = value[index];
           if (item === undefined) writeUtf8('null');
           else writeCanonical(item);
         }
-        room(1);
+        if (written >= output.length) grow(1);
         output[written++] = 0x5d;
         return;
       }
       const record = value as Record<string, unknown>;
       const keys = orderedKeys(Object.keys(record));
-      room(1);
+      if (written >= output.length) grow(1);
       output[written++] = 0x7b;
       let first = true;
       for (const key of keys) {
         const member = record[key];
         if (member === undefined) continue;
         if (!first) {
-          room(1);
+          if (written >= output.length) grow(1);
           output[written++] = 0x2c;
         }
         first = false;
@@ -269,7 +269,7 @@ const writeCanonical = (value: unknown): void => {
         writeBytes(bytes);
         writeCanonical(member);
       }
-      room(1);
+      if (written >= output.length) grow(1);
       output[written++] = 0x7d;
       return;
     }

@@ -135,7 +135,8 @@ const sameValue = (a: StateValue | null, b: StateValue | null): boolean => {
 export class PureTree {
   private readonly byRef = new WeakMap<AnyActorRef, TreeNode>();
   private readonly registry = new Map<string, AnyActorRef>();
-  private readonly reverse = new WeakMap<AnyActorRef, string>();
+  /** Each registered ref's system id: a Map, not a WeakMap (cheaper to set; its entries live and go with `registry`'s, which holds the refs anyway). */
+  private readonly reverse = new Map<AnyActorRef, string>();
   private drafts: DerivedDraft[] = [];
   private stopped: string[] = [];
   /** Restoring from a snapshot: nothing is recorded. */
