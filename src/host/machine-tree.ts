@@ -81,8 +81,16 @@ export class InterpretedTree implements MachineTree {
 
   get done(): boolean {
     const root = this.tree.rootNode.snapshot;
-    return root.status === 'done' || isBudgetSpentValue(root.value);
+    // Asked several times a step: answered once per root snapshot (a snapshot is never changed once made).
+    if (root !== this.doneFor) {
+      this.doneFor = root;
+      this.doneValue = root.status === 'done' || isBudgetSpentValue(root.value);
+    }
+    return this.doneValue;
   }
+
+  private doneFor: unknown;
+  private doneValue = false;
 
   get value(): StateValue {
     return this.tree.rootNode.snapshot.value as StateValue;
