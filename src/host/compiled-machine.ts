@@ -164,7 +164,8 @@ export class CompiledMachine extends MachineStructure {
     }
     let selectEventless = true;
     while (run.status === 'active') {
-      let selected: Transition | undefined = selectEventless ? this.selectEventless(run.leaf, run.context, nextEvent) : undefined;
+      // A configuration without eventless transitions (most of them) is not searched.
+      let selected: Transition | undefined = selectEventless && (run.leaf.always ?? this.eventlessOf(run.leaf)).length > 0 ? this.selectEventless(run.leaf, run.context, nextEvent) : undefined;
       const eventless: boolean = selected !== undefined;
       if (!selected) {
         if (run.queue.length === 0) break;

@@ -345,29 +345,31 @@ export class PureTree {
     if (node.queue.length > 0) this.flush(node);
   }
 
-  /** xstate's mailbox: events are processed one at a time, in arrival order; one sent meanwhile waits its turn. */
+  /**
+   * xstate's mailbox: events are processed one at a time, in arrival order; one sent meanwhile waits its turn. Each is
+   * processed here (its transition, then `update`), inline: a step delivers a handful of events.
+   */
   private flush(node: TreeNode): void {
     node.processing = true;
     try {
-      while (node.queue.length > 0 && node.status !== Status.Stopped) this.process(node, node.queue.shift()!);
+      while (node.queue.length > 0 && node.status !== Status.Stopped) {
+        const event = node.queue.shift()!;
+        let next: AnyMachineSnapshot;
+        try {
+          // The node's snapshot is replaced by the result and kept nowhere else: a delegation's children map is not
+          // copied for each of its thousand children that stops (compiled-machine.ts).
+          next = node.logic.transition(node.snapshot, event, node.scope, true);
+        } catch (error) {
+          this.fail(node, error);
+          continue;
+        }
+        this.update(node, next, event);
+        if (event.type === stopEvent.type) this.stopProcedure(node);
+      }
     } finally {
       node.processing = false;
       node.queue.length = 0;
     }
-  }
-
-  private process(node: TreeNode, event: EventObject): void {
-    let next: AnyMachineSnapshot;
-    try {
-      // The node's snapshot is replaced by the result and kept nowhere else: a delegation's children map is not copied
-      // for each of its thousand children that stops (compiled-machine.ts).
-      next = node.logic.transition(node.snapshot, event, node.scope, true);
-    } catch (error) {
-      this.fail(node, error);
-      return;
-    }
-    this.update(node, next, event);
-    if (event.type === stopEvent.type) this.stopProcedure(node);
   }
 
   /** xstate's `Actor.prototype.update`: set the snapshot, run the deferred work, end a done actor, then record. */
