@@ -147,7 +147,9 @@ export class InterpretedTree implements MachineTree {
   }
 
   isActive(path: string): boolean {
-    return this.nodeAt(path)?.snapshot.status === 'active';
+    // `nodeAt`, inlined: asked several times a step.
+    const node = path === rootPath ? this.tree.rootNode : this.tree.nodeOf(path);
+    return node?.snapshot.status === 'active';
   }
 
   holds(path: string): boolean {
