@@ -38,6 +38,13 @@ export class StreamBlobIndex {
     return hexes.filter((hex) => index.has(blobIndexEntry(hex)));
   }
 
+  /** `candidates`, at once when the index is loaded; undefined when it is not yet (then await `candidates`). */
+  candidatesNow(hexes: readonly string[]): string[] | undefined {
+    const index = this.#entries;
+    if (index === undefined) return undefined;
+    return hexes.filter((hex) => index.has(blobIndexEntry(hex)));
+  }
+
   async #load(): Promise<Set<number>> {
     const index = new Set<number>();
     for (const bounds of [BLOB_KEYS, DELTA_KEYS]) {

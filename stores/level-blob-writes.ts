@@ -16,10 +16,29 @@ export const wholeBlob = (blob: StreamBlob): StreamWrite => ({ type: 'put', key:
  * base the next append starts from. A blob the stream already holds is not written again, so a stored blob is never
  * overwritten and every delta's base was written before it: no chain can loop.
  */
-export async function blobWrites(target: LevelStream, blobs: readonly StreamBlob[]): Promise<{ writes: StreamWrite[]; last: LevelStream['lastBlob'] }> {
+export async function blobWrites(target: LevelStream, blobs: readonly StreamBlob[]): Promise<BlobWrites> {
+  return blobWritesNow(target, blobs) ?? blobWritesGiven(target, blobs, await target.storedBlobs(blobs.map((blob) => blob.hex)));
+}
+
+/** An append's blob writes and the base the next append starts from. */
+export interface BlobWrites {
+  writes: StreamWrite[];
+  last: LevelStream['lastBlob'];
+}
+
+/**
+ * `blobWrites` without an await when the stream's blob index tells alone which blobs it holds (none of these: a step's
+ * new model input) or there is none; undefined otherwise (then await `blobWrites`).
+ */
+export function blobWritesNow(target: LevelStream, blobs: readonly StreamBlob[]): BlobWrites | undefined {
+  if (blobs.length === 0) return { writes: [], last: target.lastBlob };
+  const stored = target.storedBlobsNow(blobs.length === 1 ? [blobs[0]!.hex] : blobs.map((blob) => blob.hex));
+  return stored === undefined ? undefined : blobWritesGiven(target, blobs, stored);
+}
+
+/** The writes of an append's blobs, given which of them the stream already stores (`stored`, added to). */
+function blobWritesGiven(target: LevelStream, blobs: readonly StreamBlob[], stored: Set<string>): BlobWrites {
   let last = target.lastBlob;
-  if (blobs.length === 0) return { writes: [], last };
-  const stored = await target.storedBlobs(blobs.map((blob) => blob.hex));
   const writes: StreamWrite[] = [];
   for (const blob of blobs) {
     if (stored.has(blob.hex)) continue;

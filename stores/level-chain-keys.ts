@@ -18,11 +18,19 @@ export class LevelChainKeys {
     this.#readOnly = options.readOnly;
   }
 
+  /** The writer's key once loaded (or given): an append need not await it. */
+  #known: ChainKey | undefined;
+
+  /** The writer's key when already known (given, or loaded by an earlier `writerKey`), else undefined. */
+  knownWriterKey(): ChainKey | undefined {
+    return this.#givenChainKey ?? this.#known;
+  }
+
   /** The chain key for a writer: the given one, else this machine's, created if it has none (`CHAIN_KEY_UNAVAILABLE` when it cannot be). */
   async writerKey(): Promise<ChainKey> {
     const key = await this.readerKey();
     if (key === undefined) throw new StoreError('CHAIN_KEY_UNAVAILABLE', 'no chain key');
-    return key;
+    return (this.#known = key);
   }
 
   /** The chain key: the given one, else this machine's (a read-only store never creates it: undefined when there is none). */

@@ -17,11 +17,11 @@ import { levelListingCache } from './level-listing-cache.js';
 import { FileBlobStore } from './file-blob-store.js';
 import { GroupCommitter } from './level-group-commit.js';
 import { LevelSyncCommits } from './level-sync-commits.js';
-import { blobWrites, wholeBlob } from './level-blob-writes.js';
+import { blobWrites, blobWritesNow, wholeBlob } from './level-blob-writes.js';
 import type { LevelEventStoreOptions } from './level-event-store.options.js';
 import { META_KEY, SUMMARY_KEY, recordKey, snapshotKey } from './level-keys.js';
 import { refDigest } from './blob-hash.js';
-import { prepareStreamBlobs } from './stream-blobs.js';
+import { prepareStreamBlobs, preparedStreamBlobs } from './stream-blobs.js';
 import { LevelCopyCache } from './level-locked-read.js';
 import { LevelStreamAccess, writableStream } from './level-stream-access.js';
 import { listStreamNames, streamDirectory } from './level-stream-files.js';
@@ -38,7 +38,7 @@ import { resolveReadRange } from './read-range.js';
 import { readAllByStream } from './read-all.js';
 import { refuseFence } from './store-arguments.js';
 import { prepareEnvelopes } from './record-drafts.js';
-import { encodeAppend, withChainFields } from './record-groups.js';
+import { encodeAppend, encodeAppendNow, withChainFields } from './record-groups.js';
 import { KeyedSerialQueue, mapWithLimit } from './task-queues.js';
 import { assertExpectedSeq, assertSnapshot, assertSnapshotBound } from './store-arguments.js';
 import { BlobError, ConcurrencyConflictError, StoreError } from './store-errors.js';
@@ -49,6 +49,9 @@ import { readForkCopy, forkWrites } from './level-fork.js';
 import { chainedPages, describe, fieldAt } from './level-stream-reads.js';
 
 export type { LevelEventStoreOptions } from './level-event-store.options.js';
+
+/** A settled promise handed out where nothing is waited for. */
+const resolved: Promise<void> = Promise.resolve();
 
 /** How many stream databases `streams()` opens at a time. */
 const LISTING_CONCURRENCY = 8;
@@ -135,10 +138,12 @@ export class LevelEventStore implements EventStore {
     this.#committer.takeFailure();
     const expectedSeq = options.expectedSeq;
     const envelopes = prepareEnvelopes(stream, expectedSeq + 1, records);
-    const blobs = await prepareStreamBlobs(options.blobs);
+    // Each of these is awaited only when it has to wait (a blob to hash, a long string to move, the key to load): a
+    // session's append encodes and dispatches its batch without a turn of the event loop (a synced step's critical path).
+    const blobs = preparedStreamBlobs(options.blobs) ?? (await prepareStreamBlobs(options.blobs));
     // Encoded before taking the stream's turn (record-groups.ts); the chain fields, which need the head's, are set in it.
-    const groups = await encodeAppend(envelopes);
-    const key = envelopes.length > 0 ? await this.#keys.writerKey() : undefined;
+    const groups = encodeAppendNow(envelopes) ?? (await encodeAppend(envelopes));
+    const key = envelopes.length > 0 ? (this.#keys.knownWriterKey() ?? (await this.#keys.writerKey())) : undefined;
     return this.#queue.run(stream, () =>
       this.#pool.with(stream, envelopes.length > 0, async (opened) => {
         const target = writableStream(stream, opened);
@@ -146,21 +151,29 @@ export class LevelEventStore implements EventStore {
         if (head !== expectedSeq) throw new ConcurrencyConflictError(stream, expectedSeq, head);
         if (target === undefined || key === undefined || envelopes.length === 0) return [];
         // A stream an earlier build created starts its chain here (its records before are covered from here on).
-        const chained = chainFields(key, await target.chainPredecessor(), envelopes);
+        const chained = chainFields(key, target.predecessor ?? (await target.chainPredecessor()), envelopes);
         let offset = 0;
-        const writes: StreamWrite[] = groups.map((group) => {
+        const writes: StreamWrite[] = new Array(groups.length);
+        for (let index = 0; index < groups.length; index++) {
+          const group = groups[index]!;
           const count = group.lastSeq - envelopes[offset]!.seq + 1;
-          const fields = chained.fields.slice(offset, (offset += count));
-          return { type: 'put', key: recordKey(group.lastSeq), value: withChainFields(group, fields).value };
-        });
-        const appended = await blobWrites(target, blobs);
-        writes.push(...appended.writes);
-        writes.push(...groups.flatMap((group) => group.blobs.map(wholeBlob)));
+          const fields = groups.length === 1 ? chained.fields : chained.fields.slice(offset, offset + count);
+          offset += count;
+          writes[index] = { type: 'put', key: recordKey(group.lastSeq), value: withChainFields(group, fields).value };
+        }
+        const appended = blobWritesNow(target, blobs) ?? (await blobWrites(target, blobs));
+        for (const write of appended.writes) writes.push(write);
+        for (const group of groups) for (const blob of group.blobs) writes.push(wholeBlob(blob));
         const meta = target.meta === undefined ? createStreamMeta(options.createdAt ?? this.#clock()) : isChainedMeta(target.meta) ? target.meta : { ...target.meta, codec: RECORD_CODEC_DESCRIPTOR };
         if (meta !== target.meta) writes.push({ type: 'put', key: META_KEY, value: encodeStreamMeta(meta) });
         const summary = options.summary === undefined ? undefined : { seq: expectedSeq + envelopes.length, value: options.summary };
         if (summary) writes.push({ type: 'put', key: SUMMARY_KEY, value: encodeSummary(summary) });
-        const durable = await this.#write(target, writes, options.sync);
+        const durable = options.sync ?? this.#sync;
+        await target.write(writes, durable);
+        // Relaxed mode: the periodic group commit makes it durable. Sync mode: `commit` does, when the writer asks for
+        // it; the periodic one as well was an extra fsync every 50 ms of a busy session (a third of its fsyncs), each
+        // one slowing the LevelDB writes made while it ran.
+        if (!durable && !this.#sync) this.#committer.schedule();
         target.meta = meta;
         if (summary) target.summary = summary;
         target.head = expectedSeq + envelopes.length;
@@ -339,11 +352,16 @@ export class LevelEventStore implements EventStore {
    * `commitDelayMs` for more `sync: false` appends to share it. Relaxed mode: at once (an acknowledged append is a
    * written one; the periodic group commit makes it durable).
    */
-  async commit(stream: string, seq: number): Promise<void> {
-    this.#assertNotClosed();
-    assertStreamName(stream);
-    if (!this.#sync) return;
-    await this.#commits.commit(stream, seq);
+  commit(stream: string, seq: number): Promise<void> {
+    // Not async: the commit's own promise is returned as it is (a writer asks for one with every batch).
+    try {
+      this.#assertNotClosed();
+      assertStreamName(stream);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (!this.#sync) return resolved;
+    return this.#commits.commit(stream, seq);
   }
 
   /** Closes `stream`'s database (and so its LevelDB lock) once no operation uses it; see `EventStore.release`. */
@@ -405,13 +423,10 @@ export class LevelEventStore implements EventStore {
     return records ?? [];
   }
 
-  /** Writes a batch, fsynced unless `sync` (or the relaxed mode) says otherwise; resolves whether it was. */
+  /** Writes a batch, fsynced unless `sync` (or the relaxed mode) says otherwise; resolves whether it was (`append` does the same inline). */
   async #write(target: LevelStream, writes: readonly StreamWrite[], sync: boolean | undefined): Promise<boolean> {
     const durable = sync ?? this.#sync;
     await target.write(writes, durable);
-    // Relaxed mode: the periodic group commit makes it durable. Sync mode: `commit` does, when the writer asks for it;
-    // the periodic one as well was an extra fsync every 50 ms of a busy session (a third of its fsyncs), each one
-    // slowing the LevelDB writes made while it ran.
     if (!durable && !this.#sync) this.#committer.schedule();
     return durable;
   }

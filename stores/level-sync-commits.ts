@@ -53,10 +53,10 @@ export class LevelSyncCommits {
   }
 
   /** Resolves once an fsync covered `seq` of `stream` (at once when nothing of it waits for one). */
-  async commit(stream: string, seq: number): Promise<void> {
+  commit(stream: string, seq: number): Promise<void> {
     const pending = this.#pending.get(stream);
-    if (pending === undefined || seq <= pending.durableHead) return;
-    await new Promise<void>((resolve, reject) => {
+    if (pending === undefined || seq <= pending.durableHead) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
       pending.waiters.push({ seq, resolve, reject });
       this.#schedule(stream, pending);
     });

@@ -94,43 +94,35 @@ const holdsLongString = (data: unknown, nested: boolean): boolean => {
  * encoding the whole group twice cost more than its records' encoding.
  */
 async function encodeGroupMovingLongStrings(envelopes: readonly RecordEnvelope[]): Promise<EncodedGroup> {
-  const plain = await encodeGroup(envelopes, false);
-  if (plain.value.length < EXTERNAL_STRING_LENGTH || !envelopes.some((envelope) => holdsLongString(envelope.data, false))) return plain;
-  return encodeGroup(envelopes, true);
+  return encodeGroupKeepingStrings(envelopes) ?? encodeGroup(envelopes);
 }
 
-async function encodeGroup(envelopes: readonly RecordEnvelope[], externalize = true): Promise<EncodedGroup> {
-  const blobs: StreamBlob[] = [];
-  // Plain data (nearly every group) is written by `packPlainDigests` straight from the records' data; anything else
-  // by msgpackr from a copy with its digests packed (`packDigests`). Both write the same bytes.
-  const scoped = await groupRows(envelopes, externalize, blobs);
-  const plain = packPlainDigests([envelopes[0]!.seq, scoped], FRAME_HEADER_BYTES);
-  let value: Uint8Array;
-  if (plain !== undefined) {
-    const stored = Buffer.allocUnsafe(plain.length);
-    plain.copy(stored, FRAME_HEADER_BYTES, FRAME_HEADER_BYTES);
-    stored[0] = GROUP_RECORD_FORMAT_BYTE;
-    stored.writeUInt32BE(crc32(stored.subarray(FRAME_HEADER_BYTES)), 1);
-    value = stored;
-  } else {
-    const packed = scoped.map((row) => (row as unknown[]).map((field) => (field instanceof ExtensionScope ? packDigests(field.value) : field)));
-    value = encodeFramed(GROUP_RECORD_FORMAT_BYTE, [envelopes[0]!.seq, packed]);
-  }
-  return { lastSeq: envelopes.at(-1)!.seq, value, blobs: dedupe(blobs) };
-}
-
-/** The rows of a group, each data in an `ExtensionScope`, collecting the blobs its long strings moved to into `blobs`. */
-async function groupRows(envelopes: readonly RecordEnvelope[], externalize: boolean, blobs: StreamBlob[]): Promise<unknown[]> {
-  const indexOfId = new Map<string, number>();
-  envelopes.forEach((envelope, index) => {
-    if (!indexOfId.has(envelope.id)) indexOfId.set(envelope.id, index);
-  });
+/**
+ * The group encoded with its strings inline, when it holds no long string to move to a blob (undefined when it does):
+ * nearly every append, encoded without a promise or a turn of the event loop (this runs on a synced write's critical path).
+ */
+function encodeGroupKeepingStrings(envelopes: readonly RecordEnvelope[]): EncodedGroup | undefined {
   const rows: unknown[] = [];
   let previous: RecordEnvelope | undefined;
   for (const envelope of envelopes) {
-    const cause = envelope.cause === undefined ? null : (indexOfId.get(envelope.cause) ?? envelope.cause);
-    const row: unknown[] = [previous !== undefined && nextId(previous.id) === envelope.id ? null : envelope.id, envelope.type, envelope.v, encodeTime(envelope.at, previous?.at), envelope.actor, cause, envelope.corr ?? null];
-    const moved = externalize ? await externalStrings(envelope.data) : undefined;
+    const row = rowOf(envelopes, envelope, previous);
+    if (envelope.data !== undefined) row.push(new ExtensionScope(envelope.data));
+    rows.push(row);
+    previous = envelope;
+  }
+  const value = packGroup(envelopes, rows);
+  if (value.length >= EXTERNAL_STRING_LENGTH && envelopes.some((envelope) => holdsLongString(envelope.data, false))) return undefined;
+  return { lastSeq: envelopes.at(-1)!.seq, value, blobs: [] };
+}
+
+/** A group moving its long strings to blobs (the rare path: an append holding one). */
+async function encodeGroup(envelopes: readonly RecordEnvelope[]): Promise<EncodedGroup> {
+  const blobs: StreamBlob[] = [];
+  const rows: unknown[] = [];
+  let previous: RecordEnvelope | undefined;
+  for (const envelope of envelopes) {
+    const row = rowOf(envelopes, envelope, previous);
+    const moved = await externalStrings(envelope.data);
     if (moved !== undefined) {
       row.push(new ExtensionScope(moved.data), moved.externals);
       blobs.push(...moved.blobs);
@@ -138,17 +130,63 @@ async function groupRows(envelopes: readonly RecordEnvelope[], externalize: bool
     rows.push(row);
     previous = envelope;
   }
-  return rows;
+  return { lastSeq: envelopes.at(-1)!.seq, value: packGroup(envelopes, rows), blobs: dedupe(blobs) };
 }
 
 /**
- * Encodes a group, moving long strings to blobs only when the group is long enough to hold one (the scan for them
- * then runs; most appends skip it).
+ * A group's stored bytes from its rows (each data in an `ExtensionScope`). Plain data (nearly every group) is written
+ * by `packPlainDigests` straight from the records' data; anything else by msgpackr from a copy with its digests packed
+ * (`packDigests`). Both write the same bytes.
+ */
+function packGroup(envelopes: readonly RecordEnvelope[], rows: unknown[]): Uint8Array {
+  const plain = packPlainDigests([envelopes[0]!.seq, rows], FRAME_HEADER_BYTES);
+  if (plain === undefined) {
+    const packed = rows.map((row) => (row as unknown[]).map((field) => (field instanceof ExtensionScope ? packDigests(field.value) : field)));
+    return encodeFramed(GROUP_RECORD_FORMAT_BYTE, [envelopes[0]!.seq, packed]);
+  }
+  const stored = Buffer.allocUnsafe(plain.length);
+  plain.copy(stored, FRAME_HEADER_BYTES, FRAME_HEADER_BYTES);
+  stored[0] = GROUP_RECORD_FORMAT_BYTE;
+  stored.writeUInt32BE(crc32(stored.subarray(FRAME_HEADER_BYTES)), 1);
+  return stored;
+}
+
+/**
+ * A row's envelope fields (`[id | nil, type, v, at, actor, cause, corr]`; its data is pushed after): the id nil when it
+ * follows the previous row's, the time as a difference, the cause as the index of the row it names in this group.
+ */
+function rowOf(envelopes: readonly RecordEnvelope[], envelope: RecordEnvelope, previous: RecordEnvelope | undefined): unknown[] {
+  return [previous !== undefined && nextId(previous.id) === envelope.id ? null : envelope.id, envelope.type, envelope.v, encodeTime(envelope.at, previous?.at), envelope.actor, causeOf(envelopes, envelope.cause), envelope.corr ?? null];
+}
+
+/** A cause as a group stores it: nil, the index of the first row of the group with that id, or the id itself. */
+function causeOf(envelopes: readonly RecordEnvelope[], cause: string | undefined): string | number | null {
+  if (cause === undefined) return null;
+  // A linear search (a group is a step or a few: a handful of rows) instead of a Map of every id per group.
+  for (let index = 0; index < envelopes.length; index++) if (envelopes[index]!.id === cause) return index;
+  return cause;
+}
+
+/**
+ * Encodes an append as one group (or groups of at most `MAX_GROUP_RECORDS`), moving long strings to blobs only when the
+ * group holds one (the scan for them runs only when it is long enough to). Most appends are encoded without awaiting
+ * anything: `encodeAppendNow`.
  */
 export async function encodeAppend(envelopes: readonly RecordEnvelope[]): Promise<EncodedGroup[]> {
   if (envelopes.length === 0) return [];
   if (envelopes.length > MAX_GROUP_RECORDS) return encodeGroups(envelopes);
   return [await encodeGroupMovingLongStrings(envelopes)];
+}
+
+/**
+ * `encodeAppend` for an append of at most `MAX_GROUP_RECORDS` records without long strings, at once (the same bytes);
+ * undefined for any other append (then call `encodeAppend`).
+ */
+export function encodeAppendNow(envelopes: readonly RecordEnvelope[]): EncodedGroup[] | undefined {
+  if (envelopes.length === 0) return [];
+  if (envelopes.length > MAX_GROUP_RECORDS) return undefined;
+  const group = encodeGroupKeepingStrings(envelopes);
+  return group === undefined ? undefined : [group];
 }
 
 const dedupe = (blobs: readonly StreamBlob[]): StreamBlob[] => [...new Map(blobs.map((blob) => [blob.hex, blob])).values()];

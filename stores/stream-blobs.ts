@@ -19,6 +19,27 @@ export const prepareStreamBlobs = async (blobs: ReadonlyArray<Uint8Array | strin
   return [...prepared.values()];
 };
 
+/**
+ * `prepareStreamBlobs` without awaiting, when every blob is already named (`hashBlob`, `PrefixBlobHasher`: a step's
+ * model input) or there is none; undefined when one must be hashed (then await `prepareStreamBlobs`).
+ */
+export const preparedStreamBlobs = (blobs: ReadonlyArray<Uint8Array | string> | undefined): StreamBlob[] | undefined => {
+  if (!blobs || blobs.length === 0) return [];
+  if (blobs.length === 1) {
+    const bytes = blobBytes(blobs[0]!);
+    const hex = namedDigestOf(bytes);
+    return hex === undefined ? undefined : [{ hex, bytes }];
+  }
+  const prepared = new Map<string, StreamBlob>();
+  for (const content of blobs) {
+    const bytes = blobBytes(content);
+    const hex = namedDigestOf(bytes);
+    if (hex === undefined) return undefined;
+    prepared.set(hex, { hex, bytes });
+  }
+  return [...prepared.values()];
+};
+
 /** Check that stored bytes still hash to `ref`; `BLOB_CORRUPT` otherwise. */
 export const verifiedBlob = async (ref: string, bytes: Uint8Array): Promise<Uint8Array> => {
   if ((await blake3Hex(bytes)) !== refDigest(ref)) throw new BlobError('BLOB_CORRUPT', ref);
