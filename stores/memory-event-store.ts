@@ -20,7 +20,7 @@ import { assertExpectedSeq, assertForkPoint, assertSnapshot, assertSnapshotBound
 import { parseCounterPosition, readAllLimit } from './read-all.js';
 import { assertStreamName, forkStreamName } from './stream-names.js';
 import { namedDigestOf, refDigest } from './blob-hash.js';
-import { prepareStreamBlobs, verifiedBlob, type StreamBlob } from './stream-blobs.js';
+import { prepareStreamBlobs, preparedStreamBlobs, verifiedBlob, type StreamBlob } from './stream-blobs.js';
 import { TailHub } from './tail-hub.js';
 import { randomChainKey, type ChainKey } from './chain-crypto.js';
 import { CHAIN_ORIGIN, chainFields, sealTag, successorOf, type StreamSeal } from './chain.js';
@@ -111,7 +111,7 @@ export class MemoryEventStore implements EventStore {
     refuseFence(options);
     const batch = prepareBatch(stream, options.expectedSeq + 1, records, 'compact');
     // Neither is waited for when there is nothing to wait for (no blobs, the key known): an append is one turn.
-    const blobs = options.blobs === undefined || options.blobs.length === 0 ? noBlobs : await prepareStreamBlobs(options.blobs);
+    const blobs = options.blobs === undefined || options.blobs.length === 0 ? noBlobs : (preparedStreamBlobs(options.blobs) ?? (await prepareStreamBlobs(options.blobs)));
     const key = this.#knownKey ?? (await this.#key());
     const existing = this.#streams.get(stream);
     const head = existing?.records.length ?? 0;
@@ -123,7 +123,7 @@ export class MemoryEventStore implements EventStore {
     target.chain.push(...chained.fields);
     // Sealed with every append (`sealedOnAppend`): a keyed BLAKE3 of a block or two, hashed in JavaScript.
     target.seal = { head: target.records.length, tag: sealTag(key, stream, target.records.length, chained.next) };
-    if (options.summary !== undefined) target.summary = new KeptSummary(target.records.length, options.summary);
+    if (options.summary !== undefined) target.summary = keptSummary(target.records.length, options.summary, target.summary);
     for (const envelope of batch.envelopes) {
       this.#orderStreams.push(stream);
       this.#orderSeqs.push(envelope.seq);
@@ -318,14 +318,37 @@ class KeptSummary {
   constructor(
     readonly seq: number,
     value: unknown,
+    frozen?: { value: unknown; json: string | undefined },
   ) {
-    if (deeplyFrozen(value, 0)) this.#value = value;
+    if (frozen !== undefined) {
+      this.#value = frozen.value;
+      this.#json = frozen.json;
+    } else if (deeplyFrozen(value, 0)) this.#value = value;
     else this.#json = JSON.stringify(value);
+  }
+
+  /** Whether `value` is the deeply frozen value this summary keeps (the same object: it cannot have changed). */
+  sameFrozen(value: unknown): boolean {
+    return this.#value !== undefined && this.#value === value;
+  }
+
+  /** This summary's frozen value (and its JSON, if made) at another head. */
+  at(seq: number): KeptSummary {
+    return new KeptSummary(seq, undefined, { value: this.#value, json: this.#json });
   }
 
   get json(): string {
     return (this.#json ??= JSON.stringify(this.#value));
   }
+}
+
+/**
+ * The summary to keep after an append: the last one's value moved to the new head when the writer passed the same
+ * frozen value again (its running usage changes only with a model's response: most appends), so the value is walked
+ * for being frozen once per change, not once per append.
+ */
+function keptSummary(seq: number, value: unknown, last: MemoryStream['summary']): KeptSummary {
+  return last instanceof KeptSummary && last.sameFrozen(value) ? last.at(seq) : new KeptSummary(seq, value);
 }
 
 /** Whether nothing in a JSON-like value can change: every object and array in it plain and frozen (a few levels deep at most). */

@@ -80,7 +80,8 @@ const createWriter = (extension?: StringExtension) => {
     const units = value.length;
     // Like msgpackr: guess the header from the UTF-16 length, write the bytes after it, move them if the guess was short.
     const headerSize = units < 0x20 ? 1 : units < 0x100 ? 2 : units < 0x10000 ? 3 : 5;
-    ensure(headerSize + units * 3);
+    // Checked here, `ensure` called only to grow: a call per string was a fifth of the writer's calls.
+    if (position + headerSize + units * 3 > target.length) ensure(headerSize + units * 3);
     // The native writer (what `Buffer.write` calls, without its argument checks): lone surrogates become U+FFFD, as
     // msgpackr writes them. A byte loop over `charCodeAt` was as fast in a fresh process and twice as slow in a session.
     const length = target.utf8Write(value, position + headerSize, units * 3);
@@ -126,7 +127,13 @@ const createWriter = (extension?: StringExtension) => {
   const writeKey = (key: string): void => {
     const known = keyBytes.get(key);
     if (known !== undefined) {
-      writeBytes(known);
+      // `writeBytes` written out for a key (a few bytes, once per map entry: a call per key was as many as the writes).
+      const length = known.length;
+      if (position + length > target.length) ensure(length);
+      const out = target;
+      let at = position;
+      for (let index = 0; index < length; index++) out[at++] = known[index]!;
+      position = at;
       return;
     }
     const start = position;
