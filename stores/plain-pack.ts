@@ -251,7 +251,17 @@ const createWriter = (extension?: StringExtension) => {
         protoKey = true;
         unsharable++;
       }
-      writeKey(key);
+      // A remembered key's bytes are copied here (`writeKey` for a new one): a call per map entry saved.
+      const known = keyBytes.get(key);
+      if (known === undefined) writeKey(key);
+      else {
+        const length = known.length;
+        if (position + length > target.length) ensure(length);
+        const out = target;
+        let to = position;
+        for (let from = 0; from < length; from++) out[to++] = known[from]!;
+        position = to;
+      }
       if (typeof item === 'number') {
         if (position > safeEnd) ensure(16);
         writeNumber(item);
@@ -259,7 +269,8 @@ const createWriter = (extension?: StringExtension) => {
       else write(item, depth + 1);
       size++;
     }
-    writeSize(at, size, 0x80, 0xde);
+    if (size < 0x10) target[at] = 0x80 | size;
+    else writeSize(at, size, 0x80, 0xde);
   };
 
   /**
