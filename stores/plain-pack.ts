@@ -226,13 +226,7 @@ const createWriter = (extension?: StringExtension) => {
       const item = items[index];
       // msgpackr writes undefined (and holes) as an extension: leave those to it.
       if (item === undefined) throw notPlain;
-      // A number, or a string no extension is offered, is written here without going through `write` (most items
-      // are: a call per leaf was a third of the writer's calls). The same in `writeMap`.
-      if (typeof item === 'number') {
-        if (position > safeEnd) ensure(16);
-        writeNumber(item);
-      } else if (typeof item === 'string' && !(scoped && item.length >= extension!.minLength)) writeString(item);
-      else write(item, depth + 1);
+      write(item, depth + 1);
     }
   };
 
@@ -251,26 +245,11 @@ const createWriter = (extension?: StringExtension) => {
         protoKey = true;
         unsharable++;
       }
-      // A remembered key's bytes are copied here (`writeKey` for a new one): a call per map entry saved.
-      const known = keyBytes.get(key);
-      if (known === undefined) writeKey(key);
-      else {
-        const length = known.length;
-        if (position + length > target.length) ensure(length);
-        const out = target;
-        let to = position;
-        for (let from = 0; from < length; from++) out[to++] = known[from]!;
-        position = to;
-      }
-      if (typeof item === 'number') {
-        if (position > safeEnd) ensure(16);
-        writeNumber(item);
-      } else if (typeof item === 'string' && !(scoped && item.length >= extension!.minLength)) writeString(item);
-      else write(item, depth + 1);
+      writeKey(key);
+      write(item, depth + 1);
       size++;
     }
-    if (size < 0x10) target[at] = 0x80 | size;
-    else writeSize(at, size, 0x80, 0xde);
+    writeSize(at, size, 0x80, 0xde);
   };
 
   /**
