@@ -81,6 +81,9 @@ export const mayChangeWorkspace = (tool: { name: string; annotations: { readOnly
  * status is the command's exit. Read-only tools may share
  * their actor's tool lane; anything else runs alone.
  */
+/** The options of a fact batch persisted before a tool runs (one object for every call). */
+const syncFacts: { sync: boolean } = Object.freeze({ sync: true });
+
 /**
  * The pipeline's view of one tool call's effect context. A class, not an object literal: a getter in a literal is
  * defined at run time (~1.5 µs each in Node 20), and this is made per call. The signal is the context's, made on its
@@ -114,13 +117,17 @@ class EffectPipelineRun implements PipelineRun {
     return whenAborted(this.context, hook);
   }
 
-  readonly persist = (facts: readonly FactDraft[]): Promise<void> => {
+  /** Methods, not arrow properties: the pipeline calls them on the run (two closures fewer per call). */
+  persist(facts: readonly FactDraft[]): Promise<void> {
     this.ran ||= facts.some((fact) => fact.type === 'tool.started');
-    return this.context.recordFacts(facts, { sync: true });
-  };
+    return this.context.recordFacts(facts, syncFacts);
+  }
 
-  readonly recordLater = (facts: readonly FactDraft[]): Promise<void> => this.context.recordFacts(facts).catch(() => undefined);
+  recordLater(facts: readonly FactDraft[]): Promise<void> {
+    return this.context.recordFacts(facts).catch(() => undefined);
+  }
 
+  /** An own property: the pipeline hands it to the tool's context unbound. */
   readonly progress = (message: string): void => this.context.live({ type: 'effect.progress', actor: this.request.actor, effectId: this.request.effectId, message });
 }
 
@@ -167,7 +174,8 @@ export const createExecuteToolExecutor = (environments: PipelineEnvironment | ((
     const preFlight = request.args.preFlight as { by?: string; reason: string } | undefined;
     const budget = budgetOf(request.args.budget);
     const parallel = parallelOf(request.args.parallel);
-    const packageScript = await packageScriptFor(environment.workspace.root, args);
+    // Only a command can run a package script: any other call skips the wait (a microtask hop per call).
+    const packageScript = typeof args.command === 'string' ? await packageScriptFor(environment.workspace.root, args) : undefined;
     // Built key by key, in the same order: a literal of conditional spreads takes V8's slow path on every call.
     const call: PipelineCall = { effectId: request.effectId, callId, actor: request.actor, name, arguments: args };
     if (approval) call.approval = approval;
@@ -178,13 +186,20 @@ export const createExecuteToolExecutor = (environments: PipelineEnvironment | ((
     const run = new EffectPipelineRun(context, request);
     const result = await runToolPipeline(environment, call, run);
     let ran = run.ran;
-    const facts: FactDraft[] = [...result.facts];
-    if (result.kind === 'ask') return { type: 'approval.requested', corr: callId, data: { ...result.request, elapsedMs: context.elapsedMs() }, ...(facts.length > 0 ? { facts } : {}) };
-    if (result.kind === 'continue') return { type: result.input.type, corr: callId, data: { ...result.input.data, effectId: request.effectId, callId, elapsedMs: context.elapsedMs() }, ...(facts.length > 0 ? { facts } : {}) };
-    ran ||= facts.some((fact) => fact.type === 'tool.started');
-    const classified = ran ? classifyVerification({ name, arguments: args }) : undefined;
-    const verification = classified ? verificationOf({ name, arguments: args, callId }, request.effectId, result.outcome, classified, packageScript) : undefined;
-    if (verification) facts.push({ type: 'verification.recorded', data: verification, corr: callId, at: context.now() });
-    return { type: 'tool.settled', corr: callId, data: { effectId: request.effectId, callId, name, ...result.outcome, elapsedMs: context.elapsedMs() }, ...(facts.length > 0 ? { facts } : {}) };
+    // The pipeline's own array (it keeps no reference to it once it returned).
+    const facts: FactDraft[] = result.facts;
+    let settlement: Settlement;
+    if (result.kind === 'ask') settlement = { type: 'approval.requested', corr: callId, data: { ...result.request, elapsedMs: context.elapsedMs() } };
+    else if (result.kind === 'continue') settlement = { type: result.input.type, corr: callId, data: { ...result.input.data, effectId: request.effectId, callId, elapsedMs: context.elapsedMs() } };
+    else {
+      ran ||= facts.some((fact) => fact.type === 'tool.started');
+      const classified = ran ? classifyVerification({ name, arguments: args }) : undefined;
+      const verification = classified ? verificationOf({ name, arguments: args, callId }, request.effectId, result.outcome, classified, packageScript) : undefined;
+      if (verification) facts.push({ type: 'verification.recorded', data: verification, corr: callId, at: context.now() });
+      settlement = { type: 'tool.settled', corr: callId, data: { effectId: request.effectId, callId, name, ...result.outcome, elapsedMs: context.elapsedMs() } };
+    }
+    // Set, not spread in: a literal ending in a conditional spread takes V8's slow path on every call.
+    if (facts.length > 0) settlement.facts = facts;
+    return settlement;
   }
 };

@@ -18,6 +18,9 @@ import { clearUnrefTimeout } from '../util/unref-timer.js';
 import { RunningEffect, RunningEffects } from './running-effects.js';
 import type { InputDraft } from './session-host.types.js';
 
+/** A lane's commit of a call that threw: nothing to apply (its failure was the executor's settlement already). */
+const settledNothing: Promise<void> = Promise.resolve();
+
 /** Facts of a settlement that say what a call did to the workspace: recorded even when the settlement is dropped. */
 const workspaceNoteTypes: ReadonlySet<string> = new Set(['workspace.cleaned', 'workspace.changed']);
 
@@ -57,20 +60,29 @@ export interface EffectRunnerOptions {
 /**
  * What an executor gets from the host. A class, not an object literal: a getter in a literal is defined at run time
  * (~1.5 µs each in Node 20), and this is made per effect. The signal is made on its first read: an executor that waits
- * through `aborted` and `onAbort` costs no AbortSignal. The functions are own properties (executors pass them on
- * unbound, `now: context.now`).
+ * through `aborted` and `onAbort` costs no AbortSignal. `now`, `elapsedMs` and `live` are own properties, made once
+ * per session (executors pass them on unbound, `now: context.now`); `recordFacts` and `pause`, which need the
+ * request, are methods (no closures per effect).
  */
 class HostEffectContext implements EffectContext {
+  readonly sessionId: string;
+  readonly abandonGraceMs: number;
+  readonly now: EffectContext['now'];
+  readonly elapsedMs: EffectContext['elapsedMs'];
+  readonly live: EffectContext['live'];
+
   constructor(
-    readonly sessionId: string,
-    readonly abandonGraceMs: number,
+    private readonly runner: EffectRunner,
+    private readonly request: EffectRequest,
     private readonly effect: RunningEffect,
-    readonly recordFacts: EffectContext['recordFacts'],
-    readonly live: EffectContext['live'],
-    readonly pause: NonNullable<EffectContext['pause']>,
-    readonly now: EffectContext['now'],
-    readonly elapsedMs: EffectContext['elapsedMs'],
-  ) {}
+    shared: SharedContext,
+  ) {
+    this.sessionId = shared.sessionId;
+    this.abandonGraceMs = shared.abandonGraceMs;
+    this.now = shared.now;
+    this.elapsedMs = shared.elapsedMs;
+    this.live = shared.live;
+  }
 
   get signal(): AbortSignal {
     return this.effect.signal;
@@ -83,7 +95,26 @@ class HostEffectContext implements EffectContext {
   onAbort(hook: () => void): () => void {
     return this.effect.addAbortHook(hook);
   }
+
+  recordFacts(facts: readonly FactDraft[], options?: { sync?: boolean; blobs?: Uint8Array[] }): Promise<void> {
+    return this.runner.recordEffectFacts(this.request, facts, options);
+  }
+
+  pause(stop: CostBudgetStop): void {
+    this.runner.pauseFor(this.request, stop);
+  }
 }
+
+/** The members of every effect's context that do not depend on the effect: made once per session. */
+interface SharedContext {
+  sessionId: string;
+  abandonGraceMs: number;
+  now: () => number;
+  elapsedMs: () => number;
+  live: (event: LiveEvent) => void;
+}
+
+const noop = (): void => undefined;
 
 /** Runs one session's effects and hands their settlements back to it as steps. */
 export class EffectRunner {
@@ -106,6 +137,7 @@ export class EffectRunner {
   private readonly abandonGraceMs: number;
   private readonly effectGate: (() => Error | undefined) | undefined;
   private readonly session: EffectRunnerSession;
+  private readonly shared: SharedContext;
 
   constructor(options: EffectRunnerOptions) {
     this.stream = options.stream;
@@ -118,6 +150,10 @@ export class EffectRunner {
     this.abandonGraceMs = options.abandonGraceMs;
     this.effectGate = options.effectGate;
     this.session = options.session;
+    const clock = this.clock;
+    const createdAt = this.createdAt;
+    const live$ = this.live$;
+    this.shared = { sessionId: this.stream, abandonGraceMs: this.abandonGraceMs, now: () => clock(), elapsedMs: () => clock() - createdAt, live: (event) => live$.next(event) };
   }
 
   /**
@@ -140,13 +176,11 @@ export class EffectRunner {
     }
     let lane = this.toolLanes.get(request.actor);
     if (!lane || lane.idle) {
-      lane = new ToolLane<{ request: EffectRequest; settlement: Settlement }>(this.parallelTools, async (outcome) => {
-        if (outcome.ok) await this.settle(outcome.value.request, outcome.value.settlement);
-      });
+      lane = new ToolLane<{ request: EffectRequest; settlement: Settlement }>(this.parallelTools, (outcome) => (outcome.ok ? this.settle(outcome.value.request, outcome.value.settlement) : settledNothing));
       this.toolLanes.set(request.actor, lane);
     }
     const exclusive = this.executors.executeTool?.isExclusive?.(request) ?? true;
-    lane.add(exclusive, async () => ({ request, settlement: await this.execute(request, effect, prepared) }));
+    lane.add(exclusive, () => this.execute(request, effect, prepared).then((settlement) => ({ request, settlement })));
   }
 
   /** Whether an effect of `requests` has an executor that prepares (see `prepare`). */
@@ -190,103 +224,102 @@ export class EffectRunner {
    * already running finish and are applied, and once nothing runs the pause is recorded as `session.interrupted`
    * with the stop (see `whenQuiet`).
    */
-  private pauseFor(request: EffectRequest, stop: CostBudgetStop): void {
+  pauseFor(request: EffectRequest, stop: CostBudgetStop): void {
     this.dropped.add(request.effectId);
     this.pausing ??= stop;
   }
 
-  /** Run an effect's executor; an executor that throws settles as `effect.failed`. Never rejects. */
-  private async execute(request: EffectRequest, effect: RunningEffect, prepared?: Promise<unknown>): Promise<Settlement> {
+  /**
+   * Run an effect's executor; an executor that throws settles as `effect.failed`. Never rejects. Not an async function:
+   * one promise per effect, settled by the executor's work or — when it has not returned twice the grace period plus
+   * a second after its effect aborted (an executor that ignores its signal and whose own grace handling did not
+   * apply) — by an `EFFECT_ABANDONED` failure, so an interrupt, a cancel, a close or a budget never waits for it
+   * (what the executor still does is not awaited). The safety net is armed only on an abort, through the effect's
+   * hook: no `Promise.race`, `finally` or timer per effect on the step path, where nearly none is aborted.
+   */
+  private execute(request: EffectRequest, effect: RunningEffect, prepared?: Promise<unknown>): Promise<Settlement> {
     const executor = this.executors[request.kind];
     // Paused for the cost budget: no model call starts (each stays in doubt, and a resume makes it).
     if (this.pausing && request.kind === 'callModel') {
       this.dropped.add(request.effectId);
-      return { type: 'effect.failed', data: { effectId: request.effectId, error: { code: 'COST_BUDGET_REACHED', message: 'paused for the cost budget' }, elapsedMs: 0 } };
+      return Promise.resolve({ type: 'effect.failed', data: { effectId: request.effectId, error: { code: 'COST_BUDGET_REACHED', message: 'paused for the cost budget' }, elapsedMs: 0 } });
     }
     const refused = this.effectGate?.();
     if (refused) {
       // Not a settlement: the host stops here, and `settle` drops whatever is returned.
       this.fail(refused);
-      return { type: 'effect.failed', data: { effectId: request.effectId, error: { code: 'EFFECT_REFUSED', message: refused.message }, elapsedMs: 0 } };
+      return Promise.resolve({ type: 'effect.failed', data: { effectId: request.effectId, error: { code: 'EFFECT_REFUSED', message: refused.message }, elapsedMs: 0 } });
     }
     // A tool call of an agent stopped since it was requested (it waited in its lane) is not begun at all.
     const stopped = request.kind === 'executeTool' ? this.stoppedAgent(request) : undefined;
-    if (stopped) return { type: 'effect.failed', data: { effectId: request.effectId, error: { code: stopped.code, message: stopped.message }, elapsedMs: this.clock() - this.createdAt } };
+    if (stopped) return Promise.resolve({ type: 'effect.failed', data: { effectId: request.effectId, error: { code: stopped.code, message: stopped.message }, elapsedMs: this.clock() - this.createdAt } });
     const started = this.clock();
     const label = request.kind === 'executeTool' && typeof request.args.name === 'string' ? request.args.name : request.kind;
     this.live$.next({ type: 'effect.started', actor: request.actor, effectId: request.effectId, kind: request.kind, label });
     const wallTime = (request.kind === 'executeTool' || request.kind === 'callModel') && request.actor === rootPath ? this.armWallTime(effect) : undefined;
-    let settlement: Settlement;
+    let work: Promise<Settlement>;
     try {
       if (!executor) throw new ReinError('MACHINE_ERROR', `no executor for effect kind ${request.kind}`);
-      const recordFacts: EffectContext['recordFacts'] = async (facts, options) => {
-        // What a tool call persists before it runs (up to `tool.started`) is written only while its agent runs: a
-        // child the join (or its deadline) stopped starts nothing after its stop.
-        const guarded = request.kind === 'executeTool' && options?.sync === true;
-        await this.recordFacts(facts, {
-          actor: request.actor,
-          cause: request.recordId,
-          ...(options?.sync === undefined ? {} : { sync: options.sync }),
-          ...(options?.blobs ? { blobs: options.blobs } : {}),
-          ...(guarded ? { refuse: () => this.stoppedAgent(request) } : {}),
-        });
-        if (guarded && facts.some((fact) => fact.type === 'tool.started')) this.running.markStarted(request.effectId);
-      };
-      const context = new HostEffectContext(this.stream, this.abandonGraceMs, effect, recordFacts, (event) => this.live$.next(event), (stop) => this.pauseFor(request, stop), () => this.clock(), () => this.clock() - this.createdAt);
-      settlement = await this.abandoning(request, effect, executor.execute(request, context, prepared));
+      work = executor.execute(request, new HostEffectContext(this, request, effect, this.shared), prepared);
     } catch (error) {
-      const text = error instanceof Error ? error.message : String(error);
-      const raw = (error as { code?: unknown }).code;
-      const code = typeof raw === 'string' ? raw : 'EFFECT_FAILED';
-      // An errno error's message starts with its code (`EPIPE: broken pipe, …`): recorded once, not twice.
-      const message = text.startsWith(`${code}: `) || text.startsWith(`${code}, `) ? text.slice(code.length + 2) : text;
-      settlement = { type: 'effect.failed', data: { effectId: request.effectId, error: { code, message }, elapsedMs: this.clock() - this.createdAt } };
+      work = Promise.reject(error);
     }
-    clearUnrefTimeout(wallTime);
-    this.running.markFinished(request.effectId);
-    const ok = settlement.type !== 'effect.failed' && settlement.type !== 'model.failed' && settlement.data.status !== 'error';
-    this.live$.next({ type: 'effect.finished', actor: request.actor, effectId: request.effectId, kind: request.kind, label, ok, durationMs: this.clock() - started });
-    return settlement;
-  }
-
-  /**
-   * The executor's settlement, or — when it has not returned twice the grace period plus a second after its signal aborted (an
-   * executor that ignores its signal and whose own grace handling did not apply) — an `EFFECT_ABANDONED` failure, so
-   * an interrupt, a cancel, a close or a budget never waits for it. What the executor still does is not awaited.
-   */
-  /** When the host itself gives up on an aborted executor: well after the executor's own grace has had its chance. */
-  private get safetyNetMs(): number {
-    return 2 * this.abandonGraceMs + 1_000;
-  }
-
-  private abandoning(request: EffectRequest, effect: RunningEffect, work: Promise<Settlement>): Promise<Settlement> {
-    // One promise settled by whichever comes first, the work or the safety net (armed only on an abort, through the
-    // effect's hook): no `Promise.race` and `finally` per effect on the step path, where nearly none is aborted.
-    return new Promise<Settlement>((resolve, reject) => {
+    return new Promise<Settlement>((resolve) => {
+      let settled = false;
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const onAbort = () => {
+      const finish = (settlement: Settlement): void => {
+        // The first of the work and the safety net settles; the other finds nothing left to do.
+        if (settled) return;
+        settled = true;
+        if (timer !== undefined) clearTimeout(timer);
+        if (effect.onAbort === onAbort) effect.onAbort = undefined;
+        clearUnrefTimeout(wallTime);
+        this.running.markFinished(request.effectId);
+        const ok = settlement.type !== 'effect.failed' && settlement.type !== 'model.failed' && settlement.data.status !== 'error';
+        this.live$.next({ type: 'effect.finished', actor: request.actor, effectId: request.effectId, kind: request.kind, label, ok, durationMs: this.clock() - started });
+        resolve(settlement);
+      };
+      const onAbort = (): void => {
         timer = setTimeout(() => {
           const message = `${String(request.args.name ?? request.kind)} did not stop within ${this.safetyNetMs} ms of its cancellation and was abandoned`;
-          resolve({ type: 'effect.failed', data: { effectId: request.effectId, error: { code: 'EFFECT_ABANDONED', message }, elapsedMs: this.clock() - this.createdAt } });
+          finish({ type: 'effect.failed', data: { effectId: request.effectId, error: { code: 'EFFECT_ABANDONED', message }, elapsedMs: this.clock() - this.createdAt } });
         }, this.safetyNetMs);
       };
       if (effect.aborted) onAbort();
       else effect.onAbort = onAbort;
-      const done = () => {
-        clearTimeout(timer);
-        if (effect.onAbort === onAbort) effect.onAbort = undefined;
-      };
-      work.then(
-        (settlement) => {
-          done();
-          resolve(settlement);
-        },
-        (error: unknown) => {
-          done();
-          reject(error);
-        },
-      );
+      work.then(finish, (error: unknown) => finish(this.failureOf(request, error)));
     });
+  }
+
+  /** What an executor that threw (or rejected) settles as: `effect.failed` with the error's code and message. */
+  private failureOf(request: EffectRequest, error: unknown): Settlement {
+    const text = error instanceof Error ? error.message : String(error);
+    const raw = (error as { code?: unknown } | undefined)?.code;
+    const code = typeof raw === 'string' ? raw : 'EFFECT_FAILED';
+    // An errno error's message starts with its code (`EPIPE: broken pipe, …`): recorded once, not twice.
+    const message = text.startsWith(`${code}: `) || text.startsWith(`${code}, `) ? text.slice(code.length + 2) : text;
+    return { type: 'effect.failed', data: { effectId: request.effectId, error: { code, message }, elapsedMs: this.clock() - this.createdAt } };
+  }
+
+  /**
+   * What an effect's context records (`EffectContext.recordFacts`): facts of its actor, caused by its request. What a
+   * tool call persists before it runs (up to `tool.started`) is written only while its agent runs: a child the join
+   * (or its deadline) stopped starts nothing after its stop.
+   */
+  recordEffectFacts(request: EffectRequest, facts: readonly FactDraft[], options: { sync?: boolean; blobs?: Uint8Array[] } | undefined): Promise<void> {
+    const guarded = request.kind === 'executeTool' && options?.sync === true;
+    const factOptions: Parameters<EffectRunnerSession['recordFacts']>[1] = { actor: request.actor, cause: request.recordId };
+    if (options?.sync !== undefined) factOptions.sync = options.sync;
+    if (options?.blobs) factOptions.blobs = options.blobs;
+    if (guarded) factOptions.refuse = () => this.stoppedAgent(request);
+    const written = this.recordFacts(facts, factOptions);
+    if (guarded && facts.some((fact) => fact.type === 'tool.started')) return written.then(() => this.running.markStarted(request.effectId));
+    return written.then(noop);
+  }
+
+  /** When the host itself gives up on an aborted executor: well after the executor's own grace has had its chance. */
+  private get safetyNetMs(): number {
+    return 2 * this.abandonGraceMs + 1_000;
   }
 
   /**
@@ -324,23 +357,17 @@ export class EffectRunner {
   private async settle(request: EffectRequest, settlement: Settlement): Promise<void> {
     try {
       const started = this.running.started(request.effectId);
-      const gone = () => this.dropped.has(request.effectId) || !this.tree.isActive(request.actor);
       let applied = false;
-      if (!this.broken && !this.tree.done && !this.interrupted && (started || !gone())) {
+      if (!this.broken && !this.tree.done && !this.interrupted && (started || !this.gone(request))) {
         // Waits for the write, not the commit: a tool lane commits parallel calls' settlements in order through here,
-        // and waiting for each one's fsync (and the commit gathering delay) held the next one back.
-        const stored = await this.step({
-          skipIf: () => this.interrupted || (!started && gone()),
-          trusted: true,
-          written: true,
-          type: settlement.type,
-          data: settlement.data,
-          actor: request.actor,
-          cause: request.recordId,
-          ...(settlement.corr ?? request.corr ? { corr: settlement.corr ?? request.corr } : {}),
-          ...(settlement.facts ? { facts: settlement.facts } : {}),
-          ...(settlement.blobs ? { blobs: settlement.blobs } : {}),
-        });
+        // and waiting for each one's fsync (and the commit gathering delay) held the next one back. Built key by key:
+        // a literal of conditional spreads takes V8's slow path on every call.
+        const input: InputDraft = { skipIf: () => this.interrupted || (!started && this.gone(request)), trusted: true, written: true, type: settlement.type, data: settlement.data, actor: request.actor, cause: request.recordId };
+        const corr = settlement.corr ?? request.corr;
+        if (corr) input.corr = corr;
+        if (settlement.facts) input.facts = settlement.facts;
+        if (settlement.blobs) input.blobs = settlement.blobs;
+        const stored = await this.step(input);
         // A step that was skipped (interrupted or ended while it waited in the queue) writes nothing.
         applied = stored.length > 0;
       }
@@ -352,6 +379,11 @@ export class EffectRunner {
       this.dropped.delete(request.effectId);
       this.wakeQuietWaiters();
     }
+  }
+
+  /** The effect's settlement is dropped: its agent ended or was stopped (`dropEffectsOf`). */
+  private gone(request: EffectRequest): boolean {
+    return this.dropped.has(request.effectId) || !this.tree.isActive(request.actor);
   }
 
   /**

@@ -57,6 +57,18 @@ const requestsIn = (stored: readonly RecordEnvelope[]): RecordEnvelope[] => {
   return requests ?? [];
 };
 
+/** What a step's written batch still has to do: start the effects it asked for (or hand them over), end the session. */
+interface WrittenStep {
+  input: InputDraft;
+  requests: RecordEnvelope[];
+  /** Its effects' preparation while the batch is written (`prepareWhileWriting`), when one was armed. */
+  preparing: { due: boolean } | undefined;
+  /** Actors the step stopped: their running effects are aborted once it is written. */
+  stopped: readonly string[];
+  /** The session ended with this step. */
+  done: boolean;
+}
+
 export class SessionHost {
   /** Every record once it is acknowledged (durable as the store's mode promises), in seq order. */
   readonly records$ = new Subject<RecordEnvelope>();
@@ -238,7 +250,7 @@ export class SessionHost {
     // The queue applies steps one after another; a step's batch is handed to the writer and the next step is applied
     // while it is written (the writer merges the batches waiting for it into one append). Effects start only once
     // their own batch is written, acknowledgements wait for the store's commit as before.
-    const outcome = this.enqueue(async (): Promise<{ written: Promise<RecordEnvelope[]> } | { refused: Error }> => {
+    const outcome = this.enqueue((): { written: Promise<RecordEnvelope[]> } | { refused: Error } => {
       if (this.tree.done && input.refuseWhenEnded) return { refused: new ReinError('SESSION_ENDED', `session ${this.stream} has ended (${String(this.tree.value)}): the message was not delivered; start a session or fork this one to go on`) };
       // An ended session takes no more inputs, but for the raise of a spent budget (the machine decides whether it applies).
       if (this.tree.done && input.type !== 'session.budgets-raised') return { written: Promise.resolve([]) };
@@ -276,60 +288,94 @@ export class SessionHost {
       // Taken now, while the tree is exactly at the batch's last seq; saved once that batch is written.
       const snapshot = this.snapshotDue();
       this.settling++;
-      const started = issued.written
-        .then(async (stored) => {
-          // Written: from here each effect prepares as it runs (a store that wrote before the preparation began).
-          if (preparing) preparing.due = false;
-          if (snapshot) await this.store.saveSnapshot(this.stream, snapshot);
-          if (stopped.length > 0) this.dropEffectsOf(stopped);
-          // A hook stopped the session: nothing this batch requested starts; the cancellation is queued next.
-          if (!this.stopIfAsked(stored)) {
-            if (input.holdEffects) input.holdEffects(requests);
-            else for (const request of requests) this.startEffect(request);
-          }
-          if (done) this.finish(stored);
-          return stored;
-        })
-        .finally(() => {
-          // What was prepared and not started (a failed write, a stop, an interrupt) is dropped, never used.
-          if (preparing) {
-            preparing.due = false;
-            this.effects.discardPrepared(requests);
-          }
-          this.settling--;
-          this.wakeQuietWaiters();
-        });
-      // A failed write or snapshot breaks the host (nothing after it is written); the step's caller gets the error.
-      started.catch((error: unknown) => this.fail(error));
+      // One reaction per step (no async callback, `finally` or `catch` of its own): what the written batch starts, or
+      // the failure that breaks the host (a failed write or snapshot; the step's caller gets the error).
+      const step: WrittenStep = { input, requests, preparing, stopped, done };
+      const started = issued.written.then(
+        (stored) => (snapshot ? this.savedSnapshot(snapshot, stored, step) : this.afterWritten(stored, step)),
+        (error: unknown) => this.stepFailed(error, step),
+      );
       return { written: started };
     });
-    return outcome.then(async (result) => {
+    return outcome.then((result) => {
       if ('refused' in result) throw result.refused;
-      const stored = await result.written;
-      if (stored.length > 0 && input.written !== true) await this.acknowledged(stored[stored.length - 1]!.seq);
-      return stored;
+      if (input.written === true) return result.written;
+      return result.written.then((stored) => (stored.length > 0 ? this.acknowledged(stored[stored.length - 1]!.seq).then(() => stored) : stored));
     });
+  }
+
+  /** A step's batch is written (and its snapshot saved): start the effects it asked for, unless a hook stopped the session. */
+  private afterWritten(stored: RecordEnvelope[], step: WrittenStep): RecordEnvelope[] {
+    try {
+      // Written: from here each effect prepares as it runs (a store that wrote before the preparation began).
+      if (step.preparing) step.preparing.due = false;
+      if (step.stopped.length > 0) this.dropEffectsOf(step.stopped);
+      // A hook stopped the session: nothing this batch requested starts; the cancellation is queued next.
+      if (!this.stopIfAsked(stored)) {
+        if (step.input.holdEffects) step.input.holdEffects(step.requests);
+        else for (const request of step.requests) this.startEffect(request);
+      }
+      if (step.done) this.finish(stored);
+    } catch (error) {
+      return this.stepFailed(error, step);
+    }
+    this.stepSettled(step);
+    return stored;
+  }
+
+  /** The snapshot taken with a step is saved once its batch is written, before the step's effects start. */
+  private savedSnapshot(snapshot: StoredSnapshot, stored: RecordEnvelope[], step: WrittenStep): Promise<RecordEnvelope[]> {
+    if (step.preparing) step.preparing.due = false;
+    return this.store.saveSnapshot(this.stream, snapshot).then(
+      () => this.afterWritten(stored, step),
+      (error: unknown) => this.stepFailed(error, step),
+    );
+  }
+
+  /** A failed write or snapshot breaks the host (nothing after it is written); rethrown for the step's caller. */
+  private stepFailed(error: unknown, step: WrittenStep): never {
+    this.fail(error);
+    this.stepSettled(step);
+    throw error;
+  }
+
+  /** The step no longer keeps the session busy; what was prepared and not started (a failed write, a stop, an interrupt) is dropped, never used. */
+  private stepSettled(step: WrittenStep): void {
+    if (step.preparing) {
+      step.preparing.due = false;
+      this.effects.discardPrepared(step.requests);
+    }
+    this.settling--;
+    this.wakeQuietWaiters();
   }
 
   /** Append runtime facts (not machine output) as one batch in the same queue as steps. */
   async recordFacts(facts: readonly FactDraft[], options: { actor?: string; cause?: string; sync?: boolean; blobs?: readonly Uint8Array[]; refuse?: () => Error | undefined } = {}): Promise<RecordEnvelope[]> {
-    const outcome = await this.enqueue(async (): Promise<{ written: Promise<RecordEnvelope[]> } | { refused: Error }> => {
+    const outcome = await this.enqueue((): { written: Promise<RecordEnvelope[]> } | { refused: Error } => {
       // Checked in queue order, against the tree as the steps before it left it; a refusal is the caller's error, not
       // the host's (a work item that throws breaks the host).
       const refused = options.refuse?.();
       if (refused) return { refused };
       const pending = this.append(this.factDrafts(facts, this.clock(), options.actor, options.cause), options.sync, options.blobs);
       this.settling++;
-      const settled = pending
-        .then((stored) => {
-          this.stopIfAsked(stored);
+      const settled = pending.then(
+        (stored) => {
+          try {
+            this.stopIfAsked(stored);
+          } catch (error) {
+            this.fail(error);
+            this.factsSettled();
+            throw error;
+          }
+          this.factsSettled();
           return stored;
-        })
-        .finally(() => {
-          this.settling--;
-          this.wakeQuietWaiters();
-        });
-      settled.catch((error: unknown) => this.fail(error));
+        },
+        (error: unknown) => {
+          this.fail(error);
+          this.factsSettled();
+          throw error;
+        },
+      );
       return { written: settled };
     });
     if ('refused' in outcome) throw outcome.refused;
@@ -337,6 +383,11 @@ export class SessionHost {
     // `sync: false` (a model call's attempt facts): written is enough; the commit of the step after them covers them.
     if (stored.length > 0 && options.sync !== false) await this.acknowledged(stored[stored.length - 1]!.seq);
     return stored;
+  }
+
+  private factsSettled(): void {
+    this.settling--;
+    this.wakeQuietWaiters();
   }
 
   /**
@@ -450,21 +501,30 @@ export class SessionHost {
     });
   }
 
-  private enqueue<T>(work: () => Promise<T>): Promise<T> {
+  /**
+   * Queue `work` (synchronous: it applies a step or hands facts to the writer) after everything queued before it. One
+   * promise per item: the queue is the chain of these promises, each run whether the one before it was fulfilled or
+   * not (an item that throws breaks the host; its caller gets the error).
+   */
+  private enqueue<T>(work: () => T): Promise<T> {
     if (this.broken) return Promise.reject(this.broken);
     this.queued++;
-    const next = this.chain.then(async () => {
+    const run = (): T => this.runQueued(work);
+    const next = this.chain.then(run, run);
+    this.chain = next;
+    return next;
+  }
+
+  private runQueued<T>(work: () => T): T {
+    try {
       if (this.broken) throw this.broken;
       return work();
-    });
-    this.chain = next.then(
-      () => this.settleQueued(),
-      (error: unknown) => {
-        this.fail(error);
-        this.settleQueued();
-      },
-    );
-    return next;
+    } catch (error) {
+      this.fail(error);
+      throw error;
+    } finally {
+      this.settleQueued();
+    }
   }
 
   private settleQueued(): void {

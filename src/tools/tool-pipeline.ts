@@ -156,39 +156,52 @@ const cancelledBeforeStart = (name: string, signal: AbortSignal, more = '') => {
  * not stop within `graceMs` of its cancellation (the wall-time budget, an interrupt, a cancel, a close): it settles
  * `Cancelled` then, whatever it still does, so budgets, cancel and close always finish.
  */
-const withTimeout = async (work: (signal: AbortSignal | undefined) => Promise<ToolResult>, run: Abortable, timeoutMs: number | undefined, graceMs: number | undefined): Promise<ToolResult> => {
+const withTimeout = (work: (signal: AbortSignal | undefined) => Promise<ToolResult>, run: Abortable, timeoutMs: number | undefined, graceMs: number | undefined): Promise<ToolResult> => {
   if (timeoutMs === undefined && graceMs === undefined) return work(undefined);
   // With a timeout the tool's signal is its own controller's, aborted by the timer or (forwarded, with its reason) by
   // the run's: one hook, where `AbortSignal.any` costs several times more. Without one the tool gets the run's signal
   // (`undefined` here: it is made only if the tool reads it). The waits hook the run's abort, not its signal.
   const own = timeoutMs === undefined ? undefined : new AbortController();
-  let handle: ReturnType<typeof setTimeout> | undefined;
-  let grace: ReturnType<typeof setTimeout> | undefined;
-  let unforward: (() => void) | undefined;
-  let unhook: (() => void) | undefined;
-  try {
-    // One promise settled by whichever comes first (the work, the timeout, the grace after an abort): no Promise.race.
-    return await new Promise<ToolResult>((resolve, reject) => {
-      if (own) {
-        handle = setTimeout(() => {
-          resolve({ ok: false, code: 'Timeout', message: `the tool did not finish within ${timeoutMs} ms and was stopped` });
-          own.abort();
-        }, timeoutMs);
-        unforward = whenAborted(run, () => own.abort(run.signal.reason));
-      }
-      if (graceMs !== undefined) {
-        unhook = whenAborted(run, () => {
-          grace = setTimeout(() => resolve({ ok: false, code: 'Cancelled', message: `the tool was cancelled${reasonOf(run.signal)} and did not stop within ${graceMs} ms: it was abandoned (what it still does is not awaited)` }), graceMs);
-        });
-      }
-      work(own?.signal).then(resolve, reject);
-    });
-  } finally {
-    clearTimeout(handle);
-    clearTimeout(grace);
-    unforward?.();
-    unhook?.();
-  }
+  // One promise settled by whichever comes first (the work, the timeout, the grace after an abort): no Promise.race,
+  // and no async function or `finally` around it; whichever settles first clears the others.
+  return new Promise<ToolResult>((resolve, reject) => {
+    let handle: ReturnType<typeof setTimeout> | undefined;
+    let grace: ReturnType<typeof setTimeout> | undefined;
+    let unforward: (() => void) | undefined;
+    let unhook: (() => void) | undefined;
+    const end = (): void => {
+      if (handle !== undefined) clearTimeout(handle);
+      if (grace !== undefined) clearTimeout(grace);
+      unforward?.();
+      unhook?.();
+    };
+    if (own) {
+      handle = setTimeout(() => {
+        resolve({ ok: false, code: 'Timeout', message: `the tool did not finish within ${timeoutMs} ms and was stopped` });
+        own.abort();
+        end();
+      }, timeoutMs);
+      unforward = whenAborted(run, () => own.abort(run.signal.reason));
+    }
+    if (graceMs !== undefined) {
+      unhook = whenAborted(run, () => {
+        grace = setTimeout(() => {
+          resolve({ ok: false, code: 'Cancelled', message: `the tool was cancelled${reasonOf(run.signal)} and did not stop within ${graceMs} ms: it was abandoned (what it still does is not awaited)` });
+          end();
+        }, graceMs);
+      });
+    }
+    work(own?.signal).then(
+      (result) => {
+        end();
+        resolve(result);
+      },
+      (error: unknown) => {
+        end();
+        reject(error);
+      },
+    );
+  });
 };
 
 const reasonOf = (signal: AbortSignal): string => {
@@ -410,7 +423,27 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
     facts.length = 0;
   }
   // A definition built without `defineTool` (plain JavaScript) may still resolve with text or JSON: read it the same way.
-  const executed = await withTimeout((signal) => guarded(async () => toolResultOf(await tool.execute(input, signal === undefined ? context : { ...context, signal }, plan), tool.name)), run, tool.timeoutMs, run.abandonGraceMs);
+  // What a tool throws or rejects with is mapped as `guarded` maps it; no async function per layer (one reaction).
+  const failed = (error: unknown): ToolFailure => {
+    if (error instanceof StoreError) throw error;
+    return osFailureOf(error, { arguments: parsed.data as Record<string, unknown>, workspace: environment.workspace.root }) ?? thrownFailure(tool.name, error, run.signal);
+  };
+  const execute = (signal: AbortSignal | undefined): Promise<ToolResult> => {
+    let pending: unknown;
+    try {
+      pending = tool.execute(input, signal === undefined ? context : { ...context, signal }, plan);
+    } catch (error) {
+      pending = Promise.reject(error);
+    }
+    return Promise.resolve(pending).then((value) => {
+      try {
+        return toolResultOf(value, tool.name);
+      } catch (error) {
+        return failed(error);
+      }
+    }, failed);
+  };
+  const executed = await withTimeout(execute, run, tool.timeoutMs, run.abandonGraceMs);
   let result = executed;
   // The output guardrail sees the whole result before the model does; a block withholds it (and its artifacts).
   if (kernel?.has('guardrail.output', tool.name) && !(executed.ok && executed.settleWith)) {
@@ -433,11 +466,21 @@ export const runToolPipeline = async (environment: PipelineEnvironment, call: Pi
   // A proposal becomes a candidate in the ledger only with the call that made it, and only if that call succeeded.
   if (result.ok) for (const candidate of proposals) facts.push({ type: 'memory.proposed', data: candidate, corr: call.callId, at: run.now() });
   if (result.ok && result.settleWith) return { kind: 'continue', input: result.settleWith, facts };
-  const shaped: ToolOutcome = result.ok
-    ? { status: 'ok', observation: result.output, ...(result.artifacts && result.artifacts.length > 0 ? { artifacts: [...result.artifacts] } : {}), ...(result.value ? { value: result.value } : {}) }
-    : { ...failureOutcome(result.code, result.message, result.artifacts), ...(result.errorClass ? { errorClass: result.errorClass } : {}) };
-  const outcome: ToolOutcome = withEvidence({ ...shaped, ...(result.provenance ? { provenance: result.provenance } : {}), ...(result.execution ? { execution: result.execution } : {}) });
-  const final = await truncateObservation(outcome, environment.observationLimit ?? defaultObservationLimit, environment.blobs);
+  // Built key by key, in the order the record keeps: a literal of conditional spreads takes V8's slow path per call.
+  let outcome: ToolOutcome;
+  if (result.ok) {
+    outcome = { status: 'ok', observation: result.output };
+    if (result.artifacts && result.artifacts.length > 0) outcome.artifacts = [...result.artifacts];
+    if (result.value) outcome.value = result.value;
+  } else {
+    outcome = failureOutcome(result.code, result.message, result.artifacts);
+    if (result.errorClass) outcome.errorClass = result.errorClass;
+  }
+  if (result.provenance) outcome.provenance = result.provenance;
+  if (result.execution) outcome.execution = result.execution;
+  if (evidence.length > 0) outcome.guardrails = [...evidence];
+  const limit = environment.observationLimit ?? defaultObservationLimit;
+  const final = outcome.observation.length <= limit ? outcome : await truncateObservation(outcome, limit, environment.blobs);
   if (final.truncated) state.artifacts.add(final.truncated.artifact);
   // postToolUse observes the result as the model will see it; what it adds is shown with the result next turn.
   if (kernel?.has('postToolUse', tool.name)) {
