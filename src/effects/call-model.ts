@@ -187,7 +187,10 @@ const attemptOnce = async (provider: ModelProvider, modelRequest: ModelRequest, 
             const callId = `${request.effectId}.${state.toolCalls.length}`;
             // Recorded exactly as the runtime will use it: values no log can hold are replaced, named, and refused later.
             const { value, problems } = normaliseArguments(event.arguments);
-            state.toolCalls.push({ callId, name: wellFormed(event.name), arguments: value, ...(event.providerCallId ? { providerCallId: wellFormed(event.providerCallId) } : {}), ...(problems.length > 0 ? { invalid: problems } : {}) });
+            const call: ToolCall = { callId, name: wellFormed(event.name), arguments: value };
+            if (event.providerCallId) call.providerCallId = wellFormed(event.providerCallId);
+            if (problems.length > 0) call.invalid = problems;
+            state.toolCalls.push(call);
           } else if (event.type === 'started') {
             state.model = event.model;
             state.requestId = event.requestId;
@@ -265,20 +268,21 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
   };
   const factOf = (provider: ModelProvider, request: EffectRequest, attempt: number, result: Attempt, durationMs: number, failure?: { error: ProviderErrorInfo; next: RetryDecision | { decision: 'fallback'; to: ModelProvider } }): ModelAttempted => {
     const model = result.model ?? provider.model;
-    return {
-      effectId: request.effectId,
-      attempt,
-      provider: provider.name,
-      ...(model ? { model } : {}),
-      ...(result.requestId ? { requestId: result.requestId } : {}),
-      outcome: failure ? 'error' : 'ok',
-      ...(failure ? { errorCode: failure.error.code, message: failure.error.message } : {}),
-      ...(failure?.error.retryAfterMs === undefined ? {} : { retryAfterMs: failure.error.retryAfterMs }),
-      decision: failure?.next.decision ?? 'done',
-      ...(failure?.next.decision === 'retry' ? { delayMs: failure.next.delayMs } : {}),
-      ...(failure?.next.decision === 'fallback' ? { fallbackTo: { provider: failure.next.to.name, ...(failure.next.to.model ? { model: failure.next.to.model } : {}) } } : {}),
-      durationMs,
-    };
+    // Built key by key, in the order the record keeps: a literal of conditional spreads takes V8's slow path per call.
+    const fact: ModelAttempted = { effectId: request.effectId, attempt, provider: provider.name } as ModelAttempted;
+    if (model) fact.model = model;
+    if (result.requestId) fact.requestId = result.requestId;
+    fact.outcome = failure ? 'error' : 'ok';
+    if (failure) {
+      fact.errorCode = failure.error.code;
+      fact.message = failure.error.message;
+      if (failure.error.retryAfterMs !== undefined) fact.retryAfterMs = failure.error.retryAfterMs;
+    }
+    fact.decision = failure?.next.decision ?? 'done';
+    if (failure?.next.decision === 'retry') fact.delayMs = failure.next.delayMs;
+    if (failure?.next.decision === 'fallback') fact.fallbackTo = { provider: failure.next.to.name, ...(failure.next.to.model ? { model: failure.next.to.model } : {}) };
+    fact.durationMs = durationMs;
+    return fact;
   };
   return {
     resumePolicy: () => 'rerun-after-check',
@@ -332,22 +336,23 @@ export const createCallModelExecutor = ({ provider: primary, fallbacks = [], sou
           if (position > 0) sticky = link === 0 ? { link: 0, until: 0 } : { link, until: context.now() + fallbackStickyMs };
           const callSpec = source.callSpec?.(request.effectId, request.actor);
           const review = source.review ? await source.review({ actor: request.actor, effectId: request.effectId, turn, text, toolCalls, stopReason: result.stopReason as StopReason }, context) : undefined;
-          const data = {
-            effectId: request.effectId,
-            turn,
-            text: wellFormed(text),
-            ...(reasoning ? { reasoning: wellFormed(reasoning) } : {}),
-            toolCalls,
-            stopReason: result.stopReason as StopReason,
-            ...(result.rawStopReason === undefined ? {} : { rawStopReason: result.rawStopReason }),
-            usage,
-            elapsedMs: context.elapsedMs(),
-            ...(callSpec ? { callSpec } : {}),
-            ...(review?.continuation ? { continuation: review.continuation } : {}),
-            ...(review?.preFlight ? { preFlight: review.preFlight } : {}),
-            ...(review?.output ? { output: review.output } : {}),
-          };
-          return { type: 'model.responded', data, facts: [...attemptFacts(prepared, factOf(provider, request, attempt, result, durationMs)), ...(review?.facts ?? [])], ...blobsOf(prepared) };
+          // Built key by key, in the order the record keeps: a literal of conditional spreads takes V8's slow path per call.
+          const data: Record<string, unknown> = { effectId: request.effectId, turn, text: wellFormed(text) };
+          if (reasoning) data.reasoning = wellFormed(reasoning);
+          data.toolCalls = toolCalls;
+          data.stopReason = result.stopReason as StopReason;
+          if (result.rawStopReason !== undefined) data.rawStopReason = result.rawStopReason;
+          data.usage = usage;
+          data.elapsedMs = context.elapsedMs();
+          if (callSpec) data.callSpec = callSpec;
+          if (review?.continuation) data.continuation = review.continuation;
+          if (review?.preFlight) data.preFlight = review.preFlight;
+          if (review?.output) data.output = review.output;
+          const facts = attemptFacts(prepared, factOf(provider, request, attempt, result, durationMs));
+          if (review && review.facts.length > 0) facts.push(...review.facts);
+          const settlement: Settlement = { type: 'model.responded', data, facts };
+          if (prepared.blobs && prepared.blobs.length > 0) settlement.blobs = prepared.blobs;
+          return settlement;
         }
         const error = isAborted(context) ? (result.error?.code === 'cancelled' ? result.error : cancelled) : result.error;
         let next: RetryDecision | { decision: 'fallback'; to: ModelProvider } =
