@@ -32,12 +32,18 @@ const requestOf = (record: RecordEnvelope): EffectRequest => {
   return request;
 };
 
+/** Whether the session broke (a write failed) or was interrupted: the host's, read by its runner as fields (no call per read). */
+export interface SessionFlags {
+  broken: Error | undefined;
+  interrupted: boolean;
+}
+
 /** What the effect runner needs of its session: its steps and facts, and whether it was interrupted or broke. */
 export interface EffectRunnerSession {
   step(input: InputDraft): Promise<RecordEnvelope[]>;
   recordFacts(facts: readonly FactDraft[], options: { actor?: string; cause?: string; sync?: boolean; blobs?: readonly Uint8Array[]; refuse?: () => Error | undefined }): Promise<RecordEnvelope[]>;
-  interrupted(): boolean;
-  broken(): Error | undefined;
+  /** The host's flags object itself (it changes them; the runner only reads them). */
+  readonly flags: Readonly<SessionFlags>;
   fail(error: unknown): void;
   wakeQuietWaiters(): void;
 }
@@ -137,6 +143,7 @@ export class EffectRunner {
   private readonly abandonGraceMs: number;
   private readonly effectGate: (() => Error | undefined) | undefined;
   private readonly session: EffectRunnerSession;
+  private readonly flags: Readonly<SessionFlags>;
   private readonly shared: SharedContext;
 
   constructor(options: EffectRunnerOptions) {
@@ -150,10 +157,11 @@ export class EffectRunner {
     this.abandonGraceMs = options.abandonGraceMs;
     this.effectGate = options.effectGate;
     this.session = options.session;
+    this.flags = options.session.flags;
     const clock = this.clock;
     const createdAt = this.createdAt;
     const live$ = this.live$;
-    this.shared = { sessionId: this.stream, abandonGraceMs: this.abandonGraceMs, now: () => clock(), elapsedMs: () => clock() - createdAt, live: (event) => live$.next(event) };
+    this.shared = { sessionId: this.stream, abandonGraceMs: this.abandonGraceMs, now: clock, elapsedMs: () => clock() - createdAt, live: (event) => live$.next(event) };
   }
 
   /**
@@ -163,7 +171,7 @@ export class EffectRunner {
   startEffect(record: RecordEnvelope): void {
     const data = record.data as { effectId: string; kind: EffectKind; args: Record<string, unknown> };
     // Interrupted while the step that requested it was being written: it stays requested and unstarted (resume runs it).
-    if (this.interrupted || this.running.has(data.effectId)) return;
+    if (this.flags.interrupted || this.running.has(data.effectId)) return;
     const early = this.prepared.get(data.effectId);
     if (early !== undefined) this.prepared.delete(data.effectId);
     const request = early?.request ?? requestOf(record);
@@ -197,7 +205,7 @@ export class EffectRunner {
   prepare(record: RecordEnvelope): void {
     const data = record.data as { effectId: string; kind: EffectKind };
     const executor = this.executors[data.kind];
-    if (executor?.prepare === undefined || this.interrupted || this.running.has(data.effectId) || this.prepared.has(data.effectId)) return;
+    if (executor?.prepare === undefined || this.flags.interrupted || this.running.has(data.effectId) || this.prepared.has(data.effectId)) return;
     if (this.pausing && data.kind === 'callModel') return;
     const request = requestOf(record);
     let prepared: Promise<unknown> | undefined;
@@ -247,7 +255,7 @@ export class EffectRunner {
     const refused = this.effectGate?.();
     if (refused) {
       // Not a settlement: the host stops here, and `settle` drops whatever is returned.
-      this.fail(refused);
+      this.session.fail(refused);
       return Promise.resolve({ type: 'effect.failed', data: { effectId: request.effectId, error: { code: 'EFFECT_REFUSED', message: refused.message }, elapsedMs: 0 } });
     }
     // A tool call of an agent stopped since it was requested (it waited in its lane) is not begun at all.
@@ -312,7 +320,7 @@ export class EffectRunner {
     if (options?.sync !== undefined) factOptions.sync = options.sync;
     if (options?.blobs) factOptions.blobs = options.blobs;
     if (guarded) factOptions.refuse = () => this.stoppedAgent(request);
-    const written = this.recordFacts(facts, factOptions);
+    const written = this.session.recordFacts(facts, factOptions);
     if (guarded && facts.some((fact) => fact.type === 'tool.started')) return written.then(() => this.running.markStarted(request.effectId));
     return written.then(noop);
   }
@@ -358,26 +366,26 @@ export class EffectRunner {
     try {
       const started = this.running.started(request.effectId);
       let applied = false;
-      if (!this.broken && !this.tree.done && !this.interrupted && (started || !this.gone(request))) {
+      if (!this.flags.broken && !this.tree.done && !this.flags.interrupted && (started || !this.gone(request))) {
         // Waits for the write, not the commit: a tool lane commits parallel calls' settlements in order through here,
         // and waiting for each one's fsync (and the commit gathering delay) held the next one back. Built key by key:
         // a literal of conditional spreads takes V8's slow path on every call.
-        const input: InputDraft = { skipIf: () => this.interrupted || (!started && this.gone(request)), trusted: true, written: true, type: settlement.type, data: settlement.data, actor: request.actor, cause: request.recordId };
+        const input: InputDraft = { skipIf: () => this.flags.interrupted || (!started && this.gone(request)), trusted: true, written: true, type: settlement.type, data: settlement.data, actor: request.actor, cause: request.recordId };
         const corr = settlement.corr ?? request.corr;
         if (corr) input.corr = corr;
         if (settlement.facts) input.facts = settlement.facts;
         if (settlement.blobs) input.blobs = settlement.blobs;
-        const stored = await this.step(input);
+        const stored = await this.session.step(input);
         // A step that was skipped (interrupted or ended while it waited in the queue) writes nothing.
         applied = stored.length > 0;
       }
-      if (!applied && !this.broken) await this.recordWorkspaceNotes(request, settlement);
+      if (!applied && !this.flags.broken) await this.recordWorkspaceNotes(request, settlement);
     } catch (error) {
-      this.fail(error);
+      this.session.fail(error);
     } finally {
       this.running.delete(request.effectId);
       this.dropped.delete(request.effectId);
-      this.wakeQuietWaiters();
+      this.session.wakeQuietWaiters();
     }
   }
 
@@ -396,7 +404,7 @@ export class EffectRunner {
     const notes = (settlement.facts ?? []).filter((fact) => workspaceNoteTypes.has(fact.type));
     if (notes.length === 0) return;
     const blobs = notes.some((fact) => fact.type === 'workspace.changed') ? settlement.blobs : undefined;
-    await this.recordFacts(notes, { actor: request.actor, cause: request.recordId, ...(blobs ? { blobs } : {}) });
+    await this.session.recordFacts(notes, { actor: request.actor, cause: request.recordId, ...(blobs ? { blobs } : {}) });
   }
 
   /** Abort the running effects of actors that ended or were stopped (and of their descendants); drop their settlements. */
@@ -410,29 +418,5 @@ export class EffectRunner {
       // of its last tool call, and aborting it (an error with its stack per child) cost ~1.5% of a 1,000-child run.
       if (!effect.finished) effect.abort(new ReinError('SESSION_ENDED', `${effect.actor} ended`));
     }
-  }
-
-  private get interrupted(): boolean {
-    return this.session.interrupted();
-  }
-
-  private get broken(): Error | undefined {
-    return this.session.broken();
-  }
-
-  private step(input: InputDraft): Promise<RecordEnvelope[]> {
-    return this.session.step(input);
-  }
-
-  private recordFacts(facts: readonly FactDraft[], options: Parameters<EffectRunnerSession['recordFacts']>[1]): Promise<RecordEnvelope[]> {
-    return this.session.recordFacts(facts, options);
-  }
-
-  private fail(error: unknown): void {
-    this.session.fail(error);
-  }
-
-  private wakeQuietWaiters(): void {
-    this.session.wakeQuietWaiters();
   }
 }

@@ -88,7 +88,8 @@ const pathsOf = (actor: string): string[] => {
 export class RunningEffects {
   private readonly byId = new Map<string, RunningEffect>();
   private readonly byPath = new Map<string, Set<string>>();
-  private busyCount = 0;
+  /** Running effects other than timers: what the session is busy with (a field, read on every step; only this class changes it). */
+  busy = 0;
 
   has(effectId: string): boolean {
     return this.byId.has(effectId);
@@ -96,7 +97,7 @@ export class RunningEffects {
 
   add(effectId: string, effect: RunningEffect): void {
     this.byId.set(effectId, effect);
-    if (!backgroundKinds.has(effect.kind)) this.busyCount++;
+    if (!backgroundKinds.has(effect.kind)) this.busy++;
     for (const path of pathsOf(effect.actor)) {
       let ids = this.byPath.get(path);
       if (!ids) this.byPath.set(path, (ids = new Set()));
@@ -108,7 +109,7 @@ export class RunningEffects {
     const effect = this.byId.get(effectId);
     if (!effect) return;
     this.byId.delete(effectId);
-    if (!backgroundKinds.has(effect.kind)) this.busyCount--;
+    if (!backgroundKinds.has(effect.kind)) this.busy--;
     for (const path of pathsOf(effect.actor)) {
       const ids = this.byPath.get(path);
       ids?.delete(effectId);
@@ -139,11 +140,6 @@ export class RunningEffects {
 
   values(): IterableIterator<RunningEffect> {
     return this.byId.values();
-  }
-
-  /** Running effects other than timers: what the session is busy with. */
-  get busy(): number {
-    return this.busyCount;
   }
 
   /** The running effects of the actors at `paths` and of their descendants, as `[effectId, effect]`. */

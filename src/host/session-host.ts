@@ -25,7 +25,7 @@ import type { CapabilityDeriver } from '../capabilities/capability-deriver.js';
 import { defaultAbandonGraceMs, type InputDraft, type SessionHostOptions, type SessionResult } from './session-host.types.js';
 import { SessionWriter } from './session-writer.js';
 import { storedInput } from './shared-call-specs.js';
-import { EffectRunner } from './effect-runner.js';
+import { EffectRunner, type SessionFlags } from './effect-runner.js';
 import { pauseReasonOf, sessionResultOf } from './session-result.js';
 
 export { defaultAbandonGraceMs, type InputDraft, type SessionHostOptions, type SessionResult } from './session-host.types.js';
@@ -100,6 +100,8 @@ export class SessionHost {
   private readonly writer: SessionWriter;
   /** Starts the effects steps request and applies their settlements as steps. */
   private readonly effects: EffectRunner;
+  /** The effects running right now (the runner's). */
+  private readonly running: RunningEffects;
   /** Steps whose batch is not written yet or whose effects have not been started yet: the session is not quiet. */
   private settling = 0;
   private lastSnapshotSeq: number;
@@ -109,8 +111,8 @@ export class SessionHost {
   private readonly abandonGraceMs: number;
   private readonly capabilities: CapabilityDeriver | undefined;
   private readonly stopReasonOf: ((record: RecordEnvelope) => string | undefined) | undefined;
-  private broken: Error | undefined;
-  private interrupted = false;
+  /** Broken (a write failed: nothing more is written) and interrupted: one object its effect runner reads too (no call per read). */
+  private readonly flags: SessionFlags = { broken: undefined, interrupted: false };
   private endedRecord: RecordEnvelope | undefined;
   private quietWaiters: Array<() => void> = [];
   /** The CallSpec members this host stored whole in its stream (`storedInput`). */
@@ -134,8 +136,8 @@ export class SessionHost {
     this.capabilities = options.capabilities;
     this.stopReasonOf = options.stopReasonOf;
     const session = {
-      broken: () => this.broken,
-      interrupted: () => this.interrupted,
+      broken: () => this.flags.broken,
+      interrupted: () => this.flags.interrupted,
       fail: (error: unknown) => this.fail(error),
       wakeQuietWaiters: () => this.wakeQuietWaiters(),
     };
@@ -162,8 +164,9 @@ export class SessionHost {
       parallelTools: options.parallelTools ?? 4,
       abandonGraceMs: this.abandonGraceMs,
       effectGate: options.effectGate,
-      session: { ...session, step: (input) => this.step(input), recordFacts: (facts, factOptions) => this.recordFacts(facts, factOptions) },
+      session: { flags: this.flags, fail: session.fail, wakeQuietWaiters: session.wakeQuietWaiters, step: (input) => this.step(input), recordFacts: (facts, factOptions) => this.recordFacts(facts, factOptions) },
     });
+    this.running = this.effects.running;
   }
 
   /** The seq of the last record written (the store confirmed the append). */
@@ -191,10 +194,6 @@ export class SessionHost {
     return this.writer.statusState;
   }
 
-  /** The effects running right now. */
-  private get running(): RunningEffects {
-    return this.effects.running;
-  }
 
   /** A model call was refused by the cost budget: no model call starts any more, and the session pauses once quiet. */
   private get pausing(): CostBudgetStop | undefined {
@@ -211,7 +210,7 @@ export class SessionHost {
 
   /** Nothing is queued, unwritten, unacknowledged or running (not even a timer): the session only waits for someone. */
   get idle(): boolean {
-    return this.queued === 0 && this.settling === 0 && this.running.ids().length === 0 && this.acknowledgedHead >= this.issuedHead && !this.broken;
+    return this.queued === 0 && this.settling === 0 && this.running.ids().length === 0 && this.acknowledgedHead >= this.issuedHead && !this.flags.broken;
   }
 
   /** The root agent's current state value and context. */
@@ -257,7 +256,7 @@ export class SessionHost {
       // A settlement queued before an interrupt is dropped like one arriving after it (its effect stays in doubt).
       if (input.skipIf?.()) return { written: Promise.resolve([]) };
       // Refused, not thrown: a thrown error would break the host, and a resumable session is not broken.
-      if (this.interrupted) return { refused: new ReinError('SESSION_ENDED', `session ${this.stream} was interrupted: the message was not delivered; resume it to continue`) };
+      if (this.flags.interrupted) return { refused: new ReinError('SESSION_ENDED', `session ${this.stream} was interrupted: the message was not delivered; resume it to continue`) };
       const refused = input.precondition?.();
       if (refused) return { refused };
       const at = this.clock();
@@ -410,7 +409,7 @@ export class SessionHost {
     if (!this.effects.canPrepare(requests)) return undefined;
     const preparing = { due: true };
     setImmediate(() => {
-      if (!preparing.due || this.broken || this.interrupted) return;
+      if (!preparing.due || this.flags.broken || this.flags.interrupted) return;
       this.writer.foldIssued();
       for (const request of requests) this.effects.prepare(request);
     });
@@ -434,7 +433,7 @@ export class SessionHost {
 
   /** Queue the session's cancellation when a record of `stored` (just written) asks to stop it (and it has not ended). */
   private stopIfAsked(stored: readonly RecordEnvelope[]): boolean {
-    if (!this.stopReasonOf || this.tree.done || this.interrupted) return false;
+    if (!this.stopReasonOf || this.tree.done || this.flags.interrupted) return false;
     let reason: string | undefined;
     for (const record of stored) reason ??= this.stopReasonOf(record);
     if (reason === undefined) return false;
@@ -457,8 +456,8 @@ export class SessionHost {
    * `resume` resolves them by policy. Records `session.interrupted`.
    */
   async interrupt(reason: string, budget?: CostBudgetStop): Promise<void> {
-    if (this.interrupted || this.tree.done) return;
-    this.interrupted = true;
+    if (this.flags.interrupted || this.tree.done) return;
+    this.flags.interrupted = true;
     const running = this.running.ids();
     for (const effect of this.running.values()) effect.abort(new ReinError('SESSION_ENDED', `interrupted: ${reason}`));
     await this.recordFacts([{ type: 'session.interrupted', data: { reason, running, ...(budget ? { budget } : {}) } }]);
@@ -471,10 +470,10 @@ export class SessionHost {
   whenQuiet(): Promise<SessionResult> {
     return new Promise((resolve, reject) => {
       const check = () => {
-        if (this.broken) return reject(this.broken);
+        if (this.flags.broken) return reject(this.flags.broken);
         if (this.queued > 0 || this.settling > 0 || this.running.busy > 0 || this.acknowledgedHead < this.issuedHead) return this.quietWaiters.push(check);
         // Paused for the cost budget and nothing runs any more: the pause is recorded now, then the session is quiet.
-        if (this.pausing && !this.interrupted && !this.tree.done) return void this.interrupt(pauseReasonOf(this.pausing, this.stream), this.pausing).then(check, reject);
+        if (this.pausing && !this.flags.interrupted && !this.tree.done) return void this.interrupt(pauseReasonOf(this.pausing, this.stream), this.pausing).then(check, reject);
         resolve(this.result());
       };
       check();
@@ -483,7 +482,7 @@ export class SessionHost {
 
   /** The session's result as of now. */
   result(): SessionResult {
-    return sessionResultOf({ stream: this.stream, head: this.head, tree: this.tree, endedRecord: this.endedRecord, interrupted: this.interrupted, pausing: this.pausing, statusState: this.statusState });
+    return sessionResultOf({ stream: this.stream, head: this.head, tree: this.tree, endedRecord: this.endedRecord, interrupted: this.flags.interrupted, pausing: this.pausing, statusState: this.statusState });
   }
 
   /**
@@ -507,7 +506,7 @@ export class SessionHost {
    * not (an item that throws breaks the host; its caller gets the error).
    */
   private enqueue<T>(work: () => T): Promise<T> {
-    if (this.broken) return Promise.reject(this.broken);
+    if (this.flags.broken) return Promise.reject(this.flags.broken);
     this.queued++;
     const run = (): T => this.runQueued(work);
     const next = this.chain.then(run, run);
@@ -517,7 +516,7 @@ export class SessionHost {
 
   private runQueued<T>(work: () => T): T {
     try {
-      if (this.broken) throw this.broken;
+      if (this.flags.broken) throw this.flags.broken;
       return work();
     } catch (error) {
       this.fail(error);
@@ -554,15 +553,15 @@ export class SessionHost {
   }
 
   private fail(error: unknown): void {
-    if (this.broken) return;
-    this.broken = error instanceof Error ? error : new Error(String(error));
-    for (const effect of this.running.values()) effect.abort(this.broken);
-    this.writer.rejectWaiters(this.broken);
+    if (this.flags.broken) return;
+    this.flags.broken = error instanceof Error ? error : new Error(String(error));
+    for (const effect of this.running.values()) effect.abort(this.flags.broken);
+    this.writer.rejectWaiters(this.flags.broken);
     this.wakeQuietWaiters();
   }
 
   private wakeQuietWaiters(): void {
-    if (this.queued > 0 || (!this.broken && (this.settling > 0 || this.running.busy > 0 || this.acknowledgedHead < this.issuedHead))) return;
+    if (this.queued > 0 || (!this.flags.broken && (this.settling > 0 || this.running.busy > 0 || this.acknowledgedHead < this.issuedHead))) return;
     const waiters = this.quietWaiters;
     this.quietWaiters = [];
     for (const waiter of waiters) waiter();
