@@ -49,19 +49,26 @@ export class ProviderEvents {
     if (this.unhook === undefined) return this.settled(this.iterator.next());
     if (this.abandoned) return Promise.reject(this.abandoned);
     return new Promise<IteratorResult<unknown>>((resolve, reject) => {
+      this.resolve = resolve;
       this.wake = reject;
-      this.iterator.next().then(
-        (result) => {
-          if (result.done) this.over = true;
-          resolve(result);
-        },
-        (error: unknown) => {
-          this.over = true;
-          reject(error);
-        },
-      );
+      this.iterator.next().then(this.onEvent, this.onThrow);
     });
   }
+
+  /** Settles the wait in progress (set while one is). */
+  private resolve: ((result: IteratorResult<unknown>) => void) | undefined;
+
+  /** The provider's next event arrived: the wait in progress resolves with it (one handler for every event, not two closures per event). */
+  private readonly onEvent = (result: IteratorResult<unknown>): void => {
+    if (result.done) this.over = true;
+    this.resolve?.(result);
+  };
+
+  /** The provider threw: the wait in progress rejects with its error. */
+  private readonly onThrow = (error: unknown): void => {
+    this.over = true;
+    this.wake?.(error as Error);
+  };
 
   private settled(pending: Promise<IteratorResult<unknown>>): Promise<IteratorResult<unknown>> {
     return pending.then(

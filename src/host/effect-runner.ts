@@ -362,10 +362,10 @@ export class EffectRunner {
    * settlement of an agent that ended or was stopped is dropped — except a tool call's whose `tool.started` is
    * durable: every started call gets its end on the record (the machine, whose agent is gone, takes no step on it).
    */
-  private async settle(request: EffectRequest, settlement: Settlement): Promise<void> {
+  private settle(request: EffectRequest, settlement: Settlement): Promise<void> {
+    let stepped: Promise<RecordEnvelope[]> | undefined;
     try {
       const started = this.running.started(request.effectId);
-      let applied = false;
       if (!this.flags.broken && !this.tree.done && !this.flags.interrupted && (started || !this.gone(request))) {
         // Waits for the write, not the commit: a tool lane commits parallel calls' settlements in order through here,
         // and waiting for each one's fsync (and the commit gathering delay) held the next one back. Built key by key:
@@ -375,18 +375,43 @@ export class EffectRunner {
         if (corr) input.corr = corr;
         if (settlement.facts) input.facts = settlement.facts;
         if (settlement.blobs) input.blobs = settlement.blobs;
-        const stored = await this.session.step(input);
-        // A step that was skipped (interrupted or ended while it waited in the queue) writes nothing.
-        applied = stored.length > 0;
+        stepped = this.session.step(input);
       }
-      if (!applied && !this.flags.broken) await this.recordWorkspaceNotes(request, settlement);
     } catch (error) {
-      this.session.fail(error);
-    } finally {
-      this.running.delete(request.effectId);
-      this.dropped.delete(request.effectId);
-      this.session.wakeQuietWaiters();
+      return this.settleFailed(request, error);
     }
+    if (stepped === undefined) return this.notApplied(request, settlement);
+    // Not an async function: one reaction per settlement. A step that was skipped (interrupted or ended while it
+    // waited in the queue) writes nothing.
+    return stepped.then(
+      (stored) => (stored.length > 0 ? this.settled(request) : this.notApplied(request, settlement)),
+      (error: unknown) => this.settleFailed(request, error),
+    );
+  }
+
+  /** A settlement that was not applied: what its call did to the workspace is still recorded (unless the session broke). */
+  private notApplied(request: EffectRequest, settlement: Settlement): Promise<void> {
+    if (this.flags.broken) {
+      this.settled(request);
+      return settledNothing;
+    }
+    return this.recordWorkspaceNotes(request, settlement).then(
+      () => this.settled(request),
+      (error: unknown) => this.settleFailed(request, error),
+    );
+  }
+
+  private settleFailed(request: EffectRequest, error: unknown): Promise<void> {
+    this.session.fail(error);
+    this.settled(request);
+    return settledNothing;
+  }
+
+  /** The effect is no longer running: the session may be quiet. */
+  private settled(request: EffectRequest): void {
+    this.running.delete(request.effectId);
+    this.dropped.delete(request.effectId);
+    this.session.wakeQuietWaiters();
   }
 
   /** The effect's settlement is dropped: its agent ended or was stopped (`dropEffectsOf`). */
