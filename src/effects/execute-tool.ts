@@ -90,19 +90,24 @@ const syncFacts: { sync: boolean } = Object.freeze({ sync: true });
  * first read; the pipeline waits through `aborted` and `onAbort`, which make none.
  */
 class EffectPipelineRun implements PipelineRun {
-  readonly sessionId: string;
-  readonly abandonGraceMs: number | undefined;
-  readonly now: () => number;
+  // `declare`d and set in the constructor: a class field is defined by an initializer function of its own (a call
+  // per object) and then assigned again.
+  declare readonly sessionId: string;
+  declare readonly abandonGraceMs: number | undefined;
+  declare readonly now: () => number;
   /** A `tool.started` was persisted: the call ran. */
-  ran = false;
+  declare ran: boolean;
+  /** An own property: the pipeline hands it to the tool's context unbound. */
+  declare readonly progress: (message: string) => void;
+  declare private readonly context: EffectContext;
 
-  constructor(
-    private readonly context: EffectContext,
-    private readonly request: EffectRequest,
-  ) {
+  constructor(context: EffectContext, request: EffectRequest) {
     this.sessionId = context.sessionId;
     this.abandonGraceMs = context.abandonGraceMs;
     this.now = context.now;
+    this.ran = false;
+    this.progress = (message) => context.live({ type: 'effect.progress', actor: request.actor, effectId: request.effectId, message });
+    this.context = context;
   }
 
   get signal(): AbortSignal {
@@ -126,9 +131,6 @@ class EffectPipelineRun implements PipelineRun {
   recordLater(facts: readonly FactDraft[]): Promise<void> {
     return this.context.recordFacts(facts).catch(() => undefined);
   }
-
-  /** An own property: the pipeline hands it to the tool's context unbound. */
-  readonly progress = (message: string): void => this.context.live({ type: 'effect.progress', actor: this.request.actor, effectId: this.request.effectId, message });
 }
 
 export const createExecuteToolExecutor = (environments: PipelineEnvironment | ((actor: string) => PipelineEnvironment), options: ExecuteToolOptions = {}): EffectExecutor => {

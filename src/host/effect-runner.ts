@@ -71,23 +71,26 @@ export interface EffectRunnerOptions {
  * request, are methods (no closures per effect).
  */
 class HostEffectContext implements EffectContext {
-  readonly sessionId: string;
-  readonly abandonGraceMs: number;
-  readonly now: EffectContext['now'];
-  readonly elapsedMs: EffectContext['elapsedMs'];
-  readonly live: EffectContext['live'];
+  // `declare`d and set in the constructor: a class field is defined by an initializer function of its own (a call
+  // per object) and then assigned again.
+  declare readonly sessionId: string;
+  declare readonly abandonGraceMs: number;
+  declare readonly now: EffectContext['now'];
+  declare readonly elapsedMs: EffectContext['elapsedMs'];
+  declare readonly live: EffectContext['live'];
+  declare private readonly runner: EffectRunner;
+  declare private readonly request: EffectRequest;
+  declare private readonly effect: RunningEffect;
 
-  constructor(
-    private readonly runner: EffectRunner,
-    private readonly request: EffectRequest,
-    private readonly effect: RunningEffect,
-    shared: SharedContext,
-  ) {
+  constructor(runner: EffectRunner, request: EffectRequest, effect: RunningEffect, shared: SharedContext) {
     this.sessionId = shared.sessionId;
     this.abandonGraceMs = shared.abandonGraceMs;
     this.now = shared.now;
     this.elapsedMs = shared.elapsedMs;
     this.live = shared.live;
+    this.runner = runner;
+    this.request = request;
+    this.effect = effect;
   }
 
   get signal(): AbortSignal {

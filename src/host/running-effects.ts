@@ -7,23 +7,35 @@ import type { EffectKind } from '../../models/effect.records.js';
  * microseconds per effect on the step path, where nearly no effect is ever aborted.
  */
 export class RunningEffect {
+  // `declare`d and set in the constructor: a class field is defined by an initializer function of its own (a call
+  // per object) and then assigned again; made per effect.
   /** Its executor returned (the settlement is on its way to the queue): nothing is left to abort. */
-  finished?: boolean;
+  declare finished?: boolean;
   /** A tool call whose `tool.started` is durable: it settles on the record even if its agent is stopped meanwhile. */
-  started?: boolean;
+  declare started?: boolean;
   /** `abort` was called (the signal, made now or later, is aborted with `reason`). */
-  aborted = false;
+  declare aborted: boolean;
   /** What `abort` was given. */
-  reason: unknown;
+  declare reason: unknown;
   /** The host's own hook: called once, after the others, on the first `abort` (set while the host waits on the executor). */
-  onAbort: (() => void) | undefined;
-  private controller: AbortController | undefined;
-  private hooks: Array<(() => void) | undefined> | undefined;
+  declare onAbort: (() => void) | undefined;
+  declare private controller: AbortController | undefined;
+  declare private hooks: Array<(() => void) | undefined> | undefined;
+  declare readonly kind: EffectKind;
+  declare readonly actor: string;
+  /** Its actor's path and every ancestor's (`pathsOf`), computed once when it is added to `RunningEffects`. */
+  declare paths: readonly string[];
 
-  constructor(
-    readonly kind: EffectKind,
-    readonly actor: string,
-  ) {}
+  constructor(kind: EffectKind, actor: string) {
+    this.kind = kind;
+    this.actor = actor;
+    this.aborted = false;
+    this.reason = undefined;
+    this.onAbort = undefined;
+    this.controller = undefined;
+    this.hooks = undefined;
+    this.paths = noPaths;
+  }
 
   /** The effect's signal, made on first read (aborted with `reason` if the effect already was). */
   get signal(): AbortSignal {
@@ -69,6 +81,7 @@ export class RunningEffect {
 }
 
 const noRemoval = (): void => undefined;
+const noPaths: readonly string[] = [];
 
 /** Effects that only wait for time: the session counts as quiet (waiting for someone) while only these run. */
 const backgroundKinds: ReadonlySet<EffectKind> = new Set(['startTimer']);
@@ -98,7 +111,8 @@ export class RunningEffects {
   add(effectId: string, effect: RunningEffect): void {
     this.byId.set(effectId, effect);
     if (!backgroundKinds.has(effect.kind)) this.busy++;
-    for (const path of pathsOf(effect.actor)) {
+    effect.paths = pathsOf(effect.actor);
+    for (const path of effect.paths) {
       let ids = this.byPath.get(path);
       if (!ids) this.byPath.set(path, (ids = new Set()));
       ids.add(effectId);
@@ -110,7 +124,7 @@ export class RunningEffects {
     if (!effect) return;
     this.byId.delete(effectId);
     if (!backgroundKinds.has(effect.kind)) this.busy--;
-    for (const path of pathsOf(effect.actor)) {
+    for (const path of effect.paths) {
       const ids = this.byPath.get(path);
       ids?.delete(effectId);
       if (ids?.size === 0) this.byPath.delete(path);
