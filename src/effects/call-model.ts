@@ -75,8 +75,14 @@ export interface ReplyReview {
  * The input for one attempt: `source.prepare` when the source has it, else its plain messages and tools with no
  * facts. A retry loop calls this once per attempt so every attempt's projection is recorded.
  */
-export const prepareModelInput = async (source: ModelCallSource, attempt: ModelCallAttempt): Promise<PreparedModelInput> =>
-  source.prepare ? source.prepare(attempt) : { messages: source.messages(attempt.actor).slice(), tools: source.tools(attempt.actor), facts: [] };
+export const prepareModelInput = (source: ModelCallSource, attempt: ModelCallAttempt): Promise<PreparedModelInput> => {
+  // Not an async function returning the source's promise: that adopts it through two more microtask turns.
+  try {
+    return source.prepare ? source.prepare(attempt) : Promise.resolve({ messages: source.messages(attempt.actor).slice(), tools: source.tools(attempt.actor), facts: [] });
+  } catch (error) {
+    return Promise.reject(error);
+  }
+};
 
 export interface CallModelOptions {
   provider: ModelProvider;

@@ -146,25 +146,31 @@ export const createExecuteToolExecutor = (environments: PipelineEnvironment | ((
       const intent = (started?.data as { intent?: Record<string, unknown> } | undefined)?.intent;
       return tool.checkResume(started ? (intent ?? {}) : undefined, { workspace: environmentOf(request.actor).workspace });
     },
-    async execute(request, context) {
+    execute(request, context) {
       const capture = options.capture;
+      // Not an async function returning `run`'s promise: that adopts it through two more microtask turns.
       if (!capture || !mayChangeWorkspace(toolOf(request))) return run(request, context);
-      const windowed = await capture.window({ effectId: request.effectId, callId: String(request.args.callId), tool: String(request.args.name) }, () => run(request, context), (facts, blobs) => context.recordFacts(facts, { blobs }));
-      const callId = String(request.args.callId);
-      windowed.facts.forEach((fact) => (fact.corr = callId));
-      // The changes are recorded whatever became of the call: with its settlement, or on their own when it has none
-      // (it threw, or was aborted: its settlement is dropped and it stays in doubt).
-      if (!windowed.outcome.ok || isAborted(context)) {
-        if (windowed.facts.length > 0) await context.recordFacts(windowed.facts, { blobs: windowed.blobs }).catch(() => undefined);
-        if (!windowed.outcome.ok) throw windowed.outcome.error;
-        return windowed.outcome.value;
-      }
-      const settlement = windowed.outcome.value;
-      if (windowed.facts.length === 0) return settlement;
-      return { ...settlement, facts: [...windowed.facts, ...(settlement.facts ?? [])], blobs: [...(settlement.blobs ?? []), ...windowed.blobs] };
+      return windowedRun(request, context, capture);
     },
   };
   return executor;
+
+  /** A call that may change the workspace, run inside one of the capture's windows (its changes recorded with it). */
+  async function windowedRun(request: EffectRequest, context: EffectContext, capture: WorkspaceCapture): Promise<Settlement> {
+    const windowed = await capture.window({ effectId: request.effectId, callId: String(request.args.callId), tool: String(request.args.name) }, () => run(request, context), (facts, blobs) => context.recordFacts(facts, { blobs }));
+    const callId = String(request.args.callId);
+    windowed.facts.forEach((fact) => (fact.corr = callId));
+    // The changes are recorded whatever became of the call: with its settlement, or on their own when it has none
+    // (it threw, or was aborted: its settlement is dropped and it stays in doubt).
+    if (!windowed.outcome.ok || isAborted(context)) {
+      if (windowed.facts.length > 0) await context.recordFacts(windowed.facts, { blobs: windowed.blobs }).catch(() => undefined);
+      if (!windowed.outcome.ok) throw windowed.outcome.error;
+      return windowed.outcome.value;
+    }
+    const settlement = windowed.outcome.value;
+    if (windowed.facts.length === 0) return settlement;
+    return { ...settlement, facts: [...windowed.facts, ...(settlement.facts ?? [])], blobs: [...(settlement.blobs ?? []), ...windowed.blobs] };
+  }
 
   async function run(request: EffectRequest, context: EffectContext): Promise<Settlement> {
     const environment = environmentOf(request.actor);

@@ -127,7 +127,14 @@ export const defineTool = <Parameters, Plan = undefined>(spec: ToolSpec<Paramete
   return {
     ...rest,
     ...toolTraitsOf(spec),
-    execute: async (args, context, plan) => toolResultOf(await execute(args, context, plan), spec.name),
+    // Not an async function around the tool's: one reaction per call (a throw still rejects, never escapes).
+    execute: (args, context, plan) => {
+      try {
+        return Promise.resolve(execute(args, context, plan)).then((value) => toolResultOf(value, spec.name));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
   };
 };
 
