@@ -158,6 +158,8 @@ export class RunningEffects {
 
   /** The running effects of the actors at `paths` and of their descendants, as `[effectId, effect]`. */
   ownedBy(paths: readonly string[]): Array<[string, RunningEffect]> {
+    // A turn's actor stops every round trip with nothing left running: no Map and no array for that.
+    if (paths.length === 1 && !this.byPath.has(paths[0]!)) return [];
     const found = new Map<string, RunningEffect>();
     for (const path of paths) for (const effectId of this.byPath.get(path) ?? []) found.set(effectId, this.byId.get(effectId)!);
     return [...found];

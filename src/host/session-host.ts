@@ -295,7 +295,7 @@ export class SessionHost {
       // While the batch is written, the effects it asked for are prepared (pure CPU; none starts before it is written).
       const preparing = requests.length > 0 && input.holdEffects === undefined ? this.prepareWhileWriting(requests) : undefined;
       // Taken now, while the tree is exactly at the batch's last seq; saved once that batch is written.
-      const snapshot = this.snapshotDue();
+      const snapshot = this.snapshotEvery > 0 ? this.snapshotDue() : undefined;
       this.settling++;
       // One reaction per step (no async callback, `finally` or `catch` of its own): what the written batch starts, or
       // the failure that breaks the host (a failed write or snapshot; the step's caller gets the error).
