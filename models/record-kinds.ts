@@ -41,7 +41,7 @@ export const recordKinds = {
   'mcp.reconnecting': input,
   'mcp.failed': input,
   'mcp.closed': input,
-  'step.derived': transition,
+  'step.derived': { ...transition, version: 2 },
   // Written before step records (one per transition, intent or witness); still read, and replayed, in older logs.
   'actor.transitioned': transition,
   'effect.requested': derived,

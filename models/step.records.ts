@@ -17,7 +17,10 @@ export type StepIntent = z.infer<typeof StepIntent>;
 /**
  * Any other record a machine (or the capability deriver) derived in the step: `[2, actor, type, data, corr?]` — a
  * typestate witness (`turn.*`, its lists left out where the inputs hold them: see `compactWitness`), `session.ended`,
- * `delegation.*`, `report.rejected`, `capability.diff`.
+ * `delegation.*`, `report.rejected`, `capability.diff`. Since v2 a `capability.diff` whose data equals, in every member
+ * but `effectId`, that of an earlier `capability.diff` entry of the same record is stored as `{ effectId, sameAs }`,
+ * `sameAs` the index of that whole entry in `derived` (the children one delegation spawns mostly share one visible set);
+ * readers get it whole through `draftOfEntry(entry, derived)`, `flattenRecords` or `foldEntries`.
  */
 export const StepEmitted = lazySchema(() => z.tuple([z.literal(2), z.string().min(1), z.string().min(1), z.record(z.string(), z.unknown()), z.string().optional()]));
 export type StepEmitted = z.infer<typeof StepEmitted>;
@@ -37,8 +40,9 @@ export type StepFact = z.infer<typeof StepFact>;
 /**
  * transition · what one step derived, in one record written right after its input (same batch, `cause` = the input's
  * id): `derived` — every actor transition, effect intent and derived record of the step, in the order the machines
- * produced them; replay regenerates it and compares it — and `facts`, what the step's effect reported with its
- * settlement (not regenerated). Every applied input is followed by exactly one.
+ * produced them; replay regenerates it and compares it (a `capability.diff` stored by reference, v2, is compared
+ * whole) — and `facts`, what the step's effect reported with its settlement (not regenerated). Every applied input is
+ * followed by exactly one.
  */
 export const StepDerived = lazySchema(() => z.object({
   derived: z.array(StepEntry),

@@ -24,6 +24,10 @@ export const upcastSteps: readonly UpcastStep[] = [
   // model.responded v2: a CallSpec whose members the stream already holds may be stored as `callSpecRef` (resolved by
   // `upcastRecords`, see `resolveCallSpecs`); every v1 record (its spec whole) is a valid v2 record.
   { type: 'model.responded', from: 1, up: (data) => data },
+  // step.derived v2: a capability.diff entry equal but for its effectId to an earlier one of the same record may be
+  // stored as `{ effectId, sameAs }` (put back by `resolveEntry` wherever entries are read); every v1 record (each diff
+  // whole) is a valid v2 record.
+  { type: 'step.derived', from: 1, up: (data) => data },
 ];
 
 /** Raised for a record newer than this build understands (written by a later release). */

@@ -111,7 +111,8 @@ export class CapabilityDeriver {
     const type = record.type;
     if (type === 'step.derived') {
       // A stored step record (when rebuilding from a log): what it derived, in order.
-      for (const entry of (record.data as StepDerived).derived) this.observe(draftOfEntry(entry));
+      const derived = (record.data as StepDerived).derived;
+      for (const entry of derived) this.observe(draftOfEntry(entry, derived));
       return;
     }
     const data = (record.data ?? {}) as Record<string, unknown>;

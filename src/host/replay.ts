@@ -7,7 +7,7 @@ import { canonicalEqual } from './canonical-equal.js';
 import { DivergenceError, ReinError } from './host-errors.js';
 import type { DerivedDraft } from './step-collector.js';
 import type { StepDerived, StepEntry } from '../../models/step.records.js';
-import { draftOfEntry, entriesOfDrafts, entryOf, isUpcastStep, seqsOf, stepRecordType, upcastLegacySteps } from './step-record.js';
+import { draftOfEntry, entriesOfDrafts, entryOf, isUpcastStep, resolveEntry, seqsOf, stepRecordType, upcastLegacySteps } from './step-record.js';
 import { CapabilityDeriver } from '../capabilities/capability-deriver.js';
 import { resolveCallSpecs } from '../../stores/call-spec-refs.js';
 
@@ -108,7 +108,8 @@ export const verifyRecords = (
     // An upcast legacy step is compared with its witnesses whole, as it was written.
     const expected = entriesOfDrafts(pending.drafts, isUpcastStep(record));
     for (let index = 0; index < Math.max(stored.length, expected.length); index++) {
-      const actual = stored[index];
+      // A capability.diff stored by reference (`sameAs`) is compared whole: replay checks content, not the sharing.
+      const actual = index < stored.length ? resolveEntry(stored[index]!, stored) : undefined;
       const wanted = expected[index];
       if (actual !== undefined && wanted !== undefined && canonicalEqual(actual, wanted)) continue;
       const seq = seqs[Math.min(index, seqs.length - 1)]!;

@@ -93,15 +93,85 @@ export const entryOf = (draft: DerivedDraft, whole = false): StepEntry => {
   return draft.corr === undefined ? [2, draft.actor, draft.type, data] : [2, draft.actor, draft.type, data, draft.corr];
 };
 
-/** The step entries of a step's derived drafts, in order (`whole`: see `entryOf`). */
+/** The step entries of a step's derived drafts, in order (`whole`: see `entryOf`), every entry whole (none `sameAs`). */
 export const entriesOfDrafts = (drafts: readonly DerivedDraft[], whole = false): StepEntry[] => drafts.map((draft) => entryOf(draft, whole));
 
+const diffType = 'capability.diff';
+
+/** Plain JSON values equal member by member (arrays in order; objects by their keys, in any order). */
+const sameJson = (left: unknown, right: unknown): boolean => {
+  if (Object.is(left, right)) return true;
+  if (typeof left !== 'object' || typeof right !== 'object' || left === null || right === null) return false;
+  if (Array.isArray(left)) {
+    if (!Array.isArray(right) || left.length !== right.length) return false;
+    for (let index = 0; index < left.length; index++) if (!sameJson(left[index], right[index])) return false;
+    return true;
+  }
+  if (Array.isArray(right)) return false;
+  const leftKeys = Object.keys(left);
+  if (leftKeys.length !== Object.keys(right).length) return false;
+  for (const key of leftKeys) if (!Object.hasOwn(right, key) || !sameJson((left as Record<string, unknown>)[key], (right as Record<string, unknown>)[key])) return false;
+  return true;
+};
+
+/** Two `capability.diff` data equal in every member but `effectId` (sibling children with the same tools and mode). */
+const sameDiff = (left: Record<string, unknown>, right: Record<string, unknown>): boolean => {
+  const keys = Object.keys(left);
+  if (keys.length !== Object.keys(right).length) return false;
+  for (const key of keys) if (key !== 'effectId' && (!Object.hasOwn(right, key) || !sameJson(left[key], right[key]))) return false;
+  return true;
+};
+
+/** How many distinct whole diffs of one step a later diff is compared with (a delegation's children have one or a few). */
+const diffBases = 4;
+
 /**
- * The data of a step's record: its derived drafts compacted, and the facts folded into it (their times as offsets from
- * the record's `at`).
+ * The step entries of a step record: as `entriesOfDrafts`, except that a `capability.diff` equal in every member but
+ * `effectId` to an earlier one of the same step is stored as `{ effectId, sameAs }`, `sameAs` the index of that whole
+ * entry in `derived` — the diffs of the children one delegation spawns, one per child, are mostly the same set
+ * (`resolveEntry` and `draftOfEntry(entry, derived)` put it back).
+ */
+export const stepEntriesOf = (drafts: readonly DerivedDraft[]): StepEntry[] => {
+  const entries: StepEntry[] = new Array(drafts.length);
+  let bases: number[] | undefined;
+  for (let index = 0; index < drafts.length; index++) {
+    const draft = drafts[index]!;
+    if (draft.type === diffType) {
+      const found = bases?.find((base) => sameDiff((entries[base] as [2, string, string, Record<string, unknown>])[3], draft.data));
+      if (found !== undefined) {
+        const shared: Record<string, unknown> = { effectId: draft.data.effectId, sameAs: found };
+        entries[index] = draft.corr === undefined ? [2, draft.actor, diffType, shared] : [2, draft.actor, diffType, shared, draft.corr];
+        continue;
+      }
+      if ((bases ??= []).length < diffBases) bases.push(index);
+    }
+    entries[index] = entryOf(draft);
+  }
+  return entries;
+};
+
+/**
+ * An entry of a step record's `derived` whole: a `capability.diff` stored as `{ effectId, sameAs }` gets the members of
+ * the earlier entry it names (and its own `effectId`); any other entry is returned as it is. A `sameAs` that names no
+ * whole `capability.diff` is left as stored (replay then reports it as different content).
+ */
+export const resolveEntry = (entry: StepEntry, derived: readonly StepEntry[]): StepEntry => {
+  if (entry[0] !== 2 || entry[2] !== diffType) return entry;
+  const data = entry[3];
+  const at = data.sameAs;
+  if (typeof at !== 'number') return entry;
+  const base = derived[at];
+  if (base === undefined || base[0] !== 2 || base[2] !== diffType || base[3].sameAs !== undefined) return entry;
+  const whole = { ...base[3], effectId: data.effectId };
+  return entry[4] === undefined ? [2, entry[1], diffType, whole] : [2, entry[1], diffType, whole, entry[4]];
+};
+
+/**
+ * The data of a step's record: its derived drafts compacted (`stepEntriesOf`), and the facts folded into it (their
+ * times as offsets from the record's `at`).
  */
 export const stepDataOf = (drafts: readonly DerivedDraft[], facts: readonly FoldedFact[], at: number): StepDerived => {
-  const derived = entriesOfDrafts(drafts);
+  const derived = stepEntriesOf(drafts);
   if (facts.length === 0) return { derived };
   return {
     derived,
@@ -124,8 +194,12 @@ export const stepDraftOf = (id: string, input: Pick<RecordDraft, 'id' | 'actor' 
   data: stepDataOf(drafts, [], input.at),
 });
 
-/** The type, actor, corr and data an entry stands for (the record it replaced). */
-export const draftOfEntry = (entry: StepEntry): DerivedDraft => {
+/**
+ * The type, actor, corr and data an entry stands for (the record it replaced). With `derived` (the step record's list
+ * the entry is in), a `capability.diff` stored by reference is put back whole (`resolveEntry`); without it, as stored.
+ */
+export const draftOfEntry = (stored: StepEntry, derived?: readonly StepEntry[]): DerivedDraft => {
+  const entry = derived === undefined ? stored : resolveEntry(stored, derived);
   switch (entry[0]) {
     case 0:
       return { type: 'actor.transitioned', actor: entry[1], data: { actor: entry[1], event: entry[2], from: stateOfPath(entry[3]), to: stateOfPath(entry[4]) as StateValue } };
@@ -188,7 +262,10 @@ export const factViewsOf = (step: RecordEnvelope, input?: RecordEnvelope): Recor
 };
 
 /** The derived entries of a step record, as the records they replaced (`actor.transitioned`, `effect.requested`, …). */
-export const derivedViewsOf = (step: RecordEnvelope): RecordEnvelope[] => (step.data as StepDerived).derived.map((entry) => viewOf(step, draftOfEntry(entry)));
+export const derivedViewsOf = (step: RecordEnvelope): RecordEnvelope[] => {
+  const derived = (step.data as StepDerived).derived;
+  return derived.map((entry) => viewOf(step, draftOfEntry(entry, derived)));
+};
 
 /**
  * A record as the records it stands for: a step record's folded facts and derived entries (facts first), a
@@ -359,7 +436,7 @@ export const foldEntries = <View>(view: View, record: RecordEnvelope, apply: (vi
   if (wants && !wantsDerived(step, wants)) return next;
   for (const entry of step.derived) {
     if (wants && !wants(typeOfEntry(entry))) continue;
-    next = apply(next, viewOf(record, draftOfEntry(entry)));
+    next = apply(next, viewOf(record, draftOfEntry(entry, step.derived)));
   }
   return next;
 };

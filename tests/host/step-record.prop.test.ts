@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RecordEnvelope } from '../../models/envelope.js';
 import { StepDerived } from '../../models/step.records.js';
-import { createEntryReader, draftOfEntry, entriesOf, entryOf, flattenRecords, foldEntries, requestsOf, seqsOf, sessionEndedIn, stepDataOf, upcastLegacySteps, type DerivedDraft } from '../../src/host/step-record.js';
+import { createEntryReader, derivedViewsOf, draftOfEntry, entriesOf, entriesOfDrafts, entryOf, flattenRecords, foldEntries, requestsOf, resolveEntry, seqsOf, sessionEndedIn, stepDataOf, upcastLegacySteps, type DerivedDraft } from '../../src/host/step-record.js';
 import { propertyRuns } from '../support/temp-dir.js';
 
 const envelope = (seq: number, type: string, data: unknown, extra: Partial<RecordEnvelope> = {}): RecordEnvelope => ({ stream: 's', seq, id: `r${seq}`, type, v: 1, at: 1_000 + seq, actor: 'root', data, ...extra });
@@ -11,6 +11,7 @@ const transition: DerivedDraft = { type: 'actor.transitioned', actor: 'root', da
 const intent: DerivedDraft = { type: 'effect.requested', actor: 'root', data: { effectId: 'root:e2', kind: 'executeTool', args: { callId: 'root:e1.0', name: 'read', arguments: { path: 'a' } } }, corr: 'root:e1.0' };
 const witness: DerivedDraft = { type: 'turn.requests', actor: 'root/turn-1', data: { turnId: 'root:e1', requests: [{ callId: 'root:e1.0', name: 'read', argumentsDigest: 'b3:x' }], multisetDigest: 'b3:y' } };
 const ended: DerivedDraft = { type: 'session.ended', actor: 'root', data: { status: 'completed' } };
+const diff0 = (child: string): DerivedDraft => ({ type: 'capability.diff', actor: `root/d/${child}`, data: { effectId: `root/d/${child}:e1`, turn: 1, added: [], removed: [], changed: [], visible: 0, deferred: 0, digest: 'sha256:e', inputs: {} } });
 
 describe('the step record', () => {
   it('stores transitions, intents and derived records compactly and reads them back as the records they stand for', () => {
@@ -54,6 +55,58 @@ describe('the step record', () => {
       }),
       { numRuns: propertyRuns(200) },
     );
+  });
+
+  it('stores a capability.diff equal but for its effectId to an earlier one of the step by reference, and reads it back whole', () => {
+    // A few bodies, so that steps repeat some (a delegation's children) and differ in others; keys in any order.
+    const bodies: Array<Record<string, unknown>> = [
+      { turn: 1, added: [{ name: 'read', reason: 'initial', schemaDigest: 'b3:r' }], removed: [], changed: [], visible: 1, deferred: 0, digest: 'sha256:a', inputs: { mode: 'default', servers: {} } },
+      { turn: 1, added: [{ name: 'read', reason: 'initial', schemaDigest: 'b3:r' }, { name: 'submit_report', reason: 'initial', schemaDigest: 'contract' }], removed: [], changed: [], visible: 2, deferred: 0, digest: 'sha256:b', inputs: { mode: 'default', servers: {} } },
+      { inputs: { servers: {}, mode: 'default' }, digest: 'sha256:b', deferred: 0, visible: 2, changed: [], removed: [], added: [{ schemaDigest: 'b3:r', reason: 'initial', name: 'read' }, { name: 'submit_report', reason: 'initial', schemaDigest: 'contract' }], turn: 1 },
+      { turn: 2, added: [], removed: [{ name: 'read', reason: 'deferred' }], changed: [], visible: 0, deferred: 1, digest: 'sha256:c', inputs: { mode: 'plan', servers: { s: 'ready' } } },
+      { turn: 1, added: [], removed: [], changed: [], visible: 0, deferred: 0, digest: 'sha256:d', inputs: { mode: 'default', servers: {}, skill: 's' } },
+      { turn: 1, added: [], removed: [], changed: [], visible: 0, deferred: -0, digest: 'sha256:d', inputs: { mode: 'default', servers: {}, skill: 's' } },
+    ];
+    // The bodies the same set stands for: the 2nd and 3rd differ only in key order; -0 is not 0.
+    const groupOf = new Map(bodies.map((value, index) => [value, [0, 1, 1, 2, 3, 4][index]!]));
+    const body = fc.constantFrom(...bodies);
+    const group = new Map<Record<string, unknown>, number>();
+    const diff = fc.record({ child: fc.integer({ min: 0, max: 9 }), body, corr: fc.option(fc.constant('root:e1.0'), { nil: undefined }) }).map(({ child, body: data, corr }): DerivedDraft => {
+      const draft: DerivedDraft = { type: 'capability.diff', actor: `root/d/t${child}`, data: { effectId: `root/d/t${child}:e1`, ...data }, ...(corr === undefined ? {} : { corr }) };
+      group.set(draft.data, groupOf.get(data)!);
+      return draft;
+    });
+    const other = fc.constantFrom<DerivedDraft>(transition, intent, witness, { type: 'delegation.started', actor: 'root/d', data: { child: 'root/d/t0' } });
+    fc.assert(
+      fc.property(fc.array(fc.oneof(diff, diff, other), { maxLength: 24 }), (drafts) => {
+        const data = stepDataOf(drafts, [], 1_000);
+        expect(StepDerived.parse(data)).toEqual(data);
+        const whole = entriesOfDrafts(drafts);
+        expect(data.derived.map((entry) => resolveEntry(entry, data.derived))).toEqual(whole);
+        expect(data.derived.map((entry) => draftOfEntry(entry, data.derived))).toEqual(drafts.map((draft) => draftOfEntry(entryOf(draft))));
+        const step = envelope(2, 'step.derived', data, { cause: 'r1' });
+        expect(derivedViewsOf(step).map((view) => view.data)).toEqual(whole.map((entry) => draftOfEntry(entry).data));
+        expect(foldEntries<unknown[]>([], step, (seen, entry) => [...seen, entry.data], (type) => type === 'capability.diff')).toEqual(drafts.filter((draft) => draft.type === 'capability.diff').map((draft) => draft.data));
+        // Each reference names an earlier whole diff; a body is stored whole once while fewer than 4 bodies are whole.
+        const bases = new Set<number>();
+        data.derived.forEach((entry, index) => {
+          if (entry[0] !== 2 || entry[2] !== 'capability.diff') return;
+          const at = entry[3].sameAs;
+          if (at === undefined) return void bases.add(index);
+          expect(Object.keys(entry[3])).toEqual(['effectId', 'sameAs']);
+          expect(bases.has(at as number)).toBe(true);
+        });
+        const distinct = new Set(drafts.filter((draft) => draft.type === 'capability.diff').map((draft) => group.get(draft.data)));
+        if (distinct.size <= 4) expect(bases.size).toBe(distinct.size);
+      }),
+      { numRuns: propertyRuns(300) },
+    );
+    // A reference that names no whole capability.diff is left as stored.
+    const stored = stepDataOf([diff0('t0'), diff0('t1')], [], 1_000).derived;
+    expect(stored[1]![3]).toEqual({ effectId: 'root/d/t1:e1', sameAs: 0 });
+    const broken = [transition, diff0('t1')].map((draft) => entryOf(draft));
+    broken[1] = [2, 'root/d/t1', 'capability.diff', { effectId: 'root/d/t1:e1', sameAs: 0 }];
+    expect(resolveEntry(broken[1], broken)).toBe(broken[1]);
   });
 
   it('reads a log in the order the runtime produced it: a step\'s folded facts before its input', () => {

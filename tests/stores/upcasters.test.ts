@@ -31,6 +31,6 @@ describe('upcasters', () => {
     expect(createUpcaster()(unknown)).toBe(unknown);
     const current = record('user.message', 1, { text: 'x' });
     expect(createUpcaster()(current)).toBe(current);
-    expect(upcastSteps.map((step) => `${step.type}@${step.from}`)).toEqual(['model.attempted@1', 'context.projected@1', 'model.responded@1']);
+    expect(upcastSteps.map((step) => `${step.type}@${step.from}`)).toEqual(['model.attempted@1', 'context.projected@1', 'model.responded@1', 'step.derived@1']);
   });
 });
