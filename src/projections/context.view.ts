@@ -354,3 +354,6 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
 /** What the context projection reads, by type (the rest of a step record is not even built). */
 const contextTypes = new Set(['session.created', 'user.message', 'model.responded', 'tool.settled', 'verification.recorded', 'context.projected', 'report.rejected', 'hook.decided', 'delegation.started', 'delegation.joined', 'delegation.completed', 'delegation.failed']);
 const wanted = (type: string): boolean => contextTypes.has(type);
+
+/** Whether the context projection reads records of `type` (the same answer for a type every time: `foldEntries`). */
+export const wantsContextType: (type: string) => boolean = wanted;

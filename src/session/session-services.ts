@@ -21,6 +21,7 @@ import { projectModelInput, type ContextPolicyOptions, type ModelInputProjection
 import { inputPieces } from '../projections/message-memo.js';
 import { PrefixBlobHasher } from '../../stores/prefix-blob-hasher.js';
 import { contextProjection, type ContextViewOptions } from '../projections/context.view.js';
+import { LiveContextView } from '../projections/context-live.js';
 import { memoryProjection } from '../projections/memory.view.js';
 import { toolsJson } from '../projections/tools-json.js';
 import { reducerOf } from '../projections/projection.js';
@@ -168,9 +169,9 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
   });
   const budget = new CostBudget(services.prices);
   const projection = contextProjection(services.contextView);
-  const reduceContext = reducerOf(projection);
   const reduceMemory = reducerOf(memoryProjection);
-  let context = projection.initial();
+  // Folded per agent when its context is read (before its model calls): an ended child's last round is never folded.
+  const context = new LiveContextView(projection);
   let ownMemory = memoryProjection.initial();
   const memoryViews = () => (memory ? memory.views() : { session: ownMemory, governance: ownMemory });
   const compaction = new Map<string, number>();
@@ -179,7 +180,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
   const counterReady = tokenCounterFor(model).then((resolved) => {
     counter = resolved;
   });
-  const levelOf = (actor: string): number => Math.max(compaction.get(actor) ?? 0, context.actors.get(actor)?.compactionLevel ?? 0);
+  const levelOf = (actor: string): number => Math.max(compaction.get(actor) ?? 0, context.viewFor(actor).actors.get(actor)?.compactionLevel ?? 0);
   // A loaded skill is guidance the model chose to load: the rules say so (tool output is otherwise never instructions).
   const basePrompt = capabilities && capabilities.skills.length > 0 ? `${services.systemPrompt}\n${skillRule}` : services.systemPrompt;
   // The root agent is told the schema its final answer must satisfy (fixed for the session: part of the stable prefix).
@@ -219,7 +220,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
   const project = (actor: string, hookCandidates?: PointDecision['candidates']) => {
     // Built key by key: a literal of conditional spreads took V8's slow path on every round.
     const views = memoryViews();
-    const input: PolicyInput = { view: context, actor, memory: views.governance, systemPrompt: systemPromptOf(actor), tools: actors.of(actor).descriptions, counter, now: services.clock(), compactionLevel: levelOf(actor) };
+    const input: PolicyInput = { view: context.viewFor(actor), actor, memory: views.governance, systemPrompt: systemPromptOf(actor), tools: actors.of(actor).descriptions, counter, now: services.clock(), compactionLevel: levelOf(actor) };
     const instructionsNow = instructionPart();
     if (instructionsNow) input.instructions = instructionsNow;
     if (environment) input.environment = environment;
@@ -344,7 +345,7 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
     },
     observe: (record) => {
       budget.observe(record);
-      context = reduceContext(context, record);
+      context.observe(record);
       if (instructions) {
         if (record.type === 'file.read' || record.type === 'file.written') instructions.noteFile((record.data as { path: string }).path);
         else if (record.type === 'instructions.loaded') instructions.observe(record.data as InstructionsLoaded);
