@@ -2,6 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { recordVersion } from '../../models/record-kinds.js';
 import { createMemoryEventStore } from '../../stores/index.js';
 import { createRein } from '../../src/rein.js';
 import { actorProvider, type ActorReply } from '../support/delegation-fixtures.js';
@@ -71,7 +72,7 @@ describe('the library: rein.rewind, session.diff and rein.compare', () => {
       // An older rein recorded that look at the end of the log, minutes later: still not the session's time or files.
       const [last] = await store.read(session.id, { from: head });
       const { tree } = (await store.read(session.id)).filter((record) => record.type === 'workspace.changed').at(-1)!.data as { tree: string };
-      await store.append(session.id, [{ id: 'legacy-look', v: last!.v, type: 'workspace.changed', actor: last!.actor, at: later(), data: { source: 'outside', changes: [{ path: 'b.txt', after: { type: 'file', content: `artifact://blake3/${'0'.repeat(64)}`, size: 7, mode: 0o644 } }], tree } }], { expectedSeq: head });
+      await store.append(session.id, [{ id: 'legacy-look', v: recordVersion('workspace.changed'), type: 'workspace.changed', actor: last!.actor, at: later(), data: { source: 'outside', changes: [{ path: 'b.txt', after: { type: 'file', content: `artifact://blake3/${'0'.repeat(64)}`, size: 7, mode: 0o644 } }], tree } }], { expectedSeq: head });
       const looked = await rein.compare(session.id, session.id);
       expect(looked.a.durationMs).toBe(ran.a.durationMs);
       expect(looked.a.changes?.map((change) => change.path)).toEqual(['x.txt', 'y.txt']);
