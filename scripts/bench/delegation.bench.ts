@@ -126,8 +126,8 @@ const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
  * child. The same-run baseline, interleaved per store: one session making as many model → tool round trips as there
  * are children (a child is one such round trip plus its delegation records). Before the first store, one delegation of
  * a tenth as many children (at most 100, in memory, not reported) warms the delegation path up: without it the first
- * store measured ran the delegation code cold and looked ~1.3–1.6× slower than the others whichever store it was
- * (stop 40 printed memory 2.54 s against relaxed 2.00 s; run in the other order, relaxed was the slow one).
+ * store measured ran the delegation code cold and cost 1.1–1.6× the CPU of the same store measured later, whichever
+ * store it was (stop 40 printed memory 2.54 s against relaxed 2.00 s; run in the other order, relaxed was the slow one).
  */
 export const main = async (count = 1_000): Promise<void> => {
   process.stdout.write(`delegation: spawn and join ${count} scripted child agents in one process (targets: < 2 s wall, < 50 KB per idle child) · load average ${loadavg()[0]!.toFixed(1)}\n`);
