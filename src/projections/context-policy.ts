@@ -299,6 +299,7 @@ export const projectModelInput = (input: PolicyInput): ModelInputProjection => {
     estimatedTokens,
     overBudget: estimatedTokens > total,
     throughSeq: input.view.seq,
+    // Memory's and the hook context's entries come last (the session records them, and finds them from the end).
     included: [...fixed.included, ...history.included, ...summary.included, ...evidence.included, ...memory.included, ...hooked.included],
     excluded: [...result.excluded, ...memory.excluded, ...hooked.excluded],
     compacted: [...summary.compacted, ...memory.compacted, ...hooked.compacted],

@@ -109,6 +109,17 @@ export interface SessionServices {
 /** The context sources whose ledger entries `context.projected` keeps: they came from outside the session's records. */
 const recordedSources: ReadonlySet<string> = new Set(['memory', 'hooks']);
 
+/**
+ * The ledger entries from the recorded sources: the policy lists memory's and then the hook context's entries last
+ * (`projectModelInput`: fixed blocks, history, summary, evidence, memory, hooks), so they are the list's tail — found
+ * from the end, not by a pass over every history entry of the round.
+ */
+const recordedTail = <Entry extends { source: string }>(entries: readonly Entry[]): Entry[] => {
+  let start = entries.length;
+  while (start > 0 && recordedSources.has(entries[start - 1]!.source)) start--;
+  return start === entries.length ? [] : entries.slice(start);
+};
+
 /** A child agent's end: its wiring is forgotten. */
 const endedChild = (type: string): boolean => type === 'delegation.completed' || type === 'delegation.failed';
 
@@ -281,8 +292,8 @@ export const wireSession = (services: SessionServices, tools: readonly string[],
       // except its decisions on what came from outside the session's records (memory from the workspace's governance
       // stream, hook candidates): those and the sizes are recorded.
       const counts = contextCounts({ excluded, compacted });
-      const recordedIncluded = included.filter((entry) => recordedSources.has(entry.source));
-      const recordedExcluded = excluded.filter((entry) => recordedSources.has(entry.source));
+      const recordedIncluded = recordedTail(included);
+      const recordedExcluded = recordedTail(excluded);
       const data = contextProjectedOf(effectId, turn, attempt, model, projected, input);
       if (recordedIncluded.length > 0) data.included = recordedIncluded;
       if (recordedExcluded.length > 0) data.excluded = recordedExcluded;
