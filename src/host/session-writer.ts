@@ -9,6 +9,7 @@ import type { Subject } from 'rxjs';
 import type { RecordDraft, RecordEnvelope } from '../../models/envelope.js';
 import type { AppendOptions, EventStore } from '../../stores/event-store.js';
 import { ReinError } from './host-errors.js';
+import { publish, tapsOf, type Taps } from './record-taps.js';
 import { statusOfState, statusStateOf, type SessionStatusState } from './session-status.js';
 import { emptyUsage, usageOf, type UsageSummary } from '../projections/usage-summary.js';
 
@@ -94,6 +95,9 @@ export class SessionWriter {
   private readonly records$: Subject<RecordEnvelope>;
   private readonly written$: Subject<RecordEnvelope>;
   private readonly issued$: Subject<RecordEnvelope> | undefined;
+  /** The session's own observers of `records$` and `issued$` (record-taps.ts): called first, without rxjs. */
+  private readonly recordTaps: Taps<RecordEnvelope>;
+  private readonly issuedTaps: Taps<RecordEnvelope> | undefined;
   /** Records handed to the writer and not yet published on `issued$`, in seq order. */
   private unfolded: RecordEnvelope[] = [];
   private readonly host: SessionWriterHost;
@@ -116,6 +120,8 @@ export class SessionWriter {
     this.records$ = options.records$;
     this.written$ = options.written$;
     this.issued$ = options.issued$;
+    this.recordTaps = tapsOf(options.records$);
+    this.issuedTaps = options.issued$ && tapsOf(options.issued$);
     this.host = options.host;
   }
 
@@ -163,7 +169,7 @@ export class SessionWriter {
     if (this.unfolded.length === 0) return;
     const records = this.unfolded;
     this.unfolded = [];
-    for (const record of records) this.issued$!.next(record);
+    for (const record of records) publish(this.issued$!, this.issuedTaps!, record);
   }
 
   /**
@@ -219,7 +225,7 @@ export class SessionWriter {
           this.foldIssued();
           for (const record of stored) {
             this.unacknowledged.push(record);
-            this.written$.next(record);
+            if (this.written$.observed) this.written$.next(record);
           }
           const head = this.head;
           if (!grouped) this.acknowledge(head);
@@ -255,7 +261,7 @@ export class SessionWriter {
     let count = 0;
     while (count < this.unacknowledged.length && this.unacknowledged[count]!.seq <= seq) count++;
     const published = this.unacknowledged.splice(0, count);
-    for (const record of published) this.records$.next(record);
+    for (const record of published) publish(this.records$, this.recordTaps, record);
     const waiters = this.acknowledgedWaiters;
     this.acknowledgedWaiters = [];
     for (const waiter of waiters) {

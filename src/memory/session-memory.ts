@@ -25,6 +25,7 @@ import { readMemory } from './memory-retrieval.js';
 import { governSession } from './session-governance.js';
 import { proposalOf } from './proposal.js';
 import type { ToolMemory, ToolMemoryProvider } from '../tools/tool-memory.js';
+import { listen } from '../host/record-taps.js';
 
 /** The memory of one harness: its governance stream, the scope its sessions work in, and the promotion policy. */
 export interface MemoryServices {
@@ -144,7 +145,7 @@ export class SessionMemory implements ToolMemoryProvider {
   /** Start writing: extract candidates from live records, and govern the session's candidates when it ends. */
   attach(host: MemoryHost): void {
     this.#host = host;
-    host.records$.subscribe((record) => {
+    listen(host.records$, (record) => {
       foldEntries(undefined, record, (_, entry) => void this.#onLive(entry), liveType);
     });
   }

@@ -24,6 +24,8 @@ import type { PermissionRule } from '../policy/permission-rules.js';
 import { unmatchedRuleFacts } from '../policy/unmatched-rules.js';
 import { sessionEndedIn } from '../host/step-record.js';
 import type { RecordEnvelope } from '../../models/envelope.js';
+import { listen } from '../host/record-taps.js';
+import type { Unsubscribable } from 'rxjs';
 
 /** A session's memory views: its own candidate ledger, and the workspace's governance stream (store records). */
 export interface MemoryViews {
@@ -48,6 +50,12 @@ export interface ApprovalAnswer {
  * A running session as a host app or the CLI holds it. Every method goes through the step loop, so whatever it
  * changes is in the log before anything acts on it.
  */
+/**
+ * The session's records as `records$` gives them while it runs, to a listener of this process's own (the registry):
+ * a tap on the host's records (record-taps.ts), without the public stream's rxjs layers. Not on the public door.
+ */
+export const listenToRecords = (session: ReinSession, listener: (record: RecordEnvelope) => void): Unsubscribable => listen(session['host'].records$, listener);
+
 export class ReinSession<Output = unknown> {
   private views: { context?: Observable<ContextView>; trace?: Observable<TraceView>; memory?: Observable<MemoryViews> } = {};
 
@@ -63,7 +71,7 @@ export class ReinSession<Output = unknown> {
     // harness keeps no ended session pinned open (or locked).
     const hold = viewOptions.hold;
     // One subscriber for both (each record is looked at once).
-    host.records$.subscribe((record) => {
+    listen(host.records$, (record) => {
       if (!sessionEndedIn(record)) return;
       if (capabilities) void capabilities.close();
       if (this.ending) return;
@@ -384,7 +392,7 @@ export class ReinSession<Output = unknown> {
   async output(): Promise<Output> {
     await new Promise<void>((resolve) => {
       const stopping = (record: RecordEnvelope) => sessionEndedIn(record) !== undefined || (record.actor === 'root' && record.type === 'session.interrupted');
-      const subscription = this.host.records$.subscribe((record) => {
+      const subscription = listen(this.host.records$, (record) => {
         if (!stopping(record)) return;
         subscription.unsubscribe();
         resolve();

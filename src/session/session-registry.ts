@@ -1,5 +1,5 @@
 import { rootPath } from '../host/actor-tree.js';
-import type { ReinSession } from './session-handle.js';
+import { listenToRecords, type ReinSession } from './session-handle.js';
 import { killStrayProcesses, stopBackgroundCommands, sweepAfterSession } from '../tools/process-runner.js';
 import { sessionEndedIn } from '../host/step-record.js';
 
@@ -18,7 +18,7 @@ export class SessionRegistry {
    */
   add(session: ReinSession, options: { createdHere?: boolean } = {}): ReinSession {
     this.running.set(session.id, session);
-    const subscription = session.records$.subscribe((record) => {
+    const subscription = listenToRecords(session, (record) => {
       const ended = sessionEndedIn(record) !== undefined;
       if (!ended && (record.actor !== rootPath || record.type !== 'session.interrupted')) return;
       if (this.running.get(session.id) === session) this.running.delete(session.id);

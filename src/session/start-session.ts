@@ -28,6 +28,7 @@ import { SessionCapabilities } from '../capabilities/session-capabilities.js';
 import { sandboxCheckedOf } from '../policy/sandbox-status.js';
 import type * as z from 'zod';
 import { outputFromJsonSchema, outputFromZod } from './output-schema.js';
+import { listen } from '../host/record-taps.js';
 
 /**
  * What a session records about a provider: its name, model and endpoint or source — never a key. A URL source is
@@ -160,7 +161,7 @@ export const createSession = async <Schema extends z.ZodType = z.ZodType<unknown
     ...(capabilities ? { capabilities: capabilities.deriver } : {}),
     stopReasonOf: sessionStopOf,
   });
-  host.issued$.subscribe(wiring.observe);
+  listen(host.issued$, wiring.observe);
   memory?.attach(host);
   const hooks = sessionHooksFor(services, sessionId, wiring, host);
   await hooks?.sessionStarted(options.task);
@@ -173,7 +174,7 @@ export const sessionHooksFor = (services: SessionServices, sessionId: string, wi
   if (!services.hooks || services.hooks.size === 0) return undefined;
   const hooks = new SessionHooks(services.hooks, { sessionId, cwd: services.workspace.root, modeOf: (actor) => wiring.modeOf(actor), now: services.clock });
   hooks.attach(host);
-  host.records$.subscribe((record) => hooks.observe(record));
+  listen(host.records$, (record) => hooks.observe(record));
   return hooks;
 };
 
