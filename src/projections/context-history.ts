@@ -47,6 +47,9 @@ export interface RenderedHistory {
 interface HistoryMemo {
   cap: number;
   counter: TokenCounter;
+  /** The actor last rendered from it (a forked child shares its parent's items) and its `edits.count` then. */
+  actor: string;
+  edits: number;
   /**
    * What identifies each item rendered (seq, and a turn's results list or a user message's text: a turn is replaced
    * only when a result settles, which makes a new list). Not the items themselves: an item may be another memo's
@@ -131,6 +134,31 @@ const truncateMemo = (memo: HistoryMemo, count: number): void => {
 };
 
 /**
+ * How many of the memo's items the actor still holds as they were, told by its edits rather than compared one by one:
+ * the same actor, at most `keptEdits` replacements since the memo's render: every item rendered then is unchanged but
+ * the replaced ones, and the shared prefix ends at the first of them (its last item is still compared: a guard).
+ * Undefined when the edits cannot tell (another actor, an older state, too many replacements): compare item by item.
+ */
+const sharedByEdits = (memo: HistoryMemo, actor: ActorContext, recent: readonly ConversationItem[], anchorIndex: number, limit: number): number | undefined => {
+  if (memo.actor !== actor.actor) return undefined;
+  const edits = actor.edits;
+  const since = (edits?.count ?? 0) - memo.edits;
+  if (since < 0 || since > (edits?.seqs.length ?? 0)) return undefined;
+  let shared = limit;
+  if (edits !== undefined) {
+    for (let index = edits.seqs.length - since; index < edits.seqs.length; index++) {
+      // Seqs only grow along the items (a reply and the harness's note on it share one): the rendering may differ
+      // from the first item at or after the replaced one's seq (found from the end: it is mostly the last turn).
+      const seq = edits.seqs[index]!;
+      while (shared > 0 && memo.seqs[shared - 1]! >= seq) shared--;
+    }
+  }
+  if (shared === 0) return 0;
+  const last = recent[anchorIndex + shared - 1]!;
+  return memo.seqs[shared - 1] === last.seq && memo.marks[shared - 1] === markOf(last) ? shared : undefined;
+};
+
+/**
  * Render the history from `anchorIndex`: user messages verbatim (with the hook context they carry, untrusted), each
  * turn as its assistant message and one tool message per call. Incremental: the rendering from the same anchor item
  * at the same cap is kept, and a round renders only the items after the longest prefix it shares with the last one
@@ -144,12 +172,17 @@ export const renderHistory = (actor: ActorContext, anchorIndex: number, cap: num
   const anchor = recent[anchorIndex]!;
   let memo = historyMemos.get(anchor);
   if (memo === undefined || memo.cap !== cap || memo.counter !== counter) {
-    memo = { cap, counter, seqs: [], marks: [], messages: [], tails: [], messageEnds: [], tailEnds: [], tokenSums: [], cutAfter: [], inputSums: [], jsons: [] };
+    memo = { cap, counter, actor: actor.actor, edits: actor.edits?.count ?? 0, seqs: [], marks: [], messages: [], tails: [], messageEnds: [], tailEnds: [], tokenSums: [], cutAfter: [], inputSums: [], jsons: [] };
     historyMemos.set(anchor, memo);
   }
-  let shared = 0;
   const limit = Math.min(count, memo.seqs.length);
-  while (shared < limit && memo.seqs[shared] === recent[anchorIndex + shared]!.seq && memo.marks[shared] === markOf(recent[anchorIndex + shared]!)) shared++;
+  let shared = sharedByEdits(memo, actor, recent, anchorIndex, limit);
+  if (shared === undefined) {
+    shared = 0;
+    while (shared < limit && memo.seqs[shared] === recent[anchorIndex + shared]!.seq && memo.marks[shared] === markOf(recent[anchorIndex + shared]!)) shared++;
+  }
+  memo.actor = actor.actor;
+  memo.edits = actor.edits?.count ?? 0;
   if (shared < memo.seqs.length) truncateMemo(memo, shared);
   for (let index = shared; index < count; index++) renderInto(memo, recent[anchorIndex + index]!);
   const last = recent[recent.length - 1]!;

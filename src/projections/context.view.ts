@@ -111,7 +111,30 @@ export interface ActorContext {
   turns: number;
   /** Hook context recorded before the message or result it belongs to arrived (same batch): attached when it does. */
   pendingHooks?: ReadonlyArray<{ callId?: string; text: string }>;
+  /** The items of `recent` replaced so far (absent before the first): how the history's renderer knows what changed. */
+  edits?: RecentEdits;
 }
+
+/**
+ * The replacements of items in an actor's `recent` (a settled result replaces its turn; appends and evictions at the
+ * front replace nothing): how many so far, and the seqs of the items the latest ones replaced (at most
+ * `keptEdits`, oldest first). A reader that noted `count` then knows, while at most that many replacements followed,
+ * that every item it saw is unchanged but those — without comparing them (`renderHistory`).
+ */
+export interface RecentEdits {
+  count: number;
+  seqs: readonly number[];
+}
+
+/** Replacements whose items `RecentEdits` names (a round trip makes one per tool call settled). */
+export const keptEdits = 8;
+
+const editedOnce = (edits: RecentEdits | undefined, seq: number): RecentEdits => {
+  if (edits === undefined) return { count: 1, seqs: [seq] };
+  const seqs = edits.seqs.length < keptEdits ? edits.seqs.slice() : edits.seqs.slice(1);
+  seqs.push(seq);
+  return { count: edits.count + 1, seqs };
+};
 
 /** The context view of a session: the goal and, per actor path, what its next model input is built from. */
 export interface ContextView extends ViewState {
@@ -217,6 +240,7 @@ export const contextProjection = (options: ContextViewOptions = {}): Projection<
     results.push(result);
     recent[index] = { ...turn, results };
     let next: ActorContext = { ...actor, recent };
+    next.edits = editedOnce(actor.edits, turn.seq);
     if (hook) next.pendingHooks = actor.pendingHooks!.filter((pending) => pending !== hook);
     const paths = pathsOf(turn.toolCalls.find((call) => call.callId === settled.callId));
     const path = paths[0];
