@@ -6,7 +6,7 @@ import { turnMachine } from './turn.machine.js';
 import { mcpConnectionMachine, mcpConnectionPath } from './mcp-connection.machine.js';
 import { emptyUsage } from '../models/budgets.js';
 import { spentOf } from './delegation/budget-share.js';
-import { budgetGuards, budgetLimitsRaisedOf, budgetsRaisedOf, delegatedNote, modelCallReservedOf, modelCallSettledOf } from './session/session-budget.js';
+import { budgetGuards, budgetLimitsRaisedOf, budgetsRaisedOf, delegatedNote, modelCallReservedOf, modelCallSettledOf, withoutEffect } from './session/session-budget.js';
 import { delegationCancelsOf, delegationGuards, delegationJoinOf, delegationStartOf, notify } from './session/session-delegation.js';
 import { caveatsNoteOf, endedRecordOf, isCut, reportNoteOf } from './session/session-reply.js';
 import { toolTurnOf, usesOf } from './session/session-turn.js';
@@ -105,7 +105,7 @@ const sessionSetup = setup({
      */
     settleTool: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'tool.settled') return;
-      const { [event.effectId]: _settled, ...outstanding } = context.outstanding;
+      const outstanding = withoutEffect(context.outstanding, event.effectId);
       const usage = { ...context.usage, elapsedMs: Math.max(context.usage.elapsedMs, event.elapsedMs) };
       const report = context.child && event.name === reportTool ? reportNoteOf(context, event) : undefined;
       enqueue.assign({ outstanding, usage, ...report?.update });

@@ -38,13 +38,20 @@ export const effectIdOf = (context: SessionContext): string => `${context.path}:
 /** Reserving the next model call (`reserveModelCall`): its effect id, outstanding, and the turn it counts as. */
 export const modelCallReservedOf = (context: SessionContext): Partial<SessionContext> => {
   const effectId = effectIdOf(context);
-  return {
-    nextEffect: context.nextEffect + 1,
-    awaitingModel: effectId,
-    outstanding: { ...context.outstanding, [effectId]: { kind: 'callModel' as const } },
-    usage: { ...context.usage, turns: context.usage.turns + 1 },
-    ...(context.tally.unseenMessage ? { tally: { ...context.tally, unseenMessage: false } } : {}),
-  };
+  // Built key by key (same keys, same order): a spread with a computed key and a conditional spread took V8's slow
+  // path on every model call.
+  const outstanding: SessionContext['outstanding'] = { ...context.outstanding };
+  outstanding[effectId] = { kind: 'callModel' };
+  const reserved: Partial<SessionContext> = { nextEffect: context.nextEffect + 1, awaitingModel: effectId, outstanding, usage: { ...context.usage, turns: context.usage.turns + 1 } };
+  if (context.tally.unseenMessage) reserved.tally = { ...context.tally, unseenMessage: false };
+  return reserved;
+};
+
+/** `outstanding` without `effectId` (the others in their order): a copy, not a rest pattern with a computed key. */
+export const withoutEffect = (outstanding: SessionContext['outstanding'], effectId: string): SessionContext['outstanding'] => {
+  const left: SessionContext['outstanding'] = {};
+  for (const id in outstanding) if (id !== effectId) left[id] = outstanding[id]!;
+  return left;
 };
 
 /**
@@ -53,7 +60,7 @@ export const modelCallReservedOf = (context: SessionContext): Partial<SessionCon
  */
 export const modelCallSettledOf = (context: SessionContext, event: SessionEvent): Partial<SessionContext> => {
   if (event.type !== 'model.responded' && event.type !== 'model.failed') return {};
-  const { [event.effectId]: _settled, ...outstanding } = context.outstanding;
+  const outstanding = withoutEffect(context.outstanding, event.effectId);
   const usage = event.type === 'model.responded'
     ? { ...context.usage, inputTokens: context.usage.inputTokens + event.usage.inputTokens, outputTokens: context.usage.outputTokens + event.usage.outputTokens }
     : context.usage;
