@@ -43,10 +43,15 @@ const answererOf = (data: unknown): { effectId: string; answerer: Answerer } | u
 
 /** `models` with one call's tokens added to its answerer's entry (a new array; entries kept in first-seen order). */
 const addToModel = (models: readonly ModelUsage[], answerer: Answerer, tokens: Tokens): ModelUsage[] => {
-  const index = models.findIndex((entry) => entry.provider === answerer.provider && entry.model === answerer.model);
+  let index = 0;
+  while (index < models.length && (models[index]!.provider !== answerer.provider || models[index]!.model !== answerer.model)) index++;
+  if (index === models.length) index = -1;
   const entry = index >= 0 ? models[index]! : { ...answerer, calls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
   const next = { ...entry, calls: entry.calls + 1, inputTokens: entry.inputTokens + tokens.inputTokens, outputTokens: entry.outputTokens + tokens.outputTokens, cacheReadTokens: entry.cacheReadTokens + tokens.cacheReadTokens, cacheWriteTokens: entry.cacheWriteTokens + tokens.cacheWriteTokens };
-  return index >= 0 ? models.map((old, at) => (at === index ? next : old)) : [...models, next];
+  const updated = models.slice();
+  if (index >= 0) updated[index] = next;
+  else updated.push(next);
+  return updated;
 };
 
 /** The per-model list of a summary; one written before it was kept counts every call at the session's model. */
@@ -91,21 +96,32 @@ export const usageOf = (records: Iterable<{ readonly type: string; readonly data
       if (typeof named?.model === 'string') usage.model = named.model;
     } else if (record.type === 'model.responded') {
       const spent = (record.data as { usage?: Partial<TokenUsage> } | undefined)?.usage;
-      (responses ??= []).push({ effectId: (record.data as { effectId?: unknown } | undefined)?.effectId, tokens: { inputTokens: count(spent?.inputTokens), outputTokens: count(spent?.outputTokens), cacheReadTokens: count(spent?.cacheReadTokens), cacheWriteTokens: count(spent?.cacheWriteTokens) } });
+      // Each count read once (for the call's model and for the totals).
+      const tokens: Tokens = { inputTokens: count(spent?.inputTokens), outputTokens: count(spent?.outputTokens), cacheReadTokens: count(spent?.cacheReadTokens), cacheWriteTokens: count(spent?.cacheWriteTokens) };
+      (responses ??= []).push({ effectId: (record.data as { effectId?: unknown } | undefined)?.effectId, tokens });
       usage = {
         ...usage,
         calls: usage.calls + 1,
-        inputTokens: usage.inputTokens + count(spent?.inputTokens),
-        outputTokens: usage.outputTokens + count(spent?.outputTokens),
-        cacheReadTokens: usage.cacheReadTokens + count(spent?.cacheReadTokens),
-        cacheWriteTokens: usage.cacheWriteTokens + count(spent?.cacheWriteTokens),
+        inputTokens: usage.inputTokens + tokens.inputTokens,
+        outputTokens: usage.outputTokens + tokens.outputTokens,
+        cacheReadTokens: usage.cacheReadTokens + tokens.cacheReadTokens,
+        cacheWriteTokens: usage.cacheWriteTokens + tokens.cacheWriteTokens,
       };
     }
   }
   if (responses === undefined) return usage;
   let models = modelsOf(previous);
-  const session: Answerer = { ...(usage.provider === undefined ? {} : { provider: usage.provider }), ...(usage.model === undefined ? {} : { model: usage.model }) };
-  for (const { effectId, tokens } of responses) models = addToModel(models, (typeof effectId === 'string' ? answered?.get(effectId) : undefined) ?? session, tokens);
+  // The session's model answers a call no attempt names (built key by key, and only then).
+  let session: Answerer | undefined;
+  const sessionAnswerer = (): Answerer => {
+    if (session === undefined) {
+      session = {};
+      if (usage.provider !== undefined) session.provider = usage.provider;
+      if (usage.model !== undefined) session.model = usage.model;
+    }
+    return session;
+  };
+  for (const { effectId, tokens } of responses) models = addToModel(models, (typeof effectId === 'string' ? answered?.get(effectId) : undefined) ?? sessionAnswerer(), tokens);
   return { ...usage, models };
 };
 
