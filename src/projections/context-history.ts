@@ -250,6 +250,11 @@ interface SummaryMemo {
   kinds: Array<'user' | 'turn'>;
   seqs: number[];
   results: Array<readonly ToolResultItem[] | undefined>;
+  /** Where the items before the anchor start in those lists (the ones before `start` were evicted since). */
+  start: number;
+  /** The actor it was rendered for and its `edits.count` then (`unchangedBefore`). */
+  actor: string;
+  edits: number;
   anchorIndex: number;
   older: OlderItems;
   constraints: ActorContext['constraints'];
@@ -268,6 +273,28 @@ const sameOlder = (left: OlderItems, right: OlderItems): boolean => {
 };
 
 /**
+ * Whether the items before the anchor are the memo's (from `start`), told by the actor's edits instead of compared
+ * one by one: the same actor, at most `keptEdits` replacements since, none of them at or before the anchor's seq —
+ * items before the anchor are then the memo's but those evicted since (its last one still compared: a guard).
+ */
+const unchangedBefore = (memo: SummaryMemo, actor: ActorContext, anchorIndex: number, start: number): boolean => {
+  if (memo.actor !== actor.actor) return false;
+  const edits = actor.edits;
+  const since = (edits?.count ?? 0) - memo.edits;
+  if (since < 0 || since > (edits?.seqs.length ?? 0)) return false;
+  const anchor = actor.recent[anchorIndex];
+  if (since > 0) {
+    if (anchor === undefined) return false;
+    for (let index = edits!.seqs.length - since; index < edits!.seqs.length; index++) if (edits!.seqs[index]! <= anchor.seq) return false;
+  }
+  if (memo.kinds.length - start !== anchorIndex) return false;
+  if (anchorIndex === 0) return true;
+  const last = actor.recent[anchorIndex - 1]!;
+  const at = start + anchorIndex - 1;
+  return memo.seqs[at] === last.seq && memo.kinds[at] === last.kind && memo.results[at] === (last.kind === 'turn' ? last.results : undefined);
+};
+
+/**
  * Whether the items before the anchor are the ones the memo was rendered from: the same items (by identity), or — with
  * a recorded number of listed lines — the same ones after the oldest of them were counted away into `older` (the view
  * evicts one per new item once full): the summary lists the newest `listed` and counts the rest wherever they are
@@ -279,13 +306,16 @@ const sameSummaryInput = (memo: SummaryMemo, actor: ActorContext, anchorIndex: n
   if (kept.from !== options.from || kept.budget !== options.budget || kept.maxLines !== options.maxLines || kept.listed !== options.listed || kept.counter !== options.counter) return false;
   const dropped = memo.anchorIndex - anchorIndex;
   if (dropped < 0 || (dropped > 0 && (options.listed === undefined || options.listed > anchorIndex))) return false;
-  for (let index = 0; index < anchorIndex; index++) {
-    const item = actor.recent[index]!;
-    if (memo.seqs[dropped + index] !== item.seq || memo.kinds[dropped + index] !== item.kind || memo.results[dropped + index] !== (item.kind === 'turn' ? item.results : undefined)) return false;
+  const start = memo.start + dropped;
+  if (!unchangedBefore(memo, actor, anchorIndex, start)) {
+    for (let index = 0; index < anchorIndex; index++) {
+      const item = actor.recent[index]!;
+      if (memo.seqs[start + index] !== item.seq || memo.kinds[start + index] !== item.kind || memo.results[start + index] !== (item.kind === 'turn' ? item.results : undefined)) return false;
+    }
   }
   if (dropped === 0) return memo.older === actor.older || sameOlder(memo.older, actor.older);
   let counted = memo.older;
-  for (let index = 0; index < dropped; index++) {
+  for (let index = memo.start; index < start; index++) {
     // countOlder reads an item's kind, seq and (a turn) results: what the memo kept of it.
     const kept = { kind: memo.kinds[index]!, seq: memo.seqs[index]!, results: memo.results[index] ?? [] } as unknown as ConversationItem;
     counted = countOlder(counted, kept);
@@ -301,11 +331,26 @@ const sameSummaryInput = (memo: SummaryMemo, actor: ActorContext, anchorIndex: n
 export const renderSummary = (actor: ActorContext, anchorIndex: number, options: SummaryOptions): RenderedSummary | undefined => {
   const key: object = actor.recent[anchorIndex] ?? actor.older;
   const memo = summaryMemos.get(key);
-  const reuse = memo !== undefined && sameSummaryInput(memo, actor, anchorIndex, options);
-  if (reuse && memo.anchorIndex === anchorIndex && memo.older === actor.older) return memo.summary;
-  const summary = reuse ? memo.summary : renderSummaryOnce(actor, anchorIndex, options);
-  const before = actor.recent.slice(0, anchorIndex);
-  summaryMemos.set(key, { kinds: before.map((item) => item.kind), seqs: before.map((item) => item.seq), results: before.map((item) => (item.kind === 'turn' ? item.results : undefined)), anchorIndex, older: actor.older, constraints: actor.constraints, options: { ...options }, summary });
+  if (memo !== undefined && sameSummaryInput(memo, actor, anchorIndex, options)) {
+    // The same items before the anchor but those evicted since: the memo now starts after them (no new lists).
+    memo.start += memo.anchorIndex - anchorIndex;
+    memo.anchorIndex = anchorIndex;
+    memo.older = actor.older;
+    memo.actor = actor.actor;
+    memo.edits = actor.edits?.count ?? 0;
+    return memo.summary;
+  }
+  const summary = renderSummaryOnce(actor, anchorIndex, options);
+  const kinds: SummaryMemo['kinds'] = [];
+  const seqs: number[] = [];
+  const results: SummaryMemo['results'] = [];
+  for (let index = 0; index < anchorIndex; index++) {
+    const item = actor.recent[index]!;
+    kinds.push(item.kind);
+    seqs.push(item.seq);
+    results.push(item.kind === 'turn' ? item.results : undefined);
+  }
+  summaryMemos.set(key, { kinds, seqs, results, start: 0, actor: actor.actor, edits: actor.edits?.count ?? 0, anchorIndex, older: actor.older, constraints: actor.constraints, options: { ...options }, summary });
   return summary;
 };
 
