@@ -86,4 +86,39 @@ describe('the context projection is incremental (issue 26, decision 3)', () => {
       { numRuns: propertyRuns(60) },
     );
   });
+
+  it('for any order the live states are projected in (older ones again, after newer ones): each projection equals one from scratch', () => {
+    // The history's and the summary's memos decide what changed by the actor's edits (renderHistory, renderSummary):
+    // a state older than the one a memo was last rendered from must still render as if from scratch.
+    fc.assert(
+      fc.property(
+        fc.array(step.filter((entry) => entry.kind !== 'compact'), { minLength: 1, maxLength: 30 }),
+        fc.integer({ min: 1_500, max: 12_000 }),
+        fc.integer({ min: 4, max: 24 }),
+        fc.array(fc.nat(), { minLength: 1, maxLength: 25 }),
+        (steps, window, recentCapacity, order) => {
+          const viewOptions: ContextViewOptions = { recentCapacity };
+          const options = { contextWindow: window, reservedOutput: 0, tailEvents: 4 };
+          const builder = new LogBuilder('Fix the bug.').user('Fix the bug.');
+          for (const entry of steps) {
+            if (entry.kind === 'user') builder.user(entry.text);
+            else if (entry.kind === 'turn') builder.turn(entry.text, entry.calls);
+          }
+          const records = builder.records;
+          const reduce = reducerOf(contextProjection(viewOptions));
+          const states: ContextView[] = [];
+          let live = contextProjection(viewOptions).initial();
+          for (const record of records) states.push((live = reduce(live, record)));
+          for (const pick of order) {
+            const at = pick % states.length;
+            const incremental = projectOn(states[at]!, options, 0);
+            const scratch = projectOn(rebuildView(contextProjection(viewOptions), records.slice(0, at + 1)), options, 0);
+            expect(incremental).toEqual(scratch);
+            expect(incrementalInput(incremental)).toBe(scratchInput(scratch));
+          }
+        },
+      ),
+      { numRuns: propertyRuns(60) },
+    );
+  });
 });
