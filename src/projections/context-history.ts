@@ -15,8 +15,16 @@ import { countMessage, freezeMessage, type HistoryText } from './message-memo.js
  */
 export const anchorIndexOf = (actor: ActorContext, from: number): number | undefined => {
   if (from === 0) return actor.older.items === 0 ? 0 : undefined;
-  const index = actor.recent.findIndex((item) => item.seq === from);
-  return index < 0 ? undefined : index;
+  // Seqs only grow along the items (two items of one record share one): the first at `from`, by halving.
+  const recent = actor.recent;
+  let low = 0;
+  let high = recent.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (recent[middle]!.seq < from) low = middle + 1;
+    else high = middle;
+  }
+  return low < recent.length && recent[low]!.seq === from ? low : undefined;
 };
 
 /** Whether the history may start at `index`: not between two items of one record (a reply and the harness's note on it). */
