@@ -57,6 +57,10 @@ const executeStop = (stopChild('x') as unknown as { execute: (...args: unknown[]
 const executeSendTo = (sendTo('x', { type: 'x' }) as unknown as { execute: (...args: unknown[]) => void }).execute;
 const executeRaise = (raise({ type: 'x' }) as unknown as { execute: (...args: unknown[]) => void }).execute;
 
+/** The error xstate raises when a guard throws, word for word: which guard, on which event, in which state node. */
+const guardFailed = (candidate: Transition, event: EventObject, nodeId: string, error: unknown): Error =>
+  new Error(`Unable to evaluate guard ${candidate.guardLabel ? `'${candidate.guardLabel}' ` : ''}in transition for event '${event.type}' in state node '${nodeId}':\n${(error as Error).message}`);
+
 /** A machine compiled (see the file comment): `transition` and `getInitialSnapshot` with xstate's signatures and results. */
 export class CompiledMachine extends MachineStructure {
   private readonly methods: Record<'matches' | 'hasTag' | 'can' | 'getMeta' | 'toJSON', unknown>;
@@ -196,7 +200,7 @@ export class CompiledMachine extends MachineStructure {
       try {
         passed = candidate.guard((args ??= { context, event }), undefined);
       } catch (error) {
-        throw new Error(`Unable to evaluate guard ${candidate.guardLabel ? `'${candidate.guardLabel}' ` : ''}in transition for event '${event.type}' in state node '${sources[index]!.id}':\n${(error as Error).message}`);
+        throw guardFailed(candidate, event, sources[index]!.id, error);
       }
       if (passed) return candidate;
     }
@@ -215,7 +219,7 @@ export class CompiledMachine extends MachineStructure {
         try {
           passed = candidate.guard((args ??= { context, event }), undefined);
         } catch (error) {
-          throw new Error(`Unable to evaluate guard ${candidate.guardLabel ? `'${candidate.guardLabel}' ` : ''}in transition for event '${event.type}' in state node '${node.id}':\n${(error as Error).message}`);
+          throw guardFailed(candidate, event, node.id, error);
         }
         if (passed) return candidate;
       }

@@ -139,7 +139,7 @@ export class BinaryArrays {
 }
 
 /** Writes `value` as UTF-8 at `at` (room for 3 bytes per UTF-16 unit is there); its byte length. */
-const utf8 = (buffer: Buffer, at: number, value: string): number => {
+export const utf8 = (buffer: Buffer, at: number, value: string): number => {
   const length = value.length;
   for (let index = 0; index < length; index++) {
     const code = value.charCodeAt(index);

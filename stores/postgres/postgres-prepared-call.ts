@@ -1,4 +1,5 @@
 import type { Connection, Pool, Submittable } from 'pg';
+import { utf8 } from './postgres-binary-arrays.js';
 
 /*
  * One execution of a named prepared statement, written by the store itself: node-postgres's `Query` serializes each
@@ -157,16 +158,6 @@ const cString = (buffer: Buffer, at: number, value: string): number => {
   return at + length + 1;
 };
 
-/** Writes `value` as UTF-8 at `at` (room for 3 bytes per UTF-16 unit is there); its byte length. */
-export const utf8 = (buffer: Buffer, at: number, value: string): number => {
-  const length = value.length;
-  for (let index = 0; index < length; index++) {
-    const code = value.charCodeAt(index);
-    if (code >= 0x80) return buffer.write(value, at, 'utf8');
-    buffer[at + index] = code;
-  }
-  return length;
-};
 
 /** Runs `call` on a connection of `pool` (node-postgres types a `Submittable` query as returning itself; the pool returns a promise). */
 export const runPreparedCall = (pool: Pool, call: PreparedCall): Promise<string | null> =>
